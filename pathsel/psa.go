@@ -1,0 +1,95 @@
+package pathsel
+
+import "math"
+
+// psa is PCM-QUIC's path selection algorithm, PCM journal Algorithm 1.
+//
+// Stage one (lines 2–11) tries every path once; stage two (13–30) takes the
+// path with the smallest indicator
+//
+//	I_k = r_k ∓ C·sqrt(2 ln T / N_k),  r_k = a·E[X_k] + b·spread(X_k)
+//
+// with − for the optimistic bound (Eq. 19) and + for the pessimistic one
+// (Eq. 20), T replaced by S once T > S, and N_k the path's samples in the
+// window. A path with no sample in the window (new, or unused for S rounds)
+// is taken before any ranking: stage one again, for that path.
+//
+// Choices the paper leaves open, and what this code does:
+//   - the window counts rounds over all paths by default (Scope Rounds);
+//   - var(X) with one sample is 0 (see estimator.of);
+//   - C (Eq. 21) is the mean of r_k over the paths, computed once when every
+//     path first has a sample, as Algorithm 1 line 12 places it, and again
+//     after a path is added (CParam "initial"); "adaptive" recomputes it
+//     every round; a number fixes it;
+//   - ties go to the later path, as Algorithm 1 line 17 (I_k ≤ I_min) does.
+type psa struct {
+	t     *tracker
+	est   estimator
+	obj   Objective
+	sign  float64 // −1 optimistic, +1 pessimistic
+	c     CParam
+	cInit float64 // C of mode "initial"
+	cOK   bool
+}
+
+func newPSA(cfg Config) *psa {
+	s := &psa{
+		t:    newTracker(cfg),
+		est:  estimator{kind: cfg.Estimator, trim: *cfg.Trim},
+		obj:  Objective{A: *cfg.A, Spread: cfg.Spread},
+		sign: -1,
+		c:    cfg.C,
+	}
+	if cfg.Bound == Pessimistic {
+		s.sign = 1
+	}
+	return s
+}
+
+func (s *psa) AddPath(p PathID) error {
+	s.cOK = false // Eq. 21 averages over the paths; a new one changes it
+	return s.t.AddPath(p)
+}
+
+func (s *psa) RemovePath(p PathID) error { return s.t.RemovePath(p) }
+
+func (s *psa) Observe(p PathID, x float64) error { return s.t.observe(p, x) }
+
+func (s *psa) Choose() (PathID, error) {
+	if len(s.t.paths) == 0 {
+		return 0, ErrNoPaths
+	}
+	if p, ok := s.t.unexplored(); ok {
+		return p.id, nil
+	}
+	c := s.explorationC()
+	logT := 2 * math.Log(float64(s.t.horizon()))
+	best, bestI := s.t.paths[0], math.Inf(1)
+	for _, p := range s.t.paths {
+		e := s.est.of(p)
+		i := s.obj.Value(e.mean, e.variance) + s.sign*c*math.Sqrt(logT/float64(p.n))
+		if i <= bestI {
+			best, bestI = p, i
+		}
+	}
+	return best.id, nil
+}
+
+// explorationC is C of Eq. 21 (or the fixed value); every path has a sample.
+func (s *psa) explorationC() float64 {
+	switch s.c.Mode {
+	case "fixed":
+		return s.c.Value
+	case "initial":
+		if s.cOK {
+			return s.cInit
+		}
+	}
+	var sum float64
+	for _, p := range s.t.paths {
+		e := s.est.of(p)
+		sum += s.obj.Value(e.mean, e.variance)
+	}
+	s.cInit, s.cOK = sum/float64(len(s.t.paths)), true
+	return s.cInit
+}
