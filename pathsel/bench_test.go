@@ -26,8 +26,8 @@ func BenchmarkRound(b *testing.B) {
 		{"thompson", Config{Strategy: Thompson}},
 		{"polling", Config{Strategy: Polling}},
 		// The cost must not grow with the window: same PSA, 10x and 100x S.
-		{"psa-lognormal-S1000", Config{Strategy: PSA, Window: 1000}},
-		{"psa-lognormal-S10000", Config{Strategy: PSA, Window: 10000}},
+		{"psa-lognormal-S1000", Config{Strategy: PSA, Window: iptr(1000)}},
+		{"psa-lognormal-S10000", Config{Strategy: PSA, Window: iptr(10000)}},
 	} {
 		b.Run(tc.name, func(b *testing.B) {
 			s := mustNew(b, tc.cfg, 1)
@@ -40,7 +40,7 @@ func BenchmarkRound(b *testing.B) {
 			for i := range samples {
 				samples[i] = 10 * math.Exp(0.5*env.NormFloat64())
 			}
-			for i := range 3 * max(tc.cfg.Window, 1000) { // reach steady state: full window, all paths seen
+			for i := range 3 * max(*tc.cfg.Defaults().Window, 1000) { // reach steady state: full window, all paths seen
 				observe(b, s, choose(b, s), samples[i%len(samples)]*float64(1+i%k))
 			}
 			b.ReportAllocs()

@@ -64,10 +64,10 @@ func checkSample(x float64) error {
 // (ε-greedy, random, Thompson); it may be nil for deterministic strategies.
 // The oracle needs knowledge of the truth and is built with NewOracle.
 func New(cfg Config, rng *rand.Rand) (Selector, error) {
-	cfg = cfg.withDefaults()
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
+	cfg = cfg.withDefaults()
 	needRand := cfg.Strategy == Random || cfg.Strategy == EpsGreedy || cfg.Strategy == Thompson
 	if needRand && rng == nil {
 		return nil, fmt.Errorf("pathsel: strategy %s needs a random source", cfg.Strategy)

@@ -147,7 +147,7 @@ func TestWindowScopes(t *testing.T) {
 		scope        Scope
 		reExploresAt int
 	}{{Rounds, 5}, {PerPath, -1}} {
-		s := mustNew(t, Config{Strategy: PSA, Bound: Pessimistic, Window: 5, Scope: tc.scope}, 1)
+		s := mustNew(t, Config{Strategy: PSA, Bound: Pessimistic, Window: iptr(5), Scope: tc.scope}, 1)
 		addPaths(t, s, 1, 2)
 		observe(t, s, choose(t, s), 10) // path 1
 		observe(t, s, choose(t, s), 50) // path 2, clearly worse
@@ -206,7 +206,7 @@ func TestStdSpreadIsUnitInvariant(t *testing.T) {
 }
 
 func TestAddRemoveKeepsOtherStatistics(t *testing.T) {
-	s := mustNew(t, Config{Strategy: PSA, Bound: Pessimistic, Window: 50}, 1)
+	s := mustNew(t, Config{Strategy: PSA, Bound: Pessimistic, Window: iptr(50)}, 1)
 	addPaths(t, s, 1, 2)
 	for range 10 {
 		observe(t, s, 1, 10)
@@ -318,7 +318,7 @@ func TestDeterministic(t *testing.T) {
 // The running sums stay equal to a recomputation however long the run.
 func TestWindowSumsDoNotDrift(t *testing.T) {
 	for _, scope := range []Scope{Rounds, PerPath} {
-		tr := newTracker(Config{Window: 100, Scope: scope, Estimator: Gaussian, Trim: ptr(0.1)})
+		tr := newTracker(Config{Window: iptr(100), Scope: scope, Estimator: Gaussian, Trim: ptr(0.1)})
 		for id := range PathID(3) {
 			tr.AddPath(id)
 		}
@@ -406,7 +406,8 @@ func TestConfig(t *testing.T) {
 		{Config{}, "strategy: missing"},
 		{Config{Strategy: "best"}, "strategy: unknown"},
 		{Config{Strategy: PSA, A: ptr(1.5)}, "a: 1.5 is outside [0, 1]"},
-		{Config{Strategy: PSA, Window: -1}, "window: S = -1"},
+		{Config{Strategy: PSA, Window: iptr(-1)}, "window: S = -1"},
+		{Config{Strategy: PSA, Window: iptr(0)}, "window: S = 0 must be ≥ 1"},
 		{Config{Strategy: EpsGreedy, Epsilon: ptr(-0.1)}, "epsilon:"},
 		{Config{Strategy: PSA, Spread: "iqr"}, "spread:"},
 		{Config{Strategy: PSA, Trim: ptr(1)}, "trim:"},

@@ -67,12 +67,36 @@ func (s *psa) Choose() (PathID, error) {
 	best, bestI := s.t.paths[0], math.Inf(1)
 	for _, p := range s.t.paths {
 		e := s.est.of(p)
+		if s.c.Mode == "spread" {
+			c = s.width(p, e)
+		}
 		i := s.obj.Value(e.mean, e.variance) + s.sign*c*math.Sqrt(logT/float64(p.n))
 		if i <= bestI {
 			best, bestI = p, i
 		}
 	}
 	return best.id, nil
+}
+
+// width is the confidence width of mode "spread": the path's own standard
+// deviation, so that a steady path needs few samples to be ruled out and a
+// jittery one more (the idea of UCB-V and UCB-Tuned). A lone sample has no
+// spread of its own; it borrows the widest spread of the other paths, or,
+// when none has one, its own value (a coefficient of variation of 1).
+func (s *psa) width(p *pathStat, e estimate) float64 {
+	if p.n >= 2 {
+		return math.Sqrt(e.variance)
+	}
+	w := 0.0
+	for _, q := range s.t.paths {
+		if q.n >= 2 {
+			w = max(w, math.Sqrt(s.est.of(q).variance))
+		}
+	}
+	if w == 0 {
+		return e.mean
+	}
+	return w
 }
 
 // explorationC is C of Eq. 21 (or the fixed value); every path has a sample.

@@ -27,7 +27,7 @@ func newUCB(cfg Config) *ucb {
 	if cfg.Strategy == SWUCB {
 		xi = 0.6
 	} else {
-		cfg.Window = 0 // UCB1 remembers everything
+		cfg.Window = iptr(0) // UCB1 remembers everything
 	}
 	return &ucb{t: newTracker(cfg), xi: xi, min: math.Inf(1), max: math.Inf(-1)}
 }

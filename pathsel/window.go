@@ -91,7 +91,7 @@ type tracker struct {
 }
 
 func newTracker(cfg Config) *tracker {
-	t := &tracker{size: cfg.Window, perPath: cfg.Scope == PerPath}
+	t := &tracker{size: *cfg.Window, perPath: cfg.Scope == PerPath}
 	t.keepSorted = cfg.Estimator == Gaussian && *cfg.Trim > 0
 	if t.size > 0 && !t.perPath {
 		t.ring = make([]entry, t.size)

@@ -109,7 +109,9 @@ func newFlagSet(name, synopsis, description string) *flag.FlagSet {
 }
 
 // parseFlags parses args and marks a parse failure as bad input.
-func parseFlags(fs *flag.FlagSet, args []string) error {
+func parseFlags(fs *flag.FlagSet, args []string) error { return parseFlagsAny(fs, args) }
+
+func parseFlagsAny(fs interface{ Parse([]string) error }, args []string) error {
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return err

@@ -1,0 +1,195 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"strings"
+
+	"github.com/hetquic/hetquic"
+	"github.com/hetquic/hetquic/experiment"
+)
+
+func init() {
+	register(command{name: "exp", summary: "run, validate and list experiments (hetquic exp run FILE|NAME)", run: runExp})
+	register(command{name: "demo", summary: "run the default experiment (offline pcm-table5) and write results/", run: runDemo})
+}
+
+const expUsage = `exp run FILE|NAME [--out DIR] [--workers N] [--json] [--quiet]
+       hetquic exp validate FILE|NAME
+       hetquic exp list`
+
+func runExp(ctx context.Context, args []string) error {
+	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" {
+		fmt.Fprintf(os.Stderr, "Usage: hetquic %s\n\n%s\n", expUsage, expHelp)
+		if len(args) == 0 {
+			return badInput(errors.New("exp: missing subcommand (run, validate or list)"))
+		}
+		return nil
+	}
+	switch args[0] {
+	case "run":
+		return expRun(ctx, args[1:], "exp run")
+	case "validate":
+		return expValidate(args[1:])
+	case "list":
+		return expList(os.Stdout)
+	}
+	return badInput(fmt.Errorf("exp: unknown subcommand %q (want run, validate or list)", args[0]))
+}
+
+const expHelp = `An experiment file names a scenario, the strategies to compare and how many
+rounds and seeds to run (see README, "Experiment files"). FILE is a path; NAME
+is a built-in experiment (hetquic exp list), used when no such file exists.
+
+run       runs every strategy on every seed, prints the summary table and writes
+          rounds.csv, summary.json, figures (PNG) and report.md into --out
+          (default results/NAME).
+validate  loads the experiment and its scenario and reports the first problem.
+list      lists the built-in experiments.`
+
+func runDemo(ctx context.Context, args []string) error {
+	fs := newFlagSet("demo", "demo [--out DIR]", "Runs the built-in default experiment, PCM journal §5.1 offline (pcm-table5):\n12 strategies × 20 seeds × 1000 rounds; prints the table, writes the report.")
+	out := fs.String("out", "", "output directory (default results/pcm-table5)")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	runArgs := []string{"pcm-table5"}
+	if *out != "" {
+		runArgs = append(runArgs, "--out", *out)
+	}
+	return expRun(ctx, runArgs, "demo")
+}
+
+func expRun(ctx context.Context, args []string, name string) error {
+	fs := newFlagSet(name, expUsage, expHelp)
+	out := fs.String("out", "", "output directory (default results/NAME, NAME from the experiment file)")
+	workers := fs.Int("workers", 0, "runs in parallel (default: one per CPU); results do not depend on it")
+	asJSON := fs.Bool("json", false, "print summary.json to stdout instead of the table")
+	quiet := fs.Bool("quiet", false, "no progress output on stderr")
+	file, err := parseWithOperand(fs, args, "experiment file or name")
+	if err != nil {
+		return err
+	}
+	spec, err := loadExperiment(file)
+	if err != nil {
+		return badInput(err)
+	}
+	var progress io.Writer = os.Stderr
+	if *quiet {
+		progress = nil
+	} else {
+		fmt.Fprintf(os.Stderr, "experiment %s: %d strategies × %d seeds × %d rounds\n", spec.Name, len(spec.Strategies), spec.Seeds, spec.Rounds)
+	}
+	res, err := experiment.Execute(ctx, spec, experiment.Options{Workers: *workers, Progress: progress})
+	if err != nil {
+		return err
+	}
+	sum := experiment.Summarize(res)
+	dir := *out
+	if dir == "" {
+		dir = filepath.Join("results", spec.Name)
+	}
+	files, err := experiment.WriteAll(dir, res, sum)
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		enc := json.NewEncoder(os.Stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(sum)
+	}
+	if err := sum.WriteTable(os.Stdout); err != nil {
+		return err
+	}
+	fmt.Printf("\n%d runs in %.0f ms; wrote %d files to %s (open %s)\n", len(spec.Strategies)*spec.Seeds, sum.ElapsedMs, len(files), dir, filepath.Join(dir, "report.md"))
+	return nil
+}
+
+func expValidate(args []string) error {
+	fs := newFlagSet("exp validate", "exp validate FILE|NAME", "Loads an experiment and its scenario and reports the first problem.")
+	file, err := parseWithOperand(fs, args, "experiment file or name")
+	if err != nil {
+		return err
+	}
+	spec, err := loadExperiment(file)
+	if err != nil {
+		return badInput(err)
+	}
+	fmt.Printf("%s: ok (%d paths, %d strategies, %d rounds × %d seeds)\n", file, len(spec.PathNames()), len(spec.Strategies), spec.Rounds, spec.Seeds)
+	return nil
+}
+
+func expList(w io.Writer) error {
+	entries, err := fs.ReadDir(hetquic.Files, "experiments")
+	if err != nil {
+		return err
+	}
+	for _, e := range entries {
+		name := strings.TrimSuffix(e.Name(), ".yaml")
+		spec, err := experiment.Load(hetquic.Files, path.Join("experiments", e.Name()))
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(w, "%-14s %s\n", name, firstSentence(spec.Description))
+	}
+	return nil
+}
+
+func firstSentence(s string) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if i := strings.Index(s, " — "); i > 0 {
+		return s[:i]
+	}
+	return s
+}
+
+// loadExperiment loads FILE from disk, or the built-in experiment NAME
+// when no such file exists.
+func loadExperiment(file string) (*experiment.Spec, error) {
+	if _, err := os.Stat(file); err == nil {
+		abs, err := filepath.Abs(file)
+		if err != nil {
+			return nil, err
+		}
+		// Rooted at "/", so ../scenarios/… resolves like the shell would.
+		return experiment.Load(os.DirFS("/"), strings.TrimPrefix(filepath.ToSlash(abs), "/"))
+	}
+	builtin := path.Join("experiments", strings.TrimSuffix(file, ".yaml")+".yaml")
+	if _, err := fs.Stat(hetquic.Files, builtin); err != nil {
+		return nil, fmt.Errorf("%s: no such file, nor a built-in experiment (hetquic exp list)", file)
+	}
+	return experiment.Load(hetquic.Files, builtin)
+}
+
+// parseWithOperand parses flags that may come before or after the one
+// operand (Go's flag package stops at the first operand).
+func parseWithOperand(fs interface {
+	Parse([]string) error
+	Args() []string
+}, args []string, what string) (string, error) {
+	var operand string
+	for {
+		if err := parseFlagsAny(fs, args); err != nil {
+			return "", err
+		}
+		rest := fs.Args()
+		if len(rest) == 0 {
+			break
+		}
+		if operand != "" {
+			return "", badInput(fmt.Errorf("unexpected argument %q", rest[0]))
+		}
+		operand, args = rest[0], rest[1:]
+	}
+	if operand == "" {
+		return "", badInput(fmt.Errorf("missing %s", what))
+	}
+	return operand, nil
+}

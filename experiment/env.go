@@ -1,0 +1,188 @@
+package experiment
+
+import (
+	"fmt"
+	"math/rand/v2"
+
+	"github.com/hetquic/hetquic/pathsel"
+	"github.com/hetquic/hetquic/scenario"
+)
+
+// Env carries out the tasks of one run and, where it can, knows the truth.
+// The offline model and a replayed trace are Envs; real runs through the
+// emulator and simulator runs will be too.
+type Env interface {
+	// Do carries out round t's task on path p.
+	Do(t int, p pathsel.PathID) (Outcome, error)
+	// Truth returns every path's true moments of the sample (the unit the
+	// strategies learn from) at round t, or nil when unknown.
+	Truth(t int) []Moments
+	// Shared reports whether the Env may be used by several runs at once
+	// (precomputed tables may; real networks may not).
+	Shared() bool
+}
+
+// Outcome is one task's result.
+type Outcome struct {
+	TCTms     float64
+	SizeBytes int
+	// Sample is what the strategy observes: TCTms, or TCTms/SizeBytes.
+	Sample float64
+}
+
+// table is an Env whose every outcome was drawn (or recorded) up front: one
+// sample per path per round, so every strategy of a seed meets the same
+// network — common random numbers, which makes strategies comparable with
+// few seeds.
+type table struct {
+	tct    [][]float64 // [round][path] ms
+	size   []int       // [round]
+	truth  [][]Moments // [round][path] in sample units; nil when unknown
+	perB   bool
+	shared bool
+}
+
+func (e *table) Do(t int, p pathsel.PathID) (Outcome, error) {
+	if t < 0 || t >= len(e.tct) || int(p) < 0 || int(p) >= len(e.tct[t]) {
+		return Outcome{}, fmt.Errorf("round %d path %d is outside the table", t, p)
+	}
+	o := Outcome{TCTms: e.tct[t][p], SizeBytes: e.size[t], Sample: e.tct[t][p]}
+	if e.perB {
+		o.Sample /= float64(o.SizeBytes)
+	}
+	return o, nil
+}
+
+func (e *table) Truth(t int) []Moments { return e.truth[t] }
+func (e *table) Shared() bool          { return true }
+
+// envSeedStream separates the environment's random stream from the
+// strategies' (which use their label's hash) for the same seed.
+const envSeedStream = 0x5ce2a210
+
+// offlineEnv draws seed's table from the scenario's TCT model, with the
+// round events applied.
+func offlineEnv(s *Spec, seed uint64) (*table, error) {
+	rng := rand.New(rand.NewPCG(seed, envSeedStream))
+	sched := newSchedule(s.scenario, s.Events)
+	k := len(s.scenario.Paths)
+	e := &table{
+		tct:   make([][]float64, s.Rounds),
+		size:  make([]int, s.Rounds),
+		truth: make([][]Moments, s.Rounds),
+		perB:  s.Sample == SampleTCTPerByte,
+	}
+	tasks := make([]task, k)
+	cached := -1 // size the tasks were built for, in the current regime
+	for t := range s.Rounds {
+		size := s.Task.SizeBytes
+		if len(s.Task.Sizes) > 0 {
+			size = s.Task.Sizes[rng.IntN(len(s.Task.Sizes))]
+		}
+		paths, changed, err := sched.at(t)
+		if err != nil {
+			return nil, err
+		}
+		if changed || size != cached {
+			for i, p := range paths {
+				tasks[i] = s.Model.task(p, size)
+			}
+			cached = size
+		}
+		e.size[t] = size
+		e.tct[t] = make([]float64, k)
+		e.truth[t] = make([]Moments, k)
+		for i := range tasks {
+			e.tct[t][i] = tasks[i].sample(rng)
+			m := tasks[i].moments()
+			if e.perB {
+				b := float64(size)
+				m = Moments{m.Mean / b, m.Var / (b * b)}
+			}
+			e.truth[t][i] = m
+		}
+	}
+	return e, nil
+}
+
+// traceEnv replays a recorded trace. The truth of a trace is unknown; its
+// stand-in is each path's mean and variance over the whole trace, so the
+// oracle is the best fixed path in hindsight (the usual yardstick of regret
+// on a recorded sequence).
+func traceEnv(s *Spec) *table {
+	tr := s.trace
+	rows := tr.rows[:s.Rounds]
+	e := &table{tct: rows, size: make([]int, len(rows)), truth: make([][]Moments, len(rows))}
+	k := len(tr.paths)
+	mom := make([]Moments, k)
+	for i := range k {
+		var sum, sumSq float64
+		for _, r := range rows {
+			sum += r[i]
+			sumSq += r[i] * r[i]
+		}
+		n := float64(len(rows))
+		mean := sum / n
+		mom[i] = Moments{mean, max(0, sumSq/n-mean*mean)}
+	}
+	for t := range rows {
+		e.size[t] = s.Task.SizeBytes
+		e.truth[t] = mom
+	}
+	return e
+}
+
+// schedule yields the paths' parameters round by round: the scenario's,
+// changed by the round events. A spike (for_rounds > 0) restores the path
+// as it was just before the spike.
+type schedule struct {
+	paths   []scenario.Path
+	events  []RoundEvent
+	reverts map[int][]revert
+	index   map[string]int
+}
+
+type revert struct {
+	path int
+	was  scenario.Path
+}
+
+func newSchedule(sc *scenario.Scenario, events []RoundEvent) *schedule {
+	s := &schedule{
+		paths:   append([]scenario.Path(nil), sc.Paths...),
+		events:  events,
+		reverts: map[int][]revert{},
+		index:   map[string]int{},
+	}
+	for i, p := range sc.Paths {
+		s.index[p.Name] = i
+	}
+	return s
+}
+
+// at advances to round t (called with t = 0, 1, 2, …) and reports whether
+// anything changed since round t−1 (always true at t = 0). Spec.resolve
+// walks every schedule once, so a patch that fails here failed at load.
+func (s *schedule) at(t int) ([]scenario.Path, bool, error) {
+	changed := t == 0
+	for _, r := range s.reverts[t] {
+		s.paths[r.path] = r.was
+		changed = true
+	}
+	for _, e := range s.events {
+		if e.Round != t {
+			continue
+		}
+		i := s.index[e.Path]
+		if e.ForRounds > 0 {
+			s.reverts[t+e.ForRounds] = append(s.reverts[t+e.ForRounds], revert{i, s.paths[i]})
+		}
+		p, err := e.Set.Apply(s.paths[i])
+		if err != nil {
+			return nil, false, fmt.Errorf("round %d, path %s: %w", t, e.Path, err)
+		}
+		s.paths[i] = p
+		changed = true
+	}
+	return s.paths, changed, nil
+}

@@ -1,0 +1,353 @@
+package experiment
+
+import (
+	"fmt"
+	"image/color"
+	"os"
+	"path/filepath"
+	"slices"
+	"sync"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+	"gonum.org/v1/plot/vg/vgimg"
+
+	"github.com/hetquic/hetquic/pathsel"
+)
+
+// The figures, and the PCM journal figure each corresponds to.
+const (
+	figTCT      = "tct_per_round.png"         // Fig. 10
+	figRegret   = "cumulative_regret.png"     // Figs. 11, 18
+	figBestProb = "best_path_probability.png" // Figs. 12, 17
+	figChosen   = "chosen_path.png"           // Figs. 13, 14, 16
+	figCDF      = "tct_cdf.png"
+	figPaths    = "path_tct.png" // Figs. 13, 15: the network the strategies met
+)
+
+// palette is Tableau 10 plus black: distinguishable, and colour-blind safer
+// than gonum's default. Strategies past the tenth also get dashes.
+var palette = []color.Color{
+	rgb(0x4E79A7), rgb(0xF28E2B), rgb(0xE15759), rgb(0x76B7B2), rgb(0x59A14F),
+	rgb(0xEDC948), rgb(0xB07AA1), rgb(0xFF9DA7), rgb(0x9C755F), rgb(0x8C8C8C),
+}
+
+func rgb(v uint32) color.Color {
+	return color.RGBA{uint8(v >> 16), uint8(v >> 8), uint8(v), 255}
+}
+
+func lineStyle(i int) draw.LineStyle {
+	s := draw.LineStyle{Color: palette[i%len(palette)], Width: vg.Points(1.2)}
+	if i >= len(palette) {
+		s.Dashes = []vg.Length{vg.Points(4), vg.Points(2)}
+	}
+	return s
+}
+
+// WriteFigures draws every figure of r into dir and returns their paths.
+func WriteFigures(dir string, r *Result) ([]string, error) {
+	labels := make([]string, len(r.Runs))
+	for i, runs := range r.Runs {
+		labels[i] = runs[0].Label
+	}
+	seeds := len(r.Runs[0])
+	figs := []struct {
+		name string
+		draw func() (*plot.Plot, error)
+	}{
+		{figTCT, func() (*plot.Plot, error) {
+			smooth := max(1, r.Spec.Rounds/100)
+			p := newPlot(fmt.Sprintf("Task completion time per round (mean of %d seeds and of %d rounds)", seeds, smooth), "round", "TCT (ms)")
+			return p, addLines(p, r, smooth, func(run *Run) []float64 { return run.TCTms })
+		}},
+		{figRegret, func() (*plot.Plot, error) {
+			p := newPlot("Cumulative pseudo-regret (mean over seeds)", "round", "regret ("+objectiveUnit(r)+")")
+			p.Y.Scale, p.Y.Tick.Marker = plot.LogScale{}, plot.LogTicks{Prec: -1}
+			return p, addLines(p, r, 1, func(run *Run) []float64 { return run.Regret })
+		}},
+		{figBestProb, func() (*plot.Plot, error) {
+			p := newPlot("Probability of having chosen the best path (cumulative)", "round", "best-path hit rate")
+			p.Y.Min, p.Y.Max = 0, 1.02
+			return p, addLines(p, r, 1, cumulativeHitRate)
+		}},
+		{figCDF, func() (*plot.Plot, error) { return cdfPlot(r) }},
+	}
+	// Figures are independent: draw them in parallel (rasterising is most of
+	// an offline experiment's time).
+	type job struct {
+		name string
+		draw func() error
+	}
+	var jobs []job
+	for _, f := range figs {
+		jobs = append(jobs, job{f.name, func() error {
+			p, err := f.draw()
+			if err != nil {
+				return err
+			}
+			return saveWithLegend(filepath.Join(dir, f.name), p, labels)
+		}})
+	}
+	jobs = append(jobs, job{figChosen, func() error { return chosenPathFigure(filepath.Join(dir, figChosen), r) }})
+	if len(r.Truth) > 0 {
+		jobs = append(jobs, job{figPaths, func() error { return pathFigure(filepath.Join(dir, figPaths), r) }})
+	}
+	errs := make([]error, len(jobs))
+	var wg sync.WaitGroup
+	for i, j := range jobs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i] = j.draw()
+		}()
+	}
+	wg.Wait()
+	files := make([]string, len(jobs))
+	for i, j := range jobs {
+		if errs[i] != nil {
+			return nil, fmt.Errorf("%s: %w", j.name, errs[i])
+		}
+		files[i] = filepath.Join(dir, j.name)
+	}
+	return files, nil
+}
+
+func newPlot(title, x, y string) *plot.Plot {
+	p := plot.New()
+	p.Title.Text = title
+	p.X.Label.Text = x
+	p.Y.Label.Text = y
+	p.Add(plotter.NewGrid())
+	return p
+}
+
+func objectiveUnit(r *Result) string {
+	if r.Spec.Sample == SampleTCTPerByte {
+		return "objective, ms/byte"
+	}
+	if o := r.Spec.Objective.objective(); o.A == 1 || o.Spread == pathsel.Std {
+		return "ms"
+	}
+	return "a·ms + b·ms²"
+}
+
+// cumulativeHitRate is the fraction of rounds 1..t on a best path.
+func cumulativeHitRate(run *Run) []float64 {
+	out := make([]float64, len(run.Hit))
+	hits := 0
+	for t, h := range run.Hit {
+		if h {
+			hits++
+		}
+		out[t] = float64(hits) / float64(t+1)
+	}
+	return out
+}
+
+// maxPoints bounds the points of a line: a 10-inch figure cannot show more,
+// and the rasteriser's time grows with every segment.
+const maxPoints = 500
+
+// addLines adds one line per strategy: the series f(run) averaged over
+// seeds, then over buckets of at least `smooth` rounds (and enough rounds
+// to stay within maxPoints). On a log axis, values not > 0 are left out.
+func addLines(p *plot.Plot, r *Result, smooth int, f func(run *Run) []float64) error {
+	_, logY := p.Y.Scale.(plot.LogScale)
+	rounds := r.Spec.Rounds
+	bucket := max(smooth, (rounds+maxPoints-1)/maxPoints)
+	for i, runs := range r.Runs {
+		mean := make([]float64, rounds)
+		for _, run := range runs {
+			for t, v := range f(run) {
+				mean[t] += v / float64(len(runs))
+			}
+		}
+		xys := make(plotter.XYs, 0, rounds/bucket+1)
+		for lo := 0; lo < rounds; lo += bucket {
+			hi := min(lo+bucket, rounds)
+			var sum float64
+			for _, v := range mean[lo:hi] {
+				sum += v
+			}
+			if v := sum / float64(hi-lo); v > 0 || !logY {
+				xys = append(xys, plotter.XY{X: float64(hi), Y: v})
+			}
+		}
+		if len(xys) == 0 {
+			continue
+		}
+		l, err := plotter.NewLine(xys)
+		if err != nil {
+			return err
+		}
+		l.LineStyle = lineStyle(i)
+		p.Add(l)
+	}
+	return nil
+}
+
+// cdfPlot draws the empirical CDF of TCT over every round of every seed.
+func cdfPlot(r *Result) (*plot.Plot, error) {
+	p := newPlot("Distribution of task completion time (all rounds and seeds)", "TCT (ms, log scale)", "fraction of tasks ≤ x")
+	p.X.Scale, p.X.Tick.Marker = plot.LogScale{}, plot.LogTicks{Prec: -1}
+	p.Y.Min, p.Y.Max = 0, 1
+	for i, runs := range r.Runs {
+		var all []float64
+		for _, run := range runs {
+			all = append(all, run.TCTms...)
+		}
+		slices.Sort(all)
+		// 400 quantiles draw the curve as well as every point would.
+		const steps = 400
+		xys := make(plotter.XYs, 0, steps+1)
+		for s := 0; s <= steps; s++ {
+			q := float64(s) / steps
+			xys = append(xys, plotter.XY{X: quantile(all, q), Y: q})
+		}
+		l, err := plotter.NewLine(xys)
+		if err != nil {
+			return nil, err
+		}
+		l.LineStyle = lineStyle(i)
+		p.Add(l)
+	}
+	return p, nil
+}
+
+// saveWithLegend draws p with the legend in a column to its right, so that
+// a dozen strategies never hide the data.
+func saveWithLegend(name string, p *plot.Plot, labels []string) error {
+	const w, h, legendW = 10 * vg.Inch, 5 * vg.Inch, 2.3 * vg.Inch
+	img := vgimg.New(w, h)
+	dc := draw.New(img)
+	p.Draw(draw.Crop(dc, 0, -legendW, 0, 0))
+	leg := plot.NewLegend()
+	leg.Top, leg.Left = true, true
+	leg.ThumbnailWidth = vg.Points(22)
+	for i, l := range labels {
+		ls := lineStyle(i)
+		leg.Add(l, thumb(ls))
+	}
+	leg.Draw(draw.Crop(dc, w-legendW+vg.Points(8), 0, 0, -vg.Points(30)))
+	return savePNG(name, img)
+}
+
+// thumb is a legend entry drawing a line in style ls.
+type thumb draw.LineStyle
+
+func (t thumb) Thumbnail(c *draw.Canvas) {
+	y := c.Center().Y
+	c.StrokeLine2(draw.LineStyle(t), c.Min.X, y, c.Max.X, y)
+}
+
+func savePNG(name string, img *vgimg.Canvas) error {
+	f, err := os.Create(name)
+	if err != nil {
+		return err
+	}
+	if _, err := (vgimg.PngCanvas{Canvas: img}).WriteTo(f); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+// pathTicks labels the y axis with path names.
+func pathTicks(paths []string) plot.ConstantTicks {
+	ticks := make(plot.ConstantTicks, len(paths))
+	for i, n := range paths {
+		ticks[i] = plot.Tick{Value: float64(i), Label: n}
+	}
+	return ticks
+}
+
+// chosenPathFigure draws, for the first seed, the path each strategy chose
+// in each round: one panel per strategy, the best path shaded.
+func chosenPathFigure(name string, r *Result) error {
+	rounds := r.Spec.Rounds
+	if n := r.Spec.Figures.ChosenRounds; n > 0 && n < rounds {
+		rounds = n
+	}
+	cols := 3
+	rows := (len(r.Runs) + cols - 1) / cols
+	plots := make([][]*plot.Plot, rows)
+	for i := range plots {
+		plots[i] = make([]*plot.Plot, cols)
+	}
+	for i, runs := range r.Runs {
+		run := runs[0]
+		p := plot.New()
+		p.Title.Text = run.Label
+		p.X.Label.Text = "round"
+		p.Y.Tick.Marker = pathTicks(r.Paths)
+		p.Y.Min, p.Y.Max = -0.5, float64(len(r.Paths))-0.5
+		p.X.Min, p.X.Max = 0, float64(rounds)
+		if len(r.Best) > 0 {
+			best := make(plotter.XYs, rounds)
+			for t := range rounds {
+				best[t] = plotter.XY{X: float64(t + 1), Y: float64(run.Best[t])}
+			}
+			l, err := plotter.NewLine(best)
+			if err != nil {
+				return err
+			}
+			l.LineStyle = draw.LineStyle{Color: color.NRGBA{0, 160, 0, 70}, Width: vg.Points(6)}
+			p.Add(l)
+		}
+		pts := make(plotter.XYs, rounds)
+		for t := range rounds {
+			pts[t] = plotter.XY{X: float64(t + 1), Y: float64(run.Path[t])}
+		}
+		sc, err := plotter.NewScatter(pts)
+		if err != nil {
+			return err
+		}
+		sc.GlyphStyle = draw.GlyphStyle{Color: palette[i%len(palette)], Radius: vg.Points(1.3), Shape: draw.CircleGlyph{}}
+		p.Add(sc)
+		plots[i/cols][i%cols] = p
+	}
+	w, h := 12*vg.Inch, vg.Length(rows)*2.2*vg.Inch+0.4*vg.Inch
+	img := vgimg.New(w, h)
+	dc := draw.New(img)
+	title := fmt.Sprintf("Path chosen in each round (seed %d; green band: the best path)", r.Runs[0][0].Seed)
+	font := plot.DefaultFont
+	font.Size = vg.Points(13)
+	dc.FillText(draw.TextStyle{Color: color.Black, Font: font, Handler: plot.DefaultTextHandler, XAlign: draw.XCenter},
+		vg.Point{X: w / 2, Y: h - 0.25*vg.Inch}, title)
+	body := draw.Crop(dc, 0, 0, 0, -0.4*vg.Inch)
+	canvases := plot.Align(plots, draw.Tiles{Rows: rows, Cols: cols, PadX: vg.Points(12), PadY: vg.Points(12), PadTop: vg.Points(4), PadBottom: vg.Points(4), PadLeft: vg.Points(4), PadRight: vg.Points(4)}, body)
+	for i := range plots {
+		for j, p := range plots[i] {
+			if p != nil {
+				p.Draw(canvases[i][j])
+			}
+		}
+	}
+	return savePNG(name, img)
+}
+
+// pathFigure draws each path's true expected sample per round: the network
+// as the strategies met it, with the events of the experiment.
+func pathFigure(name string, r *Result) error {
+	unit := "ms"
+	if r.Spec.Sample == SampleTCTPerByte {
+		unit = "ms/byte"
+	}
+	p := newPlot("Expected task completion time of each path (seed "+fmt.Sprint(r.Spec.Seed)+")", "round", "E[sample] ("+unit+")")
+	for k := range r.Paths {
+		xys := make(plotter.XYs, len(r.Truth))
+		for t, m := range r.Truth {
+			xys[t] = plotter.XY{X: float64(t + 1), Y: m[k].Mean}
+		}
+		l, err := plotter.NewLine(xys)
+		if err != nil {
+			return err
+		}
+		l.LineStyle = lineStyle(k)
+		l.LineStyle.Width = vg.Points(2)
+		p.Add(l)
+	}
+	return saveWithLegend(name, p, r.Paths)
+}

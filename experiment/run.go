@@ -1,0 +1,220 @@
+package experiment
+
+import (
+	"context"
+	"fmt"
+	"hash/fnv"
+	"io"
+	"math"
+	"math/rand/v2"
+	"runtime"
+	"sync"
+	"time"
+
+	"github.com/hetquic/hetquic/pathsel"
+)
+
+// Run is one strategy's run over one seed, round by round.
+type Run struct {
+	Label string
+	Seed  uint64
+	Path  []int16   // chosen path
+	TCTms []float64 // task completion time
+	Size  []int     // task size, bytes
+	// Regret is the cumulative pseudo-regret after each round, in the
+	// objective's unit; Hit says whether the round's path was a best one.
+	Regret []float64
+	Hit    []bool
+	Best   []int16 // the best path of each round, by the run's objective
+	Eq22   float64 // PCM Eq. 22 at the end of the run
+}
+
+// Result is a finished experiment.
+type Result struct {
+	Spec  *Spec
+	Paths []string
+	Runs  [][]*Run // [strategy][seed], in the spec's order
+	// Truth and Best describe the first seed's network round by round
+	// (mean sample per path, index of the best path), for the figures.
+	Truth   [][]Moments
+	Best    []int
+	Elapsed time.Duration
+}
+
+// Options tune a run.
+type Options struct {
+	Workers  int       // parallel runs; 0 means GOMAXPROCS
+	Progress io.Writer // progress lines; nil for none
+}
+
+// Execute runs every strategy on every seed. Runs are independent and write
+// only their own slot, so any number of workers gives the same Result.
+func Execute(ctx context.Context, spec *Spec, opt Options) (*Result, error) {
+	start := time.Now()
+	seeds := spec.Seeds
+	envs := make([]Env, seeds)
+	for i := range seeds {
+		var err error
+		if envs[i], err = spec.newEnv(spec.Seed + uint64(i)); err != nil {
+			return nil, err
+		}
+	}
+	res := &Result{Spec: spec, Paths: spec.PathNames(), Runs: make([][]*Run, len(spec.Strategies))}
+	for i := range res.Runs {
+		res.Runs[i] = make([]*Run, seeds)
+	}
+	workers := opt.Workers
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	if !envs[0].Shared() {
+		workers = 1
+	}
+	total := len(spec.Strategies) * seeds
+	jobs := make(chan int)
+	errs := make(chan error, total)
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	done := 0
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for j := range jobs {
+				si, seed := j/seeds, j%seeds
+				run, err := spec.runOne(ctx, spec.Strategies[si], spec.Seed+uint64(seed), envs[seed])
+				if err != nil {
+					errs <- fmt.Errorf("%s, seed %d: %w", spec.Strategies[si].Label, spec.Seed+uint64(seed), err)
+					continue
+				}
+				res.Runs[si][seed] = run
+				mu.Lock()
+				done++
+				progress(opt.Progress, done, total)
+				mu.Unlock()
+			}
+		}()
+	}
+feed:
+	for j := range total {
+		select {
+		case jobs <- j:
+		case <-ctx.Done():
+			break feed
+		}
+	}
+	close(jobs)
+	wg.Wait()
+	close(errs)
+	if err := <-errs; err != nil {
+		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	obj := spec.Objective.objective()
+	for t := range spec.Rounds {
+		truth := envs[0].Truth(t)
+		if truth == nil {
+			break
+		}
+		res.Truth = append(res.Truth, truth)
+		res.Best = append(res.Best, bestPath(obj, truth))
+	}
+	res.Elapsed = time.Since(start)
+	return res, nil
+}
+
+func progress(w io.Writer, done, total int) {
+	if w == nil {
+		return
+	}
+	// About twenty lines, whatever the size of the experiment.
+	if step := max(1, total/20); done%step == 0 || done == total {
+		fmt.Fprintf(w, "  %d/%d runs\n", done, total)
+	}
+}
+
+func (s *Spec) newEnv(seed uint64) (Env, error) {
+	if s.Mode == ModeTrace {
+		return traceEnv(s), nil
+	}
+	return offlineEnv(s, seed)
+}
+
+// runOne runs one strategy on one seed.
+func (s *Spec) runOne(ctx context.Context, st StrategySpec, seed uint64, env Env) (*Run, error) {
+	obj := s.objectiveFor(st)
+	var best int // the oracle follows the truth of the current round
+	var sel pathsel.Selector
+	if st.Strategy == pathsel.Oracle {
+		sel = pathsel.NewOracle(func() pathsel.PathID { return pathsel.PathID(best) })
+	} else {
+		h := fnv.New64a()
+		h.Write([]byte(st.Label))
+		var err error
+		if sel, err = pathsel.New(st.Config, rand.New(rand.NewPCG(seed, h.Sum64()))); err != nil {
+			return nil, err
+		}
+	}
+	paths := s.PathNames()
+	for i := range paths {
+		if err := sel.AddPath(pathsel.PathID(i)); err != nil {
+			return nil, err
+		}
+	}
+	n := s.Rounds
+	run := &Run{
+		Label: st.Label, Seed: seed,
+		Path: make([]int16, n), TCTms: make([]float64, n), Size: make([]int, n),
+		Regret: make([]float64, n), Hit: make([]bool, n), Best: make([]int16, n),
+	}
+	reg := pathsel.NewRegret(obj)
+	for t := range n {
+		if t%256 == 0 && ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		truth := env.Truth(t)
+		if truth != nil {
+			best = bestPath(obj, truth)
+		}
+		p, err := sel.Choose()
+		if err != nil {
+			return nil, err
+		}
+		out, err := env.Do(t, p)
+		if err != nil {
+			return nil, err
+		}
+		if err := sel.Observe(p, out.Sample); err != nil {
+			return nil, err
+		}
+		run.Path[t], run.TCTms[t], run.Size[t], run.Best[t] = int16(p), out.TCTms, out.SizeBytes, int16(best)
+		if truth != nil {
+			c, b := truth[p], truth[best]
+			run.Hit[t] = obj.Value(c.Mean, c.Var) <= obj.Value(b.Mean, b.Var)*(1+tie)
+			reg.Add(pathsel.Round{
+				ChosenMean: c.Mean, ChosenVar: c.Var, BestMean: b.Mean, BestVar: b.Var,
+				Sample: out.Sample, Hit: run.Hit[t],
+			})
+		}
+		run.Regret[t] = reg.Pseudo()
+	}
+	run.Eq22 = reg.Eq22()
+	return run, nil
+}
+
+// tie is the relative difference below which two paths count as equally
+// good, so identical paths (PCM Fig. 13 has two) are both "best".
+const tie = 1e-9
+
+// bestPath is the path with the smallest objective (the first of equals).
+func bestPath(obj pathsel.Objective, truth []Moments) int {
+	best, bestV := 0, math.Inf(1)
+	for i, m := range truth {
+		if v := obj.Value(m.Mean, m.Var); v < bestV*(1-tie) {
+			best, bestV = i, v
+		}
+	}
+	return best
+}

@@ -1,0 +1,304 @@
+// Package experiment runs path-selection experiments: strategies × seeds ×
+// rounds over an environment (the offline TCT model of a scenario, a replayed
+// trace, and later real QUIC through the emulator and the simulator), and
+// writes per-round CSV, a summary and a report with figures.
+package experiment
+
+import (
+	"fmt"
+	"io/fs"
+	"math"
+	"path"
+
+	"github.com/hetquic/hetquic/internal/yamlfile"
+	"github.com/hetquic/hetquic/pathsel"
+	"github.com/hetquic/hetquic/scenario"
+)
+
+// Spec is an experiment file.
+type Spec struct {
+	Name        string `yaml:"name"`
+	Description string `yaml:"description"`
+	// Scenario is the scenario file, relative to the experiment file.
+	Scenario string `yaml:"scenario"`
+	// Mode is how tasks are carried out: "offline" (the TCT model of the
+	// scenario, the default) or "trace" (replay Trace).
+	Mode string `yaml:"mode"`
+	// Trace is a CSV of recorded samples for mode trace: a header "round"
+	// followed by one column per path name, then one line per round.
+	Trace  string `yaml:"trace"`
+	Rounds int    `yaml:"rounds"`
+	Task   Task   `yaml:"task"`
+	// Sample is what strategies learn from: "tct" (ms, PCM Eq. 3) or
+	// "tct_per_byte" (ms per byte, Eq. 4, for mixed task sizes).
+	Sample string `yaml:"sample"`
+	Seeds  int    `yaml:"seeds"` // number of seeds, default 1
+	Seed   uint64 `yaml:"seed"`  // the first seed, default 1; seeds are Seed, Seed+1, …
+	// Objective says which path is best (for the oracle, regret and hit
+	// rate): r = a·E + (1−a)·spread of the sample (PCM Eq. 18).
+	Objective  Objective      `yaml:"objective"`
+	Strategies []StrategySpec `yaml:"strategies"`
+	Events     []RoundEvent   `yaml:"events"`
+	Model      Model          `yaml:"model"`
+	Figures    Figures        `yaml:"figures"`
+
+	scenario *scenario.Scenario
+	trace    *traceTable
+}
+
+// Task is the work of one round.
+type Task struct {
+	SizeBytes int `yaml:"size_bytes"`
+	// Sizes, when given, are drawn uniformly per round (the same draws for
+	// every strategy of a seed) instead of SizeBytes.
+	Sizes []int `yaml:"sizes"`
+}
+
+// Objective is the experiment's notion of the best path.
+type Objective struct {
+	A      *float64       `yaml:"a"`      // default 1: the smallest expected sample
+	Spread pathsel.Spread `yaml:"spread"` // var (default) or std
+	// PerStrategy judges each strategy by its own a and spread (PCM Fig. 14
+	// compares a = 0.8, 0.5, 0.2, whose best paths differ); strategies
+	// without them (polling, UCB, …) are judged by A and Spread.
+	PerStrategy bool `yaml:"per_strategy"`
+}
+
+func (o Objective) objective() pathsel.Objective {
+	a := 1.0
+	if o.A != nil {
+		a = *o.A
+	}
+	spread := o.Spread
+	if spread == "" {
+		spread = pathsel.Var
+	}
+	return pathsel.Objective{A: a, Spread: spread}
+}
+
+// objectiveFor is the objective strategy st is judged by.
+func (s *Spec) objectiveFor(st StrategySpec) pathsel.Objective {
+	o := s.Objective.objective()
+	if !s.Objective.PerStrategy || st.A == nil {
+		return o
+	}
+	o.A = *st.A
+	o.Spread = st.Spread
+	if o.Spread == "" {
+		o.Spread = st.Config.Defaults().Spread
+	}
+	return o
+}
+
+// StrategySpec is one strategy under test; Label names it in outputs
+// (default: the strategy name).
+type StrategySpec struct {
+	Label          string `yaml:"label"`
+	pathsel.Config `yaml:",inline"`
+}
+
+// RoundEvent changes a path from a round on: Set patches its parameters
+// (scenario.Patch), for ForRounds rounds (a spike, then the path returns to
+// what it was) or for good (ForRounds 0).
+type RoundEvent struct {
+	Round     int             `yaml:"round"`
+	Path      string          `yaml:"path"`
+	Set       *scenario.Patch `yaml:"set"`
+	ForRounds int             `yaml:"for_rounds"`
+}
+
+// Figures tunes the figures.
+type Figures struct {
+	// ChosenRounds limits the chosen-path figure to the first N rounds
+	// (PCM Fig. 14 shows 50, Fig. 16 200); 0 shows all.
+	ChosenRounds int `yaml:"chosen_rounds"`
+}
+
+// Load reads, resolves and validates an experiment file from fsys; the
+// scenario and trace it names are read relative to it.
+func Load(fsys fs.FS, name string) (*Spec, error) {
+	data, err := fs.ReadFile(fsys, name)
+	if err != nil {
+		return nil, fmt.Errorf("load experiment: %w", err)
+	}
+	var s Spec
+	if err := yamlfile.Decode(name, data, &s); err != nil {
+		return nil, err
+	}
+	s.setDefaults()
+	if err := s.validate(); err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	dir := path.Dir(name)
+	if s.Scenario != "" {
+		if s.scenario, err = scenario.Load(fsys, path.Join(dir, s.Scenario)); err != nil {
+			return nil, err
+		}
+	}
+	if s.Mode == ModeTrace {
+		traceName := path.Join(dir, s.Trace)
+		data, err := fs.ReadFile(fsys, traceName)
+		if err != nil {
+			return nil, fmt.Errorf("%s: trace: %w", name, err)
+		}
+		if s.trace, err = parseTrace(traceName, data); err != nil {
+			return nil, err
+		}
+		if s.Rounds == 0 {
+			s.Rounds = len(s.trace.rows)
+		}
+	}
+	if err := s.resolve(); err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	return &s, nil
+}
+
+// The modes.
+const (
+	ModeOffline = "offline"
+	ModeTrace   = "trace"
+)
+
+// The samples.
+const (
+	SampleTCT        = "tct"
+	SampleTCTPerByte = "tct_per_byte"
+)
+
+func (s *Spec) setDefaults() {
+	if s.Mode == "" {
+		s.Mode = ModeOffline
+	}
+	if s.Sample == "" {
+		s.Sample = SampleTCT
+	}
+	if s.Seeds == 0 {
+		s.Seeds = 1
+	}
+	if s.Seed == 0 {
+		s.Seed = 1
+	}
+	if s.Task.SizeBytes == 0 && len(s.Task.Sizes) == 0 {
+		s.Task.SizeBytes = 5 * 1024
+	}
+	s.Model.setDefaults()
+	for i := range s.Strategies {
+		if s.Strategies[i].Label == "" {
+			s.Strategies[i].Label = string(s.Strategies[i].Strategy)
+		}
+	}
+}
+
+// validate checks the fields that do not need the scenario.
+func (s *Spec) validate() error {
+	switch {
+	case s.Name == "":
+		return fmt.Errorf("name: missing")
+	case s.Mode != ModeOffline && s.Mode != ModeTrace:
+		return fmt.Errorf("mode: %q is not offline or trace", s.Mode)
+	case s.Mode == ModeOffline && s.Scenario == "":
+		return fmt.Errorf("scenario: missing (mode offline needs one)")
+	case s.Mode == ModeTrace && s.Trace == "":
+		return fmt.Errorf("trace: missing (mode trace needs one)")
+	case s.Mode == ModeOffline && s.Rounds < 1:
+		return fmt.Errorf("rounds: %d must be ≥ 1", s.Rounds)
+	case s.Rounds < 0:
+		return fmt.Errorf("rounds: %d must be ≥ 1", s.Rounds)
+	case s.Sample != SampleTCT && s.Sample != SampleTCTPerByte:
+		return fmt.Errorf("sample: %q is not tct or tct_per_byte", s.Sample)
+	case s.Seeds < 1 || s.Seeds > 10000:
+		return fmt.Errorf("seeds: %d must be in [1, 10000]", s.Seeds)
+	case s.Task.SizeBytes < 0:
+		return fmt.Errorf("task.size_bytes: %d is negative", s.Task.SizeBytes)
+	case s.Objective.A != nil && !(*s.Objective.A >= 0 && *s.Objective.A <= 1):
+		return fmt.Errorf("objective.a: %v is outside [0, 1]", *s.Objective.A)
+	case s.Objective.Spread != "" && s.Objective.Spread != pathsel.Var && s.Objective.Spread != pathsel.Std:
+		return fmt.Errorf("objective.spread: %q is not var or std", s.Objective.Spread)
+	case len(s.Strategies) == 0:
+		return fmt.Errorf("strategies: at least one is needed")
+	case s.Figures.ChosenRounds < 0:
+		return fmt.Errorf("figures.chosen_rounds: %d is negative", s.Figures.ChosenRounds)
+	}
+	for i, size := range s.Task.Sizes {
+		if size < 1 {
+			return fmt.Errorf("task.sizes[%d]: %d must be ≥ 1 byte", i, size)
+		}
+	}
+	if err := s.Model.validate(); err != nil {
+		return fmt.Errorf("model.%w", err)
+	}
+	labels := map[string]bool{}
+	for i, st := range s.Strategies {
+		if labels[st.Label] {
+			return fmt.Errorf("strategies[%d].label: duplicate %q", i, st.Label)
+		}
+		labels[st.Label] = true
+		if err := st.Config.Validate(); err != nil {
+			return fmt.Errorf("strategies[%d].%w", i, err)
+		}
+	}
+	return nil
+}
+
+// resolve checks what needs the scenario or trace: path names in events.
+func (s *Spec) resolve() error {
+	names := s.PathNames()
+	for i, e := range s.Events {
+		field := fmt.Sprintf("events[%d]", i)
+		switch {
+		case s.Mode == ModeTrace:
+			return fmt.Errorf("%s: round events apply to mode offline; a trace already holds what happened", field)
+		case e.Round < 0 || e.Round >= s.Rounds:
+			return fmt.Errorf("%s.round: %d is outside [0, %d)", field, e.Round, s.Rounds)
+		case e.ForRounds < 0:
+			return fmt.Errorf("%s.for_rounds: %d is negative", field, e.ForRounds)
+		case e.Set == nil:
+			return fmt.Errorf("%s.set: missing", field)
+		}
+		if indexOf(names, e.Path) < 0 {
+			return fmt.Errorf("%s.path: no path named %q", field, e.Path)
+		}
+	}
+	if len(s.Events) > 0 { // apply every event once, in order, to check it
+		sched := newSchedule(s.scenario, s.Events)
+		for t := range s.Rounds {
+			if _, _, err := sched.at(t); err != nil {
+				return fmt.Errorf("events: %w", err)
+			}
+		}
+	}
+	if s.Mode == ModeTrace && s.Rounds > len(s.trace.rows) {
+		return fmt.Errorf("rounds: %d exceeds the trace's %d rounds", s.Rounds, len(s.trace.rows))
+	}
+	if s.Mode == ModeTrace && s.Sample == SampleTCTPerByte && len(s.Task.Sizes) > 0 {
+		return fmt.Errorf("task.sizes: a trace holds samples of fixed tasks; mixed sizes need mode offline")
+	}
+	return nil
+}
+
+// PathNames are the paths in order; PathID i is PathNames()[i].
+func (s *Spec) PathNames() []string {
+	if s.trace != nil {
+		return s.trace.paths
+	}
+	names := make([]string, len(s.scenario.Paths))
+	for i, p := range s.scenario.Paths {
+		names[i] = p.Name
+	}
+	return names
+}
+
+// ScenarioFile returns the loaded scenario (nil in trace mode without one).
+func (s *Spec) ScenarioFile() *scenario.Scenario { return s.scenario }
+
+func indexOf(names []string, name string) int {
+	for i, n := range names {
+		if n == name {
+			return i
+		}
+	}
+	return -1
+}
+
+func finitePositive(v float64) bool { return v > 0 && !math.IsInf(v, 1) }

@@ -1,0 +1,192 @@
+package experiment
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"slices"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/hetquic/hetquic/pathsel"
+)
+
+// Summary is what summary.json holds.
+type Summary struct {
+	Experiment string   `json:"experiment"`
+	Scenario   string   `json:"scenario,omitempty"`
+	Mode       string   `json:"mode"`
+	Sample     string   `json:"sample"`
+	Rounds     int      `json:"rounds"`
+	Seeds      []uint64 `json:"seeds"`
+	Paths      []string `json:"paths"`
+	// BestPath is the best path of the first round (it may change with
+	// events); Objective is how "best" is judged.
+	BestPath   string            `json:"best_path"`
+	Objective  pathsel.Objective `json:"objective"`
+	ElapsedMs  float64           `json:"elapsed_ms"`
+	Strategies []StrategySummary `json:"strategies"`
+}
+
+// StrategySummary aggregates one strategy over its seeds. Means and
+// variances are of each run's rounds, averaged over seeds (as PCM §5.1
+// reports one run's "mean and variance over 1000 rounds"); percentiles pool
+// every round of every seed.
+type StrategySummary struct {
+	Label    string `json:"label"`
+	Strategy string `json:"strategy"`
+
+	MeanTCTms     float64 `json:"mean_tct_ms"`
+	MeanTCTCI95ms float64 `json:"mean_tct_ci95_ms"` // half-width over seeds
+	VarTCTms2     float64 `json:"var_tct_ms2"`
+	P50TCTms      float64 `json:"p50_tct_ms"`
+	P95TCTms      float64 `json:"p95_tct_ms"`
+	P99TCTms      float64 `json:"p99_tct_ms"`
+
+	// Relative to the first polling and oracle strategies of the
+	// experiment; absent when it has none.
+	MeanReductionVsPollingPct *float64 `json:"mean_reduction_vs_polling_pct,omitempty"`
+	VarReductionVsPollingPct  *float64 `json:"var_reduction_vs_polling_pct,omitempty"`
+	RatioToOracle             *float64 `json:"ratio_to_oracle,omitempty"`
+
+	HitRate        float64 `json:"best_path_hit_rate"`
+	FinalHitRate   float64 `json:"final_best_path_hit_rate"` // last 10 % of rounds
+	CumRegret      float64 `json:"cumulative_regret"`        // pseudo-regret, objective units
+	RegretEq22     float64 `json:"regret_eq22"`
+	SwitchesPer100 float64 `json:"switches_per_100_rounds"`
+}
+
+// Summarize computes the summary of a result.
+func Summarize(r *Result) *Summary {
+	s := r.Spec
+	sum := &Summary{
+		Experiment: s.Name, Mode: s.Mode, Sample: s.Sample, Rounds: s.Rounds,
+		Paths: r.Paths, Objective: s.Objective.objective(),
+		ElapsedMs: float64(r.Elapsed.Microseconds()) / 1000,
+	}
+	if s.scenario != nil {
+		sum.Scenario = s.scenario.Name
+	}
+	if len(r.Best) > 0 {
+		sum.BestPath = r.Paths[r.Best[0]]
+	}
+	for i := range s.Seeds {
+		sum.Seeds = append(sum.Seeds, s.Seed+uint64(i))
+	}
+	for i, runs := range r.Runs {
+		sum.Strategies = append(sum.Strategies, summarizeRuns(s.Strategies[i], runs))
+	}
+	polling, oracle := sum.find(pathsel.Polling), sum.find(pathsel.Oracle)
+	for i := range sum.Strategies {
+		st := &sum.Strategies[i]
+		if polling != nil {
+			st.MeanReductionVsPollingPct = ptr(100 * (1 - st.MeanTCTms/polling.MeanTCTms))
+			st.VarReductionVsPollingPct = ptr(100 * (1 - st.VarTCTms2/polling.VarTCTms2))
+		}
+		if oracle != nil {
+			st.RatioToOracle = ptr(st.MeanTCTms / oracle.MeanTCTms)
+		}
+	}
+	return sum
+}
+
+func ptr(v float64) *float64 { return &v }
+
+func (s *Summary) find(strategy pathsel.Strategy) *StrategySummary {
+	for i := range s.Strategies {
+		if s.Strategies[i].Strategy == string(strategy) {
+			return &s.Strategies[i]
+		}
+	}
+	return nil
+}
+
+func summarizeRuns(st StrategySpec, runs []*Run) StrategySummary {
+	out := StrategySummary{Label: st.Label, Strategy: string(st.Strategy)}
+	var all []float64
+	means := make([]float64, len(runs))
+	var hits, finalHits, finalRounds, switches, rounds int
+	for i, run := range runs {
+		m, v := meanVar(run.TCTms)
+		means[i] = m
+		out.VarTCTms2 += v / float64(len(runs))
+		out.CumRegret += run.Regret[len(run.Regret)-1] / float64(len(runs))
+		out.RegretEq22 += run.Eq22 / float64(len(runs))
+		all = append(all, run.TCTms...)
+		final := len(run.Hit) - max(1, len(run.Hit)/10)
+		for t, h := range run.Hit {
+			if h {
+				hits++
+				if t >= final {
+					finalHits++
+				}
+			}
+			if t >= final {
+				finalRounds++
+			}
+			if t > 0 && run.Path[t] != run.Path[t-1] {
+				switches++
+			}
+		}
+		rounds += len(run.Hit)
+	}
+	m, v := meanVar(means)
+	out.MeanTCTms = m
+	out.MeanTCTCI95ms = 1.96 * math.Sqrt(v/float64(len(means)))
+	slices.Sort(all)
+	out.P50TCTms, out.P95TCTms, out.P99TCTms = quantile(all, 0.5), quantile(all, 0.95), quantile(all, 0.99)
+	out.HitRate = float64(hits) / float64(rounds)
+	out.FinalHitRate = float64(finalHits) / float64(finalRounds)
+	out.SwitchesPer100 = 100 * float64(switches) / float64(rounds)
+	return out
+}
+
+// meanVar is the mean and sample variance (0 for one value).
+func meanVar(xs []float64) (mean, variance float64) {
+	for _, x := range xs {
+		mean += x
+	}
+	mean /= float64(len(xs))
+	if len(xs) < 2 {
+		return mean, 0
+	}
+	for _, x := range xs {
+		variance += (x - mean) * (x - mean)
+	}
+	return mean, variance / float64(len(xs)-1)
+}
+
+// quantile of sorted xs by linear interpolation between closest ranks.
+func quantile(sorted []float64, q float64) float64 {
+	if len(sorted) == 0 {
+		return math.NaN()
+	}
+	pos := q * float64(len(sorted)-1)
+	i := int(pos)
+	if i+1 >= len(sorted) {
+		return sorted[len(sorted)-1]
+	}
+	return sorted[i] + (pos-float64(i))*(sorted[i+1]-sorted[i])
+}
+
+// WriteTable prints the summary as an aligned text table.
+func (s *Summary) WriteTable(w io.Writer) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "strategy\tmean TCT ms\t±95%\tvar ms²\tp95 ms\tp99 ms\tvs polling\tvs oracle\tbest-path hits\tcum. regret\tswitches/100\t")
+	for _, st := range s.Strategies {
+		fmt.Fprintf(tw, "%s\t%.3f\t%.3f\t%.2f\t%.2f\t%.2f\t%s\t%s\t%.1f%%\t%.1f\t%.1f\t\n",
+			st.Label, st.MeanTCTms, st.MeanTCTCI95ms, st.VarTCTms2, st.P95TCTms, st.P99TCTms,
+			optional(st.MeanReductionVsPollingPct, "%+.2f%%", -1), optional(st.RatioToOracle, "%.3f×", 1),
+			100*st.HitRate, st.CumRegret, st.SwitchesPer100)
+	}
+	return tw.Flush()
+}
+
+// optional formats *v (times sign, so a reduction prints as a negative
+// change), or "–" when absent.
+func optional(v *float64, format string, sign float64) string {
+	if v == nil {
+		return "–"
+	}
+	return strings.TrimSpace(fmt.Sprintf(format, sign**v))
+}
