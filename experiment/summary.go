@@ -188,5 +188,9 @@ func optional(v *float64, format string, sign float64) string {
 	if v == nil {
 		return "–"
 	}
-	return strings.TrimSpace(fmt.Sprintf(format, sign**v))
+	x := sign * *v
+	if x == 0 {
+		x = 0 // not "-0.00%"
+	}
+	return strings.TrimSpace(fmt.Sprintf(format, x))
 }

@@ -1,0 +1,90 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestMain lets the tests run the real command: the test binary re-executes
+// itself as hetquic when HETQUIC_TEST_MAIN is set.
+func TestMain(m *testing.M) {
+	if os.Getenv("HETQUIC_TEST_MAIN") == "1" {
+		main()
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+func runCLI(t *testing.T, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], args...)
+	cmd.Env = append(os.Environ(), "HETQUIC_TEST_MAIN=1")
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	return out.String(), errb.String(), code
+}
+
+func TestBadInputIsOneLineAndExitCode2(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"exp", "run", "testdata/bad-loss-exp.yaml"}, "bad-loss.yaml: paths[0].down.loss: 1.5 is outside [0, 1]"},
+		{[]string{"exp", "validate", "testdata/unknown-field.yaml"}, "unknown-field.yaml:4: unknown field \"stratgies\""},
+		{[]string{"exp", "run", "no-such-experiment"}, "no-such-experiment: no such file, nor a built-in experiment"},
+		{[]string{"exp", "run", "pcm-table5", "--workers"}, "flag needs an argument"},
+		{[]string{"exp", "frobnicate"}, "unknown subcommand \"frobnicate\""},
+		{[]string{"nonsense"}, "unknown command \"nonsense\""},
+	} {
+		_, stderr, code := runCLI(t, tc.args...)
+		if code != 2 {
+			t.Errorf("%v: exit code %d, want 2 (stderr %q)", tc.args, code, stderr)
+		}
+		lines := strings.Split(strings.TrimSpace(stderr), "\n")
+		last := lines[len(lines)-1]
+		if !strings.HasPrefix(last, "hetquic: ") || !strings.Contains(last, tc.want) {
+			t.Errorf("%v: last stderr line %q, want it to contain %q", tc.args, last, tc.want)
+		}
+	}
+}
+
+func TestExpRunWritesResults(t *testing.T) {
+	dir := t.TempDir()
+	stdout, stderr, code := runCLI(t, "exp", "run", "--out", dir, "pcm-model")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if !strings.Contains(stdout, "psa-opt-lognormal") || !strings.Contains(stderr, "runs") {
+		t.Errorf("no table or no progress:\n%s\n%s", stdout, stderr)
+	}
+	for _, f := range []string{"rounds.csv", "summary.json", "report.md", "tct_per_round.png", "chosen_path.png"} {
+		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
+			t.Error(err)
+		}
+	}
+}
+
+func TestHelpAndList(t *testing.T) {
+	stdout, _, code := runCLI(t, "help")
+	if code != 0 || !strings.Contains(stdout, "exp") || !strings.Contains(stdout, "demo") {
+		t.Errorf("help: %d %q", code, stdout)
+	}
+	_, stderr, code := runCLI(t, "exp", "run", "--help")
+	if code != 0 || !strings.Contains(stderr, "--workers") {
+		t.Errorf("exp run --help: %d %q", code, stderr)
+	}
+	stdout, _, code = runCLI(t, "exp", "list")
+	if code != 0 || !strings.Contains(stdout, "pcm-table5") || !strings.Contains(stdout, "pcm-window") {
+		t.Errorf("exp list: %d %q", code, stdout)
+	}
+}

@@ -1,0 +1,245 @@
+package experiment
+
+import (
+	"context"
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"testing/fstest"
+
+	"github.com/hetquic/hetquic"
+	"github.com/hetquic/hetquic/scenario"
+)
+
+// specFS builds an FS with the test scenario and one experiment file.
+func specFS(experiment string) fstest.MapFS {
+	sc, _ := os.ReadFile("testdata/two-paths.yaml")
+	tr, _ := os.ReadFile("testdata/trace.csv")
+	return fstest.MapFS{
+		"s/two-paths.yaml": {Data: sc},
+		"s/trace.csv":      {Data: tr},
+		"e/x.yaml":         {Data: []byte(experiment)},
+	}
+}
+
+const base = `name: x
+scenario: ../s/two-paths.yaml
+rounds: 300
+seeds: 3
+`
+
+func load(t *testing.T, experiment string) *Spec {
+	t.Helper()
+	s, err := Load(specFS(experiment), "e/x.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func TestLoadRejectsBadInput(t *testing.T) {
+	for _, tc := range []struct{ body, want string }{
+		{base + "strategies: [{strategy: polling}]\nbogus: 1\n", "e/x.yaml:6: unknown field \"bogus\""},
+		{base + "strategies: [{strategy: psa, a: 1.5}]\n", "e/x.yaml: strategies[0].a: 1.5 is outside [0, 1]"},
+		{base + "strategies: [{strategy: psa, window: 0}]\n", "strategies[0].window: S = 0 must be ≥ 1"},
+		{base + "strategies: [{strategy: psa, windw: 5}]\n", "unknown field \"windw\""},
+		{base + "strategies: []\n", "strategies: at least one"},
+		{base + "strategies: [{strategy: polling}, {strategy: polling}]\n", "strategies[1].label: duplicate \"polling\""},
+		{base + "strategies: [{strategy: polling}]\nobjective: {a: -0.1}\n", "objective.a: -0.1 is outside [0, 1]"},
+		{base + "strategies: [{strategy: polling}]\nevents: [{round: 5, path: nope, set: {both: {delay_ms: 1}}}]\n", "events[0].path: no path named \"nope\""},
+		{base + "strategies: [{strategy: polling}]\nevents: [{round: 500, path: fast, set: {both: {delay_ms: 1}}}]\n", "events[0].round: 500 is outside [0, 300)"},
+		{base + "strategies: [{strategy: polling}]\nevents: [{round: 5, path: fast, set: {both: {delay_ms: -1}}}]\n", "delay_ms: -1 must be a finite number ≥ 0"},
+		{base + "strategies: [{strategy: polling}]\nevents: [{round: 5, path: fast, set: {down: {loss: 2}}}]\n", "down.loss: 2 is outside [0, 1]"},
+		{base + "strategies: [{strategy: polling}]\nmodel: {packet_bytes: 0, timeout_ms: -1}\n", "model.timeout_ms"},
+		{"name: x\nmode: trace\ntrace: ../s/trace.csv\nrounds: 50\nstrategies: [{strategy: polling}]\n", "rounds: 50 exceeds the trace's 6 rounds"},
+		{"name: x\nrounds: 5\nstrategies: [{strategy: polling}]\n", "scenario: missing"},
+	} {
+		_, err := Load(specFS(tc.body), "e/x.yaml")
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%q:\n got %v\nwant %q", tc.body, err, tc.want)
+			continue
+		}
+		if strings.Contains(err.Error(), "\n") {
+			t.Errorf("error is not one line: %q", err)
+		}
+	}
+}
+
+func TestScenarioRejectsBadInput(t *testing.T) {
+	for _, tc := range []struct{ body, want string }{
+		{"name: s\npaths: [{name: a, up: {delay_ms: -3}}]\n", "paths[0].up.delay_ms: -3 must be a finite number ≥ 0"},
+		{"name: s\npaths: [{name: a, down: {loss: 1.5}}]\n", "paths[0].down.loss: 1.5 is outside [0, 1]"},
+		{"name: s\npaths: [{name: a, down: {lost: 0.1}}]\n", "s.yaml:2: unknown field \"lost\""},
+		{"name: s\npaths: [{name: a}, {name: a}]\n", "paths[1].name: duplicate path name \"a\""},
+		{"name: s\npaths: []\n", "paths: at least one path"},
+		{"name: s\npaths: [{name: a}]\nevents: [{at_s: 1, path: a}]\n", "events[0]: needs set or outage_s"},
+		{"name: s\npaths: [{name: a}]\nevents: [{at_s: 1, path: a, set: {sideways: {delay_ms: 1}}}]\n", "sideways: unknown key"},
+	} {
+		_, err := scenario.Parse(nil, "s.yaml", []byte(tc.body))
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%q:\n got %v\nwant %q", tc.body, err, tc.want)
+		}
+	}
+}
+
+// The model's exact moments match what it samples.
+func TestModelMomentsMatchSamples(t *testing.T) {
+	var m Model
+	m.setDefaults()
+	sc := load(t, base+"strategies: [{strategy: polling}]\n").scenario
+	for _, size := range []int{5 * 1024, 1 << 20} {
+		for _, p := range sc.Paths {
+			tk := m.task(p, size)
+			want := tk.moments()
+			rng := rand.New(rand.NewPCG(1, 2))
+			const n = 200_000
+			var sum, sumSq float64
+			for range n {
+				x := tk.sample(rng)
+				sum += x
+				sumSq += x * x
+			}
+			mean := sum / n
+			variance := sumSq/n - mean*mean
+			if math.Abs(mean-want.Mean) > 0.01*want.Mean || math.Abs(variance-want.Var) > 0.05*want.Var+1e-9 {
+				t.Errorf("%s %d B: sampled mean %.3f var %.3f, model %.3f %.3f", p.Name, size, mean, variance, want.Mean, want.Var)
+			}
+		}
+	}
+	// 1 MiB over 10 Mbit/s: 7 flights of slow start from 10 packets, 839 ms
+	// of serialisation.
+	tk := m.task(sc.Paths[1], 1<<20)
+	if tk.flights != 7 || math.Abs(tk.txMs-838.8608) > 1e-6 {
+		t.Errorf("flights %d tx %v", tk.flights, tk.txMs)
+	}
+}
+
+// Results do not depend on the number of workers, and repeat bit for bit.
+func TestExecuteIsDeterministic(t *testing.T) {
+	spec := load(t, base+`strategies:
+  - {strategy: polling}
+  - {strategy: eps-greedy}
+  - {strategy: thompson}
+  - {strategy: hetquic}
+  - {strategy: oracle}
+`)
+	a, err := Execute(context.Background(), spec, Options{Workers: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := Execute(context.Background(), spec, Options{Workers: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(a.Runs, b.Runs) {
+		t.Fatal("1 and 4 workers gave different runs")
+	}
+	sum := Summarize(a)
+	oracle := sum.find("oracle")
+	if oracle.HitRate != 1 || oracle.CumRegret != 0 || *oracle.RatioToOracle != 1 {
+		t.Errorf("oracle: %+v", oracle)
+	}
+	if p := sum.find("polling"); math.Abs(p.HitRate-0.5) > 0.01 || *p.MeanReductionVsPollingPct != 0 {
+		t.Errorf("polling: %+v", p)
+	}
+	if h := sum.find("hetquic"); h.HitRate < 0.9 || *h.RatioToOracle > 1.1 {
+		t.Errorf("hetquic on two clearly different paths: %+v", h)
+	}
+}
+
+// A spike changes a path for its rounds and then restores it.
+func TestScheduleSpikes(t *testing.T) {
+	spec := load(t, base+`strategies: [{strategy: oracle}]
+events:
+  - {round: 10, path: fast, set: {both: {delay_ms: 50}}, for_rounds: 5}
+  - {round: 100, path: slow, set: {both: {delay_ms: 1, loss: 0}}}
+`)
+	res, err := Execute(context.Background(), spec, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for t0, want := range map[int]int{0: 0, 9: 0, 10: 1, 14: 1, 15: 0, 99: 0, 100: 1, 299: 1} {
+		if res.Best[t0] != want {
+			t.Errorf("best path at round %d = %d, want %d", t0, res.Best[t0], want)
+		}
+		if got := res.Runs[0][0].Path[t0]; int(got) != want {
+			t.Errorf("oracle at round %d took %d, want %d", t0, got, want)
+		}
+	}
+}
+
+func TestTraceMode(t *testing.T) {
+	spec := load(t, "name: x\nmode: trace\ntrace: ../s/trace.csv\nseeds: 2\nstrategies: [{strategy: polling}, {strategy: oracle}]\n")
+	if spec.Rounds != 6 || !reflect.DeepEqual(spec.PathNames(), []string{"fast", "slow"}) {
+		t.Fatalf("rounds %d paths %v", spec.Rounds, spec.PathNames())
+	}
+	res, err := Execute(context.Background(), spec, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	polling := res.Runs[0][0]
+	if want := []float64{10.5, 39.0, 10.1, 41.0, 10.9, 40.4}; !reflect.DeepEqual(polling.TCTms, want) {
+		t.Errorf("polling replayed %v, want %v", polling.TCTms, want)
+	}
+	// The oracle of a trace is its best path in hindsight.
+	for _, p := range res.Runs[1][0].Path {
+		if p != 0 {
+			t.Fatalf("oracle took path %d", p)
+		}
+	}
+	for _, bad := range []string{"round,a\n0,1\n2,1\n", "round,a,a\n0,1,1\n", "round,a\n0,-1\n", "time,a\n0,1\n", "round,a\n"} {
+		if _, err := parseTrace("t.csv", []byte(bad)); err == nil {
+			t.Errorf("trace %q accepted", bad)
+		}
+	}
+}
+
+// Every shipped experiment loads, and a short run of each writes every
+// output file.
+func TestBuiltinExperimentsWriteTheirReport(t *testing.T) {
+	entries, err := hetquic.Files.ReadDir("experiments")
+	if err != nil || len(entries) == 0 {
+		t.Fatalf("no built-in experiments: %v", err)
+	}
+	for _, e := range entries {
+		spec, err := Load(hetquic.Files, "experiments/"+e.Name())
+		if err != nil {
+			t.Fatal(err)
+		}
+		spec.Seeds = 2
+		res, err := Execute(context.Background(), spec, Options{})
+		if err != nil {
+			t.Fatalf("%s: %v", e.Name(), err)
+		}
+		dir := t.TempDir()
+		files, err := WriteAll(dir, res, Summarize(res))
+		if err != nil {
+			t.Fatalf("%s: %v", e.Name(), err)
+		}
+		for _, f := range files {
+			if st, err := os.Stat(f); err != nil || st.Size() == 0 {
+				t.Errorf("%s: %s missing or empty", e.Name(), filepath.Base(f))
+			}
+		}
+		report, _ := os.ReadFile(filepath.Join(dir, "report.md"))
+		for _, want := range []string{"## Results", "tct_per_round.png", "| " + spec.Strategies[0].Label + " |"} {
+			if !strings.Contains(string(report), want) {
+				t.Errorf("%s: report lacks %q", e.Name(), want)
+			}
+		}
+	}
+}
+
+// A cancelled context stops the run with its error.
+func TestExecuteCancelled(t *testing.T) {
+	spec := load(t, base+"strategies: [{strategy: polling}]\n")
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := Execute(ctx, spec, Options{}); err == nil {
+		t.Fatal("cancelled run succeeded")
+	}
+}
