@@ -42,7 +42,7 @@ func DecodeNode(name string, n *yaml.Node, v any) error {
 	if err := dec.Decode(v); err != nil && !errors.Is(err, io.EOF) {
 		// Line numbers of the re-encoded text would mislead; report the
 		// node's own line instead.
-		msg := lineRE.ReplaceAllString(firstError(err), "")
+		msg := tidy(lineRE.ReplaceAllString(firstError(err), ""))
 		return fmt.Errorf("%s:%d: %s", name, n.Line, msg)
 	}
 	return nil
