@@ -1,0 +1,312 @@
+package main
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log"
+	"math/rand/v2"
+	"net"
+	"net/netip"
+	"net/url"
+	"os"
+	"slices"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/hetquic/hetquic/pathsel"
+	"github.com/hetquic/hetquic/pcm"
+)
+
+func init() {
+	register(command{name: "pcm", summary: "PCM-QUIC client: one QUIC connection migrating per request (pcm get|bench)", run: runPCM})
+}
+
+const pcmHelp = `PCM-QUIC keeps one HTTP/3 connection to an unmodified server and moves it,
+request by request, to the local path a strategy chooses, measuring each
+request's task completion time (stream created → FIN received).
+
+get URL     fetch URL (-n times), print a line per request, body to -o
+bench URL   fetch URL --rounds times and print per-path statistics
+
+Paths (--paths) are interface names or local addresses, comma-separated;
+the default is every non-loopback address of the host, as in the paper.`
+
+// pcmFlags are the flags get and bench share.
+type pcmFlags struct {
+	paths, strategy, ca, serverName string
+	insecure, perByte, verbose      bool
+	seed                            uint64
+}
+
+func (f *pcmFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&f.paths, "paths", "", "local paths: interface names or addresses, comma-separated (default: all non-loopback addresses)")
+	fs.StringVar(&f.strategy, "strategy", "hetquic", fmt.Sprintf("path selection strategy, one of %v", pathsel.Strategies[:len(pathsel.Strategies)-1]))
+	fs.StringVar(&f.ca, "ca", "", "PEM certificate to trust (e.g. from hetquic serve --write-ca)")
+	fs.BoolVar(&f.insecure, "insecure", false, "do not verify the server's certificate")
+	fs.StringVar(&f.serverName, "server-name", "", "TLS server name (default: the URL's host)")
+	fs.BoolVar(&f.perByte, "per-byte", false, "learn from TCT per byte (PCM Eq. 4) instead of TCT")
+	fs.Uint64Var(&f.seed, "seed", 1, "seed of the strategy's random choices")
+	fs.BoolVar(&f.verbose, "v", false, "log migration warnings to stderr")
+}
+
+func runPCM(ctx context.Context, args []string) error {
+	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" {
+		fmt.Fprintf(os.Stderr, "Usage: hetquic pcm get|bench URL [flags]\n\n%s\n", pcmHelp)
+		if len(args) == 0 {
+			return badInput(errors.New("pcm: missing subcommand (get or bench)"))
+		}
+		return nil
+	}
+	switch args[0] {
+	case "get":
+		return pcmGet(ctx, args[1:])
+	case "bench":
+		return pcmBench(ctx, args[1:])
+	}
+	return badInput(fmt.Errorf("pcm: unknown subcommand %q (want get or bench)", args[0]))
+}
+
+func pcmGet(ctx context.Context, args []string) error {
+	fs := newFlagSet("pcm get", "pcm get URL [-n N] [-o FILE] [flags]", pcmHelp)
+	var f pcmFlags
+	f.register(fs)
+	n := fs.Int("n", 1, "number of requests")
+	out := fs.String("o", "", "write the (last) body to FILE, - for stdout (default: discard)")
+	target, err := parseWithOperand(fs, args, "URL")
+	if err != nil {
+		return err
+	}
+	if *n < 1 {
+		return badInput(fmt.Errorf("pcm get: -n %d must be ≥ 1", *n))
+	}
+	c, path, err := f.dial(ctx, target)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	for i := range *n {
+		w := io.Discard
+		if i == *n-1 && *out != "" {
+			if *out == "-" {
+				w = os.Stdout
+			} else {
+				file, err := os.Create(*out)
+				if err != nil {
+					return err
+				}
+				defer file.Close()
+				w = file
+			}
+		}
+		res, err := c.Get(ctx, path, w)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(os.Stderr, "%s stream %d status %d %d bytes tct %.3f ms%s\n", res.PathName, res.StreamID, res.Status,
+			res.TotalBytes, ms(res.TCT()), notes(res))
+	}
+	return nil
+}
+
+func pcmBench(ctx context.Context, args []string) error {
+	fs := newFlagSet("pcm bench", "pcm bench URL [--rounds N] [--csv FILE] [flags]", pcmHelp)
+	var f pcmFlags
+	f.register(fs)
+	rounds := fs.Int("rounds", 100, "requests to make")
+	csvFile := fs.String("csv", "", "write one line per request to FILE")
+	target, err := parseWithOperand(fs, args, "URL")
+	if err != nil {
+		return err
+	}
+	if *rounds < 1 {
+		return badInput(fmt.Errorf("pcm bench: --rounds %d must be ≥ 1", *rounds))
+	}
+	c, path, err := f.dial(ctx, target)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	var csv io.Writer = io.Discard
+	if *csvFile != "" {
+		file, err := os.Create(*csvFile)
+		if err != nil {
+			return err
+		}
+		defer file.Close()
+		csv = file
+	}
+	fmt.Fprintln(csv, "round,path,stream_id,status,bytes,tct_ms,switched,failovers")
+	perPath := map[string][]float64{}
+	var all []float64
+	switches := 0
+	for i := range *rounds {
+		res, err := c.Get(ctx, path, nil)
+		if err != nil {
+			return fmt.Errorf("round %d: %w", i, err)
+		}
+		t := ms(res.TCT())
+		perPath[res.PathName] = append(perPath[res.PathName], t)
+		all = append(all, t)
+		if res.Switched {
+			switches++
+		}
+		fmt.Fprintf(csv, "%d,%s,%d,%d,%d,%.4f,%t,%d\n", i, res.PathName, res.StreamID, res.Status, res.TotalBytes, t, res.Switched, res.Failovers)
+	}
+	tw := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "path\trequests\tmean ms\tp50 ms\tp95 ms\t")
+	for _, lp := range c.Paths() {
+		if xs := perPath[lp.Name]; len(xs) > 0 {
+			fmt.Fprintf(tw, "%s\t%d\t%.3f\t%.3f\t%.3f\t\n", lp.Name, len(xs), mean(xs), pct(xs, 0.5), pct(xs, 0.95))
+		}
+	}
+	fmt.Fprintf(tw, "all\t%d\t%.3f\t%.3f\t%.3f\t\n", len(all), mean(all), pct(all, 0.5), pct(all, 0.95))
+	tw.Flush()
+	fmt.Printf("%d switches in %d requests (strategy %s)\n", switches, *rounds, f.strategy)
+	return nil
+}
+
+// dial parses the URL and flags and connects; it returns the request path.
+func (f *pcmFlags) dial(ctx context.Context, target string) (*pcm.Client, string, error) {
+	u, err := url.Parse(target)
+	if err != nil || u.Scheme != "https" || u.Host == "" {
+		return nil, "", badInput(fmt.Errorf("pcm: URL %q: want https://host:port/path", target))
+	}
+	server := u.Host
+	if u.Port() == "" {
+		server = net.JoinHostPort(u.Hostname(), "443")
+	}
+	paths, err := localPaths(f.paths)
+	if err != nil {
+		return nil, "", badInput(err)
+	}
+	tlsConf := &tls.Config{InsecureSkipVerify: f.insecure, ServerName: f.serverName}
+	if tlsConf.ServerName == "" {
+		tlsConf.ServerName = u.Hostname()
+	}
+	if f.ca != "" {
+		pem, err := os.ReadFile(f.ca)
+		if err != nil {
+			return nil, "", badInput(fmt.Errorf("pcm: --ca: %w", err))
+		}
+		tlsConf.RootCAs = x509.NewCertPool()
+		if !tlsConf.RootCAs.AppendCertsFromPEM(pem) {
+			return nil, "", badInput(fmt.Errorf("pcm: --ca %s: no PEM certificate", f.ca))
+		}
+	}
+	sel, err := pathsel.New(pathsel.Config{Strategy: pathsel.Strategy(f.strategy)}, rand.New(rand.NewPCG(f.seed, 0)))
+	if err != nil {
+		return nil, "", badInput(fmt.Errorf("pcm: --strategy: %w", err))
+	}
+	for i := range paths {
+		sel.AddPath(pathsel.PathID(i))
+	}
+	cfg := pcm.Config{Server: server, Paths: paths, TLS: tlsConf, Selector: sel, PerByte: f.perByte}
+	if f.verbose {
+		cfg.Logf = log.New(os.Stderr, "", log.Ltime|log.Lmicroseconds).Printf
+	}
+	dctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	c, err := pcm.Dial(dctx, cfg)
+	if err != nil {
+		return nil, "", err
+	}
+	path := u.RequestURI()
+	return c, path, nil
+}
+
+// localPaths resolves --paths: interface names or addresses; empty means
+// every non-loopback address of the host.
+func localPaths(spec string) ([]pcm.LocalPath, error) {
+	if spec == "" {
+		ifaces, err := net.Interfaces()
+		if err != nil {
+			return nil, err
+		}
+		var out []pcm.LocalPath
+		for _, ifc := range ifaces {
+			if ifc.Flags&net.FlagLoopback != 0 || ifc.Flags&net.FlagUp == 0 {
+				continue
+			}
+			if a, ok := interfaceAddr(ifc); ok {
+				out = append(out, pcm.LocalPath{Name: ifc.Name, Addr: a})
+			}
+		}
+		if len(out) == 0 {
+			return nil, errors.New("pcm: no non-loopback address on this host; give --paths")
+		}
+		return out, nil
+	}
+	var out []pcm.LocalPath
+	for _, item := range strings.Split(spec, ",") {
+		item = strings.TrimSpace(item)
+		if a, err := netip.ParseAddr(item); err == nil {
+			out = append(out, pcm.LocalPath{Name: item, Addr: a})
+			continue
+		}
+		ifc, err := net.InterfaceByName(item)
+		if err != nil {
+			return nil, fmt.Errorf("pcm: --paths: %q is neither an address nor an interface", item)
+		}
+		a, ok := interfaceAddr(*ifc)
+		if !ok {
+			return nil, fmt.Errorf("pcm: --paths: interface %s has no address", item)
+		}
+		out = append(out, pcm.LocalPath{Name: item, Addr: a})
+	}
+	return out, nil
+}
+
+// interfaceAddr is the interface's first IPv4 address, else its first
+// global IPv6 one.
+func interfaceAddr(ifc net.Interface) (netip.Addr, bool) {
+	addrs, err := ifc.Addrs()
+	if err != nil {
+		return netip.Addr{}, false
+	}
+	var v6 netip.Addr
+	for _, a := range addrs {
+		pfx, err := netip.ParsePrefix(a.String())
+		if err != nil {
+			continue
+		}
+		if ip := pfx.Addr(); ip.Is4() {
+			return ip, true
+		} else if ip.IsGlobalUnicast() && !v6.IsValid() {
+			v6 = ip
+		}
+	}
+	return v6, v6.IsValid()
+}
+
+func notes(r pcm.Result) string {
+	var s string
+	if r.Switched {
+		s += " (switched)"
+	}
+	if r.Failovers > 0 {
+		s += fmt.Sprintf(" (%d failovers)", r.Failovers)
+	}
+	return s
+}
+
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+func mean(xs []float64) float64 {
+	var s float64
+	for _, x := range xs {
+		s += x
+	}
+	return s / float64(len(xs))
+}
+
+func pct(xs []float64, q float64) float64 {
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	return s[int(q*float64(len(s)-1))]
+}

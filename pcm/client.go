@@ -1,0 +1,389 @@
+// Package pcm is PCM-QUIC's client (PCM journal §3.3–3.4): one QUIC
+// connection to an unmodified HTTP/3 server that, request by request, moves
+// between the host's local interfaces, measures each request's task
+// completion time, and learns with pathsel which interface serves best.
+//
+// Migration uses quic-go's client path API (Conn.AddPath, Path.Probe,
+// Path.Switch, Path.Close). Its budgets shape the design (measured facts in
+// README, "PCM-QUIC on quic-go"):
+//   - every added path spends one of the connection IDs the server issued
+//     (four), returned only when the path is closed;
+//   - a quic-go server tracks at most three client paths besides the active
+//     one and ignores probes beyond them for five seconds;
+//   - Switch resets the RTT estimate and congestion state.
+//
+// So the client keeps a small working set of validated paths (MaxPaths,
+// counting the active one), closes the least recently used to make room,
+// probes with a deadline, and never waits on the network without one.
+package pcm
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/netip"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/quic-go/quic-go"
+	"github.com/quic-go/quic-go/http3"
+
+	"github.com/hetquic/hetquic/pathsel"
+)
+
+// LocalPath is one local interface: a name for reports and the address a
+// socket binds to so that its packets leave through that interface.
+type LocalPath struct {
+	Name string
+	Addr netip.Addr
+}
+
+// Config configures Dial.
+type Config struct {
+	// Server is the origin's host:port; ServerName its TLS name.
+	Server     string
+	ServerName string
+	Paths      []LocalPath
+	TLS        *tls.Config // RootCAs etc.; NextProtos is set to h3
+	QUIC       *quic.Config
+	// Selector decides the path of each Get (default: pathsel.Default()
+	// with a random source seeded from Seed).
+	Selector pathsel.Selector
+	Seed     uint64
+	// PerByte makes Get report TCT per byte (PCM Eq. 4) to the selector
+	// instead of TCT (Eq. 3): for tasks of mixed sizes.
+	PerByte bool
+	// MaxPaths is the most paths kept validated at once, the active one
+	// included (default 3: the active path plus two probed ones fit in
+	// quic-go's four connection IDs and its server's three tracked paths).
+	MaxPaths int
+	// ProbeTimeout bounds a path validation (default 1 s).
+	ProbeTimeout time.Duration
+	// StallTimeout is how long a response may receive nothing before its
+	// path counts as failed and the request is retried on another path
+	// (default 1 s; the smoothed RTT × 4 when that is larger).
+	StallTimeout time.Duration
+	// DownBackoff is how long a failed path rests before it is tried again
+	// (default 2 s, doubling while it keeps failing, at most 1 min).
+	DownBackoff time.Duration
+	// Now is the clock of the measurements (default time.Now).
+	Now func() time.Time
+	// Logf receives warnings (default: discarded).
+	Logf func(format string, args ...any)
+}
+
+func (c *Config) setDefaults() {
+	if c.MaxPaths == 0 {
+		c.MaxPaths = 3
+	}
+	if c.ProbeTimeout == 0 {
+		c.ProbeTimeout = time.Second
+	}
+	if c.StallTimeout == 0 {
+		c.StallTimeout = time.Second
+	}
+	if c.DownBackoff == 0 {
+		c.DownBackoff = 2 * time.Second
+	}
+	if c.Now == nil {
+		c.Now = time.Now
+	}
+	if c.Logf == nil {
+		c.Logf = func(string, ...any) {}
+	}
+}
+
+// Client is one PCM-QUIC connection. Its methods are safe for concurrent
+// use; requests in flight at the same time share the active path.
+type Client struct {
+	cfg    Config
+	conn   *quic.Conn
+	h3     *http3.ClientConn
+	remote *net.UDPAddr
+
+	// mu guards the path state. Requests hold it for reading while they
+	// are in flight; a switch holds it for writing, so a path never changes
+	// under a request and every measurement belongs to one path.
+	mu     sync.RWMutex
+	paths  []*pathState
+	active int
+	// migration is false when the server forbade it or AddPath failed:
+	// the client then stays where it is.
+	migration bool
+
+	selMu sync.Mutex // guards the selector
+	sel   pathsel.Selector
+}
+
+type pathState struct {
+	LocalPath
+	tr *quic.Transport
+	// qp is the quic-go path; nil for a path never probed or closed
+	// (including the one the connection was dialled on, until it is left).
+	qp        *quic.Path
+	validated bool
+	lastUsed  time.Time
+	// down is set when the path failed; it is not chosen before retryAt.
+	down    bool
+	retryAt time.Time
+	backoff time.Duration
+}
+
+// Dial opens one socket per local path and the QUIC connection on the
+// first one (the paper picks it at random: put the one you want first).
+func Dial(ctx context.Context, cfg Config) (*Client, error) {
+	cfg.setDefaults()
+	if len(cfg.Paths) == 0 {
+		return nil, errors.New("pcm: no local paths")
+	}
+	remote, err := net.ResolveUDPAddr("udp", cfg.Server)
+	if err != nil {
+		return nil, fmt.Errorf("pcm: server %q: %w", cfg.Server, err)
+	}
+	c := &Client{cfg: cfg, remote: remote, migration: true, sel: cfg.Selector}
+	for _, lp := range cfg.Paths {
+		udp, err := net.ListenUDP("udp", net.UDPAddrFromAddrPort(netip.AddrPortFrom(lp.Addr, 0)))
+		if err != nil {
+			c.closeTransports()
+			return nil, fmt.Errorf("pcm: path %s: bind %s: %w", lp.Name, lp.Addr, err)
+		}
+		c.paths = append(c.paths, &pathState{LocalPath: lp, tr: &quic.Transport{Conn: udp}})
+	}
+	tlsConf := cfg.TLS.Clone()
+	if tlsConf == nil {
+		tlsConf = &tls.Config{}
+	}
+	tlsConf.NextProtos = []string{http3.NextProtoH3}
+	if tlsConf.ServerName == "" {
+		tlsConf.ServerName = cfg.ServerName
+	}
+	conn, err := c.paths[0].tr.Dial(ctx, remote, tlsConf, cfg.QUIC)
+	if err != nil {
+		c.closeTransports()
+		return nil, fmt.Errorf("pcm: dial %s via %s: %w", cfg.Server, cfg.Paths[0].Name, err)
+	}
+	c.conn = conn
+	c.h3 = (&http3.Transport{}).NewClientConn(conn)
+	c.paths[0].validated = true
+	c.paths[0].lastUsed = cfg.Now()
+	if c.sel == nil {
+		if c.sel, err = pathsel.New(pathsel.Default(), newRand(cfg.Seed)); err != nil {
+			c.Close()
+			return nil, err
+		}
+		for i := range c.paths {
+			c.sel.AddPath(pathsel.PathID(i))
+		}
+	}
+	return c, nil
+}
+
+// Paths lists the client's local paths; PathID i is Paths()[i].
+func (c *Client) Paths() []LocalPath {
+	out := make([]LocalPath, len(c.paths))
+	for i, p := range c.paths {
+		out[i] = p.LocalPath
+	}
+	return out
+}
+
+// Active is the index of the path the connection uses now.
+func (c *Client) Active() int {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return c.active
+}
+
+// Close closes the connection and every socket.
+func (c *Client) Close() error {
+	err := c.conn.CloseWithError(0, "")
+	c.closeTransports()
+	return err
+}
+
+func (c *Client) closeTransports() {
+	for _, p := range c.paths {
+		p.tr.Close()
+		p.tr.Conn.Close()
+	}
+}
+
+// Result is one request's measurement (PCM journal §3.2, Eq. 3–4).
+type Result struct {
+	Path     int // index of the path that completed the request
+	PathName string
+	StreamID quic.StreamID
+	Status   int
+	// Est is when the request stream was created, End when the response's
+	// FIN arrived; TotalBytes counts the response body.
+	Est, End   time.Time
+	TotalBytes int64
+	// Switched says the connection moved to Path for this request.
+	Switched bool
+	// Failovers counts paths given up during the request.
+	Failovers int
+}
+
+// TCT is the task completion time, EndTime − EstTime (Eq. 3).
+func (r Result) TCT() time.Duration { return r.End.Sub(r.Est) }
+
+// Sample is what a selector learns from: TCT in ms, or per byte (Eq. 4).
+func (r Result) Sample(perByte bool) float64 {
+	ms := float64(r.TCT()) / float64(time.Millisecond)
+	if perByte {
+		return ms / float64(max(r.TotalBytes, 1))
+	}
+	return ms
+}
+
+// Get fetches target (a path such as "/bytes/5120") on the path the
+// selector chooses, writes the body to w (nil: discard), and reports the
+// sample to the selector.
+func (c *Client) Get(ctx context.Context, target string, w io.Writer) (Result, error) {
+	c.reviveRested()
+	c.selMu.Lock()
+	p, err := c.sel.Choose()
+	c.selMu.Unlock()
+	if err != nil {
+		return Result{}, err
+	}
+	res, err := c.GetOn(ctx, int(p), target, w)
+	if err != nil {
+		return res, err
+	}
+	c.selMu.Lock()
+	err = c.sel.Observe(pathsel.PathID(res.Path), res.Sample(c.cfg.PerByte))
+	c.selMu.Unlock()
+	return res, err
+}
+
+// GetOn fetches target on path p — the experiment runner's entry, where
+// the selector lives outside the client. If p cannot be used (migration
+// refused, probe failed, path down) the request goes on the active path and
+// Result.Path says so; a response that stalls is retried on another path
+// from the byte where it stopped.
+func (c *Client) GetOn(ctx context.Context, p int, target string, w io.Writer) (Result, error) {
+	if p < 0 || p >= len(c.paths) {
+		return Result{}, fmt.Errorf("pcm: no path %d", p)
+	}
+	if w == nil {
+		w = io.Discard
+	}
+	switched := c.ensureActive(ctx, p)
+	var res Result
+	var received int64
+	for attempt := 0; ; attempt++ {
+		r, n, err := c.fetch(ctx, target, received, w)
+		received += n
+		if attempt == 0 {
+			res = r
+		}
+		res.Path, res.PathName, res.StreamID, res.Status = r.Path, r.PathName, r.StreamID, r.Status
+		res.End, res.TotalBytes = r.End, received
+		if err == nil {
+			res.Switched, res.Failovers = switched, attempt
+			return res, nil
+		}
+		if !errors.Is(err, errStalled) || attempt >= len(c.paths) || ctx.Err() != nil {
+			return res, err
+		}
+		c.cfg.Logf("pcm: path %s stalled (%v); failing over", r.PathName, err)
+		if !c.failover(ctx, r.Path) {
+			return res, fmt.Errorf("pcm: path %s failed and no other path works: %w", r.PathName, err)
+		}
+	}
+}
+
+var errStalled = errors.New("response stalled")
+
+// fetch sends one GET on the active path, asking for the bytes from offset
+// on, and copies the body to w. It returns the bytes copied.
+func (c *Client) fetch(ctx context.Context, target string, offset int64, w io.Writer) (Result, int64, error) {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	ps := c.paths[c.active]
+	res := Result{Path: c.active, PathName: ps.Name}
+	ps.lastUsed = c.cfg.Now()
+
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "https://"+c.authority()+target, nil)
+	if err != nil {
+		return res, 0, err
+	}
+	if offset > 0 {
+		req.Header.Set("Range", "bytes="+strconv.FormatInt(offset, 10)+"-")
+	}
+	str, err := c.h3.OpenRequestStream(ctx)
+	if err != nil {
+		return res, 0, err
+	}
+	res.Est = c.cfg.Now() // EstTime: the stream exists (PCM Eq. 3)
+	res.StreamID = str.StreamID()
+	stall := c.stallTimeout()
+	watch := newStallWatch(str, stall)
+	defer watch.stop()
+	if err := str.SendRequestHeader(req); err != nil {
+		return res, 0, err
+	}
+	str.Close() // no body: send FIN
+	resp, err := str.ReadResponse()
+	if err != nil {
+		return res, 0, watch.explain(err)
+	}
+	res.Status = resp.StatusCode
+	discard := int64(0)
+	if offset > 0 && resp.StatusCode == http.StatusOK {
+		discard = offset // the server ignored Range: skip what we have
+	}
+	n, err := copyBody(w, resp.Body, discard, watch)
+	res.End = c.cfg.Now() // EndTime: the FIN has arrived
+	if err != nil {
+		return res, n, watch.explain(err)
+	}
+	return res, n, nil
+}
+
+func (c *Client) authority() string {
+	if c.cfg.ServerName != "" {
+		_, port, _ := net.SplitHostPort(c.cfg.Server)
+		return net.JoinHostPort(c.cfg.ServerName, port)
+	}
+	return c.cfg.Server
+}
+
+func (c *Client) stallTimeout() time.Duration {
+	return max(c.cfg.StallTimeout, 4*c.conn.ConnectionStats().SmoothedRTT)
+}
+
+// copyBody copies body to w, dropping its first skip bytes, and tells the
+// stall watch about progress.
+func copyBody(w io.Writer, body io.ReadCloser, skip int64, watch *stallWatch) (int64, error) {
+	defer body.Close()
+	buf := make([]byte, 32<<10)
+	var n int64
+	for {
+		k, err := body.Read(buf)
+		if k > 0 {
+			watch.progress()
+			chunk := buf[:k]
+			if skip > 0 {
+				d := min(skip, int64(k))
+				chunk, skip = chunk[d:], skip-d
+			}
+			if _, werr := w.Write(chunk); werr != nil {
+				return n, werr
+			}
+			n += int64(len(chunk))
+		}
+		if errors.Is(err, io.EOF) {
+			return n, nil
+		}
+		if err != nil {
+			return n, err
+		}
+	}
+}

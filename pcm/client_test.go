@@ -1,0 +1,273 @@
+package pcm
+
+import (
+	"bytes"
+	"context"
+	"crypto/tls"
+	"fmt"
+	"net"
+	"net/netip"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/hetquic/hetquic/internal/selfsigned"
+	"github.com/hetquic/hetquic/origin"
+	"github.com/hetquic/hetquic/pathsel"
+)
+
+// dropConn drops every datagram from the addresses in drop: a network (or
+// server) that ignores a path.
+type dropConn struct {
+	net.PacketConn
+	mu   sync.Mutex
+	drop map[netip.Addr]bool
+}
+
+func (d *dropConn) ReadFrom(b []byte) (int, net.Addr, error) {
+	for {
+		n, addr, err := d.PacketConn.ReadFrom(b)
+		if err != nil {
+			return n, addr, err
+		}
+		ap := addr.(*net.UDPAddr).AddrPort()
+		d.mu.Lock()
+		dropped := d.drop[ap.Addr()]
+		d.mu.Unlock()
+		if !dropped {
+			return n, addr, nil
+		}
+	}
+}
+
+func (d *dropConn) setDrop(a netip.Addr, on bool) {
+	d.mu.Lock()
+	d.drop[a] = on
+	d.mu.Unlock()
+}
+
+type testServer struct {
+	addr string
+	pool *tls.Config
+	conn *dropConn
+	log  *syncBuffer
+}
+
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+func startOrigin(t *testing.T) *testServer {
+	t.Helper()
+	pair, err := selfsigned.New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	udp, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dc := &dropConn{PacketConn: udp, drop: map[netip.Addr]bool{}}
+	log := &syncBuffer{}
+	srv, err := origin.Serve(dc, origin.Config{TLS: &tls.Config{Certificates: []tls.Certificate{pair.Cert}}, Log: log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Close() })
+	return &testServer{addr: udp.LocalAddr().String(), pool: &tls.Config{RootCAs: pair.Pool}, conn: dc, log: log}
+}
+
+func loopbackPaths(n int) []LocalPath {
+	var ps []LocalPath
+	for i := range n {
+		ps = append(ps, LocalPath{Name: fmt.Sprintf("p%d", i), Addr: netip.AddrFrom4([4]byte{127, 0, 0, byte(11 + i)})})
+	}
+	return ps
+}
+
+func dial(t *testing.T, srv *testServer, cfg Config) *Client {
+	t.Helper()
+	cfg.Server, cfg.ServerName, cfg.TLS = srv.addr, "localhost", srv.pool
+	if cfg.Paths == nil {
+		cfg.Paths = loopbackPaths(3)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	c, err := Dial(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+func checkPattern(t *testing.T, body []byte, n int) {
+	t.Helper()
+	if len(body) != n {
+		t.Fatalf("body has %d bytes, want %d", len(body), n)
+	}
+	for i, b := range body {
+		if b != origin.PatternByte(int64(i)) {
+			t.Fatalf("body byte %d = %d, want %d", i, b, origin.PatternByte(int64(i)))
+		}
+	}
+}
+
+// Round robin over three paths: every request moves the connection, every
+// response is intact, and the server sees each path's address.
+func TestMigratesRequestByRequest(t *testing.T) {
+	srv := startOrigin(t)
+	sel, _ := pathsel.New(pathsel.Config{Strategy: pathsel.Polling}, nil)
+	for i := range 3 {
+		sel.AddPath(pathsel.PathID(i))
+	}
+	c := dial(t, srv, Config{Selector: sel})
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	used := map[int]int{}
+	for i := range 30 {
+		var body bytes.Buffer
+		res, err := c.Get(ctx, "/bytes/5120", &body)
+		if err != nil {
+			t.Fatalf("request %d: %v", i, err)
+		}
+		checkPattern(t, body.Bytes(), 5120)
+		if res.Path != i%3 {
+			t.Errorf("request %d went on path %d, want %d", i, res.Path, i%3)
+		}
+		if res.TCT() <= 0 || res.TotalBytes != 5120 || res.Status != 200 {
+			t.Errorf("request %d: %+v", i, res)
+		}
+		used[res.Path]++
+	}
+	log := srv.log.String()
+	for i := range 3 {
+		if !strings.Contains(log, fmt.Sprintf("127.0.0.%d:", 11+i)) {
+			t.Errorf("server never saw path %d's address; log:\n%s", i, log)
+		}
+	}
+}
+
+// A path whose packets vanish is given up after a probe deadline, the
+// request is served on the active path, and nothing hangs.
+func TestIgnoredPathFallsBack(t *testing.T) {
+	srv := startOrigin(t)
+	srv.conn.setDrop(netip.MustParseAddr("127.0.0.12"), true)
+	var warnings atomic.Int32
+	c := dial(t, srv, Config{ProbeTimeout: 300 * time.Millisecond, Logf: func(string, ...any) { warnings.Add(1) }})
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	res, err := c.GetOn(ctx, 1, "/bytes/1000", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Path != 0 || res.Switched {
+		t.Errorf("request went on path %d (switched %v), want the active path 0", res.Path, res.Switched)
+	}
+	if warnings.Load() == 0 {
+		t.Error("no warning about the unusable path")
+	}
+	// The path rests: an immediate second try does not probe again.
+	start := time.Now()
+	if _, err := c.GetOn(ctx, 1, "/bytes/1000", nil); err != nil {
+		t.Fatal(err)
+	}
+	if d := time.Since(start); d > 200*time.Millisecond {
+		t.Errorf("second request on the resting path took %v: it probed again", d)
+	}
+	// Path 2 still works.
+	if res, err := c.GetOn(ctx, 2, "/bytes/1000", nil); err != nil || res.Path != 2 {
+		t.Errorf("path 2: %+v %v", res, err)
+	}
+}
+
+// When the active path dies mid-response, the request finishes on another
+// path with every byte exactly once.
+func TestFailoverMidResponse(t *testing.T) {
+	srv := startOrigin(t)
+	c := dial(t, srv, Config{StallTimeout: 300 * time.Millisecond, ProbeTimeout: 500 * time.Millisecond})
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	// Warm path 1 so that failover has a validated path to go to.
+	if _, err := c.GetOn(ctx, 1, "/bytes/10", nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.GetOn(ctx, 0, "/bytes/10", nil); err != nil {
+		t.Fatal(err)
+	}
+	const size = 8 << 20
+	body := &cutWriter{after: 1 << 20, cut: func() { srv.conn.setDrop(netip.MustParseAddr("127.0.0.11"), true) }}
+	res, err := c.GetOn(ctx, 0, fmt.Sprintf("/bytes/%d", size), body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkPattern(t, body.buf.Bytes(), size)
+	if res.Failovers == 0 || res.Path == 0 {
+		t.Errorf("no failover recorded: %+v", res)
+	}
+}
+
+// cutWriter calls cut once after `after` bytes have been written.
+type cutWriter struct {
+	buf   bytes.Buffer
+	after int
+	cut   func()
+	done  bool
+}
+
+func (w *cutWriter) Write(b []byte) (int, error) {
+	n, err := w.buf.Write(b)
+	if !w.done && w.buf.Len() >= w.after {
+		w.done = true
+		w.cut()
+	}
+	return n, err
+}
+
+// Five paths round robin: more than the working set holds, so paths are
+// closed and re-added all the time. Nothing hangs and most requests land
+// where they were sent.
+func TestWorkingSetChurn(t *testing.T) {
+	srv := startOrigin(t)
+	sel, _ := pathsel.New(pathsel.Config{Strategy: pathsel.Polling}, nil)
+	for i := range 5 {
+		sel.AddPath(pathsel.PathID(i))
+	}
+	var warnings atomic.Int32
+	c := dial(t, srv, Config{Selector: sel, Paths: loopbackPaths(5), Logf: func(f string, a ...any) { warnings.Add(1); t.Logf(f, a...) }})
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	onTarget := 0
+	const n = 50
+	for i := range n {
+		res, err := c.Get(ctx, "/bytes/2000", nil)
+		if err != nil {
+			t.Fatalf("request %d: %v", i, err)
+		}
+		if res.Path == i%5 {
+			onTarget++
+		}
+	}
+	t.Logf("%d of %d requests on the chosen path, %d warnings", onTarget, n, warnings.Load())
+	if onTarget < n*9/10 {
+		t.Errorf("only %d of %d requests went where the selector sent them", onTarget, n)
+	}
+}
+
+
+

@@ -1,0 +1,213 @@
+package pcm
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"net"
+	"time"
+
+	"github.com/quic-go/quic-go"
+	"github.com/quic-go/quic-go/http3"
+
+	"github.com/hetquic/hetquic/pathsel"
+)
+
+// ensureActive moves the connection to path p if it can and reports
+// whether it moved. When it cannot (migration refused, probe failed, path
+// resting after a failure) the connection stays where it is: a request is
+// never failed for want of a path.
+func (c *Client) ensureActive(ctx context.Context, p int) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if p == c.active || !c.migration {
+		return false
+	}
+	ps := c.paths[p]
+	if ps.down && c.cfg.Now().Before(ps.retryAt) {
+		return false
+	}
+	if err := c.switchLocked(ctx, p); err != nil {
+		c.cfg.Logf("pcm: cannot use path %s, staying on %s: %v", ps.Name, c.paths[c.active].Name, err)
+		if c.migration {
+			c.markDownLocked(p)
+		}
+		return false
+	}
+	return true
+}
+
+// switchLocked validates path p if needed (within the working-set budget
+// and a probe deadline) and switches to it. c.mu is held for writing.
+func (c *Client) switchLocked(ctx context.Context, p int) error {
+	ps := c.paths[p]
+	if !ps.validated {
+		c.makeRoomLocked(p)
+		qp, err := c.conn.AddPath(ps.tr)
+		if err != nil {
+			// quic-go refuses when the server sent disable_active_migration.
+			c.migration = false
+			c.cfg.Logf("pcm: WARNING: migration unavailable (%v); staying on path %s for good", err, c.paths[c.active].Name)
+			return err
+		}
+		pctx, cancel := context.WithTimeout(ctx, c.cfg.ProbeTimeout)
+		err = qp.Probe(pctx)
+		cancel()
+		if err != nil {
+			qp.Close()
+			// A probe that times out has often found the budgets full
+			// (no connection ID left, or the server ignoring a 4th path):
+			// free them for the next attempt.
+			c.closeIdleLocked(p)
+			return fmt.Errorf("probe via %s: %w", ps.Name, err)
+		}
+		ps.qp, ps.validated = qp, true
+	}
+	if err := ps.qp.Switch(); err != nil {
+		ps.qp.Close()
+		ps.qp, ps.validated = nil, false
+		return fmt.Errorf("switch to %s: %w", ps.Name, err)
+	}
+	if old := c.paths[c.active]; old.qp == nil {
+		// The path the connection was dialled on has no quic.Path handle:
+		// coming back to it means adding it again.
+		old.validated = false
+	}
+	c.active = p
+	ps.lastUsed = c.cfg.Now()
+	ps.down, ps.backoff = false, 0
+	return nil
+}
+
+// makeRoomLocked closes the least recently used idle paths until one more
+// fits in MaxPaths.
+func (c *Client) makeRoomLocked(keep int) {
+	for {
+		n, lru := 0, -1
+		for i, ps := range c.paths {
+			if !ps.validated {
+				continue
+			}
+			n++
+			if i != c.active && i != keep && ps.qp != nil && (lru < 0 || ps.lastUsed.Before(c.paths[lru].lastUsed)) {
+				lru = i
+			}
+		}
+		if n < c.cfg.MaxPaths || lru < 0 {
+			return
+		}
+		c.closePathLocked(lru)
+	}
+}
+
+func (c *Client) closeIdleLocked(keep int) {
+	for i, ps := range c.paths {
+		if i != c.active && i != keep && ps.qp != nil {
+			c.closePathLocked(i)
+		}
+	}
+}
+
+func (c *Client) closePathLocked(i int) {
+	ps := c.paths[i]
+	ps.qp.Close()
+	ps.qp, ps.validated = nil, false
+}
+
+// markDownLocked rests a failed path: it leaves the selector and comes back
+// after a backoff that doubles while it keeps failing.
+func (c *Client) markDownLocked(p int) {
+	ps := c.paths[p]
+	ps.backoff = min(max(2*ps.backoff, c.cfg.DownBackoff), time.Minute)
+	ps.down, ps.retryAt = true, c.cfg.Now().Add(ps.backoff)
+	if ps.qp != nil && p != c.active {
+		c.closePathLocked(p)
+	}
+	c.selMu.Lock()
+	c.sel.RemovePath(pathsel.PathID(p)) // absent already is fine
+	c.selMu.Unlock()
+}
+
+// reviveRested returns rested paths to the selector, which tries a path it
+// has no sample of first: that probe is the path's second chance.
+func (c *Client) reviveRested() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	now := c.cfg.Now()
+	for i, ps := range c.paths {
+		if ps.down && !now.Before(ps.retryAt) {
+			ps.down = false
+			c.selMu.Lock()
+			c.sel.AddPath(pathsel.PathID(i))
+			c.selMu.Unlock()
+		}
+	}
+}
+
+// failover leaves the failed active path for the best other one that
+// validates, and reports whether it found one.
+func (c *Client) failover(ctx context.Context, failed int) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.migration {
+		return false
+	}
+	c.markDownLocked(failed)
+	// The selector's favourite first, then validated paths (a switch to
+	// them needs no probe), then the rest.
+	var order []int
+	c.selMu.Lock()
+	if p, err := c.sel.Choose(); err == nil {
+		order = append(order, int(p))
+	}
+	c.selMu.Unlock()
+	for _, validated := range []bool{true, false} {
+		for i, ps := range c.paths {
+			if ps.validated == validated && !ps.down {
+				order = append(order, i)
+			}
+		}
+	}
+	for _, p := range order {
+		if p == failed || c.paths[p].down {
+			continue
+		}
+		if err := c.switchLocked(ctx, p); err == nil {
+			return true
+		} else {
+			c.cfg.Logf("pcm: failover to %s failed: %v", c.paths[p].Name, err)
+		}
+	}
+	return false
+}
+
+// stallWatch turns "nothing received for a while" into an error: each read
+// of a response must make progress within the stall timeout.
+type stallWatch struct {
+	str   *http3.RequestStream
+	stall time.Duration
+}
+
+func newStallWatch(str *http3.RequestStream, stall time.Duration) *stallWatch {
+	w := &stallWatch{str: str, stall: stall}
+	w.progress()
+	return w
+}
+
+func (w *stallWatch) progress() { w.str.SetReadDeadline(time.Now().Add(w.stall)) }
+
+func (w *stallWatch) stop() { w.str.SetReadDeadline(time.Time{}) }
+
+// explain maps a read deadline to errStalled and abandons the stream.
+func (w *stallWatch) explain(err error) error {
+	var ne net.Error
+	if errors.As(err, &ne) && ne.Timeout() {
+		w.str.CancelRead(quic.StreamErrorCode(http3.ErrCodeRequestCanceled))
+		w.str.CancelWrite(quic.StreamErrorCode(http3.ErrCodeRequestCanceled))
+		return fmt.Errorf("%w: nothing received for %v", errStalled, w.stall)
+	}
+	return err
+}
+
+func newRand(seed uint64) *rand.Rand { return rand.New(rand.NewPCG(seed, 0x70636d)) }
