@@ -301,6 +301,9 @@ func (c *Client) GetOn(ctx context.Context, p int, target string, w io.Writer) (
 
 var errStalled = errors.New("response stalled")
 
+// copyBufs recycles the response copy buffers: requests are small and many.
+var copyBufs = sync.Pool{New: func() any { b := make([]byte, 32<<10); return &b }}
+
 // fetch sends one GET on the active path, asking for the bytes from offset
 // on, and copies the body to w. It returns the bytes copied.
 func (c *Client) fetch(ctx context.Context, target string, offset int64, w io.Writer) (Result, int64, error) {
@@ -363,7 +366,9 @@ func (c *Client) stallTimeout() time.Duration {
 // stall watch about progress.
 func copyBody(w io.Writer, body io.ReadCloser, skip int64, watch *stallWatch) (int64, error) {
 	defer body.Close()
-	buf := make([]byte, 32<<10)
+	bp := copyBufs.Get().(*[]byte)
+	defer copyBufs.Put(bp)
+	buf := *bp
 	var n int64
 	for {
 		k, err := body.Read(buf)

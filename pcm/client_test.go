@@ -72,7 +72,7 @@ func (s *syncBuffer) String() string {
 	return s.b.String()
 }
 
-func startOrigin(t *testing.T) *testServer {
+func startOrigin(t testing.TB) *testServer {
 	t.Helper()
 	pair, err := selfsigned.New()
 	if err != nil {
@@ -100,7 +100,7 @@ func loopbackPaths(n int) []LocalPath {
 	return ps
 }
 
-func dial(t *testing.T, srv *testServer, cfg Config) *Client {
+func dial(t testing.TB, srv *testServer, cfg Config) *Client {
 	t.Helper()
 	cfg.Server, cfg.ServerName, cfg.TLS = srv.addr, "localhost", srv.pool
 	if cfg.Paths == nil {
@@ -268,6 +268,3 @@ func TestWorkingSetChurn(t *testing.T) {
 		t.Errorf("only %d of %d requests went where the selector sent them", onTarget, n)
 	}
 }
-
-
-

@@ -10,6 +10,7 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"crypto/x509/pkix"
+	"encoding/pem"
 	"math/big"
 	"net"
 	"time"
@@ -65,4 +66,16 @@ func New(names ...string) (*Pair, error) {
 		Cert: tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key, Leaf: leaf},
 		Pool: pool,
 	}, nil
+}
+
+// PEM returns the certificate and its private key in PEM, for servers that
+// read files (hetquic serve --write-ca, the aioquic interop server).
+func (p *Pair) PEM() (cert, key []byte, err error) {
+	der, err := x509.MarshalPKCS8PrivateKey(p.Cert.PrivateKey)
+	if err != nil {
+		return nil, nil, err
+	}
+	cert = pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: p.Cert.Certificate[0]})
+	key = pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der})
+	return cert, key, nil
 }

@@ -1,0 +1,69 @@
+"""A minimal HTTP/3 origin on aioquic, an HTTP/3 stack independent of quic-go.
+
+hetquic's interop test runs PCM-QUIC against it: GET /bytes/{n} returns n bytes
+where byte i is i % 251 (the same pattern as hetquic's own origin), anything
+else 404. It prints "listening" once ready, and logs one line per request
+(client address at the time of the request, path, status).
+
+Usage: python3 aioquic_server.py HOST PORT CERT.pem KEY.pem
+"""
+import asyncio
+import re
+import sys
+
+from aioquic.asyncio import QuicConnectionProtocol, serve
+from aioquic.h3.connection import H3_ALPN, H3Connection
+from aioquic.h3.events import HeadersReceived
+from aioquic.quic.configuration import QuicConfiguration
+from aioquic.quic.events import ProtocolNegotiated
+
+PATTERN = bytes(i % 251 for i in range(251))
+MAX_BYTES = 64 << 20
+
+
+def body(n):
+    whole, rest = divmod(n, len(PATTERN))
+    return PATTERN * whole + PATTERN[:rest]
+
+
+class Origin(QuicConnectionProtocol):
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self._h3 = None
+
+    def quic_event_received(self, event):
+        if isinstance(event, ProtocolNegotiated) and event.alpn_protocol in H3_ALPN:
+            self._h3 = H3Connection(self._quic)
+        if self._h3 is None:
+            return
+        for ev in self._h3.handle_event(event):
+            if isinstance(ev, HeadersReceived):
+                self._respond(ev)
+
+    def _respond(self, ev):
+        headers = dict(ev.headers)
+        path = headers.get(b":path", b"").decode()
+        m = re.fullmatch(r"/bytes/(\d+)", path)
+        if headers.get(b":method") == b"GET" and m and int(m.group(1)) <= MAX_BYTES:
+            status, data = b"200", body(int(m.group(1)))
+        else:
+            status, data = b"404", b"not found\n"
+        self._h3.send_headers(ev.stream_id, [(b":status", status), (b"content-length", str(len(data)).encode())])
+        self._h3.send_data(ev.stream_id, data, end_stream=True)
+        self.transmit()
+        print(f"{self._quic._network_paths[0].addr[0]}:{self._quic._network_paths[0].addr[1]} GET {path} {status.decode()}", flush=True)
+
+
+async def main(host, port, cert, key):
+    config = QuicConfiguration(is_client=False, alpn_protocols=H3_ALPN)
+    config.load_cert_chain(cert, key)
+    await serve(host, port, configuration=config, create_protocol=Origin)
+    print("listening", flush=True)
+    await asyncio.Future()
+
+
+if __name__ == "__main__":
+    try:
+        asyncio.run(main(sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]))
+    except KeyboardInterrupt:
+        pass
