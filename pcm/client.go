@@ -71,6 +71,11 @@ type Config struct {
 	// DownBackoff is how long a failed path rests before it is tried again
 	// (default 2 s, doubling while it keeps failing, at most 1 min).
 	DownBackoff time.Duration
+	// Rebind keeps one connection ID and only changes the source address
+	// when switching, as the PCM paper does, instead of quic-go's path API
+	// with a fresh connection ID per path (RFC 9000 §9.5). See multiConn
+	// for what it gives up.
+	Rebind bool
 	// Now is the clock of the measurements (default time.Now).
 	Now func() time.Time
 	// Logf receives warnings (default: discarded).
@@ -103,6 +108,8 @@ func (c *Config) setDefaults() {
 type Client struct {
 	cfg    Config
 	conn   *quic.Conn
+	multi  *multiConn      // rebind mode's socket; nil in the default mode
+	rebind *quic.Transport // rebind mode's transport
 	h3     *http3.ClientConn
 	remote *net.UDPAddr
 
@@ -146,13 +153,23 @@ func Dial(ctx context.Context, cfg Config) (*Client, error) {
 		return nil, fmt.Errorf("pcm: server %q: %w", cfg.Server, err)
 	}
 	c := &Client{cfg: cfg, remote: remote, migration: true, sel: cfg.Selector}
+	var socks []*net.UDPConn
 	for _, lp := range cfg.Paths {
 		udp, err := net.ListenUDP("udp", net.UDPAddrFromAddrPort(netip.AddrPortFrom(lp.Addr, 0)))
 		if err != nil {
-			c.closeTransports()
+			for _, s := range socks {
+				s.Close()
+			}
 			return nil, fmt.Errorf("pcm: path %s: bind %s: %w", lp.Name, lp.Addr, err)
 		}
+		socks = append(socks, udp)
 		c.paths = append(c.paths, &pathState{LocalPath: lp, tr: &quic.Transport{Conn: udp}})
+	}
+	dialTr := c.paths[0].tr
+	if cfg.Rebind {
+		c.multi = newMultiConn(socks)
+		c.rebind = &quic.Transport{Conn: c.multi}
+		dialTr = c.rebind
 	}
 	tlsConf := cfg.TLS.Clone()
 	if tlsConf == nil {
@@ -162,7 +179,7 @@ func Dial(ctx context.Context, cfg Config) (*Client, error) {
 	if tlsConf.ServerName == "" {
 		tlsConf.ServerName = cfg.ServerName
 	}
-	conn, err := c.paths[0].tr.Dial(ctx, remote, tlsConf, cfg.QUIC)
+	conn, err := dialTr.Dial(ctx, remote, tlsConf, cfg.QUIC)
 	if err != nil {
 		c.closeTransports()
 		return nil, fmt.Errorf("pcm: dial %s via %s: %w", cfg.Server, cfg.Paths[0].Name, err)
@@ -207,6 +224,11 @@ func (c *Client) Close() error {
 }
 
 func (c *Client) closeTransports() {
+	if c.multi != nil {
+		c.rebind.Close()
+		c.multi.Close()
+		return
+	}
 	for _, p := range c.paths {
 		p.tr.Close()
 		p.tr.Conn.Close()

@@ -268,3 +268,33 @@ func TestWorkingSetChurn(t *testing.T) {
 		t.Errorf("only %d of %d requests went where the selector sent them", onTarget, n)
 	}
 }
+
+// Rebind mode moves the same connection ID between source addresses: the
+// server sees every address and every response is intact.
+func TestRebindMode(t *testing.T) {
+	srv := startOrigin(t)
+	sel, _ := pathsel.New(pathsel.Config{Strategy: pathsel.Polling}, nil)
+	for i := range 3 {
+		sel.AddPath(pathsel.PathID(i))
+	}
+	c := dial(t, srv, Config{Selector: sel, Rebind: true})
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	for i := range 30 {
+		var body bytes.Buffer
+		res, err := c.Get(ctx, "/bytes/20000", &body)
+		if err != nil {
+			t.Fatalf("request %d: %v", i, err)
+		}
+		checkPattern(t, body.Bytes(), 20000)
+		if res.Path != i%3 {
+			t.Errorf("request %d on path %d", i, res.Path)
+		}
+	}
+	log := srv.log.String()
+	for i := range 3 {
+		if !strings.Contains(log, fmt.Sprintf("127.0.0.%d:", 11+i)) {
+			t.Errorf("server never saw path %d's address", i)
+		}
+	}
+}

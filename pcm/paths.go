@@ -42,6 +42,15 @@ func (c *Client) ensureActive(ctx context.Context, p int) bool {
 // and a probe deadline) and switches to it. c.mu is held for writing.
 func (c *Client) switchLocked(ctx context.Context, p int) error {
 	ps := c.paths[p]
+	if c.multi != nil {
+		// Rebind mode: the next packet leaves from p's socket; the server
+		// validates the new address on its own.
+		c.multi.setActive(p)
+		c.active = p
+		ps.lastUsed = c.cfg.Now()
+		ps.down, ps.backoff = false, 0
+		return nil
+	}
 	if !ps.validated {
 		c.makeRoomLocked(p)
 		qp, err := c.conn.AddPath(ps.tr)

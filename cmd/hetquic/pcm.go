@@ -41,6 +41,7 @@ the default is every non-loopback address of the host, as in the paper.`
 type pcmFlags struct {
 	paths, strategy, ca, serverName string
 	insecure, perByte, verbose      bool
+	rebind                          bool
 	seed                            uint64
 }
 
@@ -53,6 +54,7 @@ func (f *pcmFlags) register(fs *flag.FlagSet) {
 	fs.BoolVar(&f.perByte, "per-byte", false, "learn from TCT per byte (PCM Eq. 4) instead of TCT")
 	fs.Uint64Var(&f.seed, "seed", 1, "seed of the strategy's random choices")
 	fs.BoolVar(&f.verbose, "v", false, "log migration warnings to stderr")
+	fs.BoolVar(&f.rebind, "rebind", false, "keep the connection ID and change only the source address, as the paper (gives up RFC 9000 §9.5 unlinkability; README)")
 }
 
 func runPCM(ctx context.Context, args []string) error {
@@ -206,7 +208,7 @@ func (f *pcmFlags) dial(ctx context.Context, target string) (*pcm.Client, string
 	for i := range paths {
 		sel.AddPath(pathsel.PathID(i))
 	}
-	cfg := pcm.Config{Server: server, Paths: paths, TLS: tlsConf, Selector: sel, PerByte: f.perByte}
+	cfg := pcm.Config{Server: server, Paths: paths, TLS: tlsConf, Selector: sel, PerByte: f.perByte, Rebind: f.rebind}
 	if f.verbose {
 		cfg.Logf = log.New(os.Stderr, "", log.Ltime|log.Lmicroseconds).Printf
 	}
