@@ -1,6 +1,7 @@
 package experiment
 
 import (
+	"context"
 	"fmt"
 	"math/rand/v2"
 
@@ -12,8 +13,10 @@ import (
 // The offline model and a replayed trace are Envs; real runs through the
 // emulator and simulator runs will be too.
 type Env interface {
-	// Do carries out round t's task on path p.
-	Do(t int, p pathsel.PathID) (Outcome, error)
+	// Begin prepares a run: the network as at round 0, a fresh connection.
+	Begin(ctx context.Context) error
+	// Do carries out round t's task on path p (rounds 0, 1, … of a run).
+	Do(ctx context.Context, t int, p pathsel.PathID) (Outcome, error)
 	// Truth returns every path's true moments of the sample (the unit the
 	// strategies learn from) at round t, or nil when unknown.
 	Truth(t int) []Moments
@@ -24,6 +27,9 @@ type Env interface {
 
 // Outcome is one task's result.
 type Outcome struct {
+	// Path is the path that carried the task: the one asked for, unless a
+	// real client could not use it (probe failed, failover) and said so.
+	Path      pathsel.PathID
 	TCTms     float64
 	SizeBytes int
 	// Sample is what the strategy observes: TCTms, or TCTms/SizeBytes.
@@ -42,11 +48,13 @@ type table struct {
 	shared bool
 }
 
-func (e *table) Do(t int, p pathsel.PathID) (Outcome, error) {
+func (e *table) Begin(context.Context) error { return nil }
+
+func (e *table) Do(_ context.Context, t int, p pathsel.PathID) (Outcome, error) {
 	if t < 0 || t >= len(e.tct) || int(p) < 0 || int(p) >= len(e.tct[t]) {
 		return Outcome{}, fmt.Errorf("round %d path %d is outside the table", t, p)
 	}
-	o := Outcome{TCTms: e.tct[t][p], SizeBytes: e.size[t], Sample: e.tct[t][p]}
+	o := Outcome{Path: p, TCTms: e.tct[t][p], SizeBytes: e.size[t], Sample: e.tct[t][p]}
 	if e.perB {
 		o.Sample /= float64(o.SizeBytes)
 	}

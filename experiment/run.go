@@ -170,6 +170,9 @@ func (s *Spec) runOne(ctx context.Context, st StrategySpec, seed uint64, env Env
 		Regret: make([]float64, n), Hit: make([]bool, n), Best: make([]int16, n),
 	}
 	reg := pathsel.NewRegret(obj)
+	if err := env.Begin(ctx); err != nil {
+		return nil, err
+	}
 	for t := range n {
 		if t%256 == 0 && ctx.Err() != nil {
 			return nil, ctx.Err()
@@ -182,10 +185,11 @@ func (s *Spec) runOne(ctx context.Context, st StrategySpec, seed uint64, env Env
 		if err != nil {
 			return nil, err
 		}
-		out, err := env.Do(t, p)
+		out, err := env.Do(ctx, t, p)
 		if err != nil {
 			return nil, err
 		}
+		p = out.Path
 		if err := sel.Observe(p, out.Sample); err != nil {
 			return nil, err
 		}
