@@ -100,6 +100,15 @@ func loopbackPaths(n int) []LocalPath {
 	return ps
 }
 
+// polling is a round-robin selector over paths 0..n-1.
+func polling(n int) pathsel.Selector {
+	sel, _ := pathsel.New(pathsel.Config{Strategy: pathsel.Polling}, nil)
+	for i := range n {
+		sel.AddPath(pathsel.PathID(i))
+	}
+	return sel
+}
+
 func dial(t testing.TB, srv *testServer, cfg Config) *Client {
 	t.Helper()
 	cfg.Server, cfg.ServerName, cfg.TLS = srv.addr, "localhost", srv.pool
@@ -132,10 +141,7 @@ func checkPattern(t *testing.T, body []byte, n int) {
 // response is intact, and the server sees each path's address.
 func TestMigratesRequestByRequest(t *testing.T) {
 	srv := startOrigin(t)
-	sel, _ := pathsel.New(pathsel.Config{Strategy: pathsel.Polling}, nil)
-	for i := range 3 {
-		sel.AddPath(pathsel.PathID(i))
-	}
+	sel := polling(3)
 	c := dial(t, srv, Config{Selector: sel})
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -244,10 +250,7 @@ func (w *cutWriter) Write(b []byte) (int, error) {
 // where they were sent.
 func TestWorkingSetChurn(t *testing.T) {
 	srv := startOrigin(t)
-	sel, _ := pathsel.New(pathsel.Config{Strategy: pathsel.Polling}, nil)
-	for i := range 5 {
-		sel.AddPath(pathsel.PathID(i))
-	}
+	sel := polling(5)
 	var warnings atomic.Int32
 	c := dial(t, srv, Config{Selector: sel, Paths: loopbackPaths(5), Logf: func(f string, a ...any) { warnings.Add(1); t.Logf(f, a...) }})
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
@@ -273,10 +276,7 @@ func TestWorkingSetChurn(t *testing.T) {
 // server sees every address and every response is intact.
 func TestRebindMode(t *testing.T) {
 	srv := startOrigin(t)
-	sel, _ := pathsel.New(pathsel.Config{Strategy: pathsel.Polling}, nil)
-	for i := range 3 {
-		sel.AddPath(pathsel.PathID(i))
-	}
+	sel := polling(3)
 	c := dial(t, srv, Config{Selector: sel, Rebind: true})
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()

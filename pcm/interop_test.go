@@ -15,7 +15,6 @@ import (
 	"time"
 
 	"github.com/hetquic/hetquic/internal/selfsigned"
-	"github.com/hetquic/hetquic/pathsel"
 )
 
 // TestInteropAioquic migrates PCM-QUIC between three local addresses
@@ -63,10 +62,7 @@ func TestInteropAioquic(t *testing.T) {
 		t.Fatal("aioquic server did not start")
 	}
 
-	sel, _ := pathsel.New(pathsel.Config{Strategy: pathsel.Polling}, nil)
-	for i := range 3 {
-		sel.AddPath(pathsel.PathID(i))
-	}
+	sel := polling(3)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	c, err := Dial(ctx, Config{

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"io/fs"
@@ -73,13 +74,9 @@ func expRun(ctx context.Context, args []string, name string) error {
 	workers := fs.Int("workers", 0, "runs in parallel (default: one per CPU); results do not depend on it")
 	asJSON := fs.Bool("json", false, "print summary.json to stdout instead of the table")
 	quiet := fs.Bool("quiet", false, "no progress output on stderr")
-	file, err := parseWithOperand(fs, args, "experiment file or name")
+	spec, _, err := parseExperiment(fs, args)
 	if err != nil {
 		return err
-	}
-	spec, err := loadExperiment(file)
-	if err != nil {
-		return badInput(err)
 	}
 	var progress io.Writer = os.Stderr
 	if *quiet {
@@ -114,13 +111,9 @@ func expRun(ctx context.Context, args []string, name string) error {
 
 func expValidate(args []string) error {
 	fs := newFlagSet("exp validate", "exp validate FILE|NAME", "Loads an experiment and its scenario and reports the first problem.")
-	file, err := parseWithOperand(fs, args, "experiment file or name")
+	spec, file, err := parseExperiment(fs, args)
 	if err != nil {
 		return err
-	}
-	spec, err := loadExperiment(file)
-	if err != nil {
-		return badInput(err)
 	}
 	fmt.Printf("%s: ok (%d paths, %d strategies, %d rounds × %d seeds)\n", file, len(spec.PathNames()), len(spec.Strategies), spec.Rounds, spec.Seeds)
 	return nil
@@ -148,6 +141,16 @@ func firstSentence(s string) string {
 		return s[:i]
 	}
 	return s
+}
+
+// parseExperiment parses the flags and the FILE|NAME operand and loads it.
+func parseExperiment(fs *flag.FlagSet, args []string) (*experiment.Spec, string, error) {
+	file, err := parseWithOperand(fs, args, "experiment file or name")
+	if err != nil {
+		return nil, "", err
+	}
+	spec, err := loadExperiment(file)
+	return spec, file, badInput(err)
 }
 
 // loadExperiment loads FILE from disk, or the built-in experiment NAME
