@@ -13,8 +13,9 @@
 //   - Switch resets the RTT estimate and congestion state.
 //
 // So the client keeps a small working set of validated paths (MaxPaths,
-// counting the active one), closes the least recently used to make room,
-// probes with a deadline, and never waits on the network without one.
+// counting the active one), probes a path only to switch to it at once,
+// closes the least recently used to make room, probes with a deadline, and
+// never waits on the network without one.
 package pcm
 
 import (
@@ -59,8 +60,10 @@ type Config struct {
 	// instead of TCT (Eq. 3): for tasks of mixed sizes.
 	PerByte bool
 	// MaxPaths is the most paths kept validated at once, the active one
-	// included (default 3: the active path plus two probed ones fit in
-	// quic-go's four connection IDs and its server's three tracked paths).
+	// included (default 4). A switch follows every probe, and a switch
+	// makes the server retire the other paths and issue new connection
+	// IDs, so four fit quic-go's budgets; what does not fit is probing
+	// several paths without switching (a third blocks: README).
 	MaxPaths int
 	// ProbeTimeout bounds a path validation (default 1 s).
 	ProbeTimeout time.Duration
@@ -84,7 +87,7 @@ type Config struct {
 
 func (c *Config) setDefaults() {
 	if c.MaxPaths == 0 {
-		c.MaxPaths = 3
+		c.MaxPaths = 4
 	}
 	if c.ProbeTimeout == 0 {
 		c.ProbeTimeout = time.Second
