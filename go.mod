@@ -5,6 +5,7 @@ go 1.26.8
 require (
 	github.com/quic-go/quic-go v0.65.0
 	go.yaml.in/yaml/v3 v3.0.6
+	golang.org/x/net v0.56.0
 	gonum.org/v1/plot v0.17.0
 )
 
@@ -18,7 +19,6 @@ require (
 	github.com/quic-go/qpack v0.6.0 // indirect
 	golang.org/x/crypto v0.54.0 // indirect
 	golang.org/x/image v0.30.0 // indirect
-	golang.org/x/net v0.56.0 // indirect
 	golang.org/x/sys v0.47.0 // indirect
 	golang.org/x/text v0.40.0 // indirect
 )

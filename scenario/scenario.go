@@ -120,6 +120,9 @@ func Parse(fsys fs.FS, name string, data []byte) (*Scenario, error) {
 	if err := s.Validate(); err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
+	if err := s.checkTraces(); err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
 	return &s, nil
 }
 

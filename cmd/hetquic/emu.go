@@ -1,0 +1,364 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/netip"
+	"os"
+	"sort"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/hetquic/hetquic/emu"
+	"github.com/hetquic/hetquic/emu/udprelay"
+	"github.com/hetquic/hetquic/scenario"
+)
+
+func init() {
+	register(command{
+		name:    "emu",
+		summary: "userspace multi-path link emulator: relay, set, outage, stats, gentrace, measure",
+		run:     runEmu,
+	})
+}
+
+var emuSubcommands = map[string]struct {
+	summary string
+	run     func(ctx context.Context, args []string) error
+}{
+	"relay":    {"run the no-root UDP relay for a scenario", emuRelay},
+	"set":      {"change a path's parameters of a running emulator", emuSet},
+	"outage":   {"take a path of a running emulator down for a while", emuOutage},
+	"stats":    {"print a running emulator's counters", emuStats},
+	"gentrace": {"generate a mahimahi rate trace from a seeded Markov model", emuGentrace},
+	"measure":  {"measure the emulator's fidelity and speed over loopback", emuMeasure},
+}
+
+func runEmu(ctx context.Context, args []string) error {
+	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+		w := os.Stdout
+		if len(args) == 0 {
+			w = os.Stderr
+		}
+		fmt.Fprintln(w, "Usage: hetquic emu SUBCOMMAND [FLAGS]   (hetquic emu SUBCOMMAND -h for its flags)\n\nSubcommands:")
+		var names []string
+		for n := range emuSubcommands {
+			names = append(names, n)
+		}
+		sort.Strings(names)
+		for _, n := range names {
+			fmt.Fprintf(w, "  %-9s %s\n", n, emuSubcommands[n].summary)
+		}
+		if len(args) == 0 {
+			return badInput(errors.New("emu: missing subcommand"))
+		}
+		return nil
+	}
+	sub, ok := emuSubcommands[args[0]]
+	if !ok {
+		return badInput(fmt.Errorf("emu: unknown subcommand %q (want relay, set, outage, stats, gentrace or measure)", args[0]))
+	}
+	return sub.run(ctx, args[1:])
+}
+
+func emuRelay(ctx context.Context, args []string) error {
+	fs := newFlagSet("emu relay", "emu relay --scenario FILE --listen ADDR --server ADDR --paths IP,IP,... [flags]", `
+Relay UDP between a multi-homed client on loopback and a server, impairing
+each path as the scenario says. The client binds one address per path (the
+--paths list, in the scenario's path order) and sends to --listen; the relay
+forwards to --server from one socket per client address, so the server sees
+a different client address per path. Runs until Ctrl-C.`)
+	scen := fs.String("scenario", "", "scenario file (YAML)")
+	listen := fs.String("listen", "127.0.0.1:4433", "address the client sends to")
+	server := fs.String("server", "", "address of the real server")
+	paths := fs.String("paths", "", "client source IPs, one per scenario path, comma-separated (e.g. 127.0.0.11,127.0.0.12)")
+	control := fs.String("control", "", "serve the control API here: 127.0.0.1:PORT or unix:PATH (empty: none)")
+	logFile := fs.String("log", "", "write a per-packet CSV event log to this file")
+	seed := fs.Uint64("seed", 1, "seed of the links' random sources")
+	noEvents := fs.Bool("no-events", false, "do not run the scenario's timed events (apply them through the control API)")
+	idle := fs.Duration("idle-timeout", udprelay.DefaultIdleTimeout, "forget a client address after this long without traffic")
+	maxPkt := fs.Int("max-packet", emu.DefaultMaxPacket, "largest UDP payload forwarded, bytes (larger: dropped as malformed)")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if *scen == "" || *server == "" || *paths == "" {
+		return badInput(errors.New("emu relay: --scenario, --server and --paths are required"))
+	}
+	s, err := scenario.Load(os.DirFS("."), cleanRel(*scen))
+	if err != nil {
+		return badInput(err)
+	}
+	la, err := netip.ParseAddrPort(*listen)
+	if err != nil {
+		return badInput(fmt.Errorf("--listen: %v", err))
+	}
+	sa, err := netip.ParseAddrPort(*server)
+	if err != nil {
+		return badInput(fmt.Errorf("--server: %v", err))
+	}
+	var pa []netip.Addr
+	for _, f := range strings.Split(*paths, ",") {
+		a, err := netip.ParseAddr(strings.TrimSpace(f))
+		if err != nil {
+			return badInput(fmt.Errorf("--paths: %v", err))
+		}
+		pa = append(pa, a)
+	}
+	if len(pa) != len(s.Paths) {
+		return badInput(fmt.Errorf("--paths: %d addresses for the scenario's %d paths", len(pa), len(s.Paths)))
+	}
+	var csv *emu.CSVLog
+	var logCloser io.Closer
+	if *logFile != "" {
+		f, err := os.Create(*logFile)
+		if err != nil {
+			return badInput(fmt.Errorf("--log: %v", err))
+		}
+		csv, logCloser = emu.NewCSVLog(f), f
+	}
+	cfg := udprelay.Config{Scenario: s, Listen: la, Server: sa, Paths: pa, Seed: *seed,
+		NoEvents: *noEvents, IdleTimeout: *idle, MaxPacket: *maxPkt}
+	if csv != nil {
+		cfg.Log = csv
+	}
+	r, err := udprelay.New(cfg)
+	if err != nil {
+		return badInput(err)
+	}
+	if *control != "" {
+		ln, err := emu.ListenControl(*control)
+		if err != nil {
+			r.Close()
+			return badInput(fmt.Errorf("--control: %v", err))
+		}
+		go emu.ServeControl(ctx, ln, emu.ControlHandler(r.Engine(), func() any { return r.Stats() }))
+		fmt.Fprintf(os.Stderr, "hetquic emu: control API on %s\n", *control)
+	}
+	fmt.Fprintf(os.Stderr, "hetquic emu: relaying %s on %s → %s, paths", s.Name, r.Addr(), sa)
+	for i, p := range s.Paths {
+		fmt.Fprintf(os.Stderr, " %s=%s", p.Name, pa[i])
+	}
+	fmt.Fprintln(os.Stderr)
+	err = r.Run(ctx)
+	if csv != nil {
+		if ferr := csv.Flush(); ferr != nil && err == nil {
+			err = fmt.Errorf("--log: %w", ferr)
+		}
+		logCloser.Close()
+	}
+	return err
+}
+
+// cleanRel makes a path usable with os.DirFS("."): relative, no "./".
+func cleanRel(p string) string {
+	return strings.TrimPrefix(strings.TrimPrefix(p, "./"), "/")
+}
+
+func emuSet(ctx context.Context, args []string) error {
+	fs := newFlagSet("emu set", "emu set --control ADDR --path NAME PATCH", `
+Change a path of a running emulator from now on. PATCH is YAML with keys up,
+down or both holding any link fields of the scenario format, e.g.
+  hetquic emu set --control 127.0.0.1:7000 --path lte '{down: {delay_ms: 60}}'`)
+	control := fs.String("control", "", "the emulator's control address (as given to emu relay --control)")
+	path := fs.String("path", "", "path name")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if *control == "" || *path == "" || fs.NArg() != 1 {
+		return badInput(errors.New("emu set: needs --control, --path and one PATCH argument"))
+	}
+	if _, err := scenario.ParsePatch(fs.Arg(0)); err != nil {
+		return badInput(err)
+	}
+	c := &emu.ControlClient{Addr: *control}
+	if err := c.Apply(ctx, *path, fs.Arg(0)); err != nil {
+		return badInput(err)
+	}
+	return nil
+}
+
+func emuOutage(ctx context.Context, args []string) error {
+	fs := newFlagSet("emu outage", "emu outage --control ADDR --path NAME --seconds S", `
+Take a path of a running emulator down (both directions) for S seconds from now.`)
+	control := fs.String("control", "", "the emulator's control address")
+	path := fs.String("path", "", "path name")
+	secs := fs.Float64("seconds", 0, "outage length, seconds")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if *control == "" || *path == "" || !(*secs > 0) {
+		return badInput(errors.New("emu outage: needs --control, --path and --seconds > 0"))
+	}
+	c := &emu.ControlClient{Addr: *control}
+	if err := c.Outage(ctx, *path, time.Duration(*secs*float64(time.Second))); err != nil {
+		return badInput(err)
+	}
+	return nil
+}
+
+func emuStats(ctx context.Context, args []string) error {
+	fs := newFlagSet("emu stats", "emu stats --control ADDR [--json]", `
+Print a running emulator's counters per path and direction: packets and bytes
+in and out, drops by cause, queue and delay.`)
+	control := fs.String("control", "", "the emulator's control address")
+	asJSON := fs.Bool("json", false, "print the raw JSON")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if *control == "" {
+		return badInput(errors.New("emu stats: needs --control"))
+	}
+	c := &emu.ControlClient{Addr: *control}
+	st, err := c.Stats(ctx)
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		enc := json.NewEncoder(os.Stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(st)
+	}
+	fmt.Printf("t = %.1f s\n", st.TimeMs/1e3)
+	w := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(w, "path\tdir\tpkts_in\tpkts_out\tbytes_out\tloss\tqueue\toutage\tmalformed\tqueued\tqdelay_mean_ms\tdelay_mean_ms\tdelay_max_ms\t")
+	for _, p := range st.Paths {
+		for _, d := range []struct {
+			name string
+			s    emu.LinkStats
+		}{{"up", p.Up}, {"down", p.Down}} {
+			s := d.s
+			fmt.Fprintf(w, "%s\t%s\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%.3f\t%.3f\t%.3f\t\n", p.Name, d.name,
+				s.PacketsIn, s.PacketsOut, s.BytesOut, s.Dropped[emu.CauseLoss], s.Dropped[emu.CauseQueue],
+				s.Dropped[emu.CauseOutage], s.Dropped[emu.CauseMalformed], s.QueuedPackets,
+				float64(s.QueueDelay.Mean())/1e6, float64(s.Delay.Mean())/1e6, float64(s.Delay.Max)/1e6)
+		}
+	}
+	w.Flush()
+	if len(st.FrontEnd) > 0 {
+		fmt.Printf("front end: %s\n", strings.TrimSpace(string(st.FrontEnd)))
+	}
+	return nil
+}
+
+func emuGentrace(ctx context.Context, args []string) error {
+	fs := newFlagSet("emu gentrace", "emu gentrace --model lte|wifi --seed N --duration-s D > FILE", `
+Write a mahimahi rate trace (one 1500-byte delivery opportunity per line, ms)
+drawn from a seeded Markov-modulated capacity model; the same flags give the
+same file. The models are described in emu/README.md.`)
+	model := fs.String("model", "", "trace model: "+strings.Join(emu.TraceModelNames(), " or "))
+	seed := fs.Uint64("seed", 1, "random seed")
+	durS := fs.Float64("duration-s", 60, "trace length (its period), seconds")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	m, ok := emu.TraceModels[*model]
+	if !ok {
+		return badInput(fmt.Errorf("--model: %q is not one of %s", *model, strings.Join(emu.TraceModelNames(), ", ")))
+	}
+	if !(*durS >= 1 && *durS <= 86400) {
+		return badInput(fmt.Errorf("--duration-s: %v must be between 1 and 86400", *durS))
+	}
+	ms, err := m.Generate(*seed, time.Duration(*durS*float64(time.Second)))
+	if err != nil {
+		return badInput(err)
+	}
+	if err := emu.WriteTrace(os.Stdout, ms); err != nil {
+		return err
+	}
+	t := scenario.RateTrace{Ms: ms}
+	fmt.Fprintf(os.Stderr, "hetquic emu gentrace: %s seed %d: %d opportunities over %.0f s, mean %.2f Mbit/s\n",
+		*model, *seed, len(ms), *durS, t.MeanMbps())
+	return nil
+}
+
+func emuMeasure(ctx context.Context, args []string) error {
+	fs := newFlagSet("emu measure", "emu measure --mode delay|rate|loss|forward [flags]", `
+Push real UDP through an in-process relay on loopback and compare what comes
+out with what was configured. Prints one JSON object per measurement.
+  delay:   one-way delay error at --pps for each --delay-ms
+  rate:    delivered rate for each --rate-mbps (1.25x offered load)
+  loss:    loss count vs the 99 % binomial interval for each --loss
+  forward: packets/s with no impairment, up and down (after a baseline:
+           the same load generator and sink without the relay)`)
+	mode := fs.String("mode", "", "delay, rate, loss or forward")
+	delays := fs.String("delay-ms", "1,20,100", "delays to measure (ms), comma-separated")
+	pps := fs.Int("pps", 10000, "packets per second (delay, loss)")
+	rates := fs.String("rate-mbps", "1,10,50,100,200", "rates to measure (Mbit/s), comma-separated")
+	losses := fs.String("loss", "0.001,0.01,0.1", "loss probabilities to measure, comma-separated")
+	count := fs.Int("count", 100000, "packets per loss measurement")
+	size := fs.Int("size", 1200, "packet size, bytes (delay, rate, forward)")
+	dur := fs.Duration("duration", 5*time.Second, "length of each delay, rate and forward measurement")
+	seed := fs.Uint64("seed", 1, "seed (loss)")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	list := func(flag, s string) ([]float64, error) {
+		var out []float64
+		for _, f := range strings.Split(s, ",") {
+			var v float64
+			if _, err := fmt.Sscan(strings.TrimSpace(f), &v); err != nil || v < 0 {
+				return nil, badInput(fmt.Errorf("--%s: %q is not a number ≥ 0", flag, f))
+			}
+			out = append(out, v)
+		}
+		return out, nil
+	}
+	enc := json.NewEncoder(os.Stdout)
+	emit := func(r udprelay.MeasureResult, err error) error {
+		if err != nil {
+			return err
+		}
+		return enc.Encode(r)
+	}
+	if *pps <= 0 || *size < 8 || *size > emu.DefaultMaxPacket || *count <= 0 {
+		return badInput(errors.New("emu measure: --pps and --count must be > 0, --size 8..1500"))
+	}
+	switch *mode {
+	case "delay":
+		vs, err := list("delay-ms", *delays)
+		if err != nil {
+			return err
+		}
+		for _, v := range vs {
+			if err := emit(udprelay.MeasureDelay(ctx, v, *pps, *size, *dur)); err != nil {
+				return err
+			}
+		}
+	case "rate":
+		vs, err := list("rate-mbps", *rates)
+		if err != nil {
+			return err
+		}
+		for _, v := range vs {
+			if err := emit(udprelay.MeasureRate(ctx, v, *size, *dur)); err != nil {
+				return err
+			}
+		}
+	case "loss":
+		vs, err := list("loss", *losses)
+		if err != nil {
+			return err
+		}
+		for _, v := range vs {
+			if err := emit(udprelay.MeasureLoss(ctx, v, *pps, *count, *seed)); err != nil {
+				return err
+			}
+		}
+	case "forward":
+		if err := emit(udprelay.MeasureBaseline(ctx, *size, *dur)); err != nil {
+			return err
+		}
+		for _, d := range []emu.Dir{emu.Up, emu.Down} {
+			if err := emit(udprelay.MeasureForward(ctx, d, *size, *dur)); err != nil {
+				return err
+			}
+		}
+	default:
+		return badInput(fmt.Errorf("--mode: %q is not delay, rate, loss or forward", *mode))
+	}
+	return nil
+}
