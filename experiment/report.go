@@ -72,6 +72,14 @@ func WriteReport(name string, r *Result, s *Summary, figs []string) error {
 	}
 	fmt.Fprintf(&b, "\n\"vs polling\" is the change of the mean (variance) relative to polling: −59 %% means 59 %% lower. "+
 		"Regret is in the objective's unit; Eq. 22 is the PCM journal's regret (README, \"Regret\").\n")
+	if len(s.Strategies) > 0 && s.Strategies[0].OfflineMeanTCTms != nil {
+		fmt.Fprintf(&b, "\n### Real vs offline model\n\nThe same strategies, seeds and task sizes on the offline TCT model of the scenario:\n\n")
+		fmt.Fprintf(&b, "| strategy | real mean TCT ms | offline mean TCT ms | real / offline |\n|---|---|---|---|\n")
+		for _, st := range s.Strategies {
+			off := *st.OfflineMeanTCTms
+			fmt.Fprintf(&b, "| %s | %.3f | %.3f | %.3f |\n", st.Label, st.MeanTCTms, off, st.MeanTCTms/off)
+		}
+	}
 	fmt.Fprintf(&b, "\n## Figures\n\n")
 	for _, f := range figs {
 		base := filepath.Base(f)

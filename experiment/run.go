@@ -39,6 +39,9 @@ type Result struct {
 	Truth   [][]Moments
 	Best    []int
 	Elapsed time.Duration
+	// Offline is, for a real run, the same experiment on the offline model
+	// (the same seeds and task sizes), to set the two side by side.
+	Offline *Result
 }
 
 // Options tune a run.
@@ -53,6 +56,13 @@ func Execute(ctx context.Context, spec *Spec, opt Options) (*Result, error) {
 	start := time.Now()
 	seeds := spec.Seeds
 	envs := make([]Env, seeds)
+	defer func() {
+		for _, e := range envs {
+			if c, ok := e.(io.Closer); ok {
+				c.Close()
+			}
+		}
+	}()
 	for i := range seeds {
 		var err error
 		if envs[i], err = spec.newEnv(spec.Seed + uint64(i)); err != nil {
@@ -109,7 +119,8 @@ feed:
 	if err := <-errs; err != nil {
 		return nil, err
 	}
-	if err := ctx.Err(); err != nil {
+	err := ctx.Err()
+	if err != nil {
 		return nil, err
 	}
 	obj := spec.Objective.objective()
@@ -122,6 +133,13 @@ feed:
 		res.Best = append(res.Best, bestPath(obj, truth))
 	}
 	res.Elapsed = time.Since(start)
+	if spec.Mode == ModeReal {
+		offline := *spec
+		offline.Mode = ModeOffline
+		if res.Offline, err = Execute(ctx, &offline, Options{Workers: opt.Workers}); err != nil {
+			return nil, err
+		}
+	}
 	return res, nil
 }
 
@@ -136,8 +154,11 @@ func progress(w io.Writer, done, total int) {
 }
 
 func (s *Spec) newEnv(seed uint64) (Env, error) {
-	if s.Mode == ModeTrace {
+	switch s.Mode {
+	case ModeTrace:
 		return traceEnv(s), nil
+	case ModeReal:
+		return newRealEnv(s, seed)
 	}
 	return offlineEnv(s, seed)
 }

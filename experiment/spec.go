@@ -22,8 +22,10 @@ type Spec struct {
 	// Scenario is the scenario file, relative to the experiment file.
 	Scenario string `yaml:"scenario"`
 	// Mode is how tasks are carried out: "offline" (the TCT model of the
-	// scenario, the default) or "trace" (replay Trace).
+	// scenario, the default), "trace" (replay Trace) or "real" (HTTP/3
+	// requests by PCM-QUIC through the emulator on loopback).
 	Mode string `yaml:"mode"`
+	Real Real   `yaml:"real"`
 	// Trace is a CSV of recorded samples for mode trace: a header "round"
 	// followed by one column per path name, then one line per round.
 	Trace  string `yaml:"trace"`
@@ -158,6 +160,7 @@ func Load(fsys fs.FS, name string) (*Spec, error) {
 const (
 	ModeOffline = "offline"
 	ModeTrace   = "trace"
+	ModeReal    = "real"
 )
 
 // The samples.
@@ -183,6 +186,9 @@ func (s *Spec) setDefaults() {
 		s.Task.SizeBytes = 5 * 1024
 	}
 	s.Model.setDefaults()
+	if s.Real.TimeoutMs == 0 {
+		s.Real.TimeoutMs = 10000
+	}
 	for i := range s.Strategies {
 		if s.Strategies[i].Label == "" {
 			s.Strategies[i].Label = string(s.Strategies[i].Strategy)
@@ -195,13 +201,15 @@ func (s *Spec) validate() error {
 	switch {
 	case s.Name == "":
 		return fmt.Errorf("name: missing")
-	case s.Mode != ModeOffline && s.Mode != ModeTrace:
-		return fmt.Errorf("mode: %q is not offline or trace", s.Mode)
-	case s.Mode == ModeOffline && s.Scenario == "":
-		return fmt.Errorf("scenario: missing (mode offline needs one)")
+	case s.Mode != ModeOffline && s.Mode != ModeTrace && s.Mode != ModeReal:
+		return fmt.Errorf("mode: %q is not offline, trace or real", s.Mode)
+	case s.Mode != ModeTrace && s.Scenario == "":
+		return fmt.Errorf("scenario: missing (mode %s needs one)", s.Mode)
+	case !finitePositive(s.Real.TimeoutMs):
+		return fmt.Errorf("real.timeout_ms: %v must be a finite number > 0", s.Real.TimeoutMs)
 	case s.Mode == ModeTrace && s.Trace == "":
 		return fmt.Errorf("trace: missing (mode trace needs one)")
-	case s.Mode == ModeOffline && s.Rounds < 1:
+	case s.Mode != ModeTrace && s.Rounds < 1:
 		return fmt.Errorf("rounds: %d must be ≥ 1", s.Rounds)
 	case s.Rounds < 0:
 		return fmt.Errorf("rounds: %d must be ≥ 1", s.Rounds)

@@ -49,6 +49,10 @@ type StrategySummary struct {
 	VarReductionVsPollingPct  *float64 `json:"var_reduction_vs_polling_pct,omitempty"`
 	RatioToOracle             *float64 `json:"ratio_to_oracle,omitempty"`
 
+	// OfflineMeanTCTms is, for a real run, the mean TCT of the same
+	// strategy on the offline model (same seeds and task sizes).
+	OfflineMeanTCTms *float64 `json:"offline_mean_tct_ms,omitempty"`
+
 	HitRate        float64 `json:"best_path_hit_rate"`
 	FinalHitRate   float64 `json:"final_best_path_hit_rate"` // last 10 % of rounds
 	CumRegret      float64 `json:"cumulative_regret"`        // pseudo-regret, objective units
@@ -75,6 +79,12 @@ func Summarize(r *Result) *Summary {
 	}
 	for i, runs := range r.Runs {
 		sum.Strategies = append(sum.Strategies, summarizeRuns(s.Strategies[i], runs))
+	}
+	if r.Offline != nil {
+		for i, runs := range r.Offline.Runs {
+			off := summarizeRuns(s.Strategies[i], runs)
+			sum.Strategies[i].OfflineMeanTCTms = ptr(off.MeanTCTms)
+		}
 	}
 	polling, oracle := sum.find(pathsel.Polling), sum.find(pathsel.Oracle)
 	for i := range sum.Strategies {

@@ -15,10 +15,12 @@ import (
 	"net/url"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
 
+	"github.com/hetquic/hetquic/experiment"
 	"github.com/hetquic/hetquic/pathsel"
 	"github.com/hetquic/hetquic/pcm"
 )
@@ -33,6 +35,8 @@ request's task completion time (stream created → FIN received).
 
 get URL     fetch URL (-n times), print a line per request, body to -o
 bench URL   fetch URL --rounds times and print per-path statistics
+switchcost  measure what a switch costs the first request after it, over
+            two identical emulated paths, across RTTs and object sizes
 
 Paths (--paths) are interface names or local addresses, comma-separated;
 the default is every non-loopback address of the host, as in the paper.`
@@ -70,6 +74,8 @@ func runPCM(ctx context.Context, args []string) error {
 		return pcmGet(ctx, args[1:])
 	case "bench":
 		return pcmBench(ctx, args[1:])
+	case "switchcost":
+		return pcmSwitchCost(ctx, args[1:])
 	}
 	return badInput(fmt.Errorf("pcm: unknown subcommand %q (want get or bench)", args[0]))
 }
@@ -311,4 +317,45 @@ func pct(xs []float64, q float64) float64 {
 	s := slices.Clone(xs)
 	slices.Sort(s)
 	return s[int(q*float64(len(s)-1))]
+}
+
+func pcmSwitchCost(ctx context.Context, args []string) error {
+	fs := newFlagSet("pcm switchcost", "pcm switchcost [--rtts 10,50,100] [--sizes 5120,102400,1048576] [--pairs 20] [--rebind]",
+		"Measures, through hetquic's emulator on loopback, the completion time of the first\nrequest after a switch and of a request on a path the connection stayed on.")
+	rtts := fs.String("rtts", "10,50,100", "round-trip times in ms, comma-separated")
+	sizes := fs.String("sizes", "5120,102400,1048576", "object sizes in bytes, comma-separated")
+	pairs := fs.Int("pairs", 20, "switches measured per cell")
+	rebind := fs.Bool("rebind", false, "measure the rebind mode instead of the path API")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	rs, err := parseList(*rtts, strconv.ParseFloat)
+	if err != nil || *pairs < 1 {
+		return badInput(fmt.Errorf("pcm switchcost: --rtts %q / --pairs %d: %v", *rtts, *pairs, err))
+	}
+	ss, err := parseList(*sizes, func(s string, _ int) (int, error) { return strconv.Atoi(s) })
+	if err != nil {
+		return badInput(fmt.Errorf("pcm switchcost: --sizes %q: %w", *sizes, err))
+	}
+	cells, err := experiment.MeasureSwitchCost(ctx, rs, ss, *pairs, *rebind)
+	if err != nil {
+		return err
+	}
+	return experiment.WriteSwitchCostTable(os.Stdout, cells)
+}
+
+// parseList parses a comma-separated list of positive numbers.
+func parseList[T int | float64](s string, parse func(string, int) (T, error)) ([]T, error) {
+	var out []T
+	for _, f := range strings.Split(s, ",") {
+		v, err := parse(strings.TrimSpace(f), 64)
+		if err != nil {
+			return nil, err
+		}
+		if v <= 0 {
+			return nil, fmt.Errorf("%v is not positive", v)
+		}
+		out = append(out, v)
+	}
+	return out, nil
 }

@@ -1,0 +1,145 @@
+package experiment
+
+import (
+	"context"
+	"crypto/tls"
+	"fmt"
+	"io"
+	"net"
+	"slices"
+	"strconv"
+	"text/tabwriter"
+	"time"
+
+	"github.com/hetquic/hetquic/emu/udprelay"
+	"github.com/hetquic/hetquic/internal/selfsigned"
+	"github.com/hetquic/hetquic/origin"
+	"github.com/hetquic/hetquic/pcm"
+	"github.com/hetquic/hetquic/scenario"
+)
+
+// SwitchCost is one cell of the switch-cost measurement: requests of
+// SizeBytes over two identical paths of RTTms, made either on the path the
+// connection is already on or right after switching to the other one.
+type SwitchCost struct {
+	RTTms     float64 `json:"rtt_ms"`
+	SizeBytes int     `json:"size_bytes"`
+	Rebind    bool    `json:"rebind"`
+	StayMs    float64 `json:"stay_median_ms"`
+	SwitchMs  float64 `json:"switch_median_ms"`
+	// CostMs is SwitchMs − StayMs: what moving costs the first request.
+	CostMs float64 `json:"cost_ms"`
+}
+
+// MeasureSwitchCost runs the measurement for every RTT × size: per cell,
+// `pairs` times the first request after a switch and a request on a path
+// the connection has stayed on. Medians, so that a stray slow request does
+// not decide.
+func MeasureSwitchCost(ctx context.Context, rtts []float64, sizes []int, pairs int, rebind bool) ([]SwitchCost, error) {
+	var out []SwitchCost
+	for _, rtt := range rtts {
+		for _, size := range sizes {
+			c, err := measureCell(ctx, rtt, size, pairs, rebind)
+			if err != nil {
+				return nil, fmt.Errorf("rtt %g ms, %d bytes: %w", rtt, size, err)
+			}
+			out = append(out, c)
+		}
+	}
+	return out, nil
+}
+
+func measureCell(ctx context.Context, rtt float64, size, pairs int, rebind bool) (SwitchCost, error) {
+	link := scenario.Link{DelayMs: rtt / 2, RateMbps: 100}
+	sc := &scenario.Scenario{Name: "switchcost", Paths: []scenario.Path{
+		{Name: "a", Up: link, Down: link}, {Name: "b", Up: link, Down: link},
+	}}
+	pair, err := selfsigned.New()
+	if err != nil {
+		return SwitchCost{}, err
+	}
+	udp, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	if err != nil {
+		return SwitchCost{}, err
+	}
+	srv, err := origin.Serve(udp, origin.Config{TLS: &tls.Config{Certificates: []tls.Certificate{pair.Cert}}})
+	if err != nil {
+		udp.Close()
+		return SwitchCost{}, err
+	}
+	defer srv.Close()
+	relay, err := udprelay.Loopback(sc, udp.LocalAddr().(*net.UDPAddr).AddrPort(), 1)
+	if err != nil {
+		return SwitchCost{}, err
+	}
+	defer relay.Close()
+	addrs := relay.PathAddrs()
+	c, err := pcm.Dial(ctx, pcm.Config{
+		Server: relay.Addr().String(), ServerName: "localhost", TLS: &tls.Config{RootCAs: pair.Pool},
+		Paths:    []pcm.LocalPath{{Name: "a", Addr: addrs[0]}, {Name: "b", Addr: addrs[1]}},
+		Selector: noSelector{}, Rebind: rebind,
+	})
+	if err != nil {
+		return SwitchCost{}, err
+	}
+	defer c.Close()
+	target := "/bytes/" + strconv.Itoa(size)
+	get := func(p int) (float64, error) {
+		res, err := c.GetOn(ctx, p, target, io.Discard)
+		if err != nil {
+			return 0, err
+		}
+		if res.Path != p {
+			return 0, fmt.Errorf("request went on path %d, not %d", res.Path, p)
+		}
+		return float64(res.TCT()) / float64(time.Millisecond), nil
+	}
+	// Warm both paths (validated, congestion window grown) before measuring.
+	for i := range 6 {
+		if _, err := get(i % 2); err != nil {
+			return SwitchCost{}, err
+		}
+	}
+	// Each pair: switch and time the first request, then time the third
+	// request on the same path (the second lets the new path settle).
+	var stay, moved []float64
+	cur := 0
+	for range pairs {
+		cur = 1 - cur
+		for i := range 3 {
+			t, err := get(cur)
+			if err != nil {
+				return SwitchCost{}, err
+			}
+			switch i {
+			case 0:
+				moved = append(moved, t)
+			case 2:
+				stay = append(stay, t)
+			}
+		}
+	}
+	sc2 := SwitchCost{RTTms: rtt, SizeBytes: size, Rebind: rebind, StayMs: median(stay), SwitchMs: median(moved)}
+	sc2.CostMs = sc2.SwitchMs - sc2.StayMs
+	return sc2, nil
+}
+
+func median(xs []float64) float64 {
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	return quantile(s, 0.5)
+}
+
+// WriteSwitchCostTable prints the measurement as a table.
+func WriteSwitchCostTable(w io.Writer, cells []SwitchCost) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "RTT ms\tsize bytes\tmode\tstay ms (median)\tafter switch ms (median)\tswitch cost ms\t")
+	for _, c := range cells {
+		mode := "path API"
+		if c.Rebind {
+			mode = "rebind"
+		}
+		fmt.Fprintf(tw, "%g\t%d\t%s\t%.2f\t%.2f\t%+.2f\t\n", c.RTTms, c.SizeBytes, mode, c.StayMs, c.SwitchMs, c.CostMs)
+	}
+	return tw.Flush()
+}
