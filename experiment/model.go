@@ -90,7 +90,7 @@ type task struct {
 
 func (m *Model) task(p scenario.Path, size int) task {
 	t := task{
-		rttMean:   p.Up.DelayMs + p.Down.DelayMs,
+		rttMean:   p.Up.MeanDelayMs() + p.Down.MeanDelayMs(),
 		rttStd:    math.Hypot(p.Up.JitterMs, p.Down.JitterMs),
 		packets:   max(1, (size+m.PacketBytes-1)/m.PacketBytes),
 		lossUp:    p.Up.MeanLoss(),

@@ -38,8 +38,9 @@ type Path struct {
 type Link struct {
 	// DelayMs is the one-way base delay.
 	DelayMs float64 `yaml:"delay_ms"`
-	// JitterMs is the standard deviation of the extra delay added to the base
-	// delay, drawn from JitterDist. The delay never goes below DelayMs.
+	// JitterMs is the standard deviation of the extra delay J ≥ 0 added to
+	// the base delay, drawn from JitterDist: the delay never goes below
+	// DelayMs, and its mean is MeanDelayMs.
 	JitterMs   float64 `yaml:"jitter_ms"`
 	JitterDist string  `yaml:"jitter_dist"` // normal (default), uniform, pareto
 	// Reorder lets a packet with less jitter overtake an earlier one, as netem
@@ -80,6 +81,26 @@ func (g GilbertElliott) MeanLoss() float64 {
 	}
 	bad := g.PGoodBad / (g.PGoodBad + g.PBadGood)
 	return (1-bad)*g.LossGood + bad*g.LossBad
+}
+
+// MeanDelayMs is the link's mean one-way delay: the base delay plus the
+// mean of the extra delay J ≥ 0, whose standard deviation is JitterMs. The
+// emulator draws J from JitterDist scaled to that standard deviation; the
+// offline model and the simulator use this mean so all three agree.
+func (l Link) MeanDelayMs() float64 {
+	return l.DelayMs + JitterMeanPerStd(l.JitterDist)*l.JitterMs
+}
+
+// JitterMeanPerStd is E[J]/std(J) of the jitter distribution: half-normal
+// √(2/π)/√(1−2/π) ≈ 1.324, uniform on [0, a) √3, Lomax with shape 3 1/√3.
+func JitterMeanPerStd(dist string) float64 {
+	switch dist {
+	case "uniform":
+		return math.Sqrt(3)
+	case "pareto":
+		return 1 / math.Sqrt(3)
+	}
+	return math.Sqrt(2/math.Pi) / math.Sqrt(1-2/math.Pi)
 }
 
 // MeanLoss is the long-run loss probability of the link (Bernoulli or

@@ -1,0 +1,33 @@
+package emu
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/hetquic/hetquic/scenario"
+)
+
+// The emulator's jitter has the standard deviation jitter_ms and the mean
+// scenario.JitterMeanPerStd gives: the offline model relies on both.
+func TestJitterMomentsMatchScenario(t *testing.T) {
+	for _, dist := range []string{"normal", "uniform", "pareto"} {
+		c := newLinkCore("p", Up, rand.New(rand.NewPCG(1, 2)), DefaultMaxPacket, nil)
+		if err := c.configure(scenario.Link{DelayMs: 1, JitterMs: 2, JitterDist: dist}, nil, 0); err != nil {
+			t.Fatal(err)
+		}
+		const n = 400_000
+		var sum, sumSq float64
+		for range n {
+			x := float64(c.jitterSample()) / 1e6 // ms
+			sum += x
+			sumSq += x * x
+		}
+		mean := sum / n
+		std := math.Sqrt(sumSq/n - mean*mean)
+		wantMean := 2 * scenario.JitterMeanPerStd(dist)
+		if math.Abs(mean-wantMean) > 0.01*wantMean || math.Abs(std-2) > 0.03*2 {
+			t.Errorf("%s: mean %.4f std %.4f, want mean %.4f std 2", dist, mean, std, wantMean)
+		}
+	}
+}
