@@ -1,0 +1,73 @@
+package cc
+
+import (
+	"math"
+	"testing"
+	"time"
+)
+
+const mss = 1500
+
+func TestNewRenoSlowStartAndHalving(t *testing.T) {
+	r := NewNewReno(Config{MSS: mss, InitialWindow: 10 * mss})
+	if r.Window() != 10*mss || !r.InSlowStart() {
+		t.Fatalf("initial window %d, want %d in slow start", r.Window(), 10*mss)
+	}
+	now := time.Duration(0)
+	for i := 0; i < 10; i++ {
+		r.OnAck(now, mss, 0, RTT{})
+	}
+	if r.Window() != 20*mss {
+		t.Fatalf("after 10 ACKs in slow start: %d, want %d", r.Window(), 20*mss)
+	}
+	now = time.Second
+	r.OnLoss(now, mss, now-time.Millisecond)
+	if r.Window() != 10*mss || r.InSlowStart() {
+		t.Fatalf("after loss: %d, want %d in congestion avoidance", r.Window(), 10*mss)
+	}
+	// A second loss of a packet sent before recovery began: no second cut.
+	r.OnLoss(now+time.Millisecond, mss, now-time.Millisecond)
+	if r.Window() != 10*mss {
+		t.Fatalf("second loss in the same recovery cut the window to %d", r.Window())
+	}
+	// Congestion avoidance: one MSS per window of ACKed bytes.
+	for i := 0; i < 10; i++ {
+		r.OnAck(now+time.Second, mss, now+time.Millisecond, RTT{})
+	}
+	if r.Window() != 11*mss {
+		t.Fatalf("after one window of ACKs in CA: %d, want %d", r.Window(), 11*mss)
+	}
+	r.OnPersistentCongestion(now)
+	if r.Window() != 2*mss {
+		t.Fatalf("persistent congestion: %d, want 2·MSS", r.Window())
+	}
+}
+
+func TestCubicDecreaseAndRecovery(t *testing.T) {
+	c := NewCubic(Config{MSS: mss, InitialWindow: 10 * mss})
+	for i := 0; i < 90; i++ { // grow to 100 MSS in slow start
+		c.OnAck(0, mss, 0, RTT{})
+	}
+	c.OnLoss(time.Second, mss, time.Second-time.Millisecond)
+	if got, want := c.Window(), int(0.7*100*mss); got != want {
+		t.Fatalf("after loss: %d, want β·W = %d", got, want)
+	}
+	// K = cbrt(W_max(1−β)/C) seconds after the reduction the window is back
+	// near W_max (RFC 9438 Eq. 1–2).
+	k := math.Cbrt(100 * 0.3 / 0.4)
+	rtt := RTT{Smoothed: 50 * time.Millisecond}
+	start := time.Second + time.Millisecond
+	end := start + time.Duration(k*float64(time.Second))
+	for now := start; now < end; now += time.Millisecond {
+		c.OnAck(now, mss, now-rtt.Smoothed, rtt)
+	}
+	if w := float64(c.Window()) / mss; w < 95 || w > 106 {
+		t.Fatalf("after K = %.2f s: %.1f MSS, want ≈ 100", k, w)
+	}
+}
+
+func TestUnknown(t *testing.T) {
+	if _, err := New("vegas", Config{MSS: mss}); err == nil {
+		t.Fatal("unknown controller accepted")
+	}
+}

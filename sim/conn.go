@@ -1,0 +1,728 @@
+package sim
+
+import (
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/hetquic/hetquic/sim/cc"
+	"github.com/hetquic/hetquic/sim/sched"
+)
+
+// RFC 9002 constants (§6.1, §6.2, Appendix A.2).
+const (
+	kPacketThreshold = 3
+	kTimeThreshold   = 9.0 / 8
+	kGranularity     = time.Millisecond
+	kInitialRTT      = 333 * time.Millisecond
+	// MaxAckDelay is RFC 9000's default max_ack_delay.
+	MaxAckDelay = 25 * time.Millisecond
+	// AckPacketBytes is the wire size of an ACK-only packet.
+	AckPacketBytes = 50
+	// maxAckRanges bounds the ranges an ACK frame repeats.
+	maxAckRanges = 32
+	// lossEWMA weighs each packet's outcome in PathView.LossRate.
+	lossEWMA = 1.0 / 256
+	// lossHalfLife ages the loss estimate of a path that is not used, so a
+	// scheduler that avoided a path after a burst of losses tries it again.
+	lossHalfLife = time.Second
+)
+
+// pnRange is an inclusive range of packet numbers.
+type pnRange struct{ lo, hi uint64 }
+
+// AckFrame is an MMQUIC ACK (thesis §2.4.2, Fig. 2.3): it acknowledges
+// packets of one path (the PID field) and may travel on any path.
+type AckFrame struct {
+	Path     int       // PID: the packet number space acknowledged
+	Ranges   []pnRange // descending, disjoint
+	AckDelay time.Duration
+	// BDP is the data path's bandwidth-delay product in bytes now, in 0.5 s
+	// and in 1 s (BDP1..BDP3); 0 when the link rate is unlimited.
+	BDP     [3]float64
+	MaxData int64 // connection flow-control limit in bytes (MAX_DATA)
+}
+
+// PathSpec is one path of a connection: the links data takes and those ACKs
+// take back, and what the receiver's cross-layer database knows of it.
+type PathSpec struct {
+	Name string
+	Fwd  []*Link // data direction
+	Rev  []*Link // ACK direction
+	// Forecast returns the data direction's bottleneck rate in bit/s at
+	// now+dt (0: unlimited), for the MMQUIC BDP fields; nil: the current
+	// rate of the first Fwd link.
+	Forecast func(now, dt time.Duration) float64
+	// Weight is the min-FCT path weight (Eq. 19), passed to schedulers.
+	Weight float64
+}
+
+// ConnConfig configures a connection.
+type ConnConfig struct {
+	Flow        int
+	PacketBytes int // wire size of a data packet (default 1500)
+	Overhead    int // header bytes per data packet (default 52): payload = PacketBytes − Overhead
+	CC          string
+	Scheduler   string
+	// RecvWindow is the connection flow-control window in bytes the
+	// receiver keeps open beyond what it delivered (0: 16 MiB).
+	RecvWindow int64
+	// AckOnFastest sends each ACK on the path with the lowest base delay
+	// back (MMQUIC's "return the ACK as soon as possible"); otherwise on the
+	// path it acknowledges.
+	AckOnFastest bool
+	// AckEvery is the number of ack-eliciting packets that trigger an
+	// immediate ACK (RFC 9000 §13.2.2 recommends 2; default 2).
+	AckEvery int
+}
+
+func (c *ConnConfig) defaults() {
+	if c.PacketBytes == 0 {
+		c.PacketBytes = 1500
+	}
+	if c.Overhead == 0 {
+		c.Overhead = 52
+	}
+	if c.RecvWindow == 0 {
+		c.RecvWindow = 16 << 20
+	}
+	if c.AckEvery == 0 {
+		c.AckEvery = 2
+	}
+	if c.CC == "" {
+		c.CC = "newreno"
+	}
+	if c.Scheduler == "" {
+		c.Scheduler = "minrtt"
+	}
+}
+
+// Validate checks the configuration; errors name the field.
+func (c ConnConfig) Validate() error {
+	switch {
+	case c.PacketBytes < 200 || c.PacketBytes > 65535:
+		return fmt.Errorf("packet_bytes: %d is outside [200, 65535]", c.PacketBytes)
+	case c.Overhead < 0 || c.Overhead >= c.PacketBytes:
+		return fmt.Errorf("overhead_bytes: %d must be in [0, packet_bytes)", c.Overhead)
+	case c.RecvWindow < int64(c.PacketBytes):
+		return fmt.Errorf("recv_window_bytes: %d is smaller than a packet", c.RecvWindow)
+	}
+	if _, err := cc.New(c.CC, cc.Config{MSS: c.PacketBytes}); err != nil {
+		return fmt.Errorf("cc: %w", err)
+	}
+	if _, err := sched.New(c.Scheduler, 1); err != nil {
+		return fmt.Errorf("scheduler: %w", err)
+	}
+	return nil
+}
+
+// sentPacket is what the sender remembers of a packet in flight.
+type sentPacket struct {
+	pn     uint64
+	chunk  int
+	size   int
+	sentAt time.Duration
+	done   bool // acknowledged or declared lost
+}
+
+// PathStats counts one path's sender-side events.
+type PathStats struct {
+	Sent, Acked, Lost, Retransmitted, PTOs uint64
+}
+
+// sendPath is the sender's state for one path (RFC 9002, per packet number space).
+type sendPath struct {
+	id   int
+	spec PathSpec
+	cc   cc.Controller
+
+	nextPN        uint64
+	sent          []*sentPacket // ascending pn; done entries are compacted away
+	bytesInFlight int
+	largestAcked  int64 // -1: none
+
+	rtt       cc.RTT
+	hasRTT    bool
+	lossTime  time.Duration // 0: none
+	lastAckEl time.Duration // time of the last ack-eliciting packet
+	ptoCount  int
+	timer     *Timer
+	lossRate  float64
+	lossAt    time.Duration // when lossRate was last updated
+	bdp       [3]float64
+	Stats     PathStats
+}
+
+// Conn is the sending side of an MPQUIC connection and, through its peer,
+// the receiving side. Data is a byte stream cut into chunks of one packet's
+// payload; the application writes whole chunks.
+type Conn struct {
+	sim   *Sim
+	cfg   ConnConfig
+	paths []*sendPath
+	sch   sched.Scheduler
+	recv  *ConnReceiver
+	view  sched.View
+
+	payload    int
+	nChunks    int // chunks written by the application
+	nextNew    int // lowest chunk never sent (not counting sentAhead)
+	sentAhead  map[int]bool
+	retx       []int // ascending chunks to send again
+	inRetx     []bool
+	acked      []bool
+	copies     []uint8 // copies in flight per chunk
+	firstSent  []time.Duration
+	sentOn     [][]bool // per path, for redundant: chunk sent on path
+	redCursor  []int
+	ackedN     int
+	peerMax    int64 // MAX_DATA from the receiver (bytes)
+	sending    bool
+	OnAllAcked func(now time.Duration)
+}
+
+// NewConn builds a connection over paths (at least one).
+func NewConn(s *Sim, cfg ConnConfig, paths []PathSpec) (*Conn, error) {
+	cfg.defaults()
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if len(paths) == 0 {
+		return nil, fmt.Errorf("paths: a connection needs at least one path")
+	}
+	sch, err := sched.New(cfg.Scheduler, len(paths))
+	if err != nil {
+		return nil, fmt.Errorf("scheduler: %w", err)
+	}
+	c := &Conn{sim: s, cfg: cfg, sch: sch, payload: cfg.PacketBytes - cfg.Overhead, sentAhead: map[int]bool{}}
+	c.peerMax = cfg.RecvWindow
+	for i, ps := range paths {
+		ctl, err := cc.New(cfg.CC, cc.Config{MSS: cfg.PacketBytes})
+		if err != nil {
+			return nil, fmt.Errorf("cc: %w", err)
+		}
+		p := &sendPath{id: i, spec: ps, cc: ctl, largestAcked: -1,
+			rtt: cc.RTT{Smoothed: kInitialRTT, Var: kInitialRTT / 2}}
+		p.timer = s.NewTimer(func() { c.onTimer(p) })
+		c.paths = append(c.paths, p)
+	}
+	if cfg.Scheduler == "redundant" {
+		c.sentOn = make([][]bool, len(paths))
+		c.redCursor = make([]int, len(paths))
+	}
+	c.view = sched.View{Paths: make([]sched.PathView, len(paths)), PacketBytes: cfg.PacketBytes, Queue: c}
+	c.recv = newConnReceiver(s, c, paths)
+	return c, nil
+}
+
+// Receiver is the connection's receiving side.
+func (c *Conn) Receiver() *ConnReceiver { return c.recv }
+
+// Payload is the application bytes one chunk carries.
+func (c *Conn) Payload() int { return c.payload }
+
+// Paths returns the per-path sender statistics.
+func (c *Conn) PathStats() []PathStats {
+	out := make([]PathStats, len(c.paths))
+	for i, p := range c.paths {
+		out[i] = p.Stats
+	}
+	return out
+}
+
+// Written is the number of chunks the application has written.
+func (c *Conn) Written() int { return c.nChunks }
+
+// Write queues bytes of application data (rounded up to whole chunks) and
+// returns the index one past the last chunk written.
+func (c *Conn) Write(bytes int64) int {
+	n := int((bytes + int64(c.payload) - 1) / int64(c.payload))
+	c.nChunks += n
+	c.trySend()
+	return c.nChunks
+}
+
+// ensure grows the per-chunk state to hold chunk ch (lazily, so that an
+// unbounded write costs nothing until sent).
+func (c *Conn) ensure(ch int) {
+	for len(c.acked) <= ch {
+		c.acked = append(c.acked, false)
+		c.copies = append(c.copies, 0)
+		c.inRetx = append(c.inRetx, false)
+		c.firstSent = append(c.firstSent, -1)
+		for i := range c.sentOn {
+			c.sentOn[i] = append(c.sentOn[i], false)
+		}
+	}
+}
+
+// fcLimit is the number of chunks flow control allows.
+func (c *Conn) fcLimit() int { return int(c.peerMax / int64(c.payload)) }
+
+// newLimit is one past the last new chunk that may be sent.
+func (c *Conn) newLimit() int { return min(c.nChunks, c.fcLimit()) }
+
+// PendingAt implements sched.Queue.
+func (c *Conn) PendingAt(i int) int {
+	if i < len(c.retx) {
+		return c.retx[i]
+	}
+	i -= len(c.retx)
+	ch := c.nextNew
+	for {
+		if !c.sentAhead[ch] {
+			if i == 0 {
+				return ch
+			}
+			i--
+		}
+		ch++
+	}
+}
+
+// IsPending implements sched.Queue.
+func (c *Conn) IsPending(ch int) bool {
+	if ch < 0 || ch >= c.nChunks {
+		return false
+	}
+	if ch < len(c.acked) {
+		if c.acked[ch] {
+			return false
+		}
+		if c.inRetx[ch] {
+			return true
+		}
+	}
+	return ch >= c.nextNew && ch < c.newLimit() && !c.sentAhead[ch]
+}
+
+// NotSentOn implements sched.Queue.
+func (c *Conn) NotSentOn(path int) (int, bool) {
+	if c.sentOn == nil {
+		return 0, false
+	}
+	for _, ch := range c.retx {
+		if !c.sentOn[path][ch] || c.copies[ch] == 0 {
+			return ch, true
+		}
+	}
+	lim := c.newLimit()
+	for ch := c.redCursor[path]; ch < lim; ch++ {
+		c.ensure(ch)
+		if !c.sentOn[path][ch] && !c.acked[ch] {
+			c.redCursor[path] = ch
+			return ch, true
+		}
+	}
+	c.redCursor[path] = lim
+	return 0, false
+}
+
+func (c *Conn) pending() int {
+	n := len(c.retx)
+	if lim := c.newLimit(); lim > c.nextNew {
+		n += lim - c.nextNew
+		for ch := range c.sentAhead {
+			if ch < lim {
+				n--
+			}
+		}
+	}
+	return n
+}
+
+// fillView refreshes the scheduler's view.
+func (c *Conn) fillView() {
+	v := &c.view
+	v.Now = c.sim.now
+	v.Pending = c.pending()
+	v.SendWindow = int(min(c.peerMax-int64(c.ackedN)*int64(c.payload), math.MaxInt32))
+	for i, p := range c.paths {
+		pv := &v.Paths[i]
+		*pv = sched.PathView{
+			ID: i, SRTT: p.rtt.Smoothed, RTTVar: p.rtt.Var, MinRTT: p.rtt.Min, LatestRTT: p.rtt.Latest,
+			HasRTT: p.hasRTT, Cwnd: p.cc.Window(), InFlight: p.bytesInFlight, Ssthresh: p.cc.Ssthresh(),
+			InSlowStart: p.cc.InSlowStart(), PTOCount: p.ptoCount, RTO: c.pto(p), LossRate: p.loss(c.sim.now),
+			BDP: p.bdp, Weight: p.spec.Weight,
+		}
+		// A path whose probe timeout fired and that has not answered since
+		// is "potentially failed" (as in MPTCP): only PTO probes use it, so
+		// a dead path does not swallow fresh data between backed-off PTOs.
+		if len(c.paths) > 1 && p.ptoCount > 0 {
+			pv.Cwnd = min(pv.Cwnd, pv.InFlight)
+		}
+	}
+}
+
+// trySend sends while the scheduler picks a path.
+func (c *Conn) trySend() {
+	if c.sending { // re-entrancy from callbacks
+		return
+	}
+	c.sending = true
+	defer func() { c.sending = false }()
+	for guard := 0; guard < 1<<20; guard++ {
+		c.fillView()
+		if c.view.Pending == 0 && c.sentOn == nil {
+			return
+		}
+		d := c.sch.Next(&c.view)
+		if d.Path < 0 || d.Path >= len(c.paths) {
+			return
+		}
+		p := c.paths[d.Path]
+		if pv := &c.view.Paths[d.Path]; !pv.CanSend(c.cfg.PacketBytes) {
+			return // a scheduler bug; do not overrun the window
+		}
+		ch := d.Chunk
+		if ch == sched.Head {
+			if c.view.Pending == 0 {
+				return
+			}
+			ch = c.PendingAt(0)
+			if !c.IsPending(ch) {
+				panic(fmt.Sprintf("sim: pending queue holds chunk %d that is not pending", ch))
+			}
+		} else if !c.IsPending(ch) && (c.sentOn == nil || ch >= len(c.acked) || c.acked[ch]) {
+			return
+		}
+		c.sendChunk(p, ch, false)
+	}
+}
+
+// take removes ch from the pending structures.
+func (c *Conn) take(ch int) {
+	c.ensure(ch)
+	if c.inRetx[ch] {
+		c.inRetx[ch] = false
+		for i, x := range c.retx {
+			if x == ch {
+				c.retx = append(c.retx[:i], c.retx[i+1:]...)
+				break
+			}
+		}
+		return
+	}
+	switch {
+	case ch == c.nextNew:
+		c.nextNew++
+		for c.sentAhead[c.nextNew] {
+			delete(c.sentAhead, c.nextNew)
+			c.nextNew++
+		}
+	case ch > c.nextNew:
+		c.sentAhead[ch] = true
+	}
+}
+
+// sendChunk sends chunk ch on path p. A probe (PTO) ignores the window and
+// leaves the chunk pending: it is an extra copy.
+func (c *Conn) sendChunk(p *sendPath, ch int, probe bool) {
+	now := c.sim.now
+	c.ensure(ch)
+	if !probe && c.IsPending(ch) {
+		c.take(ch)
+	}
+	retrans := c.firstSent[ch] >= 0
+	if !retrans {
+		c.firstSent[ch] = now
+	} else {
+		p.Stats.Retransmitted++
+	}
+	if c.sentOn != nil {
+		c.sentOn[p.id][ch] = true
+	}
+	c.copies[ch]++
+	sp := &sentPacket{pn: p.nextPN, chunk: ch, size: c.cfg.PacketBytes, sentAt: now}
+	p.nextPN++
+	p.sent = append(p.sent, sp)
+	p.bytesInFlight += sp.size
+	p.lastAckEl = now
+	p.Stats.Sent++
+	p.cc.OnPacketSent(now, sp.size, p.bytesInFlight)
+	pkt := &Packet{Size: sp.size, Flow: c.cfg.Flow, Path: p.id, PN: sp.pn, Chunk: ch, SentAt: c.firstSent[ch]}
+	Send(pkt, p.spec.Fwd, c.recv)
+	c.setTimer(p)
+}
+
+// Receive takes ACK packets from the network.
+func (c *Conn) Receive(pkt *Packet) {
+	if pkt.Ack != nil {
+		c.onAck(pkt.Ack)
+	}
+}
+
+// onAck processes one MMQUIC ACK frame (RFC 9002 §6, A.7).
+func (c *Conn) onAck(f *AckFrame) {
+	now := c.sim.now
+	grew := f.MaxData > c.peerMax
+	if grew {
+		c.peerMax = f.MaxData
+	}
+	p := c.paths[f.Path]
+	p.bdp = f.BDP
+	largest := f.Ranges[0].hi
+	newLargest := int64(largest) > p.largestAcked
+	if newLargest {
+		p.largestAcked = int64(largest)
+	}
+	var largestNew *sentPacket
+	acked := false
+	// Walk outstanding packets up to the largest acknowledged against the
+	// descending ranges (both sorted): O(newly acked + holes).
+	ri := len(f.Ranges) - 1
+	for _, sp := range p.sent {
+		if sp.pn > largest {
+			break
+		}
+		for ri >= 0 && f.Ranges[ri].hi < sp.pn {
+			ri--
+		}
+		if ri < 0 {
+			break
+		}
+		if sp.done || sp.pn < f.Ranges[ri].lo {
+			continue
+		}
+		sp.done = true
+		acked = true
+		if largestNew == nil || sp.pn > largestNew.pn {
+			largestNew = sp
+		}
+		c.onPacketAcked(p, sp)
+	}
+	if !acked {
+		c.compact(p)
+		if grew { // flow control opened: there may be something to send
+			c.trySend()
+		}
+		return
+	}
+	// RFC 9002 §5.1: an RTT sample when the largest acknowledged is newly acked.
+	if largestNew != nil && largestNew.pn == largest {
+		c.updateRTT(p, now-largestNew.sentAt, f.AckDelay)
+	}
+	p.ptoCount = 0
+	c.detectLosses(p)
+	c.compact(p)
+	c.setTimer(p)
+	c.trySend()
+}
+
+func (c *Conn) onPacketAcked(p *sendPath, sp *sentPacket) {
+	p.bytesInFlight -= sp.size
+	p.Stats.Acked++
+	p.lossRate, p.lossAt = p.loss(c.sim.now)*(1-lossEWMA), c.sim.now
+	c.copies[sp.chunk]--
+	p.cc.OnAck(c.sim.now, sp.size, sp.sentAt, p.rtt)
+	if !c.acked[sp.chunk] {
+		c.acked[sp.chunk] = true
+		c.ackedN++
+		// Take it off the queue if it is still there: a spurious loss (the
+		// first copy made it), or a PTO probe's copy of a pending chunk.
+		if ch := sp.chunk; c.inRetx[ch] || (ch >= c.nextNew && !c.sentAhead[ch]) {
+			c.take(ch)
+		}
+		if c.ackedN == c.nChunks && c.OnAllAcked != nil {
+			c.OnAllAcked(c.sim.now)
+		}
+	}
+}
+
+// updateRTT is RFC 9002 §5.3.
+func (c *Conn) updateRTT(p *sendPath, latest, ackDelay time.Duration) {
+	r := &p.rtt
+	r.Latest = latest
+	if !p.hasRTT {
+		p.hasRTT = true
+		r.Min, r.Smoothed, r.Var = latest, latest, latest/2
+		p.cc.OnRTTSample(c.sim.now, *r)
+		return
+	}
+	r.Min = min(r.Min, latest)
+	ackDelay = min(ackDelay, MaxAckDelay)
+	adj := latest
+	if latest >= r.Min+ackDelay {
+		adj = latest - ackDelay
+	}
+	d := r.Smoothed - adj
+	if d < 0 {
+		d = -d
+	}
+	r.Var = (3*r.Var + d) / 4
+	r.Smoothed = (7*r.Smoothed + adj) / 8
+	p.cc.OnRTTSample(c.sim.now, *r)
+}
+
+// detectLosses is RFC 9002 §6.1 (packet and time thresholds).
+func (c *Conn) detectLosses(p *sendPath) {
+	now := c.sim.now
+	p.lossTime = 0
+	if p.largestAcked < 0 {
+		return
+	}
+	delay := time.Duration(kTimeThreshold * float64(max(p.rtt.Latest, p.rtt.Smoothed)))
+	delay = max(delay, kGranularity)
+	var lost []*sentPacket
+	for _, sp := range p.sent {
+		if int64(sp.pn) > p.largestAcked {
+			break
+		}
+		if sp.done {
+			continue
+		}
+		if sp.sentAt+delay <= now || p.largestAcked >= int64(sp.pn)+kPacketThreshold {
+			lost = append(lost, sp)
+			continue
+		}
+		if t := sp.sentAt + delay; p.lossTime == 0 || t < p.lossTime {
+			p.lossTime = t
+		}
+	}
+	c.onLost(p, lost, false)
+}
+
+// onLost declares packets lost: their chunks wait for retransmission unless
+// a copy is still in flight or acknowledged.
+func (c *Conn) onLost(p *sendPath, lost []*sentPacket, persistent bool) {
+	for _, sp := range lost {
+		sp.done = true
+		p.bytesInFlight -= sp.size
+		p.Stats.Lost++
+		p.lossRate, p.lossAt = p.loss(c.sim.now)*(1-lossEWMA)+lossEWMA, c.sim.now
+		c.copies[sp.chunk]--
+		p.cc.OnLoss(c.sim.now, sp.size, sp.sentAt)
+		if ch := sp.chunk; c.copies[ch] == 0 {
+			c.queueRetx(ch)
+		}
+	}
+	if persistent && len(lost) > 0 {
+		p.cc.OnPersistentCongestion(c.sim.now)
+	}
+}
+
+// queueRetx puts chunk ch in the retransmission queue (in stream order)
+// unless it is acknowledged or already there.
+func (c *Conn) queueRetx(ch int) {
+	if c.acked[ch] || c.inRetx[ch] || (ch >= c.nextNew && !c.sentAhead[ch]) {
+		return // done, queued, or still waiting as new data
+	}
+	c.inRetx[ch] = true
+	i := len(c.retx)
+	for i > 0 && c.retx[i-1] > ch {
+		i--
+	}
+	c.retx = append(c.retx, 0)
+	copy(c.retx[i+1:], c.retx[i:])
+	c.retx[i] = ch
+}
+
+// compact drops acknowledged and lost packets from the front of p.sent
+// (and from the middle when they pile up).
+func (c *Conn) compact(p *sendPath) {
+	i := 0
+	for i < len(p.sent) && p.sent[i].done {
+		i++
+	}
+	if i > 0 {
+		p.sent = p.sent[i:]
+	}
+	if len(p.sent) > 64 && cap(p.sent) > 4*len(p.sent) {
+		s := make([]*sentPacket, 0, 2*len(p.sent))
+		for _, sp := range p.sent {
+			if !sp.done {
+				s = append(s, sp)
+			}
+		}
+		p.sent = s
+	}
+}
+
+// pto is RFC 9002 §6.2.1's probe timeout with backoff.
+func (c *Conn) pto(p *sendPath) time.Duration {
+	d := p.rtt.Smoothed + max(4*p.rtt.Var, kGranularity) + MaxAckDelay
+	return d << min(p.ptoCount, 16)
+}
+
+// setTimer arms the loss detection timer (RFC 9002 A.8).
+func (c *Conn) setTimer(p *sendPath) {
+	if p.lossTime != 0 {
+		p.timer.Set(p.lossTime)
+		return
+	}
+	if p.bytesInFlight <= 0 {
+		p.timer.Stop()
+		return
+	}
+	p.timer.Set(p.lastAckEl + c.pto(p))
+}
+
+// onTimer is RFC 9002 A.9: time-threshold loss, or a PTO that sends a probe.
+func (c *Conn) onTimer(p *sendPath) {
+	if p.lossTime != 0 {
+		c.detectLosses(p)
+		c.compact(p)
+		c.setTimer(p)
+		c.trySend()
+		return
+	}
+	p.ptoCount++
+	p.Stats.PTOs++
+	// Persistent congestion (RFC 9002 §7.6), approximated: from the third
+	// consecutive PTO, everything outstanding is declared lost and the
+	// window collapses, so the path restarts once it works again.
+	if p.ptoCount >= 3 {
+		var lost []*sentPacket
+		for _, sp := range p.sent {
+			if !sp.done {
+				lost = append(lost, sp)
+			}
+		}
+		c.onLost(p, lost, true)
+		c.compact(p)
+	}
+	// Reinjection: what is outstanding on a path that stopped answering may
+	// go again on the others (as MPTCP and multipath QUIC stacks do); the
+	// copies on this path still count until acknowledged or lost.
+	if len(c.paths) > 1 {
+		for _, sp := range p.sent {
+			if !sp.done {
+				c.queueRetx(sp.chunk)
+			}
+		}
+	}
+	// Probe (RFC 9002 §6.2.4): one packet on this path regardless of the
+	// window — a copy of its oldest outstanding chunk, so that the most
+	// urgent pending data is not held hostage by a path that may be down;
+	// new data only when nothing is outstanding.
+	probed := false
+	for _, sp := range p.sent {
+		if !sp.done && !c.acked[sp.chunk] {
+			c.sendChunk(p, sp.chunk, true)
+			probed = true
+			break
+		}
+	}
+	if !probed {
+		// Nothing outstanding: a copy of the first pending chunk, left in
+		// the queue so that another path still sends it at once.
+		c.fillView()
+		if c.view.Pending > 0 {
+			c.sendChunk(p, c.PendingAt(0), true)
+		}
+	}
+	c.setTimer(p)
+	c.trySend()
+}
+
+// Done reports whether every written chunk is acknowledged.
+func (c *Conn) Done() bool { return c.ackedN == c.nChunks }
+
+// loss is the path's loss estimate at now: an EWMA over packet outcomes
+// that halves every lossHalfLife without news.
+func (p *sendPath) loss(now time.Duration) float64 {
+	if p.lossRate == 0 || now <= p.lossAt {
+		return p.lossRate
+	}
+	return p.lossRate * math.Exp2(-float64(now-p.lossAt)/float64(lossHalfLife))
+}

@@ -1,0 +1,168 @@
+package exp
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+func write(t *testing.T, dir, name, text string) string {
+	t.Helper()
+	p := filepath.Join(dir, name)
+	if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+const twoPaths = `name: two
+paths:
+  - name: fast
+    up:   {delay_ms: 10, rate_mbps: 20, loss: 0.005}
+    down: {delay_ms: 10, rate_mbps: 20, loss: 0.005}
+  - name: slow
+    up:   {delay_ms: 40, jitter_ms: 3, rate_mbps: 10}
+    down: {delay_ms: 40, jitter_ms: 3, rate_mbps: 10}
+events:
+  - {at_s: 0.5, path: fast, outage_s: 0.3}
+`
+
+// TestRunIndependentOfWorkers runs a small experiment with 1 and 3 workers
+// and requires identical results, and checks every output file appears.
+func TestRunIndependentOfWorkers(t *testing.T) {
+	dir := t.TempDir()
+	write(t, dir, "two.yaml", twoPaths)
+	f := write(t, dir, "e.yaml", `name: e
+scenario: two.yaml
+seeds: 2
+app: {kind: bulk, size_mb: 1}
+path_counts: [1, 2]
+variants:
+  - {label: MAMS, scheduler: mams}
+  - {label: RR, scheduler: rr, cc: cubic}
+`)
+	s, err := Load(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := Run(context.Background(), s, 1, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := Run(context.Background(), s, 3, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(a.Runs) != 8 {
+		t.Fatalf("%d runs, want 2 variants × 2 path counts × 2 seeds", len(a.Runs))
+	}
+	for i := range a.Runs {
+		x, y := *a.Runs[i], *b.Runs[i]
+		x.WallS, y.WallS = 0, 0
+		if !reflect.DeepEqual(x, y) {
+			t.Fatalf("run %d differs between 1 and 3 workers", i)
+		}
+		if !x.Completed {
+			t.Fatalf("run %d (%s, %d paths) did not complete", i, x.Label, x.Paths)
+		}
+	}
+	out := filepath.Join(dir, "out")
+	files, err := WriteAll(out, a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"summary.json", "report.md", "goodput.png", "delivery_delay_cdf.png", "fct_cdf.png", "p90_delay_vs_paths.png", "runs/MAMS_p2_seed1_delay.csv"} {
+		if _, err := os.Stat(filepath.Join(out, want)); err != nil {
+			t.Errorf("missing %s (wrote %d files)", want, len(files))
+		}
+	}
+}
+
+func TestDashAndTopology(t *testing.T) {
+	dir := t.TempDir()
+	write(t, dir, "two.yaml", twoPaths)
+	f := write(t, dir, "d.yaml", `name: d
+scenario: two.yaml
+app: {kind: dash, segment_s: 1, bitrate_mbps: 4, segments: 5, deadline_s: 2}
+variants: [{scheduler: minrtt}]
+`)
+	s, err := Load(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := Run(context.Background(), s, 0, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if run := r.Runs[0]; run.Segments != 5 || !run.Completed {
+		t.Fatalf("dash run: %d segments, completed %v", run.Segments, run.Completed)
+	}
+	f = write(t, dir, "a.yaml", `name: a
+topology: builtin:abilene
+app: {size_mb: 0.5}
+flows: {count: 4, interval_s: 0.2, pairs: [[SEA, NYC], [LAX, WDC]]}
+variants: [{scheme: quic}, {scheme: lrf}, {scheme: pquic}, {scheme: minfct}]
+`)
+	if s, err = Load(f); err != nil {
+		t.Fatal(err)
+	}
+	if r, err = Run(context.Background(), s, 0, nil); err != nil {
+		t.Fatal(err)
+	}
+	for _, run := range r.Runs {
+		if !run.Completed || len(run.Flows) != 4 {
+			t.Fatalf("%s: completed %v, %d flows", run.Label, run.Completed, len(run.Flows))
+		}
+		want := 3
+		if run.Label == "quic" {
+			want = 1
+		}
+		if got := len(run.Flows[0].Paths); got != want {
+			t.Errorf("%s: %d paths, want %d", run.Label, got, want)
+		}
+	}
+}
+
+func TestBadSpec(t *testing.T) {
+	dir := t.TempDir()
+	write(t, dir, "two.yaml", twoPaths)
+	write(t, dir, "island.yaml", "name: island\nnodes: [a, b, c]\nlinks:\n  - {a: a, b: b, rate_mbps: 10}\n")
+	for _, c := range []struct{ body, want string }{
+		{"scenario: two.yaml\napp: {size_mb: 1}\nvariants: [{scheduler: fastest}]\n", `variants[0].scheduler: unknown scheduler "fastest"`},
+		{"scenario: two.yaml\napp: {size_mb: 1}\nvariants: [{cc: vegas}]\n", `variants[0].cc: unknown congestion control "vegas"`},
+		{"scenario: two.yaml\napp: {size_mb: -1}\nvariants: [{}]\n", "app.size_mb: -1 is outside"},
+		{"scenario: two.yaml\napp: {size_mb: 1}\npath_counts: [3]\nvariants: [{}]\n", "path_counts[0]: 3 is outside [1, 2]"},
+		{"scenario: two.yaml\napp: {size_mb: 1}\nseeds: -2\nvariants: [{}]\n", "seeds: -2 is outside"},
+		{"scenario: two.yaml\napp: {size_mb: 1}\ntransport: {packet_bytes: 50}\nvariants: [{}]\n", "transport.packet_bytes: 50 is outside"},
+		{"scenario: two.yaml\napp: {kind: video}\nvariants: [{}]\n", `app.kind: unknown application "video"`},
+		{"scenario: two.yaml\ntopology: builtin:abilene\napp: {size_mb: 1}\nvariants: [{}]\n", "scenario, topology, mobility: give exactly one"},
+		{"scenario: two.yaml\napp: {size_mb: 1}\nvariants: [{}]\nbogus: 3\n", `unknown field "bogus"`},
+		{"topology: island.yaml\napp: {size_mb: 1}\nflows: {count: 1, pairs: [[a, c]]}\nvariants: [{scheme: minfct}]\n", `flows.pairs[0]: no path between "a" and "c"`},
+		{"topology: island.yaml\napp: {size_mb: 1}\nflows: {count: 1}\nvariants: [{scheme: minfct}]\n", "random pairs need a connected topology"},
+		{"topology: builtin:abilene\napp: {size_mb: 1}\nflows: {count: 1}\nvariants: [{scheme: ospf}]\n", `variants[0].scheme: unknown scheme "ospf"`},
+		{"topology: builtin:nowhere\napp: {size_mb: 1}\nflows: {count: 1}\nvariants: [{scheme: quic}]\n", "topology: load topology"},
+		{"topology: builtin:abilene\napp: {size_mb: 1}\nflows: {count: 1, k: 0, alpha: -1}\nvariants: [{scheme: quic}]\n", "flows.alpha, flows.beta"},
+	} {
+		f := write(t, dir, "bad.yaml", "name: bad\n"+c.body)
+		_, err := Load(f)
+		if err == nil || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "\n") {
+			t.Errorf("%q:\n got  %v\n want one line containing %q", c.body, err, c.want)
+		}
+	}
+}
+
+// TestShippedExperiments loads every file in sim/experiments.
+func TestShippedExperiments(t *testing.T) {
+	files, _ := filepath.Glob("../experiments/*.yaml")
+	if len(files) == 0 {
+		t.Fatal("no shipped experiments found")
+	}
+	for _, f := range files {
+		if _, err := Load(f); err != nil {
+			t.Errorf("%s: %v", f, err)
+		}
+	}
+}

@@ -1,0 +1,212 @@
+package exp
+
+import (
+	"fmt"
+	"image/color"
+	"os"
+	"path/filepath"
+	"slices"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+	"gonum.org/v1/plot/vg/vgimg"
+)
+
+// maxPoints bounds the points of a line: stroking long jagged lines is what
+// makes figures slow (the approach of experiment/plot.go).
+const maxPoints = 500
+
+var palette = []color.Color{
+	rgb(0x4E79A7), rgb(0xF28E2B), rgb(0xE15759), rgb(0x76B7B2), rgb(0x59A14F),
+	rgb(0xEDC948), rgb(0xB07AA1), rgb(0xFF9DA7), rgb(0x9C755F), rgb(0x8C8C8C),
+}
+
+func rgb(v uint32) color.Color { return color.RGBA{uint8(v >> 16), uint8(v >> 8), uint8(v), 255} }
+
+func lineStyle(i int) draw.LineStyle {
+	s := draw.LineStyle{Color: palette[i%len(palette)], Width: vg.Points(1.3)}
+	if i >= len(palette) {
+		s.Dashes = []vg.Length{vg.Points(4), vg.Points(2)}
+	}
+	return s
+}
+
+// series is one labelled line.
+type series struct {
+	label string
+	xy    plotter.XYs
+}
+
+// writeFigures draws the experiment's figures and returns their paths.
+func writeFigures(dir string, r *Result) ([]string, error) {
+	s := r.Spec
+	// Lines compare variants at the largest path count of the sweep.
+	maxPaths := 0
+	for _, run := range r.Runs {
+		maxPaths = max(maxPaths, run.Paths)
+	}
+	var gp, dl, fct []series
+	for v, va := range s.Variants {
+		var runs []*RunResult
+		for _, run := range r.Runs {
+			if run.Variant == v && run.Paths == maxPaths {
+				runs = append(runs, run)
+			}
+		}
+		// Goodput over time: the mean of each bin over the runs still going
+		// (a finished run is not a run at zero goodput).
+		n := 0
+		for _, run := range runs {
+			n = max(n, len(run.Bins))
+		}
+		mean := make([]float64, n)
+		count := make([]int, n)
+		for _, run := range runs {
+			for i, x := range run.Bins {
+				mean[i] += x
+				count[i]++
+			}
+		}
+		for i := range mean {
+			mean[i] /= float64(max(count[i], 1))
+		}
+		gp = append(gp, series{va.Label, averaged(mean, s.BinMs/1e3)})
+		var d, f []float64
+		for _, run := range runs {
+			for _, x := range run.DelayMs {
+				d = append(d, float64(x))
+			}
+			for _, fl := range run.Flows {
+				if fl.FCTS >= 0 {
+					f = append(f, fl.FCTS)
+				}
+			}
+		}
+		dl = append(dl, series{va.Label, cdf(d)})
+		fct = append(fct, series{va.Label, cdf(f)})
+	}
+	tag := ""
+	if maxPaths > 0 {
+		tag = fmt.Sprintf(", %d paths", maxPaths)
+	}
+	figs := []struct {
+		name, title, x, y string
+		lines             []series
+		logX              bool
+	}{
+		{"goodput.png", "Goodput over time (mean over unfinished runs" + tag + ")", "time (s)", "goodput (Mbit/s)", gp, false},
+		{"delivery_delay_cdf.png", "Per-packet delivery delay CDF" + tag, "delivery delay (ms)", "CDF", dl, false},
+		{"fct_cdf.png", "Flow completion time CDF" + tag, "FCT (s)", "CDF", fct, false},
+	}
+	var out []string
+	for _, f := range figs {
+		p := newPlot(f.title, f.x, f.y)
+		name := filepath.Join(dir, f.name)
+		if err := saveLines(name, p, f.lines); err != nil {
+			return nil, err
+		}
+		out = append(out, name)
+	}
+	if len(s.PathCounts) > 1 {
+		sums := r.Summaries()
+		for _, m := range []struct {
+			name, title, y string
+			get            func(Summary) float64
+		}{
+			{"p90_delay_vs_paths.png", "90th percentile delivery delay vs number of paths", "p90 delivery delay (ms)", func(x Summary) float64 { return x.DelayP90Ms }},
+			{"goodput_vs_paths.png", "Goodput vs number of paths", "goodput (Mbit/s)", func(x Summary) float64 { return x.GoodputMbps }},
+		} {
+			var lines []series
+			for _, va := range s.Variants {
+				var xy plotter.XYs
+				for _, x := range sums {
+					if x.Label == va.Label {
+						xy = append(xy, plotter.XY{X: float64(x.Paths), Y: m.get(x)})
+					}
+				}
+				lines = append(lines, series{va.Label, xy})
+			}
+			p := newPlot(m.title, "paths", m.y)
+			name := filepath.Join(dir, m.name)
+			if err := saveLines(name, p, lines); err != nil {
+				return nil, err
+			}
+			out = append(out, name)
+		}
+	}
+	return out, nil
+}
+
+// averaged turns per-bin values into ≤ maxPoints points, averaging buckets.
+func averaged(y []float64, dx float64) plotter.XYs {
+	b := max(1, (len(y)+maxPoints-1)/maxPoints)
+	var xy plotter.XYs
+	for i := 0; i < len(y); i += b {
+		j := min(len(y), i+b)
+		m := 0.0
+		for _, v := range y[i:j] {
+			m += v
+		}
+		xy = append(xy, plotter.XY{X: (float64(i) + float64(j-i)/2) * dx, Y: m / float64(j-i)})
+	}
+	return xy
+}
+
+// cdf returns ≤ maxPoints points of the empirical CDF of x.
+func cdf(x []float64) plotter.XYs {
+	if len(x) == 0 {
+		return nil
+	}
+	slices.Sort(x)
+	n := min(len(x), maxPoints)
+	xy := make(plotter.XYs, 0, n+1)
+	for k := 0; k <= n; k++ {
+		q := float64(k) / float64(n)
+		xy = append(xy, plotter.XY{X: quantile(x, q), Y: q})
+	}
+	return xy
+}
+
+func newPlot(title, x, y string) *plot.Plot {
+	p := plot.New()
+	p.Title.Text = title
+	p.X.Label.Text = x
+	p.Y.Label.Text = y
+	p.Add(plotter.NewGrid())
+	return p
+}
+
+// saveLines draws the lines with the legend in a column to the right.
+func saveLines(name string, p *plot.Plot, lines []series) error {
+	leg := plot.NewLegend()
+	leg.Top, leg.Left = true, true
+	leg.ThumbnailWidth = vg.Points(22)
+	for i, s := range lines {
+		if len(s.xy) == 0 {
+			continue
+		}
+		l, err := plotter.NewLine(s.xy)
+		if err != nil {
+			return fmt.Errorf("%s: %s: %w", name, s.label, err)
+		}
+		l.LineStyle = lineStyle(i)
+		p.Add(l)
+		leg.Add(s.label, l)
+	}
+	const w, h, legendW = 9 * vg.Inch, 4.5 * vg.Inch, 1.8 * vg.Inch
+	img := vgimg.New(w, h)
+	dc := draw.New(img)
+	p.Draw(draw.Crop(dc, 0, -legendW, 0, 0))
+	leg.Draw(draw.Crop(dc, w-legendW+vg.Points(8), 0, 0, -vg.Points(30)))
+	f, err := os.Create(name)
+	if err != nil {
+		return err
+	}
+	if _, err := (vgimg.PngCanvas{Canvas: img}).WriteTo(f); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}

@@ -1,0 +1,355 @@
+// Package exp runs simulator experiments: a YAML file names a scenario (two
+// multi-homed hosts) or a topology (flows between its nodes), an
+// application, the variants to compare (scheduler, congestion control, or a
+// path-set scheme) and the seeds; exp runs every (variant, sweep value,
+// seed) on all cores and writes CSV, summary.json, figures and report.md.
+package exp
+
+import (
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+
+	"github.com/hetquic/hetquic/internal/yamlfile"
+	"github.com/hetquic/hetquic/scenario"
+	"github.com/hetquic/hetquic/sim"
+	"github.com/hetquic/hetquic/sim/cc"
+	"github.com/hetquic/hetquic/sim/mobility"
+	"github.com/hetquic/hetquic/sim/sched"
+	"github.com/hetquic/hetquic/sim/topo"
+)
+
+// Spec is a simulator experiment file.
+type Spec struct {
+	Name        string `yaml:"name"`
+	Description string `yaml:"description"`
+	// Scenario (a scenario file, relative to this file) or Topology (a
+	// topology file, or builtin:NAME): exactly one.
+	Scenario string `yaml:"scenario"`
+	Topology string `yaml:"topology"`
+	// Mobility generates the scenario from a drive (thesis §2.6.2; see
+	// sim/mobility): it replaces scenario.
+	Mobility *mobility.Drive `yaml:"mobility"`
+	// Direction of the data on a scenario: down (server → client, default) or up.
+	Direction string  `yaml:"direction"`
+	DurationS float64 `yaml:"duration_s"` // cap on simulated time per run (default 300)
+	Seeds     int     `yaml:"seeds"`      // runs per variant (default 1)
+	Seed      uint64  `yaml:"seed"`       // first seed (default 1)
+	BinMs     float64 `yaml:"bin_ms"`     // goodput bin (default 100)
+
+	Transport Transport `yaml:"transport"`
+	App       App       `yaml:"app"`
+	Flows     *Flows    `yaml:"flows"` // topology only
+	// PathCounts sweeps the number of scenario paths used (the first N),
+	// as in thesis Fig. 2.17; empty: all paths.
+	PathCounts []int     `yaml:"path_counts"`
+	Variants   []Variant `yaml:"variants"`
+
+	dir string
+	sc  *scenario.Scenario
+	tp  *topo.Topology
+}
+
+// Transport holds the MPQUIC model's settings shared by all variants.
+type Transport struct {
+	PacketBytes     int   `yaml:"packet_bytes"`      // default 1500
+	RecvWindowBytes int64 `yaml:"recv_window_bytes"` // default 16 MiB
+	AckEvery        int   `yaml:"ack_every"`         // default 2
+	AckOnFastest    bool  `yaml:"ack_on_fastest"`    // MMQUIC ACK path choice
+}
+
+// App is the workload of each flow.
+type App struct {
+	Kind   string  `yaml:"kind"`    // bulk (default) or dash
+	SizeMB float64 `yaml:"size_mb"` // bulk: bytes to transfer (MB = 10^6 bytes)
+	// DASH-like live segments: segment k (k = 0..Segments−1) of
+	// BitrateMbps·SegmentS bits is released at k·SegmentS and is due
+	// DeadlineS after its release.
+	SegmentS    float64 `yaml:"segment_s"`
+	BitrateMbps float64 `yaml:"bitrate_mbps"`
+	Segments    int     `yaml:"segments"`
+	DeadlineS   float64 `yaml:"deadline_s"`
+}
+
+// Flows describes the flows on a topology (min-FCT §4: flows launched one
+// after another between node pairs).
+type Flows struct {
+	Count     int         `yaml:"count"`
+	IntervalS float64     `yaml:"interval_s"` // start of flow i: i·interval
+	Pairs     [][2]string `yaml:"pairs"`      // cycled; empty: random distinct pairs per seed
+	// The flow's request (min-FCT §3.1): b_f, t_f, o_f.
+	BWMbps     float64 `yaml:"bw_mbps"`
+	MaxDelayMs float64 `yaml:"max_delay_ms"`
+	MaxLoss    float64 `yaml:"max_loss"`
+	// Path-set parameters (§4.1: k = 3, α = β = 0.5).
+	K          int     `yaml:"k"`
+	Candidates int     `yaml:"candidates"`
+	Alpha      float64 `yaml:"alpha"`
+	Beta       float64 `yaml:"beta"`
+}
+
+// Variant is one thing compared.
+type Variant struct {
+	Label     string `yaml:"label"`
+	Scheduler string `yaml:"scheduler"` // default minrtt (or the scheme's)
+	CC        string `yaml:"cc"`        // default newreno
+	// Scheme chooses a flow's paths on a topology: quic (shortest path,
+	// single-path QUIC), lrf (k shortest, minRTT), pquic (k shortest,
+	// round-robin: the stand-in for PQUIC), minfct (Alg. 1–2, weighted).
+	Scheme string `yaml:"scheme"`
+}
+
+// Load reads and validates an experiment file.
+func Load(file string) (*Spec, error) {
+	data, err := os.ReadFile(file)
+	if err != nil {
+		return nil, fmt.Errorf("load experiment: %w", err)
+	}
+	var s Spec
+	if err := yamlfile.Decode(file, data, &s); err != nil {
+		return nil, err
+	}
+	s.dir = filepath.Dir(file)
+	if err := s.prepare(); err != nil {
+		return nil, fmt.Errorf("%s: %w", file, err)
+	}
+	return &s, nil
+}
+
+// prepare fills defaults, loads the network and validates every field.
+func (s *Spec) prepare() error {
+	if s.Name == "" {
+		return fmt.Errorf("name: missing")
+	}
+	given := 0
+	for _, b := range []bool{s.Scenario != "", s.Topology != "", s.Mobility != nil} {
+		if b {
+			given++
+		}
+	}
+	switch {
+	case given != 1:
+		return fmt.Errorf("scenario, topology, mobility: give exactly one")
+	case s.Mobility != nil:
+		if err := s.Mobility.Validate(); err != nil {
+			return fmt.Errorf("mobility.%w", err)
+		}
+		sc, err := s.Mobility.Scenario(s.Name)
+		if err != nil {
+			return fmt.Errorf("mobility: %w", err)
+		}
+		s.sc = sc
+		if s.Flows != nil {
+			return fmt.Errorf("flows: only for a topology")
+		}
+	case s.Scenario != "":
+		full := filepath.Join(s.dir, s.Scenario)
+		sc, err := scenario.Load(os.DirFS(filepath.Dir(full)), filepath.Base(full))
+		if err != nil {
+			return fmt.Errorf("scenario: %w", err)
+		}
+		s.sc = sc
+		if s.Flows != nil {
+			return fmt.Errorf("flows: only for a topology")
+		}
+	default:
+		fsys, name := os.DirFS(s.dir), s.Topology
+		tp, err := topo.Load(fsys, name)
+		if err != nil {
+			return fmt.Errorf("topology: %w", err)
+		}
+		s.tp = tp
+		if s.Flows == nil {
+			return fmt.Errorf("flows: needed with a topology")
+		}
+		if err := s.Flows.prepare(tp); err != nil {
+			return err
+		}
+		if len(s.PathCounts) > 0 {
+			return fmt.Errorf("path_counts: only for a scenario")
+		}
+	}
+	switch s.Direction {
+	case "":
+		s.Direction = "down"
+	case "down", "up":
+	default:
+		return fmt.Errorf("direction: %q (want down or up)", s.Direction)
+	}
+	if s.DurationS == 0 {
+		s.DurationS = 300
+	}
+	if !(s.DurationS > 0 && s.DurationS <= 1e6) {
+		return fmt.Errorf("duration_s: %v is outside (0, 1e6]", s.DurationS)
+	}
+	if s.Seeds == 0 {
+		s.Seeds = 1
+	}
+	if s.Seeds < 1 || s.Seeds > 10000 {
+		return fmt.Errorf("seeds: %d is outside [1, 10000]", s.Seeds)
+	}
+	if s.Seed == 0 {
+		s.Seed = 1
+	}
+	if s.BinMs == 0 {
+		s.BinMs = 100
+	}
+	if !(s.BinMs >= 1 && s.BinMs <= 60000) {
+		return fmt.Errorf("bin_ms: %v is outside [1, 60000]", s.BinMs)
+	}
+	if err := s.App.prepare(); err != nil {
+		return err
+	}
+	for i, n := range s.PathCounts {
+		if n < 1 || n > len(s.sc.Paths) {
+			return fmt.Errorf("path_counts[%d]: %d is outside [1, %d] (the scenario's paths)", i, n, len(s.sc.Paths))
+		}
+	}
+	if len(s.Variants) == 0 {
+		return fmt.Errorf("variants: at least one is needed")
+	}
+	labels := map[string]bool{}
+	for i := range s.Variants {
+		v := &s.Variants[i]
+		f := fmt.Sprintf("variants[%d]", i)
+		if v.CC == "" {
+			v.CC = "newreno"
+		}
+		if _, err := cc.New(v.CC, cc.Config{MSS: 1500}); err != nil {
+			return fmt.Errorf("%s.cc: %w", f, err)
+		}
+		if s.tp != nil {
+			def := map[string]string{"quic": "single", "lrf": "minrtt", "pquic": "rr", "minfct": "weighted"}
+			d, ok := def[v.Scheme]
+			if !ok {
+				return fmt.Errorf("%s.scheme: unknown scheme %q (want quic, lrf, pquic or minfct)", f, v.Scheme)
+			}
+			if v.Scheduler == "" {
+				v.Scheduler = d
+			}
+		} else if v.Scheme != "" {
+			return fmt.Errorf("%s.scheme: only for a topology", f)
+		}
+		if v.Scheduler == "" {
+			v.Scheduler = "minrtt"
+		}
+		if _, err := sched.New(v.Scheduler, 1); err != nil {
+			return fmt.Errorf("%s.scheduler: %w", f, err)
+		}
+		if v.Label == "" {
+			v.Label = v.Scheduler
+			if v.Scheme != "" {
+				v.Label = v.Scheme
+			}
+		}
+		if labels[v.Label] {
+			return fmt.Errorf("%s.label: duplicate label %q", f, v.Label)
+		}
+		labels[v.Label] = true
+	}
+	t := &s.Transport
+	cfg := sim.ConnConfig{PacketBytes: t.PacketBytes, RecvWindow: t.RecvWindowBytes, AckEvery: t.AckEvery}
+	if t.PacketBytes == 0 {
+		cfg.PacketBytes = 1500
+	}
+	if t.RecvWindowBytes == 0 {
+		cfg.RecvWindow = 16 << 20
+	}
+	cfg.Overhead, cfg.CC, cfg.Scheduler = 52, "newreno", "minrtt"
+	if t.AckEvery < 0 || t.AckEvery > 64 {
+		return fmt.Errorf("transport.ack_every: %d is outside [1, 64]", t.AckEvery)
+	}
+	if err := cfg.Validate(); err != nil {
+		return fmt.Errorf("transport.%w", err)
+	}
+	return nil
+}
+
+func (a *App) prepare() error {
+	switch a.Kind {
+	case "", "bulk":
+		a.Kind = "bulk"
+		if !(a.SizeMB > 0 && a.SizeMB <= 1e5) {
+			return fmt.Errorf("app.size_mb: %v is outside (0, 100000]", a.SizeMB)
+		}
+	case "dash":
+		switch {
+		case !(a.SegmentS > 0 && a.SegmentS <= 60):
+			return fmt.Errorf("app.segment_s: %v is outside (0, 60]", a.SegmentS)
+		case !(a.BitrateMbps > 0 && a.BitrateMbps <= 1e4):
+			return fmt.Errorf("app.bitrate_mbps: %v is outside (0, 10000]", a.BitrateMbps)
+		case a.Segments < 1 || a.Segments > 100000:
+			return fmt.Errorf("app.segments: %d is outside [1, 100000]", a.Segments)
+		case !(a.DeadlineS > 0 && a.DeadlineS <= 600):
+			return fmt.Errorf("app.deadline_s: %v is outside (0, 600]", a.DeadlineS)
+		}
+	default:
+		return fmt.Errorf("app.kind: unknown application %q (want bulk or dash)", a.Kind)
+	}
+	return nil
+}
+
+func (f *Flows) prepare(tp *topo.Topology) error {
+	switch {
+	case f.Count < 1 || f.Count > 100000:
+		return fmt.Errorf("flows.count: %d is outside [1, 100000]", f.Count)
+	case !(f.IntervalS >= 0) || math.IsInf(f.IntervalS, 0):
+		return fmt.Errorf("flows.interval_s: %v must be a finite number ≥ 0", f.IntervalS)
+	case !(f.BWMbps >= 0):
+		return fmt.Errorf("flows.bw_mbps: %v must be ≥ 0", f.BWMbps)
+	case !(f.MaxLoss >= 0 && f.MaxLoss <= 1):
+		return fmt.Errorf("flows.max_loss: %v is outside [0, 1]", f.MaxLoss)
+	case !(f.MaxDelayMs >= 0):
+		return fmt.Errorf("flows.max_delay_ms: %v must be ≥ 0", f.MaxDelayMs)
+	}
+	if f.MaxDelayMs == 0 {
+		f.MaxDelayMs = 100
+	}
+	if f.MaxLoss == 0 {
+		f.MaxLoss = 0.01
+	}
+	if f.K == 0 {
+		f.K = 3
+	}
+	if f.K < 1 || f.K > 16 {
+		return fmt.Errorf("flows.k: %d is outside [1, 16]", f.K)
+	}
+	if f.Candidates == 0 {
+		f.Candidates = 2 * f.K
+	}
+	if f.Candidates < f.K || f.Candidates > 64 {
+		return fmt.Errorf("flows.candidates: %d is outside [k, 64]", f.Candidates)
+	}
+	if f.Alpha == 0 && f.Beta == 0 {
+		f.Alpha, f.Beta = 0.5, 0.5
+	}
+	if f.Alpha < 0 || f.Beta < 0 {
+		return fmt.Errorf("flows.alpha, flows.beta: must be ≥ 0")
+	}
+	for i, p := range f.Pairs {
+		a, ok := tp.Node(p[0])
+		if !ok {
+			return fmt.Errorf("flows.pairs[%d][0]: no node named %q", i, p[0])
+		}
+		b, ok := tp.Node(p[1])
+		if !ok {
+			return fmt.Errorf("flows.pairs[%d][1]: no node named %q", i, p[1])
+		}
+		if a == b {
+			return fmt.Errorf("flows.pairs[%d]: source and destination are both %q", i, p[0])
+		}
+		if _, _, ok := tp.Shortest(a, b, tp.DelayWeight(), nil, nil); !ok {
+			return fmt.Errorf("flows.pairs[%d]: no path between %q and %q", i, p[0], p[1])
+		}
+	}
+	if len(f.Pairs) == 0 {
+		// Random pairs need every node pair connected.
+		for b := 1; b < len(tp.Nodes); b++ {
+			if _, _, ok := tp.Shortest(0, b, tp.DelayWeight(), nil, nil); !ok {
+				return fmt.Errorf("flows.pairs: random pairs need a connected topology; no path between %q and %q", tp.Nodes[0], tp.Nodes[b])
+			}
+		}
+	}
+	return nil
+}
