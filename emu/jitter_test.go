@@ -9,7 +9,7 @@ import (
 )
 
 // The emulator's jitter has the standard deviation jitter_ms and the mean
-// scenario.JitterMeanPerStd gives: the offline model relies on both.
+// scenario.Jitter.Mean gives: the offline model relies on both.
 func TestJitterMomentsMatchScenario(t *testing.T) {
 	for _, dist := range []string{"normal", "uniform", "pareto"} {
 		c := newLinkCore("p", Up, rand.New(rand.NewPCG(1, 2)), DefaultMaxPacket, nil)
@@ -25,7 +25,7 @@ func TestJitterMomentsMatchScenario(t *testing.T) {
 		}
 		mean := sum / n
 		std := math.Sqrt(sumSq/n - mean*mean)
-		wantMean := 2 * scenario.JitterMeanPerStd(dist)
+		wantMean := scenario.Link{JitterMs: 2, JitterDist: dist}.Jitter().Mean()
 		if math.Abs(mean-wantMean) > 0.01*wantMean || math.Abs(std-2) > 0.03*2 {
 			t.Errorf("%s: mean %.4f std %.4f, want mean %.4f std 2", dist, mean, std, wantMean)
 		}

@@ -21,16 +21,6 @@ const DefaultQueuePackets = 1000
 // the bound are dropped with CauseQueue.
 const DefaultMaxHeld = 1 << 16
 
-// Jitter distributions. jitter_ms is the standard deviation of the extra
-// delay J ≥ 0 in every case, so switching distributions keeps the spread.
-const (
-	// halfNormalStd is the std dev of |N(0,1)|: sqrt(1-2/π).
-	halfNormalStd = 0.6028102749890869
-	// paretoShape is α of the Lomax (Pareto II) jitter: heavy tail, finite
-	// variance (needs α > 2). Its variance is λ²α/((α-1)²(α-2)).
-	paretoShape = 3.0
-)
-
 // linkCore is one direction of one path: the whole impairment model, with
 // time passed in (now is the time since the engine started). It is not safe
 // for concurrent use (Engine wraps it in a mutex) and does not allocate per
@@ -46,8 +36,7 @@ type linkCore struct {
 
 	// delay
 	base        time.Duration
-	jitter      float64 // scale of the jitter sample, in ns
-	dist        int     // 0 normal, 1 uniform, 2 pareto
+	jitter      scenario.Jitter // extra delay J ≥ 0, std dev jitter_ms
 	reorder     bool
 	lastRelease time.Duration
 
@@ -111,15 +100,9 @@ func (c *linkCore) configure(cfg scenario.Link, tr traces, now time.Duration) er
 	c.cfg = cfg
 	c.base = msDur(cfg.DelayMs)
 	c.reorder = cfg.Reorder
-	sigma := cfg.JitterMs * 1e6
 	switch cfg.JitterDist {
-	case "", "normal":
-		c.dist, c.jitter = 0, sigma/halfNormalStd
-	case "uniform":
-		c.dist, c.jitter = 1, sigma*math.Sqrt(12)
-	case "pareto":
-		a := paretoShape
-		c.dist, c.jitter = 2, sigma/math.Sqrt(a/((a-1)*(a-1)*(a-2)))
+	case "", "normal", "uniform", "pareto":
+		c.jitter = cfg.Jitter()
 	default:
 		return fmt.Errorf("jitter_dist: unknown distribution %q", cfg.JitterDist)
 	}
@@ -257,19 +240,7 @@ func (c *linkCore) lost() bool {
 
 // jitterSample draws the extra delay J ≥ 0 (std dev jitter_ms).
 func (c *linkCore) jitterSample() time.Duration {
-	if c.jitter == 0 {
-		return 0
-	}
-	var x float64
-	switch c.dist {
-	case 0: // half-normal
-		x = math.Abs(c.rng.NormFloat64())
-	case 1: // uniform [0, σ√12)
-		x = c.rng.Float64()
-	case 2: // Lomax: λ((1-U)^(-1/α) - 1)
-		x = math.Pow(1-c.rng.Float64(), -1/paretoShape) - 1
-	}
-	return time.Duration(x * c.jitter)
+	return time.Duration(c.jitter.Draw(c.rng) * 1e6)
 }
 
 // traceDepart is mahimahi's link: each trace entry is an opportunity to send

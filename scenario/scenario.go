@@ -84,24 +84,8 @@ func (g GilbertElliott) MeanLoss() float64 {
 }
 
 // MeanDelayMs is the link's mean one-way delay: the base delay plus the
-// mean of the extra delay J ≥ 0, whose standard deviation is JitterMs. The
-// emulator draws J from JitterDist scaled to that standard deviation; the
-// offline model and the simulator use this mean so all three agree.
-func (l Link) MeanDelayMs() float64 {
-	return l.DelayMs + JitterMeanPerStd(l.JitterDist)*l.JitterMs
-}
-
-// JitterMeanPerStd is E[J]/std(J) of the jitter distribution: half-normal
-// √(2/π)/√(1−2/π) ≈ 1.324, uniform on [0, a) √3, Lomax with shape 3 1/√3.
-func JitterMeanPerStd(dist string) float64 {
-	switch dist {
-	case "uniform":
-		return math.Sqrt(3)
-	case "pareto":
-		return 1 / math.Sqrt(3)
-	}
-	return math.Sqrt(2/math.Pi) / math.Sqrt(1-2/math.Pi)
-}
+// mean of the extra delay J ≥ 0 (see Jitter).
+func (l Link) MeanDelayMs() float64 { return l.DelayMs + l.Jitter().Mean() }
 
 // MeanLoss is the long-run loss probability of the link (Bernoulli or
 // Gilbert-Elliott; a loss trace counts as unknown here and gives Loss).
