@@ -155,6 +155,16 @@ const maxPoints = 500
 // to stay within maxPoints). On a log axis, values not > 0 are left out.
 func addLines(p *plot.Plot, r *Result, smooth int, f func(run *Run) []float64) error {
 	_, logY := p.Y.Scale.(plot.LogScale)
+	points := 0
+	if logY {
+		// A log axis with nothing > 0 on it cannot be drawn (a run with
+		// no regret at all): fall back to a linear one.
+		defer func() {
+			if points == 0 {
+				p.Y.Scale, p.Y.Tick.Marker = plot.LinearScale{}, plot.DefaultTicks{}
+			}
+		}()
+	}
 	rounds := r.Spec.Rounds
 	bucket := max(smooth, (rounds+maxPoints-1)/maxPoints)
 	for i, runs := range r.Runs {
@@ -178,6 +188,7 @@ func addLines(p *plot.Plot, r *Result, smooth int, f func(run *Run) []float64) e
 		if len(xys) == 0 {
 			continue
 		}
+		points += len(xys)
 		l, err := plotter.NewLine(xys)
 		if err != nil {
 			return err

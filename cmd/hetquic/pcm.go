@@ -37,6 +37,7 @@ get URL     fetch URL (-n times), print a line per request, body to -o
 bench URL   fetch URL --rounds times and print per-path statistics
 switchcost  measure what a switch costs the first request after it, over
             two identical emulated paths, across RTTs and object sizes
+failover    measure how long a response pauses when its path is cut
 
 Paths (--paths) are interface names or local addresses, comma-separated;
 the default is every non-loopback address of the host, as in the paper.`
@@ -76,6 +77,8 @@ func runPCM(ctx context.Context, args []string) error {
 		return pcmBench(ctx, args[1:])
 	case "switchcost":
 		return pcmSwitchCost(ctx, args[1:])
+	case "failover":
+		return pcmFailover(ctx, args[1:])
 	}
 	return badInput(fmt.Errorf("pcm: unknown subcommand %q (want get or bench)", args[0]))
 }
@@ -358,4 +361,34 @@ func parseList[T int | float64](s string, parse func(string, int) (T, error)) ([
 		out = append(out, v)
 	}
 	return out, nil
+}
+
+func pcmFailover(ctx context.Context, args []string) error {
+	fs := newFlagSet("pcm failover", "pcm failover [--rtts 20,100] [--trials 10]",
+		"Downloads 8 MiB over two identical emulated paths, cuts the active one after 1 MiB,\nand reports the pause until bytes flow over the other (detection + switch + re-request).")
+	rtts := fs.String("rtts", "20,100", "round-trip times in ms, comma-separated")
+	trials := fs.Int("trials", 10, "cuts per RTT")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	rs, err := parseList(*rtts, strconv.ParseFloat)
+	if err != nil || *trials < 1 {
+		return badInput(fmt.Errorf("pcm failover: --rtts %q / --trials %d: %v", *rtts, *trials, err))
+	}
+	tw := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "RTT ms	trials	pause ms: median	max	all bodies intact	")
+	for _, rtt := range rs {
+		fs, err := experiment.MeasureFailover(ctx, rtt, *trials)
+		if err != nil {
+			return err
+		}
+		var pauses []float64
+		intact := true
+		for _, f := range fs {
+			pauses = append(pauses, f.ResumeMs)
+			intact = intact && f.Intact
+		}
+		fmt.Fprintf(tw, "%g\t%d\t%.0f\t%.0f\t%t\t\n", rtt, len(fs), pct(pauses, 0.5), pct(pauses, 1), intact)
+	}
+	return tw.Flush()
 }
