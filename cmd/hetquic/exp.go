@@ -130,7 +130,7 @@ func expList(w io.Writer) error {
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(w, "%-14s %s\n", name, firstSentence(spec.Description))
+		fmt.Fprintf(w, "%-16s %s\n", name, firstSentence(spec.Description))
 	}
 	return nil
 }

@@ -1,0 +1,95 @@
+package pcm
+
+import (
+	"bytes"
+	"context"
+	"crypto/tls"
+	"net"
+	"testing"
+	"time"
+
+	"github.com/hetquic/hetquic/emu/udprelay"
+	"github.com/hetquic/hetquic/scenario"
+)
+
+// emulated starts an origin behind hetquic's emulator (the UDP relay) for
+// the given paths and dials a client over them.
+func emulated(t *testing.T, paths []scenario.Path, cfg Config) (*Client, *udprelay.Relay) {
+	t.Helper()
+	srv := startOrigin(t)
+	sc := &scenario.Scenario{Name: "t", Paths: paths}
+	relay, err := udprelay.Loopback(sc, srv.conn.LocalAddr().(*net.UDPAddr).AddrPort(), 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { relay.Close() })
+	for i, a := range relay.PathAddrs() {
+		cfg.Paths = append(cfg.Paths, LocalPath{Name: paths[i].Name, Addr: a})
+	}
+	cfg.Server, cfg.ServerName, cfg.TLS = relay.Addr().String(), "localhost", &tls.Config{RootCAs: srv.pool.RootCAs}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	c, err := Dial(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c, relay
+}
+
+func symmetric(name string, delayMs float64) scenario.Path {
+	l := scenario.Link{DelayMs: delayMs}
+	return scenario.Path{Name: name, Up: l, Down: l}
+}
+
+// A small request's TCT is the emulated round trip plus a little processing,
+// on each path.
+func TestTCTMatchesEmulatedDelay(t *testing.T) {
+	c, _ := emulated(t, []scenario.Path{symmetric("near", 10), symmetric("far", 40)}, Config{})
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	for _, tc := range []struct {
+		path  int
+		rttMs float64
+	}{{0, 20}, {1, 80}} {
+		c.GetOn(ctx, tc.path, "/bytes/10", nil) // move there first
+		for range 5 {
+			res, err := c.GetOn(ctx, tc.path, "/bytes/1000", nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ms := float64(res.TCT()) / float64(time.Millisecond)
+			if res.Path != tc.path || ms < tc.rttMs || ms > tc.rttMs+10 {
+				t.Errorf("path %d: TCT %.2f ms, want %.0f–%.0f ms", res.Path, ms, tc.rttMs, tc.rttMs+10)
+			}
+		}
+	}
+}
+
+// An outage event on the active path mid-response: the response completes
+// over the other path, every byte once.
+func TestFailoverOnOutageEvent(t *testing.T) {
+	c, relay := emulated(t, []scenario.Path{symmetric("a", 5), symmetric("b", 5)},
+		Config{StallTimeout: 300 * time.Millisecond, ProbeTimeout: 500 * time.Millisecond})
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	for _, p := range []int{1, 0} {
+		if _, err := c.GetOn(ctx, p, "/bytes/10", nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	const size = 4 << 20
+	body := &cutWriter{after: 1 << 20, cut: func() { relay.Engine().Outage("a", time.Minute) }}
+	res, err := c.GetOn(ctx, 0, "/bytes/4194304", body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkPattern(t, body.buf.Bytes(), size)
+	if res.Path != 1 || res.Failovers == 0 {
+		t.Errorf("finished on path %d after %d failovers", res.Path, res.Failovers)
+	}
+	var got bytes.Buffer
+	if _, err := c.GetOn(ctx, 0, "/bytes/100", &got); err != nil || got.Len() != 100 {
+		t.Errorf("request after the outage: %v (%d bytes)", err, got.Len())
+	}
+}
