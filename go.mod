@@ -6,6 +6,7 @@ require (
 	github.com/quic-go/quic-go v0.65.0
 	go.yaml.in/yaml/v3 v3.0.6
 	golang.org/x/net v0.56.0
+	golang.org/x/sys v0.47.0
 	gonum.org/v1/plot v0.17.0
 )
 
@@ -19,6 +20,5 @@ require (
 	github.com/quic-go/qpack v0.6.0 // indirect
 	golang.org/x/crypto v0.54.0 // indirect
 	golang.org/x/image v0.30.0 // indirect
-	golang.org/x/sys v0.47.0 // indirect
 	golang.org/x/text v0.40.0 // indirect
 )
