@@ -74,6 +74,12 @@ type Config struct {
 	// DownBackoff is how long a failed path rests before it is tried again
 	// (default 2 s, doubling while it keeps failing, at most 1 min).
 	DownBackoff time.Duration
+	// FastSwitch switches to a path validated earlier without probing it
+	// again. It saves the probe's round trip, but the server, which forgets
+	// the client's other addresses at every switch, keeps answering on the
+	// old path until it has validated the new one, so the first responses
+	// after a switch travel (and are measured) on the wrong path.
+	FastSwitch bool
 	// Rebind keeps one connection ID and only changes the source address
 	// when switching, as the PCM paper does, instead of quic-go's path API
 	// with a fresh connection ID per path (RFC 9000 §9.5). See multiConn
@@ -111,6 +117,7 @@ func (c *Config) setDefaults() {
 type Client struct {
 	cfg    Config
 	conn   *quic.Conn
+	dial   *quic.Transport // the handshake's socket (default mode)
 	multi  *multiConn      // rebind mode's socket; nil in the default mode
 	rebind *quic.Transport // rebind mode's transport
 	h3     *http3.ClientConn
@@ -169,6 +176,20 @@ func Dial(ctx context.Context, cfg Config) (*Client, error) {
 		c.paths = append(c.paths, &pathState{LocalPath: lp, tr: &quic.Transport{Conn: udp}})
 	}
 	dialTr := c.paths[0].tr
+	if !cfg.Rebind {
+		// The handshake gets a socket of its own on the first path's
+		// address, so that every path, the first included, is later used
+		// through quic-go's path API on its own transport.
+		udp, err := net.ListenUDP("udp", net.UDPAddrFromAddrPort(netip.AddrPortFrom(cfg.Paths[0].Addr, 0)))
+		if err != nil {
+			for _, s := range socks {
+				s.Close()
+			}
+			return nil, fmt.Errorf("pcm: path %s: bind %s: %w", cfg.Paths[0].Name, cfg.Paths[0].Addr, err)
+		}
+		c.dial = &quic.Transport{Conn: udp}
+		dialTr = c.dial
+	}
 	if cfg.Rebind {
 		c.multi = newMultiConn(socks)
 		c.rebind = &quic.Transport{Conn: c.multi}
@@ -235,6 +256,10 @@ func (c *Client) closeTransports() {
 	for _, p := range c.paths {
 		p.tr.Close()
 		p.tr.Conn.Close()
+	}
+	if c.dial != nil {
+		c.dial.Close()
+		c.dial.Conn.Close()
 	}
 }
 

@@ -93,3 +93,25 @@ func TestFailoverOnOutageEvent(t *testing.T) {
 		t.Errorf("request after the outage: %v (%d bytes)", err, got.Len())
 	}
 }
+
+// Every request is measured on its own path, also the first after a switch:
+// without a fresh validation the server would answer on the old path for a
+// round trip (a request on a 100 ms path measured 56 ms after a 10 ms one).
+func TestMeasuresTheChosenPathAfterSwitches(t *testing.T) {
+	paths := []scenario.Path{symmetric("slow", 50), symmetric("fast", 5), symmetric("fast2", 5)}
+	c, _ := emulated(t, paths, Config{})
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	rtt := []float64{100, 10, 10}
+	for i := range 16 {
+		p := []int{1, 0, 0, 2}[i%4]
+		res, err := c.GetOn(ctx, p, "/bytes/1000", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ms := float64(res.TCT()) / float64(time.Millisecond)
+		if res.Path != p || ms < rtt[p] || ms > rtt[p]+15 {
+			t.Errorf("request %d on %s (switched %v): TCT %.1f ms, want %.0f–%.0f", i, res.PathName, res.Switched, ms, rtt[p], rtt[p]+15)
+		}
+	}
+}

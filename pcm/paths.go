@@ -60,18 +60,27 @@ func (c *Client) switchLocked(ctx context.Context, p int) error {
 			c.cfg.Logf("pcm: WARNING: migration unavailable (%v); staying on path %s for good", err, c.paths[c.active].Name)
 			return err
 		}
+		ps.qp = qp
+	}
+	// Probe even a path validated before: after every switch the server
+	// forgets the client's other addresses, and until it has validated the
+	// new one it keeps sending to the old (for a round trip of the new
+	// path), so the first responses would measure the wrong path. The probe
+	// makes both ends validate before the request (FastSwitch skips it).
+	if !ps.validated || !c.cfg.FastSwitch {
 		pctx, cancel := context.WithTimeout(ctx, c.cfg.ProbeTimeout)
-		err = qp.Probe(pctx)
+		err := ps.qp.Probe(pctx)
 		cancel()
 		if err != nil {
-			qp.Close()
+			ps.qp.Close()
+			ps.qp, ps.validated = nil, false
 			// A probe that times out has often found the budgets full
 			// (no connection ID left, or the server ignoring a 4th path):
 			// free them for the next attempt.
 			c.closeIdleLocked(p)
 			return fmt.Errorf("probe via %s: %w", ps.Name, err)
 		}
-		ps.qp, ps.validated = qp, true
+		ps.validated = true
 	}
 	if err := ps.qp.Switch(); err != nil {
 		ps.qp.Close()
