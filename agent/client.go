@@ -1,0 +1,932 @@
+package agent
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/quic-go/quic-go"
+)
+
+// AppRule says how ct-client tells apps apart (for scheduling priority and
+// per-app counters): by the request's target host, by the local port the
+// app connected to, or by the value of a request header.
+type AppRule struct {
+	Kind   string // "host", "port" or "header"
+	Header string // for "header"
+}
+
+// ParseAppRule parses "host", "port" or "header:NAME".
+func ParseAppRule(s string) (AppRule, error) {
+	switch {
+	case s == "host" || s == "port":
+		return AppRule{Kind: s}, nil
+	case strings.HasPrefix(s, "header:") && len(s) > len("header:"):
+		return AppRule{Kind: "header", Header: http.CanonicalHeaderKey(s[len("header:"):])}, nil
+	}
+	return AppRule{}, fmt.Errorf("app rule %q: want host, port or header:NAME", s)
+}
+
+// ClientConfig configures a ct-client.
+type ClientConfig struct {
+	// Server is ct-server's UDP host:port, ServerName its TLS name.
+	Server     string
+	ServerName string
+	TLS        *tls.Config // RootCAs; NextProtos is set to ALPN
+	Token      string      // bearer token ct-server knows this client by
+	// Paths are the local interfaces: one always-on connection each.
+	Paths []LocalPath
+	// Scheduler places requests on paths (default: DefaultScheduler).
+	Scheduler Scheduler
+	AppRule   AppRule        // default: by host
+	Priority  map[string]int // app → priority (default 1)
+	// StallTimeout is how long a response may go without a byte before
+	// its path is checked, and the stream moved if the path is dead
+	// (default DefaultStallTimeout, 0.8 s). See Client.forward.
+	StallTimeout time.Duration
+	// SuspectFor is how long a stalled path gets no new requests (default 3 s).
+	SuspectFor time.Duration
+	// IdleTimeout is QUIC's MaxIdleTimeout; keep-alives go every quarter
+	// (default DefaultIdleTimeout).
+	IdleTimeout time.Duration
+	// ReconnectMin and ReconnectMax bound the reconnection backoff
+	// (default 100 ms, doubling to 5 s).
+	ReconnectMin, ReconnectMax time.Duration
+	// Cache holds prefetched responses (nil: no prefetch).
+	Cache *Cache
+	QUIC  *quic.Config
+	// ListenPacket opens the socket of a path (default: UDP on addr:0).
+	// Tests wrap it to impair a path.
+	ListenPacket func(addr net.IP) (net.PacketConn, error)
+	// MaxAttempts bounds the paths one request may try (default: 2×paths+1).
+	MaxAttempts int
+	// StripeMin is the smallest response (Content-Length) fetched over
+	// several paths at once in StripeChunk pieces by Range (bandwidth
+	// aggregation for one large object; see stripe.go). 0: the default,
+	// DefaultStripeMin; < 0: never.
+	StripeMin   int64
+	StripeChunk int64 // default DefaultStripeChunk
+	// HeaderTimeout bounds reading an app's request head (default 5 s):
+	// an app that dribbles its head is cut off.
+	HeaderTimeout time.Duration
+	// Logf receives one line per noteworthy event (default: discarded).
+	Logf func(format string, args ...any)
+}
+
+// Client is a ct-client: a local HTTP proxy whose requests ride QUIC
+// streams to ct-server over the host's interfaces.
+type Client struct {
+	cfg   ClientConfig
+	paths []*path
+	cache *Cache
+
+	ctx    context.Context
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+
+	mu       sync.Mutex
+	changeCh chan struct{} // closed and replaced when a path comes or goes
+	servers  map[*http.Server]struct{}
+	tunnels  map[net.Conn]struct{}
+	apps     map[string]*appStats
+	closed   bool
+
+	pushAsked                         atomic.Bool
+	pushed, migrations                atomic.Int64
+	stripes                           atomic.Int64
+	stallDetectNanos, stallDetections atomic.Int64
+	resumeNanos                       atomic.Int64
+}
+
+type appStats struct{ requests, bytes, failures atomic.Int64 }
+
+// NewClient opens one socket per path and starts keeping a connection up
+// on each. Requests wait for a path (up to a few seconds) until one is up.
+func NewClient(cfg ClientConfig) (*Client, error) {
+	if cfg.Server == "" {
+		return nil, errors.New("agent client: no server address")
+	}
+	if len(cfg.Paths) == 0 {
+		return nil, errors.New("agent client: no local paths")
+	}
+	if cfg.Token == "" {
+		return nil, errors.New("agent client: no token")
+	}
+	if cfg.StallTimeout == 0 {
+		cfg.StallTimeout = DefaultStallTimeout
+	}
+	if cfg.SuspectFor == 0 {
+		cfg.SuspectFor = 3 * time.Second
+	}
+	if cfg.IdleTimeout == 0 {
+		cfg.IdleTimeout = DefaultIdleTimeout
+	}
+	if cfg.ReconnectMin == 0 {
+		cfg.ReconnectMin = 100 * time.Millisecond
+	}
+	if cfg.ReconnectMax == 0 {
+		cfg.ReconnectMax = 5 * time.Second
+	}
+	if cfg.MaxAttempts == 0 {
+		cfg.MaxAttempts = 2*len(cfg.Paths) + 1
+	}
+	if cfg.StripeMin == 0 {
+		cfg.StripeMin = DefaultStripeMin
+	}
+	if cfg.StripeChunk <= 0 {
+		cfg.StripeChunk = DefaultStripeChunk
+	}
+	if cfg.HeaderTimeout == 0 {
+		cfg.HeaderTimeout = 5 * time.Second
+	}
+	if cfg.AppRule.Kind == "" {
+		cfg.AppRule.Kind = "host"
+	}
+	if cfg.Logf == nil {
+		cfg.Logf = func(string, ...any) {}
+	}
+	if cfg.ListenPacket == nil {
+		cfg.ListenPacket = func(ip net.IP) (net.PacketConn, error) {
+			return net.ListenUDP("udp", &net.UDPAddr{IP: ip})
+		}
+	}
+	if cfg.Scheduler == nil {
+		s, err := NewScheduler(DefaultScheduler, len(cfg.Paths), 1)
+		if err != nil {
+			return nil, err
+		}
+		cfg.Scheduler = s
+	}
+	c := &Client{cfg: cfg, cache: cfg.Cache, changeCh: make(chan struct{}),
+		servers: map[*http.Server]struct{}{}, tunnels: map[net.Conn]struct{}{}, apps: map[string]*appStats{}}
+	names := map[string]bool{}
+	for i, lp := range cfg.Paths {
+		if names[lp.Name] {
+			c.closeSockets()
+			return nil, fmt.Errorf("agent client: path name %q twice", lp.Name)
+		}
+		names[lp.Name] = true
+		pc, err := cfg.ListenPacket(net.IP(lp.Addr.AsSlice()))
+		if err != nil {
+			c.closeSockets()
+			return nil, fmt.Errorf("agent client: path %s: bind %s: %w", lp.Name, lp.Addr, err)
+		}
+		c.paths = append(c.paths, &path{id: i, LocalPath: lp, pc: pc, tr: &quic.Transport{Conn: pc}})
+	}
+	c.ctx, c.cancel = context.WithCancel(context.Background())
+	for _, p := range c.paths {
+		c.wg.Go(func() { c.runPath(c.ctx, p) })
+	}
+	return c, nil
+}
+
+func (c *Client) closeSockets() {
+	for _, p := range c.paths {
+		p.tr.Close()
+		p.pc.Close()
+	}
+}
+
+// Close stops the proxy listeners, closes every tunnel, connection and
+// socket, and waits for every goroutine of the client.
+func (c *Client) Close() error {
+	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		return nil
+	}
+	c.closed = true
+	c.cancel()
+	for s := range c.servers {
+		s.Close()
+	}
+	for t := range c.tunnels {
+		t.Close()
+	}
+	c.mu.Unlock()
+	c.wg.Wait()
+	c.closeSockets()
+	return nil
+}
+
+// Serve runs the proxy on l until Close. Several listeners may be served
+// at once (one per app port, for AppRule "port").
+func (c *Client) Serve(l net.Listener) error {
+	srv := &http.Server{
+		Handler:           c,
+		ReadHeaderTimeout: c.cfg.HeaderTimeout, // an app dribbling its head is cut off
+		IdleTimeout:       60 * time.Second,
+		MaxHeaderBytes:    MaxHeaderBytes,
+		ErrorLog:          nil,
+	}
+	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		l.Close()
+		return net.ErrClosed
+	}
+	c.servers[srv] = struct{}{}
+	c.wg.Add(1)
+	c.mu.Unlock()
+	defer c.wg.Done()
+	err := srv.Serve(l)
+	if errors.Is(err, http.ErrServerClosed) {
+		return nil
+	}
+	return err
+}
+
+// Ready reports how many paths have a connection now.
+func (c *Client) Ready() int {
+	n := 0
+	for _, p := range c.paths {
+		if p.current() != nil {
+			n++
+		}
+	}
+	return n
+}
+
+// WaitReady waits until n paths are connected.
+func (c *Client) WaitReady(ctx context.Context, n int) error {
+	for {
+		c.mu.Lock()
+		ch := c.changeCh
+		c.mu.Unlock()
+		if c.Ready() >= n {
+			return nil
+		}
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return fmt.Errorf("%d of %d paths up: %w", c.Ready(), n, ctx.Err())
+		}
+	}
+}
+
+func (c *Client) changed() {
+	c.mu.Lock()
+	close(c.changeCh)
+	c.changeCh = make(chan struct{})
+	c.mu.Unlock()
+}
+
+// DefaultStallTimeout: the stall decision comes this long after a
+// response's last byte (two halves: a quiet read, then an unanswered
+// ping), so that stall-to-resume stays under the 1 s with room for
+// the re-request's round trip.
+const DefaultStallTimeout = 800 * time.Millisecond
+
+// pathWait bounds how long a request waits for some path to come up.
+const pathWait = 5 * time.Second
+
+// pick chooses the path of a request. Paths in avoid (tried already by this
+// request) and suspected paths are left out while others are up.
+func (c *Client) pick(ctx context.Context, r Request, avoid map[int]bool) (*path, *quic.Conn, error) {
+	deadline := time.NewTimer(pathWait)
+	defer deadline.Stop()
+	for {
+		c.mu.Lock()
+		ch := c.changeCh
+		c.mu.Unlock()
+		now := time.Now()
+		if r.pin > 0 && r.pin <= len(c.paths) {
+			p := c.paths[r.pin-1]
+			p.mu.Lock()
+			conn := p.conn
+			ok := conn != nil && conn.Context().Err() == nil && !avoid[p.id] && !now.Before(p.suspectUntil)
+			p.mu.Unlock()
+			if ok {
+				return p, conn, nil
+			}
+		}
+		for pass := 0; pass < 3; pass++ {
+			var views []PathView
+			conns := map[int]*quic.Conn{}
+			for _, p := range c.paths {
+				p.mu.Lock()
+				ok := p.conn != nil && p.conn.Context().Err() == nil && (pass >= 2 || !avoid[p.id]) && (pass >= 1 || !now.Before(p.suspectUntil) || p.suspectUntil.IsZero())
+				if ok {
+					st := p.conn.ConnectionStats()
+					rate := p.rate
+					if rate == 0 && st.SmoothedRTT > 0 {
+						// No sample yet: what the congestion window allows.
+						rate = float64(st.CongestionWindow) / st.SmoothedRTT.Seconds()
+					}
+					views = append(views, PathView{ID: p.id, SRTT: st.SmoothedRTT,
+						Outstanding: p.outstanding, Streams: p.streams, Weight: p.weight, Rate: rate})
+					conns[p.id] = p.conn
+				}
+				p.mu.Unlock()
+			}
+			if len(views) == 0 {
+				continue
+			}
+			id := c.cfg.Scheduler.Pick(r, views)
+			conn, ok := conns[id]
+			if !ok { // a policy must return one of the views; be safe
+				id, conn = views[0].ID, conns[views[0].ID]
+			}
+			return c.paths[id], conn, nil
+		}
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return nil, nil, ctx.Err()
+		case <-deadline.C:
+			return nil, nil, errors.New("no path to ct-server is up")
+		}
+	}
+}
+
+// ServeHTTP is the proxy: CONNECT tunnels and absolute-form http:// requests.
+func (c *Client) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Method == http.MethodConnect {
+		c.connect(w, r)
+		return
+	}
+	if !r.URL.IsAbs() || r.URL.Scheme != "http" || r.URL.Host == "" {
+		http.Error(w, "ct-client is a forward proxy: send absolute http:// URLs, or CONNECT for anything else", http.StatusBadRequest)
+		return
+	}
+	if r.URL.User != nil {
+		http.Error(w, "ct-client: credentials in the URL are not forwarded", http.StatusBadRequest)
+		return
+	}
+	app := c.identify(r)
+	st := c.app(app)
+	st.requests.Add(1)
+	if c.cache != nil && r.Method == http.MethodGet && c.cache.Serve(w, r, time.Now()) {
+		return
+	}
+	n, err := c.forward(w, r, Request{App: app, Priority: c.priority(app)})
+	st.bytes.Add(n)
+	if err != nil {
+		st.failures.Add(1)
+		c.cfg.Logf("ct-client: %s %s: %v", r.Method, r.URL, err)
+	}
+}
+
+func (c *Client) identify(r *http.Request) string {
+	var app string
+	switch c.cfg.AppRule.Kind {
+	case "port":
+		if a, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr); ok {
+			if _, port, err := net.SplitHostPort(a.String()); err == nil {
+				app = port
+			}
+		}
+	case "header":
+		app = r.Header.Get(c.cfg.AppRule.Header)
+	default:
+		host := r.Host
+		if r.URL != nil && r.URL.Host != "" {
+			host = r.URL.Host
+		}
+		if h, _, err := net.SplitHostPort(host); err == nil {
+			host = h
+		}
+		app = strings.ToLower(host)
+	}
+	if app == "" || len(app) > 64 {
+		app = "other"
+	}
+	return app
+}
+
+// maxApps bounds the per-app table (the app name comes from requests).
+const maxApps = 256
+
+func (c *Client) app(name string) *appStats {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if s, ok := c.apps[name]; ok {
+		return s
+	}
+	if len(c.apps) >= maxApps {
+		name = "other"
+		if s, ok := c.apps[name]; ok {
+			return s
+		}
+	}
+	s := &appStats{}
+	c.apps[name] = s
+	return s
+}
+
+func (c *Client) priority(app string) int {
+	if p, ok := c.cfg.Priority[app]; ok && p > 0 {
+		return p
+	}
+	return 1
+}
+
+// stallReader reads a stream with a deadline per read: a read that gets
+// nothing for d fails with a timeout.
+type stallReader struct {
+	s *quic.Stream
+	d time.Duration // 0: no deadline
+	p *path
+}
+
+func (r *stallReader) Read(b []byte) (int, error) {
+	if r.d > 0 {
+		r.s.SetReadDeadline(time.Now().Add(r.d))
+	} else {
+		r.s.SetReadDeadline(time.Time{})
+	}
+	n, err := r.s.Read(b)
+	if n > 0 {
+		r.p.received(n, time.Now())
+	}
+	return n, err
+}
+
+func isTimeout(err error) bool {
+	var ne net.Error
+	return errors.As(err, &ne) && ne.Timeout()
+}
+
+// errStalled marks an attempt given up because its path went silent.
+var errStalled = errors.New("path stalled")
+
+// forward sends r through ct-server and writes the response to w. When
+// the path stalls or its connection dies mid-response, a GET or HEAD carries
+// on over another path from the byte where it stopped (Cybertwin §IV-B:
+// re-request (localSize, fileSize]), so the app sees one intact response.
+// It returns the body bytes written to w.
+//
+// Stall detection: a read waits StallTimeout/2; if nothing arrived on any
+// stream of the path meanwhile, ct-client pings ct-server over the path with
+// another StallTimeout/2. No pong: the path is dead, the stream moves (about
+// StallTimeout after the last byte). A pong: the app-server is slow, not the
+// path, and the stream keeps waiting.
+func (c *Client) forward(w http.ResponseWriter, r *http.Request, sr Request) (int64, error) {
+	ctx := r.Context()
+	resumable := (r.Method == http.MethodGet || r.Method == http.MethodHead) && (r.Body == nil || r.Body == http.NoBody || r.ContentLength == 0)
+	var orig byteRange
+	hasRange := false
+	if v := r.Header.Get("Range"); v != "" {
+		if orig, hasRange = parseRange(v); !hasRange {
+			resumable = false
+		}
+	}
+	hdr := r.Header.Clone()
+	removeHopHeaders(hdr)
+	if _, ok := hdr["User-Agent"]; !ok {
+		hdr["User-Agent"] = []string{""} // pass the app's absence on: no Go default
+	}
+	var (
+		delivered   int64
+		headersSent bool
+		avoid       = map[int]bool{}
+		lastErr     error
+		stalledAt   time.Time // when the failed attempt got its last byte
+	)
+	attempts := 1
+	if resumable {
+		attempts = c.cfg.MaxAttempts
+	}
+	free := 2 * attempts // retries after our own closing of a connection do not count, up to this
+	for attempt := 0; attempt < attempts; attempt++ {
+		p, conn, err := c.pick(ctx, sr, avoid)
+		if err != nil {
+			lastErr = err
+			break
+		}
+		avoid[p.id] = true
+		out := &http.Request{Method: r.Method, URL: r.URL, Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
+			Header: hdr.Clone(), Host: r.Host, Body: r.Body, ContentLength: r.ContentLength}
+		if !resumable && r.Body != nil && r.Body != http.NoBody {
+			out.TransferEncoding = r.TransferEncoding
+		} else {
+			out.Body, out.ContentLength = nil, 0
+		}
+		start := delivered
+		if hasRange {
+			start += orig.first
+			out.Header.Set("Range", byteRange{start, orig.last}.String())
+		} else if delivered > 0 {
+			out.Header.Set("Range", byteRange{delivered, -1}.String())
+		}
+		if headersSent && out.Header.Get("If-Range") == "" {
+			// Resume only the same version of the resource (RFC 9110 §13.1.5).
+			if v := ifRangeOf(w.Header()); v != "" {
+				out.Header.Set("If-Range", v)
+			}
+		}
+		var plan *stripePlan
+		if attempt == 0 && r.Method == http.MethodGet && resumable && !hasRange && c.cfg.StripeMin > 0 {
+			plan = &stripePlan{}
+		}
+		n, err := c.attempt(ctx, p, conn, out, w, &headersSent, start, headersSent, sr, &stalledAt, plan)
+		delivered += n
+		if err == nil {
+			return delivered, nil
+		}
+		if errors.Is(err, errStriped) {
+			return c.stripe(w, r, hdr, sr, delivered, plan.total)
+		}
+		lastErr = err
+		if ctx.Err() != nil || !errors.Is(err, errStalled) && !isConnErr(err) {
+			break
+		}
+		var ae *quic.ApplicationError
+		if errors.As(err, &ae) && !ae.Remote && ae.ErrorCode == codeStalled && free > 0 {
+			free-- // a sibling stream's stall closed this connection under us
+			attempt--
+		}
+		c.migrations.Add(1)
+		c.cfg.Logf("ct-client: %s %s: path %s failed after %d bytes (%v); moving the stream", r.Method, r.URL, p.Name, delivered, err)
+	}
+	if !headersSent {
+		code := http.StatusBadGateway
+		http.Error(w, "ct-client: "+shortErr(lastErr), code)
+		return delivered, lastErr
+	}
+	// Headers went out: the only honest signal left is to cut the
+	// connection, so the app sees a truncated response, not a short one.
+	panic(http.ErrAbortHandler)
+}
+
+// ifRangeOf returns a validator of a response for If-Range: a strong
+// ETag, else Last-Modified, else "".
+func ifRangeOf(h http.Header) string {
+	if et := h.Get("Etag"); et != "" && !strings.HasPrefix(et, "W/") {
+		return et
+	}
+	return h.Get("Last-Modified")
+}
+
+// isConnErr says err is the stream or connection failing (not the app or
+// ct-server answering): worth another path.
+func isConnErr(err error) bool {
+	var ae *quic.ApplicationError
+	var ie *quic.IdleTimeoutError
+	var se *quic.StreamError
+	var te *quic.TransportError
+	var sr *quic.StatelessResetError
+	if errors.As(err, &se) && se.Remote && se.ErrorCode == codeLimit {
+		return false // ct-server enforced a limit: another path gets the same
+	}
+	return errors.As(err, &ae) || errors.As(err, &ie) || errors.As(err, &se) || errors.As(err, &te) ||
+		errors.As(err, &sr) || errors.Is(err, net.ErrClosed) || errors.Is(err, io.ErrUnexpectedEOF)
+}
+
+// attempt runs one request on one path. resuming says the response head
+// has been sent to the app already and this attempt asked for the bytes
+// from start on. It returns the body bytes it wrote to w.
+func (c *Client) attempt(ctx context.Context, p *path, conn *quic.Conn, out *http.Request, w http.ResponseWriter,
+	headersSent *bool, start int64, resuming bool, sr Request, stalledAt *time.Time, plan *stripePlan) (int64, error) {
+	p.requests.Add(1)
+	prio := sr.Priority
+	p.addLoad(0, 1, prio)
+	var load int64
+	defer func() { p.addLoad(-load, -1, -prio) }()
+
+	octx, cancel := context.WithTimeout(ctx, c.cfg.StallTimeout)
+	str, err := conn.OpenStreamSync(octx)
+	cancel()
+	if err != nil {
+		c.suspect(p)
+		return 0, fmt.Errorf("%w: open stream: %v", errStalled, err)
+	}
+	opened := time.Now()
+	stop := context.AfterFunc(ctx, func() { str.CancelRead(codeOK); str.CancelWrite(codeOK) })
+	defer stop()
+	fail := func(err error) error {
+		str.CancelRead(codeStalled)
+		str.CancelWrite(codeStalled)
+		return err
+	}
+	str.SetWriteDeadline(time.Now().Add(10 * c.cfg.StallTimeout))
+	if err := out.WriteProxy(str); err != nil {
+		return 0, fail(fmt.Errorf("send request: %w", err))
+	}
+	str.SetWriteDeadline(time.Time{})
+	str.Close()
+
+	watch := &stallWatch{c: c, p: p, conn: conn, ctx: ctx}
+	hr := newHeadReader(watch.reader(str))
+	resp, err := hr.readResponse(out)
+	if err != nil {
+		return 0, fail(watch.explain(err))
+	}
+	defer resp.Body.Close()
+	if resuming && !stalledAt.IsZero() {
+		c.resumeNanos.Store(int64(time.Since(*stalledAt)))
+	}
+	skip := int64(0)
+	if !*headersSent {
+		h := w.Header()
+		removeHopHeaders(resp.Header)
+		for k, vs := range resp.Header {
+			h[k] = vs
+		}
+		if resp.ContentLength >= 0 && out.Method != http.MethodHead {
+			h.Set("Content-Length", strconv.FormatInt(resp.ContentLength, 10))
+		}
+		w.WriteHeader(resp.StatusCode)
+		*headersSent = true
+		if plan != nil && c.stripeable(resp) {
+			plan.total = resp.ContentLength
+		}
+	} else {
+		switch resp.StatusCode {
+		case http.StatusPartialContent:
+			got, ok := contentRangeStart(resp.Header.Get("Content-Range"))
+			if !ok || got != start {
+				return 0, fmt.Errorf("resume: asked for byte %d, got Content-Range %q", start, resp.Header.Get("Content-Range"))
+			}
+		case http.StatusOK:
+			if out.Header.Get("If-Range") != "" {
+				return 0, fmt.Errorf("resume: the resource changed (If-Range failed)")
+			}
+			skip = start // the app-server ignored Range: drop what the app has
+		default:
+			return 0, fmt.Errorf("resume: status %d", resp.StatusCode)
+		}
+	}
+	if resp.ContentLength > 0 {
+		load = resp.ContentLength - skip
+		p.addLoad(load, 0, 0)
+	}
+	bp := copyBufs.Get().(*[]byte)
+	defer copyBufs.Put(bp)
+	buf := *bp
+	rc := http.NewResponseController(w)
+	var n int64
+	var sampleBytes int64
+	sampleStart := time.Now()
+	for {
+		k, rerr := resp.Body.Read(buf)
+		if k > 0 {
+			watch.last = time.Now()
+			if sampleBytes += int64(k); sampleBytes >= rateSampleBytes {
+				p.rateSample(sampleBytes, watch.last.Sub(sampleStart))
+				sampleBytes, sampleStart = 0, watch.last
+			}
+			chunk := buf[:k]
+			if load > 0 {
+				d := min(load, int64(k))
+				load -= d
+				p.addLoad(-d, 0, 0)
+			}
+			if skip > 0 {
+				d := min(skip, int64(len(chunk)))
+				chunk, skip = chunk[d:], skip-d
+			}
+			if plan != nil && plan.total > 0 && n+int64(len(chunk)) >= c.cfg.StripeChunk {
+				// The first piece is here: the rest goes striped.
+				chunk = chunk[:c.cfg.StripeChunk-n]
+				if _, werr := w.Write(chunk); werr != nil {
+					return n, fail(fmt.Errorf("write to app: %w", werr))
+				}
+				n += int64(len(chunk))
+				return n, fail(errStriped)
+			}
+			if len(chunk) > 0 {
+				if _, werr := w.Write(chunk); werr != nil {
+					return n, fail(fmt.Errorf("write to app: %w", werr))
+				}
+				n += int64(len(chunk))
+				rc.Flush()
+			}
+		}
+		if errors.Is(rerr, io.EOF) {
+			c.cfg.Scheduler.Done(p.id, n, time.Since(opened))
+			return n, nil
+		}
+		if rerr != nil {
+			*stalledAt = watch.last
+			return n, fail(watch.explain(rerr))
+		}
+	}
+}
+
+// stallWatch turns per-read timeouts into a decision: is the path dead
+// (errStalled) or only the app-server slow (keep reading)?
+type stallWatch struct {
+	c    *Client
+	p    *path
+	conn *quic.Conn
+	ctx  context.Context
+	last time.Time // last byte of this stream
+	dead bool
+}
+
+func (s *stallWatch) reader(str *quic.Stream) io.Reader {
+	s.last = time.Now()
+	return &watchedReader{s: s, r: &stallReader{s: str, d: s.half(), p: s.p}}
+}
+
+type watchedReader struct {
+	s *stallWatch
+	r *stallReader
+}
+
+func (w *watchedReader) Read(b []byte) (int, error) {
+	for {
+		n, err := w.r.Read(b)
+		if n > 0 {
+			w.s.last = time.Now()
+		}
+		if err == nil || !isTimeout(err) || n > 0 {
+			return n, err
+		}
+		if !w.s.alive() {
+			w.s.dead = true
+			return 0, errStalled
+		}
+	}
+}
+
+// half is each of the two waits of stall detection: StallTimeout/2, or
+// two smoothed RTTs on a path slower than that.
+func (s *stallWatch) half() time.Duration {
+	return max(s.c.cfg.StallTimeout/2, 2*s.conn.ConnectionStats().SmoothedRTT)
+}
+
+// alive: another stream of the path got bytes lately, or a ping answers.
+// When neither, this stream moves, the path is suspected, and confirmDead
+// takes a second look before closing the connection (a dead connection is
+// replaced, not nursed; the idle timeout would take MaxIdleTimeout to say
+// the same).
+func (s *stallWatch) alive() bool {
+	half := s.half()
+	s.p.mu.Lock()
+	recent := time.Since(s.p.lastRecv) < half
+	s.p.mu.Unlock()
+	if recent || ping(s.ctx, s.conn, half) {
+		return true
+	}
+	// Other streams may have got bytes while the ping went unanswered (a
+	// busy or starved process is slow, not dead): the path is dead only if
+	// all of it stayed silent for the whole StallTimeout.
+	s.p.mu.Lock()
+	recent = time.Since(s.p.lastRecv) < s.c.cfg.StallTimeout
+	s.p.mu.Unlock()
+	if recent {
+		return true
+	}
+	detect := time.Since(s.last)
+	s.c.stallDetectNanos.Add(int64(detect))
+	s.c.stallDetections.Add(1)
+	s.c.suspect(s.p)
+	s.c.confirmDead(s.p, s.conn)
+	return false
+}
+
+// confirmDead checks a path a stream just left (in the background): one
+// more ping with the whole StallTimeout, and if it goes unanswered while
+// the path still received nothing, the connection is closed — every other
+// stream on it moves, and the path redials. A second look keeps a process
+// that was merely starved of CPU (every timer late) from closing healthy
+// connections, which would move every stream at once.
+func (c *Client) confirmDead(p *path, conn *quic.Conn) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed || p.checking {
+		return
+	}
+	p.checking = true
+	c.wg.Go(func() {
+		defer func() {
+			c.mu.Lock()
+			p.checking = false
+			c.mu.Unlock()
+		}()
+		if ping(c.ctx, conn, max(c.cfg.StallTimeout, 2*conn.ConnectionStats().SmoothedRTT)) {
+			return
+		}
+		p.mu.Lock()
+		silent := time.Since(p.lastRecv) >= c.cfg.StallTimeout
+		p.mu.Unlock()
+		if silent && c.ctx.Err() == nil {
+			c.cfg.Logf("ct-client: path %s: silent and unanswered; closing its connection", p.Name)
+			conn.CloseWithError(codeStalled, "path stalled")
+		}
+	})
+}
+
+func (s *stallWatch) explain(err error) error {
+	if s.dead || errors.Is(err, errStalled) {
+		return fmt.Errorf("%w: nothing for %v", errStalled, time.Since(s.last).Round(time.Millisecond))
+	}
+	return err
+}
+
+// suspect keeps new requests off p for SuspectFor.
+func (c *Client) suspect(p *path) {
+	p.stalls.Add(1)
+	p.mu.Lock()
+	p.suspectUntil = time.Now().Add(c.cfg.SuspectFor)
+	p.mu.Unlock()
+}
+
+// rateSampleBytes is how much of a response makes one rate sample: enough
+// that one RTT of waiting for the first byte does not dominate.
+const rateSampleBytes = 256 << 10
+
+var copyBufs = sync.Pool{New: func() any { b := make([]byte, 32<<10); return &b }}
+
+// connect tunnels a CONNECT through ct-server as a resumable session (see
+// tunnel.go): when its path fails, the tunnel moves to another path with
+// no byte lost or duplicated.
+func (c *Client) connect(w http.ResponseWriter, r *http.Request) {
+	target, err := normHostPort(r.RequestURI, "")
+	if err != nil {
+		http.Error(w, "ct-client: CONNECT target: "+err.Error(), http.StatusBadRequest)
+		return
+	}
+	app := c.identify(r)
+	st := c.app(app)
+	st.requests.Add(1)
+	ctx := r.Context()
+	t := &ctTunnel{c: c, target: target, req: Request{App: app, Priority: c.priority(app)}}
+	var (
+		str  *quic.Stream
+		hr   *headReader
+		resp *http.Response
+		p    *path
+	)
+	avoid := map[int]bool{}
+	for attempt := 0; attempt < c.cfg.MaxAttempts; attempt++ {
+		var conn *quic.Conn
+		p, conn, err = c.pick(ctx, t.req, avoid)
+		if err != nil {
+			break
+		}
+		avoid[p.id] = true
+		p.requests.Add(1)
+		if str, hr, resp, err = t.openTunnelStream(ctx, p, conn, 0); err == nil {
+			break
+		}
+		if !errors.Is(err, errStalled) && !isConnErr(err) {
+			break
+		}
+	}
+	if err != nil {
+		st.failures.Add(1)
+		http.Error(w, "ct-client: "+shortErr(err), http.StatusBadGateway)
+		return
+	}
+	if resp.StatusCode != http.StatusOK {
+		st.failures.Add(1)
+		defer resp.Body.Close()
+		str.CancelWrite(codeOK)
+		defer str.CancelRead(codeOK)
+		for k, vs := range resp.Header {
+			w.Header()[k] = vs
+		}
+		w.WriteHeader(resp.StatusCode)
+		io.Copy(w, io.LimitReader(resp.Body, 64<<10))
+		return
+	}
+	t.id = resp.Header.Get(hdrSession)
+	appConn, brw, err := http.NewResponseController(w).Hijack()
+	if err != nil {
+		str.CancelRead(codeOK)
+		str.CancelWrite(codeOK)
+		return
+	}
+	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		appConn.Close()
+		str.CancelRead(codeShutdown)
+		str.CancelWrite(codeShutdown)
+		return
+	}
+	c.tunnels[appConn] = struct{}{}
+	c.mu.Unlock()
+	defer func() {
+		c.mu.Lock()
+		delete(c.tunnels, appConn)
+		c.mu.Unlock()
+		appConn.Close()
+	}()
+	if _, err := io.WriteString(appConn, "HTTP/1.1 200 Connection established\r\n\r\n"); err != nil {
+		str.CancelRead(codeOK)
+		str.CancelWrite(codeOK)
+		return
+	}
+	p.addLoad(0, 1, t.req.Priority)
+	p.tunnels.Add(1)
+	t.appConn, t.str, t.br, t.p = appConn, str, hr.br, p
+	// The app's bytes sent right after its head are in brw's buffer.
+	var first io.Reader = appConn
+	if brw.Reader.Buffered() > 0 {
+		first = io.MultiReader(io.LimitReader(brw.Reader, int64(brw.Reader.Buffered())), appConn)
+	}
+	c.runTunnel(t, first, st)
+}

@@ -1,0 +1,95 @@
+package agent
+
+import (
+	"fmt"
+	"os"
+
+	"github.com/hetquic/hetquic/internal/yamlfile"
+)
+
+// ServerFile is the YAML configuration of "hetquic agent server" (see
+// README "Configuration"). Flags given on the command line override it.
+type ServerFile struct {
+	Listen          string       `yaml:"listen"`            // UDP host:port
+	Cert            string       `yaml:"cert"`              // PEM certificate chain
+	Key             string       `yaml:"key"`               // PEM private key
+	SelfSigned      bool         `yaml:"self_signed"`       // make a throwaway certificate instead
+	Allow           []string     `yaml:"allow"`             // upstream host:port allow-list
+	Prefetch        []string     `yaml:"prefetch"`          // URLs pushed to clients that ask
+	Limits          Limits       `yaml:"limits"`            // defaults per client
+	Clients         []ClientAuth `yaml:"clients"`           // who may connect
+	HeaderTimeoutMS int64        `yaml:"header_timeout_ms"` // default 10000
+	Metrics         string       `yaml:"metrics"`           // host:port of /metrics ("" none)
+	QlogDir         string       `yaml:"qlog_dir"`          // write qlog traces here ("" none)
+}
+
+// ClientFile is the YAML configuration of "hetquic agent client".
+type ClientFile struct {
+	Server         string         `yaml:"server"`      // ct-server UDP host:port
+	ServerName     string         `yaml:"server_name"` // TLS name (default: server's host)
+	CA             string         `yaml:"ca"`          // PEM certificate to trust
+	Token          string         `yaml:"token"`
+	TokenFile      string         `yaml:"token_file"`
+	Paths          []string       `yaml:"paths"`     // NAME=IP, one per interface
+	Listen         []string       `yaml:"listen"`    // proxy listen addresses
+	Scheduler      string         `yaml:"scheduler"` // see SchedulerNames
+	AppRule        string         `yaml:"app_rule"`  // host | port | header:NAME
+	Priority       map[string]int `yaml:"priority"`  // app → priority
+	StallTimeoutMS int64          `yaml:"stall_timeout_ms"`
+	IdleTimeoutMS  int64          `yaml:"idle_timeout_ms"`
+	Cache          *CacheFile     `yaml:"cache"`
+	Metrics        string         `yaml:"metrics"`
+	QlogDir        string         `yaml:"qlog_dir"`
+}
+
+// CacheFile configures the prefetch cache.
+type CacheFile struct {
+	Dir         string `yaml:"dir"`
+	MaxBytes    int64  `yaml:"max_bytes"`
+	DefaultTTLS int64  `yaml:"default_ttl_s"` // freshness of responses that state none (default 600)
+}
+
+// LoadServerFile reads and strictly decodes a server configuration.
+func LoadServerFile(name string) (ServerFile, error) {
+	var f ServerFile
+	data, err := os.ReadFile(name)
+	if err != nil {
+		return f, err
+	}
+	if err := yamlfile.Decode(name, data, &f); err != nil {
+		return f, err
+	}
+	for i, c := range f.Clients {
+		if c.ID == "" || len(c.Token) < 16 {
+			return f, fmt.Errorf("%s: clients[%d]: needs an id and a token of at least 16 characters", name, i)
+		}
+	}
+	if f.HeaderTimeoutMS < 0 {
+		return f, fmt.Errorf("%s: header_timeout_ms must be >= 0", name)
+	}
+	return f, nil
+}
+
+// LoadClientFile reads and strictly decodes a client configuration.
+func LoadClientFile(name string) (ClientFile, error) {
+	var f ClientFile
+	data, err := os.ReadFile(name)
+	if err != nil {
+		return f, err
+	}
+	if err := yamlfile.Decode(name, data, &f); err != nil {
+		return f, err
+	}
+	if f.StallTimeoutMS < 0 || f.IdleTimeoutMS < 0 {
+		return f, fmt.Errorf("%s: timeouts must be >= 0", name)
+	}
+	if f.Cache != nil && (f.Cache.Dir == "" || f.Cache.MaxBytes <= 0 || f.Cache.DefaultTTLS < 0) {
+		return f, fmt.Errorf("%s: cache needs a dir and max_bytes > 0", name)
+	}
+	for app, p := range f.Priority {
+		if p < 1 {
+			return f, fmt.Errorf("%s: priority of %q must be >= 1", name, app)
+		}
+	}
+	return f, nil
+}

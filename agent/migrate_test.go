@@ -1,0 +1,283 @@
+package agent
+
+import (
+	"bufio"
+	"crypto/sha256"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// busyPath returns the path with a request in progress, waiting for one.
+func busyPath(t *testing.T, c *Client) *path {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		for _, p := range c.paths {
+			p.mu.Lock()
+			busy := p.streams > 0
+			p.mu.Unlock()
+			if busy {
+				return p
+			}
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	t.Fatal("no path got the request")
+	return nil
+}
+
+// download reads a response, recording the longest gap between reads and
+// calling at(received) as it goes.
+func download(t *testing.T, tc *testClient, u string, at func(int64)) ([]byte, time.Duration, *http.Response) {
+	t.Helper()
+	resp, err := tc.hc.Get(u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var body []byte
+	buf := make([]byte, 32<<10)
+	last := time.Now()
+	var gap time.Duration
+	for {
+		n, err := resp.Body.Read(buf)
+		if n > 0 {
+			gap = max(gap, time.Since(last))
+			last = time.Now()
+			body = append(body, buf[:n]...)
+			at(int64(len(body)))
+		}
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatalf("after %d bytes: %v", len(body), err)
+		}
+	}
+	return body, gap, resp
+}
+
+// A path goes silent mid-response (every packet from and to it dropped):
+// the stall is detected in about StallTimeout and the stream carries on
+// over the other path from the byte where it stopped; the app gets one
+// intact response.
+func TestMigrateOnStall(t *testing.T) {
+	for _, stripe := range []bool{false, true} {
+		t.Run(fmt.Sprintf("stripe=%v", stripe), func(t *testing.T) { testMigrateOnStall(t, stripe) })
+	}
+}
+
+func testMigrateOnStall(t *testing.T, stripe bool) {
+	up := startUpstream(t)
+	ts := startServer(t, "", func(c *ServerConfig) {
+		c.Limits = Limits{RateBytesPerSec: 3 << 20} // ~2 s for the response: time to cut a path
+	}, up.hostport)
+	tc := startClient(t, ts, 2, true, func(c *ClientConfig) {
+		if !stripe {
+			c.StripeMin = -1 // one stream, the paper's migration
+		}
+	})
+	const size = 6_000_000
+	var dropped atomic.Bool
+	var droppedAt time.Time
+	var victim *path
+	body, gap, resp := download(t, tc, fmt.Sprintf("%s/bytes/%d", up.URL, size), func(n int64) {
+		if n > 1_000_000 && !dropped.Load() {
+			dropped.Store(true)
+			victim = busyPath(t, tc.Client)
+			droppedAt = time.Now()
+			ts.pc.setDrop(victim.Addr, true)
+		}
+	})
+	if resp.StatusCode != 200 {
+		t.Fatalf("status %d", resp.StatusCode)
+	}
+	if len(body) != size || sha256.Sum256(body) != patternSum(size) {
+		t.Fatalf("got %d bytes, want %d intact (checksum mismatch: bytes lost or duplicated)", len(body), size)
+	}
+	if tc.migrations.Load() < 1 {
+		t.Fatal("no migration counted")
+	}
+	detect := time.Duration(tc.stallDetectNanos.Load() / max(tc.stallDetections.Load(), 1))
+	resume := time.Duration(tc.resumeNanos.Load())
+	t.Logf("path %s cut, download done %v later; stall detected %v after the last byte, response resumed %v after it; longest gap seen by the app %v",
+		victim.Name, time.Since(droppedAt).Round(time.Millisecond), detect.Round(time.Millisecond), resume.Round(time.Millisecond), gap.Round(time.Millisecond))
+	// StallTimeout is 1 s; allow scheduling noise on a loaded 2-core box.
+	if resume > 3*time.Second {
+		t.Fatalf("resume took %v", resume)
+	}
+	if victim.stalls.Load() == 0 {
+		t.Fatal("victim path has no stall counted")
+	}
+}
+
+// The connection of the busy path is closed by ct-server mid-response: the
+// stream moves at once (no stall wait).
+func TestMigrateOnConnectionDeath(t *testing.T) {
+	up := startUpstream(t)
+	ts := startServer(t, "", func(c *ServerConfig) {
+		c.Limits = Limits{RateBytesPerSec: 3 << 20}
+	}, up.hostport)
+	tc := startClient(t, ts, 2, true, nil)
+	const size = 4_000_000
+	done := false
+	body, _, resp := download(t, tc, fmt.Sprintf("%s/bytes/%d", up.URL, size), func(n int64) {
+		if n > 500_000 && !done {
+			done = true
+			victim := busyPath(t, tc.Client)
+			ts.mu.Lock()
+			for conn := range ts.conns {
+				if conn.RemoteAddr().String() == victim.current().LocalAddr().String() {
+					conn.CloseWithError(0x999, "test kills the connection")
+				}
+			}
+			ts.mu.Unlock()
+		}
+	})
+	if resp.StatusCode != 200 || len(body) != size || sha256.Sum256(body) != patternSum(size) {
+		t.Fatalf("status %d, %d bytes of %d, or not intact", resp.StatusCode, len(body), size)
+	}
+	if tc.migrations.Load() < 1 {
+		t.Fatalf("%d migrations, want >= 1", tc.migrations.Load())
+	}
+	if tc.stallDetections.Load() != 0 {
+		t.Fatalf("a closed connection should not need stall detection")
+	}
+}
+
+// A path that is dead before the request: the request stalls before any
+// response byte and is retried whole on the other path.
+func TestMigrateBeforeHead(t *testing.T) {
+	up := startUpstream(t)
+	ts := startServer(t, "", nil, up.hostport)
+	tc := startClient(t, ts, 2, true, func(c *ClientConfig) {
+		c.Scheduler, _ = NewScheduler(SchedRR, 2, 1)
+	})
+	ts.pc.setDrop(tc.paths[0].Addr, true)
+	for i := range 2 {
+		resp, body := tc.get(t, fmt.Sprintf("%s/bytes/%d", up.URL, 100_000+i))
+		if resp.StatusCode != 200 || sha256.Sum256(body) != patternSum(int64(100_000+i)) {
+			t.Fatalf("request %d: status %d, %d bytes", i, resp.StatusCode, len(body))
+		}
+	}
+	if tc.migrations.Load() < 1 {
+		t.Fatal("no migration")
+	}
+	// A Range request resumed keeps its own range.
+	resp, body := tc.get(t, up.URL+"/bytes/100000", "Range", "bytes=1000-50999")
+	if resp.StatusCode != http.StatusPartialContent || len(body) != 50000 || body[0] != byte(1000%251) {
+		t.Fatalf("range: %d, %d bytes", resp.StatusCode, len(body))
+	}
+}
+
+// A CONNECT tunnel whose path dies mid-stream moves to the other path:
+// the app's bytes echoed back arrive complete, in order, once each.
+func TestMigrateTunnel(t *testing.T) {
+	echo := startEcho(t)
+	ts := startServer(t, "", nil, echo)
+	tc := startClient(t, ts, 2, true, nil)
+	conn, err := net.Dial("tcp", tc.proxy)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	fmt.Fprintf(conn, "CONNECT %s HTTP/1.1\r\nHost: %s\r\n\r\n", echo, echo)
+	br := bufio.NewReader(conn)
+	resp, err := http.ReadResponse(br, &http.Request{Method: http.MethodConnect})
+	if err != nil || resp.StatusCode != 200 {
+		t.Fatalf("CONNECT: %v %v", resp, err)
+	}
+	const total = 3 << 20
+	payload := make([]byte, total)
+	for i := range payload {
+		payload[i] = byte(i*31 + i>>8)
+	}
+	go func() {
+		// Paced: 64 KiB every 10 ms, so the cut falls mid-stream.
+		for off := 0; off < total; off += 64 << 10 {
+			if _, err := conn.Write(payload[off:min(off+64<<10, total)]); err != nil {
+				return
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+		conn.(*net.TCPConn).CloseWrite()
+	}()
+	got := make([]byte, 0, total)
+	buf := make([]byte, 32<<10)
+	cut := false
+	var gap time.Duration
+	last := time.Now()
+	for {
+		conn.SetReadDeadline(time.Now().Add(20 * time.Second))
+		n, err := br.Read(buf)
+		if n > 0 && cut {
+			gap = max(gap, time.Since(last))
+		}
+		if n > 0 {
+			last = time.Now()
+		}
+		got = append(got, buf[:n]...)
+		if len(got) > 1<<20 && !cut {
+			cut = true
+			victim := busyPath(t, tc.Client)
+			ts.pc.setDrop(victim.Addr, true)
+			t.Logf("cut path %s after %d bytes echoed", victim.Name, len(got))
+		}
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatalf("after %d bytes: %v", len(got), err)
+		}
+	}
+	if len(got) != total || sha256.Sum256(got) != sha256.Sum256(payload) {
+		t.Fatalf("echoed %d of %d bytes, or they differ (lost or duplicated)", len(got), total)
+	}
+	if tc.migrations.Load() < 1 {
+		t.Fatal("no tunnel migration")
+	}
+	t.Logf("tunnel resumed; resume handshake %v; longest gap seen by the app after the cut %v",
+		time.Duration(tc.resumeNanos.Load()).Round(time.Millisecond), gap.Round(time.Millisecond))
+}
+
+// A large response is fetched over both paths in Range pieces (striping)
+// and reaches the app intact; with striping off it stays on one path.
+func TestStripe(t *testing.T) {
+	up := startUpstream(t)
+	ts := startServer(t, "", nil, up.hostport)
+	for _, on := range []bool{true, false} {
+		tc := startClient(t, ts, 2, true, func(c *ClientConfig) {
+			c.StripeChunk = 128 << 10
+			if !on {
+				c.StripeMin = -1
+			}
+		})
+		const size = 3_000_001
+		resp, body := tc.get(t, fmt.Sprintf("%s/bytes/%d", up.URL, size))
+		if resp.StatusCode != 200 || len(body) != size || sha256.Sum256(body) != patternSum(size) {
+			t.Fatalf("striping %v: status %d, %d bytes, or not intact", on, resp.StatusCode, len(body))
+		}
+		busy := 0
+		for _, p := range tc.paths {
+			if p.bytes.Load() > 100_000 {
+				busy++
+			}
+		}
+		if on && (tc.stripes.Load() != 1 || busy != 2) {
+			t.Fatalf("striping on: %d striped, %d paths carried bytes", tc.stripes.Load(), busy)
+		}
+		if !on && (tc.stripes.Load() != 0 || busy != 1) {
+			t.Fatalf("striping off: %d striped, %d paths carried bytes", tc.stripes.Load(), busy)
+		}
+		// Small responses are never striped.
+		if resp, body := tc.get(t, up.URL+"/bytes/300000"); resp.StatusCode != 200 || len(body) != 300000 {
+			t.Fatal("small response")
+		}
+		tc.Close()
+	}
+}

@@ -1,0 +1,349 @@
+package agent
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/netip"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/quic-go/quic-go"
+)
+
+// LocalPath is one local interface: a name for logs and metrics and the
+// address the path's socket binds to, so its packets leave through it.
+type LocalPath struct {
+	Name string
+	Addr netip.Addr
+}
+
+// ParseLocalPath parses "NAME=ADDR" or "ADDR" (named after the address).
+func ParseLocalPath(s string) (LocalPath, error) {
+	name, addr, found := cutLast(s, "=")
+	if !found {
+		name, addr = s, s
+	}
+	a, err := netip.ParseAddr(addr)
+	if err != nil {
+		return LocalPath{}, fmt.Errorf("path %q: want NAME=IP or IP: %w", s, err)
+	}
+	if name == "" {
+		return LocalPath{}, fmt.Errorf("path %q: empty name", s)
+	}
+	return LocalPath{Name: name, Addr: a}, nil
+}
+
+func cutLast(s, sep string) (string, string, bool) {
+	for i := len(s) - len(sep); i >= 0; i-- {
+		if s[i:i+len(sep)] == sep {
+			return s[:i], s[i+len(sep):], true
+		}
+	}
+	return s, "", false
+}
+
+var errUnauthorized = errors.New("ct-server refused the token (unauthorized)")
+
+// path is one interface's always-on connection to ct-server.
+type path struct {
+	id int
+	LocalPath
+	pc net.PacketConn
+	tr *quic.Transport
+
+	mu           sync.Mutex
+	conn         *quic.Conn
+	suspectUntil time.Time
+	lastRecv     time.Time // last response byte received on any stream
+	outstanding  int64
+	streams      int
+	weight       int
+	lastErr      string
+	rate         float64 // EWMA delivery rate, bytes/s; see rateSample
+	checking     bool    // confirmDead runs (guarded by Client.mu)
+
+	requests, bytes, stalls, reconnects, dialFailures atomic.Int64
+	tunnels                                           atomic.Int64 // tunnels attached now
+}
+
+func (p *path) current() *quic.Conn {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.conn
+}
+
+func (p *path) received(n int, now time.Time) {
+	p.bytes.Add(int64(n))
+	p.mu.Lock()
+	p.lastRecv = now
+	p.mu.Unlock()
+}
+
+// rateAlpha is the EWMA weight of a new rate sample: a path's rate follows
+// a change within a few samples (a few hundred kB).
+const rateAlpha = 0.3
+
+// rateSample records that one stream got n bytes in d while the path had
+// streams requests in progress: the path delivers about n*streams/d.
+func (p *path) rateSample(n int64, d time.Duration) {
+	if d <= 0 {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	r := float64(n) * float64(max(p.streams, 1)) / d.Seconds()
+	if p.rate == 0 {
+		p.rate = r
+	} else {
+		p.rate += rateAlpha * (r - p.rate)
+	}
+}
+
+func (p *path) addLoad(out int64, streams, weight int) {
+	p.mu.Lock()
+	p.outstanding += out
+	p.streams += streams
+	p.weight += weight
+	p.mu.Unlock()
+}
+
+// run keeps the path's connection up until ctx ends: dial, hello, wait for
+// the connection to end, back off, again (Cybertwin §IV-B: always-on).
+func (c *Client) runPath(ctx context.Context, p *path) {
+	backoff := c.cfg.ReconnectMin
+	for ctx.Err() == nil {
+		conn, err := c.dialPath(ctx, p)
+		if err != nil {
+			if ctx.Err() != nil {
+				return
+			}
+			p.dialFailures.Add(1)
+			p.mu.Lock()
+			p.lastErr = err.Error()
+			p.mu.Unlock()
+			c.cfg.Logf("ct-client: path %s: %v (retry in %v)", p.Name, err, backoff)
+			if errors.Is(err, errUnauthorized) {
+				backoff = c.cfg.ReconnectMax
+			}
+			if !sleepCtx(ctx, backoff) {
+				return
+			}
+			backoff = min(2*backoff, c.cfg.ReconnectMax)
+			continue
+		}
+		up := time.Now()
+		p.mu.Lock()
+		p.conn, p.lastErr, p.suspectUntil = conn, "", time.Time{}
+		p.mu.Unlock()
+		c.cfg.Logf("ct-client: path %s: connected to %s from %s", p.Name, conn.RemoteAddr(), conn.LocalAddr())
+		c.changed()
+		var pushes sync.WaitGroup
+		pushes.Go(func() { c.acceptPushes(conn) })
+		pushes.Go(func() { c.watchTunnels(p, conn) })
+		select {
+		case <-conn.Context().Done():
+		case <-ctx.Done():
+			conn.CloseWithError(codeShutdown, "ct-client closing")
+		}
+		pushes.Wait()
+		p.mu.Lock()
+		p.conn = nil
+		p.lastErr = shortErr(context.Cause(conn.Context()))
+		p.mu.Unlock()
+		c.changed()
+		if ctx.Err() != nil {
+			return
+		}
+		p.reconnects.Add(1)
+		c.cfg.Logf("ct-client: path %s: connection lost: %v", p.Name, context.Cause(conn.Context()))
+		if time.Since(up) > 4*c.cfg.ReconnectMax {
+			backoff = c.cfg.ReconnectMin // it was up a good while: start over
+		}
+		if !sleepCtx(ctx, backoff) {
+			return
+		}
+		backoff = min(2*backoff, c.cfg.ReconnectMax)
+	}
+}
+
+func sleepCtx(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+// dialPath connects p and says hello.
+func (c *Client) dialPath(ctx context.Context, p *path) (*quic.Conn, error) {
+	raddr, err := net.ResolveUDPAddr("udp", c.cfg.Server)
+	if err != nil {
+		return nil, fmt.Errorf("resolve %s: %w", c.cfg.Server, err)
+	}
+	tlsConf := c.cfg.TLS.Clone()
+	if tlsConf == nil {
+		tlsConf = &tls.Config{}
+	}
+	tlsConf.NextProtos = []string{ALPN}
+	tlsConf.MinVersion = tls.VersionTLS13
+	if tlsConf.ServerName == "" {
+		tlsConf.ServerName = c.cfg.ServerName
+	}
+	qc := quicConfig(c.cfg.QUIC, c.cfg.IdleTimeout, 16)
+	dctx, cancel := context.WithTimeout(ctx, qc.HandshakeIdleTimeout+time.Second)
+	defer cancel()
+	conn, err := p.tr.Dial(dctx, raddr, tlsConf, qc)
+	if err != nil {
+		return nil, fmt.Errorf("dial %s: %w", c.cfg.Server, err)
+	}
+	if err := c.hello(dctx, conn); err != nil {
+		conn.CloseWithError(codeOK, "")
+		return nil, err
+	}
+	return conn, nil
+}
+
+func (c *Client) hello(ctx context.Context, conn *quic.Conn) error {
+	str, err := conn.OpenStreamSync(ctx)
+	if err != nil {
+		return fmt.Errorf("hello: %w", err)
+	}
+	defer str.CancelRead(codeOK)
+	dl, _ := ctx.Deadline()
+	str.SetDeadline(dl)
+	req, _ := http.NewRequest(http.MethodGet, pathHello, nil)
+	req.Host = "ct"
+	req.Header.Set("Authorization", "Bearer "+c.cfg.Token)
+	wantPush := c.cache != nil && c.pushAsked.CompareAndSwap(false, true)
+	if wantPush {
+		req.Header.Set(hdrWantPush, "1")
+	}
+	if err := req.Write(str); err != nil {
+		return fmt.Errorf("hello: %w", err)
+	}
+	str.Close()
+	resp, err := newHeadReader(str).readResponse(req)
+	if err != nil {
+		var ae *quic.ApplicationError
+		if errors.As(err, &ae) && ae.ErrorCode == codeUnauthorized {
+			return errUnauthorized
+		}
+		if wantPush {
+			c.pushAsked.Store(false)
+		}
+		return fmt.Errorf("hello: %w", err)
+	}
+	io.Copy(io.Discard, io.LimitReader(resp.Body, 4096))
+	resp.Body.Close()
+	if resp.StatusCode == http.StatusUnauthorized {
+		return errUnauthorized
+	}
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("hello: status %d", resp.StatusCode)
+	}
+	return nil
+}
+
+// acceptPushes stores what ct-server pushes on conn into the cache.
+func (c *Client) acceptPushes(conn *quic.Conn) {
+	for {
+		rs, err := conn.AcceptUniStream(c.ctx)
+		if err != nil {
+			return
+		}
+		c.wg.Go(func() {
+			rs.SetReadDeadline(time.Now().Add(c.cfg.IdleTimeout))
+			resp, err := newHeadReader(rs).readResponse(nil)
+			if err != nil {
+				rs.CancelRead(codeOK)
+				return
+			}
+			defer resp.Body.Close()
+			u := resp.Header.Get(hdrPushURL)
+			resp.Header.Del(hdrPushURL)
+			if c.cache == nil || u == "" {
+				rs.CancelRead(codeOK)
+				return
+			}
+			rs.SetReadDeadline(time.Time{})
+			if err := c.cache.Put(u, resp, time.Now()); err != nil {
+				c.cfg.Logf("ct-client: push %s: %v", u, err)
+				rs.CancelRead(codeOK)
+				return
+			}
+			c.pushed.Add(1)
+		})
+	}
+}
+
+// watchTunnels checks a path that carries tunnels: a tunnel may be
+// silent for as long as its app likes, so no read timeout can tell a dead
+// path from a quiet one. While tunnels are attached and nothing has arrived
+// for StallTimeout/2, the path is pinged; no pong within StallTimeout/2
+// closes the connection, and its tunnels resume on another path.
+func (c *Client) watchTunnels(p *path, conn *quic.Conn) {
+	half := c.cfg.StallTimeout / 2
+	tick := time.NewTicker(half)
+	defer tick.Stop()
+	for {
+		select {
+		case <-tick.C:
+		case <-conn.Context().Done():
+			return
+		}
+		if p.tunnels.Load() == 0 {
+			continue
+		}
+		p.mu.Lock()
+		quiet := time.Since(p.lastRecv) >= half
+		p.mu.Unlock()
+		if !quiet {
+			continue
+		}
+		wait := max(half, 2*conn.ConnectionStats().SmoothedRTT)
+		if ping(conn.Context(), conn, wait) {
+			continue
+		}
+		p.mu.Lock()
+		silent := time.Since(p.lastRecv) >= c.cfg.StallTimeout
+		p.mu.Unlock()
+		if silent && conn.Context().Err() == nil {
+			c.cfg.Logf("ct-client: path %s: tunnels' path silent and ping unanswered; closing it", p.Name)
+			c.suspect(p)
+			conn.CloseWithError(codeStalled, "path stalled")
+			return
+		}
+	}
+}
+
+// ping asks ct-server for a pong on conn within timeout: is the path alive?
+func ping(ctx context.Context, conn *quic.Conn, timeout time.Duration) bool {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	str, err := conn.OpenStreamSync(ctx)
+	if err != nil {
+		return false
+	}
+	defer str.CancelRead(codeOK)
+	dl, _ := ctx.Deadline()
+	str.SetDeadline(dl)
+	if _, err := io.WriteString(str, "GET "+pathPing+" HTTP/1.1\r\nHost: ct\r\n\r\n"); err != nil {
+		return false
+	}
+	str.Close()
+	resp, err := newHeadReader(str).readResponse(nil)
+	if err != nil {
+		return false
+	}
+	resp.Body.Close()
+	return resp.StatusCode == http.StatusOK
+}

@@ -1,0 +1,243 @@
+package agent
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestParseTarget(t *testing.T) {
+	cases := []struct {
+		raw      string
+		kind     Kind
+		upstream string
+		bad      bool
+	}{
+		{raw: "GET http://App.Example:8080/x HTTP/1.1\r\nHost: a\r\n\r\n", kind: KindForward, upstream: "app.example:8080"},
+		{raw: "GET http://a/x HTTP/1.1\r\nHost: a\r\n\r\n", kind: KindForward, upstream: "a:80"},
+		{raw: "GET http://[::1]/x HTTP/1.1\r\nHost: a\r\n\r\n", kind: KindForward, upstream: "[::1]:80"},
+		{raw: "CONNECT a:443 HTTP/1.1\r\nHost: a\r\n\r\n", kind: KindConnect, upstream: "a:443"},
+		{raw: "GET /_ct/hello HTTP/1.1\r\nHost: ct\r\n\r\n", kind: KindHello},
+		{raw: "GET /_ct/ping HTTP/1.1\r\nHost: ct\r\n\r\n", kind: KindPing},
+		{raw: "GET /_ct/prefetch?url=http%3A%2F%2Fa%3A81%2Fx HTTP/1.1\r\nHost: ct\r\n\r\n", kind: KindPrefetch, upstream: "a:81"},
+		{raw: "POST /_ct/ping HTTP/1.1\r\nHost: ct\r\n\r\n", bad: true},
+		{raw: "GET /x HTTP/1.1\r\nHost: a\r\n\r\n", bad: true},
+		{raw: "GET https://a/x HTTP/1.1\r\nHost: a\r\n\r\n", bad: true},
+		{raw: "GET http://a:0/x HTTP/1.1\r\nHost: a\r\n\r\n", bad: true},
+		{raw: "GET http://a:x/x HTTP/1.1\r\nHost: a\r\n\r\n", bad: true},
+		{raw: "CONNECT a HTTP/1.1\r\nHost: a\r\n\r\n", bad: true},
+		{raw: "CONNECT :80 HTTP/1.1\r\nHost: a\r\n\r\n", bad: true},
+		{raw: "GET /_ct/prefetch?url=%2Frel HTTP/1.1\r\nHost: ct\r\n\r\n", bad: true},
+	}
+	for _, c := range cases {
+		req, err := http.ReadRequest(bufio.NewReader(strings.NewReader(c.raw)))
+		if err != nil {
+			if c.bad {
+				continue
+			}
+			t.Fatalf("%q: %v", c.raw, err)
+		}
+		got, err := ParseTarget(req)
+		if c.bad {
+			if err == nil {
+				t.Errorf("%q: accepted as %+v", c.raw, got)
+			}
+			continue
+		}
+		if err != nil || got.Kind != c.kind || got.Upstream != c.upstream {
+			t.Errorf("%q: got %+v, %v; want kind %d upstream %q", c.raw, got, err, c.kind, c.upstream)
+		}
+	}
+}
+
+func TestParseRange(t *testing.T) {
+	for _, c := range []struct {
+		in     string
+		ok     bool
+		f, l   int64
+		resume string
+	}{
+		{"bytes=0-", true, 0, -1, "bytes=0-"},
+		{"bytes=10-19", true, 10, 19, "bytes=10-19"},
+		{"bytes=-5", false, 0, 0, ""},
+		{"bytes=1-2,4-5", false, 0, 0, ""},
+		{"bytes=5-1", false, 0, 0, ""},
+		{"items=1-2", false, 0, 0, ""},
+		{"bytes=x-", false, 0, 0, ""},
+	} {
+		r, ok := parseRange(c.in)
+		if ok != c.ok || ok && (r.first != c.f || r.last != c.l || r.String() != c.resume) {
+			t.Errorf("%q: %+v %v", c.in, r, ok)
+		}
+	}
+	if n, ok := contentRangeStart("bytes 100-199/1000"); !ok || n != 100 {
+		t.Errorf("content-range: %d %v", n, ok)
+	}
+	if _, ok := contentRangeStart("bytes */1000"); ok {
+		t.Error("unsatisfied content-range accepted")
+	}
+}
+
+func TestHeadLimit(t *testing.T) {
+	big := "GET http://a/ HTTP/1.1\r\nX: " + strings.Repeat("y", MaxHeaderBytes) + "\r\n\r\n"
+	if _, err := newHeadReader(strings.NewReader(big)).readRequest(); !errors.Is(err, ErrHeaderTooLarge) {
+		t.Fatalf("big head: %v", err)
+	}
+	// The bound is on the head only: a large body reads on.
+	body := strings.Repeat("z", 3*MaxHeaderBytes)
+	raw := "POST http://a/ HTTP/1.1\r\nHost: a\r\nContent-Length: " + itoa(len(body)) + "\r\n\r\n" + body
+	req, err := newHeadReader(strings.NewReader(raw)).readRequest()
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := io.ReadAll(req.Body)
+	if err != nil || len(b) != len(body) {
+		t.Fatalf("body: %d bytes, %v", len(b), err)
+	}
+}
+
+func itoa(n int) string { return strconv.Itoa(n) }
+
+// FuzzReadHead feeds arbitrary bytes to what ct-server does with a stream's
+// first bytes (bounded head read, then ParseTarget) and to the Range and
+// Content-Range parsers of stream migration: nothing may panic, and what is
+// accepted must be well-formed.
+func FuzzReadHead(f *testing.F) {
+	for _, s := range []string{
+		"GET http://a:80/x HTTP/1.1\r\nHost: a\r\n\r\n",
+		"CONNECT a:443 HTTP/1.1\r\nHost: a\r\n\r\n",
+		"GET /_ct/hello HTTP/1.1\r\nHost: ct\r\nAuthorization: Bearer x\r\n\r\n",
+		"GET /_ct/prefetch?url=http%3A%2F%2Fa%2F HTTP/1.1\r\nHost: ct\r\n\r\n",
+		"GET http://[::1]:0/ HTTP/1.1\r\n\r\n",
+		"POST http://a/ HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n",
+		"\x00\x00\x00",
+		"bytes=0-",
+		"bytes 1-2/3",
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if req, err := newHeadReader(bytes.NewReader(data)).readRequest(); err == nil {
+			if tg, err := ParseTarget(req); err == nil {
+				switch tg.Kind {
+				case KindForward, KindConnect, KindPrefetch:
+					if _, err := normHostPort(tg.Upstream, ""); err != nil {
+						t.Fatalf("accepted upstream %q is not host:port: %v", tg.Upstream, err)
+					}
+				case KindHello, KindPing:
+				default:
+					t.Fatalf("kind %d", tg.Kind)
+				}
+			}
+			io.Copy(io.Discard, io.LimitReader(req.Body, 1<<20))
+		}
+		if r, ok := parseRange(string(data)); ok {
+			if r.first < 0 || r.last >= 0 && r.last < r.first {
+				t.Fatalf("range %+v", r)
+			}
+			if r2, ok := parseRange(r.String()); !ok || r2 != r {
+				t.Fatalf("range %+v does not round-trip", r)
+			}
+		}
+		if n, ok := contentRangeStart(string(data)); ok && n < 0 {
+			t.Fatal("negative start")
+		}
+		if resp, err := newHeadReader(bytes.NewReader(data)).readResponse(nil); err == nil {
+			io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<20))
+		}
+	})
+}
+
+func TestSchedulers(t *testing.T) {
+	ms := time.Millisecond
+	paths := []PathView{
+		{ID: 0, SRTT: 30 * ms, Outstanding: 5 << 20, Streams: 1, Weight: 1},
+		{ID: 1, SRTT: 10 * ms, Outstanding: 10 << 20, Streams: 2, Weight: 4},
+		{ID: 2, SRTT: 50 * ms, Outstanding: 0, Streams: 0, Weight: 0},
+	}
+	cases := []struct {
+		name string
+		req  Request
+		want []int // successive picks
+	}{
+		{SchedMinRTT, Request{Priority: 1}, []int{1, 1}},
+		{SchedRR, Request{Priority: 1}, []int{0, 1, 2, 0}},
+		{SchedLOB, Request{Priority: 1}, []int{2, 2}},
+		// priority: scores (weight+prio)*rtt: p0 (1+1)*30=60, p1 (4+1)*10=50, p2 (0+1)*50=50 → first of equal: p1.
+		{SchedPriority, Request{Priority: 1}, []int{1}},
+		// an important app: p0 (1+8)*30=270, p1 (4+8)*10=120, p2 8*50=400 → p1.
+		{SchedPriority, Request{Priority: 8}, []int{1}},
+	}
+	for _, c := range cases {
+		s, err := NewScheduler(c.name, 3, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, want := range c.want {
+			if got := s.Pick(c.req, paths); got != want {
+				t.Errorf("%s pick %d: got %d, want %d", c.name, i, got, want)
+			}
+		}
+	}
+	// minrtt: near-equal RTTs (within rttTie) go to the less busy path.
+	near := []PathView{{ID: 0, SRTT: 10 * ms, Streams: 3}, {ID: 1, SRTT: 10*ms + 100*time.Microsecond, Streams: 0}}
+	if got := (minRTT{}).Pick(Request{}, near); got != 1 {
+		t.Errorf("minrtt near-equal: %d", got)
+	}
+	// learned: after teaching that path 1 serves bytes 10x faster, it is
+	// chosen most of the time.
+	l, _ := NewScheduler(SchedLearned, 2, 7)
+	two := []PathView{{ID: 0, SRTT: 10 * ms}, {ID: 1, SRTT: 10 * ms}}
+	hits := 0
+	for i := range 300 {
+		p := l.Pick(Request{}, two)
+		d := 100 * ms
+		if p == 1 {
+			d = 10 * ms
+		}
+		l.Done(p, 100_000, d)
+		if i >= 100 && p == 1 {
+			hits++
+		}
+	}
+	if hits < 180 {
+		t.Errorf("learned picked the fast path %d of 200 times", hits)
+	}
+	// A learned choice that is not usable now falls back to the views.
+	if got := l.Pick(Request{}, []PathView{{ID: 0}}); got != 0 {
+		t.Errorf("fallback: %d", got)
+	}
+	if _, err := NewScheduler("nope", 2, 1); err == nil {
+		t.Error("unknown scheduler accepted")
+	}
+}
+
+func TestParseHelpers(t *testing.T) {
+	if lp, err := ParseLocalPath("wifi=127.0.0.2"); err != nil || lp.Name != "wifi" || lp.Addr.String() != "127.0.0.2" {
+		t.Errorf("%+v %v", lp, err)
+	}
+	if lp, err := ParseLocalPath("::1"); err != nil || lp.Name != "::1" {
+		t.Errorf("%+v %v", lp, err)
+	}
+	for _, bad := range []string{"", "wifi=", "=1.2.3.4", "wifi=notanip"} {
+		if _, err := ParseLocalPath(bad); err == nil {
+			t.Errorf("%q accepted", bad)
+		}
+	}
+	for in, want := range map[string]AppRule{"host": {Kind: "host"}, "port": {Kind: "port"}, "header:x-app": {Kind: "header", Header: "X-App"}} {
+		if got, err := ParseAppRule(in); err != nil || got != want {
+			t.Errorf("%q: %+v %v", in, got, err)
+		}
+	}
+	for _, bad := range []string{"", "header:", "ip"} {
+		if _, err := ParseAppRule(bad); err == nil {
+			t.Errorf("%q accepted", bad)
+		}
+	}
+}

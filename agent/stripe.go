@@ -1,0 +1,253 @@
+package agent
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Striping: one large response fetched over several paths at once. The
+// paper keeps each app's stream on one path and aggregates bandwidth only
+// across apps (§V-B2); a single large object then moves at one path's
+// rate. For a GET whose response is at least StripeMin bytes and whose
+// app-server accepts byte ranges, ct-client keeps the first StripeChunk
+// bytes of the original response, then fetches the rest as Range requests
+// of StripeChunk bytes, two at a time per connected path, and hands the
+// pieces to the app in order. Each piece is an ordinary request, so a
+// piece whose path fails moves like any other (stream migration). Memory is
+// bounded: workers run at most stripeWindow pieces ahead of the app.
+const (
+	DefaultStripeMin   = 2 << 20
+	DefaultStripeChunk = 256 << 10
+	stripeWorkers      = 2 // per path: hides the request round trip
+)
+
+var errStriped = errors.New("continuing striped")
+
+type stripePlan struct{ total int64 }
+
+// stripeable: a 200 with a length worth splitting, ranges accepted, and a
+// second path to split over.
+func (c *Client) stripeable(resp *http.Response) bool {
+	return resp.StatusCode == http.StatusOK && resp.ContentLength >= c.cfg.StripeMin &&
+		strings.Contains(resp.Header.Get("Accept-Ranges"), "bytes") && resp.Header.Get("Content-Encoding") == "" &&
+		c.Ready() >= 2 && resp.ContentLength > c.cfg.StripeChunk
+}
+
+// bufferWriter is the http.ResponseWriter a piece is fetched into.
+type bufferWriter struct {
+	h      http.Header
+	status int
+	buf    bytes.Buffer
+}
+
+func (b *bufferWriter) Header() http.Header { return b.h }
+func (b *bufferWriter) WriteHeader(code int) {
+	if b.status == 0 {
+		b.status = code
+	}
+}
+func (b *bufferWriter) Write(p []byte) (int, error) {
+	if b.status == 0 {
+		b.status = http.StatusOK
+	}
+	return b.buf.Write(p)
+}
+
+type piece struct {
+	data []byte
+	err  error
+	done chan struct{}
+}
+
+// stripe fetches bytes [from, total) of r's response over all paths and
+// writes them to w in order; it returns all body bytes written for r.
+func (c *Client) stripe(w http.ResponseWriter, r *http.Request, hdr http.Header, sr Request, from, total int64) (int64, error) {
+	c.stripes.Add(1)
+	validator := ifRangeOf(w.Header())
+	size := c.cfg.StripeChunk
+	n := int((total - from + size - 1) / size)
+	pieces := make([]*piece, n)
+	for i := range pieces {
+		pieces[i] = &piece{done: make(chan struct{})}
+	}
+	var pins []int
+	for _, p := range c.paths {
+		if p.current() != nil {
+			for range stripeWorkers {
+				pins = append(pins, p.id)
+			}
+		}
+	}
+	window := 2 * len(pins)
+	ctx, cancel := context.WithCancel(r.Context())
+	defer cancel()
+	var mu sync.Mutex
+	cond := sync.NewCond(&mu)
+	next, delivered := 0, 0
+	alive := len(pins)
+	stop := context.AfterFunc(ctx, func() { mu.Lock(); cond.Broadcast(); mu.Unlock() })
+	defer stop()
+	var wg sync.WaitGroup
+	for _, pin := range pins {
+		wg.Go(func() {
+			for {
+				worth := c.worthPiece(ctx, pin, size)
+				mu.Lock()
+				if !worth && alive > 1 {
+					// This path would only slow the object down (or is
+					// gone); the last worker never leaves with pieces left.
+					alive--
+					mu.Unlock()
+					return
+				}
+				for next < n && next >= delivered+window && ctx.Err() == nil {
+					cond.Wait()
+				}
+				if next >= n || ctx.Err() != nil {
+					mu.Unlock()
+					return
+				}
+				i := next
+				next++
+				mu.Unlock()
+				off := from + int64(i)*size
+				end := min(off+size, total) - 1
+				data, err := c.fetchPiece(ctx, r, hdr, validator, sr, pin, off, end)
+				pieces[i].data, pieces[i].err = data, err
+				close(pieces[i].done)
+			}
+		})
+	}
+	rc := http.NewResponseController(w)
+	written := from
+	var ferr error
+	for i := range pieces {
+		select {
+		case <-pieces[i].done:
+		case <-ctx.Done():
+			ferr = ctx.Err()
+		}
+		if ferr == nil {
+			ferr = pieces[i].err
+		}
+		if ferr != nil {
+			break
+		}
+		if _, err := w.Write(pieces[i].data); err != nil {
+			ferr = err
+			break
+		}
+		rc.Flush()
+		written += int64(len(pieces[i].data))
+		pieces[i].data = nil
+		mu.Lock()
+		delivered++
+		cond.Broadcast()
+		mu.Unlock()
+	}
+	cancel()
+	wg.Wait()
+	if ferr != nil {
+		c.cfg.Logf("ct-client: %s: striped fetch failed at byte %d: %v", r.URL, written, ferr)
+		panic(http.ErrAbortHandler) // the head is out: cut, never short
+	}
+	return written, nil
+}
+
+// pieceSlack: a slower path takes a piece if it would finish it no more
+// than this much later than the best path could (queue included); a
+// little slack keeps two near-equal paths both busy.
+const pieceSlack = 1.25
+
+// worthPiece waits until path pin is worth a piece: its expected time to
+// deliver one (RTT + its queue and the piece at its measured rate) is
+// within pieceSlack of the best path's — the ECF rule of multipath
+// schedulers (Lim et al., CoNEXT 2017), applied to pieces. A path that
+// stays not worth it for stripeGiveUp stops taking pieces.
+func (c *Client) worthPiece(ctx context.Context, pin int, size int64) bool {
+	deadline := time.Now().Add(stripeGiveUp)
+	for {
+		own, best, ok := c.pieceETAs(pin, size)
+		if !ok {
+			return false
+		}
+		if own <= best*pieceSlack {
+			return true
+		}
+		if time.Now().After(deadline) || !sleepCtx(ctx, 20*time.Millisecond) {
+			return false
+		}
+	}
+}
+
+// stripeGiveUp bounds how long a slow path's worker waits to be useful.
+const stripeGiveUp = 2 * time.Second
+
+// pieceETAs returns path pin's and the best path's expected seconds to
+// deliver size more bytes.
+func (c *Client) pieceETAs(pin int, size int64) (own, best float64, ok bool) {
+	best = -1
+	for _, p := range c.paths {
+		p.mu.Lock()
+		conn := p.conn
+		out, rate := p.outstanding, p.rate
+		p.mu.Unlock()
+		if conn == nil || conn.Context().Err() != nil {
+			if p.id == pin {
+				return 0, 0, false
+			}
+			continue
+		}
+		st := conn.ConnectionStats()
+		if rate <= 0 && st.SmoothedRTT > 0 {
+			rate = float64(st.CongestionWindow) / st.SmoothedRTT.Seconds()
+		}
+		if rate <= 0 {
+			rate = ectDefaultRate
+		}
+		eta := st.SmoothedRTT.Seconds() + float64(out+size)/rate
+		if p.id == pin {
+			own = eta
+		}
+		if best < 0 || eta < best {
+			best = eta
+		}
+	}
+	return own, best, best >= 0
+}
+
+// fetchPiece fetches bytes [off, end] of r's URL, on path pin if it can.
+func (c *Client) fetchPiece(ctx context.Context, r *http.Request, hdr http.Header, v string, sr Request, pin int, off, end int64) (data []byte, err error) {
+	req := (&http.Request{Method: http.MethodGet, URL: r.URL, Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
+		Header: hdr.Clone(), Host: r.Host, Body: http.NoBody}).WithContext(ctx)
+	req.Header.Set("Range", byteRange{off, end}.String())
+	if v != "" {
+		req.Header.Set("If-Range", v) // every piece of the same version
+	}
+	bw := &bufferWriter{h: http.Header{}}
+	sr.pin = pin + 1
+	func() {
+		defer func() {
+			if v := recover(); v != nil {
+				if v != http.ErrAbortHandler {
+					panic(v)
+				}
+				err = errors.New("piece aborted")
+			}
+		}()
+		_, err = c.forward(bw, req, sr)
+	}()
+	if err != nil {
+		return nil, err
+	}
+	if bw.status != http.StatusPartialContent || int64(bw.buf.Len()) != end-off+1 {
+		return nil, fmt.Errorf("piece %d-%d: status %d, %d bytes", off, end, bw.status, bw.buf.Len())
+	}
+	return bw.buf.Bytes(), nil
+}

@@ -1,0 +1,631 @@
+package agent
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/quic-go/quic-go"
+)
+
+// Resumable CONNECT tunnels (session-layer stream migration for byte
+// streams). A CONNECT carrying "Ct-Session: new" opens a session at
+// ct-server: the upstream TCP connection outlives the QUIC stream, and
+// ct-server keeps the last ReplayBytes bytes it sent down. When the
+// stream's path fails, ct-client opens a stream on another path with
+//
+//	CONNECT host:port HTTP/1.1
+//	Ct-Session: ID
+//	Ct-Resume-Down: N      (bytes of the tunnel ct-client has delivered to the app)
+//
+// and ct-server answers 200 with "Ct-Resume-Up: M" (bytes of the app's
+// data it has written upstream), replays its bytes from N on, and carries
+// on; ct-client re-sends its own bytes from M on from a replay buffer of
+// the same size. Each side's replay buffer is as large as the QUIC stream
+// receive window it grants the other, so every byte the peer may not have
+// delivered yet is still in the buffer: no byte is lost or duplicated. A
+// session left detached for SessionGrace ends, and its upstream connection
+// is closed; a resume after that gets 404.
+const (
+	hdrSession    = "Ct-Session"
+	hdrResumeDown = "Ct-Resume-Down"
+	hdrResumeUp   = "Ct-Resume-Up"
+)
+
+// ReplayBytes is the replay buffer of a tunnel on each side, and the QUIC
+// stream receive window each side grants (see above).
+const ReplayBytes = 2 << 20
+
+// streamWindow is the QUIC stream receive window both sides grant: with
+// the reader's buffers it stays below ReplayBytes.
+const streamWindow = 1 << 20
+
+// SessionGrace is how long ct-server keeps a detached tunnel session.
+const SessionGrace = 10 * time.Second
+
+// session is ct-server's side of a resumable tunnel.
+type session struct {
+	id    string
+	owner *clientState
+	up    net.Conn
+	srv   *Server
+
+	wmu sync.Mutex // serialises writes down the attached stream (pump, replay)
+	umu sync.Mutex // serialises writes upstream (the attachments' copiers)
+
+	mu       sync.Mutex
+	cond     *sync.Cond
+	str      *quic.Stream // nil while detached
+	gen      int
+	replay   []byte // the last bytes sent down; it ends at sentDown
+	sentDown int64
+	recvUp   int64
+	upDone   bool // the upstream finished sending
+	appDone  bool // the client finished sending
+	finished bool // both directions done; kept SessionGrace for a late resume
+	released bool // the client's stream slot is given back
+	closed   bool
+	timer    *time.Timer
+}
+
+func newSessionID() string {
+	var b [16]byte
+	rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+// openSession dials upstream and runs a new session on str.
+func (s *Server) openSession(str *quic.Stream, hr *headReader, cs *clientState, upstream string) {
+	d := net.Dialer{Timeout: s.cfg.UpstreamTimeout}
+	up, err := d.DialContext(s.ctx, "tcp", upstream)
+	if err != nil {
+		str.CancelRead(codeOK)
+		errorResponse(str, http.StatusBadGateway, "upstream: "+shortErr(err))
+		str.Close()
+		cs.release()
+		return
+	}
+	se := &session{id: newSessionID(), owner: cs, up: up, srv: s}
+	se.cond = sync.NewCond(&se.mu)
+	s.mu.Lock()
+	if s.ctx.Err() != nil {
+		s.mu.Unlock()
+		up.Close()
+		cs.release()
+		str.CancelRead(codeShutdown)
+		str.CancelWrite(codeShutdown)
+		return
+	}
+	s.sessions[se.id] = se
+	s.wg.Add(1)
+	s.mu.Unlock()
+	go se.pumpDown()
+	se.attach(str, hr, 0)
+}
+
+// resumeSession attaches str to the session the request names.
+func (s *Server) resumeSession(str *quic.Stream, hr *headReader, cs *clientState, req *http.Request) {
+	id := req.Header.Get(hdrSession)
+	from, err := strconv.ParseInt(req.Header.Get(hdrResumeDown), 10, 64)
+	s.mu.Lock()
+	se := s.sessions[id]
+	s.mu.Unlock()
+	if se == nil || se.owner != cs || err != nil || from < 0 {
+		str.CancelRead(codeOK)
+		errorResponse(str, http.StatusNotFound, "no such tunnel session")
+		str.Close()
+		return
+	}
+	se.attach(str, hr, from)
+}
+
+// close ends the session: the upstream connection, the stream, the slot.
+func (se *session) close() {
+	se.mu.Lock()
+	if se.closed {
+		se.mu.Unlock()
+		return
+	}
+	se.closed = true
+	str := se.str
+	se.str = nil
+	if se.timer != nil {
+		se.timer.Stop()
+	}
+	se.cond.Broadcast()
+	se.mu.Unlock()
+	se.up.Close()
+	if str != nil {
+		str.CancelRead(codeShutdown)
+	}
+	se.srv.mu.Lock()
+	delete(se.srv.sessions, se.id)
+	se.srv.mu.Unlock()
+	se.release()
+}
+
+func (se *session) release() {
+	se.mu.Lock()
+	done := se.released
+	se.released = true
+	se.mu.Unlock()
+	if !done {
+		se.owner.release()
+	}
+}
+
+// finish is the end of both directions: the upstream connection closes and
+// the slot is given back, but the replay buffer stays SessionGrace, for the
+// stream carrying the last bytes and the FIN may still fail before they
+// arrive, and the client then resumes.
+func (se *session) finish() {
+	se.up.Close()
+	se.mu.Lock()
+	if se.finished || se.closed {
+		se.mu.Unlock()
+		return
+	}
+	se.finished = true
+	if se.timer != nil {
+		se.timer.Stop()
+	}
+	se.timer = time.AfterFunc(SessionGrace, se.close)
+	se.mu.Unlock()
+	se.release()
+}
+
+// detach marks the attachment gen gone; the session waits SessionGrace
+// for a resume.
+func (se *session) detach(gen int) {
+	se.mu.Lock()
+	defer se.mu.Unlock()
+	if se.gen != gen || se.closed {
+		return
+	}
+	se.str = nil
+	if se.finished {
+		return // its timer runs already
+	}
+	if se.timer != nil {
+		se.timer.Stop()
+	}
+	se.timer = time.AfterFunc(SessionGrace, se.close)
+}
+
+// attach makes str the session's stream, replaying from byte from, and
+// copies what the client sends upstream until the stream ends.
+func (se *session) attach(str *quic.Stream, hr *headReader, from int64) {
+	se.mu.Lock()
+	old := se.str
+	se.mu.Unlock()
+	if old != nil && old != str {
+		old.CancelRead(codeStalled)
+		old.CancelWrite(codeStalled)
+	}
+	se.wmu.Lock()
+	se.umu.Lock()
+	se.mu.Lock()
+	if se.closed || from > se.sentDown || from < se.sentDown-int64(len(se.replay)) {
+		closed := se.closed
+		se.mu.Unlock()
+		se.umu.Unlock()
+		se.wmu.Unlock()
+		str.CancelRead(codeOK)
+		if closed {
+			errorResponse(str, http.StatusNotFound, "tunnel session ended")
+		} else {
+			errorResponse(str, http.StatusConflict, "resume offset outside the replay buffer")
+		}
+		str.Close()
+		return
+	}
+	se.gen++
+	gen := se.gen
+	se.str = str
+	if se.timer != nil && !se.finished {
+		se.timer.Stop()
+		se.timer = nil
+	}
+	data := append([]byte(nil), se.replay[int64(len(se.replay))-(se.sentDown-from):]...)
+	recvUp, upDone := se.recvUp, se.upDone
+	se.cond.Broadcast()
+	se.mu.Unlock()
+	se.umu.Unlock()
+	head := "HTTP/1.1 200 Connection established\r\n" + hdrSession + ": " + se.id + "\r\n" +
+		hdrResumeUp + ": " + strconv.FormatInt(recvUp, 10) + "\r\n\r\n"
+	_, err := io.WriteString(str, head)
+	if err == nil && len(data) > 0 {
+		_, err = str.Write(data)
+	}
+	if err == nil && upDone {
+		str.Close()
+	}
+	se.wmu.Unlock()
+	if err != nil {
+		se.detach(gen)
+		return
+	}
+	// Client → upstream.
+	buf := make([]byte, 32<<10)
+	for {
+		n, rerr := hr.br.Read(buf)
+		if n > 0 {
+			se.umu.Lock()
+			se.mu.Lock()
+			current := se.gen == gen && !se.closed
+			se.mu.Unlock()
+			if !current {
+				se.umu.Unlock()
+				return // a newer attachment took over; it re-receives these bytes
+			}
+			_, werr := se.up.Write(buf[:n])
+			se.mu.Lock()
+			se.recvUp += int64(n)
+			se.mu.Unlock()
+			se.umu.Unlock()
+			if werr != nil {
+				se.close()
+				return
+			}
+		}
+		if errors.Is(rerr, io.EOF) {
+			if tc, ok := se.up.(*net.TCPConn); ok {
+				tc.CloseWrite()
+			}
+			se.mu.Lock()
+			se.appDone = true
+			done := se.upDone
+			se.mu.Unlock()
+			if done {
+				se.finish()
+			}
+			return
+		}
+		if rerr != nil {
+			se.detach(gen)
+			return
+		}
+	}
+}
+
+// pumpDown copies upstream → the attached stream, keeping the replay
+// buffer, and waits while detached (which holds the upstream back).
+func (se *session) pumpDown() {
+	defer se.srv.wg.Done()
+	stop := context.AfterFunc(se.srv.ctx, se.close)
+	defer stop()
+	buf := make([]byte, 32<<10)
+	for {
+		n, rerr := se.up.Read(buf)
+		if n > 0 {
+			if wait, err := se.owner.take(n, time.Now()); err != nil {
+				se.close()
+				return
+			} else if wait > 0 && !sleepCtx(se.srv.ctx, wait) {
+				return
+			}
+			se.wmu.Lock()
+			se.mu.Lock()
+			se.replay = append(se.replay, buf[:n]...)
+			if over := len(se.replay) - ReplayBytes; over > 0 {
+				se.replay = append(se.replay[:0], se.replay[over:]...)
+			}
+			se.sentDown += int64(n)
+			str, gen := se.str, se.gen
+			se.mu.Unlock()
+			var werr error
+			if str != nil {
+				_, werr = str.Write(buf[:n])
+			}
+			se.wmu.Unlock()
+			if werr != nil {
+				se.detach(gen)
+			}
+			// Detached: wait for a resume (it replays these bytes) or the end.
+			se.mu.Lock()
+			for se.str == nil && !se.closed {
+				se.cond.Wait()
+			}
+			closed := se.closed
+			se.mu.Unlock()
+			if closed {
+				return
+			}
+		}
+		if rerr != nil {
+			se.wmu.Lock()
+			se.mu.Lock()
+			se.upDone = true
+			str, done := se.str, se.appDone
+			se.mu.Unlock()
+			if str != nil {
+				str.Close()
+			}
+			se.wmu.Unlock()
+			if !errors.Is(rerr, io.EOF) && !done {
+				se.close() // the upstream broke: nothing more will come
+			} else if done {
+				se.finish()
+			}
+			return
+		}
+	}
+}
+
+// ctTunnel is ct-client's side of a resumable tunnel.
+type ctTunnel struct {
+	c       *Client
+	target  string
+	req     Request
+	appConn net.Conn
+
+	rmu sync.Mutex // one resume at a time
+	wmu sync.Mutex // serialises writes up the stream (app copier, replay)
+	dmu sync.Mutex // serialises writes to the app
+
+	mu       sync.Mutex
+	cond     *sync.Cond
+	id       string
+	str      *quic.Stream
+	br       io.Reader // the current stream's reader (after its head)
+	p        *path
+	gen      int
+	recvDown int64
+	sentUp   int64
+	upBuf    []byte // the last bytes sent up; it ends at sentUp
+	appEOF   bool
+	failed   bool
+	resumes  int
+}
+
+// openTunnelStream sends the CONNECT (new or resume) on a path and reads
+// the answer head.
+func (t *ctTunnel) openTunnelStream(ctx context.Context, p *path, conn *quic.Conn, resumeFrom int64) (*quic.Stream, *headReader, *http.Response, error) {
+	octx, cancel := context.WithTimeout(ctx, t.c.cfg.StallTimeout)
+	str, err := conn.OpenStreamSync(octx)
+	cancel()
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("%w: open stream: %v", errStalled, err)
+	}
+	head := "CONNECT " + t.target + " HTTP/1.1\r\nHost: " + t.target + "\r\n"
+	if t.id == "" {
+		head += hdrSession + ": new\r\n"
+	} else {
+		head += hdrSession + ": " + t.id + "\r\n" + hdrResumeDown + ": " + strconv.FormatInt(resumeFrom, 10) + "\r\n"
+	}
+	str.SetDeadline(time.Now().Add(max(4*t.c.cfg.StallTimeout, 5*time.Second)))
+	if _, err := io.WriteString(str, head+"\r\n"); err != nil {
+		str.CancelRead(codeOK)
+		str.CancelWrite(codeOK)
+		return nil, nil, nil, err
+	}
+	sr := &stallReader{s: str, d: 0, p: p}
+	hr := newHeadReader(sr)
+	resp, err := hr.readResponse(&http.Request{Method: http.MethodConnect})
+	if err != nil {
+		str.CancelRead(codeOK)
+		str.CancelWrite(codeOK)
+		return nil, nil, nil, err
+	}
+	str.SetDeadline(time.Time{})
+	return str, hr, resp, nil
+}
+
+// resume moves the tunnel to another path after attachment gen failed.
+// It reports whether the tunnel goes on.
+func (t *ctTunnel) resume(gen int) bool {
+	t.rmu.Lock()
+	defer t.rmu.Unlock()
+	t.mu.Lock()
+	if t.gen != gen || t.failed {
+		ok := !t.failed
+		t.mu.Unlock()
+		return ok
+	}
+	old, oldPath := t.str, t.p
+	t.mu.Unlock()
+	old.CancelRead(codeStalled)
+	old.CancelWrite(codeStalled)
+	t.wmu.Lock()
+	defer t.wmu.Unlock()
+	t.dmu.Lock()
+	t.mu.Lock()
+	t.gen++ // chunks read from the old stream are dropped: the server replays them
+	t.str, t.br = nil, nil
+	from := t.recvDown
+	t.mu.Unlock()
+	t.dmu.Unlock()
+	oldPath.addLoad(0, -1, -t.req.Priority)
+	oldPath.tunnels.Add(-1)
+	t.c.migrations.Add(1)
+	avoid := map[int]bool{oldPath.id: true}
+	start := time.Now()
+	for attempt := 0; attempt < t.c.cfg.MaxAttempts && t.c.ctx.Err() == nil; attempt++ {
+		p, conn, err := t.c.pick(t.c.ctx, t.req, avoid)
+		if err != nil {
+			break
+		}
+		avoid[p.id] = true
+		str, hr, resp, err := t.openTunnelStream(t.c.ctx, p, conn, from)
+		if err != nil {
+			t.c.cfg.Logf("ct-client: tunnel %s: resume on %s: %v", t.target, p.Name, err)
+			continue
+		}
+		if resp.StatusCode != http.StatusOK {
+			resp.Body.Close()
+			str.CancelRead(codeOK)
+			str.CancelWrite(codeOK)
+			t.c.cfg.Logf("ct-client: tunnel %s: resume refused: %d %s", t.target, resp.StatusCode, resp.Header.Get(hdrError))
+			break
+		}
+		upAt, err := strconv.ParseInt(resp.Header.Get(hdrResumeUp), 10, 64)
+		t.mu.Lock()
+		low := t.sentUp - int64(len(t.upBuf))
+		if err != nil || upAt < low || upAt > t.sentUp {
+			t.mu.Unlock()
+			str.CancelRead(codeOK)
+			str.CancelWrite(codeOK)
+			t.c.cfg.Logf("ct-client: tunnel %s: server has %d of our bytes, buffer holds %d..%d", t.target, upAt, low, t.sentUp)
+			break
+		}
+		data := append([]byte(nil), t.upBuf[upAt-low:]...)
+		appEOF := t.appEOF
+		t.mu.Unlock()
+		if _, err := str.Write(data); err != nil {
+			str.CancelRead(codeOK)
+			str.CancelWrite(codeOK)
+			continue
+		}
+		if appEOF {
+			str.Close()
+		}
+		p.addLoad(0, 1, t.req.Priority)
+		p.tunnels.Add(1)
+		t.mu.Lock()
+		t.str, t.br, t.p = str, hr.br, p
+		t.resumes++
+		t.cond.Broadcast()
+		t.mu.Unlock()
+		t.c.resumeNanos.Store(int64(time.Since(start)))
+		t.c.cfg.Logf("ct-client: tunnel %s moved from %s to %s (down from byte %d, up from byte %d)", t.target, oldPath.Name, p.Name, from, upAt)
+		return true
+	}
+	t.mu.Lock()
+	t.failed = true
+	t.cond.Broadcast()
+	t.mu.Unlock()
+	t.appConn.Close()
+	return false
+}
+
+// current waits for an attached stream; ok is false once the tunnel failed.
+func (t *ctTunnel) current() (str *quic.Stream, br io.Reader, gen int, ok bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for t.str == nil && !t.failed {
+		t.cond.Wait()
+	}
+	return t.str, t.br, t.gen, !t.failed
+}
+
+// upLoop copies app → stream, keeping the replay buffer.
+func (t *ctTunnel) upLoop(first io.Reader) {
+	buf := make([]byte, 32<<10)
+	for {
+		n, rerr := first.Read(buf)
+		if n > 0 {
+			for {
+				_, _, _, ok := t.current()
+				if !ok {
+					return
+				}
+				t.wmu.Lock()
+				t.mu.Lock()
+				str, gen := t.str, t.gen
+				if str == nil { // a resume is between streams
+					t.mu.Unlock()
+					t.wmu.Unlock()
+					continue
+				}
+				t.upBuf = append(t.upBuf, buf[:n]...)
+				if over := len(t.upBuf) - ReplayBytes; over > 0 {
+					t.upBuf = append(t.upBuf[:0], t.upBuf[over:]...)
+				}
+				t.sentUp += int64(n)
+				t.mu.Unlock()
+				_, werr := str.Write(buf[:n])
+				t.wmu.Unlock()
+				if werr != nil && !t.resume(gen) {
+					return
+				}
+				break // the bytes are in upBuf: a resume re-sends them
+			}
+		}
+		if rerr != nil {
+			// The app finished sending (or its connection broke): FIN.
+			t.wmu.Lock()
+			t.mu.Lock()
+			t.appEOF = true
+			str := t.str
+			t.mu.Unlock()
+			if str != nil {
+				str.Close()
+			}
+			t.wmu.Unlock()
+			return
+		}
+	}
+}
+
+// downLoop copies stream → app until ct-server's FIN.
+func (t *ctTunnel) downLoop(st *appStats) {
+	buf := make([]byte, 32<<10)
+	for {
+		_, br, gen, ok := t.current()
+		if !ok {
+			return
+		}
+		n, rerr := br.Read(buf)
+		if n > 0 {
+			t.dmu.Lock()
+			t.mu.Lock()
+			stale := t.gen != gen
+			t.mu.Unlock()
+			if !stale {
+				if _, err := t.appConn.Write(buf[:n]); err != nil {
+					t.dmu.Unlock()
+					return
+				}
+				t.mu.Lock()
+				t.recvDown += int64(n)
+				t.mu.Unlock()
+				st.bytes.Add(int64(n))
+			}
+			t.dmu.Unlock()
+		}
+		if errors.Is(rerr, io.EOF) {
+			t.mu.Lock()
+			stale := t.gen != gen
+			t.mu.Unlock()
+			if !stale {
+				return
+			}
+			continue
+		}
+		if rerr != nil {
+			if !t.resume(gen) {
+				return
+			}
+		}
+	}
+}
+
+// tunnel runs a resumable CONNECT for the app (hijacked already by connect).
+func (c *Client) runTunnel(t *ctTunnel, first io.Reader, st *appStats) {
+	t.cond = sync.NewCond(&t.mu)
+	var up sync.WaitGroup
+	up.Go(func() { t.upLoop(first) })
+	t.downLoop(st)
+	// ct-server finished (or the tunnel failed): close the app's connection,
+	// which ends the up direction too.
+	t.appConn.Close()
+	up.Wait()
+	t.mu.Lock()
+	str, p, failed := t.str, t.p, t.failed
+	t.failed = true
+	t.cond.Broadcast()
+	t.mu.Unlock()
+	if !failed && str != nil {
+		str.CancelRead(codeOK) // the FIN went up in upLoop
+		p.addLoad(0, -1, -t.req.Priority)
+		p.tunnels.Add(-1)
+	}
+}

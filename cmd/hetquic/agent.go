@@ -1,0 +1,376 @@
+package main
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"io"
+	"log"
+	"net"
+	"net/http"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/quic-go/quic-go"
+	"github.com/quic-go/quic-go/qlog"
+
+	"github.com/hetquic/hetquic/agent"
+	"github.com/hetquic/hetquic/internal/selfsigned"
+)
+
+func init() {
+	register(command{name: "agent", summary: "Cybertwin agent: ct-server (cloud) and ct-client (device proxy) (agent server|client)", run: runAgent})
+}
+
+const agentHelp = `The Cybertwin agent carries every app of a multi-homed device over always-on
+QUIC connections, one per interface, between a ct-client on the device and a
+ct-server in the cloud beside the app-servers.
+
+server   run ct-server: authenticates ct-clients by token, forwards only to
+         the allow-listed app-servers, pushes prefetched content
+client   run ct-client: an HTTP proxy (http:// and CONNECT) for local apps;
+         each request rides a QUIC stream on the path the scheduler picks
+         and moves to another path if its own stalls
+
+Both read an optional YAML file (--config; see agent/README.md); flags
+override it.`
+
+func runAgent(ctx context.Context, args []string) error {
+	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" {
+		fmt.Fprintf(os.Stderr, "Usage: hetquic agent server|client [flags]\n\n%s\n", agentHelp)
+		if len(args) == 0 {
+			return badInput(errors.New("agent: missing subcommand (server or client)"))
+		}
+		return nil
+	}
+	switch args[0] {
+	case "server":
+		return agentServer(ctx, args[1:])
+	case "client":
+		return agentClient(ctx, args[1:])
+	}
+	return badInput(fmt.Errorf("agent: unknown subcommand %q (want server or client)", args[0]))
+}
+
+// splitList splits a comma-separated flag value, dropping empty items.
+func splitList(s string) []string {
+	var out []string
+	for _, x := range strings.Split(s, ",") {
+		if x = strings.TrimSpace(x); x != "" {
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+func serveMetrics(addr string, write func(w io.Writer)) (func(), error) {
+	if addr == "" {
+		return func() {}, nil
+	}
+	l, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, badInput(fmt.Errorf("metrics listen %s: %w", addr, err))
+	}
+	srv := &http.Server{Handler: agent.MetricsHandler(write), ReadHeaderTimeout: 5 * time.Second}
+	go srv.Serve(l)
+	fmt.Fprintf(os.Stderr, "metrics on http://%s/metrics\n", l.Addr())
+	return func() { srv.Close() }, nil
+}
+
+func qlogConfig(dir string) *quic.Config {
+	if dir == "" {
+		return nil
+	}
+	os.Setenv("QLOGDIR", dir) // qlog.DefaultConnectionTracer reads it
+	return &quic.Config{Tracer: qlog.DefaultConnectionTracer}
+}
+
+func agentServer(ctx context.Context, args []string) error {
+	fs := newFlagSet("agent server", "agent server [--config FILE] [flags]", agentHelp)
+	cfgFile := fs.String("config", "", "YAML configuration file (flags override it)")
+	listen := fs.String("listen", "", "UDP address to listen on (default 0.0.0.0:4433)")
+	cert := fs.String("cert", "", "PEM certificate chain")
+	key := fs.String("key", "", "PEM private key")
+	self := fs.Bool("self-signed", false, "use a throwaway self-signed certificate (tests, demos)")
+	writeCA := fs.String("write-ca", "", "with --self-signed: write the certificate to FILE for clients' --ca")
+	allow := fs.String("allow", "", "upstream app-servers host:port, comma-separated (added to the file's allow-list)")
+	token := fs.String("token", "", "accept one client, id \"default\", with this token (>= 16 characters)")
+	tokenFile := fs.String("token-file", "", "like --token, read from FILE")
+	metrics := fs.String("metrics", "", "serve Prometheus metrics on host:port")
+	qlogDir := fs.String("qlog-dir", "", "write a qlog trace per connection into DIR")
+	verbose := fs.Bool("v", false, "log connections and refusals to stderr")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return badInput(fmt.Errorf("agent server: unexpected argument %q", fs.Arg(0)))
+	}
+	var f agent.ServerFile
+	if *cfgFile != "" {
+		var err error
+		if f, err = agent.LoadServerFile(*cfgFile); err != nil {
+			return badInput(err)
+		}
+	}
+	setStr := func(dst *string, v string) {
+		if v != "" {
+			*dst = v
+		}
+	}
+	setStr(&f.Listen, *listen)
+	setStr(&f.Cert, *cert)
+	setStr(&f.Key, *key)
+	setStr(&f.Metrics, *metrics)
+	setStr(&f.QlogDir, *qlogDir)
+	f.SelfSigned = f.SelfSigned || *self
+	f.Allow = append(f.Allow, splitList(*allow)...)
+	if *tokenFile != "" {
+		b, err := os.ReadFile(*tokenFile)
+		if err != nil {
+			return badInput(fmt.Errorf("agent server: %w", err))
+		}
+		*token = strings.TrimSpace(string(b))
+	}
+	if *token != "" {
+		f.Clients = append(f.Clients, agent.ClientAuth{ID: "default", Token: *token})
+	}
+	if f.Listen == "" {
+		f.Listen = "0.0.0.0:4433"
+	}
+	if len(f.Clients) == 0 {
+		return badInput(errors.New("agent server: no clients: give --token, --token-file or clients in --config"))
+	}
+	if len(f.Allow) == 0 {
+		return badInput(errors.New("agent server: empty allow-list: give --allow or allow in --config (ct-server never forwards anywhere)"))
+	}
+	var tlsConf tls.Config
+	switch {
+	case f.SelfSigned:
+		pair, err := selfsigned.New()
+		if err != nil {
+			return err
+		}
+		tlsConf.Certificates = []tls.Certificate{pair.Cert}
+		if *writeCA != "" {
+			pemCert, _, err := pair.PEM()
+			if err != nil {
+				return err
+			}
+			if err := os.WriteFile(*writeCA, pemCert, 0o644); err != nil {
+				return badInput(fmt.Errorf("agent server: --write-ca: %w", err))
+			}
+		}
+	case f.Cert != "" && f.Key != "":
+		c, err := tls.LoadX509KeyPair(f.Cert, f.Key)
+		if err != nil {
+			return badInput(fmt.Errorf("agent server: certificate: %w", err))
+		}
+		tlsConf.Certificates = []tls.Certificate{c}
+	default:
+		return badInput(errors.New("agent server: give --cert and --key, or --self-signed"))
+	}
+	logf := func(string, ...any) {}
+	if *verbose {
+		logf = log.New(os.Stderr, "", log.LstdFlags|log.Lmicroseconds).Printf
+	}
+	srv, err := agent.NewServer(agent.ServerConfig{
+		TLS: &tlsConf, QUIC: qlogConfig(f.QlogDir), Clients: f.Clients, Limits: f.Limits, Allow: f.Allow,
+		Prefetch: f.Prefetch, HeaderTimeout: time.Duration(f.HeaderTimeoutMS) * time.Millisecond, Logf: logf,
+	})
+	if err != nil {
+		return badInput(err)
+	}
+	pc, err := net.ListenPacket("udp", f.Listen)
+	if err != nil {
+		return badInput(fmt.Errorf("agent server: listen %s: %w", f.Listen, err))
+	}
+	stopMetrics, err := serveMetrics(f.Metrics, srv.WriteMetrics)
+	if err != nil {
+		pc.Close()
+		return err
+	}
+	defer stopMetrics()
+	fmt.Fprintf(os.Stderr, "ct-server on %s, %d client(s), allow %s\n", pc.LocalAddr(), len(f.Clients), strings.Join(f.Allow, ","))
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(pc) }()
+	select {
+	case <-ctx.Done():
+		srv.Close()
+		return <-done
+	case err := <-done:
+		srv.Close()
+		return err
+	}
+}
+
+func agentClient(ctx context.Context, args []string) error {
+	fs := newFlagSet("agent client", "agent client [--config FILE] [flags]", agentHelp)
+	cfgFile := fs.String("config", "", "YAML configuration file (flags override it)")
+	server := fs.String("server", "", "ct-server UDP host:port")
+	serverName := fs.String("server-name", "", "ct-server's TLS name (default: the host of --server)")
+	ca := fs.String("ca", "", "PEM certificate to trust for ct-server (e.g. from agent server --write-ca)")
+	token := fs.String("token", "", "this client's token")
+	tokenFile := fs.String("token-file", "", "read the token from FILE")
+	paths := fs.String("paths", "", "local interfaces NAME=IP (or IP), comma-separated: one QUIC connection each")
+	listen := fs.String("listen", "", "proxy listen addresses, comma-separated (default 127.0.0.1:8080)")
+	sched := fs.String("scheduler", "", fmt.Sprintf("path scheduler, one of %v (default %s)", agent.SchedulerNames, agent.DefaultScheduler))
+	appRule := fs.String("app-rule", "", "how apps are told apart: host, port or header:NAME (default host)")
+	stall := fs.Duration("stall-timeout", 0, "silence after which a response's path is checked and the stream moved (default 800ms)")
+	cacheDir := fs.String("cache-dir", "", "prefetch cache directory (enables prefetch)")
+	cacheBytes := fs.Int64("cache-bytes", 256<<20, "prefetch cache size bound in bytes")
+	metrics := fs.String("metrics", "", "serve Prometheus metrics on host:port")
+	qlogDir := fs.String("qlog-dir", "", "write a qlog trace per connection into DIR")
+	verbose := fs.Bool("v", false, "log connections, stalls and migrations to stderr")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return badInput(fmt.Errorf("agent client: unexpected argument %q", fs.Arg(0)))
+	}
+	var f agent.ClientFile
+	if *cfgFile != "" {
+		var err error
+		if f, err = agent.LoadClientFile(*cfgFile); err != nil {
+			return badInput(err)
+		}
+	}
+	setStr := func(dst *string, v string) {
+		if v != "" {
+			*dst = v
+		}
+	}
+	setStr(&f.Server, *server)
+	setStr(&f.ServerName, *serverName)
+	setStr(&f.CA, *ca)
+	setStr(&f.Token, *token)
+	setStr(&f.TokenFile, *tokenFile)
+	setStr(&f.Scheduler, *sched)
+	setStr(&f.AppRule, *appRule)
+	setStr(&f.Metrics, *metrics)
+	setStr(&f.QlogDir, *qlogDir)
+	if *paths != "" {
+		f.Paths = splitList(*paths)
+	}
+	if *listen != "" {
+		f.Listen = splitList(*listen)
+	}
+	if *stall > 0 {
+		f.StallTimeoutMS = stall.Milliseconds()
+	}
+	if *cacheDir != "" {
+		f.Cache = &agent.CacheFile{Dir: *cacheDir, MaxBytes: *cacheBytes}
+	}
+	if f.Server == "" {
+		return badInput(errors.New("agent client: give --server or server in --config"))
+	}
+	host, _, err := net.SplitHostPort(f.Server)
+	if err != nil {
+		return badInput(fmt.Errorf("agent client: --server %q: %w", f.Server, err))
+	}
+	if f.ServerName == "" {
+		f.ServerName = host
+	}
+	if f.TokenFile != "" {
+		b, err := os.ReadFile(f.TokenFile)
+		if err != nil {
+			return badInput(fmt.Errorf("agent client: %w", err))
+		}
+		f.Token = strings.TrimSpace(string(b))
+	}
+	if f.Token == "" {
+		return badInput(errors.New("agent client: give --token or --token-file"))
+	}
+	if len(f.Paths) == 0 {
+		return badInput(errors.New("agent client: give --paths (one local address per interface)"))
+	}
+	cfg := agent.ClientConfig{Server: f.Server, ServerName: f.ServerName, Token: f.Token, Priority: f.Priority,
+		StallTimeout: time.Duration(f.StallTimeoutMS) * time.Millisecond, IdleTimeout: time.Duration(f.IdleTimeoutMS) * time.Millisecond,
+		QUIC: qlogConfig(f.QlogDir)}
+	for _, p := range f.Paths {
+		lp, err := agent.ParseLocalPath(p)
+		if err != nil {
+			return badInput(fmt.Errorf("agent client: %w", err))
+		}
+		cfg.Paths = append(cfg.Paths, lp)
+	}
+	if f.Scheduler == "" {
+		f.Scheduler = agent.DefaultScheduler
+	}
+	if cfg.Scheduler, err = agent.NewScheduler(f.Scheduler, len(cfg.Paths), 1); err != nil {
+		return badInput(fmt.Errorf("agent client: %w", err))
+	}
+	if f.AppRule != "" {
+		if cfg.AppRule, err = agent.ParseAppRule(f.AppRule); err != nil {
+			return badInput(fmt.Errorf("agent client: %w", err))
+		}
+	}
+	tlsConf := &tls.Config{}
+	if f.CA != "" {
+		pemData, err := os.ReadFile(f.CA)
+		if err != nil {
+			return badInput(fmt.Errorf("agent client: --ca: %w", err))
+		}
+		pool := x509.NewCertPool()
+		if !pool.AppendCertsFromPEM(pemData) {
+			return badInput(fmt.Errorf("agent client: --ca %s: no PEM certificate", f.CA))
+		}
+		tlsConf.RootCAs = pool
+	}
+	cfg.TLS = tlsConf
+	if f.Cache != nil {
+		ttl := time.Duration(f.Cache.DefaultTTLS) * time.Second
+		if ttl == 0 {
+			ttl = 10 * time.Minute
+		}
+		if cfg.Cache, err = agent.OpenCache(f.Cache.Dir, f.Cache.MaxBytes, ttl, time.Now()); err != nil {
+			return badInput(fmt.Errorf("agent client: %w", err))
+		}
+	}
+	if *verbose {
+		cfg.Logf = log.New(os.Stderr, "", log.LstdFlags|log.Lmicroseconds).Printf
+	}
+	if len(f.Listen) == 0 {
+		f.Listen = []string{"127.0.0.1:8080"}
+	}
+	var ls []net.Listener
+	for _, a := range f.Listen {
+		l, err := net.Listen("tcp", a)
+		if err != nil {
+			for _, l := range ls {
+				l.Close()
+			}
+			return badInput(fmt.Errorf("agent client: listen %s: %w", a, err))
+		}
+		ls = append(ls, l)
+	}
+	c, err := agent.NewClient(cfg)
+	if err != nil {
+		for _, l := range ls {
+			l.Close()
+		}
+		return badInput(err)
+	}
+	defer c.Close()
+	stopMetrics, err := serveMetrics(f.Metrics, c.WriteMetrics)
+	if err != nil {
+		for _, l := range ls {
+			l.Close()
+		}
+		return err
+	}
+	defer stopMetrics()
+	errs := make(chan error, len(ls))
+	for _, l := range ls {
+		fmt.Fprintf(os.Stderr, "ct-client proxy on http://%s (ct-server %s, %d paths, scheduler %s)\n", l.Addr(), f.Server, len(cfg.Paths), f.Scheduler)
+		go func() { errs <- c.Serve(l) }()
+	}
+	select {
+	case <-ctx.Done():
+		return nil
+	case err := <-errs:
+		return err
+	}
+}
