@@ -55,6 +55,30 @@ type PathSpec struct {
 	Forecast func(now, dt time.Duration) float64
 	// Weight is the min-FCT path weight (Eq. 19), passed to schedulers.
 	Weight float64
+	// Access is the cross-layer database's access-link capacity (bit/s)
+	// and round-trip propagation delay for MACO (thesis Fig. 3.7, Eqs.
+	// 3.3, 3.11); nil: Forecast(now, 0) and the sum of the links' delays.
+	Access func(now time.Duration) (capacityBps float64, propRTT time.Duration)
+}
+
+// access returns ps.Access or the default described there.
+func (ps PathSpec) access() func(time.Duration) (float64, time.Duration) {
+	if ps.Access != nil {
+		return ps.Access
+	}
+	var prop time.Duration
+	for _, l := range append(append([]*Link(nil), ps.Fwd...), ps.Rev...) {
+		prop += l.Params().Delay
+	}
+	return func(now time.Duration) (float64, time.Duration) {
+		if ps.Forecast != nil {
+			return ps.Forecast(now, 0), prop
+		}
+		if len(ps.Fwd) > 0 {
+			return ps.Fwd[0].Params().MeanRateBps(), prop
+		}
+		return 0, prop
+	}
 }
 
 // ConnConfig configures a connection.
@@ -196,8 +220,9 @@ func NewConn(s *Sim, cfg ConnConfig, paths []PathSpec) (*Conn, error) {
 	}
 	c := &Conn{sim: s, cfg: cfg, sch: sch, payload: cfg.PacketBytes - cfg.Overhead, sentAhead: map[int]bool{}}
 	c.peerMax = cfg.RecvWindow
+	group := cc.NewGroup() // the coupled controllers' shared state
 	for i, ps := range paths {
-		ctl, err := cc.New(cfg.CC, cc.Config{MSS: cfg.PacketBytes})
+		ctl, err := cc.New(cfg.CC, cc.Config{MSS: cfg.PacketBytes, Group: group, Access: ps.access()})
 		if err != nil {
 			return nil, fmt.Errorf("cc: %w", err)
 		}
@@ -229,6 +254,13 @@ func (c *Conn) PathStats() []PathStats {
 	}
 	return out
 }
+
+// Controller returns path i's congestion controller (for window traces and
+// signal counts; do not call its event methods).
+func (c *Conn) Controller(i int) cc.Controller { return c.paths[i].cc }
+
+// InFlight is path i's bytes in flight.
+func (c *Conn) InFlight(i int) int { return c.paths[i].bytesInFlight }
 
 // Written is the number of chunks the application has written.
 func (c *Conn) Written() int { return c.nChunks }

@@ -1,6 +1,7 @@
 // Package cc holds the congestion controllers of the simulator's MPQUIC
 // model. A controller owns one path's congestion window; coupled controllers
-// (another issue) get the other paths through their constructor.
+// (LIA, OLIA, BALIA, MACO) see the connection's other subflows through a
+// Group shared by all controllers of one connection (Config.Group).
 package cc
 
 import (
@@ -46,6 +47,16 @@ type RTT struct {
 type Config struct {
 	MSS           int // maximum datagram size in bytes
 	InitialWindow int // bytes; 0: RFC 9002's min(10·MSS, max(14720, 2·MSS))
+	// Group couples the subflows of one connection (LIA, OLIA, BALIA,
+	// MACO); every controller of the connection gets the same Group. nil:
+	// a group of one (the controller is then uncoupled). NewReno, Cubic and
+	// BBR ignore it.
+	Group *Group
+	// Access is the cross-layer database's view of the path (thesis §3.6.1,
+	// Fig. 3.7): the access-link capacity in bit/s predicted at now (Eq.
+	// 3.2–3.3; 0: unknown) and the round-trip propagation delay (Eq. 3.11;
+	// 0: unknown). Only MACO reads it; nil: unknown.
+	Access func(now time.Duration) (capacityBps float64, propRTT time.Duration)
 }
 
 func (c Config) initialWindow() int {
@@ -79,4 +90,20 @@ func Names() []string {
 var registry = map[string]func(Config) Controller{
 	"newreno": func(c Config) Controller { return NewNewReno(c) },
 	"cubic":   func(c Config) Controller { return NewCubic(c) },
+	"lia":     func(c Config) Controller { return NewCoupled(LIA, c) },
+	"olia":    func(c Config) Controller { return NewCoupled(OLIA, c) },
+	"balia":   func(c Config) Controller { return NewCoupled(BALIA, c) },
+	"bbr":     func(c Config) Controller { return NewBBR(c) },
+	"maco":    func(c Config) Controller { return NewMACO(c) },
 }
+
+// Signals counts a controller's congestion signals (thesis §3.6.3: "the
+// number of congestion losses detected"): LossEvents is loss episodes (at
+// most one per recovery period, i.e. per round trip), Reductions those that
+// cut the window. NewReno, Cubic, LIA, OLIA and BALIA cut on every episode;
+// MACO only on those Algorithm 5 classifies as congestion; BBR v1 never
+// (its model ignores loss).
+type Signals struct{ LossEvents, Reductions int }
+
+// SignalCounter is implemented by the controllers that count Signals.
+type SignalCounter interface{ Signals() Signals }

@@ -2,6 +2,7 @@ package exp
 
 import (
 	"context"
+	"math"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -138,7 +139,12 @@ func TestBadSpec(t *testing.T) {
 		{"scenario: two.yaml\napp: {size_mb: 1}\nseeds: -2\nvariants: [{}]\n", "seeds: -2 is outside"},
 		{"scenario: two.yaml\napp: {size_mb: 1}\ntransport: {packet_bytes: 50}\nvariants: [{}]\n", "transport.packet_bytes: 50 is outside"},
 		{"scenario: two.yaml\napp: {kind: video}\nvariants: [{}]\n", `app.kind: unknown application "video"`},
-		{"scenario: two.yaml\ntopology: builtin:abilene\napp: {size_mb: 1}\nvariants: [{}]\n", "scenario, topology, mobility: give exactly one"},
+		{"scenario: two.yaml\ntopology: builtin:abilene\napp: {size_mb: 1}\nvariants: [{}]\n", "scenario, topology, mobility, leo: give exactly one"},
+		{"leo: {spacing_km: 300}\napp: {size_mb: 1}\nvariants: [{}]\n", "leo.footprint_km: 460 is too small"},
+		{"leo: {}\napp: {size_mb: 1}\npath_counts: [1]\nvariants: [{}]\n", "path_counts: only for a scenario"},
+		{"leo: {}\napp: {size_mb: 1}\nvariants: [{leo: {eta: 3}}]\n", "variants[0].leo.eta: 3 is outside"},
+		{"scenario: two.yaml\napp: {size_mb: 1}\nvariants: [{leo: {eta: 0.5}}]\n", "variants[0].leo: only with a top-level leo"},
+		{"leo: {bogus: 1}\napp: {size_mb: 1}\nvariants: [{}]\n", `unknown field "bogus"`},
 		{"scenario: two.yaml\napp: {size_mb: 1}\nvariants: [{}]\nbogus: 3\n", `unknown field "bogus"`},
 		{"topology: island.yaml\napp: {size_mb: 1}\nflows: {count: 1, pairs: [[a, c]]}\nvariants: [{scheme: minfct}]\n", `flows.pairs[0]: no path between "a" and "c"`},
 		{"topology: island.yaml\napp: {size_mb: 1}\nflows: {count: 1}\nvariants: [{scheme: minfct}]\n", "random pairs need a connected topology"},
@@ -150,6 +156,74 @@ func TestBadSpec(t *testing.T) {
 		_, err := Load(f)
 		if err == nil || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "\n") {
 			t.Errorf("%q:\n got  %v\n want one line containing %q", c.body, err, c.want)
+		}
+	}
+}
+
+// TestLEORun runs a short LEO experiment (sim/leo) with MACO, OLIA and
+// BBR and checks what it adds: window traces, signals, shared-satellite
+// goodput of the background TCP flow.
+func TestLEORun(t *testing.T) {
+	dir := t.TempDir()
+	f := write(t, dir, "leo.yaml", `name: leo
+leo: {spacing_km: 100, bandwidth_mhz: 2, queue_packets: 100}
+duration_s: 12
+bin_ms: 500
+app: {kind: bulk, size_mb: 500}
+x_label: spacing
+variants:
+  - {label: MACO, scheduler: rr, cc: maco, group: MACO, x: 100}
+  - {label: OLIA, scheduler: rr, cc: olia, group: OLIA, x: 100}
+  - {label: BBR, scheduler: single, cc: bbr, group: BBR, x: 100}
+  - {label: MACO-80, scheduler: rr, cc: maco, group: MACO, x: 80, leo: {spacing_km: 80, random_phase: true}}
+`)
+	s, err := Load(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := Run(context.Background(), s, 2, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range res.Runs {
+		l := r.LEO
+		if l == nil || len(l.Cwnd) != 2 || len(l.Cwnd[0]) < 20 || len(l.SharedBins) != len(l.Cwnd[0]) {
+			t.Fatalf("%s: LEO result %+v", r.Label, l)
+		}
+		if r.GoodputMbps <= 0 {
+			t.Errorf("%s: no goodput", r.Label)
+		}
+		shared := 0
+		for _, b := range l.SharedBins {
+			if b {
+				shared++
+			}
+		}
+		// R1 = 100 km: s3 half of each 14.3 s; 12 s of 0.5 s bins.
+		if shared < 6 || shared > 18 {
+			t.Errorf("%s: %d shared bins of %d", r.Label, shared, len(l.SharedBins))
+		}
+	}
+	sums := res.Summaries()
+	for _, x := range sums {
+		if x.LEO == nil || math.IsNaN(x.LEO.SharedTCPMbps) || x.LEO.SharedTCPMbps <= 0 {
+			t.Errorf("%s: shared-bottleneck TCP goodput missing: %+v", x.Label, x.LEO)
+		}
+	}
+	out := filepath.Join(dir, "out")
+	files, err := WriteAll(out, res)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]bool{"cwnd.png": false, "fct_vs_x.png": false, "MACO_seed1_cwnd.csv": false}
+	for _, f := range files {
+		if _, ok := want[filepath.Base(f)]; ok {
+			want[filepath.Base(f)] = true
+		}
+	}
+	for k, ok := range want {
+		if !ok {
+			t.Errorf("%s not written", k)
 		}
 	}
 }

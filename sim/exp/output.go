@@ -40,6 +40,24 @@ type Summary struct {
 	SegmentsMissed float64 `json:"segment_miss_ratio,omitempty"`
 	EventsPerRun   float64 `json:"events_per_run"`
 	WallPerRunS    float64 `json:"wall_per_run_s"`
+	DelayP95Ms     float64 `json:"delivery_delay_p95_ms"`
+	// LEO specs (thesis ch. 3) only.
+	LEO *LEOSummary `json:"leo,omitempty"`
+}
+
+// LEOSummary is what a LEO spec adds to a Summary.
+type LEOSummary struct {
+	LossEvents float64 `json:"loss_events_per_run"`       // congestion signals seen
+	Reductions float64 `json:"window_reductions_per_run"` // signals acted on
+	// Mean goodput over the bins where both subflows share a satellite:
+	// MPQUIC's aggregate and the background TCP flows' on that satellite.
+	SharedMPMbps  float64 `json:"shared_mpquic_mbps"`
+	SharedTCPMbps float64 `json:"shared_tcp_mbps"`
+	RecoverySSP99 float64 `json:"recovery_ss_p99_ms"`
+	RecoveryCAP99 float64 `json:"recovery_ca_p99_ms"`
+	RecoverySSN   int     `json:"recovery_ss_samples"`
+	RecoveryCAN   int     `json:"recovery_ca_samples"`
+	CAUnrecovered int     `json:"recovery_ca_unrecovered"`
 }
 
 // Summaries aggregates r by (variant, path count) in Jobs order.
@@ -105,8 +123,41 @@ func (r *Result) Summaries() []Summary {
 			s.SegmentsMissed = float64(a.miss) / float64(a.segs)
 		}
 		s.EventsPerRun, s.WallPerRunS = a.events/float64(s.Runs), a.wall/float64(s.Runs)
+		s.DelayP95Ms = quantile(d, .95)
+	}
+	if r.Spec.LEO != nil {
+		for i := range out {
+			out[i].LEO = leoSummary(r, out[i].Label)
+		}
 	}
 	return out
+}
+
+func leoSummary(r *Result, label string) *LEOSummary {
+	var runs []*RunResult
+	for _, run := range r.Runs {
+		if run.Label == label && run.LEO != nil {
+			runs = append(runs, run)
+		}
+	}
+	if len(runs) == 0 {
+		return nil
+	}
+	ls := &LEOSummary{}
+	var ss, ca []float64
+	for _, run := range runs {
+		ls.LossEvents += float64(run.LEO.Signals.LossEvents) / float64(len(runs))
+		ls.Reductions += float64(run.LEO.Signals.Reductions) / float64(len(runs))
+		ss = append(ss, run.LEO.RecoverySSMs...)
+		ca = append(ca, run.LEO.RecoveryCAMs...)
+		ls.CAUnrecovered += run.LEO.CAUnrecovered
+	}
+	ls.SharedMPMbps, ls.SharedTCPMbps = friendliness(runs)
+	slices.Sort(ss)
+	slices.Sort(ca)
+	ls.RecoverySSP99, ls.RecoveryCAP99 = quantile(ss, .99), quantile(ca, .99)
+	ls.RecoverySSN, ls.RecoveryCAN = len(ss), len(ca)
+	return ls
 }
 
 func toF64(x []float32) []float64 {
@@ -195,6 +246,18 @@ func WriteAll(dir string, r *Result) ([]string, error) {
 			return nil, err
 		}
 		files = append(files, base+"_goodput.csv", base+"_delay.csv", base+"_flows.csv")
+		if l := run.LEO; l != nil && len(l.Cwnd) > 0 {
+			if err := writeCSV(base+"_cwnd.csv", "t_s,shared,bg_tcp_mbps,cwnd_path0_pkts,cwnd_path1_pkts", len(l.Cwnd[0]), func(i int) string {
+				c1 := float32(0)
+				if len(l.Cwnd) > 1 {
+					c1 = l.Cwnd[1][i]
+				}
+				return fmt.Sprintf("%.3f,%t,%.3f,%.1f,%.1f", float64(i+1)*bin, l.SharedBins[i], l.BgBins[i], l.Cwnd[0][i], c1)
+			}); err != nil {
+				return nil, err
+			}
+			files = append(files, base+"_cwnd.csv")
+		}
 	}
 	sums := r.Summaries()
 	js, err := json.MarshalIndent(struct {
@@ -251,6 +314,9 @@ func report(r *Result, sums []Summary, figs []string) string {
 	if s.Mobility != nil {
 		net = fmt.Sprintf("a generated highway drive at %g km/h from %g m (sim/mobility)", s.Mobility.SpeedKmh, s.Mobility.StartM)
 	}
+	if s.LEO != nil {
+		net = s.leoDescription()
+	}
 	if s.tp != nil {
 		net = fmt.Sprintf("topology `%s` (%d nodes, %d links), %d flows every %g s", s.Topology, len(s.tp.Nodes), len(s.tp.Links), s.Flows.Count, s.Flows.IntervalS)
 	}
@@ -281,6 +347,17 @@ func report(r *Result, sums []Summary, figs []string) string {
 			fmt.Fprintf(&b, " %.1f %% |", 100*x.SegmentsMissed)
 		}
 		b.WriteString("\n")
+	}
+	if s.LEO != nil {
+		b.WriteString("\n| variant | delivery delay p95 (ms) | loss episodes / window cuts per run | shared satellite: MPQUIC vs TCP (Mbit/s) | recovery p99 SS / CA (ms, samples; CA unrecovered) |\n|---|---|---|---|---|\n")
+		for _, x := range sums {
+			l := x.LEO
+			if l == nil {
+				continue
+			}
+			fmt.Fprintf(&b, "| %s | %.1f | %.1f / %.1f | %.2f vs %.2f | %.0f (%d) / %.0f (%d; %d) |\n", x.Label, x.DelayP95Ms,
+				l.LossEvents, l.Reductions, l.SharedMPMbps, l.SharedTCPMbps, l.RecoverySSP99, l.RecoverySSN, l.RecoveryCAP99, l.RecoveryCAN, l.CAUnrecovered)
+		}
 	}
 	b.WriteString("\nDelivery delay: first transmission of a packet's data to its in-order delivery to the application; reordering delay: arrival to in-order delivery. Loss: packets the sender declared lost over packets sent.\n\n")
 	for _, f := range figs {

@@ -136,6 +136,63 @@ func writeFigures(dir string, r *Result) ([]string, error) {
 			out = append(out, name)
 		}
 	}
+	if s.LEO != nil {
+		// Fig. 3.8: the windows of the first run of each variant.
+		var lines []series
+		for v, va := range s.Variants {
+			for _, run := range r.Runs {
+				if run.Variant != v || run.LEO == nil {
+					continue
+				}
+				for i, c := range run.LEO.Cwnd {
+					y := make([]float64, len(c))
+					for j, w := range c {
+						y[j] = float64(w)
+					}
+					xy := averaged(y, s.BinMs/1e3)
+					for j := range xy {
+						xy[j].X += s.BinMs / 1e3
+					}
+					lines = append(lines, series{fmt.Sprintf("%s path %d", va.Label, i), xy})
+				}
+				break
+			}
+		}
+		p := newPlot("Congestion windows (first seed; BBR: inflight target)", "time (s)", "cwnd (packets)")
+		name := filepath.Join(dir, "cwnd.png")
+		if err := saveLines(name, p, lines); err != nil {
+			return nil, err
+		}
+		out = append(out, name)
+	}
+	if s.XLabel != "" {
+		// Sweep: mean FCT vs the variants' x, one line per group.
+		sums := r.Summaries()
+		var groups []string
+		seen := map[string]bool{}
+		for _, va := range s.Variants {
+			if !seen[va.Group] {
+				seen[va.Group] = true
+				groups = append(groups, va.Group)
+			}
+		}
+		var lines []series
+		for _, g := range groups {
+			var xy plotter.XYs
+			for i, va := range s.Variants {
+				if va.Group == g && sums[i].FCTMeanS > 0 {
+					xy = append(xy, plotter.XY{X: va.X, Y: sums[i].FCTMeanS})
+				}
+			}
+			lines = append(lines, series{g, xy})
+		}
+		p := newPlot("Completion time vs "+s.XLabel, s.XLabel, "mean completion time (s)")
+		name := filepath.Join(dir, "fct_vs_x.png")
+		if err := saveLines(name, p, lines); err != nil {
+			return nil, err
+		}
+		out = append(out, name)
+	}
 	return out, nil
 }
 

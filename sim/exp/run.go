@@ -43,6 +43,7 @@ type RunResult struct {
 	Segments           int
 	Events             uint64
 	WallS              float64
+	LEO                *LEOResult // LEO specs only
 }
 
 // job is one run to do.
@@ -190,6 +191,8 @@ func (s *Spec) RunOne(ctx context.Context, v, n int, seed uint64) (*RunResult, e
 	var err error
 	if s.tp != nil {
 		err = s.runTopology(ctx, sm, va, rc)
+	} else if s.LEO != nil {
+		err = s.runLEO(ctx, sm, va, rc)
 	} else {
 		err = s.runScenario(ctx, sm, va, n, rc)
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/hetquic/hetquic/scenario"
 	"github.com/hetquic/hetquic/sim"
 	"github.com/hetquic/hetquic/sim/cc"
+	"github.com/hetquic/hetquic/sim/leo"
 	"github.com/hetquic/hetquic/sim/mobility"
 	"github.com/hetquic/hetquic/sim/sched"
 	"github.com/hetquic/hetquic/sim/topo"
@@ -31,6 +32,11 @@ type Spec struct {
 	// Mobility generates the scenario from a drive (thesis §2.6.2; see
 	// sim/mobility): it replaces scenario.
 	Mobility *mobility.Drive `yaml:"mobility"`
+	// LEO builds a two-interface host under a LEO satellite plane with
+	// background TCP (thesis ch. 3, sim/leo); it replaces scenario.
+	LEO *leo.Constellation `yaml:"leo"`
+	// XLabel names the variants' x values (a sweep: fct_vs_x.png).
+	XLabel string `yaml:"x_label"`
 	// Direction of the data on a scenario: down (server → client, default) or up.
 	Direction string  `yaml:"direction"`
 	DurationS float64 `yaml:"duration_s"` // cap on simulated time per run (default 300)
@@ -98,6 +104,12 @@ type Variant struct {
 	// single-path QUIC), lrf (k shortest, minRTT), pquic (k shortest,
 	// round-robin: the stand-in for PQUIC), minfct (Alg. 1–2, weighted).
 	Scheme string `yaml:"scheme"`
+	// LEO overrides the spec's leo: fields (non-zero ones) for this variant.
+	LEO *leo.Constellation `yaml:"leo"`
+	// Group and X place the variant in a sweep figure (fct_vs_x.png, one
+	// line per group); optional.
+	Group string  `yaml:"group"`
+	X     float64 `yaml:"x"`
 }
 
 // Load reads and validates an experiment file.
@@ -123,14 +135,26 @@ func (s *Spec) prepare() error {
 		return fmt.Errorf("name: missing")
 	}
 	given := 0
-	for _, b := range []bool{s.Scenario != "", s.Topology != "", s.Mobility != nil} {
+	for _, b := range []bool{s.Scenario != "", s.Topology != "", s.Mobility != nil, s.LEO != nil} {
 		if b {
 			given++
 		}
 	}
 	switch {
 	case given != 1:
-		return fmt.Errorf("scenario, topology, mobility: give exactly one")
+		return fmt.Errorf("scenario, topology, mobility, leo: give exactly one")
+	case s.LEO != nil:
+		c := *s.LEO
+		c.Defaults()
+		if err := c.Validate(); err != nil {
+			return fmt.Errorf("leo.%w", err)
+		}
+		if s.Flows != nil {
+			return fmt.Errorf("flows: only for a topology")
+		}
+		if len(s.PathCounts) > 0 {
+			return fmt.Errorf("path_counts: only for a scenario")
+		}
 	case s.Mobility != nil:
 		if err := s.Mobility.Validate(); err != nil {
 			return fmt.Errorf("mobility.%w", err)
@@ -218,6 +242,14 @@ func (s *Spec) prepare() error {
 		}
 		if _, err := cc.New(v.CC, cc.Config{MSS: 1500}); err != nil {
 			return fmt.Errorf("%s.cc: %w", f, err)
+		}
+		if v.LEO != nil {
+			if s.LEO == nil {
+				return fmt.Errorf("%s.leo: only with a top-level leo", f)
+			}
+			if err := s.leoSpec(*v).Validate(); err != nil {
+				return fmt.Errorf("%s.leo.%w", f, err)
+			}
 		}
 		if s.tp != nil {
 			def := map[string]string{"quic": "single", "lrf": "minrtt", "pquic": "rr", "minfct": "weighted"}

@@ -1,0 +1,80 @@
+package cc
+
+// AKF is the scalar adaptive Kalman filter MACO uses to clean the ACK-rate
+// capacity samples (thesis §3.4.1, Eqs. 3.5–3.10). The state is a random
+// walk, C⁻ = C⁺ + δ (Eq. 3.5), Z⁻ = Z⁺ + Q (Eq. 3.6); a measurement is
+// y = C + v (Eq. 3.7); K = Z⁻/(Z⁻ + R) (Eq. 3.8), C⁺ = C⁻ + K(y − C⁻)
+// (Eq. 3.9), Z⁺ = Z⁻ − K·Z⁻ (Eq. 3.10).
+//
+// Q and R are unknown (thesis footnote to Eq. 3.10, which cites an
+// innovation-autocorrelation least-squares method). We estimate both from
+// the innovation sequence e = y − C⁻ with two simpler, standard rules:
+//
+//   - R by Sage–Husa's exponentially weighted innovation matching,
+//     R ← (1−d)·R + d·max(e² − Z⁻, floor), d = akfForget;
+//   - Q by covariance matching over the last AKFWindow innovations
+//     (Mohamed & Schwarz, J. Geodesy 1999): when their mean square Ĉ_e
+//     exceeds akfJump times the predicted innovation variance Z⁺ + Q + R,
+//     the state has moved (a handover, a new competing flow) and
+//     Q ← Ĉ_e − R − Z⁺ for this step (the gain rises, the filter follows);
+//     otherwise Q decays by half toward its floor (a still state).
+//
+// R is not updated during a jump, so a step is not mistaken for noise.
+// The floors (relative variance akfFloor) keep the filter from locking.
+type AKF struct {
+	X, Z  float64 // posterior estimate and its error variance
+	Q, R  float64 // current process and measurement noise variances
+	ok    bool
+	innov [AKFWindow]float64
+	n     int // innovations seen
+}
+
+// AKF tuning. Samples come every quarter RTT (see MACO), so AKFWindow = 8
+// is two round trips: a step is seen within that.
+const (
+	AKFWindow = 8
+	akfFloor  = 1e-4 // relative variance floor of Q and R
+	akfForget = 0.05 // Sage–Husa forgetting factor for R
+	akfJump   = 3.0  // Ĉ_e above 3× the predicted variance: the state moved
+)
+
+// Update feeds one measurement y and returns the posterior estimate.
+func (k *AKF) Update(y float64) float64 {
+	if !k.ok {
+		k.ok = true
+		k.X, k.Z = y, y*y
+		k.R, k.Q = (0.1*y)*(0.1*y), (0.01*y)*(0.01*y)
+		return k.X
+	}
+	floor := akfFloor * k.X * k.X
+	e := y - k.X // innovation against the prediction C⁻ = C⁺ (Eq. 3.5)
+	k.innov[k.n%AKFWindow] = e * e
+	k.n++
+	m := min(k.n, AKFWindow)
+	ce := 0.0
+	for i := 0; i < m; i++ {
+		ce += k.innov[i]
+	}
+	ce /= float64(m)
+	jump := m == AKFWindow && ce > akfJump*(k.Z+k.Q+k.R)
+	if jump {
+		k.Q = max(ce-k.R-k.Z, floor)
+	}
+	zp := k.Z + k.Q // Eq. 3.6
+	if !jump {
+		k.R = max((1-akfForget)*k.R+akfForget*(e*e-zp), floor)
+		k.Q = max(k.Q/2, floor)
+	}
+	// Correction (Eqs. 3.8–3.10).
+	K := zp / (zp + k.R)
+	k.X += K * e
+	k.Z = zp - K*zp
+	if jump { // the jump is absorbed: start the window afresh
+		k.n = 0
+		k.innov = [AKFWindow]float64{}
+	}
+	return k.X
+}
+
+// Gain is the Kalman gain the next update would use.
+func (k *AKF) Gain() float64 { return (k.Z + k.Q) / (k.Z + k.Q + k.R) }
