@@ -88,14 +88,21 @@ type Config struct {
 	Spread    Spread    `yaml:"spread"`
 	Estimator Estimator `yaml:"estimator"`
 	// Trim is g, the top fraction of samples the Gaussian estimator drops.
-	Trim   *float64 `yaml:"trim"`
-	Bound  Bound    `yaml:"bound"`
+	Trim  *float64 `yaml:"trim"`
+	Bound Bound    `yaml:"bound"`
 	// Window is S (≥ 1). Unset: 100 for PSA and SW-UCB (the paper's S),
 	// 30 per path for hetquic, and no window (remember everything) for the
 	// other strategies.
-	Window *int `yaml:"window"`
-	Scope  Scope    `yaml:"window_scope"`
-	C      CParam   `yaml:"c"`
+	Window *int   `yaml:"window"`
+	Scope  Scope  `yaml:"window_scope"`
+	C      CParam `yaml:"c"`
+
+	// Hysteresis makes PSA stay on the path it is on unless another one's
+	// indicator is lower by more than this fraction of the current path's
+	// evaluation r (0: the paper, always the smallest indicator). A switch
+	// costs a validation round trip and restarts slow start (README,
+	// "What a switch costs").
+	Hysteresis float64 `yaml:"hysteresis"`
 
 	Epsilon *float64 `yaml:"epsilon"` // ε of ε-greedy
 	Gamma   float64  `yaml:"gamma"`   // discount of D-UCB
@@ -151,22 +158,29 @@ func (c CParam) String() string {
 //   - a window of the last 30 samples per path: it forgets old samples of a
 //     path without forcing every idle path to be re-tried each S rounds,
 //     which on Table 5 costs more than the 5 % the default may lose to the
-//     oracle.
+//     oracle;
+//   - a hysteresis of 2 %: on the offline PCM experiments it cut switches
+//     by 40–80 % at the same mean TCT (within the seeds' noise), and on
+//     real QUIC every switch costs a validation round trip.
 func Default() Config {
 	return Config{
-		Strategy:  PSA,
-		A:         ptr(0.8),
-		Spread:    Std,
-		Estimator: Lognormal,
-		Bound:     Optimistic,
-		Window:    iptr(30),
-		Scope:     PerPath,
-		C:         CParam{Mode: "spread"},
+		Strategy:   PSA,
+		A:          ptr(0.8),
+		Spread:     Std,
+		Estimator:  Lognormal,
+		Bound:      Optimistic,
+		Window:     iptr(30),
+		Scope:      PerPath,
+		C:          CParam{Mode: "spread"},
+		Hysteresis: defaultHysteresis,
 	}
 }
 
+// defaultHysteresis is Default's: a 2 % gain is worth a switch (see Default).
+const defaultHysteresis = 0.02
+
 func ptr(v float64) *float64 { return &v }
-func iptr(v int) *int         { return &v }
+func iptr(v int) *int        { return &v }
 
 // paperDefaults are the settings of PCM journal §5.1: a = 0.8, S = 100 over
 // rounds, lognormal, variance, g = 10 %, optimistic, C from Eq. 21 once.
@@ -198,6 +212,9 @@ func (c Config) withDefaults() Config {
 	case Hetquic:
 		d = Default()
 		d.Trim, d.Epsilon, d.Gamma = ptr(0.10), ptr(0.05), 0.99
+		if c.Hysteresis == 0 {
+			c.Hysteresis = d.Hysteresis
+		}
 	case PSA, SWUCB:
 	default:
 		d.Window = iptr(0)
@@ -264,6 +281,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("c: %v must be a finite number ≥ 0", c.C.Value)
 	case c.Epsilon != nil && !(*c.Epsilon >= 0 && *c.Epsilon <= 1):
 		return fmt.Errorf("epsilon: %v is outside [0, 1]", *c.Epsilon)
+	case !(c.Hysteresis >= 0 && c.Hysteresis < 10):
+		return fmt.Errorf("hysteresis: %v is outside [0, 10)", c.Hysteresis)
 	case c.Gamma != 0 && !(c.Gamma > 0 && c.Gamma < 1):
 		return fmt.Errorf("gamma: %v is outside (0, 1)", c.Gamma)
 	}

@@ -435,3 +435,19 @@ func contains(s, sub string) bool {
 	}
 	return false
 }
+
+// With hysteresis PSA stays on its path unless another is clearly better.
+func TestPSAHysteresis(t *testing.T) {
+	for _, tc := range []struct {
+		h    float64
+		want PathID
+	}{{0, 2}, {0.10, 1}} {
+		s := mustNew(t, Config{Strategy: PSA, Bound: Pessimistic, C: CParam{Mode: "fixed"}, Estimator: Gaussian, Trim: ptr(0), A: ptr(1), Hysteresis: tc.h}, 1)
+		addPaths(t, s, 1, 2)
+		observe(t, s, 2, 9.5) // path 2 is 5 % better than path 1 …
+		observe(t, s, 1, 10)  // … but the connection is on path 1
+		if got := choose(t, s); got != tc.want {
+			t.Errorf("hysteresis %v: chose %d, want %d", tc.h, got, tc.want)
+		}
+	}
+}

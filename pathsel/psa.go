@@ -30,6 +30,10 @@ type psa struct {
 	c     CParam
 	cInit float64 // C of mode "initial"
 	cOK   bool
+	// hysteresis and current implement Config.Hysteresis: current is the
+	// path of the last observation (where the connection is).
+	hysteresis float64
+	current    *pathStat
 }
 
 func newPSA(cfg Config) *psa {
@@ -39,6 +43,8 @@ func newPSA(cfg Config) *psa {
 		obj:  Objective{A: *cfg.A, Spread: cfg.Spread},
 		sign: -1,
 		c:    cfg.C,
+
+		hysteresis: cfg.Hysteresis,
 	}
 	if cfg.Bound == Pessimistic {
 		s.sign = 1
@@ -51,9 +57,20 @@ func (s *psa) AddPath(p PathID) error {
 	return s.t.AddPath(p)
 }
 
-func (s *psa) RemovePath(p PathID) error { return s.t.RemovePath(p) }
+func (s *psa) RemovePath(p PathID) error {
+	if s.current != nil && s.current.id == p {
+		s.current = nil
+	}
+	return s.t.RemovePath(p)
+}
 
-func (s *psa) Observe(p PathID, x float64) error { return s.t.observe(p, x) }
+func (s *psa) Observe(p PathID, x float64) error {
+	if err := s.t.observe(p, x); err != nil {
+		return err
+	}
+	s.current = s.t.find(p)
+	return nil
+}
 
 func (s *psa) Choose() (PathID, error) {
 	if len(s.t.paths) == 0 {
@@ -65,15 +82,25 @@ func (s *psa) Choose() (PathID, error) {
 	c := s.explorationC()
 	logT := 2 * math.Log(float64(s.t.horizon()))
 	best, bestI := s.t.paths[0], math.Inf(1)
+	stayI, stayR := math.Inf(1), 0.0
 	for _, p := range s.t.paths {
 		e := s.est.of(p)
 		if s.c.Mode == "spread" {
 			c = s.width(p, e)
 		}
-		i := s.obj.Value(e.mean, e.variance) + s.sign*c*math.Sqrt(logT/float64(p.n))
+		r := s.obj.Value(e.mean, e.variance)
+		i := r + s.sign*c*math.Sqrt(logT/float64(p.n))
 		if i <= bestI {
 			best, bestI = p, i
 		}
+		if p == s.current {
+			stayI, stayR = i, r
+		}
+	}
+	// Moving costs (a validation round trip, a congestion window that
+	// starts again): leave the current path only for a clear gain.
+	if best != s.current && s.current != nil && bestI > stayI-s.hysteresis*stayR {
+		return s.current.id, nil
 	}
 	return best.id, nil
 }
