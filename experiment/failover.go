@@ -2,17 +2,12 @@ package experiment
 
 import (
 	"context"
-	"crypto/tls"
 	"fmt"
-	"net"
 	"strconv"
 	"sync"
 	"time"
 
-	"github.com/hetquic/hetquic/emu/udprelay"
-	"github.com/hetquic/hetquic/internal/selfsigned"
 	"github.com/hetquic/hetquic/origin"
-	"github.com/hetquic/hetquic/pcm"
 	"github.com/hetquic/hetquic/scenario"
 )
 
@@ -48,31 +43,12 @@ func MeasureFailover(ctx context.Context, rtt float64, trials int) ([]Failover, 
 }
 
 func failoverTrial(ctx context.Context, sc *scenario.Scenario, rtt float64) (Failover, error) {
-	pair, err := selfsigned.New()
+	b, err := newBench(sc, 1)
 	if err != nil {
 		return Failover{}, err
 	}
-	udp, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
-	if err != nil {
-		return Failover{}, err
-	}
-	srv, err := origin.Serve(udp, origin.Config{TLS: &tls.Config{Certificates: []tls.Certificate{pair.Cert}}})
-	if err != nil {
-		udp.Close()
-		return Failover{}, err
-	}
-	defer srv.Close()
-	relay, err := udprelay.Loopback(sc, udp.LocalAddr().(*net.UDPAddr).AddrPort(), 1)
-	if err != nil {
-		return Failover{}, err
-	}
-	defer relay.Close()
-	addrs := relay.PathAddrs()
-	c, err := pcm.Dial(ctx, pcm.Config{
-		Server: relay.Addr().String(), ServerName: "localhost", TLS: &tls.Config{RootCAs: pair.Pool},
-		Paths:    []pcm.LocalPath{{Name: "a", Addr: addrs[0]}, {Name: "b", Addr: addrs[1]}},
-		Selector: noSelector{},
-	})
+	defer b.Close()
+	c, err := b.dial(ctx, false)
 	if err != nil {
 		return Failover{}, err
 	}
@@ -83,7 +59,7 @@ func failoverTrial(ctx context.Context, sc *scenario.Scenario, rtt float64) (Fai
 		}
 	}
 	const size = 8 << 20
-	w := &cutWatch{after: 1 << 20, cut: func() { relay.Engine().Outage("a", time.Minute) }}
+	w := &cutWatch{after: 1 << 20, cut: func() { b.relay.Engine().Outage("a", time.Minute) }}
 	res, err := c.GetOn(ctx, 0, "/bytes/"+strconv.Itoa(size), w)
 	if err != nil {
 		return Failover{}, err

@@ -2,18 +2,13 @@ package experiment
 
 import (
 	"context"
-	"crypto/tls"
 	"errors"
 	"fmt"
-	"net"
 	"strconv"
 	"time"
 
 	"go.yaml.in/yaml/v3"
 
-	"github.com/hetquic/hetquic/emu/udprelay"
-	"github.com/hetquic/hetquic/internal/selfsigned"
-	"github.com/hetquic/hetquic/origin"
 	"github.com/hetquic/hetquic/pathsel"
 	"github.com/hetquic/hetquic/pcm"
 	"github.com/hetquic/hetquic/scenario"
@@ -41,44 +36,22 @@ type Real struct {
 type realEnv struct {
 	spec   *Spec
 	model  *table // sizes and truth of the seed
-	srv    *origin.Server
-	relay  *udprelay.Relay
-	roots  *tls.Config
+	bench  *bench
 	client *pcm.Client
 	sched  *schedule
 	last   []scenario.Path // what the emulator runs now
 }
 
-func newRealEnv(s *Spec, seed uint64) (_ *realEnv, err error) {
+func newRealEnv(s *Spec, seed uint64) (*realEnv, error) {
 	model, err := offlineEnv(s, seed)
 	if err != nil {
 		return nil, err
 	}
-	e := &realEnv{spec: s, model: model}
-	defer func() {
-		if err != nil {
-			e.Close()
-		}
-	}()
-	pair, err := selfsigned.New()
+	b, err := newBench(s.scenario, seed) // events come by round, from the experiment
 	if err != nil {
-		return nil, err
-	}
-	udp, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
-	if err != nil {
-		return nil, err
-	}
-	if e.srv, err = origin.Serve(udp, origin.Config{TLS: &tls.Config{Certificates: []tls.Certificate{pair.Cert}}}); err != nil {
-		udp.Close()
-		return nil, err
-	}
-	sc := *s.scenario
-	sc.Events = nil // events come by round, from the experiment
-	if e.relay, err = udprelay.Loopback(&sc, udp.LocalAddr().(*net.UDPAddr).AddrPort(), seed); err != nil {
 		return nil, fmt.Errorf("emulator: %w", err)
 	}
-	e.roots = &tls.Config{RootCAs: pair.Pool}
-	return e, nil
+	return &realEnv{spec: s, model: model, bench: b}, nil
 }
 
 func (e *realEnv) Shared() bool          { return false }
@@ -95,18 +68,9 @@ func (e *realEnv) Begin(ctx context.Context) error {
 	if err := e.advance(0); err != nil {
 		return err
 	}
-	var paths []pcm.LocalPath
-	for i, a := range e.relay.PathAddrs() {
-		paths = append(paths, pcm.LocalPath{Name: e.spec.scenario.Paths[i].Name, Addr: a})
-	}
 	dctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	c, err := pcm.Dial(dctx, pcm.Config{
-		Server: e.relay.Addr().String(), ServerName: "localhost", TLS: e.roots, Paths: paths,
-		// The runner's strategy decides; this one is never asked.
-		Selector: noSelector{},
-		Rebind:   e.spec.Real.Rebind,
-	})
+	c, err := e.bench.dial(dctx, e.spec.Real.Rebind)
 	if err != nil {
 		return err
 	}
@@ -121,7 +85,7 @@ func (e *realEnv) advance(t int) error {
 	if err != nil || !changed {
 		return err
 	}
-	eng := e.relay.Engine()
+	eng := e.bench.relay.Engine()
 	for i, p := range paths {
 		if e.last != nil && e.last[i] == p {
 			continue
@@ -174,15 +138,9 @@ func (e *realEnv) Do(ctx context.Context, t int, p pathsel.PathID) (Outcome, err
 func (e *realEnv) Close() error {
 	var err error
 	if e.client != nil {
-		err = errors.Join(err, e.client.Close())
+		err = e.client.Close()
 	}
-	if e.relay != nil {
-		err = errors.Join(err, e.relay.Close())
-	}
-	if e.srv != nil {
-		err = errors.Join(err, e.srv.Close())
-	}
-	return err
+	return errors.Join(err, e.bench.Close())
 }
 
 // noSelector stands in for the client's own selector in real runs, where

@@ -2,19 +2,13 @@ package experiment
 
 import (
 	"context"
-	"crypto/tls"
 	"fmt"
 	"io"
-	"net"
 	"slices"
 	"strconv"
 	"text/tabwriter"
 	"time"
 
-	"github.com/hetquic/hetquic/emu/udprelay"
-	"github.com/hetquic/hetquic/internal/selfsigned"
-	"github.com/hetquic/hetquic/origin"
-	"github.com/hetquic/hetquic/pcm"
 	"github.com/hetquic/hetquic/scenario"
 )
 
@@ -55,31 +49,12 @@ func measureCell(ctx context.Context, rtt float64, size, pairs int, rebind bool)
 	sc := &scenario.Scenario{Name: "switchcost", Paths: []scenario.Path{
 		{Name: "a", Up: link, Down: link}, {Name: "b", Up: link, Down: link},
 	}}
-	pair, err := selfsigned.New()
+	b, err := newBench(sc, 1)
 	if err != nil {
 		return SwitchCost{}, err
 	}
-	udp, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
-	if err != nil {
-		return SwitchCost{}, err
-	}
-	srv, err := origin.Serve(udp, origin.Config{TLS: &tls.Config{Certificates: []tls.Certificate{pair.Cert}}})
-	if err != nil {
-		udp.Close()
-		return SwitchCost{}, err
-	}
-	defer srv.Close()
-	relay, err := udprelay.Loopback(sc, udp.LocalAddr().(*net.UDPAddr).AddrPort(), 1)
-	if err != nil {
-		return SwitchCost{}, err
-	}
-	defer relay.Close()
-	addrs := relay.PathAddrs()
-	c, err := pcm.Dial(ctx, pcm.Config{
-		Server: relay.Addr().String(), ServerName: "localhost", TLS: &tls.Config{RootCAs: pair.Pool},
-		Paths:    []pcm.LocalPath{{Name: "a", Addr: addrs[0]}, {Name: "b", Addr: addrs[1]}},
-		Selector: noSelector{}, Rebind: rebind,
-	})
+	defer b.Close()
+	c, err := b.dial(ctx, rebind)
 	if err != nil {
 		return SwitchCost{}, err
 	}

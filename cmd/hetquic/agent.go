@@ -39,20 +39,10 @@ Both read an optional YAML file (--config; see agent/README.md); flags
 override it.`
 
 func runAgent(ctx context.Context, args []string) error {
-	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" {
-		fmt.Fprintf(os.Stderr, "Usage: hetquic agent server|client [flags]\n\n%s\n", agentHelp)
-		if len(args) == 0 {
-			return badInput(errors.New("agent: missing subcommand (server or client)"))
-		}
-		return nil
-	}
-	switch args[0] {
-	case "server":
-		return agentServer(ctx, args[1:])
-	case "client":
-		return agentClient(ctx, args[1:])
-	}
-	return badInput(fmt.Errorf("agent: unknown subcommand %q (want server or client)", args[0]))
+	return runSubcommand(ctx, "agent", agentHelp, []subcommand{
+		{"server", "run ct-server, the cloud side", agentServer},
+		{"client", "run ct-client, the device side's local proxy", agentClient},
+	}, args)
 }
 
 // splitList splits a comma-separated flag value, dropping empty items.

@@ -8,7 +8,6 @@ import (
 	"io"
 	"net/netip"
 	"os"
-	"sort"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -26,43 +25,17 @@ func init() {
 	})
 }
 
-var emuSubcommands = map[string]struct {
-	summary string
-	run     func(ctx context.Context, args []string) error
-}{
-	"relay":    {"run the no-root UDP relay for a scenario", emuRelay},
-	"set":      {"change a path's parameters of a running emulator", emuSet},
-	"outage":   {"take a path of a running emulator down for a while", emuOutage},
-	"stats":    {"print a running emulator's counters", emuStats},
-	"gentrace": {"generate a mahimahi rate trace from a seeded Markov model", emuGentrace},
-	"measure":  {"measure the emulator's fidelity and speed over loopback", emuMeasure},
+var emuSubcommands = []subcommand{
+	{"relay", "run the no-root UDP relay for a scenario", emuRelay},
+	{"set", "change a path's parameters of a running emulator", emuSet},
+	{"outage", "take a path of a running emulator down for a while", emuOutage},
+	{"stats", "print a running emulator's counters", emuStats},
+	{"gentrace", "generate a mahimahi rate trace from a seeded Markov model", emuGentrace},
+	{"measure", "measure the emulator's fidelity and speed over loopback", emuMeasure},
 }
 
 func runEmu(ctx context.Context, args []string) error {
-	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
-		w := os.Stdout
-		if len(args) == 0 {
-			w = os.Stderr
-		}
-		fmt.Fprintln(w, "Usage: hetquic emu SUBCOMMAND [FLAGS]   (hetquic emu SUBCOMMAND -h for its flags)\n\nSubcommands:")
-		var names []string
-		for n := range emuSubcommands {
-			names = append(names, n)
-		}
-		sort.Strings(names)
-		for _, n := range names {
-			fmt.Fprintf(w, "  %-9s %s\n", n, emuSubcommands[n].summary)
-		}
-		if len(args) == 0 {
-			return badInput(errors.New("emu: missing subcommand"))
-		}
-		return nil
-	}
-	sub, ok := emuSubcommands[args[0]]
-	if !ok {
-		return badInput(fmt.Errorf("emu: unknown subcommand %q (want relay, set, outage, stats, gentrace or measure)", args[0]))
-	}
-	return sub.run(ctx, args[1:])
+	return runSubcommand(ctx, "emu", "The userspace multi-path link emulator (emu/README.md).", emuSubcommands, args)
 }
 
 func emuRelay(ctx context.Context, args []string) error {

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -27,33 +26,19 @@ const expUsage = `exp run FILE|NAME [--out DIR] [--workers N] [--json] [--quiet]
        hetquic exp list`
 
 func runExp(ctx context.Context, args []string) error {
-	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" {
-		fmt.Fprintf(os.Stderr, "Usage: hetquic %s\n\n%s\n", expUsage, expHelp)
-		if len(args) == 0 {
-			return badInput(errors.New("exp: missing subcommand (run, validate or list)"))
-		}
-		return nil
-	}
-	switch args[0] {
-	case "run":
-		return expRun(ctx, args[1:], "exp run")
-	case "validate":
-		return expValidate(args[1:])
-	case "list":
-		return expList(os.Stdout)
-	}
-	return badInput(fmt.Errorf("exp: unknown subcommand %q (want run, validate or list)", args[0]))
+	return runSubcommand(ctx, "exp", expHelp, []subcommand{
+		{"run", "run every strategy on every seed; table, CSV, JSON, figures, report", func(ctx context.Context, args []string) error { return expRun(ctx, args, "exp run") }},
+		{"validate", "load an experiment and its scenario, report the first problem", func(_ context.Context, args []string) error { return expValidate(args) }},
+		{"list", "list the built-in experiments", func(context.Context, []string) error { return expList(os.Stdout) }},
+	}, args)
 }
 
 const expHelp = `An experiment file names a scenario, the strategies to compare and how many
 rounds and seeds to run (see README, "Experiment files"). FILE is a path; NAME
 is a built-in experiment (hetquic exp list), used when no such file exists.
 
-run       runs every strategy on every seed, prints the summary table and writes
-          rounds.csv, summary.json, figures (PNG) and report.md into --out
-          (default results/NAME).
-validate  loads the experiment and its scenario and reports the first problem.
-list      lists the built-in experiments.`
+run writes rounds.csv, summary.json, figures (PNG) and report.md into --out
+(default results/NAME).`
 
 func runDemo(ctx context.Context, args []string) error {
 	fs := newFlagSet("demo", "demo [--out DIR]", "Runs the built-in default experiment, PCM journal §5.1 offline (pcm-table5):\n12 strategies × 20 seeds × 1000 rounds; prints the table, writes the report.")

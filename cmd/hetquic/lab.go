@@ -7,7 +7,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"sort"
 	"syscall"
 
 	"github.com/hetquic/hetquic/emu"
@@ -23,40 +22,14 @@ func init() {
 	})
 }
 
-var labSubcommands = map[string]struct {
-	summary string
-	run     func(ctx context.Context, args []string) error
-}{
-	"up":   {"build the lab for a scenario and run it until Ctrl-C", labUp},
-	"exec": {"run a program inside the lab's client or server namespace", labExec},
-	"down": {"stop a lab and remove everything it made (also after a crash)", labDown},
+var labSubcommands = []subcommand{
+	{"up", "build the lab for a scenario and run it until Ctrl-C", labUp},
+	{"exec", "run a program inside the lab's client or server namespace", labExec},
+	{"down", "stop a lab and remove everything it made (also after a crash)", labDown},
 }
 
 func runLab(ctx context.Context, args []string) error {
-	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
-		w := os.Stdout
-		if len(args) == 0 {
-			w = os.Stderr
-		}
-		fmt.Fprintln(w, "Usage: hetquic lab SUBCOMMAND [FLAGS]   (hetquic lab SUBCOMMAND -h for its flags; needs root)\n\nSubcommands:")
-		var names []string
-		for n := range labSubcommands {
-			names = append(names, n)
-		}
-		sort.Strings(names)
-		for _, n := range names {
-			fmt.Fprintf(w, "  %-5s %s\n", n, labSubcommands[n].summary)
-		}
-		if len(args) == 0 {
-			return badInput(errors.New("lab: missing subcommand"))
-		}
-		return nil
-	}
-	sub, ok := labSubcommands[args[0]]
-	if !ok {
-		return badInput(fmt.Errorf("lab: unknown subcommand %q (want up, exec or down)", args[0]))
-	}
-	return sub.run(ctx, args[1:])
+	return runSubcommand(ctx, "lab", "The root lab: client and server network namespaces joined through the emulator; needs root (emu/lab/README.md).", labSubcommands, args)
 }
 
 func labUp(ctx context.Context, args []string) error {

@@ -120,3 +120,44 @@ func parseFlagsAny(fs interface{ Parse([]string) error }, args []string) error {
 	}
 	return nil
 }
+
+// subcommand is one verb of a command that has several (hetquic emu relay).
+type subcommand struct {
+	name, summary string
+	run           func(ctx context.Context, args []string) error
+}
+
+// runSubcommand runs the subcommand args[0] of command name. With no
+// argument (bad input) or -h it prints help — the command's description and
+// every subcommand — and a missing or unknown subcommand exits with 2.
+func runSubcommand(ctx context.Context, name, help string, subs []subcommand, args []string) error {
+	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+		w := os.Stdout
+		if len(args) == 0 {
+			w = os.Stderr
+		}
+		fmt.Fprintf(w, "Usage: hetquic %s SUBCOMMAND [ARGS]   (hetquic %s SUBCOMMAND -h for its flags)\n\n%s\n\nSubcommands:\n",
+			name, name, strings.TrimSpace(help))
+		for _, s := range subs {
+			fmt.Fprintf(w, "  %-10s %s\n", s.name, s.summary)
+		}
+		if len(args) == 0 {
+			return badInput(fmt.Errorf("%s: missing subcommand (%s)", name, subNames(subs)))
+		}
+		return nil
+	}
+	for _, s := range subs {
+		if s.name == args[0] {
+			return s.run(ctx, args[1:])
+		}
+	}
+	return badInput(fmt.Errorf("%s: unknown subcommand %q (want %s)", name, args[0], subNames(subs)))
+}
+
+func subNames(subs []subcommand) string {
+	names := make([]string, len(subs))
+	for i, s := range subs {
+		names[i] = s.name
+	}
+	return strings.Join(names, ", ")
+}

@@ -26,18 +26,12 @@ import (
 )
 
 func init() {
-	register(command{name: "pcm", summary: "PCM-QUIC client: one QUIC connection migrating per request (pcm get|bench)", run: runPCM})
+	register(command{name: "pcm", summary: "PCM-QUIC client: one QUIC connection migrating per request (get, bench, switchcost, failover)", run: runPCM})
 }
 
 const pcmHelp = `PCM-QUIC keeps one HTTP/3 connection to an unmodified server and moves it,
 request by request, to the local path a strategy chooses, measuring each
 request's task completion time (stream created → FIN received).
-
-get URL     fetch URL (-n times), print a line per request, body to -o
-bench URL   fetch URL --rounds times and print per-path statistics
-switchcost  measure what a switch costs the first request after it, over
-            two identical emulated paths, across RTTs and object sizes
-failover    measure how long a response pauses when its path is cut
 
 Paths (--paths) are interface names or local addresses, comma-separated;
 the default is every non-loopback address of the host, as in the paper.`
@@ -63,24 +57,12 @@ func (f *pcmFlags) register(fs *flag.FlagSet) {
 }
 
 func runPCM(ctx context.Context, args []string) error {
-	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" {
-		fmt.Fprintf(os.Stderr, "Usage: hetquic pcm get|bench URL [flags]\n\n%s\n", pcmHelp)
-		if len(args) == 0 {
-			return badInput(errors.New("pcm: missing subcommand (get or bench)"))
-		}
-		return nil
-	}
-	switch args[0] {
-	case "get":
-		return pcmGet(ctx, args[1:])
-	case "bench":
-		return pcmBench(ctx, args[1:])
-	case "switchcost":
-		return pcmSwitchCost(ctx, args[1:])
-	case "failover":
-		return pcmFailover(ctx, args[1:])
-	}
-	return badInput(fmt.Errorf("pcm: unknown subcommand %q (want get or bench)", args[0]))
+	return runSubcommand(ctx, "pcm", pcmHelp, []subcommand{
+		{"get", "fetch a URL, a line per request", pcmGet},
+		{"bench", "fetch a URL many times, per-path statistics", pcmBench},
+		{"switchcost", "measure what a switch costs (emulated paths)", pcmSwitchCost},
+		{"failover", "measure the pause when the active path is cut", pcmFailover},
+	}, args)
 }
 
 func pcmGet(ctx context.Context, args []string) error {

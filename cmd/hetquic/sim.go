@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -40,32 +39,25 @@ validate  loads the experiment, its scenario or topology, and reports the first 
 list      lists schedulers, congestion controllers and built-in topologies.`
 
 func runSim(ctx context.Context, args []string) error {
-	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" {
-		fmt.Fprintf(os.Stderr, "Usage: hetquic %s\n\n%s\n", simUsage, simHelp)
-		if len(args) == 0 {
-			return badInput(errors.New("sim: missing subcommand (run, validate or list)"))
-		}
-		return nil
+	return runSubcommand(ctx, "sim", simHelp, []subcommand{
+		{"run", "run a sim experiment and write its report", simRun},
+		{"validate", "load a sim experiment and report the first problem", simValidate},
+		{"list", "list the shipped sim experiments", func(context.Context, []string) error { return simList(os.Stdout) }},
+	}, args)
+}
+
+func simValidate(_ context.Context, args []string) error {
+	fs := newFlagSet("sim validate", "sim validate FILE", "Loads a sim experiment and reports the first problem.")
+	file, err := simOperand(fs, args)
+	if err != nil {
+		return err
 	}
-	switch args[0] {
-	case "run":
-		return simRun(ctx, args[1:])
-	case "validate":
-		fs := newFlagSet("sim validate", "sim validate FILE", "Loads a sim experiment and reports the first problem.")
-		file, err := simOperand(fs, args[1:])
-		if err != nil {
-			return err
-		}
-		spec, err := exp.Load(file)
-		if err != nil {
-			return badInput(err)
-		}
-		fmt.Printf("%s: ok (%d variants × %d seeds)\n", file, len(spec.Variants), spec.Seeds)
-		return nil
-	case "list":
-		return simList(os.Stdout)
+	spec, err := exp.Load(file)
+	if err != nil {
+		return badInput(err)
 	}
-	return badInput(fmt.Errorf("sim: unknown subcommand %q (want run, validate or list)", args[0]))
+	fmt.Printf("%s: ok (%d variants × %d seeds)\n", file, len(spec.Variants), spec.Seeds)
+	return nil
 }
 
 func simRun(ctx context.Context, args []string) error {

@@ -1,0 +1,79 @@
+package experiment
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"net"
+
+	"github.com/hetquic/hetquic/emu/udprelay"
+	"github.com/hetquic/hetquic/internal/selfsigned"
+	"github.com/hetquic/hetquic/origin"
+	"github.com/hetquic/hetquic/pcm"
+	"github.com/hetquic/hetquic/scenario"
+)
+
+// bench is an unmodified quic-go origin behind hetquic's emulator (the UDP
+// relay on loopback, one client address per scenario path): what real runs
+// and the PCM measurements send their requests through.
+type bench struct {
+	sc    *scenario.Scenario
+	srv   *origin.Server
+	relay *udprelay.Relay
+	roots *tls.Config
+}
+
+// newBench starts the origin and the relay for sc; sc's timed events are
+// not run (callers apply changes themselves).
+func newBench(sc *scenario.Scenario, seed uint64) (_ *bench, err error) {
+	b := &bench{sc: sc}
+	defer func() {
+		if err != nil {
+			b.Close()
+		}
+	}()
+	pair, err := selfsigned.New()
+	if err != nil {
+		return nil, err
+	}
+	udp, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	if err != nil {
+		return nil, err
+	}
+	if b.srv, err = origin.Serve(udp, origin.Config{TLS: &tls.Config{Certificates: []tls.Certificate{pair.Cert}}}); err != nil {
+		udp.Close()
+		return nil, err
+	}
+	quiet := *sc
+	quiet.Events = nil
+	if b.relay, err = udprelay.Loopback(&quiet, udp.LocalAddr().(*net.UDPAddr).AddrPort(), seed); err != nil {
+		return nil, err
+	}
+	b.roots = &tls.Config{RootCAs: pair.Pool}
+	return b, nil
+}
+
+// dial connects a PCM client over every path. The caller chooses each
+// request's path (GetOn); the client's own selector is never asked.
+func (b *bench) dial(ctx context.Context, rebind bool) (*pcm.Client, error) {
+	var paths []pcm.LocalPath
+	for i, a := range b.relay.PathAddrs() {
+		paths = append(paths, pcm.LocalPath{Name: b.sc.Paths[i].Name, Addr: a})
+	}
+	return pcm.Dial(ctx, pcm.Config{
+		Server: b.relay.Addr().String(), ServerName: "localhost", TLS: b.roots,
+		Paths: paths, Selector: noSelector{}, Rebind: rebind,
+	})
+}
+
+// Close stops the relay and the origin.
+func (b *bench) Close() error {
+	var err error
+	if b.relay != nil {
+		err = errors.Join(err, b.relay.Close())
+	}
+	if b.srv != nil {
+		err = errors.Join(err, b.srv.Close())
+	}
+	return err
+}
