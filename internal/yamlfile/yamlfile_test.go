@@ -14,10 +14,10 @@ type doc struct {
 
 func TestDecodeErrorsAreOneLine(t *testing.T) {
 	for text, want := range map[string]string{
-		"name: a\ndelay: 5\n":      "f.yaml:2: unknown field \"delay\"",
+		"name: a\ndelay: 5\n":       "f.yaml:2: unknown field \"delay\"",
 		"name: a\ndelay_ms: five\n": "f.yaml:2: cannot unmarshal !!str `five` into float64",
-		"":                         "f.yaml: empty document",
-		"name: [\n":                "f.yaml:",
+		"":                          "f.yaml: empty document",
+		"name: [\n":                 "f.yaml:",
 	} {
 		var d doc
 		err := Decode("f.yaml", []byte(text), &d)
