@@ -5,12 +5,16 @@ where byte i is i % 251 (the same pattern as hetquic's own origin), anything
 else 404. It prints "listening" once ready, and logs one line per request
 (client address at the time of the request, path, status).
 
-Usage: python3 aioquic_server.py HOST PORT CERT.pem KEY.pem
+Usage: python3 aioquic_server.py HOST PORT CERT.pem KEY.pem [--no-migration]
+
+--no-migration sends the disable_active_migration transport parameter
+(RFC 9000 §18.2): the client must not migrate, and PCM must fall back.
 """
 import asyncio
 import re
 import sys
 
+import aioquic.quic.connection as quic_connection
 from aioquic.asyncio import QuicConnectionProtocol, serve
 from aioquic.h3.connection import H3_ALPN, H3Connection
 from aioquic.h3.events import HeadersReceived
@@ -62,7 +66,20 @@ async def main(host, port, cert, key):
     await asyncio.Future()
 
 
+def disable_migration():
+    """Make every connection announce disable_active_migration: aioquic has
+    no setting for it, so wrap the transport parameters it sends."""
+    params = quic_connection.QuicTransportParameters
+
+    def with_flag(**kwargs):
+        return params(disable_active_migration=True, **kwargs)
+
+    quic_connection.QuicTransportParameters = with_flag
+
+
 if __name__ == "__main__":
+    if "--no-migration" in sys.argv[5:]:
+        disable_migration()
     try:
         asyncio.run(main(sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]))
     except KeyboardInterrupt:
