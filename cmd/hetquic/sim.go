@@ -12,6 +12,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/hetquic/hetquic/experiment"
+
 	"github.com/hetquic/hetquic/sim/cc"
 	"github.com/hetquic/hetquic/sim/exp"
 	"github.com/hetquic/hetquic/sim/sched"
@@ -43,7 +45,28 @@ func runSim(ctx context.Context, args []string) error {
 		{"run", "run a sim experiment and write its report", simRun},
 		{"validate", "load a sim experiment and report the first problem", simValidate},
 		{"list", "list the shipped sim experiments", func(context.Context, []string) error { return simList(os.Stdout) }},
+		{"vsreal", "compare simulated and real quic-go downloads (validation)", simVsReal},
 	}, args)
+}
+
+func simVsReal(ctx context.Context, args []string) error {
+	fs := newFlagSet("sim vsreal", "sim vsreal [--trials N] [--rate-mbps R]",
+		"Downloads 1, 5 and 10 MB over one path at three RTT × loss points, on quic-go through\nthe emulator and in the simulator, and prints both medians (issue 6's validation).")
+	trials := fs.Int("trials", 3, "downloads per cell, each way")
+	rate := fs.Float64("rate-mbps", 20, "path rate")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if *trials < 1 || !(*rate > 0) {
+		return badInput(fmt.Errorf("sim vsreal: --trials %d and --rate-mbps %g must be positive", *trials, *rate))
+	}
+	rows, err := experiment.CompareSimReal(ctx,
+		[]experiment.Point{{RTTms: 20, Loss: 0}, {RTTms: 60, Loss: 0.001}, {RTTms: 100, Loss: 0.01}},
+		[]int{1_000_000, 5_000_000, 10_000_000}, *rate, *trials)
+	if err != nil {
+		return err
+	}
+	return experiment.WriteSimVsRealTable(os.Stdout, rows)
 }
 
 func simValidate(_ context.Context, args []string) error {

@@ -1,0 +1,129 @@
+package experiment
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"text/tabwriter"
+	"time"
+
+	simexp "github.com/hetquic/hetquic/sim/exp"
+
+	"github.com/hetquic/hetquic/scenario"
+)
+
+// SimVsReal is one point of the simulator's validation against real QUIC
+// (issue 6): the completion time of one download of SizeBytes over one path
+// of RTTms and downstream Loss at RateMbps, on quic-go through the emulator
+// and in the simulator.
+type SimVsReal struct {
+	RTTms     float64 `json:"rtt_ms"`
+	Loss      float64 `json:"loss"`
+	SizeBytes int     `json:"size_bytes"`
+	RealMs    float64 `json:"real_median_ms"`
+	SimMs     float64 `json:"sim_median_ms"`
+}
+
+// Point is one path setting of the validation.
+type Point struct{ RTTms, Loss float64 }
+
+// CompareSimReal measures every point × size `trials` times each way and
+// reports medians. The simulator runs Cubic (quic-go's default) with
+// 1252-byte packets; the real side is pcm on one path through the relay.
+func CompareSimReal(ctx context.Context, points []Point, sizes []int, rateMbps float64, trials int) ([]SimVsReal, error) {
+	dir, err := os.MkdirTemp("", "hetquic-simvsreal")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(dir)
+	var out []SimVsReal
+	for _, pt := range points {
+		link := scenario.Link{DelayMs: pt.RTTms / 2, RateMbps: rateMbps, QueuePackets: 1000}
+		down := link
+		down.Loss = pt.Loss
+		sc := &scenario.Scenario{Name: "validation", Paths: []scenario.Path{{Name: "p", Up: link, Down: down}}}
+		real, err := realMedians(ctx, sc, sizes, trials)
+		if err != nil {
+			return nil, fmt.Errorf("real, rtt %g ms, loss %g: %w", pt.RTTms, pt.Loss, err)
+		}
+		for i, size := range sizes {
+			sim, err := simMedian(ctx, dir, sc, size, trials)
+			if err != nil {
+				return nil, fmt.Errorf("sim, rtt %g ms, loss %g, %d bytes: %w", pt.RTTms, pt.Loss, size, err)
+			}
+			out = append(out, SimVsReal{RTTms: pt.RTTms, Loss: pt.Loss, SizeBytes: size, RealMs: real[i], SimMs: sim})
+		}
+	}
+	return out, nil
+}
+
+func realMedians(ctx context.Context, sc *scenario.Scenario, sizes []int, trials int) ([]float64, error) {
+	b, err := newBench(sc, 1)
+	if err != nil {
+		return nil, err
+	}
+	defer b.Close()
+	var out []float64
+	for _, size := range sizes {
+		var ts []float64
+		for range trials {
+			// A fresh connection per download: the simulator's flow
+			// starts from an initial window too.
+			c, err := b.dial(ctx, false)
+			if err != nil {
+				return nil, err
+			}
+			res, err := c.GetOn(ctx, 0, "/bytes/"+strconv.Itoa(size), io.Discard)
+			c.Close()
+			if err != nil {
+				return nil, err
+			}
+			ts = append(ts, float64(res.TCT())/float64(time.Millisecond))
+		}
+		out = append(out, median(ts))
+	}
+	return out, nil
+}
+
+// simMedian writes the scenario and a one-variant sim experiment to dir,
+// runs it, and returns the median flow completion time in ms.
+func simMedian(ctx context.Context, dir string, sc *scenario.Scenario, size, trials int) (float64, error) {
+	p, l := sc.Paths[0], sc.Paths[0].Down
+	scen := fmt.Sprintf("name: validation\npaths:\n  - name: p\n    up: {delay_ms: %g, rate_mbps: %g, queue_packets: %d}\n    down: {delay_ms: %g, rate_mbps: %g, queue_packets: %d, loss: %g}\n",
+		p.Up.DelayMs, p.Up.RateMbps, p.Up.QueuePackets, l.DelayMs, l.RateMbps, l.QueuePackets, l.Loss)
+	spec := fmt.Sprintf("name: validation\nscenario: scenario.yaml\nduration_s: 300\nseeds: %d\ntransport: {packet_bytes: 1252}\napp: {kind: bulk, size_mb: %g}\nvariants:\n  - {label: sim, scheduler: minrtt, cc: cubic}\n",
+		trials, float64(size)/1e6)
+	if err := os.WriteFile(filepath.Join(dir, "scenario.yaml"), []byte(scen), 0o644); err != nil {
+		return 0, err
+	}
+	file := filepath.Join(dir, "spec.yaml")
+	if err := os.WriteFile(file, []byte(spec), 0o644); err != nil {
+		return 0, err
+	}
+	s, err := simexp.Load(file)
+	if err != nil {
+		return 0, err
+	}
+	res, err := simexp.Run(ctx, s, 0, nil)
+	if err != nil {
+		return 0, err
+	}
+	sums := res.Summaries()
+	if len(sums) != 1 {
+		return 0, fmt.Errorf("%d summaries", len(sums))
+	}
+	return sums[0].FCTP50S * 1000, nil
+}
+
+// WriteSimVsRealTable prints the comparison.
+func WriteSimVsRealTable(w io.Writer, rows []SimVsReal) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "RTT ms\tloss\tsize MB\treal ms (median)\tsim ms (median)\tsim / real\t")
+	for _, r := range rows {
+		fmt.Fprintf(tw, "%g\t%g\t%g\t%.1f\t%.1f\t%.3f\t\n", r.RTTms, r.Loss, float64(r.SizeBytes)/1e6, r.RealMs, r.SimMs, r.SimMs/r.RealMs)
+	}
+	return tw.Flush()
+}
