@@ -31,8 +31,12 @@ type SimVsReal struct {
 type Point struct{ RTTms, Loss float64 }
 
 // CompareSimReal measures every point × size `trials` times each way and
-// reports medians. The simulator runs Cubic (quic-go's default) with
-// 1252-byte packets; the real side is pcm on one path through the relay.
+// reports medians. The real side is pcm on one path through the relay; the
+// simulator runs what quic-go v0.65.0 runs there: its Reno (cc "quicgo":
+// β = 0.7, 40960-byte initial window, hybrid slow start; quic-go's default
+// controller is Reno, not Cubic) with 1441-byte packets, the datagram size
+// quic-go's path MTU discovery settles on through the relay (from 1280
+// bytes, within ~20 RTTs).
 func CompareSimReal(ctx context.Context, points []Point, sizes []int, rateMbps float64, trials int) ([]SimVsReal, error) {
 	dir, err := os.MkdirTemp("", "hetquic-simvsreal")
 	if err != nil {
@@ -88,14 +92,19 @@ func realMedians(ctx context.Context, sc *scenario.Scenario, sizes []int, trials
 	return out, nil
 }
 
+// quicGoPacketBytes is the UDP payload of quic-go v0.65.0's data packets once
+// its path MTU discovery has converged through the emulator's relay (its
+// qlog: mtu_updated 1280 → 1366 → 1409 → 1430 → 1441, done).
+const quicGoPacketBytes = 1441
+
 // simMedian writes the scenario and a one-variant sim experiment to dir,
 // runs it, and returns the median flow completion time in ms.
 func simMedian(ctx context.Context, dir string, sc *scenario.Scenario, size, trials int) (float64, error) {
 	p, l := sc.Paths[0], sc.Paths[0].Down
 	scen := fmt.Sprintf("name: validation\npaths:\n  - name: p\n    up: {delay_ms: %g, rate_mbps: %g, queue_packets: %d}\n    down: {delay_ms: %g, rate_mbps: %g, queue_packets: %d, loss: %g}\n",
 		p.Up.DelayMs, p.Up.RateMbps, p.Up.QueuePackets, l.DelayMs, l.RateMbps, l.QueuePackets, l.Loss)
-	spec := fmt.Sprintf("name: validation\nscenario: scenario.yaml\nduration_s: 300\nseeds: %d\ntransport: {packet_bytes: 1252}\napp: {kind: bulk, size_mb: %g}\nvariants:\n  - {label: sim, scheduler: minrtt, cc: cubic}\n",
-		trials, float64(size)/1e6)
+	spec := fmt.Sprintf("name: validation\nscenario: scenario.yaml\nduration_s: 300\nseeds: %d\ntransport: {packet_bytes: %d}\napp: {kind: bulk, size_mb: %g}\nvariants:\n  - {label: sim, scheduler: minrtt, cc: quicgo}\n",
+		trials, quicGoPacketBytes, float64(size)/1e6)
 	if err := os.WriteFile(filepath.Join(dir, "scenario.yaml"), []byte(scen), 0o644); err != nil {
 		return 0, err
 	}

@@ -89,6 +89,7 @@ func Names() []string {
 
 var registry = map[string]func(Config) Controller{
 	"newreno": func(c Config) Controller { return NewNewReno(c) },
+	"quicgo":  func(c Config) Controller { return NewQuicGo(c) },
 	"cubic":   func(c Config) Controller { return NewCubic(c) },
 	"lia":     func(c Config) Controller { return NewCoupled(LIA, c) },
 	"olia":    func(c Config) Controller { return NewCoupled(OLIA, c) },

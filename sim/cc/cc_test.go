@@ -43,6 +43,65 @@ func TestNewRenoSlowStartAndHalving(t *testing.T) {
 	}
 }
 
+// quic-go v0.65.0 runs Reno (not Cubic) with a 40960-byte initial window and
+// β = 0.7; hetquic sim vsreal compares the simulator's "quicgo" with it.
+func TestQuicGoReno(t *testing.T) {
+	c, err := New("quicgo", Config{MSS: 1441})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := c.(*QuicGo)
+	if r.Name() != "quicgo" || r.Window() != 32*1280 || !r.InSlowStart() {
+		t.Fatalf("%s: initial window %d, want 40960 in slow start", r.Name(), r.Window())
+	}
+	now := time.Second
+	r.OnLoss(now, 1441, now-time.Millisecond)
+	if want := int(0.7 * 32 * 1280); r.Window() != want || r.InSlowStart() {
+		t.Fatalf("after loss: %d, want β·W = %d in congestion avoidance", r.Window(), want)
+	}
+	r.OnLoss(now+time.Millisecond, 1441, now-time.Millisecond)
+	if want := int(0.7 * 32 * 1280); r.Window() != want {
+		t.Fatalf("second loss in the same recovery cut the window to %d", r.Window())
+	}
+	if n := NewNewReno(Config{MSS: mss}); n.Name() != "newreno" || n.beta != 0.5 {
+		t.Fatalf("newreno changed: %s β %g", n.Name(), n.beta)
+	}
+}
+
+// quic-go's hybrid slow start leaves slow start when the least of a round's
+// first 8 RTT samples exceeds min RTT + clamp(min RTT/8, 4 ms, 16 ms), and
+// only from 16 packets of window.
+func TestQuicGoHyStart(t *testing.T) {
+	const ms = time.Millisecond
+	q := NewQuicGo(Config{MSS: 1280})
+	sample := func(lat time.Duration) { q.OnRTTSample(0, RTT{Latest: lat, Min: 60 * ms}) }
+	q.OnPacketSent(0, 1280, 1280)
+	for range 8 { // a round within the threshold (60 + 7.5 ms)
+		sample(67 * ms)
+	}
+	if !q.InSlowStart() {
+		t.Fatal("left slow start within the delay threshold")
+	}
+	q.OnPacketSent(ms, 1280, 1280)
+	q.OnAck(2*ms, 1280, ms, RTT{}) // ends the round
+	for i := range 8 {
+		if !q.InSlowStart() {
+			t.Fatalf("left slow start after %d samples", i)
+		}
+		sample(time.Duration(69+i) * ms)
+	}
+	if q.InSlowStart() || q.Ssthresh() != q.Window() {
+		t.Fatalf("still in slow start (window %d, ssthresh %d) after a round 9 ms above min RTT", q.Window(), q.Ssthresh())
+	}
+	small := NewQuicGo(Config{MSS: 1280, InitialWindow: 10 * 1280})
+	for range 8 {
+		small.OnRTTSample(0, RTT{Latest: 100 * ms, Min: 60 * ms})
+	}
+	if !small.InSlowStart() {
+		t.Fatal("hybrid slow start below 16 packets of window")
+	}
+}
+
 func TestCubicDecreaseAndRecovery(t *testing.T) {
 	c := NewCubic(Config{MSS: mss, InitialWindow: 10 * mss})
 	for i := 0; i < 90; i++ { // grow to 100 MSS in slow start

@@ -10,6 +10,8 @@ import (
 // period (a loss of a packet sent before the recovery start is ignored).
 type NewReno struct {
 	cfg           Config
+	name          string
+	beta          float64 // multiplicative decrease on a loss episode
 	cwnd          int
 	ssthresh      int
 	recoveryStart time.Duration
@@ -19,10 +21,10 @@ type NewReno struct {
 
 // NewNewReno returns a NewReno controller at its initial window.
 func NewNewReno(cfg Config) *NewReno {
-	return &NewReno{cfg: cfg, cwnd: cfg.initialWindow(), ssthresh: math.MaxInt, recoveryStart: -1}
+	return &NewReno{cfg: cfg, name: "newreno", beta: 0.5, cwnd: cfg.initialWindow(), ssthresh: math.MaxInt, recoveryStart: -1}
 }
 
-func (r *NewReno) Name() string      { return "newreno" }
+func (r *NewReno) Name() string      { return r.name }
 func (r *NewReno) Window() int       { return r.cwnd }
 func (r *NewReno) InSlowStart() bool { return r.cwnd < r.ssthresh }
 func (r *NewReno) Ssthresh() int     { return r.ssthresh }
@@ -48,14 +50,14 @@ func (r *NewReno) OnAck(now time.Duration, bytes int, sentAt time.Duration, _ RT
 	}
 }
 
-// OnLoss halves the window once per recovery period (RFC 9002 §7.3.2,
-// kLossReductionFactor = 0.5).
+// OnLoss multiplies the window by β once per recovery period (RFC 9002
+// §7.3.2, kLossReductionFactor = 0.5; quic-go 0.7).
 func (r *NewReno) OnLoss(now time.Duration, _ int, sentAt time.Duration) {
 	if r.inRecovery && sentAt <= r.recoveryStart {
 		return
 	}
 	r.inRecovery, r.recoveryStart = true, now
-	r.ssthresh = max(r.cwnd/2, r.cfg.minWindow())
+	r.ssthresh = max(int(float64(r.cwnd)*r.beta), r.cfg.minWindow())
 	r.cwnd = r.ssthresh
 	r.ackedInCA = 0
 }
