@@ -42,6 +42,7 @@ func runAgent(ctx context.Context, args []string) error {
 	return runSubcommand(ctx, "agent", agentHelp, []subcommand{
 		{"server", "run ct-server, the cloud side", agentServer},
 		{"client", "run ct-client, the device side's local proxy", agentClient},
+		{"experiment", "run a Cybertwin §V experiment through the emulator", agentExperiment},
 	}, args)
 }
 

@@ -1,0 +1,124 @@
+package experiments
+
+import (
+	"context"
+	"errors"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/hetquic/hetquic/scenario"
+)
+
+func TestAggregation(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	// Two lossless 10 Mbit/s paths (the big object is striped, > 2 MiB):
+	// ideal 1.4 s, one path 2.8 s, so that the check below has a wide
+	// margin on a loaded machine.
+	link := scenario.Link{DelayMs: 15, RateMbps: 10, QueueBytes: 250_000}
+	sc := &scenario.Scenario{Name: "agg-test", Paths: []scenario.Path{
+		{Name: "a", Up: scenario.Link{DelayMs: 15}, Down: link},
+		{Name: "b", Up: scenario.Link{DelayMs: 15}, Down: link},
+	}}
+	rows, err := RunAggregation(ctx, AggConfig{Scenario: sc, Big: 3_000_000, Small: 500_000, Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	PrintAggregation(os.Stderr, rows)
+	if len(rows) != 3 {
+		t.Fatalf("%d rows", len(rows))
+	}
+	// Loose: aggregating both paths beats one path.
+	if rows[0].MakespanMs >= rows[2].MakespanMs {
+		t.Errorf("aggregation %.0f ms not faster than one path %.0f ms", rows[0].MakespanMs, rows[2].MakespanMs)
+	}
+}
+
+func TestOutage(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 40*time.Second)
+	defer cancel()
+	rows, err := RunOutage(ctx, OutageConfig{Size: 400_000, At: 400 * time.Millisecond, Outage: 2 * time.Second, Seed: 1})
+	PrintOutage(os.Stderr, rows)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != 2 || rows[0].Bytes != 400_000 || rows[1].Bytes != 400_000 {
+		t.Fatalf("rows %+v", rows)
+	}
+	if rows[0].Migrations < 1 {
+		t.Errorf("no migration recorded: %+v", rows[0])
+	}
+	// Loose: without migration the download waits out the outage.
+	if rows[0].AfterCutMs >= rows[1].AfterCutMs {
+		t.Errorf("migration %.0f ms not faster than waiting %.0f ms", rows[0].AfterCutMs, rows[1].AfterCutMs)
+	}
+}
+
+func TestLoss(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	rows, err := RunLoss(ctx, LossConfig{Losses: []float64{0, 0.05}, Sizes: []int64{200_000}, Seed: 1})
+	PrintLoss(os.Stderr, rows)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != 2 || rows[0].Ms <= 0 || rows[1].Ms <= 0 {
+		t.Fatalf("rows %+v", rows)
+	}
+}
+
+func TestPrefetch(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	rows, err := RunPrefetch(ctx, PrefetchConfig{Size: 200_000, Seed: 1})
+	PrintPrefetch(os.Stderr, rows)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != 2 || !rows[0].Hit || rows[1].Hit {
+		t.Fatalf("rows %+v", rows)
+	}
+	if rows[0].Ms >= rows[1].Ms {
+		t.Errorf("cache hit %.1f ms not faster than on demand %.1f ms", rows[0].Ms, rows[1].Ms)
+	}
+}
+
+func TestHandshake(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	rows, err := RunHandshake(ctx, HandshakeConfig{Size: 1000, Rounds: 3, TCP: true, Seed: 1})
+	PrintHandshake(os.Stderr, rows)
+	switch {
+	case errors.Is(err, ErrNoMPTCP) && len(rows) == 3:
+		t.Logf("no TCP rows: %v", err)
+	case err != nil:
+		t.Fatal(err)
+	case len(rows) != 5:
+		t.Fatalf("rows %+v", rows)
+	}
+	if len(rows) < 3 {
+		t.Fatalf("rows %+v", rows)
+	}
+	// Loose: a cold HTTP/3 fetch pays a handshake the agent's warm
+	// connection does not.
+	if rows[0].MinMs >= rows[1].MinMs {
+		t.Errorf("agent %.1f ms not faster than cold HTTP/3 %.1f ms", rows[0].MinMs, rows[1].MinMs)
+	}
+}
+
+func TestAggregationMPTCP(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	r, err := RunAggregationMPTCP(ctx, AggConfig{Big: 600_000, Small: 150_000, Seed: 1})
+	if errors.Is(err, ErrNoMPTCP) {
+		t.Skip(err)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	PrintAggregation(os.Stderr, []AggRow{r})
+	if r.MakespanMs <= 0 || r.Efficiency <= 0 {
+		t.Fatalf("row %+v", r)
+	}
+}
