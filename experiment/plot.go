@@ -3,7 +3,6 @@ package experiment
 import (
 	"fmt"
 	"image/color"
-	"os"
 	"path/filepath"
 	"slices"
 	"sync"
@@ -14,6 +13,7 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 	"gonum.org/v1/plot/vg/vgimg"
 
+	"github.com/hetquic/hetquic/internal/figure"
 	"github.com/hetquic/hetquic/pathsel"
 )
 
@@ -26,25 +26,6 @@ const (
 	figCDF      = "tct_cdf.png"
 	figPaths    = "path_tct.png" // Figs. 13, 15: the network the strategies met
 )
-
-// palette is Tableau 10 plus black: distinguishable, and colour-blind safer
-// than gonum's default. Strategies past the tenth also get dashes.
-var palette = []color.Color{
-	rgb(0x4E79A7), rgb(0xF28E2B), rgb(0xE15759), rgb(0x76B7B2), rgb(0x59A14F),
-	rgb(0xEDC948), rgb(0xB07AA1), rgb(0xFF9DA7), rgb(0x9C755F), rgb(0x8C8C8C),
-}
-
-func rgb(v uint32) color.Color {
-	return color.RGBA{uint8(v >> 16), uint8(v >> 8), uint8(v), 255}
-}
-
-func lineStyle(i int) draw.LineStyle {
-	s := draw.LineStyle{Color: palette[i%len(palette)], Width: vg.Points(1.2)}
-	if i >= len(palette) {
-		s.Dashes = []vg.Length{vg.Points(4), vg.Points(2)}
-	}
-	return s
-}
 
 // WriteFigures draws every figure of r into dir and returns their paths.
 func WriteFigures(dir string, r *Result) ([]string, error) {
@@ -59,16 +40,16 @@ func WriteFigures(dir string, r *Result) ([]string, error) {
 	}{
 		{figTCT, func() (*plot.Plot, error) {
 			smooth := max(1, r.Spec.Rounds/100)
-			p := newPlot(fmt.Sprintf("Task completion time per round (mean of %d seeds and of %d rounds)", seeds, smooth), "round", "TCT (ms)")
+			p := figure.NewPlot(fmt.Sprintf("Task completion time per round (mean of %d seeds and of %d rounds)", seeds, smooth), "round", "TCT (ms)")
 			return p, addLines(p, r, smooth, func(run *Run) []float64 { return run.TCTms })
 		}},
 		{figRegret, func() (*plot.Plot, error) {
-			p := newPlot("Cumulative pseudo-regret (mean over seeds)", "round", "regret ("+objectiveUnit(r)+")")
+			p := figure.NewPlot("Cumulative pseudo-regret (mean over seeds)", "round", "regret ("+objectiveUnit(r)+")")
 			p.Y.Scale, p.Y.Tick.Marker = plot.LogScale{}, plot.LogTicks{Prec: -1}
 			return p, addLines(p, r, 1, func(run *Run) []float64 { return run.Regret })
 		}},
 		{figBestProb, func() (*plot.Plot, error) {
-			p := newPlot("Probability of having chosen the best path (cumulative)", "round", "best-path hit rate")
+			p := figure.NewPlot("Probability of having chosen the best path (cumulative)", "round", "best-path hit rate")
 			p.Y.Min, p.Y.Max = 0, 1.02
 			return p, addLines(p, r, 1, cumulativeHitRate)
 		}},
@@ -112,15 +93,6 @@ func WriteFigures(dir string, r *Result) ([]string, error) {
 		files[i] = filepath.Join(dir, j.name)
 	}
 	return files, nil
-}
-
-func newPlot(title, x, y string) *plot.Plot {
-	p := plot.New()
-	p.Title.Text = title
-	p.X.Label.Text = x
-	p.Y.Label.Text = y
-	p.Add(plotter.NewGrid())
-	return p
 }
 
 func objectiveUnit(r *Result) string {
@@ -193,7 +165,7 @@ func addLines(p *plot.Plot, r *Result, smooth int, f func(run *Run) []float64) e
 		if err != nil {
 			return err
 		}
-		l.LineStyle = lineStyle(i)
+		l.LineStyle = figure.LineStyle(i)
 		p.Add(l)
 	}
 	return nil
@@ -201,7 +173,7 @@ func addLines(p *plot.Plot, r *Result, smooth int, f func(run *Run) []float64) e
 
 // cdfPlot draws the empirical CDF of TCT over every round of every seed.
 func cdfPlot(r *Result) (*plot.Plot, error) {
-	p := newPlot("Distribution of task completion time (all rounds and seeds)", "TCT (ms, log scale)", "fraction of tasks ≤ x")
+	p := figure.NewPlot("Distribution of task completion time (all rounds and seeds)", "TCT (ms, log scale)", "fraction of tasks ≤ x")
 	p.X.Scale, p.X.Tick.Marker = plot.LogScale{}, plot.LogTicks{Prec: -1}
 	p.Y.Min, p.Y.Max = 0, 1
 	for i, runs := range r.Runs {
@@ -221,48 +193,22 @@ func cdfPlot(r *Result) (*plot.Plot, error) {
 		if err != nil {
 			return nil, err
 		}
-		l.LineStyle = lineStyle(i)
+		l.LineStyle = figure.LineStyle(i)
 		p.Add(l)
 	}
 	return p, nil
 }
 
-// saveWithLegend draws p with the legend in a column to its right, so that
-// a dozen strategies never hide the data.
+// figureSize is the size of the line figures.
+var figureSize = figure.Size{W: 10 * vg.Inch, H: 5 * vg.Inch, Legend: 2.3 * vg.Inch}
+
+// saveWithLegend saves p with one legend entry per label, in line order.
 func saveWithLegend(name string, p *plot.Plot, labels []string) error {
-	const w, h, legendW = 10 * vg.Inch, 5 * vg.Inch, 2.3 * vg.Inch
-	img := vgimg.New(w, h)
-	dc := draw.New(img)
-	p.Draw(draw.Crop(dc, 0, -legendW, 0, 0))
-	leg := plot.NewLegend()
-	leg.Top, leg.Left = true, true
-	leg.ThumbnailWidth = vg.Points(22)
+	entries := make([]figure.Entry, len(labels))
 	for i, l := range labels {
-		ls := lineStyle(i)
-		leg.Add(l, thumb(ls))
+		entries[i] = figure.Entry{Label: l, Style: figure.LineStyle(i)}
 	}
-	leg.Draw(draw.Crop(dc, w-legendW+vg.Points(8), 0, 0, -vg.Points(30)))
-	return savePNG(name, img)
-}
-
-// thumb is a legend entry drawing a line in style ls.
-type thumb draw.LineStyle
-
-func (t thumb) Thumbnail(c *draw.Canvas) {
-	y := c.Center().Y
-	c.StrokeLine2(draw.LineStyle(t), c.Min.X, y, c.Max.X, y)
-}
-
-func savePNG(name string, img *vgimg.Canvas) error {
-	f, err := os.Create(name)
-	if err != nil {
-		return err
-	}
-	if _, err := (vgimg.PngCanvas{Canvas: img}).WriteTo(f); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
+	return figure.SaveWithLegend(name, p, entries, figureSize)
 }
 
 // pathTicks labels the y axis with path names.
@@ -315,7 +261,7 @@ func chosenPathFigure(name string, r *Result) error {
 		if err != nil {
 			return err
 		}
-		sc.GlyphStyle = draw.GlyphStyle{Color: palette[i%len(palette)], Radius: vg.Points(1.3), Shape: draw.CircleGlyph{}}
+		sc.GlyphStyle = draw.GlyphStyle{Color: figure.Color(i), Radius: vg.Points(1.3), Shape: draw.CircleGlyph{}}
 		p.Add(sc)
 		plots[i/cols][i%cols] = p
 	}
@@ -336,7 +282,7 @@ func chosenPathFigure(name string, r *Result) error {
 			}
 		}
 	}
-	return savePNG(name, img)
+	return figure.SavePNG(name, img)
 }
 
 // pathFigure draws each path's true expected sample per round: the network
@@ -346,7 +292,7 @@ func pathFigure(name string, r *Result) error {
 	if r.Spec.Sample == SampleTCTPerByte {
 		unit = "ms/byte"
 	}
-	p := newPlot("Expected task completion time of each path (seed "+fmt.Sprint(r.Spec.Seed)+")", "round", "E[sample] ("+unit+")")
+	p := figure.NewPlot("Expected task completion time of each path (seed "+fmt.Sprint(r.Spec.Seed)+")", "round", "E[sample] ("+unit+")")
 	for k := range r.Paths {
 		xys := make(plotter.XYs, len(r.Truth))
 		for t, m := range r.Truth {
@@ -356,7 +302,7 @@ func pathFigure(name string, r *Result) error {
 		if err != nil {
 			return err
 		}
-		l.LineStyle = lineStyle(k)
+		l.LineStyle = figure.LineStyle(k)
 		l.LineStyle.Width = vg.Points(2)
 		p.Add(l)
 	}

@@ -2,36 +2,19 @@ package exp
 
 import (
 	"fmt"
-	"image/color"
-	"os"
 	"path/filepath"
 	"slices"
+
+	"github.com/hetquic/hetquic/internal/figure"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
-	"gonum.org/v1/plot/vg/draw"
-	"gonum.org/v1/plot/vg/vgimg"
 )
 
 // maxPoints bounds the points of a line: stroking long jagged lines is what
 // makes figures slow (the approach of experiment/plot.go).
 const maxPoints = 500
-
-var palette = []color.Color{
-	rgb(0x4E79A7), rgb(0xF28E2B), rgb(0xE15759), rgb(0x76B7B2), rgb(0x59A14F),
-	rgb(0xEDC948), rgb(0xB07AA1), rgb(0xFF9DA7), rgb(0x9C755F), rgb(0x8C8C8C),
-}
-
-func rgb(v uint32) color.Color { return color.RGBA{uint8(v >> 16), uint8(v >> 8), uint8(v), 255} }
-
-func lineStyle(i int) draw.LineStyle {
-	s := draw.LineStyle{Color: palette[i%len(palette)], Width: vg.Points(1.3)}
-	if i >= len(palette) {
-		s.Dashes = []vg.Length{vg.Points(4), vg.Points(2)}
-	}
-	return s
-}
 
 // series is one labelled line.
 type series struct {
@@ -102,7 +85,7 @@ func writeFigures(dir string, r *Result) ([]string, error) {
 	}
 	var out []string
 	for _, f := range figs {
-		p := newPlot(f.title, f.x, f.y)
+		p := figure.NewPlot(f.title, f.x, f.y)
 		name := filepath.Join(dir, f.name)
 		if err := saveLines(name, p, f.lines); err != nil {
 			return nil, err
@@ -128,7 +111,7 @@ func writeFigures(dir string, r *Result) ([]string, error) {
 				}
 				lines = append(lines, series{va.Label, xy})
 			}
-			p := newPlot(m.title, "paths", m.y)
+			p := figure.NewPlot(m.title, "paths", m.y)
 			name := filepath.Join(dir, m.name)
 			if err := saveLines(name, p, lines); err != nil {
 				return nil, err
@@ -158,7 +141,7 @@ func writeFigures(dir string, r *Result) ([]string, error) {
 				break
 			}
 		}
-		p := newPlot("Congestion windows (first seed; BBR: inflight target)", "time (s)", "cwnd (packets)")
+		p := figure.NewPlot("Congestion windows (first seed; BBR: inflight target)", "time (s)", "cwnd (packets)")
 		name := filepath.Join(dir, "cwnd.png")
 		if err := saveLines(name, p, lines); err != nil {
 			return nil, err
@@ -186,7 +169,7 @@ func writeFigures(dir string, r *Result) ([]string, error) {
 			}
 			lines = append(lines, series{g, xy})
 		}
-		p := newPlot("Completion time vs "+s.XLabel, s.XLabel, "mean completion time (s)")
+		p := figure.NewPlot("Completion time vs "+s.XLabel, s.XLabel, "mean completion time (s)")
 		name := filepath.Join(dir, "fct_vs_x.png")
 		if err := saveLines(name, p, lines); err != nil {
 			return nil, err
@@ -226,20 +209,9 @@ func cdf(x []float64) plotter.XYs {
 	return xy
 }
 
-func newPlot(title, x, y string) *plot.Plot {
-	p := plot.New()
-	p.Title.Text = title
-	p.X.Label.Text = x
-	p.Y.Label.Text = y
-	p.Add(plotter.NewGrid())
-	return p
-}
-
 // saveLines draws the lines with the legend in a column to the right.
 func saveLines(name string, p *plot.Plot, lines []series) error {
-	leg := plot.NewLegend()
-	leg.Top, leg.Left = true, true
-	leg.ThumbnailWidth = vg.Points(22)
+	var entries []figure.Entry
 	for i, s := range lines {
 		if len(s.xy) == 0 {
 			continue
@@ -248,22 +220,9 @@ func saveLines(name string, p *plot.Plot, lines []series) error {
 		if err != nil {
 			return fmt.Errorf("%s: %s: %w", name, s.label, err)
 		}
-		l.LineStyle = lineStyle(i)
+		l.LineStyle = figure.LineStyle(i)
 		p.Add(l)
-		leg.Add(s.label, l)
+		entries = append(entries, figure.Entry{Label: s.label, Style: l.LineStyle})
 	}
-	const w, h, legendW = 9 * vg.Inch, 4.5 * vg.Inch, 1.8 * vg.Inch
-	img := vgimg.New(w, h)
-	dc := draw.New(img)
-	p.Draw(draw.Crop(dc, 0, -legendW, 0, 0))
-	leg.Draw(draw.Crop(dc, w-legendW+vg.Points(8), 0, 0, -vg.Points(30)))
-	f, err := os.Create(name)
-	if err != nil {
-		return err
-	}
-	if _, err := (vgimg.PngCanvas{Canvas: img}).WriteTo(f); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
+	return figure.SaveWithLegend(name, p, entries, figure.Size{W: 9 * vg.Inch, H: 4.5 * vg.Inch, Legend: 1.8 * vg.Inch})
 }
