@@ -59,6 +59,21 @@ func (d *impairConn) shape(rate float64, delay time.Duration, queue int) {
 	go d.pump()
 }
 
+// shapedListen is a ClientConfig.ListenPacket whose path sockets are
+// bottleneck links (downlink), each as link(ip) says.
+func shapedListen(link func(ip net.IP) linkSpec) func(net.IP) (net.PacketConn, error) {
+	return func(ip net.IP) (net.PacketConn, error) {
+		pc, err := net.ListenUDP("udp", &net.UDPAddr{IP: ip})
+		if err != nil {
+			return nil, err
+		}
+		ic := newImpair(pc)
+		l := link(ip)
+		ic.shape(l.rate, l.delay, 64)
+		return ic, nil
+	}
+}
+
 func (d *impairConn) pump() {
 	var next time.Time
 	for {

@@ -51,16 +51,7 @@ func runWorkload(t *testing.T, sched string, links []linkSpec, items []workItem)
 			c.StripeMin = -1
 		}
 		c.AppRule = AppRule{Kind: "header", Header: "X-App"}
-		c.ListenPacket = func(ip net.IP) (net.PacketConn, error) {
-			pc, err := net.ListenUDP("udp", &net.UDPAddr{IP: ip})
-			if err != nil {
-				return nil, err
-			}
-			ic := newImpair(pc)
-			l := byIP[ip.String()]
-			ic.shape(l.rate, l.delay, 64)
-			return ic, nil
-		}
+		c.ListenPacket = shapedListen(func(ip net.IP) linkSpec { return byIP[ip.String()] })
 	})
 	// Warm-up: a few small requests teach RTTs (and the learned policy).
 	for range 2 * len(links) {
