@@ -159,6 +159,11 @@ type sendPath struct {
 	id   int
 	spec PathSpec
 	cc   cc.Controller
+	// rate and pace are set when cc paces (implements cc.Pacer); paceTimer
+	// then wakes the sender when the bucket refills.
+	rate      cc.Pacer
+	pace      *pacer
+	paceTimer *Timer
 
 	nextPN        uint64
 	sent          []*sentPacket // ascending pn; done entries are compacted away
@@ -202,6 +207,7 @@ type Conn struct {
 	ackedN     int
 	peerMax    int64 // MAX_DATA from the receiver (bytes)
 	sending    bool
+	paced      bool // some path's controller paces
 	OnAllAcked func(now time.Duration)
 }
 
@@ -226,9 +232,10 @@ func NewConn(s *Sim, cfg ConnConfig, paths []PathSpec) (*Conn, error) {
 		if err != nil {
 			return nil, fmt.Errorf("cc: %w", err)
 		}
-		p := &sendPath{id: i, spec: ps, cc: ctl, largestAcked: -1,
+		p := &sendPath{id: i, spec: ps, largestAcked: -1,
 			rtt: cc.RTT{Smoothed: kInitialRTT, Var: kInitialRTT / 2}}
 		p.timer = s.NewTimer(func() { c.onTimer(p) })
+		c.setController(p, ctl)
 		c.paths = append(c.paths, p)
 	}
 	if cfg.Scheduler == "redundant" {
@@ -238,6 +245,16 @@ func NewConn(s *Sim, cfg ConnConfig, paths []PathSpec) (*Conn, error) {
 	c.view = sched.View{Paths: make([]sched.PathView, len(paths)), PacketBytes: cfg.PacketBytes, Queue: c}
 	c.recv = newConnReceiver(s, c, paths)
 	return c, nil
+}
+
+// setController makes ctl path p's controller, with a pacer when ctl paces.
+func (c *Conn) setController(p *sendPath, ctl cc.Controller) {
+	p.cc = ctl
+	if r, ok := ctl.(cc.Pacer); ok {
+		p.rate, p.pace = r, &pacer{packet: c.cfg.PacketBytes}
+		p.paceTimer = c.sim.NewTimer(c.trySend)
+		c.paced = true
+	}
 }
 
 // Receiver is the connection's receiving side.
@@ -377,6 +394,9 @@ func (c *Conn) fillView() {
 			InSlowStart: p.cc.InSlowStart(), PTOCount: p.ptoCount, RTO: c.pto(p), LossRate: p.loss(c.sim.now),
 			BDP: p.bdp, Weight: p.spec.Weight,
 		}
+		if p.pace != nil {
+			pv.PacingHeld = p.pace.held(v.Now, p.rate.PacingRate(v.Now))
+		}
 		// A path whose probe timeout fired and that has not answered since
 		// is "potentially failed" (as in MPTCP): only PTO probes use it, so
 		// a dead path does not swallow fresh data between backed-off PTOs.
@@ -386,13 +406,41 @@ func (c *Conn) fillView() {
 	}
 }
 
-// trySend sends while the scheduler picks a path.
+// trySend sends while the scheduler picks a path, then arms the pacing
+// wake-ups.
 func (c *Conn) trySend() {
 	if c.sending { // re-entrancy from callbacks
 		return
 	}
 	c.sending = true
-	defer func() { c.sending = false }()
+	c.sendLoop()
+	if c.paced {
+		c.armPacers()
+	}
+	c.sending = false
+}
+
+// armPacers wakes the sender when a paced path that only its pacer holds
+// back (window room, data waiting) may send again; a path held by its
+// window needs no wake-up, the next ACK brings one.
+func (c *Conn) armPacers() {
+	c.fillView()
+	waiting := c.view.Pending > 0 || c.sentOn != nil
+	for i, p := range c.paths {
+		if p.pace == nil {
+			continue
+		}
+		pv := &c.view.Paths[i]
+		if waiting && pv.PacingHeld && pv.InFlight+c.cfg.PacketBytes <= pv.Cwnd {
+			p.paceTimer.Set(p.pace.releaseAt(p.rate.PacingRate(c.sim.now)))
+		} else {
+			p.paceTimer.Stop()
+		}
+	}
+}
+
+// sendLoop sends while the scheduler picks a path.
+func (c *Conn) sendLoop() {
 	for guard := 0; guard < 1<<20; guard++ {
 		c.fillView()
 		if c.view.Pending == 0 && c.sentOn == nil {
@@ -471,6 +519,9 @@ func (c *Conn) sendChunk(p *sendPath, ch int, probe bool) {
 	p.bytesInFlight += sp.size
 	p.lastAckEl = now
 	p.Stats.Sent++
+	if p.pace != nil {
+		p.pace.onSent(now, sp.size, p.rate.PacingRate(now))
+	}
 	p.cc.OnPacketSent(now, sp.size, p.bytesInFlight)
 	pkt := &Packet{Size: sp.size, Flow: c.cfg.Flow, Path: p.id, PN: sp.pn, Chunk: ch, SentAt: c.firstSent[ch]}
 	Send(pkt, p.spec.Fwd, c.recv)

@@ -11,14 +11,14 @@ import (
 // trips) and a windowed min of RTT samples (RTprop, 10 s), and the states
 // Startup → Drain → ProbeBW (gain cycling) ↔ ProbeRTT.
 //
-// The simulator's sender has no pacer: it sends whenever the window has
-// room. So the pacing gain is applied to the window instead: the inflight
-// target is gain·BDP (+ 2 MSS of ACK-clocking headroom, the simulator ACKs
-// every second packet), capped at cwnd_gain·BDP (2·BDP, v1). That keeps
-// v1's intent (probe 1.25·BDP for one RTT, drain 0.75·BDP, cruise at 1·BDP)
-// but sends in ACK-clocked bursts, not paced. Loss does not change the
-// model (v1); a persistent congestion (PTO) falls back to the minimum
-// window until the next ACK, as v1's RTO handling does.
+// BBR paces (cc.Pacer): the sending rate is pacing_gain·BtlBw, which is how
+// it probes (1.25) and drains (0.75, Drain's 1/2.885) without building a
+// standing queue. The window only bounds what is in flight: cwnd_gain·BDP
+// plus three send quanta (cwnd_gain 2.885 in Startup and Drain, 2 in
+// ProbeBW), reached gradually as packets are delivered, and 4 packets in
+// ProbeRTT. Loss does not change the model (v1; its packet conservation
+// during recovery is not modelled); a persistent congestion (PTO) holds the
+// window at 4 packets until the next ACK, as v1's RTO handling does.
 type BBR struct {
 	cfg   Config
 	state BBRState
@@ -39,9 +39,15 @@ type BBR struct {
 	rtProp         time.Duration
 	rtPropStamp    time.Duration
 	rtPropExpired  bool
+	seenRTT        bool
 	probeRTTDone   time.Duration
+	probeRTTRound  bool // a round ended since ProbeRTT's inflight reached 4 packets
 	cycleIdx       int
 	cycleStamp     time.Duration
+	pacingRate     float64 // bytes/s
+	cwnd           int
+	inflight       int  // mirrors the connection's bytes in flight
+	lostSinceAck   bool // a loss since the last ACK (ProbeBW's probe phase ends on it)
 	collapsed      bool
 	sig            Signals
 	lossRound      int
@@ -79,15 +85,24 @@ const (
 	bbrFullBwThresh   = 1.25 // Startup ends when BtlBw grew < 25 % ...
 	bbrFullBwRounds   = 3    // ... for 3 rounds
 	bbrMinPipePkts    = 4
-	bbrHeadroomPkts   = 2
 	bbrCycleLen       = 8
 	bbrProbeGain      = 1.25
 	bbrDrainCycleGain = 0.75
+	// bbrNoRTT stands in for the smoothed RTT before the first sample when
+	// setting the initial pacing rate (draft §4.2.1: 1 ms).
+	bbrNoRTT = time.Millisecond
+	// Send quantum thresholds (draft §4.2.2): 1 packet below 1.2 Mbit/s, 2
+	// below 24 Mbit/s, else 1 ms of pacing up to 64 KB.
+	bbrQuantumLow  = 1.2e6 / 8
+	bbrQuantumHigh = 24e6 / 8
+	bbrQuantumMax  = 64 << 10
 )
 
 // NewBBR returns a BBR v1 controller in Startup.
 func NewBBR(cfg Config) *BBR {
-	return &BBR{cfg: cfg, snaps: map[time.Duration]bbrSnap{}, rtProp: -1}
+	b := &BBR{cfg: cfg, snaps: map[time.Duration]bbrSnap{}, rtProp: -1, cwnd: cfg.initialWindow()}
+	b.initPacingRate(bbrNoRTT)
+	return b
 }
 
 func (b *BBR) Name() string          { return "bbr" }
@@ -97,6 +112,12 @@ func (b *BBR) InSlowStart() bool     { return b.state == BBRStartup }
 func (b *BBR) Ssthresh() int         { return math.MaxInt }
 func (b *BBR) FilledPipe() bool      { return b.filledPipe }
 func (b *BBR) RTprop() time.Duration { return b.rtProp }
+
+// initPacingRate is draft §4.2.1: Startup's gain times the initial window
+// per smoothed RTT, before there is a bandwidth sample.
+func (b *BBR) initPacingRate(srtt time.Duration) {
+	b.pacingRate = bbrHighGain * float64(b.cfg.initialWindow()) / srtt.Seconds()
+}
 
 // BtlBw is the max-filtered delivery rate in bytes per second.
 func (b *BBR) BtlBw() float64 {
@@ -134,30 +155,51 @@ func (b *BBR) PacingGain() float64 {
 	return 1
 }
 
-// PacingRate is PacingGain·BtlBw in bytes per second (reported for the
-// window traces, thesis Fig. 3.8(a), which plots BBR's pacing rate).
-func (b *BBR) PacingRate() float64 { return b.PacingGain() * b.BtlBw() }
+// PacingRate implements cc.Pacer: PacingGain·BtlBw, never lowered before
+// the pipe is full (draft §4.2.1: Startup's early samples are low).
+func (b *BBR) PacingRate(time.Duration) float64 { return b.pacingRate }
 
-// Window is the inflight target (see the type comment).
+// Window is the congestion window: cwnd, or 4 packets in ProbeRTT and after
+// a persistent congestion (see the type comment).
 func (b *BBR) Window() int {
-	mss := float64(b.cfg.MSS)
-	minW := bbrMinPipePkts * mss
 	if b.state == BBRProbeRTT || b.collapsed {
-		return int(minW)
+		return min(b.cwnd, bbrMinPipePkts*b.cfg.MSS)
 	}
-	bdp := b.BDP()
-	if bdp == 0 {
-		return b.cfg.initialWindow()
+	return b.cwnd
+}
+
+// sendQuantum is draft §4.2.2's, in bytes.
+func (b *BBR) sendQuantum() float64 {
+	switch {
+	case b.pacingRate < bbrQuantumLow:
+		return float64(b.cfg.MSS)
+	case b.pacingRate < bbrQuantumHigh:
+		return 2 * float64(b.cfg.MSS)
 	}
-	gain := min(b.PacingGain(), bbrCwndGain) // cwnd_gain caps the target...
-	if b.state == BBRStartup {
-		gain = bbrHighGain // ...except in Startup (cwnd_gain = high_gain)
+	return min(b.pacingRate*time.Millisecond.Seconds(), bbrQuantumMax)
+}
+
+// inflightTarget is draft §4.2.3.2's BBRInflight(gain): gain·BDP plus
+// three send quanta (room for the pacer's bursts and delayed ACKs); the
+// initial window before the model has an RTT.
+func (b *BBR) inflightTarget(gain float64) float64 {
+	if b.rtProp < 0 {
+		return float64(b.cfg.initialWindow())
 	}
-	w := gain*bdp + bbrHeadroomPkts*mss
-	return int(max(w, minW))
+	return gain*b.BDP() + 3*b.sendQuantum()
+}
+
+// cwndGain is 2.885 in Startup and Drain (the Drain round keeps Startup's
+// window while the pacer empties the queue), 2 elsewhere.
+func (b *BBR) cwndGain() float64 {
+	if b.state == BBRStartup || b.state == BBRDrain {
+		return bbrHighGain
+	}
+	return bbrCwndGain
 }
 
 func (b *BBR) OnPacketSent(now time.Duration, _, bytesInFlight int) {
+	b.inflight = bytesInFlight
 	if b.deliveredTime == 0 && b.delivered == 0 {
 		b.deliveredTime = now
 	}
@@ -182,10 +224,12 @@ func (b *BBR) release(sentAt time.Duration) (bbrSnap, bool) {
 	return s, true
 }
 
-// OnAck takes a delivery-rate sample (draft §4.1.2) and runs the state
-// machine (§4.3).
+// OnAck takes a delivery-rate sample (draft §4.1.2), runs the state
+// machine (§4.3) and sets the pacing rate and window (§4.2).
 func (b *BBR) OnAck(now time.Duration, bytes int, sentAt time.Duration, rtt RTT) {
 	b.collapsed = false
+	prior := float64(b.inflight)
+	b.inflight -= bytes
 	b.delivered += float64(bytes)
 	b.deliveredTime = now
 	snap, ok := b.release(sentAt)
@@ -205,9 +249,52 @@ func (b *BBR) OnAck(now time.Duration, bytes int, sentAt time.Duration, rtt RTT)
 			b.bwSamples[i] = max(b.bwSamples[i], rate)
 		}
 	}
-	b.updateRTprop(now, rtt.Latest)
+	b.checkCyclePhase(now, prior)
+	b.lostSinceAck = false
 	b.checkFullPipe()
-	b.advance(now)
+	b.checkDrain(now)
+	b.updateRTprop(now, rtt.Latest)
+	b.checkProbeRTT(now)
+	if rate := b.PacingGain() * b.BtlBw(); rate > 0 && (b.filledPipe || rate > b.pacingRate) {
+		b.pacingRate = rate
+	}
+	b.setCwnd(float64(bytes))
+}
+
+// setCwnd is draft §4.2.3.4: toward cwnd_gain·BDP as packets are delivered;
+// before the pipe is full it only grows (slow-start-like, by the bytes
+// delivered), so Startup's window is never cut by an early low BtlBw.
+func (b *BBR) setCwnd(acked float64) {
+	target := b.inflightTarget(b.cwndGain())
+	w := float64(b.cwnd)
+	switch {
+	case b.filledPipe:
+		w = min(w+acked, target)
+	case w < target || b.delivered < float64(b.cfg.initialWindow()):
+		w += acked
+	}
+	b.cwnd = int(max(w, bbrMinPipePkts*float64(b.cfg.MSS)))
+}
+
+// checkCyclePhase is §4.3.4.3: in ProbeBW a gain phase lasts one RTprop;
+// the probing phase (1.25) also lasts until its higher inflight is reached
+// or a loss says the path is full, and the draining phase (0.75) ends as
+// soon as inflight is down to one BDP. prior is the inflight before the ACK.
+func (b *BBR) checkCyclePhase(now time.Duration, prior float64) {
+	if b.state != BBRProbeBW {
+		return
+	}
+	next := now-b.cycleStamp > b.rtProp
+	switch g := b.PacingGain(); {
+	case g > 1:
+		next = next && (b.lostSinceAck || prior >= b.inflightTarget(g))
+	case g < 1:
+		next = next || prior <= b.inflightTarget(1)
+	}
+	if next {
+		b.cycleIdx = (b.cycleIdx + 1) % bbrCycleLen
+		b.cycleStamp = now
+	}
 }
 
 func (b *BBR) updateRTprop(now, sample time.Duration) {
@@ -233,30 +320,38 @@ func (b *BBR) checkFullPipe() {
 	}
 }
 
-// advance runs the state transitions of §4.3.
-func (b *BBR) advance(now time.Duration) {
-	inflight := b.inflightEstimate()
-	switch b.state {
-	case BBRStartup:
-		if b.filledPipe {
-			b.state = BBRDrain
+// checkDrain is §4.3.3: Startup hands over to Drain once the pipe is full;
+// Drain ends when what is in flight is down to one BDP.
+func (b *BBR) checkDrain(now time.Duration) {
+	if b.state == BBRStartup && b.filledPipe {
+		b.state = BBRDrain
+	}
+	if b.state == BBRDrain && float64(b.inflight) <= b.inflightTarget(1) {
+		b.enterProbeBW(now)
+	}
+}
+
+// checkProbeRTT is §4.3.5: ProbeRTT starts when RTprop was not refreshed
+// for 10 s, and ends once 4 packets in flight were held for 200 ms and at
+// least one round.
+func (b *BBR) checkProbeRTT(now time.Duration) {
+	if b.rtPropExpired && b.state != BBRProbeRTT {
+		b.state = BBRProbeRTT
+		b.probeRTTDone = 0
+	}
+	if b.state != BBRProbeRTT {
+		return
+	}
+	switch {
+	case b.probeRTTDone == 0 && b.inflight <= bbrMinPipePkts*b.cfg.MSS:
+		b.probeRTTDone = now + bbrProbeRTTTime
+		b.probeRTTRound = false
+		b.nextRoundDeliv = b.delivered
+	case b.probeRTTDone != 0:
+		if b.roundStart {
+			b.probeRTTRound = true
 		}
-	case BBRDrain:
-		// Drain ends when inflight is down to one BDP; without a pacer the
-		// window already is, so one round in Drain.
-		if b.roundStart || inflight <= b.BDP() {
-			b.enterProbeBW(now)
-		}
-	case BBRProbeBW:
-		// §4.3.4.3: advance the gain cycle every RTprop.
-		if now-b.cycleStamp > b.rtProp {
-			b.cycleIdx = (b.cycleIdx + 1) % bbrCycleLen
-			b.cycleStamp = now
-		}
-	case BBRProbeRTT:
-		if b.probeRTTDone == 0 {
-			b.probeRTTDone = now + max(bbrProbeRTTTime, b.rtProp)
-		} else if now >= b.probeRTTDone {
+		if b.probeRTTRound && now > b.probeRTTDone {
 			b.rtPropStamp = now
 			b.probeRTTDone = 0
 			if b.filledPipe {
@@ -266,11 +361,6 @@ func (b *BBR) advance(now time.Duration) {
 			}
 		}
 	}
-	// §4.3.5: enter ProbeRTT when RTprop was not refreshed for 10 s.
-	if b.rtPropExpired && b.state != BBRProbeRTT {
-		b.state = BBRProbeRTT
-		b.probeRTTDone = 0
-	}
 }
 
 func (b *BBR) enterProbeBW(now time.Duration) {
@@ -279,15 +369,22 @@ func (b *BBR) enterProbeBW(now time.Duration) {
 	b.cycleStamp = now
 }
 
-// inflightEstimate is the window as the controller last set it; the sender
-// keeps bytes in flight at or below it.
-func (b *BBR) inflightEstimate() float64 { return float64(b.Window()) }
-
-func (b *BBR) OnRTTSample(time.Duration, RTT) {}
+// OnRTTSample sets the initial pacing rate again from the first smoothed
+// RTT (the 1 ms stand-in is far too fast for any real path; Linux does the
+// same). The connection reports the sample after the ACK's OnAck calls, so
+// later ACKs raise the rate from there as BtlBw grows.
+func (b *BBR) OnRTTSample(_ time.Duration, rtt RTT) {
+	if !b.seenRTT && rtt.Smoothed > 0 {
+		b.seenRTT = true
+		b.initPacingRate(rtt.Smoothed)
+	}
+}
 
 // OnLoss counts a loss episode (one per round) and leaves the model alone.
-func (b *BBR) OnLoss(now time.Duration, _ int, sentAt time.Duration) {
+func (b *BBR) OnLoss(now time.Duration, bytes int, sentAt time.Duration) {
 	b.release(sentAt)
+	b.inflight -= bytes
+	b.lostSinceAck = true
 	if !b.lossCounted || b.lossRound != b.round {
 		b.lossCounted, b.lossRound = true, b.round
 		b.sig.LossEvents++

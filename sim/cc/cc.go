@@ -98,6 +98,16 @@ var registry = map[string]func(Config) Controller{
 	"maco":    func(c Config) Controller { return NewMACO(c) },
 }
 
+// Pacer is implemented by controllers that pace their path. The connection
+// then sends on the path no faster than PacingRate bytes per second (a token
+// bucket of at least ten packets, as quic-go's; see sim/pacer.go), waking
+// itself when the bucket refills rather than waiting for an ACK; the window
+// still bounds bytes in flight. The rate must be positive. Controllers
+// without it are ACK-clocked: they send whenever the window has room.
+type Pacer interface {
+	PacingRate(now time.Duration) float64
+}
+
 // Signals counts a controller's congestion signals (thesis §3.6.3: "the
 // number of congestion losses detected"): LossEvents is loss episodes (at
 // most one per recovery period, i.e. per round trip), Reductions those that

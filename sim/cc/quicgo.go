@@ -17,24 +17,43 @@ const (
 	hystartMinSamples       = 8
 	hystartMinThreshold     = 4 * time.Millisecond
 	hystartMaxThreshold     = 16 * time.Millisecond
+	// quicGoInitialRTT is the smoothed RTT quic-go assumes before the
+	// first sample (utils.DefaultInitialRTT); the pacer reads it.
+	quicGoInitialRTT = 100 * time.Millisecond
+	// The pacing rate is the window per smoothed RTT times these gains:
+	// slow start must still be able to double the rate every round, and
+	// congestion avoidance leaves room for RTT variation.
+	quicGoSlowStartPacingGain = 2
+	quicGoPacingGain          = 1.25
+	// quicGoMaxBurstPackets: the window grows only while less than this
+	// many packets of it are unused (isCwndLimited).
+	quicGoMaxBurstPackets = 3
 )
 
 // QuicGo is quic-go v0.65.0's default congestion controller, which is Reno,
 // not Cubic (internal/ackhandler builds its cubicSender with reno = true):
 // a 40960-byte initial window, slow start with hybrid slow start (HyStart's
 // delay-increase exit), congestion avoidance of one MSS per window, β = 0.7
-// (renoBeta) once per recovery period, no growth during recovery. Not
-// modelled: its pacer, the spurious-loss undo (the simulator's paths do not
-// reorder), and the growth freeze when not window-limited (bulk senders
-// here always are).
+// (renoBeta) once per recovery period, no growth during recovery, no
+// growth while the sender does not use its window (with the pacer that
+// happens: the pacer, not the window, may be what holds packets back), and
+// the pacing rate of cc.Pacer. Not modelled: the spurious-loss undo (the
+// simulator's paths do not reorder).
 type QuicGo struct {
 	*NewReno
-	lastSentAt    time.Duration // HyStart's lastSentPacketNumber, by send time
-	roundEnd      time.Duration // a round ends on the ACK of a packet sent after this
-	roundStarted  bool
-	currentMinRTT time.Duration
-	samples       int
-	found         bool
+	srtt time.Duration // smoothed RTT, for the pacing rate
+	// inFlight mirrors the connection's bytes in flight; priorInFlight is
+	// its value before the ACK being processed (quic-go's priorInFlight).
+	// ACKs are told apart by their arrival time: all packets one ACK frame
+	// acknowledges arrive with the same now.
+	inFlight, priorInFlight int
+	ackAt                   time.Duration
+	lastSentAt              time.Duration // HyStart's lastSentPacketNumber, by send time
+	roundEnd                time.Duration // a round ends on the ACK of a packet sent after this
+	roundStarted            bool
+	currentMinRTT           time.Duration
+	samples                 int
+	found                   bool
 }
 
 // NewQuicGo returns quic-go's Reno at its initial window (registry name
@@ -45,25 +64,62 @@ func NewQuicGo(cfg Config) *QuicGo {
 	}
 	r := NewNewReno(cfg)
 	r.name, r.beta = "quicgo", quicGoRenoBeta
-	return &QuicGo{NewReno: r}
+	return &QuicGo{NewReno: r, srtt: quicGoInitialRTT, ackAt: -1}
 }
 
-func (q *QuicGo) OnPacketSent(now time.Duration, _, _ int) { q.lastSentAt = now }
+// PacingRate is quic-go's: the window per smoothed RTT, ×2 in slow start
+// and ×1.25 otherwise.
+func (q *QuicGo) PacingRate(time.Duration) float64 {
+	gain := quicGoPacingGain
+	if q.InSlowStart() {
+		gain = quicGoSlowStartPacingGain
+	}
+	return gain * float64(q.cwnd) / q.srtt.Seconds()
+}
+
+func (q *QuicGo) OnPacketSent(now time.Duration, _, bytesInFlight int) {
+	q.lastSentAt, q.inFlight = now, bytesInFlight
+}
+
+// cwndLimited is quic-go's isCwndLimited: the window is (nearly) used, or
+// in slow start more than half of it is.
+func (q *QuicGo) cwndLimited() bool {
+	if q.priorInFlight >= q.cwnd {
+		return true
+	}
+	return (q.InSlowStart() && q.priorInFlight > q.cwnd/2) || q.cwnd-q.priorInFlight <= quicGoMaxBurstPackets*q.cfg.MSS
+}
 
 // OnAck is NewReno's, and ends HyStart's round on the ACK of a packet sent
 // after the round began (quic-go: HybridSlowStart.OnPacketAcked, called in
 // slow start outside recovery).
+// A sender that does not use its window leaves recovery but does not grow.
 func (q *QuicGo) OnAck(now time.Duration, bytes int, sentAt time.Duration, rtt RTT) {
+	if now != q.ackAt {
+		q.ackAt, q.priorInFlight = now, q.inFlight
+	}
+	q.inFlight -= bytes
 	inRecovery := q.inRecovery && sentAt <= q.recoveryStart
 	if !inRecovery && q.InSlowStart() && sentAt > q.roundEnd {
 		q.roundStarted = false
 	}
+	if !inRecovery && !q.cwndLimited() {
+		q.inRecovery = false
+		return
+	}
 	q.NewReno.OnAck(now, bytes, sentAt, rtt)
+}
+
+// OnLoss is NewReno's with β = 0.7.
+func (q *QuicGo) OnLoss(now time.Duration, bytes int, sentAt time.Duration) {
+	q.inFlight -= bytes
+	q.NewReno.OnLoss(now, bytes, sentAt)
 }
 
 // OnRTTSample is quic-go's MaybeExitSlowStart (HybridSlowStart.
 // ShouldExitSlowStart), which it calls on every RTT sample.
 func (q *QuicGo) OnRTTSample(now time.Duration, rtt RTT) {
+	q.srtt = rtt.Smoothed
 	if !q.InSlowStart() {
 		return
 	}

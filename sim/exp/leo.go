@@ -14,8 +14,8 @@ import (
 // LEO runs (a spec with `leo:`, thesis ch. 3 / MACO) also record these.
 type LEOResult struct {
 	// Cwnd is each MPQUIC path's congestion window at the end of each bin,
-	// in packets (thesis Fig. 3.8; for BBR its inflight target, which
-	// carries the pacing gain, see sim/cc/bbr.go).
+	// in packets (thesis Fig. 3.8; for BBR its cwnd, the cwnd_gain·BDP cap:
+	// its pacing gain is in the pacing rate, see sim/cc/bbr.go).
 	Cwnd [][]float32
 	// Signals sums the MPQUIC paths' congestion signals (§3.6.3).
 	Signals cc.Signals

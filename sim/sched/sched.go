@@ -29,13 +29,18 @@ type PathView struct {
 	// Weight is the min-FCT path weight p_w (min-FCT Eq. 19) when the path
 	// set came from that scheme; 0 otherwise.
 	Weight float64
+	// PacingHeld is set while the path's pacer holds its next packet back
+	// (only paced controllers, see cc.Pacer): the path cannot send now even
+	// with window space, and the connection wakes itself when it can.
+	PacingHeld bool
 }
 
 // Space is the congestion window left, in bytes.
 func (p *PathView) Space() int { return p.Cwnd - p.InFlight }
 
-// CanSend reports whether a packet of size bytes fits in the window.
-func (p *PathView) CanSend(size int) bool { return p.InFlight+size <= p.Cwnd }
+// CanSend reports whether a packet of size bytes fits in the window and
+// the pacer lets it go now.
+func (p *PathView) CanSend(size int) bool { return !p.PacingHeld && p.InFlight+size <= p.Cwnd }
 
 // Queue lets a scheduler address chunks (MSS-sized pieces of the stream,
 // numbered from 0) that are waiting to be sent.
