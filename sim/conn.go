@@ -41,6 +41,9 @@ type AckFrame struct {
 	// and in 1 s (BDP1..BDP3); 0 when the link rate is unlimited.
 	BDP     [3]float64
 	MaxData int64 // connection flow-control limit in bytes (MAX_DATA)
+	// MaxStreamData is the stream's flow-control limit in bytes
+	// (MAX_STREAM_DATA of the connection's one stream).
+	MaxStreamData int64
 }
 
 // PathSpec is one path of a connection: the links data takes and those ACKs
@@ -81,6 +84,15 @@ func (ps PathSpec) access() func(time.Duration) (float64, time.Duration) {
 	}
 }
 
+// DefaultStreamWindow is the stream flow-control window when
+// ConnConfig.StreamWindow is 0: 6 MiB, the most quic-go v0.65.0's receive
+// window auto-tuning grows a stream's window to
+// (DefaultMaxReceiveStreamFlowControlWindow). quic-go starts at 512 KiB
+// and doubles the window when the application reads fast; that tuning is
+// not modelled, so a bulk transfer here has the grown window from the
+// start.
+const DefaultStreamWindow = 6 << 20
+
 // ConnConfig configures a connection.
 type ConnConfig struct {
 	Flow        int
@@ -91,6 +103,12 @@ type ConnConfig struct {
 	// RecvWindow is the connection flow-control window in bytes the
 	// receiver keeps open beyond what it delivered (0: 16 MiB).
 	RecvWindow int64
+	// StreamWindow is the stream flow-control window in bytes
+	// (MAX_STREAM_DATA): the receiver lets the sender send at most this far
+	// beyond what it delivered in order on the stream (0:
+	// DefaultStreamWindow). A connection carries one stream, so the
+	// smaller of the two windows is the binding one.
+	StreamWindow int64
 	// AckOnFastest sends each ACK on the path with the lowest base delay
 	// back (MMQUIC's "return the ACK as soon as possible"); otherwise on the
 	// path it acknowledges.
@@ -109,6 +127,9 @@ func (c *ConnConfig) defaults() {
 	}
 	if c.RecvWindow == 0 {
 		c.RecvWindow = 16 << 20
+	}
+	if c.StreamWindow == 0 {
+		c.StreamWindow = DefaultStreamWindow
 	}
 	if c.AckEvery == 0 {
 		c.AckEvery = 2
@@ -130,6 +151,8 @@ func (c ConnConfig) Validate() error {
 		return fmt.Errorf("overhead_bytes: %d must be in [0, packet_bytes)", c.Overhead)
 	case c.RecvWindow < int64(c.PacketBytes):
 		return fmt.Errorf("recv_window_bytes: %d is smaller than a packet", c.RecvWindow)
+	case c.StreamWindow < int64(c.PacketBytes):
+		return fmt.Errorf("stream_window_bytes: %d is smaller than a packet", c.StreamWindow)
 	}
 	if _, err := cc.New(c.CC, cc.Config{MSS: c.PacketBytes}); err != nil {
 		return fmt.Errorf("cc: %w", err)
@@ -206,6 +229,7 @@ type Conn struct {
 	redCursor  []int
 	ackedN     int
 	peerMax    int64 // MAX_DATA from the receiver (bytes)
+	peerStream int64 // MAX_STREAM_DATA from the receiver (bytes)
 	sending    bool
 	paced      bool // some path's controller paces
 	OnAllAcked func(now time.Duration)
@@ -225,7 +249,7 @@ func NewConn(s *Sim, cfg ConnConfig, paths []PathSpec) (*Conn, error) {
 		return nil, fmt.Errorf("scheduler: %w", err)
 	}
 	c := &Conn{sim: s, cfg: cfg, sch: sch, payload: cfg.PacketBytes - cfg.Overhead, sentAhead: map[int]bool{}}
-	c.peerMax = cfg.RecvWindow
+	c.peerMax, c.peerStream = cfg.RecvWindow, cfg.StreamWindow
 	group := cc.NewGroup() // the coupled controllers' shared state
 	for i, ps := range paths {
 		ctl, err := cc.New(cfg.CC, cc.Config{MSS: cfg.PacketBytes, Group: group, Access: ps.access()})
@@ -305,8 +329,13 @@ func (c *Conn) ensure(ch int) {
 	}
 }
 
+// fcMax is the stream offset flow control lets the sender reach: the
+// lower of the connection's and the stream's limits (one stream carries
+// all data, so its offsets are the connection's).
+func (c *Conn) fcMax() int64 { return min(c.peerMax, c.peerStream) }
+
 // fcLimit is the number of chunks flow control allows.
-func (c *Conn) fcLimit() int { return int(c.peerMax / int64(c.payload)) }
+func (c *Conn) fcLimit() int { return int(c.fcMax() / int64(c.payload)) }
 
 // newLimit is one past the last new chunk that may be sent.
 func (c *Conn) newLimit() int { return min(c.nChunks, c.fcLimit()) }
@@ -385,7 +414,7 @@ func (c *Conn) fillView() {
 	v := &c.view
 	v.Now = c.sim.now
 	v.Pending = c.pending()
-	v.SendWindow = int(min(c.peerMax-int64(c.ackedN)*int64(c.payload), math.MaxInt32))
+	v.SendWindow = int(min(c.fcMax()-int64(c.ackedN)*int64(c.payload), math.MaxInt32))
 	for i, p := range c.paths {
 		pv := &v.Paths[i]
 		*pv = sched.PathView{
@@ -538,10 +567,8 @@ func (c *Conn) Receive(pkt *Packet) {
 // onAck processes one MMQUIC ACK frame (RFC 9002 §6, A.7).
 func (c *Conn) onAck(f *AckFrame) {
 	now := c.sim.now
-	grew := f.MaxData > c.peerMax
-	if grew {
-		c.peerMax = f.MaxData
-	}
+	grew := f.MaxData > c.peerMax || f.MaxStreamData > c.peerStream
+	c.peerMax, c.peerStream = max(c.peerMax, f.MaxData), max(c.peerStream, f.MaxStreamData)
 	p := c.paths[f.Path]
 	p.bdp = f.BDP
 	largest := f.Ranges[0].hi

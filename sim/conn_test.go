@@ -79,3 +79,46 @@ func TestProbeCopyAcked(t *testing.T) {
 		t.Fatalf("delivered all: %v; sent %d packets for 5 chunks", done, c.paths[0].Stats.Sent)
 	}
 }
+
+// TestStreamWindow: a stream window smaller than the path's BDP caps the
+// transfer at about window/RTT (MAX_STREAM_DATA returns with the ACKs, one
+// round trip after the data), and the sender never has more than the
+// window beyond what the receiver delivered in order. The connection
+// window (16 MiB) is not what binds.
+func TestStreamWindow(t *testing.T) {
+	const window = 100_000
+	s := New(1)
+	// 100 Mbit/s, 40 ms RTT: BDP 500 kB, five times the window.
+	c, err := NewConn(s, ConnConfig{StreamWindow: window}, dumbbell(s, 1, 100, 20*time.Millisecond, 0, 1000))
+	if err != nil {
+		t.Fatal(err)
+	}
+	const size = 10_000_000
+	var fct time.Duration
+	c.Receiver().OnDeliver = func(d Delivery) {
+		if d.Chunk == c.Written()-1 {
+			fct = s.Now()
+			s.Stop()
+		}
+	}
+	var check *Timer
+	check = s.NewTimer(func() {
+		ahead := int64(c.nextNew-c.Receiver().Delivered()) * int64(c.Payload())
+		if ahead > window {
+			t.Fatalf("%v: %d bytes sent beyond in-order delivery, window %d", s.Now(), ahead, window)
+		}
+		check.Set(s.Now() + time.Millisecond)
+	})
+	check.Set(0)
+	c.Write(size)
+	s.Run(time.Minute, 0, nil)
+	if fct == 0 {
+		t.Fatal("transfer did not complete")
+	}
+	goodput := float64(size) / fct.Seconds()
+	bound := window / (40 * time.Millisecond).Seconds() // 2.5 MB/s
+	t.Logf("fct %v, goodput %.0f B/s, window/RTT %.0f B/s", fct, goodput, bound)
+	if goodput < 0.8*bound || goodput > 1.05*bound {
+		t.Errorf("goodput %.0f B/s, want within [0.8, 1.05]× window/RTT = %.0f", goodput, bound)
+	}
+}

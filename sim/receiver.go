@@ -191,8 +191,9 @@ func (r *ConnReceiver) sendAck(i int) {
 	}
 	rp.unacked = 0
 	now := r.sim.now
+	delivered := int64(r.next) * int64(r.conn.payload)
 	f := &AckFrame{Path: i, Ranges: append([]pnRange(nil), rp.ranges...), AckDelay: now - rp.largestAt,
-		MaxData: int64(r.next)*int64(r.conn.payload) + r.conn.cfg.RecvWindow}
+		MaxData: delivered + r.conn.cfg.RecvWindow, MaxStreamData: delivered + r.conn.cfg.StreamWindow}
 	// MMQUIC BDP1..3 (thesis §2.4.2): the data path's rate now, in 0.5 s
 	// and in 1 s times its base RTT, from the cross-layer database.
 	for k, dt := range [3]time.Duration{0, 500 * time.Millisecond, time.Second} {

@@ -68,6 +68,37 @@ func TestQuicGoReno(t *testing.T) {
 	}
 }
 
+// quic-go paces at 2·cwnd/sRTT in slow start (sRTT 100 ms before the first
+// sample) and 1.25·cwnd/sRTT after, and grows the window only while the
+// sender uses it.
+func TestQuicGoPacingAndCwndLimited(t *testing.T) {
+	const ms = time.Millisecond
+	q := NewQuicGo(Config{MSS: 1441})
+	if got, want := q.PacingRate(0), 2*40960/0.1; got != want {
+		t.Fatalf("initial pacing rate %v, want 2·40960 B/100 ms = %v", got, want)
+	}
+	q.OnRTTSample(0, RTT{Latest: 50 * ms, Smoothed: 50 * ms, Min: 50 * ms})
+	if got, want := q.PacingRate(0), 2*40960/0.05; got != want {
+		t.Fatalf("slow-start pacing rate %v, want %v", got, want)
+	}
+	// Slow start, 20 of 28 packets' worth in flight (> cwnd/2): grows.
+	q.OnPacketSent(ms, 1441, 20*1441)
+	q.OnAck(60*ms, 1441, ms, RTT{})
+	if q.Window() != 40960+1441 {
+		t.Fatalf("window %d, want one MSS more while window-limited", q.Window())
+	}
+	// Only 5 packets in flight of a 29-packet window: not window-limited.
+	q.OnPacketSent(61*ms, 1441, 5*1441)
+	q.OnAck(120*ms, 1441, 61*ms, RTT{})
+	if q.Window() != 40960+1441 {
+		t.Fatalf("window %d grew while the sender left most of it unused", q.Window())
+	}
+	q.OnLoss(130*ms, 1441, 125*ms)
+	if got, want := q.PacingRate(0), 1.25*float64(q.Window())/0.05; got != want {
+		t.Fatalf("congestion-avoidance pacing rate %v, want 1.25·cwnd/sRTT = %v", got, want)
+	}
+}
+
 // quic-go's hybrid slow start leaves slow start when the least of a round's
 // first 8 RTT samples exceeds min RTT + clamp(min RTT/8, 4 ms, 16 ms), and
 // only from 16 packets of window.

@@ -127,6 +127,21 @@ variants: [{scheme: quic}, {scheme: lrf}, {scheme: pquic}, {scheme: minfct}]
 	}
 }
 
+// TestStreamWindowWired: transport.stream_window_bytes reaches the
+// connection (0 leaves the simulator's default).
+func TestStreamWindowWired(t *testing.T) {
+	dir := t.TempDir()
+	write(t, dir, "two.yaml", twoPaths)
+	f := write(t, dir, "sw.yaml", "name: sw\nscenario: two.yaml\napp: {size_mb: 1}\ntransport: {stream_window_bytes: 100000}\nvariants: [{}]\n")
+	s, err := Load(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := s.connConfig(s.Variants[0], 0).StreamWindow; got != 100000 {
+		t.Fatalf("stream window %d, want 100000", got)
+	}
+}
+
 func TestBadSpec(t *testing.T) {
 	dir := t.TempDir()
 	write(t, dir, "two.yaml", twoPaths)
@@ -138,6 +153,8 @@ func TestBadSpec(t *testing.T) {
 		{"scenario: two.yaml\napp: {size_mb: 1}\npath_counts: [3]\nvariants: [{}]\n", "path_counts[0]: 3 is outside [1, 2]"},
 		{"scenario: two.yaml\napp: {size_mb: 1}\nseeds: -2\nvariants: [{}]\n", "seeds: -2 is outside"},
 		{"scenario: two.yaml\napp: {size_mb: 1}\ntransport: {packet_bytes: 50}\nvariants: [{}]\n", "transport.packet_bytes: 50 is outside"},
+		{"scenario: two.yaml\napp: {size_mb: 1}\ntransport: {stream_window_bytes: 1000}\nvariants: [{}]\n", "transport.stream_window_bytes: 1000 is smaller than a packet"},
+		{"scenario: two.yaml\napp: {size_mb: 1}\ntransport: {stream_window_bytes: -5}\nvariants: [{}]\n", "transport.stream_window_bytes: -5 is smaller than a packet"},
 		{"scenario: two.yaml\napp: {kind: video}\nvariants: [{}]\n", `app.kind: unknown application "video"`},
 		{"scenario: two.yaml\ntopology: builtin:abilene\napp: {size_mb: 1}\nvariants: [{}]\n", "scenario, topology, mobility, leo: give exactly one"},
 		{"leo: {spacing_km: 300}\napp: {size_mb: 1}\nvariants: [{}]\n", "leo.footprint_km: 460 is too small"},

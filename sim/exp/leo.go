@@ -135,7 +135,7 @@ func (s *Spec) runLEO(ctx context.Context, sm *sim.Sim, va Variant, rc *recorder
 	for slot := range 2 {
 		for j := 0; j < c.Background; j++ {
 			bc, err := sim.NewConn(sm, sim.ConnConfig{Flow: 1 + 2*j + slot, PacketBytes: s.Transport.PacketBytes,
-				RecvWindow: s.Transport.RecvWindowBytes, AckEvery: s.Transport.AckEvery, CC: "newreno", Scheduler: "single"},
+				RecvWindow: s.Transport.RecvWindowBytes, StreamWindow: s.Transport.StreamWindowBytes, AckEvery: s.Transport.AckEvery, CC: "newreno", Scheduler: "single"},
 				[]sim.PathSpec{net.BackgroundPath(slot)})
 			if err != nil {
 				return err

@@ -135,7 +135,7 @@ func pathsTag(n int) string {
 // connConfig is the transport configuration for variant v.
 func (s *Spec) connConfig(v Variant, flow int) sim.ConnConfig {
 	t := s.Transport
-	return sim.ConnConfig{Flow: flow, PacketBytes: t.PacketBytes, RecvWindow: t.RecvWindowBytes, AckEvery: t.AckEvery,
+	return sim.ConnConfig{Flow: flow, PacketBytes: t.PacketBytes, RecvWindow: t.RecvWindowBytes, StreamWindow: t.StreamWindowBytes, AckEvery: t.AckEvery,
 		AckOnFastest: t.AckOnFastest, CC: v.CC, Scheduler: v.Scheduler}
 }
 

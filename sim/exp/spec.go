@@ -61,8 +61,11 @@ type Spec struct {
 type Transport struct {
 	PacketBytes     int   `yaml:"packet_bytes"`      // default 1500
 	RecvWindowBytes int64 `yaml:"recv_window_bytes"` // default 16 MiB
-	AckEvery        int   `yaml:"ack_every"`         // default 2
-	AckOnFastest    bool  `yaml:"ack_on_fastest"`    // MMQUIC ACK path choice
+	// StreamWindowBytes is the stream flow-control window (MAX_STREAM_DATA;
+	// default sim.DefaultStreamWindow, 6 MiB, not auto-tuned).
+	StreamWindowBytes int64 `yaml:"stream_window_bytes"`
+	AckEvery          int   `yaml:"ack_every"`      // default 2
+	AckOnFastest      bool  `yaml:"ack_on_fastest"` // MMQUIC ACK path choice
 }
 
 // App is the workload of each flow.
@@ -281,12 +284,15 @@ func (s *Spec) prepare() error {
 		labels[v.Label] = true
 	}
 	t := &s.Transport
-	cfg := sim.ConnConfig{PacketBytes: t.PacketBytes, RecvWindow: t.RecvWindowBytes, AckEvery: t.AckEvery}
+	cfg := sim.ConnConfig{PacketBytes: t.PacketBytes, RecvWindow: t.RecvWindowBytes, StreamWindow: t.StreamWindowBytes, AckEvery: t.AckEvery}
 	if t.PacketBytes == 0 {
 		cfg.PacketBytes = 1500
 	}
 	if t.RecvWindowBytes == 0 {
 		cfg.RecvWindow = 16 << 20
+	}
+	if t.StreamWindowBytes == 0 {
+		cfg.StreamWindow = sim.DefaultStreamWindow
 	}
 	cfg.Overhead, cfg.CC, cfg.Scheduler = 52, "newreno", "minrtt"
 	if t.AckEvery < 0 || t.AckEvery > 64 {
