@@ -27,9 +27,9 @@ type LEOResult struct {
 	// Recovery times (Fig. 3.11), ms: "from the moment that the subflow
 	// enters a specific phase (i.e., SS or CA) until the moment that the
 	// cwnd reaches the path BDP" (§3.6.3). A subflow enters SS at the
-	// transfer's start and when a restart (persistent congestion) puts it
-	// back in slow start, and CA when it leaves slow start or cuts its
-	// window (by more than a quarter) in CA. The path BDP is the subflow's
+	// transfer's start (CA if it starts above its SST) and when a restart
+	// (persistent congestion) puts it back in slow start, and CA when it
+	// leaves slow start or cuts its window (by more than a quarter) in CA. The path BDP is the subflow's
 	// equal share of its satellite link's C·D: Eq. 3.3's capacity times
 	// Eq. 3.11's D, over the flows on that satellite (background TCP flows
 	// and the connection's subflows there): "the available bottleneck
@@ -91,6 +91,7 @@ func mergeLEO(c, o *leo.Constellation) {
 type recoveryWatch struct {
 	ctl    cc.Controller
 	target func(now time.Duration) float64 // the path BDP, bytes
+	begun  bool                            // sampled before
 	inSS   bool
 	prev   int
 	phase  int // 0: no recovery running, else phaseSS or phaseCA
@@ -108,10 +109,10 @@ func (w *recoveryWatch) sample(now time.Duration) {
 	switch {
 	case ss && !w.inSS:
 		w.enter(phaseSS, now)
-	case !ss && (w.inSS || cw < w.prev*3/4):
+	case !ss && (!w.begun || w.inSS || cw < w.prev*3/4):
 		w.enter(phaseCA, now)
 	}
-	w.inSS, w.prev = ss, cw
+	w.begun, w.inSS, w.prev = true, ss, cw
 	if w.phase != 0 && float64(cw) >= w.target(now) {
 		ms := float64(now-w.start) / 1e6
 		if w.phase == phaseSS {

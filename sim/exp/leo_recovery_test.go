@@ -54,4 +54,15 @@ func TestRecoveryWatch(t *testing.T) {
 	if lr.SSUnrecovered != 1 || lr.CAUnrecovered != 1 {
 		t.Errorf("unrecovered SS %d, CA %d; want 1, 1", lr.SSUnrecovered, lr.CAUnrecovered)
 	}
+	// A subflow that starts above its SST (MACO with B̄ below Ω) enters CA
+	// at the start: 30 ms to the BDP.
+	f.w, f.ss = 60000, false
+	lr2 := &LEOResult{}
+	w = &recoveryWatch{ctl: f, target: func(time.Duration) float64 { return 100e3 }, lr: lr2}
+	w.sample(0)
+	f.w = 100000
+	w.sample(30 * ms)
+	if !slices.Equal(lr2.RecoveryCAMs, []float64{30}) || len(lr2.RecoverySSMs) != 0 {
+		t.Errorf("start in CA: SS %v, CA %v; want [], [30]", lr2.RecoverySSMs, lr2.RecoveryCAMs)
+	}
 }
