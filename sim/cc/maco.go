@@ -38,9 +38,14 @@ import (
 //     whenever the loss is not congestion, so a handover or channel loss
 //     does not pause the increase either.
 //   - T_r of Eq. 3.26 (the largest RTT "ever experienced") is the largest
-//     sample since the subflow (re)started; "max_{r∈R} x_r²√T_r" is read as
-//     max over subflows of x_k²·√T_k; units are packets and seconds (see
-//     MACOIncrease for the derivation and why only packets are right).
+//     sample since the subflow (re)started: Elastic-TCP's Linux module,
+//     where T comes from, forgets it at a retransmission timeout, and
+//     persistent congestion is QUIC's counterpart. τ_k is the smoothed RTT
+//     (Algorithm 5 line 9's τ_k(t_n) could be the latest sample; smoothing
+//     keeps one delayed ACK from moving every subflow's increase).
+//     "max_{r∈R} x_r²√T_r" is read as max over subflows of x_k²·√T_k;
+//     units are packets and seconds (see MACOIncrease for the derivation
+//     and why only packets are right).
 //   - "For each ACK" (Eq. 3.26) and "# of ACKs" (Algorithm 4 line 18) are
 //     per acknowledged packet: the fluid model behind Eq. 3.26 has one ACK
 //     per packet (ACK rate x_r); counting ACK frames would halve both with
