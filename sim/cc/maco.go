@@ -29,23 +29,43 @@ import (
 //     126 of 127 in a 60 s run with 0.1 % channel loss. 5 % of a 100 ms
 //     RTT is about the spread of the Starlink RTTs of thesis Fig. 3.4(b).
 //   - The loss classification runs in slow start too (a handover loss in
-//     quick start should not halve either); one classification per recovery
-//     period (RFC 9002 §7.3.2), as other controllers reduce once.
+//     quick start should not halve either); one classification per loss
+//     episode: losses of packets sent before the episode's first loss was
+//     declared belong to it (RFC 9002 §7.3.2's recovery period), as other
+//     controllers reduce once per episode.
+//   - Only an episode classified as congestion opens a recovery period
+//     without growth. Algorithm 5's else branch (line 6) applies Eq. 3.26
+//     whenever the loss is not congestion, so a handover or channel loss
+//     does not pause the increase either.
 //   - T_r of Eq. 3.26 (the largest RTT "ever experienced") is the largest
-//     sample since the subflow (re)started; "max_{r∈R} x_r²√T_r" is read as
-//     max over subflows of x_k²·√T_k; units are packets and seconds.
+//     sample since the subflow (re)started: Elastic-TCP's Linux module,
+//     where T comes from, forgets it at a retransmission timeout, and
+//     persistent congestion is QUIC's counterpart. τ_k is the smoothed RTT
+//     (Algorithm 5 line 9's τ_k(t_n) could be the latest sample; smoothing
+//     keeps one delayed ACK from moving every subflow's increase).
+//     "max_{r∈R} x_r²√T_r" is read as max over subflows of x_k²·√T_k;
+//     units are packets and seconds (see MACOIncrease for the derivation
+//     and why only packets are right).
+//   - "For each ACK" (Eq. 3.26) and "# of ACKs" (Algorithm 4 line 18) are
+//     per acknowledged packet: the fluid model behind Eq. 3.26 has one ACK
+//     per packet (ACK rate x_r); counting ACK frames would halve both with
+//     the receiver's every-second-packet ACKs.
 //   - Algorithm 4 runs at creation and after persistent congestion (a
 //     "broken subflow", e.g. a handover outage). Ω is floored at the
 //     2-packet minimum window; with no history it is 4 MSS as the thesis
-//     says. SST is set to B̄ (Eq. 3.14) at those times.
+//     says. SST is set to B̄ (Eq. 3.14) at those times, even when B̄ is
+//     below Ω (the subflow then starts in congestion avoidance).
 type MACO struct {
-	cfg           Config
-	g             *Group
-	me            *subflow
-	ssthresh      float64
-	inRecovery    bool
-	recoveryStart time.Duration
-	sig           Signals
+	cfg      Config
+	g        *Group
+	me       *subflow
+	ssthresh float64
+	// episodeStart is when the current loss episode's first loss was
+	// declared (−1: none yet); cutting is set while that episode, having
+	// halved the window, is a recovery period without growth.
+	episodeStart time.Duration
+	cutting      bool
+	sig          Signals
 
 	akf       AKF
 	capN      float64 // Ĉ^N, bytes/s (0: no sample yet)
@@ -86,7 +106,7 @@ func NewMACO(cfg Config) *MACO {
 	if g == nil {
 		g = NewGroup()
 	}
-	m := &MACO{cfg: cfg, g: g, me: &subflow{}, recoveryStart: -1, minRTT: -1}
+	m := &MACO{cfg: cfg, g: g, me: &subflow{}, episodeStart: -1, minRTT: -1}
 	g.join(m.me)
 	m.readAccess(0)
 	m.quickStart(0)
@@ -229,7 +249,7 @@ func (m *MACO) quickStart(now time.Duration) {
 	m.lastOmega = QuickStartWindow(bdp, m.me.history, others, mss, float64(m.cfg.minWindow()))
 	m.me.cwnd = m.lastOmega
 	m.ssthresh = math.Inf(1)
-	if bdp > m.me.cwnd {
+	if bdp > 0 {
 		m.ssthresh = bdp // SST = B̄ (§3.4.2)
 	}
 	m.me.maxRTT = 0
@@ -294,10 +314,10 @@ func (m *MACO) measure(now time.Duration) {
 func (m *MACO) OnAck(now time.Duration, bytes int, sentAt time.Duration, _ RTT) {
 	m.ackedS += float64(bytes)
 	m.measure(now)
-	if m.inRecovery && sentAt <= m.recoveryStart {
+	if m.cutting && sentAt <= m.episodeStart {
 		return
 	}
-	m.inRecovery = false
+	m.cutting = false
 	if m.me.cwnd < m.ssthresh {
 		m.me.cwnd += float64(bytes)
 		return
@@ -309,7 +329,35 @@ func (m *MACO) OnAck(now time.Duration, bytes int, sentAt time.Duration, _ RTT) 
 // MACOIncrease is Eq. 3.26 per acknowledged packet on subflow me, in
 // packets (x_k = w_k/τ_k in packets/s, τ and T in seconds):
 //
-//	3·max_k(x_k²·√T_k) / (2·τ_r·(Σ_k x_k)^{5/2}).
+//	U_r = 3·max_k(x_k²·√T_k) / (2·τ_r·(Σ_k x_k)^{5/2}).
+//
+// Derivation (thesis §3.5.2, re-done to check each term). In the fluid
+// model of [51, 109] a subflow gains U_r per ACK and loses V_r per loss,
+// and φ_r = U_r/V_r sets the equilibrium loss rate. Elastic-TCP [9] adds
+// √(w·T/τ)/w packets per ACK (w in packets, T the largest RTT, τ the
+// current one) and halves, so with w = x·τ
+//
+//	φ^E = 2·√(T/τ)·w^{−3/2} = 2·√T·τ^{−2}·x^{−3/2},
+//	∂φ^E/∂x = −3·√T·τ^{−2}·x^{−5/2}                         (Eq. 3.20).
+//
+// MACO takes φ_r = θ_r/x_r (Eq. 3.19, so an equilibrium exists) and
+// matches the slope at the Elastic-TCP rate x^TCP: θ_r/x_r² =
+// 3·√T_r/(τ_r²·(x^TCP)^{5/2}) (Eq. 3.21). Goal 3 sets the aggregate to
+// that rate, Σ_k x_k = max_r x_r^TCP, and Eq. 3.22 moves the max onto
+// x_r²·√T_r (τ_r² stays outside, as Eq. 3.23 writes it):
+// θ_r = 3·max_k(x_k²√T_k)/(τ_r²·(Σx)^{5/2}). With V_r = w_r/2 = x_r·τ_r/2,
+// U_r = φ_r·V_r = θ_r·τ_r/2, which is the line above (Eqs. 3.25–3.26).
+//
+// Units: the seconds cancel (x²·√T/(τ·x^{5/2}) is s^0), so seconds or
+// milliseconds give the same U_r, but U_r scales as w^{−1/2}: it holds
+// only with windows in packets, as Elastic-TCP's √w does (in bytes it
+// would be √MSS ≈ 39 times smaller). Checks: one subflow with T = τ gives
+// 3/(2√w) per ACK, 1.5·√w packets per RTT (Elastic-TCP: √w; slope
+// matching, not φ matching, brings the 3/2). n equal subflows sharing one
+// bottleneck (aggregate W packets) gain 3·√W/(2n²) packets per RTT
+// together: 0.375·√W for two, against NewReno's 1 (about 12 at W = 1000).
+// Goal 3 is a lower bound (at least Elastic-TCP's throughput), so the
+// equation is not built to be friendly to NewReno, and it is not.
 func MACOIncrease(g *Group, me *subflow, mss float64) float64 {
 	sum, best := 0.0, 0.0
 	for _, s := range g.subs {
@@ -337,10 +385,10 @@ func IsCongestion(tp, capPred float64, rtt, d, deltaR time.Duration) bool {
 // OnLoss classifies the loss episode (Algorithm 5); only congestion halves
 // the window and enters the window in 𝒲_r.
 func (m *MACO) OnLoss(now time.Duration, _ int, sentAt time.Duration) {
-	if m.inRecovery && sentAt <= m.recoveryStart {
-		return
+	if sentAt <= m.episodeStart {
+		return // this episode was classified at its first loss
 	}
-	m.inRecovery, m.recoveryStart = true, now
+	m.episodeStart = now
 	m.sig.LossEvents++
 	capPred := m.capA
 	if capPred <= 0 {
@@ -350,6 +398,7 @@ func (m *MACO) OnLoss(now time.Duration, _ int, sentAt time.Duration) {
 		return
 	}
 	m.sig.Reductions++
+	m.cutting = true
 	m.me.history = append(m.me.history, m.me.cwnd)
 	m.me.cwnd = max(m.me.cwnd/2, float64(m.cfg.minWindow()))
 	m.ssthresh = m.me.cwnd
@@ -360,6 +409,6 @@ func (m *MACO) OnLoss(now time.Duration, _ int, sentAt time.Duration) {
 func (m *MACO) OnPersistentCongestion(now time.Duration) {
 	m.readAccess(now)
 	m.quickStart(now)
-	m.inRecovery, m.recoveryStart = false, now
+	m.cutting, m.episodeStart = false, now
 	m.sampled = false
 }

@@ -24,14 +24,23 @@ type LEOResult struct {
 	// flows on that satellite in those bins (0 elsewhere).
 	SharedBins []bool
 	BgBins     []float64
-	// Recovery times (Fig. 3.11), ms: SS — from entering slow start (the
-	// start, or a restart after persistent congestion) to leaving it; CA —
-	// from a window reduction of more than 30 % to regaining the window
-	// held before it. Sampled every 10 ms.
+	// Recovery times (Fig. 3.11), ms: "from the moment that the subflow
+	// enters a specific phase (i.e., SS or CA) until the moment that the
+	// cwnd reaches the path BDP" (§3.6.3). A subflow enters SS at the
+	// transfer's start (CA if it starts above its SST) and when a restart
+	// (persistent congestion) puts it back in slow start, and CA when it
+	// leaves slow start or cuts its window (by more than a quarter) in CA. The path BDP is the subflow's
+	// equal share of its satellite link's C·D: Eq. 3.3's capacity times
+	// Eq. 3.11's D, over the flows on that satellite (background TCP flows
+	// and the connection's subflows there): "the available bottleneck
+	// bandwidth of the tagged flow" of §3.4.1's BDP definition. A phase
+	// entered at or above that BDP counts 0. Windows are sampled every
+	// 10 ms from the transfer's start.
 	RecoverySSMs, RecoveryCAMs []float64
-	// CAUnrecovered counts CA recoveries cut short by another reduction or
-	// by the end of the run (left out of RecoveryCAMs).
-	CAUnrecovered int
+	// SSUnrecovered and CAUnrecovered count the phases left (by the next
+	// phase entry) or still running at the end of the run without the
+	// window reaching the path BDP (not in RecoverySSMs/RecoveryCAMs).
+	SSUnrecovered, CAUnrecovered int
 }
 
 // leoSpec is the constellation of variant va: the spec's, with the
@@ -77,40 +86,60 @@ func mergeLEO(c, o *leo.Constellation) {
 	}
 }
 
-// recoveryWatch samples one controller every 10 ms for the recovery times.
+// recoveryWatch samples one controller every 10 ms for the recovery times
+// (see LEOResult).
 type recoveryWatch struct {
-	ctl              cc.Controller
-	inSS             bool
-	ssStart          time.Duration
-	prev             int
-	caStart          time.Duration
-	caTarget         int // 0: no CA recovery running
-	ssTimes, caTimes *[]float64
-	unrecovered      *int
+	ctl    cc.Controller
+	target func(now time.Duration) float64 // the path BDP, bytes
+	begun  bool                            // sampled before
+	inSS   bool
+	prev   int
+	phase  int // 0: no recovery running, else phaseSS or phaseCA
+	start  time.Duration
+	lr     *LEOResult
 }
+
+const (
+	phaseSS = 1 + iota
+	phaseCA
+)
 
 func (w *recoveryWatch) sample(now time.Duration) {
 	cw, ss := w.ctl.Window(), w.ctl.InSlowStart()
 	switch {
 	case ss && !w.inSS:
-		w.inSS, w.ssStart = true, now
-	case !ss && w.inSS:
-		w.inSS = false
-		*w.ssTimes = append(*w.ssTimes, float64(now-w.ssStart)/1e6)
+		w.enter(phaseSS, now)
+	case !ss && (!w.begun || w.inSS || cw < w.prev*3/4):
+		w.enter(phaseCA, now)
 	}
-	if w.caTarget > 0 && cw >= w.caTarget {
-		*w.caTimes = append(*w.caTimes, float64(now-w.caStart)/1e6)
-		w.caTarget = 0
-	}
-	if !ss && cw < w.prev*7/10 { // a reduction by more than 30 %
-		if w.caTarget == 0 {
-			w.caTarget = w.prev
+	w.begun, w.inSS, w.prev = true, ss, cw
+	if w.phase != 0 && float64(cw) >= w.target(now) {
+		ms := float64(now-w.start) / 1e6
+		if w.phase == phaseSS {
+			w.lr.RecoverySSMs = append(w.lr.RecoverySSMs, ms)
 		} else {
-			*w.unrecovered++ // cut again before it recovered
+			w.lr.RecoveryCAMs = append(w.lr.RecoveryCAMs, ms)
 		}
-		w.caStart = now
+		w.phase = 0
 	}
-	w.prev = cw
+}
+
+// enter starts a recovery in phase at now; one still running is counted
+// unrecovered.
+func (w *recoveryWatch) enter(phase int, now time.Duration) {
+	w.end()
+	w.phase, w.start = phase, now
+}
+
+// end counts a running recovery as unrecovered.
+func (w *recoveryWatch) end() {
+	switch w.phase {
+	case phaseSS:
+		w.lr.SSUnrecovered++
+	case phaseCA:
+		w.lr.CAUnrecovered++
+	}
+	w.phase = 0
 }
 
 func (s *Spec) runLEO(ctx context.Context, sm *sim.Sim, va Variant, rc *recorder) error {
@@ -169,9 +198,27 @@ func (s *Spec) runLEO(ctx context.Context, sm *sim.Sim, va Variant, rc *recorder
 		}
 	}
 	sm.At(bin, binTick)
-	watches := make([]*recoveryWatch, len(paths))
-	for i := range paths {
-		watches[i] = &recoveryWatch{ctl: conn.Controller(i), ssTimes: &lr.RecoverySSMs, caTimes: &lr.RecoveryCAMs, unrecovered: &lr.CAUnrecovered}
+	// Recovery times: the paths the scheduler uses, from the transfer's
+	// start; a path's BDP share counts the flows on its satellite.
+	used := len(paths)
+	if va.Scheduler == "single" {
+		used = 1
+	}
+	share := func(i int) func(time.Duration) float64 {
+		return func(now time.Duration) float64 {
+			bdp, slot := net.AccessBDP(i, now)
+			flows := c.Background
+			for j := range used {
+				if _, s := net.AccessBDP(j, now); s == slot {
+					flows++
+				}
+			}
+			return bdp / float64(flows)
+		}
+	}
+	var watches []*recoveryWatch
+	for i := range used {
+		watches = append(watches, &recoveryWatch{ctl: conn.Controller(i), target: share(i), lr: lr})
 	}
 	var watch func()
 	watch = func() {
@@ -182,14 +229,12 @@ func (s *Spec) runLEO(ctx context.Context, sm *sim.Sim, va Variant, rc *recorder
 			sm.After(10*time.Millisecond, watch)
 		}
 	}
-	sm.At(0, watch)
 	rc.first = time.Duration(c.StartS * float64(time.Second))
+	sm.At(rc.first, watch)
 	s.startApp(sm, conn, &fr, rc.first, rc, func() { sm.Stop() })
 	sm.Run(until, time.Second, stopper(ctx, sm))
 	for _, w := range watches {
-		if w.caTarget > 0 {
-			lr.CAUnrecovered++
-		}
+		w.end()
 	}
 	for i := range paths {
 		if sc, ok := conn.Controller(i).(cc.SignalCounter); ok {

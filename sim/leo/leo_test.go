@@ -142,4 +142,16 @@ func TestNetworkShares(t *testing.T) {
 	if r := n.Sat[0].Down.Params().RateBps; r < 190e6 || r > 201e6 {
 		t.Fatalf("satellite link rate %.1f Mbit/s", r/1e6)
 	}
+	// AccessBDP: at 1 s both interfaces on satellite 0 (C·D ≈ 200 Mbit/s ·
+	// 97.4 ms ≈ 2.4 MB, the same slot); after the handover, other slots.
+	b0, s0 := n.AccessBDP(0, time.Second)
+	b1, s1 := n.AccessBDP(1, time.Second)
+	k := c.Satellite(0, time.Second)
+	want := c.CapacityBps(c.DistanceM(k, time.Second)) / 8 * c.PropRTT(k, time.Second).Seconds()
+	if s0 != s1 || b0 != b1 || math.Abs(b0-want) > 1 || b0 < 2.3e6 || b0 > 2.5e6 {
+		t.Fatalf("AccessBDP at 1 s: %.0f B slot %d, %.0f B slot %d; want %.0f B on one slot", b0, s0, b1, s1, want)
+	}
+	if _, s0 := n.AccessBDP(0, at); s0 == s1 {
+		t.Fatalf("AccessBDP after the handover: interface 0 still on slot %d", s0)
+	}
 }

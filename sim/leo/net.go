@@ -146,6 +146,16 @@ func (n *Network) Paths() []sim.PathSpec {
 	return out
 }
 
+// AccessBDP is interface iface's path BDP at t in bytes: C·D with C the
+// serving satellite's Eq. 3.3 capacity (as if the interface were up) and D
+// Eq. 3.11's round-trip propagation delay; slot is the satellite link slot
+// the interface uses then (interfaces on one slot share its bottleneck).
+func (n *Network) AccessBDP(iface int, t time.Duration) (bytes float64, slot int) {
+	o := n.orbit(t)
+	k := n.C.Satellite(iface, o)
+	return n.C.CapacityBps(n.C.DistanceM(k, o)) / 8 * n.C.PropRTT(k, o).Seconds(), mod2(k)
+}
+
 // BackgroundPath is the single path of background flow j on slot s: the
 // same terrestrial link and satellite slot, its own (never down) ground
 // terminal.
