@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/netip"
 	"strconv"
 	"strings"
 	"sync"
@@ -290,8 +291,14 @@ const DefaultStallTimeout = 800 * time.Millisecond
 const pathWait = 5 * time.Second
 
 // pick chooses the path of a request. Paths in avoid (tried already by this
-// request) and suspected paths are left out while others are up.
+// request), their sibling lanes (same local address: likely the same
+// failure) and suspected paths are left out while others are up, in that
+// order of giving in.
 func (c *Client) pick(ctx context.Context, r Request, avoid map[int]bool) (*path, *quic.Conn, error) {
+	avoidAddr := map[netip.Addr]bool{}
+	for id := range avoid {
+		avoidAddr[c.paths[id].Addr] = true
+	}
 	deadline := time.NewTimer(pathWait)
 	defer deadline.Stop()
 	for {
@@ -309,12 +316,13 @@ func (c *Client) pick(ctx context.Context, r Request, avoid map[int]bool) (*path
 				return p, conn, nil
 			}
 		}
-		for pass := 0; pass < 3; pass++ {
+		for pass := 0; pass < 4; pass++ {
 			var views []PathView
 			conns := map[int]*quic.Conn{}
 			for _, p := range c.paths {
 				p.mu.Lock()
-				ok := p.conn != nil && p.conn.Context().Err() == nil && (pass >= 2 || !avoid[p.id]) && (pass >= 1 || !now.Before(p.suspectUntil) || p.suspectUntil.IsZero())
+				ok := p.conn != nil && p.conn.Context().Err() == nil && (pass >= 3 || !avoid[p.id]) &&
+					(pass >= 2 || !now.Before(p.suspectUntil) || p.suspectUntil.IsZero()) && (pass >= 1 || !avoidAddr[p.Addr])
 				if ok {
 					st := p.conn.ConnectionStats()
 					rate := p.rate

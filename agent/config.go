@@ -30,11 +30,12 @@ type ClientFile struct {
 	CA             string         `yaml:"ca"`          // PEM certificate to trust
 	Token          string         `yaml:"token"`
 	TokenFile      string         `yaml:"token_file"`
-	Paths          []string       `yaml:"paths"`     // NAME=IP, one per interface
-	Listen         []string       `yaml:"listen"`    // proxy listen addresses
-	Scheduler      string         `yaml:"scheduler"` // see SchedulerNames
-	AppRule        string         `yaml:"app_rule"`  // host | port | header:NAME
-	Priority       map[string]int `yaml:"priority"`  // app → priority
+	Paths          []string       `yaml:"paths"`          // NAME=IP, one per interface
+	ConnsPerPath   int            `yaml:"conns_per_path"` // QUIC connections per interface (default 1; see Lanes)
+	Listen         []string       `yaml:"listen"`         // proxy listen addresses
+	Scheduler      string         `yaml:"scheduler"`      // see SchedulerNames
+	AppRule        string         `yaml:"app_rule"`       // host | port | header:NAME
+	Priority       map[string]int `yaml:"priority"`       // app → priority
 	StallTimeoutMS int64          `yaml:"stall_timeout_ms"`
 	IdleTimeoutMS  int64          `yaml:"idle_timeout_ms"`
 	Cache          *CacheFile     `yaml:"cache"`
@@ -79,6 +80,9 @@ func LoadClientFile(name string) (ClientFile, error) {
 	}
 	if err := yamlfile.Decode(name, data, &f); err != nil {
 		return f, err
+	}
+	if f.ConnsPerPath < 0 || f.ConnsPerPath > MaxLanes {
+		return f, fmt.Errorf("%s: conns_per_path %d: want 1 to %d", name, f.ConnsPerPath, MaxLanes)
 	}
 	if f.StallTimeoutMS < 0 || f.IdleTimeoutMS < 0 {
 		return f, fmt.Errorf("%s: timeouts must be >= 0", name)

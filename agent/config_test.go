@@ -36,6 +36,7 @@ metrics: 127.0.0.1:9100
 token_file: /tmp/t
 paths: [wifi=192.168.1.2, lte=10.0.0.2]
 listen: [127.0.0.1:8080, 127.0.0.1:8081]
+conns_per_path: 2
 scheduler: priority
 app_rule: port
 priority: {"8080": 4}
@@ -45,7 +46,7 @@ cache: {dir: /tmp/c, max_bytes: 1000000, default_ttl_s: 60}
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.Priority["8080"] != 4 || len(c.Paths) != 2 || c.Cache.MaxBytes != 1000000 {
+	if c.Priority["8080"] != 4 || len(c.Paths) != 2 || c.ConnsPerPath != 2 || c.Cache.MaxBytes != 1000000 {
 		t.Fatalf("%+v", c)
 	}
 	for _, bad := range []struct{ name, text, want string }{
@@ -55,6 +56,7 @@ cache: {dir: /tmp/c, max_bytes: 1000000, default_ttl_s: 60}
 		{"c2.yaml", "cache: {dir: ''}\n", "cache needs"},
 		{"c3.yaml", "priority: {a: 0}\n", "priority"},
 		{"c4.yaml", "paths: 3\n", "c4.yaml:1"},
+		{"c5.yaml", "conns_per_path: 9\n", "conns_per_path 9: want 1 to 4"},
 	} {
 		p := write(bad.name, bad.text)
 		var err error

@@ -2,6 +2,7 @@ package agent
 
 import (
 	"bufio"
+	"context"
 	"crypto/sha256"
 	"fmt"
 	"io"
@@ -284,5 +285,93 @@ func TestStripe(t *testing.T) {
 			t.Fatal("small response")
 		}
 		tc.Close()
+	}
+}
+
+// A path busy with another app's download when a large object starts
+// striping joins the object once it is free, however long that takes: here
+// the other download holds it 2.5 s (the piece workers once gave a busy
+// path up after 2 s, leaving the object to the other path alone).
+func TestStripeJoinsWhenPathFrees(t *testing.T) {
+	up := startUpstream(t)
+	ts := startServer(t, "", nil, up.hostport)
+	tc := startClient(t, ts, 2, true, func(c *ClientConfig) {
+		c.ListenPacket = shapedListen(func(net.IP) linkSpec { return linkSpec{rate: 1e6, delay: 5 * time.Millisecond} })
+		c.StripeMin = 3_000_000 // the other download is not striped
+		c.StripeChunk = 128 << 10
+	})
+	const other, big = 2_500_000, 5_000_000
+	done := make(chan []byte, 1)
+	go func() {
+		_, b := tc.get(t, fmt.Sprintf("%s/bytes/%d", up.URL, other))
+		done <- b
+	}()
+	busy := busyPath(t, tc.Client)
+	resp, body := tc.get(t, fmt.Sprintf("%s/bytes/%d", up.URL, big))
+	if resp.StatusCode != 200 || len(body) != big || sha256.Sum256(body) != patternSum(big) {
+		t.Fatalf("status %d, %d of %d bytes, or not intact", resp.StatusCode, len(body), big)
+	}
+	if b := <-done; len(b) != other {
+		t.Fatalf("other download: %d bytes", len(b))
+	}
+	if share := busy.bytes.Load() - other; share < big/5 {
+		t.Fatalf("the busy path %s carried %d bytes of the striped object, want >= %d", busy.Name, share, big/5)
+	}
+}
+
+func TestLanes(t *testing.T) {
+	ps, err := Lanes(loopbackPaths(2), 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, p := range ps {
+		got = append(got, fmt.Sprintf("%s=%s", p.Name, p.Addr))
+	}
+	if want := "[p0=127.0.0.21 p0#2=127.0.0.21 p1=127.0.0.22 p1#2=127.0.0.22]"; fmt.Sprint(got) != want {
+		t.Fatalf("lanes %v, want %s", got, want)
+	}
+	for _, n := range []int{0, MaxLanes + 1} {
+		if _, err := Lanes(ps, n); err == nil {
+			t.Errorf("Lanes(%d) accepted", n)
+		}
+	}
+}
+
+// With two connections (lanes) per interface, a stream whose interface
+// goes dark moves to the other interface at once, not to the sibling lane
+// that shares the dead interface.
+func TestMigrateAcrossInterfacesNotLanes(t *testing.T) {
+	up := startUpstream(t)
+	ts := startServer(t, "", func(c *ServerConfig) {
+		c.Limits = Limits{RateBytesPerSec: 3 << 20} // ~1.3 s for the response: time to cut a path
+	}, up.hostport)
+	tc := startClient(t, ts, 2, false, func(c *ClientConfig) {
+		c.Paths, _ = Lanes(c.Paths, 2)
+		c.StripeMin = -1 // one stream
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := tc.WaitReady(ctx, 4); err != nil {
+		t.Fatal(err)
+	}
+	const size = 4_000_000
+	var victim *path
+	body, _, resp := download(t, tc, fmt.Sprintf("%s/bytes/%d", up.URL, size), func(n int64) {
+		if n > 500_000 && victim == nil {
+			victim = busyPath(t, tc.Client)
+			ts.pc.setDrop(victim.Addr, true) // the interface: both its lanes
+		}
+	})
+	if resp.StatusCode != 200 || len(body) != size || sha256.Sum256(body) != patternSum(size) {
+		t.Fatalf("status %d, %d of %d bytes, or not intact", resp.StatusCode, len(body), size)
+	}
+	if m := tc.migrations.Load(); m != 1 {
+		t.Fatalf("%d migrations, want 1 (straight to the other interface)", m)
+	}
+	for _, p := range tc.paths {
+		if p.Addr == victim.Addr && p != victim && p.requests.Load() > 0 {
+			t.Fatalf("sibling lane %s of the dead interface got the request", p.Name)
+		}
 	}
 }

@@ -39,6 +39,38 @@ func ParseLocalPath(s string) (LocalPath, error) {
 	return LocalPath{Name: name, Addr: a}, nil
 }
 
+// MaxLanes bounds Lanes' n: beyond a few connections per interface the
+// extra loss tolerance is small and the unfairness to other flows large.
+const MaxLanes = 4
+
+// Lanes returns paths with each interface repeated n times: lane 1 keeps
+// the interface's name, lane k > 1 is named "NAME#k". Every lane is a QUIC
+// connection of its own over that interface, with its own congestion
+// controller. On a lossy link that is what lets the agent fill it: quic-go's
+// Reno halves its window (×0.7) on every random loss, so at 5 % loss and
+// 30 ms RTT one connection gets about 2 of 2.5 Mbit/s (BENCHMARKS.md, agent
+// experiment loss), where two are loss-limited at about twice that. The
+// cost is two flows' share at a bottleneck shared with other hosts, which
+// is why the default is one lane (the paper's one connection per
+// interface). Lanes of one interface share its address; ct-client moves a
+// failed stream to another interface before it tries a sibling lane.
+func Lanes(paths []LocalPath, n int) ([]LocalPath, error) {
+	if n < 1 || n > MaxLanes {
+		return nil, fmt.Errorf("connections per path %d: want 1 to %d", n, MaxLanes)
+	}
+	var out []LocalPath
+	for _, p := range paths {
+		for k := 1; k <= n; k++ {
+			name := p.Name
+			if k > 1 {
+				name = fmt.Sprintf("%s#%d", p.Name, k)
+			}
+			out = append(out, LocalPath{Name: name, Addr: p.Addr})
+		}
+	}
+	return out, nil
+}
+
 func cutLast(s, sep string) (string, string, bool) {
 	for i := len(s) - len(sep); i >= 0; i-- {
 		if s[i:i+len(sep)] == sep {

@@ -93,15 +93,21 @@ func (c *Client) stripe(w http.ResponseWriter, r *http.Request, hdr http.Header,
 	alive := len(pins)
 	stop := context.AfterFunc(ctx, func() { mu.Lock(); cond.Broadcast(); mu.Unlock() })
 	defer stop()
+	// more reports whether pieces are left for a worker to take.
+	more := func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return next < n
+	}
 	var wg sync.WaitGroup
 	for _, pin := range pins {
 		wg.Go(func() {
 			for {
-				worth := c.worthPiece(ctx, pin, size)
+				up := c.worthPiece(ctx, pin, size, more)
 				mu.Lock()
-				if !worth && alive > 1 {
-					// This path would only slow the object down (or is
-					// gone); the last worker never leaves with pieces left.
+				if !up && alive > 1 {
+					// The path is gone: the last worker never leaves
+					// with pieces left (its fetch moves like any request).
 					alive--
 					mu.Unlock()
 					return
@@ -168,26 +174,28 @@ const pieceSlack = 1.25
 // worthPiece waits until path pin is worth a piece: its expected time to
 // deliver one (RTT + its queue and the piece at its measured rate) is
 // within pieceSlack of the best path's — the ECF rule of multipath
-// schedulers (Lim et al., CoNEXT 2017), applied to pieces. A path that
-// stays not worth it for stripeGiveUp stops taking pieces.
-func (c *Client) worthPiece(ctx context.Context, pin int, size int64) bool {
-	deadline := time.Now().Add(stripeGiveUp)
+// schedulers (Lim et al., CoNEXT 2017), applied to pieces. A path busy
+// with other requests waits here rather than leaving the object for good
+// (it did once, and a 4 s small download on the fast path then left a
+// large one to the slow path alone: 4× slower): it becomes worth it again
+// when its queue drains. It returns true when the path is worth it, or
+// when no piece is left or ctx ends (the caller sees that), and false only
+// when the path has no connection.
+func (c *Client) worthPiece(ctx context.Context, pin int, size int64, more func() bool) bool {
 	for {
 		own, best, ok := c.pieceETAs(pin, size)
 		if !ok {
 			return false
 		}
-		if own <= best*pieceSlack {
+		if own <= best*pieceSlack || !more() || !sleepCtx(ctx, worthPoll) {
 			return true
-		}
-		if time.Now().After(deadline) || !sleepCtx(ctx, 20*time.Millisecond) {
-			return false
 		}
 	}
 }
 
-// stripeGiveUp bounds how long a slow path's worker waits to be useful.
-const stripeGiveUp = 2 * time.Second
+// worthPoll is how often a waiting worker re-evaluates its path: a small
+// fraction of a piece's time on any path worth striping over.
+const worthPoll = 20 * time.Millisecond
 
 // pieceETAs returns path pin's and the best path's expected seconds to
 // deliver size more bytes.

@@ -33,6 +33,7 @@ type AggRow struct {
 	// (total bytes / total capacity) / measured time.
 	IdealMs    float64 `json:"ideal_ms"`
 	Efficiency float64 `json:"efficiency"`
+	Runs       int     `json:"runs,omitempty"` // rows averaged (MeanAggregation)
 }
 
 // RunAggregation runs experiment 3: ct-client aggregating every path
@@ -52,14 +53,16 @@ func RunAggregation(ctx context.Context, cfg AggConfig) ([]AggRow, error) {
 		name   string
 		paths  []string
 		stripe int64
+		lanes  int
 	}{
-		{"ct aggregation", nil, 0},
-		{"ct aggregation, no striping", nil, -1},
-		{"ct pinned to " + pin, []string{pin}, 0},
+		{"ct aggregation", nil, 0, 1},
+		{"ct aggregation, 2 conns/path", nil, 0, 2},
+		{"ct aggregation, no striping", nil, -1, 1},
+		{"ct pinned to " + pin, []string{pin}, 0, 1},
 	}
 	var out []AggRow
 	for _, m := range modes {
-		e, err := newEnv(ctx, envConfig{Scenario: sc, Paths: m.paths, StripeMin: m.stripe, Seed: cfg.Seed, Logf: cfg.Logf})
+		e, err := newEnv(ctx, envConfig{Scenario: sc, Paths: m.paths, StripeMin: m.stripe, Lanes: m.lanes, Seed: cfg.Seed, Logf: cfg.Logf})
 		if err != nil {
 			return out, fmt.Errorf("%s: %w", m.name, err)
 		}
@@ -76,6 +79,33 @@ func RunAggregation(ctx context.Context, cfg AggConfig) ([]AggRow, error) {
 			MakespanMs: ms(span), IdealMs: ms(ideal), Efficiency: float64(ideal) / float64(span)})
 	}
 	return out, nil
+}
+
+// MeanAggregation averages rows of several runs by mode, in the order the
+// modes first appear; Runs counts them.
+func MeanAggregation(rows []AggRow) []AggRow {
+	var out []AggRow
+	at := map[string]int{}
+	for _, r := range rows {
+		i, ok := at[r.Mode]
+		if !ok {
+			i = len(out)
+			at[r.Mode] = i
+			out = append(out, AggRow{Mode: r.Mode, Paths: r.Paths})
+		}
+		m := &out[i]
+		m.Runs++
+		m.BigMs += r.BigMs
+		m.SmallMs += r.SmallMs
+		m.MakespanMs += r.MakespanMs
+		m.IdealMs += r.IdealMs
+		m.Efficiency += r.Efficiency
+	}
+	for i := range out {
+		m, n := &out[i], float64(out[i].Runs)
+		m.BigMs, m.SmallMs, m.MakespanMs, m.IdealMs, m.Efficiency = m.BigMs/n, m.SmallMs/n, m.MakespanMs/n, m.IdealMs/n, m.Efficiency/n
+	}
+	return out
 }
 
 func orDefault(s *scenario.Scenario) (*scenario.Scenario, error) {

@@ -48,6 +48,7 @@ type envConfig struct {
 	Paths        []string
 	Scheduler    string        // "": agent.DefaultScheduler
 	StripeMin    int64         // 0: agent default; < 0: no striping
+	Lanes        int           // QUIC connections per path (0: 1; agent.Lanes)
 	StallTimeout time.Duration // 0: agent default
 	Prefetch     []string      // upstream paths (/bytes/N) ct-server pushes
 	Cache        bool          // give the client a prefetch cache
@@ -134,6 +135,9 @@ func newEnv(ctx context.Context, cfg envConfig) (_ *env, err error) {
 	}
 	if len(paths) == 0 {
 		return nil, fmt.Errorf("no scenario path among %v", cfg.Paths)
+	}
+	if paths, err = agent.Lanes(paths, max(cfg.Lanes, 1)); err != nil {
+		return nil, err
 	}
 	ccfg := agent.ClientConfig{
 		Server: e.relay.Addr().String(), ServerName: "localhost",

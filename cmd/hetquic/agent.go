@@ -205,7 +205,8 @@ func agentClient(ctx context.Context, args []string) error {
 	ca := fs.String("ca", "", "PEM certificate to trust for ct-server (e.g. from agent server --write-ca)")
 	token := fs.String("token", "", "this client's token")
 	tokenFile := fs.String("token-file", "", "read the token from FILE")
-	paths := fs.String("paths", "", "local interfaces NAME=IP (or IP), comma-separated: one QUIC connection each")
+	paths := fs.String("paths", "", "local interfaces NAME=IP (or IP), comma-separated: one QUIC connection each (see --conns-per-path)")
+	lanes := fs.Int("conns-per-path", 0, "QUIC connections per interface, 1 to 4 (default 1): more fill lossy links (agent/README.md, Lanes)")
 	listen := fs.String("listen", "", "proxy listen addresses, comma-separated (default 127.0.0.1:8080)")
 	sched := fs.String("scheduler", "", fmt.Sprintf("path scheduler, one of %v (default %s)", agent.SchedulerNames, agent.DefaultScheduler))
 	appRule := fs.String("app-rule", "", "how apps are told apart: host, port or header:NAME (default host)")
@@ -248,6 +249,9 @@ func agentClient(ctx context.Context, args []string) error {
 	if *listen != "" {
 		f.Listen = splitList(*listen)
 	}
+	if *lanes != 0 {
+		f.ConnsPerPath = *lanes
+	}
 	if *stall > 0 {
 		f.StallTimeoutMS = stall.Milliseconds()
 	}
@@ -286,6 +290,9 @@ func agentClient(ctx context.Context, args []string) error {
 			return badInput(fmt.Errorf("agent client: %w", err))
 		}
 		cfg.Paths = append(cfg.Paths, lp)
+	}
+	if cfg.Paths, err = agent.Lanes(cfg.Paths, max(f.ConnsPerPath, 1)); err != nil {
+		return badInput(fmt.Errorf("agent client: %w", err))
 	}
 	if f.Scheduler == "" {
 		f.Scheduler = agent.DefaultScheduler

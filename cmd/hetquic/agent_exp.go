@@ -21,9 +21,10 @@ beside ct-server. Every body is checked byte by byte.
 
 Experiments:
   aggregate  (§V-B2, exp. 3) apps of 10 MB and 2.5 MB at once: aggregation
-             (default scheduler, striping), without striping, pinned to
-             one path (--mptcp: and kernel MPTCP in the root
-             lab); efficiency = (bytes / summed path rate) / makespan
+             (default scheduler, striping), the same with two QUIC
+             connections per path, without striping, pinned to one path
+             (--mptcp: and kernel MPTCP in the root lab); efficiency =
+             (bytes / summed path rate) / makespan; --repeat N: mean of N
   outage     (exp. 4) a 10 MB download; the path carrying it goes dark at
              --at for --outage: remaining time with and without migration
   loss       (§V-B1, exp. 2) 2.5 MB and 10 MB over one path at 0/1/2/5 % loss
@@ -50,6 +51,7 @@ func agentExperiment(ctx context.Context, args []string) error {
 	losses := fs.String("losses", "0,1,2,5", "loss: loss rates in %, comma-separated")
 	hsSize := fs.Int64("size", 10000, "handshake: object bytes (not scaled)")
 	rounds := fs.Int("rounds", 10, "handshake: measurements per row (median and min reported)")
+	repeat := fs.Int("repeat", 1, "aggregate: runs of every mode (seeds --seed, --seed+1, …), then the mean per mode")
 	withMPTCP := fs.Bool("mptcp", false, "aggregate: add the kernel MPTCP baseline (root lab, emu/lab; skipped with a note when unavailable)")
 	withTCP := fs.Bool("tcp", false, "handshake: add direct HTTPS over TCP (root lab, emu/lab)")
 	verbose := fs.Bool("v", false, "log the agent's events to stderr")
@@ -82,24 +84,39 @@ func agentExperiment(ctx context.Context, args []string) error {
 	var rows any
 	switch name {
 	case "aggregate":
-		r, err := experiments.RunAggregation(ctx, experiments.AggConfig{Scenario: sc, Big: size(10), Small: size(2.5), Pin: *pin, Seed: *seed, Logf: logf})
-		if err != nil {
-			return err
-		}
-		if *withMPTCP {
-			m, err := experiments.RunAggregationMPTCP(ctx, experiments.AggConfig{Scenario: sc, Big: size(10), Small: size(2.5), Seed: *seed, Logf: logf})
-			switch {
-			case errors.Is(err, experiments.ErrNoMPTCP):
-				fmt.Fprintf(os.Stderr, "agent experiment: no MPTCP row: %v\n", err)
-			case err != nil:
-				return err
-			default:
-				r = append(r, m)
-			}
+		if *repeat < 1 || *repeat > 100 {
+			return badInput(fmt.Errorf("agent experiment: --repeat %d out of [1, 100]", *repeat))
 		}
 		fmt.Printf("two apps, %d + %d bytes at once\n", size(10), size(2.5))
-		experiments.PrintAggregation(os.Stdout, r)
-		rows = r
+		var all []experiments.AggRow
+		for i := range uint64(*repeat) {
+			cfg := experiments.AggConfig{Scenario: sc, Big: size(10), Small: size(2.5), Pin: *pin, Seed: *seed + i, Logf: logf}
+			r, err := experiments.RunAggregation(ctx, cfg)
+			if err != nil {
+				return err
+			}
+			if *withMPTCP {
+				m, err := experiments.RunAggregationMPTCP(ctx, cfg)
+				switch {
+				case errors.Is(err, experiments.ErrNoMPTCP):
+					fmt.Fprintf(os.Stderr, "agent experiment: no MPTCP row: %v\n", err)
+				case err != nil:
+					return err
+				default:
+					r = append(r, m)
+				}
+			}
+			if *repeat > 1 {
+				fmt.Printf("run %d of %d (seed %d)\n", i+1, *repeat, cfg.Seed)
+			}
+			experiments.PrintAggregation(os.Stdout, r)
+			all = append(all, r...)
+		}
+		if *repeat > 1 {
+			fmt.Printf("mean of %d runs\n", *repeat)
+			experiments.PrintAggregation(os.Stdout, experiments.MeanAggregation(all))
+		}
+		rows = all
 	case "outage":
 		r, err := experiments.RunOutage(ctx, experiments.OutageConfig{Scenario: sc, Size: size(10), At: *at, Outage: *outage, Seed: *seed, Logf: logf})
 		if err != nil {
