@@ -135,6 +135,7 @@ type LossConfig struct {
 	Path     string             // "": the first path
 	Losses   []float64          // fractions (paper: 0, .01, .02, .05)
 	Sizes    []int64            // paper: 2.5 MB, 10 MB
+	Lanes    int                // QUIC connections on the path (0: 1; agent.Lanes)
 	Seed     uint64
 	Logf     func(string, ...any)
 }
@@ -161,7 +162,7 @@ func RunLoss(ctx context.Context, cfg LossConfig) ([]LossRow, error) {
 	rate := downRate(sc, []string{p})
 	var out []LossRow
 	for _, loss := range cfg.Losses {
-		e, err := newEnv(ctx, envConfig{Scenario: sc, Paths: []string{p}, Seed: cfg.Seed, Logf: cfg.Logf})
+		e, err := newEnv(ctx, envConfig{Scenario: sc, Paths: []string{p}, Lanes: cfg.Lanes, Seed: cfg.Seed, Logf: cfg.Logf})
 		if err != nil {
 			return out, err
 		}

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/hetquic/hetquic/agent"
 	"github.com/hetquic/hetquic/agent/experiments"
 	"github.com/hetquic/hetquic/scenario"
 )
@@ -51,6 +52,7 @@ func agentExperiment(ctx context.Context, args []string) error {
 	losses := fs.String("losses", "0,1,2,5", "loss: loss rates in %, comma-separated")
 	hsSize := fs.Int64("size", 10000, "handshake: object bytes (not scaled)")
 	rounds := fs.Int("rounds", 10, "handshake: measurements per row (median and min reported)")
+	lanes := fs.Int("conns-per-path", 1, "loss: QUIC connections on the path (agent --conns-per-path)")
 	repeat := fs.Int("repeat", 1, "aggregate: runs of every mode (seeds --seed, --seed+1, …), then the mean per mode")
 	withMPTCP := fs.Bool("mptcp", false, "aggregate: add the kernel MPTCP baseline (root lab, emu/lab; skipped with a note when unavailable)")
 	withTCP := fs.Bool("tcp", false, "handshake: add direct HTTPS over TCP (root lab, emu/lab)")
@@ -65,6 +67,9 @@ func agentExperiment(ctx context.Context, args []string) error {
 	}
 	if *scale == 0 {
 		*scale = def
+	}
+	if *lanes < 1 || *lanes > agent.MaxLanes {
+		return badInput(fmt.Errorf("agent experiment: --conns-per-path %d out of [1, %d]", *lanes, agent.MaxLanes))
 	}
 	if *scale < 0 || *scale > 10 {
 		return badInput(fmt.Errorf("agent experiment: --scale %g out of (0, 10]", *scale))
@@ -137,7 +142,7 @@ func agentExperiment(ctx context.Context, args []string) error {
 		if len(ls) == 0 {
 			return badInput(fmt.Errorf("agent experiment: --losses %q: no rate", *losses))
 		}
-		r, err := experiments.RunLoss(ctx, experiments.LossConfig{Scenario: sc, Path: *pin, Losses: ls, Sizes: []int64{size(2.5), size(10)}, Seed: *seed, Logf: logf})
+		r, err := experiments.RunLoss(ctx, experiments.LossConfig{Scenario: sc, Path: *pin, Losses: ls, Sizes: []int64{size(2.5), size(10)}, Lanes: *lanes, Seed: *seed, Logf: logf})
 		if err != nil {
 			return err
 		}
