@@ -16,7 +16,7 @@ func BenchmarkRelayForward(b *testing.B) {
 		b.Run(d.String(), func(b *testing.B) {
 			dur := time.Duration(b.N) * 5 * time.Microsecond
 			dur = min(max(dur, 200*time.Millisecond), 3*time.Second)
-			r, err := MeasureForward(context.Background(), d, 1200, dur)
+			r, err := MeasureForward(context.Background(), d, 1200, dur, Load{})
 			if err != nil {
 				b.Fatal(err)
 			}
