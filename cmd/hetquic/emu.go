@@ -55,6 +55,7 @@ a different client address per path. Runs until Ctrl-C.`)
 	noEvents := fs.Bool("no-events", false, "do not run the scenario's timed events (apply them through the control API)")
 	idle := fs.Duration("idle-timeout", udprelay.DefaultIdleTimeout, "forget a client address after this long without traffic")
 	maxPkt := fs.Int("max-packet", emu.DefaultMaxPacket, "largest UDP payload forwarded, bytes (larger: dropped as malformed)")
+	noOffload := fs.Bool("no-offload", false, "move one datagram per message even where the kernel offers UDP GSO/GRO")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -94,7 +95,7 @@ a different client address per path. Runs until Ctrl-C.`)
 		csv, logCloser = emu.NewCSVLog(f), f
 	}
 	cfg := udprelay.Config{Scenario: s, Listen: la, Server: sa, Paths: pa, Seed: *seed,
-		NoEvents: *noEvents, IdleTimeout: *idle, MaxPacket: *maxPkt}
+		NoEvents: *noEvents, IdleTimeout: *idle, MaxPacket: *maxPkt, NoOffload: *noOffload}
 	if csv != nil {
 		cfg.Log = csv
 	}
