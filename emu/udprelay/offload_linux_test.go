@@ -469,3 +469,44 @@ func TestRelayGSOPeers(t *testing.T) {
 		t.Errorf("up loss %d of 300: the loss model did not decide per datagram", n)
 	}
 }
+
+// TestRelayGSOFlowLimit checks that the datagrams of a GRO read that the
+// flow limit refuses are counted one by one.
+func TestRelayGSOFlowLimit(t *testing.T) {
+	echo := startEcho(t)
+	r, err := New(Config{
+		Scenario: parseScenario(t, "name: t\npaths:\n  - name: p\n"),
+		Server:   echo.addr(),
+		Paths:    LoopbackPathAddrs(1),
+		MaxFlows: 1,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	var peers []*gsoPeer
+	for range 2 {
+		c, err := r.ListenPath(0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		peers = append(peers, newGSOPeer(t, c))
+	}
+	dgrams := [][]byte{make([]byte, 100), make([]byte, 100), make([]byte, 100), make([]byte, 100), make([]byte, 60)}
+	for _, p := range peers { // the first opens the one flow; the second is over the limit
+		if err := p.send(dgrams, r.Addr()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for r.Stats().FlowLimit < 5 || r.Engine().Stats()[0].Up.PacketsIn < 5 {
+		if time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	if st, in := r.Stats(), r.Engine().Stats()[0].Up.PacketsIn; st.FlowLimit != 5 || in != 5 {
+		t.Errorf("flow_limit %d, packets in %d; want 5 and 5", st.FlowLimit, in)
+	}
+}

@@ -341,6 +341,9 @@ func (r *Relay) readUp() {
 				continue
 			}
 			if f == nil {
+				// r.flow counted this drop; forget the lookup so that it
+				// counts each further datagram from the source too.
+				lastUA = nil
 				r.eng.Free(p)
 				continue
 			}
