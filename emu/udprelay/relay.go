@@ -15,6 +15,10 @@
 // so are oversized and empty datagrams. Per-client-address state (a socket
 // and a goroutine) expires after IdleTimeout without traffic, so client churn
 // leaks nothing; Close ends every goroutine and closes every socket.
+//
+// On Linux the sockets use UDP GRO and GSO where the kernel grants them, so
+// that one system call moves many datagrams; each datagram still goes
+// through the engine on its own (see reader.read and Relay.Deliver).
 package udprelay
 
 import (
