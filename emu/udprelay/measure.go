@@ -50,7 +50,7 @@ type MeasureResult struct {
 	// forward and baseline: whether the load generator sent with UDP GSO
 	// and the sink read with GRO (see Load), and whether the relay was
 	// allowed its offloads.
-	LoadGSO      bool `json:"load_gso"`
+	LoadGSO      bool `json:"load_gso,omitempty"`
 	RelayOffload bool `json:"relay_offload,omitempty"`
 }
 
