@@ -55,6 +55,7 @@ a different client address per path. Runs until Ctrl-C.`)
 	noEvents := fs.Bool("no-events", false, "do not run the scenario's timed events (apply them through the control API)")
 	idle := fs.Duration("idle-timeout", udprelay.DefaultIdleTimeout, "forget a client address after this long without traffic")
 	maxPkt := fs.Int("max-packet", emu.DefaultMaxPacket, "largest UDP payload forwarded, bytes (larger: dropped as malformed)")
+	noOffload := fs.Bool("no-offload", false, "move one datagram per message even where the kernel offers UDP GSO/GRO")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -94,7 +95,7 @@ a different client address per path. Runs until Ctrl-C.`)
 		csv, logCloser = emu.NewCSVLog(f), f
 	}
 	cfg := udprelay.Config{Scenario: s, Listen: la, Server: sa, Paths: pa, Seed: *seed,
-		NoEvents: *noEvents, IdleTimeout: *idle, MaxPacket: *maxPkt}
+		NoEvents: *noEvents, IdleTimeout: *idle, MaxPacket: *maxPkt, NoOffload: *noOffload}
 	if csv != nil {
 		cfg.Log = csv
 	}
@@ -256,7 +257,9 @@ out with what was configured. Prints one JSON object per measurement.
   rate:    delivered rate for each --rate-mbps (1.25x offered load)
   loss:    loss count vs the 99 % binomial interval for each --loss
   forward: packets/s with no impairment, up and down (after a baseline:
-           the same load generator and sink without the relay)`)
+           the same load generator and sink without the relay); --gso
+           makes the load generator send with UDP GSO and the sink read
+           with GRO, in the baseline too`)
 	mode := fs.String("mode", "", "delay, rate, loss or forward")
 	delays := fs.String("delay-ms", "1,20,100", "delays to measure (ms), comma-separated")
 	pps := fs.Int("pps", 10000, "packets per second (delay, loss)")
@@ -266,6 +269,8 @@ out with what was configured. Prints one JSON object per measurement.
 	size := fs.Int("size", 1200, "packet size, bytes (delay, rate, forward)")
 	dur := fs.Duration("duration", 5*time.Second, "length of each delay, rate and forward measurement")
 	seed := fs.Uint64("seed", 1, "seed (loss)")
+	gso := fs.Bool("gso", false, "forward: load generator sends with UDP GSO, sink reads with GRO")
+	noOffload := fs.Bool("no-offload", false, "forward: the relay does not use UDP GSO/GRO")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -322,11 +327,12 @@ out with what was configured. Prints one JSON object per measurement.
 			}
 		}
 	case "forward":
-		if err := emit(udprelay.MeasureBaseline(ctx, *size, *dur)); err != nil {
+		load := udprelay.Load{GSO: *gso, NoOffload: *noOffload}
+		if err := emit(udprelay.MeasureBaseline(ctx, *size, *dur, load)); err != nil {
 			return err
 		}
 		for _, d := range []emu.Dir{emu.Up, emu.Down} {
-			if err := emit(udprelay.MeasureForward(ctx, d, *size, *dur)); err != nil {
+			if err := emit(udprelay.MeasureForward(ctx, d, *size, *dur, load)); err != nil {
 				return err
 			}
 		}

@@ -32,13 +32,17 @@ func LoopbackPathAddrs(n int) []netip.Addr {
 //	defer r.Close()
 //	conn, err := r.ListenPath(0) // a client socket on path 0; send to r.Addr()
 func Loopback(s *scenario.Scenario, server netip.AddrPort, seed uint64) (*Relay, error) {
-	return New(Config{
+	return New(loopbackConfig(s, server, seed))
+}
+
+func loopbackConfig(s *scenario.Scenario, server netip.AddrPort, seed uint64) Config {
+	return Config{
 		Scenario: s,
 		Listen:   netip.AddrPortFrom(netip.AddrFrom4([4]byte{127, 0, 0, 1}), 0),
 		Server:   server,
 		Paths:    LoopbackPathAddrs(len(s.Paths)),
 		Seed:     seed,
-	})
+	}
 }
 
 // ListenPath opens a client socket on path i's address (a free port).

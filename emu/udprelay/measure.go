@@ -47,6 +47,24 @@ type MeasureResult struct {
 	// forward and baseline: CPU time (user + system, whole process: load
 	// generator, sink and relay) per delivered packet, µs.
 	CPUPerPacketUs float64 `json:"cpu_per_packet_us,omitempty"`
+	// forward and baseline: whether the load generator sent with UDP GSO
+	// and the sink read with GRO (see Load), and whether the relay was
+	// allowed its offloads.
+	LoadGSO      bool `json:"load_gso,omitempty"`
+	RelayOffload bool `json:"relay_offload,omitempty"`
+}
+
+// Load is how MeasureForward's and MeasureBaseline's load generator and
+// sink move datagrams, and what the relay may use.
+type Load struct {
+	// GSO makes the generator send runs of equal datagrams per message with
+	// UDP GSO (as quic-go does under load) and the sink read with UDP GRO,
+	// where the kernel allows. Without it they move one datagram per
+	// message (sendmmsg/recvmmsg). Compare a relay run only with a baseline
+	// of the same Load: GSO makes both sides far cheaper per datagram.
+	GSO bool
+	// NoOffload is the relay's Config.NoOffload.
+	NoOffload bool
 }
 
 // MeasureDelay sends pps packets/s of size bytes for dur over one path with
@@ -145,8 +163,8 @@ func MeasureLoss(ctx context.Context, p float64, pps, count int, seed uint64) (M
 
 // MeasureForward blasts packets with no impairment through one path in dir
 // for dur and reports the delivered packets per second.
-func MeasureForward(ctx context.Context, dir emu.Dir, size int, dur time.Duration) (MeasureResult, error) {
-	res := MeasureResult{Mode: "forward", Dir: dir.String()}
+func MeasureForward(ctx context.Context, dir emu.Dir, size int, dur time.Duration, load Load) (MeasureResult, error) {
+	res := MeasureResult{Mode: "forward", Dir: dir.String(), RelayOffload: !load.NoOffload}
 	s, err := oneLink("{}")
 	if err != nil {
 		return res, err
@@ -156,7 +174,9 @@ func MeasureForward(ctx context.Context, dir emu.Dir, size int, dur time.Duratio
 		return res, err
 	}
 	defer server.Close()
-	r, err := Loopback(s, server.LocalAddr().(*net.UDPAddr).AddrPort(), 1)
+	cfg := loopbackConfig(s, server.LocalAddr().(*net.UDPAddr).AddrPort(), 1)
+	cfg.NoOffload = load.NoOffload
+	r, err := New(cfg)
 	if err != nil {
 		return res, err
 	}
@@ -184,9 +204,9 @@ func MeasureForward(ctx context.Context, dir emu.Dir, size int, dur time.Duratio
 		src, dst, to = server, client, flowAddr
 	}
 	cpu0 := cpuTime()
-	sent, recv, elapsed := blast(ctx, src, dst, to, size, dur)
+	sent, recv, elapsed, gso := blast(ctx, src, dst, to, size, dur, load.GSO)
 	res.CPUPerPacketUs = float64(cpuTime()-cpu0) / 1e3 / float64(max(recv, 1))
-	res.Sent, res.Received, res.DurationS = sent, recv, elapsed.Seconds()
+	res.Sent, res.Received, res.DurationS, res.LoadGSO = sent, recv, elapsed.Seconds(), gso
 	res.PacketsPS = float64(recv) / elapsed.Seconds()
 	res.OK = res.PacketsPS >= 150e3
 	return res, nil
@@ -298,7 +318,7 @@ func ms(d time.Duration) float64    { return float64(d) / 1e6 }
 // MeasureBaseline is MeasureForward's load generator and sink talking to each
 // other directly, without the relay: the loopback's own packets/s on this
 // machine, the ceiling for one hop (the relay adds a second hop).
-func MeasureBaseline(ctx context.Context, size int, dur time.Duration) (MeasureResult, error) {
+func MeasureBaseline(ctx context.Context, size int, dur time.Duration, load Load) (MeasureResult, error) {
 	res := MeasureResult{Mode: "baseline"}
 	a, err := listenBig(netip.MustParseAddrPort("127.0.0.1:0"))
 	if err != nil {
@@ -311,9 +331,9 @@ func MeasureBaseline(ctx context.Context, size int, dur time.Duration) (MeasureR
 	}
 	defer b.Close()
 	cpu0 := cpuTime()
-	sent, recv, elapsed := blast(ctx, a, b, b.LocalAddr().(*net.UDPAddr).AddrPort(), size, dur)
+	sent, recv, elapsed, gso := blast(ctx, a, b, b.LocalAddr().(*net.UDPAddr).AddrPort(), size, dur, load.GSO)
 	res.CPUPerPacketUs = float64(cpuTime()-cpu0) / 1e3 / float64(max(recv, 1))
-	res.Sent, res.Received, res.DurationS = sent, recv, elapsed.Seconds()
+	res.Sent, res.Received, res.DurationS, res.LoadGSO = sent, recv, elapsed.Seconds(), gso
 	res.PacketsPS = float64(recv) / elapsed.Seconds()
 	res.OK = true
 	return res, nil
@@ -321,31 +341,61 @@ func MeasureBaseline(ctx context.Context, size int, dur time.Duration) (MeasureR
 
 // blast sends size-byte datagrams from src to "to" as fast as it can for dur
 // and counts what dst receives. The load generator and the sink use
-// sendmmsg/recvmmsg, so that they leave the relay as much CPU as they can.
-func blast(ctx context.Context, src, dst *net.UDPConn, to netip.AddrPort, size int, dur time.Duration) (sent, recv int, elapsed time.Duration) {
+// sendmmsg/recvmmsg, so that they leave the relay as much CPU as they can;
+// with gso (and where the kernel grants it, reported back) the generator
+// puts a GSO run of datagrams in each message and the sink reads with GRO,
+// counting the datagrams in each buffer.
+func blast(ctx context.Context, src, dst *net.UDPConn, to netip.AddrPort, size int, dur time.Duration, gso bool) (sent, recv int, elapsed time.Duration, usedGSO bool) {
+	if gso {
+		sendOK, _ := offloads(src)
+		_, recvOK := offloads(dst)
+		gso = sendOK && recvOK
+	}
 	var n atomic.Int64
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
 		dstB := newBatchConn(dst)
-		ms := newMessages()
+		ms, bufSize := newMessages(batchSize), 2048
+		if gso {
+			ms, bufSize = newMessages(groBatch), groBufSize
+		}
 		for i := range ms {
-			ms[i].Buffers[0] = make([]byte, 2048)
+			ms[i].Buffers[0] = make([]byte, bufSize)
+			if gso {
+				ms[i].OOB = make([]byte, groCmsgLen)
+			}
 		}
 		for {
 			k, err := dstB.ReadBatch(ms, 0)
 			if err != nil {
 				return
 			}
-			n.Add(int64(k))
+			if !gso {
+				n.Add(int64(k))
+				continue
+			}
+			for _, m := range ms[:k] {
+				if seg := groSegment(m.OOB[:m.NN]); seg > 0 {
+					n.Add(int64((m.N + seg - 1) / seg))
+				} else {
+					n.Add(1)
+				}
+			}
 		}
 	}()
 	srcB := newBatchConn(src)
-	out := newMessages()
+	out, per := newMessages(batchSize), 1
+	if gso {
+		out, per = newMessages(groBatch), min(maxSegments, maxGSOBytes/size)
+	}
 	toUDP := net.UDPAddrFromAddrPort(to)
 	for i := range out {
-		out[i].Buffers[0] = make([]byte, size)
+		out[i].Buffers[0] = make([]byte, size*per)
 		out[i].Addr = toUDP
+		if gso {
+			out[i].OOB = putSegmentCmsg(make([]byte, segmentCmsgLen), size)
+		}
 	}
 	start := time.Now()
 	for time.Since(start) < dur && ctx.Err() == nil {
@@ -353,14 +403,14 @@ func blast(ctx context.Context, src, dst *net.UDPConn, to netip.AddrPort, size i
 		if err != nil {
 			continue
 		}
-		sent += k
+		sent += k * per
 	}
 	elapsed = time.Since(start)
 	time.Sleep(50 * time.Millisecond)
 	dst.SetReadDeadline(time.Now())
 	<-done
 	dst.SetReadDeadline(time.Time{})
-	return sent, int(n.Load()), elapsed
+	return sent, int(n.Load()), elapsed, gso
 }
 
 // cpuTime is the process's user + system CPU time so far.
