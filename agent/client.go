@@ -646,12 +646,7 @@ func (c *Client) attempt(ctx context.Context, p *path, conn *quic.Conn, out *htt
 		w.WriteHeader(resp.StatusCode)
 		*headersSent = true
 		if plan != nil && c.stripeable(resp) {
-			// All of the body goes striped, from byte 0: every path
-			// starts now, not after this stream's first piece. What
-			// the app-server already sent here (a window at most) is
-			// dropped; that costs less than the idle paths would.
 			plan.total = resp.ContentLength
-			return 0, fail(errStriped)
 		}
 	} else {
 		switch resp.StatusCode {
@@ -697,6 +692,15 @@ func (c *Client) attempt(ctx context.Context, p *path, conn *quic.Conn, out *htt
 			if skip > 0 {
 				d := min(skip, int64(len(chunk)))
 				chunk, skip = chunk[d:], skip-d
+			}
+			if plan != nil && plan.total > 0 && n+int64(len(chunk)) >= c.cfg.StripeChunk {
+				// The first piece is here: the rest goes striped.
+				chunk = chunk[:c.cfg.StripeChunk-n]
+				if _, werr := w.Write(chunk); werr != nil {
+					return n, fail(fmt.Errorf("write to app: %w", werr))
+				}
+				n += int64(len(chunk))
+				return n, fail(errStriped)
 			}
 			if len(chunk) > 0 {
 				if _, werr := w.Write(chunk); werr != nil {

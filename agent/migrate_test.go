@@ -288,24 +288,6 @@ func TestStripe(t *testing.T) {
 	}
 }
 
-func TestPieceBounds(t *testing.T) {
-	for _, tc := range []struct {
-		from, total, size int64
-		workers           int
-		want              string
-	}{
-		{0, 1000, 100, 2, "[0 100 200 300 400 500 600 700 800 825 850 875 900 925 950 975 1000]"},
-		{50, 400, 100, 1, "[50 150 250 300 325 350 375 400]"},
-		{0, 150, 100, 4, "[0 25 50 75 100 125 150]"}, // all tail
-		{10, 11, 100, 2, "[10 11]"},
-	} {
-		b := pieceBounds(tc.from, tc.total, tc.size, tc.workers)
-		if got := fmt.Sprint(b); got != tc.want {
-			t.Errorf("pieceBounds(%d, %d, %d, %d) = %s, want %s", tc.from, tc.total, tc.size, tc.workers, got, tc.want)
-		}
-	}
-}
-
 // A path busy with another app's download when a large object starts
 // striping joins the object once it is free, however long that takes: here
 // the other download holds it 2.5 s (the piece workers once gave a busy
@@ -332,8 +314,10 @@ func TestStripeJoinsWhenPathFrees(t *testing.T) {
 	if b := <-done; len(b) != other {
 		t.Fatalf("other download: %d bytes", len(b))
 	}
-	if share := busy.bytes.Load() - other; share < big/5 {
-		t.Fatalf("the busy path %s carried %d bytes of the striped object, want >= %d", busy.Name, share, big/5)
+	share := busy.bytes.Load() - other
+	t.Logf("the busy path %s carried %d of the striped object's %d bytes", busy.Name, share, big)
+	if share < big/10 {
+		t.Fatalf("the busy path %s carried %d bytes of the striped object, want >= %d", busy.Name, share, big/10)
 	}
 }
 

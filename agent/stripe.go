@@ -15,10 +15,10 @@ import (
 // paper keeps each app's stream on one path and aggregates bandwidth only
 // across apps (§V-B2); a single large object then moves at one path's
 // rate. For a GET whose response is at least StripeMin bytes and whose
-// app-server accepts byte ranges, ct-client passes the original response's
-// head to the app, drops its body, and fetches the body as Range requests
-// of StripeChunk bytes (smaller at the end, see pieceBounds), two at a
-// time per connected path, and hands the pieces to the app in order. Each piece is an ordinary request, so a
+// app-server accepts byte ranges, ct-client keeps the first StripeChunk
+// bytes of the original response, then fetches the rest as Range requests
+// of StripeChunk bytes, two at a time per connected path, and hands the
+// pieces to the app in order. Each piece is an ordinary request, so a
 // piece whose path fails moves like any other (stream migration). Memory is
 // bounded: workers run at most stripeWindow pieces ahead of the app.
 const (
@@ -71,6 +71,11 @@ func (c *Client) stripe(w http.ResponseWriter, r *http.Request, hdr http.Header,
 	c.stripes.Add(1)
 	validator := ifRangeOf(w.Header())
 	size := c.cfg.StripeChunk
+	n := int((total - from + size - 1) / size)
+	pieces := make([]*piece, n)
+	for i := range pieces {
+		pieces[i] = &piece{done: make(chan struct{})}
+	}
 	var pins []int
 	for _, p := range c.paths {
 		if p.current() != nil {
@@ -78,12 +83,6 @@ func (c *Client) stripe(w http.ResponseWriter, r *http.Request, hdr http.Header,
 				pins = append(pins, p.id)
 			}
 		}
-	}
-	bounds := pieceBounds(from, total, size, len(pins))
-	n := len(bounds) - 1
-	pieces := make([]*piece, n)
-	for i := range pieces {
-		pieces[i] = &piece{done: make(chan struct{})}
 	}
 	window := 2 * len(pins)
 	ctx, cancel := context.WithCancel(r.Context())
@@ -123,7 +122,9 @@ func (c *Client) stripe(w http.ResponseWriter, r *http.Request, hdr http.Header,
 				i := next
 				next++
 				mu.Unlock()
-				data, err := c.fetchPiece(ctx, r, hdr, validator, sr, pin, bounds[i], bounds[i+1]-1)
+				off := from + int64(i)*size
+				end := min(off+size, total) - 1
+				data, err := c.fetchPiece(ctx, r, hdr, validator, sr, pin, off, end)
 				pieces[i].data, pieces[i].err = data, err
 				close(pieces[i].done)
 			}
@@ -163,26 +164,6 @@ func (c *Client) stripe(w http.ResponseWriter, r *http.Request, hdr http.Header,
 		panic(http.ErrAbortHandler) // the head is out: cut, never short
 	}
 	return written, nil
-}
-
-// pieceBounds splits [from, total) into pieces and returns their
-// boundaries (from, …, total): size bytes each, but the last workers×size
-// bytes in quarter pieces. The object is done when its last piece is, and
-// workers that finish their last piece early sit idle while the others
-// finish theirs; quarter pieces at the end cut that idle tail to a quarter
-// (on 2.5 Mbit/s paths with 1–5 % loss a 256 KiB piece takes ~1.7 s).
-func pieceBounds(from, total, size int64, workers int) []int64 {
-	tail := max(total-from-int64(workers)*size, 0) + from // first byte of the tail
-	bounds := []int64{from}
-	for off := from; off < total; {
-		if off < tail {
-			off = min(off+size, tail)
-		} else {
-			off = min(off+max(size/4, 1), total)
-		}
-		bounds = append(bounds, off)
-	}
-	return bounds
 }
 
 // pieceSlack: a slower path takes a piece if it would finish it no more
