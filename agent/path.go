@@ -47,7 +47,7 @@ const MaxLanes = 4
 // the interface's name, lane k > 1 is named "NAME#k". Every lane is a QUIC
 // connection of its own over that interface, with its own congestion
 // controller. On a lossy link that is what lets the agent fill it: quic-go's
-// Reno halves its window (×0.7) on every random loss, so at 5 % loss and
+// Reno cuts its window to 0.7× on every random loss, so at 5 % loss and
 // 30 ms RTT one connection gets about 2 of 2.5 Mbit/s (BENCHMARKS.md, agent
 // experiment loss), where two are loss-limited at about twice that. The
 // cost is two flows' share at a bottleneck shared with other hosts, which
