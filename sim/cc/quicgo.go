@@ -91,6 +91,10 @@ func (q *QuicGo) OnPacketSent(now time.Duration, _, bytesInFlight int) {
 	q.lastSentAt, q.inFlight = now, bytesInFlight
 }
 
+// OvershootsWindow: quic-go sends while bytes in flight are below the
+// window (cc.WindowOvershoot).
+func (q *QuicGo) OvershootsWindow() bool { return true }
+
 // cwndLimited is quic-go's isCwndLimited: the window is (nearly) used, or
 // in slow start more than half of it is.
 func (q *QuicGo) cwndLimited() bool {
