@@ -423,6 +423,12 @@ func (c *Conn) fillView() {
 			InSlowStart: p.cc.InSlowStart(), PTOCount: p.ptoCount, RTO: c.pto(p), LossRate: p.loss(c.sim.now),
 			BDP: p.bdp, Weight: p.spec.Weight,
 		}
+		// A sender that sends while any window is left (quic-go) sees the
+		// window one packet less a byte larger: InFlight + size ≤ Cwnd
+		// then holds exactly when InFlight < window.
+		if o, ok := p.cc.(cc.WindowOvershoot); ok && o.OvershootsWindow() {
+			pv.Cwnd += c.cfg.PacketBytes - 1
+		}
 		if p.pace != nil {
 			pv.PacingHeld = p.pace.held(v.Now, p.rate.PacingRate(v.Now))
 		}

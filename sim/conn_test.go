@@ -122,3 +122,45 @@ func TestStreamWindow(t *testing.T) {
 		t.Errorf("goodput %.0f B/s, want within [0.8, 1.05]× window/RTT = %.0f", goodput, bound)
 	}
 }
+
+// overshootWindow is a fixed window whose sender, like quic-go's, sends while
+// any of the window is unused (cc.WindowOvershoot).
+type overshootWindow struct{ fixedWindow }
+
+func (*overshootWindow) OvershootsWindow() bool { return true }
+
+// TestWindowOvershoot: by default a packet is sent only if it fits in the
+// window; a controller with cc.WindowOvershoot sends while bytes in flight
+// are below the window (quic-go's CanSend), so a window one byte over ten
+// packets lets eleven go, and a window of exactly ten packets still ten.
+func TestWindowOvershoot(t *testing.T) {
+	atZero := func(st []time.Duration) int {
+		n := 0
+		for _, at := range st {
+			if at == 0 {
+				n++
+			}
+		}
+		return n
+	}
+	for _, tc := range []struct {
+		w         int
+		overshoot bool
+		want      int
+	}{
+		{10*1500 + 1, false, 10},
+		{10*1500 + 1, true, 11},
+		{10 * 1500, true, 10},
+		{10*1500 - 1, true, 10},
+	} {
+		var got int
+		if tc.overshoot {
+			got = atZero(sendTimes(t, &overshootWindow{fixedWindow{w: tc.w}}))
+		} else {
+			got = atZero(sendTimes(t, &fixedWindow{w: tc.w}))
+		}
+		if got != tc.want {
+			t.Errorf("window %d B, overshoot %v: %d packets sent at once, want %d", tc.w, tc.overshoot, got, tc.want)
+		}
+	}
+}

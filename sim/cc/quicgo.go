@@ -51,9 +51,19 @@ type QuicGo struct {
 	lastSentAt              time.Duration // HyStart's lastSentPacketNumber, by send time
 	roundEnd                time.Duration // a round ends on the ACK of a packet sent after this
 	roundStarted            bool
-	currentMinRTT           time.Duration
-	samples                 int
-	found                   bool
+	// roundEndedAt is the arrival time of the ACK frame that acknowledged a
+	// packet sent after roundEnd (-1: none pending). quic-go takes that
+	// frame's RTT sample into the ending round and starts the next round
+	// only on the following frame, so the next round's end includes the
+	// packets this frame released. Starting it at once would pin every
+	// round's end to the last packet before the frame, and in slow start's
+	// ACK-clocked flights that is the last packet before an idle gap: the
+	// next round's first eight samples would then always come from packets
+	// sent into an empty queue, and HyStart would fire a round late.
+	roundEndedAt  time.Duration
+	currentMinRTT time.Duration
+	samples       int
+	found         bool
 }
 
 // NewQuicGo returns quic-go's Reno at its initial window (registry name
@@ -64,7 +74,7 @@ func NewQuicGo(cfg Config) *QuicGo {
 	}
 	r := NewNewReno(cfg)
 	r.name, r.beta = "quicgo", quicGoRenoBeta
-	return &QuicGo{NewReno: r, srtt: quicGoInitialRTT, ackAt: -1}
+	return &QuicGo{NewReno: r, srtt: quicGoInitialRTT, ackAt: -1, roundEndedAt: -1}
 }
 
 // PacingRate is quic-go's: the window per smoothed RTT, ×2 in slow start
@@ -81,6 +91,10 @@ func (q *QuicGo) OnPacketSent(now time.Duration, _, bytesInFlight int) {
 	q.lastSentAt, q.inFlight = now, bytesInFlight
 }
 
+// OvershootsWindow: quic-go sends while bytes in flight are below the
+// window (cc.WindowOvershoot).
+func (q *QuicGo) OvershootsWindow() bool { return true }
+
 // cwndLimited is quic-go's isCwndLimited: the window is (nearly) used, or
 // in slow start more than half of it is.
 func (q *QuicGo) cwndLimited() bool {
@@ -90,9 +104,10 @@ func (q *QuicGo) cwndLimited() bool {
 	return (q.InSlowStart() && q.priorInFlight > q.cwnd/2) || q.cwnd-q.priorInFlight <= quicGoMaxBurstPackets*q.cfg.MSS
 }
 
-// OnAck is NewReno's, and ends HyStart's round on the ACK of a packet sent
-// after the round began (quic-go: HybridSlowStart.OnPacketAcked, called in
-// slow start outside recovery).
+// OnAck is NewReno's, and marks HyStart's round as ended by this ACK frame
+// when it acknowledges a packet sent after the round began (quic-go:
+// HybridSlowStart.OnPacketAcked, called in slow start outside recovery,
+// after the frame's RTT sample; see roundEndedAt).
 // A sender that does not use its window leaves recovery but does not grow.
 func (q *QuicGo) OnAck(now time.Duration, bytes int, sentAt time.Duration, rtt RTT) {
 	if now != q.ackAt {
@@ -100,8 +115,8 @@ func (q *QuicGo) OnAck(now time.Duration, bytes int, sentAt time.Duration, rtt R
 	}
 	q.inFlight -= bytes
 	inRecovery := q.inRecovery && sentAt <= q.recoveryStart
-	if !inRecovery && q.InSlowStart() && sentAt > q.roundEnd {
-		q.roundStarted = false
+	if !inRecovery && q.InSlowStart() && q.roundStarted && sentAt > q.roundEnd {
+		q.roundEndedAt = now
 	}
 	if !inRecovery && !q.cwndLimited() {
 		q.inRecovery = false
@@ -117,12 +132,23 @@ func (q *QuicGo) OnLoss(now time.Duration, bytes int, sentAt time.Duration) {
 }
 
 // OnRTTSample is quic-go's MaybeExitSlowStart (HybridSlowStart.
-// ShouldExitSlowStart), which it calls on every RTT sample.
+// ShouldExitSlowStart), which it calls on every ACK frame that newly
+// acknowledges the largest packet, before the frame's packets are
+// processed: the connection calls OnAck first, so a round ended by this
+// frame (roundEndedAt == now) ends only after its sample is counted.
 func (q *QuicGo) OnRTTSample(now time.Duration, rtt RTT) {
 	q.srtt = rtt.Smoothed
+	if q.roundEndedAt >= 0 && q.roundEndedAt != now {
+		q.roundStarted, q.roundEndedAt = false, -1 // ended by an earlier frame
+	}
 	if !q.InSlowStart() {
 		return
 	}
+	defer func() {
+		if q.roundEndedAt == now {
+			q.roundStarted, q.roundEndedAt = false, -1
+		}
+	}()
 	if !q.roundStarted {
 		q.roundStarted, q.roundEnd = true, q.lastSentAt
 		q.currentMinRTT, q.samples = 0, 0
@@ -145,5 +171,5 @@ func (q *QuicGo) OnRTTSample(now time.Duration, rtt RTT) {
 // OnPersistentCongestion is NewReno's; HyStart starts over.
 func (q *QuicGo) OnPersistentCongestion(now time.Duration) {
 	q.NewReno.OnPersistentCongestion(now)
-	q.roundStarted, q.found = false, false
+	q.roundStarted, q.found, q.roundEndedAt = false, false, -1
 }
