@@ -11,6 +11,7 @@ import (
 
 	"github.com/hetquic/hetquic/agent"
 	"github.com/hetquic/hetquic/agent/experiments"
+	"github.com/hetquic/hetquic/internal/figure"
 	"github.com/hetquic/hetquic/scenario"
 )
 
@@ -41,11 +42,12 @@ under a minute (--scale 1: the paper's sizes, minutes per run).`
 var expScale = map[string]float64{"aggregate": 0.25, "outage": 0.25, "loss": 0.1, "prefetch": 0.25, "handshake": 1}
 
 func agentExperiment(ctx context.Context, args []string) error {
-	fs := newFlagSet("agent experiment", "agent experiment NAME [--scale F] [--scenario FILE] [--json FILE]", agentExpHelp)
+	fs := newFlagSet("agent experiment", "agent experiment NAME [--scale F] [--scenario FILE] [--json FILE] [--png FILE]", agentExpHelp)
 	scale := fs.Float64("scale", 0, "fraction of the paper's sizes (default per experiment: aggregate/outage/prefetch 0.25, loss 0.1)")
 	scFile := fs.String("scenario", "", "scenario YAML file (default: the built-in cybertwin-2x2.5)")
 	seed := fs.Uint64("seed", 1, "emulator random seed")
 	jsonFile := fs.String("json", "", "also write the rows as JSON to FILE")
+	pngFile := fs.String("png", "", "also draw the result as a bar chart into FILE (PNG)")
 	pin := fs.String("pin", "", "aggregate, loss, handshake: the single path (default: the scenario's first)")
 	at := fs.Duration("at", 2*time.Second, "outage: time of the cut after the download starts")
 	outage := fs.Duration("outage", 5*time.Second, "outage: how long the path stays dark")
@@ -87,6 +89,14 @@ func agentExperiment(ctx context.Context, args []string) error {
 	size := func(mb float64) int64 { return int64(mb * 1e6 * *scale) }
 	fmt.Fprintf(os.Stderr, "agent experiment %s: scale %g\n", name, *scale)
 	var rows any
+	var chart struct {
+		title, y string
+		labels   []string
+		values   []float64
+	}
+	bar := func(label string, v float64) {
+		chart.labels, chart.values = append(chart.labels, label), append(chart.values, v)
+	}
 	switch name {
 	case "aggregate":
 		if *repeat < 1 || *repeat > 100 {
@@ -117,9 +127,14 @@ func agentExperiment(ctx context.Context, args []string) error {
 			experiments.PrintAggregation(os.Stdout, r)
 			all = append(all, r...)
 		}
+		mean := experiments.MeanAggregation(all)
 		if *repeat > 1 {
 			fmt.Printf("mean of %d runs\n", *repeat)
-			experiments.PrintAggregation(os.Stdout, experiments.MeanAggregation(all))
+			experiments.PrintAggregation(os.Stdout, mean)
+		}
+		chart.title, chart.y = fmt.Sprintf("Two apps at once (%d + %d bytes): aggregate efficiency", size(10), size(2.5)), "efficiency = ideal / makespan"
+		for _, m := range mean {
+			bar(m.Mode, m.Efficiency)
 		}
 		rows = all
 	case "outage":
@@ -129,6 +144,10 @@ func agentExperiment(ctx context.Context, args []string) error {
 		}
 		fmt.Printf("one download of %d bytes, cut at %v for %v\n", size(10), *at, *outage)
 		experiments.PrintOutage(os.Stdout, r)
+		chart.title, chart.y = fmt.Sprintf("%d bytes, path cut at %v for %v", size(10), *at, *outage), "completion time after the cut (s)"
+		for _, o := range r {
+			bar(o.Mode, o.AfterCutMs/1000)
+		}
 		rows = r
 	case "loss":
 		var ls []float64
@@ -147,6 +166,10 @@ func agentExperiment(ctx context.Context, args []string) error {
 			return err
 		}
 		experiments.PrintLoss(os.Stdout, r)
+		chart.title, chart.y = fmt.Sprintf("One path, %d connection(s): goodput vs loss", *lanes), "goodput (Mbit/s)"
+		for _, l := range r {
+			bar(fmt.Sprintf("%g %% loss, %d B", l.Loss*100, l.SizeBytes), l.Mbps)
+		}
 		rows = r
 	case "handshake":
 		if *hsSize < 1 || *rounds < 1 {
@@ -160,6 +183,10 @@ func agentExperiment(ctx context.Context, args []string) error {
 		}
 		fmt.Printf("%d-byte object, %d rounds\n", *hsSize, *rounds)
 		experiments.PrintHandshake(os.Stdout, r)
+		chart.title, chart.y = fmt.Sprintf("%d-byte object: time to the last byte", *hsSize), "median over rounds (ms)"
+		for _, h := range r {
+			bar(h.Mode, h.MedianMs)
+		}
 		rows = r
 	case "prefetch":
 		r, err := experiments.RunPrefetch(ctx, experiments.PrefetchConfig{Scenario: sc, Size: size(2.5), Seed: *seed, Logf: logf})
@@ -167,7 +194,16 @@ func agentExperiment(ctx context.Context, args []string) error {
 			return err
 		}
 		experiments.PrintPrefetch(os.Stdout, r)
+		chart.title, chart.y = fmt.Sprintf("%d bytes: prefetched vs on demand", size(2.5)), "time to the last byte (ms)"
+		for _, f := range r {
+			bar(f.Mode, f.Ms)
+		}
 		rows = r
+	}
+	if *pngFile != "" {
+		if err := figure.Bars(*pngFile, chart.title, chart.y, chart.labels, chart.values); err != nil {
+			return err
+		}
 	}
 	if *jsonFile != "" {
 		b, err := json.MarshalIndent(rows, "", "  ")

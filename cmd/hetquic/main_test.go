@@ -91,3 +91,17 @@ func TestHelpAndList(t *testing.T) {
 		t.Errorf("exp list: %d %q", code, stdout)
 	}
 }
+
+func TestAgentExperimentWritesChart(t *testing.T) {
+	dir := t.TempDir()
+	png, js := filepath.Join(dir, "prefetch.png"), filepath.Join(dir, "prefetch.json")
+	stdout, stderr, code := runCLI(t, "agent", "experiment", "prefetch", "--scale", "0.01", "--png", png, "--json", js)
+	if code != 0 || !strings.Contains(stdout, "prefetched") {
+		t.Fatalf("exit %d: %s\n%s", code, stdout, stderr)
+	}
+	for _, f := range []string{png, js} {
+		if st, err := os.Stat(f); err != nil || st.Size() == 0 {
+			t.Errorf("%s: %v", f, err)
+		}
+	}
+}

@@ -4,6 +4,7 @@
 package figure
 
 import (
+	"fmt"
 	"image/color"
 	"os"
 
@@ -91,4 +92,43 @@ func SavePNG(name string, img *vgimg.Canvas) error {
 		return err
 	}
 	return f.Close()
+}
+
+// Bars writes a bar chart to name: one bar per label, each in its own
+// colour and with its value above it, for experiments whose result is a
+// handful of modes side by side.
+func Bars(name, title, y string, labels []string, values []float64) error {
+	p := NewPlot(title, "", y)
+	top := 0.0
+	var at plotter.XYLabels
+	for i, v := range values {
+		b, err := plotter.NewBarChart(plotter.Values{v}, vg.Points(50))
+		if err != nil {
+			return err
+		}
+		b.Color, b.LineStyle.Width = Color(i), 0
+		b.XMin = float64(i)
+		p.Add(b)
+		top = max(top, v)
+		at.XYs = append(at.XYs, plotter.XY{X: float64(i), Y: v})
+		at.Labels = append(at.Labels, fmt.Sprintf("%.3g", v))
+	}
+	if len(values) > 0 {
+		l, err := plotter.NewLabels(at)
+		if err != nil {
+			return err
+		}
+		for i := range l.TextStyle {
+			l.TextStyle[i].XAlign, l.TextStyle[i].YAlign = draw.XCenter, draw.YBottom
+		}
+		p.Add(l)
+	}
+	p.NominalX(labels...)
+	p.X.Min, p.X.Max = -0.6, float64(len(labels))-0.4
+	p.X.Tick.Label.Rotation = 0.35
+	p.X.Tick.Label.XAlign, p.X.Tick.Label.YAlign = draw.XRight, draw.YCenter
+	p.Y.Min, p.Y.Max = 0, max(top*1.15, 1e-9)
+	img := vgimg.New(vg.Points(max(560, 160+100*float64(len(labels)))), vg.Points(400))
+	p.Draw(draw.New(img))
+	return SavePNG(name, img)
 }
