@@ -18,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hetquic/hetquic/internal/leakcheck"
 	"github.com/hetquic/hetquic/internal/selfsigned"
 	"github.com/hetquic/hetquic/origin"
 )
@@ -389,18 +390,8 @@ func checkGoroutines(t *testing.T) func() {
 	before := runtime.NumGoroutine()
 	return func() {
 		t.Helper()
-		deadline := time.Now().Add(5 * time.Second)
-		for {
-			n := runtime.NumGoroutine()
-			if n <= before {
-				return
-			}
-			if time.Now().After(deadline) {
-				buf := make([]byte, 1<<20)
-				buf = buf[:runtime.Stack(buf, true)]
-				t.Fatalf("%d goroutines before, %d after:\n%s", before, n, buf)
-			}
-			time.Sleep(50 * time.Millisecond)
+		if n, stacks := leakcheck.Wait(before, 5*time.Second); n > before {
+			t.Fatalf("%d goroutines before, %d after:\n%s", before, n, stacks)
 		}
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/hetquic/hetquic/internal/leakcheck"
 	"github.com/hetquic/hetquic/scenario"
 )
 
@@ -321,11 +322,7 @@ func TestEngineCloseWithHeldPackets(t *testing.T) {
 	e.Close()
 	e.Close()
 	send(e, 0, Up, 100) // after Close: recycled, no panic
-	deadline := time.Now().Add(time.Second)
-	for runtime.NumGoroutine() > before && time.Now().Before(deadline) {
-		time.Sleep(5 * time.Millisecond)
-	}
-	if n := runtime.NumGoroutine(); n > before {
+	if n, _ := leakcheck.Wait(before, time.Second); n > before {
 		t.Errorf("%d goroutines after Close, %d before", n, before)
 	}
 }

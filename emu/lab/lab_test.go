@@ -23,6 +23,7 @@ import (
 	"golang.org/x/net/ipv4"
 
 	"github.com/hetquic/hetquic/emu"
+	"github.com/hetquic/hetquic/internal/leakcheck"
 	"github.com/hetquic/hetquic/scenario"
 )
 
@@ -788,13 +789,8 @@ func flood(t *testing.T, l *Lab, i int, d emu.Dir, size int, dur time.Duration) 
 // every goroutine of the lab and its engine).
 func waitGoroutines(t *testing.T, want int) {
 	t.Helper()
-	deadline := time.Now().Add(2 * time.Second)
-	for runtime.NumGoroutine() > want && time.Now().Before(deadline) {
-		time.Sleep(10 * time.Millisecond)
-	}
-	if n := runtime.NumGoroutine(); n > want {
-		buf := make([]byte, 1<<16)
-		t.Errorf("%d goroutines after Close, %d before:\n%s", n, want, buf[:runtime.Stack(buf, true)])
+	if n, stacks := leakcheck.Wait(want, 2*time.Second); n > want {
+		t.Errorf("%d goroutines after Close, %d before:\n%s", n, want, stacks)
 	}
 }
 
