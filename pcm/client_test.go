@@ -125,6 +125,18 @@ func dial(t testing.TB, srv *testServer, cfg Config) *Client {
 	return c
 }
 
+// getPattern fetches /bytes/n as request i and checks every byte.
+func getPattern(ctx context.Context, t *testing.T, c *Client, i, n int) Result {
+	t.Helper()
+	var body bytes.Buffer
+	res, err := c.Get(ctx, fmt.Sprintf("/bytes/%d", n), &body)
+	if err != nil {
+		t.Fatalf("request %d: %v", i, err)
+	}
+	checkPattern(t, body.Bytes(), n)
+	return res
+}
+
 func checkPattern(t *testing.T, body []byte, n int) {
 	t.Helper()
 	if len(body) != n {
@@ -147,12 +159,7 @@ func TestMigratesRequestByRequest(t *testing.T) {
 	defer cancel()
 	used := map[int]int{}
 	for i := range 30 {
-		var body bytes.Buffer
-		res, err := c.Get(ctx, "/bytes/5120", &body)
-		if err != nil {
-			t.Fatalf("request %d: %v", i, err)
-		}
-		checkPattern(t, body.Bytes(), 5120)
+		res := getPattern(ctx, t, c, i, 5120)
 		if res.Path != i%3 {
 			t.Errorf("request %d went on path %d, want %d", i, res.Path, i%3)
 		}
@@ -282,12 +289,7 @@ func TestRebindMode(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	for i := range 30 {
-		var body bytes.Buffer
-		res, err := c.Get(ctx, "/bytes/20000", &body)
-		if err != nil {
-			t.Fatalf("request %d: %v", i, err)
-		}
-		checkPattern(t, body.Bytes(), 20000)
+		res := getPattern(ctx, t, c, i, 20000)
 		if res.Path != i%3 {
 			t.Errorf("request %d on path %d", i, res.Path)
 		}

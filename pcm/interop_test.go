@@ -2,7 +2,6 @@ package pcm
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"crypto/tls"
 	"fmt"
@@ -35,12 +34,7 @@ func TestInteropAioquic(t *testing.T) {
 	defer c.Close()
 	onTarget := 0
 	for i := range 30 {
-		var body bytes.Buffer
-		res, err := c.Get(ctx, "/bytes/5120", &body)
-		if err != nil {
-			t.Fatalf("request %d: %v", i, err)
-		}
-		checkPattern(t, body.Bytes(), 5120)
+		res := getPattern(ctx, t, c, i, 5120)
 		if res.Path == i%3 {
 			onTarget++
 		}
@@ -69,12 +63,7 @@ func TestMigrationRefused(t *testing.T) {
 	}
 	defer c.Close()
 	for i := range 9 {
-		var body bytes.Buffer
-		res, err := c.Get(ctx, "/bytes/2000", &body)
-		if err != nil {
-			t.Fatalf("request %d: %v", i, err)
-		}
-		checkPattern(t, body.Bytes(), 2000)
+		res := getPattern(ctx, t, c, i, 2000)
 		if res.Path != 0 || res.Switched {
 			t.Errorf("request %d went on path %d (switched %v) although migration is disabled", i, res.Path, res.Switched)
 		}
