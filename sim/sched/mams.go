@@ -1,6 +1,7 @@
 package sched
 
 import (
+	"cmp"
 	"math"
 	"slices"
 	"time"
@@ -108,7 +109,7 @@ func (m *MAMS) replan(v *View) {
 	for i := range v.Paths {
 		m.order = append(m.order, i)
 	}
-	slices.SortStableFunc(m.order, func(a, b int) int { return cmpDur(v.Paths[a].SRTT, v.Paths[b].SRTT) })
+	slices.SortStableFunc(m.order, func(a, b int) int { return cmp.Compare(v.Paths[a].SRTT, v.Paths[b].SRTT) })
 	pkt := v.PacketBytes
 	K := float64(v.Pending)
 
@@ -167,16 +168,6 @@ func owd(p *PathView) time.Duration {
 		return p.SRTT / 2
 	}
 	return max(p.SRTT, p.MinRTT) - p.MinRTT/2
-}
-
-func cmpDur(a, b time.Duration) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // phiFirst is Φ_p(s_1) for new packets: min(w, C·τ) − in flight, in packets

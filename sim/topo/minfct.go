@@ -1,6 +1,7 @@
 package topo
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"slices"
@@ -114,7 +115,7 @@ func (t *Topology) SelectPathSet(f Flow, availMbps []float64, p MinFCTParams) ([
 	}
 	shortest := slices.Clone(cands[:p.K])
 	byWeight := slices.Clone(cands)
-	slices.SortStableFunc(byWeight, func(a, b Candidate) int { return cmpF(b.Weight, a.Weight) })
+	slices.SortStableFunc(byWeight, func(a, b Candidate) int { return cmp.Compare(b.Weight, a.Weight) })
 	chosen := slices.Clone(byWeight[:p.K])
 	rest := slices.Clone(byWeight[p.K:])
 	for t.MultiPathBW(chosen) <= f.BWMbps {
@@ -129,7 +130,7 @@ func (t *Topology) SelectPathSet(f Flow, availMbps []float64, p MinFCTParams) ([
 	if chosen == nil {
 		chosen = shortest
 	}
-	slices.SortStableFunc(chosen, func(a, b Candidate) int { return cmpF(b.Weight, a.Weight) })
+	slices.SortStableFunc(chosen, func(a, b Candidate) int { return cmp.Compare(b.Weight, a.Weight) })
 	return chosen, nil
 }
 
@@ -141,14 +142,4 @@ func argBW(c []Candidate, widest bool) int {
 		}
 	}
 	return best
-}
-
-func cmpF(a, b float64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
