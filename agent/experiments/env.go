@@ -15,6 +15,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -129,7 +130,7 @@ func newEnv(ctx context.Context, cfg envConfig) (_ *env, err error) {
 	addrs := e.relay.PathAddrs()
 	var paths []agent.LocalPath
 	for i, p := range cfg.Scenario.Paths {
-		if cfg.Paths == nil || contains(cfg.Paths, p.Name) {
+		if cfg.Paths == nil || slices.Contains(cfg.Paths, p.Name) {
 			paths = append(paths, agent.LocalPath{Name: p.Name, Addr: addrs[i]})
 		}
 	}
@@ -177,15 +178,6 @@ func newEnv(ctx context.Context, cfg envConfig) (_ *env, err error) {
 		return nil, fmt.Errorf("ct-client paths: %w", err)
 	}
 	return e, nil
-}
-
-func contains(xs []string, x string) bool {
-	for _, y := range xs {
-		if x == y {
-			return true
-		}
-	}
-	return false
 }
 
 // Close stops everything newEnv started, in reverse order.
@@ -304,7 +296,7 @@ func (e *env) parallel(ctx context.Context, apps []string, sizes []int64) ([]fet
 func downRate(s *scenario.Scenario, names []string) float64 {
 	var r float64
 	for _, p := range s.Paths {
-		if names == nil || contains(names, p.Name) {
+		if names == nil || slices.Contains(names, p.Name) {
 			r += p.Down.RateMbps * 1e6 / 8
 		}
 	}
