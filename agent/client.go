@@ -295,8 +295,11 @@ const pathWait = 5 * time.Second
 // failure) and suspected paths are left out while others are up, in that
 // order of giving in.
 func (c *Client) pick(ctx context.Context, r Request, avoid map[int]bool) (*path, *quic.Conn, error) {
-	avoidAddr := map[netip.Addr]bool{}
+	var avoidAddr map[netip.Addr]bool // nil (reads as empty) on a first attempt
 	for id := range avoid {
+		if avoidAddr == nil {
+			avoidAddr = map[netip.Addr]bool{}
+		}
 		avoidAddr[c.paths[id].Addr] = true
 	}
 	deadline := time.NewTimer(pathWait)
