@@ -5,6 +5,8 @@ package hetquic
 
 import "embed"
 
+//go:generate go run ./cmd/hetquic docs
+
 // Files holds experiments/*.yaml, scenarios/** and claims/*.yaml (the papers'
 // claims that "hetquic reproduce" checks) as in the repository, so the
 // relative paths inside them resolve the same way as on disk.
