@@ -2,6 +2,7 @@ package experiment
 
 import (
 	"fmt"
+	"github.com/hetquic/hetquic/internal/stats"
 	"image/color"
 	"path/filepath"
 	"slices"
@@ -187,7 +188,7 @@ func cdfPlot(r *Result) (*plot.Plot, error) {
 		xys := make(plotter.XYs, 0, steps+1)
 		for s := 0; s <= steps; s++ {
 			q := float64(s) / steps
-			xys = append(xys, plotter.XY{X: quantile(all, q), Y: q})
+			xys = append(xys, plotter.XY{X: stats.Quantile(all, q), Y: q})
 		}
 		l, err := plotter.NewLine(xys)
 		if err != nil {

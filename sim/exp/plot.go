@@ -2,6 +2,7 @@ package exp
 
 import (
 	"fmt"
+	"github.com/hetquic/hetquic/internal/stats"
 	"path/filepath"
 	"slices"
 
@@ -204,7 +205,7 @@ func cdf(x []float64) plotter.XYs {
 	xy := make(plotter.XYs, 0, n+1)
 	for k := 0; k <= n; k++ {
 		q := float64(k) / float64(n)
-		xy = append(xy, plotter.XY{X: quantile(x, q), Y: q})
+		xy = append(xy, plotter.XY{X: stats.Quantile(x, q), Y: q})
 	}
 	return xy
 }
