@@ -7,23 +7,27 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/hetquic/hetquic/internal/results"
 	"github.com/hetquic/hetquic/pathsel"
 )
 
-// Summary is what summary.json holds.
+// Summary is what summary.json holds for modes offline, trace and real:
+// the common header (results.Header: schema_version, experiment, mode,
+// seeds) and the fields below; docs/results.md documents each field.
 type Summary struct {
-	Experiment string   `json:"experiment"`
-	Scenario   string   `json:"scenario,omitempty"`
-	Mode       string   `json:"mode"`
-	Sample     string   `json:"sample"`
-	Rounds     int      `json:"rounds"`
-	Seeds      []uint64 `json:"seeds"`
-	Paths      []string `json:"paths"`
+	results.Header
+	Scenario string   `json:"scenario,omitempty"`
+	Sample   string   `json:"sample"`
+	Rounds   int      `json:"rounds"`
+	Paths    []string `json:"paths"`
 	// BestPath is the best path of the first round (it may change with
 	// events); Objective is how "best" is judged.
-	BestPath   string            `json:"best_path"`
-	Objective  pathsel.Objective `json:"objective"`
-	ElapsedMs  float64           `json:"elapsed_ms"`
+	BestPath  string            `json:"best_path"`
+	Objective pathsel.Objective `json:"objective"`
+	// ElapsedMs is the wall time of the run: for the report and the
+	// command's last line, not in summary.json (which must not change from
+	// one run of the same spec to the next).
+	ElapsedMs  float64           `json:"-"`
 	Strategies []StrategySummary `json:"strategies"`
 }
 
@@ -63,8 +67,8 @@ type StrategySummary struct {
 func Summarize(r *Result) *Summary {
 	s := r.Spec
 	sum := &Summary{
-		Experiment: s.Name, Mode: s.Mode, Sample: s.Sample, Rounds: s.Rounds,
-		Paths: r.Paths, Objective: s.Objective.objective(),
+		Header: results.NewHeader(s.Name, s.Mode, results.Seeds(s.Seed, s.Seeds)),
+		Sample: s.Sample, Rounds: s.Rounds, Paths: r.Paths, Objective: s.Objective.objective(),
 		ElapsedMs: float64(r.Elapsed.Microseconds()) / 1000,
 	}
 	if s.scenario != nil {
@@ -72,9 +76,6 @@ func Summarize(r *Result) *Summary {
 	}
 	if len(r.Best) > 0 {
 		sum.BestPath = r.Paths[r.Best[0]]
-	}
-	for i := range s.Seeds {
-		sum.Seeds = append(sum.Seeds, s.Seed+uint64(i))
 	}
 	for i, runs := range r.Runs {
 		sum.Strategies = append(sum.Strategies, summarizeRuns(s.Strategies[i], runs))

@@ -217,13 +217,11 @@ func saveLines(name string, p *plot.Plot, lines []series) error {
 		if len(s.xy) == 0 {
 			continue
 		}
-		l, err := plotter.NewLine(s.xy)
+		e, err := figure.AddLine(p, i, s.label, s.xy)
 		if err != nil {
 			return fmt.Errorf("%s: %s: %w", name, s.label, err)
 		}
-		l.LineStyle = figure.LineStyle(i)
-		p.Add(l)
-		entries = append(entries, figure.Entry{Label: s.label, Style: l.LineStyle})
+		entries = append(entries, e)
 	}
 	return figure.SaveWithLegend(name, p, entries, figure.Size{W: 9 * vg.Inch, H: 4.5 * vg.Inch, Legend: 1.8 * vg.Inch})
 }
