@@ -2,7 +2,6 @@ package experiment
 
 import (
 	"fmt"
-	"github.com/hetquic/hetquic/internal/stats"
 	"image/color"
 	"path/filepath"
 	"slices"
@@ -14,6 +13,7 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 
 	"github.com/hetquic/hetquic/internal/figure"
+	"github.com/hetquic/hetquic/internal/stats"
 	"github.com/hetquic/hetquic/pathsel"
 )
 

@@ -3,7 +3,6 @@ package experiment
 import (
 	"context"
 	"fmt"
-	"github.com/hetquic/hetquic/internal/stats"
 	"io"
 	"os"
 	"path/filepath"
@@ -13,6 +12,7 @@ import (
 
 	simexp "github.com/hetquic/hetquic/sim/exp"
 
+	"github.com/hetquic/hetquic/internal/stats"
 	"github.com/hetquic/hetquic/scenario"
 )
 

@@ -2,12 +2,12 @@ package experiment
 
 import (
 	"fmt"
-	"github.com/hetquic/hetquic/internal/stats"
 	"io"
 	"strings"
 	"text/tabwriter"
 
 	"github.com/hetquic/hetquic/internal/results"
+	"github.com/hetquic/hetquic/internal/stats"
 	"github.com/hetquic/hetquic/pathsel"
 )
 

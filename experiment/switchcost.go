@@ -3,12 +3,12 @@ package experiment
 import (
 	"context"
 	"fmt"
-	"github.com/hetquic/hetquic/internal/stats"
 	"io"
 	"strconv"
 	"text/tabwriter"
 	"time"
 
+	"github.com/hetquic/hetquic/internal/stats"
 	"github.com/hetquic/hetquic/scenario"
 )
 

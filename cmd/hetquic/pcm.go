@@ -7,7 +7,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"github.com/hetquic/hetquic/internal/stats"
 	"io"
 	"log"
 	"math/rand/v2"
@@ -22,6 +21,7 @@ import (
 	"time"
 
 	"github.com/hetquic/hetquic/experiment"
+	"github.com/hetquic/hetquic/internal/stats"
 	"github.com/hetquic/hetquic/pathsel"
 	"github.com/hetquic/hetquic/pcm"
 )
