@@ -193,10 +193,10 @@ func TestBuiltinExperimentsWriteTheirReport(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		spec.Seeds = 2
-		if spec.Mode == ModeReal { // real requests take real time
-			spec.Seeds, spec.Rounds = 1, min(spec.Rounds, 20)
+		if spec.Mode == ModeReal { // experiment/realenv's test runs these
+			continue
 		}
+		spec.Seeds = 2
 		res, err := Execute(context.Background(), spec, runner.Options{})
 		if err != nil {
 			t.Fatalf("%s: %v", e.Name(), err)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/hetquic/hetquic"
 	"github.com/hetquic/hetquic/experiment"
+	"github.com/hetquic/hetquic/experiment/realenv"
 	"github.com/hetquic/hetquic/internal/results"
 	"github.com/hetquic/hetquic/internal/runner"
 )
@@ -74,7 +75,11 @@ func expRun(ctx context.Context, args []string, name string) error {
 	} else {
 		fmt.Fprintf(os.Stderr, "experiment %s: %d strategies × %d seeds × %d rounds\n", spec.Name, len(spec.Strategies), spec.Seeds, spec.Rounds)
 	}
-	res, err := experiment.Execute(ctx, spec, runner.Options{Workers: *workers, Progress: progress})
+	execute := experiment.Execute
+	if spec.Mode == experiment.ModeReal {
+		execute = realenv.Execute
+	}
+	res, err := execute(ctx, spec, runner.Options{Workers: *workers, Progress: progress})
 	if err != nil {
 		return err
 	}
