@@ -204,17 +204,29 @@ func (d *Condition) check() error {
 // inside it whatever the last bits of its division.
 const roundoff = 1e-9
 
-// Holds reports whether v meets every test of the condition.
+// Holds reports whether v meets every test of the condition, within_rel and
+// within_abs against the claim's paper_value.
 func (d *Condition) Holds(v float64) bool {
+	ref := math.NaN()
+	if d.paper != nil {
+		ref = *d.paper
+	}
+	return d.HoldsAgainst(v, ref)
+}
+
+// HoldsAgainst is Holds with within_rel and within_abs measured from ref
+// instead of the paper's value: a golden test's pins compare a summary
+// with the stored golden summary this way.
+func (d *Condition) HoldsAgainst(v, ref float64) bool {
 	if math.IsNaN(v) {
 		return false
 	}
 	ok := true
 	if d.WithinRel != nil {
-		ok = ok && math.Abs(v-*d.paper) <= *d.WithinRel*math.Abs(*d.paper)+roundoff
+		ok = ok && math.Abs(v-ref) <= *d.WithinRel*math.Abs(ref)+roundoff
 	}
 	if d.WithinAbs != nil {
-		ok = ok && math.Abs(v-*d.paper) <= *d.WithinAbs+roundoff
+		ok = ok && math.Abs(v-ref) <= *d.WithinAbs+roundoff
 	}
 	if d.AtLeast != nil {
 		ok = ok && v >= *d.AtLeast
