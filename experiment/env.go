@@ -41,11 +41,10 @@ type Outcome struct {
 // network — common random numbers, which makes strategies comparable with
 // few seeds.
 type table struct {
-	tct    [][]float64 // [round][path] ms
-	size   []int       // [round]
-	truth  [][]Moments // [round][path] in sample units; nil when unknown
-	perB   bool
-	shared bool
+	tct   [][]float64 // [round][path] ms
+	size  []int       // [round]
+	truth [][]Moments // [round][path] in sample units; nil when unknown
+	perB  bool
 }
 
 func (e *table) Begin(context.Context) error { return nil }

@@ -211,8 +211,6 @@ func judge(files []*claims.File, runs []claimRun) page {
 	return p
 }
 
-var verdicts = []claims.Verdict{claims.Reproduced, claims.NotReproduced, claims.Refuted, claims.Failed}
-
 func writeCounts(w io.Writer, p page) {
 	fmt.Fprintf(w, "%-16s %6s %10s %14s %7s %5s\n", "paper", "claims", "reproduced", "not reproduced", "refuted", "error")
 	for _, pr := range p {
