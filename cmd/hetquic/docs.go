@@ -35,9 +35,10 @@ current directory, and the block gets a line with the date, the command
 and the load average before its output.`
 
 func runDocs(ctx context.Context, args []string) error {
-	fs := newFlagSet("docs", "docs [--check] [--measured] [FILE…]", docsHelp)
+	fs := newFlagSet("docs", "docs [--check] [--measured] [--match TEXT] [FILE…]", docsHelp)
 	check := fs.Bool("check", false, "change nothing; list stale blocks and exit 1 if any")
 	measured := fs.Bool("measured", false, "also re-measure the measured blocks (slow; timings depend on the machine)")
+	match := fs.String("match", "", "only the blocks whose command contains this text")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -48,7 +49,7 @@ func runDocs(ctx context.Context, args []string) error {
 			return err
 		}
 	}
-	opts := docgen.Options{Run: runDocCommand, Measured: *measured, Stamp: measuredStamp}
+	opts := docgen.Options{Run: runDocCommand, Measured: *measured, Stamp: measuredStamp, Match: *match}
 	var problems []string
 	for _, file := range files {
 		data, err := os.ReadFile(file)

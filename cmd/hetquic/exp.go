@@ -53,7 +53,7 @@ run writes CSV, summary.json, figures (PNG and SVG) and report.md into --out
 doc markers paste) and writes files only with --out.`
 
 func runDemo(ctx context.Context, args []string) error {
-	fs := newFlagSet("demo", "demo [--out DIR]", "Runs the built-in default experiment, PCM journal §5.1 offline (pcm-table5):\n12 strategies × 20 seeds × 1000 rounds; prints the table, writes the report.")
+	fs := newFlagSet("demo", "demo [--out DIR]", "Runs the built-in default experiment, PCM journal §5.1 offline (pcm-table5):\nits strategies × 20 seeds × 1000 rounds; prints the table, writes the report.")
 	out := fs.String("out", "", "output directory (default results/pcm-table5)")
 	if err := parseFlags(fs, args); err != nil {
 		return err

@@ -158,6 +158,9 @@ type Options struct {
 	// line that states their date, command and load.
 	Measured bool
 	Stamp    func(b Block) string
+	// Match, when set, limits Update to the blocks whose command contains
+	// it; the others are left as they are, unchecked.
+	Match string
 }
 
 // Stale is one block whose text is not what its command prints now.
@@ -181,6 +184,10 @@ func Update(ctx context.Context, name, doc string, o Options) (string, []Stale, 
 	for _, b := range blocks {
 		out.WriteString(doc[prev:b.start])
 		prev = b.end
+		if o.Match != "" && !strings.Contains(b.Command, o.Match) {
+			out.WriteString(b.Body)
+			continue
+		}
 		if b.Measured && !o.Measured {
 			out.WriteString(b.Body)
 			if reason := checkMeasured(b); reason != "" {
