@@ -10,7 +10,6 @@ import (
 	"os/exec"
 	"runtime"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/hetquic/hetquic/internal/docgen"
@@ -93,9 +92,6 @@ func runDocs(ctx context.Context, args []string) error {
 	return nil
 }
 
-// captureMu serialises runs that swap os.Stdout and os.Stderr.
-var captureMu sync.Mutex
-
 // runDocCommand runs a block's command: a hetquic command through the CLI's
 // own dispatch, in this process, capturing its stdout; a measured block's
 // other commands through bash.
@@ -119,10 +115,11 @@ func runDocCommand(ctx context.Context, b docgen.Block) (string, error) {
 }
 
 // captureOutput runs fn with os.Stdout redirected into the returned string
-// and os.Stderr (progress lines) into the error when fn fails.
+// and os.Stderr (progress lines) into the error when fn fails. Calls nest
+// (a doc block runs "reproduce", which captures "exp run"): each restores
+// what it found. It is not safe for concurrent use; the CLI runs one
+// command at a time.
 func captureOutput(fn func() error) (string, error) {
-	captureMu.Lock()
-	defer captureMu.Unlock()
 	outR, outW, err := os.Pipe()
 	if err != nil {
 		return "", err
