@@ -106,7 +106,8 @@ func runDocCommand(ctx context.Context, b docgen.Block) (string, error) {
 		if err := cmd.Run(); err != nil {
 			return "", fmt.Errorf("%v: %s", err, lastLine(stderr.String()))
 		}
-		return out.String(), nil
+		// A shell command prints text, not Markdown: keep its lines as they are.
+		return "```text\n" + strings.TrimRight(out.String(), "\n") + "\n```\n", nil
 	}
 	if len(b.Args) > 1 && b.Args[1] == "docs" {
 		return "", badInput(errors.New("a generated block cannot run hetquic docs"))
