@@ -12,6 +12,9 @@ import (
 )
 
 func TestAggregation(t *testing.T) {
+	if testing.Short() {
+		t.Skip("two 3.5 MB transfers through the emulator (~10 s); runs without -short")
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	// Two lossless 10 Mbit/s paths (the big object is striped, > 2 MiB):
@@ -41,6 +44,9 @@ func TestAggregation(t *testing.T) {
 }
 
 func TestOutage(t *testing.T) {
+	if testing.Short() {
+		t.Skip("waits out a 2 s outage twice (~6 s); runs without -short")
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 40*time.Second)
 	defer cancel()
 	rows, err := RunOutage(ctx, OutageConfig{Size: 400_000, At: 400 * time.Millisecond, Outage: 2 * time.Second, Seed: 1})
