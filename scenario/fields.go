@@ -17,14 +17,17 @@ const (
 	// round by the experiment.
 	BackendReal = "real"
 	// BackendEmulator is the emulator run in real time (hetquic emu, the
-	// root lab, the agent's §V experiments).
+	// root lab).
 	BackendEmulator = "emulator"
+	// BackendAgent is the agent's §V experiments (agent/experiments): the
+	// emulator, with events the experiment itself drives.
+	BackendAgent = "agent"
 	// BackendSim is the packet-level simulator (sim/exp).
 	BackendSim = "sim"
 )
 
 // Backends are the backends, in the table's column order.
-var Backends = []string{BackendOffline, BackendReal, BackendEmulator, BackendSim}
+var Backends = []string{BackendOffline, BackendReal, BackendEmulator, BackendAgent, BackendSim}
 
 // Support is how a backend treats a field.
 type Support int
@@ -71,10 +74,14 @@ var FieldTable = []Field{
 	{"rate_trace", map[string]Rule{BackendOffline: {Refused, "delivery opportunities over time have no per-round equivalent"}}},
 	{"queue_packets", map[string]Rule{BackendOffline: {Translated, "no effect: one request per round never fills a queue (queueing needs load)"}}},
 	{"queue_bytes", map[string]Rule{BackendOffline: {Translated, "no effect: one request per round never fills a queue (queueing needs load)"}}},
-	{"events[].at_s, set", map[string]Rule{BackendOffline: {Translated, eventsByRound}, BackendReal: {Translated, eventsByRound + "; applied through the emulator's control API"}}},
+	{"events[].at_s, set", map[string]Rule{
+		BackendOffline: {Translated, eventsByRound}, BackendReal: {Translated, eventsByRound + "; applied through the emulator's control API"},
+		BackendAgent: {Refused, "the §V experiments time their own changes (outage's cut)"},
+	}},
 	{"events[].outage_s", map[string]Rule{
 		BackendOffline: {Translated, "loss 1 both ways (every task times out) for ⌈outage_s / seconds_per_round⌉ rounds, then the path's loss before it; an error on a gilbert_elliott path"},
 		BackendReal:    {Translated, "loss 1 both ways for ⌈outage_s / seconds_per_round⌉ rounds, then the path's loss before it; an error on a gilbert_elliott path"},
+		BackendAgent:   {Refused, "the §V experiments time their own changes (outage's cut)"},
 	}},
 }
 

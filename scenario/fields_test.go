@@ -38,7 +38,7 @@ func TestCheckNamesFieldAndBackend(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "paths[0].down.reorder: the offline backend cannot model reorder") {
 		t.Fatalf("offline: %v", err)
 	}
-	for _, b := range []string{BackendSim, BackendEmulator, BackendReal} {
+	for _, b := range []string{BackendSim, BackendEmulator, BackendReal, BackendAgent} {
 		if err := sc.Check(b); err != nil {
 			t.Errorf("%s: %v", b, err)
 		}
@@ -50,13 +50,13 @@ func TestCheckNamesFieldAndBackend(t *testing.T) {
 
 func TestFieldsMarkdown(t *testing.T) {
 	md := FieldsMarkdown()
-	if !strings.HasPrefix(md, "| field | offline | real | emulator | sim |\n|---|---|---|---|---|\n") {
+	if !strings.HasPrefix(md, "| field | offline | real | emulator | agent | sim |\n|---|---|---|---|---|---|\n") {
 		t.Fatalf("header: %q", md[:80])
 	}
 	if n := strings.Count(md, "\n"); n != len(FieldTable)+2 {
 		t.Errorf("%d lines for %d fields", n, len(FieldTable))
 	}
-	if !strings.Contains(md, "| `loss_trace` | error: a per-packet drop sequence has no per-round equivalent | honoured | honoured | honoured |") {
+	if !strings.Contains(md, "| `loss_trace` | error: a per-packet drop sequence has no per-round equivalent | honoured | honoured | honoured | honoured |") {
 		t.Errorf("queue row wrong:\n%s", md)
 	}
 }
