@@ -248,6 +248,10 @@ var outagePatch = func() *scenario.Patch {
 	return p
 }()
 
+// maxRounds bounds rounds: a run's tables hold rounds × paths samples
+// per seed (10^7 rounds of 8 paths are 640 MB), far past any experiment.
+const maxRounds = 10_000_000
+
 // The modes.
 const (
 	ModeOffline = "offline"
@@ -301,10 +305,8 @@ func (s *Spec) validate() error {
 		return fmt.Errorf("real.timeout_ms: %v must be a finite number > 0", s.Real.TimeoutMs)
 	case s.Mode == ModeTrace && s.Trace == "":
 		return fmt.Errorf("trace: missing (mode trace needs one)")
-	case s.Mode != ModeTrace && s.Rounds < 1:
-		return fmt.Errorf("rounds: %d must be ≥ 1", s.Rounds)
-	case s.Rounds < 0:
-		return fmt.Errorf("rounds: %d must be ≥ 1", s.Rounds)
+	case s.Mode != ModeTrace && s.Rounds < 1, s.Rounds < 0, s.Rounds > maxRounds:
+		return fmt.Errorf("rounds: %d is outside [1, %d]", s.Rounds, maxRounds)
 	case s.Sample != SampleTCT && s.Sample != SampleTCTPerByte:
 		return fmt.Errorf("sample: %q is not tct or tct_per_byte", s.Sample)
 	case s.Seeds < 1 || s.Seeds > 10000:
