@@ -1,6 +1,7 @@
 package experiment
 
 import (
+	"maps"
 	"strings"
 	"testing"
 	"testing/fstest"
@@ -19,16 +20,17 @@ func FuzzParseSpec(f *testing.F) {
 		}
 		f.Add(strings.ReplaceAll(string(data), "../scenarios/", ""))
 	}
-	sc, err := hetquic.Files.ReadFile("scenarios/pcm-table5.yaml")
-	if err != nil {
-		f.Fatal(err)
+	base := fstest.MapFS{"trace.csv": {Data: []byte("round,a,b\n0,1,2\n1,2,1\n")}}
+	for _, sc := range []string{"pcm-table5", "pcm-table6", "pcm-twin30", "leo"} {
+		data, err := hetquic.Files.ReadFile("scenarios/" + sc + ".yaml")
+		if err != nil {
+			f.Fatal(err)
+		}
+		base[sc+".yaml"] = &fstest.MapFile{Data: data}
 	}
 	f.Fuzz(func(t *testing.T, text string) {
-		fsys := fstest.MapFS{
-			"x.yaml":          {Data: []byte(text)},
-			"pcm-table5.yaml": {Data: sc},
-			"trace.csv":       {Data: []byte("round,a,b\n0,1,2\n1,2,1\n")},
-		}
+		fsys := maps.Clone(base)
+		fsys["x.yaml"] = &fstest.MapFile{Data: []byte(text)}
 		if _, err := ReadEnvelope("x.yaml", []byte(text)); err != nil && strings.Contains(err.Error(), "\n") {
 			t.Fatalf("envelope error of several lines: %q", err)
 		}
