@@ -71,7 +71,7 @@ func measureCell(ctx context.Context, rtt float64, size, pairs int, rebind bool)
 		if res.Path != p {
 			return 0, fmt.Errorf("request went on path %d, not %d", res.Path, p)
 		}
-		return float64(time.Since(start)) / float64(time.Millisecond), nil
+		return stats.Ms(time.Since(start)), nil
 	}
 	// Warm both paths (validated, congestion window grown) before measuring.
 	for i := range 6 {
