@@ -252,7 +252,8 @@ func chosenPathFigure(name string, r *Result) error {
 		if err != nil {
 			return err
 		}
-		sc.GlyphStyle = draw.GlyphStyle{Color: figure.Color(i), Radius: vg.Points(1.3), Shape: draw.CircleGlyph{}}
+		sc.GlyphStyle = figure.Glyph(i)
+		sc.GlyphStyle.Radius = vg.Points(1.3)
 		p.Add(sc)
 		plots[i/cols][i%cols] = p
 	}
