@@ -260,3 +260,37 @@ func FuzzExpand(f *testing.F) {
 		}
 	})
 }
+
+func TestSlurmScript(t *testing.T) {
+	s, err := Slurm(SlurmJob{Spec: "my exp.yaml", Shards: 8, Out: "results/x", Binary: "/opt/hetquic", Partition: "short", Time: "00:10:00"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		"#SBATCH --array=0-7\n",
+		"#SBATCH --partition=short\n",
+		"#SBATCH --time=00:10:00\n",
+		`exp run 'my exp.yaml' --shard "$i/8"`,
+		"hetquic=/opt/hetquic\n",
+		`exec "$hetquic" exp merge --out "$out" "$out"/shards/*`,
+	} {
+		if !strings.Contains(s, want) {
+			t.Errorf("script lacks %q:\n%s", want, s)
+		}
+	}
+	if strings.Contains(s, "--mem") {
+		t.Error("--mem written although unset")
+	}
+	for _, bad := range []SlurmJob{
+		{Spec: "x", Shards: 0, Out: "o", Binary: "b"},
+		{Spec: "x", Shards: 2, Out: "o", Binary: "b", Partition: "a;b c"},
+		{Spec: "x", Shards: 2, Out: "o %j", Binary: "b"},
+	} {
+		if _, err := Slurm(bad); err == nil {
+			t.Errorf("%+v: no error", bad)
+		}
+	}
+	if got := shellQuote("it's"); got != `'it'\''s'` {
+		t.Errorf("shellQuote: %s", got)
+	}
+}
