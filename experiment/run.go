@@ -86,24 +86,36 @@ func Execute(ctx context.Context, spec *Spec, opt runner.Options) (*Result, erro
 	if err != nil {
 		return nil, err
 	}
+	if err := res.complete(ctx, envs[0], opt.Workers); err != nil {
+		return nil, err
+	}
+	res.Elapsed = time.Since(start)
+	return res, nil
+}
+
+// complete adds to a result whose runs are done what does not depend on
+// them: the first seed's truth (env is that seed's environment) and, for a
+// real run, the same experiment on the offline model.
+func (res *Result) complete(ctx context.Context, env Env, workers int) error {
+	spec := res.Spec
 	obj := spec.Objective.objective()
 	for t := range spec.Rounds {
-		truth := envs[0].Truth(t)
+		truth := env.Truth(t)
 		if truth == nil {
 			break
 		}
 		res.Truth = append(res.Truth, truth)
 		res.Best = append(res.Best, bestPath(obj, truth))
 	}
-	res.Elapsed = time.Since(start)
 	if spec.Mode == ModeReal {
 		offline := *spec
 		offline.Mode = ModeOffline
-		if res.Offline, err = Execute(ctx, &offline, runner.Options{Workers: opt.Workers}); err != nil {
-			return nil, err
+		var err error
+		if res.Offline, err = Execute(ctx, &offline, runner.Options{Workers: workers}); err != nil {
+			return err
 		}
 	}
-	return res, nil
+	return nil
 }
 
 func (s *Spec) newEnv(seed uint64) (Env, error) {

@@ -10,6 +10,7 @@ import (
 	"math"
 	"path"
 
+	"github.com/hetquic/hetquic/experiment/sweep"
 	"github.com/hetquic/hetquic/internal/yamlfile"
 	"github.com/hetquic/hetquic/pathsel"
 	"github.com/hetquic/hetquic/scenario"
@@ -43,6 +44,10 @@ type Spec struct {
 	Events     []RoundEvent   `yaml:"events"`
 	Model      Model          `yaml:"model"`
 	Figures    Figures        `yaml:"figures"`
+	// Sweep runs the experiment at many points, each a setting of some of
+	// this file's or its scenario's fields (LoadPlan expands it; Load
+	// reads the file as written, without it).
+	Sweep *sweep.Block `yaml:"sweep"`
 
 	scenario *scenario.Scenario
 	trace    *traceTable

@@ -10,9 +10,11 @@ import (
 	"path"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/hetquic/hetquic"
 	"github.com/hetquic/hetquic/experiment"
+	"github.com/hetquic/hetquic/experiment/sweep"
 	"github.com/hetquic/hetquic/internal/results"
 	"github.com/hetquic/hetquic/internal/runner"
 )
@@ -22,7 +24,9 @@ func init() {
 	register(command{name: "demo", summary: "run the default experiment (offline pcm-table5) and write results/", run: runDemo})
 }
 
-const expUsage = `exp run FILE|NAME [--out DIR] [--workers N] [--json | --md] [--quiet]
+const expUsage = `exp run FILE|NAME [--out DIR] [--workers N] [--json | --md] [--quiet] [--shard i/n]
+       hetquic exp merge [--out DIR] [--spec FILE|NAME] SHARD_DIR…
+       hetquic exp slurm FILE|NAME --shards N [--out DIR] [--hetquic PATH] [--partition P] [--time T] [--mem-mb M]
        hetquic exp validate FILE|NAME
        hetquic exp list`
 
@@ -31,6 +35,8 @@ func runExp(ctx context.Context, args []string) error {
 		{"run", "run every strategy on every seed; table, CSV, JSON, figures, report", func(ctx context.Context, args []string) error { return expRun(ctx, args, "exp run") }},
 		{"validate", "load an experiment and its scenario, report the first problem", func(_ context.Context, args []string) error { return expValidate(args) }},
 		{"list", "list the built-in experiments", func(context.Context, []string) error { return expList(os.Stdout) }},
+		{"merge", "join the partial results of exp run --shard into one run's results", expMerge},
+		{"slurm", "write a Slurm job-array script that runs an experiment's shards and merges them", expSlurm},
 	}, args)
 }
 
@@ -61,41 +67,97 @@ func expRun(ctx context.Context, args []string, name string) error {
 	asJSON := fs.Bool("json", false, "print summary.json to stdout instead of the table")
 	asMD := fs.Bool("md", false, "print the report's Markdown tables to stdout (what doc markers paste) and write no files unless --out is given; no progress")
 	quiet := fs.Bool("quiet", false, "no progress output on stderr")
-	spec, _, err := parseExperiment(fs, args)
+	shardFlag := fs.String("shard", "", "run only shard i/n of the runs (0 ≤ i < n) and write them to --out for hetquic exp merge")
+	file, err := parseWithOperand(fs, args, "experiment file or name")
 	if err != nil {
 		return err
 	}
+	plan, err := loadPlan(file)
+	if err != nil {
+		return badInput(err)
+	}
 	if *asJSON && *asMD {
 		return badInput(fmt.Errorf("%s: --json and --md exclude each other", name))
+	}
+	shard := sweep.All
+	if *shardFlag != "" {
+		if shard, err = sweep.ParseShard(*shardFlag); err != nil {
+			return badInput(err)
+		}
+		if *out == "" || *asJSON || *asMD {
+			return badInput(fmt.Errorf("%s: --shard writes partial results: give --out, and no --json or --md", name))
+		}
 	}
 	var progress io.Writer = os.Stderr
 	if *quiet || *asMD {
 		progress = nil
 	} else {
-		fmt.Fprintf(os.Stderr, "experiment %s: %d strategies × %d seeds × %d rounds\n", spec.Name, len(spec.Strategies), spec.Seeds, spec.Rounds)
+		spec := plan.Specs[0]
+		fmt.Fprintf(os.Stderr, "experiment %s: %d points × %d strategies × %d seeds × %d rounds (%d runs)\n",
+			plan.Name, len(plan.Points), len(spec.Strategies), spec.Seeds, spec.Rounds, plan.Runs())
 	}
-	res, err := experiment.Execute(ctx, spec, runner.Options{Workers: *workers, Progress: progress})
+	start := time.Now()
+	part, err := experiment.ExecuteShard(ctx, plan, shard, runner.Options{Workers: *workers, Progress: progress})
 	if err != nil {
 		return err
 	}
-	sum := experiment.Summarize(res)
-	if *asMD {
-		if *out != "" {
-			if _, err := experiment.WriteAll(*out, res, sum); err != nil {
-				return err
-			}
+	if *shardFlag != "" {
+		part.Spec = file
+		if err := experiment.WritePartial(*out, part); err != nil {
+			return err
 		}
-		return results.WriteTables(os.Stdout, sum.Tables())
+		if !*quiet {
+			fmt.Printf("shard %s: %d of %d runs in %.1f s; wrote %s (hetquic exp merge)\n", shard, len(part.Runs), plan.Runs(), time.Since(start).Seconds(), *out)
+		}
+		return nil
 	}
-	dir := *out
-	if dir == "" {
-		dir = filepath.Join("results", spec.Name)
-	}
-	files, err := experiment.WriteAll(dir, res, sum)
+	res, err := plan.Assemble(ctx, part.Runs, *workers)
 	if err != nil {
 		return err
 	}
-	if *asJSON {
+	return writePlan(plan, res, *out, *asJSON, *asMD, time.Since(start))
+}
+
+// loadPlan loads FILE|NAME and expands its sweep.
+func loadPlan(file string) (*experiment.Plan, error) {
+	fsys, name, err := resolveExperiment(file)
+	if err != nil {
+		return nil, err
+	}
+	return experiment.LoadPlan(fsys, name)
+}
+
+// writePlan writes a finished plan's results (exp run, exp merge) and
+// prints its table, summary.json (asJSON) or Markdown tables (asMD).
+func writePlan(plan *experiment.Plan, res []*experiment.Result, out string, asJSON, asMD bool, took time.Duration) error {
+	dir := out
+	if dir == "" && !asMD {
+		dir = filepath.Join("results", plan.Name)
+	}
+	var files []string
+	if dir != "" {
+		var err error
+		if files, err = experiment.WritePlan(dir, plan, res); err != nil {
+			return err
+		}
+	}
+	var sum results.Summary
+	var tables []results.Table
+	text := func() error { return results.WriteTables(os.Stdout, tables) }
+	if plan.Swept {
+		s, err := experiment.SummarizePlan(plan, res)
+		if err != nil {
+			return err
+		}
+		sum, tables = s, []results.Table{experiment.SweepTable(s)}
+	} else {
+		s := experiment.Summarize(res[0])
+		sum, tables, text = s, s.Tables(), func() error { return s.WriteTable(os.Stdout) }
+	}
+	switch {
+	case asMD:
+		return results.WriteTables(os.Stdout, tables)
+	case asJSON:
 		data, err := results.MarshalSummary(sum)
 		if err != nil {
 			return err
@@ -103,10 +165,10 @@ func expRun(ctx context.Context, args []string, name string) error {
 		_, err = os.Stdout.Write(data)
 		return err
 	}
-	if err := sum.WriteTable(os.Stdout); err != nil {
+	if err := text(); err != nil {
 		return err
 	}
-	fmt.Printf("\n%d runs in %.0f ms; wrote %d files to %s (open %s)\n", len(spec.Strategies)*spec.Seeds, sum.ElapsedMs, len(files), dir, filepath.Join(dir, "report.md"))
+	fmt.Printf("\n%d runs in %.0f ms; wrote %d files to %s (open %s)\n", plan.Runs(), float64(took.Microseconds())/1000, len(files), dir, filepath.Join(dir, "report.md"))
 	return nil
 }
 
@@ -157,19 +219,29 @@ func parseExperiment(fs *flag.FlagSet, args []string) (*experiment.Spec, string,
 // loadExperiment loads FILE from disk, or the built-in experiment NAME
 // when no such file exists.
 func loadExperiment(file string) (*experiment.Spec, error) {
+	fsys, name, err := resolveExperiment(file)
+	if err != nil {
+		return nil, err
+	}
+	return experiment.Load(fsys, name)
+}
+
+// resolveExperiment finds FILE on disk, or the built-in experiment NAME
+// when no such file exists, as a file system and a name in it.
+func resolveExperiment(file string) (fs.FS, string, error) {
 	if _, err := os.Stat(file); err == nil {
 		abs, err := filepath.Abs(file)
 		if err != nil {
-			return nil, err
+			return nil, "", err
 		}
 		// Rooted at "/", so ../scenarios/… resolves like the shell would.
-		return experiment.Load(os.DirFS("/"), strings.TrimPrefix(filepath.ToSlash(abs), "/"))
+		return os.DirFS("/"), strings.TrimPrefix(filepath.ToSlash(abs), "/"), nil
 	}
 	builtin := path.Join("experiments", strings.TrimSuffix(file, ".yaml")+".yaml")
 	if _, err := fs.Stat(hetquic.Files, builtin); err != nil {
-		return nil, fmt.Errorf("%s: no such file, nor a built-in experiment (hetquic exp list)", file)
+		return nil, "", fmt.Errorf("%s: no such file, nor a built-in experiment (hetquic exp list)", file)
 	}
-	return experiment.Load(hetquic.Files, builtin)
+	return hetquic.Files, builtin, nil
 }
 
 // parseWithOperand parses flags that may come before or after the one

@@ -89,6 +89,7 @@ def run_sweep(
     *,
     binary: str,
     out: Path,
+    address: Optional[str] = None,
     shards: int = 0,
     retries: int = DEFAULT_RETRIES,
     extra: Optional[list[str]] = None,
@@ -96,21 +97,23 @@ def run_sweep(
     progress: bool = True,
     on_done: Optional[Callable[[int, int], None]] = None,
 ) -> Result:
-    """Runs SPEC's shards on the Ray cluster this process is connected to
-    (``ray.init`` first) and merges them into OUT.
+    """Runs SPEC's shards on the Ray cluster at ADDRESS (None: a new local
+    one) and merges them into OUT.
 
+    The binary and this package travel to the workers in the job's runtime
+    environment (Ray accepts local directories only there, in ``ray.init``),
+    so this function connects and disconnects itself.
     ``on_done(done, total)`` is called after each shard arrives (tests use it
     to kill a worker mid-sweep).
     """
     import ray
 
+    import hetquic_sweep
+
     extra = list(extra or [])
     check = _hetquic(binary, "exp", "validate", spec, *extra)
     if check.returncode != 0:
         raise SweepError(_last_line(check.stderr))
-    if shards <= 0:
-        cpus = int(ray.cluster_resources().get("CPU", 1))
-        shards = max(1, SHARDS_PER_CPU * cpus)
 
     out = Path(out)
     parts = out / "shards"
@@ -120,25 +123,41 @@ def run_sweep(
 
     with tempfile.TemporaryDirectory(prefix="hetquic-sweep-") as stage:
         runtime_env: dict = {
-            "py_modules": [str(_stage_binary(binary, Path(stage)))],
+            "py_modules": [str(_stage_binary(binary, Path(stage))), hetquic_sweep],
         }
         if working_dir is not None:
             runtime_env["working_dir"] = str(working_dir)
             runtime_env["excludes"] = [".git", "results", "python/build", "*.egg-info"]
-        task = ray.remote(_run_shard).options(
-            num_cpus=1,
-            max_retries=retries,
-            retry_exceptions=True,
-            runtime_env=runtime_env,
-        )
-        start = time.monotonic()
-        pending = {task.remote(spec, i, shards, extra): i for i in range(shards)}
-        bar = None
-        if progress:
-            from tqdm import tqdm
+        ray.init(address=address, runtime_env=runtime_env, include_dashboard=False,
+                 log_to_driver=False, logging_level="ERROR")
+        try:
+            if shards <= 0:
+                cpus = int(ray.cluster_resources().get("CPU", 1))
+                shards = max(1, SHARDS_PER_CPU * cpus)
+            seconds = _run_shards(spec, shards, retries, extra, parts, progress, on_done)
+        finally:
+            ray.shutdown()
 
-            bar = tqdm(total=shards, unit="shard", desc=f"hetquic-sweep {spec}")
-        done = 0
+    merged = _hetquic(binary, "exp", "merge", "--out", str(out), *sorted(str(p) for p in parts.iterdir()))
+    if merged.returncode != 0:
+        raise SweepError(f"merge: {_last_line(merged.stderr)}")
+    return Result(out=out, shards=shards, seconds=seconds)
+
+
+def _run_shards(spec, shards, retries, extra, parts: Path, progress: bool, on_done) -> float:
+    """Submits every shard, collects each as it arrives; returns wall seconds."""
+    import ray
+
+    task = ray.remote(_run_shard).options(num_cpus=1, max_retries=retries, retry_exceptions=True)
+    start = time.monotonic()
+    pending = {task.remote(spec, i, shards, extra): i for i in range(shards)}
+    bar = None
+    if progress:
+        from tqdm import tqdm
+
+        bar = tqdm(total=shards, unit="shard", desc=f"hetquic-sweep {spec}")
+    done = 0
+    try:
         while pending:
             ready, _ = ray.wait(list(pending), num_returns=1)
             for ref in ready:
@@ -155,14 +174,10 @@ def run_sweep(
                     bar.update(1)
                 if on_done is not None:
                     on_done(done, shards)
-        seconds = time.monotonic() - start
+    finally:
         if bar is not None:
             bar.close()
-
-    merged = _hetquic(binary, "exp", "merge", "--out", str(out), *sorted(str(p) for p in parts.iterdir()))
-    if merged.returncode != 0:
-        raise SweepError(f"merge: {_last_line(merged.stderr)}")
-    return Result(out=out, shards=shards, seconds=seconds)
+    return time.monotonic() - start
 
 
 def _find_binary(given: Optional[str]) -> str:
@@ -203,16 +218,8 @@ def main(argv: Optional[list[str]] = None) -> int:
         name = Path(args.spec).stem
         out = Path(args.out or os.path.join("results", name))
 
-        import ray
-
-        ray.init(address=args.address, include_dashboard=False, log_to_driver=False,
-                 logging_level="ERROR")
-        try:
-            res = run_sweep(args.spec, binary=binary, out=out, shards=args.shards,
-                            retries=args.retries, working_dir=working_dir,
-                            progress=not args.no_progress)
-        finally:
-            ray.shutdown()
+        res = run_sweep(args.spec, binary=binary, out=out, address=args.address, shards=args.shards,
+                        retries=args.retries, working_dir=working_dir, progress=not args.no_progress)
     except SweepError as e:
         print(f"hetquic-sweep: {e}", file=sys.stderr)
         return 2
