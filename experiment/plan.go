@@ -160,6 +160,21 @@ func hashInputs(h io.Writer, fsys fs.FS, name string, s *Spec) error {
 	return nil
 }
 
+// SetSeeds runs every point on n seeds instead of the file's (exp run
+// --seeds); the plan's hash changes with it, so shards run with different
+// seeds are never merged.
+func (p *Plan) SetSeeds(n int) {
+	total := 0
+	for i, s := range p.Specs {
+		s.Seeds = n
+		p.offset[i] = total
+		total += len(s.Strategies) * n
+	}
+	p.offset[len(p.Specs)] = total
+	sum := sha256.Sum256([]byte(fmt.Sprintf("%s seeds=%d", p.Hash, n)))
+	p.Hash = hex.EncodeToString(sum[:])[:16]
+}
+
 // Runs is the number of runs of the plan.
 func (p *Plan) Runs() int { return p.offset[len(p.Specs)] }
 
@@ -187,19 +202,17 @@ type Partial struct {
 // ExecuteShard carries out the runs of the plan that shard owns on the one
 // worker pool. Each run depends only on its point, strategy and seed, so a
 // run's result is the same in any shard and with any number of workers.
-func ExecuteShard(ctx context.Context, p *Plan, shard sweep.Shard, opt runner.Options) (*Partial, error) {
+func ExecuteShard(ctx context.Context, p *Plan, shard sweep.Shard, opt runner.Options, newEnv EnvFactory) (*Partial, error) {
 	var owned []int
 	for k := range p.Runs() {
 		if shard.Owns(k) {
 			owned = append(owned, k)
 		}
 	}
-	envs := newEnvCache(p)
+	envs := newEnvCache(p, newEnv)
 	defer envs.close()
-	for _, s := range p.Specs {
-		if s.Mode == ModeReal {
-			opt.Workers = 1 // one network: runs must not overlap on it
-		}
+	if p.Specs[0].Mode == ModeReal {
+		opt.Workers = 1 // one network: runs must not overlap on it
 	}
 	if opt.Name == "" {
 		opt.Name = p.Name
@@ -239,9 +252,10 @@ func (p *Plan) pointPrefix(i int) string {
 
 // envCache makes each (point, seed) environment once, when a run needs it.
 type envCache struct {
-	plan *Plan
-	mu   sync.Mutex
-	envs map[[2]int]*envOnce
+	plan   *Plan
+	newEnv EnvFactory
+	mu     sync.Mutex
+	envs   map[[2]int]*envOnce
 }
 
 type envOnce struct {
@@ -250,7 +264,9 @@ type envOnce struct {
 	err  error
 }
 
-func newEnvCache(p *Plan) *envCache { return &envCache{plan: p, envs: map[[2]int]*envOnce{}} }
+func newEnvCache(p *Plan, newEnv EnvFactory) *envCache {
+	return &envCache{plan: p, newEnv: newEnv, envs: map[[2]int]*envOnce{}}
+}
 
 func (c *envCache) get(point, seed int) (Env, error) {
 	c.mu.Lock()
@@ -262,7 +278,7 @@ func (c *envCache) get(point, seed int) (Env, error) {
 	c.mu.Unlock()
 	e.once.Do(func() {
 		s := c.plan.Specs[point]
-		e.env, e.err = s.newEnv(s.Seed + uint64(seed))
+		e.env, e.err = c.newEnv(s, s.Seed+uint64(seed))
 	})
 	return e.env, e.err
 }
@@ -276,12 +292,14 @@ func (c *envCache) close() {
 }
 
 // Assemble turns a complete set of runs into one Result per point, as
-// Execute would have returned them.
-func (p *Plan) Assemble(ctx context.Context, runs map[int]*Run, workers int) ([]*Result, error) {
+// ExecuteWith would have returned them. The truth that figures draw comes
+// from the model (a real network's truth is its model's); a real run's
+// offline twin is the caller's to add (experiment/realenv.AddOffline).
+func (p *Plan) Assemble(runs map[int]*Run) ([]*Result, error) {
 	if missing := p.Runs() - len(runs); missing > 0 {
 		return nil, fmt.Errorf("%s: %d of %d runs are missing (a shard did not finish?)", p.Name, missing, p.Runs())
 	}
-	envs := newEnvCache(p)
+	envs := newEnvCache(p, modelEnv)
 	defer envs.close()
 	out := make([]*Result, len(p.Specs))
 	for pi, spec := range p.Specs {
@@ -299,9 +317,7 @@ func (p *Plan) Assemble(ctx context.Context, runs map[int]*Run, workers int) ([]
 		if err != nil {
 			return nil, err
 		}
-		if err := res.complete(ctx, env, workers); err != nil {
-			return nil, err
-		}
+		res.addTruth(env)
 		out[pi] = res
 	}
 	return out, nil
@@ -320,6 +336,7 @@ type partialHeader struct {
 	SchemaVersion int    `json:"schema_version"`
 	Experiment    string `json:"experiment"`
 	Spec          string `json:"spec"`
+	Seeds         int    `json:"seeds"` // per point: the file's, or exp run --seeds
 	PlanHash      string `json:"plan_hash"`
 	Shard         string `json:"shard"`
 	TotalRuns     int    `json:"total_runs"`
@@ -351,7 +368,7 @@ func WritePartial(dir string, part *Partial) error {
 		return err
 	}
 	meta, err := json.MarshalIndent(partialHeader{
-		SchemaVersion: partialVersion, Experiment: part.Plan.Name, Spec: part.Spec, PlanHash: part.Plan.Hash,
+		SchemaVersion: partialVersion, Experiment: part.Plan.Name, Spec: part.Spec, Seeds: part.Plan.Specs[0].Seeds, PlanHash: part.Plan.Hash,
 		Shard: part.Shard.String(), TotalRuns: part.Plan.Runs(), Runs: ks,
 	}, "", "  ")
 	if err != nil {
@@ -362,17 +379,17 @@ func WritePartial(dir string, part *Partial) error {
 }
 
 // PartialSpec is the experiment a shard's directory was written for, as it
-// was named on the shard's command line.
-func PartialSpec(dir string) (string, error) {
+// was named on the shard's command line, and its seeds per point.
+func PartialSpec(dir string) (spec string, seeds int, err error) {
 	meta, err := os.ReadFile(filepath.Join(dir, partialMeta))
 	if err != nil {
-		return "", fmt.Errorf("%s: not a shard's results (no %s)", dir, partialMeta)
+		return "", 0, fmt.Errorf("%s: not a shard's results (no %s)", dir, partialMeta)
 	}
 	var h partialHeader
 	if err := json.Unmarshal(meta, &h); err != nil {
-		return "", fmt.Errorf("%s: %v", filepath.Join(dir, partialMeta), err)
+		return "", 0, fmt.Errorf("%s: %v", filepath.Join(dir, partialMeta), err)
 	}
-	return h.Spec, nil
+	return h.Spec, h.Seeds, nil
 }
 
 // ReadPartials reads the shards in dirs, written for plan p, and returns

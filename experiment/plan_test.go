@@ -40,13 +40,13 @@ func TestPlanShardsAndWorkers(t *testing.T) {
 		t.Fatalf("point 1's sw-ucb window %v, want 20", got)
 	}
 	ctx := context.Background()
-	one, err := ExecuteShard(ctx, p, sweep.All, runner.Options{Workers: 1})
+	one, err := ExecuteShard(ctx, p, sweep.All, runner.Options{Workers: 1}, LocalEnv)
 	if err != nil {
 		t.Fatal(err)
 	}
 	merged := map[int]*Run{}
 	for i := range 5 {
-		part, err := ExecuteShard(ctx, p, sweep.Shard{I: i, N: 5}, runner.Options{Workers: 3})
+		part, err := ExecuteShard(ctx, p, sweep.Shard{I: i, N: 5}, runner.Options{Workers: 3}, LocalEnv)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -59,7 +59,7 @@ func TestPlanShardsAndWorkers(t *testing.T) {
 	}
 	// The swept delay reaches the environment: on the first point path b
 	// (2 ms) is best, on the last (9 ms) path a is.
-	res, err := p.Assemble(ctx, merged, 1)
+	res, err := p.Assemble(merged)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -67,7 +67,7 @@ func TestPlanShardsAndWorkers(t *testing.T) {
 		t.Fatalf("best paths %d and %d, want 1 and 0", res[0].Best[0], res[3].Best[0])
 	}
 	delete(merged, 7)
-	if _, err := p.Assemble(ctx, merged, 1); err == nil || !strings.Contains(err.Error(), "missing") {
+	if _, err := p.Assemble(merged); err == nil || !strings.Contains(err.Error(), "missing") {
 		t.Fatalf("assemble without run 7: %v", err)
 	}
 }

@@ -43,11 +43,38 @@ type Result struct {
 	Offline *Result
 }
 
-// Execute runs every strategy on every seed on the runner's worker pool
-// (opt.Workers; 1 when the environment cannot be shared, as a real
-// network). Runs are independent and write only their own slot, so any
-// number of workers gives the same Result.
+// EnvFactory makes the environment of one seed.
+type EnvFactory func(s *Spec, seed uint64) (Env, error)
+
+// Execute runs an offline or trace experiment: every strategy on every
+// seed on the runner's worker pool. Runs are independent and write only
+// their own slot, so any number of workers gives the same Result. Mode real
+// needs the real network's Env, which this package does not link (so an
+// offline run does not link quic-go): run it with experiment/realenv.
 func Execute(ctx context.Context, spec *Spec, opt runner.Options) (*Result, error) {
+	if spec.Mode == ModeReal {
+		return nil, fmt.Errorf("mode %s: run it with experiment/realenv (hetquic exp run does)", spec.Mode)
+	}
+	return ExecuteWith(ctx, spec, opt, modelEnv)
+}
+
+// modelEnv is the environment of modes offline and trace, and for mode real
+// the model of its network (the truth it is scored against).
+func modelEnv(s *Spec, seed uint64) (Env, error) {
+	if s.Mode == ModeTrace {
+		return traceEnv(s), nil
+	}
+	return OfflineEnv(s, seed)
+}
+
+// LocalEnv is the environment of modes offline and trace: what ExecuteShard
+// takes for them (experiment/realenv.NewEnv for mode real).
+var LocalEnv EnvFactory = modelEnv
+
+// ExecuteWith runs every strategy on every seed over the environments
+// newEnv makes (one per seed), on opt.Workers workers, or one when the
+// environment cannot be shared (a real network).
+func ExecuteWith(ctx context.Context, spec *Spec, opt runner.Options, newEnv EnvFactory) (*Result, error) {
 	start := time.Now() // for Elapsed only; never a seed
 	seeds := spec.Seeds
 	envs := make([]Env, seeds)
@@ -60,7 +87,7 @@ func Execute(ctx context.Context, spec *Spec, opt runner.Options) (*Result, erro
 	}()
 	for i := range seeds {
 		var err error
-		if envs[i], err = spec.newEnv(spec.Seed + uint64(i)); err != nil {
+		if envs[i], err = newEnv(spec, spec.Seed+uint64(i)); err != nil {
 			return nil, err
 		}
 	}
@@ -86,20 +113,16 @@ func Execute(ctx context.Context, spec *Spec, opt runner.Options) (*Result, erro
 	if err != nil {
 		return nil, err
 	}
-	if err := res.complete(ctx, envs[0], opt.Workers); err != nil {
-		return nil, err
-	}
+	res.addTruth(envs[0])
 	res.Elapsed = time.Since(start)
 	return res, nil
 }
 
-// complete adds to a result whose runs are done what does not depend on
-// them: the first seed's truth (env is that seed's environment) and, for a
-// real run, the same experiment on the offline model.
-func (res *Result) complete(ctx context.Context, env Env, workers int) error {
-	spec := res.Spec
-	obj := spec.Objective.objective()
-	for t := range spec.Rounds {
+// addTruth records the first seed's network round by round (env is that
+// seed's environment): what the figures draw the runs against.
+func (res *Result) addTruth(env Env) {
+	obj := res.Spec.Objective.objective()
+	for t := range res.Spec.Rounds {
 		truth := env.Truth(t)
 		if truth == nil {
 			break
@@ -107,25 +130,6 @@ func (res *Result) complete(ctx context.Context, env Env, workers int) error {
 		res.Truth = append(res.Truth, truth)
 		res.Best = append(res.Best, bestPath(obj, truth))
 	}
-	if spec.Mode == ModeReal {
-		offline := *spec
-		offline.Mode = ModeOffline
-		var err error
-		if res.Offline, err = Execute(ctx, &offline, runner.Options{Workers: workers}); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-func (s *Spec) newEnv(seed uint64) (Env, error) {
-	switch s.Mode {
-	case ModeTrace:
-		return traceEnv(s), nil
-	case ModeReal:
-		return newRealEnv(s, seed)
-	}
-	return offlineEnv(s, seed)
 }
 
 // runOne runs one strategy on one seed.

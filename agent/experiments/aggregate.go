@@ -3,11 +3,11 @@ package experiments
 import (
 	"context"
 	"fmt"
-	"github.com/hetquic/hetquic/internal/stats"
 	"io"
 	"text/tabwriter"
 	"time"
 
+	"github.com/hetquic/hetquic/internal/stats"
 	"github.com/hetquic/hetquic/scenario"
 )
 

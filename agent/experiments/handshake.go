@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/tls"
 	"fmt"
-	"github.com/hetquic/hetquic/internal/stats"
 	"io"
 	"net"
 	"slices"
@@ -13,6 +12,7 @@ import (
 
 	"github.com/hetquic/hetquic/emu/udprelay"
 	"github.com/hetquic/hetquic/internal/selfsigned"
+	"github.com/hetquic/hetquic/internal/stats"
 	"github.com/hetquic/hetquic/origin"
 	"github.com/hetquic/hetquic/pcm"
 	"github.com/hetquic/hetquic/scenario"

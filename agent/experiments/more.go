@@ -5,13 +5,13 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"github.com/hetquic/hetquic/internal/stats"
 	"io"
 	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
 
+	"github.com/hetquic/hetquic/internal/stats"
 	"github.com/hetquic/hetquic/scenario"
 )
 

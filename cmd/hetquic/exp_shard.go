@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"os"
@@ -9,7 +10,37 @@ import (
 
 	"github.com/hetquic/hetquic/experiment"
 	"github.com/hetquic/hetquic/experiment/sweep"
+	"github.com/hetquic/hetquic/internal/runner"
 )
+
+// expRunShard is exp run --shard: the runs of one shard, written to out for
+// exp merge. Only modes offline, trace and real have runs to shard.
+func expRunShard(ctx context.Context, l *loaded, file, shardFlag, out string, printing bool, opt runner.Options) error {
+	shard, err := sweep.ParseShard(shardFlag)
+	if err != nil {
+		return badInput(err)
+	}
+	if l.plan == nil {
+		return badInput(fmt.Errorf("--shard: mode %s does not shard yet (modes offline, trace and real do)", l.env.Mode))
+	}
+	if out == "" || printing {
+		return badInput(fmt.Errorf("--shard writes partial results: give --out, and no --json or --md"))
+	}
+	start := time.Now()
+	part, err := l.runShard(ctx, shard, opt)
+	if err != nil {
+		return err
+	}
+	part.Spec = file
+	if err := experiment.WritePartial(out, part); err != nil {
+		return err
+	}
+	if opt.Progress != nil {
+		fmt.Fprintf(os.Stderr, "shard %s: %d of %d runs in %.1f s; wrote %s (merge with hetquic exp merge)\n",
+			shard, len(part.Runs), l.plan.Runs(), time.Since(start).Seconds(), out)
+	}
+	return nil
+}
 
 // expMerge joins shards written by exp run --shard. The result is the same,
 // file for file, as one process running every shard would have written.
@@ -21,8 +52,6 @@ func expMerge(ctx context.Context, args []string) error {
 	out := fs.String("out", "", "output directory (default results/NAME)")
 	specFlag := fs.String("spec", "", "the experiment (default: as the shards name it)")
 	workers := fs.Int("workers", 0, "parallelism for what merging recomputes (real mode's offline twin)")
-	asJSON := fs.Bool("json", false, "print summary.json to stdout instead of the table")
-	asMD := fs.Bool("md", false, "print the report's Markdown tables to stdout")
 	if err := parseFlagsAny(fs, args); err != nil {
 		return err
 	}
@@ -30,27 +59,43 @@ func expMerge(ctx context.Context, args []string) error {
 	if len(dirs) == 0 {
 		return badInput(fmt.Errorf("exp merge: no shard directories"))
 	}
-	spec := *specFlag
-	if spec == "" {
-		var err error
-		if spec, err = experiment.PartialSpec(dirs[0]); err != nil {
-			return badInput(err)
-		}
+	named, seeds, err := experiment.PartialSpec(dirs[0])
+	if err != nil {
+		return badInput(err)
 	}
+	spec := cmp.Or(*specFlag, named)
 	start := time.Now()
-	plan, err := loadPlan(spec)
+	l, err := loadExperiment(spec)
 	if err != nil {
 		return badInput(err)
 	}
-	runs, err := experiment.ReadPartials(plan, dirs)
+	if l.plan == nil {
+		return badInput(fmt.Errorf("exp merge: %s is a mode %s experiment, which does not shard", spec, l.env.Mode))
+	}
+	if seeds != l.pcm.Seeds && seeds > 0 {
+		l.plan.SetSeeds(seeds) // the shards ran with exp run --seeds
+	}
+	runs, err := experiment.ReadPartials(l.plan, dirs)
 	if err != nil {
 		return badInput(err)
 	}
-	res, err := plan.Assemble(ctx, runs, *workers)
+	o, err := l.assemble(ctx, runs, *workers)
 	if err != nil {
 		return err
 	}
-	return writePlan(plan, res, *out, *asJSON, *asMD, time.Since(start))
+	dir := *out
+	if dir == "" {
+		dir = filepath.Join("results", l.env.Name)
+	}
+	files, err := o.write(dir)
+	if err != nil {
+		return err
+	}
+	if err := o.text(os.Stdout); err != nil {
+		return err
+	}
+	fmt.Printf("\nmerged %d shard directories, %d runs in %.1f s; wrote %d files to %s\n", len(dirs), o.runs, time.Since(start).Seconds(), len(files), dir)
+	return nil
 }
 
 // expSlurm prints a job-array script for HPC clusters.
@@ -68,9 +113,12 @@ func expSlurm(_ context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	plan, err := loadPlan(file)
+	l, err := loadExperiment(file)
 	if err != nil {
 		return badInput(err)
+	}
+	if l.plan == nil {
+		return badInput(fmt.Errorf("exp slurm: mode %s does not shard yet (modes offline, trace and real do)", l.env.Mode))
 	}
 	if *bin == "" {
 		if *bin, err = os.Executable(); err != nil {
@@ -78,10 +126,10 @@ func expSlurm(_ context.Context, args []string) error {
 		}
 	}
 	if *out == "" {
-		*out = filepath.Join("results", plan.Name)
+		*out = filepath.Join("results", l.env.Name)
 	}
-	if *shards > plan.Runs() {
-		return badInput(fmt.Errorf("exp slurm: --shards %d is more than the experiment's %d runs", *shards, plan.Runs()))
+	if *shards > l.plan.Runs() {
+		return badInput(fmt.Errorf("exp slurm: --shards %d is more than the experiment's %d runs", *shards, l.plan.Runs()))
 	}
 	script, err := sweep.Slurm(sweep.SlurmJob{Spec: file, Shards: *shards, Out: *out, Binary: *bin, Partition: *partition, Time: *limit, MemMB: *mem})
 	if err != nil {

@@ -1,14 +1,14 @@
-package experiment
+package measure
 
 import (
 	"context"
 	"fmt"
-	"github.com/hetquic/hetquic/internal/stats"
 	"io"
 	"strconv"
 	"text/tabwriter"
 	"time"
 
+	"github.com/hetquic/hetquic/internal/stats"
 	"github.com/hetquic/hetquic/scenario"
 )
 
@@ -49,12 +49,12 @@ func measureCell(ctx context.Context, rtt float64, size, pairs int, rebind bool)
 	sc := &scenario.Scenario{Name: "switchcost", Paths: []scenario.Path{
 		{Name: "a", Up: link, Down: link}, {Name: "b", Up: link, Down: link},
 	}}
-	b, err := newBench(sc, 1)
+	b, err := NewBench(sc, 1)
 	if err != nil {
 		return SwitchCost{}, err
 	}
 	defer b.Close()
-	c, err := b.dial(ctx, rebind)
+	c, err := b.Dial(ctx, rebind)
 	if err != nil {
 		return SwitchCost{}, err
 	}

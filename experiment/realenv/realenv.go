@@ -1,0 +1,174 @@
+// Package realenv is mode real of experiments: every task a real HTTP/3
+// request by PCM-QUIC (quic-go) through hetquic's emulator (pcm/measure's
+// bench) to an unmodified origin. It is a package of its own so that
+// offline and trace runs (package experiment) do not link quic-go, the
+// emulator or the origin.
+package realenv
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/hetquic/hetquic/experiment"
+	"github.com/hetquic/hetquic/internal/runner"
+	"github.com/hetquic/hetquic/internal/stats"
+	"github.com/hetquic/hetquic/pathsel"
+	"github.com/hetquic/hetquic/pcm"
+	"github.com/hetquic/hetquic/pcm/measure"
+	"github.com/hetquic/hetquic/scenario"
+)
+
+// realEnv carries out every task as a real HTTP/3 request: PCM-QUIC on
+// quic-go, through hetquic's emulator (the UDP relay on loopback, one
+// client address per scenario path) to an unmodified quic-go origin. Round
+// events are applied through the emulator's control API at the start of
+// their round. Each run gets a fresh QUIC connection and the network as at
+// round 0.
+//
+// The truth (best path, regret) is the offline model's expectation for the
+// scenario the emulator runs: a real network has no other; the report sets
+// the real means beside the model's so the gap is visible.
+type realEnv struct {
+	spec   *experiment.Spec
+	model  experiment.Env // task sizes and the model's truth of the seed
+	bench  *measure.Bench
+	client *pcm.Client
+	sched  *experiment.Schedule
+	last   []scenario.Path // what the emulator runs now
+}
+
+// NewEnv is mode real's experiment.EnvFactory.
+func NewEnv(s *experiment.Spec, seed uint64) (experiment.Env, error) {
+	model, err := experiment.OfflineEnv(s, seed)
+	if err != nil {
+		return nil, err
+	}
+	b, err := measure.NewBench(s.ScenarioFile(), seed) // events come by round, from the experiment
+	if err != nil {
+		return nil, fmt.Errorf("emulator: %w", err)
+	}
+	return &realEnv{spec: s, model: model, bench: b}, nil
+}
+
+func (e *realEnv) Shared() bool                     { return false }
+func (e *realEnv) Truth(t int) []experiment.Moments { return e.model.Truth(t) }
+
+// Begin resets the emulator to round 0's network and opens a new connection.
+func (e *realEnv) Begin(ctx context.Context) error {
+	if e.client != nil {
+		e.client.Close()
+		e.client = nil
+	}
+	e.sched = experiment.NewSchedule(e.spec.ScenarioFile(), e.spec.Events)
+	e.last = nil
+	if err := e.advance(0); err != nil {
+		return err
+	}
+	dctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	c, err := e.bench.Dial(dctx, e.spec.Real.Rebind)
+	if err != nil {
+		return err
+	}
+	e.client = c
+	return nil
+}
+
+// advance applies round t's events to the emulator: every path whose
+// parameters changed is set whole, so a spike's end restores it exactly.
+func (e *realEnv) advance(t int) error {
+	paths, changed, err := e.sched.At(t)
+	if err != nil || !changed {
+		return err
+	}
+	eng := e.bench.Relay().Engine()
+	for i, p := range paths {
+		if e.last != nil && e.last[i] == p {
+			continue
+		}
+		patch, err := wholePath(p)
+		if err != nil {
+			return err
+		}
+		if err := eng.Apply(p.Name, patch); err != nil {
+			return fmt.Errorf("round %d: emulator: %w", t, err)
+		}
+	}
+	e.last = append(e.last[:0], paths...)
+	return nil
+}
+
+// wholePath is a patch that sets every field of both directions of p.
+func wholePath(p scenario.Path) (*scenario.Patch, error) {
+	data, err := yaml.Marshal(map[string]scenario.Link{"up": p.Up, "down": p.Down})
+	if err != nil {
+		return nil, err
+	}
+	return scenario.ParsePatch(string(data))
+}
+
+func (e *realEnv) Do(ctx context.Context, t int, p pathsel.PathID) (experiment.Outcome, error) {
+	if err := e.advance(t); err != nil {
+		return experiment.Outcome{}, err
+	}
+	m, err := e.model.Do(ctx, t, p) // the model's round t: its task size
+	if err != nil {
+		return experiment.Outcome{}, err
+	}
+	size := m.SizeBytes
+	timeout := time.Duration(e.spec.Real.TimeoutMs * float64(time.Millisecond))
+	rctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	res, err := e.client.GetOn(rctx, int(p), "/bytes/"+strconv.Itoa(size), nil)
+	if err != nil {
+		return experiment.Outcome{}, fmt.Errorf("round %d on %s: %w", t, e.spec.ScenarioFile().Paths[p].Name, err)
+	}
+	if res.TotalBytes != int64(size) {
+		return experiment.Outcome{}, fmt.Errorf("round %d: got %d of %d bytes", t, res.TotalBytes, size)
+	}
+	o := experiment.Outcome{Path: pathsel.PathID(res.Path), TCTms: stats.Ms(res.TCT()), SizeBytes: size}
+	o.Sample = o.TCTms
+	if e.spec.Sample == experiment.SampleTCTPerByte {
+		o.Sample /= float64(size)
+	}
+	return o, nil
+}
+
+// Close stops the client, the emulator and the origin.
+func (e *realEnv) Close() error {
+	var err error
+	if e.client != nil {
+		err = e.client.Close()
+	}
+	return errors.Join(err, e.bench.Close())
+}
+
+// Execute runs a mode-real experiment: every strategy on every seed, one
+// run at a time (one emulator per seed), then the same strategies, seeds
+// and task sizes on the offline model (Result.Offline) to set the two side
+// by side.
+func Execute(ctx context.Context, spec *experiment.Spec, opt runner.Options) (*experiment.Result, error) {
+	if spec.Mode != experiment.ModeReal {
+		return nil, fmt.Errorf("realenv: mode %s is not real", spec.Mode)
+	}
+	res, err := experiment.ExecuteWith(ctx, spec, opt, NewEnv)
+	if err != nil {
+		return nil, err
+	}
+	return res, AddOffline(ctx, res, opt.Workers)
+}
+
+// AddOffline runs a real result's experiment on the offline model (the same
+// strategies, seeds and task sizes) into res.Offline.
+func AddOffline(ctx context.Context, res *experiment.Result, workers int) error {
+	offline := *res.Spec
+	offline.Mode = experiment.ModeOffline
+	var err error
+	res.Offline, err = experiment.Execute(ctx, &offline, runner.Options{Workers: workers})
+	return err
+}
