@@ -59,11 +59,11 @@ func expMerge(ctx context.Context, args []string) error {
 	if len(dirs) == 0 {
 		return badInput(fmt.Errorf("exp merge: no shard directories"))
 	}
-	named, seeds, err := experiment.PartialSpec(dirs[0])
+	h, err := sweep.ReadHeader(dirs[0])
 	if err != nil {
 		return badInput(err)
 	}
-	spec := cmp.Or(*specFlag, named)
+	spec, seeds := cmp.Or(*specFlag, h.Spec), h.Seeds
 	start := time.Now()
 	l, err := loadExperiment(spec)
 	if err != nil {
