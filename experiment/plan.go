@@ -11,8 +11,8 @@ import (
 	"strconv"
 	"sync"
 
-	"github.com/hetquic/hetquic/experiment/sweep"
 	"github.com/hetquic/hetquic/internal/runner"
+	"github.com/hetquic/hetquic/internal/sweep"
 )
 
 // Plan is everything an experiment file asks to run: its points × strategies

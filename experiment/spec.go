@@ -11,7 +11,7 @@ import (
 	"path"
 	"slices"
 
-	"github.com/hetquic/hetquic/experiment/sweep"
+	"github.com/hetquic/hetquic/internal/sweep"
 	"github.com/hetquic/hetquic/internal/yamlfile"
 	"github.com/hetquic/hetquic/pathsel"
 	"github.com/hetquic/hetquic/scenario"

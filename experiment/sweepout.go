@@ -9,9 +9,9 @@ import (
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
 
-	"github.com/hetquic/hetquic/experiment/sweep"
 	"github.com/hetquic/hetquic/internal/figure"
 	"github.com/hetquic/hetquic/internal/results"
+	"github.com/hetquic/hetquic/internal/sweep"
 )
 
 // SweepSummary is summary.json of a swept experiment: every point with its

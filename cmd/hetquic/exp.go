@@ -17,9 +17,9 @@ import (
 	agentexp "github.com/hetquic/hetquic/agent/experiments"
 	"github.com/hetquic/hetquic/experiment"
 	"github.com/hetquic/hetquic/experiment/realenv"
-	"github.com/hetquic/hetquic/experiment/sweep"
 	"github.com/hetquic/hetquic/internal/results"
 	"github.com/hetquic/hetquic/internal/runner"
+	"github.com/hetquic/hetquic/internal/sweep"
 	simexp "github.com/hetquic/hetquic/sim/exp"
 )
 

@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"github.com/hetquic/hetquic/experiment"
-	"github.com/hetquic/hetquic/experiment/sweep"
 	"github.com/hetquic/hetquic/internal/runner"
+	"github.com/hetquic/hetquic/internal/sweep"
 )
 
 // expRunShard is exp run --shard: the runs of one shard, written to out for
