@@ -16,10 +16,8 @@ import (
 	"github.com/hetquic/hetquic"
 	agentexp "github.com/hetquic/hetquic/agent/experiments"
 	"github.com/hetquic/hetquic/experiment"
-	"github.com/hetquic/hetquic/experiment/realenv"
 	"github.com/hetquic/hetquic/internal/results"
 	"github.com/hetquic/hetquic/internal/runner"
-	"github.com/hetquic/hetquic/internal/sweep"
 	simexp "github.com/hetquic/hetquic/sim/exp"
 )
 
@@ -76,10 +74,11 @@ type loaded struct {
 	env experiment.Envelope
 	// plan is a pcm experiment's points × strategies × seeds (its sweep);
 	// pcm is its first point (the file as written when it has no sweep).
-	plan  *experiment.Plan
-	pcm   *experiment.Spec
-	sim   *simexp.Spec
-	agent *agentexp.Spec
+	plan    *experiment.Plan
+	pcm     *experiment.Spec
+	simPlan *simexp.Plan // the same for a simulator experiment
+	sim     *simexp.Spec
+	agent   *agentexp.Spec
 }
 
 // builtinDirs are where the built-in experiments live in hetquic.Files.
@@ -124,7 +123,9 @@ func loadFrom(fsys fs.FS, name string) (*loaded, error) {
 	l := &loaded{env: env}
 	switch env.Mode {
 	case experiment.ModeSim:
-		l.sim, err = simexp.Parse(fsys, name, data)
+		if l.simPlan, err = simexp.LoadPlan(fsys, name); err == nil {
+			l.sim = l.simPlan.Specs[0]
+		}
 	case experiment.ModeAgent:
 		l.agent, err = agentexp.Load(fsys, name)
 	default:
@@ -142,7 +143,11 @@ func loadFrom(fsys fs.FS, name string) (*loaded, error) {
 func (l *loaded) shape() string {
 	switch {
 	case l.sim != nil:
-		return fmt.Sprintf("%d variants × %d seeds", len(l.sim.Variants), l.sim.Seeds)
+		points := ""
+		if l.simPlan.Swept {
+			points = fmt.Sprintf(" at %d points (%d runs)", len(l.simPlan.Points), l.simPlan.Runs())
+		}
+		return fmt.Sprintf("%d variants × %d seeds%s", len(l.sim.Variants), l.sim.Seeds, points)
 	case l.agent != nil:
 		return fmt.Sprintf("agent experiment %s, scale %g, %d run(s)", l.agent.Agent.Experiment, l.agent.Agent.Scale, l.agent.Agent.Repeat)
 	}
@@ -158,7 +163,7 @@ func (l *loaded) shape() string {
 func (l *loaded) setSeeds(n int) error {
 	switch {
 	case l.sim != nil:
-		l.sim.Seeds = n
+		l.simPlan.SetSeeds(n)
 	case l.pcm != nil:
 		l.plan.SetSeeds(n)
 	default:
@@ -179,17 +184,6 @@ type outcome struct {
 // run runs the experiment through the runner with opt.
 func (l *loaded) run(ctx context.Context, opt runner.Options, logf func(string, ...any)) (*outcome, error) {
 	switch {
-	case l.sim != nil:
-		res, err := simexp.Run(ctx, l.sim, opt.Workers, opt.Progress)
-		if err != nil {
-			return nil, err
-		}
-		sf := res.SummaryFile()
-		return &outcome{
-			tables: simexp.Tables(l.sim, sf.Summaries), summary: sf, runs: len(res.Runs),
-			write: func(dir string) ([]string, error) { return simexp.WriteAll(dir, res) },
-			text:  func(w io.Writer) error { return simText(w, sf.Summaries) },
-		}, nil
 	case l.agent != nil:
 		res, err := agentexp.Run(ctx, l.agent, opt, logf)
 		if err != nil {
@@ -201,49 +195,7 @@ func (l *loaded) run(ctx context.Context, opt runner.Options, logf func(string, 
 			text: func(w io.Writer) error { return results.WriteTables(w, tables) },
 		}, nil
 	}
-	part, err := l.runShard(ctx, sweep.All, opt)
-	if err != nil {
-		return nil, err
-	}
-	return l.assemble(ctx, part.Runs, opt.Workers)
-}
-
-// runShard runs the part of a pcm experiment's runs that shard owns.
-func (l *loaded) runShard(ctx context.Context, shard sweep.Shard, opt runner.Options) (*experiment.Partial, error) {
-	newEnv := experiment.LocalEnv
-	if l.pcm.Mode == experiment.ModeReal {
-		newEnv = realenv.NewEnv
-	}
-	return experiment.ExecuteShard(ctx, l.plan, shard, opt, newEnv)
-}
-
-// assemble turns every run of a pcm experiment (from one process or merged
-// shards) into its outcome.
-func (l *loaded) assemble(ctx context.Context, runs map[int]*experiment.Run, workers int) (*outcome, error) {
-	res, err := l.plan.Assemble(runs)
-	if err != nil {
-		return nil, err
-	}
-	if l.pcm.Mode == experiment.ModeReal {
-		for _, r := range res {
-			if err := realenv.AddOffline(ctx, r, workers); err != nil {
-				return nil, err
-			}
-		}
-	}
-	o := &outcome{runs: l.plan.Runs(), write: func(dir string) ([]string, error) { return experiment.WritePlan(dir, l.plan, res) }}
-	if l.plan.Swept {
-		sum, err := experiment.SummarizePlan(l.plan, res)
-		if err != nil {
-			return nil, err
-		}
-		o.tables, o.summary = []results.Table{experiment.SweepTable(sum)}, sum
-		o.text = func(w io.Writer) error { return results.WriteTables(w, o.tables) }
-		return o, nil
-	}
-	sum := experiment.Summarize(res[0])
-	o.tables, o.summary, o.text = sum.Tables(), sum, sum.WriteTable
-	return o, nil
+	return l.runPlan(ctx, opt)
 }
 
 func expRun(ctx context.Context, args []string, name string) error {

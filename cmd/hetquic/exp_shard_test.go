@@ -108,3 +108,26 @@ func TestShardsViaSlurmScriptMergeIdentical(t *testing.T) {
 		}
 	}
 }
+
+// A simulator sweep shards and merges the same way, also with --seeds
+// overriding the file (the merge finds the override in the shards).
+func TestSimShardsMergeIdentical(t *testing.T) {
+	dir := t.TempDir()
+	single := filepath.Join(dir, "single")
+	if _, stderr, code := runCLI(t, "exp", "run", "sweep-wifi-loss", "--seeds", "1", "--quiet", "--out", single); code != 0 {
+		t.Fatalf("exp run: %d %s", code, stderr)
+	}
+	var shards []string
+	for i := range 3 {
+		d := filepath.Join(dir, "shard"+strconv.Itoa(i))
+		if _, stderr, code := runCLI(t, "exp", "run", "sweep-wifi-loss", "--seeds", "1", "--quiet", "--shard", strconv.Itoa(i)+"/3", "--out", d); code != 0 {
+			t.Fatalf("shard %d: %d %s", i, code, stderr)
+		}
+		shards = append(shards, d)
+	}
+	merged := filepath.Join(dir, "merged")
+	if _, stderr, code := runCLI(t, append([]string{"exp", "merge", "--out", merged}, shards...)...); code != 0 {
+		t.Fatalf("merge: %d %s", code, stderr)
+	}
+	sameTree(t, single, merged)
+}
