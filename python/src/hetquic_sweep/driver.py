@@ -111,7 +111,7 @@ def run_sweep(
     import hetquic_sweep
 
     extra = list(extra or [])
-    check = _hetquic(binary, "exp", "validate", spec, *extra)
+    check = _hetquic(binary, "exp", "validate", spec)
     if check.returncode != 0:
         raise SweepError(_last_line(check.stderr))
 
