@@ -32,8 +32,10 @@ func Report(r *Result, s *Summary, figs []string) string {
 	if spec.scenario != nil {
 		fmt.Fprintf(&b, ", scenario `%s`", spec.scenario.Name)
 	}
-	fmt.Fprintf(&b, "\n- %d rounds × %d seeds (%d…%d) × %d strategies, in %.0f ms\n",
-		spec.Rounds, spec.Seeds, spec.Seed, spec.Seed+uint64(spec.Seeds)-1, len(spec.Strategies), s.ElapsedMs)
+	// No wall time here: a report is a function of the spec, so the same
+	// experiment run in one process or in merged shards writes the same file.
+	fmt.Fprintf(&b, "\n- %d rounds × %d seeds (%d…%d) × %d strategies\n",
+		spec.Rounds, spec.Seeds, spec.Seed, spec.Seed+uint64(spec.Seeds)-1, len(spec.Strategies))
 	if len(spec.Task.Sizes) > 0 {
 		fmt.Fprintf(&b, "- task sizes (bytes, drawn uniformly per round): %v\n", spec.Task.Sizes)
 	} else {

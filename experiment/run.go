@@ -52,14 +52,24 @@ type EnvFactory func(s *Spec, seed uint64) (Env, error)
 // needs the real network's Env, which this package does not link (so an
 // offline run does not link quic-go): run it with experiment/realenv.
 func Execute(ctx context.Context, spec *Spec, opt runner.Options) (*Result, error) {
-	switch spec.Mode {
-	case ModeOffline:
-		return ExecuteWith(ctx, spec, opt, OfflineEnv)
-	case ModeTrace:
-		return ExecuteWith(ctx, spec, opt, func(s *Spec, _ uint64) (Env, error) { return traceEnv(s), nil })
+	if spec.Mode == ModeReal {
+		return nil, fmt.Errorf("mode %s: run it with experiment/realenv (hetquic exp run does)", spec.Mode)
 	}
-	return nil, fmt.Errorf("mode %s: run it with experiment/realenv (hetquic exp run does)", spec.Mode)
+	return ExecuteWith(ctx, spec, opt, modelEnv)
 }
+
+// modelEnv is the environment of modes offline and trace, and for mode real
+// the model of its network (the truth it is scored against).
+func modelEnv(s *Spec, seed uint64) (Env, error) {
+	if s.Mode == ModeTrace {
+		return traceEnv(s), nil
+	}
+	return OfflineEnv(s, seed)
+}
+
+// LocalEnv is the environment of modes offline and trace: what ExecuteShard
+// takes for them (experiment/realenv.NewEnv for mode real).
+var LocalEnv EnvFactory = modelEnv
 
 // ExecuteWith runs every strategy on every seed over the environments
 // newEnv makes (one per seed), on opt.Workers workers, or one when the
@@ -103,17 +113,23 @@ func ExecuteWith(ctx context.Context, spec *Spec, opt runner.Options, newEnv Env
 	if err != nil {
 		return nil, err
 	}
-	obj := spec.Objective.objective()
-	for t := range spec.Rounds {
-		truth := envs[0].Truth(t)
+	res.addTruth(envs[0])
+	res.Elapsed = time.Since(start)
+	return res, nil
+}
+
+// addTruth records the first seed's network round by round (env is that
+// seed's environment): what the figures draw the runs against.
+func (res *Result) addTruth(env Env) {
+	obj := res.Spec.Objective.objective()
+	for t := range res.Spec.Rounds {
+		truth := env.Truth(t)
 		if truth == nil {
 			break
 		}
 		res.Truth = append(res.Truth, truth)
 		res.Best = append(res.Best, bestPath(obj, truth))
 	}
-	res.Elapsed = time.Since(start)
-	return res, nil
 }
 
 // runOne runs one strategy on one seed.

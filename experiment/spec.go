@@ -11,6 +11,7 @@ import (
 	"path"
 	"slices"
 
+	"github.com/hetquic/hetquic/internal/sweep"
 	"github.com/hetquic/hetquic/internal/yamlfile"
 	"github.com/hetquic/hetquic/pathsel"
 	"github.com/hetquic/hetquic/scenario"
@@ -50,6 +51,10 @@ type Spec struct {
 	SecondsPerRound float64 `yaml:"seconds_per_round"`
 	Model           Model   `yaml:"model"`
 	Figures         Figures `yaml:"figures"`
+	// Sweep runs the experiment at many points, each a setting of some of
+	// this file's or its scenario's fields (LoadPlan expands it; Load
+	// reads the file as written, without it).
+	Sweep *sweep.Block `yaml:"sweep"`
 
 	scenario *scenario.Scenario
 	trace    *traceTable

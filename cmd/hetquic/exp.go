@@ -16,7 +16,6 @@ import (
 	"github.com/hetquic/hetquic"
 	agentexp "github.com/hetquic/hetquic/agent/experiments"
 	"github.com/hetquic/hetquic/experiment"
-	"github.com/hetquic/hetquic/experiment/realenv"
 	"github.com/hetquic/hetquic/internal/results"
 	"github.com/hetquic/hetquic/internal/runner"
 	simexp "github.com/hetquic/hetquic/sim/exp"
@@ -27,15 +26,19 @@ func init() {
 	register(command{name: "demo", summary: "run the default experiment (offline pcm-table5) and write results/", run: runDemo})
 }
 
-const expUsage = `exp run FILE|NAME [--out DIR] [--workers N] [--seeds N] [--json | --md] [--quiet]
+const expUsage = `exp run FILE|NAME [--out DIR] [--workers N] [--seeds N] [--json | --md] [--quiet] [--shard i/n]
        hetquic exp validate FILE|NAME
-       hetquic exp list [--mode MODE]`
+       hetquic exp list [--mode MODE]
+       hetquic exp merge [--out DIR] [--spec FILE|NAME] SHARD_DIR…
+       hetquic exp slurm FILE|NAME --shards N [--out DIR] [--hetquic PATH] [--partition P] [--time T] [--mem-mb M]`
 
 func runExp(ctx context.Context, args []string) error {
 	return runSubcommand(ctx, "exp", expHelp, []subcommand{
 		{"run", "run an experiment of any mode; table, CSV, JSON, figures, report", func(ctx context.Context, args []string) error { return expRun(ctx, args, "exp run") }},
 		{"validate", "load an experiment and what it names, report the first problem", func(_ context.Context, args []string) error { return expValidate(args, "exp validate") }},
 		{"list", "list the built-in experiments of every mode", func(_ context.Context, args []string) error { return expListCmd(args, "exp list", "") }},
+		{"merge", "join the partial results of exp run --shard into one run's results", expMerge},
+		{"slurm", "write a Slurm job-array script that runs an experiment's shards and merges them", expSlurm},
 	}, args)
 }
 
@@ -68,10 +71,14 @@ func runDemo(ctx context.Context, args []string) error {
 // loaded is an experiment of any mode, loaded and validated: exactly one
 // of pcm (offline, trace, real), sim and agent is set.
 type loaded struct {
-	env   experiment.Envelope
-	pcm   *experiment.Spec
-	sim   *simexp.Spec
-	agent *agentexp.Spec
+	env experiment.Envelope
+	// plan is a pcm experiment's points × strategies × seeds (its sweep);
+	// pcm is its first point (the file as written when it has no sweep).
+	plan    *experiment.Plan
+	pcm     *experiment.Spec
+	simPlan *simexp.Plan // the same for a simulator experiment
+	sim     *simexp.Spec
+	agent   *agentexp.Spec
 }
 
 // builtinDirs are where the built-in experiments live in hetquic.Files.
@@ -116,11 +123,15 @@ func loadFrom(fsys fs.FS, name string) (*loaded, error) {
 	l := &loaded{env: env}
 	switch env.Mode {
 	case experiment.ModeSim:
-		l.sim, err = simexp.Parse(fsys, name, data)
+		if l.simPlan, err = simexp.LoadPlan(fsys, name); err == nil {
+			l.sim = l.simPlan.Specs[0]
+		}
 	case experiment.ModeAgent:
 		l.agent, err = agentexp.Load(fsys, name)
 	default:
-		l.pcm, err = experiment.Load(fsys, name)
+		if l.plan, err = experiment.LoadPlan(fsys, name); err == nil {
+			l.pcm = l.plan.Specs[0]
+		}
 	}
 	if err != nil {
 		return nil, err
@@ -132,21 +143,29 @@ func loadFrom(fsys fs.FS, name string) (*loaded, error) {
 func (l *loaded) shape() string {
 	switch {
 	case l.sim != nil:
-		return fmt.Sprintf("%d variants × %d seeds", len(l.sim.Variants), l.sim.Seeds)
+		points := ""
+		if l.simPlan.Swept {
+			points = fmt.Sprintf(" at %d points (%d runs)", len(l.simPlan.Points), l.simPlan.Runs())
+		}
+		return fmt.Sprintf("%d variants × %d seeds%s", len(l.sim.Variants), l.sim.Seeds, points)
 	case l.agent != nil:
 		return fmt.Sprintf("agent experiment %s, scale %g, %d run(s)", l.agent.Agent.Experiment, l.agent.Agent.Scale, l.agent.Agent.Repeat)
 	}
 	s := l.pcm
-	return fmt.Sprintf("%d paths, %d strategies, %d rounds × %d seeds", len(s.PathNames()), len(s.Strategies), s.Rounds, s.Seeds)
+	points := ""
+	if l.plan.Swept {
+		points = fmt.Sprintf(" at %d points (%d runs)", len(l.plan.Points), l.plan.Runs())
+	}
+	return fmt.Sprintf("%d paths, %d strategies, %d rounds × %d seeds%s", len(s.PathNames()), len(s.Strategies), s.Rounds, s.Seeds, points)
 }
 
 // setSeeds overrides the number of seeds (--seeds).
 func (l *loaded) setSeeds(n int) error {
 	switch {
 	case l.sim != nil:
-		l.sim.Seeds = n
+		l.simPlan.SetSeeds(n)
 	case l.pcm != nil:
-		l.pcm.Seeds = n
+		l.plan.SetSeeds(n)
 	default:
 		return fmt.Errorf("--seeds: mode %s has no seeds to override (its spec's agent.repeat)", l.env.Mode)
 	}
@@ -165,17 +184,6 @@ type outcome struct {
 // run runs the experiment through the runner with opt.
 func (l *loaded) run(ctx context.Context, opt runner.Options, logf func(string, ...any)) (*outcome, error) {
 	switch {
-	case l.sim != nil:
-		res, err := simexp.Run(ctx, l.sim, opt.Workers, opt.Progress)
-		if err != nil {
-			return nil, err
-		}
-		sf := res.SummaryFile()
-		return &outcome{
-			tables: simexp.Tables(l.sim, sf.Summaries), summary: sf, runs: len(res.Runs),
-			write: func(dir string) ([]string, error) { return simexp.WriteAll(dir, res) },
-			text:  func(w io.Writer) error { return simText(w, sf.Summaries) },
-		}, nil
 	case l.agent != nil:
 		res, err := agentexp.Run(ctx, l.agent, opt, logf)
 		if err != nil {
@@ -187,20 +195,7 @@ func (l *loaded) run(ctx context.Context, opt runner.Options, logf func(string, 
 			text: func(w io.Writer) error { return results.WriteTables(w, tables) },
 		}, nil
 	}
-	execute := experiment.Execute
-	if l.pcm.Mode == experiment.ModeReal {
-		execute = realenv.Execute
-	}
-	res, err := execute(ctx, l.pcm, opt)
-	if err != nil {
-		return nil, err
-	}
-	sum := experiment.Summarize(res)
-	return &outcome{
-		tables: sum.Tables(), summary: sum, runs: len(l.pcm.Strategies) * l.pcm.Seeds,
-		write: func(dir string) ([]string, error) { return experiment.WriteAll(dir, res, sum) },
-		text:  sum.WriteTable,
-	}, nil
+	return l.runPlan(ctx, opt)
 }
 
 func expRun(ctx context.Context, args []string, name string) error {
@@ -211,6 +206,7 @@ func expRun(ctx context.Context, args []string, name string) error {
 	asJSON := fs.Bool("json", false, "print summary.json to stdout instead of the table")
 	asMD := fs.Bool("md", false, "print the report's Markdown tables to stdout and write no files unless --out is given; no progress")
 	quiet := fs.Bool("quiet", false, "no progress output on stderr")
+	shardFlag := fs.String("shard", "", "run only shard i/n of the runs (0 ≤ i < n) and write them to --out, for hetquic exp merge")
 	file, err := parseWithOperand(fs, args, "experiment file or name")
 	if err != nil {
 		return err
@@ -239,6 +235,9 @@ func expRun(ctx context.Context, args []string, name string) error {
 		fmt.Fprintf(os.Stderr, "experiment %s (%s): %s\n", l.env.Name, l.env.Mode, l.shape())
 	}
 	start := time.Now() // for the last line only
+	if *shardFlag != "" {
+		return expRunShard(ctx, l, file, *shardFlag, *out, *asJSON || *asMD, opt)
+	}
 	o, err := l.run(ctx, opt, nil)
 	if err != nil {
 		return err

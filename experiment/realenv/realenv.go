@@ -160,10 +160,15 @@ func Execute(ctx context.Context, spec *experiment.Spec, opt runner.Options) (*e
 	if err != nil {
 		return nil, err
 	}
-	offline := *spec
+	return res, AddOffline(ctx, res, opt.Workers)
+}
+
+// AddOffline runs a real result's experiment on the offline model (the same
+// strategies, seeds and task sizes) into res.Offline.
+func AddOffline(ctx context.Context, res *experiment.Result, workers int) error {
+	offline := *res.Spec
 	offline.Mode = experiment.ModeOffline
-	if res.Offline, err = experiment.Execute(ctx, &offline, runner.Options{Workers: opt.Workers}); err != nil {
-		return nil, err
-	}
-	return res, nil
+	var err error
+	res.Offline, err = experiment.Execute(ctx, &offline, runner.Options{Workers: workers})
+	return err
 }

@@ -6,7 +6,7 @@ import (
 	"io"
 	"time"
 
-	"github.com/hetquic/hetquic/internal/runner"
+	"github.com/hetquic/hetquic/internal/sweep"
 	"github.com/hetquic/hetquic/sim"
 	"github.com/hetquic/hetquic/sim/topo"
 )
@@ -79,25 +79,17 @@ type Result struct {
 // do not depend on the number of workers. progress, when not nil, gets one
 // line per finished run.
 func Run(ctx context.Context, s *Spec, workers int, progress io.Writer) (*Result, error) {
-	jobs := s.jobs()
-	res := &Result{Spec: s, Runs: make([]*RunResult, len(jobs))}
-	opt := runner.Options{Workers: workers, Progress: progress, Name: s.Name, Describe: func(i int) string {
-		r := res.Runs[i]
-		return fmt.Sprintf("%s%s seed %d: goodput %.2f Mbit/s, end %.2f s, %d events in %.2f s wall",
-			r.Label, pathsTag(r.Paths), r.Seed, r.GoodputMbps, r.EndS, r.Events, r.WallS)
-	}}
-	err := runner.Run(ctx, len(jobs), opt, func(ctx context.Context, i int) error {
-		r, err := s.RunOne(ctx, jobs[i].variant, jobs[i].paths, jobs[i].seed)
-		if err != nil {
-			return fmt.Errorf("%s seed %d: %w", s.Variants[jobs[i].variant].Label, jobs[i].seed, err)
-		}
-		res.Runs[i] = r
-		return nil
-	})
+	p := &Plan{Name: s.Name, Points: []sweep.Point{{}}, Specs: []*Spec{s}}
+	p.relayout()
+	runs, err := RunShard(ctx, p, sweep.All, workers, progress)
 	if err != nil {
 		return nil, err
 	}
-	return res, nil
+	res, err := p.Assemble(runs)
+	if err != nil {
+		return nil, err
+	}
+	return res[0], nil
 }
 
 func pathsTag(n int) string {

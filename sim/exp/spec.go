@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/hetquic/hetquic/internal/sweep"
 	"github.com/hetquic/hetquic/internal/yamlfile"
 	"github.com/hetquic/hetquic/scenario"
 	"github.com/hetquic/hetquic/sim"
@@ -57,6 +58,9 @@ type Spec struct {
 	// as in thesis Fig. 2.17; empty: all paths.
 	PathCounts []int     `yaml:"path_counts"`
 	Variants   []Variant `yaml:"variants"`
+	// Sweep runs the experiment at many points, each a setting of some of
+	// this file's or its scenario's fields (LoadPlan expands it).
+	Sweep *sweep.Block `yaml:"sweep"`
 
 	fsys fs.FS  // where the file and what it names are read from
 	dir  string // the file's directory in fsys (slash-separated)

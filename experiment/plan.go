@@ -1,0 +1,271 @@
+package experiment
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"io"
+	"io/fs"
+	"path"
+	"slices"
+	"strconv"
+	"sync"
+
+	"github.com/hetquic/hetquic/internal/runner"
+	"github.com/hetquic/hetquic/internal/sweep"
+)
+
+// Plan is everything an experiment file asks to run: its points × strategies
+// × seeds. A file without a sweep: block has one point with no assignment.
+// Runs are numbered point by point, strategy by strategy, seed by seed; a
+// shard takes runs by that number, so every process agrees on who runs what.
+type Plan struct {
+	Name  string
+	Swept bool
+	// Design is the sweep's design (grid or lhs); empty without a sweep.
+	Design string
+	Points []sweep.Point
+	Specs  []*Spec // Specs[i] is the experiment at Points[i]
+	// Hash identifies the plan's inputs (every point's experiment, scenario
+	// and trace files), so that a merge refuses shards of another plan.
+	Hash   string
+	layout sweep.Layout
+}
+
+// LoadPlan reads an experiment file as Load does and expands its sweep.
+func LoadPlan(fsys fs.FS, name string) (*Plan, error) {
+	base, err := Load(fsys, name)
+	if err != nil {
+		return nil, err
+	}
+	plan := &Plan{Name: base.Name}
+	h := sweep.NewHash()
+	if base.Sweep == nil {
+		plan.Points, plan.Specs = []sweep.Point{{}}, []*Spec{base}
+		if err := h.AddFiles(fsys, inputs(name, base)...); err != nil {
+			return nil, err
+		}
+	} else {
+		plan.Swept, plan.Design = true, cmp.Or(base.Sweep.Design, sweep.Grid)
+		if plan.Points, err = base.Sweep.Expand(); err != nil {
+			return nil, fmt.Errorf("%s: %w", name, err)
+		}
+		scen := ""
+		if base.Scenario != "" {
+			scen = path.Join(path.Dir(name), base.Scenario)
+		}
+		for _, p := range plan.Points {
+			over, err := sweep.PointFiles(fsys, name, scen, p)
+			if err != nil {
+				return nil, fmt.Errorf("%s: point %s: %w", name, p.Label(), err)
+			}
+			s, err := Load(over, name)
+			if err != nil {
+				return nil, fmt.Errorf("sweep point %s: %w", p.Label(), err)
+			}
+			if !slices.EqualFunc(s.Strategies, base.Strategies, func(a, b StrategySpec) bool { return a.Label == b.Label }) {
+				return nil, fmt.Errorf("%s: point %s: a sweep may change strategies' settings, not which strategies run", name, p.Label())
+			}
+			if err := h.AddFiles(over, inputs(name, s)...); err != nil {
+				return nil, err
+			}
+			plan.Specs = append(plan.Specs, s)
+		}
+	}
+	plan.Hash = h.String()
+	plan.relayout()
+	return plan, nil
+}
+
+// inputs are the files a spec was read from.
+func inputs(name string, s *Spec) []string {
+	files := []string{name}
+	if s.Scenario != "" {
+		files = append(files, path.Join(path.Dir(name), s.Scenario))
+	}
+	if s.Mode == ModeTrace {
+		files = append(files, path.Join(path.Dir(name), s.Trace))
+	}
+	return files
+}
+
+func (p *Plan) relayout() {
+	runs := make([]int, len(p.Specs))
+	for i, s := range p.Specs {
+		runs[i] = len(s.Strategies) * s.Seeds
+	}
+	p.layout = sweep.NewLayout(runs)
+}
+
+// SetSeeds runs every point on n seeds instead of the file's (exp run
+// --seeds); the plan's hash changes with it, so shards run with different
+// seeds are never merged.
+func (p *Plan) SetSeeds(n int) {
+	if n == p.Specs[0].Seeds {
+		return // the file's own: the same runs, the same hash
+	}
+	for _, s := range p.Specs {
+		s.Seeds = n
+	}
+	p.relayout()
+	h := sweep.NewHash()
+	h.AddString(p.Hash + " seeds=" + strconv.Itoa(n))
+	p.Hash = h.String()
+}
+
+// Runs is the number of runs of the plan.
+func (p *Plan) Runs() int { return p.layout.Runs() }
+
+// locate turns run number k into its point, strategy and seed index.
+func (p *Plan) locate(k int) (point, strategy, seed int) {
+	point, r := p.layout.Locate(k)
+	seeds := p.Specs[point].Seeds
+	return point, r / seeds, r % seeds
+}
+
+// Partial is the runs of a plan that one shard carried out.
+type Partial struct {
+	Plan  *Plan
+	Shard sweep.Shard
+	Runs  map[int]*Run // by run number
+	// Spec is the experiment as named on the command line (a built-in
+	// name or a file), so that a merge can find it again.
+	Spec string
+}
+
+// ExecuteShard carries out the runs of the plan that shard owns on the one
+// worker pool, over the environments newEnv makes (LocalEnv, or
+// experiment/realenv.NewEnv for mode real). Each run depends only on its
+// point, strategy and seed, so its result is the same in any shard and with
+// any number of workers.
+func ExecuteShard(ctx context.Context, p *Plan, shard sweep.Shard, opt runner.Options, newEnv EnvFactory) (*Partial, error) {
+	var owned []int
+	for k := range p.Runs() {
+		if shard.Owns(k) {
+			owned = append(owned, k)
+		}
+	}
+	envs := newEnvCache(p, newEnv)
+	defer envs.close()
+	if p.Specs[0].Mode == ModeReal {
+		opt.Workers = 1 // one network: runs must not overlap on it
+	}
+	if opt.Name == "" {
+		opt.Name = p.Name
+	}
+	runs := make([]*Run, len(owned))
+	err := runner.Run(ctx, len(owned), opt, func(ctx context.Context, j int) error {
+		pi, si, seed := p.locate(owned[j])
+		spec := p.Specs[pi]
+		env, err := envs.get(pi, seed)
+		if err != nil {
+			return err
+		}
+		st := spec.Strategies[si]
+		run, err := spec.runOne(ctx, st, spec.Seed+uint64(seed), env)
+		if err != nil {
+			return fmt.Errorf("%s%s, seed %d: %w", p.pointPrefix(pi), st.Label, spec.Seed+uint64(seed), err)
+		}
+		runs[j] = run
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	part := &Partial{Plan: p, Shard: shard, Runs: make(map[int]*Run, len(owned))}
+	for j, k := range owned {
+		part.Runs[k] = runs[j]
+	}
+	return part, nil
+}
+
+func (p *Plan) pointPrefix(i int) string {
+	if !p.Swept {
+		return ""
+	}
+	return "point " + p.Points[i].Label() + ": "
+}
+
+// envCache makes each (point, seed) environment once, when a run needs it.
+type envCache struct {
+	plan   *Plan
+	newEnv EnvFactory
+	mu     sync.Mutex
+	envs   map[[2]int]*envOnce
+}
+
+type envOnce struct {
+	once sync.Once
+	env  Env
+	err  error
+}
+
+func newEnvCache(p *Plan, newEnv EnvFactory) *envCache {
+	return &envCache{plan: p, newEnv: newEnv, envs: map[[2]int]*envOnce{}}
+}
+
+func (c *envCache) get(point, seed int) (Env, error) {
+	c.mu.Lock()
+	e := c.envs[[2]int{point, seed}]
+	if e == nil {
+		e = new(envOnce)
+		c.envs[[2]int{point, seed}] = e
+	}
+	c.mu.Unlock()
+	e.once.Do(func() {
+		s := c.plan.Specs[point]
+		e.env, e.err = c.newEnv(s, s.Seed+uint64(seed))
+	})
+	return e.env, e.err
+}
+
+func (c *envCache) close() {
+	for _, e := range c.envs {
+		if cl, ok := e.env.(io.Closer); ok {
+			cl.Close()
+		}
+	}
+}
+
+// Assemble turns a complete set of runs into one Result per point, as
+// ExecuteWith would have returned them. The truth that figures draw comes
+// from the model (a real network's truth is its model's); a real run's
+// offline twin is the caller's to add (experiment/realenv.AddOffline).
+func (p *Plan) Assemble(runs map[int]*Run) ([]*Result, error) {
+	envs := newEnvCache(p, modelEnv)
+	defer envs.close()
+	out := make([]*Result, len(p.Specs))
+	for pi, spec := range p.Specs {
+		res := &Result{Spec: spec, Paths: spec.PathNames(), Runs: make([][]*Run, len(spec.Strategies))}
+		for si := range res.Runs {
+			res.Runs[si] = make([]*Run, spec.Seeds)
+			for seed := range spec.Seeds {
+				k := p.layout.First(pi) + si*spec.Seeds + seed
+				if res.Runs[si][seed] = runs[k]; runs[k] == nil {
+					return nil, fmt.Errorf("%s: run %d of %d is missing", p.Name, k, p.Runs())
+				}
+			}
+		}
+		env, err := envs.get(pi, 0)
+		if err != nil {
+			return nil, err
+		}
+		res.addTruth(env)
+		out[pi] = res
+	}
+	return out, nil
+}
+
+// WritePartial writes a shard's runs into dir (sweep.WritePartial).
+func WritePartial(dir string, part *Partial) error {
+	return sweep.WritePartial(dir, sweep.Header{
+		Experiment: part.Plan.Name, Spec: part.Spec, Seeds: part.Plan.Specs[0].Seeds,
+		PlanHash: part.Plan.Hash, Shard: part.Shard.String(), TotalRuns: part.Plan.Runs(),
+	}, part.Runs)
+}
+
+// ReadPartials reads the shards in dirs, written for p, and returns every
+// run once (sweep.ReadPartials).
+func ReadPartials(p *Plan, dirs []string) (map[int]*Run, error) {
+	return sweep.ReadPartials[Run](dirs, p.Name, p.Hash, p.Runs())
+}
