@@ -67,6 +67,8 @@ const (
 	codeShutdown     = 0x102 // the peer is closing
 	codeStalled      = 0x103 // stream reset by ct-client after a stall
 	codeLimit        = 0x104 // stream reset by ct-server: a per-client limit
+	codeBusy         = 0x105 // connection refused before hello: pre-auth caps or login back-off
+	codeAborted      = 0x106 // stream reset by ct-server: the upstream response or tunnel broke
 )
 
 // MaxHeaderBytes bounds the request or response head (request line and
@@ -147,6 +149,22 @@ const (
 	KindPing                     // /_ct/ping
 	KindPrefetch                 // /_ct/prefetch?url=
 )
+
+func (k Kind) String() string {
+	switch k {
+	case KindForward:
+		return "forward"
+	case KindConnect:
+		return "connect"
+	case KindHello:
+		return "hello"
+	case KindPing:
+		return "ping"
+	case KindPrefetch:
+		return "prefetch"
+	}
+	return "unknown"
+}
 
 // Target is a parsed stream request: its kind and, for forwarding, the
 // upstream "host:port" it needs (the allow-list key).
@@ -299,14 +317,23 @@ func contentRangeStart(v string) (int64, bool) {
 	return n, err == nil && n >= 0
 }
 
-// errorResponse writes a short ct-server error response to w.
+// errorResponse writes a short ct-server error response to w. reason is
+// terse: what the app may know, never the server's internals (those go to
+// the log).
 func errorResponse(w io.Writer, code int, reason string) error {
+	return errorResponseH(w, code, http.Header{}, reason)
+}
+
+// errorResponseH is errorResponse with extra headers h.
+func errorResponseH(w io.Writer, code int, h http.Header, reason string) error {
 	body := reason + "\n"
+	h.Set("Content-Type", "text/plain; charset=utf-8")
+	h.Set(hdrError, reason)
 	resp := &http.Response{
 		StatusCode:    code,
 		ProtoMajor:    1,
 		ProtoMinor:    1,
-		Header:        http.Header{"Content-Type": {"text/plain; charset=utf-8"}, hdrError: {reason}},
+		Header:        h,
 		ContentLength: int64(len(body)),
 		Body:          io.NopCloser(strings.NewReader(body)),
 	}

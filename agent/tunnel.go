@@ -51,6 +51,26 @@ const streamWindow = 1 << 20
 // SessionGrace is how long ct-server keeps a detached tunnel session.
 const SessionGrace = 10 * time.Second
 
+// replayBuf keeps the last ReplayBytes bytes of a tunnel direction. It
+// grows as it fills and never beyond ReplayBytes (append's growth would
+// take it to about 1.25× that), so a tunnel costs at most ReplayBytes here.
+type replayBuf struct{ b []byte }
+
+func (r *replayBuf) add(p []byte) {
+	if len(p) >= ReplayBytes {
+		p = p[len(p)-ReplayBytes:]
+	}
+	if drop := len(r.b) + len(p) - ReplayBytes; drop > 0 {
+		r.b = r.b[:copy(r.b, r.b[drop:])]
+	}
+	if need := len(r.b) + len(p); need > cap(r.b) {
+		nb := make([]byte, len(r.b), min(max(2*cap(r.b), need, 64<<10), ReplayBytes))
+		copy(nb, r.b)
+		r.b = nb
+	}
+	r.b = append(r.b, p...)
+}
+
 // session is ct-server's side of a resumable tunnel.
 type session struct {
 	id    string
@@ -65,7 +85,7 @@ type session struct {
 	cond     *sync.Cond
 	str      *quic.Stream // nil while detached
 	gen      int
-	replay   []byte // the last bytes sent down; it ends at sentDown
+	replay   replayBuf // the last bytes sent down; it ends at sentDown
 	sentDown int64
 	recvUp   int64
 	upDone   bool // the upstream finished sending
@@ -87,10 +107,11 @@ func (s *Server) openSession(str *quic.Stream, hr *headReader, cs *clientState, 
 	d := net.Dialer{Timeout: s.cfg.UpstreamTimeout}
 	up, err := d.DialContext(s.ctx, "tcp", upstream)
 	if err != nil {
+		s.cfg.Logf("ct-server: %s: upstream: %v", upstream, err)
 		str.CancelRead(codeOK)
-		errorResponse(str, http.StatusBadGateway, "upstream: "+shortErr(err))
+		errorResponse(str, http.StatusBadGateway, "upstream unavailable")
 		str.Close()
-		cs.release()
+		s.done(cs, workTunnel, TunnelCost)
 		return
 	}
 	se := &session{id: newSessionID(), owner: cs, up: up, srv: s}
@@ -99,7 +120,7 @@ func (s *Server) openSession(str *quic.Stream, hr *headReader, cs *clientState, 
 	if s.ctx.Err() != nil {
 		s.mu.Unlock()
 		up.Close()
-		cs.release()
+		s.done(cs, workTunnel, TunnelCost)
 		str.CancelRead(codeShutdown)
 		str.CancelWrite(codeShutdown)
 		return
@@ -135,7 +156,7 @@ func (se *session) close() {
 		return
 	}
 	se.closed = true
-	str := se.str
+	str, finished := se.str, se.finished
 	se.str = nil
 	if se.timer != nil {
 		se.timer.Stop()
@@ -145,6 +166,9 @@ func (se *session) close() {
 	se.up.Close()
 	if str != nil {
 		str.CancelRead(codeShutdown)
+		if !finished {
+			str.CancelWrite(codeAborted) // never a clean FIN for a broken tunnel
+		}
 	}
 	se.srv.mu.Lock()
 	delete(se.srv.sessions, se.id)
@@ -158,7 +182,7 @@ func (se *session) release() {
 	se.released = true
 	se.mu.Unlock()
 	if !done {
-		se.owner.release()
+		se.srv.done(se.owner, workTunnel, TunnelCost)
 	}
 }
 
@@ -213,7 +237,7 @@ func (se *session) attach(str *quic.Stream, hr *headReader, from int64) {
 	se.wmu.Lock()
 	se.umu.Lock()
 	se.mu.Lock()
-	if se.closed || from > se.sentDown || from < se.sentDown-int64(len(se.replay)) {
+	if se.closed || from > se.sentDown || from < se.sentDown-int64(len(se.replay.b)) {
 		closed := se.closed
 		se.mu.Unlock()
 		se.umu.Unlock()
@@ -234,7 +258,7 @@ func (se *session) attach(str *quic.Stream, hr *headReader, from int64) {
 		se.timer.Stop()
 		se.timer = nil
 	}
-	data := append([]byte(nil), se.replay[int64(len(se.replay))-(se.sentDown-from):]...)
+	data := append([]byte(nil), se.replay.b[int64(len(se.replay.b))-(se.sentDown-from):]...)
 	recvUp, upDone := se.recvUp, se.upDone
 	se.cond.Broadcast()
 	se.mu.Unlock()
@@ -314,10 +338,7 @@ func (se *session) pumpDown() {
 			}
 			se.wmu.Lock()
 			se.mu.Lock()
-			se.replay = append(se.replay, buf[:n]...)
-			if over := len(se.replay) - ReplayBytes; over > 0 {
-				se.replay = append(se.replay[:0], se.replay[over:]...)
-			}
+			se.replay.add(buf[:n])
 			se.sentDown += int64(n)
 			str, gen := se.str, se.gen
 			se.mu.Unlock()
@@ -380,7 +401,7 @@ type ctTunnel struct {
 	gen      int
 	recvDown int64
 	sentUp   int64
-	upBuf    []byte // the last bytes sent up; it ends at sentUp
+	upBuf    replayBuf // the last bytes sent up; it ends at sentUp
 	appEOF   bool
 	failed   bool
 	resumes  int
@@ -468,7 +489,7 @@ func (t *ctTunnel) resume(gen int) bool {
 		}
 		upAt, err := strconv.ParseInt(resp.Header.Get(hdrResumeUp), 10, 64)
 		t.mu.Lock()
-		low := t.sentUp - int64(len(t.upBuf))
+		low := t.sentUp - int64(len(t.upBuf.b))
 		if err != nil || upAt < low || upAt > t.sentUp {
 			t.mu.Unlock()
 			str.CancelRead(codeOK)
@@ -476,7 +497,7 @@ func (t *ctTunnel) resume(gen int) bool {
 			t.c.cfg.Logf("ct-client: tunnel %s: server has %d of our bytes, buffer holds %d..%d", t.target, upAt, low, t.sentUp)
 			break
 		}
-		data := append([]byte(nil), t.upBuf[upAt-low:]...)
+		data := append([]byte(nil), t.upBuf.b[upAt-low:]...)
 		appEOF := t.appEOF
 		t.mu.Unlock()
 		if _, err := str.Write(data); err != nil {
@@ -502,6 +523,11 @@ func (t *ctTunnel) resume(gen int) bool {
 	t.failed = true
 	t.cond.Broadcast()
 	t.mu.Unlock()
+	// The tunnel cannot go on: reset the app's connection, so a protocol
+	// that ends its data with the connection sees an error, not an end.
+	t.c.cfg.Logf("ct-client: tunnel %s: cannot resume after %d bytes down; resetting the app connection", t.target, from)
+	t.c.aborts.Add(1)
+	resetOnClose(t.appConn)
 	t.appConn.Close()
 	return false
 }
@@ -535,10 +561,7 @@ func (t *ctTunnel) upLoop(first io.Reader) {
 					t.wmu.Unlock()
 					continue
 				}
-				t.upBuf = append(t.upBuf, buf[:n]...)
-				if over := len(t.upBuf) - ReplayBytes; over > 0 {
-					t.upBuf = append(t.upBuf[:0], t.upBuf[over:]...)
-				}
+				t.upBuf.add(buf[:n])
 				t.sentUp += int64(n)
 				t.mu.Unlock()
 				_, werr := str.Write(buf[:n])
