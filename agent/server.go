@@ -264,6 +264,9 @@ func (s *Server) Serve(pc net.PacketConn) error {
 	for {
 		conn, err := ln.Accept(s.ctx)
 		if err != nil {
+			if s.draining.Load() {
+				<-s.ctx.Done() // Shutdown closed the listener: the old connections drain
+			}
 			if s.ctx.Err() != nil {
 				return nil // Close closes the socket, after the goodbyes
 			}
@@ -357,6 +360,48 @@ func (s *Server) Close() error {
 		pc.Close()
 	}
 	s.up.CloseIdleConnections()
+	return nil
+}
+
+// Shutdown drains the server: new connections and new work are refused
+// (503 with Retry-After: ct-client waits and retries, or moves on), the
+// requests and tunnels in progress run until they end or ctx does, and
+// then everything closes as in Close.
+func (s *Server) Shutdown(ctx context.Context) error {
+	s.draining.Store(true)
+	s.mu.Lock()
+	ln := s.ln
+	s.mu.Unlock()
+	if ln != nil {
+		ln.Close() // no new connections; the socket stays for the old ones
+	}
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	var err error
+	for s.reserved.Load() > 0 {
+		select {
+		case <-tick.C:
+			continue
+		case <-ctx.Done():
+			err = fmt.Errorf("agent server: drain: %w (%d bytes of work still reserved)", ctx.Err(), s.reserved.Load())
+		}
+		break
+	}
+	s.Close()
+	return err
+}
+
+// Health says whether the server takes new work: nil, or why not.
+func (s *Server) Health() error {
+	if s.draining.Load() {
+		return errors.New("draining")
+	}
+	if s.ctx.Err() != nil {
+		return errors.New("closed")
+	}
+	if b := s.cfg.MemoryBudget; b > 0 && s.reserved.Load() > b*9/10 {
+		return fmt.Errorf("memory budget %d%% reserved", s.reserved.Load()*100/b)
+	}
 	return nil
 }
 
