@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"github.com/quic-go/quic-go"
+
+	"github.com/hetquic/hetquic/internal/resume"
 )
 
 // AppRule says how ct-client tells apps apart (for scheduling priority and
@@ -484,10 +486,10 @@ var errStalled = errors.New("path stalled")
 func (c *Client) forward(w http.ResponseWriter, r *http.Request, sr Request) (int64, error) {
 	ctx := r.Context()
 	resumable := (r.Method == http.MethodGet || r.Method == http.MethodHead) && (r.Body == nil || r.Body == http.NoBody || r.ContentLength == 0)
-	var orig byteRange
+	var orig resume.Range
 	hasRange := false
 	if v := r.Header.Get("Range"); v != "" {
-		if orig, hasRange = parseRange(v); !hasRange {
+		if orig, hasRange = resume.ParseRange(v); !hasRange {
 			resumable = false
 		}
 	}
@@ -524,14 +526,14 @@ func (c *Client) forward(w http.ResponseWriter, r *http.Request, sr Request) (in
 		}
 		start := delivered
 		if hasRange {
-			start += orig.first
-			out.Header.Set("Range", byteRange{start, orig.last}.String())
+			start += orig.First
+			out.Header.Set("Range", resume.Range{First: start, Last: orig.Last}.String())
 		} else if delivered > 0 {
-			out.Header.Set("Range", byteRange{delivered, -1}.String())
+			out.Header.Set("Range", resume.Range{First: delivered, Last: -1}.String())
 		}
 		if headersSent && out.Header.Get("If-Range") == "" {
 			// Resume only the same version of the resource (RFC 9110 §13.1.5).
-			if v := ifRangeOf(w.Header()); v != "" {
+			if v := resume.Validator(w.Header()); v != "" {
 				out.Header.Set("If-Range", v)
 			}
 		}
@@ -567,15 +569,6 @@ func (c *Client) forward(w http.ResponseWriter, r *http.Request, sr Request) (in
 	// Headers went out: the only honest signal left is to cut the
 	// connection, so the app sees a truncated response, not a short one.
 	panic(http.ErrAbortHandler)
-}
-
-// ifRangeOf returns a validator of a response for If-Range: a strong
-// ETag, else Last-Modified, else "".
-func ifRangeOf(h http.Header) string {
-	if et := h.Get("Etag"); et != "" && !strings.HasPrefix(et, "W/") {
-		return et
-	}
-	return h.Get("Last-Modified")
 }
 
 // isConnErr says err is the stream or connection failing (not the app or
@@ -652,19 +645,14 @@ func (c *Client) attempt(ctx context.Context, p *path, conn *quic.Conn, out *htt
 			plan.total = resp.ContentLength
 		}
 	} else {
-		switch resp.StatusCode {
-		case http.StatusPartialContent:
-			got, ok := contentRangeStart(resp.Header.Get("Content-Range"))
-			if !ok || got != start {
-				return 0, fmt.Errorf("resume: asked for byte %d, got Content-Range %q", start, resp.Header.Get("Content-Range"))
-			}
-		case http.StatusOK:
-			if out.Header.Get("If-Range") != "" {
-				return 0, fmt.Errorf("resume: the resource changed (If-Range failed)")
-			}
-			skip = start // the app-server ignored Range: drop what the app has
-		default:
-			return 0, fmt.Errorf("resume: status %d", resp.StatusCode)
+		// The shared resume check (internal/resume): same version, from
+		// the byte asked for, or nothing is appended.
+		st := resume.FromHeader(w.Header())
+		if v := out.Header.Get("If-Range"); v != "" {
+			st.Validator = v
+		}
+		if skip, err = st.Check(resp, start); err != nil {
+			return 0, err
 		}
 	}
 	if resp.ContentLength > 0 {
