@@ -56,7 +56,6 @@ func TestParseTarget(t *testing.T) {
 	}
 }
 
-
 func TestHeadLimit(t *testing.T) {
 	big := "GET http://a/ HTTP/1.1\r\nX: " + strings.Repeat("y", MaxHeaderBytes) + "\r\n\r\n"
 	if _, err := newHeadReader(strings.NewReader(big)).readRequest(); !errors.Is(err, ErrHeaderTooLarge) {
