@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"github.com/quic-go/quic-go"
+
+	"github.com/hetquic/hetquic/internal/resume"
 )
 
 // AppRule says how ct-client tells apps apart (for scheduling priority and
@@ -48,7 +50,7 @@ type ClientConfig struct {
 	// self-signed certificate is trusted as soon as the file is replaced,
 	// without restarting ct-client. It replaces TLS.RootCAs.
 	CAFile string
-	Token      string      // bearer token ct-server knows this client by
+	Token  string // bearer token ct-server knows this client by
 	// Paths are the local interfaces: one always-on connection each.
 	Paths []LocalPath
 	// Scheduler places requests on paths (default: DefaultScheduler).
@@ -506,10 +508,10 @@ func (c *Client) forward(w http.ResponseWriter, r *http.Request, sr Request) (in
 func (c *Client) forwardFrom(w http.ResponseWriter, r *http.Request, sr Request, delivered int64, headersSent bool) (int64, error) {
 	ctx := r.Context()
 	resumable := (r.Method == http.MethodGet || r.Method == http.MethodHead) && (r.Body == nil || r.Body == http.NoBody || r.ContentLength == 0)
-	var orig byteRange
+	var orig resume.Range
 	hasRange := false
 	if v := r.Header.Get("Range"); v != "" {
-		if orig, hasRange = parseRange(v); !hasRange {
+		if orig, hasRange = resume.ParseRange(v); !hasRange {
 			resumable = false
 		}
 	}
@@ -545,14 +547,14 @@ func (c *Client) forwardFrom(w http.ResponseWriter, r *http.Request, sr Request,
 		}
 		start := delivered
 		if hasRange {
-			start += orig.first
-			out.Header.Set("Range", byteRange{start, orig.last}.String())
+			start += orig.First
+			out.Header.Set("Range", resume.Range{First: start, Last: orig.Last}.String())
 		} else if delivered > 0 {
-			out.Header.Set("Range", byteRange{delivered, -1}.String())
+			out.Header.Set("Range", resume.Range{First: delivered, Last: -1}.String())
 		}
 		if headersSent && out.Header.Get("If-Range") == "" {
 			// Resume only the same version of the resource (RFC 9110 §13.1.5).
-			if v := ifRangeOf(w.Header()); v != "" {
+			if v := resume.Validator(w.Header()); v != "" {
 				out.Header.Set("If-Range", v)
 			}
 		}
@@ -632,15 +634,6 @@ func resetOnClose(conn net.Conn) {
 	if tc, ok := conn.(*net.TCPConn); ok {
 		tc.SetLinger(0)
 	}
-}
-
-// ifRangeOf returns a validator of a response for If-Range: a strong
-// ETag, else Last-Modified, else "".
-func ifRangeOf(h http.Header) string {
-	if et := h.Get("Etag"); et != "" && !strings.HasPrefix(et, "W/") {
-		return et
-	}
-	return h.Get("Last-Modified")
 }
 
 // isConnErr says err is the stream or connection failing (not the app or
@@ -723,21 +716,17 @@ func (c *Client) attempt(ctx context.Context, p *path, conn *quic.Conn, out *htt
 			plan.total = resp.ContentLength
 		}
 	} else {
-		switch resp.StatusCode {
-		case http.StatusPartialContent:
-			got, ok := contentRangeStart(resp.Header.Get("Content-Range"))
-			if !ok || got != start {
-				return 0, fmt.Errorf("resume: asked for byte %d, got Content-Range %q", start, resp.Header.Get("Content-Range"))
-			}
-		case http.StatusOK:
-			if out.Header.Get("If-Range") != "" {
-				return 0, fmt.Errorf("resume: the resource changed (If-Range failed)")
-			}
-			skip = start // the app-server ignored Range: drop what the app has
-		case http.StatusTooManyRequests, http.StatusServiceUnavailable:
+		if resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode == http.StatusServiceUnavailable {
 			return 0, fmt.Errorf("resume: %w: status %d", errRefused, resp.StatusCode)
-		default:
-			return 0, fmt.Errorf("resume: status %d", resp.StatusCode)
+		}
+		// The shared resume check (internal/resume): same version, from
+		// the byte asked for, or nothing is appended.
+		st := resume.FromHeader(w.Header())
+		if v := out.Header.Get("If-Range"); v != "" {
+			st.Validator = v
+		}
+		if skip, err = st.Check(resp, start); err != nil {
+			return 0, err
 		}
 	}
 	if resp.ContentLength > 0 {

@@ -13,7 +13,9 @@ type ServerFile struct {
 	Listen          string       `yaml:"listen"`            // UDP host:port
 	Cert            string       `yaml:"cert"`              // PEM certificate chain
 	Key             string       `yaml:"key"`               // PEM private key
-	SelfSigned      bool         `yaml:"self_signed"`       // make a throwaway certificate instead
+	SelfSigned      bool         `yaml:"self_signed"`       // a self-signed certificate kept in state_dir
+	StateDir        string       `yaml:"state_dir"`         // where the self-signed identity lives
+	MemoryBudget    int64        `yaml:"memory_budget"`     // bytes all work may reserve (0: DefaultMemoryBudget)
 	Allow           []string     `yaml:"allow"`             // upstream host:port allow-list
 	Prefetch        []string     `yaml:"prefetch"`          // URLs pushed to clients that ask
 	Limits          Limits       `yaml:"limits"`            // defaults per client

@@ -269,54 +269,6 @@ func removeHopHeaders(h http.Header) {
 	}
 }
 
-// byteRange is a single "bytes=a-" or "bytes=a-b" range (b < 0: open).
-type byteRange struct{ first, last int64 }
-
-// parseRange parses a Range header the agent can resume; ok is false for
-// anything else (suffix ranges, several ranges), which is then not resumed.
-func parseRange(v string) (byteRange, bool) {
-	spec, found := strings.CutPrefix(v, "bytes=")
-	if !found || strings.Contains(spec, ",") {
-		return byteRange{}, false
-	}
-	a, b, found := strings.Cut(strings.TrimSpace(spec), "-")
-	if !found || a == "" {
-		return byteRange{}, false
-	}
-	first, err := strconv.ParseInt(a, 10, 64)
-	if err != nil || first < 0 {
-		return byteRange{}, false
-	}
-	last := int64(-1)
-	if b != "" {
-		if last, err = strconv.ParseInt(b, 10, 64); err != nil || last < first {
-			return byteRange{}, false
-		}
-	}
-	return byteRange{first, last}, true
-}
-
-func (r byteRange) String() string {
-	if r.last < 0 {
-		return "bytes=" + strconv.FormatInt(r.first, 10) + "-"
-	}
-	return "bytes=" + strconv.FormatInt(r.first, 10) + "-" + strconv.FormatInt(r.last, 10)
-}
-
-// contentRangeStart returns the first byte of a "bytes a-b/n" Content-Range.
-func contentRangeStart(v string) (int64, bool) {
-	spec, found := strings.CutPrefix(v, "bytes ")
-	if !found {
-		return 0, false
-	}
-	a, _, found := strings.Cut(spec, "-")
-	if !found {
-		return 0, false
-	}
-	n, err := strconv.ParseInt(a, 10, 64)
-	return n, err == nil && n >= 0
-}
-
 // errorResponse writes a short ct-server error response to w. reason is
 // terse: what the app may know, never the server's internals (those go to
 // the log).

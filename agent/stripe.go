@@ -9,6 +9,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/hetquic/hetquic/internal/resume"
 )
 
 // Striping: one large response fetched over several paths at once. The
@@ -69,7 +71,7 @@ type piece struct {
 // writes them to w in order; it returns all body bytes written for r.
 func (c *Client) stripe(w http.ResponseWriter, r *http.Request, hdr http.Header, sr Request, from, total int64) (int64, error) {
 	c.stripes.Add(1)
-	validator := ifRangeOf(w.Header())
+	validator := resume.Validator(w.Header())
 	size := c.cfg.StripeChunk
 	n := int((total - from + size - 1) / size)
 	pieces := make([]*piece, n)
@@ -254,7 +256,7 @@ func (c *Client) pieceETAs(pin int, size int64) (own, best float64, ok bool) {
 func (c *Client) fetchPiece(ctx context.Context, r *http.Request, hdr http.Header, v string, sr Request, pin int, off, end int64) (data []byte, err error) {
 	req := (&http.Request{Method: http.MethodGet, URL: r.URL, Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
 		Header: hdr.Clone(), Host: r.Host, Body: http.NoBody}).WithContext(ctx)
-	req.Header.Set("Range", byteRange{off, end}.String())
+	req.Header.Set("Range", resume.Range{First: off, Last: end}.String())
 	if v != "" {
 		req.Header.Set("If-Range", v) // every piece of the same version
 	}
