@@ -336,18 +336,15 @@ func (c *Client) acceptPushes(conn *quic.Conn) {
 		}
 		c.wg.Go(func() {
 			rs.SetReadDeadline(time.Now().Add(c.cfg.IdleTimeout))
-			resp, err := newHeadReader(rs).readResponse(nil)
-			if err != nil {
+			u, resp, err := readPush(rs)
+			if err != nil || c.cache == nil {
+				if err != nil {
+					c.cfg.Logf("ct-client: push: %v", err)
+				}
 				rs.CancelRead(codeOK)
 				return
 			}
 			defer resp.Body.Close()
-			u := resp.Header.Get(hdrPushURL)
-			resp.Header.Del(hdrPushURL)
-			if c.cache == nil || u == "" {
-				rs.CancelRead(codeOK)
-				return
-			}
 			rs.SetReadDeadline(time.Time{})
 			if err := c.cache.Put(u, resp, time.Now()); err != nil {
 				c.cfg.Logf("ct-client: push %s: %v", u, err)
@@ -357,6 +354,26 @@ func (c *Client) acceptPushes(conn *quic.Conn) {
 			c.pushed.Add(1)
 		})
 	}
+}
+
+// readPush reads a push stream's head: a 200 response carrying the
+// absolute http:// URL it is for in Ct-Push-Url (removed from the header).
+func readPush(r io.Reader) (string, *http.Response, error) {
+	resp, err := newHeadReader(r).readResponse(nil)
+	if err != nil {
+		return "", nil, err
+	}
+	u := resp.Header.Get(hdrPushURL)
+	resp.Header.Del(hdrPushURL)
+	if resp.StatusCode != http.StatusOK {
+		resp.Body.Close()
+		return "", nil, fmt.Errorf("push of %q: status %d", u, resp.StatusCode)
+	}
+	if _, err := upstreamOf(u); err != nil {
+		resp.Body.Close()
+		return "", nil, fmt.Errorf("push %s %q: %w", hdrPushURL, u, err)
+	}
+	return u, resp, nil
 }
 
 // watchTunnels checks a path that carries tunnels: a tunnel may be

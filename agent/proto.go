@@ -240,7 +240,7 @@ func normHostPort(hp, defPort string) (string, error) {
 		}
 		host, port = strings.Trim(hp, "[]"), defPort
 	}
-	if host == "" || strings.ContainsAny(host, "/?#@ ") {
+	if host == "" || strings.ContainsAny(host, "/?#@ []") {
 		return "", fmt.Errorf("%q: bad host", hp)
 	}
 	n, err := strconv.Atoi(port)

@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -134,18 +135,41 @@ func (s *Server) openSession(str *quic.Stream, hr *headReader, cs *clientState, 
 
 // resumeSession attaches str to the session the request names.
 func (s *Server) resumeSession(str *quic.Stream, hr *headReader, cs *clientState, req *http.Request) {
-	id := req.Header.Get(hdrSession)
-	from, err := strconv.ParseInt(req.Header.Get(hdrResumeDown), 10, 64)
+	id, from, err := parseResume(req.Header)
 	s.mu.Lock()
 	se := s.sessions[id]
 	s.mu.Unlock()
-	if se == nil || se.owner != cs || err != nil || from < 0 {
+	if se == nil || se.owner != cs || err != nil {
 		str.CancelRead(codeOK)
 		errorResponse(str, http.StatusNotFound, "no such tunnel session")
 		str.Close()
 		return
 	}
 	se.attach(str, hr, from)
+}
+
+// parseResume reads a resume request's session id and the byte count
+// ct-client has delivered (Ct-Session, Ct-Resume-Down).
+func parseResume(h http.Header) (id string, from int64, err error) {
+	id = h.Get(hdrSession)
+	if len(id) != 32 || strings.Trim(id, "0123456789abcdef") != "" {
+		return "", 0, fmt.Errorf("%s %q: not a session id", hdrSession, id)
+	}
+	from, err = strconv.ParseInt(h.Get(hdrResumeDown), 10, 64)
+	if err != nil || from < 0 {
+		return "", 0, fmt.Errorf("%s %q: want a byte count", hdrResumeDown, h.Get(hdrResumeDown))
+	}
+	return id, from, nil
+}
+
+// parseResumeUp reads ct-server's answer to a resume: how many of the
+// app's bytes it has, which must lie in the replay buffer [low, high].
+func parseResumeUp(v string, low, high int64) (int64, error) {
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || n < low || n > high {
+		return 0, fmt.Errorf("%s %q: outside the replay buffer %d..%d", hdrResumeUp, v, low, high)
+	}
+	return n, nil
 }
 
 // close ends the session: the upstream connection, the stream, the slot.
@@ -487,14 +511,14 @@ func (t *ctTunnel) resume(gen int) bool {
 			t.c.cfg.Logf("ct-client: tunnel %s: resume refused: %d %s", t.target, resp.StatusCode, resp.Header.Get(hdrError))
 			break
 		}
-		upAt, err := strconv.ParseInt(resp.Header.Get(hdrResumeUp), 10, 64)
 		t.mu.Lock()
 		low := t.sentUp - int64(len(t.upBuf.b))
-		if err != nil || upAt < low || upAt > t.sentUp {
+		upAt, err := parseResumeUp(resp.Header.Get(hdrResumeUp), low, t.sentUp)
+		if err != nil {
 			t.mu.Unlock()
 			str.CancelRead(codeOK)
 			str.CancelWrite(codeOK)
-			t.c.cfg.Logf("ct-client: tunnel %s: server has %d of our bytes, buffer holds %d..%d", t.target, upAt, low, t.sentUp)
+			t.c.cfg.Logf("ct-client: tunnel %s: %v", t.target, err)
 			break
 		}
 		data := append([]byte(nil), t.upBuf.b[upAt-low:]...)
