@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"net/netip"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime/debug"
 	"strings"
@@ -22,6 +23,7 @@ import (
 	"github.com/quic-go/quic-go/qlog"
 
 	"github.com/hetquic/hetquic/agent"
+	"github.com/hetquic/hetquic/agent/abuse"
 )
 
 func init() {
@@ -46,6 +48,7 @@ func runAgent(ctx context.Context, args []string) error {
 		{"server", "run ct-server, the cloud side", agentServer},
 		{"client", "run ct-client, the device side's local proxy", agentClient},
 		{"token", "write a new random client token to a file (mode 0600)", agentToken},
+		{"abuse", "load-and-abuse test: a real ct-server beside a misbehaving and a good client", agentAbuse},
 		{"experiment", "run a Cybertwin §V experiment through the emulator", agentExperiment},
 	}, args)
 }
@@ -469,4 +472,55 @@ func agentClient(ctx context.Context, args []string) error {
 	case err := <-errs:
 		return err
 	}
+}
+
+func agentAbuse(ctx context.Context, args []string) error {
+	fs := newFlagSet("agent abuse", "agent abuse [--full] [--md] [-v]", agentHelp+`
+
+abuse starts a real ct-server process (this binary, default configuration)
+on loopback, runs one misbehaving authenticated client (connections beyond
+max_conns, thousands of unread requests, unread CONNECT tunnels, a prefetch
+flood, handshakes that never say hello) beside a good ct-client that checks
+every byte, and reports ct-server's peak RSS and the good client's latency.
+It exits 1 when a bound is broken (agent/README.md, "Abuse").`)
+	full := fs.Bool("full", false, "the issue's size (4x the CI size; about a minute)")
+	md := fs.Bool("md", false, "print the README's markdown block")
+	verbose := fs.Bool("v", false, "progress and ct-server's log on stderr")
+	maxRSS := fs.Int64("max-rss-mib", 0, "bound on ct-server's peak RSS in MiB (default 400)")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	cfg := abuse.Default
+	command := "hetquic agent abuse --md"
+	if *full {
+		cfg, command = abuse.Full, "hetquic agent abuse --full --md"
+	}
+	if *maxRSS > 0 {
+		cfg.MaxRSSBytes = *maxRSS << 20
+	}
+	cfg.Server = func(args ...string) *exec.Cmd {
+		return exec.Command(exe, append([]string{"agent", "server"}, args...)...)
+	}
+	if *verbose {
+		cfg.Log = os.Stderr
+	}
+	rep, err := abuse.Run(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	if *md {
+		load, _ := os.ReadFile("/proc/loadavg")
+		rep.Markdown(os.Stdout, command, "loadavg "+string(load), time.Now())
+	} else {
+		fmt.Printf("peak RSS %d MiB, good p50 %v p99 %v over %d requests, %d bytes checked, %d failed\n",
+			rep.PeakRSS>>20, rep.P50.Round(time.Millisecond), rep.P99.Round(time.Millisecond), rep.GoodReqs, rep.BytesOK, rep.GoodFailed)
+	}
+	if !rep.Passed() {
+		return fmt.Errorf("agent abuse: %s", strings.Join(rep.Violations, "; "))
+	}
+	return nil
 }
