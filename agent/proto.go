@@ -67,7 +67,6 @@ const (
 	codeShutdown     = 0x102 // the peer is closing
 	codeStalled      = 0x103 // stream reset by ct-client after a stall
 	codeLimit        = 0x104 // stream reset by ct-server: a per-client limit
-	codeBusy         = 0x105 // connection refused before hello: pre-auth caps or login back-off
 	codeAborted      = 0x106 // stream reset by ct-server: the upstream response or tunnel broke
 )
 

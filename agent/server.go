@@ -245,7 +245,7 @@ func (s *Server) Serve(pc net.PacketConn) error {
 	tlsConf := s.cfg.TLS.Clone()
 	tlsConf.NextProtos = []string{ALPN}
 	tlsConf.MinVersion = tls.VersionTLS13
-	tr := &quic.Transport{Conn: pc}
+	tr := &quic.Transport{Conn: pc, ConnContext: s.admitConn, VerifySourceAddress: s.verifySource}
 	ln, err := tr.Listen(tlsConf, quicConfig(s.cfg.QUIC, DefaultIdleTimeout, 1000))
 	if err != nil {
 		pc.Close()
@@ -281,22 +281,54 @@ func (s *Server) Serve(pc net.PacketConn) error {
 			conn.CloseWithError(codeShutdown, "shutting down")
 			return nil
 		}
-		src := sourceAddr(conn.RemoteAddr())
-		if refuse := s.preauthRefusal(src, time.Now()); refuse != "" {
-			s.mu.Unlock()
-			s.m.limitHits.WithLabelValues(refuse).Inc()
-			s.cfg.Logf("ct-server: %s: refused before hello (%s)", conn.RemoteAddr(), refuse)
-			conn.CloseWithError(codeBusy, "busy")
-			continue
-		}
-		s.preauth++
-		s.preauthBy[src]++
 		s.conns[conn] = nil
 		s.wg.Add(1)
 		s.mu.Unlock()
 		s.conns0.Add(1)
-		go s.handleConn(conn, src)
+		go s.handleConn(conn)
 	}
+}
+
+// preauthSlot is a connection's place under the pre-authentication caps,
+// from its first packet until its hello succeeds or it ends.
+type preauthSlot struct {
+	src  netip.Addr
+	once sync.Once
+}
+
+type preauthKey struct{}
+
+var errBusy = errors.New("ct-server busy")
+
+// admitConn is the QUIC transport's ConnContext: it runs on a new
+// connection's first packet, before the TLS handshake, so a flood of
+// handshakes is refused before it costs a key exchange. It applies the
+// login back-off and the pre-auth caps and holds the connection's slot
+// until releasePreauth.
+func (s *Server) admitConn(ctx context.Context, info *quic.ClientInfo) (context.Context, error) {
+	src := sourceAddr(info.RemoteAddr)
+	s.mu.Lock()
+	if refuse := s.preauthRefusal(src, time.Now()); refuse != "" {
+		s.mu.Unlock()
+		s.m.limitHits.WithLabelValues(refuse).Inc()
+		return nil, errBusy
+	}
+	s.preauth++
+	s.preauthBy[src]++
+	s.mu.Unlock()
+	slot := &preauthSlot{src: src}
+	ctx = context.WithValue(ctx, preauthKey{}, slot)
+	context.AfterFunc(ctx, func() { s.releasePreauth(slot) }) // handshake failed or connection gone
+	return ctx, nil
+}
+
+// verifySource asks for QUIC address validation (a Retry round trip)
+// once half the pre-auth connections are taken: spoofed sources then
+// cannot hold slots.
+func (s *Server) verifySource(net.Addr) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.cfg.MaxPreAuth > 0 && s.preauth >= s.cfg.MaxPreAuth/2
 }
 
 // sourceAddr is the IP of a remote address (unmapped from ::ffff:).
@@ -331,14 +363,16 @@ func (s *Server) preauthRefusal(src netip.Addr, now time.Time) string {
 	return ""
 }
 
-// authDone ends conn's pre-authentication state.
-func (s *Server) authDone(src netip.Addr) {
-	s.mu.Lock()
-	s.preauth--
-	if s.preauthBy[src]--; s.preauthBy[src] <= 0 {
-		delete(s.preauthBy, src)
-	}
-	s.mu.Unlock()
+// releasePreauth gives a connection's pre-auth slot back (once).
+func (s *Server) releasePreauth(slot *preauthSlot) {
+	slot.once.Do(func() {
+		s.mu.Lock()
+		s.preauth--
+		if s.preauthBy[slot.src]--; s.preauthBy[slot.src] <= 0 {
+			delete(s.preauthBy, slot.src)
+		}
+		s.mu.Unlock()
+	})
 }
 
 // Close stops accepting, closes every connection and waits for every
@@ -418,15 +452,18 @@ func (s *Server) authenticate(token string) *clientState {
 	return found
 }
 
-func (s *Server) handleConn(conn *quic.Conn, src netip.Addr) {
+func (s *Server) handleConn(conn *quic.Conn) {
 	defer s.wg.Done()
 	defer func() {
 		s.mu.Lock()
 		delete(s.conns, conn)
 		s.mu.Unlock()
 	}()
+	src := sourceAddr(conn.RemoteAddr())
 	cs, wantPush, refused := s.hello(conn)
-	s.authDone(src)
+	if slot, ok := conn.Context().Value(preauthKey{}).(*preauthSlot); ok {
+		s.releasePreauth(slot)
+	}
 	if cs == nil {
 		if !refused {
 			s.unauthorized.Add(1)

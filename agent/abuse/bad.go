@@ -49,8 +49,8 @@ func (b *badClient) run(ctx context.Context) {
 		b.logf("abuse: %v", err)
 		return
 	}
-	b.wg.Go(func() { b.handshakes(ctx, tc) })
-	// Connections that say hello: more than max_conns.
+	// Connections that say hello: more than max_conns. (Before the
+	// hello-less flood, which would crowd them out of the pre-auth caps.)
 	var conns []*quic.Conn
 	tr, err := b.transport(netip.MustParseAddr("127.0.0.1"))
 	if err != nil {
@@ -65,6 +65,7 @@ func (b *badClient) run(ctx context.Context) {
 		conns = append(conns, c)
 	}
 	b.conns0.Store(int64(len(conns)))
+	b.wg.Go(func() { b.handshakes(ctx, tc) })
 	b.logf("abuse: %d of %d connections accepted", len(conns), b.cfg.Conns)
 	if len(conns) == 0 {
 		return
