@@ -69,12 +69,12 @@ func OpenCache(dir string, maxBytes int64, defaultTTL time.Duration, now time.Ti
 	for _, name := range names {
 		key := strings.TrimSuffix(filepath.Base(name), ".meta")
 		data, err := os.ReadFile(name)
-		var m cacheMeta
-		if err == nil {
-			err = json.Unmarshal(data, &m)
-		}
 		fi, serr := os.Stat(c.bodyPath(key))
-		if err != nil || serr != nil || fi.Size() != m.Size || keyOf(m.URL) != key || !now.Before(m.Expires) {
+		var m cacheMeta
+		if err == nil && serr == nil {
+			m, err = parseCacheMeta(key, data, fi.Size(), now)
+		}
+		if err != nil || serr != nil {
 			c.remove(key)
 			continue
 		}
@@ -90,6 +90,27 @@ func OpenCache(dir string, maxBytes int64, defaultTTL time.Duration, now time.Ti
 	c.evictLocked()
 	c.mu.Unlock()
 	return c, nil
+}
+
+// parseCacheMeta reads the metadata file of cache entry key whose body
+// file has bodySize bytes: it must describe that body, under that key, with
+// a status the cache can serve, and still be fresh at now.
+func parseCacheMeta(key string, data []byte, bodySize int64, now time.Time) (cacheMeta, error) {
+	var m cacheMeta
+	if err := json.Unmarshal(data, &m); err != nil {
+		return m, fmt.Errorf("cache metadata %s: %v", key, err)
+	}
+	switch {
+	case keyOf(m.URL) != key:
+		return m, fmt.Errorf("cache metadata %s: URL %q is not its key", key, m.URL)
+	case m.Size != bodySize:
+		return m, fmt.Errorf("cache metadata %s: size %d, body has %d", key, m.Size, bodySize)
+	case m.Status < 200 || m.Status > 299:
+		return m, fmt.Errorf("cache metadata %s: status %d", key, m.Status)
+	case !now.Before(m.Expires):
+		return m, fmt.Errorf("cache metadata %s: expired", key)
+	}
+	return m, nil
 }
 
 func keyOf(u string) string {

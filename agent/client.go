@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"github.com/quic-go/quic-go"
+
+	"github.com/hetquic/hetquic/internal/resume"
 )
 
 // AppRule says how ct-client tells apps apart (for scheduling priority and
@@ -43,7 +45,12 @@ type ClientConfig struct {
 	Server     string
 	ServerName string
 	TLS        *tls.Config // RootCAs; NextProtos is set to ALPN
-	Token      string      // bearer token ct-server knows this client by
+	// CAFile, if set, is a PEM file of certificates to trust for ct-server,
+	// read again before every dial: a ct-server that made a new
+	// self-signed certificate is trusted as soon as the file is replaced,
+	// without restarting ct-client. It replaces TLS.RootCAs.
+	CAFile string
+	Token  string // bearer token ct-server knows this client by
 	// Paths are the local interfaces: one always-on connection each.
 	Paths []LocalPath
 	// Scheduler places requests on paths (default: DefaultScheduler).
@@ -103,7 +110,9 @@ type Client struct {
 
 	pushAsked                         atomic.Bool
 	pushed, migrations                atomic.Int64
-	stripes                           atomic.Int64
+	stripes, limitRetries             atomic.Int64
+	stripeFallbacks, aborts           atomic.Int64
+	m                                 *clientMetrics
 	stallDetectNanos, stallDetections atomic.Int64
 	resumeNanos                       atomic.Int64
 }
@@ -169,6 +178,7 @@ func NewClient(cfg ClientConfig) (*Client, error) {
 	}
 	c := &Client{cfg: cfg, cache: cfg.Cache, changeCh: make(chan struct{}),
 		servers: map[*http.Server]struct{}{}, tunnels: map[net.Conn]struct{}{}, apps: map[string]*appStats{}}
+	c.m = newClientMetrics(c)
 	names := map[string]bool{}
 	for i, lp := range cfg.Paths {
 		if names[lp.Name] {
@@ -228,6 +238,9 @@ func (c *Client) Serve(l net.Listener) error {
 		IdleTimeout:       60 * time.Second,
 		MaxHeaderBytes:    MaxHeaderBytes,
 		ErrorLog:          nil,
+		ConnContext: func(ctx context.Context, conn net.Conn) context.Context {
+			return context.WithValue(ctx, appConnKey{}, conn) // for abortApp
+		},
 	}
 	c.mu.Lock()
 	if c.closed {
@@ -376,6 +389,8 @@ func (c *Client) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	app := c.identify(r)
 	st := c.app(app)
 	st.requests.Add(1)
+	start := time.Now()
+	defer func() { c.m.duration.Observe(time.Since(start).Seconds()) }()
 	if c.cache != nil && r.Method == http.MethodGet && c.cache.Serve(w, r, time.Now()) {
 		return
 	}
@@ -470,6 +485,9 @@ func isTimeout(err error) bool {
 // errStalled marks an attempt given up because its path went silent.
 var errStalled = errors.New("path stalled")
 
+// errRefused marks a resume ct-server refused for a limit (429, 503).
+var errRefused = errors.New("refused by ct-server's limits")
+
 // forward sends r through ct-server and writes the response to w. When
 // the path stalls or its connection dies mid-response, a GET or HEAD carries
 // on over another path from the byte where it stopped (Cybertwin §IV-B:
@@ -482,12 +500,18 @@ var errStalled = errors.New("path stalled")
 // StallTimeout after the last byte). A pong: the app-server is slow, not the
 // path, and the stream keeps waiting.
 func (c *Client) forward(w http.ResponseWriter, r *http.Request, sr Request) (int64, error) {
+	return c.forwardFrom(w, r, sr, 0, false)
+}
+
+// forwardFrom is forward for a response of which delivered body bytes
+// (and the head, if headersSent) went to the app already.
+func (c *Client) forwardFrom(w http.ResponseWriter, r *http.Request, sr Request, delivered int64, headersSent bool) (int64, error) {
 	ctx := r.Context()
 	resumable := (r.Method == http.MethodGet || r.Method == http.MethodHead) && (r.Body == nil || r.Body == http.NoBody || r.ContentLength == 0)
-	var orig byteRange
+	var orig resume.Range
 	hasRange := false
 	if v := r.Header.Get("Range"); v != "" {
-		if orig, hasRange = parseRange(v); !hasRange {
+		if orig, hasRange = resume.ParseRange(v); !hasRange {
 			resumable = false
 		}
 	}
@@ -497,11 +521,10 @@ func (c *Client) forward(w http.ResponseWriter, r *http.Request, sr Request) (in
 		hdr["User-Agent"] = []string{""} // pass the app's absence on: no Go default
 	}
 	var (
-		delivered   int64
-		headersSent bool
-		avoid       = map[int]bool{}
-		lastErr     error
-		stalledAt   time.Time // when the failed attempt got its last byte
+		avoid     = map[int]bool{}
+		lastErr   error
+		stalledAt time.Time // when the failed attempt got its last byte
+		refusals  int
 	)
 	attempts := 1
 	if resumable {
@@ -524,19 +547,19 @@ func (c *Client) forward(w http.ResponseWriter, r *http.Request, sr Request) (in
 		}
 		start := delivered
 		if hasRange {
-			start += orig.first
-			out.Header.Set("Range", byteRange{start, orig.last}.String())
+			start += orig.First
+			out.Header.Set("Range", resume.Range{First: start, Last: orig.Last}.String())
 		} else if delivered > 0 {
-			out.Header.Set("Range", byteRange{delivered, -1}.String())
+			out.Header.Set("Range", resume.Range{First: delivered, Last: -1}.String())
 		}
 		if headersSent && out.Header.Get("If-Range") == "" {
 			// Resume only the same version of the resource (RFC 9110 §13.1.5).
-			if v := ifRangeOf(w.Header()); v != "" {
+			if v := resume.Validator(w.Header()); v != "" {
 				out.Header.Set("If-Range", v)
 			}
 		}
 		var plan *stripePlan
-		if attempt == 0 && r.Method == http.MethodGet && resumable && !hasRange && c.cfg.StripeMin > 0 {
+		if attempt == 0 && !headersSent && r.Method == http.MethodGet && resumable && !hasRange && c.cfg.StripeMin > 0 {
 			plan = &stripePlan{}
 		}
 		n, err := c.attempt(ctx, p, conn, out, w, &headersSent, start, headersSent, sr, &stalledAt, plan)
@@ -548,6 +571,17 @@ func (c *Client) forward(w http.ResponseWriter, r *http.Request, sr Request) (in
 			return c.stripe(w, r, hdr, sr, delivered, plan.total)
 		}
 		lastErr = err
+		if errors.Is(err, errRefused) && ctx.Err() == nil && refusals < limitRetries {
+			// Refused by ct-server's limits: wait for a slot.
+			refusals++
+			c.limitRetries.Add(1)
+			delete(avoid, p.id)
+			attempt--
+			if !sleepCtx(ctx, limitRetryFirst<<refusals) {
+				break
+			}
+			continue
+		}
 		if ctx.Err() != nil || !errors.Is(err, errStalled) && !isConnErr(err) {
 			break
 		}
@@ -559,23 +593,47 @@ func (c *Client) forward(w http.ResponseWriter, r *http.Request, sr Request) (in
 		c.migrations.Add(1)
 		c.cfg.Logf("ct-client: %s %s: path %s failed after %d bytes (%v); moving the stream", r.Method, r.URL, p.Name, delivered, err)
 	}
+	if !headersSent && errors.Is(lastErr, errRefused) {
+		w.Header().Set("Retry-After", "1")
+		http.Error(w, "ct-client: ct-server busy (per-client limits)", http.StatusServiceUnavailable)
+		return delivered, lastErr
+	}
 	if !headersSent {
-		code := http.StatusBadGateway
-		http.Error(w, "ct-client: "+shortErr(lastErr), code)
+		// Terse for the app; the detail goes to the log (ServeHTTP).
+		http.Error(w, "ct-client: ct-server unreachable", http.StatusBadGateway)
 		return delivered, lastErr
 	}
 	// Headers went out: the only honest signal left is to cut the
 	// connection, so the app sees a truncated response, not a short one.
-	panic(http.ErrAbortHandler)
+	c.cfg.Logf("ct-client: %s %s: aborting the app connection after %d bytes: %v", r.Method, r.URL, delivered, lastErr)
+	c.abortApp(w, r)
+	return delivered, lastErr // not reached
 }
 
-// ifRangeOf returns a validator of a response for If-Range: a strong
-// ETag, else Last-Modified, else "".
-func ifRangeOf(h http.Header) string {
-	if et := h.Get("Etag"); et != "" && !strings.HasPrefix(et, "W/") {
-		return et
+// appConnKey is the context key of the app's TCP connection (Serve's
+// ConnContext).
+type appConnKey struct{}
+
+// abortApp ends a response that cannot be completed: the app connection is
+// reset (RST, SO_LINGER 0), never closed with a FIN, so an app that reads a
+// body to the end of the connection cannot mistake a truncated body for a
+// whole one. It does not return. A response being fetched into a buffer
+// (a stripe piece) only unwinds.
+func (c *Client) abortApp(w http.ResponseWriter, r *http.Request) {
+	if _, piece := w.(*bufferWriter); !piece {
+		c.aborts.Add(1)
+		if conn, ok := r.Context().Value(appConnKey{}).(net.Conn); ok {
+			resetOnClose(conn)
+		}
 	}
-	return h.Get("Last-Modified")
+	panic(http.ErrAbortHandler) // net/http closes the connection
+}
+
+// resetOnClose makes conn's Close send a TCP RST instead of a FIN.
+func resetOnClose(conn net.Conn) {
+	if tc, ok := conn.(*net.TCPConn); ok {
+		tc.SetLinger(0)
+	}
 }
 
 // isConnErr says err is the stream or connection failing (not the app or
@@ -637,6 +695,12 @@ func (c *Client) attempt(ctx context.Context, p *path, conn *quic.Conn, out *htt
 		c.resumeNanos.Store(int64(time.Since(*stalledAt)))
 	}
 	skip := int64(0)
+	if !*headersSent && (resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode == http.StatusServiceUnavailable) &&
+		resp.Header.Get(hdrError) != "" && resp.Header.Get("Retry-After") != "" && (out.Method == http.MethodGet || out.Method == http.MethodHead) && out.Body == nil {
+		// ct-server's own limits refused it (not the app-server: ct-server
+		// strips Ct-Error from upstream responses): wait for a slot.
+		return 0, fmt.Errorf("%w: %d %s", errRefused, resp.StatusCode, resp.Header.Get(hdrError))
+	}
 	if !*headersSent {
 		h := w.Header()
 		removeHopHeaders(resp.Header)
@@ -652,19 +716,17 @@ func (c *Client) attempt(ctx context.Context, p *path, conn *quic.Conn, out *htt
 			plan.total = resp.ContentLength
 		}
 	} else {
-		switch resp.StatusCode {
-		case http.StatusPartialContent:
-			got, ok := contentRangeStart(resp.Header.Get("Content-Range"))
-			if !ok || got != start {
-				return 0, fmt.Errorf("resume: asked for byte %d, got Content-Range %q", start, resp.Header.Get("Content-Range"))
-			}
-		case http.StatusOK:
-			if out.Header.Get("If-Range") != "" {
-				return 0, fmt.Errorf("resume: the resource changed (If-Range failed)")
-			}
-			skip = start // the app-server ignored Range: drop what the app has
-		default:
-			return 0, fmt.Errorf("resume: status %d", resp.StatusCode)
+		if resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode == http.StatusServiceUnavailable {
+			return 0, fmt.Errorf("resume: %w: status %d", errRefused, resp.StatusCode)
+		}
+		// The shared resume check (internal/resume): same version, from
+		// the byte asked for, or nothing is appended.
+		st := resume.FromHeader(w.Header())
+		if v := out.Header.Get("If-Range"); v != "" {
+			st.Validator = v
+		}
+		if skip, err = st.Check(resp, start); err != nil {
+			return 0, err
 		}
 	}
 	if resp.ContentLength > 0 {
@@ -888,7 +950,8 @@ func (c *Client) connect(w http.ResponseWriter, r *http.Request) {
 	}
 	if err != nil {
 		st.failures.Add(1)
-		http.Error(w, "ct-client: "+shortErr(err), http.StatusBadGateway)
+		c.cfg.Logf("ct-client: CONNECT %s: %v", target, err)
+		http.Error(w, "ct-client: ct-server unreachable", http.StatusBadGateway)
 		return
 	}
 	if resp.StatusCode != http.StatusOK {

@@ -13,7 +13,9 @@ type ServerFile struct {
 	Listen          string       `yaml:"listen"`            // UDP host:port
 	Cert            string       `yaml:"cert"`              // PEM certificate chain
 	Key             string       `yaml:"key"`               // PEM private key
-	SelfSigned      bool         `yaml:"self_signed"`       // make a throwaway certificate instead
+	SelfSigned      bool         `yaml:"self_signed"`       // a self-signed certificate kept in state_dir
+	StateDir        string       `yaml:"state_dir"`         // where the self-signed identity lives
+	MemoryBudget    int64        `yaml:"memory_budget"`     // bytes all work may reserve (0: DefaultMemoryBudget)
 	Allow           []string     `yaml:"allow"`             // upstream host:port allow-list
 	Prefetch        []string     `yaml:"prefetch"`          // URLs pushed to clients that ask
 	Limits          Limits       `yaml:"limits"`            // defaults per client
@@ -52,11 +54,17 @@ type CacheFile struct {
 
 // LoadServerFile reads and strictly decodes a server configuration.
 func LoadServerFile(name string) (ServerFile, error) {
-	var f ServerFile
 	data, err := os.ReadFile(name)
 	if err != nil {
-		return f, err
+		return ServerFile{}, err
 	}
+	return ParseServerFile(name, data)
+}
+
+// ParseServerFile strictly decodes and checks a server configuration read
+// from name.
+func ParseServerFile(name string, data []byte) (ServerFile, error) {
+	var f ServerFile
 	if err := yamlfile.Decode(name, data, &f); err != nil {
 		return f, err
 	}
@@ -68,16 +76,25 @@ func LoadServerFile(name string) (ServerFile, error) {
 	if f.HeaderTimeoutMS < 0 {
 		return f, fmt.Errorf("%s: header_timeout_ms must be >= 0", name)
 	}
+	if f.MemoryBudget < 0 {
+		return f, fmt.Errorf("%s: memory_budget must be >= 0", name)
+	}
 	return f, nil
 }
 
 // LoadClientFile reads and strictly decodes a client configuration.
 func LoadClientFile(name string) (ClientFile, error) {
-	var f ClientFile
 	data, err := os.ReadFile(name)
 	if err != nil {
-		return f, err
+		return ClientFile{}, err
 	}
+	return ParseClientFile(name, data)
+}
+
+// ParseClientFile strictly decodes and checks a client configuration read
+// from name.
+func ParseClientFile(name string, data []byte) (ClientFile, error) {
+	var f ClientFile
 	if err := yamlfile.Decode(name, data, &f); err != nil {
 		return f, err
 	}

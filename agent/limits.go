@@ -2,60 +2,200 @@ package agent
 
 import (
 	"errors"
+	"math"
 	"sync"
 	"time"
 )
 
 // Limits bound what one ct-client (all of its connections together) may
-// use of a ct-server. A zero field means no limit.
+// use of a ct-server. A zero field takes the default (DefaultLimits, or the
+// server's limits for a client's own); a negative one means no limit.
 type Limits struct {
-	// MaxStreams is the most requests or tunnels in progress at once; one
-	// more is refused with 429.
+	// MaxStreams is the most HTTP requests and prefetch hints in progress
+	// at once; one more is refused with 429.
 	MaxStreams int `yaml:"max_streams"`
-	// MaxBytes is the most response and tunnel bytes sent to the client in
-	// the server's lifetime; past it, streams are reset and new ones refused.
+	// MaxTunnels is the most CONNECT tunnels (attached or waiting for a
+	// resume) at once; one more is refused with 429.
+	MaxTunnels int `yaml:"max_tunnels"`
+	// MaxConns is the most authenticated QUIC connections at once; the
+	// hello of one more gets 429 and the connection is closed.
+	MaxConns int `yaml:"max_conns"`
+	// MaxPrefetch is the most prefetch hints being fetched and pushed at
+	// once (they count as streams too); one more is refused with 429.
+	MaxPrefetch int `yaml:"max_prefetch"`
+	// MaxBufferBytes bounds the server memory the client's work holds
+	// ("bytes in flight": each request reserves StreamCost, each tunnel
+	// TunnelCost); work beyond it is refused with 429.
+	MaxBufferBytes int64 `yaml:"max_buffer_bytes"`
+	// MaxBytes is the most response and tunnel bytes sent to the client
+	// in the server's lifetime; past it, streams are reset and new ones
+	// refused. Default: no limit.
 	MaxBytes int64 `yaml:"max_bytes"`
-	// RateBytesPerSec caps the bytes per second sent to the client
-	// (a token bucket holding one second's worth).
+	// RateBytesPerSec caps the bytes per second sent to the client (a
+	// token bucket holding one second's worth). Default: no limit.
 	RateBytesPerSec int64 `yaml:"rate_bytes_per_sec"`
 }
 
+// What a request and a tunnel cost ct-server in memory, reserved against
+// MaxBufferBytes and the server's MemoryBudget. A request holds a 16 KiB
+// head reader, a 32 KiB copy buffer of net/http and quic-go's send queue
+// of one frame; a tunnel holds its replay buffer (ReplayBytes, allocated as
+// it fills), two 32 KiB copy buffers and the head reader. Both are rounded
+// up for the Go heap's overhead; agent/README.md ("Memory") has the
+// measurement.
+const (
+	StreamCost = 96 << 10
+	TunnelCost = ReplayBytes + 256<<10
+)
+
+// DefaultLimits are the per-client limits of a server configured with
+// none. They let one well-behaved device use the server fully (a browser
+// opens tens of requests, a device has a few interfaces of at most
+// MaxLanes connections each) while a misbehaving one holds at most
+// MaxBufferBytes of memory (the abuse test, agent/README.md).
+var DefaultLimits = Limits{
+	MaxStreams:     128,
+	MaxTunnels:     32,
+	MaxConns:       2 * MaxLanes,
+	MaxPrefetch:    8,
+	MaxBufferBytes: 96 << 20,
+}
+
+// withDefaults fills l's zero fields from def.
+func (l Limits) withDefaults(def Limits) Limits {
+	if l.MaxStreams == 0 {
+		l.MaxStreams = def.MaxStreams
+	}
+	if l.MaxTunnels == 0 {
+		l.MaxTunnels = def.MaxTunnels
+	}
+	if l.MaxConns == 0 {
+		l.MaxConns = def.MaxConns
+	}
+	if l.MaxPrefetch == 0 {
+		l.MaxPrefetch = def.MaxPrefetch
+	}
+	if l.MaxBufferBytes == 0 {
+		l.MaxBufferBytes = def.MaxBufferBytes
+	}
+	if l.MaxBytes == 0 {
+		l.MaxBytes = def.MaxBytes
+	}
+	if l.RateBytesPerSec == 0 {
+		l.RateBytesPerSec = def.RateBytesPerSec
+	}
+	return l
+}
+
 var errQuota = errors.New("byte quota exhausted")
+
+// work is what a stream asks of the client's limits.
+type work int
+
+const (
+	workRequest  work = iota // an HTTP request
+	workTunnel               // a CONNECT tunnel
+	workPrefetch             // a prefetch hint (also a request)
+)
+
+// Limit names, the label of ct_server_limit_hits_total.
+const (
+	limStreams  = "streams"
+	limTunnels  = "tunnels"
+	limConns    = "conns"
+	limPrefetch = "prefetch"
+	limBuffer   = "buffer_bytes"
+	limBytes    = "bytes"
+	limMemory   = "memory_budget"
+)
 
 // clientState is the shared accounting of one authenticated client.
 type clientState struct {
 	id     string
 	limits Limits
 
-	mu      sync.Mutex
-	streams int
-	sent    int64
-	tokens  float64
-	last    time.Time
+	mu       sync.Mutex
+	streams  int // requests and prefetch hints in progress
+	tunnels  int
+	prefetch int
+	conns    int
+	buffered int64 // memory reserved by the client's work
+	sent     int64
+	tokens   float64
+	last     time.Time
 
 	// counters for metrics
 	requests, denied int64
 }
 
-func (c *clientState) acquire() bool {
+func over(n int, limit int) bool { return limit > 0 && n >= limit }
+
+// acquire takes a slot for w and reserves its memory; it returns "" or
+// the name of the limit that refused it.
+func (c *clientState) acquire(w work, cost int64) string {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.limits.MaxStreams > 0 && c.streams >= c.limits.MaxStreams {
-		c.denied++
-		return false
+	lim := ""
+	switch {
+	case c.limits.MaxBytes > 0 && c.sent >= c.limits.MaxBytes:
+		lim = limBytes
+	case w == workTunnel && over(c.tunnels, c.limits.MaxTunnels):
+		lim = limTunnels
+	case w != workTunnel && over(c.streams, c.limits.MaxStreams):
+		lim = limStreams
+	case w == workPrefetch && over(c.prefetch, c.limits.MaxPrefetch):
+		lim = limPrefetch
+	case c.limits.MaxBufferBytes > 0 && c.buffered+cost > c.limits.MaxBufferBytes:
+		lim = limBuffer
 	}
-	if c.limits.MaxBytes > 0 && c.sent >= c.limits.MaxBytes {
+	if lim != "" {
 		c.denied++
-		return false
+		return lim
 	}
-	c.streams++
+	switch w {
+	case workTunnel:
+		c.tunnels++
+	case workPrefetch:
+		c.prefetch++
+		c.streams++
+	default:
+		c.streams++
+	}
+	c.buffered += cost
 	c.requests++
+	return ""
+}
+
+func (c *clientState) release(w work, cost int64) {
+	c.mu.Lock()
+	switch w {
+	case workTunnel:
+		c.tunnels--
+	case workPrefetch:
+		c.prefetch--
+		c.streams--
+	default:
+		c.streams--
+	}
+	c.buffered -= cost
+	c.mu.Unlock()
+}
+
+// addConn counts a new authenticated connection, unless MaxConns are up.
+func (c *clientState) addConn() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if over(c.conns, c.limits.MaxConns) {
+		c.denied++
+		return false
+	}
+	c.conns++
 	return true
 }
 
-func (c *clientState) release() {
+func (c *clientState) dropConn() {
 	c.mu.Lock()
-	c.streams--
+	c.conns--
 	c.mu.Unlock()
 }
 
@@ -123,3 +263,58 @@ func (l *limitedWriter) Write(p []byte) (int, error) {
 }
 
 var errShutdown = errors.New("agent: shutting down")
+
+// MinTokenBits is the least estimated entropy of a client token that
+// NewServer accepts (unless ServerConfig.AllowWeakTokens): 96 bits keep an
+// online guesser, slowed further by the login back-off, hopeless. "hetquic
+// agent token" makes 256-bit tokens.
+const MinTokenBits = 96
+
+// TokenBits estimates the entropy of a token in bits: its length times the
+// smaller of the empirical Shannon entropy per character and log2 of the
+// alphabet its characters come from. It is an upper bound for a random
+// token and catches the usual weak ones ("aaaa…", a word repeated, a run
+// of the alphabet), not every guessable one.
+func TokenBits(tok string) float64 {
+	if tok == "" {
+		return 0
+	}
+	counts := map[rune]int{}
+	var lower, upper, digit, other, hexOnly bool = false, false, false, false, true
+	n := 0
+	for _, r := range tok {
+		counts[r]++
+		n++
+		switch {
+		case r >= 'a' && r <= 'z':
+			lower = true
+		case r >= 'A' && r <= 'Z':
+			upper = true
+		case r >= '0' && r <= '9':
+			digit = true
+		default:
+			other = true
+		}
+		if !(r >= '0' && r <= '9' || r >= 'a' && r <= 'f' || r >= 'A' && r <= 'F') {
+			hexOnly = false
+		}
+	}
+	alphabet := 0
+	for _, c := range []struct {
+		on   bool
+		size int
+	}{{lower, 26}, {upper, 26}, {digit, 10}, {other, 32}} {
+		if c.on {
+			alphabet += c.size
+		}
+	}
+	if hexOnly {
+		alphabet = 16
+	}
+	h := 0.0
+	for _, k := range counts {
+		p := float64(k) / float64(n)
+		h -= p * math.Log2(p)
+	}
+	return float64(n) * min(h, math.Log2(float64(alphabet)))
+}

@@ -131,7 +131,7 @@ func TestMetricsEndpoint(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := &http.Server{Handler: MetricsHandler(tc.WriteMetrics)}
+	srv := &http.Server{Handler: MetricsHandler(tc.Registry(), func() error { return nil })}
 	go srv.Serve(l)
 	defer srv.Close()
 	resp, err := http.Get("http://" + l.Addr().String() + "/metrics")

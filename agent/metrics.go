@@ -7,44 +7,89 @@ import (
 	"net/http"
 	"net/url"
 	"sort"
-	"strconv"
-	"strings"
 	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/prometheus/common/expfmt"
 )
 
-// Prometheus text exposition (format 0.0.4), written by hand: a handful of
-// counters does not justify a dependency.
+// Metrics go through the Prometheus client library: each Client and Server
+// has its own registry (no global state, so tests can run several), with
+// collectors that read the live counters at scrape time and histograms of
+// request latency.
 
-func metricHeader(w io.Writer, name, typ, help string) {
-	fmt.Fprintf(w, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, typ)
+// collector turns a function that emits const metrics into a
+// prometheus.Collector (unchecked: it describes nothing up front).
+type collector func(ch chan<- prometheus.Metric)
+
+func (collector) Describe(chan<- *prometheus.Desc)      {}
+func (f collector) Collect(ch chan<- prometheus.Metric) { f(ch) }
+
+// emit sends one sample of a metric described on the fly.
+func emit(ch chan<- prometheus.Metric, name, help string, typ prometheus.ValueType, v float64, labels ...string) {
+	var keys, vals []string
+	for i := 0; i+1 < len(labels); i += 2 {
+		keys, vals = append(keys, labels[i]), append(vals, labels[i+1])
+	}
+	ch <- prometheus.MustNewConstMetric(prometheus.NewDesc(name, help, keys, nil), typ, v, vals...)
 }
 
-// num formats a sample value without an exponent.
-func num(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
+// latencyBuckets (seconds) span a cached hit on loopback to a large
+// download on a slow path.
+var latencyBuckets = []float64{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60}
 
-// labelValue escapes a label value (backslash, quote, newline).
-func labelValue(s string) string {
-	return strings.NewReplacer(`\`, `\\`, `"`, `\"`, "\n", `\n`).Replace(s)
+// writeText writes what g gathers in Prometheus text format.
+func writeText(w io.Writer, g prometheus.Gatherer) {
+	mfs, err := g.Gather()
+	if err != nil {
+		fmt.Fprintf(w, "# gather: %v\n", err)
+	}
+	enc := expfmt.NewEncoder(w, expfmt.NewFormat(expfmt.TypeTextPlain))
+	for _, mf := range mfs {
+		enc.Encode(mf)
+	}
 }
 
-// WriteMetrics writes ct-client's counters: per path, per app, and for
-// stream migration and the prefetch cache.
-func (c *Client) WriteMetrics(w io.Writer) {
+// clientMetrics are ct-client's registry and histograms.
+type clientMetrics struct {
+	reg      *prometheus.Registry
+	duration prometheus.Histogram
+}
+
+func newClientMetrics(c *Client) *clientMetrics {
+	m := &clientMetrics{reg: prometheus.NewRegistry(),
+		duration: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "ct_client_request_duration_seconds",
+			Help: "App requests: time from the request head to the response's last byte.", Buckets: latencyBuckets})}
+	m.reg.MustRegister(m.duration, collector(c.collect))
+	return m
+}
+
+// Registry is ct-client's Prometheus registry (for MetricsHandler).
+func (c *Client) Registry() prometheus.Gatherer { return c.m.reg }
+
+// WriteMetrics writes ct-client's metrics in Prometheus text format.
+func (c *Client) WriteMetrics(w io.Writer) { writeText(w, c.m.reg) }
+
+// collect emits ct-client's counters: per path, per app, and for stream
+// migration and the prefetch cache.
+func (c *Client) collect(ch chan<- prometheus.Metric) {
 	type pm struct {
 		name string
-		typ  string
+		typ  prometheus.ValueType
 		help string
 		val  func(p *path) float64
 	}
 	now := time.Now()
+	gauge, counter := prometheus.GaugeValue, prometheus.CounterValue
 	pathMetrics := []pm{
-		{"ct_client_path_up", "gauge", "1 when the path's QUIC connection to ct-server is up.", func(p *path) float64 {
+		{"ct_client_path_up", gauge, "1 when the path's QUIC connection to ct-server is up.", func(p *path) float64 {
 			if p.current() != nil {
 				return 1
 			}
 			return 0
 		}},
-		{"ct_client_path_suspect", "gauge", "1 while a stalled path gets no new requests.", func(p *path) float64 {
+		{"ct_client_path_suspect", gauge, "1 while a stalled path gets no new requests.", func(p *path) float64 {
 			p.mu.Lock()
 			defer p.mu.Unlock()
 			if now.Before(p.suspectUntil) {
@@ -52,33 +97,32 @@ func (c *Client) WriteMetrics(w io.Writer) {
 			}
 			return 0
 		}},
-		{"ct_client_path_srtt_seconds", "gauge", "Smoothed RTT of the path's connection.", func(p *path) float64 {
+		{"ct_client_path_srtt_seconds", gauge, "Smoothed RTT of the path's connection.", func(p *path) float64 {
 			if conn := p.current(); conn != nil {
 				return conn.ConnectionStats().SmoothedRTT.Seconds()
 			}
 			return 0
 		}},
-		{"ct_client_path_streams", "gauge", "Requests in progress on the path.", func(p *path) float64 {
+		{"ct_client_path_streams", gauge, "Requests in progress on the path.", func(p *path) float64 {
 			p.mu.Lock()
 			defer p.mu.Unlock()
 			return float64(p.streams)
 		}},
-		{"ct_client_path_outstanding_bytes", "gauge", "Response bytes still expected on the path.", func(p *path) float64 {
+		{"ct_client_path_outstanding_bytes", gauge, "Response bytes still expected on the path.", func(p *path) float64 {
 			p.mu.Lock()
 			defer p.mu.Unlock()
 			return float64(p.outstanding)
 		}},
-		{"ct_client_path_tunnels", "gauge", "CONNECT tunnels attached to the path.", func(p *path) float64 { return float64(p.tunnels.Load()) }},
-		{"ct_client_path_requests_total", "counter", "Streams opened for app requests on the path.", func(p *path) float64 { return float64(p.requests.Load()) }},
-		{"ct_client_path_received_bytes_total", "counter", "Response bytes received on the path.", func(p *path) float64 { return float64(p.bytes.Load()) }},
-		{"ct_client_path_stalls_total", "counter", "Stalls detected on the path.", func(p *path) float64 { return float64(p.stalls.Load()) }},
-		{"ct_client_path_reconnects_total", "counter", "Connections of the path lost and redialled.", func(p *path) float64 { return float64(p.reconnects.Load()) }},
-		{"ct_client_path_dial_failures_total", "counter", "Failed dials of the path.", func(p *path) float64 { return float64(p.dialFailures.Load()) }},
+		{"ct_client_path_tunnels", gauge, "CONNECT tunnels attached to the path.", func(p *path) float64 { return float64(p.tunnels.Load()) }},
+		{"ct_client_path_requests_total", counter, "Streams opened for app requests on the path.", func(p *path) float64 { return float64(p.requests.Load()) }},
+		{"ct_client_path_received_bytes_total", counter, "Response bytes received on the path.", func(p *path) float64 { return float64(p.bytes.Load()) }},
+		{"ct_client_path_stalls_total", counter, "Stalls detected on the path.", func(p *path) float64 { return float64(p.stalls.Load()) }},
+		{"ct_client_path_reconnects_total", counter, "Connections of the path lost and redialled.", func(p *path) float64 { return float64(p.reconnects.Load()) }},
+		{"ct_client_path_dial_failures_total", counter, "Failed dials of the path.", func(p *path) float64 { return float64(p.dialFailures.Load()) }},
 	}
 	for _, m := range pathMetrics {
-		metricHeader(w, m.name, m.typ, m.help)
 		for _, p := range c.paths {
-			fmt.Fprintf(w, "%s{path=\"%s\"} %s\n", m.name, labelValue(p.Name), num(m.val(p)))
+			emit(ch, m.name, m.help, m.typ, m.val(p), "path", p.Name)
 		}
 	}
 	c.mu.Lock()
@@ -100,70 +144,84 @@ func (c *Client) WriteMetrics(w io.Writer) {
 		{"ct_client_app_bytes_total", "Response bytes delivered to the app.", func(a *appStats) int64 { return a.bytes.Load() }},
 		{"ct_client_app_failures_total", "App requests that failed.", func(a *appStats) int64 { return a.failures.Load() }},
 	} {
-		metricHeader(w, m.name, "counter", m.help)
 		for i, n := range names {
-			fmt.Fprintf(w, "%s{app=\"%s\"} %d\n", m.name, labelValue(n), m.val(apps[i]))
+			emit(ch, m.name, m.help, counter, float64(m.val(apps[i])), "app", n)
 		}
 	}
-	metricHeader(w, "ct_client_migrations_total", "counter", "Streams moved to another path mid-request.")
-	fmt.Fprintf(w, "ct_client_migrations_total %d\n", c.migrations.Load())
-	metricHeader(w, "ct_client_stall_detect_seconds", "summary", "Time from a stream's last byte to the stall decision.")
-	fmt.Fprintf(w, "ct_client_stall_detect_seconds_sum %g\nct_client_stall_detect_seconds_count %d\n",
-		time.Duration(c.stallDetectNanos.Load()).Seconds(), c.stallDetections.Load())
-	metricHeader(w, "ct_client_last_resume_gap_seconds", "gauge", "Last migration: last byte on the old path to response head on the new one.")
-	fmt.Fprintf(w, "ct_client_last_resume_gap_seconds %g\n", time.Duration(c.resumeNanos.Load()).Seconds())
-	metricHeader(w, "ct_client_striped_total", "counter", "Responses fetched over several paths in Range pieces.")
-	fmt.Fprintf(w, "ct_client_striped_total %d\n", c.stripes.Load())
+	emit(ch, "ct_client_migrations_total", "Streams moved to another path mid-request.", counter, float64(c.migrations.Load()))
+	ch <- prometheus.MustNewConstSummary(prometheus.NewDesc("ct_client_stall_detect_seconds", "Time from a stream's last byte to the stall decision.", nil, nil),
+		uint64(c.stallDetections.Load()), time.Duration(c.stallDetectNanos.Load()).Seconds(), nil)
+	emit(ch, "ct_client_last_resume_gap_seconds", "Last migration: last byte on the old path to response head on the new one.", gauge, time.Duration(c.resumeNanos.Load()).Seconds())
+	emit(ch, "ct_client_striped_total", "Responses fetched over several paths in Range pieces.", counter, float64(c.stripes.Load()))
+	emit(ch, "ct_client_limit_retries_total", "Requests and pieces retried after ct-server's limits refused them (429 or 503 with Retry-After).", counter, float64(c.limitRetries.Load()))
+	emit(ch, "ct_client_stripe_fallbacks_total", "Striped responses finished on one stream after pieces were refused.", counter, float64(c.stripeFallbacks.Load()))
+	emit(ch, "ct_client_aborts_total", "App connections reset because a response or tunnel could not be completed.", counter, float64(c.aborts.Load()))
 	var hits int64
 	if c.cache != nil {
 		hits = c.cache.hits.Load()
 	}
-	metricHeader(w, "ct_client_cache_hits_total", "counter", "Requests answered from the prefetch cache.")
-	fmt.Fprintf(w, "ct_client_cache_hits_total %d\n", hits)
-	metricHeader(w, "ct_client_pushes_total", "counter", "Responses pushed by ct-server into the cache.")
-	fmt.Fprintf(w, "ct_client_pushes_total %d\n", c.pushed.Load())
+	emit(ch, "ct_client_cache_hits_total", "Requests answered from the prefetch cache.", counter, float64(hits))
+	emit(ch, "ct_client_pushes_total", "Responses pushed by ct-server into the cache.", counter, float64(c.pushed.Load()))
 	if c.cache != nil {
-		metricHeader(w, "ct_client_cache_bytes", "gauge", "Body bytes in the prefetch cache.")
-		fmt.Fprintf(w, "ct_client_cache_bytes %d\n", c.cache.Size())
+		emit(ch, "ct_client_cache_bytes", "Body bytes in the prefetch cache.", gauge, float64(c.cache.Size()))
 	}
 }
 
-// WriteMetrics writes ct-server's counters, per client.
-func (s *Server) WriteMetrics(w io.Writer) {
+// serverMetrics are ct-server's registry, refusal counters and histograms.
+type serverMetrics struct {
+	reg       *prometheus.Registry
+	limitHits *prometheus.CounterVec
+	duration  *prometheus.HistogramVec
+}
+
+func newServerMetrics(s *Server) *serverMetrics {
+	m := &serverMetrics{reg: prometheus.NewRegistry(),
+		limitHits: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "ct_server_limit_hits_total",
+			Help: "Work refused or cut by a limit: per-client (streams, tunnels, conns, prefetch, buffer_bytes, bytes), server-wide (memory_budget, preauth_total, preauth_source, login_backoff)."},
+			[]string{"limit"}),
+		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "ct_server_stream_duration_seconds",
+			Help: "Admitted streams: request head to the end of the response, tunnel or push, by kind.", Buckets: latencyBuckets},
+			[]string{"kind"})}
+	for _, l := range []string{limStreams, limTunnels, limConns, limPrefetch, limBuffer, limBytes, limMemory, limPreAuthTotal, limPreAuthSource, limLoginBackoff} {
+		m.limitHits.WithLabelValues(l) // every limit shows, at 0 until it bites
+	}
+	m.reg.MustRegister(m.limitHits, m.duration, collector(s.collect))
+	return m
+}
+
+// Registry is ct-server's Prometheus registry (for MetricsHandler).
+func (s *Server) Registry() prometheus.Gatherer { return s.m.reg }
+
+// WriteMetrics writes ct-server's metrics in Prometheus text format.
+func (s *Server) WriteMetrics(w io.Writer) { writeText(w, s.m.reg) }
+
+// collect emits ct-server's per-client gauges and counters.
+func (s *Server) collect(ch chan<- prometheus.Metric) {
 	s.mu.Lock()
-	conns := map[string]int{}
-	for _, cs := range s.conns {
-		if cs != nil {
-			conns[cs.id]++
-		}
-	}
+	preauth := s.preauth
 	s.mu.Unlock()
-	type row struct {
-		id                     string
-		conns, streams         int
-		requests, denied, sent int64
-	}
-	var rows []row
+	gauge, counter := prometheus.GaugeValue, prometheus.CounterValue
 	for _, cs := range s.clients {
 		cs.mu.Lock()
-		rows = append(rows, row{cs.id, conns[cs.id], cs.streams, cs.requests, cs.denied, cs.sent})
+		for _, m := range []struct {
+			name, help string
+			typ        prometheus.ValueType
+			v          float64
+		}{
+			{"ct_server_client_connections", "Authenticated connections of the client.", gauge, float64(cs.conns)},
+			{"ct_server_client_streams", "Requests and prefetch hints in progress.", gauge, float64(cs.streams)},
+			{"ct_server_client_tunnels", "CONNECT tunnels open (attached or awaiting a resume).", gauge, float64(cs.tunnels)},
+			{"ct_server_client_buffer_bytes", "Memory reserved by the client's work.", gauge, float64(cs.buffered)},
+			{"ct_server_client_requests_total", "Requests, hints and tunnels accepted.", counter, float64(cs.requests)},
+			{"ct_server_client_denied_total", "Work refused by a per-client limit.", counter, float64(cs.denied)},
+			{"ct_server_client_sent_bytes_total", "Response, tunnel and push bytes sent.", counter, float64(cs.sent)},
+		} {
+			emit(ch, m.name, m.help, m.typ, m.v, "client", cs.id)
+		}
 		cs.mu.Unlock()
 	}
-	for _, m := range []struct {
-		name, typ, help string
-		val             func(row) float64
-	}{
-		{"ct_server_client_connections", "gauge", "Authenticated connections of the client.", func(r row) float64 { return float64(r.conns) }},
-		{"ct_server_client_streams", "gauge", "Requests and tunnels in progress.", func(r row) float64 { return float64(r.streams) }},
-		{"ct_server_client_requests_total", "counter", "Requests and tunnels accepted.", func(r row) float64 { return float64(r.requests) }},
-		{"ct_server_client_denied_total", "counter", "Requests refused by a per-client limit.", func(r row) float64 { return float64(r.denied) }},
-		{"ct_server_client_sent_bytes_total", "counter", "Response, tunnel and push bytes sent.", func(r row) float64 { return float64(r.sent) }},
-	} {
-		metricHeader(w, m.name, m.typ, m.help)
-		for _, r := range rows {
-			fmt.Fprintf(w, "%s{client=\"%s\"} %s\n", m.name, labelValue(r.id), num(m.val(r)))
-		}
-	}
+	emit(ch, "ct_server_preauth_connections", "Connections that have not said hello yet.", gauge, float64(preauth))
+	emit(ch, "ct_server_reserved_bytes", "Memory reserved by all clients' work (against the memory budget).", gauge, float64(s.reserved.Load()))
 	for _, m := range []struct {
 		name, help string
 		v          int64
@@ -173,17 +231,21 @@ func (s *Server) WriteMetrics(w io.Writer) {
 		{"ct_server_bad_requests_total", "Streams with a malformed or unsupported request.", s.badRequests.Load()},
 		{"ct_server_forbidden_total", "Requests for an upstream not in the allow-list.", s.forbidden.Load()},
 	} {
-		metricHeader(w, m.name, "counter", m.help)
-		fmt.Fprintf(w, "%s %d\n", m.name, m.v)
+		emit(ch, m.name, m.help, counter, float64(m.v))
 	}
 }
 
-// MetricsHandler serves write on GET /metrics.
-func MetricsHandler(write func(io.Writer)) http.Handler {
+// MetricsHandler serves g on GET /metrics and health on GET /healthz (200
+// "ok", or 503 and the reason while health returns an error).
+func MetricsHandler(g prometheus.Gatherer, health func() error) http.Handler {
 	mux := http.NewServeMux()
-	mux.HandleFunc("GET /metrics", func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
-		write(w)
+	mux.Handle("GET /metrics", promhttp.HandlerFor(g, promhttp.HandlerOpts{}))
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
+		if err := health(); err != nil {
+			http.Error(w, err.Error(), http.StatusServiceUnavailable)
+			return
+		}
+		io.WriteString(w, "ok\n")
 	})
 	return mux
 }

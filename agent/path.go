@@ -3,12 +3,15 @@ package agent
 import (
 	"context"
 	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"net/netip"
+	"os"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -81,6 +84,38 @@ func cutLast(s, sep string) (string, string, bool) {
 }
 
 var errUnauthorized = errors.New("ct-server refused the token (unauthorized)")
+
+// LoadCAFile reads a PEM file of certificates to trust.
+func LoadCAFile(name string) (*x509.CertPool, error) {
+	data, err := os.ReadFile(name)
+	if err != nil {
+		return nil, fmt.Errorf("ca: %w", err)
+	}
+	pool := x509.NewCertPool()
+	if !pool.AppendCertsFromPEM(data) {
+		return nil, fmt.Errorf("ca %s: no PEM certificate", name)
+	}
+	return pool, nil
+}
+
+// explainDial adds what a user can do to a dial error that is not a
+// network one: a certificate the client does not trust.
+func (c *Client) explainDial(err error) string {
+	msg := err.Error()
+	switch {
+	case strings.Contains(msg, "x509:") && strings.Contains(msg, "unknown authority"):
+		src := "the system's CAs"
+		if c.cfg.CAFile != "" {
+			src = c.cfg.CAFile + " (re-read before every dial)"
+		}
+		return fmt.Sprintf(" — ct-server's certificate is not signed by %s: if ct-server made a new self-signed certificate, copy its --write-ca file there (a persistent one: give ct-server --state-dir)", src)
+	case strings.Contains(msg, "x509:"):
+		return " — ct-server's certificate does not verify: check --server-name and the certificate's names and dates"
+	case strings.Contains(msg, "no application protocol"):
+		return " — the server at that address is not a ct-server (ALPN " + ALPN + ")"
+	}
+	return ""
+}
 
 // path is one interface's always-on connection to ct-server.
 type path struct {
@@ -230,12 +265,19 @@ func (c *Client) dialPath(ctx context.Context, p *path) (*quic.Conn, error) {
 	if tlsConf.ServerName == "" {
 		tlsConf.ServerName = c.cfg.ServerName
 	}
+	if c.cfg.CAFile != "" {
+		pool, err := LoadCAFile(c.cfg.CAFile)
+		if err != nil {
+			return nil, err
+		}
+		tlsConf.RootCAs = pool
+	}
 	qc := quicConfig(c.cfg.QUIC, c.cfg.IdleTimeout, 16)
 	dctx, cancel := context.WithTimeout(ctx, qc.HandshakeIdleTimeout+time.Second)
 	defer cancel()
 	conn, err := p.tr.Dial(dctx, raddr, tlsConf, qc)
 	if err != nil {
-		return nil, fmt.Errorf("dial %s: %w", c.cfg.Server, err)
+		return nil, fmt.Errorf("dial %s: %w%s", c.cfg.Server, err, c.explainDial(err))
 	}
 	if err := c.hello(dctx, conn); err != nil {
 		conn.CloseWithError(codeOK, "")
@@ -294,18 +336,15 @@ func (c *Client) acceptPushes(conn *quic.Conn) {
 		}
 		c.wg.Go(func() {
 			rs.SetReadDeadline(time.Now().Add(c.cfg.IdleTimeout))
-			resp, err := newHeadReader(rs).readResponse(nil)
-			if err != nil {
+			u, resp, err := readPush(rs)
+			if err != nil || c.cache == nil {
+				if err != nil {
+					c.cfg.Logf("ct-client: push: %v", err)
+				}
 				rs.CancelRead(codeOK)
 				return
 			}
 			defer resp.Body.Close()
-			u := resp.Header.Get(hdrPushURL)
-			resp.Header.Del(hdrPushURL)
-			if c.cache == nil || u == "" {
-				rs.CancelRead(codeOK)
-				return
-			}
 			rs.SetReadDeadline(time.Time{})
 			if err := c.cache.Put(u, resp, time.Now()); err != nil {
 				c.cfg.Logf("ct-client: push %s: %v", u, err)
@@ -315,6 +354,26 @@ func (c *Client) acceptPushes(conn *quic.Conn) {
 			c.pushed.Add(1)
 		})
 	}
+}
+
+// readPush reads a push stream's head: a 200 response carrying the
+// absolute http:// URL it is for in Ct-Push-Url (removed from the header).
+func readPush(r io.Reader) (string, *http.Response, error) {
+	resp, err := newHeadReader(r).readResponse(nil)
+	if err != nil {
+		return "", nil, err
+	}
+	u := resp.Header.Get(hdrPushURL)
+	resp.Header.Del(hdrPushURL)
+	if resp.StatusCode != http.StatusOK {
+		resp.Body.Close()
+		return "", nil, fmt.Errorf("push of %q: status %d", u, resp.StatusCode)
+	}
+	if _, err := upstreamOf(u); err != nil {
+		resp.Body.Close()
+		return "", nil, fmt.Errorf("push %s %q: %w", hdrPushURL, u, err)
+	}
+	return u, resp, nil
 }
 
 // watchTunnels checks a path that carries tunnels: a tunnel may be

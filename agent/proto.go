@@ -67,6 +67,7 @@ const (
 	codeShutdown     = 0x102 // the peer is closing
 	codeStalled      = 0x103 // stream reset by ct-client after a stall
 	codeLimit        = 0x104 // stream reset by ct-server: a per-client limit
+	codeAborted      = 0x106 // stream reset by ct-server: the upstream response or tunnel broke
 )
 
 // MaxHeaderBytes bounds the request or response head (request line and
@@ -148,6 +149,22 @@ const (
 	KindPrefetch                 // /_ct/prefetch?url=
 )
 
+func (k Kind) String() string {
+	switch k {
+	case KindForward:
+		return "forward"
+	case KindConnect:
+		return "connect"
+	case KindHello:
+		return "hello"
+	case KindPing:
+		return "ping"
+	case KindPrefetch:
+		return "prefetch"
+	}
+	return "unknown"
+}
+
 // Target is a parsed stream request: its kind and, for forwarding, the
 // upstream "host:port" it needs (the allow-list key).
 type Target struct {
@@ -222,7 +239,7 @@ func normHostPort(hp, defPort string) (string, error) {
 		}
 		host, port = strings.Trim(hp, "[]"), defPort
 	}
-	if host == "" || strings.ContainsAny(host, "/?#@ ") {
+	if host == "" || strings.ContainsAny(host, "/?#@ []") {
 		return "", fmt.Errorf("%q: bad host", hp)
 	}
 	n, err := strconv.Atoi(port)
@@ -251,62 +268,23 @@ func removeHopHeaders(h http.Header) {
 	}
 }
 
-// byteRange is a single "bytes=a-" or "bytes=a-b" range (b < 0: open).
-type byteRange struct{ first, last int64 }
-
-// parseRange parses a Range header the agent can resume; ok is false for
-// anything else (suffix ranges, several ranges), which is then not resumed.
-func parseRange(v string) (byteRange, bool) {
-	spec, found := strings.CutPrefix(v, "bytes=")
-	if !found || strings.Contains(spec, ",") {
-		return byteRange{}, false
-	}
-	a, b, found := strings.Cut(strings.TrimSpace(spec), "-")
-	if !found || a == "" {
-		return byteRange{}, false
-	}
-	first, err := strconv.ParseInt(a, 10, 64)
-	if err != nil || first < 0 {
-		return byteRange{}, false
-	}
-	last := int64(-1)
-	if b != "" {
-		if last, err = strconv.ParseInt(b, 10, 64); err != nil || last < first {
-			return byteRange{}, false
-		}
-	}
-	return byteRange{first, last}, true
-}
-
-func (r byteRange) String() string {
-	if r.last < 0 {
-		return "bytes=" + strconv.FormatInt(r.first, 10) + "-"
-	}
-	return "bytes=" + strconv.FormatInt(r.first, 10) + "-" + strconv.FormatInt(r.last, 10)
-}
-
-// contentRangeStart returns the first byte of a "bytes a-b/n" Content-Range.
-func contentRangeStart(v string) (int64, bool) {
-	spec, found := strings.CutPrefix(v, "bytes ")
-	if !found {
-		return 0, false
-	}
-	a, _, found := strings.Cut(spec, "-")
-	if !found {
-		return 0, false
-	}
-	n, err := strconv.ParseInt(a, 10, 64)
-	return n, err == nil && n >= 0
-}
-
-// errorResponse writes a short ct-server error response to w.
+// errorResponse writes a short ct-server error response to w. reason is
+// terse: what the app may know, never the server's internals (those go to
+// the log).
 func errorResponse(w io.Writer, code int, reason string) error {
+	return errorResponseH(w, code, http.Header{}, reason)
+}
+
+// errorResponseH is errorResponse with extra headers h.
+func errorResponseH(w io.Writer, code int, h http.Header, reason string) error {
 	body := reason + "\n"
+	h.Set("Content-Type", "text/plain; charset=utf-8")
+	h.Set(hdrError, reason)
 	resp := &http.Response{
 		StatusCode:    code,
 		ProtoMajor:    1,
 		ProtoMinor:    1,
-		Header:        http.Header{"Content-Type": {"text/plain; charset=utf-8"}, hdrError: {reason}},
+		Header:        h,
 		ContentLength: int64(len(body)),
 		Body:          io.NopCloser(strings.NewReader(body)),
 	}

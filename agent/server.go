@@ -10,6 +10,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/netip"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -51,6 +52,20 @@ type ServerConfig struct {
 	UpstreamTimeout time.Duration
 	// HelloTimeout bounds the wait for a new connection's hello (default 5 s).
 	HelloTimeout time.Duration
+	// MemoryBudget bounds the memory all clients' work may reserve
+	// (StreamCost per request, TunnelCost per tunnel); new work beyond it
+	// gets 503 with Retry-After (default DefaultMemoryBudget, < 0 none).
+	MemoryBudget int64
+	// MaxPreAuth bounds connections that have not said hello yet, in total
+	// and per source address (defaults DefaultMaxPreAuth and
+	// DefaultMaxPreAuthPerSource): one more is closed at once.
+	MaxPreAuth, MaxPreAuthPerSource int
+	// MaxPrefetchUpstream bounds the prefetch fetches running at once
+	// over all clients (default 16): hints wait for a turn.
+	MaxPrefetchUpstream int
+	// AllowWeakTokens accepts client tokens below MinTokenBits (tests of
+	// old configurations only).
+	AllowWeakTokens bool
 	// Logf receives one line per noteworthy event (default: discarded).
 	Logf func(format string, args ...any)
 }
@@ -75,8 +90,33 @@ type Server struct {
 	conns    map[*quic.Conn]*clientState // nil value: not yet authenticated
 	sessions map[string]*session         // resumable tunnels by id
 
+	preauth    int                // connections before hello, in total
+	preauthBy  map[netip.Addr]int // and per source address
+	logins     loginBackoff
+	reserved   atomic.Int64 // memory reserved by all clients' work
+	draining   atomic.Bool
+	prefetchGo chan struct{} // a token per running prefetch fetch
+	m          *serverMetrics
+
 	conns0, unauthorized, badRequests, forbidden atomic.Int64
 }
+
+// Server-wide defaults (ServerConfig).
+const (
+	// DefaultMemoryBudget: what all clients' work may reserve. With the
+	// Go heap's overhead the process stays under about twice this.
+	DefaultMemoryBudget = 512 << 20
+	// DefaultMaxPreAuth: a QUIC connection that has not said hello costs
+	// about 70 KB (the issue measured 348 MB for 5000): 256 of them are
+	// 18 MB.
+	DefaultMaxPreAuth = 256
+	// DefaultMaxPreAuthPerSource: a device has a few interfaces with up
+	// to MaxLanes connections each, all dialling at once after a restart.
+	DefaultMaxPreAuthPerSource = 16
+	// retryAfter is the Retry-After of a refusal by a limit that frees as
+	// work finishes (all but the byte quota): typically within a second.
+	retryAfter = "1"
+)
 
 // NewServer checks cfg and builds a server.
 func NewServer(cfg ServerConfig) (*Server, error) {
@@ -98,7 +138,22 @@ func NewServer(cfg ServerConfig) (*Server, error) {
 	if cfg.Logf == nil {
 		cfg.Logf = func(string, ...any) {}
 	}
-	s := &Server{cfg: cfg, allow: map[string]bool{}, conns: map[*quic.Conn]*clientState{}, sessions: map[string]*session{}}
+	if cfg.MemoryBudget == 0 {
+		cfg.MemoryBudget = DefaultMemoryBudget
+	}
+	if cfg.MaxPreAuth == 0 {
+		cfg.MaxPreAuth = DefaultMaxPreAuth
+	}
+	if cfg.MaxPreAuthPerSource == 0 {
+		cfg.MaxPreAuthPerSource = DefaultMaxPreAuthPerSource
+	}
+	if cfg.MaxPrefetchUpstream <= 0 {
+		cfg.MaxPrefetchUpstream = 16
+	}
+	s := &Server{cfg: cfg, allow: map[string]bool{}, conns: map[*quic.Conn]*clientState{}, sessions: map[string]*session{},
+		preauthBy: map[netip.Addr]int{}, prefetchGo: make(chan struct{}, cfg.MaxPrefetchUpstream)}
+	s.m = newServerMetrics(s)
+	defaults := cfg.Limits.withDefaults(DefaultLimits)
 	for _, a := range cfg.Allow {
 		hp, err := normHostPort(a, "80")
 		if err != nil {
@@ -114,10 +169,13 @@ func NewServer(cfg ServerConfig) (*Server, error) {
 		if seen[c.ID] {
 			return nil, fmt.Errorf("agent server: client id %q twice", c.ID)
 		}
+		if bits := TokenBits(c.Token); bits < MinTokenBits && !cfg.AllowWeakTokens {
+			return nil, fmt.Errorf("agent server: client %q: token too weak (about %.0f bits, want >= %d; make one with \"hetquic agent token\")", c.ID, bits, MinTokenBits)
+		}
 		seen[c.ID] = true
-		lim := cfg.Limits
+		lim := defaults
 		if c.Limits != nil {
-			lim = *c.Limits
+			lim = c.Limits.withDefaults(defaults)
 		}
 		s.clients = append(s.clients, &clientState{id: c.ID, limits: lim})
 		s.hashes = append(s.hashes, sha256.Sum256([]byte(c.Token)))
@@ -187,7 +245,7 @@ func (s *Server) Serve(pc net.PacketConn) error {
 	tlsConf := s.cfg.TLS.Clone()
 	tlsConf.NextProtos = []string{ALPN}
 	tlsConf.MinVersion = tls.VersionTLS13
-	tr := &quic.Transport{Conn: pc}
+	tr := &quic.Transport{Conn: pc, ConnContext: s.admitConn, VerifySourceAddress: s.verifySource}
 	ln, err := tr.Listen(tlsConf, quicConfig(s.cfg.QUIC, DefaultIdleTimeout, 1000))
 	if err != nil {
 		pc.Close()
@@ -206,6 +264,9 @@ func (s *Server) Serve(pc net.PacketConn) error {
 	for {
 		conn, err := ln.Accept(s.ctx)
 		if err != nil {
+			if s.draining.Load() {
+				<-s.ctx.Done() // Shutdown closed the listener: the old connections drain
+			}
 			if s.ctx.Err() != nil {
 				return nil // Close closes the socket, after the goodbyes
 			}
@@ -226,6 +287,92 @@ func (s *Server) Serve(pc net.PacketConn) error {
 		s.conns0.Add(1)
 		go s.handleConn(conn)
 	}
+}
+
+// preauthSlot is a connection's place under the pre-authentication caps,
+// from its first packet until its hello succeeds or it ends.
+type preauthSlot struct {
+	src  netip.Addr
+	once sync.Once
+}
+
+type preauthKey struct{}
+
+var errBusy = errors.New("ct-server busy")
+
+// admitConn is the QUIC transport's ConnContext: it runs on a new
+// connection's first packet, before the TLS handshake, so a flood of
+// handshakes is refused before it costs a key exchange. It applies the
+// login back-off and the pre-auth caps and holds the connection's slot
+// until releasePreauth.
+func (s *Server) admitConn(ctx context.Context, info *quic.ClientInfo) (context.Context, error) {
+	src := sourceAddr(info.RemoteAddr)
+	s.mu.Lock()
+	if refuse := s.preauthRefusal(src, time.Now()); refuse != "" {
+		s.mu.Unlock()
+		s.m.limitHits.WithLabelValues(refuse).Inc()
+		return nil, errBusy
+	}
+	s.preauth++
+	s.preauthBy[src]++
+	s.mu.Unlock()
+	slot := &preauthSlot{src: src}
+	ctx = context.WithValue(ctx, preauthKey{}, slot)
+	context.AfterFunc(ctx, func() { s.releasePreauth(slot) }) // handshake failed or connection gone
+	return ctx, nil
+}
+
+// verifySource asks for QUIC address validation (a Retry round trip)
+// once half the pre-auth connections are taken: spoofed sources then
+// cannot hold slots.
+func (s *Server) verifySource(net.Addr) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.cfg.MaxPreAuth > 0 && s.preauth >= s.cfg.MaxPreAuth/2
+}
+
+// sourceAddr is the IP of a remote address (unmapped from ::ffff:).
+func sourceAddr(a net.Addr) netip.Addr {
+	if ua, ok := a.(*net.UDPAddr); ok {
+		if ip, ok := netip.AddrFromSlice(ua.IP); ok {
+			return ip.Unmap()
+		}
+	}
+	ap, _ := netip.ParseAddrPort(a.String())
+	return ap.Addr().Unmap()
+}
+
+// Pre-authentication refusals (labels of ct_server_limit_hits_total).
+const (
+	limPreAuthTotal  = "preauth_total"
+	limPreAuthSource = "preauth_source"
+	limLoginBackoff  = "login_backoff"
+)
+
+// preauthRefusal says why a new connection from src is refused before its
+// hello, or "". Called with s.mu held.
+func (s *Server) preauthRefusal(src netip.Addr, now time.Time) string {
+	switch {
+	case s.logins.blocked(src, now):
+		return limLoginBackoff
+	case s.cfg.MaxPreAuth > 0 && s.preauth >= s.cfg.MaxPreAuth:
+		return limPreAuthTotal
+	case s.cfg.MaxPreAuthPerSource > 0 && s.preauthBy[src] >= s.cfg.MaxPreAuthPerSource:
+		return limPreAuthSource
+	}
+	return ""
+}
+
+// releasePreauth gives a connection's pre-auth slot back (once).
+func (s *Server) releasePreauth(slot *preauthSlot) {
+	slot.once.Do(func() {
+		s.mu.Lock()
+		s.preauth--
+		if s.preauthBy[slot.src]--; s.preauthBy[slot.src] <= 0 {
+			delete(s.preauthBy, slot.src)
+		}
+		s.mu.Unlock()
+	})
 }
 
 // Close stops accepting, closes every connection and waits for every
@@ -250,6 +397,48 @@ func (s *Server) Close() error {
 	return nil
 }
 
+// Shutdown drains the server: new connections and new work are refused
+// (503 with Retry-After: ct-client waits and retries, or moves on), the
+// requests and tunnels in progress run until they end or ctx does, and
+// then everything closes as in Close.
+func (s *Server) Shutdown(ctx context.Context) error {
+	s.draining.Store(true)
+	s.mu.Lock()
+	ln := s.ln
+	s.mu.Unlock()
+	if ln != nil {
+		ln.Close() // no new connections; the socket stays for the old ones
+	}
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	var err error
+	for s.reserved.Load() > 0 {
+		select {
+		case <-tick.C:
+			continue
+		case <-ctx.Done():
+			err = fmt.Errorf("agent server: drain: %w (%d bytes of work still reserved)", ctx.Err(), s.reserved.Load())
+		}
+		break
+	}
+	s.Close()
+	return err
+}
+
+// Health says whether the server takes new work: nil, or why not.
+func (s *Server) Health() error {
+	if s.draining.Load() {
+		return errors.New("draining")
+	}
+	if s.ctx.Err() != nil {
+		return errors.New("closed")
+	}
+	if b := s.cfg.MemoryBudget; b > 0 && s.reserved.Load() > b*9/10 {
+		return fmt.Errorf("memory budget %d%% reserved", s.reserved.Load()*100/b)
+	}
+	return nil
+}
+
 // authenticate returns the client whose token matches, comparing every
 // token in constant time.
 func (s *Server) authenticate(token string) *clientState {
@@ -270,16 +459,31 @@ func (s *Server) handleConn(conn *quic.Conn) {
 		delete(s.conns, conn)
 		s.mu.Unlock()
 	}()
-	cs, wantPush := s.hello(conn)
+	src := sourceAddr(conn.RemoteAddr())
+	cs, wantPush, refused := s.hello(conn)
+	if slot, ok := conn.Context().Value(preauthKey{}).(*preauthSlot); ok {
+		s.releasePreauth(slot)
+	}
 	if cs == nil {
-		s.unauthorized.Add(1)
-		s.cfg.Logf("ct-server: %s: unauthorized, closing", conn.RemoteAddr())
-		// A moment for the 401 to arrive before the connection goes.
+		if !refused {
+			s.unauthorized.Add(1)
+			s.mu.Lock()
+			s.logins.fail(src, time.Now())
+			s.mu.Unlock()
+			s.cfg.Logf("ct-server: %s: unauthorized, closing", conn.RemoteAddr())
+		}
+		// A moment for the 401 or 429 to arrive before the connection goes.
 		sleepCtx(s.ctx, unauthorizedLinger)
-		conn.CloseWithError(codeUnauthorized, "unauthorized")
+		if refused {
+			conn.CloseWithError(codeLimit, "too many connections")
+		} else {
+			conn.CloseWithError(codeUnauthorized, "unauthorized")
+		}
 		return
 	}
+	defer cs.dropConn()
 	s.mu.Lock()
+	s.logins.succeed(src)
 	if _, ok := s.conns[conn]; ok {
 		s.conns[conn] = cs
 	}
@@ -301,38 +505,46 @@ func (s *Server) handleConn(conn *quic.Conn) {
 	}
 }
 
-// hello reads and checks the first stream of a connection.
-func (s *Server) hello(conn *quic.Conn) (*clientState, bool) {
+// hello reads and checks the first stream of a connection. refused says
+// the token was good but the client has MaxConns connections already.
+func (s *Server) hello(conn *quic.Conn) (cs *clientState, wantPush, refused bool) {
 	ctx, cancel := context.WithTimeout(s.ctx, s.cfg.HelloTimeout)
 	defer cancel()
 	str, err := conn.AcceptStream(ctx)
 	if err != nil {
-		return nil, false
+		return nil, false, false
 	}
 	defer str.Close()
 	str.SetReadDeadline(time.Now().Add(s.cfg.HelloTimeout))
 	req, err := newHeadReader(str).readRequest()
 	if err != nil {
 		errorResponse(str, http.StatusBadRequest, "bad hello")
-		return nil, false
+		return nil, false, false
 	}
 	t, err := ParseTarget(req)
 	if err != nil || t.Kind != KindHello {
 		errorResponse(str, http.StatusUnauthorized, "first stream must be "+pathHello)
-		return nil, false
+		return nil, false, false
 	}
 	token, ok := strings.CutPrefix(req.Header.Get("Authorization"), "Bearer ")
-	cs := s.authenticate(token)
+	cs = s.authenticate(token)
 	if !ok || cs == nil {
 		errorResponse(str, http.StatusUnauthorized, "unknown token")
-		return nil, false
+		return nil, false, false
+	}
+	if !cs.addConn() {
+		s.m.limitHits.WithLabelValues(limConns).Inc()
+		s.cfg.Logf("ct-server: client %s: more than %d connections, refusing one from %s", cs.id, cs.limits.MaxConns, conn.RemoteAddr())
+		errorResponse(str, http.StatusTooManyRequests, "too many connections")
+		return nil, false, true
 	}
 	resp := &http.Response{StatusCode: http.StatusOK, ProtoMajor: 1, ProtoMinor: 1,
 		Header: http.Header{hdrClient: {cs.id}}, ContentLength: 0, Body: http.NoBody}
 	if err := resp.Write(str); err != nil {
-		return nil, false
+		cs.dropConn()
+		return nil, false, true
 	}
-	return cs, req.Header.Get(hdrWantPush) == "1"
+	return cs, req.Header.Get(hdrWantPush) == "1", false
 }
 
 func (s *Server) handleStream(conn *quic.Conn, cs *clientState, str *quic.Stream) {
@@ -384,6 +596,38 @@ func (s *Server) handleStream(conn *quic.Conn, cs *clientState, str *quic.Stream
 		errorResponse(str, http.StatusForbidden, "upstream "+t.Upstream+" is not allowed")
 		return
 	}
+	if t.Kind == KindConnect && req.Header.Get(hdrSession) != "" && req.Header.Get(hdrSession) != "new" {
+		closeStr = false
+		s.resumeSession(str, hr, cs, req) // the session holds its slot already
+		return
+	}
+	w, cost := workRequest, int64(StreamCost)
+	switch t.Kind {
+	case KindConnect:
+		w, cost = workTunnel, TunnelCost
+	case KindPrefetch:
+		w = workPrefetch
+	}
+	if code, lim := s.admit(cs, w, cost); code != 0 {
+		s.cfg.Logf("ct-server: client %s: %s refused: %s limit", cs.id, t.Kind, lim)
+		str.CancelRead(codeOK)
+		h := http.Header{}
+		if lim != limBytes { // the others free as work ends; the quota does not
+			h.Set("Retry-After", retryAfter)
+		}
+		errorResponseH(str, code, h, "limit reached: "+lim)
+		return
+	}
+	start := time.Now()
+	if t.Kind == KindConnect && req.Header.Get(hdrSession) == "new" {
+		closeStr = false
+		s.openSession(str, hr, cs, t.Upstream) // releases the slot when the session ends
+		return
+	}
+	defer func() {
+		s.done(cs, w, cost)
+		s.m.duration.WithLabelValues(t.Kind.String()).Observe(time.Since(start).Seconds())
+	}()
 	if t.Kind == KindPrefetch {
 		resp := &http.Response{StatusCode: http.StatusAccepted, ProtoMajor: 1, ProtoMinor: 1,
 			Header: http.Header{}, ContentLength: 0, Body: http.NoBody}
@@ -391,22 +635,6 @@ func (s *Server) handleStream(conn *quic.Conn, cs *clientState, str *quic.Stream
 		s.push(conn, cs, t.URL)
 		return
 	}
-	if t.Kind == KindConnect && req.Header.Get(hdrSession) != "" && req.Header.Get(hdrSession) != "new" {
-		closeStr = false
-		s.resumeSession(str, hr, cs, req)
-		return
-	}
-	if !cs.acquire() {
-		str.CancelRead(codeOK)
-		errorResponse(str, http.StatusTooManyRequests, "per-client limit reached")
-		return
-	}
-	if t.Kind == KindConnect && req.Header.Get(hdrSession) == "new" {
-		closeStr = false
-		s.openSession(str, hr, cs, t.Upstream) // releases the slot when the session ends
-		return
-	}
-	defer cs.release()
 	lw := &limitedWriter{w: str, c: cs, done: s.ctx.Done()}
 	var werr error
 	if t.Kind == KindConnect {
@@ -415,11 +643,42 @@ func (s *Server) handleStream(conn *quic.Conn, cs *clientState, str *quic.Stream
 		werr = s.forward(str, req, lw)
 	}
 	if werr != nil {
+		code := quic.StreamErrorCode(codeAborted)
 		if errors.Is(werr, errQuota) {
+			s.m.limitHits.WithLabelValues(limBytes).Inc()
 			s.cfg.Logf("ct-server: client %s: byte quota exhausted", cs.id)
+			code = codeLimit
 		}
-		str.CancelWrite(codeLimit)
+		str.CancelWrite(code)
 	}
+}
+
+// admit reserves cost for w of cs: 0, or the status that refuses it
+// (503 for the server's memory budget or a drain, 429 for the client's
+// limits) and the limit's name.
+func (s *Server) admit(cs *clientState, w work, cost int64) (int, string) {
+	if s.draining.Load() {
+		return http.StatusServiceUnavailable, "draining"
+	}
+	if b := s.cfg.MemoryBudget; b > 0 && s.reserved.Add(cost) > b {
+		s.reserved.Add(-cost)
+		s.m.limitHits.WithLabelValues(limMemory).Inc()
+		return http.StatusServiceUnavailable, limMemory
+	} else if b <= 0 {
+		s.reserved.Add(cost)
+	}
+	if lim := cs.acquire(w, cost); lim != "" {
+		s.reserved.Add(-cost)
+		s.m.limitHits.WithLabelValues(lim).Inc()
+		return http.StatusTooManyRequests, lim
+	}
+	return 0, ""
+}
+
+// done gives back what admit took.
+func (s *Server) done(cs *clientState, w work, cost int64) {
+	cs.release(w, cost)
+	s.reserved.Add(-cost)
 }
 
 // forward sends req to its upstream and the response back on str. It
@@ -435,11 +694,13 @@ func (s *Server) forward(str *quic.Stream, req *http.Request, w io.Writer) error
 	removeHopHeaders(out.Header)
 	resp, err := s.up.RoundTrip(out)
 	if err != nil {
+		s.cfg.Logf("ct-server: %s: upstream: %v", req.URL.Host, err)
 		str.CancelRead(codeOK)
-		return errorResponse(w, http.StatusBadGateway, "upstream: "+shortErr(err))
+		return errorResponse(w, http.StatusBadGateway, "upstream unavailable")
 	}
 	defer resp.Body.Close()
 	removeHopHeaders(resp.Header)
+	resp.Header.Del(hdrError) // only ct-server's own refusals carry it
 	return resp.Write(w)
 }
 
@@ -448,8 +709,9 @@ func (s *Server) tunnel(str *quic.Stream, hr *headReader, w io.Writer, upstream 
 	d := net.Dialer{Timeout: s.cfg.UpstreamTimeout}
 	up, err := d.DialContext(str.Context(), "tcp", upstream)
 	if err != nil {
+		s.cfg.Logf("ct-server: %s: upstream: %v", upstream, err)
 		str.CancelRead(codeOK)
-		return errorResponse(w, http.StatusBadGateway, "upstream: "+shortErr(err))
+		return errorResponse(w, http.StatusBadGateway, "upstream unavailable")
 	}
 	defer up.Close()
 	stop := context.AfterFunc(s.ctx, func() { up.Close() })
@@ -488,6 +750,14 @@ func (s *Server) tunnel(str *quic.Stream, hr *headReader, w io.Writer, upstream 
 func (s *Server) push(conn *quic.Conn, cs *clientState, rawURL string) {
 	ctx, cancel := context.WithTimeout(s.ctx, s.cfg.UpstreamTimeout)
 	defer cancel()
+	select { // at most MaxPrefetchUpstream fetches at once, all clients together
+	case s.prefetchGo <- struct{}{}:
+		defer func() { <-s.prefetchGo }()
+	case <-ctx.Done():
+		return
+	case <-conn.Context().Done():
+		return
+	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, rawURL, nil)
 	if err != nil {
 		return
@@ -522,3 +792,55 @@ func shortErr(err error) string {
 	}
 	return msg
 }
+
+// loginBackoff slows token guessing: after loginFreeFailures failed hellos
+// from one source address, its new connections are closed at once for a
+// time that doubles with each further failure, up to loginMaxBlock. A
+// success clears the address. The table is bounded: when full, the oldest
+// entries go (an attacker with many addresses is held by the pre-auth
+// caps and MinTokenBits instead). Guarded by Server.mu.
+type loginBackoff struct {
+	m map[netip.Addr]*loginFailures
+}
+
+type loginFailures struct {
+	n     int
+	until time.Time
+}
+
+const (
+	loginFreeFailures = 3
+	loginFirstBlock   = time.Second
+	loginMaxBlock     = time.Minute
+	loginTableSize    = 4096
+)
+
+func (b *loginBackoff) blocked(src netip.Addr, now time.Time) bool {
+	f := b.m[src]
+	return f != nil && now.Before(f.until)
+}
+
+func (b *loginBackoff) fail(src netip.Addr, now time.Time) {
+	if b.m == nil {
+		b.m = map[netip.Addr]*loginFailures{}
+	}
+	f := b.m[src]
+	if f == nil {
+		if len(b.m) >= loginTableSize {
+			for a, g := range b.m { // drop expired entries, else any one
+				if now.After(g.until) || len(b.m) >= loginTableSize {
+					delete(b.m, a)
+				}
+			}
+		}
+		f = &loginFailures{}
+		b.m[src] = f
+	}
+	f.n++
+	if f.n > loginFreeFailures {
+		block := loginFirstBlock << min(f.n-loginFreeFailures-1, 10)
+		f.until = now.Add(min(block, loginMaxBlock))
+	}
+}
+
+func (b *loginBackoff) succeed(src netip.Addr) { delete(b.m, src) }

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/hetquic/hetquic/internal/resume"
 )
 
 // Striping: one large response fetched over several paths at once. The
@@ -69,7 +71,7 @@ type piece struct {
 // writes them to w in order; it returns all body bytes written for r.
 func (c *Client) stripe(w http.ResponseWriter, r *http.Request, hdr http.Header, sr Request, from, total int64) (int64, error) {
 	c.stripes.Add(1)
-	validator := ifRangeOf(w.Header())
+	validator := resume.Validator(w.Header())
 	size := c.cfg.StripeChunk
 	n := int((total - from + size - 1) / size)
 	pieces := make([]*piece, n)
@@ -159,12 +161,32 @@ func (c *Client) stripe(w http.ResponseWriter, r *http.Request, hdr http.Header,
 	}
 	cancel()
 	wg.Wait()
+	if ferr != nil && errors.Is(ferr, errPieceRefused) && r.Context().Err() == nil {
+		// ct-server keeps refusing pieces (its limits): finish on one
+		// stream, which needs no more slots than the response had.
+		c.stripeFallbacks.Add(1)
+		c.cfg.Logf("ct-client: %s: striping refused at byte %d (%v); finishing on one stream", r.URL, written, ferr)
+		return c.forwardFrom(w, r, sr, written, true)
+	}
 	if ferr != nil {
 		c.cfg.Logf("ct-client: %s: striped fetch failed at byte %d: %v", r.URL, written, ferr)
-		panic(http.ErrAbortHandler) // the head is out: cut, never short
+		c.abortApp(w, r) // the head is out: cut, never short
 	}
 	return written, nil
 }
+
+// errPieceRefused: ct-server kept refusing a piece for its limits (429 or
+// 503) through forward's retries.
+var errPieceRefused = errors.New("piece refused by ct-server's limits")
+
+// Waiting for a slot after ct-server refused a request for a limit that
+// frees as work ends (429 or 503 with Retry-After): limitRetries waits,
+// doubling from limitRetryFirst (0.1 to 1.6 s, 3 s in all); then the app
+// gets a 503 (forward), or a striped response goes on one stream (stripe).
+const (
+	limitRetries    = 5
+	limitRetryFirst = 50 * time.Millisecond
+)
 
 // pieceSlack: a slower path takes a piece if it would finish it no more
 // than this much later than the best path could (queue included); a
@@ -234,12 +256,12 @@ func (c *Client) pieceETAs(pin int, size int64) (own, best float64, ok bool) {
 func (c *Client) fetchPiece(ctx context.Context, r *http.Request, hdr http.Header, v string, sr Request, pin int, off, end int64) (data []byte, err error) {
 	req := (&http.Request{Method: http.MethodGet, URL: r.URL, Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
 		Header: hdr.Clone(), Host: r.Host, Body: http.NoBody}).WithContext(ctx)
-	req.Header.Set("Range", byteRange{off, end}.String())
+	req.Header.Set("Range", resume.Range{First: off, Last: end}.String())
 	if v != "" {
 		req.Header.Set("If-Range", v) // every piece of the same version
 	}
-	bw := &bufferWriter{h: http.Header{}}
 	sr.pin = pin + 1
+	bw := &bufferWriter{h: http.Header{}}
 	func() {
 		defer func() {
 			if v := recover(); v != nil {
@@ -249,10 +271,13 @@ func (c *Client) fetchPiece(ctx context.Context, r *http.Request, hdr http.Heade
 				err = errors.New("piece aborted")
 			}
 		}()
-		_, err = c.forward(bw, req, sr)
+		_, err = c.forward(bw, req, sr) // waits for a slot on 429/503 itself
 	}()
-	if err != nil {
+	if err != nil && !errors.Is(err, errRefused) {
 		return nil, err
+	}
+	if bw.status == http.StatusTooManyRequests || bw.status == http.StatusServiceUnavailable {
+		return nil, fmt.Errorf("piece %d-%d: %w (status %d)", off, end, errPieceRefused, bw.status)
 	}
 	if bw.status != http.StatusPartialContent || int64(bw.buf.Len()) != end-off+1 {
 		return nil, fmt.Errorf("piece %d-%d: status %d, %d bytes", off, end, bw.status, bw.buf.Len())

@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -51,6 +52,26 @@ const streamWindow = 1 << 20
 // SessionGrace is how long ct-server keeps a detached tunnel session.
 const SessionGrace = 10 * time.Second
 
+// replayBuf keeps the last ReplayBytes bytes of a tunnel direction. It
+// grows as it fills and never beyond ReplayBytes (append's growth would
+// take it to about 1.25× that), so a tunnel costs at most ReplayBytes here.
+type replayBuf struct{ b []byte }
+
+func (r *replayBuf) add(p []byte) {
+	if len(p) >= ReplayBytes {
+		p = p[len(p)-ReplayBytes:]
+	}
+	if drop := len(r.b) + len(p) - ReplayBytes; drop > 0 {
+		r.b = r.b[:copy(r.b, r.b[drop:])]
+	}
+	if need := len(r.b) + len(p); need > cap(r.b) {
+		nb := make([]byte, len(r.b), min(max(2*cap(r.b), need, 64<<10), ReplayBytes))
+		copy(nb, r.b)
+		r.b = nb
+	}
+	r.b = append(r.b, p...)
+}
+
 // session is ct-server's side of a resumable tunnel.
 type session struct {
 	id    string
@@ -65,7 +86,7 @@ type session struct {
 	cond     *sync.Cond
 	str      *quic.Stream // nil while detached
 	gen      int
-	replay   []byte // the last bytes sent down; it ends at sentDown
+	replay   replayBuf // the last bytes sent down; it ends at sentDown
 	sentDown int64
 	recvUp   int64
 	upDone   bool // the upstream finished sending
@@ -87,10 +108,11 @@ func (s *Server) openSession(str *quic.Stream, hr *headReader, cs *clientState, 
 	d := net.Dialer{Timeout: s.cfg.UpstreamTimeout}
 	up, err := d.DialContext(s.ctx, "tcp", upstream)
 	if err != nil {
+		s.cfg.Logf("ct-server: %s: upstream: %v", upstream, err)
 		str.CancelRead(codeOK)
-		errorResponse(str, http.StatusBadGateway, "upstream: "+shortErr(err))
+		errorResponse(str, http.StatusBadGateway, "upstream unavailable")
 		str.Close()
-		cs.release()
+		s.done(cs, workTunnel, TunnelCost)
 		return
 	}
 	se := &session{id: newSessionID(), owner: cs, up: up, srv: s}
@@ -99,7 +121,7 @@ func (s *Server) openSession(str *quic.Stream, hr *headReader, cs *clientState, 
 	if s.ctx.Err() != nil {
 		s.mu.Unlock()
 		up.Close()
-		cs.release()
+		s.done(cs, workTunnel, TunnelCost)
 		str.CancelRead(codeShutdown)
 		str.CancelWrite(codeShutdown)
 		return
@@ -113,18 +135,41 @@ func (s *Server) openSession(str *quic.Stream, hr *headReader, cs *clientState, 
 
 // resumeSession attaches str to the session the request names.
 func (s *Server) resumeSession(str *quic.Stream, hr *headReader, cs *clientState, req *http.Request) {
-	id := req.Header.Get(hdrSession)
-	from, err := strconv.ParseInt(req.Header.Get(hdrResumeDown), 10, 64)
+	id, from, err := parseResume(req.Header)
 	s.mu.Lock()
 	se := s.sessions[id]
 	s.mu.Unlock()
-	if se == nil || se.owner != cs || err != nil || from < 0 {
+	if se == nil || se.owner != cs || err != nil {
 		str.CancelRead(codeOK)
 		errorResponse(str, http.StatusNotFound, "no such tunnel session")
 		str.Close()
 		return
 	}
 	se.attach(str, hr, from)
+}
+
+// parseResume reads a resume request's session id and the byte count
+// ct-client has delivered (Ct-Session, Ct-Resume-Down).
+func parseResume(h http.Header) (id string, from int64, err error) {
+	id = h.Get(hdrSession)
+	if len(id) != 32 || strings.Trim(id, "0123456789abcdef") != "" {
+		return "", 0, fmt.Errorf("%s %q: not a session id", hdrSession, id)
+	}
+	from, err = strconv.ParseInt(h.Get(hdrResumeDown), 10, 64)
+	if err != nil || from < 0 {
+		return "", 0, fmt.Errorf("%s %q: want a byte count", hdrResumeDown, h.Get(hdrResumeDown))
+	}
+	return id, from, nil
+}
+
+// parseResumeUp reads ct-server's answer to a resume: how many of the
+// app's bytes it has, which must lie in the replay buffer [low, high].
+func parseResumeUp(v string, low, high int64) (int64, error) {
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || n < low || n > high {
+		return 0, fmt.Errorf("%s %q: outside the replay buffer %d..%d", hdrResumeUp, v, low, high)
+	}
+	return n, nil
 }
 
 // close ends the session: the upstream connection, the stream, the slot.
@@ -135,7 +180,7 @@ func (se *session) close() {
 		return
 	}
 	se.closed = true
-	str := se.str
+	str, finished := se.str, se.finished
 	se.str = nil
 	if se.timer != nil {
 		se.timer.Stop()
@@ -145,6 +190,9 @@ func (se *session) close() {
 	se.up.Close()
 	if str != nil {
 		str.CancelRead(codeShutdown)
+		if !finished {
+			str.CancelWrite(codeAborted) // never a clean FIN for a broken tunnel
+		}
 	}
 	se.srv.mu.Lock()
 	delete(se.srv.sessions, se.id)
@@ -158,7 +206,7 @@ func (se *session) release() {
 	se.released = true
 	se.mu.Unlock()
 	if !done {
-		se.owner.release()
+		se.srv.done(se.owner, workTunnel, TunnelCost)
 	}
 }
 
@@ -213,7 +261,7 @@ func (se *session) attach(str *quic.Stream, hr *headReader, from int64) {
 	se.wmu.Lock()
 	se.umu.Lock()
 	se.mu.Lock()
-	if se.closed || from > se.sentDown || from < se.sentDown-int64(len(se.replay)) {
+	if se.closed || from > se.sentDown || from < se.sentDown-int64(len(se.replay.b)) {
 		closed := se.closed
 		se.mu.Unlock()
 		se.umu.Unlock()
@@ -234,7 +282,7 @@ func (se *session) attach(str *quic.Stream, hr *headReader, from int64) {
 		se.timer.Stop()
 		se.timer = nil
 	}
-	data := append([]byte(nil), se.replay[int64(len(se.replay))-(se.sentDown-from):]...)
+	data := append([]byte(nil), se.replay.b[int64(len(se.replay.b))-(se.sentDown-from):]...)
 	recvUp, upDone := se.recvUp, se.upDone
 	se.cond.Broadcast()
 	se.mu.Unlock()
@@ -314,10 +362,7 @@ func (se *session) pumpDown() {
 			}
 			se.wmu.Lock()
 			se.mu.Lock()
-			se.replay = append(se.replay, buf[:n]...)
-			if over := len(se.replay) - ReplayBytes; over > 0 {
-				se.replay = append(se.replay[:0], se.replay[over:]...)
-			}
+			se.replay.add(buf[:n])
 			se.sentDown += int64(n)
 			str, gen := se.str, se.gen
 			se.mu.Unlock()
@@ -380,7 +425,7 @@ type ctTunnel struct {
 	gen      int
 	recvDown int64
 	sentUp   int64
-	upBuf    []byte // the last bytes sent up; it ends at sentUp
+	upBuf    replayBuf // the last bytes sent up; it ends at sentUp
 	appEOF   bool
 	failed   bool
 	resumes  int
@@ -466,17 +511,17 @@ func (t *ctTunnel) resume(gen int) bool {
 			t.c.cfg.Logf("ct-client: tunnel %s: resume refused: %d %s", t.target, resp.StatusCode, resp.Header.Get(hdrError))
 			break
 		}
-		upAt, err := strconv.ParseInt(resp.Header.Get(hdrResumeUp), 10, 64)
 		t.mu.Lock()
-		low := t.sentUp - int64(len(t.upBuf))
-		if err != nil || upAt < low || upAt > t.sentUp {
+		low := t.sentUp - int64(len(t.upBuf.b))
+		upAt, err := parseResumeUp(resp.Header.Get(hdrResumeUp), low, t.sentUp)
+		if err != nil {
 			t.mu.Unlock()
 			str.CancelRead(codeOK)
 			str.CancelWrite(codeOK)
-			t.c.cfg.Logf("ct-client: tunnel %s: server has %d of our bytes, buffer holds %d..%d", t.target, upAt, low, t.sentUp)
+			t.c.cfg.Logf("ct-client: tunnel %s: %v", t.target, err)
 			break
 		}
-		data := append([]byte(nil), t.upBuf[upAt-low:]...)
+		data := append([]byte(nil), t.upBuf.b[upAt-low:]...)
 		appEOF := t.appEOF
 		t.mu.Unlock()
 		if _, err := str.Write(data); err != nil {
@@ -502,6 +547,11 @@ func (t *ctTunnel) resume(gen int) bool {
 	t.failed = true
 	t.cond.Broadcast()
 	t.mu.Unlock()
+	// The tunnel cannot go on: reset the app's connection, so a protocol
+	// that ends its data with the connection sees an error, not an end.
+	t.c.cfg.Logf("ct-client: tunnel %s: cannot resume after %d bytes down; resetting the app connection", t.target, from)
+	t.c.aborts.Add(1)
+	resetOnClose(t.appConn)
 	t.appConn.Close()
 	return false
 }
@@ -535,10 +585,7 @@ func (t *ctTunnel) upLoop(first io.Reader) {
 					t.wmu.Unlock()
 					continue
 				}
-				t.upBuf = append(t.upBuf, buf[:n]...)
-				if over := len(t.upBuf) - ReplayBytes; over > 0 {
-					t.upBuf = append(t.upBuf[:0], t.upBuf[over:]...)
-				}
+				t.upBuf.add(buf[:n])
 				t.sentUp += int64(n)
 				t.mu.Unlock()
 				_, werr := str.Write(buf[:n])

@@ -60,7 +60,7 @@ func ControlHandler(e *Engine, frontEnd func() any) http.Handler {
 			http.Error(w, err.Error(), http.StatusBadRequest)
 			return
 		}
-		p, err := scenario.ParsePatch(string(body))
+		p, err := ParseControlPatch(string(body))
 		if err == nil {
 			err = e.Apply(r.PathValue("path"), p)
 		}
@@ -71,18 +71,84 @@ func ControlHandler(e *Engine, frontEnd func() any) http.Handler {
 		fmt.Fprintln(w, "ok")
 	})
 	mux.HandleFunc("POST /paths/{path}/outage", func(w http.ResponseWriter, r *http.Request) {
-		s, err := strconv.ParseFloat(r.URL.Query().Get("s"), 64)
-		if err != nil || !(s > 0) || s > 1e6 {
-			http.Error(w, "outage: s must be a positive number of seconds", http.StatusBadRequest)
+		d, err := ParseOutageQuery(r.URL.RawQuery)
+		if err != nil {
+			http.Error(w, oneLine(err), http.StatusBadRequest)
 			return
 		}
-		if err := e.Outage(r.PathValue("path"), time.Duration(s*float64(time.Second))); err != nil {
+		if err := e.Outage(r.PathValue("path"), d); err != nil {
 			http.Error(w, oneLine(err), http.StatusBadRequest)
 			return
 		}
 		fmt.Fprintln(w, "ok")
 	})
 	return mux
+}
+
+// Ranges the control API accepts (a scenario file is checked by the
+// scenario package; a live change is also checked against these, so that a
+// typo cannot wedge a running emulator: 1e308 ms of delay overflowed
+// time.Duration to about zero).
+const (
+	MaxDelayMs     = 3600e3 // one hour, delay or jitter
+	MinRateMbps    = 0.001  // 1 kbit/s (0 still means unlimited)
+	MaxRateMbps    = 1e6    // 1 Tbit/s
+	MaxQueuePkts   = 1 << 20
+	MaxQueueBytes  = 1 << 30
+	MaxOutageS     = 86400 // one day
+	minOutageNanos = 1     // an outage shorter than a nanosecond is no outage
+)
+
+// ParseControlPatch parses the body of POST /paths/{path}/set and checks
+// that every value it sets is within the control API's ranges.
+func ParseControlPatch(text string) (*scenario.Patch, error) {
+	p, err := scenario.ParsePatch(text)
+	if err != nil {
+		return nil, err
+	}
+	// Applying to a zero path leaves the fields the patch does not set at
+	// zero, which every range below admits.
+	np, err := p.Apply(scenario.Path{})
+	if err != nil {
+		return nil, err
+	}
+	for _, d := range []struct {
+		name string
+		l    scenario.Link
+	}{{"up", np.Up}, {"down", np.Down}} {
+		l := d.l
+		switch {
+		case l.DelayMs > MaxDelayMs:
+			return nil, fmt.Errorf("%s.delay_ms: %g is more than %g (one hour)", d.name, l.DelayMs, float64(MaxDelayMs))
+		case l.JitterMs > MaxDelayMs:
+			return nil, fmt.Errorf("%s.jitter_ms: %g is more than %g (one hour)", d.name, l.JitterMs, float64(MaxDelayMs))
+		case l.RateMbps != 0 && (l.RateMbps < MinRateMbps || l.RateMbps > MaxRateMbps):
+			return nil, fmt.Errorf("%s.rate_mbps: %g is outside [%g, %g] (0 means unlimited)", d.name, l.RateMbps, MinRateMbps, float64(MaxRateMbps))
+		case l.QueuePackets < 0 || l.QueuePackets > MaxQueuePkts:
+			return nil, fmt.Errorf("%s.queue_packets: %d is outside [0, %d]", d.name, l.QueuePackets, MaxQueuePkts)
+		case l.QueueBytes < 0 || l.QueueBytes > MaxQueueBytes:
+			return nil, fmt.Errorf("%s.queue_bytes: %d is outside [0, %d]", d.name, l.QueueBytes, MaxQueueBytes)
+		}
+	}
+	return p, nil
+}
+
+// ParseOutageQuery parses the query of POST /paths/{path}/outage: s, the
+// outage in seconds, in (0, MaxOutageS].
+func ParseOutageQuery(rawQuery string) (time.Duration, error) {
+	q, err := url.ParseQuery(rawQuery)
+	if err != nil {
+		return 0, fmt.Errorf("outage: bad query: %v", err)
+	}
+	s, err := strconv.ParseFloat(q.Get("s"), 64)
+	if err != nil || !(s > 0) || s > MaxOutageS {
+		return 0, fmt.Errorf("outage: s must be a number of seconds in (0, %d]", MaxOutageS)
+	}
+	d := time.Duration(s * float64(time.Second))
+	if d < minOutageNanos {
+		return 0, fmt.Errorf("outage: s=%g is shorter than a nanosecond", s)
+	}
+	return d, nil
 }
 
 func oneLine(err error) string { return strings.ReplaceAll(err.Error(), "\n", " ") }

@@ -199,3 +199,16 @@ func (s *Server) Close() error {
 	}
 	return err
 }
+
+// ServeTCP serves Handler(log) on l over HTTP/1.1 and HTTP/2 without TLS
+// (h2c with prior knowledge): the plain app-server the Cybertwin agent's
+// ct-server forwards to, and a TCP baseline. Close the returned server to
+// stop it.
+func ServeTCP(l net.Listener, log io.Writer) *http.Server {
+	var protos http.Protocols
+	protos.SetHTTP1(true)
+	protos.SetUnencryptedHTTP2(true)
+	srv := &http.Server{Handler: Handler(log), ReadHeaderTimeout: 10 * time.Second, Protocols: &protos}
+	go srv.Serve(l)
+	return srv
+}

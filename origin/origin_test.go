@@ -3,6 +3,7 @@ package origin
 import (
 	"bytes"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -81,5 +82,40 @@ func TestPatternSeek(t *testing.T) {
 	}
 	if _, err := p.Seek(-1, io.SeekStart); err == nil {
 		t.Error("negative seek accepted")
+	}
+}
+
+// TestServeTCP: /bytes over HTTP/1.1 and h2c, with Range, byte for byte.
+func TestServeTCP(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := ServeTCP(l, nil)
+	defer srv.Close()
+	for _, h2 := range []bool{false, true} {
+		var protos http.Protocols
+		protos.SetHTTP1(!h2)
+		protos.SetUnencryptedHTTP2(h2)
+		hc := &http.Client{Transport: &http.Transport{Protocols: &protos}}
+		req, _ := http.NewRequest("GET", "http://"+l.Addr().String()+"/bytes/100000", nil)
+		req.Header.Set("Range", "bytes=1000-")
+		resp, err := hc.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if err != nil || resp.StatusCode != http.StatusPartialContent || len(body) != 99000 {
+			t.Fatalf("h2=%v: %d, %d bytes, %v", h2, resp.StatusCode, len(body), err)
+		}
+		if want := 2; h2 && resp.ProtoMajor != want {
+			t.Fatalf("h2c: got HTTP/%d", resp.ProtoMajor)
+		}
+		for i, b := range body {
+			if b != PatternByte(int64(i)+1000) {
+				t.Fatalf("h2=%v: byte %d wrong", h2, i+1000)
+			}
+		}
 	}
 }

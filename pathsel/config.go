@@ -101,8 +101,9 @@ type Config struct {
 	// indicator is lower by more than this fraction of the current path's
 	// evaluation r (0: the paper, always the smallest indicator). A switch
 	// costs a validation round trip and restarts slow start (README,
-	// "What a switch costs").
-	Hysteresis float64 `yaml:"hysteresis"`
+	// "What a switch costs"). Unset (nil) is the strategy's default; an
+	// explicit 0 turns hysteresis off, also for hetquic.
+	Hysteresis *float64 `yaml:"hysteresis"`
 
 	Epsilon *float64 `yaml:"epsilon"` // ε of ε-greedy
 	Gamma   float64  `yaml:"gamma"`   // discount of D-UCB
@@ -172,7 +173,7 @@ func Default() Config {
 		Window:     iptr(30),
 		Scope:      PerPath,
 		C:          CParam{Mode: "spread"},
-		Hysteresis: defaultHysteresis,
+		Hysteresis: ptr(defaultHysteresis),
 	}
 }
 
@@ -186,16 +187,17 @@ func iptr(v int) *int        { return &v }
 // rounds, lognormal, variance, g = 10 %, optimistic, C from Eq. 21 once.
 func paperDefaults() Config {
 	return Config{
-		A:         ptr(0.8),
-		Spread:    Var,
-		Estimator: Lognormal,
-		Trim:      ptr(0.10),
-		Bound:     Optimistic,
-		Window:    iptr(100),
-		Scope:     Rounds,
-		C:         CParam{Mode: "initial"},
-		Epsilon:   ptr(0.05),
-		Gamma:     0.99,
+		A:          ptr(0.8),
+		Spread:     Var,
+		Estimator:  Lognormal,
+		Trim:       ptr(0.10),
+		Bound:      Optimistic,
+		Window:     iptr(100),
+		Scope:      Rounds,
+		C:          CParam{Mode: "initial"},
+		Epsilon:    ptr(0.05),
+		Gamma:      0.99,
+		Hysteresis: ptr(0),
 	}
 }
 
@@ -212,15 +214,15 @@ func (c Config) withDefaults() Config {
 	case Hetquic:
 		d = Default()
 		d.Trim, d.Epsilon, d.Gamma = ptr(0.10), ptr(0.05), 0.99
-		if c.Hysteresis == 0 {
-			c.Hysteresis = d.Hysteresis
-		}
 	case PSA, SWUCB:
 	default:
 		d.Window = iptr(0)
 	}
 	if c.A == nil {
 		c.A = d.A
+	}
+	if c.Hysteresis == nil {
+		c.Hysteresis = d.Hysteresis
 	}
 	if c.Spread == "" {
 		c.Spread = d.Spread
@@ -281,8 +283,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("c: %v must be a finite number ≥ 0", c.C.Value)
 	case c.Epsilon != nil && !(*c.Epsilon >= 0 && *c.Epsilon <= 1):
 		return fmt.Errorf("epsilon: %v is outside [0, 1]", *c.Epsilon)
-	case !(c.Hysteresis >= 0 && c.Hysteresis < 10):
-		return fmt.Errorf("hysteresis: %v is outside [0, 10)", c.Hysteresis)
+	case c.Hysteresis != nil && !(*c.Hysteresis >= 0 && *c.Hysteresis < 10):
+		return fmt.Errorf("hysteresis: %v is outside [0, 10)", *c.Hysteresis)
 	case c.Gamma != 0 && !(c.Gamma > 0 && c.Gamma < 1):
 		return fmt.Errorf("gamma: %v is outside (0, 1)", c.Gamma)
 	}

@@ -442,12 +442,34 @@ func TestPSAHysteresis(t *testing.T) {
 		h    float64
 		want PathID
 	}{{0, 2}, {0.10, 1}} {
-		s := mustNew(t, Config{Strategy: PSA, Bound: Pessimistic, C: CParam{Mode: "fixed"}, Estimator: Gaussian, Trim: ptr(0), A: ptr(1), Hysteresis: tc.h}, 1)
+		s := mustNew(t, Config{Strategy: PSA, Bound: Pessimistic, C: CParam{Mode: "fixed"}, Estimator: Gaussian, Trim: ptr(0), A: ptr(1), Hysteresis: ptr(tc.h)}, 1)
 		addPaths(t, s, 1, 2)
 		observe(t, s, 2, 9.5) // path 2 is 5 % better than path 1 …
 		observe(t, s, 1, 10)  // … but the connection is on path 1
 		if got := choose(t, s); got != tc.want {
 			t.Errorf("hysteresis %v: chose %d, want %d", tc.h, got, tc.want)
+		}
+	}
+}
+
+// hysteresis: 0 in an experiment file turns hysteresis off, also for the
+// default strategy, whose unset hysteresis is not 0.
+func TestHysteresisZeroIsNotUnset(t *testing.T) {
+	for _, tc := range []struct {
+		doc  string
+		want float64
+	}{
+		{"strategy: hetquic", defaultHysteresis},
+		{"strategy: hetquic\nhysteresis: 0", 0},
+		{"strategy: hetquic\nhysteresis: 0.1", 0.1},
+		{"strategy: psa", 0},
+	} {
+		var c Config
+		if err := yaml.Unmarshal([]byte(tc.doc), &c); err != nil {
+			t.Fatal(err)
+		}
+		if got := *c.Defaults().Hysteresis; got != tc.want {
+			t.Errorf("%q: hysteresis %v, want %v", tc.doc, got, tc.want)
 		}
 	}
 }

@@ -44,7 +44,7 @@ func newPSA(cfg Config) *psa {
 		sign: -1,
 		c:    cfg.C,
 
-		hysteresis: cfg.Hysteresis,
+		hysteresis: *cfg.Hysteresis,
 	}
 	if cfg.Bound == Pessimistic {
 		s.sign = 1

@@ -27,13 +27,13 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
-	"strconv"
 	"sync"
 	"time"
 
 	"github.com/quic-go/quic-go"
 	"github.com/quic-go/quic-go/http3"
 
+	"github.com/hetquic/hetquic/internal/resume"
 	"github.com/hetquic/hetquic/pathsel"
 )
 
@@ -327,8 +327,9 @@ func (c *Client) GetOn(ctx context.Context, p int, target string, w io.Writer) (
 	switched := c.ensureActive(ctx, p)
 	var res Result
 	var received int64
+	var st *resume.State // set once the first response head has arrived
 	for attempt := 0; ; attempt++ {
-		r, n, err := c.fetch(ctx, target, received, w)
+		r, n, err := c.fetch(ctx, target, received, &st, w)
 		received += n
 		if attempt == 0 {
 			res = r
@@ -355,8 +356,12 @@ var errStalled = errors.New("response stalled")
 var copyBufs = sync.Pool{New: func() any { b := make([]byte, 32<<10); return &b }}
 
 // fetch sends one GET on the active path, asking for the bytes from offset
-// on, and copies the body to w. It returns the bytes copied.
-func (c *Client) fetch(ctx context.Context, target string, offset int64, w io.Writer) (Result, int64, error) {
+// on, and copies the body to w. It returns the bytes copied. *st is the
+// download's resume state: nil until a response head has arrived, which
+// fetch then records; a later fetch resumes only the same version from
+// exactly offset (internal/resume), so a resource replaced mid-download is
+// an error, never a spliced body.
+func (c *Client) fetch(ctx context.Context, target string, offset int64, st **resume.State, w io.Writer) (Result, int64, error) {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
 	ps := c.paths[c.active]
@@ -367,8 +372,8 @@ func (c *Client) fetch(ctx context.Context, target string, offset int64, w io.Wr
 	if err != nil {
 		return res, 0, err
 	}
-	if offset > 0 {
-		req.Header.Set("Range", "bytes="+strconv.FormatInt(offset, 10)+"-")
+	if *st != nil {
+		(*st).Prepare(req.Header, resume.Range{First: offset, Last: -1})
 	}
 	str, err := c.h3.OpenRequestStream(ctx)
 	if err != nil {
@@ -389,8 +394,12 @@ func (c *Client) fetch(ctx context.Context, target string, offset int64, w io.Wr
 	}
 	res.Status = resp.StatusCode
 	discard := int64(0)
-	if offset > 0 && resp.StatusCode == http.StatusOK {
-		discard = offset // the server ignored Range: skip what we have
+	if *st == nil {
+		s := resume.Start(resp)
+		*st = &s
+	} else if discard, err = (*st).Check(resp, offset); err != nil {
+		resp.Body.Close()
+		return res, 0, err
 	}
 	n, err := copyBody(w, resp.Body, discard, watch)
 	res.End = c.cfg.Now() // EndTime: the FIN has arrived

@@ -2,23 +2,28 @@ package main
 
 import (
 	"context"
+	"crypto/rand"
 	"crypto/tls"
-	"crypto/x509"
 	"errors"
 	"fmt"
-	"io"
-	"log"
+	"log/slog"
 	"net"
 	"net/http"
+	"net/netip"
 	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime/debug"
 	"strings"
 	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/quic-go/quic-go"
 	"github.com/quic-go/quic-go/qlog"
 
 	"github.com/hetquic/hetquic/agent"
-	"github.com/hetquic/hetquic/internal/selfsigned"
+	"github.com/hetquic/hetquic/agent/abuse"
 )
 
 func init() {
@@ -42,6 +47,8 @@ func runAgent(ctx context.Context, args []string) error {
 	return runSubcommand(ctx, "agent", agentHelp, []subcommand{
 		{"server", "run ct-server, the cloud side", agentServer},
 		{"client", "run ct-client, the device side's local proxy", agentClient},
+		{"token", "write a new random client token to a file (mode 0600)", agentToken},
+		{"abuse", "load-and-abuse test: a real ct-server beside a misbehaving and a good client", agentAbuse},
 		{"experiment", "run a Cybertwin §V experiment through the emulator", agentExperiment},
 	}, args)
 }
@@ -57,7 +64,8 @@ func splitList(s string) []string {
 	return out
 }
 
-func serveMetrics(addr string, write func(w io.Writer)) (func(), error) {
+// serveMetrics serves Prometheus metrics and /healthz on addr ("" none).
+func serveMetrics(addr string, g prometheus.Gatherer, health func() error, log *slog.Logger) (func(), error) {
 	if addr == "" {
 		return func() {}, nil
 	}
@@ -65,10 +73,74 @@ func serveMetrics(addr string, write func(w io.Writer)) (func(), error) {
 	if err != nil {
 		return nil, badInput(fmt.Errorf("metrics listen %s: %w", addr, err))
 	}
-	srv := &http.Server{Handler: agent.MetricsHandler(write), ReadHeaderTimeout: 5 * time.Second}
+	warnNonLoopback(log, "--metrics", l.Addr(), "the metrics endpoint has no authentication and shows client ids")
+	srv := &http.Server{Handler: agent.MetricsHandler(g, health), ReadHeaderTimeout: 5 * time.Second}
 	go srv.Serve(l)
-	fmt.Fprintf(os.Stderr, "metrics on http://%s/metrics\n", l.Addr())
+	log.Info("metrics", "url", "http://"+l.Addr().String()+"/metrics", "health", "http://"+l.Addr().String()+"/healthz")
 	return func() { srv.Close() }, nil
+}
+
+// warnNonLoopback logs a warning when a listener is reachable from other
+// hosts: why names the risk.
+func warnNonLoopback(log *slog.Logger, flag string, a net.Addr, why string) {
+	ap, err := netip.ParseAddrPort(a.String())
+	if err == nil && ap.Addr().Unmap().IsLoopback() {
+		return
+	}
+	log.Warn(flag+" is reachable from other hosts", "addr", a.String(), "risk", why)
+}
+
+// newLogger makes the command's structured logger: text or JSON on
+// stderr, Info and above with -v, else Warn and above.
+func newLogger(format string, verbose bool) (*slog.Logger, error) {
+	lvl := slog.LevelWarn
+	if verbose {
+		lvl = slog.LevelInfo
+	}
+	opts := &slog.HandlerOptions{Level: lvl}
+	switch format {
+	case "", "text":
+		return slog.New(slog.NewTextHandler(os.Stderr, opts)), nil
+	case "json":
+		return slog.New(slog.NewJSONHandler(os.Stderr, opts)), nil
+	}
+	return nil, badInput(fmt.Errorf("--log-format %q: want text or json", format))
+}
+
+// logfOf adapts a logger to the agent's Logf (one Info message per event).
+func logfOf(log *slog.Logger) func(string, ...any) {
+	return func(format string, args ...any) { log.Info(fmt.Sprintf(format, args...)) }
+}
+
+// readTokenFile reads a token file, warning when others can read it.
+func readTokenFile(log *slog.Logger, name string) (string, error) {
+	b, err := os.ReadFile(name)
+	if err != nil {
+		return "", badInput(err)
+	}
+	if w := agent.CheckTokenFile(name); w != "" {
+		log.Warn(w)
+	}
+	return strings.TrimSpace(string(b)), nil
+}
+
+func agentToken(ctx context.Context, args []string) error {
+	fs := newFlagSet("agent token", "agent token FILE", agentHelp+`
+
+token writes a new random token (256 bits, base64url) to FILE with mode 0600
+and prints nothing else; it refuses to overwrite FILE. Give the same file to
+ct-server (--token-file) and ct-client (--token-file).`)
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() != 1 {
+		return badInput(errors.New("agent token: give the file to write, e.g. hetquic agent token ct.token"))
+	}
+	if _, err := agent.WriteTokenFile(fs.Arg(0), rand.Read); err != nil {
+		return badInput(fmt.Errorf("agent token: %w", err))
+	}
+	fmt.Fprintf(os.Stderr, "wrote a new token to %s (mode 0600)\n", fs.Arg(0))
+	return nil
 }
 
 func qlogConfig(dir string) *quic.Config {
@@ -85,23 +157,30 @@ func agentServer(ctx context.Context, args []string) error {
 	listen := fs.String("listen", "", "UDP address to listen on (default 0.0.0.0:4433)")
 	cert := fs.String("cert", "", "PEM certificate chain")
 	key := fs.String("key", "", "PEM private key")
-	self := fs.Bool("self-signed", false, "use a throwaway self-signed certificate (tests, demos)")
+	self := fs.Bool("self-signed", false, "use a self-signed certificate, kept in --state-dir across restarts")
+	stateDir := fs.String("state-dir", "", "with --self-signed: keep the certificate and key here (default $HOME/.local/state/hetquic)")
 	writeCA := fs.String("write-ca", "", "with --self-signed: write the certificate to FILE for clients' --ca")
 	allow := fs.String("allow", "", "upstream app-servers host:port, comma-separated (added to the file's allow-list)")
-	token := fs.String("token", "", "accept one client, id \"default\", with this token (>= 16 characters)")
-	tokenFile := fs.String("token-file", "", "like --token, read from FILE")
-	metrics := fs.String("metrics", "", "serve Prometheus metrics on host:port")
+	token := fs.String("token", "", "accept one client, id \"default\", with this token (>= 96 bits; see agent token)")
+	tokenFile := fs.String("token-file", "", "like --token, read from FILE (make one with: hetquic agent token FILE)")
+	metrics := fs.String("metrics", "", "serve Prometheus metrics and /healthz on host:port")
 	qlogDir := fs.String("qlog-dir", "", "write a qlog trace per connection into DIR")
-	verbose := fs.Bool("v", false, "log connections and refusals to stderr")
+	budget := fs.Int64("memory-budget", 0, "bytes all clients' work may reserve before new work gets 503 (default 512 MiB)")
+	drain := fs.Duration("drain", 10*time.Second, "on Ctrl-C/SIGTERM, let streams in progress finish for up to this long")
+	logFormat := fs.String("log-format", "text", "log format: text or json (stderr)")
+	verbose := fs.Bool("v", false, "log connections and refusals (info level)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
 		return badInput(fmt.Errorf("agent server: unexpected argument %q", fs.Arg(0)))
 	}
+	log, err := newLogger(*logFormat, *verbose)
+	if err != nil {
+		return err
+	}
 	var f agent.ServerFile
 	if *cfgFile != "" {
-		var err error
 		if f, err = agent.LoadServerFile(*cfgFile); err != nil {
 			return badInput(err)
 		}
@@ -116,14 +195,16 @@ func agentServer(ctx context.Context, args []string) error {
 	setStr(&f.Key, *key)
 	setStr(&f.Metrics, *metrics)
 	setStr(&f.QlogDir, *qlogDir)
+	setStr(&f.StateDir, *stateDir)
+	if *budget != 0 {
+		f.MemoryBudget = *budget
+	}
 	f.SelfSigned = f.SelfSigned || *self
 	f.Allow = append(f.Allow, splitList(*allow)...)
 	if *tokenFile != "" {
-		b, err := os.ReadFile(*tokenFile)
-		if err != nil {
-			return badInput(fmt.Errorf("agent server: %w", err))
+		if *token, err = readTokenFile(log, *tokenFile); err != nil {
+			return err
 		}
-		*token = strings.TrimSpace(string(b))
 	}
 	if *token != "" {
 		f.Clients = append(f.Clients, agent.ClientAuth{ID: "default", Token: *token})
@@ -132,7 +213,7 @@ func agentServer(ctx context.Context, args []string) error {
 		f.Listen = "0.0.0.0:4433"
 	}
 	if len(f.Clients) == 0 {
-		return badInput(errors.New("agent server: no clients: give --token, --token-file or clients in --config"))
+		return badInput(errors.New("agent server: no clients: give --token-file (make one with: hetquic agent token FILE), --token or clients in --config"))
 	}
 	if len(f.Allow) == 0 {
 		return badInput(errors.New("agent server: empty allow-list: give --allow or allow in --config (ct-server never forwards anywhere)"))
@@ -140,17 +221,29 @@ func agentServer(ctx context.Context, args []string) error {
 	var tlsConf tls.Config
 	switch {
 	case f.SelfSigned:
-		pair, err := selfsigned.New()
-		if err != nil {
-			return err
-		}
-		tlsConf.Certificates = []tls.Certificate{pair.Cert}
-		if *writeCA != "" {
-			pemCert, _, err := pair.PEM()
+		if f.StateDir == "" {
+			home, err := os.UserHomeDir()
 			if err != nil {
-				return err
+				return badInput(errors.New("agent server: --self-signed needs --state-dir (no home directory)"))
 			}
-			if err := os.WriteFile(*writeCA, pemCert, 0o644); err != nil {
+			f.StateDir = filepath.Join(home, ".local", "state", "hetquic")
+		}
+		var names []string
+		if host, _, err := net.SplitHostPort(f.Listen); err == nil && host != "" && host != "0.0.0.0" && host != "::" {
+			names = append(names, host)
+		}
+		c, certPEM, created, err := agent.LoadOrCreateIdentity(f.StateDir, time.Now(), names...)
+		if err != nil {
+			return badInput(fmt.Errorf("agent server: %w", err))
+		}
+		tlsConf.Certificates = []tls.Certificate{c}
+		if created {
+			log.Warn("made a new self-signed certificate; clients need it as --ca", "state_dir", f.StateDir)
+		} else {
+			log.Info("reusing the self-signed certificate", "state_dir", f.StateDir)
+		}
+		if *writeCA != "" {
+			if err := os.WriteFile(*writeCA, certPEM, 0o644); err != nil {
 				return badInput(fmt.Errorf("agent server: --write-ca: %w", err))
 			}
 		}
@@ -163,22 +256,25 @@ func agentServer(ctx context.Context, args []string) error {
 	default:
 		return badInput(errors.New("agent server: give --cert and --key, or --self-signed"))
 	}
-	logf := func(string, ...any) {}
-	if *verbose {
-		logf = log.New(os.Stderr, "", log.LstdFlags|log.Lmicroseconds).Printf
-	}
 	srv, err := agent.NewServer(agent.ServerConfig{
 		TLS: &tlsConf, QUIC: qlogConfig(f.QlogDir), Clients: f.Clients, Limits: f.Limits, Allow: f.Allow,
-		Prefetch: f.Prefetch, HeaderTimeout: time.Duration(f.HeaderTimeoutMS) * time.Millisecond, Logf: logf,
+		Prefetch: f.Prefetch, HeaderTimeout: time.Duration(f.HeaderTimeoutMS) * time.Millisecond, Logf: logfOf(log),
+		MemoryBudget: f.MemoryBudget,
 	})
 	if err != nil {
 		return badInput(err)
+	}
+	if os.Getenv("GOMEMLIMIT") == "" {
+		// The budget bounds what work reserves; a soft limit a little
+		// above twice it makes the GC work before the heap doubles past it.
+		debug.SetMemoryLimit(2*max(f.MemoryBudget, agent.DefaultMemoryBudget) + 64<<20)
 	}
 	pc, err := net.ListenPacket("udp", f.Listen)
 	if err != nil {
 		return badInput(fmt.Errorf("agent server: listen %s: %w", f.Listen, err))
 	}
-	stopMetrics, err := serveMetrics(f.Metrics, srv.WriteMetrics)
+	warnNonLoopback(log, "--listen", pc.LocalAddr(), "ct-server is reachable from other hosts (as a cloud ct-server must be): only the tokens keep them out")
+	stopMetrics, err := serveMetrics(f.Metrics, srv.Registry(), srv.Health, log)
 	if err != nil {
 		pc.Close()
 		return err
@@ -189,7 +285,12 @@ func agentServer(ctx context.Context, args []string) error {
 	go func() { done <- srv.Serve(pc) }()
 	select {
 	case <-ctx.Done():
-		srv.Close()
+		dctx, cancel := context.WithTimeout(context.Background(), *drain)
+		defer cancel()
+		log.Info("draining", "for", drain.String())
+		if err := srv.Shutdown(dctx); err != nil {
+			log.Warn(err.Error())
+		}
 		return <-done
 	case err := <-done:
 		srv.Close()
@@ -213,18 +314,22 @@ func agentClient(ctx context.Context, args []string) error {
 	stall := fs.Duration("stall-timeout", 0, "silence after which a response's path is checked and the stream moved (default 800ms)")
 	cacheDir := fs.String("cache-dir", "", "prefetch cache directory (enables prefetch)")
 	cacheBytes := fs.Int64("cache-bytes", 256<<20, "prefetch cache size bound in bytes")
-	metrics := fs.String("metrics", "", "serve Prometheus metrics on host:port")
+	metrics := fs.String("metrics", "", "serve Prometheus metrics and /healthz on host:port")
 	qlogDir := fs.String("qlog-dir", "", "write a qlog trace per connection into DIR")
-	verbose := fs.Bool("v", false, "log connections, stalls and migrations to stderr")
+	logFormat := fs.String("log-format", "text", "log format: text or json (stderr)")
+	verbose := fs.Bool("v", false, "log connections, stalls and migrations (info level)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
 		return badInput(fmt.Errorf("agent client: unexpected argument %q", fs.Arg(0)))
 	}
+	log, err := newLogger(*logFormat, *verbose)
+	if err != nil {
+		return err
+	}
 	var f agent.ClientFile
 	if *cfgFile != "" {
-		var err error
 		if f, err = agent.LoadClientFile(*cfgFile); err != nil {
 			return badInput(err)
 		}
@@ -269,11 +374,9 @@ func agentClient(ctx context.Context, args []string) error {
 		f.ServerName = host
 	}
 	if f.TokenFile != "" {
-		b, err := os.ReadFile(f.TokenFile)
-		if err != nil {
-			return badInput(fmt.Errorf("agent client: %w", err))
+		if f.Token, err = readTokenFile(log, f.TokenFile); err != nil {
+			return err
 		}
-		f.Token = strings.TrimSpace(string(b))
 	}
 	if f.Token == "" {
 		return badInput(errors.New("agent client: give --token or --token-file"))
@@ -305,19 +408,13 @@ func agentClient(ctx context.Context, args []string) error {
 			return badInput(fmt.Errorf("agent client: %w", err))
 		}
 	}
-	tlsConf := &tls.Config{}
+	cfg.TLS = &tls.Config{}
 	if f.CA != "" {
-		pemData, err := os.ReadFile(f.CA)
-		if err != nil {
+		if _, err := agent.LoadCAFile(f.CA); err != nil {
 			return badInput(fmt.Errorf("agent client: --ca: %w", err))
 		}
-		pool := x509.NewCertPool()
-		if !pool.AppendCertsFromPEM(pemData) {
-			return badInput(fmt.Errorf("agent client: --ca %s: no PEM certificate", f.CA))
-		}
-		tlsConf.RootCAs = pool
+		cfg.CAFile = f.CA // re-read before every dial
 	}
-	cfg.TLS = tlsConf
 	if f.Cache != nil {
 		ttl := time.Duration(f.Cache.DefaultTTLS) * time.Second
 		if ttl == 0 {
@@ -327,9 +424,7 @@ func agentClient(ctx context.Context, args []string) error {
 			return badInput(fmt.Errorf("agent client: %w", err))
 		}
 	}
-	if *verbose {
-		cfg.Logf = log.New(os.Stderr, "", log.LstdFlags|log.Lmicroseconds).Printf
-	}
+	cfg.Logf = logfOf(log)
 	if len(f.Listen) == 0 {
 		f.Listen = []string{"127.0.0.1:8080"}
 	}
@@ -342,6 +437,7 @@ func agentClient(ctx context.Context, args []string) error {
 			}
 			return badInput(fmt.Errorf("agent client: listen %s: %w", a, err))
 		}
+		warnNonLoopback(log, "--listen", l.Addr(), "ct-client's proxy has no authentication: anyone who reaches it uses this client's token")
 		ls = append(ls, l)
 	}
 	c, err := agent.NewClient(cfg)
@@ -352,7 +448,12 @@ func agentClient(ctx context.Context, args []string) error {
 		return badInput(err)
 	}
 	defer c.Close()
-	stopMetrics, err := serveMetrics(f.Metrics, c.WriteMetrics)
+	stopMetrics, err := serveMetrics(f.Metrics, c.Registry(), func() error {
+		if c.Ready() == 0 {
+			return errors.New("no path connected to ct-server")
+		}
+		return nil
+	}, log)
 	if err != nil {
 		for _, l := range ls {
 			l.Close()
@@ -371,4 +472,55 @@ func agentClient(ctx context.Context, args []string) error {
 	case err := <-errs:
 		return err
 	}
+}
+
+func agentAbuse(ctx context.Context, args []string) error {
+	fs := newFlagSet("agent abuse", "agent abuse [--full] [--md] [-v]", agentHelp+`
+
+abuse starts a real ct-server process (this binary, default configuration)
+on loopback, runs one misbehaving authenticated client (connections beyond
+max_conns, thousands of unread requests, unread CONNECT tunnels, a prefetch
+flood, handshakes that never say hello) beside a good ct-client that checks
+every byte, and reports ct-server's peak RSS and the good client's latency.
+It exits 1 when a bound is broken (agent/README.md, "Abuse").`)
+	full := fs.Bool("full", false, "the issue's size (4x the CI size; about a minute)")
+	md := fs.Bool("md", false, "print the README's markdown block")
+	verbose := fs.Bool("v", false, "progress and ct-server's log on stderr")
+	maxRSS := fs.Int64("max-rss-mib", 0, "bound on ct-server's peak RSS in MiB (default 400)")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	cfg := abuse.Default
+	command := "hetquic agent abuse --md"
+	if *full {
+		cfg, command = abuse.Full, "hetquic agent abuse --full --md"
+	}
+	if *maxRSS > 0 {
+		cfg.MaxRSSBytes = *maxRSS << 20
+	}
+	cfg.Server = func(args ...string) *exec.Cmd {
+		return exec.Command(exe, append([]string{"agent", "server"}, args...)...)
+	}
+	if *verbose {
+		cfg.Log = os.Stderr
+	}
+	rep, err := abuse.Run(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	if *md {
+		load, _ := os.ReadFile("/proc/loadavg")
+		rep.Markdown(os.Stdout, command, "loadavg "+string(load), time.Now())
+	} else {
+		fmt.Printf("peak RSS %d MiB, good p50 %v p99 %v over %d requests, %d bytes checked, %d failed\n",
+			rep.PeakRSS>>20, rep.P50.Round(time.Millisecond), rep.P99.Round(time.Millisecond), rep.GoodReqs, rep.BytesOK, rep.GoodFailed)
+	}
+	if !rep.Passed() {
+		return fmt.Errorf("agent abuse: %s", strings.Join(rep.Violations, "; "))
+	}
+	return nil
 }

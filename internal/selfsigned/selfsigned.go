@@ -24,7 +24,11 @@ type Pair struct {
 
 // New makes a certificate valid for a day for localhost, 127.0.0.0/8's
 // usual addresses and the given extra names or IP addresses.
-func New(names ...string) (*Pair, error) {
+func New(names ...string) (*Pair, error) { return NewValid(24*time.Hour, names...) }
+
+// NewValid is New with a validity of its own: a certificate kept across
+// restarts (the agent's --state-dir) lives longer than a test's.
+func NewValid(validity time.Duration, names ...string) (*Pair, error) {
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
 		return nil, err
@@ -37,7 +41,7 @@ func New(names ...string) (*Pair, error) {
 		SerialNumber:          serial,
 		Subject:               pkix.Name{CommonName: "hetquic self-signed"},
 		NotBefore:             time.Now().Add(-time.Hour),
-		NotAfter:              time.Now().Add(24 * time.Hour),
+		NotAfter:              time.Now().Add(validity),
 		KeyUsage:              x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign,
 		ExtKeyUsage:           []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth},
 		BasicConstraintsValid: true,

@@ -1,0 +1,436 @@
+// Package abuse is the agent's load-and-abuse test (issue 12): a real
+// ct-server process under its default configuration, one misbehaving
+// authenticated client beside a well-behaved one, all on loopback. The
+// misbehaving client opens more connections than it may, thousands of
+// requests it never reads, CONNECT tunnels that download and are never
+// read, a flood of prefetch hints, and hundreds of QUIC handshakes that
+// never say hello. Meanwhile the good client downloads through ct-client
+// and checks every byte. Run reports ct-server's peak RSS, the good
+// client's latency and the bytes it checked, and whether they stayed within
+// the stated bounds.
+package abuse
+
+import (
+	"bufio"
+	"context"
+	"crypto/rand"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/netip"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/hetquic/hetquic/agent"
+	"github.com/hetquic/hetquic/origin"
+)
+
+// Config sizes a run. Zero fields take the CI size (Default).
+type Config struct {
+	// Server starts "hetquic agent server" with args (the harness adds
+	// everything after "agent server"): a real process, so that its RSS is
+	// ct-server's alone.
+	Server func(args ...string) *exec.Cmd
+	// Abuse lasts this long after the misbehaving client has started.
+	Duration time.Duration
+	// What the misbehaving client does.
+	Conns      int // connections with a good hello (more than max_conns)
+	Streams    int // requests never read, over all its connections
+	Tunnels    int // CONNECT tunnels that download BigBytes and are never read
+	Hints      int // prefetch hints
+	Handshakes int // QUIC handshakes that never say hello
+	Sources    int // loopback source addresses the handshakes come from
+	BigBytes   int // what each unread request and tunnel asks for
+	// What the good client does: GoodWorkers loops of GETs of GoodBytes.
+	GoodWorkers int
+	GoodBytes   int
+	// Bounds the run must keep.
+	MaxRSSBytes int64
+	MaxP99      time.Duration
+	Log         io.Writer // progress lines (nil: none)
+}
+
+// Default is the CI size: about 25 s on two shared cores.
+var Default = Config{
+	Duration: 10 * time.Second, Conns: 12, Streams: 4000, Tunnels: 300, Hints: 2000,
+	Handshakes: 600, Sources: 40, BigBytes: 5_000_000, GoodWorkers: 2, GoodBytes: 200_000,
+	MaxRSSBytes: 400 << 20, MaxP99: 2 * time.Second,
+}
+
+// Full is the issue's size: four times the streams, tunnels and hints.
+var Full = Config{
+	Duration: 20 * time.Second, Conns: 16, Streams: 16000, Tunnels: 1200, Hints: 8000,
+	Handshakes: 5000, Sources: 100, BigBytes: 5_000_000, GoodWorkers: 2, GoodBytes: 200_000,
+	MaxRSSBytes: 400 << 20, MaxP99: 2 * time.Second,
+}
+
+func (c Config) withDefaults() Config {
+	d := Default
+	set := func(dst *int, v int) {
+		if v != 0 {
+			*dst = v
+		}
+	}
+	if c.Duration != 0 {
+		d.Duration = c.Duration
+	}
+	set(&d.Conns, c.Conns)
+	set(&d.Streams, c.Streams)
+	set(&d.Tunnels, c.Tunnels)
+	set(&d.Hints, c.Hints)
+	set(&d.Handshakes, c.Handshakes)
+	set(&d.Sources, c.Sources)
+	set(&d.BigBytes, c.BigBytes)
+	set(&d.GoodWorkers, c.GoodWorkers)
+	set(&d.GoodBytes, c.GoodBytes)
+	if c.MaxRSSBytes != 0 {
+		d.MaxRSSBytes = c.MaxRSSBytes
+	}
+	if c.MaxP99 != 0 {
+		d.MaxP99 = c.MaxP99
+	}
+	d.Server, d.Log = c.Server, c.Log
+	return d
+}
+
+// Report is what a run measured.
+type Report struct {
+	Config     Config
+	PeakRSS    int64         // ct-server's VmHWM
+	BaseRSS    int64         // its RSS before the abuse began
+	GoodReqs   int           // good requests completed
+	GoodFailed int           // good requests that failed or had a wrong byte
+	BytesOK    int64         // bytes the good client checked, all correct
+	P50, P99   time.Duration // good request latency
+	Accepted   Counts        // what ct-server admitted of the abuse
+	LimitHits  map[string]float64
+	Elapsed    time.Duration
+	Violations []string // bounds broken; empty: the run passed
+}
+
+// Counts is what the misbehaving client got through.
+type Counts struct {
+	Conns, Streams, Tunnels, Hints, Handshakes int64
+}
+
+// Passed reports whether every bound held.
+func (r *Report) Passed() bool { return len(r.Violations) == 0 }
+
+// Run runs the test. It fails only when it cannot run; broken bounds are
+// in Report.Violations.
+func Run(ctx context.Context, cfg Config) (*Report, error) {
+	cfg = cfg.withDefaults()
+	if cfg.Server == nil {
+		return nil, errors.New("abuse: no ct-server command")
+	}
+	logf := func(format string, args ...any) {
+		if cfg.Log != nil {
+			fmt.Fprintf(cfg.Log, format+"\n", args...)
+		}
+	}
+	start := time.Now()
+	dir, err := os.MkdirTemp("", "hetquic-abuse-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(dir)
+
+	// The app-server: HTTP/1.1 on loopback, in this process.
+	upL, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, err
+	}
+	upSrv := origin.ServeTCP(upL, nil)
+	defer upSrv.Close()
+	up := upL.Addr().String()
+
+	// ct-server: default limits, two clients.
+	goodTok, err := agent.NewToken(rand.Read)
+	if err != nil {
+		return nil, err
+	}
+	badTok, err := agent.NewToken(rand.Read)
+	if err != nil {
+		return nil, err
+	}
+	conf := filepath.Join(dir, "server.yaml")
+	if err := os.WriteFile(conf, fmt.Appendf(nil, "allow: [%s]\nclients:\n  - {id: good, token: %q}\n  - {id: bad, token: %q}\n", up, goodTok, badTok), 0o600); err != nil {
+		return nil, err
+	}
+	udpAddr, err := freeUDP()
+	if err != nil {
+		return nil, err
+	}
+	metricsAddr, err := freeTCP()
+	if err != nil {
+		return nil, err
+	}
+	ca := filepath.Join(dir, "ca.pem")
+	cmd := cfg.Server("--config", conf, "--listen", udpAddr, "--self-signed", "--state-dir", filepath.Join(dir, "state"),
+		"--write-ca", ca, "--metrics", metricsAddr, "--drain", "1s")
+	cmd.Stderr = nil
+	if cfg.Log != nil {
+		cmd.Stderr = cfg.Log
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("abuse: start ct-server: %w", err)
+	}
+	defer func() {
+		cmd.Process.Signal(syscall.SIGTERM)
+		done := make(chan struct{})
+		go func() { cmd.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(5 * time.Second):
+			cmd.Process.Kill()
+			<-done
+		}
+	}()
+	pid := cmd.Process.Pid
+	if err := waitHealthy(ctx, metricsAddr); err != nil {
+		return nil, fmt.Errorf("abuse: ct-server did not come up: %w", err)
+	}
+	rep := &Report{Config: cfg, BaseRSS: readStatus(pid, "VmRSS")}
+	logf("abuse: ct-server pid %d on %s, RSS %d MiB before the abuse", pid, udpAddr, rep.BaseRSS>>20)
+
+	// The good client: a real ct-client and an app behind it.
+	good, proxy, err := startGood(udpAddr, ca, goodTok)
+	if err != nil {
+		return nil, err
+	}
+	defer good.Close()
+	rctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var gw sync.WaitGroup
+	var lat []time.Duration
+	var latMu sync.Mutex
+	var bytesOK atomic.Int64
+	var failed atomic.Int64
+	for range cfg.GoodWorkers {
+		gw.Go(func() {
+			tr := &http.Transport{Proxy: http.ProxyURL(proxy), DisableCompression: true}
+			defer tr.CloseIdleConnections()
+			hc := &http.Client{Transport: tr, Timeout: 30 * time.Second}
+			for rctx.Err() == nil {
+				t0 := time.Now()
+				n, err := getChecked(rctx, hc, fmt.Sprintf("http://%s/bytes/%d", up, cfg.GoodBytes), cfg.GoodBytes)
+				if rctx.Err() != nil {
+					return
+				}
+				if err != nil {
+					failed.Add(1)
+					logf("abuse: good request: %v", err)
+					continue
+				}
+				latMu.Lock()
+				lat = append(lat, time.Since(t0))
+				latMu.Unlock()
+				bytesOK.Add(n)
+			}
+		})
+	}
+
+	// The misbehaving client.
+	peak := atomic.Int64{}
+	var sw sync.WaitGroup
+	sw.Go(func() { // sample RSS: VmHWM is the kernel's own peak, this is a cross-check
+		for rctx.Err() == nil {
+			if v := readStatus(pid, "VmRSS"); v > peak.Load() {
+				peak.Store(v)
+			}
+			sleep(rctx, 50*time.Millisecond)
+		}
+	})
+	bad := &badClient{addr: udpAddr, ca: ca, token: badTok, up: up, cfg: cfg, logf: logf}
+	abuseCtx, stopAbuse := context.WithTimeout(rctx, cfg.Duration)
+	defer stopAbuse()
+	bad.run(abuseCtx)
+	<-abuseCtx.Done()
+	cancel()
+	gw.Wait()
+	sw.Wait()
+	rep.PeakRSS = max(readStatus(pid, "VmHWM"), peak.Load())
+	rep.LimitHits = scrapeLimitHits(metricsAddr)
+	bad.close()
+	rep.Accepted = bad.counts()
+	slices.Sort(lat)
+	rep.GoodReqs, rep.GoodFailed, rep.BytesOK = len(lat), int(failed.Load()), bytesOK.Load()
+	rep.P50, rep.P99 = quantile(lat, 0.50), quantile(lat, 0.99)
+	rep.Elapsed = time.Since(start)
+	if rep.PeakRSS > cfg.MaxRSSBytes {
+		rep.Violations = append(rep.Violations, fmt.Sprintf("ct-server peak RSS %d MiB > %d MiB", rep.PeakRSS>>20, cfg.MaxRSSBytes>>20))
+	}
+	if rep.P99 > cfg.MaxP99 {
+		rep.Violations = append(rep.Violations, fmt.Sprintf("good client's p99 %v > %v", rep.P99.Round(time.Millisecond), cfg.MaxP99))
+	}
+	if rep.GoodFailed > 0 {
+		rep.Violations = append(rep.Violations, fmt.Sprintf("%d good requests failed or had a wrong byte", rep.GoodFailed))
+	}
+	if rep.GoodReqs < 10 {
+		rep.Violations = append(rep.Violations, fmt.Sprintf("only %d good requests completed", rep.GoodReqs))
+	}
+	return rep, nil
+}
+
+// quantile is the nearest-rank q-quantile of sorted samples.
+func quantile(sorted []time.Duration, q float64) time.Duration {
+	if len(sorted) == 0 {
+		return 0
+	}
+	i := int(q*float64(len(sorted))+0.999999) - 1
+	return sorted[min(max(i, 0), len(sorted)-1)]
+}
+
+func sleep(ctx context.Context, d time.Duration) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-ctx.Done():
+	}
+}
+
+func freeUDP() (string, error) {
+	pc, err := net.ListenPacket("udp", "127.0.0.1:0")
+	if err != nil {
+		return "", err
+	}
+	defer pc.Close()
+	return pc.LocalAddr().String(), nil
+}
+
+func freeTCP() (string, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", err
+	}
+	defer l.Close()
+	return l.Addr().String(), nil
+}
+
+func waitHealthy(ctx context.Context, metrics string) error {
+	ctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+	defer cancel()
+	for {
+		resp, err := http.Get("http://" + metrics + "/healthz")
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == 200 {
+				return nil
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("%w (last: %v)", ctx.Err(), err)
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
+// readStatus reads a "kB" field of /proc/PID/status in bytes (0 if it
+// cannot: not Linux, or the process is gone).
+func readStatus(pid int, field string) int64 {
+	f, err := os.Open(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if v, ok := strings.CutPrefix(sc.Text(), field+":"); ok {
+			kb, _ := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
+			return kb << 10
+		}
+	}
+	return 0
+}
+
+// scrapeLimitHits reads ct_server_limit_hits_total by limit.
+func scrapeLimitHits(metrics string) map[string]float64 {
+	out := map[string]float64{}
+	resp, err := http.Get("http://" + metrics + "/metrics")
+	if err != nil {
+		return out
+	}
+	defer resp.Body.Close()
+	sc := bufio.NewScanner(resp.Body)
+	for sc.Scan() {
+		rest, ok := strings.CutPrefix(sc.Text(), `ct_server_limit_hits_total{limit="`)
+		if !ok {
+			continue
+		}
+		name, val, ok := strings.Cut(rest, `"} `)
+		if v, err := strconv.ParseFloat(val, 64); ok && err == nil {
+			out[name] = v
+		}
+	}
+	return out
+}
+
+func startGood(server, ca, token string) (*agent.Client, *url.URL, error) {
+	c, err := agent.NewClient(agent.ClientConfig{Server: server, ServerName: "localhost", CAFile: ca, TLS: &tls.Config{},
+		Token: token, Paths: []agent.LocalPath{{Name: "lo", Addr: netip.MustParseAddr("127.0.0.1")}}})
+	if err != nil {
+		return nil, nil, err
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		c.Close()
+		return nil, nil, err
+	}
+	go c.Serve(l)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := c.WaitReady(ctx, 1); err != nil {
+		c.Close()
+		return nil, nil, fmt.Errorf("abuse: good client: %w", err)
+	}
+	u, _ := url.Parse("http://" + l.Addr().String())
+	return c, u, nil
+}
+
+// getChecked fetches u and checks every byte against the origin pattern.
+func getChecked(ctx context.Context, hc *http.Client, u string, size int) (int64, error) {
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+	resp, err := hc.Do(req)
+	if err != nil {
+		return 0, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != 200 {
+		return 0, fmt.Errorf("status %d", resp.StatusCode)
+	}
+	buf := make([]byte, 32<<10)
+	var n int64
+	for {
+		k, err := resp.Body.Read(buf)
+		for i := range k {
+			if buf[i] != origin.PatternByte(n+int64(i)) {
+				return n, fmt.Errorf("byte %d wrong", n+int64(i))
+			}
+		}
+		n += int64(k)
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return n, err
+		}
+	}
+	if n != int64(size) {
+		return n, fmt.Errorf("%d of %d bytes", n, size)
+	}
+	return n, nil
+}

@@ -1,0 +1,152 @@
+package agent
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"net/http"
+	"net/netip"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/quic-go/quic-go"
+)
+
+func TestTokenBits(t *testing.T) {
+	for _, tc := range []struct {
+		tok  string
+		weak bool
+	}{
+		{"aaaaaaaaaaaaaaaa", true},
+		{"passwordpassword", true},
+		{"abcdefghijklmnop", true},
+		{"0123456789abcdef01", true},
+		{"5f2b9c0e7d41a8b36e90c4d2f17a5b83", false}, // openssl rand -hex 16
+		{"Zq3vX9kLm2Rt8WpB4nYc7Hs1Jd6Fg0Ae5Ui-Qo_Kx2M", false},
+		{testToken, false},
+	} {
+		if weak := TokenBits(tc.tok) < MinTokenBits; weak != tc.weak {
+			t.Errorf("%q: %.0f bits, weak %v, want %v", tc.tok, TokenBits(tc.tok), weak, tc.weak)
+		}
+	}
+	p := testPair(t)
+	_, err := NewServer(ServerConfig{TLS: &tls.Config{Certificates: []tls.Certificate{p.Cert}},
+		Clients: []ClientAuth{{ID: "a", Token: "passwordpassword"}}})
+	if err == nil || !strings.Contains(err.Error(), "token too weak") {
+		t.Fatalf("weak token: %v", err)
+	}
+}
+
+// TestLoginBackoff: free failures, then blocks that double up to the cap;
+// a success clears the address.
+func TestLoginBackoff(t *testing.T) {
+	var b loginBackoff
+	a := netip.MustParseAddr("192.0.2.1")
+	t0 := time.Unix(1000, 0)
+	now := t0
+	for i := range loginFreeFailures {
+		if b.blocked(a, now) {
+			t.Fatalf("blocked after %d failures", i)
+		}
+		b.fail(a, now)
+	}
+	want := []time.Duration{0, time.Second, 2 * time.Second, 4 * time.Second}
+	for i, w := range want {
+		if w > 0 && !b.blocked(a, now) {
+			t.Fatalf("step %d: not blocked", i)
+		}
+		now = now.Add(w)
+		if b.blocked(a, now) {
+			t.Fatalf("step %d: still blocked after %v", i, w)
+		}
+		b.fail(a, now)
+	}
+	for range 20 {
+		b.fail(a, now)
+	}
+	if !b.blocked(a, now.Add(loginMaxBlock-time.Millisecond)) || b.blocked(a, now.Add(loginMaxBlock)) {
+		t.Fatal("block not capped at loginMaxBlock")
+	}
+	b.succeed(a)
+	if b.blocked(a, now) {
+		t.Fatal("success did not clear")
+	}
+	if other := netip.MustParseAddr("192.0.2.2"); b.blocked(other, now) {
+		t.Fatal("another address blocked")
+	}
+}
+
+// TestServerWideLimits: the memory budget (503 + Retry-After), connections
+// per client, pre-auth connections per source address; each bites and is
+// counted.
+func TestServerWideLimits(t *testing.T) {
+	up := startUpstream(t)
+	ts := startServer(t, "", func(c *ServerConfig) {
+		c.MemoryBudget = StreamCost // one request at a time, all clients
+		c.Limits = Limits{MaxConns: 2}
+		c.MaxPreAuthPerSource = 2
+		c.HelloTimeout = 2 * time.Second
+	}, up.hostport)
+	tc := startClient(t, ts, 3, false, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := tc.WaitReady(ctx, 2); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(300 * time.Millisecond)
+	if n := tc.Ready(); n != 2 {
+		t.Fatalf("%d paths connected with max_conns 2", n)
+	}
+	// Memory budget: a POST (not retried) beside a running request.
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		if resp, err := tc.hc.Get(up.URL + "/slow"); err == nil {
+			resp.Body.Close()
+		}
+	})
+	waitFor(t, func() bool { return ts.reserved.Load() > 0 }, "first request admitted")
+	resp, err := tc.hc.Post(up.URL+"/slow", "text/plain", strings.NewReader("x"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusServiceUnavailable || resp.Header.Get("Retry-After") == "" {
+		t.Fatalf("over the memory budget: %d (Retry-After %q), want 503 with Retry-After", resp.StatusCode, resp.Header.Get("Retry-After"))
+	}
+	wg.Wait()
+	// Pre-auth: connections that never say hello, from one address.
+	var conns []*quic.Conn
+	defer func() {
+		for _, c := range conns {
+			c.CloseWithError(0, "")
+		}
+	}()
+	refused := 0
+	for range 4 {
+		c, err := quic.DialAddr(ctx, ts.addr, &tls.Config{RootCAs: ts.pool.RootCAs, ServerName: "localhost", NextProtos: []string{ALPN}}, nil)
+		var te *quic.TransportError
+		if errors.As(err, &te) && te.ErrorCode == quic.ConnectionRefused {
+			refused++ // before the TLS handshake
+			continue
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		conns = append(conns, c)
+	}
+	if refused != 2 {
+		t.Fatalf("%d of 4 hello-less connections from one address refused, want 2", refused)
+	}
+	var sb strings.Builder
+	ts.WriteMetrics(&sb)
+	for _, want := range []string{`limit="memory_budget"} 1`, `limit="conns"}`, `limit="preauth_source"} 2`} {
+		if !strings.Contains(sb.String(), want) {
+			t.Errorf("metrics lack %q", want)
+		}
+	}
+	if strings.Contains(sb.String(), `limit="conns"} 0`) {
+		t.Error("conns limit not counted")
+	}
+}

@@ -1,0 +1,208 @@
+package agent
+
+import (
+	"bytes"
+	"encoding/json"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+)
+
+// Fuzz targets for every parser of ct-client and ct-server input (issue 12
+// §9). Seeds live in testdata/fuzz/<target>; "go test" runs them, "go test
+// -run X -fuzz FuzzParseTarget ./agent" fuzzes one. Each target checks
+// what an accepted input promises, not only that nothing panics.
+
+func oneLineErr(t *testing.T, err error) {
+	if err != nil && strings.Contains(err.Error(), "\n") {
+		t.Fatalf("error is not one line: %q", err)
+	}
+}
+
+// FuzzParseTarget: a stream's request head → what ct-server does with it.
+// An accepted upstream is canonical (lower case, explicit port), so the
+// allow-list compares like with like.
+func FuzzParseTarget(f *testing.F) {
+	for _, s := range []string{
+		"GET http://App.Example:80/x HTTP/1.1\r\nHost: a\r\n\r\n",
+		"CONNECT [::1]:443 HTTP/1.1\r\nHost: x\r\n\r\n",
+		"GET /_ct/prefetch?url=http%3A%2F%2Fapp%2Fbig HTTP/1.1\r\nHost: ct\r\n\r\n",
+		"GET /_ct/hello HTTP/1.1\r\nHost: ct\r\nAuthorization: Bearer x\r\n\r\n",
+		"GET http://u:p@app/ HTTP/1.1\r\nHost: a\r\n\r\n",
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		req, err := newHeadReader(bytes.NewReader(data)).readRequest()
+		if err != nil {
+			return
+		}
+		tg, err := ParseTarget(req)
+		oneLineErr(t, err)
+		if err != nil {
+			return
+		}
+		switch tg.Kind {
+		case KindForward, KindConnect, KindPrefetch:
+			again, err := normHostPort(tg.Upstream, "")
+			if err != nil || again != tg.Upstream {
+				t.Fatalf("upstream %q not canonical: %q, %v", tg.Upstream, again, err)
+			}
+		case KindHello, KindPing:
+		default:
+			t.Fatalf("kind %v", tg.Kind)
+		}
+	})
+}
+
+// FuzzNormHostPort: the allow-list key; idempotent, a real port.
+func FuzzNormHostPort(f *testing.F) {
+	for _, s := range []string{"app:80", "APP.", "[::ffff:127.0.0.1]:8080", "127.1", "a%2f@b:1", "[::1", "h:0"} {
+		f.Add(s, "80")
+		f.Add(s, "")
+	}
+	f.Fuzz(func(t *testing.T, hp, def string) {
+		out, err := normHostPort(hp, def)
+		oneLineErr(t, err)
+		if err != nil {
+			return
+		}
+		again, err := normHostPort(out, "")
+		if err != nil || again != out {
+			t.Fatalf("%q → %q → %q, %v", hp, out, again, err)
+		}
+		if strings.ToLower(out) != out {
+			t.Fatalf("%q not lower case", out)
+		}
+	})
+}
+
+// FuzzResumeHeaders: the tunnel resume request (Ct-Session,
+// Ct-Resume-Down) and answer (Ct-Resume-Up).
+func FuzzResumeHeaders(f *testing.F) {
+	f.Add("0123456789abcdef0123456789abcdef", "1048576", "5", int64(0), int64(10))
+	f.Add("new", "-1", "x", int64(5), int64(4))
+	f.Add("0123456789ABCDEF0123456789ABCDEF", "+3", "10", int64(10), int64(10))
+	f.Fuzz(func(t *testing.T, id, down, up string, low, high int64) {
+		h := http.Header{}
+		h.Set(hdrSession, id)
+		h.Set(hdrResumeDown, down)
+		gotID, from, err := parseResume(h)
+		oneLineErr(t, err)
+		if err == nil && (from < 0 || len(gotID) != 32 || gotID != h.Get(hdrSession)) {
+			t.Fatalf("accepted id %q from %d", gotID, from)
+		}
+		n, err := parseResumeUp(up, low, high)
+		oneLineErr(t, err)
+		if err == nil && (n < low || n > high) {
+			t.Fatalf("resume-up %d outside %d..%d", n, low, high)
+		}
+	})
+}
+
+// FuzzReadPush: a push stream from ct-server. An accepted push is a 200
+// for an absolute http:// URL.
+func FuzzReadPush(f *testing.F) {
+	f.Add([]byte("HTTP/1.1 200 OK\r\nCt-Push-Url: http://app/x\r\nContent-Length: 3\r\n\r\nabc"))
+	f.Add([]byte("HTTP/1.1 200 OK\r\nCt-Push-Url: file:///etc/passwd\r\n\r\n"))
+	f.Add([]byte("HTTP/1.1 302 Found\r\nCt-Push-Url: http://app/x\r\n\r\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		u, resp, err := readPush(bytes.NewReader(data))
+		oneLineErr(t, err)
+		if err != nil {
+			return
+		}
+		defer resp.Body.Close()
+		if resp.StatusCode != 200 || resp.Header.Get(hdrPushURL) != "" {
+			t.Fatalf("accepted status %d, header left %q", resp.StatusCode, resp.Header.Get(hdrPushURL))
+		}
+		if _, err := upstreamOf(u); err != nil {
+			t.Fatalf("accepted URL %q: %v", u, err)
+		}
+	})
+}
+
+// FuzzCacheMeta: a cache entry's metadata file found at start-up.
+func FuzzCacheMeta(f *testing.F) {
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	f.Add([]byte(`{"url":"http://app/x","status":200,"header":{"Etag":["\"1\""]},"stored":"2025-12-31T23:00:00Z","expires":"2026-01-01T01:00:00Z","size":3}`), int64(3))
+	f.Add([]byte(`{"url":"http://app/x","status":0,"expires":"2027-01-01T00:00:00Z","size":3}`), int64(3))
+	f.Add([]byte(`{"url":`), int64(0))
+	f.Fuzz(func(t *testing.T, data []byte, size int64) {
+		var probe struct {
+			URL string `json:"url"`
+		}
+		_ = json.Unmarshal(data, &probe) // the key the file would be stored under
+		m, err := parseCacheMeta(keyOf(probe.URL), data, size, now)
+		oneLineErr(t, err)
+		if err != nil {
+			return
+		}
+		if m.Status < 200 || m.Status > 299 || m.Size != size || !now.Before(m.Expires) {
+			t.Fatalf("accepted %+v", m)
+		}
+	})
+}
+
+// FuzzServerFile and FuzzClientFile: the YAML configurations.
+func FuzzServerFile(f *testing.F) {
+	f.Add([]byte(sampleServerYAML))
+	f.Add([]byte("listen: [1, 2]\n"))
+	f.Add([]byte("clients:\n  - {id: a, token: short}\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		sf, err := ParseServerFile("s.yaml", data)
+		if err != nil {
+			return
+		}
+		for _, c := range sf.Clients {
+			if c.ID == "" || len(c.Token) < 16 {
+				t.Fatalf("accepted client %+v", c)
+			}
+		}
+		if sf.HeaderTimeoutMS < 0 || sf.MemoryBudget < 0 {
+			t.Fatalf("accepted negative values: %+v", sf)
+		}
+	})
+}
+
+func FuzzClientFile(f *testing.F) {
+	f.Add([]byte(sampleClientYAML))
+	f.Add([]byte("conns_per_path: 9\n"))
+	f.Add([]byte("cache: {dir: \"\", max_bytes: -1}\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		cf, err := ParseClientFile("c.yaml", data)
+		if err != nil {
+			return
+		}
+		if cf.ConnsPerPath < 0 || cf.ConnsPerPath > MaxLanes || cf.StallTimeoutMS < 0 || cf.IdleTimeoutMS < 0 {
+			t.Fatalf("accepted %+v", cf)
+		}
+		if cf.Cache != nil && (cf.Cache.Dir == "" || cf.Cache.MaxBytes <= 0) {
+			t.Fatalf("accepted cache %+v", cf.Cache)
+		}
+	})
+}
+
+const sampleServerYAML = `listen: 127.0.0.1:4433
+self_signed: true
+state_dir: /var/lib/hetquic
+allow: [app.internal:80]
+prefetch: [http://app.internal/x]
+limits: {max_streams: 10, max_tunnels: 4, max_conns: 2, max_prefetch: 1, max_buffer_bytes: 1000000, rate_bytes_per_sec: 1000000}
+clients:
+  - {id: alice, token: 0123456789abcdef01, limits: {max_bytes: 100}}
+memory_budget: 100000000
+`
+
+const sampleClientYAML = `server: ct.example:4433
+ca: ca.pem
+token_file: token
+paths: [wifi=192.168.1.23, lte=10.64.0.7]
+conns_per_path: 2
+listen: [127.0.0.1:8080]
+scheduler: priority
+app_rule: header:X-App
+priority: {video: 1}
+cache: {dir: /tmp/c, max_bytes: 1000}
+`
