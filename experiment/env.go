@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 
 	"github.com/hetquic/hetquic/pathsel"
 	"github.com/hetquic/hetquic/scenario"
@@ -44,6 +45,7 @@ type table struct {
 	tct    [][]float64 // [round][path] ms
 	size   []int       // [round]
 	truth  [][]Moments // [round][path] in sample units; nil when unknown
+	gone   [][]bool    // [round][path]: removed by an event; nil when none is
 	perB   bool
 	shared bool
 }
@@ -62,6 +64,17 @@ func (e *table) Do(_ context.Context, t int, p pathsel.PathID) (Outcome, error) 
 }
 
 func (e *table) Truth(t int) []Moments { return e.truth[t] }
+
+// Gone says which paths are removed at round t (nil: none).
+func (e *table) Gone(t int) []bool {
+	if e.gone == nil {
+		return nil
+	}
+	return e.gone[t]
+}
+
+// remover is an Env whose paths can be taken away (RoundEvent.Remove).
+type remover interface{ Gone(t int) []bool }
 func (e *table) Shared() bool          { return true }
 
 // envSeedStream separates the environment's random stream from the
@@ -98,6 +111,12 @@ func offlineEnv(s *Spec, seed uint64) (*table, error) {
 			cached = size
 		}
 		e.size[t] = size
+		if slices.Contains(sched.gone, true) {
+			if e.gone == nil {
+				e.gone = make([][]bool, s.Rounds)
+			}
+			e.gone[t] = slices.Clone(sched.gone)
+		}
 		e.tct[t] = make([]float64, k)
 		e.truth[t] = make([]Moments, k)
 		for i := range tasks {
@@ -145,19 +164,22 @@ func traceEnv(s *Spec) *table {
 // as it was just before the spike.
 type schedule struct {
 	paths   []scenario.Path
+	gone    []bool // removed by a Remove event
 	events  []RoundEvent
 	reverts map[int][]revert
 	index   map[string]int
 }
 
 type revert struct {
-	path int
-	was  scenario.Path
+	path   int
+	was    scenario.Path
+	remove bool // the revert of a Remove: the path comes back
 }
 
 func newSchedule(sc *scenario.Scenario, events []RoundEvent) *schedule {
 	s := &schedule{
 		paths:   append([]scenario.Path(nil), sc.Paths...),
+		gone:    make([]bool, len(sc.Paths)),
 		events:  events,
 		reverts: map[int][]revert{},
 		index:   map[string]int{},
@@ -174,7 +196,11 @@ func newSchedule(sc *scenario.Scenario, events []RoundEvent) *schedule {
 func (s *schedule) at(t int) ([]scenario.Path, bool, error) {
 	changed := t == 0
 	for _, r := range s.reverts[t] {
-		s.paths[r.path] = r.was
+		if r.remove {
+			s.gone[r.path] = false
+		} else {
+			s.paths[r.path] = r.was
+		}
 		changed = true
 	}
 	for _, e := range s.events {
@@ -183,7 +209,12 @@ func (s *schedule) at(t int) ([]scenario.Path, bool, error) {
 		}
 		i := s.index[e.Path]
 		if e.ForRounds > 0 {
-			s.reverts[t+e.ForRounds] = append(s.reverts[t+e.ForRounds], revert{i, s.paths[i]})
+			s.reverts[t+e.ForRounds] = append(s.reverts[t+e.ForRounds], revert{i, s.paths[i], e.Remove})
+		}
+		if e.Remove {
+			s.gone[i] = true
+			changed = true
+			continue
 		}
 		p, err := e.Set.Apply(s.paths[i])
 		if err != nil {

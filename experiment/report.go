@@ -58,7 +58,11 @@ func WriteReport(name string, r *Result, s *Summary, figs []string) error {
 			if e.ForRounds > 0 {
 				lasting = fmt.Sprintf("for %d rounds", e.ForRounds)
 			}
-			fmt.Fprintf(&b, "- round %d, path %s: `%s` %s\n", e.Round, e.Path, e.Set, lasting)
+			what := fmt.Sprintf("`%s`", e.Set)
+			if e.Remove {
+				what = "removed"
+			}
+			fmt.Fprintf(&b, "- round %d, path %s: %s %s\n", e.Round, e.Path, what, lasting)
 		}
 	}
 	fmt.Fprintf(&b, "\n## Results\n\n")

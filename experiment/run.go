@@ -129,8 +129,12 @@ feed:
 		if truth == nil {
 			break
 		}
+		var gone []bool
+		if rm, ok := envs[0].(remover); ok {
+			gone = rm.Gone(t)
+		}
 		res.Truth = append(res.Truth, truth)
-		res.Best = append(res.Best, bestPath(obj, truth))
+		res.Best = append(res.Best, bestPresent(obj, truth, gone))
 	}
 	res.Elapsed = time.Since(start)
 	if spec.Mode == ModeReal {
@@ -194,13 +198,25 @@ func (s *Spec) runOne(ctx context.Context, st StrategySpec, seed uint64, env Env
 	if err := env.Begin(ctx); err != nil {
 		return nil, err
 	}
+	rm, _ := env.(remover)
+	present := make([]bool, len(paths))
+	for i := range present {
+		present[i] = true
+	}
 	for t := range n {
 		if t%256 == 0 && ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
+		var gone []bool
+		if rm != nil {
+			gone = rm.Gone(t)
+			if err := followRemovals(sel, present, gone); err != nil {
+				return nil, err
+			}
+		}
 		truth := env.Truth(t)
 		if truth != nil {
-			best = bestPath(obj, truth)
+			best = bestPresent(obj, truth, gone)
 		}
 		p, err := sel.Choose()
 		if err != nil {
@@ -235,11 +251,39 @@ const tie = 1e-9
 
 // bestPath is the path with the smallest objective (the first of equals).
 func bestPath(obj pathsel.Objective, truth []Moments) int {
-	best, bestV := 0, math.Inf(1)
+	return bestPresent(obj, truth, nil)
+}
+
+// bestPresent is bestPath among the paths not gone (gone may be nil).
+func bestPresent(obj pathsel.Objective, truth []Moments, gone []bool) int {
+	best, bestV := -1, math.Inf(1)
 	for i, m := range truth {
-		if v := obj.Value(m.Mean, m.Var); v < bestV*(1-tie) {
+		if gone != nil && gone[i] {
+			continue
+		}
+		if v := obj.Value(m.Mean, m.Var); best < 0 || v < bestV*(1-tie) {
 			best, bestV = i, v
 		}
 	}
 	return best
+}
+
+// followRemovals tells sel about paths removed or back since the last
+// round (gone nil: every path is there); present tracks what sel has.
+func followRemovals(sel pathsel.Selector, present, gone []bool) error {
+	for i := range present {
+		there := gone == nil || !gone[i]
+		switch {
+		case there && !present[i]:
+			if err := sel.AddPath(pathsel.PathID(i)); err != nil {
+				return err
+			}
+		case !there && present[i]:
+			if err := sel.RemovePath(pathsel.PathID(i)); err != nil {
+				return err
+			}
+		}
+		present[i] = there
+	}
+	return nil
 }

@@ -68,13 +68,15 @@ func New(cfg Config, rng *rand.Rand) (Selector, error) {
 		return nil, err
 	}
 	cfg = cfg.withDefaults()
-	needRand := cfg.Strategy == Random || cfg.Strategy == EpsGreedy || cfg.Strategy == Thompson
+	needRand := cfg.Strategy == Random || cfg.Strategy == EpsGreedy || cfg.Strategy == Thompson || cfg.Strategy == DThompson
 	if needRand && rng == nil {
 		return nil, fmt.Errorf("pathsel: strategy %s needs a random source", cfg.Strategy)
 	}
 	switch cfg.Strategy {
-	case PSA, Hetquic:
+	case PSA:
 		return newPSA(cfg), nil
+	case Hetquic:
+		return newAdaptive(cfg), nil
 	case Polling:
 		return &polling{}, nil
 	case Random:
@@ -89,6 +91,10 @@ func New(cfg Config, rng *rand.Rand) (Selector, error) {
 		return newDUCB(cfg), nil
 	case Thompson:
 		return newThompson(cfg, rng), nil
+	case DThompson:
+		return newDThompson(cfg, rng), nil
+	case UCB2:
+		return newUCB2(cfg), nil
 	case Oracle:
 		return nil, fmt.Errorf("pathsel: the oracle needs the true best path; build it with NewOracle")
 	}
