@@ -56,17 +56,30 @@ type adaptive struct {
 	reprobe    float64 // τ; 0: no re-probe bonus
 	detectZ    float64 // 0: no change detection
 	hysteresis float64
+	c          float64 // scale of the confidence width (Config.C, default 1)
 	round      int
 	current    *apath
 }
 
-// apath is one path's memory: its last samples' logarithms, oldest first.
+// apath is one path's memory: its last samples' logarithms in a ring
+// (buf grows to the window, then wraps at start), with running sums so
+// that an estimate costs O(1) whatever the window.
 type apath struct {
 	id    PathID
-	ln    []float64
-	sum   float64 // Σ ln x over ln
+	buf   []float64
+	start int     // the oldest sample once buf is full
+	sum   float64 // Σ ln x over the window
 	sumSq float64 // Σ (ln x)²
 	last  int     // round of the last sample
+	wraps int     // samples replaced since the sums were last recomputed
+}
+
+// n is the number of samples in the window.
+func (p *apath) n() int { return len(p.buf) }
+
+// recent returns the i-th most recent log-sample (i = 0: the last).
+func (p *apath) recent(i int) float64 {
+	return p.buf[(p.start+len(p.buf)-1-i)%len(p.buf)]
 }
 
 // Change detection constants.
@@ -94,7 +107,17 @@ func newAdaptive(cfg Config) *adaptive {
 		reprobe:    *cfg.ReprobeRounds,
 		detectZ:    *cfg.DetectZ,
 		hysteresis: *cfg.Hysteresis,
+		c:          cWidth(cfg.C),
 	}
+}
+
+// cWidth is the width scale: C when fixed, else 1 (UCB1's sqrt(2 ln M/n)).
+// Default sets DefaultC.
+func cWidth(c CParam) float64 {
+	if c.Mode == "fixed" {
+		return c.Value
+	}
+	return 1
 }
 
 func (s *adaptive) find(id PathID) int {
@@ -105,7 +128,7 @@ func (s *adaptive) AddPath(id PathID) error {
 	if s.find(id) >= 0 {
 		return fmt.Errorf("%w: %d", ErrDuplicatePath, id)
 	}
-	s.paths = append(s.paths, &apath{id: id, ln: make([]float64, 0, min(s.window, 1024))})
+	s.paths = append(s.paths, &apath{id: id, buf: make([]float64, 0, min(s.window, 64))})
 	return nil
 }
 
@@ -150,24 +173,24 @@ func (s *adaptive) Choose() (PathID, error) {
 	}
 	mem := 0
 	for _, p := range s.paths {
-		if len(p.ln) == 0 {
+		if p.n() == 0 {
 			return p.id, nil
 		}
-		mem += len(p.ln)
+		mem += p.n()
 	}
 	// The widest spread, lent to a path with a single sample.
 	var widest float64
 	rMin := math.Inf(1)
 	for _, p := range s.paths {
 		e := p.estimate()
-		if len(p.ln) >= 2 {
+		if p.n() >= 2 {
 			widest = max(widest, math.Sqrt(e.variance))
 		}
 		rMin = min(rMin, s.obj.Value(e.mean, e.variance))
 	}
 	logM := 2 * math.Log(float64(max(mem, 2)))
 	b := 1 - s.obj.A
-	spreadW := s.obj.A + b/math.Sqrt2
+	spreadW := s.c * (s.obj.A + b/math.Sqrt2)
 	var ageRate float64
 	if s.reprobe > 0 && len(s.paths) > 1 {
 		ageRate = rMin / (s.reprobe * float64(len(s.paths)-1))
@@ -177,14 +200,14 @@ func (s *adaptive) Choose() (PathID, error) {
 	for _, p := range s.paths {
 		e := p.estimate()
 		sd := math.Sqrt(e.variance)
-		if len(p.ln) < 2 {
+		if p.n() < 2 {
 			sd = widest
 			if sd == 0 {
 				sd = e.mean // no spread known anywhere: a coefficient of variation of 1
 			}
 		}
 		r := s.obj.Value(e.mean, e.variance)
-		i := r - spreadW*sd*math.Sqrt(logM/float64(len(p.ln))) - ageRate*float64(s.round-p.last)
+		i := r - spreadW*sd*math.Sqrt(logM/float64(p.n())) - ageRate*float64(s.round-p.last)
 		if i < bestI {
 			best, bestI = p, i
 		}
@@ -200,36 +223,60 @@ func (s *adaptive) Choose() (PathID, error) {
 
 // estimate is the lognormal fit of the window (PCM Eq. 14–17).
 func (p *apath) estimate() estimate {
-	return lognormal(len(p.ln), p.sum, p.sumSq)
+	return lognormal(p.n(), p.sum, p.sumSq)
 }
 
-// push appends log-sample y, dropping the oldest beyond the window.
+// push appends log-sample y, replacing the oldest once the window is full.
+// Subtracting leaves rounding residue in the sums, so they are recomputed
+// every window's worth of replacements: O(1) amortised.
 func (p *apath) push(y float64, window int) {
-	if len(p.ln) == window {
-		p.keepLast(window - 1)
-	}
-	p.ln = append(p.ln, y)
 	p.sum += y
 	p.sumSq += y * y
+	if len(p.buf) < window {
+		p.buf = append(p.buf, y)
+		return
+	}
+	old := p.buf[p.start]
+	p.sum -= old
+	p.sumSq -= old * old
+	p.buf[p.start] = y
+	p.start = (p.start + 1) % len(p.buf)
+	if p.wraps++; p.wraps == window {
+		p.wraps = 0
+		p.resum()
+	}
 }
 
-// keepLast forgets all but the last m log-samples and recomputes the sums
-// (no rounding residue from subtracting).
-func (p *apath) keepLast(m int) {
-	if m < len(p.ln) {
-		p.ln = append(p.ln[:0], p.ln[len(p.ln)-m:]...)
-	}
+// resum recomputes the sums from the window.
+func (p *apath) resum() {
 	p.sum, p.sumSq = 0, 0
-	for _, y := range p.ln {
+	for _, y := range p.buf {
 		p.sum += y
 		p.sumSq += y * y
 	}
 }
 
+// keepLast forgets all but the last m log-samples, oldest first again, and
+// recomputes the sums.
+func (p *apath) keepLast(m int) {
+	m = min(m, p.n())
+	var small [16]float64 // detectLens' longest: no allocation
+	kept := small[:0]
+	if m > len(small) {
+		kept = make([]float64, 0, m)
+	}
+	for i := m - 1; i >= 0; i-- {
+		kept = append(kept, p.recent(i))
+	}
+	p.buf = append(p.buf[:0], kept...)
+	p.start, p.wraps = 0, 0
+	p.resum()
+}
+
 // surprisinglyLow says y lies more than z standard deviations (and minShift)
 // below the mean of a window of at least detectMinOld samples.
 func (p *apath) surprisinglyLow(y, z float64) bool {
-	n := len(p.ln)
+	n := p.n()
 	if n < detectMinOld {
 		return false
 	}
@@ -242,16 +289,16 @@ func (p *apath) surprisinglyLow(y, z float64) bool {
 // different level than the older ones — a two-sample z test on the log
 // means with the older samples' spread — and if so forgets the older ones.
 func (p *apath) detect(z float64) {
-	n := len(p.ln)
+	n := p.n()
 	var recent, recentSq float64
-	j := n
+	j := 0 // samples summed into recent
 	for _, m := range detectLens {
 		old := n - m
 		if old < max(m, detectMinOld) {
 			return
 		}
-		for ; j > old; j-- {
-			y := p.ln[j-1]
+		for ; j < m; j++ {
+			y := p.recent(j)
 			recent += y
 			recentSq += y * y
 		}
