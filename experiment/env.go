@@ -75,7 +75,8 @@ func (e *table) Gone(t int) []bool {
 
 // remover is an Env whose paths can be taken away (RoundEvent.Remove).
 type remover interface{ Gone(t int) []bool }
-func (e *table) Shared() bool          { return true }
+
+func (e *table) Shared() bool { return true }
 
 // envSeedStream separates the environment's random stream from the
 // strategies' (which use their label's hash) for the same seed.
