@@ -73,10 +73,10 @@ func (e *table) Gone(t int) []bool {
 	return e.gone[t]
 }
 
+func (e *table) Shared() bool { return true }
+
 // remover is an Env whose paths can be taken away (RoundEvent.Remove).
 type remover interface{ Gone(t int) []bool }
-
-func (e *table) Shared() bool { return true }
 
 // envSeedStream separates the environment's random stream from the
 // strategies' (which use their label's hash) for the same seed.

@@ -56,6 +56,8 @@ func TestLoadRejectsBadInput(t *testing.T) {
 		{base + "strategies: [{strategy: polling}]\nmodel: {packet_bytes: 0, timeout_ms: -1}\n", "model.timeout_ms"},
 		{"name: x\nmode: trace\ntrace: ../s/trace.csv\nrounds: 50\nstrategies: [{strategy: polling}]\n", "rounds: 50 exceeds the trace's 6 rounds"},
 		{"name: x\nrounds: 5\nstrategies: [{strategy: polling}]\n", "scenario: missing"},
+		{base + "strategies: [{strategy: polling}]\nevents: [{round: 5, path: fast, remove: true, set: {both: {delay_ms: 1}}}]\n", "events[0]: set and remove exclude each other"},
+		{base + "strategies: [{strategy: polling}]\nevents: [{round: 5, path: fast, remove: true}, {round: 6, path: slow, remove: true}]\n", "events: round 6 removes every path"},
 	} {
 		_, err := Load(specFS(tc.body), "e/x.yaml")
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
@@ -226,5 +228,37 @@ func TestExecuteCancelled(t *testing.T) {
 	cancel()
 	if _, err := Execute(ctx, spec, Options{}); err == nil {
 		t.Fatal("cancelled run succeeded")
+	}
+}
+
+// A removed path is taken from the strategies and the oracle for its
+// rounds and comes back with no history.
+func TestRemoveEvent(t *testing.T) {
+	s := load(t, base+"strategies: [{strategy: polling}, {strategy: hetquic}, {strategy: oracle}]\nevents: [{round: 100, path: fast, remove: true, for_rounds: 50}]\n")
+	res, err := Execute(context.Background(), s, Options{Workers: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fast := int16(indexOf(res.Paths, "fast"))
+	for si, runs := range res.Runs {
+		for _, run := range runs {
+			onFast := 0
+			for t2 := 100; t2 < 150; t2++ {
+				if run.Path[t2] == fast {
+					t.Fatalf("%s chose the removed path at round %d", run.Label, t2)
+				}
+			}
+			for t2 := 150; t2 < 300; t2++ {
+				if run.Path[t2] == fast {
+					onFast++
+				}
+			}
+			if onFast == 0 {
+				t.Errorf("%s never used the path again after it came back", run.Label)
+			}
+			if run.Best[120] == fast || run.Best[200] != fast {
+				t.Errorf("%s (strategy %d): best path %d at round 120 and %d at 200", run.Label, si, run.Best[120], run.Best[200])
+			}
+		}
 	}
 }
