@@ -236,7 +236,7 @@ func TestExecuteCancelled(t *testing.T) {
 // rounds and comes back with no history.
 func TestRemoveEvent(t *testing.T) {
 	s := load(t, base+"strategies: [{strategy: polling}, {strategy: hetquic}, {strategy: oracle}]\nevents: [{round: 100, path: fast, remove: true, for_rounds: 50}]\n")
-	res, err := Execute(context.Background(), s, Options{Workers: 2})
+	res, err := Execute(context.Background(), s, runner.Options{Workers: 2})
 	if err != nil {
 		t.Fatal(err)
 	}
