@@ -35,6 +35,11 @@ type Outcome struct {
 	SizeBytes int
 	// Sample is what the strategy observes: TCTms, or TCTms/SizeBytes.
 	Sample float64
+	// WaitMs is what the user waited for the task: from the request to its
+	// last byte, a switch's probe and validation and any failover included
+	// (mode real). TCT starts at the request stream, after the switch, so
+	// it leaves them out. 0 means TCTms (the offline model has no switches).
+	WaitMs float64
 }
 
 // table is an Env whose every outcome was drawn (or recorded) up front: one

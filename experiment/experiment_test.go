@@ -13,6 +13,7 @@ import (
 
 	"github.com/hetquic/hetquic"
 	"github.com/hetquic/hetquic/internal/runner"
+	"github.com/hetquic/hetquic/pathsel"
 )
 
 // specFS builds an FS with the test scenario and one experiment file.
@@ -261,5 +262,41 @@ func TestRemoveEvent(t *testing.T) {
 				t.Errorf("%s (strategy %d): best path %d at round 120 and %d at 200", run.Label, si, run.Best[120], run.Best[200])
 			}
 		}
+	}
+}
+
+// stuckEnv carries every task on path 0 whatever was asked, and the user
+// waits 5 ms more than TCT for a task asked on another path (a switch that
+// failed after its probe): what mode real reports.
+type stuckEnv struct{ Env }
+
+func (e stuckEnv) Do(ctx context.Context, t int, p pathsel.PathID) (Outcome, error) {
+	o, err := e.Env.Do(ctx, t, 0)
+	if p != 0 {
+		o.WaitMs = o.TCTms + 5
+	}
+	return o, err
+}
+
+func TestWaitAndRequestsElsewhere(t *testing.T) {
+	s := load(t, base+"strategies: [{strategy: polling}, {strategy: fixed}]\n")
+	res, err := ExecuteWith(context.Background(), s, runner.Options{Workers: 1}, func(s *Spec, seed uint64) (Env, error) {
+		e, err := OfflineEnv(s, seed)
+		return stuckEnv{e}, err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum := Summarize(res)
+	poll, fixed := sum.Strategies[0], sum.Strategies[1]
+	// Polling over two paths asks for path 1 in every other round.
+	if poll.OtherPathRequests != 150 || fixed.OtherPathRequests != 0 {
+		t.Errorf("requests on another path: polling %v, fixed %v; want 150 and 0", poll.OtherPathRequests, fixed.OtherPathRequests)
+	}
+	if d := poll.MeanWaitMs - poll.MeanTCTms; math.Abs(d-2.5) > 1e-9 {
+		t.Errorf("polling waits %v ms more than its TCT, want 2.5", d)
+	}
+	if math.Abs(fixed.MeanWaitMs-fixed.MeanTCTms) > 1e-9 {
+		t.Errorf("fixed: wait %v ≠ TCT %v without switches", fixed.MeanWaitMs, fixed.MeanTCTms)
 	}
 }

@@ -26,6 +26,12 @@ type Run struct {
 	Hit    []bool
 	Best   []int16 // the best path of each round, by the run's objective
 	Eq22   float64 // PCM Eq. 22 at the end of the run
+	// WaitMs is what the user waited each round (Outcome.WaitMs).
+	WaitMs []float64
+	// Elsewhere counts the rounds whose task was carried on another path
+	// than the strategy chose (probe failed, path resting, failover): the
+	// strategy learns from the path that carried it, never silently.
+	Elsewhere int
 }
 
 // Result is a finished experiment.
@@ -146,6 +152,7 @@ func (s *Spec) runOne(ctx context.Context, st StrategySpec, seed uint64, env Env
 		Label: st.Label, Seed: seed,
 		Path: make([]int16, n), TCTms: make([]float64, n), Size: make([]int, n),
 		Regret: make([]float64, n), Hit: make([]bool, n), Best: make([]int16, n),
+		WaitMs: make([]float64, n),
 	}
 	reg := pathsel.NewRegret(obj)
 	if err := env.Begin(ctx); err != nil {
@@ -179,11 +186,18 @@ func (s *Spec) runOne(ctx context.Context, st StrategySpec, seed uint64, env Env
 		if err != nil {
 			return nil, err
 		}
+		if out.Path != p {
+			run.Elsewhere++
+		}
 		p = out.Path
 		if err := sel.Observe(p, out.Sample); err != nil {
 			return nil, err
 		}
 		run.Path[t], run.TCTms[t], run.Size[t], run.Best[t] = int16(p), out.TCTms, out.SizeBytes, int16(best)
+		run.WaitMs[t] = out.WaitMs
+		if out.WaitMs == 0 {
+			run.WaitMs[t] = out.TCTms
+		}
 		if truth != nil {
 			c, b := truth[p], truth[best]
 			run.Hit[t] = obj.Value(c.Mean, c.Var) <= obj.Value(b.Mean, b.Var)*(1+tie)

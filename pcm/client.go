@@ -269,8 +269,10 @@ type Result struct {
 	PathName string
 	StreamID quic.StreamID
 	Status   int
-	// Est is when the request stream was created, End when the response's
-	// FIN arrived; TotalBytes counts the response body.
+	// Start is when the request was made (GetOn called), Est when its
+	// request stream was created (after any switch), End when the
+	// response's FIN arrived; TotalBytes counts the response body.
+	Start      time.Time
 	Est, End   time.Time
 	TotalBytes int64
 	// Switched says the connection moved to Path for this request.
@@ -281,6 +283,10 @@ type Result struct {
 
 // TCT is the task completion time, EndTime − EstTime (Eq. 3).
 func (r Result) TCT() time.Duration { return r.End.Sub(r.Est) }
+
+// Wait is what the caller waited, End − Start: TCT plus the switch's probe
+// and validation and any failover before the stream that completed.
+func (r Result) Wait() time.Duration { return r.End.Sub(r.Start) }
 
 // Sample is what a selector learns from: TCT in ms, or per byte (Eq. 4).
 func (r Result) Sample(perByte bool) float64 {
@@ -324,6 +330,7 @@ func (c *Client) GetOn(ctx context.Context, p int, target string, w io.Writer) (
 	if w == nil {
 		w = io.Discard
 	}
+	start := c.cfg.Now()
 	switched := c.ensureActive(ctx, p)
 	var res Result
 	var received int64
@@ -336,6 +343,7 @@ func (c *Client) GetOn(ctx context.Context, p int, target string, w io.Writer) (
 		}
 		res.Path, res.PathName, res.StreamID, res.Status = r.Path, r.PathName, r.StreamID, r.Status
 		res.End, res.TotalBytes = r.End, received
+		res.Start = start
 		if err == nil {
 			res.Switched, res.Failovers = switched, attempt
 			return res, nil

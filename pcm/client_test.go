@@ -166,6 +166,10 @@ func TestMigratesRequestByRequest(t *testing.T) {
 		if res.TCT() <= 0 || res.TotalBytes != 5120 || res.Status != 200 {
 			t.Errorf("request %d: %+v", i, res)
 		}
+		// A switch's probe is waited for but is not part of TCT.
+		if res.Wait() < res.TCT() || i > 0 && res.Switched && res.Wait() == res.TCT() {
+			t.Errorf("request %d: wait %v, TCT %v, switched %v", i, res.Wait(), res.TCT(), res.Switched)
+		}
 		used[res.Path]++
 	}
 	log := srv.log.String()
