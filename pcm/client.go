@@ -85,6 +85,11 @@ type Config struct {
 	// with a fresh connection ID per path (RFC 9000 §9.5). See multiConn
 	// for what it gives up.
 	Rebind bool
+	// ListenPacket opens the socket of a local path (default: UDP on ip:0),
+	// as the agent's does: tests pass emu/memnet's in-memory network, whose
+	// fake time under testing/synctest makes probe, stall and failover
+	// tests fast and deterministic.
+	ListenPacket func(ip net.IP) (net.PacketConn, error)
 	// Now is the clock of the measurements (default time.Now).
 	Now func() time.Time
 	// Logf receives warnings (default: discarded).
@@ -106,6 +111,11 @@ func (c *Config) setDefaults() {
 	}
 	if c.Now == nil {
 		c.Now = time.Now
+	}
+	if c.ListenPacket == nil {
+		c.ListenPacket = func(ip net.IP) (net.PacketConn, error) {
+			return net.ListenUDP("udp", &net.UDPAddr{IP: ip})
+		}
 	}
 	if c.Logf == nil {
 		c.Logf = func(string, ...any) {}
@@ -163,9 +173,9 @@ func Dial(ctx context.Context, cfg Config) (*Client, error) {
 		return nil, fmt.Errorf("pcm: server %q: %w", cfg.Server, err)
 	}
 	c := &Client{cfg: cfg, remote: remote, migration: true, sel: cfg.Selector}
-	var socks []*net.UDPConn
+	var socks []net.PacketConn
 	for _, lp := range cfg.Paths {
-		udp, err := net.ListenUDP("udp", net.UDPAddrFromAddrPort(netip.AddrPortFrom(lp.Addr, 0)))
+		udp, err := cfg.ListenPacket(lp.Addr.AsSlice())
 		if err != nil {
 			for _, s := range socks {
 				s.Close()
@@ -180,7 +190,7 @@ func Dial(ctx context.Context, cfg Config) (*Client, error) {
 		// The handshake gets a socket of its own on the first path's
 		// address, so that every path, the first included, is later used
 		// through quic-go's path API on its own transport.
-		udp, err := net.ListenUDP("udp", net.UDPAddrFromAddrPort(netip.AddrPortFrom(cfg.Paths[0].Addr, 0)))
+		udp, err := cfg.ListenPacket(cfg.Paths[0].Addr.AsSlice())
 		if err != nil {
 			for _, s := range socks {
 				s.Close()

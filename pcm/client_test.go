@@ -180,40 +180,6 @@ func TestMigratesRequestByRequest(t *testing.T) {
 	}
 }
 
-// A path whose packets vanish is given up after a probe deadline, the
-// request is served on the active path, and nothing hangs.
-func TestIgnoredPathFallsBack(t *testing.T) {
-	srv := startOrigin(t)
-	srv.conn.setDrop(netip.MustParseAddr("127.0.0.12"), true)
-	var warnings atomic.Int32
-	c := dial(t, srv, Config{ProbeTimeout: time.Second, Logf: func(string, ...any) { warnings.Add(1) }})
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	res, err := c.GetOn(ctx, 1, "/bytes/1000", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if res.Path != 0 || res.Switched {
-		t.Errorf("request went on path %d (switched %v), want the active path 0", res.Path, res.Switched)
-	}
-	if warnings.Load() == 0 {
-		t.Error("no warning about the unusable path")
-	}
-	// The path rests: an immediate second try does not probe again (a
-	// probe would wait out its 1 s deadline).
-	start := time.Now()
-	if _, err := c.GetOn(ctx, 1, "/bytes/1000", nil); err != nil {
-		t.Fatal(err)
-	}
-	if d := time.Since(start); d > 700*time.Millisecond {
-		t.Errorf("second request on the resting path took %v: it probed again", d)
-	}
-	// Path 2 still works.
-	if res, err := c.GetOn(ctx, 2, "/bytes/1000", nil); err != nil || res.Path != 2 {
-		t.Errorf("path 2: %+v %v", res, err)
-	}
-}
-
 // When the active path dies mid-response, the request finishes on another
 // path with every byte exactly once.
 func TestFailoverMidResponse(t *testing.T) {

@@ -26,7 +26,7 @@ import (
 //     three times what it received from it (RFC 9000 §8.1), and quic-go's
 //     UDP optimisations (GSO, ECN) are off on a wrapped socket.
 type multiConn struct {
-	socks  []*net.UDPConn
+	socks  []net.PacketConn
 	active atomic.Int32
 	in     chan datagram
 	done   chan struct{}
@@ -44,7 +44,7 @@ type datagram struct {
 	err  error
 }
 
-func newMultiConn(socks []*net.UDPConn) *multiConn {
+func newMultiConn(socks []net.PacketConn) *multiConn {
 	m := &multiConn{socks: socks, in: make(chan datagram, 256), done: make(chan struct{}), wake: make(chan struct{})}
 	for _, s := range socks {
 		m.wg.Add(1)
@@ -53,7 +53,7 @@ func newMultiConn(socks []*net.UDPConn) *multiConn {
 	return m
 }
 
-func (m *multiConn) read(s *net.UDPConn) {
+func (m *multiConn) read(s net.PacketConn) {
 	defer m.wg.Done()
 	for {
 		buf := make([]byte, 1<<16)
