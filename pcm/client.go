@@ -28,6 +28,7 @@ import (
 	"net/http"
 	"net/netip"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/quic-go/quic-go"
@@ -145,6 +146,9 @@ type Client struct {
 
 	selMu sync.Mutex // guards the selector
 	sel   pathsel.Selector
+	// switches counts the moves of the connection, so that RoundTrip can
+	// tell whether a response it measured stayed on one path.
+	switches atomic.Int64
 }
 
 type pathState struct {
