@@ -47,12 +47,11 @@ type Outcome struct {
 // network — common random numbers, which makes strategies comparable with
 // few seeds.
 type table struct {
-	tct    [][]float64 // [round][path] ms
-	size   []int       // [round]
-	truth  [][]Moments // [round][path] in sample units; nil when unknown
-	gone   [][]bool    // [round][path]: removed by an event; nil when none is
-	perB   bool
-	shared bool
+	tct   [][]float64 // [round][path] ms
+	size  []int       // [round]
+	truth [][]Moments // [round][path] in sample units; nil when unknown
+	gone  [][]bool    // [round][path]: removed by an event; nil when none is
+	perB  bool
 }
 
 func (e *table) Begin(context.Context) error { return nil }
