@@ -39,12 +39,13 @@ import (
 //
 //     with r_min the best evaluation, age_k the rounds since path k's last
 //     sample and τ = ReprobeRounds. Path k is re-probed when β_k covers its
-//     gap to the best path, i.e. after about τ(K−1)·gap_k/r_min rounds: the
+//     gap to the current path plus the hysteresis (the price of leaving the
+//     current path), i.e. after about τ(K−1)·(gap_k/r_min + h) rounds: the
 //     farther behind a path was, the longer it rests, and each idle path
-//     costs about r_min/(τ(K−1)) per round whatever its gap — in all at most
-//     1/τ of the best path's evaluation per round, however many paths there
-//     are. A path that improved by Δ while idle is found within about
-//     τ(K−1)·gap/r_min rounds.
+//     costs at most r_min/(τ(K−1)) per round whatever its gap — in all at
+//     most 1/τ of the best path's evaluation per round, however many paths
+//     there are. A path that improved while idle is found within that
+//     many rounds.
 //
 // Index: I_k = r_k − w_k − β_k, the smallest wins; a path with no sample
 // goes first. Hysteresis as PSA's: stay unless another index is lower by

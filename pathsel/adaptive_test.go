@@ -43,8 +43,10 @@ func TestAdaptiveChoice(t *testing.T) {
 			[]run{{0, 10, 0.1, 50}}, 1},
 		{"a = 0.8: steady 10 ms beats jittery 9.6 ms ± 6", []cfg{noReprobe},
 			[]run{{1, 9.5, 0.53, 200}, {0, 10, 0.01, 200}}, 0},
-		{"a = 0.8: and stays there from the jittery path", []cfg{noReprobe},
-			[]run{{0, 10, 0.01, 200}, {1, 9.5, 0.53, 200}}, 0},
+		{"a = 0.8: and leaves a jitterier path for it", []cfg{noReprobe},
+			[]run{{0, 10, 0.01, 200}, {1, 9.5, 0.8, 200}}, 0},
+		{"a = 0.8: but not for less than the hysteresis", []cfg{noReprobe},
+			[]run{{0, 10, 0.01, 200}, {1, 9.5, 0.53, 200}}, 1},
 		{"a = 1: the lower mean wins, jitter or not", []cfg{noReprobe, a(1)},
 			[]run{{0, 10, 0.01, 200}, {1, 9.5, 0.53, 200}}, 1},
 		{"a = 0.2: the lowest spread wins against a 30 % lower mean", []cfg{noReprobe, a(0.2)},
@@ -55,10 +57,10 @@ func TestAdaptiveChoice(t *testing.T) {
 			[]run{{1, 24, 0.01, 50}, {0, 20, 0.01, bound * 9 / 10}}, 0},
 		{"an idle path is re-probed after its bound", nil,
 			[]run{{1, 24, 0.01, 50}, {0, 20, 0.01, bound * 11 / 10}}, 1},
-		{"hysteresis: 1 % better is not worth a switch", []cfg{noReprobe},
-			[]run{{1, 9.9, 0.01, 200}, {0, 10, 0.01, 200}}, 0},
-		{"hysteresis: 5 % better is", []cfg{noReprobe},
-			[]run{{1, 9.5, 0.01, 200}, {0, 10, 0.01, 200}}, 1},
+		{"hysteresis: 5 % better is not worth a switch", []cfg{noReprobe},
+			[]run{{1, 9.5, 0.01, 200}, {0, 10, 0.01, 200}}, 0},
+		{"hysteresis: 15 % better is", []cfg{noReprobe},
+			[]run{{1, 8.5, 0.01, 200}, {0, 10, 0.01, 200}}, 1},
 		{"without hysteresis 1 % better is taken", []cfg{noReprobe, noHyst},
 			[]run{{1, 9.9, 0.01, 200}, {0, 10, 0.01, 200}}, 1},
 		{"one surprisingly low sample of an idle path resets it", []cfg{noReprobe},
@@ -117,12 +119,12 @@ func TestAdaptiveFindsIdleImprovement(t *testing.T) {
 			}
 		}
 	}
-	// gap 0.8·10 over r ≈ 16: a re-probe about every 100·(8/16 + 0.02) ≈ 52 rounds.
+	// gap 0.8·10 over r ≈ 16: a re-probe about every 100·(8/16 + 0.1) ≈ 60 rounds.
 	if probes < 5 || probes > 40 {
 		t.Errorf("%d re-probes of the worse path in 1000 stationary rounds, want about 20", probes)
 	}
 }
 
 // maxFind bounds the rounds to find path 1's improvement: its re-probe
-// interval τ(K−1)·(gap + hysteresis)/r plus a few rounds.
-const maxFind = 60
+// interval τ(K−1)·(gap/r + hysteresis) plus a few rounds.
+const maxFind = 70
