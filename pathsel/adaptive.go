@@ -1,9 +1,7 @@
 package pathsel
 
 import (
-	"fmt"
 	"math"
-	"slices"
 )
 
 // adaptive is hetquic's default (strategy hetquic): PSA's evaluation and
@@ -66,7 +64,7 @@ type adaptive struct {
 // (buf grows to the window, then wraps at start), with running sums so
 // that an estimate costs O(1) whatever the window.
 type apath struct {
-	id    PathID
+	pathState
 	buf   []float64
 	start int     // the oldest sample once buf is full
 	sum   float64 // Σ ln x over the window
@@ -121,39 +119,28 @@ func cWidth(c CParam) float64 {
 	return 1
 }
 
-func (s *adaptive) find(id PathID) int {
-	return slices.IndexFunc(s.paths, func(p *apath) bool { return p.id == id })
-}
-
-func (s *adaptive) AddPath(id PathID) error {
-	if s.find(id) >= 0 {
-		return fmt.Errorf("%w: %d", ErrDuplicatePath, id)
-	}
-	s.paths = append(s.paths, &apath{id: id, buf: make([]float64, 0, min(s.window, 64))})
-	return nil
+func (s *adaptive) AddPath(id PathID) (err error) {
+	s.paths, err = addState(s.paths, &apath{pathState: pathState{id}, buf: make([]float64, 0, min(s.window, 64))})
+	return err
 }
 
 func (s *adaptive) RemovePath(id PathID) error {
-	i := s.find(id)
-	if i < 0 {
-		return fmt.Errorf("%w: %d", ErrUnknownPath, id)
+	paths, p, err := removeState(s.paths, id)
+	if err != nil {
+		return err
 	}
-	if s.current == s.paths[i] {
+	if s.current == p {
 		s.current = nil
 	}
-	s.paths = slices.Delete(s.paths, i, i+1)
+	s.paths = paths
 	return nil
 }
 
 func (s *adaptive) Observe(id PathID, x float64) error {
-	i := s.find(id)
-	if i < 0 {
-		return fmt.Errorf("%w: %d", ErrUnknownPath, id)
-	}
-	if err := checkSample(x); err != nil {
+	p, err := observed(s.paths, id, x)
+	if err != nil {
 		return err
 	}
-	p := s.paths[i]
 	y := math.Log(x)
 	if s.detectZ > 0 && p.surprisinglyLow(y, s.detectZ) {
 		p.keepLast(0)
@@ -175,7 +162,7 @@ func (s *adaptive) Choose() (PathID, error) {
 	mem := 0
 	for _, p := range s.paths {
 		if p.n() == 0 {
-			return p.id, nil
+			return p.pathID(), nil
 		}
 		mem += p.n()
 	}

@@ -1,10 +1,8 @@
 package pathsel
 
 import (
-	"fmt"
 	"math"
 	"math/rand/v2"
-	"slices"
 )
 
 // thompson is Gaussian Thompson sampling for costs: each round it draws a
@@ -74,7 +72,7 @@ type dThompson struct {
 }
 
 type dtpath struct {
-	id            PathID
+	pathState
 	n, sum, sumSq float64
 }
 
@@ -82,41 +80,26 @@ func newDThompson(cfg Config, rng *rand.Rand) *dThompson {
 	return &dThompson{gamma: cfg.Gamma, rng: rng}
 }
 
-func (s *dThompson) find(id PathID) int {
-	return slices.IndexFunc(s.paths, func(p *dtpath) bool { return p.id == id })
+func (s *dThompson) AddPath(id PathID) (err error) {
+	s.paths, err = addState(s.paths, &dtpath{pathState: pathState{id}})
+	return err
 }
 
-func (s *dThompson) AddPath(id PathID) error {
-	if s.find(id) >= 0 {
-		return fmt.Errorf("%w: %d", ErrDuplicatePath, id)
-	}
-	s.paths = append(s.paths, &dtpath{id: id})
-	return nil
-}
-
-func (s *dThompson) RemovePath(id PathID) error {
-	i := s.find(id)
-	if i < 0 {
-		return fmt.Errorf("%w: %d", ErrUnknownPath, id)
-	}
-	s.paths = slices.Delete(s.paths, i, i+1)
-	return nil
+func (s *dThompson) RemovePath(id PathID) (err error) {
+	s.paths, _, err = removeState(s.paths, id)
+	return err
 }
 
 func (s *dThompson) Observe(id PathID, x float64) error {
-	i := s.find(id)
-	if i < 0 {
-		return fmt.Errorf("%w: %d", ErrUnknownPath, id)
-	}
-	if err := checkSample(x); err != nil {
+	p, err := observed(s.paths, id, x)
+	if err != nil {
 		return err
 	}
-	for _, p := range s.paths {
-		p.n *= s.gamma
-		p.sum *= s.gamma
-		p.sumSq *= s.gamma
+	for _, q := range s.paths {
+		q.n *= s.gamma
+		q.sum *= s.gamma
+		q.sumSq *= s.gamma
 	}
-	p := s.paths[i]
 	p.n++
 	p.sum += x
 	p.sumSq += x * x

@@ -1,9 +1,7 @@
 package pathsel
 
 import (
-	"fmt"
 	"math"
-	"slices"
 )
 
 // ucb2 is UCB2 (Auer, Cesa-Bianchi & Fischer 2002, Fig. 2), the classic
@@ -25,7 +23,7 @@ type ucb2 struct {
 }
 
 type u2path struct {
-	id     PathID
+	pathState
 	n      int
 	sum    float64
 	epochs int
@@ -37,39 +35,28 @@ func newUCB2(cfg Config) *ucb2 {
 
 func (s *ucb2) tau(r int) float64 { return math.Ceil(math.Pow(1+s.alpha, float64(r))) }
 
-func (s *ucb2) find(id PathID) int {
-	return slices.IndexFunc(s.paths, func(p *u2path) bool { return p.id == id })
-}
-
-func (s *ucb2) AddPath(id PathID) error {
-	if s.find(id) >= 0 {
-		return fmt.Errorf("%w: %d", ErrDuplicatePath, id)
-	}
-	s.paths = append(s.paths, &u2path{id: id})
-	return nil
+func (s *ucb2) AddPath(id PathID) (err error) {
+	s.paths, err = addState(s.paths, &u2path{pathState: pathState{id}})
+	return err
 }
 
 func (s *ucb2) RemovePath(id PathID) error {
-	i := s.find(id)
-	if i < 0 {
-		return fmt.Errorf("%w: %d", ErrUnknownPath, id)
+	paths, p, err := removeState(s.paths, id)
+	if err != nil {
+		return err
 	}
-	if s.playing == s.paths[i] {
+	if s.playing == p {
 		s.playing, s.left = nil, 0
 	}
-	s.paths = slices.Delete(s.paths, i, i+1)
+	s.paths = paths
 	return nil
 }
 
 func (s *ucb2) Observe(id PathID, x float64) error {
-	i := s.find(id)
-	if i < 0 {
-		return fmt.Errorf("%w: %d", ErrUnknownPath, id)
-	}
-	if err := checkSample(x); err != nil {
+	p, err := observed(s.paths, id, x)
+	if err != nil {
 		return err
 	}
-	p := s.paths[i]
 	p.n++
 	p.sum += x
 	s.n++
