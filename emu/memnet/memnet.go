@@ -22,9 +22,10 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
-	"os"
 	"sync"
 	"time"
+
+	"github.com/hetquic/hetquic/internal/pktqueue"
 )
 
 // queueLen is how many datagrams a Conn holds before dropping more, like a
@@ -72,7 +73,7 @@ func (n *Network) ListenPacket(addr netip.AddrPort) (*Conn, error) {
 	if n.conns[addr] != nil {
 		return nil, fmt.Errorf("memnet: listen on %v: address in use", addr)
 	}
-	c := &Conn{net: n, addr: addr, in: make(chan datagram, queueLen), done: make(chan struct{}), wake: make(chan struct{})}
+	c := &Conn{net: n, addr: addr, q: pktqueue.New(queueLen)}
 	n.conns[addr] = c
 	return c, nil
 }
@@ -200,69 +201,22 @@ type Conn struct {
 	net  *Network
 	addr netip.AddrPort
 	line line // what it sent that is still in flight
-	in   chan datagram
-	done chan struct{}
-	once sync.Once
-
-	mu       sync.Mutex
-	deadline time.Time
-	wake     chan struct{} // closed and replaced when the read deadline changes
+	q    *pktqueue.Queue
 }
 
 var _ net.PacketConn = (*Conn)(nil)
 
 func (c *Conn) deliver(d datagram) {
-	select {
-	case <-c.done:
-	case c.in <- d:
-	default: // queue full: dropped, as a full socket buffer drops
-	}
+	c.q.TryPush(pktqueue.Datagram{B: d.b, From: net.UDPAddrFromAddrPort(d.from)})
 }
 
 // ReadFrom waits for a datagram, the read deadline or Close.
-func (c *Conn) ReadFrom(b []byte) (int, net.Addr, error) {
-	for {
-		c.mu.Lock()
-		deadline, wake := c.deadline, c.wake
-		c.mu.Unlock()
-		var timer *time.Timer
-		var timeout <-chan time.Time
-		if !deadline.IsZero() {
-			d := time.Until(deadline)
-			if d <= 0 {
-				return 0, nil, os.ErrDeadlineExceeded
-			}
-			timer = time.NewTimer(d)
-			timeout = timer.C
-		}
-		n, from, err, again := c.wait(b, timeout, wake)
-		if timer != nil {
-			timer.Stop()
-		}
-		if !again {
-			return n, from, err
-		}
-	}
-}
-
-// wait takes one datagram or reports why not; again: the deadline moved.
-func (c *Conn) wait(b []byte, timeout <-chan time.Time, wake <-chan struct{}) (int, net.Addr, error, bool) {
-	select {
-	case d := <-c.in:
-		return copy(b, d.b), net.UDPAddrFromAddrPort(d.from), nil, false
-	case <-c.done:
-		return 0, nil, net.ErrClosed, false
-	case <-timeout:
-		return 0, nil, os.ErrDeadlineExceeded, false
-	case <-wake:
-		return 0, nil, nil, true
-	}
-}
+func (c *Conn) ReadFrom(b []byte) (int, net.Addr, error) { return c.q.ReadFrom(b) }
 
 // WriteTo sends b to addr, which must be a *net.UDPAddr.
 func (c *Conn) WriteTo(b []byte, addr net.Addr) (int, error) {
 	select {
-	case <-c.done:
+	case <-c.q.Done():
 		return 0, net.ErrClosed
 	default:
 	}
@@ -278,16 +232,14 @@ func (c *Conn) WriteTo(b []byte, addr net.Addr) (int, error) {
 
 // Close frees the address; pending and later reads return net.ErrClosed.
 func (c *Conn) Close() error {
-	err := errors.New("memnet: close: already closed")
-	c.once.Do(func() {
-		close(c.done)
-		c.line.stop()
-		c.net.mu.Lock()
-		delete(c.net.conns, c.addr)
-		c.net.mu.Unlock()
-		err = nil
-	})
-	return err
+	if !c.q.Close() {
+		return errors.New("memnet: close: already closed")
+	}
+	c.line.stop()
+	c.net.mu.Lock()
+	delete(c.net.conns, c.addr)
+	c.net.mu.Unlock()
+	return nil
 }
 
 func (c *Conn) LocalAddr() net.Addr { return net.UDPAddrFromAddrPort(c.addr) }
@@ -295,11 +247,7 @@ func (c *Conn) LocalAddr() net.Addr { return net.UDPAddrFromAddrPort(c.addr) }
 func (c *Conn) SetDeadline(t time.Time) error { return c.SetReadDeadline(t) }
 
 func (c *Conn) SetReadDeadline(t time.Time) error {
-	c.mu.Lock()
-	c.deadline = t
-	close(c.wake)
-	c.wake = make(chan struct{})
-	c.mu.Unlock()
+	c.q.SetReadDeadline(t)
 	return nil
 }
 
