@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 
 	"github.com/hetquic/hetquic/pathsel"
 	"github.com/hetquic/hetquic/scenario"
@@ -34,6 +35,11 @@ type Outcome struct {
 	SizeBytes int
 	// Sample is what the strategy observes: TCTms, or TCTms/SizeBytes.
 	Sample float64
+	// WaitMs is what the user waited for the task: from the request to its
+	// last byte, a switch's probe and validation and any failover included
+	// (mode real). TCT starts at the request stream, after the switch, so
+	// it leaves them out. 0 means TCTms (the offline model has no switches).
+	WaitMs float64
 }
 
 // table is an Env whose every outcome was drawn (or recorded) up front: one
@@ -44,6 +50,7 @@ type table struct {
 	tct   [][]float64 // [round][path] ms
 	size  []int       // [round]
 	truth [][]Moments // [round][path] in sample units; nil when unknown
+	gone  [][]bool    // [round][path]: removed by an event; nil when none is
 	perB  bool
 }
 
@@ -61,7 +68,19 @@ func (e *table) Do(_ context.Context, t int, p pathsel.PathID) (Outcome, error) 
 }
 
 func (e *table) Truth(t int) []Moments { return e.truth[t] }
-func (e *table) Shared() bool          { return true }
+
+// Gone says which paths are removed at round t (nil: none).
+func (e *table) Gone(t int) []bool {
+	if e.gone == nil {
+		return nil
+	}
+	return e.gone[t]
+}
+
+func (e *table) Shared() bool { return true }
+
+// remover is an Env whose paths can be taken away (RoundEvent.Remove).
+type remover interface{ Gone(t int) []bool }
 
 // envSeedStream separates the environment's random stream from the
 // strategies' (which use their label's hash) for the same seed.
@@ -100,6 +119,12 @@ func offlineEnv(s *Spec, seed uint64) (*table, error) {
 			cached = size
 		}
 		e.size[t] = size
+		if slices.Contains(sched.gone, true) {
+			if e.gone == nil {
+				e.gone = make([][]bool, s.Rounds)
+			}
+			e.gone[t] = slices.Clone(sched.gone)
+		}
 		e.tct[t] = make([]float64, k)
 		e.truth[t] = make([]Moments, k)
 		for i := range tasks {
@@ -147,20 +172,23 @@ func traceEnv(s *Spec) *table {
 // as it was just before the spike.
 type Schedule struct {
 	paths   []scenario.Path
+	gone    []bool               // removed by a Remove event
 	events  map[int][]RoundEvent // by round, in the spec's order
 	reverts map[int][]revert
 	index   map[string]int
 }
 
 type revert struct {
-	path int
-	was  scenario.Path
+	path   int
+	was    scenario.Path
+	remove bool // the revert of a Remove: the path comes back
 }
 
 // NewSchedule starts the schedule of events over sc's paths at round 0.
 func NewSchedule(sc *scenario.Scenario, events []RoundEvent) *Schedule {
 	s := &Schedule{
 		paths:   append([]scenario.Path(nil), sc.Paths...),
+		gone:    make([]bool, len(sc.Paths)),
 		events:  map[int][]RoundEvent{},
 		reverts: map[int][]revert{},
 		index:   map[string]int{},
@@ -180,13 +208,22 @@ func NewSchedule(sc *scenario.Scenario, events []RoundEvent) *Schedule {
 func (s *Schedule) At(t int) ([]scenario.Path, bool, error) {
 	changed := t == 0
 	for _, r := range s.reverts[t] {
-		s.paths[r.path] = r.was
+		if r.remove {
+			s.gone[r.path] = false
+		} else {
+			s.paths[r.path] = r.was
+		}
 		changed = true
 	}
 	for _, e := range s.events[t] {
 		i := s.index[e.Path]
 		if e.ForRounds > 0 {
-			s.reverts[t+e.ForRounds] = append(s.reverts[t+e.ForRounds], revert{i, s.paths[i]})
+			s.reverts[t+e.ForRounds] = append(s.reverts[t+e.ForRounds], revert{i, s.paths[i], e.Remove})
+		}
+		if e.Remove {
+			s.gone[i] = true
+			changed = true
+			continue
 		}
 		p, err := e.Set.Apply(s.paths[i])
 		if err != nil {

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/hetquic/hetquic/internal/results"
+	"github.com/hetquic/hetquic/pathsel"
 )
 
 // figureCaptions explain each figure to a reader who has not seen the code.
@@ -61,7 +62,11 @@ func Report(r *Result, s *Summary, figs []string) string {
 			if e.ForRounds > 0 {
 				lasting = fmt.Sprintf("for %d rounds", e.ForRounds)
 			}
-			fmt.Fprintf(&b, "- round %d, path %s: `%s` %s\n", e.Round, e.Path, e.Set, lasting)
+			what := fmt.Sprintf("`%s`", e.Set)
+			if e.Remove {
+				what = "removed"
+			}
+			fmt.Fprintf(&b, "- round %d, path %s: %s %s\n", e.Round, e.Path, what, lasting)
 		}
 	}
 	fmt.Fprintf(&b, "\n## Results\n\n")
@@ -96,15 +101,22 @@ func (s *Summary) Tables() []results.Table {
 	}
 	if o := s.RealOracle; o != nil {
 		main.Header[6] = "× oracle (real)"
-		main.Header = append(main.Header, "× model oracle")
+		main.Header = append(main.Header, "× model oracle", "wait ms", "wait × oracle (real)", "on another path")
 		for i, st := range s.Strategies {
-			main.Rows[i] = append(main.Rows[i], optional(st.RatioToModelOracle, "%.3f", 1))
+			main.Rows[i] = append(main.Rows[i], optional(st.RatioToModelOracle, "%.3f", 1),
+				fmt.Sprintf("%.3f", st.MeanWaitMs), optional(st.WaitRatioToOracle, "%.3f", 1), fmt.Sprintf("%.1f", st.OtherPathRequests))
 		}
+		main.Note += " Wait is what the user waited per round: TCT plus each switch's probe and validation and any failover" +
+			" (TCT starts at the request stream, after the switch); on another path counts the requests per run that a path" +
+			" other than the chosen one carried (the strategy learnt from that path)."
 		main.Note += fmt.Sprintf(" × oracle (real) is over the mean TCT of the best fixed path in hindsight on the real network, %s (%.3f ms; "+
 			"each path measured by polling's rounds); × model oracle is over the oracle strategy, which follows the offline model's best path. "+
 			"Best-path hits and regret are judged by the model.", o.Path, o.MeanTCTms)
 	}
 	tables := []results.Table{main}
+	if t, ok := s.defaultTable(); ok {
+		tables = append(tables, t)
+	}
 	if len(s.Strategies) > 0 && s.Strategies[0].OfflineMeanTCTms != nil {
 		off := results.Table{
 			Caption: "Real vs offline model: the same strategies, seeds and task sizes on the offline TCT model of the scenario.",
@@ -117,6 +129,40 @@ func (s *Summary) Tables() []results.Table {
 		tables = append(tables, off)
 	}
 	return tables
+}
+
+// defaultTable sets hetquic's default against the oracle and against the
+// strategy with the least cumulative regret among the others (issue 13's
+// bar: ≤ 1.05 × oracle on stationary paths, ≤ 1.10 × on changing ones, and
+// regret at most 10 % above the best other's). Absent without both.
+func (s *Summary) defaultTable() (results.Table, bool) {
+	def := s.find(pathsel.Hetquic)
+	if def == nil || def.RatioToOracle == nil {
+		return results.Table{}, false
+	}
+	var best *StrategySummary
+	for i := range s.Strategies {
+		st := &s.Strategies[i]
+		if st == def || st.Strategy == string(pathsel.Oracle) {
+			continue
+		}
+		if best == nil || st.CumRegret < best.CumRegret {
+			best = st
+		}
+	}
+	if best == nil {
+		return results.Table{}, false
+	}
+	ratio := "–"
+	if best.CumRegret > 0 {
+		ratio = fmt.Sprintf("%.2f", def.CumRegret/best.CumRegret)
+	}
+	return results.Table{
+		Caption: "The default against the oracle and against the other strategy with the least cumulative regret.",
+		Header:  []string{"default × oracle", "default cum. regret", "least-regret other", "its × oracle", "its cum. regret", "regret ratio"},
+		Rows: [][]string{{fmt.Sprintf("%.3f", *def.RatioToOracle), fmt.Sprintf("%.1f", def.CumRegret), best.Label,
+			optional(best.RatioToOracle, "%.3f", 1), fmt.Sprintf("%.1f", best.CumRegret), ratio}},
+	}, true
 }
 
 func rateText(mbps float64, trace string) string {

@@ -26,6 +26,12 @@ type Run struct {
 	Hit    []bool
 	Best   []int16 // the best path of each round, by the run's objective
 	Eq22   float64 // PCM Eq. 22 at the end of the run
+	// WaitMs is what the user waited each round (Outcome.WaitMs).
+	WaitMs []float64
+	// Elsewhere counts the rounds whose task was carried on another path
+	// than the strategy chose (probe failed, path resting, failover): the
+	// strategy learns from the path that carried it, never silently.
+	Elsewhere int
 }
 
 // Result is a finished experiment.
@@ -127,8 +133,12 @@ func (res *Result) addTruth(env Env) {
 		if truth == nil {
 			break
 		}
+		var gone []bool
+		if rm, ok := env.(remover); ok {
+			gone = rm.Gone(t)
+		}
 		res.Truth = append(res.Truth, truth)
-		res.Best = append(res.Best, bestPath(obj, truth))
+		res.Best = append(res.Best, bestPresent(obj, truth, gone))
 	}
 }
 
@@ -158,18 +168,31 @@ func (s *Spec) runOne(ctx context.Context, st StrategySpec, seed uint64, env Env
 		Label: st.Label, Seed: seed,
 		Path: make([]int16, n), TCTms: make([]float64, n), Size: make([]int, n),
 		Regret: make([]float64, n), Hit: make([]bool, n), Best: make([]int16, n),
+		WaitMs: make([]float64, n),
 	}
 	reg := pathsel.NewRegret(obj)
 	if err := env.Begin(ctx); err != nil {
 		return nil, err
 	}
+	rm, _ := env.(remover)
+	present := make([]bool, len(paths))
+	for i := range present {
+		present[i] = true
+	}
 	for t := range n {
 		if t%256 == 0 && ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
+		var gone []bool
+		if rm != nil {
+			gone = rm.Gone(t)
+			if err := followRemovals(sel, present, gone); err != nil {
+				return nil, err
+			}
+		}
 		truth := env.Truth(t)
 		if truth != nil {
-			best = bestPath(obj, truth)
+			best = bestPresent(obj, truth, gone)
 		}
 		p, err := sel.Choose()
 		if err != nil {
@@ -179,11 +202,18 @@ func (s *Spec) runOne(ctx context.Context, st StrategySpec, seed uint64, env Env
 		if err != nil {
 			return nil, err
 		}
+		if out.Path != p {
+			run.Elsewhere++
+		}
 		p = out.Path
 		if err := sel.Observe(p, out.Sample); err != nil {
 			return nil, err
 		}
 		run.Path[t], run.TCTms[t], run.Size[t], run.Best[t] = int16(p), out.TCTms, out.SizeBytes, int16(best)
+		run.WaitMs[t] = out.WaitMs
+		if out.WaitMs == 0 {
+			run.WaitMs[t] = out.TCTms
+		}
 		if truth != nil {
 			c, b := truth[p], truth[best]
 			run.Hit[t] = obj.Value(c.Mean, c.Var) <= obj.Value(b.Mean, b.Var)*(1+tie)
@@ -204,11 +234,39 @@ const tie = 1e-9
 
 // bestPath is the path with the smallest objective (the first of equals).
 func bestPath(obj pathsel.Objective, truth []Moments) int {
-	best, bestV := 0, math.Inf(1)
+	return bestPresent(obj, truth, nil)
+}
+
+// bestPresent is bestPath among the paths not gone (gone may be nil).
+func bestPresent(obj pathsel.Objective, truth []Moments, gone []bool) int {
+	best, bestV := -1, math.Inf(1)
 	for i, m := range truth {
-		if v := obj.Value(m.Mean, m.Var); v < bestV*(1-tie) {
+		if gone != nil && gone[i] {
+			continue
+		}
+		if v := obj.Value(m.Mean, m.Var); best < 0 || v < bestV*(1-tie) {
 			best, bestV = i, v
 		}
 	}
 	return best
+}
+
+// followRemovals tells sel about paths removed or back since the last
+// round (gone nil: every path is there); present tracks what sel has.
+func followRemovals(sel pathsel.Selector, present, gone []bool) error {
+	for i := range present {
+		there := gone == nil || !gone[i]
+		switch {
+		case there && !present[i]:
+			if err := sel.AddPath(pathsel.PathID(i)); err != nil {
+				return err
+			}
+		case !there && present[i]:
+			if err := sel.RemovePath(pathsel.PathID(i)); err != nil {
+				return err
+			}
+		}
+		present[i] = there
+	}
+	return nil
 }

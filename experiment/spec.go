@@ -122,11 +122,16 @@ type StrategySpec struct {
 
 // RoundEvent changes a path from a round on: Set patches its parameters
 // (scenario.Patch), for ForRounds rounds (a spike, then the path returns to
-// what it was) or for good (ForRounds 0).
+// what it was) or for good (ForRounds 0). Remove instead takes the path
+// away, as when its interface goes down: strategies are told (RemovePath)
+// and no longer see it, and after ForRounds rounds it comes back with no
+// history (AddPath). Remove is for mode offline; on a real network an
+// outage is a patch such as {both: {loss: 1}}.
 type RoundEvent struct {
 	Round     int             `yaml:"round"`
 	Path      string          `yaml:"path"`
 	Set       *scenario.Patch `yaml:"set"`
+	Remove    bool            `yaml:"remove"`
 	ForRounds int             `yaml:"for_rounds"`
 }
 
@@ -365,8 +370,12 @@ func (s *Spec) resolve() error {
 			return fmt.Errorf("%s.round: %d is outside [0, %d)", field, e.Round, s.Rounds)
 		case e.ForRounds < 0:
 			return fmt.Errorf("%s.for_rounds: %d is negative", field, e.ForRounds)
-		case e.Set == nil:
+		case e.Set == nil && !e.Remove:
 			return fmt.Errorf("%s.set: missing", field)
+		case e.Set != nil && e.Remove:
+			return fmt.Errorf("%s: set and remove exclude each other", field)
+		case e.Remove && s.Mode != ModeOffline:
+			return fmt.Errorf("%s.remove: only mode offline removes paths; on a real network use set: {both: {loss: 1}}", field)
 		}
 		if indexOf(names, e.Path) < 0 {
 			return fmt.Errorf("%s.path: no path named %q", field, e.Path)
@@ -377,6 +386,9 @@ func (s *Spec) resolve() error {
 		for t := range s.Rounds {
 			if _, _, err := sched.At(t); err != nil {
 				return fmt.Errorf("events: %w", err)
+			}
+			if !slices.Contains(sched.gone, false) {
+				return fmt.Errorf("events: round %d removes every path", t)
 			}
 		}
 	}

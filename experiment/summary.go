@@ -83,6 +83,18 @@ type StrategySummary struct {
 	RatioToOracle      *float64 `json:"ratio_to_oracle,omitempty"`
 	RatioToModelOracle *float64 `json:"ratio_to_model_oracle,omitempty"`
 
+	// MeanWaitMs is what the user waited per round (Run.WaitMs), averaged
+	// like MeanTCTms: in mode real it adds each switch's probe and
+	// validation and any failover to TCT; offline it is the mean TCT.
+	MeanWaitMs float64 `json:"mean_wait_ms"`
+	// WaitRatioToOracle is MeanWaitMs over the real best fixed path's mean
+	// TCT (mode real): a fixed path never switches, so this is the cost of
+	// choosing paths in what the user waits.
+	WaitRatioToOracle *float64 `json:"wait_ratio_to_oracle,omitempty"`
+	// OtherPathRequests is the mean number per run of requests carried on
+	// another path than the strategy chose (Run.Elsewhere).
+	OtherPathRequests float64 `json:"other_path_requests"`
+
 	// OfflineMeanTCTms is, for a real run, the mean TCT of the same
 	// strategy on the offline model (same seeds and task sizes).
 	OfflineMeanTCTms *float64 `json:"offline_mean_tct_ms,omitempty"`
@@ -130,6 +142,7 @@ func Summarize(r *Result) *Summary {
 		switch {
 		case sum.RealOracle != nil:
 			st.RatioToOracle = ptr(st.MeanTCTms / sum.RealOracle.MeanTCTms)
+			st.WaitRatioToOracle = ptr(st.MeanWaitMs / sum.RealOracle.MeanTCTms)
 			if oracle != nil {
 				st.RatioToModelOracle = ptr(st.MeanTCTms / oracle.MeanTCTms)
 			}
@@ -203,6 +216,8 @@ func summarizeRuns(st StrategySpec, runs []*Run) StrategySummary {
 	for i, run := range runs {
 		m, v := stats.MeanVar(run.TCTms)
 		means[i] = m
+		out.MeanWaitMs += stats.Mean(run.WaitMs) / float64(len(runs))
+		out.OtherPathRequests += float64(run.Elsewhere) / float64(len(runs))
 		out.VarTCTms2 += v / float64(len(runs))
 		out.CumRegret += run.Regret[len(run.Regret)-1] / float64(len(runs))
 		out.RegretEq22 += run.Eq22 / float64(len(runs))

@@ -1,8 +1,9 @@
 """A minimal HTTP/3 origin on aioquic, an HTTP/3 stack independent of quic-go.
 
 hetquic's interop test runs PCM-QUIC against it: GET /bytes/{n} returns n bytes
-where byte i is i % 251 (the same pattern as hetquic's own origin), anything
-else 404. It prints "listening" once ready, and logs one line per request
+where byte i is i % 251 (the same pattern as hetquic's own origin), HEAD
+/bytes/{n} its headers, POST /echo the request body back (as hetquic's
+origin), anything else 404. It prints "listening" once ready, and logs one line per request
 (client address at the time of the request, path, status).
 
 Usage: python3 aioquic_server.py HOST PORT CERT.pem KEY.pem [--no-migration]
@@ -17,7 +18,7 @@ import sys
 import aioquic.quic.connection as quic_connection
 from aioquic.asyncio import QuicConnectionProtocol, serve
 from aioquic.h3.connection import H3_ALPN, H3Connection
-from aioquic.h3.events import HeadersReceived
+from aioquic.h3.events import DataReceived, HeadersReceived
 from aioquic.quic.configuration import QuicConfiguration
 from aioquic.quic.events import ProtocolNegotiated
 
@@ -34,6 +35,7 @@ class Origin(QuicConnectionProtocol):
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         self._h3 = None
+        self._requests = {}  # stream id -> [headers, body so far]
 
     def quic_event_received(self, event):
         if isinstance(event, ProtocolNegotiated) and event.alpn_protocol in H3_ALPN:
@@ -42,20 +44,29 @@ class Origin(QuicConnectionProtocol):
             return
         for ev in self._h3.handle_event(event):
             if isinstance(ev, HeadersReceived):
-                self._respond(ev)
+                self._requests[ev.stream_id] = [dict(ev.headers), b""]
+            elif isinstance(ev, DataReceived) and ev.stream_id in self._requests:
+                self._requests[ev.stream_id][1] += ev.data
+            else:
+                continue
+            if ev.stream_ended:
+                headers, data = self._requests.pop(ev.stream_id)
+                self._respond(ev.stream_id, headers, data)
 
-    def _respond(self, ev):
-        headers = dict(ev.headers)
+    def _respond(self, stream_id, headers, request_body):
+        method = headers.get(b":method", b"").decode()
         path = headers.get(b":path", b"").decode()
         m = re.fullmatch(r"/bytes/(\d+)", path)
-        if headers.get(b":method") == b"GET" and m and int(m.group(1)) <= MAX_BYTES:
+        if method in ("GET", "HEAD") and m and int(m.group(1)) <= MAX_BYTES:
             status, data = b"200", body(int(m.group(1)))
+        elif method == "POST" and path == "/echo":
+            status, data = b"200", request_body
         else:
             status, data = b"404", b"not found\n"
-        self._h3.send_headers(ev.stream_id, [(b":status", status), (b"content-length", str(len(data)).encode())])
-        self._h3.send_data(ev.stream_id, data, end_stream=True)
+        self._h3.send_headers(stream_id, [(b":status", status), (b"content-length", str(len(data)).encode())])
+        self._h3.send_data(stream_id, b"" if method == "HEAD" else data, end_stream=True)
         self.transmit()
-        print(f"{self._quic._network_paths[0].addr[0]}:{self._quic._network_paths[0].addr[1]} GET {path} {status.decode()}", flush=True)
+        print(f"{self._quic._network_paths[0].addr[0]}:{self._quic._network_paths[0].addr[1]} {method} {path} {status.decode()}", flush=True)
 
 
 async def main(host, port, cert, key):

@@ -15,7 +15,7 @@ type Strategy string
 // by measurement (see Default and the README).
 const (
 	PSA       Strategy = "psa"        // PCM journal Algorithm 1
-	Hetquic   Strategy = "hetquic"    // hetquic's default, a PSA preset
+	Hetquic   Strategy = "hetquic"    // hetquic's default: adaptive PSA (adaptive.go)
 	Polling   Strategy = "polling"    // round robin (PCM's baseline)
 	Random    Strategy = "random"     // uniform at random
 	Fixed     Strategy = "fixed"      // stays on its first path: plain single-path QUIC
@@ -24,11 +24,13 @@ const (
 	SWUCB     Strategy = "sw-ucb"     // sliding-window UCB, Garivier & Moulines 2011
 	DUCB      Strategy = "d-ucb"      // discounted UCB, Garivier & Moulines 2011
 	Thompson  Strategy = "thompson"   // Gaussian Thompson sampling
+	DThompson Strategy = "d-thompson" // discounted Gaussian Thompson sampling
+	UCB2      Strategy = "ucb2"       // UCB2, Auer et al. 2002: epochs, few switches
 	Oracle    Strategy = "oracle"     // always the truly best path (NewOracle)
 )
 
 // Strategies lists every strategy name, for help texts and validation.
-var Strategies = []Strategy{PSA, Hetquic, Polling, Random, Fixed, EpsGreedy, UCB1, SWUCB, DUCB, Thompson, Oracle}
+var Strategies = []Strategy{PSA, Hetquic, Polling, Random, Fixed, EpsGreedy, UCB1, UCB2, SWUCB, DUCB, Thompson, DThompson, Oracle}
 
 // Estimator is how PSA estimates a path's expectation and spread from its
 // samples (PCM journal §4.1).
@@ -106,7 +108,17 @@ type Config struct {
 	Hysteresis *float64 `yaml:"hysteresis"`
 
 	Epsilon *float64 `yaml:"epsilon"` // ε of ε-greedy
-	Gamma   float64  `yaml:"gamma"`   // discount of D-UCB
+	Gamma   float64  `yaml:"gamma"`   // discount of D-UCB and discounted Thompson
+
+	// ReprobeRounds is τ of hetquic's re-probe bonus: an idle path costs at
+	// most 1/(τ(K−1)) of the best path's evaluation per round in re-probes
+	// (0: never re-probe an idle path for its age). See adaptive.
+	ReprobeRounds *float64 `yaml:"reprobe_rounds"`
+	// DetectZ is the threshold, in standard errors, of hetquic's change
+	// detection on each path (0: none). See adaptive.
+	DetectZ *float64 `yaml:"detect_z"`
+	// Alpha is UCB2's epoch growth α (Auer et al. 2002), in (0, 1).
+	Alpha float64 `yaml:"alpha"`
 }
 
 // CParam is PSA's exploration constant C: "initial" (Algorithm 1 line 12:
@@ -148,37 +160,73 @@ func (c CParam) String() string {
 	return c.Mode
 }
 
-// Default is hetquic's default strategy, chosen by measurement on the
-// offline PCM experiments (README, "Choosing the default"): PSA with
-//   - the optimistic bound (Eq. 19): optimism is what makes a strategy try a
-//     path again when it might have become better;
-//   - the unit-invariant standard deviation as the spread, a = 0.8;
-//   - a confidence width from each path's own spread (CParam "spread")
-//     instead of Eq. 21's C, which is the mean evaluation of all paths and
-//     so drowns differences of a few ms in exploration;
-//   - a window of the last 30 samples per path: it forgets old samples of a
-//     path without forcing every idle path to be re-tried each S rounds,
-//     which on Table 5 costs more than the 5 % the default may lose to the
-//     oracle;
-//   - a hysteresis of 2 %: on the offline PCM experiments it cut switches
-//     by 40–80 % at the same mean TCT (within the seeds' noise), and on
-//     real QUIC every switch costs a validation round trip.
+// Default is hetquic's default strategy (the "adaptive" selector, see
+// adaptive.go), chosen by measurement on the shipped offline experiments,
+// stationary and not (pathsel/README.md, "The default"):
+//   - PSA's evaluation r = a·E + b·σ (Eq. 18) with the unit-invariant
+//     standard deviation and a = 0.8, lognormal estimates (Eq. 14–17) and
+//     the optimistic bound (Eq. 19), its width scaled by a and b and its
+//     horizon the samples in memory;
+//   - a confidence width scaled by DefaultC;
+//   - a long per-path window (DefaultWindow) for telling near-equal paths
+//     apart, made safe by change detection (DefaultDetectZ) that forgets a
+//     path's samples from before a change;
+//   - a re-probe bonus that grows with the age of an idle path's samples
+//     (DefaultReprobeRounds), so a path that got better while idle is found;
+//   - a hysteresis of 10 % (defaultHysteresis), the price of a switch,
+//     which also prices re-probes.
 func Default() Config {
 	return Config{
-		Strategy:   PSA,
-		A:          ptr(0.8),
-		Spread:     Std,
-		Estimator:  Lognormal,
-		Bound:      Optimistic,
-		Window:     iptr(30),
-		Scope:      PerPath,
-		C:          CParam{Mode: "spread"},
-		Hysteresis: ptr(defaultHysteresis),
+		Strategy:      Hetquic,
+		A:             ptr(0.8),
+		Spread:        Std,
+		Estimator:     Lognormal,
+		Bound:         Optimistic,
+		Window:        iptr(DefaultWindow),
+		Scope:         PerPath,
+		Hysteresis:    ptr(defaultHysteresis),
+		ReprobeRounds: ptr(DefaultReprobeRounds),
+		DetectZ:       ptr(DefaultDetectZ),
+		C:             CParam{Mode: "fixed", Value: DefaultC},
 	}
 }
 
-// defaultHysteresis is Default's: a 2 % gain is worth a switch (see Default).
-const defaultHysteresis = 0.02
+// The default's parameters, chosen by measurement (pathsel/README.md, "The
+// default"): each trades regret on stationary paths for tracking change.
+const (
+	// DefaultWindow is the samples a path remembers. Long, so that paths
+	// whose evaluations differ by a few percent under heavy jitter can be
+	// told apart (a window of 30 left a jittery path 7 % worse looking
+	// best for ever); change detection, not the window, forgets the past.
+	DefaultWindow = 1000
+	// DefaultC scales the confidence width. UCB1's own constant (1) spent
+	// 1.5–3× the regret of C = 0.3 on the stationary experiments for no
+	// gain on the others; 0.2 missed idle improvements more often.
+	DefaultC = 0.3
+	// DefaultReprobeRounds is τ: re-probing idle paths costs at most 1 % of
+	// the best path's evaluation per round, whatever the number of paths,
+	// and a path that fell behind by a fraction g of the best is re-probed
+	// every τ(K−1)·(g + hysteresis) rounds. With 100, a 30 → 8 ms
+	// improvement of an idle path cost 1.04–1.10 × the oracle whichever of
+	// six rounds it came at; 200 let it go unnoticed longer (1.06–1.14).
+	DefaultReprobeRounds = 100
+	// DefaultDetectZ is the change detector's threshold in standard errors.
+	// At 4, false alarms on a jittery best path (about one run in five)
+	// made the default leave it for hundreds of rounds; at 5 a false alarm
+	// is about one in 10⁵ tests, and a 2 ms step on a 20 ms path is still
+	// caught within 16 samples.
+	DefaultDetectZ = 5
+)
+
+// defaultHysteresis is Default's: a switch needs a 10 % gain. On real QUIC
+// a switch costs about a round trip (the probe and validation, and a
+// congestion window that starts again), about one 5 KB task, so a 10 %
+// better path repays it within ten tasks; it also prices the re-probe of
+// an idle path (two switches), which keeps near-equal paths from being
+// re-probed every few rounds. Measured: against 2 %, switches on pcm-table5
+// fell from 11 to 4 per 100 rounds and the idle-path experiment improved,
+// for 1.4 % more mean TCT on pcm-table5 (docs/pcm-default.md).
+const defaultHysteresis = 0.10
 
 func ptr(v float64) *float64 { return &v }
 func iptr(v int) *int        { return &v }
@@ -198,6 +246,10 @@ func paperDefaults() Config {
 		Epsilon:    ptr(0.05),
 		Gamma:      0.99,
 		Hysteresis: ptr(0),
+		// Only hetquic reads these; its own defaults are Default's.
+		ReprobeRounds: ptr(0),
+		DetectZ:       ptr(0),
+		Alpha:         0.5,
 	}
 }
 
@@ -251,6 +303,15 @@ func (c Config) withDefaults() Config {
 	if c.Gamma == 0 {
 		c.Gamma = d.Gamma
 	}
+	if c.ReprobeRounds == nil {
+		c.ReprobeRounds = d.ReprobeRounds
+	}
+	if c.DetectZ == nil {
+		c.DetectZ = d.DetectZ
+	}
+	if c.Alpha == 0 {
+		c.Alpha = d.Alpha
+	}
 	return c
 }
 
@@ -287,6 +348,12 @@ func (c Config) Validate() error {
 		return fmt.Errorf("hysteresis: %v is outside [0, 10)", *c.Hysteresis)
 	case c.Gamma != 0 && !(c.Gamma > 0 && c.Gamma < 1):
 		return fmt.Errorf("gamma: %v is outside (0, 1)", c.Gamma)
+	case c.ReprobeRounds != nil && !(*c.ReprobeRounds >= 0 && *c.ReprobeRounds < 1e9):
+		return fmt.Errorf("reprobe_rounds: %v is outside [0, 1e9)", *c.ReprobeRounds)
+	case c.DetectZ != nil && !(*c.DetectZ >= 0 && *c.DetectZ < 1e3):
+		return fmt.Errorf("detect_z: %v is outside [0, 1000)", *c.DetectZ)
+	case c.Alpha != 0 && !(c.Alpha > 0 && c.Alpha < 1):
+		return fmt.Errorf("alpha: %v is outside (0, 1)", c.Alpha)
 	}
 	return nil
 }

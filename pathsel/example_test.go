@@ -32,5 +32,5 @@ func Example() {
 		sel.Observe(p, tctMs[p]+float64(round%3)) // what it cost, in ms
 	}
 	fmt.Printf("wifi %d, lte %d of 100 requests\n", chosen[wifi], chosen[lte])
-	// Output: wifi 2, lte 98 of 100 requests
+	// Output: wifi 1, lte 99 of 100 requests
 }

@@ -18,6 +18,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 )
 
 // PathID names a path to a selector. The caller chooses the values (an index
@@ -68,13 +69,15 @@ func New(cfg Config, rng *rand.Rand) (Selector, error) {
 		return nil, err
 	}
 	cfg = cfg.withDefaults()
-	needRand := cfg.Strategy == Random || cfg.Strategy == EpsGreedy || cfg.Strategy == Thompson
+	needRand := cfg.Strategy == Random || cfg.Strategy == EpsGreedy || cfg.Strategy == Thompson || cfg.Strategy == DThompson
 	if needRand && rng == nil {
 		return nil, fmt.Errorf("pathsel: strategy %s needs a random source", cfg.Strategy)
 	}
 	switch cfg.Strategy {
-	case PSA, Hetquic:
+	case PSA:
 		return newPSA(cfg), nil
+	case Hetquic:
+		return newAdaptive(cfg), nil
 	case Polling:
 		return &polling{}, nil
 	case Random:
@@ -89,6 +92,10 @@ func New(cfg Config, rng *rand.Rand) (Selector, error) {
 		return newDUCB(cfg), nil
 	case Thompson:
 		return newThompson(cfg, rng), nil
+	case DThompson:
+		return newDThompson(cfg, rng), nil
+	case UCB2:
+		return newUCB2(cfg), nil
 	case Oracle:
 		return nil, fmt.Errorf("pathsel: the oracle needs the true best path; build it with NewOracle")
 	}
@@ -129,4 +136,49 @@ func (l pathList) observe(p PathID, x float64) error {
 		return fmt.Errorf("%w: %d", ErrUnknownPath, p)
 	}
 	return checkSample(x)
+}
+
+// pathState is what a per-path state of a selector embeds: its PathID, so
+// that the helpers below find it.
+type pathState struct{ id PathID }
+
+func (p *pathState) pathID() PathID { return p.id }
+
+type identified interface{ pathID() PathID }
+
+// indexOf returns the index of path id in ps, or −1.
+func indexOf[T identified](ps []T, id PathID) int {
+	return slices.IndexFunc(ps, func(p T) bool { return p.pathID() == id })
+}
+
+// addState appends the state of a new path, or fails for a known one.
+func addState[T identified](ps []T, p T) ([]T, error) {
+	if indexOf(ps, p.pathID()) >= 0 {
+		return ps, fmt.Errorf("%w: %d", ErrDuplicatePath, p.pathID())
+	}
+	return append(ps, p), nil
+}
+
+// removeState deletes path id's state and returns it.
+func removeState[T identified](ps []T, id PathID) ([]T, T, error) {
+	i := indexOf(ps, id)
+	if i < 0 {
+		var zero T
+		return ps, zero, fmt.Errorf("%w: %d", ErrUnknownPath, id)
+	}
+	p := ps[i]
+	return slices.Delete(ps, i, i+1), p, nil
+}
+
+// observed returns path id's state for a sample x, checking both.
+func observed[T identified](ps []T, id PathID, x float64) (T, error) {
+	var zero T
+	i := indexOf(ps, id)
+	if i < 0 {
+		return zero, fmt.Errorf("%w: %d", ErrUnknownPath, id)
+	}
+	if err := checkSample(x); err != nil {
+		return zero, err
+	}
+	return ps[i], nil
 }

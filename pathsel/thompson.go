@@ -57,3 +57,91 @@ func (s *thompson) Choose() (PathID, error) {
 	}
 	return best.id, nil
 }
+
+// dThompson is discounted Thompson sampling (Raj & Kalyani 2017, "Taming
+// non-stationary bandits: a Bayesian approach", for Gaussian costs): every
+// round each path's sample count and sums decay by γ, so the posterior of
+// a path that is not used widens until it is drawn again. θ_k ~ N(x̄_k,
+// s_k²/n_k) with the discounted mean and variance; a path whose discounted
+// count is below 2 borrows the mean variance of the others (or assumes a
+// coefficient of variation of 1), as thompson does.
+type dThompson struct {
+	paths []*dtpath
+	gamma float64
+	rng   *rand.Rand
+}
+
+type dtpath struct {
+	pathState
+	n, sum, sumSq float64
+}
+
+func newDThompson(cfg Config, rng *rand.Rand) *dThompson {
+	return &dThompson{gamma: cfg.Gamma, rng: rng}
+}
+
+func (s *dThompson) AddPath(id PathID) (err error) {
+	s.paths, err = addState(s.paths, &dtpath{pathState: pathState{id}})
+	return err
+}
+
+func (s *dThompson) RemovePath(id PathID) (err error) {
+	s.paths, _, err = removeState(s.paths, id)
+	return err
+}
+
+func (s *dThompson) Observe(id PathID, x float64) error {
+	p, err := observed(s.paths, id, x)
+	if err != nil {
+		return err
+	}
+	for _, q := range s.paths {
+		q.n *= s.gamma
+		q.sum *= s.gamma
+		q.sumSq *= s.gamma
+	}
+	p.n++
+	p.sum += x
+	p.sumSq += x * x
+	return nil
+}
+
+func (p *dtpath) variance() float64 {
+	m := p.sum / p.n
+	return max(0, p.sumSq/p.n-m*m) * p.n / (p.n - 1)
+}
+
+func (s *dThompson) Choose() (PathID, error) {
+	if len(s.paths) == 0 {
+		return 0, ErrNoPaths
+	}
+	var pooled float64
+	var withVar int
+	for _, p := range s.paths {
+		if p.n == 0 {
+			return p.id, nil
+		}
+		if p.n >= 2 {
+			pooled += p.variance()
+			withVar++
+		}
+	}
+	best, bestTheta := s.paths[0], math.Inf(1)
+	for _, p := range s.paths {
+		mean := p.sum / p.n
+		var v float64
+		switch {
+		case p.n >= 2:
+			v = p.variance()
+		case withVar > 0:
+			v = pooled / float64(withVar)
+		default:
+			v = mean * mean
+		}
+		theta := mean + s.rng.NormFloat64()*math.Sqrt(v/p.n)
+		if theta < bestTheta {
+			best, bestTheta = p, theta
+		}
+	}
+	return best.id, nil
+}

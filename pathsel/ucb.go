@@ -1,7 +1,6 @@
 package pathsel
 
 import (
-	"fmt"
 	"math"
 )
 
@@ -74,7 +73,7 @@ type ducb struct {
 }
 
 type dpath struct {
-	id     PathID
+	pathState
 	n, sum float64 // discounted count and sum
 }
 
@@ -82,46 +81,27 @@ func newDUCB(cfg Config) *ducb {
 	return &ducb{gamma: cfg.Gamma, min: math.Inf(1), max: math.Inf(-1)}
 }
 
-func (s *ducb) find(id PathID) int {
-	for i, p := range s.paths {
-		if p.id == id {
-			return i
-		}
-	}
-	return -1
+func (s *ducb) AddPath(id PathID) (err error) {
+	s.paths, err = addState(s.paths, &dpath{pathState: pathState{id}})
+	return err
 }
 
-func (s *ducb) AddPath(id PathID) error {
-	if s.find(id) >= 0 {
-		return fmt.Errorf("%w: %d", ErrDuplicatePath, id)
-	}
-	s.paths = append(s.paths, &dpath{id: id})
-	return nil
-}
-
-func (s *ducb) RemovePath(id PathID) error {
-	i := s.find(id)
-	if i < 0 {
-		return fmt.Errorf("%w: %d", ErrUnknownPath, id)
-	}
-	s.paths = append(s.paths[:i], s.paths[i+1:]...)
-	return nil
+func (s *ducb) RemovePath(id PathID) (err error) {
+	s.paths, _, err = removeState(s.paths, id)
+	return err
 }
 
 func (s *ducb) Observe(id PathID, x float64) error {
-	i := s.find(id)
-	if i < 0 {
-		return fmt.Errorf("%w: %d", ErrUnknownPath, id)
-	}
-	if err := checkSample(x); err != nil {
+	p, err := observed(s.paths, id, x)
+	if err != nil {
 		return err
 	}
-	for _, p := range s.paths {
-		p.n *= s.gamma
-		p.sum *= s.gamma
+	for _, q := range s.paths {
+		q.n *= s.gamma
+		q.sum *= s.gamma
 	}
-	s.paths[i].n++
-	s.paths[i].sum += x
+	p.n++
+	p.sum += x
 	s.min, s.max = min(s.min, x), max(s.max, x)
 	return nil
 }

@@ -28,6 +28,7 @@ import (
 	"net/http"
 	"net/netip"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/quic-go/quic-go"
@@ -85,6 +86,11 @@ type Config struct {
 	// with a fresh connection ID per path (RFC 9000 §9.5). See multiConn
 	// for what it gives up.
 	Rebind bool
+	// ListenPacket opens the socket of a local path (default: UDP on ip:0),
+	// as the agent's does: tests pass emu/memnet's in-memory network, whose
+	// fake time under testing/synctest makes probe, stall and failover
+	// tests fast and deterministic.
+	ListenPacket func(ip net.IP) (net.PacketConn, error)
 	// Now is the clock of the measurements (default time.Now).
 	Now func() time.Time
 	// Logf receives warnings (default: discarded).
@@ -106,6 +112,11 @@ func (c *Config) setDefaults() {
 	}
 	if c.Now == nil {
 		c.Now = time.Now
+	}
+	if c.ListenPacket == nil {
+		c.ListenPacket = func(ip net.IP) (net.PacketConn, error) {
+			return net.ListenUDP("udp", &net.UDPAddr{IP: ip})
+		}
 	}
 	if c.Logf == nil {
 		c.Logf = func(string, ...any) {}
@@ -135,6 +146,9 @@ type Client struct {
 
 	selMu sync.Mutex // guards the selector
 	sel   pathsel.Selector
+	// switches counts the moves of the connection, so that RoundTrip can
+	// tell whether a response it measured stayed on one path.
+	switches atomic.Int64
 }
 
 type pathState struct {
@@ -163,9 +177,9 @@ func Dial(ctx context.Context, cfg Config) (*Client, error) {
 		return nil, fmt.Errorf("pcm: server %q: %w", cfg.Server, err)
 	}
 	c := &Client{cfg: cfg, remote: remote, migration: true, sel: cfg.Selector}
-	var socks []*net.UDPConn
+	var socks []net.PacketConn
 	for _, lp := range cfg.Paths {
-		udp, err := net.ListenUDP("udp", net.UDPAddrFromAddrPort(netip.AddrPortFrom(lp.Addr, 0)))
+		udp, err := cfg.ListenPacket(lp.Addr.AsSlice())
 		if err != nil {
 			for _, s := range socks {
 				s.Close()
@@ -180,7 +194,7 @@ func Dial(ctx context.Context, cfg Config) (*Client, error) {
 		// The handshake gets a socket of its own on the first path's
 		// address, so that every path, the first included, is later used
 		// through quic-go's path API on its own transport.
-		udp, err := net.ListenUDP("udp", net.UDPAddrFromAddrPort(netip.AddrPortFrom(cfg.Paths[0].Addr, 0)))
+		udp, err := cfg.ListenPacket(cfg.Paths[0].Addr.AsSlice())
 		if err != nil {
 			for _, s := range socks {
 				s.Close()
@@ -269,8 +283,10 @@ type Result struct {
 	PathName string
 	StreamID quic.StreamID
 	Status   int
-	// Est is when the request stream was created, End when the response's
-	// FIN arrived; TotalBytes counts the response body.
+	// Start is when the request was made (GetOn called), Est when its
+	// request stream was created (after any switch), End when the
+	// response's FIN arrived; TotalBytes counts the response body.
+	Start      time.Time
 	Est, End   time.Time
 	TotalBytes int64
 	// Switched says the connection moved to Path for this request.
@@ -281,6 +297,10 @@ type Result struct {
 
 // TCT is the task completion time, EndTime − EstTime (Eq. 3).
 func (r Result) TCT() time.Duration { return r.End.Sub(r.Est) }
+
+// Wait is what the caller waited, End − Start: TCT plus the switch's probe
+// and validation and any failover before the stream that completed.
+func (r Result) Wait() time.Duration { return r.End.Sub(r.Start) }
 
 // Sample is what a selector learns from: TCT in ms, or per byte (Eq. 4).
 func (r Result) Sample(perByte bool) float64 {
@@ -324,6 +344,7 @@ func (c *Client) GetOn(ctx context.Context, p int, target string, w io.Writer) (
 	if w == nil {
 		w = io.Discard
 	}
+	start := c.cfg.Now()
 	switched := c.ensureActive(ctx, p)
 	var res Result
 	var received int64
@@ -336,6 +357,7 @@ func (c *Client) GetOn(ctx context.Context, p int, target string, w io.Writer) (
 		}
 		res.Path, res.PathName, res.StreamID, res.Status = r.Path, r.PathName, r.StreamID, r.Status
 		res.End, res.TotalBytes = r.End, received
+		res.Start = start
 		if err == nil {
 			res.Switched, res.Failovers = switched, attempt
 			return res, nil

@@ -47,6 +47,7 @@ func (c *Client) switchLocked(ctx context.Context, p int) error {
 		// validates the new address on its own.
 		c.multi.setActive(p)
 		c.active = p
+		c.switches.Add(1)
 		ps.lastUsed = c.cfg.Now()
 		ps.down, ps.backoff = false, 0
 		return nil
@@ -93,6 +94,7 @@ func (c *Client) switchLocked(ctx context.Context, p int) error {
 		old.validated = false
 	}
 	c.active = p
+	c.switches.Add(1)
 	ps.lastUsed = c.cfg.Now()
 	ps.down, ps.backoff = false, 0
 	return nil

@@ -131,7 +131,7 @@ func (e *realEnv) Do(ctx context.Context, t int, p pathsel.PathID) (experiment.O
 	if res.TotalBytes != int64(size) {
 		return experiment.Outcome{}, fmt.Errorf("round %d: got %d of %d bytes", t, res.TotalBytes, size)
 	}
-	o := experiment.Outcome{Path: pathsel.PathID(res.Path), TCTms: stats.Ms(res.TCT()), SizeBytes: size}
+	o := experiment.Outcome{Path: pathsel.PathID(res.Path), TCTms: stats.Ms(res.TCT()), SizeBytes: size, WaitMs: stats.Ms(res.Wait())}
 	o.Sample = o.TCTms
 	if e.spec.Sample == experiment.SampleTCTPerByte {
 		o.Sample /= float64(size)

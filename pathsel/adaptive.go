@@ -1,0 +1,302 @@
+package pathsel
+
+import (
+	"math"
+)
+
+// adaptive is hetquic's default (strategy hetquic): PSA's evaluation and
+// optimistic bound (PCM journal Eq. 18–19) made to track a changing network
+// and to pay for exploration knowingly. Per path it keeps a long window of
+// log-samples, and it adds three things to PSA:
+//
+//  1. A confidence width consistent with the objective and the window. The
+//     evaluation r = a·E + b·σ is estimated from the path's n samples; the
+//     mean's error is about σ/√n and the standard deviation's about
+//     σ/√(2n), so the width is
+//
+//     w_k = (a + b/√2)·σ_k·sqrt(2 ln M / n_k),
+//
+//     with M the samples in memory over all paths (the window's horizon, not
+//     the rounds so far, so the width shrinks as a path's window fills and
+//     never grows with time: the T of Eq. 19 read as SW-UCB reads it).
+//
+//  2. Change detection on every path (a GLR-style two-sample test on the
+//     log-samples, as in the change-point bandits CUSUM-UCB and GLR-UCB of
+//     Liu et al. 2018 and Besson et al. 2022): when the last m samples (m =
+//     4, 8, 16) differ from the older ones by more than DetectZ standard
+//     errors and by more than minShift, the older samples are dropped; a
+//     single sample far *below* the path's window (a re-probe that finds an
+//     idle path improved) resets the path at once. The active path that
+//     degrades is left within a few rounds; an idle path that improved is
+//     kept from its first fresh sample.
+//
+//  3. A re-probe bonus that grows with the age of a path's samples (the
+//     restless-bandit view: an unobserved path may have changed):
+//
+//     β_k = r_min · age_k / (τ·(K − 1)),
+//
+//     with r_min the best evaluation, age_k the rounds since path k's last
+//     sample and τ = ReprobeRounds. Path k is re-probed when β_k covers its
+//     gap to the current path plus the hysteresis (the price of leaving the
+//     current path), i.e. after about τ(K−1)·(gap_k/r_min + h) rounds: the
+//     farther behind a path was, the longer it rests, and each idle path
+//     costs at most r_min/(τ(K−1)) per round whatever its gap — in all at
+//     most 1/τ of the best path's evaluation per round, however many paths
+//     there are. A path that improved while idle is found within that
+//     many rounds.
+//
+// Index: I_k = r_k − w_k − β_k, the smallest wins; a path with no sample
+// goes first. Hysteresis as PSA's: stay unless another index is lower by
+// more than that fraction of the current path's r.
+type adaptive struct {
+	paths      []*apath
+	obj        Objective
+	window     int
+	reprobe    float64 // τ; 0: no re-probe bonus
+	detectZ    float64 // 0: no change detection
+	hysteresis float64
+	c          float64 // scale of the confidence width (Config.C, default 1)
+	round      int
+	current    *apath
+}
+
+// apath is one path's memory: its last samples' logarithms in a ring
+// (buf grows to the window, then wraps at start), with running sums so
+// that an estimate costs O(1) whatever the window.
+type apath struct {
+	pathState
+	buf   []float64
+	start int     // the oldest sample once buf is full
+	sum   float64 // Σ ln x over the window
+	sumSq float64 // Σ (ln x)²
+	last  int     // round of the last sample
+	wraps int     // samples replaced since the sums were last recomputed
+}
+
+// n is the number of samples in the window.
+func (p *apath) n() int { return len(p.buf) }
+
+// recent returns the i-th most recent log-sample (i = 0: the last).
+func (p *apath) recent(i int) float64 {
+	return p.buf[(p.start+len(p.buf)-1-i)%len(p.buf)]
+}
+
+// Change detection constants.
+const (
+	// detectMinOld is the fewest older samples a change is tested against:
+	// below it the older samples' spread is not known well enough.
+	detectMinOld = 8
+	// minShift is the smallest change of the mean log-sample (≈ 5 %) worth
+	// acting on: a smaller one is not worth forgetting a window for.
+	minShift = 0.05
+	// sigmaFloor bounds the log-sample spread from below (≈ 2 %), so that
+	// a path that measured perfectly steady does not reset on rounding
+	// noise.
+	sigmaFloor = 0.02
+)
+
+// detectLens are the recent run lengths m tested for a change: short ones
+// react fast to large changes, long ones catch small ones and slow drift.
+var detectLens = [...]int{4, 8, 16}
+
+func newAdaptive(cfg Config) *adaptive {
+	return &adaptive{
+		obj:        Objective{A: *cfg.A, Spread: cfg.Spread},
+		window:     *cfg.Window,
+		reprobe:    *cfg.ReprobeRounds,
+		detectZ:    *cfg.DetectZ,
+		hysteresis: *cfg.Hysteresis,
+		c:          cWidth(cfg.C),
+	}
+}
+
+// cWidth is the width scale: C when fixed, else 1 (UCB1's sqrt(2 ln M/n)).
+// Default sets DefaultC.
+func cWidth(c CParam) float64 {
+	if c.Mode == "fixed" {
+		return c.Value
+	}
+	return 1
+}
+
+func (s *adaptive) AddPath(id PathID) (err error) {
+	s.paths, err = addState(s.paths, &apath{pathState: pathState{id}, buf: make([]float64, 0, min(s.window, 64))})
+	return err
+}
+
+func (s *adaptive) RemovePath(id PathID) error {
+	paths, p, err := removeState(s.paths, id)
+	if err != nil {
+		return err
+	}
+	if s.current == p {
+		s.current = nil
+	}
+	s.paths = paths
+	return nil
+}
+
+func (s *adaptive) Observe(id PathID, x float64) error {
+	p, err := observed(s.paths, id, x)
+	if err != nil {
+		return err
+	}
+	y := math.Log(x)
+	if s.detectZ > 0 && p.surprisinglyLow(y, s.detectZ) {
+		p.keepLast(0)
+	}
+	p.push(y, s.window)
+	if s.detectZ > 0 {
+		p.detect(s.detectZ)
+	}
+	s.round++
+	p.last = s.round
+	s.current = p
+	return nil
+}
+
+func (s *adaptive) Choose() (PathID, error) {
+	if len(s.paths) == 0 {
+		return 0, ErrNoPaths
+	}
+	mem := 0
+	for _, p := range s.paths {
+		if p.n() == 0 {
+			return p.pathID(), nil
+		}
+		mem += p.n()
+	}
+	// The widest spread, lent to a path with a single sample.
+	var widest float64
+	rMin := math.Inf(1)
+	for _, p := range s.paths {
+		e := p.estimate()
+		if p.n() >= 2 {
+			widest = max(widest, math.Sqrt(e.variance))
+		}
+		rMin = min(rMin, s.obj.Value(e.mean, e.variance))
+	}
+	logM := 2 * math.Log(float64(max(mem, 2)))
+	b := 1 - s.obj.A
+	spreadW := s.c * (s.obj.A + b/math.Sqrt2)
+	var ageRate float64
+	if s.reprobe > 0 && len(s.paths) > 1 {
+		ageRate = rMin / (s.reprobe * float64(len(s.paths)-1))
+	}
+	best, bestI := s.paths[0], math.Inf(1)
+	stayI, stayR := math.Inf(1), 0.0
+	for _, p := range s.paths {
+		e := p.estimate()
+		sd := math.Sqrt(e.variance)
+		if p.n() < 2 {
+			sd = widest
+			if sd == 0 {
+				sd = e.mean // no spread known anywhere: a coefficient of variation of 1
+			}
+		}
+		r := s.obj.Value(e.mean, e.variance)
+		i := r - spreadW*sd*math.Sqrt(logM/float64(p.n())) - ageRate*float64(s.round-p.last)
+		if i < bestI {
+			best, bestI = p, i
+		}
+		if p == s.current {
+			stayI, stayR = i, r
+		}
+	}
+	if s.current != nil && best != s.current && bestI > stayI-s.hysteresis*stayR {
+		return s.current.id, nil
+	}
+	return best.id, nil
+}
+
+// estimate is the lognormal fit of the window (PCM Eq. 14–17).
+func (p *apath) estimate() estimate {
+	return lognormal(p.n(), p.sum, p.sumSq)
+}
+
+// push appends log-sample y, replacing the oldest once the window is full.
+// Subtracting leaves rounding residue in the sums, so they are recomputed
+// every window's worth of replacements: O(1) amortised.
+func (p *apath) push(y float64, window int) {
+	p.sum += y
+	p.sumSq += y * y
+	if len(p.buf) < window {
+		p.buf = append(p.buf, y)
+		return
+	}
+	old := p.buf[p.start]
+	p.sum -= old
+	p.sumSq -= old * old
+	p.buf[p.start] = y
+	p.start = (p.start + 1) % len(p.buf)
+	if p.wraps++; p.wraps == window {
+		p.wraps = 0
+		p.resum()
+	}
+}
+
+// resum recomputes the sums from the window.
+func (p *apath) resum() {
+	p.sum, p.sumSq = 0, 0
+	for _, y := range p.buf {
+		p.sum += y
+		p.sumSq += y * y
+	}
+}
+
+// keepLast forgets all but the last m log-samples, oldest first again, and
+// recomputes the sums.
+func (p *apath) keepLast(m int) {
+	m = min(m, p.n())
+	var small [16]float64 // detectLens' longest: no allocation
+	kept := small[:0]
+	if m > len(small) {
+		kept = make([]float64, 0, m)
+	}
+	for i := m - 1; i >= 0; i-- {
+		kept = append(kept, p.recent(i))
+	}
+	p.buf = append(p.buf[:0], kept...)
+	p.start, p.wraps = 0, 0
+	p.resum()
+}
+
+// surprisinglyLow says y lies more than z standard deviations (and minShift)
+// below the mean of a window of at least detectMinOld samples.
+func (p *apath) surprisinglyLow(y, z float64) bool {
+	n := p.n()
+	if n < detectMinOld {
+		return false
+	}
+	mu := p.sum / float64(n)
+	sd := max(math.Sqrt(sampleVar(n, p.sum, p.sumSq)), sigmaFloor)
+	return mu-y > max(z*sd, minShift)
+}
+
+// detect tests whether the last m samples (m in detectLens) come from a
+// different level than the older ones — a two-sample z test on the log
+// means with the older samples' spread — and if so forgets the older ones.
+func (p *apath) detect(z float64) {
+	n := p.n()
+	var recent, recentSq float64
+	j := 0 // samples summed into recent
+	for _, m := range detectLens {
+		old := n - m
+		if old < max(m, detectMinOld) {
+			return
+		}
+		for ; j < m; j++ {
+			y := p.recent(j)
+			recent += y
+			recentSq += y * y
+		}
+		oldSum := p.sum - recent
+		muOld := oldSum / float64(old)
+		sd := max(math.Sqrt(sampleVar(old, oldSum, p.sumSq-recentSq)), sigmaFloor)
+		d := math.Abs(recent/float64(m) - muOld)
+		if d > minShift && d > z*sd*math.Sqrt(1/float64(m)+1/float64(old)) {
+			p.keepLast(m)
+			return
+		}
+	}
+}

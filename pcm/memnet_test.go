@@ -1,0 +1,148 @@
+package pcm
+
+import (
+	"context"
+	"crypto/tls"
+	"fmt"
+	"net/netip"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/hetquic/hetquic/emu/memnet"
+	"github.com/hetquic/hetquic/internal/selfsigned"
+	"github.com/hetquic/hetquic/origin"
+)
+
+// The in-memory network of the synctest tests: the origin at 10.0.0.100,
+// the client's paths at 10.0.1.i, every datagram delayed oneWay.
+const oneWay = 10 * time.Millisecond
+
+var memServer = netip.MustParseAddrPort("10.0.0.100:443")
+
+func memPath(i int) netip.Addr { return netip.AddrFrom4([4]byte{10, 0, 1, byte(i + 1)}) }
+
+// memDial starts an origin on n and dials it over paths 0..k-1. Everything
+// must run inside the synctest bubble: the certificate too, whose validity
+// is checked against the bubble's clock.
+func memDial(t *testing.T, n *memnet.Network, k int, cfg Config) *Client {
+	t.Helper()
+	pair, err := selfsigned.New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc, err := n.ListenPacket(memServer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n.SetDelay(memServer.Addr(), oneWay)
+	srv, err := origin.Serve(sc, origin.Config{TLS: &tls.Config{Certificates: []tls.Certificate{pair.Cert}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Close() })
+	for i := range k {
+		cfg.Paths = append(cfg.Paths, LocalPath{Name: fmt.Sprintf("p%d", i), Addr: memPath(i)})
+		n.SetDelay(memPath(i), oneWay)
+	}
+	cfg.Server, cfg.ServerName, cfg.TLS = memServer.String(), "localhost", &tls.Config{RootCAs: pair.Pool}
+	cfg.ListenPacket = n.ListenIP
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	c, err := Dial(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+// A path whose packets vanish is given up exactly at the probe deadline;
+// the request is served on the active path; the path rests for the down
+// backoff and is probed again only after it, and the backoff doubles.
+func TestProbeDeadlineAndRest(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		n := memnet.New()
+		const probe, rest = 700 * time.Millisecond, 3 * time.Second
+		c := memDial(t, n, 2, Config{ProbeTimeout: probe, DownBackoff: rest, Selector: polling(2)})
+		ctx := context.Background()
+		n.SetDrop(memPath(1), true)
+		rtt := 2 * oneWay
+
+		start := time.Now()
+		res, err := c.GetOn(ctx, 1, "/bytes/100", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Path != 0 || res.Switched {
+			t.Fatalf("request on path %d (switched %v), want the active path 0", res.Path, res.Switched)
+		}
+		// The probe's deadline, then one round trip for the request.
+		if got := time.Since(start); got < probe || got > probe+2*rtt {
+			t.Errorf("the failed probe cost %v, want its deadline %v plus a round trip", got, probe)
+		}
+		// Resting: no probe, one round trip.
+		start = time.Now()
+		if _, err := c.GetOn(ctx, 1, "/bytes/100", nil); err != nil {
+			t.Fatal(err)
+		}
+		if got := time.Since(start); got > 2*rtt {
+			t.Errorf("a request for the resting path took %v: it probed again", got)
+		}
+		// After the rest the path is tried again (and fails again).
+		time.Sleep(rest)
+		start = time.Now()
+		if _, err := c.GetOn(ctx, 1, "/bytes/100", nil); err != nil {
+			t.Fatal(err)
+		}
+		if got := time.Since(start); got < probe {
+			t.Errorf("after the rest the path was not probed again (%v)", got)
+		}
+		// The backoff has doubled: still resting after one more rest.
+		time.Sleep(rest)
+		start = time.Now()
+		c.GetOn(ctx, 1, "/bytes/100", nil)
+		if got := time.Since(start); got > 2*rtt {
+			t.Errorf("the backoff did not double: probed again after %v", rest)
+		}
+		// The path comes back: probed after the doubled rest, and used.
+		n.SetDrop(memPath(1), false)
+		time.Sleep(rest)
+		if res, err := c.GetOn(ctx, 1, "/bytes/100", nil); err != nil || res.Path != 1 || !res.Switched {
+			t.Errorf("the recovered path: %+v, %v", res, err)
+		}
+	})
+}
+
+// The active path dies mid-response: the stall is noticed after the stall
+// timeout, the request moves to the other path and resumes from the byte
+// where it stopped, every byte exactly once — all in fake time.
+func TestStallFailoverInFakeTime(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		n := memnet.New()
+		const stall = time.Second // the default
+		c := memDial(t, n, 2, Config{StallTimeout: stall})
+		ctx := context.Background()
+		// Validate path 1, come back to 0.
+		for _, p := range []int{1, 0} {
+			if _, err := c.GetOn(ctx, p, "/bytes/10", nil); err != nil {
+				t.Fatal(err)
+			}
+		}
+		const size = 2 << 20
+		var cutAt time.Time
+		body := &cutWriter{after: size / 4, cut: func() { cutAt = time.Now(); n.SetDrop(memPath(0), true) }}
+		res, err := c.GetOn(ctx, 0, fmt.Sprintf("/bytes/%d", size), body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkPattern(t, body.buf.Bytes(), size)
+		if res.Failovers != 1 || res.Path != 1 {
+			t.Errorf("want one failover to path 1: %+v", res)
+		}
+		// From the cut: the stall timeout, the probe, the resumed rest.
+		if got := res.End.Sub(cutAt); got < stall || got > stall+time.Second {
+			t.Errorf("finished %v after the cut, want the stall timeout %v and a little", got, stall)
+		}
+	})
+}
