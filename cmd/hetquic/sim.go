@@ -24,7 +24,7 @@ func init() {
 	register(command{name: "sim", summary: "packet-level multipath QUIC simulator: run, validate, list", run: runSim})
 }
 
-const simUsage = `sim run FILE [--out DIR] [--seeds N] [--workers N] [--json] [--quiet]
+const simUsage = `sim run FILE [--out DIR] [--seeds N] [--workers N] [--json] [--quiet] [--figures=false]
        hetquic sim validate FILE
        hetquic sim list`
 
@@ -90,6 +90,7 @@ func simRun(ctx context.Context, args []string) error {
 	workers := fs.Int("workers", 0, "runs in parallel (default: one per CPU); results do not depend on it")
 	asJSON := fs.Bool("json", false, "print summary.json to stdout instead of the table")
 	quiet := fs.Bool("quiet", false, "no progress output on stderr")
+	figures := fs.Bool("figures", true, "draw the PNG figures (most of a short run's fixed cost; --figures=false for scripted runs)")
 	file, err := simOperand(fs, args)
 	if err != nil {
 		return err
@@ -120,7 +121,7 @@ func simRun(ctx context.Context, args []string) error {
 	if dir == "" {
 		dir = filepath.Join("results", spec.Name)
 	}
-	files, err := exp.WriteAll(dir, res)
+	files, err := exp.WriteAll(dir, res, *figures)
 	if err != nil {
 		return err
 	}

@@ -71,7 +71,7 @@ variants:
 		}
 	}
 	out := filepath.Join(dir, "out")
-	files, err := WriteAll(out, a)
+	files, err := WriteAll(out, a, true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -234,7 +234,7 @@ variants:
 		}
 	}
 	out := filepath.Join(dir, "out")
-	files, err := WriteAll(out, res)
+	files, err := WriteAll(out, res, true)
 	if err != nil {
 		t.Fatal(err)
 	}
