@@ -46,7 +46,25 @@ func runSim(ctx context.Context, args []string) error {
 		{"validate", "load a sim experiment and report the first problem", simValidate},
 		{"list", "list the shipped sim experiments", func(context.Context, []string) error { return simList(os.Stdout) }},
 		{"vsreal", "compare simulated and real quic-go downloads (validation)", simVsReal},
+		{"lossregime", "NewReno under loss against ns-3, like for like under both ACK policies (markdown)", simLossRegime},
 	}, args)
+}
+
+func simLossRegime(ctx context.Context, args []string) error {
+	fs := newFlagSet("sim lossregime", "sim lossregime [--md]",
+		"Runs a 10 MB NewReno transfer at 0–2 % loss in the simulator, per-ACK (newreno-ns3) and\nper-byte (newreno) window growth, ACKs every packet and every second packet, and prints\nit beside ns-3 3.37's TcpNewReno and TcpLinuxReno (bench/ns3/lossregime.sh, embedded) as markdown.")
+	fs.Bool("md", true, "print markdown (the only format)")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return badInput(fmt.Errorf("sim lossregime: unexpected argument %q", fs.Arg(0)))
+	}
+	rows, err := exp.LossRegime(ctx)
+	if err != nil {
+		return err
+	}
+	return exp.WriteLossRegimeTable(os.Stdout, rows)
 }
 
 func simVsReal(ctx context.Context, args []string) error {
