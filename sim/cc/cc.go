@@ -88,15 +88,15 @@ func Names() []string {
 }
 
 var registry = map[string]func(Config) Controller{
-	"newreno": func(c Config) Controller { return NewNewReno(c) },
+	"newreno":     func(c Config) Controller { return NewNewReno(c) },
 	"newreno-ns3": func(c Config) Controller { return NewNewRenoNS3(c) },
-	"quicgo":  func(c Config) Controller { return NewQuicGo(c) },
-	"cubic":   func(c Config) Controller { return NewCubic(c) },
-	"lia":     func(c Config) Controller { return NewCoupled(LIA, c) },
-	"olia":    func(c Config) Controller { return NewCoupled(OLIA, c) },
-	"balia":   func(c Config) Controller { return NewCoupled(BALIA, c) },
-	"bbr":     func(c Config) Controller { return NewBBR(c) },
-	"maco":    func(c Config) Controller { return NewMACO(c) },
+	"quicgo":      func(c Config) Controller { return NewQuicGo(c) },
+	"cubic":       func(c Config) Controller { return NewCubic(c) },
+	"lia":         func(c Config) Controller { return NewCoupled(LIA, c) },
+	"olia":        func(c Config) Controller { return NewCoupled(OLIA, c) },
+	"balia":       func(c Config) Controller { return NewCoupled(BALIA, c) },
+	"bbr":         func(c Config) Controller { return NewBBR(c) },
+	"maco":        func(c Config) Controller { return NewMACO(c) },
 }
 
 // Pacer is implemented by controllers that pace their path. The connection
