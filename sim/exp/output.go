@@ -344,6 +344,19 @@ func report(r *Result, sums []Summary, figs []string) string {
 	if s.Description != "" {
 		fmt.Fprintf(&b, "%s\n\n", strings.TrimSpace(s.Description))
 	}
+	b.WriteString(Markdown(r, sums))
+	for _, f := range figs {
+		fmt.Fprintf(&b, "![%s](%s)\n\n", filepath.Base(f), filepath.Base(f))
+	}
+	return b.String()
+}
+
+// Markdown is the report's body without title and figures: the setting,
+// the summary table(s) and the metric definitions (`hetquic sim run --md`,
+// for docs).
+func Markdown(r *Result, sums []Summary) string {
+	s := r.Spec
+	var b strings.Builder
 	net := "scenario `" + s.Scenario + "`"
 	if s.Mobility != nil {
 		net = fmt.Sprintf("a generated highway drive at %g km/h from %g m (sim/mobility)", s.Mobility.SpeedKmh, s.Mobility.StartM)
@@ -395,8 +408,5 @@ func report(r *Result, sums []Summary, figs []string) string {
 		}
 	}
 	b.WriteString("\nDelivery delay: first transmission of a packet's data to its in-order delivery to the application; reordering delay: arrival to in-order delivery. Loss: packets the sender declared lost over packets sent.\n\n")
-	for _, f := range figs {
-		fmt.Fprintf(&b, "![%s](%s)\n\n", filepath.Base(f), filepath.Base(f))
-	}
 	return b.String()
 }
