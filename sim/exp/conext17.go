@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/hetquic/hetquic/internal/stats"
 	"github.com/hetquic/hetquic/sim"
 )
 
@@ -220,7 +221,7 @@ func WriteConext17Table(w io.Writer, res []ConextResult, n int) error {
 	fmt.Fprintf(&b, "%d scenarios per class (the paper: 253, WSP-drawn; here uniform from seed %d), 20 MB GET; single path: CUBIC on the initial path; multipath: OLIA, lowest-RTT scheduler.\n\n", n, conextSeed)
 	b.WriteString("| class | scenarios | single/multi time ratio p10 / p25 / p50 / p75 / p90 | multipath faster | EXP-Ben p25 / p50 / p75 | EXP-Ben > 0 | EXP-Ben p50, uncoupled CUBIC |\n|---|---|---|---|---|---|---|\n")
 	for _, r := range res {
-		q := func(x []float64, p float64) float64 { return quantile(x, p) }
+		q := func(x []float64, p float64) float64 { return orZero(stats.Quantile(x, p)) } // x is sorted
 		faster, pos := 0, 0
 		for _, x := range r.Ratio {
 			if x > 1 {

@@ -7,11 +7,11 @@ import (
 	"encoding/csv"
 	"fmt"
 	"io"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/hetquic/hetquic/internal/stats"
 	"github.com/hetquic/hetquic/sim"
 )
 
@@ -88,16 +88,10 @@ func LossRegime(ctx context.Context) ([]LossRegimeRow, error) {
 				}
 				fcts = append(fcts, f)
 			}
-			rows = append(rows, LossRegimeRow{Pair: p, Loss: loss, NS3S: median(ns3), SimS: median(fcts)})
+			rows = append(rows, LossRegimeRow{Pair: p, Loss: loss, NS3S: stats.Median(ns3), SimS: stats.Median(fcts)})
 		}
 	}
 	return rows, nil
-}
-
-func median(x []float64) float64 {
-	x = slices.Clone(x)
-	slices.Sort(x)
-	return quantile(x, 0.5)
 }
 
 // lossRegimeRun is one simulated transfer; it returns the completion time in s.
