@@ -199,6 +199,13 @@ func conextRun(seed uint64, paths []conextPath, ccName string) (float64, error) 
 	if len(paths) > 1 {
 		cfg.Scheduler = "minrtt"
 	}
+	done, err := transferTime(s, cfg, specs, conextBytes, conextCap)
+	return done.Seconds(), err
+}
+
+// transferTime runs one download of bytes over specs with cfg and returns
+// when its last byte was delivered (0: not within limit).
+func transferTime(s *sim.Sim, cfg sim.ConnConfig, specs []sim.PathSpec, bytes int64, limit time.Duration) (time.Duration, error) {
 	c, err := sim.NewConn(s, cfg, specs)
 	if err != nil {
 		return 0, err
@@ -208,11 +215,11 @@ func conextRun(seed uint64, paths []conextPath, ccName string) (float64, error) 
 		done = e.At
 		s.Stop()
 	}
-	if _, err := c.OpenStream(conextBytes, sim.StreamOpts{}); err != nil {
+	if _, err := c.OpenStream(bytes, sim.StreamOpts{}); err != nil {
 		return 0, err
 	}
-	s.Run(conextCap, 0, nil)
-	return done.Seconds(), nil
+	s.Run(limit, 0, nil)
+	return done, nil
 }
 
 // WriteConext17Table renders the per-class distributions as markdown.
