@@ -191,7 +191,13 @@ func (r *ConnReceiver) deliver(id int, st *rstream) {
 	if n == 0 {
 		return
 	}
-	st.pend = st.pend[n:]
+	if n == len(st.pend) {
+		// All delivered (the usual case in order): reuse the buffer, else
+		// re-slicing past its end makes the next arrival allocate a new one.
+		st.pend = st.pend[:0]
+	} else {
+		st.pend = st.pend[n:]
+	}
 	st.next += n
 	r.delivered += n
 	bytes := int64(n) * int64(r.conn.payload)
