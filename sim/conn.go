@@ -296,6 +296,7 @@ type Conn struct {
 	peerMax    int64 // MAX_DATA from the receiver (bytes)
 	sending    bool
 	paced      bool // some path's controller paces
+	pool       packetPool
 	OnAllAcked func(now time.Duration)
 }
 
@@ -663,7 +664,8 @@ func (c *Conn) sendChunk(p *sendPath, ch int, probe bool) {
 		p.pace.onSent(now, sp.size, p.rate.PacingRate(now))
 	}
 	p.cc.OnPacketSent(now, sp.size, p.bytesInFlight)
-	pkt := &Packet{Size: sp.size, Flow: c.cfg.Flow, Path: p.id, PN: sp.pn, Chunk: ch, SentAt: cs.firstSent,
+	pkt := c.pool.packet()
+	*pkt = Packet{Size: sp.size, Flow: c.cfg.Flow, Path: p.id, PN: sp.pn, Chunk: ch, SentAt: cs.firstSent,
 		Stream: cs.stream, Off: cs.off}
 	Send(pkt, p.spec.Fwd, c.recv)
 	c.setTimer(p)
@@ -673,7 +675,9 @@ func (c *Conn) sendChunk(p *sendPath, ch int, probe bool) {
 func (c *Conn) Receive(pkt *Packet) {
 	if pkt.Ack != nil {
 		c.onAck(pkt.Ack)
+		c.pool.putAck(pkt.Ack)
 	}
+	c.pool.putPacket(pkt)
 }
 
 // onAck processes one MMQUIC ACK frame (RFC 9002 §6, A.7).
