@@ -24,7 +24,7 @@ func init() {
 	register(command{name: "sim", summary: "packet-level multipath QUIC simulator: run, validate, list", run: runSim})
 }
 
-const simUsage = `sim run FILE [--out DIR] [--seeds N] [--workers N] [--json] [--quiet] [--figures=false]
+const simUsage = `sim run FILE [--out DIR] [--seeds N] [--workers N] [--json | --md] [--quiet] [--figures=false]
        hetquic sim validate FILE
        hetquic sim list`
 
@@ -46,7 +46,45 @@ func runSim(ctx context.Context, args []string) error {
 		{"validate", "load a sim experiment and report the first problem", simValidate},
 		{"list", "list the shipped sim experiments", func(context.Context, []string) error { return simList(os.Stdout) }},
 		{"vsreal", "compare simulated and real quic-go downloads (validation)", simVsReal},
+		{"conext17", "two-path scenario classes of De Coninck & Bonaventure (CoNEXT 2017): single/multipath ratio (markdown)", simConext17},
+		{"lossregime", "NewReno under loss against ns-3, like for like under both ACK policies (markdown)", simLossRegime},
 	}, args)
+}
+
+func simLossRegime(ctx context.Context, args []string) error {
+	fs := newFlagSet("sim lossregime", "sim lossregime [--md]",
+		"Runs a 10 MB NewReno transfer at 0–2 % loss in the simulator, per-ACK (newreno-ns3) and\nper-byte (newreno) window growth, ACKs every packet and every second packet, and prints\nit beside ns-3 3.37's TcpNewReno and TcpLinuxReno (bench/ns3/lossregime.sh, embedded) as markdown.")
+	fs.Bool("md", true, "print markdown (the only format)")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return badInput(fmt.Errorf("sim lossregime: unexpected argument %q", fs.Arg(0)))
+	}
+	rows, err := exp.LossRegime(ctx)
+	if err != nil {
+		return err
+	}
+	return exp.WriteLossRegimeTable(os.Stdout, rows)
+}
+
+func simConext17(ctx context.Context, args []string) error {
+	fs := newFlagSet("sim conext17", "sim conext17 [--scenarios N] [--workers N] [--md]",
+		"Draws N two-path scenarios in each of the four classes of De Coninck & Bonaventure,\n\"Multipath QUIC: Design and Evaluation\" (CoNEXT 2017), runs a 20 MB GET single-path and\nmultipath on each, and prints the distribution of completion-time ratios and aggregation\nbenefits per class as markdown. Results do not depend on --workers.")
+	n := fs.Int("scenarios", 253, "scenarios per class (the paper: 253)")
+	workers := fs.Int("workers", 0, "runs in parallel (default: one per CPU)")
+	fs.Bool("md", true, "print markdown (the only format)")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if *n < 1 || *n > 10000 || *workers < 0 || fs.NArg() > 0 {
+		return badInput(fmt.Errorf("sim conext17: --scenarios %d must be in [1, 10000], --workers %d ≥ 0, no arguments", *n, *workers))
+	}
+	res, err := exp.Conext17(ctx, *n, *workers)
+	if err != nil {
+		return err
+	}
+	return exp.WriteConext17Table(os.Stdout, res, *n)
 }
 
 func simVsReal(ctx context.Context, args []string) error {
@@ -90,6 +128,7 @@ func simRun(ctx context.Context, args []string) error {
 	workers := fs.Int("workers", 0, "runs in parallel (default: one per CPU); results do not depend on it")
 	asJSON := fs.Bool("json", false, "print summary.json to stdout instead of the table")
 	quiet := fs.Bool("quiet", false, "no progress output on stderr")
+	md := fs.Bool("md", false, "print the report's tables as markdown on stdout and write no files (for docs)")
 	figures := fs.Bool("figures", true, "draw the PNG figures (most of a short run's fixed cost; --figures=false for scripted runs)")
 	file, err := simOperand(fs, args)
 	if err != nil {
@@ -116,6 +155,10 @@ func simRun(ctx context.Context, args []string) error {
 	res, err := exp.Run(ctx, spec, *workers, progress)
 	if err != nil {
 		return err
+	}
+	if *md {
+		fmt.Print(exp.Markdown(res, res.Summaries()))
+		return nil
 	}
 	dir := *out
 	if dir == "" {

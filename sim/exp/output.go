@@ -41,6 +41,15 @@ type Summary struct {
 	EventsPerRun   float64 `json:"events_per_run"`
 	WallPerRunS    float64 `json:"wall_per_run_s"`
 	DelayP95Ms     float64 `json:"delivery_delay_p95_ms"`
+	// Stream workloads (streams, video, reqresp, cbr): per-stream time
+	// (a frame's delay from release, a response's time from its request,
+	// a stream's completion time) quantiles; the share of deadlines missed
+	// (video); the application delay (write → in-order delivery) p90.
+	StreamP50Ms   float64 `json:"stream_time_p50_ms,omitempty"`
+	StreamP90Ms   float64 `json:"stream_time_p90_ms,omitempty"`
+	DeadlineMiss  float64 `json:"deadline_miss_ratio,omitempty"`
+	Deadlines     int     `json:"deadlines,omitempty"`
+	AppDelayP90Ms float64 `json:"app_delay_p90_ms,omitempty"`
 	// LEO specs (thesis ch. 3) only.
 	LEO *LEOSummary `json:"leo,omitempty"`
 }
@@ -71,6 +80,8 @@ func (r *Result) Summaries() []Summary {
 	type acc struct {
 		gp, fct           []float64
 		delay, reorder    []float32
+		stream, app       []float32
+		dl, missed        int
 		sent, lost, drops uint64
 		miss, segs        int
 		events, wall      float64
@@ -101,6 +112,10 @@ func (r *Result) Summaries() []Summary {
 		}
 		a.delay = append(a.delay, run.DelayMs...)
 		a.reorder = append(a.reorder, run.ReorderMs...)
+		a.stream = append(a.stream, run.StreamMs...)
+		a.app = append(a.app, run.AppDelayMs...)
+		a.dl += run.Deadlines
+		a.missed += run.Missed
 		a.sent += run.SentPkts
 		a.lost += run.LostPkts
 		a.drops += run.Drops
@@ -128,6 +143,15 @@ func (r *Result) Summaries() []Summary {
 		}
 		s.EventsPerRun, s.WallPerRunS = a.events/float64(s.Runs), a.wall/float64(s.Runs)
 		s.DelayP95Ms = quantile(d, .95)
+		st := toF64(a.stream)
+		slices.Sort(st)
+		s.StreamP50Ms, s.StreamP90Ms = quantile(st, .5), quantile(st, .9)
+		ap := toF64(a.app)
+		slices.Sort(ap)
+		s.AppDelayP90Ms = quantile(ap, .9)
+		if s.Deadlines = a.dl; a.dl > 0 {
+			s.DeadlineMiss = float64(a.missed) / float64(a.dl)
+		}
 	}
 	if r.Spec.LEO != nil {
 		for i := range out {
@@ -320,6 +344,19 @@ func report(r *Result, sums []Summary, figs []string) string {
 	if s.Description != "" {
 		fmt.Fprintf(&b, "%s\n\n", strings.TrimSpace(s.Description))
 	}
+	b.WriteString(Markdown(r, sums))
+	for _, f := range figs {
+		fmt.Fprintf(&b, "![%s](%s)\n\n", filepath.Base(f), filepath.Base(f))
+	}
+	return b.String()
+}
+
+// Markdown is the report's body without title and figures: the setting,
+// the summary table(s) and the metric definitions (`hetquic sim run --md`,
+// for docs).
+func Markdown(r *Result, sums []Summary) string {
+	s := r.Spec
+	var b strings.Builder
 	net := "scenario `" + s.Scenario + "`"
 	if s.Mobility != nil {
 		net = fmt.Sprintf("a generated highway drive at %g km/h from %g m (sim/mobility)", s.Mobility.SpeedKmh, s.Mobility.StartM)
@@ -331,9 +368,7 @@ func report(r *Result, sums []Summary, figs []string) string {
 		net = fmt.Sprintf("topology `%s` (%d nodes, %d links), %d flows every %g s", s.Topology, len(s.tp.Nodes), len(s.tp.Links), s.Flows.Count, s.Flows.IntervalS)
 	}
 	app := fmt.Sprintf("bulk %g MB", s.App.SizeMB)
-	if s.App.Kind == "dash" {
-		app = fmt.Sprintf("DASH-like: %d segments of %g s at %g Mbit/s, deadline %g s after release", s.App.Segments, s.App.SegmentS, s.App.BitrateMbps, s.App.DeadlineS)
-	}
+	app = s.App.describe(app)
 	fmt.Fprintf(&b, "Simulated with `hetquic sim run`: %s; %s; %d seed(s) from %d; at most %g s per run.\n\n", net, app, s.Seeds, s.Seed, s.DurationS)
 	b.WriteString("| variant | paths | goodput (Mbit/s) | FCT p25/p50/p75 (s) | delivery delay p50/p90/p99 (ms) | mean reordering delay (ms) | loss | unfinished |")
 	dash := s.App.Kind == "dash"
@@ -358,6 +393,9 @@ func report(r *Result, sums []Summary, figs []string) string {
 		}
 		b.WriteString("\n")
 	}
+	if k := s.App.Kind; k == "streams" || k == "video" || k == "reqresp" || k == "cbr" {
+		b.WriteString("\n" + StreamTable(sums))
+	}
 	if s.LEO != nil {
 		b.WriteString("\n| variant | delivery delay p95 (ms) | loss episodes / window cuts per run | shared satellite: MPQUIC vs TCP (Mbit/s) | recovery to the path BDP, p99 SS / CA (ms; samples, unrecovered) |\n|---|---|---|---|---|\n")
 		for _, x := range sums {
@@ -370,8 +408,5 @@ func report(r *Result, sums []Summary, figs []string) string {
 		}
 	}
 	b.WriteString("\nDelivery delay: first transmission of a packet's data to its in-order delivery to the application; reordering delay: arrival to in-order delivery. Loss: packets the sender declared lost over packets sent.\n\n")
-	for _, f := range figs {
-		fmt.Fprintf(&b, "![%s](%s)\n\n", filepath.Base(f), filepath.Base(f))
-	}
 	return b.String()
 }
