@@ -18,19 +18,7 @@ func bulk(t testing.TB, bytes int64, sample func()) time.Duration {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var fct time.Duration
-	c.Receiver().OnDeliver = func(d Delivery) {
-		if d.Chunk == c.Written()-1 {
-			fct = s.Now()
-			s.Stop()
-		}
-	}
-	c.Write(bytes)
-	s.Run(0, 100*time.Millisecond, func(time.Duration) { sample() })
-	if fct == 0 {
-		t.Fatalf("%d B: transfer did not complete (%d of %d chunks delivered)", bytes, c.Receiver().Delivered(), c.Written())
-	}
-	return fct
+	return complete(t, s, c, bytes, 0, 100*time.Millisecond, sample)
 }
 
 // liveHeap is the heap in use after a full collection: what the program
