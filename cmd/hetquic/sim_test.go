@@ -54,29 +54,3 @@ func TestSimCLI(t *testing.T) {
 		}
 	}
 }
-
-// TestSimRunWithoutFigures: --figures=false writes the data and the report
-// but no PNG (the scripted, low fixed-cost run of bench/ns3/run.sh).
-func TestSimRunWithoutFigures(t *testing.T) {
-	dir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, "one.yaml"), []byte("name: one\npaths:\n  - name: a\n    up: {delay_ms: 10, rate_mbps: 10}\n    down: {delay_ms: 10, rate_mbps: 10}\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	spec := filepath.Join(dir, "x.yaml")
-	if err := os.WriteFile(spec, []byte("name: x\nscenario: one.yaml\napp: {size_mb: 0.1}\nseeds: 1\nvariants: [{scheduler: minrtt}]\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	out := filepath.Join(dir, "out")
-	stdout, stderr, code := runCLI(t, "sim", "run", spec, "--out", out, "--quiet", "--json", "--figures=false")
-	if code != 0 || !strings.Contains(stdout, `"fct_p50_s"`) {
-		t.Fatalf("sim run --figures=false: exit %d, stdout %q, stderr %q", code, stdout, stderr)
-	}
-	for _, f := range []string{"report.md", "summary.json", "runs/minrtt_seed1_delay.csv"} {
-		if _, err := os.Stat(filepath.Join(out, f)); err != nil {
-			t.Errorf("did not write %s", f)
-		}
-	}
-	if pngs, _ := filepath.Glob(filepath.Join(out, "*.png")); len(pngs) > 0 {
-		t.Errorf("--figures=false wrote %v", pngs)
-	}
-}

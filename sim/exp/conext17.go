@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/hetquic/hetquic/internal/stats"
 	"github.com/hetquic/hetquic/sim"
 )
 
@@ -198,6 +199,13 @@ func conextRun(seed uint64, paths []conextPath, ccName string) (float64, error) 
 	if len(paths) > 1 {
 		cfg.Scheduler = "minrtt"
 	}
+	done, err := transferTime(s, cfg, specs, conextBytes, conextCap)
+	return done.Seconds(), err
+}
+
+// transferTime runs one download of bytes over specs with cfg and returns
+// when its last byte was delivered (0: not within limit).
+func transferTime(s *sim.Sim, cfg sim.ConnConfig, specs []sim.PathSpec, bytes int64, limit time.Duration) (time.Duration, error) {
 	c, err := sim.NewConn(s, cfg, specs)
 	if err != nil {
 		return 0, err
@@ -207,11 +215,11 @@ func conextRun(seed uint64, paths []conextPath, ccName string) (float64, error) 
 		done = e.At
 		s.Stop()
 	}
-	if _, err := c.OpenStream(conextBytes, sim.StreamOpts{}); err != nil {
+	if _, err := c.OpenStream(bytes, sim.StreamOpts{}); err != nil {
 		return 0, err
 	}
-	s.Run(conextCap, 0, nil)
-	return done.Seconds(), nil
+	s.Run(limit, 0, nil)
+	return done, nil
 }
 
 // WriteConext17Table renders the per-class distributions as markdown.
@@ -220,7 +228,7 @@ func WriteConext17Table(w io.Writer, res []ConextResult, n int) error {
 	fmt.Fprintf(&b, "%d scenarios per class (the paper: 253, WSP-drawn; here uniform from seed %d), 20 MB GET; single path: CUBIC on the initial path; multipath: OLIA, lowest-RTT scheduler.\n\n", n, conextSeed)
 	b.WriteString("| class | scenarios | single/multi time ratio p10 / p25 / p50 / p75 / p90 | multipath faster | EXP-Ben p25 / p50 / p75 | EXP-Ben > 0 | EXP-Ben p50, uncoupled CUBIC |\n|---|---|---|---|---|---|---|\n")
 	for _, r := range res {
-		q := func(x []float64, p float64) float64 { return quantile(x, p) }
+		q := func(x []float64, p float64) float64 { return orZero(stats.Quantile(x, p)) } // x is sorted
 		faster, pos := 0, 0
 		for _, x := range r.Ratio {
 			if x > 1 {

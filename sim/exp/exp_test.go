@@ -71,7 +71,7 @@ variants:
 		}
 	}
 	out := filepath.Join(dir, "out")
-	files, err := WriteAll(out, a, true)
+	files, err := WriteAll(out, a)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -234,7 +234,7 @@ variants:
 		}
 	}
 	out := filepath.Join(dir, "out")
-	files, err := WriteAll(out, res, true)
+	files, err := WriteAll(out, res)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,11 +7,11 @@ import (
 	"encoding/csv"
 	"fmt"
 	"io"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/hetquic/hetquic/internal/stats"
 	"github.com/hetquic/hetquic/sim"
 )
 
@@ -88,16 +88,10 @@ func LossRegime(ctx context.Context) ([]LossRegimeRow, error) {
 				}
 				fcts = append(fcts, f)
 			}
-			rows = append(rows, LossRegimeRow{Pair: p, Loss: loss, NS3S: median(ns3), SimS: median(fcts)})
+			rows = append(rows, LossRegimeRow{Pair: p, Loss: loss, NS3S: stats.Median(ns3), SimS: stats.Median(fcts)})
 		}
 	}
 	return rows, nil
-}
-
-func median(x []float64) float64 {
-	x = slices.Clone(x)
-	slices.Sort(x)
-	return quantile(x, 0.5)
 }
 
 // lossRegimeRun is one simulated transfer; it returns the completion time in s.
@@ -105,18 +99,11 @@ func lossRegimeRun(seed uint64, loss float64, ccName string, ackEvery int) (floa
 	s := sim.New(seed)
 	fwd := sim.NewLink(s, "fwd", sim.LinkParams{Delay: 20 * time.Millisecond, RateBps: 10e6, QueuePkts: 100, Loss: loss})
 	rev := sim.NewLink(s, "rev", sim.LinkParams{Delay: 20 * time.Millisecond, RateBps: 10e6, QueuePkts: 100})
-	c, err := sim.NewConn(s, sim.ConnConfig{CC: ccName, AckEvery: ackEvery}, []sim.PathSpec{{Name: "p", Fwd: []*sim.Link{fwd}, Rev: []*sim.Link{rev}}})
+	done, err := transferTime(s, sim.ConnConfig{CC: ccName, AckEvery: ackEvery},
+		[]sim.PathSpec{{Name: "p", Fwd: []*sim.Link{fwd}, Rev: []*sim.Link{rev}}}, lossRegimeBytes, time.Hour)
 	if err != nil {
 		return 0, err
 	}
-	var done time.Duration
-	c.Receiver().OnStream = func(e sim.StreamEvent) {
-		done = e.At
-		s.Stop()
-	}
-	c.Write(lossRegimeBytes)
-	c.Stream(0).Close()
-	s.Run(time.Hour, 0, nil)
 	if done == 0 {
 		return 0, fmt.Errorf("loss regime: %s, loss %g, seed %d did not complete", ccName, loss, seed)
 	}

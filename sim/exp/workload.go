@@ -2,9 +2,9 @@ package exp
 
 import (
 	"fmt"
-	"strings"
 	"time"
 
+	"github.com/hetquic/hetquic/internal/results"
 	"github.com/hetquic/hetquic/sim"
 )
 
@@ -131,10 +131,11 @@ func (a App) describe(bulk string) string {
 	return bulk
 }
 
-// StreamTable renders the stream workloads' metrics of sums as markdown.
-func StreamTable(sums []Summary) string {
-	var b strings.Builder
-	b.WriteString("| variant | paths | stream time p50 / p90 (ms) | deadlines missed | app delay p90 (ms) | FCT p50 (s) |\n|---|---|---|---|---|---|\n")
+// streamTable is the stream workloads' metrics of sums.
+func streamTable(sums []Summary) results.Table {
+	t := results.Table{Header: []string{"variant", "paths", "stream time p50 / p90 (ms)", "deadlines missed", "app delay p90 (ms)", "FCT p50 (s)"},
+		Note: "Stream time: a frame's delay from its release, a response's time from its request, a stream's completion time from its opening. " +
+			"App delay: the application's write to in-order delivery, per packet."}
 	for _, x := range sums {
 		paths := "all"
 		if x.Paths > 0 {
@@ -144,7 +145,8 @@ func StreamTable(sums []Summary) string {
 		if x.Deadlines > 0 {
 			miss = fmt.Sprintf("%.1f %% of %d", 100*x.DeadlineMiss, x.Deadlines)
 		}
-		fmt.Fprintf(&b, "| %s | %s | %.1f / %.1f | %s | %.1f | %.3f |\n", x.Label, paths, x.StreamP50Ms, x.StreamP90Ms, miss, x.AppDelayP90Ms, x.FCTP50S)
+		t.Rows = append(t.Rows, []string{x.Label, paths, fmt.Sprintf("%.1f / %.1f", x.StreamP50Ms, x.StreamP90Ms), miss,
+			fmt.Sprintf("%.1f", x.AppDelayP90Ms), fmt.Sprintf("%.3f", x.FCTP50S)})
 	}
-	return b.String()
+	return t
 }
