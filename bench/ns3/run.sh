@@ -7,11 +7,11 @@
 # shows that they simulated the same transfer.
 #
 # The loop against the loop: ns-3's Simulator::Run, timed inside the
-# process, against hetquic's event loop (wall: the run's wall_per_run_s from
-# `hetquic sim run`, set-up included; CPU: the process CPU time the benchmark
-# spends in one transfer). The process against the process: the whole
-# command, from exec to exit (`hetquic sim run … --figures=false`, which
-# writes the per-run CSVs, summary.json and report.md; ns-3 writes nothing).
+# process (wall, and CPU by clock()), against one iteration of the benchmark
+# for the same transfer (wall ns/op and the process CPU time it spent,
+# cpu-ns/op). The process against the process: the whole command, from exec
+# to exit: `hetquic sim run … --md`, which runs the experiment file and
+# prints its result table, as ns-3 prints its line; neither writes files.
 # Wall and CPU time both: on a shared machine CPU time is the steadier. The
 # sides alternate run by run, so they see the same load. Prints a markdown
 # block for a `gen measured` marker in sim/README.md. A benchmark, not a test.
@@ -55,18 +55,19 @@ for links in 1 2; do
     n_fct=$(val fct_s <"$tmp/out") n_ev=$(val events <"$tmp/out")
     val loop_ms <"$tmp/out" >>"$tmp/nlw"; val loop_cpu_ms <"$tmp/out" >>"$tmp/nlc"
     cat "$tmp/wall" >>"$tmp/npw"; cat "$tmp/cpu" >>"$tmp/npc"
-    run "$tmp/hetquic" sim run "$spec" --seeds 1 --workers 1 --quiet --json --figures=false --out "$tmp/o"
-    h_fct=$(val fct_p50_s <"$tmp/out") h_ev=$(val events_per_run <"$tmp/out")
-    val wall_per_run_s <"$tmp/out" | awk '{print $1 * 1000}' >>"$tmp/hlw"
+    run "$tmp/hetquic" sim run "$spec" --seeds 1 --workers 1 --quiet --md
+    # | NewReno | 1 | 9.57 ± 0.00 | 8.36 / 8.36 / 8.36 | …: the FCT p50
+    h_fct=$(grep '^| NewReno' "$tmp/out" | awk -F'|' '{split($5, f, "/"); print f[2] + 0}')
     cat "$tmp/wall" >>"$tmp/hpw"; cat "$tmp/cpu" >>"$tmp/hpc"
     "$tmp/sim.test" -test.run '^$' -test.bench "^Benchmark$bench\$" -test.benchtime 1x >"$tmp/out"
-    b_fct=$(grep -o '[0-9.]* sim-s/op' "$tmp/out" | cut -d' ' -f1)
+    b_fct=$(grep -o '[0-9.]* sim-s/op' "$tmp/out" | cut -d' ' -f1) h_ev=$(grep -o '[0-9]* events/op' "$tmp/out" | cut -d' ' -f1)
+    grep -o '[0-9]* ns/op' "$tmp/out" | awk '{print $1 / 1e6}' >>"$tmp/hlw"
     grep -o '[0-9.]* cpu-ns/op' "$tmp/out" | awk '{print $1 / 1e6}' >>"$tmp/hlc"
   done
   for k in nlw nlc npw npc hlw hlc hpw hpc; do eval "$k=\$(median <\"\$tmp/$k\")"; done
   printf '| 10 MB, %s link(s) | ns-3 | %.3f | %d | %.1f | %.1f | %.1f | %.1f | %.1f |\n' "$links" "$n_fct" "$n_ev" "$nlw" "$nlc" "$npw" "$npc" \
     "$(awk -v a="$npc" -v b="$nlc" 'BEGIN {print a - b}')"
-  printf '| 10 MB, %s link(s) | hetquic | %.3f (benchmark %.3f) | %d | %.1f | %.1f | %.1f | %.1f | %.1f |\n' "$links" "$h_fct" "$b_fct" "$h_ev" \
+  printf '| 10 MB, %s link(s) | hetquic | %.2f (benchmark %.3f) | %d | %.1f | %.1f | %.1f | %.1f | %.1f |\n' "$links" "$h_fct" "$b_fct" "$h_ev" \
     "$hlw" "$hlc" "$hpw" "$hpc" "$(awk -v a="$hpc" -v b="$hlc" 'BEGIN {print a - b}')"
   printf '| 10 MB, %s link(s) | hetquic ÷ ns-3 | | | **%s** | **%s** | **%s** | **%s** | |\n' "$links" \
     "$(ratio "$hlw" "$nlw")" "$(ratio "$hlc" "$nlc")" "$(ratio "$hpw" "$npw")" "$(ratio "$hpc" "$npc")"
@@ -76,11 +77,12 @@ for k in npw npc hpw hpc; do : >"$tmp/$k"; done
 for _ in $(seq "$runs"); do
   run "$tmp/ns3" --links=1 --bytes=1448
   n_fct=$(val fct_s <"$tmp/out"); cat "$tmp/wall" >>"$tmp/npw"; cat "$tmp/cpu" >>"$tmp/npc"
-  run "$tmp/hetquic" sim run bench/ns3/transfer-1segment.yaml --seeds 1 --workers 1 --quiet --json --figures=false --out "$tmp/o"
-  h_fct=$(val fct_p50_s <"$tmp/out"); cat "$tmp/wall" >>"$tmp/hpw"; cat "$tmp/cpu" >>"$tmp/hpc"
+  run "$tmp/hetquic" sim run bench/ns3/transfer-1segment.yaml --seeds 1 --workers 1 --quiet --md
+  h_fct=$(grep '^| NewReno' "$tmp/out" | awk -F'|' '{split($5, f, "/"); print f[2] + 0}')
+  cat "$tmp/wall" >>"$tmp/hpw"; cat "$tmp/cpu" >>"$tmp/hpc"
 done
 for k in npw npc hpw hpc; do eval "$k=\$(median <\"\$tmp/$k\")"; done
 printf '| 1 segment (fixed cost) | ns-3 | %.3f | | | | %.1f | %.1f | |\n' "$n_fct" "$npw" "$npc"
-printf '| 1 segment (fixed cost) | hetquic | %.3f | | | | %.1f | %.1f | |\n' "$h_fct" "$hpw" "$hpc"
+printf '| 1 segment (fixed cost) | hetquic | %.2f | | | | %.1f | %.1f | |\n' "$h_fct" "$hpw" "$hpc"
 echo
 echo "Load average after: $(uptime | sed 's/.*load average: //'). Goals (issue 14): loop ≤ 0.05 × ns-3, process ≤ 0.3 × ns-3."
