@@ -14,6 +14,7 @@ import (
 
 	"github.com/hetquic/hetquic"
 	"github.com/hetquic/hetquic/internal/runner"
+	"github.com/hetquic/hetquic/pathsel"
 )
 
 // specFS builds an FS with the test scenario and one experiment file.
@@ -343,4 +344,17 @@ func TestWaitAndRequestsElsewhere(t *testing.T) {
 	if math.Abs(fixed.MeanWaitMs-fixed.MeanTCTms) > 1e-9 {
 		t.Errorf("fixed: wait %v ≠ TCT %v without switches", fixed.MeanWaitMs, fixed.MeanTCTms)
 	}
+}
+
+// stuckEnv carries every task on path 0 whatever was asked, and the user
+// waits 5 ms more than TCT for a task asked on another path (a switch that
+// failed after its probe): what mode real reports.
+type stuckEnv struct{ Env }
+
+func (e stuckEnv) Do(ctx context.Context, t int, p pathsel.PathID) (Outcome, error) {
+	o, err := e.Env.Do(ctx, t, 0)
+	if p != 0 {
+		o.WaitMs = o.TCTms + 5
+	}
+	return o, err
 }
