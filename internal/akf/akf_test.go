@@ -4,6 +4,8 @@ import (
 	"math"
 	"math/rand/v2"
 	"testing"
+
+	"github.com/hetquic/hetquic/internal/purecheck"
 )
 
 func TestAKFConvergesAndTracksStep(t *testing.T) {
@@ -37,3 +39,5 @@ func TestAKFConvergesAndTracksStep(t *testing.T) {
 		t.Fatalf("after the step: estimate %.2f, want ≈ 200", k.X)
 	}
 }
+
+func TestPure(t *testing.T) { purecheck.Imports(t, ".") }
