@@ -349,14 +349,6 @@ func (c *Conn) PathStats() []PathStats {
 // signal counts; do not call its event methods).
 func (c *Conn) Controller(i int) cc.Controller { return c.paths[i].cc }
 
-// PathView is what a scheduler sees of path i now: window, bytes in
-// flight, RTT estimates, loss rate (for applications that schedule above
-// the connection, such as RIDE's tile scheduler).
-func (c *Conn) PathView(i int) sched.PathView {
-	c.fillView()
-	return c.view.Paths[i]
-}
-
 // InFlight is path i's bytes in flight.
 func (c *Conn) InFlight(i int) int { return c.paths[i].bytesInFlight }
 

@@ -9,11 +9,12 @@
 // All viewed tiles of a released frame are decided at its release time;
 // then the simulation runs to the next release.
 //
-// Paths. Each path carries its own QUIC connection of hetquic's simulator
-// (cubic, RFC 9002 recovery): a tile sent on path m is written to that
-// connection's stream, so tiles on a path queue behind each other and
-// arrive in order, as with one MPQUIC stream pinned to the path. The state
-// features ŵ, τ, ε come from that connection, b from the bytes it delivers.
+// Paths. One MPQUIC connection of hetquic's simulator (cubic, RFC 9002
+// recovery per path) carries the video: a tile sent on path m opens a
+// stream pinned to m (sim.StreamOpts.Pinned), so tiles on a path share its
+// window in the order they were sent and a loss delays only its own tile.
+// The state features ŵ, τ, ε are the connection's per-path state
+// (Conn.PathView), b the rate at which the path delivers.
 //
 // Reward. A tile's true reward (Eq. 5.13 with its decoded time) is known
 // only after later decisions; gymnasium needs one at each step. The step
@@ -46,8 +47,10 @@ type Config struct {
 	Playout time.Duration
 	Level   int // quality level streamed (−1: the top level)
 	Reward  ride.RewardParams
-	// Warmup is the number of frames streamed before the episode by
-	// min-RTT, so that windows and RTT estimates are warm (default 15).
+	// Warmup is the number of frames streamed before the episode (the
+	// frames before its start, or the video's last frames before frame 0),
+	// each tile on the path with the fewest bytes queued, so that windows,
+	// RTT and rate estimates are warm (default 15).
 	Warmup int
 	Paths  []PathModel // default LTE, Wi-Fi
 	// Record keeps every tile's outcome and the byte time series for
@@ -114,7 +117,6 @@ type tileFrame struct {
 // bundle is one write to a path: a decided tile and the frames it needs.
 type bundle struct {
 	id, path int
-	endChunk int // last chunk of the write on the path's stream
 	members  []tfKey
 	bytes    int
 	sentAt   time.Duration
@@ -160,11 +162,10 @@ type Env struct {
 	level int
 
 	s      *sim.Sim
-	conns  []*sim.Conn
+	conn   *sim.Conn
 	paths  []*netPath
 	meters []rateMeter
 	queued []int // per path: bytes written, not yet delivered
-	bq     [][]*bundle
 
 	base    time.Duration // video time of sim time 0
 	first   int           // first decoding position of the episode
@@ -249,33 +250,32 @@ func New(cfg Config) (*Env, error) {
 	if cfg.Frames > 0 {
 		e.last = min(len(e.order), e.first+cfg.Frames)
 	}
-	warm := min(cfg.Warmup, e.first)
+	warm := cfg.Warmup
 	e.base = time.Duration(e.first-warm) * ride.FrameDur
 	e.s = sim.New(cfg.Seed)
+	var specs []sim.PathSpec
 	for m, pm := range cfg.Paths {
 		np := newNetPath(e.s, pm, m)
-		c, err := sim.NewConn(e.s, sim.ConnConfig{Flow: m + 1, CC: cc, Scheduler: "single"},
-			[]sim.PathSpec{{Name: pm.Name, Fwd: []*sim.Link{np.down}, Rev: []*sim.Link{np.up}}})
-		if err != nil {
-			return nil, err
-		}
-		m := m
-		c.Receiver().OnDeliver = func(d sim.Delivery) { e.onDeliver(m, d) }
 		e.paths = append(e.paths, np)
-		e.conns = append(e.conns, c)
+		specs = append(specs, sim.PathSpec{Name: pm.Name, Fwd: []*sim.Link{np.down}, Rev: []*sim.Link{np.up}})
 	}
+	c, err := sim.NewConn(e.s, sim.ConnConfig{Flow: 1, CC: cc, Scheduler: "minrtt"}, specs)
+	if err != nil {
+		return nil, err
+	}
+	c.Receiver().OnDeliver = e.onDeliver
+	e.conn = c
 	e.meters = make([]rateMeter, len(cfg.Paths))
 	e.queued = make([]int, len(cfg.Paths))
-	e.bq = make([][]*bundle, len(cfg.Paths))
 	// Warm-up: the frames before the episode, each viewed tile on the
 	// path with the least queued time (no bookkeeping, no rewards).
 	for k := e.first - warm; k < e.first; k++ {
 		e.runTo(e.release(k))
-		i := e.order[k]
+		i := e.order[(k+len(e.order))%len(e.order)] // before frame 0: the video's end
 		for z := 0; z < ride.Tiles; z++ {
 			if vp.View[i][z] {
 				best := 0
-				for m := range e.conns {
+				for m := range e.paths {
 					if e.queued[m] < e.queued[best] {
 						best = m
 					}
@@ -345,38 +345,51 @@ func (e *Env) release(k int) time.Duration { return time.Duration(k)*ride.FrameD
 // playback returns frame i's slot in simulated time.
 func (e *Env) playback() ride.Playback { return ride.Playback{Start: e.cfg.Playout - e.base} }
 
+// runTo runs the simulation to t (sim.Run reads until ≤ 0 as "no limit",
+// and the links' variation never runs out of events: only run forward).
 func (e *Env) runTo(t time.Duration) {
-	e.s.Run(t, 0, nil)
+	if t > e.s.Now() {
+		e.s.Run(t, 0, nil)
+	}
 	e.settle()
 }
 
-// write queues bytes on path m; b (may be nil) is told its last chunk.
+// write sends bytes on a new stream pinned to path m; b (may be nil)
+// learns when the stream is delivered.
 func (e *Env) write(m, bytes int, b *bundle) {
-	end := e.conns[m].Write(int64(bytes)) - 1
+	st, err := e.conn.OpenStream(0, sim.StreamOpts{Pinned: true, Path: m})
+	if err != nil {
+		panic(err) // the options are valid by construction
+	}
 	e.queued[m] += bytes
 	if b != nil {
-		b.endChunk = end
 		b.path = m
-		e.bq[m] = append(e.bq[m], b)
+		st.OnDone = func(ev sim.StreamEvent) {
+			if ev.Kind == sim.StreamDelivered {
+				e.delivered(b, ev.At)
+			}
+		}
 	}
+	st.Write(int64(bytes))
+	st.Close()
 }
 
-func (e *Env) onDeliver(m int, d sim.Delivery) {
-	payload := e.conns[m].Payload()
-	e.meters[m].add(d.At, float64(payload))
-	e.queued[m] = max(0, e.queued[m]-payload)
-	for len(e.bq[m]) > 0 && e.bq[m][0].endChunk <= d.Chunk {
-		b := e.bq[m][0]
-		e.bq[m] = e.bq[m][1:]
-		for _, key := range b.members {
-			e.tfs[key].arrived = d.At
-		}
-		if e.cfg.Record {
-			e.Arrivals = append(e.Arrivals, Sample{d.At, b.bytes})
-		}
-		if b.tag != 0 && e.learner != nil {
-			e.learner.Delivered(b.tag, d.At-b.sentAt, b.bytes)
-		}
+func (e *Env) onDeliver(d sim.Delivery) {
+	payload := e.conn.Payload()
+	e.meters[d.ArrivedOn].add(d.At, float64(payload))
+	e.queued[d.ArrivedOn] = max(0, e.queued[d.ArrivedOn]-payload)
+}
+
+// delivered records bundle b's arrival.
+func (e *Env) delivered(b *bundle, at time.Duration) {
+	for _, key := range b.members {
+		e.tfs[key].arrived = at
+	}
+	if e.cfg.Record {
+		e.Arrivals = append(e.Arrivals, Sample{at, b.bytes})
+	}
+	if b.tag != 0 && e.learner != nil {
+		e.learner.Delivered(b.tag, at-b.sentAt, b.bytes)
 	}
 }
 
@@ -411,13 +424,13 @@ func (e *Env) Done() bool { return e.done }
 func (e *Env) Terminated() bool { return e.done && e.last == len(e.order) }
 
 // Paths is the number of paths.
-func (e *Env) Paths() int { return len(e.conns) }
+func (e *Env) Paths() int { return len(e.paths) }
 
 // State is the observation for the tile to decide now.
 func (e *Env) State() *ride.State {
-	st := &ride.State{Now: e.s.Now(), Paths: make([]ride.PathState, len(e.conns))}
-	for m, c := range e.conns {
-		pv := c.PathView(0)
+	st := &ride.State{Now: e.s.Now(), Paths: make([]ride.PathState, len(e.paths))}
+	for m := range e.paths {
+		pv := e.conn.PathView(m)
 		st.Paths[m] = ride.PathState{
 			AvailCwnd: float64(max(0, pv.Cwnd-pv.InFlight)), Cwnd: float64(pv.Cwnd),
 			BwBps: e.meters[m].bps(e.s.Now()), SRTT: pv.SRTT, Loss: pv.LossRate,
@@ -437,7 +450,7 @@ func (e *Env) State() *ride.State {
 	}
 	st.Tile = ride.TileState{Frame: i, Tile: z, Type: e.video.Types[i], Bytes: e.size(tfKey{i, z}),
 		BundleBytes: bundleBytes, ToPlayback: pb.T1(i) - e.s.Now(),
-		ToDeadline:  pb.Deadline(gs+e.deadlineFrame(i, z)) - e.s.Now(), LeftInFrame: len(e.queue) - 1}
+		ToDeadline: pb.Deadline(gs+e.deadlineFrame(i, z)) - e.s.Now(), LeftInFrame: len(e.queue) - 1}
 	return st
 }
 
@@ -492,8 +505,8 @@ func (e *Env) Step(action int) (float64, Info, error) {
 	if e.done {
 		return 0, Info{}, ErrDone
 	}
-	if action != ride.Skip && (action < 0 || action >= len(e.conns)) {
-		return 0, Info{}, fmt.Errorf("action %d: want %d (skip) or a path 0…%d", action, ride.Skip, len(e.conns)-1)
+	if action != ride.Skip && (action < 0 || action >= len(e.paths)) {
+		return 0, Info{}, fmt.Errorf("action %d: want %d (skip) or a path 0…%d", action, ride.Skip, len(e.paths)-1)
 	}
 	st := e.State()
 	i, z := st.Tile.Frame, st.Tile.Tile
@@ -510,8 +523,8 @@ func (e *Env) Step(action int) (float64, Info, error) {
 		if e.learner != nil {
 			b.tag = e.learner.Tag()
 		}
-		pv := e.conns[action].PathView(0)
-		pred := ride.ArrivalEstimate(now, int(p.Backlog)+b.bytes, e.conns[action].Payload(), p.BwBps,
+		pv := e.conn.PathView(action)
+		pred := ride.ArrivalEstimate(now, int(p.Backlog)+b.bytes, e.conn.Payload(), p.BwBps,
 			float64(pv.Cwnd)/1500, p.Loss, p.SRTT)
 		for _, key := range need {
 			e.tfs[key] = &tileFrame{sent: true, path: action, sentAt: now, pred: pred, arrived: ride.Never, bytes: e.size(key), inBundle: b.id}
