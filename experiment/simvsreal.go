@@ -3,6 +3,7 @@ package experiment
 import (
 	"context"
 	"fmt"
+	"github.com/hetquic/hetquic/internal/stats"
 	"io"
 	"os"
 	"path/filepath"
@@ -87,7 +88,7 @@ func realMedians(ctx context.Context, sc *scenario.Scenario, sizes []int, trials
 			}
 			ts = append(ts, float64(res.TCT())/float64(time.Millisecond))
 		}
-		out = append(out, median(ts))
+		out = append(out, stats.Median(ts))
 	}
 	return out, nil
 }

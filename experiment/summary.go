@@ -2,29 +2,32 @@ package experiment
 
 import (
 	"fmt"
+	"github.com/hetquic/hetquic/internal/stats"
 	"io"
-	"math"
-	"slices"
 	"strings"
 	"text/tabwriter"
 
+	"github.com/hetquic/hetquic/internal/results"
 	"github.com/hetquic/hetquic/pathsel"
 )
 
-// Summary is what summary.json holds.
+// Summary is what summary.json holds for modes offline, trace and real:
+// the common header (results.Header: schema_version, experiment, mode,
+// seeds) and the fields below; docs/results.md documents each field.
 type Summary struct {
-	Experiment string   `json:"experiment"`
-	Scenario   string   `json:"scenario,omitempty"`
-	Mode       string   `json:"mode"`
-	Sample     string   `json:"sample"`
-	Rounds     int      `json:"rounds"`
-	Seeds      []uint64 `json:"seeds"`
-	Paths      []string `json:"paths"`
+	results.Header
+	Scenario string   `json:"scenario,omitempty"`
+	Sample   string   `json:"sample"`
+	Rounds   int      `json:"rounds"`
+	Paths    []string `json:"paths"`
 	// BestPath is the best path of the first round (it may change with
 	// events); Objective is how "best" is judged.
-	BestPath   string            `json:"best_path"`
-	Objective  pathsel.Objective `json:"objective"`
-	ElapsedMs  float64           `json:"elapsed_ms"`
+	BestPath  string            `json:"best_path"`
+	Objective pathsel.Objective `json:"objective"`
+	// ElapsedMs is the wall time of the run: for the report and the
+	// command's last line, not in summary.json (which must not change from
+	// one run of the same spec to the next).
+	ElapsedMs  float64           `json:"-"`
 	Strategies []StrategySummary `json:"strategies"`
 }
 
@@ -64,8 +67,8 @@ type StrategySummary struct {
 func Summarize(r *Result) *Summary {
 	s := r.Spec
 	sum := &Summary{
-		Experiment: s.Name, Mode: s.Mode, Sample: s.Sample, Rounds: s.Rounds,
-		Paths: r.Paths, Objective: s.Objective.objective(),
+		Header: results.NewHeader(s.Name, s.Mode, results.Seeds(s.Seed, s.Seeds)),
+		Sample: s.Sample, Rounds: s.Rounds, Paths: r.Paths, Objective: s.Objective.objective(),
 		ElapsedMs: float64(r.Elapsed.Microseconds()) / 1000,
 	}
 	if s.scenario != nil {
@@ -73,9 +76,6 @@ func Summarize(r *Result) *Summary {
 	}
 	if len(r.Best) > 0 {
 		sum.BestPath = r.Paths[r.Best[0]]
-	}
-	for i := range s.Seeds {
-		sum.Seeds = append(sum.Seeds, s.Seed+uint64(i))
 	}
 	for i, runs := range r.Runs {
 		sum.Strategies = append(sum.Strategies, summarizeRuns(s.Strategies[i], runs))
@@ -117,7 +117,7 @@ func summarizeRuns(st StrategySpec, runs []*Run) StrategySummary {
 	means := make([]float64, len(runs))
 	var hits, finalHits, finalRounds, switches, rounds int
 	for i, run := range runs {
-		m, v := meanVar(run.TCTms)
+		m, v := stats.MeanVar(run.TCTms)
 		means[i] = m
 		out.VarTCTms2 += v / float64(len(runs))
 		out.CumRegret += run.Regret[len(run.Regret)-1] / float64(len(runs))
@@ -140,43 +140,17 @@ func summarizeRuns(st StrategySpec, runs []*Run) StrategySummary {
 		}
 		rounds += len(run.Hit)
 	}
-	m, v := meanVar(means)
-	out.MeanTCTms = m
-	out.MeanTCTCI95ms = 1.96 * math.Sqrt(v/float64(len(means)))
-	slices.Sort(all)
-	out.P50TCTms, out.P95TCTms, out.P99TCTms = quantile(all, 0.5), quantile(all, 0.95), quantile(all, 0.99)
+	out.MeanTCTms = stats.Mean(means)
+	// Over one seed there is no spread to speak of: 0, not NaN (JSON).
+	if len(means) > 1 {
+		out.MeanTCTCI95ms = stats.CI95(means)
+	}
+	q := stats.Quantiles(all, 0.5, 0.95, 0.99)
+	out.P50TCTms, out.P95TCTms, out.P99TCTms = q[0], q[1], q[2]
 	out.HitRate = float64(hits) / float64(rounds)
 	out.FinalHitRate = float64(finalHits) / float64(finalRounds)
 	out.SwitchesPer100 = 100 * float64(switches) / float64(rounds)
 	return out
-}
-
-// meanVar is the mean and sample variance (0 for one value).
-func meanVar(xs []float64) (mean, variance float64) {
-	for _, x := range xs {
-		mean += x
-	}
-	mean /= float64(len(xs))
-	if len(xs) < 2 {
-		return mean, 0
-	}
-	for _, x := range xs {
-		variance += (x - mean) * (x - mean)
-	}
-	return mean, variance / float64(len(xs)-1)
-}
-
-// quantile of sorted xs by linear interpolation between closest ranks.
-func quantile(sorted []float64, q float64) float64 {
-	if len(sorted) == 0 {
-		return math.NaN()
-	}
-	pos := q * float64(len(sorted)-1)
-	i := int(pos)
-	if i+1 >= len(sorted) {
-		return sorted[len(sorted)-1]
-	}
-	return sorted[i] + (pos-float64(i))*(sorted[i+1]-sorted[i])
 }
 
 // WriteTable prints the summary as an aligned text table.

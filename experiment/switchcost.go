@@ -3,8 +3,8 @@ package experiment
 import (
 	"context"
 	"fmt"
+	"github.com/hetquic/hetquic/internal/stats"
 	"io"
-	"slices"
 	"strconv"
 	"text/tabwriter"
 	"time"
@@ -98,15 +98,9 @@ func measureCell(ctx context.Context, rtt float64, size, pairs int, rebind bool)
 			}
 		}
 	}
-	sc2 := SwitchCost{RTTms: rtt, SizeBytes: size, Rebind: rebind, StayMs: median(stay), SwitchMs: median(moved)}
+	sc2 := SwitchCost{RTTms: rtt, SizeBytes: size, Rebind: rebind, StayMs: stats.Median(stay), SwitchMs: stats.Median(moved)}
 	sc2.CostMs = sc2.SwitchMs - sc2.StayMs
 	return sc2, nil
-}
-
-func median(xs []float64) float64 {
-	s := slices.Clone(xs)
-	slices.Sort(s)
-	return quantile(s, 0.5)
 }
 
 // WriteSwitchCostTable prints the measurement as a table.

@@ -4,10 +4,10 @@ import (
 	"bufio"
 	"encoding/json"
 	"fmt"
+	"github.com/hetquic/hetquic/internal/stats"
 	"math"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 )
 
@@ -111,14 +111,16 @@ func (r *Result) Summaries() []Summary {
 	}
 	for i := range out {
 		s, a := &out[i], accs[i]
-		s.GoodputMbps, s.GoodputStdMbps = meanStd(a.gp)
-		slices.Sort(a.fct)
-		s.FCTP25S, s.FCTP50S, s.FCTP75S = quantile(a.fct, .25), quantile(a.fct, .5), quantile(a.fct, .75)
-		s.FCTMeanS, _ = meanStd(a.fct)
-		d := toF64(a.delay)
-		slices.Sort(d)
-		s.DelayP50Ms, s.DelayP90Ms, s.DelayP99Ms = quantile(d, .5), quantile(d, .9), quantile(d, .99)
-		s.ReorderMeanMs, _ = meanStd(toF64(a.reorder))
+		s.GoodputMbps, s.GoodputStdMbps = stats.MeanStd(a.gp)
+		if len(a.gp) == 1 {
+			s.GoodputStdMbps = 0
+		}
+		fq := stats.Quantiles(a.fct, .25, .5, .75)
+		s.FCTP25S, s.FCTP50S, s.FCTP75S = orZero(fq[0]), orZero(fq[1]), orZero(fq[2])
+		s.FCTMeanS = orZero(stats.Mean(a.fct))
+		dq := stats.Quantiles(toF64(a.delay), .5, .9, .95, .99)
+		s.DelayP50Ms, s.DelayP90Ms, s.DelayP95Ms, s.DelayP99Ms = orZero(dq[0]), orZero(dq[1]), orZero(dq[2]), orZero(dq[3])
+		s.ReorderMeanMs = orZero(stats.Mean(toF64(a.reorder)))
 		if a.sent > 0 {
 			s.LossRate = float64(a.lost) / float64(a.sent)
 			s.DropRate = float64(a.drops) / float64(a.sent)
@@ -127,7 +129,6 @@ func (r *Result) Summaries() []Summary {
 			s.SegmentsMissed = float64(a.miss) / float64(a.segs)
 		}
 		s.EventsPerRun, s.WallPerRunS = a.events/float64(s.Runs), a.wall/float64(s.Runs)
-		s.DelayP95Ms = quantile(d, .95)
 	}
 	if r.Spec.LEO != nil {
 		for i := range out {
@@ -158,9 +159,7 @@ func leoSummary(r *Result, label string) *LEOSummary {
 		ls.CAUnrecovered += run.LEO.CAUnrecovered
 	}
 	ls.SharedMPMbps, ls.SharedTCPMbps = friendliness(runs)
-	slices.Sort(ss)
-	slices.Sort(ca)
-	ls.RecoverySSP99, ls.RecoveryCAP99 = quantile(ss, .99), quantile(ca, .99)
+	ls.RecoverySSP99, ls.RecoveryCAP99 = orZero(stats.Quantiles(ss, .99)[0]), orZero(stats.Quantiles(ca, .99)[0])
 	ls.RecoverySSN, ls.RecoveryCAN = len(ss), len(ca)
 	return ls
 }
@@ -173,36 +172,14 @@ func toF64(x []float32) []float64 {
 	return out
 }
 
-func meanStd(x []float64) (float64, float64) {
-	if len(x) == 0 {
-		return 0, 0
-	}
-	m := 0.0
-	for _, v := range x {
-		m += v
-	}
-	m /= float64(len(x))
-	v := 0.0
-	for _, e := range x {
-		v += (e - m) * (e - m)
-	}
-	if len(x) > 1 {
-		v /= float64(len(x) - 1)
-	}
-	return m, math.Sqrt(v)
-}
-
-// quantile of sorted x (linear interpolation); 0 for empty x.
-func quantile(x []float64, q float64) float64 {
-	if len(x) == 0 {
+// orZero maps the NaN of a statistic over no samples (no flow finished, no
+// packet reordered) to 0, which summary.json can hold; the counts beside it
+// (unfinished_flows, recovery_*_samples) say that there were none.
+func orZero(x float64) float64 {
+	if math.IsNaN(x) {
 		return 0
 	}
-	pos := q * float64(len(x)-1)
-	lo := int(pos)
-	if lo+1 >= len(x) {
-		return x[len(x)-1]
-	}
-	return x[lo] + (pos-float64(lo))*(x[lo+1]-x[lo])
+	return x
 }
 
 // runName is a run's file-name stem.
