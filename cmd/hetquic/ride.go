@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"os"
 
 	"github.com/hetquic/hetquic/ride/env"
@@ -19,7 +20,6 @@ through "ride env" and exports it for "ride eval". See docs/ride.md.`
 func runRide(ctx context.Context, args []string) error {
 	return runSubcommand(ctx, "ride", rideHelp, []subcommand{
 		{"env", "serve the environment on stdin/stdout (JSON lines, protocol " + env.ProtocolVersion + ")", rideEnv},
-		{"eval", "evaluate RIDE (a weights file) against RR, minRTT and Peekaboo on the test video; figures and report", rideEval},
 	}, args)
 }
 
@@ -33,7 +33,7 @@ A is -1 (skip the tile) or a path index. A bad request is answered
 		return err
 	}
 	if fs.NArg() > 0 {
-		return badInput(errUnexpected(fs.Args()))
+		return badInput(fmt.Errorf("ride env: unexpected argument %q", fs.Arg(0)))
 	}
 	return (&env.Server{}).Serve(os.Stdin, os.Stdout)
 }
