@@ -27,7 +27,7 @@ type Metrics struct {
 	Rebuff [3][]time.Duration
 	// Skipped and Decided count tile-frames by type (Table 5.1).
 	Skipped, Decided [3]int
-	Steps   int // decisions taken
+	Steps            int // decisions taken
 }
 
 // Measure computes the metrics of a finished Record episode.
