@@ -207,8 +207,11 @@ func (m *MLPPolicy) Logits(x []float64) []float64 {
 }
 
 // Act returns the action with the highest logit (ties: the lowest index).
-func (m *MLPPolicy) Act(s *State) int {
-	lg := m.Logits(s.Features())
+func (m *MLPPolicy) Act(s *State) int { return m.ActFeatures(s.Features()) }
+
+// ActFeatures is Act on a feature vector (State.Features).
+func (m *MLPPolicy) ActFeatures(x []float64) int {
+	lg := m.Logits(x)
 	best := 0
 	for k, v := range lg {
 		if v > lg[best] {
