@@ -2,6 +2,7 @@ package experiment
 
 import (
 	"fmt"
+	"slices"
 
 	"go.yaml.in/yaml/v3"
 
@@ -16,6 +17,9 @@ const (
 	ModeSim   = "sim"
 	ModeAgent = "agent"
 )
+
+// Modes are every mode an experiment file may name.
+var Modes = []string{ModeOffline, ModeTrace, ModeReal, ModeSim, ModeAgent}
 
 // Envelope is what every experiment file of every mode has: its name, a
 // description, and the mode that says which backend reads the rest (the
@@ -35,9 +39,7 @@ type Envelope struct {
 var simOnly = []string{"variants", "topology", "leo", "mobility", "app", "flows", "path_counts", "transport"}
 
 // ReadEnvelope decodes the envelope of experiment file name. A missing mode
-// is inferred (see simOnly); whether the mode exists is the dispatcher's
-// to say (hetquic exp's registered backends). Errors are one line naming
-// the field.
+// is inferred (see simOnly). Errors are one line naming the field.
 func ReadEnvelope(name string, data []byte) (Envelope, error) {
 	var doc map[string]yaml.Node
 	if err := yamlfile.Decode(name, data, &doc); err != nil {
@@ -60,8 +62,11 @@ func ReadEnvelope(name string, data []byte) (Envelope, error) {
 			}
 		}
 	}
-	if e.Name == "" {
+	switch {
+	case e.Name == "":
 		return e, fmt.Errorf("%s: name: missing", name)
+	case !slices.Contains(Modes, e.Mode):
+		return e, fmt.Errorf("%s: mode: %q is not one of %v", name, e.Mode, Modes)
 	}
 	return e, nil
 }

@@ -12,6 +12,7 @@ func TestReadEnvelope(t *testing.T) {
 		{"name: a\nvariants: []\n", ModeSim, ""},                // a simulator field, no mode
 		{"name: a\nmode: agent\nvariants: []\n", ModeAgent, ""}, // an explicit mode wins
 		{"description: x\n", "", "name: missing"},
+		{"name: a\nmode: quantum\n", "", `mode: "quantum" is not one of`},
 		{"name: [1]\n", "", "name: not a string"},
 		{"- a\n", "", "x.yaml"},
 		{"", "", "empty document"},

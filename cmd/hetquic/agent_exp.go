@@ -64,12 +64,11 @@ func agentExperiment(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	_, j, err := loadExperiment("agent-" + name)
-	aj, ok := j.(*agentJob)
-	if err != nil || !ok {
+	l, err := loadExperiment("agent-" + name)
+	if err != nil || l.agent == nil {
 		return badInput(fmt.Errorf("agent experiment: unknown experiment %q (%s)", name, strings.Join(agentexp.Names, ", ")))
 	}
-	spec := aj.s
+	spec := l.agent
 	p := &spec.Agent
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
@@ -128,7 +127,7 @@ func agentExperiment(ctx context.Context, args []string) error {
 		logf = func(f string, a ...any) { fmt.Fprintf(os.Stderr, f+"\n", a...) }
 	}
 	fmt.Fprintf(os.Stderr, "agent experiment %s: scale %g\n", name, p.Scale)
-	res, err := agentexp.Run(ctx, spec, runner.Options{Name: "agent-" + name, Progress: os.Stderr}, logf)
+	res, err := agentexp.Run(ctx, spec, runner.Options{Progress: os.Stderr}, logf)
 	if err != nil {
 		return err
 	}

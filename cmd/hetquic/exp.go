@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"maps"
 	"os"
 	"path"
 	"path/filepath"
@@ -66,42 +65,13 @@ func runDemo(ctx context.Context, args []string) error {
 	return expRun(ctx, runArgs, "demo")
 }
 
-// job is an experiment of some mode, loaded and validated by its backend.
-type job interface {
-	// shape is one line on what it runs.
-	shape() string
-	// setSeeds overrides the number of seeds (--seeds).
-	setSeeds(n int) error
-	// run runs it on the runner with opt.
-	run(ctx context.Context, opt runner.Options) (*outcome, error)
-}
-
-// outcome is a finished experiment of any mode.
-type outcome struct {
-	tables  []results.Table // the report's tables: what --md prints
-	summary results.Summary // summary.json
-	write   func(dir string) ([]string, error)
-	text    func(w io.Writer) error // the terminal's table
-	runs    int
-}
-
-// backend reads a mode's experiment files: name in fsys, whose bytes are
-// data; relative paths inside resolve against name's directory.
-type backend func(fsys fs.FS, name string, data []byte) (job, error)
-
-// backends are the modes exp run knows, by the envelope's mode; a new mode
-// registers its backend (and, if it ships experiments, their directory in
-// builtinDirs) from its own file's init.
-var backends = map[string]backend{
-	experiment.ModeOffline: loadPCM, experiment.ModeTrace: loadPCM, experiment.ModeReal: loadPCM,
-	experiment.ModeSim: func(fsys fs.FS, name string, data []byte) (job, error) {
-		s, err := simexp.Parse(fsys, name, data)
-		return &simJob{s}, err
-	},
-	experiment.ModeAgent: func(fsys fs.FS, name string, _ []byte) (job, error) {
-		s, err := agentexp.Load(fsys, name)
-		return &agentJob{s}, err
-	},
+// loaded is an experiment of any mode, loaded and validated: exactly one
+// of pcm (offline, trace, real), sim and agent is set.
+type loaded struct {
+	env   experiment.Envelope
+	pcm   *experiment.Spec
+	sim   *simexp.Spec
+	agent *agentexp.Spec
 }
 
 // builtinDirs are where the built-in experiments live in hetquic.Files.
@@ -109,11 +79,11 @@ var builtinDirs = []string{"experiments", "sim/experiments"}
 
 // loadExperiment loads FILE from disk, or the built-in experiment NAME
 // when no such file exists, whatever its mode.
-func loadExperiment(file string) (experiment.Envelope, job, error) {
+func loadExperiment(file string) (*loaded, error) {
 	if _, err := os.Stat(file); err == nil {
 		abs, err := filepath.Abs(file)
 		if err != nil {
-			return experiment.Envelope{}, nil, err
+			return nil, err
 		}
 		// Rooted at "/", so ../scenarios/… resolves like the shell would.
 		return loadFrom(os.DirFS("/"), strings.TrimPrefix(filepath.ToSlash(abs), "/"))
@@ -124,7 +94,7 @@ func loadExperiment(file string) (experiment.Envelope, job, error) {
 			return loadFrom(hetquic.Files, p)
 		}
 	}
-	return experiment.Envelope{}, nil, fmt.Errorf("%s: no such file, nor a built-in experiment (hetquic exp list)", file)
+	return nil, fmt.Errorf("%s: no such file, nor a built-in experiment (hetquic exp list)", file)
 }
 
 func fileExists(fsys fs.FS, name string) bool {
@@ -132,105 +102,104 @@ func fileExists(fsys fs.FS, name string) bool {
 	return err == nil
 }
 
-// modeNames are the registered modes, sorted.
-func modeNames() []string {
-	return slices.Sorted(maps.Keys(backends))
-}
-
 // loadFrom reads the envelope of name in fsys and hands the file to its
 // mode's backend, which decodes it whole and strictly.
-func loadFrom(fsys fs.FS, name string) (experiment.Envelope, job, error) {
+func loadFrom(fsys fs.FS, name string) (*loaded, error) {
 	data, err := fs.ReadFile(fsys, name)
 	if err != nil {
-		return experiment.Envelope{}, nil, fmt.Errorf("load experiment: %w", err)
+		return nil, fmt.Errorf("load experiment: %w", err)
 	}
 	env, err := experiment.ReadEnvelope(name, data)
 	if err != nil {
-		return env, nil, err
+		return nil, err
 	}
-	load, ok := backends[env.Mode]
-	if !ok {
-		return env, nil, fmt.Errorf("%s: mode: %q is not one of %v", name, env.Mode, modeNames())
+	l := &loaded{env: env}
+	switch env.Mode {
+	case experiment.ModeSim:
+		l.sim, err = simexp.Parse(fsys, name, data)
+	case experiment.ModeAgent:
+		l.agent, err = agentexp.Load(fsys, name)
+	default:
+		l.pcm, err = experiment.Load(fsys, name)
 	}
-	j, err := load(fsys, name, data)
 	if err != nil {
-		return env, nil, err
+		return nil, err
 	}
-	return env, j, nil
+	return l, nil
 }
 
-// pcmJob is an experiment of mode offline, trace or real.
-type pcmJob struct{ s *experiment.Spec }
-
-func loadPCM(fsys fs.FS, name string, _ []byte) (job, error) {
-	s, err := experiment.Load(fsys, name)
-	return &pcmJob{s}, err
+// shape is one line on what the experiment runs.
+func (l *loaded) shape() string {
+	switch {
+	case l.sim != nil:
+		return fmt.Sprintf("%d variants × %d seeds", len(l.sim.Variants), l.sim.Seeds)
+	case l.agent != nil:
+		return fmt.Sprintf("agent experiment %s, scale %g, %d run(s)", l.agent.Agent.Experiment, l.agent.Agent.Scale, l.agent.Agent.Repeat)
+	}
+	s := l.pcm
+	return fmt.Sprintf("%d paths, %d strategies, %d rounds × %d seeds", len(s.PathNames()), len(s.Strategies), s.Rounds, s.Seeds)
 }
 
-func (j *pcmJob) shape() string {
-	return fmt.Sprintf("%d paths, %d strategies, %d rounds × %d seeds", len(j.s.PathNames()), len(j.s.Strategies), j.s.Rounds, j.s.Seeds)
+// setSeeds overrides the number of seeds (--seeds).
+func (l *loaded) setSeeds(n int) error {
+	switch {
+	case l.sim != nil:
+		l.sim.Seeds = n
+	case l.pcm != nil:
+		l.pcm.Seeds = n
+	default:
+		return fmt.Errorf("--seeds: mode %s has no seeds to override (its spec's agent.repeat)", l.env.Mode)
+	}
+	return nil
 }
 
-func (j *pcmJob) setSeeds(n int) error { j.s.Seeds = n; return nil }
+// outcome is a finished experiment of any mode.
+type outcome struct {
+	tables  []results.Table
+	summary results.Summary
+	write   func(dir string) ([]string, error)
+	text    func(w io.Writer) error // the terminal's table
+	runs    int
+}
 
-func (j *pcmJob) run(ctx context.Context, opt runner.Options) (*outcome, error) {
+// run runs the experiment through the runner with opt.
+func (l *loaded) run(ctx context.Context, opt runner.Options, logf func(string, ...any)) (*outcome, error) {
+	switch {
+	case l.sim != nil:
+		res, err := simexp.Run(ctx, l.sim, opt.Workers, opt.Progress)
+		if err != nil {
+			return nil, err
+		}
+		sf := res.SummaryFile()
+		return &outcome{
+			tables: simexp.Tables(l.sim, sf.Summaries), summary: sf, runs: len(res.Runs),
+			write: func(dir string) ([]string, error) { return simexp.WriteAll(dir, res) },
+			text:  func(w io.Writer) error { return simText(w, sf.Summaries) },
+		}, nil
+	case l.agent != nil:
+		res, err := agentexp.Run(ctx, l.agent, opt, logf)
+		if err != nil {
+			return nil, err
+		}
+		tables := res.Tables()
+		return &outcome{
+			tables: tables, summary: res.Summary(), runs: l.agent.Agent.Repeat, write: res.WriteAll,
+			text: func(w io.Writer) error { return results.WriteTables(w, tables) },
+		}, nil
+	}
 	execute := experiment.Execute
-	if j.s.Mode == experiment.ModeReal {
+	if l.pcm.Mode == experiment.ModeReal {
 		execute = realenv.Execute
 	}
-	res, err := execute(ctx, j.s, opt)
+	res, err := execute(ctx, l.pcm, opt)
 	if err != nil {
 		return nil, err
 	}
 	sum := experiment.Summarize(res)
 	return &outcome{
-		tables: sum.Tables(), summary: sum, runs: len(j.s.Strategies) * j.s.Seeds,
+		tables: sum.Tables(), summary: sum, runs: len(l.pcm.Strategies) * l.pcm.Seeds,
 		write: func(dir string) ([]string, error) { return experiment.WriteAll(dir, res, sum) },
 		text:  sum.WriteTable,
-	}, nil
-}
-
-// simJob is an experiment of mode sim.
-type simJob struct{ s *simexp.Spec }
-
-func (j *simJob) shape() string {
-	return fmt.Sprintf("%d variants × %d seeds", len(j.s.Variants), j.s.Seeds)
-}
-func (j *simJob) setSeeds(n int) error { j.s.Seeds = n; return nil }
-
-func (j *simJob) run(ctx context.Context, opt runner.Options) (*outcome, error) {
-	res, err := simexp.Run(ctx, j.s, opt.Workers, opt.Progress)
-	if err != nil {
-		return nil, err
-	}
-	sf := res.SummaryFile()
-	return &outcome{
-		tables: simexp.Tables(j.s, sf.Summaries), summary: sf, runs: len(res.Runs),
-		write: func(dir string) ([]string, error) { return simexp.WriteAll(dir, res) },
-		text:  func(w io.Writer) error { return simText(w, sf.Summaries) },
-	}, nil
-}
-
-// agentJob is an experiment of mode agent.
-type agentJob struct{ s *agentexp.Spec }
-
-func (j *agentJob) shape() string {
-	return fmt.Sprintf("agent experiment %s, scale %g, %d run(s)", j.s.Agent.Experiment, j.s.Agent.Scale, j.s.Agent.Repeat)
-}
-
-func (j *agentJob) setSeeds(int) error {
-	return fmt.Errorf("--seeds: mode agent has no seeds to override (its spec's agent.repeat)")
-}
-
-func (j *agentJob) run(ctx context.Context, opt runner.Options) (*outcome, error) {
-	res, err := agentexp.Run(ctx, j.s, opt, nil)
-	if err != nil {
-		return nil, err
-	}
-	tables := res.Tables()
-	return &outcome{
-		tables: tables, summary: res.Summary(), runs: j.s.Agent.Repeat, write: res.WriteAll,
-		text: func(w io.Writer) error { return results.WriteTables(w, tables) },
 	}, nil
 }
 
@@ -254,23 +223,23 @@ func expRun(ctx context.Context, args []string, name string) error {
 	case *workers < 0:
 		return badInput(fmt.Errorf("--workers: %d is negative", *workers))
 	}
-	env, j, err := loadExperiment(file)
+	l, err := loadExperiment(file)
 	if err != nil {
 		return badInput(err)
 	}
 	if *seeds > 0 {
-		if err := j.setSeeds(*seeds); err != nil {
+		if err := l.setSeeds(*seeds); err != nil {
 			return badInput(err)
 		}
 	}
-	opt := runner.Options{Workers: *workers, Progress: os.Stderr, Name: env.Name}
+	opt := runner.Options{Workers: *workers, Progress: os.Stderr, Name: l.env.Name}
 	if *quiet || *asMD {
 		opt.Progress = nil
 	} else {
-		fmt.Fprintf(os.Stderr, "experiment %s (%s): %s\n", env.Name, env.Mode, j.shape())
+		fmt.Fprintf(os.Stderr, "experiment %s (%s): %s\n", l.env.Name, l.env.Mode, l.shape())
 	}
 	start := time.Now() // for the last line only
-	o, err := j.run(ctx, opt)
+	o, err := l.run(ctx, opt, nil)
 	if err != nil {
 		return err
 	}
@@ -284,7 +253,7 @@ func expRun(ctx context.Context, args []string, name string) error {
 	}
 	dir := *out
 	if dir == "" {
-		dir = filepath.Join("results", env.Name)
+		dir = filepath.Join("results", l.env.Name)
 	}
 	files, err := o.write(dir)
 	if err != nil {
@@ -311,11 +280,11 @@ func expValidate(args []string, name string) error {
 	if err != nil {
 		return err
 	}
-	env, j, err := loadExperiment(file)
+	l, err := loadExperiment(file)
 	if err != nil {
 		return badInput(err)
 	}
-	fmt.Printf("%s: ok (mode %s: %s)\n", file, env.Mode, j.shape())
+	fmt.Printf("%s: ok (mode %s: %s)\n", file, l.env.Mode, l.shape())
 	return nil
 }
 
@@ -354,13 +323,13 @@ func builtins() ([]builtin, error) {
 
 func expListCmd(args []string, name, mode string) error {
 	fs := newFlagSet(name, "exp list [--mode MODE] [--md]", "Lists the built-in experiments: name, mode, what they reproduce.")
-	m := fs.String("mode", mode, "only this mode ("+strings.Join(modeNames(), ", ")+")")
+	m := fs.String("mode", mode, "only this mode ("+strings.Join(experiment.Modes, ", ")+")")
 	md := fs.Bool("md", false, "a Markdown table (what docs/experiment-modes.md pastes)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	if _, ok := backends[*m]; *m != "" && !ok {
-		return badInput(fmt.Errorf("--mode: %q is not one of %v", *m, modeNames()))
+	if *m != "" && !slices.Contains(experiment.Modes, *m) {
+		return badInput(fmt.Errorf("--mode: %q is not one of %v", *m, experiment.Modes))
 	}
 	return expList(os.Stdout, *m, *md)
 }
