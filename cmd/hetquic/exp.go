@@ -39,7 +39,7 @@ func runExp(ctx context.Context, args []string) error {
 	}, args)
 }
 
-const expHelp = `An experiment file (see docs/experiment-modes.md) names its mode and what it runs:
+const expHelp = `An experiment file (see docs/experiments.md) names its mode and what it runs:
   offline  strategies × seeds × rounds on the scenario's TCT model (pathsel)
   trace    the same over a recorded trace
   real     the same with real HTTP/3 requests by PCM-QUIC through the emulator
@@ -324,7 +324,7 @@ func builtins() ([]builtin, error) {
 func expListCmd(args []string, name, mode string) error {
 	fs := newFlagSet(name, "exp list [--mode MODE] [--md]", "Lists the built-in experiments: name, mode, what they reproduce.")
 	m := fs.String("mode", mode, "only this mode ("+strings.Join(experiment.Modes, ", ")+")")
-	md := fs.Bool("md", false, "a Markdown table (what docs/experiment-modes.md pastes)")
+	md := fs.Bool("md", false, "a Markdown table (what docs/experiments.md pastes)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
