@@ -3,6 +3,7 @@ package sim
 import (
 	"fmt"
 	"math"
+	"slices"
 	"time"
 
 	"github.com/hetquic/hetquic/sim/cc"
@@ -41,9 +42,15 @@ type AckFrame struct {
 	// and in 1 s (BDP1..BDP3); 0 when the link rate is unlimited.
 	BDP     [3]float64
 	MaxData int64 // connection flow-control limit in bytes (MAX_DATA)
-	// MaxStreamData is the stream's flow-control limit in bytes
-	// (MAX_STREAM_DATA of the connection's one stream).
-	MaxStreamData int64
+	// Streams carries MAX_STREAM_DATA for every stream the receiver is
+	// still receiving, in stream order (the updates QUIC sends as frames).
+	Streams []StreamMax
+}
+
+// StreamMax is one stream's flow-control limit in bytes (MAX_STREAM_DATA).
+type StreamMax struct {
+	ID  int
+	Max int64
 }
 
 // PathSpec is one path of a connection: the links data takes and those ACKs
@@ -106,9 +113,15 @@ type ConnConfig struct {
 	// StreamWindow is the stream flow-control window in bytes
 	// (MAX_STREAM_DATA): the receiver lets the sender send at most this far
 	// beyond what it delivered in order on the stream (0:
-	// DefaultStreamWindow). A connection carries one stream, so the
-	// smaller of the two windows is the binding one.
+	// DefaultStreamWindow; with AutoTune quic-go's initial 512 KiB).
 	StreamWindow int64
+	// AutoTune grows the receive windows as quic-go does (see
+	// flowcontrol.go): window updates only once a quarter of the window is
+	// consumed, and the window doubles, up to MaxStreamWindow and
+	// MaxRecvWindow, when half of it was read within 4·fraction·SRTT.
+	// Without it the receiver advertises delivered + window in every ACK.
+	AutoTune                       bool
+	MaxStreamWindow, MaxRecvWindow int64 // AutoTune caps (0: 6 MiB, 15 MiB as quic-go)
 	// AckOnFastest sends each ACK on the path with the lowest base delay
 	// back (MMQUIC's "return the ACK as soon as possible"); otherwise on the
 	// path it acknowledges.
@@ -124,6 +137,20 @@ func (c *ConnConfig) defaults() {
 	}
 	if c.Overhead == 0 {
 		c.Overhead = 52
+	}
+	if c.AutoTune {
+		if c.StreamWindow == 0 {
+			c.StreamWindow = quicgoInitialStreamWindow
+		}
+		if c.RecvWindow == 0 {
+			c.RecvWindow = quicgoInitialConnWindow
+		}
+		if c.MaxStreamWindow == 0 {
+			c.MaxStreamWindow = DefaultStreamWindow
+		}
+		if c.MaxRecvWindow == 0 {
+			c.MaxRecvWindow = quicgoMaxConnWindow
+		}
 	}
 	if c.RecvWindow == 0 {
 		c.RecvWindow = 16 << 20
@@ -153,6 +180,10 @@ func (c ConnConfig) Validate() error {
 		return fmt.Errorf("recv_window_bytes: %d is smaller than a packet", c.RecvWindow)
 	case c.StreamWindow < int64(c.PacketBytes):
 		return fmt.Errorf("stream_window_bytes: %d is smaller than a packet", c.StreamWindow)
+	case c.AutoTune && c.MaxStreamWindow < c.StreamWindow:
+		return fmt.Errorf("max_stream_window_bytes: %d is below stream_window_bytes %d", c.MaxStreamWindow, c.StreamWindow)
+	case c.AutoTune && c.MaxRecvWindow < c.RecvWindow:
+		return fmt.Errorf("max_recv_window_bytes: %d is below recv_window_bytes %d", c.MaxRecvWindow, c.RecvWindow)
 	}
 	if _, err := cc.New(c.CC, cc.Config{MSS: c.PacketBytes}); err != nil {
 		return fmt.Errorf("cc: %w", err)
@@ -206,8 +237,10 @@ type sendPath struct {
 }
 
 // Conn is the sending side of an MPQUIC connection and, through its peer,
-// the receiving side. Data is a byte stream cut into chunks of one packet's
-// payload; the application writes whole chunks.
+// the receiving side. The application writes streams (stream.go); the
+// sender cuts them into chunks of one packet's payload and numbers the
+// chunks in the order it first sends them (connection chunk numbers), so
+// that stream priorities decide at send time which data goes next.
 type Conn struct {
 	sim   *Sim
 	cfg   ConnConfig
@@ -216,8 +249,24 @@ type Conn struct {
 	recv  *ConnReceiver
 	view  sched.View
 
-	payload    int
-	nChunks    int // chunks written by the application
+	payload int
+	// streams are all streams opened (index = id); def is stream 0 when
+	// Conn.Write opened it. active lists the unpinned streams with chunks
+	// not yet numbered, by (priority, id); pinned the same per path.
+	streams []*Stream
+	def     *Stream
+	active  []*Stream
+	pinned  [][]*Stream
+	pinRetx [][]int // per path: pinned chunks to send again, ascending
+	// chunkStream and chunkOff map a connection chunk number to its
+	// stream and the chunk's position in that stream.
+	chunkStream, chunkOff []int32
+	written               int // chunks written by the application, all streams
+	// LateDrops counts DropLate streams whose deadline passed before they
+	// were delivered (their remaining new data was not sent).
+	LateDrops uint64
+
+	nChunks    int // chunks numbered (allocated from the streams)
 	nextNew    int // lowest chunk never sent (not counting sentAhead)
 	sentAhead  map[int]bool
 	retx       []int // ascending chunks to send again
@@ -229,7 +278,6 @@ type Conn struct {
 	redCursor  []int
 	ackedN     int
 	peerMax    int64 // MAX_DATA from the receiver (bytes)
-	peerStream int64 // MAX_STREAM_DATA from the receiver (bytes)
 	sending    bool
 	paced      bool // some path's controller paces
 	OnAllAcked func(now time.Duration)
@@ -249,7 +297,8 @@ func NewConn(s *Sim, cfg ConnConfig, paths []PathSpec) (*Conn, error) {
 		return nil, fmt.Errorf("scheduler: %w", err)
 	}
 	c := &Conn{sim: s, cfg: cfg, sch: sch, payload: cfg.PacketBytes - cfg.Overhead, sentAhead: map[int]bool{}}
-	c.peerMax, c.peerStream = cfg.RecvWindow, cfg.StreamWindow
+	c.peerMax = cfg.RecvWindow
+	c.pinned, c.pinRetx = make([][]*Stream, len(paths)), make([][]int, len(paths))
 	group := cc.NewGroup() // the coupled controllers' shared state
 	for i, ps := range paths {
 		ctl, err := cc.New(cfg.CC, cc.Config{MSS: cfg.PacketBytes, Group: group, Access: ps.access()})
@@ -303,16 +352,25 @@ func (c *Conn) Controller(i int) cc.Controller { return c.paths[i].cc }
 // InFlight is path i's bytes in flight.
 func (c *Conn) InFlight(i int) int { return c.paths[i].bytesInFlight }
 
-// Written is the number of chunks the application has written.
-func (c *Conn) Written() int { return c.nChunks }
+// Written is the number of chunks the application has written (all streams).
+func (c *Conn) Written() int { return c.written }
 
-// Write queues bytes of application data (rounded up to whole chunks) and
-// returns the index one past the last chunk written.
-func (c *Conn) Write(bytes int64) int {
-	n := int((bytes + int64(c.payload) - 1) / int64(c.payload))
-	c.nChunks += n
-	c.trySend()
-	return c.nChunks
+// Write queues bytes of application data (rounded up to whole chunks) on
+// stream 0 and returns the number of chunks written to it.
+func (c *Conn) Write(bytes int64) int { return c.defaultStream().Write(bytes) }
+
+// SetScheduler replaces the connection's scheduler: the per-packet hook for
+// an external decision (an RL agent, a bandit). Next gets the View with
+// every path's state and, through View.Queue.StreamOf, the stream of each
+// pending chunk.
+func (c *Conn) SetScheduler(s sched.Scheduler) { c.sch = s }
+
+// PathView is path i's state as schedulers see it: congestion window,
+// bytes in flight, smoothed/min/latest RTT, RTT variance, loss estimate,
+// PTO count (PathStats has the loss counts).
+func (c *Conn) PathView(i int) sched.PathView {
+	c.fillView()
+	return c.view.Paths[i]
 }
 
 // ensure grows the per-chunk state to hold chunk ch (lazily, so that an
@@ -329,16 +387,20 @@ func (c *Conn) ensure(ch int) {
 	}
 }
 
-// fcMax is the stream offset flow control lets the sender reach: the
-// lower of the connection's and the stream's limits (one stream carries
-// all data, so its offsets are the connection's).
-func (c *Conn) fcMax() int64 { return min(c.peerMax, c.peerStream) }
+// fcLimit is the number of chunks connection flow control allows (each
+// chunk counts as a full payload, a padded last chunk included).
+func (c *Conn) fcLimit() int { return int(c.peerMax / int64(c.payload)) }
 
-// fcLimit is the number of chunks flow control allows.
-func (c *Conn) fcLimit() int { return int(c.fcMax() / int64(c.payload)) }
-
-// newLimit is one past the last new chunk that may be sent.
-func (c *Conn) newLimit() int { return min(c.nChunks, c.fcLimit()) }
+// sendWindow is BLEST's send window: flow-control room left in bytes. With
+// one stream it is that stream's and the connection's, the lower.
+func (c *Conn) sendWindow() int64 {
+	w := c.peerMax - int64(c.ackedN)*int64(c.payload)
+	if len(c.streams) == 1 {
+		st := c.streams[0]
+		w = min(w, st.peerMax-int64(st.acked)*int64(c.payload))
+	}
+	return w
+}
 
 // PendingAt implements sched.Queue.
 func (c *Conn) PendingAt(i int) int {
@@ -348,6 +410,9 @@ func (c *Conn) PendingAt(i int) int {
 	i -= len(c.retx)
 	ch := c.nextNew
 	for {
+		if ch >= c.nChunks && c.allocate(&c.active) < 0 {
+			panic(fmt.Sprintf("sim: PendingAt beyond the pending chunks (chunk %d)", ch))
+		}
 		if !c.sentAhead[ch] {
 			if i == 0 {
 				return ch
@@ -358,8 +423,13 @@ func (c *Conn) PendingAt(i int) int {
 	}
 }
 
-// IsPending implements sched.Queue.
-func (c *Conn) IsPending(ch int) bool {
+// IsPending implements sched.Queue: chunks of pinned streams are never
+// the scheduler's.
+func (c *Conn) IsPending(ch int) bool { return c.queued(ch) && c.pinnedPath(ch) < 0 }
+
+// queued reports whether chunk ch waits to be sent (numbered, not in
+// flight, not acknowledged).
+func (c *Conn) queued(ch int) bool {
 	if ch < 0 || ch >= c.nChunks {
 		return false
 	}
@@ -371,7 +441,7 @@ func (c *Conn) IsPending(ch int) bool {
 			return true
 		}
 	}
-	return ch >= c.nextNew && ch < c.newLimit() && !c.sentAhead[ch]
+	return ch >= c.nextNew && !c.sentAhead[ch]
 }
 
 // NotSentOn implements sched.Queue.
@@ -384,27 +454,25 @@ func (c *Conn) NotSentOn(path int) (int, bool) {
 			return ch, true
 		}
 	}
-	lim := c.newLimit()
-	for ch := c.redCursor[path]; ch < lim; ch++ {
+	ch := c.redCursor[path]
+	for ; ch < c.nChunks || c.allocate(&c.active) >= 0; ch++ {
 		c.ensure(ch)
-		if !c.sentOn[path][ch] && !c.acked[ch] {
+		if !c.sentOn[path][ch] && !c.acked[ch] && c.pinnedPath(ch) < 0 {
 			c.redCursor[path] = ch
 			return ch, true
 		}
 	}
-	c.redCursor[path] = lim
+	c.redCursor[path] = ch
 	return 0, false
 }
 
+// pending is the number of chunks the scheduler may send now:
+// retransmissions, numbered chunks not yet sent, and what the unpinned
+// streams may still number.
 func (c *Conn) pending() int {
-	n := len(c.retx)
-	if lim := c.newLimit(); lim > c.nextNew {
-		n += lim - c.nextNew
-		for ch := range c.sentAhead {
-			if ch < lim {
-				n--
-			}
-		}
+	n := len(c.retx) + c.allocatable()
+	if c.nChunks > c.nextNew {
+		n += c.nChunks - c.nextNew - len(c.sentAhead)
 	}
 	return n
 }
@@ -414,7 +482,7 @@ func (c *Conn) fillView() {
 	v := &c.view
 	v.Now = c.sim.now
 	v.Pending = c.pending()
-	v.SendWindow = int(min(c.fcMax()-int64(c.ackedN)*int64(c.payload), math.MaxInt32))
+	v.SendWindow = int(min(c.sendWindow(), math.MaxInt32))
 	for i, p := range c.paths {
 		pv := &v.Paths[i]
 		*pv = sched.PathView{
@@ -448,6 +516,7 @@ func (c *Conn) trySend() {
 		return
 	}
 	c.sending = true
+	c.sendPinned()
 	c.sendLoop()
 	if c.paced {
 		c.armPacers()
@@ -466,7 +535,7 @@ func (c *Conn) armPacers() {
 			continue
 		}
 		pv := &c.view.Paths[i]
-		if waiting && pv.PacingHeld && pv.InFlight+c.cfg.PacketBytes <= pv.Cwnd {
+		if (waiting || len(c.pinRetx[i]) > 0 || len(c.pinned[i]) > 0) && pv.PacingHeld && pv.InFlight+c.cfg.PacketBytes <= pv.Cwnd {
 			p.paceTimer.Set(p.pace.releaseAt(p.rate.PacingRate(c.sim.now)))
 		} else {
 			p.paceTimer.Stop()
@@ -510,11 +579,12 @@ func (c *Conn) take(ch int) {
 	c.ensure(ch)
 	if c.inRetx[ch] {
 		c.inRetx[ch] = false
-		for i, x := range c.retx {
-			if x == ch {
-				c.retx = append(c.retx[:i], c.retx[i+1:]...)
-				break
-			}
+		q := &c.retx
+		if k := c.pinnedPath(ch); k >= 0 {
+			q = &c.pinRetx[k]
+		}
+		if i := slices.Index(*q, ch); i >= 0 {
+			*q = slices.Delete(*q, i, i+1)
 		}
 		return
 	}
@@ -535,7 +605,7 @@ func (c *Conn) take(ch int) {
 func (c *Conn) sendChunk(p *sendPath, ch int, probe bool) {
 	now := c.sim.now
 	c.ensure(ch)
-	if !probe && c.IsPending(ch) {
+	if !probe && c.queued(ch) {
 		c.take(ch)
 	}
 	retrans := c.firstSent[ch] >= 0
@@ -558,7 +628,8 @@ func (c *Conn) sendChunk(p *sendPath, ch int, probe bool) {
 		p.pace.onSent(now, sp.size, p.rate.PacingRate(now))
 	}
 	p.cc.OnPacketSent(now, sp.size, p.bytesInFlight)
-	pkt := &Packet{Size: sp.size, Flow: c.cfg.Flow, Path: p.id, PN: sp.pn, Chunk: ch, SentAt: c.firstSent[ch]}
+	pkt := &Packet{Size: sp.size, Flow: c.cfg.Flow, Path: p.id, PN: sp.pn, Chunk: ch, SentAt: c.firstSent[ch],
+		Stream: c.chunkStream[ch], Off: c.chunkOff[ch]}
 	Send(pkt, p.spec.Fwd, c.recv)
 	c.setTimer(p)
 }
@@ -573,8 +644,13 @@ func (c *Conn) Receive(pkt *Packet) {
 // onAck processes one MMQUIC ACK frame (RFC 9002 §6, A.7).
 func (c *Conn) onAck(f *AckFrame) {
 	now := c.sim.now
-	grew := f.MaxData > c.peerMax || f.MaxStreamData > c.peerStream
-	c.peerMax, c.peerStream = max(c.peerMax, f.MaxData), max(c.peerStream, f.MaxStreamData)
+	grew := f.MaxData > c.peerMax
+	c.peerMax = max(c.peerMax, f.MaxData)
+	for _, m := range f.Streams {
+		if st := c.streams[m.ID]; m.Max > st.peerMax {
+			st.peerMax, grew = m.Max, true
+		}
+	}
 	p := c.paths[f.Path]
 	p.bdp = f.BDP
 	largest := f.Ranges[0].hi
@@ -634,12 +710,13 @@ func (c *Conn) onPacketAcked(p *sendPath, sp *sentPacket) {
 	if !c.acked[sp.chunk] {
 		c.acked[sp.chunk] = true
 		c.ackedN++
+		c.streams[c.chunkStream[sp.chunk]].acked++
 		// Take it off the queue if it is still there: a spurious loss (the
 		// first copy made it), or a PTO probe's copy of a pending chunk.
 		if ch := sp.chunk; c.inRetx[ch] || (ch >= c.nextNew && !c.sentAhead[ch]) {
 			c.take(ch)
 		}
-		if c.ackedN == c.nChunks && c.OnAllAcked != nil {
+		if c.ackedN == c.written && c.OnAllAcked != nil {
 			c.OnAllAcked(c.sim.now)
 		}
 	}
@@ -724,13 +801,12 @@ func (c *Conn) queueRetx(ch int) {
 		return // done, queued, or still waiting as new data
 	}
 	c.inRetx[ch] = true
-	i := len(c.retx)
-	for i > 0 && c.retx[i-1] > ch {
-		i--
+	q := &c.retx
+	if k := c.pinnedPath(ch); k >= 0 {
+		q = &c.pinRetx[k]
 	}
-	c.retx = append(c.retx, 0)
-	copy(c.retx[i+1:], c.retx[i:])
-	c.retx[i] = ch
+	i, _ := slices.BinarySearch(*q, ch)
+	*q = slices.Insert(*q, i, ch)
 }
 
 // compact drops acknowledged and lost packets from the front of p.sent
@@ -832,7 +908,7 @@ func (c *Conn) onTimer(p *sendPath) {
 }
 
 // Done reports whether every written chunk is acknowledged.
-func (c *Conn) Done() bool { return c.ackedN == c.nChunks }
+func (c *Conn) Done() bool { return c.ackedN == c.written }
 
 // loss is the path's loss estimate at now: an EWMA over packet outcomes
 // that halves every lossHalfLife without news.

@@ -65,6 +65,10 @@ func TestProbeCopyAcked(t *testing.T) {
 		t.Fatal(err)
 	}
 	c.Write(5 * 1448) // flow control lets chunk 0 go; 1–4 wait
+	c.peerMax = 2 * 1448
+	if ch := c.PendingAt(0); ch != 1 { // numbers chunk 1, queued
+		t.Fatalf("first pending chunk %d, want 1", ch)
+	}
 	c.sendChunk(c.paths[0], 1, true)
 	// One ACK acknowledges both (every second packet): chunk 1's probe copy
 	// is acknowledged while chunk 1 is still queued.

@@ -25,6 +25,8 @@ type Packet struct {
 	Path    int    // path id = packet number space
 	PN      uint64 // packet number in the path's space
 	Chunk   int    // data chunk carried (-1: none)
+	Stream  int32  // the chunk's stream
+	Off     int32  // the chunk's position in its stream
 	Ack     *AckFrame
 	SentAt  time.Duration
 	FromSrv bool // sent by the data receiver (ACKs)

@@ -150,38 +150,6 @@ func TestNewRenoCubicIgnoreGroup(t *testing.T) {
 	}
 }
 
-func TestAKFConvergesAndTracksStep(t *testing.T) {
-	rng := rand.New(rand.NewPCG(1, 2))
-	var k AKF
-	for i := 0; i < 300; i++ {
-		k.Update(100 + 10*rng.NormFloat64())
-	}
-	if math.Abs(k.X-100) > 3 {
-		t.Fatalf("noisy constant 100 (σ 10): estimate %.2f after 300 samples", k.X)
-	}
-	// Smoother than the samples: the error variance is well below σ² = 100.
-	if k.Z > 25 {
-		t.Errorf("posterior variance %.1f, want < 25", k.Z)
-	}
-	// A step to 200: within 25 samples the estimate is within 10 %.
-	n := 0
-	for ; n < 200; n++ {
-		k.Update(200 + 10*rng.NormFloat64())
-		if n >= 5 && math.Abs(k.X-200) < 20 {
-			break
-		}
-	}
-	if n > 25 {
-		t.Fatalf("step 100 → 200: %d samples to get within 10 %% (estimate %.1f)", n, k.X)
-	}
-	for i := 0; i < 200; i++ {
-		k.Update(200 + 10*rng.NormFloat64())
-	}
-	if math.Abs(k.X-200) > 4 {
-		t.Fatalf("after the step: estimate %.2f, want ≈ 200", k.X)
-	}
-}
-
 func TestQuickStartWindow(t *testing.T) {
 	const m, minW = 1500.0, 3000.0
 	for _, tc := range []struct {

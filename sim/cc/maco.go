@@ -3,6 +3,8 @@ package cc
 import (
 	"math"
 	"time"
+
+	"github.com/hetquic/hetquic/internal/akf"
 )
 
 // MACO is the mobility-aware multipath congestion control of thesis ch. 3:
@@ -67,7 +69,7 @@ type MACO struct {
 	cutting      bool
 	sig          Signals
 
-	akf       AKF
+	akf       akf.Filter
 	capN      float64 // Ĉ^N, bytes/s (0: no sample yet)
 	capNMax   float64
 	capA      float64 // C^A at the last send, bytes/s (C_r(t−1)); 0: unknown

@@ -53,6 +53,18 @@ type Queue interface {
 	// NotSentOn returns the lowest unacknowledged chunk never sent on path,
 	// for redundant scheduling; ok is false when there is none.
 	NotSentOn(path int) (chunk int, ok bool)
+	// StreamOf describes the stream chunk belongs to (ID −1: unknown), so
+	// that a scheduler can decide per packet with the application's
+	// priorities and deadlines.
+	StreamOf(chunk int) StreamInfo
+}
+
+// StreamInfo is what the application said about a chunk's stream.
+type StreamInfo struct {
+	ID       int
+	Priority int           // lower is more urgent (RFC 9218 urgency)
+	Deadline time.Duration // absolute virtual time; 0: none
+	Offset   int           // the chunk's position in its stream
 }
 
 // View is the connection's state at a send opportunity.
@@ -305,3 +317,15 @@ func (e *ECF) Next(v *View) Decision {
 	e.waiting = false
 	return Decision{s, Head}
 }
+
+// Func is a Scheduler made of a function: the per-packet hook through which
+// an external decision maker (an RL agent, a bandit) picks the path.
+func Func(name string, next func(v *View) Decision) Scheduler { return funcScheduler{name, next} }
+
+type funcScheduler struct {
+	name string
+	next func(v *View) Decision
+}
+
+func (f funcScheduler) Name() string          { return f.name }
+func (f funcScheduler) Next(v *View) Decision { return f.next(v) }

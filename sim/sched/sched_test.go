@@ -11,6 +11,7 @@ type fakeQueue struct{ n int }
 func (q fakeQueue) PendingAt(i int) int       { return i }
 func (q fakeQueue) IsPending(c int) bool      { return c >= 0 && c < q.n }
 func (q fakeQueue) NotSentOn(int) (int, bool) { return 0, q.n > 0 }
+func (q fakeQueue) StreamOf(c int) StreamInfo { return StreamInfo{Offset: c} }
 
 func view(pending int, paths ...PathView) *View {
 	for i := range paths {

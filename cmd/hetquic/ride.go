@@ -1,0 +1,104 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/hetquic/hetquic/ride"
+	"github.com/hetquic/hetquic/ride/env"
+	"github.com/hetquic/hetquic/ride/report"
+)
+
+func init() {
+	register(command{name: "ride", summary: "RIDE 360° tile scheduling (thesis ch. 5): env server for gymnasium, evaluation", run: runRide})
+}
+
+const rideHelp = `RIDE schedules each viewed tile of a 360° video on a path of an LTE + Wi-Fi
+multipath QUIC connection, or skips it (thesis chapter 5). hetquic simulates
+the network; Python (python/, package hetquic_rl) trains the policy with PPO
+through "ride env" and exports it for "ride eval". See docs/ride.md.`
+
+func runRide(ctx context.Context, args []string) error {
+	return runSubcommand(ctx, "ride", rideHelp, []subcommand{
+		{"eval", "evaluate RIDE (a weights file) against RR, minRTT and Peekaboo on the test video; figures and report", rideEval},
+		{"env", "serve the environment on stdin/stdout (JSON lines, protocol " + env.ProtocolVersion + ")", rideEnv},
+	}, args)
+}
+
+func rideEnv(_ context.Context, args []string) error {
+	fs := newFlagSet("ride env", "ride env", `Serves one episode at a time over stdin/stdout, one JSON request and one
+JSON response per line:
+  {"op":"spec"}  {"op":"reset","seed":S,"video":V,"frames":F}  {"op":"step","action":A}  {"op":"close"}
+A is -1 (skip the tile) or a path index. A bad request is answered
+{"error":"..."} and the server goes on. docs/ride.md has the details.`)
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return badInput(fmt.Errorf("ride env: unexpected argument %q", fs.Arg(0)))
+	}
+	return (&env.Server{}).Serve(os.Stdin, os.Stdout)
+}
+
+func rideEval(_ context.Context, args []string) error {
+	fs := newFlagSet("ride eval", "ride eval [--policy FILE] [--frames N] [--seed S] [--out DIR] [--md]",
+		`Plays the test video (video 4) with RIDE's exported actor (--policy, a
+hetquic-ride-mlp/1 JSON file from python -m hetquic_rl.train) and with RR,
+minRTT and Peekaboo, each on the same simulated network, and writes
+figures 5.7–5.10, frame_reward.csv and report.md into --out. Without
+--policy only the baselines run. --md prints the claims table only.`)
+	policy := fs.String("policy", "", "RIDE weights (JSON); empty: baselines only")
+	frames := fs.Int("frames", 0, "frames of the test video (0: all 1800)")
+	seed := fs.Uint64("seed", 1, "seed of the network, the user's head movement and Peekaboo")
+	out := fs.String("out", "results/ride-eval", "output directory")
+	md := fs.Bool("md", false, "print the claims table (markdown) to stdout instead of the summary")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return badInput(fmt.Errorf("ride eval: unexpected argument %q", fs.Arg(0)))
+	}
+	if *frames < 0 {
+		return badInput(fmt.Errorf("ride eval: --frames %d must be ≥ 0", *frames))
+	}
+	var pols []ride.Policy
+	if *policy != "" {
+		f, err := os.Open(*policy)
+		if err != nil {
+			return badInput(err)
+		}
+		m, err := ride.ReadMLP(f)
+		f.Close()
+		if err != nil {
+			return badInput(fmt.Errorf("%s: %w", *policy, err))
+		}
+		m.Label = "ride"
+		pols = append(pols, m)
+	}
+	base, err := report.Baselines(*seed)
+	if err != nil {
+		return err
+	}
+	pols = append(pols, base...)
+	ms, err := report.Evaluate(report.Config{Seed: *seed, Frames: *frames}, pols)
+	if err != nil {
+		return err
+	}
+	if *md {
+		report.Claims(os.Stdout, ms)
+		return nil
+	}
+	header := fmt.Sprintf("Command: `hetquic ride eval %s`. Test video 4, seed %d, frames %d (0: all).", strings.Join(args, " "), *seed, *frames)
+	files, err := report.Write(*out, ms, header)
+	if err != nil {
+		return err
+	}
+	report.Table(os.Stdout, ms)
+	fmt.Println()
+	report.Claims(os.Stdout, ms)
+	fmt.Printf("\nwrote %d files to %s (open %s)\n", len(files), *out, filepath.Join(*out, "report.md"))
+	return nil
+}

@@ -1,0 +1,262 @@
+// Package report evaluates RIDE against the thesis's baselines (RR,
+// minRTT, Peekaboo) on the test video and writes §5.5.2's figures, the
+// per-policy numbers and the claims of chapter 5 side by side with ours.
+package report
+
+import (
+	"encoding/csv"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"sync"
+
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg"
+
+	"github.com/hetquic/hetquic/internal/figure"
+	"github.com/hetquic/hetquic/internal/stats"
+	"github.com/hetquic/hetquic/ride"
+	"github.com/hetquic/hetquic/ride/env"
+)
+
+// Config selects the evaluation episode.
+type Config struct {
+	Seed   uint64
+	Frames int // frames of the test video (0: all 1800, the thesis's 1800 test episodes)
+}
+
+// Evaluate runs every policy on the same episode of the test video (each
+// in its own simulation, in parallel; results do not depend on the order).
+func Evaluate(cfg Config, policies []ride.Policy) ([]env.Metrics, error) {
+	out := make([]env.Metrics, len(policies))
+	errs := make([]error, len(policies))
+	var wg sync.WaitGroup
+	for k, p := range policies {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			e, err := env.Run(env.Config{Seed: cfg.Seed, Video: env.TestVideo, Frames: cfg.Frames, Start: 0, Record: true}, p)
+			if err != nil {
+				errs[k] = fmt.Errorf("%s: %w", p.Name(), err)
+				return
+			}
+			out[k] = env.Measure(p.Name(), e)
+		}()
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// Baselines returns RR, minRTT and Peekaboo for two paths.
+func Baselines(seed uint64) ([]ride.Policy, error) {
+	pk, err := env.NewPeekaboo(2, seed)
+	if err != nil {
+		return nil, err
+	}
+	return []ride.Policy{&ride.RoundRobin{}, ride.MinRTT{}, pk}, nil
+}
+
+// Thesis's published numbers (§5.5.2), by policy name.
+var thesis = map[string]struct {
+	zeroI, zeroB, zeroP float64 // share of tile-frames without rebuffering
+}{
+	"ride":     {0.968, 0.974, 0.986},
+	"rr":       {0.897, 0.739, 0.751},
+	"peekaboo": {0.86, 0.367, 0.599},
+	"minrtt":   {0.751, 0.263, 0.35},
+}
+
+// Claims writes chapter 5's claims next to ours as markdown (the ratio
+// rows need a policy named "ride").
+func Claims(w io.Writer, ms []env.Metrics) {
+	find := func(name string) *env.Metrics {
+		for k := range ms {
+			if ms[k].Policy == name {
+				return &ms[k]
+			}
+		}
+		return nil
+	}
+	ride0 := find("ride")
+	med := func(m *env.Metrics) float64 { return stats.Median(m.ViewportMbps) }
+	fmt.Fprintf(w, "| claim (thesis §5.5.2) | thesis | here |\n|---|---|---|\n")
+	for _, b := range []string{"rr", "minrtt", "peekaboo"} {
+		m := find(b)
+		if ride0 == nil || m == nil {
+			continue
+		}
+		if med(m) == 0 {
+			fmt.Fprintf(w, "| ride viewport bitrate ÷ %s's (median, Fig. 5.8) | %s | ∞ (%.2f vs 0 Mbit/s) |\n", b,
+				map[string]string{"rr": "≈ 2×", "minrtt": "≈ 4×", "peekaboo": "≈ 4×"}[b], med(ride0))
+			continue
+		}
+		{
+			want := map[string]string{"rr": "≈ 2×", "minrtt": "≈ 4×", "peekaboo": "≈ 4×"}[b]
+			fmt.Fprintf(w, "| %s viewport bitrate ÷ %s's (median, Fig. 5.8) | %s | %.2f× (%.2f vs %.2f Mbit/s) |\n",
+				ride0.Policy, b, want, med(ride0)/med(m), med(ride0), med(m))
+		}
+	}
+	for _, m := range ms {
+		t, ok := thesis[m.Policy]
+		th := "—"
+		if ok {
+			th = fmt.Sprintf("%.1f %%", 100*(1-t.zeroI))
+		}
+		fmt.Fprintf(w, "| %s I-frame interruption rate (Fig. 5.10a) | %s | %.1f %% |\n", m.Policy, th, 100*(1-m.ZeroRebuff(ride.I)))
+	}
+	for _, m := range ms {
+		t, ok := thesis[m.Policy]
+		thB, thP := "—", "—"
+		if ok {
+			thB, thP = fmt.Sprintf("%.1f %%", 100*t.zeroB), fmt.Sprintf("%.1f %%", 100*t.zeroP)
+		}
+		fmt.Fprintf(w, "| %s B / P frames without rebuffering (Fig. 5.10b, c) | %s / %s | %.1f %% / %.1f %% |\n",
+			m.Policy, thB, thP, 100*m.ZeroRebuff(ride.B), 100*m.ZeroRebuff(ride.P))
+	}
+	order := append([]env.Metrics(nil), ms...)
+	for i := range order { // insertion sort by mean reward, descending
+		for j := i; j > 0 && order[j].MeanFrameReward() > order[j-1].MeanFrameReward(); j-- {
+			order[j], order[j-1] = order[j-1], order[j]
+		}
+	}
+	line := ""
+	for k, m := range order {
+		if k > 0 {
+			line += " > "
+		}
+		line += fmt.Sprintf("%s (%.1f)", m.Policy, m.MeanFrameReward())
+	}
+	fmt.Fprintf(w, "| reward order, mean per frame (Fig. 5.7) | RIDE > RR > Peekaboo ≈ minRTT | %s |\n", line)
+}
+
+// Table writes the per-policy numbers as markdown.
+func Table(w io.Writer, ms []env.Metrics) {
+	fmt.Fprintf(w, "| policy | mean reward / frame | viewport Mbit/s (median ± sd) | throughput Mbit/s (median) | no rebuffering I / P / B | skipped I / P / B |\n|---|---|---|---|---|---|\n")
+	for _, m := range ms {
+		_, sd := stats.MeanStd(m.ViewportMbps)
+		fmt.Fprintf(w, "| %s | %.2f | %.2f ± %.2f | %.2f | %.1f / %.1f / %.1f %% | %d / %d / %d |\n", m.Policy, m.MeanFrameReward(),
+			stats.Median(m.ViewportMbps), sd, stats.Median(m.ThroughputMbps),
+			100*m.ZeroRebuff(ride.I), 100*m.ZeroRebuff(ride.P), 100*m.ZeroRebuff(ride.B),
+			m.Skipped[ride.I], m.Skipped[ride.P], m.Skipped[ride.B])
+	}
+}
+
+// Write puts the figures, CSVs and report.md into dir and returns the
+// files written.
+func Write(dir string, ms []env.Metrics, header string) ([]string, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	var files []string
+	add := func(name string) string { p := filepath.Join(dir, name); files = append(files, p); return p }
+	// Fig. 5.7: cumulative reward per episode (frame), a 30-frame moving average.
+	p := figure.NewPlot("Cumulative reward per frame (Fig. 5.7)", "frame (test episode)", "reward (30-frame moving average)")
+	var ents []figure.Entry
+	for k, m := range ms {
+		xys := make(plotter.XYs, len(m.FrameReward))
+		s := 0.0
+		for i, r := range m.FrameReward {
+			s += r
+			if i >= 30 {
+				s -= m.FrameReward[i-30]
+			}
+			xys[i] = plotter.XY{X: float64(i), Y: s / float64(min(i+1, 30))}
+		}
+		e, err := figure.AddLine(p, k, m.Policy, xys)
+		if err != nil {
+			return nil, err
+		}
+		ents = append(ents, e)
+	}
+	if err := figure.SaveWithLegend(add("fig5_7_reward.png"), p, ents, figure.Size{W: 7 * vg.Inch, H: 4 * vg.Inch, Legend: 1.3 * vg.Inch}); err != nil {
+		return nil, err
+	}
+	labels := make([]string, len(ms))
+	vp, tp := make([]float64, len(ms)), make([]float64, len(ms))
+	for k, m := range ms {
+		labels[k], vp[k], tp[k] = m.Policy, stats.Median(m.ViewportMbps), stats.Median(m.ThroughputMbps)
+	}
+	if err := figure.Bars(add("fig5_8_viewport_bitrate.png"), "Viewport bitrate, median per 100 ms (Fig. 5.8)", "Mbit/s", labels, vp); err != nil {
+		return nil, err
+	}
+	if err := figure.Bars(add("fig5_9_throughput.png"), "Throughput, median per 100 ms (Fig. 5.9)", "Mbit/s", labels, tp); err != nil {
+		return nil, err
+	}
+	for _, t := range []ride.FrameType{ride.I, ride.B, ride.P} {
+		p := figure.NewPlot(fmt.Sprintf("Rebuffering time CDF, %v frames (Fig. 5.10)", t), "rebuffering time (s)", "CDF")
+		ents = ents[:0]
+		for k, m := range ms {
+			r := m.Rebuff[t]
+			xys := make(plotter.XYs, 0, len(r))
+			for i, d := range r {
+				xys = append(xys, plotter.XY{X: d.Seconds(), Y: float64(i+1) / float64(len(r))})
+			}
+			if len(xys) == 0 {
+				continue
+			}
+			e, err := figure.AddLine(p, k, m.Policy, xys)
+			if err != nil {
+				return nil, err
+			}
+			ents = append(ents, e)
+		}
+		if err := figure.SaveWithLegend(add(fmt.Sprintf("fig5_10_rebuffering_%v.png", t)), p, ents, figure.Size{W: 6 * vg.Inch, H: 4 * vg.Inch, Legend: 1.3 * vg.Inch}); err != nil {
+			return nil, err
+		}
+	}
+	// frame_reward.csv: one row per frame, a column per policy.
+	f, err := os.Create(add("frame_reward.csv"))
+	if err != nil {
+		return nil, err
+	}
+	cw := csv.NewWriter(f)
+	row := []string{"frame"}
+	for _, m := range ms {
+		row = append(row, m.Policy)
+	}
+	cw.Write(row)
+	for i := range ms[0].FrameReward {
+		row = []string{strconv.Itoa(i)}
+		for _, m := range ms {
+			v := ""
+			if i < len(m.FrameReward) {
+				v = strconv.FormatFloat(m.FrameReward[i], 'f', 4, 64)
+			}
+			row = append(row, v)
+		}
+		cw.Write(row)
+	}
+	cw.Flush()
+	if err := cw.Error(); err != nil {
+		f.Close()
+		return nil, err
+	}
+	if err := f.Close(); err != nil {
+		return nil, err
+	}
+	rf, err := os.Create(add("report.md"))
+	if err != nil {
+		return nil, err
+	}
+	fmt.Fprintf(rf, "# RIDE evaluation\n\n%s\n\n", header)
+	Table(rf, ms)
+	fmt.Fprintf(rf, "\n## Chapter 5's claims\n\n")
+	Claims(rf, ms)
+	fmt.Fprintf(rf, "\nFigures: fig5_7_reward.png, fig5_8_viewport_bitrate.png, fig5_9_throughput.png, fig5_10_rebuffering_{I,B,P}.png (and .svg).\n")
+	if err := rf.Close(); err != nil {
+		return nil, err
+	}
+	for _, fl := range files {
+		if filepath.Ext(fl) == ".png" {
+			files = append(files, figure.SVGName(fl))
+		}
+	}
+	return files, nil
+}
