@@ -1,14 +1,12 @@
 package experiment
 
 import (
-	"cmp"
 	"context"
 	"fmt"
 	"io"
 	"io/fs"
 	"path"
 	"slices"
-	"strconv"
 	"sync"
 
 	"github.com/hetquic/hetquic/internal/runner"
@@ -20,65 +18,40 @@ import (
 // Runs are numbered point by point, strategy by strategy, seed by seed; a
 // shard takes runs by that number, so every process agrees on who runs what.
 type Plan struct {
-	Name  string
-	Swept bool
-	// Design is the sweep's design (grid or lhs); empty without a sweep.
-	Design string
-	Points []sweep.Point
-	Specs  []*Spec // Specs[i] is the experiment at Points[i]
-	// Hash identifies the plan's inputs (every point's experiment, scenario
-	// and trace files), so that a merge refuses shards of another plan.
-	Hash   string
+	Name string
+	sweep.Set[*Spec]
 	layout sweep.Layout
 }
 
 // LoadPlan reads an experiment file as Load does and expands its sweep.
 func LoadPlan(fsys fs.FS, name string) (*Plan, error) {
-	base, err := Load(fsys, name)
+	set, err := sweep.LoadSet(fsys, name, sweep.Loader[*Spec]{
+		Load:   Load,
+		Inputs: inputs,
+		Sweep:  func(s *Spec) *sweep.Block { return s.Sweep },
+		Scenario: func(s *Spec, name string) string {
+			if s.Scenario == "" {
+				return ""
+			}
+			return path.Join(path.Dir(name), s.Scenario)
+		},
+		Same: func(base, point *Spec) error {
+			if !slices.EqualFunc(point.Strategies, base.Strategies, func(a, b StrategySpec) bool { return a.Label == b.Label }) {
+				return fmt.Errorf("a sweep may change strategies' settings, not which strategies run")
+			}
+			return nil
+		},
+	})
 	if err != nil {
 		return nil, err
 	}
-	plan := &Plan{Name: base.Name}
-	h := sweep.NewHash()
-	if base.Sweep == nil {
-		plan.Points, plan.Specs = []sweep.Point{{}}, []*Spec{base}
-		if err := h.AddFiles(fsys, inputs(name, base)...); err != nil {
-			return nil, err
-		}
-	} else {
-		plan.Swept, plan.Design = true, cmp.Or(base.Sweep.Design, sweep.Grid)
-		if plan.Points, err = base.Sweep.Expand(); err != nil {
-			return nil, fmt.Errorf("%s: %w", name, err)
-		}
-		scen := ""
-		if base.Scenario != "" {
-			scen = path.Join(path.Dir(name), base.Scenario)
-		}
-		for _, p := range plan.Points {
-			over, err := sweep.PointFiles(fsys, name, scen, p)
-			if err != nil {
-				return nil, fmt.Errorf("%s: point %s: %w", name, p.Label(), err)
-			}
-			s, err := Load(over, name)
-			if err != nil {
-				return nil, fmt.Errorf("sweep point %s: %w", p.Label(), err)
-			}
-			if !slices.EqualFunc(s.Strategies, base.Strategies, func(a, b StrategySpec) bool { return a.Label == b.Label }) {
-				return nil, fmt.Errorf("%s: point %s: a sweep may change strategies' settings, not which strategies run", name, p.Label())
-			}
-			if err := h.AddFiles(over, inputs(name, s)...); err != nil {
-				return nil, err
-			}
-			plan.Specs = append(plan.Specs, s)
-		}
-	}
-	plan.Hash = h.String()
-	plan.relayout()
-	return plan, nil
+	p := &Plan{Name: set.Specs[0].Name, Set: *set}
+	p.relayout()
+	return p, nil
 }
 
 // inputs are the files a spec was read from.
-func inputs(name string, s *Spec) []string {
+func inputs(s *Spec, name string) []string {
 	files := []string{name}
 	if s.Scenario != "" {
 		files = append(files, path.Join(path.Dir(name), s.Scenario))
@@ -98,8 +71,7 @@ func (p *Plan) relayout() {
 }
 
 // SetSeeds runs every point on n seeds instead of the file's (exp run
-// --seeds); the plan's hash changes with it, so shards run with different
-// seeds are never merged.
+// --seeds); the plan's hash changes with it.
 func (p *Plan) SetSeeds(n int) {
 	if n == p.Specs[0].Seeds {
 		return // the file's own: the same runs, the same hash
@@ -108,9 +80,7 @@ func (p *Plan) SetSeeds(n int) {
 		s.Seeds = n
 	}
 	p.relayout()
-	h := sweep.NewHash()
-	h.AddString(p.Hash + " seeds=" + strconv.Itoa(n))
-	p.Hash = h.String()
+	p.Hash = sweep.Reseed(p.Hash, n)
 }
 
 // Runs is the number of runs of the plan.
