@@ -22,84 +22,55 @@ import (
 // what lets shards run apart and merge (internal/sweep).
 type Plan struct {
 	Name string
-	sweep.Set[*Spec]
-	layout sweep.Layout
+	*sweep.Set[*Spec]
+}
+
+// planLoader is how internal/sweep reads and counts simulator specs.
+var planLoader = sweep.Loader[*Spec]{
+	Load:  LoadFS,
+	Sweep: func(s *Spec) *sweep.Block { return s.Sweep },
+	Inputs: func(s *Spec, name string) []string {
+		files := []string{name}
+		if s.Scenario != "" {
+			files = append(files, path.Join(path.Dir(name), s.Scenario))
+		}
+		if s.Topology != "" && !strings.HasPrefix(s.Topology, "builtin:") {
+			files = append(files, path.Join(path.Dir(name), s.Topology))
+		}
+		return files
+	},
+	Scenario: func(s *Spec, name string) string {
+		if s.Scenario == "" {
+			return ""
+		}
+		return path.Join(path.Dir(name), s.Scenario)
+	},
+	Same: func(base, point *Spec) error {
+		if !slices.EqualFunc(point.Variants, base.Variants, func(a, b Variant) bool { return a.Label == b.Label }) || !slices.Equal(point.PathCounts, base.PathCounts) {
+			return fmt.Errorf("a sweep may change variants' settings, not which variants or path counts run")
+		}
+		return nil
+	},
+	Runs:     func(s *Spec) int { return len(s.jobs()) },
+	Seeds:    func(s *Spec) int { return s.Seeds },
+	SetSeeds: func(s *Spec, n int) { s.Seeds = n },
 }
 
 // LoadPlan reads a simulator experiment as LoadFS does and expands its
 // sweep over its own and its scenario's fields.
 func LoadPlan(fsys fs.FS, name string) (*Plan, error) {
-	set, err := sweep.LoadSet(fsys, name, sweep.Loader[*Spec]{
-		Load:   LoadFS,
-		Inputs: (*Spec).inputs,
-		Sweep:  func(s *Spec) *sweep.Block { return s.Sweep },
-		Scenario: func(s *Spec, name string) string {
-			if s.Scenario == "" {
-				return ""
-			}
-			return path.Join(path.Dir(name), s.Scenario)
-		},
-		Same: func(base, point *Spec) error {
-			if !slices.EqualFunc(point.Variants, base.Variants, func(a, b Variant) bool { return a.Label == b.Label }) || !slices.Equal(point.PathCounts, base.PathCounts) {
-				return fmt.Errorf("a sweep may change variants' settings, not which variants or path counts run")
-			}
-			return nil
-		},
-	})
+	set, err := sweep.LoadSet(fsys, name, planLoader)
 	if err != nil {
 		return nil, err
 	}
-	p := &Plan{Name: set.Specs[0].Name, Set: *set}
-	p.relayout()
-	return p, nil
+	return &Plan{Name: set.Specs[0].Name, Set: set}, nil
 }
-
-// inputs are the files the spec was read from.
-func (s *Spec) inputs(name string) []string {
-	files := []string{name}
-	if s.Scenario != "" {
-		files = append(files, path.Join(path.Dir(name), s.Scenario))
-	}
-	if s.Topology != "" && !strings.HasPrefix(s.Topology, "builtin:") {
-		files = append(files, path.Join(path.Dir(name), s.Topology))
-	}
-	return files
-}
-
-func (p *Plan) relayout() {
-	runs := make([]int, len(p.Specs))
-	for i, s := range p.Specs {
-		runs[i] = len(s.jobs())
-	}
-	p.layout = sweep.NewLayout(runs)
-}
-
-// SetSeeds runs every point on n seeds (exp run --seeds); the hash changes
-// with it, so shards run with different seeds are never merged.
-func (p *Plan) SetSeeds(n int) {
-	if n == p.Specs[0].Seeds {
-		return // the file's own: the same runs, the same hash
-	}
-	for _, s := range p.Specs {
-		s.Seeds = n
-	}
-	p.relayout()
-	p.Hash = sweep.Reseed(p.Hash, n)
-}
-
-// Runs is the number of runs of the plan.
-func (p *Plan) Runs() int { return p.layout.Runs() }
 
 // RunShard carries out the runs of p that shard owns on the one runner.
 // A run's result depends only on its point, variant, path count and seed,
 // so it is the same in any shard and with any number of workers.
 func RunShard(ctx context.Context, p *Plan, shard sweep.Shard, workers int, progress io.Writer) (map[int]*RunResult, error) {
-	var owned []int
-	for k := range p.Runs() {
-		if shard.Owns(k) {
-			owned = append(owned, k)
-		}
-	}
+	owned := p.Owned(shard)
 	out := make([]*RunResult, len(owned))
 	opt := runner.Options{Workers: workers, Progress: progress, Name: p.Name, Describe: func(j int) string {
 		r := out[j]
@@ -107,16 +78,12 @@ func RunShard(ctx context.Context, p *Plan, shard sweep.Shard, workers int, prog
 			r.Label, pathsTag(r.Paths), r.Seed, r.GoodputMbps, r.EndS, r.Events, r.WallS)
 	}}
 	err := runner.Run(ctx, len(owned), opt, func(ctx context.Context, j int) error {
-		pi, r := p.layout.Locate(owned[j])
+		pi, r := p.Locate(owned[j])
 		s := p.Specs[pi]
 		jb := s.jobs()[r]
 		run, err := s.RunOne(ctx, jb.variant, jb.paths, jb.seed)
 		if err != nil {
-			prefix := ""
-			if p.Swept {
-				prefix = "point " + p.Points[pi].Label() + ": "
-			}
-			return fmt.Errorf("%s%s seed %d: %w", prefix, s.Variants[jb.variant].Label, jb.seed, err)
+			return fmt.Errorf("%s%s seed %d: %w", p.PointPrefix(pi), s.Variants[jb.variant].Label, jb.seed, err)
 		}
 		out[j] = run
 		return nil
@@ -138,7 +105,7 @@ func (p *Plan) Assemble(runs map[int]*RunResult) ([]*Result, error) {
 		n := len(s.jobs())
 		res := &Result{Spec: s, Runs: make([]*RunResult, n)}
 		for r := range n {
-			k := p.layout.First(pi) + r
+			k := p.First(pi) + r
 			if res.Runs[r] = runs[k]; runs[k] == nil {
 				return nil, fmt.Errorf("%s: run %d of %d is missing", p.Name, k, p.Runs())
 			}
