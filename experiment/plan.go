@@ -36,12 +36,7 @@ var planLoader = sweep.Loader[*Spec]{
 		}
 		return files
 	},
-	Scenario: func(s *Spec, name string) string {
-		if s.Scenario == "" {
-			return ""
-		}
-		return path.Join(path.Dir(name), s.Scenario)
-	},
+	Scenario: func(s *Spec) string { return s.Scenario },
 	Same: func(base, point *Spec) error {
 		if !slices.EqualFunc(point.Strategies, base.Strategies, func(a, b StrategySpec) bool { return a.Label == b.Label }) {
 			return fmt.Errorf("a sweep may change strategies' settings, not which strategies run")

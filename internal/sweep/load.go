@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"io/fs"
+	"path"
 	"strconv"
 )
 
@@ -27,10 +28,10 @@ type Loader[S any] struct {
 	Load func(fsys fs.FS, name string) (S, error)
 	// Inputs are the files a spec read (itself, its scenario, …), hashed.
 	Inputs func(s S, name string) []string
-	// Sweep is a spec's sweep: block (nil: none) and Scenario the name of
-	// its scenario file in fsys ("" for none).
+	// Sweep is a spec's sweep: block (nil: none) and Scenario its
+	// scenario file as the spec names it, relative to the spec ("" for none).
 	Sweep    func(s S) *Block
-	Scenario func(s S, name string) string
+	Scenario func(s S) string
 	// Same checks that a point runs what the file does (the same strategies
 	// or variants); a sweep may change their settings, not which run.
 	Same func(base, point S) error
@@ -65,7 +66,10 @@ func LoadSet[S any](fsys fs.FS, name string, l Loader[S]) (*Set[S], error) {
 	if set.Points, err = block.Expand(); err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
-	scen := l.Scenario(base, name)
+	scen := l.Scenario(base)
+	if scen != "" {
+		scen = path.Join(path.Dir(name), scen)
+	}
 	for _, p := range set.Points {
 		over, err := PointFiles(fsys, name, scen, p)
 		if err != nil {

@@ -39,12 +39,7 @@ var planLoader = sweep.Loader[*Spec]{
 		}
 		return files
 	},
-	Scenario: func(s *Spec, name string) string {
-		if s.Scenario == "" {
-			return ""
-		}
-		return path.Join(path.Dir(name), s.Scenario)
-	},
+	Scenario: func(s *Spec) string { return s.Scenario },
 	Same: func(base, point *Spec) error {
 		if !slices.EqualFunc(point.Variants, base.Variants, func(a, b Variant) bool { return a.Label == b.Label }) || !slices.Equal(point.PathCounts, base.PathCounts) {
 			return fmt.Errorf("a sweep may change variants' settings, not which variants or path counts run")
