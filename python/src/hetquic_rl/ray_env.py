@@ -122,7 +122,7 @@ def make_ray_vector_env(num_envs: int, address: str | None = None, binary: str |
     import tempfile
     from pathlib import Path
 
-    from hetquic_sweep.driver import _stage_binary
+    from hetquic_sweep.driver import stage_binary
 
     binary = binary or hetquic_binary()
     if not ray.is_initialized():
@@ -130,5 +130,5 @@ def make_ray_vector_env(num_envs: int, address: str | None = None, binary: str |
         import hetquic_rl
 
         ray.init(address=address, include_dashboard=False, log_to_driver=False, logging_level="ERROR",
-                 runtime_env={"py_modules": [str(_stage_binary(binary, Path(stage))), hetquic_rl]})
+                 runtime_env={"py_modules": [str(stage_binary(binary, Path(stage))), hetquic_rl]})
     return RayVectorEnv(num_envs, binary=binary, **env_kwargs)
