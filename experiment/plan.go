@@ -1,14 +1,12 @@
 package experiment
 
 import (
-	"cmp"
 	"context"
 	"fmt"
 	"io"
 	"io/fs"
 	"path"
 	"slices"
-	"strconv"
 	"sync"
 
 	"github.com/hetquic/hetquic/internal/runner"
@@ -20,105 +18,48 @@ import (
 // Runs are numbered point by point, strategy by strategy, seed by seed; a
 // shard takes runs by that number, so every process agrees on who runs what.
 type Plan struct {
-	Name  string
-	Swept bool
-	// Design is the sweep's design (grid or lhs); empty without a sweep.
-	Design string
-	Points []sweep.Point
-	Specs  []*Spec // Specs[i] is the experiment at Points[i]
-	// Hash identifies the plan's inputs (every point's experiment, scenario
-	// and trace files), so that a merge refuses shards of another plan.
-	Hash   string
-	layout sweep.Layout
+	Name string
+	*sweep.Set[*Spec]
+}
+
+// planLoader is how internal/sweep reads and counts this mode's specs.
+var planLoader = sweep.Loader[*Spec]{
+	Load:  Load,
+	Sweep: func(s *Spec) *sweep.Block { return s.Sweep },
+	Inputs: func(s *Spec, name string) []string {
+		files := []string{name}
+		if s.Scenario != "" {
+			files = append(files, path.Join(path.Dir(name), s.Scenario))
+		}
+		if s.Mode == ModeTrace {
+			files = append(files, path.Join(path.Dir(name), s.Trace))
+		}
+		return files
+	},
+	Scenario: func(s *Spec) string { return s.Scenario },
+	Same: func(base, point *Spec) error {
+		if !slices.EqualFunc(point.Strategies, base.Strategies, func(a, b StrategySpec) bool { return a.Label == b.Label }) {
+			return fmt.Errorf("a sweep may change strategies' settings, not which strategies run")
+		}
+		return nil
+	},
+	Runs:     func(s *Spec) int { return len(s.Strategies) * s.Seeds },
+	Seeds:    func(s *Spec) int { return s.Seeds },
+	SetSeeds: func(s *Spec, n int) { s.Seeds = n },
 }
 
 // LoadPlan reads an experiment file as Load does and expands its sweep.
 func LoadPlan(fsys fs.FS, name string) (*Plan, error) {
-	base, err := Load(fsys, name)
+	set, err := sweep.LoadSet(fsys, name, planLoader)
 	if err != nil {
 		return nil, err
 	}
-	plan := &Plan{Name: base.Name}
-	h := sweep.NewHash()
-	if base.Sweep == nil {
-		plan.Points, plan.Specs = []sweep.Point{{}}, []*Spec{base}
-		if err := h.AddFiles(fsys, inputs(name, base)...); err != nil {
-			return nil, err
-		}
-	} else {
-		plan.Swept, plan.Design = true, cmp.Or(base.Sweep.Design, sweep.Grid)
-		if plan.Points, err = base.Sweep.Expand(); err != nil {
-			return nil, fmt.Errorf("%s: %w", name, err)
-		}
-		scen := ""
-		if base.Scenario != "" {
-			scen = path.Join(path.Dir(name), base.Scenario)
-		}
-		for _, p := range plan.Points {
-			over, err := sweep.PointFiles(fsys, name, scen, p)
-			if err != nil {
-				return nil, fmt.Errorf("%s: point %s: %w", name, p.Label(), err)
-			}
-			s, err := Load(over, name)
-			if err != nil {
-				return nil, fmt.Errorf("sweep point %s: %w", p.Label(), err)
-			}
-			if !slices.EqualFunc(s.Strategies, base.Strategies, func(a, b StrategySpec) bool { return a.Label == b.Label }) {
-				return nil, fmt.Errorf("%s: point %s: a sweep may change strategies' settings, not which strategies run", name, p.Label())
-			}
-			if err := h.AddFiles(over, inputs(name, s)...); err != nil {
-				return nil, err
-			}
-			plan.Specs = append(plan.Specs, s)
-		}
-	}
-	plan.Hash = h.String()
-	plan.relayout()
-	return plan, nil
+	return &Plan{Name: set.Specs[0].Name, Set: set}, nil
 }
-
-// inputs are the files a spec was read from.
-func inputs(name string, s *Spec) []string {
-	files := []string{name}
-	if s.Scenario != "" {
-		files = append(files, path.Join(path.Dir(name), s.Scenario))
-	}
-	if s.Mode == ModeTrace {
-		files = append(files, path.Join(path.Dir(name), s.Trace))
-	}
-	return files
-}
-
-func (p *Plan) relayout() {
-	runs := make([]int, len(p.Specs))
-	for i, s := range p.Specs {
-		runs[i] = len(s.Strategies) * s.Seeds
-	}
-	p.layout = sweep.NewLayout(runs)
-}
-
-// SetSeeds runs every point on n seeds instead of the file's (exp run
-// --seeds); the plan's hash changes with it, so shards run with different
-// seeds are never merged.
-func (p *Plan) SetSeeds(n int) {
-	if n == p.Specs[0].Seeds {
-		return // the file's own: the same runs, the same hash
-	}
-	for _, s := range p.Specs {
-		s.Seeds = n
-	}
-	p.relayout()
-	h := sweep.NewHash()
-	h.AddString(p.Hash + " seeds=" + strconv.Itoa(n))
-	p.Hash = h.String()
-}
-
-// Runs is the number of runs of the plan.
-func (p *Plan) Runs() int { return p.layout.Runs() }
 
 // locate turns run number k into its point, strategy and seed index.
 func (p *Plan) locate(k int) (point, strategy, seed int) {
-	point, r := p.layout.Locate(k)
+	point, r := p.Locate(k)
 	seeds := p.Specs[point].Seeds
 	return point, r / seeds, r % seeds
 }
@@ -139,12 +80,7 @@ type Partial struct {
 // point, strategy and seed, so its result is the same in any shard and with
 // any number of workers.
 func ExecuteShard(ctx context.Context, p *Plan, shard sweep.Shard, opt runner.Options, newEnv EnvFactory) (*Partial, error) {
-	var owned []int
-	for k := range p.Runs() {
-		if shard.Owns(k) {
-			owned = append(owned, k)
-		}
-	}
+	owned := p.Owned(shard)
 	envs := newEnvCache(p, newEnv)
 	defer envs.close()
 	if p.Specs[0].Mode == ModeReal {
@@ -164,7 +100,7 @@ func ExecuteShard(ctx context.Context, p *Plan, shard sweep.Shard, opt runner.Op
 		st := spec.Strategies[si]
 		run, err := spec.runOne(ctx, st, spec.Seed+uint64(seed), env)
 		if err != nil {
-			return fmt.Errorf("%s%s, seed %d: %w", p.pointPrefix(pi), st.Label, spec.Seed+uint64(seed), err)
+			return fmt.Errorf("%s%s, seed %d: %w", p.PointPrefix(pi), st.Label, spec.Seed+uint64(seed), err)
 		}
 		runs[j] = run
 		return nil
@@ -177,13 +113,6 @@ func ExecuteShard(ctx context.Context, p *Plan, shard sweep.Shard, opt runner.Op
 		part.Runs[k] = runs[j]
 	}
 	return part, nil
-}
-
-func (p *Plan) pointPrefix(i int) string {
-	if !p.Swept {
-		return ""
-	}
-	return "point " + p.Points[i].Label() + ": "
 }
 
 // envCache makes each (point, seed) environment once, when a run needs it.
@@ -240,7 +169,7 @@ func (p *Plan) Assemble(runs map[int]*Run) ([]*Result, error) {
 		for si := range res.Runs {
 			res.Runs[si] = make([]*Run, spec.Seeds)
 			for seed := range spec.Seeds {
-				k := p.layout.First(pi) + si*spec.Seeds + seed
+				k := p.First(pi) + si*spec.Seeds + seed
 				if res.Runs[si][seed] = runs[k]; runs[k] == nil {
 					return nil, fmt.Errorf("%s: run %d of %d is missing", p.Name, k, p.Runs())
 				}

@@ -231,7 +231,7 @@ func (l *loaded) assemblePCM(ctx context.Context, runs map[int]*experiment.Run, 
 		if err != nil {
 			return nil, err
 		}
-		o.tables, o.summary = []results.Table{experiment.SweepTable(sum)}, sum
+		o.tables, o.summary = []results.Table{experiment.SweepOutcome(l.plan, sum).Table()}, sum
 		o.text = func(w io.Writer) error { return results.WriteTables(w, o.tables) }
 		return o, nil
 	}
@@ -250,7 +250,7 @@ func (l *loaded) assembleSim(runs map[int]*simexp.RunResult) (*outcome, error) {
 	o := &outcome{runs: p.Runs(), write: func(dir string) ([]string, error) { return simexp.WritePlan(dir, p, res) }}
 	if p.Swept {
 		sum := simexp.SummarizePlan(p, res)
-		o.tables, o.summary = []results.Table{simexp.SweepTable(sum)}, sum
+		o.tables, o.summary = []results.Table{simexp.SweepOutcome(p, sum).Table()}, sum
 		o.text = func(w io.Writer) error { return results.WriteTables(w, o.tables) }
 		return o, nil
 	}

@@ -86,8 +86,7 @@ type Result struct {
 // do not depend on the number of workers. progress, when not nil, gets one
 // line per finished run.
 func Run(ctx context.Context, s *Spec, workers int, progress io.Writer) (*Result, error) {
-	p := &Plan{Name: s.Name, Points: []sweep.Point{{}}, Specs: []*Spec{s}}
-	p.relayout()
+	p := &Plan{Name: s.Name, Set: sweep.Single(s, planLoader)}
 	runs, err := RunShard(ctx, p, sweep.All, workers, progress)
 	if err != nil {
 		return nil, err

@@ -123,7 +123,8 @@ def evaluate(doc, episodes: int = 2, frames: int = 100, seed: int = 7, video: in
     return float(np.mean(rets))
 
 
-def train(timesteps: int, out: Path, seed: int = 1, num_envs: int = 2, frames: int = 50, log=print) -> dict:
+def train(timesteps: int, out: Path, seed: int = 1, num_envs: int = 2, frames: int = 50, log=print,
+          ray_address: str | None = None) -> dict:
     import jax.numpy as jnp
     from skrl.envs.wrappers.jax import wrap_env
 
@@ -132,7 +133,12 @@ def train(timesteps: int, out: Path, seed: int = 1, num_envs: int = 2, frames: i
     from .svg import line_chart
 
     out.mkdir(parents=True, exist_ok=True)
-    venv = make_vector_env(num_envs, frames=frames)
+    if ray_address is not None:  # the environments as Ray actors, on any machine of the cluster
+        from .ray_env import make_ray_vector_env
+
+        venv = make_ray_vector_env(num_envs, address=None if ray_address == "local" else ray_address, frames=frames)
+    else:
+        venv = make_vector_env(num_envs, frames=frames)
     venv.reset(seed=seed)  # seeds every worker's RNG; later resets continue it
     env = wrap_env(venv, wrapper="gymnasium")
     rows = []
@@ -199,11 +205,13 @@ def main(argv=None):
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--envs", type=int, default=8, help="env servers stepped in parallel (AsyncVectorEnv; default 8: both cores busy, and one policy call serves 8 decisions)")
     ap.add_argument("--frames", type=int, default=50, help="frames per training episode (default one GoP)")
+    ap.add_argument("--ray", metavar="ADDRESS", default=None,
+                    help="run the environments as Ray actors: 'local', 'auto' or ray://HEAD:10001 (pip install 'hetquic[sweep]')")
     ap.add_argument("--eval", action="store_true", help="after training, compare the greedy policy with random actions on the test video")
     args = ap.parse_args(argv)
     steps = args.timesteps or BUDGETS[args.budget]
     out = Path(args.out)
-    s = train(steps, out, seed=args.seed, num_envs=args.envs, frames=args.frames)
+    s = train(steps, out, seed=args.seed, num_envs=args.envs, frames=args.frames, ray_address=args.ray)
     print(json.dumps(s))
     if args.eval:
         from .mlp import load

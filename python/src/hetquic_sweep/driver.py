@@ -47,7 +47,7 @@ def _last_line(text: str) -> str:
     return lines[-1] if lines else "(no output)"
 
 
-def _stage_binary(binary: str, into: Path) -> Path:
+def stage_binary(binary: str, into: Path) -> Path:
     """Makes a package holding the binary, for Ray's ``py_modules``."""
     pkg = into / _BIN_PKG
     pkg.mkdir()
@@ -123,7 +123,7 @@ def run_sweep(
 
     with tempfile.TemporaryDirectory(prefix="hetquic-sweep-") as stage:
         runtime_env: dict = {
-            "py_modules": [str(_stage_binary(binary, Path(stage))), hetquic_sweep],
+            "py_modules": [str(stage_binary(binary, Path(stage))), hetquic_sweep],
         }
         if working_dir is not None:
             runtime_env["working_dir"] = str(working_dir)
