@@ -181,11 +181,11 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	if err := os.WriteFile(conf, fmt.Appendf(nil, "allow: [%s]\nclients:\n  - {id: good, token: %q}\n  - {id: bad, token: %q}\n", up, goodTok, badTok), 0o600); err != nil {
 		return nil, err
 	}
-	udpAddr, err := freeUDP()
+	udpAddr, err := freeAddr("udp")
 	if err != nil {
 		return nil, err
 	}
-	metricsAddr, err := freeTCP()
+	metricsAddr, err := freeAddr("tcp")
 	if err != nil {
 		return nil, err
 	}
@@ -314,16 +314,17 @@ func sleep(ctx context.Context, d time.Duration) {
 	}
 }
 
-func freeUDP() (string, error) {
-	pc, err := net.ListenPacket("udp", "127.0.0.1:0")
-	if err != nil {
-		return "", err
+// freeAddr returns a loopback address free for network "udp" or "tcp"
+// just now (ct-server binds it a moment later).
+func freeAddr(network string) (string, error) {
+	if network == "udp" {
+		pc, err := net.ListenPacket("udp", "127.0.0.1:0")
+		if err != nil {
+			return "", err
+		}
+		defer pc.Close()
+		return pc.LocalAddr().String(), nil
 	}
-	defer pc.Close()
-	return pc.LocalAddr().String(), nil
-}
-
-func freeTCP() (string, error) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return "", err
