@@ -234,38 +234,15 @@ func TestServerLimits(t *testing.T) {
 	for c := range codes {
 		got[c]++
 	}
-	// ct-client waits for the slot (a GET may be retried): both succeed.
+	// ct-client keeps to the max_streams ct-server announced: the second
+	// request waits for the slot at ct-client, and ct-server never refuses.
 	if got[200] != 2 {
 		t.Fatalf("two concurrent GETs with max_streams 1: %v, want two 200s after a wait", got)
 	}
 	var sb0 strings.Builder
 	ts.WriteMetrics(&sb0)
-	if strings.Contains(sb0.String(), `ct_server_limit_hits_total{limit="streams"} 0`) {
-		t.Fatalf("the streams limit never bit:\n%s", sb0.String())
-	}
-	// A request with a body is not retried: the app sees the 429.
-	held := make(chan struct{})
-	go func() {
-		defer close(held)
-		if resp, err := alice.hc.Get(up.URL + "/slow"); err == nil {
-			io.Copy(io.Discard, resp.Body)
-			resp.Body.Close()
-		}
-	}()
-	defer func() { <-held }()
-	waitFor(t, func() bool {
-		cs := ts.clients[0]
-		cs.mu.Lock()
-		defer cs.mu.Unlock()
-		return cs.streams == 1
-	}, "alice's slot taken")
-	presp, err := alice.hc.Post(up.URL+"/slow", "text/plain", strings.NewReader("x"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	presp.Body.Close()
-	if presp.StatusCode != http.StatusTooManyRequests || presp.Header.Get("Retry-After") == "" {
-		t.Fatalf("POST over max_streams: %d, want 429", presp.StatusCode)
+	if !strings.Contains(sb0.String(), `ct_server_limit_hits_total{limit="streams"} 0`) {
+		t.Fatalf("ct-client did not keep to max_streams:\n%s", sb0.String())
 	}
 	// bob: a byte quota.
 	if resp, _ := bob.get(t, up.URL+"/bytes/200000"); resp.StatusCode != 200 {

@@ -113,6 +113,7 @@ type Client struct {
 	stripes, limitRetries             atomic.Int64
 	stripeFallbacks, aborts           atomic.Int64
 	m                                 *clientMetrics
+	slots                             atomic.Pointer[chan struct{}] // see setMaxStreams
 	stallDetectNanos, stallDetections atomic.Int64
 	resumeNanos                       atomic.Int64
 }
@@ -577,7 +578,7 @@ func (c *Client) forwardFrom(w http.ResponseWriter, r *http.Request, sr Request,
 			c.limitRetries.Add(1)
 			delete(avoid, p.id)
 			attempt--
-			if !sleepCtx(ctx, limitRetryFirst<<refusals) {
+			if !sleepCtx(ctx, min(limitRetryFirst<<refusals, limitRetryMax)) {
 				break
 			}
 			continue
@@ -608,6 +609,33 @@ func (c *Client) forwardFrom(w http.ResponseWriter, r *http.Request, sr Request,
 	c.cfg.Logf("ct-client: %s %s: aborting the app connection after %d bytes: %v", r.Method, r.URL, delivered, lastErr)
 	c.abortApp(w, r)
 	return delivered, lastErr // not reached
+}
+
+// setMaxStreams makes ct-client keep at most n requests in progress at
+// ct-server, the max_streams its hello announced: a burst of requests (or
+// a striped response's pieces) then waits here instead of meeting 429s.
+func (c *Client) setMaxStreams(n int) {
+	if cur := c.slots.Load(); cur != nil && cap(*cur) == n {
+		return
+	}
+	ch := make(chan struct{}, n)
+	c.slots.Store(&ch) // holders of an old set release into it
+}
+
+// streamSlot waits for one of the max_streams slots (none: no wait) and
+// returns its release.
+func (c *Client) streamSlot(ctx context.Context) (func(), error) {
+	p := c.slots.Load()
+	if p == nil {
+		return func() {}, nil
+	}
+	ch := *p
+	select {
+	case ch <- struct{}{}:
+		return func() { <-ch }, nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
 }
 
 // appConnKey is the context key of the app's TCP connection (Serve's
@@ -656,6 +684,11 @@ func isConnErr(err error) bool {
 // from start on. It returns the body bytes it wrote to w.
 func (c *Client) attempt(ctx context.Context, p *path, conn *quic.Conn, out *http.Request, w http.ResponseWriter,
 	headersSent *bool, start int64, resuming bool, sr Request, stalledAt *time.Time, plan *stripePlan) (int64, error) {
+	release, err := c.streamSlot(ctx)
+	if err != nil {
+		return 0, err
+	}
+	defer release()
 	p.requests.Add(1)
 	prio := sr.Priority
 	p.addLoad(0, 1, prio)
@@ -679,10 +712,16 @@ func (c *Client) attempt(ctx context.Context, p *path, conn *quic.Conn, out *htt
 	}
 	str.SetWriteDeadline(time.Now().Add(10 * c.cfg.StallTimeout))
 	if err := out.WriteProxy(str); err != nil {
-		return 0, fail(fmt.Errorf("send request: %w", err))
+		var se *quic.StreamError
+		if !errors.As(err, &se) || !se.Remote {
+			return 0, fail(fmt.Errorf("send request: %w", err))
+		}
+		// ct-server stopped reading the request (a refusal): its answer
+		// follows on the other direction.
+	} else {
+		str.SetWriteDeadline(time.Time{})
+		str.Close()
 	}
-	str.SetWriteDeadline(time.Time{})
-	str.Close()
 
 	watch := &stallWatch{c: c, p: p, conn: conn, ctx: ctx}
 	hr := newHeadReader(watch.reader(str))

@@ -37,15 +37,16 @@ type Limits struct {
 }
 
 // What a request and a tunnel cost ct-server in memory, reserved against
-// MaxBufferBytes and the server's MemoryBudget. A request holds a 16 KiB
-// head reader, a 32 KiB copy buffer of net/http and quic-go's send queue
-// of one frame; a tunnel holds its replay buffer (ReplayBytes, allocated as
-// it fills), two 32 KiB copy buffers and the head reader. Both are rounded
-// up for the Go heap's overhead; agent/README.md ("Memory") has the
-// measurement.
+// MaxBufferBytes and the server's MemoryBudget. Measured as RSS growth per
+// accepted unread one ("hetquic agent abuse --only streams|tunnels",
+// agent/README.md "Memory"): 0.26 MiB per request (head reader, copy
+// buffers, the upstream connection's buffers, quic-go's stream state, the
+// Go heap's slack), 0.94 MiB per tunnel whose client reads nothing. A
+// tunnel whose client reads part of the data can fill its replay buffer,
+// so it reserves ReplayBytes on top of a request's cost.
 const (
-	StreamCost = 96 << 10
-	TunnelCost = ReplayBytes + 256<<10
+	StreamCost = 256 << 10
+	TunnelCost = ReplayBytes + StreamCost
 )
 
 // DefaultLimits are the per-client limits of a server configured with

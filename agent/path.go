@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"net/netip"
 	"os"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -317,6 +318,9 @@ func (c *Client) hello(ctx context.Context, conn *quic.Conn) error {
 		return fmt.Errorf("hello: %w", err)
 	}
 	io.Copy(io.Discard, io.LimitReader(resp.Body, 4096))
+	if n, err := strconv.Atoi(resp.Header.Get(hdrMaxStreams)); err == nil && n > 0 && n <= 1<<20 {
+		c.setMaxStreams(n)
+	}
 	resp.Body.Close()
 	if resp.StatusCode == http.StatusUnauthorized {
 		return errUnauthorized

@@ -58,6 +58,8 @@ const (
 	hdrWantPush = "Ct-Want-Push" // hello request: push the prefetch list here
 	hdrPushURL  = "Ct-Push-Url"  // push: the URL the pushed response is for
 	hdrError    = "Ct-Error"     // error responses from ct-server: a short reason
+	// hello response: the client's max_streams, which ct-client keeps to
+	hdrMaxStreams = "Ct-Max-Streams"
 )
 
 // QUIC application error codes of the agent.

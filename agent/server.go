@@ -11,6 +11,7 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -540,6 +541,9 @@ func (s *Server) hello(conn *quic.Conn) (cs *clientState, wantPush, refused bool
 	}
 	resp := &http.Response{StatusCode: http.StatusOK, ProtoMajor: 1, ProtoMinor: 1,
 		Header: http.Header{hdrClient: {cs.id}}, ContentLength: 0, Body: http.NoBody}
+	if cs.limits.MaxStreams > 0 { // ct-client keeps to it rather than meet 429s
+		resp.Header.Set(hdrMaxStreams, strconv.Itoa(cs.limits.MaxStreams))
+	}
 	if err := resp.Write(str); err != nil {
 		cs.dropConn()
 		return nil, false, true

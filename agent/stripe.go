@@ -181,11 +181,15 @@ var errPieceRefused = errors.New("piece refused by ct-server's limits")
 
 // Waiting for a slot after ct-server refused a request for a limit that
 // frees as work ends (429 or 503 with Retry-After): limitRetries waits,
-// doubling from limitRetryFirst (0.1 to 1.6 s, 3 s in all); then the app
-// gets a 503 (forward), or a striped response goes on one stream (stripe).
+// doubling from 2×limitRetryFirst up to limitRetryMax (0.1, 0.2, … 2 s;
+// 13 s in all, as long as a large response may hold a slot on a loaded
+// machine); then the app gets a 503 (forward), or a striped response goes
+// on one stream (stripe). ct-client normally keeps to the max_streams
+// ct-server announces (setMaxStreams) and meets no 429 at all.
 const (
-	limitRetries    = 5
+	limitRetries    = 10
 	limitRetryFirst = 50 * time.Millisecond
+	limitRetryMax   = 2 * time.Second
 )
 
 // pieceSlack: a slower path takes a piece if it would finish it no more

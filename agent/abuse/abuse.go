@@ -53,6 +53,9 @@ type Config struct {
 	Handshakes int // QUIC handshakes that never say hello
 	Sources    int // loopback source addresses the handshakes come from
 	BigBytes   int // what each unread request and tunnel asks for
+	// Only, if "tunnels" or "streams", leaves out every other kind of
+	// abuse, so that ct-server's RSS growth per accepted one is its cost.
+	Only string
 	// What the good client does: GoodWorkers loops of GETs of GoodBytes.
 	GoodWorkers int
 	GoodBytes   int
@@ -101,7 +104,13 @@ func (c Config) withDefaults() Config {
 	if c.MaxP99 != 0 {
 		d.MaxP99 = c.MaxP99
 	}
-	d.Server, d.Log = c.Server, c.Log
+	d.Server, d.Log, d.Only = c.Server, c.Log, c.Only
+	switch c.Only {
+	case "tunnels":
+		d.Streams, d.Hints, d.Handshakes = 0, 0, 0
+	case "streams":
+		d.Tunnels, d.Hints, d.Handshakes = 0, 0, 0
+	}
 	return d
 }
 
@@ -132,6 +141,9 @@ func (r *Report) Passed() bool { return len(r.Violations) == 0 }
 // in Report.Violations.
 func Run(ctx context.Context, cfg Config) (*Report, error) {
 	cfg = cfg.withDefaults()
+	if cfg.Only != "" && cfg.Only != "tunnels" && cfg.Only != "streams" {
+		return nil, fmt.Errorf("abuse: only %q: want tunnels or streams", cfg.Only)
+	}
 	if cfg.Server == nil {
 		return nil, errors.New("abuse: no ct-server command")
 	}
@@ -169,11 +181,11 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	if err := os.WriteFile(conf, fmt.Appendf(nil, "allow: [%s]\nclients:\n  - {id: good, token: %q}\n  - {id: bad, token: %q}\n", up, goodTok, badTok), 0o600); err != nil {
 		return nil, err
 	}
-	udpAddr, err := freeUDP()
+	udpAddr, err := freeAddr("udp")
 	if err != nil {
 		return nil, err
 	}
-	metricsAddr, err := freeTCP()
+	metricsAddr, err := freeAddr("tcp")
 	if err != nil {
 		return nil, err
 	}
@@ -302,16 +314,17 @@ func sleep(ctx context.Context, d time.Duration) {
 	}
 }
 
-func freeUDP() (string, error) {
-	pc, err := net.ListenPacket("udp", "127.0.0.1:0")
-	if err != nil {
-		return "", err
+// freeAddr returns a loopback address free for network "udp" or "tcp"
+// just now (ct-server binds it a moment later).
+func freeAddr(network string) (string, error) {
+	if network == "udp" {
+		pc, err := net.ListenPacket("udp", "127.0.0.1:0")
+		if err != nil {
+			return "", err
+		}
+		defer pc.Close()
+		return pc.LocalAddr().String(), nil
 	}
-	defer pc.Close()
-	return pc.LocalAddr().String(), nil
-}
-
-func freeTCP() (string, error) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return "", err

@@ -65,7 +65,9 @@ func (b *badClient) run(ctx context.Context) {
 		conns = append(conns, c)
 	}
 	b.conns0.Store(int64(len(conns)))
-	b.wg.Go(func() { b.handshakes(ctx, tc) })
+	if b.cfg.Handshakes > 0 {
+		b.wg.Go(func() { b.handshakes(ctx, tc) })
+	}
 	b.logf("abuse: %d of %d connections accepted", len(conns), b.cfg.Conns)
 	if len(conns) == 0 {
 		return

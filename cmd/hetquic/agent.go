@@ -487,6 +487,7 @@ It exits 1 when a bound is broken (agent/README.md, "Abuse").`)
 	md := fs.Bool("md", false, "print the README's markdown block")
 	verbose := fs.Bool("v", false, "progress and ct-server's log on stderr")
 	maxRSS := fs.Int64("max-rss-mib", 0, "bound on ct-server's peak RSS in MiB (default 400)")
+	only := fs.String("only", "", "tunnels or streams: only that abuse, to measure what one costs ct-server")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -501,6 +502,10 @@ It exits 1 when a bound is broken (agent/README.md, "Abuse").`)
 	}
 	if *maxRSS > 0 {
 		cfg.MaxRSSBytes = *maxRSS << 20
+	}
+	if *only != "" {
+		cfg.Only = *only
+		command = strings.Replace(command, " --md", " --only "+*only+" --md", 1)
 	}
 	cfg.Server = func(args ...string) *exec.Cmd {
 		return exec.Command(exe, append([]string{"agent", "server"}, args...)...)
