@@ -47,14 +47,7 @@ func memDial(t *testing.T, n *memnet.Network, k int, cfg Config) *Client {
 	}
 	cfg.Server, cfg.ServerName, cfg.TLS = memServer.String(), "localhost", &tls.Config{RootCAs: pair.Pool}
 	cfg.ListenPacket = n.ListenIP
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	c, err := Dial(ctx, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { c.Close() })
-	return c
+	return dialConfig(t, cfg)
 }
 
 // A path whose packets vanish is given up exactly at the probe deadline;

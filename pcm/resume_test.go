@@ -2,20 +2,15 @@ package pcm
 
 import (
 	"context"
-	"crypto/tls"
 	"errors"
 	"fmt"
-	"net"
 	"net/http"
 	"net/netip"
 	"sync/atomic"
 	"testing"
 	"time"
 
-	"github.com/quic-go/quic-go/http3"
-
 	"github.com/hetquic/hetquic/internal/resume"
-	"github.com/hetquic/hetquic/internal/selfsigned"
 	"github.com/hetquic/hetquic/origin"
 )
 
@@ -44,24 +39,6 @@ func (s *shifted) Read(b []byte) (int, error) {
 	return n, err
 }
 
-func startVersioned(t *testing.T, h http.Handler) *testServer {
-	t.Helper()
-	pair, err := selfsigned.New()
-	if err != nil {
-		t.Fatal(err)
-	}
-	udp, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	dc := &dropConn{PacketConn: udp, drop: map[netip.Addr]bool{}}
-	srv := &http3.Server{Handler: h, TLSConfig: http3.ConfigureTLSConfig(&tls.Config{Certificates: []tls.Certificate{pair.Cert}})}
-	done := make(chan struct{})
-	go func() { srv.Serve(dc); close(done) }()
-	t.Cleanup(func() { srv.Close(); dc.Close(); <-done })
-	return &testServer{addr: udp.LocalAddr().String(), pool: &tls.Config{RootCAs: pair.Pool}, conn: dc, log: &syncBuffer{}}
-}
-
 // The resource is replaced while the download is cut off on its path: the
 // resume on another path must not append the new version's bytes to the
 // old one's. With the version unchanged the same failover completes intact.
@@ -69,7 +46,7 @@ func TestResumeRefusesAReplacedResource(t *testing.T) {
 	for _, replace := range []bool{false, true} {
 		t.Run(fmt.Sprintf("replace=%v", replace), func(t *testing.T) {
 			obj := &versioned{}
-			srv := startVersioned(t, obj)
+			srv := startH3(t, obj)
 			c := dial(t, srv, Config{StallTimeout: 300 * time.Millisecond, ProbeTimeout: 500 * time.Millisecond})
 			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 			defer cancel()
