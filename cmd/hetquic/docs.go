@@ -10,7 +10,6 @@ import (
 	"os/exec"
 	"runtime"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/hetquic/hetquic/internal/docgen"
@@ -93,9 +92,6 @@ func runDocs(ctx context.Context, args []string) error {
 	return nil
 }
 
-// captureMu serialises runs that swap os.Stdout and os.Stderr.
-var captureMu sync.Mutex
-
 // runDocCommand runs a block's command: a hetquic command through the CLI's
 // own dispatch, in this process, capturing its stdout; a measured block's
 // other commands through bash.
@@ -110,7 +106,8 @@ func runDocCommand(ctx context.Context, b docgen.Block) (string, error) {
 		if err := cmd.Run(); err != nil {
 			return "", fmt.Errorf("%v: %s", err, lastLine(stderr.String()))
 		}
-		return out.String(), nil
+		// A shell command prints text, not Markdown: keep its lines as they are.
+		return "```text\n" + strings.TrimRight(out.String(), "\n") + "\n```\n", nil
 	}
 	if len(b.Args) > 1 && b.Args[1] == "docs" {
 		return "", badInput(errors.New("a generated block cannot run hetquic docs"))
@@ -119,10 +116,11 @@ func runDocCommand(ctx context.Context, b docgen.Block) (string, error) {
 }
 
 // captureOutput runs fn with os.Stdout redirected into the returned string
-// and os.Stderr (progress lines) into the error when fn fails.
+// and os.Stderr (progress lines) into the error when fn fails. Calls nest
+// (a doc block runs "reproduce", which captures "exp run"): each restores
+// what it found. It is not safe for concurrent use; the CLI runs one
+// command at a time.
 func captureOutput(fn func() error) (string, error) {
-	captureMu.Lock()
-	defer captureMu.Unlock()
 	outR, outW, err := os.Pipe()
 	if err != nil {
 		return "", err
