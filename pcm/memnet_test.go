@@ -81,6 +81,9 @@ func TestProbeDeadlineAndRest(t *testing.T) {
 		if got := time.Since(start); got < probe || got > probe+2*rtt {
 			t.Errorf("the failed probe cost %v, want its deadline %v plus a round trip", got, probe)
 		}
+		if r := c.Resting(); !r[1] || r[0] {
+			t.Errorf("resting %v, want path 1 only", r)
+		}
 		// Resting: no probe, one round trip.
 		start = time.Now()
 		if _, err := c.GetOn(ctx, 1, "/bytes/100", nil); err != nil {
@@ -91,6 +94,9 @@ func TestProbeDeadlineAndRest(t *testing.T) {
 		}
 		// After the rest the path is tried again (and fails again).
 		time.Sleep(rest)
+		if r := c.Resting(); r[1] {
+			t.Error("path 1 still resting after its backoff")
+		}
 		start = time.Now()
 		if _, err := c.GetOn(ctx, 1, "/bytes/100", nil); err != nil {
 			t.Fatal(err)
