@@ -59,6 +59,8 @@ func TestLoadRejectsBadInput(t *testing.T) {
 		{base + "strategies: [{strategy: polling}]\nmodel: {packet_bytes: 0, timeout_ms: -1}\n", "model.timeout_ms"},
 		{"name: x\nmode: trace\ntrace: ../s/trace.csv\nrounds: 50\nstrategies: [{strategy: polling}]\n", "rounds: 50 exceeds the trace's 6 rounds"},
 		{"name: x\nrounds: 5\nstrategies: [{strategy: polling}]\n", "scenario: missing"},
+		{base + "strategies: [{strategy: polling}]\nevents: [{round: 5, path: fast, remove: true, set: {both: {delay_ms: 1}}}]\n", "events[0]: set and remove exclude each other"},
+		{base + "strategies: [{strategy: polling}]\nevents: [{round: 5, path: fast, remove: true}, {round: 6, path: slow, remove: true}]\n", "events: round 6 removes every path"},
 	} {
 		_, err := Load(specFS(tc.body), "e/x.yaml")
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
@@ -236,6 +238,74 @@ func TestExecuteCancelled(t *testing.T) {
 	}
 }
 
+// A removed path is taken from the strategies and the oracle for its
+// rounds and comes back with no history.
+func TestRemoveEvent(t *testing.T) {
+	s := load(t, base+"strategies: [{strategy: polling}, {strategy: hetquic}, {strategy: oracle}]\nevents: [{round: 100, path: fast, remove: true, for_rounds: 50}]\n")
+	res, err := Execute(context.Background(), s, runner.Options{Workers: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fast := int16(indexOf(res.Paths, "fast"))
+	for si, runs := range res.Runs {
+		for _, run := range runs {
+			onFast := 0
+			for t2 := 100; t2 < 150; t2++ {
+				if run.Path[t2] == fast {
+					t.Fatalf("%s chose the removed path at round %d", run.Label, t2)
+				}
+			}
+			for t2 := 150; t2 < 300; t2++ {
+				if run.Path[t2] == fast {
+					onFast++
+				}
+			}
+			if onFast == 0 {
+				t.Errorf("%s never used the path again after it came back", run.Label)
+			}
+			if run.Best[120] == fast || run.Best[200] != fast {
+				t.Errorf("%s (strategy %d): best path %d at round 120 and %d at 200", run.Label, si, run.Best[120], run.Best[200])
+			}
+		}
+	}
+}
+
+// stuckEnv carries every task on path 0 whatever was asked, and the user
+// waits 5 ms more than TCT for a task asked on another path (a switch that
+// failed after its probe): what mode real reports.
+type stuckEnv struct{ Env }
+
+func (e stuckEnv) Do(ctx context.Context, t int, p pathsel.PathID) (Outcome, error) {
+	o, err := e.Env.Do(ctx, t, 0)
+	if p != 0 {
+		o.WaitMs = o.TCTms + 5
+	}
+	return o, err
+}
+
+func TestWaitAndRequestsElsewhere(t *testing.T) {
+	s := load(t, base+"strategies: [{strategy: polling}, {strategy: fixed}]\n")
+	res, err := ExecuteWith(context.Background(), s, runner.Options{Workers: 1}, func(s *Spec, seed uint64) (Env, error) {
+		e, err := OfflineEnv(s, seed)
+		return stuckEnv{e}, err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum := Summarize(res)
+	poll, fixed := sum.Strategies[0], sum.Strategies[1]
+	// Polling over two paths asks for path 1 in every other round.
+	if poll.OtherPathRequests != 150 || fixed.OtherPathRequests != 0 {
+		t.Errorf("requests on another path: polling %v, fixed %v; want 150 and 0", poll.OtherPathRequests, fixed.OtherPathRequests)
+	}
+	if d := poll.MeanWaitMs - poll.MeanTCTms; math.Abs(d-2.5) > 1e-9 {
+		t.Errorf("polling waits %v ms more than its TCT, want 2.5", d)
+	}
+	if math.Abs(fixed.MeanWaitMs-fixed.MeanTCTms) > 1e-9 {
+		t.Errorf("fixed: wait %v ≠ TCT %v without switches", fixed.MeanWaitMs, fixed.MeanTCTms)
+	}
+}
+
 // A scenario with timed events (leo.yaml: 12 handovers, each an outage and
 // a delay step) is refused offline without seconds_per_round, and with it
 // every event within the run becomes a round event.
@@ -289,72 +359,4 @@ func TestScenarioFieldRefusedOffline(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "paths[0].down.reorder: the offline backend cannot model reorder") {
 		t.Fatalf("err = %v", err)
 	}
-}
-
-// A removed path is taken from the strategies and the oracle for its
-// rounds and comes back with no history.
-func TestRemoveEvent(t *testing.T) {
-	s := load(t, base+"strategies: [{strategy: polling}, {strategy: hetquic}, {strategy: oracle}]\nevents: [{round: 100, path: fast, remove: true, for_rounds: 50}]\n")
-	res, err := Execute(context.Background(), s, runner.Options{Workers: 2})
-	if err != nil {
-		t.Fatal(err)
-	}
-	fast := int16(indexOf(res.Paths, "fast"))
-	for si, runs := range res.Runs {
-		for _, run := range runs {
-			onFast := 0
-			for t2 := 100; t2 < 150; t2++ {
-				if run.Path[t2] == fast {
-					t.Fatalf("%s chose the removed path at round %d", run.Label, t2)
-				}
-			}
-			for t2 := 150; t2 < 300; t2++ {
-				if run.Path[t2] == fast {
-					onFast++
-				}
-			}
-			if onFast == 0 {
-				t.Errorf("%s never used the path again after it came back", run.Label)
-			}
-			if run.Best[120] == fast || run.Best[200] != fast {
-				t.Errorf("%s (strategy %d): best path %d at round 120 and %d at 200", run.Label, si, run.Best[120], run.Best[200])
-			}
-		}
-	}
-}
-
-func TestWaitAndRequestsElsewhere(t *testing.T) {
-	s := load(t, base+"strategies: [{strategy: polling}, {strategy: fixed}]\n")
-	res, err := ExecuteWith(context.Background(), s, runner.Options{Workers: 1}, func(s *Spec, seed uint64) (Env, error) {
-		e, err := OfflineEnv(s, seed)
-		return stuckEnv{e}, err
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	sum := Summarize(res)
-	poll, fixed := sum.Strategies[0], sum.Strategies[1]
-	// Polling over two paths asks for path 1 in every other round.
-	if poll.OtherPathRequests != 150 || fixed.OtherPathRequests != 0 {
-		t.Errorf("requests on another path: polling %v, fixed %v; want 150 and 0", poll.OtherPathRequests, fixed.OtherPathRequests)
-	}
-	if d := poll.MeanWaitMs - poll.MeanTCTms; math.Abs(d-2.5) > 1e-9 {
-		t.Errorf("polling waits %v ms more than its TCT, want 2.5", d)
-	}
-	if math.Abs(fixed.MeanWaitMs-fixed.MeanTCTms) > 1e-9 {
-		t.Errorf("fixed: wait %v ≠ TCT %v without switches", fixed.MeanWaitMs, fixed.MeanTCTms)
-	}
-}
-
-// stuckEnv carries every task on path 0 whatever was asked, and the user
-// waits 5 ms more than TCT for a task asked on another path (a switch that
-// failed after its probe): what mode real reports.
-type stuckEnv struct{ Env }
-
-func (e stuckEnv) Do(ctx context.Context, t int, p pathsel.PathID) (Outcome, error) {
-	o, err := e.Env.Do(ctx, t, 0)
-	if p != 0 {
-		o.WaitMs = o.TCTms + 5
-	}
-	return o, err
 }

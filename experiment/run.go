@@ -232,12 +232,8 @@ func (s *Spec) runOne(ctx context.Context, st StrategySpec, seed uint64, env Env
 // good, so identical paths (PCM Fig. 13 has two) are both "best".
 const tie = 1e-9
 
-// bestPath is the path with the smallest objective (the first of equals).
-func bestPath(obj pathsel.Objective, truth []Moments) int {
-	return bestPresent(obj, truth, nil)
-}
-
-// bestPresent is bestPath among the paths not gone (gone may be nil).
+// bestPresent is the path with the smallest objective (the first of
+// equals) among those not gone (gone may be nil).
 func bestPresent(obj pathsel.Objective, truth []Moments, gone []bool) int {
 	best, bestV := -1, math.Inf(1)
 	for i, m := range truth {

@@ -66,11 +66,13 @@ type adaptive struct {
 type apath struct {
 	pathState
 	buf   []float64
-	start int     // the oldest sample once buf is full
-	sum   float64 // Σ ln x over the window
-	sumSq float64 // Σ (ln x)²
-	last  int     // round of the last sample
-	wraps int     // samples replaced since the sums were last recomputed
+	start int      // the oldest sample once buf is full
+	sum   float64  // Σ ln x over the window
+	sumSq float64  // Σ (ln x)²
+	last  int      // round of the last sample
+	wraps int      // samples replaced since the sums were last recomputed
+	est   estimate // cached until the window changes
+	estOK bool
 }
 
 // n is the number of samples in the window.
@@ -209,15 +211,20 @@ func (s *adaptive) Choose() (PathID, error) {
 	return best.id, nil
 }
 
-// estimate is the lognormal fit of the window (PCM Eq. 14–17).
+// estimate is the lognormal fit of the window (PCM Eq. 14–17), cached
+// until the window changes.
 func (p *apath) estimate() estimate {
-	return lognormal(p.n(), p.sum, p.sumSq)
+	if !p.estOK {
+		p.est, p.estOK = lognormal(p.n(), p.sum, p.sumSq), true
+	}
+	return p.est
 }
 
 // push appends log-sample y, replacing the oldest once the window is full.
 // Subtracting leaves rounding residue in the sums, so they are recomputed
 // every window's worth of replacements: O(1) amortised.
 func (p *apath) push(y float64, window int) {
+	p.estOK = false
 	p.sum += y
 	p.sumSq += y * y
 	if len(p.buf) < window {
@@ -237,6 +244,7 @@ func (p *apath) push(y float64, window int) {
 
 // resum recomputes the sums from the window.
 func (p *apath) resum() {
+	p.estOK = false
 	p.sum, p.sumSq = 0, 0
 	for _, y := range p.buf {
 		p.sum += y

@@ -24,6 +24,8 @@ func BenchmarkRound(b *testing.B) {
 		{"sw-ucb", Config{Strategy: SWUCB}},
 		{"d-ucb", Config{Strategy: DUCB}},
 		{"thompson", Config{Strategy: Thompson}},
+		{"d-thompson", Config{Strategy: DThompson}},
+		{"ucb2", Config{Strategy: UCB2}},
 		{"polling", Config{Strategy: Polling}},
 		// The cost must not grow with the window: same PSA, 10x and 100x S.
 		{"psa-lognormal-S1000", Config{Strategy: PSA, Window: iptr(1000)}},

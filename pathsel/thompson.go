@@ -66,47 +66,15 @@ func (s *thompson) Choose() (PathID, error) {
 // count is below 2 borrows the mean variance of the others (or assumes a
 // coefficient of variation of 1), as thompson does.
 type dThompson struct {
-	paths []*dtpath
-	gamma float64
-	rng   *rand.Rand
-}
-
-type dtpath struct {
-	pathState
-	n, sum, sumSq float64
+	discounted
+	rng *rand.Rand
 }
 
 func newDThompson(cfg Config, rng *rand.Rand) *dThompson {
-	return &dThompson{gamma: cfg.Gamma, rng: rng}
+	return &dThompson{discounted: discounted{gamma: cfg.Gamma}, rng: rng}
 }
 
-func (s *dThompson) AddPath(id PathID) (err error) {
-	s.paths, err = addState(s.paths, &dtpath{pathState: pathState{id}})
-	return err
-}
-
-func (s *dThompson) RemovePath(id PathID) (err error) {
-	s.paths, _, err = removeState(s.paths, id)
-	return err
-}
-
-func (s *dThompson) Observe(id PathID, x float64) error {
-	p, err := observed(s.paths, id, x)
-	if err != nil {
-		return err
-	}
-	for _, q := range s.paths {
-		q.n *= s.gamma
-		q.sum *= s.gamma
-		q.sumSq *= s.gamma
-	}
-	p.n++
-	p.sum += x
-	p.sumSq += x * x
-	return nil
-}
-
-func (p *dtpath) variance() float64 {
+func (p *dpath) variance() float64 {
 	m := p.sum / p.n
 	return max(0, p.sumSq/p.n-m*m) * p.n / (p.n - 1)
 }

@@ -67,31 +67,35 @@ func (s *ucb) Choose() (PathID, error) {
 //
 //	index_k = S_k/N_k − 2R·sqrt(ξ ln n / N_k),  n = Σ N_k, ξ = 0.6
 type ducb struct {
-	paths    []*dpath
-	gamma    float64
+	discounted
 	min, max float64
+}
+
+// discounted is the memory of the discounted strategies (D-UCB and
+// discounted Thompson sampling): per path a count and sums that decay by γ
+// every round.
+type discounted struct {
+	paths []*dpath
+	gamma float64
 }
 
 type dpath struct {
 	pathState
-	n, sum float64 // discounted count and sum
+	n, sum, sumSq float64 // discounted count, Σx and Σx²
 }
 
-func newDUCB(cfg Config) *ducb {
-	return &ducb{gamma: cfg.Gamma, min: math.Inf(1), max: math.Inf(-1)}
-}
-
-func (s *ducb) AddPath(id PathID) (err error) {
+func (s *discounted) AddPath(id PathID) (err error) {
 	s.paths, err = addState(s.paths, &dpath{pathState: pathState{id}})
 	return err
 }
 
-func (s *ducb) RemovePath(id PathID) (err error) {
+func (s *discounted) RemovePath(id PathID) (err error) {
 	s.paths, _, err = removeState(s.paths, id)
 	return err
 }
 
-func (s *ducb) Observe(id PathID, x float64) error {
+// Observe decays every path's statistics and adds x to path id's.
+func (s *discounted) Observe(id PathID, x float64) error {
 	p, err := observed(s.paths, id, x)
 	if err != nil {
 		return err
@@ -99,9 +103,22 @@ func (s *ducb) Observe(id PathID, x float64) error {
 	for _, q := range s.paths {
 		q.n *= s.gamma
 		q.sum *= s.gamma
+		q.sumSq *= s.gamma
 	}
 	p.n++
 	p.sum += x
+	p.sumSq += x * x
+	return nil
+}
+
+func newDUCB(cfg Config) *ducb {
+	return &ducb{discounted: discounted{gamma: cfg.Gamma}, min: math.Inf(1), max: math.Inf(-1)}
+}
+
+func (s *ducb) Observe(id PathID, x float64) error {
+	if err := s.discounted.Observe(id, x); err != nil {
+		return err
+	}
 	s.min, s.max = min(s.min, x), max(s.max, x)
 	return nil
 }

@@ -6,12 +6,15 @@ import (
 	"crypto/tls"
 	"fmt"
 	"net"
+	"net/http"
 	"net/netip"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/quic-go/quic-go/http3"
 
 	"github.com/hetquic/hetquic/internal/selfsigned"
 	"github.com/hetquic/hetquic/origin"
@@ -72,7 +75,17 @@ func (s *syncBuffer) String() string {
 	return s.b.String()
 }
 
+// startOrigin serves hetquic's origin on loopback.
 func startOrigin(t testing.TB) *testServer {
+	t.Helper()
+	log := &syncBuffer{}
+	srv := startH3(t, origin.Handler(log))
+	srv.log = log
+	return srv
+}
+
+// startH3 serves h over HTTP/3 on a loopback socket that can drop paths.
+func startH3(t testing.TB, h http.Handler) *testServer {
 	t.Helper()
 	pair, err := selfsigned.New()
 	if err != nil {
@@ -83,13 +96,11 @@ func startOrigin(t testing.TB) *testServer {
 		t.Fatal(err)
 	}
 	dc := &dropConn{PacketConn: udp, drop: map[netip.Addr]bool{}}
-	log := &syncBuffer{}
-	srv, err := origin.Serve(dc, origin.Config{TLS: &tls.Config{Certificates: []tls.Certificate{pair.Cert}}, Log: log})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { srv.Close() })
-	return &testServer{addr: udp.LocalAddr().String(), pool: &tls.Config{RootCAs: pair.Pool}, conn: dc, log: log}
+	srv := &http3.Server{Handler: h, TLSConfig: http3.ConfigureTLSConfig(&tls.Config{Certificates: []tls.Certificate{pair.Cert}})}
+	done := make(chan struct{})
+	go func() { srv.Serve(dc); close(done) }()
+	t.Cleanup(func() { srv.Close(); dc.Close(); <-done })
+	return &testServer{addr: udp.LocalAddr().String(), pool: &tls.Config{RootCAs: pair.Pool}, conn: dc, log: &syncBuffer{}}
 }
 
 func loopbackPaths(n int) []LocalPath {
@@ -115,6 +126,12 @@ func dial(t testing.TB, srv *testServer, cfg Config) *Client {
 	if cfg.Paths == nil {
 		cfg.Paths = loopbackPaths(3)
 	}
+	return dialConfig(t, cfg)
+}
+
+// dialConfig dials cfg within 5 s and closes the client after the test.
+func dialConfig(t testing.TB, cfg Config) *Client {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	c, err := Dial(ctx, cfg)

@@ -27,14 +27,7 @@ func emulated(t *testing.T, paths []scenario.Path, cfg Config) (*Client, *udprel
 		cfg.Paths = append(cfg.Paths, LocalPath{Name: paths[i].Name, Addr: a})
 	}
 	cfg.Server, cfg.ServerName, cfg.TLS = relay.Addr().String(), "localhost", &tls.Config{RootCAs: srv.pool.RootCAs}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	c, err := Dial(ctx, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { c.Close() })
-	return c, relay
+	return dialConfig(t, cfg), relay
 }
 
 func symmetric(name string, delayMs float64) scenario.Path {

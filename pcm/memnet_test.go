@@ -4,10 +4,13 @@ import (
 	"context"
 	"crypto/tls"
 	"fmt"
+	"net/http"
 	"net/netip"
 	"testing"
 	"testing/synctest"
 	"time"
+
+	"github.com/quic-go/quic-go/http3"
 
 	"github.com/hetquic/hetquic/emu/memnet"
 	"github.com/hetquic/hetquic/internal/selfsigned"
@@ -22,10 +25,15 @@ var memServer = netip.MustParseAddrPort("10.0.0.100:443")
 
 func memPath(i int) netip.Addr { return netip.AddrFrom4([4]byte{10, 0, 1, byte(i + 1)}) }
 
-// memDial starts an origin on n and dials it over paths 0..k-1. Everything
-// must run inside the synctest bubble: the certificate too, whose validity
-// is checked against the bubble's clock.
+// memDial serves hetquic's origin on n and dials it over paths 0..k-1.
+// Everything must run inside the synctest bubble: the certificate too,
+// whose validity is checked against the bubble's clock.
 func memDial(t *testing.T, n *memnet.Network, k int, cfg Config) *Client {
+	return memDialHandler(t, n, k, cfg, origin.Handler(nil))
+}
+
+// memDialHandler is memDial with h as the server.
+func memDialHandler(t *testing.T, n *memnet.Network, k int, cfg Config, h http.Handler) *Client {
 	t.Helper()
 	pair, err := selfsigned.New()
 	if err != nil {
@@ -36,25 +44,17 @@ func memDial(t *testing.T, n *memnet.Network, k int, cfg Config) *Client {
 		t.Fatal(err)
 	}
 	n.SetDelay(memServer.Addr(), oneWay)
-	srv, err := origin.Serve(sc, origin.Config{TLS: &tls.Config{Certificates: []tls.Certificate{pair.Cert}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { srv.Close() })
+	srv := &http3.Server{Handler: h, TLSConfig: http3.ConfigureTLSConfig(&tls.Config{Certificates: []tls.Certificate{pair.Cert}})}
+	done := make(chan struct{})
+	go func() { srv.Serve(sc); close(done) }()
+	t.Cleanup(func() { srv.Close(); sc.Close(); <-done })
 	for i := range k {
 		cfg.Paths = append(cfg.Paths, LocalPath{Name: fmt.Sprintf("p%d", i), Addr: memPath(i)})
 		n.SetDelay(memPath(i), oneWay)
 	}
 	cfg.Server, cfg.ServerName, cfg.TLS = memServer.String(), "localhost", &tls.Config{RootCAs: pair.Pool}
 	cfg.ListenPacket = n.ListenIP
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	c, err := Dial(ctx, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { c.Close() })
-	return c
+	return dialConfig(t, cfg)
 }
 
 // A path whose packets vanish is given up exactly at the probe deadline;
@@ -81,6 +81,9 @@ func TestProbeDeadlineAndRest(t *testing.T) {
 		if got := time.Since(start); got < probe || got > probe+2*rtt {
 			t.Errorf("the failed probe cost %v, want its deadline %v plus a round trip", got, probe)
 		}
+		if r := c.Resting(); !r[1] || r[0] {
+			t.Errorf("resting %v, want path 1 only", r)
+		}
 		// Resting: no probe, one round trip.
 		start = time.Now()
 		if _, err := c.GetOn(ctx, 1, "/bytes/100", nil); err != nil {
@@ -91,6 +94,9 @@ func TestProbeDeadlineAndRest(t *testing.T) {
 		}
 		// After the rest the path is tried again (and fails again).
 		time.Sleep(rest)
+		if r := c.Resting(); r[1] {
+			t.Error("path 1 still resting after its backoff")
+		}
 		start = time.Now()
 		if _, err := c.GetOn(ctx, 1, "/bytes/100", nil); err != nil {
 			t.Fatal(err)

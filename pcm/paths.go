@@ -149,6 +149,19 @@ func (c *Client) markDownLocked(p int) {
 	c.selMu.Unlock()
 }
 
+// Resting reports, per path, whether it rests after a failure: not to be
+// used before its backoff ends (requests for it go on the active path).
+func (c *Client) Resting() []bool {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	now := c.cfg.Now()
+	r := make([]bool, len(c.paths))
+	for i, ps := range c.paths {
+		r[i] = ps.down && now.Before(ps.retryAt)
+	}
+	return r
+}
+
 // reviveRested returns rested paths to the selector, which tries a path it
 // has no sample of first: that probe is the path's second chance.
 func (c *Client) reviveRested() {

@@ -2,20 +2,16 @@ package pcm
 
 import (
 	"context"
-	"crypto/tls"
 	"errors"
 	"fmt"
-	"net"
 	"net/http"
-	"net/netip"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
-	"github.com/quic-go/quic-go/http3"
-
+	"github.com/hetquic/hetquic/emu/memnet"
 	"github.com/hetquic/hetquic/internal/resume"
-	"github.com/hetquic/hetquic/internal/selfsigned"
 	"github.com/hetquic/hetquic/origin"
 )
 
@@ -44,66 +40,49 @@ func (s *shifted) Read(b []byte) (int, error) {
 	return n, err
 }
 
-func startVersioned(t *testing.T, h http.Handler) *testServer {
-	t.Helper()
-	pair, err := selfsigned.New()
-	if err != nil {
-		t.Fatal(err)
-	}
-	udp, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	dc := &dropConn{PacketConn: udp, drop: map[netip.Addr]bool{}}
-	srv := &http3.Server{Handler: h, TLSConfig: http3.ConfigureTLSConfig(&tls.Config{Certificates: []tls.Certificate{pair.Cert}})}
-	done := make(chan struct{})
-	go func() { srv.Serve(dc); close(done) }()
-	t.Cleanup(func() { srv.Close(); dc.Close(); <-done })
-	return &testServer{addr: udp.LocalAddr().String(), pool: &tls.Config{RootCAs: pair.Pool}, conn: dc, log: &syncBuffer{}}
-}
-
 // The resource is replaced while the download is cut off on its path: the
 // resume on another path must not append the new version's bytes to the
 // old one's. With the version unchanged the same failover completes intact.
+// In fake time on the in-memory network: the stall timeout costs nothing.
 func TestResumeRefusesAReplacedResource(t *testing.T) {
 	for _, replace := range []bool{false, true} {
 		t.Run(fmt.Sprintf("replace=%v", replace), func(t *testing.T) {
-			obj := &versioned{}
-			srv := startVersioned(t, obj)
-			c := dial(t, srv, Config{StallTimeout: 300 * time.Millisecond, ProbeTimeout: 500 * time.Millisecond})
-			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-			defer cancel()
-			if _, err := c.GetOn(ctx, 1, "/obj", nil); err != nil { // path 1 validated for the failover
-				t.Fatal(err)
-			}
-			if _, err := c.GetOn(ctx, 0, "/obj", nil); err != nil {
-				t.Fatal(err)
-			}
-			body := &cutWriter{after: 1 << 20, cut: func() {
-				if replace {
-					obj.v.Store(1)
+			synctest.Test(t, func(t *testing.T) {
+				obj := &versioned{}
+				n := memnet.New()
+				c := memDialHandler(t, n, 2, Config{}, obj)
+				ctx := context.Background()
+				for _, p := range []int{1, 0} { // path 1 validated for the failover
+					if _, err := c.GetOn(ctx, p, "/obj", nil); err != nil {
+						t.Fatal(err)
+					}
 				}
-				srv.conn.setDrop(netip.MustParseAddr("127.0.0.11"), true)
-			}}
-			res, err := c.GetOn(ctx, 0, "/obj", body)
-			got := body.buf.Bytes()
-			for i, b := range got { // whatever was delivered is version 0, byte for byte
-				if b != origin.PatternByte(int64(i)) {
-					t.Fatalf("byte %d of %d is %d, not version 0's %d: spliced", i, len(got), b, origin.PatternByte(int64(i)))
+				body := &cutWriter{after: 1 << 20, cut: func() {
+					if replace {
+						obj.v.Store(1)
+					}
+					n.SetDrop(memPath(0), true)
+				}}
+				res, err := c.GetOn(ctx, 0, "/obj", body)
+				got := body.buf.Bytes()
+				for i, b := range got { // whatever was delivered is version 0, byte for byte
+					if b != origin.PatternByte(int64(i)) {
+						t.Fatalf("byte %d of %d is %d, not version 0's %d: spliced", i, len(got), b, origin.PatternByte(int64(i)))
+					}
 				}
-			}
-			if !replace {
-				if err != nil || len(got) != 4<<20 || res.Failovers == 0 {
-					t.Fatalf("unchanged resource: %d bytes, %d failovers, %v", len(got), res.Failovers, err)
+				if !replace {
+					if err != nil || len(got) != 4<<20 || res.Failovers == 0 {
+						t.Fatalf("unchanged resource: %d bytes, %d failovers, %v", len(got), res.Failovers, err)
+					}
+					return
 				}
-				return
-			}
-			if !errors.Is(err, resume.ErrChanged) {
-				t.Fatalf("replaced resource: %d bytes, error %v; want resume.ErrChanged", len(got), err)
-			}
-			if len(got) >= 4<<20 {
-				t.Fatalf("replaced resource delivered in full (%d bytes)", len(got))
-			}
+				if !errors.Is(err, resume.ErrChanged) {
+					t.Fatalf("replaced resource: %d bytes, error %v; want resume.ErrChanged", len(got), err)
+				}
+				if len(got) >= 4<<20 {
+					t.Fatalf("replaced resource delivered in full (%d bytes)", len(got))
+				}
+			})
 		})
 	}
 }

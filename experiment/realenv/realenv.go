@@ -9,6 +9,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"time"
 
@@ -40,6 +41,7 @@ type realEnv struct {
 	client *pcm.Client
 	sched  *experiment.Schedule
 	last   []scenario.Path // what the emulator runs now
+	next   int             // the round Do carries out next
 }
 
 // NewEnv is mode real's experiment.EnvFactory.
@@ -55,7 +57,26 @@ func NewEnv(s *experiment.Spec, seed uint64) (experiment.Env, error) {
 	return &realEnv{spec: s, model: model, bench: b}, nil
 }
 
-func (e *realEnv) Shared() bool                     { return false }
+func (e *realEnv) Shared() bool { return false }
+
+// Gone reports, for the round about to be carried out, the paths PCM-QUIC
+// rests after a failure (pcm.Client.Resting): the runner takes them from
+// its strategy as PCM's own Get takes them from its selector, instead of
+// letting the strategy ask for a path the client will not use. For any
+// other round it reports nothing (the rests of a finished run are gone).
+func (e *realEnv) Gone(t int) []bool {
+	if e.client == nil || t != e.next {
+		return nil
+	}
+	r := e.client.Resting()
+	if !slices.Contains(r, true) {
+		return nil
+	}
+	if !slices.Contains(r, false) {
+		return nil // every path resting: PCM still carries tasks on the active one
+	}
+	return r
+}
 func (e *realEnv) Truth(t int) []experiment.Moments { return e.model.Truth(t) }
 
 // Begin resets the emulator to round 0's network and opens a new connection.
@@ -65,7 +86,7 @@ func (e *realEnv) Begin(ctx context.Context) error {
 		e.client = nil
 	}
 	e.sched = experiment.NewSchedule(e.spec.ScenarioFile(), e.spec.Events)
-	e.last = nil
+	e.last, e.next = nil, 0
 	if err := e.advance(0); err != nil {
 		return err
 	}
@@ -113,6 +134,7 @@ func wholePath(p scenario.Path) (*scenario.Patch, error) {
 }
 
 func (e *realEnv) Do(ctx context.Context, t int, p pathsel.PathID) (experiment.Outcome, error) {
+	e.next = t + 1
 	if err := e.advance(t); err != nil {
 		return experiment.Outcome{}, err
 	}
