@@ -16,6 +16,8 @@
 #include "ns3/point-to-point-module.h"
 #include "ns3/traffic-control-module.h"
 
+#include "bench.h"
+
 #include <chrono>
 #include <cstdio>
 #include <ctime>
@@ -43,19 +45,13 @@ int main(int argc, char* argv[]) {
   cmd.Parse(argc, argv);
   g_bytes = bytes;
 
-  Config::SetDefault("ns3::TcpL4Protocol::SocketType", StringValue("ns3::TcpNewReno"));
-  Config::SetDefault("ns3::TcpSocket::SegmentSize", UintegerValue(1448));
-  Config::SetDefault("ns3::TcpSocket::SndBufSize", UintegerValue(16 << 20));
-  Config::SetDefault("ns3::TcpSocket::RcvBufSize", UintegerValue(16 << 20));
+  bench::ConfigureTcp("TcpNewReno");
 
   NodeContainer nodes;
   nodes.Create(2);
   InternetStackHelper stack;
   stack.Install(nodes);
-  PointToPointHelper p2p;
-  p2p.SetDeviceAttribute("DataRate", StringValue("10Mbps"));
-  p2p.SetChannelAttribute("Delay", StringValue("20ms"));
-  p2p.SetQueue("ns3::DropTailQueue", "MaxSize", StringValue("100p"));
+  PointToPointHelper p2p = bench::Link();
   TrafficControlHelper tch;
   ApplicationContainer sinks;
   for (uint32_t i = 0; i < links; i++) {
