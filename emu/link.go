@@ -2,11 +2,11 @@ package emu
 
 import (
 	"fmt"
-	"github.com/hetquic/hetquic/internal/stats"
 	"math/rand/v2"
 	"sort"
 	"time"
 
+	"github.com/hetquic/hetquic/internal/stats"
 	"github.com/hetquic/hetquic/scenario"
 )
 

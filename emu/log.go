@@ -2,10 +2,11 @@ package emu
 
 import (
 	"bufio"
-	"github.com/hetquic/hetquic/internal/stats"
 	"io"
 	"strconv"
 	"sync"
+
+	"github.com/hetquic/hetquic/internal/stats"
 )
 
 // CSVLog writes one CSV line per packet event:

@@ -2,8 +2,9 @@ package emu
 
 import (
 	"encoding/json"
-	"github.com/hetquic/hetquic/internal/stats"
 	"time"
+
+	"github.com/hetquic/hetquic/internal/stats"
 )
 
 // LinkStats are the counters of one direction of one path since the engine

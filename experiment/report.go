@@ -92,6 +92,16 @@ func (s *Summary) Tables() []results.Table {
 			fmt.Sprintf("%.1f", st.CumRegret), fmt.Sprintf("%.1f", st.RegretEq22), fmt.Sprintf("%.1f", st.SwitchesPer100),
 		})
 	}
+	if o := s.RealOracle; o != nil {
+		main.Header[6] = "× oracle (real)"
+		main.Header = append(main.Header, "× model oracle")
+		for i, st := range s.Strategies {
+			main.Rows[i] = append(main.Rows[i], optional(st.RatioToModelOracle, "%.3f", 1))
+		}
+		main.Note += fmt.Sprintf(" × oracle (real) is over the mean TCT of the best fixed path in hindsight on the real network, %s (%.3f ms; "+
+			"each path measured by polling's rounds); × model oracle is over the oracle strategy, which follows the offline model's best path. "+
+			"Best-path hits and regret are judged by the model.", o.Path, o.MeanTCTms)
+	}
 	tables := []results.Table{main}
 	if len(s.Strategies) > 0 && s.Strategies[0].OfflineMeanTCTms != nil {
 		off := results.Table{

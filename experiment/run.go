@@ -43,11 +43,28 @@ type Result struct {
 	Offline *Result
 }
 
-// Execute runs every strategy on every seed on the runner's worker pool
-// (opt.Workers; 1 when the environment cannot be shared, as a real
-// network). Runs are independent and write only their own slot, so any
-// number of workers gives the same Result.
+// EnvFactory makes the environment of one seed.
+type EnvFactory func(s *Spec, seed uint64) (Env, error)
+
+// Execute runs an offline or trace experiment: every strategy on every
+// seed on the runner's worker pool. Runs are independent and write only
+// their own slot, so any number of workers gives the same Result. Mode real
+// needs the real network's Env, which this package does not link (so an
+// offline run does not link quic-go): run it with experiment/realenv.
 func Execute(ctx context.Context, spec *Spec, opt runner.Options) (*Result, error) {
+	switch spec.Mode {
+	case ModeOffline:
+		return ExecuteWith(ctx, spec, opt, OfflineEnv)
+	case ModeTrace:
+		return ExecuteWith(ctx, spec, opt, func(s *Spec, _ uint64) (Env, error) { return traceEnv(s), nil })
+	}
+	return nil, fmt.Errorf("mode %s: run it with experiment/realenv (hetquic exp run does)", spec.Mode)
+}
+
+// ExecuteWith runs every strategy on every seed over the environments
+// newEnv makes (one per seed), on opt.Workers workers, or one when the
+// environment cannot be shared (a real network).
+func ExecuteWith(ctx context.Context, spec *Spec, opt runner.Options, newEnv EnvFactory) (*Result, error) {
 	start := time.Now() // for Elapsed only; never a seed
 	seeds := spec.Seeds
 	envs := make([]Env, seeds)
@@ -60,7 +77,7 @@ func Execute(ctx context.Context, spec *Spec, opt runner.Options) (*Result, erro
 	}()
 	for i := range seeds {
 		var err error
-		if envs[i], err = spec.newEnv(spec.Seed + uint64(i)); err != nil {
+		if envs[i], err = newEnv(spec, spec.Seed+uint64(i)); err != nil {
 			return nil, err
 		}
 	}
@@ -96,24 +113,7 @@ func Execute(ctx context.Context, spec *Spec, opt runner.Options) (*Result, erro
 		res.Best = append(res.Best, bestPath(obj, truth))
 	}
 	res.Elapsed = time.Since(start)
-	if spec.Mode == ModeReal {
-		offline := *spec
-		offline.Mode = ModeOffline
-		if res.Offline, err = Execute(ctx, &offline, runner.Options{Workers: opt.Workers}); err != nil {
-			return nil, err
-		}
-	}
 	return res, nil
-}
-
-func (s *Spec) newEnv(seed uint64) (Env, error) {
-	switch s.Mode {
-	case ModeTrace:
-		return traceEnv(s), nil
-	case ModeReal:
-		return newRealEnv(s, seed)
-	}
-	return offlineEnv(s, seed)
 }
 
 // runOne runs one strategy on one seed.

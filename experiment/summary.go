@@ -2,12 +2,13 @@ package experiment
 
 import (
 	"fmt"
-	"github.com/hetquic/hetquic/internal/stats"
 	"io"
+	"math"
 	"strings"
 	"text/tabwriter"
 
 	"github.com/hetquic/hetquic/internal/results"
+	"github.com/hetquic/hetquic/internal/stats"
 	"github.com/hetquic/hetquic/pathsel"
 )
 
@@ -29,6 +30,30 @@ type Summary struct {
 	// one run of the same spec to the next).
 	ElapsedMs  float64           `json:"-"`
 	Strategies []StrategySummary `json:"strategies"`
+	// RealOracle is, in mode real, the oracle measured on the real side.
+	RealOracle *RealOracle `json:"real_oracle,omitempty"`
+}
+
+// RealOracle is mode real's yardstick: the best fixed path in hindsight on
+// the real network, as trace mode's (PCM regret is against the best arm).
+// Every path's real mean comes from the polling strategy's rounds, which
+// visit the paths in turn across the whole run, so each path is measured
+// as often, and under the same events, as any other; the best path is the
+// one whose real samples minimise the experiment's objective.
+type RealOracle struct {
+	Path      string     `json:"path"`
+	MeanTCTms float64    `json:"mean_tct_ms"`
+	PerPath   []PathMean `json:"per_path"`
+}
+
+// PathMean is one path's real task completion time under polling.
+type PathMean struct {
+	Path      string  `json:"path"`
+	Samples   int     `json:"samples"`
+	MeanTCTms float64 `json:"mean_tct_ms"`
+	// Objective is the path's value of the experiment's objective over its
+	// real samples (in the sample's unit); the smallest wins.
+	Objective float64 `json:"objective"`
 }
 
 // StrategySummary aggregates one strategy over its seeds. Means and
@@ -50,7 +75,13 @@ type StrategySummary struct {
 	// experiment; absent when it has none.
 	MeanReductionVsPollingPct *float64 `json:"mean_reduction_vs_polling_pct,omitempty"`
 	VarReductionVsPollingPct  *float64 `json:"var_reduction_vs_polling_pct,omitempty"`
-	RatioToOracle             *float64 `json:"ratio_to_oracle,omitempty"`
+	// RatioToOracle is mean TCT over the oracle's: in modes offline and
+	// trace the oracle strategy's; in mode real the real best fixed path's
+	// (Summary.RealOracle), and RatioToModelOracle is then over the oracle
+	// strategy's, which follows the offline model's best path: it measures
+	// the model's error as much as the strategy's.
+	RatioToOracle      *float64 `json:"ratio_to_oracle,omitempty"`
+	RatioToModelOracle *float64 `json:"ratio_to_model_oracle,omitempty"`
 
 	// OfflineMeanTCTms is, for a real run, the mean TCT of the same
 	// strategy on the offline model (same seeds and task sizes).
@@ -87,17 +118,70 @@ func Summarize(r *Result) *Summary {
 		}
 	}
 	polling, oracle := sum.find(pathsel.Polling), sum.find(pathsel.Oracle)
+	if s.Mode == ModeReal {
+		sum.RealOracle = realOracle(r)
+	}
 	for i := range sum.Strategies {
 		st := &sum.Strategies[i]
 		if polling != nil {
 			st.MeanReductionVsPollingPct = ptr(100 * (1 - st.MeanTCTms/polling.MeanTCTms))
 			st.VarReductionVsPollingPct = ptr(100 * (1 - st.VarTCTms2/polling.VarTCTms2))
 		}
-		if oracle != nil {
+		switch {
+		case sum.RealOracle != nil:
+			st.RatioToOracle = ptr(st.MeanTCTms / sum.RealOracle.MeanTCTms)
+			if oracle != nil {
+				st.RatioToModelOracle = ptr(st.MeanTCTms / oracle.MeanTCTms)
+			}
+		case oracle != nil:
 			st.RatioToOracle = ptr(st.MeanTCTms / oracle.MeanTCTms)
 		}
 	}
 	return sum
+}
+
+// realOracle measures the best fixed path in hindsight from the polling
+// runs (every seed); nil without a polling strategy (Load requires one in
+// mode real) or when a path was never measured.
+func realOracle(r *Result) *RealOracle {
+	si := -1
+	for i, st := range r.Spec.Strategies {
+		if st.Strategy == pathsel.Polling {
+			si = i
+			break
+		}
+	}
+	if si < 0 {
+		return nil
+	}
+	k := len(r.Paths)
+	tct := make([][]float64, k)
+	sample := make([][]float64, k)
+	for _, run := range r.Runs[si] {
+		for t, p := range run.Path {
+			x := run.TCTms[t]
+			tct[p] = append(tct[p], x)
+			if r.Spec.Sample == SampleTCTPerByte {
+				x /= float64(run.Size[t])
+			}
+			sample[p] = append(sample[p], x)
+		}
+	}
+	obj := r.Spec.Objective.objective()
+	o := &RealOracle{}
+	best := math.Inf(1)
+	for p := range k {
+		if len(tct[p]) == 0 {
+			return nil
+		}
+		m, v := stats.MeanVar(sample[p])
+		pm := PathMean{Path: r.Paths[p], Samples: len(tct[p]), MeanTCTms: stats.Mean(tct[p]), Objective: obj.Value(m, v)}
+		o.PerPath = append(o.PerPath, pm)
+		if pm.Objective < best {
+			best, o.Path, o.MeanTCTms = pm.Objective, pm.Path, pm.MeanTCTms
+		}
+	}
+	return o
 }
 
 func ptr(v float64) *float64 { return &v }

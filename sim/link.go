@@ -2,10 +2,10 @@ package sim
 
 import (
 	"fmt"
-	"github.com/hetquic/hetquic/internal/stats"
 	"math/rand/v2"
 	"time"
 
+	"github.com/hetquic/hetquic/internal/stats"
 	"github.com/hetquic/hetquic/scenario"
 )
 

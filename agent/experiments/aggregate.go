@@ -3,11 +3,9 @@ package experiments
 import (
 	"context"
 	"fmt"
-	"github.com/hetquic/hetquic/internal/stats"
-	"io"
-	"text/tabwriter"
 	"time"
 
+	"github.com/hetquic/hetquic/internal/stats"
 	"github.com/hetquic/hetquic/scenario"
 )
 
@@ -114,14 +112,4 @@ func orDefault(s *scenario.Scenario) (*scenario.Scenario, error) {
 		return s, nil
 	}
 	return LoadDefault()
-}
-
-// PrintAggregation writes experiment 3's table.
-func PrintAggregation(w io.Writer, rows []AggRow) {
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "mode\tbig ms\tsmall ms\tmakespan ms\tideal ms\tefficiency")
-	for _, r := range rows {
-		fmt.Fprintf(tw, "%s\t%.0f\t%.0f\t%.0f\t%.0f\t%.2f\n", r.Mode, r.BigMs, r.SmallMs, r.MakespanMs, r.IdealMs, r.Efficiency)
-	}
-	tw.Flush()
 }

@@ -5,7 +5,6 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
-	"github.com/hetquic/hetquic/internal/stats"
 	"net"
 	"net/http"
 	"net/netip"
@@ -14,6 +13,7 @@ import (
 
 	"github.com/hetquic/hetquic/emu/lab"
 	"github.com/hetquic/hetquic/internal/selfsigned"
+	"github.com/hetquic/hetquic/internal/stats"
 	"github.com/hetquic/hetquic/origin"
 	"github.com/hetquic/hetquic/scenario"
 )

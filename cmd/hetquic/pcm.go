@@ -7,7 +7,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"github.com/hetquic/hetquic/internal/stats"
 	"io"
 	"log"
 	"math/rand/v2"
@@ -21,9 +20,10 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/hetquic/hetquic/experiment"
+	"github.com/hetquic/hetquic/internal/stats"
 	"github.com/hetquic/hetquic/pathsel"
 	"github.com/hetquic/hetquic/pcm"
+	"github.com/hetquic/hetquic/pcm/measure"
 )
 
 func init() {
@@ -309,11 +309,11 @@ func pcmSwitchCost(ctx context.Context, args []string) error {
 	if err != nil {
 		return badInput(fmt.Errorf("pcm switchcost: --sizes %q: %w", *sizes, err))
 	}
-	cells, err := experiment.MeasureSwitchCost(ctx, rs, ss, *pairs, *rebind)
+	cells, err := measure.MeasureSwitchCost(ctx, rs, ss, *pairs, *rebind)
 	if err != nil {
 		return err
 	}
-	return experiment.WriteSwitchCostTable(os.Stdout, cells)
+	return measure.WriteSwitchCostTable(os.Stdout, cells)
 }
 
 // parseList parses a comma-separated list of positive numbers.
@@ -347,7 +347,7 @@ func pcmFailover(ctx context.Context, args []string) error {
 	tw := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "RTT ms	trials	pause ms: median	max	all bodies intact	")
 	for _, rtt := range rs {
-		fs, err := experiment.MeasureFailover(ctx, rtt, *trials)
+		fs, err := measure.MeasureFailover(ctx, rtt, *trials)
 		if err != nil {
 			return err
 		}

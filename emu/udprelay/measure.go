@@ -5,7 +5,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"github.com/hetquic/hetquic/internal/stats"
 	"math"
 	"net"
 	"net/netip"
@@ -17,6 +16,7 @@ import (
 	"time"
 
 	"github.com/hetquic/hetquic/emu"
+	"github.com/hetquic/hetquic/internal/stats"
 	"github.com/hetquic/hetquic/scenario"
 )
 

@@ -156,6 +156,21 @@ func (c *CSV) Close() error {
 	return nil
 }
 
+// WriteCSV writes a whole CSV file of n rows, row(i) giving row i.
+func (d *Dir) WriteCSV(name string, header []string, n int, row func(i int) []string) error {
+	c, err := d.CreateCSV(name, header...)
+	if err != nil {
+		return err
+	}
+	for i := range n {
+		if err := c.Row(row(i)...); err != nil {
+			c.Close()
+			return err
+		}
+	}
+	return c.Close()
+}
+
 // WriteSummary writes s as summary.json (indented, one trailing newline).
 // It fails, naming the problem, when the header is missing or not at
 // SchemaVersion, or when a number is NaN or infinite (JSON cannot hold

@@ -2,11 +2,11 @@ package exp
 
 import (
 	"fmt"
-	"github.com/hetquic/hetquic/internal/stats"
 	"path/filepath"
 	"slices"
 
 	"github.com/hetquic/hetquic/internal/figure"
+	"github.com/hetquic/hetquic/internal/stats"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
