@@ -7,7 +7,7 @@ writes curve.csv (one row per finished episode), curve.svg, policy.json
 30 000 episodes of ~40 decisions, 1.2 M steps):
 
   smoke   12 000 steps   (CI: about a minute)
-  short   150 000 steps  (≤ 15 minutes on a 2-core machine, docs/ride.md)
+  short   300 000 steps  (≤ 15 minutes on a 2-core machine, docs/ride.md)
   thesis  1 200 000 steps (30 000 episodes × 40 decisions)
 """
 
@@ -22,7 +22,7 @@ from pathlib import Path
 
 import numpy as np
 
-BUDGETS = {"smoke": 12_000, "short": 150_000, "thesis": 1_200_000}
+BUDGETS = {"smoke": 12_000, "short": 300_000, "thesis": 1_200_000}
 
 # §5.5.1: actor and critic of two hidden layers of 64 ReLU units, lr 3e-4, γ 0.99.
 HIDDEN = 64
