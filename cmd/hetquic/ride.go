@@ -49,12 +49,12 @@ func rideEval(_ context.Context, args []string) error {
 hetquic-ride-mlp/1 JSON file from python -m hetquic_rl.train) and with RR,
 minRTT and Peekaboo, each on the same simulated network, and writes
 figures 5.7–5.10, frame_reward.csv and report.md into --out. Without
---policy only the baselines run. --md prints the claims table only.`)
+--policy only the baselines run. --md prints the two tables (markdown) and writes nothing.`)
 	policy := fs.String("policy", "", "RIDE weights (JSON); empty: baselines only")
 	frames := fs.Int("frames", 0, "frames of the test video (0: all 1800)")
 	seed := fs.Uint64("seed", 1, "seed of the network, the user's head movement and Peekaboo")
 	out := fs.String("out", "results/ride-eval", "output directory")
-	md := fs.Bool("md", false, "print the claims table (markdown) to stdout instead of the summary")
+	md := fs.Bool("md", false, "print the per-policy and claims tables (markdown) and write no files")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -88,6 +88,8 @@ figures 5.7–5.10, frame_reward.csv and report.md into --out. Without
 		return err
 	}
 	if *md {
+		report.Table(os.Stdout, ms)
+		fmt.Println()
 		report.Claims(os.Stdout, ms)
 		return nil
 	}

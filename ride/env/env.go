@@ -29,6 +29,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"sync"
 	"time"
 
 	"github.com/hetquic/hetquic/ride"
@@ -91,16 +92,37 @@ func (c *Config) defaults() {
 // Video returns generated video k (deterministic) and the viewport of the
 // user drawn from userSeed.
 func Video(k int, userSeed uint64) (*ride.Video, *ride.Viewport, error) {
-	if k < 0 || k >= Videos {
-		return nil, nil, fmt.Errorf("video %d: want 0…%d (0–3 train, %d test)", k, Videos-1, TestVideo)
-	}
-	v, err := ride.Generate(ride.GenConfig{Name: fmt.Sprintf("video%d", k), Seconds: videoSeconds}, rand.New(rand.NewPCG(videoSeedBase, uint64(k))))
+	v, err := video(k)
 	if err != nil {
 		return nil, nil, err
 	}
 	h := ride.GenerateHead(v.Frames(), ride.FoVConfig{}, rand.New(rand.NewPCG(userSeed, uint64(k)+100)))
 	vp, err := ride.ViewportFromHead(h, ride.FoVConfig{})
 	return v, vp, err
+}
+
+var (
+	videoMu    sync.Mutex
+	videoCache [Videos]*ride.Video
+)
+
+// video generates video k once per process: a server resets often, and a
+// video (1800 frames × 200 tiles × 4 levels) costs far more than an
+// episode's start; the user's head movement is drawn per episode.
+func video(k int) (*ride.Video, error) {
+	if k < 0 || k >= Videos {
+		return nil, fmt.Errorf("video %d: want 0…%d (0–3 train, %d test)", k, Videos-1, TestVideo)
+	}
+	videoMu.Lock()
+	defer videoMu.Unlock()
+	if videoCache[k] == nil {
+		v, err := ride.Generate(ride.GenConfig{Name: fmt.Sprintf("video%d", k), Seconds: videoSeconds}, rand.New(rand.NewPCG(videoSeedBase, uint64(k))))
+		if err != nil {
+			return nil, err
+		}
+		videoCache[k] = v
+	}
+	return videoCache[k], nil
 }
 
 // tileFrame is the sender's record of f_{i,z}.
@@ -218,7 +240,7 @@ func New(cfg Config) (*Env, error) {
 	if cfg.Reward.Alpha < 0 || cfg.Reward.Alpha > 1 || cfg.Reward.Unit <= 0 {
 		return nil, fmt.Errorf("reward: alpha %v must be in [0, 1] and unit > 0", cfg.Reward.Alpha)
 	}
-	v, vp, err := cachedVideo(cfg.Video, cfg.Seed)
+	v, vp, err := Video(cfg.Video, cfg.Seed)
 	if err != nil {
 		return nil, err
 	}
@@ -287,31 +309,6 @@ func New(cfg Config) (*Env, error) {
 	e.k = e.first - 1
 	e.advance()
 	return e, nil
-}
-
-var videoCache = map[[2]uint64]struct {
-	v  *ride.Video
-	vp *ride.Viewport
-}{}
-
-// cachedVideo generates videos once per process (a server resets often).
-func cachedVideo(k int, user uint64) (*ride.Video, *ride.Viewport, error) {
-	key := [2]uint64{uint64(k), user}
-	if c, ok := videoCache[key]; ok {
-		return c.v, c.vp, nil
-	}
-	v, vp, err := Video(k, user)
-	if err != nil {
-		return nil, nil, err
-	}
-	if len(videoCache) > 64 {
-		clear(videoCache)
-	}
-	videoCache[key] = struct {
-		v  *ride.Video
-		vp *ride.Viewport
-	}{v, vp}
-	return v, vp, nil
 }
 
 // decodeOrder puts each anchor (I or P) ahead of the B frames it follows

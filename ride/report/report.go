@@ -138,11 +138,11 @@ func Claims(w io.Writer, ms []env.Metrics) {
 
 // Table writes the per-policy numbers as markdown.
 func Table(w io.Writer, ms []env.Metrics) {
-	fmt.Fprintf(w, "| policy | mean reward / frame | viewport Mbit/s (median ± sd) | throughput Mbit/s (median) | no rebuffering I / P / B | skipped I / P / B |\n|---|---|---|---|---|---|\n")
+	fmt.Fprintf(w, "| policy | mean reward / frame | viewport Mbit/s: median ± sd (mean) | throughput Mbit/s: median (mean) | no rebuffering I / P / B | skipped I / P / B |\n|---|---|---|---|---|---|\n")
 	for _, m := range ms {
-		_, sd := stats.MeanStd(m.ViewportMbps)
-		fmt.Fprintf(w, "| %s | %.2f | %.2f ± %.2f | %.2f | %.1f / %.1f / %.1f %% | %d / %d / %d |\n", m.Policy, m.MeanFrameReward(),
-			stats.Median(m.ViewportMbps), sd, stats.Median(m.ThroughputMbps),
+		mean, sd := stats.MeanStd(m.ViewportMbps)
+		fmt.Fprintf(w, "| %s | %.2f | %.2f ± %.2f (%.2f) | %.2f (%.2f) | %.1f / %.1f / %.1f %% | %d / %d / %d |\n", m.Policy, m.MeanFrameReward(),
+			stats.Median(m.ViewportMbps), sd, mean, stats.Median(m.ThroughputMbps), stats.Mean(m.ThroughputMbps),
 			100*m.ZeroRebuff(ride.I), 100*m.ZeroRebuff(ride.P), 100*m.ZeroRebuff(ride.B),
 			m.Skipped[ride.I], m.Skipped[ride.P], m.Skipped[ride.B])
 	}

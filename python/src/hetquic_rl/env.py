@@ -4,6 +4,7 @@ or send it on a path of the simulated LTE + Wi-Fi multipath QUIC connection."""
 
 from __future__ import annotations
 
+import functools
 import json
 import subprocess
 from typing import Any
@@ -118,7 +119,9 @@ def make_vector_env(num_envs: int = 2, asynchronous: bool = True, **kwargs) -> g
     """num_envs env servers stepped in parallel (AsyncVectorEnv: a worker
     process each, so both cores of a 2-core machine are used)."""
     binary = kwargs.pop("binary", None) or hetquic_binary()
-    fns = [lambda: RideEnv(binary=binary, **kwargs) for _ in range(num_envs)]
+    fns = [functools.partial(RideEnv, binary=binary, **kwargs) for _ in range(num_envs)]
     if asynchronous:
-        return gym.vector.AsyncVectorEnv(fns)
+        # spawn, not fork: the trainer has JAX's threads running, and a
+        # forked child of a multithreaded process may deadlock.
+        return gym.vector.AsyncVectorEnv(fns, context="spawn")
     return gym.vector.SyncVectorEnv(fns)
