@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/hetquic/hetquic/internal/stats"
 	"github.com/hetquic/hetquic/scenario"
 )
 
@@ -41,7 +42,7 @@ type StatsReply struct {
 func ControlHandler(e *Engine, frontEnd func() any) http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /stats", func(w http.ResponseWriter, r *http.Request) {
-		reply := StatsReply{TimeMs: ms(e.Now()), Paths: e.Stats()}
+		reply := StatsReply{TimeMs: stats.Ms(e.Now()), Paths: e.Stats()}
 		if frontEnd != nil {
 			b, err := json.Marshal(frontEnd())
 			if err != nil {

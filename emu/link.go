@@ -2,11 +2,11 @@ package emu
 
 import (
 	"fmt"
-	"math"
 	"math/rand/v2"
 	"sort"
 	"time"
 
+	"github.com/hetquic/hetquic/internal/stats"
 	"github.com/hetquic/hetquic/scenario"
 )
 
@@ -98,7 +98,7 @@ func (c *linkCore) configure(cfg scenario.Link, tr traces, now time.Duration) er
 	}
 	old := c.cfg
 	c.cfg = cfg
-	c.base = msDur(cfg.DelayMs)
+	c.base = stats.DurationMs(cfg.DelayMs)
 	c.reorder = cfg.Reorder
 	switch cfg.JitterDist {
 	case "", "normal", "uniform", "pareto":
@@ -134,8 +134,6 @@ func (c *linkCore) configure(cfg scenario.Link, tr traces, now time.Duration) er
 	}
 	return nil
 }
-
-func msDur(ms float64) time.Duration { return time.Duration(math.Round(ms * 1e6)) }
 
 // outage makes the link deliver nothing in [now, now+d): arriving packets
 // are dropped, and so are packets due for delivery in that window (they

@@ -5,6 +5,8 @@ import (
 	"io"
 	"strconv"
 	"sync"
+
+	"github.com/hetquic/hetquic/internal/stats"
 )
 
 // CSVLog writes one CSV line per packet event:
@@ -38,7 +40,7 @@ func (l *CSVLog) Record(ev PacketEvent) {
 		return
 	}
 	b := l.buf[:0]
-	b = strconv.AppendFloat(b, ms(ev.At), 'f', 3, 64)
+	b = strconv.AppendFloat(b, stats.Ms(ev.At), 'f', 3, 64)
 	b = append(b, ',')
 	b = append(b, ev.Path...)
 	b = append(b, ',')
@@ -51,9 +53,9 @@ func (l *CSVLog) Record(ev PacketEvent) {
 	b = strconv.AppendInt(b, int64(ev.Size), 10)
 	b = append(b, ',')
 	if ev.Kind == EventOut {
-		b = strconv.AppendFloat(b, ms(ev.QueueDelay), 'f', 3, 64)
+		b = strconv.AppendFloat(b, stats.Ms(ev.QueueDelay), 'f', 3, 64)
 		b = append(b, ',')
-		b = strconv.AppendFloat(b, ms(ev.Delay), 'f', 3, 64)
+		b = strconv.AppendFloat(b, stats.Ms(ev.Delay), 'f', 3, 64)
 	} else {
 		b = append(b, ',')
 	}

@@ -3,6 +3,8 @@ package emu
 import (
 	"encoding/json"
 	"time"
+
+	"github.com/hetquic/hetquic/internal/stats"
 )
 
 // LinkStats are the counters of one direction of one path since the engine
@@ -92,7 +94,7 @@ type durJSON struct {
 
 // MarshalJSON writes {"count": n, "mean_ms": x, "max_ms": x}.
 func (s DurStats) MarshalJSON() ([]byte, error) {
-	return json.Marshal(durJSON{s.Count, ms(s.Mean()), ms(s.Max)})
+	return json.Marshal(durJSON{s.Count, stats.Ms(s.Mean()), stats.Ms(s.Max)})
 }
 
 // UnmarshalJSON reads what MarshalJSON writes.
@@ -101,12 +103,10 @@ func (s *DurStats) UnmarshalJSON(b []byte) error {
 	if err := json.Unmarshal(b, &j); err != nil {
 		return err
 	}
-	s.Count, s.Max = j.Count, msDur(j.MaxMs)
-	s.Sum = msDur(j.MeanMs) * time.Duration(j.Count)
+	s.Count, s.Max = j.Count, stats.DurationMs(j.MaxMs)
+	s.Sum = stats.DurationMs(j.MeanMs) * time.Duration(j.Count)
 	return nil
 }
-
-func ms(d time.Duration) float64 { return float64(d) / 1e6 }
 
 // PathStats are the counters of both directions of one path.
 type PathStats struct {

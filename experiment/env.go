@@ -68,11 +68,14 @@ func (e *table) Shared() bool          { return true }
 // strategies' (which use their label's hash) for the same seed.
 const envSeedStream = 0x5ce2a210
 
-// offlineEnv draws seed's table from the scenario's TCT model, with the
-// round events applied.
+// OfflineEnv draws seed's table from the scenario's TCT model, with the
+// round events applied: mode offline's Env, and the task sizes and model
+// truth of a real run (experiment/realenv) of the same seed.
+func OfflineEnv(s *Spec, seed uint64) (Env, error) { return offlineEnv(s, seed) }
+
 func offlineEnv(s *Spec, seed uint64) (*table, error) {
 	rng := rand.New(rand.NewPCG(seed, envSeedStream))
-	sched := newSchedule(s.scenario, s.Events)
+	sched := NewSchedule(s.scenario, s.Events)
 	k := len(s.scenario.Paths)
 	e := &table{
 		tct:   make([][]float64, s.Rounds),
@@ -87,7 +90,7 @@ func offlineEnv(s *Spec, seed uint64) (*table, error) {
 		if len(s.Task.Sizes) > 0 {
 			size = s.Task.Sizes[rng.IntN(len(s.Task.Sizes))]
 		}
-		paths, changed, err := sched.at(t)
+		paths, changed, err := sched.At(t)
 		if err != nil {
 			return nil, err
 		}
@@ -140,10 +143,10 @@ func traceEnv(s *Spec) *table {
 	return e
 }
 
-// schedule yields the paths' parameters round by round: the scenario's,
+// Schedule yields the paths' parameters round by round: the scenario's,
 // changed by the round events. A spike (for_rounds > 0) restores the path
 // as it was just before the spike.
-type schedule struct {
+type Schedule struct {
 	paths   []scenario.Path
 	events  []RoundEvent
 	reverts map[int][]revert
@@ -155,8 +158,9 @@ type revert struct {
 	was  scenario.Path
 }
 
-func newSchedule(sc *scenario.Scenario, events []RoundEvent) *schedule {
-	s := &schedule{
+// NewSchedule starts the schedule of events over sc's paths at round 0.
+func NewSchedule(sc *scenario.Scenario, events []RoundEvent) *Schedule {
+	s := &Schedule{
 		paths:   append([]scenario.Path(nil), sc.Paths...),
 		events:  events,
 		reverts: map[int][]revert{},
@@ -168,10 +172,10 @@ func newSchedule(sc *scenario.Scenario, events []RoundEvent) *schedule {
 	return s
 }
 
-// at advances to round t (called with t = 0, 1, 2, …) and reports whether
+// At advances to round t (called with t = 0, 1, 2, …) and reports whether
 // anything changed since round t−1 (always true at t = 0). Spec.resolve
 // walks every schedule once, so a patch that fails here failed at load.
-func (s *schedule) at(t int) ([]scenario.Path, bool, error) {
+func (s *Schedule) At(t int) ([]scenario.Path, bool, error) {
 	changed := t == 0
 	for _, r := range s.reverts[t] {
 		s.paths[r.path] = r.was

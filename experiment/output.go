@@ -1,87 +1,63 @@
 package experiment
 
 import (
-	"bufio"
-	"encoding/json"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strconv"
+
+	"github.com/hetquic/hetquic/internal/results"
 )
 
-// WriteRounds writes rounds.csv: one line per round of every run, with
+// WriteRounds writes rounds.csv into d: one line per round of every run,
+// with
 //
 //	round, strategy, seed, path, size_bytes, tct_ms,
 //	regret (cumulative pseudo-regret after the round), hit (1 on a best path).
-func WriteRounds(path string, r *Result) error {
-	f, err := os.Create(path)
+func WriteRounds(d *results.Dir, r *Result) error {
+	c, err := d.CreateCSV("rounds.csv", "round", "strategy", "seed", "path", "size_bytes", "tct_ms", "regret", "hit")
 	if err != nil {
 		return err
 	}
-	w := bufio.NewWriterSize(f, 1<<16)
-	w.WriteString("round,strategy,seed,path,size_bytes,tct_ms,regret,hit\n")
-	var b []byte
 	for _, runs := range r.Runs {
 		for _, run := range runs {
+			seed := strconv.FormatUint(run.Seed, 10)
 			for t := range run.Path {
-				b = strconv.AppendInt(b[:0], int64(t), 10)
-				b = append(b, ',')
-				b = append(b, run.Label...)
-				b = append(b, ',')
-				b = strconv.AppendUint(b, run.Seed, 10)
-				b = append(b, ',')
-				b = append(b, r.Paths[run.Path[t]]...)
-				b = append(b, ',')
-				b = strconv.AppendInt(b, int64(run.Size[t]), 10)
-				b = append(b, ',')
-				b = strconv.AppendFloat(b, run.TCTms[t], 'f', 4, 64)
-				b = append(b, ',')
-				b = strconv.AppendFloat(b, run.Regret[t], 'f', 4, 64)
+				hit := "0"
 				if run.Hit[t] {
-					b = append(b, ",1\n"...)
-				} else {
-					b = append(b, ",0\n"...)
+					hit = "1"
 				}
-				w.Write(b)
+				if err := c.Row(strconv.Itoa(t), run.Label, seed, r.Paths[run.Path[t]], strconv.Itoa(run.Size[t]),
+					strconv.FormatFloat(run.TCTms[t], 'f', 4, 64), strconv.FormatFloat(run.Regret[t], 'f', 4, 64), hit); err != nil {
+					c.Close()
+					return err
+				}
 			}
 		}
 	}
-	if err := w.Flush(); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
+	return c.Close()
 }
 
-// WriteSummary writes summary.json.
-func WriteSummary(path string, s *Summary) error {
-	data, err := json.MarshalIndent(s, "", "  ")
-	if err != nil {
-		return err
-	}
-	return os.WriteFile(path, append(data, '\n'), 0o644)
-}
-
-// WriteAll writes rounds.csv, summary.json, the figures and report.md into
-// dir, and returns the files written.
+// WriteAll writes rounds.csv, summary.json, the figures (PNG and SVG) and
+// report.md into dir, and returns the files written.
 func WriteAll(dir string, r *Result, s *Summary) ([]string, error) {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	d, err := results.Create(dir)
+	if err != nil {
 		return nil, err
 	}
-	files := []string{filepath.Join(dir, "rounds.csv"), filepath.Join(dir, "summary.json")}
-	if err := WriteRounds(files[0], r); err != nil {
+	if err := WriteRounds(d, r); err != nil {
 		return nil, fmt.Errorf("write rounds: %w", err)
 	}
-	if err := WriteSummary(files[1], s); err != nil {
-		return nil, fmt.Errorf("write summary: %w", err)
+	if err := d.WriteSummary(s); err != nil {
+		return nil, err
 	}
 	figs, err := WriteFigures(dir, r)
 	if err != nil {
 		return nil, fmt.Errorf("write figures: %w", err)
 	}
-	report := filepath.Join(dir, "report.md")
-	if err := WriteReport(report, r, s, figs); err != nil {
+	for _, f := range figs {
+		d.AddFigure(f)
+	}
+	if err := d.WriteReport(Report(r, s, figs)); err != nil {
 		return nil, fmt.Errorf("write report: %w", err)
 	}
-	return append(append(files, figs...), report), nil
+	return d.Files(), nil
 }

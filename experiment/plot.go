@@ -11,9 +11,9 @@ import (
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
-	"gonum.org/v1/plot/vg/vgimg"
 
 	"github.com/hetquic/hetquic/internal/figure"
+	"github.com/hetquic/hetquic/internal/stats"
 	"github.com/hetquic/hetquic/pathsel"
 )
 
@@ -92,7 +92,7 @@ func WriteFigures(dir string, r *Result) ([]string, error) {
 		}
 		files[i] = filepath.Join(dir, j.name)
 	}
-	return files, nil
+	return files, nil // each with its .svg twin (figure.SVGName)
 }
 
 func objectiveUnit(r *Result) string {
@@ -161,12 +161,9 @@ func addLines(p *plot.Plot, r *Result, smooth int, f func(run *Run) []float64) e
 			continue
 		}
 		points += len(xys)
-		l, err := plotter.NewLine(xys)
-		if err != nil {
+		if _, err := figure.AddLine(p, i, "", xys); err != nil {
 			return err
 		}
-		l.LineStyle = figure.LineStyle(i)
-		p.Add(l)
 	}
 	return nil
 }
@@ -187,14 +184,11 @@ func cdfPlot(r *Result) (*plot.Plot, error) {
 		xys := make(plotter.XYs, 0, steps+1)
 		for s := 0; s <= steps; s++ {
 			q := float64(s) / steps
-			xys = append(xys, plotter.XY{X: quantile(all, q), Y: q})
+			xys = append(xys, plotter.XY{X: stats.Quantile(all, q), Y: q})
 		}
-		l, err := plotter.NewLine(xys)
-		if err != nil {
+		if _, err := figure.AddLine(p, i, "", xys); err != nil {
 			return nil, err
 		}
-		l.LineStyle = figure.LineStyle(i)
-		p.Add(l)
 	}
 	return p, nil
 }
@@ -206,7 +200,7 @@ var figureSize = figure.Size{W: 10 * vg.Inch, H: 5 * vg.Inch, Legend: 2.3 * vg.I
 func saveWithLegend(name string, p *plot.Plot, labels []string) error {
 	entries := make([]figure.Entry, len(labels))
 	for i, l := range labels {
-		entries[i] = figure.Entry{Label: l, Style: figure.LineStyle(i)}
+		entries[i] = figure.Entry{Label: l, Style: figure.LineStyle(i), Glyph: figure.Glyph(i)}
 	}
 	return figure.SaveWithLegend(name, p, entries, figureSize)
 }
@@ -266,23 +260,22 @@ func chosenPathFigure(name string, r *Result) error {
 		plots[i/cols][i%cols] = p
 	}
 	w, h := 12*vg.Inch, vg.Length(rows)*2.2*vg.Inch+0.4*vg.Inch
-	img := vgimg.New(w, h)
-	dc := draw.New(img)
 	title := fmt.Sprintf("Path chosen in each round (seed %d; green band: the best path)", r.Runs[0][0].Seed)
 	font := plot.DefaultFont
 	font.Size = vg.Points(13)
-	dc.FillText(draw.TextStyle{Color: color.Black, Font: font, Handler: plot.DefaultTextHandler, XAlign: draw.XCenter},
-		vg.Point{X: w / 2, Y: h - 0.25*vg.Inch}, title)
-	body := draw.Crop(dc, 0, 0, 0, -0.4*vg.Inch)
-	canvases := plot.Align(plots, draw.Tiles{Rows: rows, Cols: cols, PadX: vg.Points(12), PadY: vg.Points(12), PadTop: vg.Points(4), PadBottom: vg.Points(4), PadLeft: vg.Points(4), PadRight: vg.Points(4)}, body)
-	for i := range plots {
-		for j, p := range plots[i] {
-			if p != nil {
-				p.Draw(canvases[i][j])
+	return figure.Save(name, w, h, func(dc draw.Canvas) {
+		dc.FillText(draw.TextStyle{Color: color.Black, Font: font, Handler: plot.DefaultTextHandler, XAlign: draw.XCenter},
+			vg.Point{X: w / 2, Y: h - 0.25*vg.Inch}, title)
+		body := draw.Crop(dc, 0, 0, 0, -0.4*vg.Inch)
+		canvases := plot.Align(plots, draw.Tiles{Rows: rows, Cols: cols, PadX: vg.Points(12), PadY: vg.Points(12), PadTop: vg.Points(4), PadBottom: vg.Points(4), PadLeft: vg.Points(4), PadRight: vg.Points(4)}, body)
+		for i := range plots {
+			for j, p := range plots[i] {
+				if p != nil {
+					p.Draw(canvases[i][j])
+				}
 			}
 		}
-	}
-	return figure.SavePNG(name, img)
+	})
 }
 
 // pathFigure draws each path's true expected sample per round: the network
@@ -298,13 +291,9 @@ func pathFigure(name string, r *Result) error {
 		for t, m := range r.Truth {
 			xys[t] = plotter.XY{X: float64(t + 1), Y: m[k].Mean}
 		}
-		l, err := plotter.NewLine(xys)
-		if err != nil {
+		if _, err := figure.AddLine(p, k, "", xys); err != nil {
 			return err
 		}
-		l.LineStyle = figure.LineStyle(k)
-		l.LineStyle.Width = vg.Points(2)
-		p.Add(l)
 	}
 	return saveWithLegend(name, p, r.Paths)
 }

@@ -2,9 +2,10 @@ package experiment
 
 import (
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/hetquic/hetquic/internal/results"
 )
 
 // figureCaptions explain each figure to a reader who has not seen the code.
@@ -17,9 +18,9 @@ var figureCaptions = map[string]string{
 	figPaths:    "Each path's expected task completion time round by round: the network the strategies faced, with the experiment's events (Figs. 13 and 15).",
 }
 
-// WriteReport writes a Markdown page with the setup, the summary table and
-// the figures (referenced by file name, next to the page).
-func WriteReport(name string, r *Result, s *Summary, figs []string) error {
+// Report is report.md: the setup, the summary's Tables and the figures
+// (referenced by file name, next to the page).
+func Report(r *Result, s *Summary, figs []string) string {
 	var b strings.Builder
 	spec := r.Spec
 	fmt.Fprintf(&b, "# Experiment %s\n\n", spec.Name)
@@ -62,30 +63,58 @@ func WriteReport(name string, r *Result, s *Summary, figs []string) error {
 		}
 	}
 	fmt.Fprintf(&b, "\n## Results\n\n")
-	fmt.Fprintf(&b, "| strategy | mean TCT ms (±95%%) | var ms² | p50 / p95 / p99 ms | mean vs polling | var vs polling | × oracle | best-path hits (last 10%%) | cum. regret | Eq. 22 | switches /100 rounds |\n")
-	fmt.Fprintf(&b, "|---|---|---|---|---|---|---|---|---|---|---|\n")
-	for _, st := range s.Strategies {
-		fmt.Fprintf(&b, "| %s | %.3f (±%.3f) | %.2f | %.2f / %.2f / %.2f | %s | %s | %s | %.1f%% (%.1f%%) | %.1f | %.1f | %.1f |\n",
-			st.Label, st.MeanTCTms, st.MeanTCTCI95ms, st.VarTCTms2, st.P50TCTms, st.P95TCTms, st.P99TCTms,
-			optional(st.MeanReductionVsPollingPct, "%+.2f%%", -1), optional(st.VarReductionVsPollingPct, "%+.2f%%", -1),
-			optional(st.RatioToOracle, "%.3f", 1), 100*st.HitRate, 100*st.FinalHitRate, st.CumRegret, st.RegretEq22, st.SwitchesPer100)
-	}
-	fmt.Fprintf(&b, "\n\"vs polling\" is the change of the mean (variance) relative to polling: −59 %% means 59 %% lower. "+
-		"Regret is in the objective's unit; Eq. 22 is the PCM journal's regret (README, \"Regret\").\n")
-	if len(s.Strategies) > 0 && s.Strategies[0].OfflineMeanTCTms != nil {
-		fmt.Fprintf(&b, "\n### Real vs offline model\n\nThe same strategies, seeds and task sizes on the offline TCT model of the scenario:\n\n")
-		fmt.Fprintf(&b, "| strategy | real mean TCT ms | offline mean TCT ms | real / offline |\n|---|---|---|---|\n")
-		for _, st := range s.Strategies {
-			off := *st.OfflineMeanTCTms
-			fmt.Fprintf(&b, "| %s | %.3f | %.3f | %.3f |\n", st.Label, st.MeanTCTms, off, st.MeanTCTms/off)
-		}
-	}
+	var md strings.Builder
+	results.WriteTables(&md, s.Tables())
+	b.WriteString(md.String())
 	fmt.Fprintf(&b, "\n## Figures\n\n")
 	for _, f := range figs {
-		base := filepath.Base(f)
-		fmt.Fprintf(&b, "### %s\n\n%s\n\n![%s](%s)\n\n", base, figureCaptions[base], base, base)
+		b.WriteString(results.FigureMarkdown(f, figureCaptions[filepath.Base(f)]))
 	}
-	return os.WriteFile(name, []byte(b.String()), 0o644)
+	return b.String()
+}
+
+// Tables are the report's result tables: what `hetquic exp run NAME --md`
+// prints. Nothing in them varies between runs of the same spec.
+func (s *Summary) Tables() []results.Table {
+	main := results.Table{
+		Header: []string{"strategy", "mean TCT ms (±95%)", "var ms²", "p50 / p95 / p99 ms", "mean vs polling", "var vs polling",
+			"× oracle", "best-path hits (last 10%)", "cum. regret", "Eq. 22", "switches /100 rounds"},
+		Note: "\"vs polling\" is the change of the mean (variance) relative to polling: −59 % means 59 % lower. " +
+			"±95 % is the half-width of Student's t interval over the seeds' mean TCTs. " +
+			"Regret is in the objective's unit; Eq. 22 is the PCM journal's regret (README, \"Regret\").",
+	}
+	for _, st := range s.Strategies {
+		main.Rows = append(main.Rows, []string{
+			st.Label, fmt.Sprintf("%.3f (±%.3f)", st.MeanTCTms, st.MeanTCTCI95ms), fmt.Sprintf("%.2f", st.VarTCTms2),
+			fmt.Sprintf("%.2f / %.2f / %.2f", st.P50TCTms, st.P95TCTms, st.P99TCTms),
+			optional(st.MeanReductionVsPollingPct, "%+.2f%%", -1), optional(st.VarReductionVsPollingPct, "%+.2f%%", -1),
+			optional(st.RatioToOracle, "%.3f", 1), fmt.Sprintf("%.1f%% (%.1f%%)", 100*st.HitRate, 100*st.FinalHitRate),
+			fmt.Sprintf("%.1f", st.CumRegret), fmt.Sprintf("%.1f", st.RegretEq22), fmt.Sprintf("%.1f", st.SwitchesPer100),
+		})
+	}
+	if o := s.RealOracle; o != nil {
+		main.Header[6] = "× oracle (real)"
+		main.Header = append(main.Header, "× model oracle")
+		for i, st := range s.Strategies {
+			main.Rows[i] = append(main.Rows[i], optional(st.RatioToModelOracle, "%.3f", 1))
+		}
+		main.Note += fmt.Sprintf(" × oracle (real) is over the mean TCT of the best fixed path in hindsight on the real network, %s (%.3f ms; "+
+			"each path measured by polling's rounds); × model oracle is over the oracle strategy, which follows the offline model's best path. "+
+			"Best-path hits and regret are judged by the model.", o.Path, o.MeanTCTms)
+	}
+	tables := []results.Table{main}
+	if len(s.Strategies) > 0 && s.Strategies[0].OfflineMeanTCTms != nil {
+		off := results.Table{
+			Caption: "Real vs offline model: the same strategies, seeds and task sizes on the offline TCT model of the scenario.",
+			Header:  []string{"strategy", "real mean TCT ms", "offline mean TCT ms", "real / offline"},
+		}
+		for _, st := range s.Strategies {
+			o := *st.OfflineMeanTCTms
+			off.Rows = append(off.Rows, []string{st.Label, fmt.Sprintf("%.3f", st.MeanTCTms), fmt.Sprintf("%.3f", o), fmt.Sprintf("%.3f", st.MeanTCTms/o)})
+		}
+		tables = append(tables, off)
+	}
+	return tables
 }
 
 func rateText(mbps float64, trace string) string {

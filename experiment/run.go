@@ -7,10 +7,9 @@ import (
 	"io"
 	"math"
 	"math/rand/v2"
-	"runtime"
-	"sync"
 	"time"
 
+	"github.com/hetquic/hetquic/internal/runner"
 	"github.com/hetquic/hetquic/pathsel"
 )
 
@@ -44,16 +43,29 @@ type Result struct {
 	Offline *Result
 }
 
-// Options tune a run.
-type Options struct {
-	Workers  int       // parallel runs; 0 means GOMAXPROCS
-	Progress io.Writer // progress lines; nil for none
+// EnvFactory makes the environment of one seed.
+type EnvFactory func(s *Spec, seed uint64) (Env, error)
+
+// Execute runs an offline or trace experiment: every strategy on every
+// seed on the runner's worker pool. Runs are independent and write only
+// their own slot, so any number of workers gives the same Result. Mode real
+// needs the real network's Env, which this package does not link (so an
+// offline run does not link quic-go): run it with experiment/realenv.
+func Execute(ctx context.Context, spec *Spec, opt runner.Options) (*Result, error) {
+	switch spec.Mode {
+	case ModeOffline:
+		return ExecuteWith(ctx, spec, opt, OfflineEnv)
+	case ModeTrace:
+		return ExecuteWith(ctx, spec, opt, func(s *Spec, _ uint64) (Env, error) { return traceEnv(s), nil })
+	}
+	return nil, fmt.Errorf("mode %s: run it with experiment/realenv (hetquic exp run does)", spec.Mode)
 }
 
-// Execute runs every strategy on every seed. Runs are independent and write
-// only their own slot, so any number of workers gives the same Result.
-func Execute(ctx context.Context, spec *Spec, opt Options) (*Result, error) {
-	start := time.Now()
+// ExecuteWith runs every strategy on every seed over the environments
+// newEnv makes (one per seed), on opt.Workers workers, or one when the
+// environment cannot be shared (a real network).
+func ExecuteWith(ctx context.Context, spec *Spec, opt runner.Options, newEnv EnvFactory) (*Result, error) {
+	start := time.Now() // for Elapsed only; never a seed
 	seeds := spec.Seeds
 	envs := make([]Env, seeds)
 	defer func() {
@@ -65,7 +77,7 @@ func Execute(ctx context.Context, spec *Spec, opt Options) (*Result, error) {
 	}()
 	for i := range seeds {
 		var err error
-		if envs[i], err = spec.newEnv(spec.Seed + uint64(i)); err != nil {
+		if envs[i], err = newEnv(spec, spec.Seed+uint64(i)); err != nil {
 			return nil, err
 		}
 	}
@@ -73,53 +85,21 @@ func Execute(ctx context.Context, spec *Spec, opt Options) (*Result, error) {
 	for i := range res.Runs {
 		res.Runs[i] = make([]*Run, seeds)
 	}
-	workers := opt.Workers
-	if workers <= 0 {
-		workers = runtime.GOMAXPROCS(0)
-	}
 	if !envs[0].Shared() {
-		workers = 1
+		opt.Workers = 1
 	}
-	total := len(spec.Strategies) * seeds
-	jobs := make(chan int)
-	errs := make(chan error, total)
-	var wg sync.WaitGroup
-	var mu sync.Mutex
-	done := 0
-	for range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for j := range jobs {
-				si, seed := j/seeds, j%seeds
-				run, err := spec.runOne(ctx, spec.Strategies[si], spec.Seed+uint64(seed), envs[seed])
-				if err != nil {
-					errs <- fmt.Errorf("%s, seed %d: %w", spec.Strategies[si].Label, spec.Seed+uint64(seed), err)
-					continue
-				}
-				res.Runs[si][seed] = run
-				mu.Lock()
-				done++
-				progress(opt.Progress, done, total)
-				mu.Unlock()
-			}
-		}()
+	if opt.Name == "" {
+		opt.Name = spec.Name
 	}
-feed:
-	for j := range total {
-		select {
-		case jobs <- j:
-		case <-ctx.Done():
-			break feed
+	err := runner.Run(ctx, len(spec.Strategies)*seeds, opt, func(ctx context.Context, j int) error {
+		si, seed := j/seeds, j%seeds
+		run, err := spec.runOne(ctx, spec.Strategies[si], spec.Seed+uint64(seed), envs[seed])
+		if err != nil {
+			return fmt.Errorf("%s, seed %d: %w", spec.Strategies[si].Label, spec.Seed+uint64(seed), err)
 		}
-	}
-	close(jobs)
-	wg.Wait()
-	close(errs)
-	if err := <-errs; err != nil {
-		return nil, err
-	}
-	err := ctx.Err()
+		res.Runs[si][seed] = run
+		return nil
+	})
 	if err != nil {
 		return nil, err
 	}
@@ -133,34 +113,7 @@ feed:
 		res.Best = append(res.Best, bestPath(obj, truth))
 	}
 	res.Elapsed = time.Since(start)
-	if spec.Mode == ModeReal {
-		offline := *spec
-		offline.Mode = ModeOffline
-		if res.Offline, err = Execute(ctx, &offline, Options{Workers: opt.Workers}); err != nil {
-			return nil, err
-		}
-	}
 	return res, nil
-}
-
-func progress(w io.Writer, done, total int) {
-	if w == nil {
-		return
-	}
-	// About twenty lines, whatever the size of the experiment.
-	if step := max(1, total/20); done%step == 0 || done == total {
-		fmt.Fprintf(w, "  %d/%d runs\n", done, total)
-	}
-}
-
-func (s *Spec) newEnv(seed uint64) (Env, error) {
-	switch s.Mode {
-	case ModeTrace:
-		return traceEnv(s), nil
-	case ModeReal:
-		return newRealEnv(s, seed)
-	}
-	return offlineEnv(s, seed)
 }
 
 // runOne runs one strategy on one seed.

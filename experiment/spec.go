@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"math"
 	"path"
+	"slices"
 
 	"github.com/hetquic/hetquic/internal/yamlfile"
 	"github.com/hetquic/hetquic/pathsel"
@@ -46,6 +47,15 @@ type Spec struct {
 
 	scenario *scenario.Scenario
 	trace    *traceTable
+}
+
+// Real tunes mode real (run by experiment/realenv).
+type Real struct {
+	// Rebind uses PCM's paper-faithful mode (one connection ID, changing
+	// source address) instead of quic-go's path API.
+	Rebind bool `yaml:"rebind"`
+	// TimeoutMs bounds one request (default 10000).
+	TimeoutMs float64 `yaml:"timeout_ms"`
 }
 
 // Task is the work of one round.
@@ -236,6 +246,9 @@ func (s *Spec) validate() error {
 	if err := s.Model.validate(); err != nil {
 		return fmt.Errorf("model.%w", err)
 	}
+	if s.Mode == ModeReal && !slices.ContainsFunc(s.Strategies, func(st StrategySpec) bool { return st.Strategy == pathsel.Polling }) {
+		return fmt.Errorf("strategies: mode real needs a polling strategy: its rounds measure every path, and the best of them in hindsight is the real-side oracle")
+	}
 	labels := map[string]bool{}
 	for i, st := range s.Strategies {
 		if labels[st.Label] {
@@ -269,9 +282,9 @@ func (s *Spec) resolve() error {
 		}
 	}
 	if len(s.Events) > 0 { // apply every event once, in order, to check it
-		sched := newSchedule(s.scenario, s.Events)
+		sched := NewSchedule(s.scenario, s.Events)
 		for t := range s.Rounds {
-			if _, _, err := sched.at(t); err != nil {
+			if _, _, err := sched.At(t); err != nil {
 				return fmt.Errorf("events: %w", err)
 			}
 		}

@@ -4,28 +4,56 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"slices"
 	"strings"
 	"text/tabwriter"
 
+	"github.com/hetquic/hetquic/internal/results"
+	"github.com/hetquic/hetquic/internal/stats"
 	"github.com/hetquic/hetquic/pathsel"
 )
 
-// Summary is what summary.json holds.
+// Summary is what summary.json holds for modes offline, trace and real:
+// the common header (results.Header: schema_version, experiment, mode,
+// seeds) and the fields below; docs/results.md documents each field.
 type Summary struct {
-	Experiment string   `json:"experiment"`
-	Scenario   string   `json:"scenario,omitempty"`
-	Mode       string   `json:"mode"`
-	Sample     string   `json:"sample"`
-	Rounds     int      `json:"rounds"`
-	Seeds      []uint64 `json:"seeds"`
-	Paths      []string `json:"paths"`
+	results.Header
+	Scenario string   `json:"scenario,omitempty"`
+	Sample   string   `json:"sample"`
+	Rounds   int      `json:"rounds"`
+	Paths    []string `json:"paths"`
 	// BestPath is the best path of the first round (it may change with
 	// events); Objective is how "best" is judged.
-	BestPath   string            `json:"best_path"`
-	Objective  pathsel.Objective `json:"objective"`
-	ElapsedMs  float64           `json:"elapsed_ms"`
+	BestPath  string            `json:"best_path"`
+	Objective pathsel.Objective `json:"objective"`
+	// ElapsedMs is the wall time of the run: for the report and the
+	// command's last line, not in summary.json (which must not change from
+	// one run of the same spec to the next).
+	ElapsedMs  float64           `json:"-"`
 	Strategies []StrategySummary `json:"strategies"`
+	// RealOracle is, in mode real, the oracle measured on the real side.
+	RealOracle *RealOracle `json:"real_oracle,omitempty"`
+}
+
+// RealOracle is mode real's yardstick: the best fixed path in hindsight on
+// the real network, as trace mode's (PCM regret is against the best arm).
+// Every path's real mean comes from the polling strategy's rounds, which
+// visit the paths in turn across the whole run, so each path is measured
+// as often, and under the same events, as any other; the best path is the
+// one whose real samples minimise the experiment's objective.
+type RealOracle struct {
+	Path      string     `json:"path"`
+	MeanTCTms float64    `json:"mean_tct_ms"`
+	PerPath   []PathMean `json:"per_path"`
+}
+
+// PathMean is one path's real task completion time under polling.
+type PathMean struct {
+	Path      string  `json:"path"`
+	Samples   int     `json:"samples"`
+	MeanTCTms float64 `json:"mean_tct_ms"`
+	// Objective is the path's value of the experiment's objective over its
+	// real samples (in the sample's unit); the smallest wins.
+	Objective float64 `json:"objective"`
 }
 
 // StrategySummary aggregates one strategy over its seeds. Means and
@@ -47,7 +75,13 @@ type StrategySummary struct {
 	// experiment; absent when it has none.
 	MeanReductionVsPollingPct *float64 `json:"mean_reduction_vs_polling_pct,omitempty"`
 	VarReductionVsPollingPct  *float64 `json:"var_reduction_vs_polling_pct,omitempty"`
-	RatioToOracle             *float64 `json:"ratio_to_oracle,omitempty"`
+	// RatioToOracle is mean TCT over the oracle's: in modes offline and
+	// trace the oracle strategy's; in mode real the real best fixed path's
+	// (Summary.RealOracle), and RatioToModelOracle is then over the oracle
+	// strategy's, which follows the offline model's best path: it measures
+	// the model's error as much as the strategy's.
+	RatioToOracle      *float64 `json:"ratio_to_oracle,omitempty"`
+	RatioToModelOracle *float64 `json:"ratio_to_model_oracle,omitempty"`
 
 	// OfflineMeanTCTms is, for a real run, the mean TCT of the same
 	// strategy on the offline model (same seeds and task sizes).
@@ -64,8 +98,8 @@ type StrategySummary struct {
 func Summarize(r *Result) *Summary {
 	s := r.Spec
 	sum := &Summary{
-		Experiment: s.Name, Mode: s.Mode, Sample: s.Sample, Rounds: s.Rounds,
-		Paths: r.Paths, Objective: s.Objective.objective(),
+		Header: results.NewHeader(s.Name, s.Mode, results.Seeds(s.Seed, s.Seeds)),
+		Sample: s.Sample, Rounds: s.Rounds, Paths: r.Paths, Objective: s.Objective.objective(),
 		ElapsedMs: float64(r.Elapsed.Microseconds()) / 1000,
 	}
 	if s.scenario != nil {
@@ -73,9 +107,6 @@ func Summarize(r *Result) *Summary {
 	}
 	if len(r.Best) > 0 {
 		sum.BestPath = r.Paths[r.Best[0]]
-	}
-	for i := range s.Seeds {
-		sum.Seeds = append(sum.Seeds, s.Seed+uint64(i))
 	}
 	for i, runs := range r.Runs {
 		sum.Strategies = append(sum.Strategies, summarizeRuns(s.Strategies[i], runs))
@@ -87,17 +118,70 @@ func Summarize(r *Result) *Summary {
 		}
 	}
 	polling, oracle := sum.find(pathsel.Polling), sum.find(pathsel.Oracle)
+	if s.Mode == ModeReal {
+		sum.RealOracle = realOracle(r)
+	}
 	for i := range sum.Strategies {
 		st := &sum.Strategies[i]
 		if polling != nil {
 			st.MeanReductionVsPollingPct = ptr(100 * (1 - st.MeanTCTms/polling.MeanTCTms))
 			st.VarReductionVsPollingPct = ptr(100 * (1 - st.VarTCTms2/polling.VarTCTms2))
 		}
-		if oracle != nil {
+		switch {
+		case sum.RealOracle != nil:
+			st.RatioToOracle = ptr(st.MeanTCTms / sum.RealOracle.MeanTCTms)
+			if oracle != nil {
+				st.RatioToModelOracle = ptr(st.MeanTCTms / oracle.MeanTCTms)
+			}
+		case oracle != nil:
 			st.RatioToOracle = ptr(st.MeanTCTms / oracle.MeanTCTms)
 		}
 	}
 	return sum
+}
+
+// realOracle measures the best fixed path in hindsight from the polling
+// runs (every seed); nil without a polling strategy (Load requires one in
+// mode real) or when a path was never measured.
+func realOracle(r *Result) *RealOracle {
+	si := -1
+	for i, st := range r.Spec.Strategies {
+		if st.Strategy == pathsel.Polling {
+			si = i
+			break
+		}
+	}
+	if si < 0 {
+		return nil
+	}
+	k := len(r.Paths)
+	tct := make([][]float64, k)
+	sample := make([][]float64, k)
+	for _, run := range r.Runs[si] {
+		for t, p := range run.Path {
+			x := run.TCTms[t]
+			tct[p] = append(tct[p], x)
+			if r.Spec.Sample == SampleTCTPerByte {
+				x /= float64(run.Size[t])
+			}
+			sample[p] = append(sample[p], x)
+		}
+	}
+	obj := r.Spec.Objective.objective()
+	o := &RealOracle{}
+	best := math.Inf(1)
+	for p := range k {
+		if len(tct[p]) == 0 {
+			return nil
+		}
+		m, v := stats.MeanVar(sample[p])
+		pm := PathMean{Path: r.Paths[p], Samples: len(tct[p]), MeanTCTms: stats.Mean(tct[p]), Objective: obj.Value(m, v)}
+		o.PerPath = append(o.PerPath, pm)
+		if pm.Objective < best {
+			best, o.Path, o.MeanTCTms = pm.Objective, pm.Path, pm.MeanTCTms
+		}
+	}
+	return o
 }
 
 func ptr(v float64) *float64 { return &v }
@@ -117,7 +201,7 @@ func summarizeRuns(st StrategySpec, runs []*Run) StrategySummary {
 	means := make([]float64, len(runs))
 	var hits, finalHits, finalRounds, switches, rounds int
 	for i, run := range runs {
-		m, v := meanVar(run.TCTms)
+		m, v := stats.MeanVar(run.TCTms)
 		means[i] = m
 		out.VarTCTms2 += v / float64(len(runs))
 		out.CumRegret += run.Regret[len(run.Regret)-1] / float64(len(runs))
@@ -140,43 +224,17 @@ func summarizeRuns(st StrategySpec, runs []*Run) StrategySummary {
 		}
 		rounds += len(run.Hit)
 	}
-	m, v := meanVar(means)
-	out.MeanTCTms = m
-	out.MeanTCTCI95ms = 1.96 * math.Sqrt(v/float64(len(means)))
-	slices.Sort(all)
-	out.P50TCTms, out.P95TCTms, out.P99TCTms = quantile(all, 0.5), quantile(all, 0.95), quantile(all, 0.99)
+	out.MeanTCTms = stats.Mean(means)
+	// Over one seed there is no spread to speak of: 0, not NaN (JSON).
+	if len(means) > 1 {
+		out.MeanTCTCI95ms = stats.CI95(means)
+	}
+	q := stats.Quantiles(all, 0.5, 0.95, 0.99)
+	out.P50TCTms, out.P95TCTms, out.P99TCTms = q[0], q[1], q[2]
 	out.HitRate = float64(hits) / float64(rounds)
 	out.FinalHitRate = float64(finalHits) / float64(finalRounds)
 	out.SwitchesPer100 = 100 * float64(switches) / float64(rounds)
 	return out
-}
-
-// meanVar is the mean and sample variance (0 for one value).
-func meanVar(xs []float64) (mean, variance float64) {
-	for _, x := range xs {
-		mean += x
-	}
-	mean /= float64(len(xs))
-	if len(xs) < 2 {
-		return mean, 0
-	}
-	for _, x := range xs {
-		variance += (x - mean) * (x - mean)
-	}
-	return mean, variance / float64(len(xs)-1)
-}
-
-// quantile of sorted xs by linear interpolation between closest ranks.
-func quantile(sorted []float64, q float64) float64 {
-	if len(sorted) == 0 {
-		return math.NaN()
-	}
-	pos := q * float64(len(sorted)-1)
-	i := int(pos)
-	if i+1 >= len(sorted) {
-		return sorted[len(sorted)-1]
-	}
-	return sorted[i] + (pos-float64(i))*(sorted[i+1]-sorted[i])
 }
 
 // WriteTable prints the summary as an aligned text table.

@@ -2,10 +2,10 @@ package sim
 
 import (
 	"fmt"
-	"math"
 	"math/rand/v2"
 	"time"
 
+	"github.com/hetquic/hetquic/internal/stats"
 	"github.com/hetquic/hetquic/scenario"
 )
 
@@ -63,8 +63,8 @@ type LinkParams struct {
 // trace files relative to the scenario.
 func ParamsFromScenario(s *scenario.Scenario, l scenario.Link) (LinkParams, error) {
 	p := LinkParams{
-		Delay:      msDur(l.DelayMs),
-		Jitter:     msDur(l.JitterMs),
+		Delay:      stats.DurationMs(l.DelayMs),
+		Jitter:     stats.DurationMs(l.JitterMs),
 		JitterDist: l.JitterDist,
 		Reorder:    l.Reorder,
 		Loss:       l.Loss,
@@ -102,10 +102,6 @@ func (p LinkParams) MeanRateBps() float64 {
 		return p.Trace.MeanMbps() * 1e6
 	}
 	return p.RateBps
-}
-
-func msDur(ms float64) time.Duration {
-	return time.Duration(math.Round(ms * float64(time.Millisecond)))
 }
 
 // LinkStats counts what a link did.

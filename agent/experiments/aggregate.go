@@ -7,6 +7,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/hetquic/hetquic/internal/stats"
 	"github.com/hetquic/hetquic/scenario"
 )
 
@@ -75,8 +76,8 @@ func RunAggregation(ctx context.Context, cfg AggConfig) ([]AggRow, error) {
 		if m.paths != nil {
 			paths = m.paths[0]
 		}
-		out = append(out, AggRow{Mode: m.name, Paths: paths, BigMs: ms(fs[0].Dur), SmallMs: ms(fs[1].Dur),
-			MakespanMs: ms(span), IdealMs: ms(ideal), Efficiency: float64(ideal) / float64(span)})
+		out = append(out, AggRow{Mode: m.name, Paths: paths, BigMs: stats.Ms(fs[0].Dur), SmallMs: stats.Ms(fs[1].Dur),
+			MakespanMs: stats.Ms(span), IdealMs: stats.Ms(ideal), Efficiency: float64(ideal) / float64(span)})
 	}
 	return out, nil
 }

@@ -302,5 +302,3 @@ func downRate(s *scenario.Scenario, names []string) float64 {
 	}
 	return r
 }
-
-func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/hetquic/hetquic/emu/udprelay"
 	"github.com/hetquic/hetquic/internal/selfsigned"
+	"github.com/hetquic/hetquic/internal/stats"
 	"github.com/hetquic/hetquic/origin"
 	"github.com/hetquic/hetquic/pcm"
 	"github.com/hetquic/hetquic/scenario"
@@ -92,8 +93,8 @@ func RunHandshake(ctx context.Context, cfg HandshakeConfig) ([]HandshakeRow, err
 		return nil, err
 	}
 	row := func(mode string, ds []time.Duration) HandshakeRow {
-		slices.Sort(ds)
-		return HandshakeRow{Mode: mode, MedianMs: ms(ds[len(ds)/2]), MinMs: ms(ds[0]), RTTms: rtt}
+		xs := stats.FloatsMs(ds)
+		return HandshakeRow{Mode: mode, MedianMs: stats.Median(xs), MinMs: slices.Min(xs), RTTms: rtt}
 	}
 	out := []HandshakeRow{
 		row("ct agent (connection always on)", ct),

@@ -11,6 +11,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/hetquic/hetquic/internal/stats"
 	"github.com/hetquic/hetquic/scenario"
 )
 
@@ -111,7 +112,7 @@ func runOutage(ctx context.Context, e *env, cfg OutageConfig) (OutageRow, error)
 	}
 	r := <-done
 	total := time.Since(start)
-	row := OutageRow{CutPath: cut, TotalMs: ms(total), AfterCutMs: ms(total - cutAt), Bytes: r.f.Bytes,
+	row := OutageRow{CutPath: cut, TotalMs: stats.Ms(total), AfterCutMs: stats.Ms(total - cutAt), Bytes: r.f.Bytes,
 		Migrations: e.metric("ct_client_migrations_total"), ResumeGapS: e.metric("ct_client_last_resume_gap_seconds")}
 	return row, r.err
 }
@@ -176,7 +177,7 @@ func RunLoss(ctx context.Context, cfg LossConfig) ([]LossRow, error) {
 			}
 			var f fetch
 			if f, err = e.get(ctx, "app", size); err == nil {
-				out = append(out, LossRow{Loss: loss, SizeBytes: size, Ms: ms(f.Dur),
+				out = append(out, LossRow{Loss: loss, SizeBytes: size, Ms: stats.Ms(f.Dur),
 					IdealMs: float64(size) / rate * 1000, Mbps: float64(size) * 8 / f.Dur.Seconds() / 1e6})
 			}
 		}
@@ -249,7 +250,7 @@ func RunPrefetch(ctx context.Context, cfg PrefetchConfig) ([]PrefetchRow, error)
 		if err != nil {
 			return out, err
 		}
-		out = append(out, PrefetchRow{Mode: m.name, Ms: ms(f.Dur), Hit: f.Hit, Bytes: f.Bytes})
+		out = append(out, PrefetchRow{Mode: m.name, Ms: stats.Ms(f.Dur), Hit: f.Hit, Bytes: f.Bytes})
 	}
 	return out, nil
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/hetquic/hetquic/emu/lab"
 	"github.com/hetquic/hetquic/internal/selfsigned"
+	"github.com/hetquic/hetquic/internal/stats"
 	"github.com/hetquic/hetquic/origin"
 	"github.com/hetquic/hetquic/scenario"
 )
@@ -103,8 +104,8 @@ func RunAggregationMPTCP(ctx context.Context, cfg AggConfig) (AggRow, error) {
 		return AggRow{}, fmt.Errorf("mptcp: %w", err)
 	}
 	ideal := time.Duration(float64(cfg.Big+cfg.Small) / downRate(sc, nil) * float64(time.Second))
-	return AggRow{Mode: "kernel MPTCP (lab)", Paths: "all", BigMs: ms(durs[0]), SmallMs: ms(durs[1]),
-		MakespanMs: ms(span), IdealMs: ms(ideal), Efficiency: float64(ideal) / float64(span)}, nil
+	return AggRow{Mode: "kernel MPTCP (lab)", Paths: "all", BigMs: stats.Ms(durs[0]), SmallMs: stats.Ms(durs[1]),
+		MakespanMs: stats.Ms(span), IdealMs: stats.Ms(ideal), Efficiency: float64(ideal) / float64(span)}, nil
 }
 
 // directHTTPS is experiment 1's TCP baseline: HTTPS (TCP + TLS 1.3,

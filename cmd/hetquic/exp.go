@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
@@ -14,6 +13,9 @@ import (
 
 	"github.com/hetquic/hetquic"
 	"github.com/hetquic/hetquic/experiment"
+	"github.com/hetquic/hetquic/experiment/realenv"
+	"github.com/hetquic/hetquic/internal/results"
+	"github.com/hetquic/hetquic/internal/runner"
 )
 
 func init() {
@@ -21,7 +23,7 @@ func init() {
 	register(command{name: "demo", summary: "run the default experiment (offline pcm-table5) and write results/", run: runDemo})
 }
 
-const expUsage = `exp run FILE|NAME [--out DIR] [--workers N] [--json] [--quiet]
+const expUsage = `exp run FILE|NAME [--out DIR] [--workers N] [--json | --md] [--quiet]
        hetquic exp validate FILE|NAME
        hetquic exp list`
 
@@ -37,8 +39,8 @@ const expHelp = `An experiment file names a scenario, the strategies to compare 
 rounds and seeds to run (see README, "Experiment files"). FILE is a path; NAME
 is a built-in experiment (hetquic exp list), used when no such file exists.
 
-run writes rounds.csv, summary.json, figures (PNG) and report.md into --out
-(default results/NAME).`
+run writes rounds.csv, summary.json, figures (PNG and SVG) and report.md into
+--out (default results/NAME); run --md prints only the report's tables.`
 
 func runDemo(ctx context.Context, args []string) error {
 	fs := newFlagSet("demo", "demo [--out DIR]", "Runs the built-in default experiment, PCM journal §5.1 offline (pcm-table5):\n12 strategies × 20 seeds × 1000 rounds; prints the table, writes the report.")
@@ -58,22 +60,38 @@ func expRun(ctx context.Context, args []string, name string) error {
 	out := fs.String("out", "", "output directory (default results/NAME, NAME from the experiment file)")
 	workers := fs.Int("workers", 0, "runs in parallel (default: one per CPU); results do not depend on it")
 	asJSON := fs.Bool("json", false, "print summary.json to stdout instead of the table")
+	asMD := fs.Bool("md", false, "print the report's Markdown tables to stdout (what doc markers paste) and write no files unless --out is given; no progress")
 	quiet := fs.Bool("quiet", false, "no progress output on stderr")
 	spec, _, err := parseExperiment(fs, args)
 	if err != nil {
 		return err
 	}
+	if *asJSON && *asMD {
+		return badInput(fmt.Errorf("%s: --json and --md exclude each other", name))
+	}
 	var progress io.Writer = os.Stderr
-	if *quiet {
+	if *quiet || *asMD {
 		progress = nil
 	} else {
 		fmt.Fprintf(os.Stderr, "experiment %s: %d strategies × %d seeds × %d rounds\n", spec.Name, len(spec.Strategies), spec.Seeds, spec.Rounds)
 	}
-	res, err := experiment.Execute(ctx, spec, experiment.Options{Workers: *workers, Progress: progress})
+	execute := experiment.Execute
+	if spec.Mode == experiment.ModeReal {
+		execute = realenv.Execute
+	}
+	res, err := execute(ctx, spec, runner.Options{Workers: *workers, Progress: progress})
 	if err != nil {
 		return err
 	}
 	sum := experiment.Summarize(res)
+	if *asMD {
+		if *out != "" {
+			if _, err := experiment.WriteAll(*out, res, sum); err != nil {
+				return err
+			}
+		}
+		return results.WriteTables(os.Stdout, sum.Tables())
+	}
 	dir := *out
 	if dir == "" {
 		dir = filepath.Join("results", spec.Name)
@@ -83,9 +101,12 @@ func expRun(ctx context.Context, args []string, name string) error {
 		return err
 	}
 	if *asJSON {
-		enc := json.NewEncoder(os.Stdout)
-		enc.SetIndent("", "  ")
-		return enc.Encode(sum)
+		data, err := results.MarshalSummary(sum)
+		if err != nil {
+			return err
+		}
+		_, err = os.Stdout.Write(data)
+		return err
 	}
 	if err := sum.WriteTable(os.Stdout); err != nil {
 		return err

@@ -20,9 +20,10 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/hetquic/hetquic/experiment"
+	"github.com/hetquic/hetquic/internal/stats"
 	"github.com/hetquic/hetquic/pathsel"
 	"github.com/hetquic/hetquic/pcm"
+	"github.com/hetquic/hetquic/pcm/measure"
 )
 
 func init() {
@@ -102,7 +103,7 @@ func pcmGet(ctx context.Context, args []string) error {
 			return err
 		}
 		fmt.Fprintf(os.Stderr, "%s stream %d status %d %d bytes tct %.3f ms%s\n", res.PathName, res.StreamID, res.Status,
-			res.TotalBytes, ms(res.TCT()), notes(res))
+			res.TotalBytes, stats.Ms(res.TCT()), notes(res))
 	}
 	return nil
 }
@@ -143,7 +144,7 @@ func pcmBench(ctx context.Context, args []string) error {
 		if err != nil {
 			return fmt.Errorf("round %d: %w", i, err)
 		}
-		t := ms(res.TCT())
+		t := stats.Ms(res.TCT())
 		perPath[res.PathName] = append(perPath[res.PathName], t)
 		all = append(all, t)
 		if res.Switched {
@@ -155,10 +156,12 @@ func pcmBench(ctx context.Context, args []string) error {
 	fmt.Fprintln(tw, "path\trequests\tmean ms\tp50 ms\tp95 ms\t")
 	for _, lp := range c.Paths() {
 		if xs := perPath[lp.Name]; len(xs) > 0 {
-			fmt.Fprintf(tw, "%s\t%d\t%.3f\t%.3f\t%.3f\t\n", lp.Name, len(xs), mean(xs), pct(xs, 0.5), pct(xs, 0.95))
+			q := stats.Quantiles(xs, 0.5, 0.95)
+			fmt.Fprintf(tw, "%s\t%d\t%.3f\t%.3f\t%.3f\t\n", lp.Name, len(xs), stats.Mean(xs), q[0], q[1])
 		}
 	}
-	fmt.Fprintf(tw, "all\t%d\t%.3f\t%.3f\t%.3f\t\n", len(all), mean(all), pct(all, 0.5), pct(all, 0.95))
+	qa := stats.Quantiles(all, 0.5, 0.95)
+	fmt.Fprintf(tw, "all\t%d\t%.3f\t%.3f\t%.3f\t\n", len(all), stats.Mean(all), qa[0], qa[1])
 	tw.Flush()
 	fmt.Printf("%d switches in %d requests (strategy %s)\n", switches, *rounds, f.strategy)
 	return nil
@@ -288,22 +291,6 @@ func notes(r pcm.Result) string {
 	return s
 }
 
-func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
-
-func mean(xs []float64) float64 {
-	var s float64
-	for _, x := range xs {
-		s += x
-	}
-	return s / float64(len(xs))
-}
-
-func pct(xs []float64, q float64) float64 {
-	s := slices.Clone(xs)
-	slices.Sort(s)
-	return s[int(q*float64(len(s)-1))]
-}
-
 func pcmSwitchCost(ctx context.Context, args []string) error {
 	fs := newFlagSet("pcm switchcost", "pcm switchcost [--rtts 10,50,100] [--sizes 5120,102400,1048576] [--pairs 20] [--rebind]",
 		"Measures, through hetquic's emulator on loopback, the completion time of the first\nrequest after a switch and of a request on a path the connection stayed on.")
@@ -322,11 +309,11 @@ func pcmSwitchCost(ctx context.Context, args []string) error {
 	if err != nil {
 		return badInput(fmt.Errorf("pcm switchcost: --sizes %q: %w", *sizes, err))
 	}
-	cells, err := experiment.MeasureSwitchCost(ctx, rs, ss, *pairs, *rebind)
+	cells, err := measure.MeasureSwitchCost(ctx, rs, ss, *pairs, *rebind)
 	if err != nil {
 		return err
 	}
-	return experiment.WriteSwitchCostTable(os.Stdout, cells)
+	return measure.WriteSwitchCostTable(os.Stdout, cells)
 }
 
 // parseList parses a comma-separated list of positive numbers.
@@ -360,7 +347,7 @@ func pcmFailover(ctx context.Context, args []string) error {
 	tw := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "RTT ms	trials	pause ms: median	max	all bodies intact	")
 	for _, rtt := range rs {
-		fs, err := experiment.MeasureFailover(ctx, rtt, *trials)
+		fs, err := measure.MeasureFailover(ctx, rtt, *trials)
 		if err != nil {
 			return err
 		}
@@ -370,7 +357,7 @@ func pcmFailover(ctx context.Context, args []string) error {
 			pauses = append(pauses, f.ResumeMs)
 			intact = intact && f.Intact
 		}
-		fmt.Fprintf(tw, "%g\t%d\t%.0f\t%.0f\t%t\t\n", rtt, len(fs), pct(pauses, 0.5), pct(pauses, 1), intact)
+		fmt.Fprintf(tw, "%g\t%d\t%.0f\t%.0f\t%t\t\n", rtt, len(fs), stats.Median(pauses), slices.Max(pauses), intact)
 	}
 	return tw.Flush()
 }

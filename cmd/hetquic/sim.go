@@ -12,7 +12,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/hetquic/hetquic/experiment"
+	"github.com/hetquic/hetquic/sim/vsreal"
 
 	"github.com/hetquic/hetquic/sim/cc"
 	"github.com/hetquic/hetquic/sim/exp"
@@ -60,13 +60,13 @@ func simVsReal(ctx context.Context, args []string) error {
 	if *trials < 1 || !(*rate > 0) {
 		return badInput(fmt.Errorf("sim vsreal: --trials %d and --rate-mbps %g must be positive", *trials, *rate))
 	}
-	rows, err := experiment.CompareSimReal(ctx,
-		[]experiment.Point{{RTTms: 20, Loss: 0}, {RTTms: 60, Loss: 0.001}, {RTTms: 100, Loss: 0.01}},
+	rows, err := vsreal.CompareSimReal(ctx,
+		[]vsreal.Point{{RTTms: 20, Loss: 0}, {RTTms: 60, Loss: 0.001}, {RTTms: 100, Loss: 0.01}},
 		[]int{1_000_000, 5_000_000, 10_000_000}, *rate, *trials)
 	if err != nil {
 		return err
 	}
-	return experiment.WriteSimVsRealTable(os.Stdout, rows)
+	return vsreal.WriteSimVsRealTable(os.Stdout, rows)
 }
 
 func simValidate(_ context.Context, args []string) error {

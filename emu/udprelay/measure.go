@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/hetquic/hetquic/emu"
+	"github.com/hetquic/hetquic/internal/stats"
 	"github.com/hetquic/hetquic/scenario"
 )
 
@@ -91,11 +92,13 @@ func MeasureDelay(ctx context.Context, delayMs float64, pps int, size int, dur t
 	if len(delays) == 0 {
 		return res, errors.New("no packet arrived")
 	}
-	slices.Sort(delays)
-	cfg := msDur(delayMs)
-	q := func(f float64) float64 { return ms(delays[int(f*float64(len(delays)-1))] - cfg) }
-	res.ErrP50Ms, res.ErrP99Ms, res.ErrMaxMs, res.ErrMinMs = q(0.5), q(0.99), q(1), q(0)
-	res.Measured = ms(delays[len(delays)/2])
+	errs := stats.FloatsMs(delays)
+	for i := range errs {
+		errs[i] -= delayMs
+	}
+	slices.Sort(errs)
+	res.ErrP50Ms, res.ErrP99Ms, res.ErrMaxMs, res.ErrMinMs = stats.Quantile(errs, 0.5), stats.Quantile(errs, 0.99), errs[len(errs)-1], errs[0]
+	res.Measured = res.ErrP50Ms + delayMs
 	res.PacketsPS = float64(len(delays)) / elapsed.Seconds()
 	res.OK = math.Abs(res.ErrP50Ms) <= 0.5 && math.Abs(res.ErrP99Ms) <= 2 && res.ErrMinMs >= 0
 	return res, nil
@@ -300,7 +303,7 @@ func pushUpSeed(ctx context.Context, s *scenario.Scenario, pps, size int, dur ti
 func drainTime(s *scenario.Scenario) time.Duration {
 	d := 100 * time.Millisecond
 	for _, p := range s.Paths {
-		d += msDur(p.Up.DelayMs + 10*p.Up.JitterMs)
+		d += stats.DurationMs(p.Up.DelayMs + 10*p.Up.JitterMs)
 		if p.Up.RateMbps > 0 { // a full queue
 			q := p.Up.QueuePackets
 			if q == 0 {
@@ -311,9 +314,6 @@ func drainTime(s *scenario.Scenario) time.Duration {
 	}
 	return d
 }
-
-func msDur(v float64) time.Duration { return time.Duration(v * 1e6) }
-func ms(d time.Duration) float64    { return float64(d) / 1e6 }
 
 // MeasureBaseline is MeasureForward's load generator and sink talking to each
 // other directly, without the relay: the loopback's own packets/s on this

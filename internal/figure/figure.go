@@ -1,22 +1,34 @@
 // Package figure holds what every hetquic figure shares: the palette, line
-// styles, a plot with a grid, and saving a PNG with the legend in a column
-// to the right of the plot, so that a dozen lines never hide the data.
+// styles, a plot with a grid, and saving every figure twice, as PNG (for
+// reports and READMEs) and SVG (vector, what goes into papers), with the
+// legend in a column to the right of the plot so that a dozen lines never
+// hide the data.
+//
+// Line i is told apart by three things at once: its colour (Tableau 10),
+// its dash pattern (solid, dashed, dotted, dash-dot, cycling with i), and
+// a marker shape placed at a few points along it (AddLine). Any two of the
+// first 20 lines differ in colour or dash, the whole style repeats only
+// every 140 lines, and the markers keep lines apart in greyscale print.
 package figure
 
 import (
 	"fmt"
 	"image/color"
+	"io"
 	"os"
+	"path/filepath"
+	"strings"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 	"gonum.org/v1/plot/vg/vgimg"
+	"gonum.org/v1/plot/vg/vgsvg"
 )
 
 // palette is Tableau 10: distinguishable, and colour-blind safer than
-// gonum's default. Lines past the tenth also get dashes.
+// gonum's default.
 var palette = []color.Color{
 	rgb(0x4E79A7), rgb(0xF28E2B), rgb(0xE15759), rgb(0x76B7B2), rgb(0x59A14F),
 	rgb(0xEDC948), rgb(0xB07AA1), rgb(0xFF9DA7), rgb(0x9C755F), rgb(0x8C8C8C),
@@ -29,13 +41,64 @@ func rgb(v uint32) color.Color {
 // Color is the i-th colour of the palette.
 func Color(i int) color.Color { return palette[i%len(palette)] }
 
-// LineStyle is the style of the i-th line of a figure.
+// dashes are the line patterns. With 10 colours and 4 patterns, (colour,
+// dash) pairs repeat only after lcm(10, 4) = 20 lines; with the 7 markers
+// the whole style repeats after lcm(10, 4, 7) = 140 lines.
+var dashes = [][]vg.Length{
+	nil, // solid
+	{vg.Points(5), vg.Points(2.5)},
+	{vg.Points(1.2), vg.Points(2)},
+	{vg.Points(6), vg.Points(2), vg.Points(1.2), vg.Points(2)},
+}
+
+// shapes are the markers AddLine puts along line i.
+var shapes = []draw.GlyphDrawer{
+	draw.CircleGlyph{}, draw.SquareGlyph{}, draw.TriangleGlyph{}, draw.CrossGlyph{},
+	draw.RingGlyph{}, draw.PyramidGlyph{}, draw.PlusGlyph{},
+}
+
+// LineStyle is the style of the i-th line of a figure: colour i mod 10 and
+// dash pattern i mod 4, so lines 0–19 all differ in colour or pattern.
 func LineStyle(i int) draw.LineStyle {
-	s := draw.LineStyle{Color: Color(i), Width: vg.Points(1.2)}
-	if i >= len(palette) {
-		s.Dashes = []vg.Length{vg.Points(4), vg.Points(2)}
+	return draw.LineStyle{Color: Color(i), Width: vg.Points(1.2), Dashes: dashes[i%len(dashes)]}
+}
+
+// Glyph is the marker of the i-th line: shape i mod 7, in its colour.
+func Glyph(i int) draw.GlyphStyle {
+	return draw.GlyphStyle{Color: Color(i), Radius: vg.Points(2.6), Shape: shapes[i%len(shapes)]}
+}
+
+// markers is how many markers AddLine puts along a line: enough to read a
+// line's identity anywhere in the plot, few enough not to hide it.
+const markers = 8
+
+// AddLine adds xys to p as the i-th line: LineStyle(i), with Glyph(i)
+// markers at evenly spaced points along it (offset by i so that markers of
+// lines that lie on top of each other do not coincide). It returns the
+// legend entry for label.
+func AddLine(p *plot.Plot, i int, label string, xys plotter.XYs) (Entry, error) {
+	e := Entry{Label: label, Style: LineStyle(i), Glyph: Glyph(i)}
+	l, err := plotter.NewLine(xys)
+	if err != nil {
+		return e, err
 	}
-	return s
+	l.LineStyle = e.Style
+	p.Add(l)
+	if len(xys) == 0 {
+		return e, nil
+	}
+	step := max(1, len(xys)/markers)
+	var pts plotter.XYs
+	for k := (i * step / 7) % step; k < len(xys); k += step {
+		pts = append(pts, xys[k])
+	}
+	sc, err := plotter.NewScatter(pts)
+	if err != nil {
+		return e, err
+	}
+	sc.GlyphStyle = e.Glyph
+	p.Add(sc)
+	return e, nil
 }
 
 // NewPlot is a plot with a title, axis labels and a grid.
@@ -48,53 +111,78 @@ func NewPlot(title, x, y string) *plot.Plot {
 	return p
 }
 
-// Entry is one legend line.
+// Entry is one legend line: the line's style and, when Glyph.Shape is not
+// nil, its marker.
 type Entry struct {
 	Label string
 	Style draw.LineStyle
+	Glyph draw.GlyphStyle
 }
 
 // Size is a figure's size and the width of its legend column.
 type Size struct{ W, H, Legend vg.Length }
 
 // SaveWithLegend draws p with the entries in a legend column to its right
-// and writes the PNG to name.
+// and writes name (a .png) and its .svg twin (see Save).
 func SaveWithLegend(name string, p *plot.Plot, entries []Entry, size Size) error {
-	img := vgimg.New(size.W, size.H)
-	dc := draw.New(img)
-	p.Draw(draw.Crop(dc, 0, -size.Legend, 0, 0))
-	leg := plot.NewLegend()
-	leg.Top, leg.Left = true, true
-	leg.ThumbnailWidth = vg.Points(22)
-	for _, e := range entries {
-		leg.Add(e.Label, thumb(e.Style))
-	}
-	leg.Draw(draw.Crop(dc, size.W-size.Legend+vg.Points(8), 0, 0, -vg.Points(30)))
-	return SavePNG(name, img)
+	return Save(name, size.W, size.H, func(dc draw.Canvas) {
+		p.Draw(draw.Crop(dc, 0, -size.Legend, 0, 0))
+		leg := plot.NewLegend()
+		leg.Top, leg.Left = true, true
+		leg.ThumbnailWidth = vg.Points(22)
+		for _, e := range entries {
+			leg.Add(e.Label, thumb(e))
+		}
+		leg.Draw(draw.Crop(dc, size.W-size.Legend+vg.Points(8), 0, 0, -vg.Points(30)))
+	})
 }
 
-// thumb is a legend entry drawing a line in its style.
-type thumb draw.LineStyle
+// thumb is a legend entry drawing a line in its style, with its marker.
+type thumb Entry
 
 func (t thumb) Thumbnail(c *draw.Canvas) {
 	y := c.Center().Y
-	c.StrokeLine2(draw.LineStyle(t), c.Min.X, y, c.Max.X, y)
+	c.StrokeLine2(t.Style, c.Min.X, y, c.Max.X, y)
+	if t.Glyph.Shape != nil {
+		c.DrawGlyphNoClip(t.Glyph, c.Center())
+	}
 }
 
-// SavePNG writes img to name.
-func SavePNG(name string, img *vgimg.Canvas) error {
+// SVGName is the SVG twin of a figure file name: x.png → x.svg.
+func SVGName(png string) string {
+	return strings.TrimSuffix(png, filepath.Ext(png)) + ".svg"
+}
+
+// Save draws a w × h figure twice, into name (PNG, which must end in .png)
+// and into SVGName(name) (SVG, fonts referenced, not embedded). draw is
+// called once per format and must draw the same thing both times.
+func Save(name string, w, h vg.Length, drawFig func(draw.Canvas)) error {
+	if filepath.Ext(name) != ".png" {
+		return fmt.Errorf("figure %s: the name must end in .png (the .svg is written beside it)", name)
+	}
+	img := vgimg.New(w, h)
+	drawFig(draw.New(img))
+	if err := writeTo(name, vgimg.PngCanvas{Canvas: img}); err != nil {
+		return err
+	}
+	svg := vgsvg.New(w, h)
+	drawFig(draw.New(svg))
+	return writeTo(SVGName(name), svg)
+}
+
+func writeTo(name string, c io.WriterTo) error {
 	f, err := os.Create(name)
 	if err != nil {
 		return err
 	}
-	if _, err := (vgimg.PngCanvas{Canvas: img}).WriteTo(f); err != nil {
+	if _, err := c.WriteTo(f); err != nil {
 		f.Close()
 		return err
 	}
 	return f.Close()
 }
 
-// Bars writes a bar chart to name: one bar per label, each in its own
+// Bars writes a bar chart to name (PNG, and its SVG twin): one bar per label, each in its own
 // colour and with its value above it, for experiments whose result is a
 // handful of modes side by side.
 func Bars(name, title, y string, labels []string, values []float64) error {
@@ -128,7 +216,5 @@ func Bars(name, title, y string, labels []string, values []float64) error {
 	p.X.Tick.Label.Rotation = 0.35
 	p.X.Tick.Label.XAlign, p.X.Tick.Label.YAlign = draw.XRight, draw.YCenter
 	p.Y.Min, p.Y.Max = 0, max(top*1.15, 1e-9)
-	img := vgimg.New(vg.Points(max(560, 160+100*float64(len(labels)))), vg.Points(400))
-	p.Draw(draw.New(img))
-	return SavePNG(name, img)
+	return Save(name, vg.Points(max(560, 160+100*float64(len(labels)))), vg.Points(400), p.Draw)
 }

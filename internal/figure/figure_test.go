@@ -2,9 +2,12 @@ package figure
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
+
+	"gonum.org/v1/plot/vg/draw"
 )
 
 func TestBarsWritesPNG(t *testing.T) {
@@ -18,5 +21,40 @@ func TestBarsWritesPNG(t *testing.T) {
 	}
 	if !bytes.HasPrefix(b, []byte("\x89PNG\r\n\x1a\n")) || len(b) < 2000 {
 		t.Fatalf("not a drawn PNG: %d bytes", len(b))
+	}
+}
+
+func TestTwelveLinesAreDistinct(t *testing.T) {
+	// Any two of the first 20 lines differ in colour or dash pattern, and
+	// the first 12 all have distinct (colour, dash, marker).
+	type key struct {
+		c      any
+		dashes string
+	}
+	seen := map[key]int{}
+	for i := range 20 {
+		s := LineStyle(i)
+		k := key{s.Color, fmt.Sprint(s.Dashes)}
+		if j, ok := seen[k]; ok {
+			t.Fatalf("lines %d and %d share colour and dashes", j, i)
+		}
+		seen[k] = i
+	}
+	if fmt.Sprintf("%T", Glyph(0).Shape) == fmt.Sprintf("%T", Glyph(1).Shape) {
+		t.Fatal("neighbouring lines share a marker")
+	}
+}
+
+func TestSaveWritesBothAndRejectsNonPNG(t *testing.T) {
+	dir := t.TempDir()
+	if err := Save(filepath.Join(dir, "x.svg"), 100, 100, func(draw.Canvas) {}); err == nil {
+		t.Fatal("a .svg name was accepted")
+	}
+	name := filepath.Join(dir, "bars.png")
+	if err := Bars(name, "t", "y", []string{"a"}, []float64{1}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(SVGName(name)); err != nil {
+		t.Fatalf("no SVG twin: %v", err)
 	}
 }

@@ -1,14 +1,13 @@
 package exp
 
 import (
-	"bufio"
-	"encoding/json"
 	"fmt"
 	"math"
-	"os"
-	"path/filepath"
-	"slices"
+	"strconv"
 	"strings"
+
+	"github.com/hetquic/hetquic/internal/results"
+	"github.com/hetquic/hetquic/internal/stats"
 )
 
 // Summary aggregates the runs of one (variant, path count) over seeds.
@@ -39,8 +38,10 @@ type Summary struct {
 	DropRate       float64 `json:"link_drop_rate"` // link drops / sent
 	SegmentsMissed float64 `json:"segment_miss_ratio,omitempty"`
 	EventsPerRun   float64 `json:"events_per_run"`
-	WallPerRunS    float64 `json:"wall_per_run_s"`
-	DelayP95Ms     float64 `json:"delivery_delay_p95_ms"`
+	// WallPerRunS is wall time, so not in summary.json (which must be the
+	// same on every run of the spec); the command prints it.
+	WallPerRunS float64 `json:"-"`
+	DelayP95Ms  float64 `json:"delivery_delay_p95_ms"`
 	// LEO specs (thesis ch. 3) only.
 	LEO *LEOSummary `json:"leo,omitempty"`
 }
@@ -111,14 +112,16 @@ func (r *Result) Summaries() []Summary {
 	}
 	for i := range out {
 		s, a := &out[i], accs[i]
-		s.GoodputMbps, s.GoodputStdMbps = meanStd(a.gp)
-		slices.Sort(a.fct)
-		s.FCTP25S, s.FCTP50S, s.FCTP75S = quantile(a.fct, .25), quantile(a.fct, .5), quantile(a.fct, .75)
-		s.FCTMeanS, _ = meanStd(a.fct)
-		d := toF64(a.delay)
-		slices.Sort(d)
-		s.DelayP50Ms, s.DelayP90Ms, s.DelayP99Ms = quantile(d, .5), quantile(d, .9), quantile(d, .99)
-		s.ReorderMeanMs, _ = meanStd(toF64(a.reorder))
+		s.GoodputMbps, s.GoodputStdMbps = stats.MeanStd(a.gp)
+		if len(a.gp) == 1 {
+			s.GoodputStdMbps = 0
+		}
+		fq := stats.Quantiles(a.fct, .25, .5, .75)
+		s.FCTP25S, s.FCTP50S, s.FCTP75S = orZero(fq[0]), orZero(fq[1]), orZero(fq[2])
+		s.FCTMeanS = orZero(stats.Mean(a.fct))
+		dq := stats.Quantiles(toF64(a.delay), .5, .9, .95, .99)
+		s.DelayP50Ms, s.DelayP90Ms, s.DelayP95Ms, s.DelayP99Ms = orZero(dq[0]), orZero(dq[1]), orZero(dq[2]), orZero(dq[3])
+		s.ReorderMeanMs = orZero(stats.Mean(toF64(a.reorder)))
 		if a.sent > 0 {
 			s.LossRate = float64(a.lost) / float64(a.sent)
 			s.DropRate = float64(a.drops) / float64(a.sent)
@@ -127,7 +130,6 @@ func (r *Result) Summaries() []Summary {
 			s.SegmentsMissed = float64(a.miss) / float64(a.segs)
 		}
 		s.EventsPerRun, s.WallPerRunS = a.events/float64(s.Runs), a.wall/float64(s.Runs)
-		s.DelayP95Ms = quantile(d, .95)
 	}
 	if r.Spec.LEO != nil {
 		for i := range out {
@@ -158,9 +160,7 @@ func leoSummary(r *Result, label string) *LEOSummary {
 		ls.CAUnrecovered += run.LEO.CAUnrecovered
 	}
 	ls.SharedMPMbps, ls.SharedTCPMbps = friendliness(runs)
-	slices.Sort(ss)
-	slices.Sort(ca)
-	ls.RecoverySSP99, ls.RecoveryCAP99 = quantile(ss, .99), quantile(ca, .99)
+	ls.RecoverySSP99, ls.RecoveryCAP99 = orZero(stats.Quantiles(ss, .99)[0]), orZero(stats.Quantiles(ca, .99)[0])
 	ls.RecoverySSN, ls.RecoveryCAN = len(ss), len(ca)
 	return ls
 }
@@ -173,36 +173,14 @@ func toF64(x []float32) []float64 {
 	return out
 }
 
-func meanStd(x []float64) (float64, float64) {
-	if len(x) == 0 {
-		return 0, 0
-	}
-	m := 0.0
-	for _, v := range x {
-		m += v
-	}
-	m /= float64(len(x))
-	v := 0.0
-	for _, e := range x {
-		v += (e - m) * (e - m)
-	}
-	if len(x) > 1 {
-		v /= float64(len(x) - 1)
-	}
-	return m, math.Sqrt(v)
-}
-
-// quantile of sorted x (linear interpolation); 0 for empty x.
-func quantile(x []float64, q float64) float64 {
-	if len(x) == 0 {
+// orZero maps the NaN of a statistic over no samples (no flow finished, no
+// packet reordered) to 0, which summary.json can hold; the counts beside it
+// (unfinished_flows, recovery_*_samples) say that there were none.
+func orZero(x float64) float64 {
+	if math.IsNaN(x) {
 		return 0
 	}
-	pos := q * float64(len(x)-1)
-	lo := int(pos)
-	if lo+1 >= len(x) {
-		return x[len(x)-1]
-	}
-	return x[lo] + (pos-float64(lo))*(x[lo+1]-x[lo])
+	return x
 }
 
 // runName is a run's file-name stem.
@@ -223,88 +201,75 @@ func safe(s string) string {
 	}, s)
 }
 
-// WriteAll writes the per-run CSV files, summary.json, the figures and
-// report.md into dir and returns the files written.
+// SummaryFile is what summary.json holds for mode sim: the common header
+// (results.Header) and one Summary per (variant, path count), in Jobs
+// order. docs/results.md documents the fields.
+type SummaryFile struct {
+	results.Header
+	Summaries []Summary `json:"summaries"`
+}
+
+// SummaryFile is r's summary.json.
+func (r *Result) SummaryFile() *SummaryFile {
+	return &SummaryFile{Header: results.NewHeader(r.Spec.Name, "sim", results.Seeds(r.Spec.Seed, r.Spec.Seeds)), Summaries: r.Summaries()}
+}
+
+// f formats a number for a CSV cell with prec decimals.
+func f(x float64, prec int) string { return strconv.FormatFloat(x, 'f', prec, 64) }
+
+// WriteAll writes the per-run CSV files, summary.json, the figures (PNG and
+// SVG) and report.md into dir and returns the files written.
 func WriteAll(dir string, r *Result) ([]string, error) {
-	runs := filepath.Join(dir, "runs")
-	if err := os.MkdirAll(runs, 0o755); err != nil {
+	d, err := results.Create(dir)
+	if err != nil {
 		return nil, err
 	}
-	var files []string
+	bin := r.Spec.BinMs / 1e3
 	for _, run := range r.Runs {
-		base := filepath.Join(runs, runName(run))
-		bin := r.Spec.BinMs / 1e3
-		if err := writeCSV(base+"_goodput.csv", "t_s,goodput_mbps", len(run.Bins), func(i int) string {
-			return fmt.Sprintf("%.3f,%.4f", float64(i)*bin, run.Bins[i])
+		base := "runs/" + runName(run)
+		if err := d.WriteCSV(base+"_goodput.csv", []string{"t_s", "goodput_mbps"}, len(run.Bins), func(i int) []string {
+			return []string{f(float64(i)*bin, 3), f(run.Bins[i], 4)}
 		}); err != nil {
 			return nil, err
 		}
-		if err := writeCSV(base+"_delay.csv", "chunk,delivery_delay_ms,reordering_delay_ms", len(run.DelayMs), func(i int) string {
-			return fmt.Sprintf("%d,%.3f,%.3f", i, run.DelayMs[i], run.ReorderMs[i])
+		if err := d.WriteCSV(base+"_delay.csv", []string{"chunk", "delivery_delay_ms", "reordering_delay_ms"}, len(run.DelayMs), func(i int) []string {
+			return []string{strconv.Itoa(i), f(float64(run.DelayMs[i]), 3), f(float64(run.ReorderMs[i]), 3)}
 		}); err != nil {
 			return nil, err
 		}
-		if err := writeCSV(base+"_flows.csv", "flow,src,dst,start_s,fct_s,bytes,paths", len(run.Flows), func(i int) string {
-			f := run.Flows[i]
-			return fmt.Sprintf("%d,%s,%s,%.3f,%.4f,%d,%s", i, f.Src, f.Dst, f.StartS, f.FCTS, f.Bytes, strings.Join(f.Paths, "|"))
+		if err := d.WriteCSV(base+"_flows.csv", []string{"flow", "src", "dst", "start_s", "fct_s", "bytes", "paths"}, len(run.Flows), func(i int) []string {
+			fl := run.Flows[i]
+			return []string{strconv.Itoa(i), fl.Src, fl.Dst, f(fl.StartS, 3), f(fl.FCTS, 4), strconv.FormatInt(fl.Bytes, 10), strings.Join(fl.Paths, "|")}
 		}); err != nil {
 			return nil, err
 		}
-		files = append(files, base+"_goodput.csv", base+"_delay.csv", base+"_flows.csv")
 		if l := run.LEO; l != nil && len(l.Cwnd) > 0 {
-			if err := writeCSV(base+"_cwnd.csv", "t_s,shared,bg_tcp_mbps,cwnd_path0_pkts,cwnd_path1_pkts", len(l.Cwnd[0]), func(i int) string {
+			if err := d.WriteCSV(base+"_cwnd.csv", []string{"t_s", "shared", "bg_tcp_mbps", "cwnd_path0_pkts", "cwnd_path1_pkts"}, len(l.Cwnd[0]), func(i int) []string {
 				c1 := float32(0)
 				if len(l.Cwnd) > 1 {
 					c1 = l.Cwnd[1][i]
 				}
-				return fmt.Sprintf("%.3f,%t,%.3f,%.1f,%.1f", float64(i+1)*bin, l.SharedBins[i], l.BgBins[i], l.Cwnd[0][i], c1)
+				return []string{f(float64(i+1)*bin, 3), strconv.FormatBool(l.SharedBins[i]), f(float64(l.BgBins[i]), 3), f(float64(l.Cwnd[0][i]), 1), f(float64(c1), 1)}
 			}); err != nil {
 				return nil, err
 			}
-			files = append(files, base+"_cwnd.csv")
 		}
 	}
-	sums := r.Summaries()
-	js, err := json.MarshalIndent(struct {
-		Name      string    `json:"name"`
-		Seeds     int       `json:"seeds"`
-		Summaries []Summary `json:"summaries"`
-	}{r.Spec.Name, r.Spec.Seeds, sums}, "", "  ")
-	if err != nil {
+	sf := r.SummaryFile()
+	if err := d.WriteSummary(sf); err != nil {
 		return nil, err
 	}
-	sj := filepath.Join(dir, "summary.json")
-	if err := os.WriteFile(sj, append(js, '\n'), 0o644); err != nil {
-		return nil, err
-	}
-	files = append(files, sj)
 	figs, err := writeFigures(dir, r)
 	if err != nil {
 		return nil, err
 	}
-	files = append(files, figs...)
-	rep := filepath.Join(dir, "report.md")
-	if err := os.WriteFile(rep, []byte(report(r, sums, figs)), 0o644); err != nil {
+	for _, fig := range figs {
+		d.AddFigure(fig)
+	}
+	if err := d.WriteReport(report(r, sf.Summaries, figs)); err != nil {
 		return nil, err
 	}
-	return append(files, rep), nil
-}
-
-func writeCSV(name, header string, n int, row func(int) string) error {
-	f, err := os.Create(name)
-	if err != nil {
-		return err
-	}
-	w := bufio.NewWriter(f)
-	fmt.Fprintln(w, header)
-	for i := 0; i < n; i++ {
-		fmt.Fprintln(w, row(i))
-	}
-	if err := w.Flush(); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
+	return d.Files(), nil
 }
 
 // report renders report.md.
@@ -329,44 +294,55 @@ func report(r *Result, sums []Summary, figs []string) string {
 	if s.App.Kind == "dash" {
 		app = fmt.Sprintf("DASH-like: %d segments of %g s at %g Mbit/s, deadline %g s after release", s.App.Segments, s.App.SegmentS, s.App.BitrateMbps, s.App.DeadlineS)
 	}
-	fmt.Fprintf(&b, "Simulated with `hetquic sim run`: %s; %s; %d seed(s) from %d; at most %g s per run.\n\n", net, app, s.Seeds, s.Seed, s.DurationS)
-	b.WriteString("| variant | paths | goodput (Mbit/s) | FCT p25/p50/p75 (s) | delivery delay p50/p90/p99 (ms) | mean reordering delay (ms) | loss | unfinished |")
-	dash := s.App.Kind == "dash"
-	if dash {
-		b.WriteString(" segments late |")
-	}
-	b.WriteString("\n|---|---|---|---|---|---|---|---|")
-	if dash {
-		b.WriteString("---|")
-	}
+	fmt.Fprintf(&b, "Simulated with `hetquic exp run`: %s; %s; %d seed(s) from %d; at most %g s per run.\n\n", net, app, s.Seeds, s.Seed, s.DurationS)
+	results.WriteTables(&b, Tables(s, sums))
 	b.WriteString("\n")
+	for _, fig := range figs {
+		b.WriteString(results.FigureMarkdown(fig, ""))
+	}
+	return b.String()
+}
+
+// Tables are the report's tables (what `hetquic exp run NAME --md`
+// prints): deterministic, no wall times.
+func Tables(s *Spec, sums []Summary) []results.Table {
+	dash := s.App.Kind == "dash"
+	t := results.Table{
+		Header: []string{"variant", "paths", "goodput (Mbit/s)", "FCT p25/p50/p75 (s)", "delivery delay p50/p90/p99 (ms)", "mean reordering delay (ms)", "loss", "unfinished"},
+		Note: "Goodput: mean ± standard deviation over seeds. Delivery delay: first transmission of a packet's data to its in-order delivery to the application; " +
+			"reordering delay: arrival to in-order delivery. Loss: packets the sender declared lost over packets sent.",
+	}
+	if dash {
+		t.Header = append(t.Header, "segments late")
+	}
 	for _, x := range sums {
 		paths := "all"
 		if x.Paths > 0 {
 			paths = fmt.Sprint(x.Paths)
 		}
-		fmt.Fprintf(&b, "| %s | %s | %.2f ± %.2f | %.2f / %.2f / %.2f | %.1f / %.1f / %.1f | %.2f | %.3f %% | %d |",
-			x.Label, paths, x.GoodputMbps, x.GoodputStdMbps, x.FCTP25S, x.FCTP50S, x.FCTP75S,
-			x.DelayP50Ms, x.DelayP90Ms, x.DelayP99Ms, x.ReorderMeanMs, 100*x.LossRate, x.Unfinished)
+		row := []string{x.Label, paths, fmt.Sprintf("%.2f ± %.2f", x.GoodputMbps, x.GoodputStdMbps),
+			fmt.Sprintf("%.2f / %.2f / %.2f", x.FCTP25S, x.FCTP50S, x.FCTP75S),
+			fmt.Sprintf("%.1f / %.1f / %.1f", x.DelayP50Ms, x.DelayP90Ms, x.DelayP99Ms),
+			fmt.Sprintf("%.2f", x.ReorderMeanMs), fmt.Sprintf("%.3f %%", 100*x.LossRate), fmt.Sprint(x.Unfinished)}
 		if dash {
-			fmt.Fprintf(&b, " %.1f %% |", 100*x.SegmentsMissed)
+			row = append(row, fmt.Sprintf("%.1f %%", 100*x.SegmentsMissed))
 		}
-		b.WriteString("\n")
+		t.Rows = append(t.Rows, row)
 	}
+	out := []results.Table{t}
 	if s.LEO != nil {
-		b.WriteString("\n| variant | delivery delay p95 (ms) | loss episodes / window cuts per run | shared satellite: MPQUIC vs TCP (Mbit/s) | recovery to the path BDP, p99 SS / CA (ms; samples, unrecovered) |\n|---|---|---|---|---|\n")
+		l := results.Table{Header: []string{"variant", "delivery delay p95 (ms)", "loss episodes / window cuts per run",
+			"shared satellite: MPQUIC vs TCP (Mbit/s)", "recovery to the path BDP, p99 SS / CA (ms; samples, unrecovered)"}}
 		for _, x := range sums {
-			l := x.LEO
-			if l == nil {
+			e := x.LEO
+			if e == nil {
 				continue
 			}
-			fmt.Fprintf(&b, "| %s | %.1f | %.1f / %.1f | %.2f vs %.2f | %.0f (%d, %d) / %.0f (%d, %d) |\n", x.Label, x.DelayP95Ms,
-				l.LossEvents, l.Reductions, l.SharedMPMbps, l.SharedTCPMbps, l.RecoverySSP99, l.RecoverySSN, l.SSUnrecovered, l.RecoveryCAP99, l.RecoveryCAN, l.CAUnrecovered)
+			l.Rows = append(l.Rows, []string{x.Label, fmt.Sprintf("%.1f", x.DelayP95Ms), fmt.Sprintf("%.1f / %.1f", e.LossEvents, e.Reductions),
+				fmt.Sprintf("%.2f vs %.2f", e.SharedMPMbps, e.SharedTCPMbps),
+				fmt.Sprintf("%.0f (%d, %d) / %.0f (%d, %d)", e.RecoverySSP99, e.RecoverySSN, e.SSUnrecovered, e.RecoveryCAP99, e.RecoveryCAN, e.CAUnrecovered)})
 		}
+		out = append(out, l)
 	}
-	b.WriteString("\nDelivery delay: first transmission of a packet's data to its in-order delivery to the application; reordering delay: arrival to in-order delivery. Loss: packets the sender declared lost over packets sent.\n\n")
-	for _, f := range figs {
-		fmt.Fprintf(&b, "![%s](%s)\n\n", filepath.Base(f), filepath.Base(f))
-	}
-	return b.String()
+	return out
 }

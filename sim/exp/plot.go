@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/hetquic/hetquic/internal/figure"
+	"github.com/hetquic/hetquic/internal/stats"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -204,7 +205,7 @@ func cdf(x []float64) plotter.XYs {
 	xy := make(plotter.XYs, 0, n+1)
 	for k := 0; k <= n; k++ {
 		q := float64(k) / float64(n)
-		xy = append(xy, plotter.XY{X: quantile(x, q), Y: q})
+		xy = append(xy, plotter.XY{X: stats.Quantile(x, q), Y: q})
 	}
 	return xy
 }
@@ -216,13 +217,11 @@ func saveLines(name string, p *plot.Plot, lines []series) error {
 		if len(s.xy) == 0 {
 			continue
 		}
-		l, err := plotter.NewLine(s.xy)
+		e, err := figure.AddLine(p, i, s.label, s.xy)
 		if err != nil {
 			return fmt.Errorf("%s: %s: %w", name, s.label, err)
 		}
-		l.LineStyle = figure.LineStyle(i)
-		p.Add(l)
-		entries = append(entries, figure.Entry{Label: s.label, Style: l.LineStyle})
+		entries = append(entries, e)
 	}
 	return figure.SaveWithLegend(name, p, entries, figure.Size{W: 9 * vg.Inch, H: 4.5 * vg.Inch, Legend: 1.8 * vg.Inch})
 }

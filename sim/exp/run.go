@@ -4,10 +4,9 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"runtime"
-	"sync"
 	"time"
 
+	"github.com/hetquic/hetquic/internal/runner"
 	"github.com/hetquic/hetquic/sim"
 	"github.com/hetquic/hetquic/sim/topo"
 )
@@ -75,52 +74,28 @@ type Result struct {
 	Runs []*RunResult
 }
 
-// Run executes every run of s on workers goroutines (≤ 0: all cores). The
-// results do not depend on the number of workers. progress, when not nil,
-// gets one line per finished run.
+// Run executes every run of s on the runner's pool of workers goroutines
+// (≤ 0: all cores); the first failing run cancels the others. The results
+// do not depend on the number of workers. progress, when not nil, gets one
+// line per finished run.
 func Run(ctx context.Context, s *Spec, workers int, progress io.Writer) (*Result, error) {
 	jobs := s.jobs()
-	if workers <= 0 {
-		workers = runtime.GOMAXPROCS(0)
-	}
 	res := &Result{Spec: s, Runs: make([]*RunResult, len(jobs))}
-	errs := make([]error, len(jobs))
-	next := make(chan int)
-	var wg sync.WaitGroup
-	var mu sync.Mutex
-	done := 0
-	for w := 0; w < min(workers, len(jobs)); w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range next {
-				r, err := s.RunOne(ctx, jobs[i].variant, jobs[i].paths, jobs[i].seed)
-				res.Runs[i], errs[i] = r, err
-				if progress != nil && err == nil {
-					mu.Lock()
-					done++
-					fmt.Fprintf(progress, "[%d/%d] %s%s seed %d: goodput %.2f Mbit/s, end %.2f s, %d events in %.2f s wall\n",
-						done, len(jobs), r.Label, pathsTag(r.Paths), r.Seed, r.GoodputMbps, r.EndS, r.Events, r.WallS)
-					mu.Unlock()
-				}
-			}
-		}()
-	}
-	for i := range jobs {
-		if ctx.Err() != nil {
-			break
-		}
-		next <- i
-	}
-	close(next)
-	wg.Wait()
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	for _, err := range errs {
+	opt := runner.Options{Workers: workers, Progress: progress, Name: s.Name, Describe: func(i int) string {
+		r := res.Runs[i]
+		return fmt.Sprintf("%s%s seed %d: goodput %.2f Mbit/s, end %.2f s, %d events in %.2f s wall",
+			r.Label, pathsTag(r.Paths), r.Seed, r.GoodputMbps, r.EndS, r.Events, r.WallS)
+	}}
+	err := runner.Run(ctx, len(jobs), opt, func(ctx context.Context, i int) error {
+		r, err := s.RunOne(ctx, jobs[i].variant, jobs[i].paths, jobs[i].seed)
 		if err != nil {
-			return nil, err
+			return fmt.Errorf("%s seed %d: %w", s.Variants[jobs[i].variant].Label, jobs[i].seed, err)
 		}
+		res.Runs[i] = r
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	return res, nil
 }

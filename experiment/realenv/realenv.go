@@ -1,4 +1,9 @@
-package experiment
+// Package realenv is mode real of experiments: every task a real HTTP/3
+// request by PCM-QUIC (quic-go) through hetquic's emulator (pcm/measure's
+// bench) to an unmodified origin. It is a package of its own so that
+// offline and trace runs (package experiment) do not link quic-go, the
+// emulator or the origin.
+package realenv
 
 import (
 	"context"
@@ -9,19 +14,14 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/hetquic/hetquic/experiment"
+	"github.com/hetquic/hetquic/internal/runner"
+	"github.com/hetquic/hetquic/internal/stats"
 	"github.com/hetquic/hetquic/pathsel"
 	"github.com/hetquic/hetquic/pcm"
+	"github.com/hetquic/hetquic/pcm/measure"
 	"github.com/hetquic/hetquic/scenario"
 )
-
-// Real tunes mode real.
-type Real struct {
-	// Rebind uses PCM's paper-faithful mode (one connection ID, changing
-	// source address) instead of quic-go's path API.
-	Rebind bool `yaml:"rebind"`
-	// TimeoutMs bounds one request (default 10000).
-	TimeoutMs float64 `yaml:"timeout_ms"`
-}
 
 // realEnv carries out every task as a real HTTP/3 request: PCM-QUIC on
 // quic-go, through hetquic's emulator (the UDP relay on loopback, one
@@ -34,28 +34,29 @@ type Real struct {
 // scenario the emulator runs: a real network has no other; the report sets
 // the real means beside the model's so the gap is visible.
 type realEnv struct {
-	spec   *Spec
-	model  *table // sizes and truth of the seed
-	bench  *bench
+	spec   *experiment.Spec
+	model  experiment.Env // task sizes and the model's truth of the seed
+	bench  *measure.Bench
 	client *pcm.Client
-	sched  *schedule
+	sched  *experiment.Schedule
 	last   []scenario.Path // what the emulator runs now
 }
 
-func newRealEnv(s *Spec, seed uint64) (*realEnv, error) {
-	model, err := offlineEnv(s, seed)
+// NewEnv is mode real's experiment.EnvFactory.
+func NewEnv(s *experiment.Spec, seed uint64) (experiment.Env, error) {
+	model, err := experiment.OfflineEnv(s, seed)
 	if err != nil {
 		return nil, err
 	}
-	b, err := newBench(s.scenario, seed) // events come by round, from the experiment
+	b, err := measure.NewBench(s.ScenarioFile(), seed) // events come by round, from the experiment
 	if err != nil {
 		return nil, fmt.Errorf("emulator: %w", err)
 	}
 	return &realEnv{spec: s, model: model, bench: b}, nil
 }
 
-func (e *realEnv) Shared() bool          { return false }
-func (e *realEnv) Truth(t int) []Moments { return e.model.Truth(t) }
+func (e *realEnv) Shared() bool                     { return false }
+func (e *realEnv) Truth(t int) []experiment.Moments { return e.model.Truth(t) }
 
 // Begin resets the emulator to round 0's network and opens a new connection.
 func (e *realEnv) Begin(ctx context.Context) error {
@@ -63,14 +64,14 @@ func (e *realEnv) Begin(ctx context.Context) error {
 		e.client.Close()
 		e.client = nil
 	}
-	e.sched = newSchedule(e.spec.scenario, e.spec.Events)
+	e.sched = experiment.NewSchedule(e.spec.ScenarioFile(), e.spec.Events)
 	e.last = nil
 	if err := e.advance(0); err != nil {
 		return err
 	}
 	dctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	c, err := e.bench.dial(dctx, e.spec.Real.Rebind)
+	c, err := e.bench.Dial(dctx, e.spec.Real.Rebind)
 	if err != nil {
 		return err
 	}
@@ -81,11 +82,11 @@ func (e *realEnv) Begin(ctx context.Context) error {
 // advance applies round t's events to the emulator: every path whose
 // parameters changed is set whole, so a spike's end restores it exactly.
 func (e *realEnv) advance(t int) error {
-	paths, changed, err := e.sched.at(t)
+	paths, changed, err := e.sched.At(t)
 	if err != nil || !changed {
 		return err
 	}
-	eng := e.bench.relay.Engine()
+	eng := e.bench.Relay().Engine()
 	for i, p := range paths {
 		if e.last != nil && e.last[i] == p {
 			continue
@@ -111,24 +112,28 @@ func wholePath(p scenario.Path) (*scenario.Patch, error) {
 	return scenario.ParsePatch(string(data))
 }
 
-func (e *realEnv) Do(ctx context.Context, t int, p pathsel.PathID) (Outcome, error) {
+func (e *realEnv) Do(ctx context.Context, t int, p pathsel.PathID) (experiment.Outcome, error) {
 	if err := e.advance(t); err != nil {
-		return Outcome{}, err
+		return experiment.Outcome{}, err
 	}
-	size := e.model.size[t]
+	m, err := e.model.Do(ctx, t, p) // the model's round t: its task size
+	if err != nil {
+		return experiment.Outcome{}, err
+	}
+	size := m.SizeBytes
 	timeout := time.Duration(e.spec.Real.TimeoutMs * float64(time.Millisecond))
 	rctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	res, err := e.client.GetOn(rctx, int(p), "/bytes/"+strconv.Itoa(size), nil)
 	if err != nil {
-		return Outcome{}, fmt.Errorf("round %d on %s: %w", t, e.spec.scenario.Paths[p].Name, err)
+		return experiment.Outcome{}, fmt.Errorf("round %d on %s: %w", t, e.spec.ScenarioFile().Paths[p].Name, err)
 	}
 	if res.TotalBytes != int64(size) {
-		return Outcome{}, fmt.Errorf("round %d: got %d of %d bytes", t, res.TotalBytes, size)
+		return experiment.Outcome{}, fmt.Errorf("round %d: got %d of %d bytes", t, res.TotalBytes, size)
 	}
-	o := Outcome{Path: pathsel.PathID(res.Path), TCTms: float64(res.TCT()) / float64(time.Millisecond), SizeBytes: size}
+	o := experiment.Outcome{Path: pathsel.PathID(res.Path), TCTms: stats.Ms(res.TCT()), SizeBytes: size}
 	o.Sample = o.TCTms
-	if e.spec.Sample == SampleTCTPerByte {
+	if e.spec.Sample == experiment.SampleTCTPerByte {
 		o.Sample /= float64(size)
 	}
 	return o, nil
@@ -143,12 +148,22 @@ func (e *realEnv) Close() error {
 	return errors.Join(err, e.bench.Close())
 }
 
-// noSelector stands in for the client's own selector in real runs, where
-// the runner's strategy chooses every path (GetOn) and the client never
-// asks its own.
-type noSelector struct{}
-
-func (noSelector) Choose() (pathsel.PathID, error)       { return 0, pathsel.ErrNoPaths }
-func (noSelector) Observe(pathsel.PathID, float64) error { return nil }
-func (noSelector) AddPath(pathsel.PathID) error          { return nil }
-func (noSelector) RemovePath(pathsel.PathID) error       { return nil }
+// Execute runs a mode-real experiment: every strategy on every seed, one
+// run at a time (one emulator per seed), then the same strategies, seeds
+// and task sizes on the offline model (Result.Offline) to set the two side
+// by side.
+func Execute(ctx context.Context, spec *experiment.Spec, opt runner.Options) (*experiment.Result, error) {
+	if spec.Mode != experiment.ModeReal {
+		return nil, fmt.Errorf("realenv: mode %s is not real", spec.Mode)
+	}
+	res, err := experiment.ExecuteWith(ctx, spec, opt, NewEnv)
+	if err != nil {
+		return nil, err
+	}
+	offline := *spec
+	offline.Mode = experiment.ModeOffline
+	if res.Offline, err = experiment.Execute(ctx, &offline, runner.Options{Workers: opt.Workers}); err != nil {
+		return nil, err
+	}
+	return res, nil
+}

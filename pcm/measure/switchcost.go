@@ -1,14 +1,14 @@
-package experiment
+package measure
 
 import (
 	"context"
 	"fmt"
 	"io"
-	"slices"
 	"strconv"
 	"text/tabwriter"
 	"time"
 
+	"github.com/hetquic/hetquic/internal/stats"
 	"github.com/hetquic/hetquic/scenario"
 )
 
@@ -49,12 +49,12 @@ func measureCell(ctx context.Context, rtt float64, size, pairs int, rebind bool)
 	sc := &scenario.Scenario{Name: "switchcost", Paths: []scenario.Path{
 		{Name: "a", Up: link, Down: link}, {Name: "b", Up: link, Down: link},
 	}}
-	b, err := newBench(sc, 1)
+	b, err := NewBench(sc, 1)
 	if err != nil {
 		return SwitchCost{}, err
 	}
 	defer b.Close()
-	c, err := b.dial(ctx, rebind)
+	c, err := b.Dial(ctx, rebind)
 	if err != nil {
 		return SwitchCost{}, err
 	}
@@ -98,15 +98,9 @@ func measureCell(ctx context.Context, rtt float64, size, pairs int, rebind bool)
 			}
 		}
 	}
-	sc2 := SwitchCost{RTTms: rtt, SizeBytes: size, Rebind: rebind, StayMs: median(stay), SwitchMs: median(moved)}
+	sc2 := SwitchCost{RTTms: rtt, SizeBytes: size, Rebind: rebind, StayMs: stats.Median(stay), SwitchMs: stats.Median(moved)}
 	sc2.CostMs = sc2.SwitchMs - sc2.StayMs
 	return sc2, nil
-}
-
-func median(xs []float64) float64 {
-	s := slices.Clone(xs)
-	slices.Sort(s)
-	return quantile(s, 0.5)
 }
 
 // WriteSwitchCostTable prints the measurement as a table.

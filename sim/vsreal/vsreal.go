@@ -1,4 +1,9 @@
-package experiment
+// Package vsreal validates the simulator against real QUIC: the same
+// download over the same path, on quic-go through hetquic's emulator
+// (pcm/measure's bench) and in the simulator (sim/exp), side by side
+// (issue 6). It lives beside sim, not in experiment, so an offline run
+// links neither quic-go nor the simulator.
+package vsreal
 
 import (
 	"context"
@@ -10,9 +15,10 @@ import (
 	"text/tabwriter"
 	"time"
 
-	simexp "github.com/hetquic/hetquic/sim/exp"
-
+	"github.com/hetquic/hetquic/internal/stats"
+	"github.com/hetquic/hetquic/pcm/measure"
 	"github.com/hetquic/hetquic/scenario"
+	simexp "github.com/hetquic/hetquic/sim/exp"
 )
 
 // SimVsReal is one point of the simulator's validation against real QUIC
@@ -65,7 +71,7 @@ func CompareSimReal(ctx context.Context, points []Point, sizes []int, rateMbps f
 }
 
 func realMedians(ctx context.Context, sc *scenario.Scenario, sizes []int, trials int) ([]float64, error) {
-	b, err := newBench(sc, 1)
+	b, err := measure.NewBench(sc, 1)
 	if err != nil {
 		return nil, err
 	}
@@ -76,7 +82,7 @@ func realMedians(ctx context.Context, sc *scenario.Scenario, sizes []int, trials
 		for range trials {
 			// A fresh connection per download: the simulator's flow
 			// starts from an initial window too.
-			c, err := b.dial(ctx, false)
+			c, err := b.Dial(ctx, false)
 			if err != nil {
 				return nil, err
 			}
@@ -87,7 +93,7 @@ func realMedians(ctx context.Context, sc *scenario.Scenario, sizes []int, trials
 			}
 			ts = append(ts, float64(res.TCT())/float64(time.Millisecond))
 		}
-		out = append(out, median(ts))
+		out = append(out, stats.Median(ts))
 	}
 	return out, nil
 }

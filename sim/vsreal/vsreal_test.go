@@ -1,4 +1,4 @@
-package experiment
+package vsreal
 
 import (
 	"context"

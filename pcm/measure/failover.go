@@ -1,4 +1,4 @@
-package experiment
+package measure
 
 import (
 	"context"
@@ -43,12 +43,12 @@ func MeasureFailover(ctx context.Context, rtt float64, trials int) ([]Failover, 
 }
 
 func failoverTrial(ctx context.Context, sc *scenario.Scenario, rtt float64) (Failover, error) {
-	b, err := newBench(sc, 1)
+	b, err := NewBench(sc, 1)
 	if err != nil {
 		return Failover{}, err
 	}
 	defer b.Close()
-	c, err := b.dial(ctx, false)
+	c, err := b.Dial(ctx, false)
 	if err != nil {
 		return Failover{}, err
 	}

@@ -1,4 +1,10 @@
-package experiment
+// Package measure is PCM-QUIC's real-network measurement harness: an
+// unmodified quic-go origin behind hetquic's emulator (the UDP relay on
+// loopback, one client address per scenario path), and the measurements
+// run through it: switch cost and failover (PCM journal §4). Real-mode
+// experiments (experiment/realenv) and the simulator's validation
+// (sim/vsreal) send their requests through the same Bench.
+package measure
 
 import (
 	"context"
@@ -9,24 +15,25 @@ import (
 	"github.com/hetquic/hetquic/emu/udprelay"
 	"github.com/hetquic/hetquic/internal/selfsigned"
 	"github.com/hetquic/hetquic/origin"
+	"github.com/hetquic/hetquic/pathsel"
 	"github.com/hetquic/hetquic/pcm"
 	"github.com/hetquic/hetquic/scenario"
 )
 
-// bench is an unmodified quic-go origin behind hetquic's emulator (the UDP
+// Bench is an unmodified quic-go origin behind hetquic's emulator (the UDP
 // relay on loopback, one client address per scenario path): what real runs
 // and the PCM measurements send their requests through.
-type bench struct {
+type Bench struct {
 	sc    *scenario.Scenario
 	srv   *origin.Server
 	relay *udprelay.Relay
 	roots *tls.Config
 }
 
-// newBench starts the origin and the relay for sc; sc's timed events are
-// not run (callers apply changes themselves).
-func newBench(sc *scenario.Scenario, seed uint64) (_ *bench, err error) {
-	b := &bench{sc: sc}
+// NewBench starts the origin and the relay for sc; sc's timed events are
+// not run (callers apply changes themselves, e.g. through Relay().Engine()).
+func NewBench(sc *scenario.Scenario, seed uint64) (_ *Bench, err error) {
+	b := &Bench{sc: sc}
 	defer func() {
 		if err != nil {
 			b.Close()
@@ -53,9 +60,12 @@ func newBench(sc *scenario.Scenario, seed uint64) (_ *bench, err error) {
 	return b, nil
 }
 
-// dial connects a PCM client over every path. The caller chooses each
+// Relay is the emulator the bench's paths run through.
+func (b *Bench) Relay() *udprelay.Relay { return b.relay }
+
+// Dial connects a PCM client over every path. The caller chooses each
 // request's path (GetOn); the client's own selector is never asked.
-func (b *bench) dial(ctx context.Context, rebind bool) (*pcm.Client, error) {
+func (b *Bench) Dial(ctx context.Context, rebind bool) (*pcm.Client, error) {
 	var paths []pcm.LocalPath
 	for i, a := range b.relay.PathAddrs() {
 		paths = append(paths, pcm.LocalPath{Name: b.sc.Paths[i].Name, Addr: a})
@@ -67,7 +77,7 @@ func (b *bench) dial(ctx context.Context, rebind bool) (*pcm.Client, error) {
 }
 
 // Close stops the relay and the origin.
-func (b *bench) Close() error {
+func (b *Bench) Close() error {
 	var err error
 	if b.relay != nil {
 		err = errors.Join(err, b.relay.Close())
@@ -77,3 +87,12 @@ func (b *bench) Close() error {
 	}
 	return err
 }
+
+// noSelector stands in for the client's own selector when the caller
+// chooses every path (GetOn) and the client never asks its own.
+type noSelector struct{}
+
+func (noSelector) Choose() (pathsel.PathID, error)       { return 0, pathsel.ErrNoPaths }
+func (noSelector) Observe(pathsel.PathID, float64) error { return nil }
+func (noSelector) AddPath(pathsel.PathID) error          { return nil }
+func (noSelector) RemovePath(pathsel.PathID) error       { return nil }

@@ -1,0 +1,93 @@
+package realenv
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/hetquic/hetquic"
+	"github.com/hetquic/hetquic/experiment"
+	"github.com/hetquic/hetquic/internal/runner"
+)
+
+// Every built-in real experiment runs (shortened: real requests take real
+// time), writes its report, and its oracle is measured on the real side:
+// the best fixed path in hindsight from polling's rounds.
+func TestBuiltinRealExperiments(t *testing.T) {
+	entries, err := hetquic.Files.ReadDir("experiments")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ran := 0
+	for _, e := range entries {
+		spec, err := experiment.Load(hetquic.Files, "experiments/"+e.Name())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if spec.Mode != experiment.ModeReal {
+			continue
+		}
+		ran++
+		spec.Seeds, spec.Rounds = 1, min(spec.Rounds, 24)
+		spec.Events = nil // their rounds lie past the shortened run
+		res, err := Execute(context.Background(), spec, runner.Options{})
+		if err != nil {
+			t.Fatalf("%s: %v", e.Name(), err)
+		}
+		sum := experiment.Summarize(res)
+		o := sum.RealOracle
+		if o == nil || len(o.PerPath) != len(res.Paths) {
+			t.Fatalf("%s: no real-side oracle: %+v", e.Name(), o)
+		}
+		for _, pm := range o.PerPath {
+			if pm.Samples != spec.Rounds/len(res.Paths) {
+				t.Errorf("%s: path %s measured %d times by polling, want %d", e.Name(), pm.Path, pm.Samples, spec.Rounds/len(res.Paths))
+			}
+			if pm.Objective < 0 || pm.MeanTCTms <= 0 {
+				t.Errorf("%s: %+v", e.Name(), pm)
+			}
+		}
+		for _, st := range sum.Strategies {
+			if st.RatioToOracle == nil || *st.RatioToOracle != st.MeanTCTms/o.MeanTCTms {
+				t.Errorf("%s: %s: × oracle is not over the real best path", e.Name(), st.Label)
+			}
+			if st.Strategy == "oracle" && st.RatioToModelOracle == nil {
+				t.Errorf("%s: no model-oracle column", e.Name())
+			}
+		}
+		dir := t.TempDir()
+		if _, err := experiment.WriteAll(dir, res, sum); err != nil {
+			t.Fatal(err)
+		}
+		report, _ := os.ReadFile(filepath.Join(dir, "report.md"))
+		for _, want := range []string{"× oracle (real)", "× model oracle", "Real vs offline model"} {
+			if !strings.Contains(string(report), want) {
+				t.Errorf("%s: report lacks %q", e.Name(), want)
+			}
+		}
+	}
+	if ran == 0 {
+		t.Fatal("no built-in real experiment")
+	}
+}
+
+// Mode real without polling is refused at load: nothing would measure
+// every path for the real-side oracle.
+func TestRealNeedsPolling(t *testing.T) {
+	data, err := os.ReadFile("../../experiments/pcm-table5-real.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	bad := strings.Replace(string(data), "  - {strategy: polling}\n", "", 1)
+	bad = strings.Replace(bad, "scenario: ../scenarios/", "scenario: ", 1)
+	os.WriteFile(filepath.Join(dir, "x.yaml"), []byte(bad), 0o644)
+	sc, _ := os.ReadFile("../../scenarios/pcm-table5.yaml")
+	os.WriteFile(filepath.Join(dir, "pcm-table5.yaml"), sc, 0o644)
+	_, err = experiment.Load(os.DirFS(dir), "x.yaml")
+	if err == nil || !strings.Contains(err.Error(), "mode real needs a polling strategy") {
+		t.Fatalf("err = %v", err)
+	}
+}
