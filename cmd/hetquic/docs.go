@@ -1,0 +1,177 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"runtime"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/hetquic/hetquic/internal/docgen"
+)
+
+func init() {
+	register(command{name: "docs", summary: "regenerate (or --check) the numbers commands write into the Markdown docs", run: runDocs})
+}
+
+const docsHelp = `Finds the generated blocks of the Markdown docs — the text between
+"<!-- gen: hetquic ARGS -->" and "<!-- /gen -->" — runs each block's hetquic
+command in this process and writes what it printed on stdout into the block.
+With no FILE, every *.md of the repository is searched (run it from the
+repository root; "go generate" does).
+
+--check rewrites nothing: it lists each stale block as FILE:LINE and exits 1
+(CI runs it). Blocks opened with "<!-- gen measured: COMMAND -->" (timings,
+real networks) are not regenerated unless --measured is given; otherwise
+they are only checked to state their date, command and machine load.
+COMMAND of a measured block may be any shell command; it runs in the
+current directory, and the block gets a line with the date, the command
+and the load average before its output.`
+
+func runDocs(ctx context.Context, args []string) error {
+	fs := newFlagSet("docs", "docs [--check] [--measured] [FILE…]", docsHelp)
+	check := fs.Bool("check", false, "change nothing; list stale blocks and exit 1 if any")
+	measured := fs.Bool("measured", false, "also re-measure the measured blocks (slow; timings depend on the machine)")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	files := fs.Args()
+	if len(files) == 0 {
+		var err error
+		if files, err = docgen.Find("."); err != nil {
+			return err
+		}
+	}
+	opts := docgen.Options{Run: runDocCommand, Measured: *measured, Stamp: measuredStamp}
+	var problems []string
+	for _, file := range files {
+		data, err := os.ReadFile(file)
+		if err != nil {
+			return badInput(err)
+		}
+		out, stale, err := docgen.Update(ctx, file, string(data), opts)
+		if err != nil {
+			return err
+		}
+		for _, s := range stale {
+			problems = append(problems, fmt.Sprintf("%s:%d: %s: %s", file, s.Line, s.Command, s.Reason))
+		}
+		if !*check && out != string(data) {
+			if err := os.WriteFile(file, []byte(out), 0o644); err != nil {
+				return err
+			}
+			fmt.Printf("%s: regenerated\n", file)
+		}
+	}
+	if *check && len(problems) > 0 {
+		for _, p := range problems {
+			fmt.Fprintln(os.Stderr, p)
+		}
+		return fmt.Errorf("docs: %d stale generated blocks (run hetquic docs)", len(problems))
+	}
+	if !*check {
+		// Rewriting fixes every block but a measured one that does not say
+		// when, how and under what load it was measured.
+		var bad []string
+		for _, p := range problems {
+			if strings.Contains(p, "measured block") {
+				bad = append(bad, p)
+			}
+		}
+		if len(bad) > 0 {
+			fmt.Fprintln(os.Stderr, strings.Join(bad, "\n"))
+			return fmt.Errorf("docs: %d measured blocks lack date, command or load", len(bad))
+		}
+	}
+	return nil
+}
+
+// captureMu serialises runs that swap os.Stdout and os.Stderr.
+var captureMu sync.Mutex
+
+// runDocCommand runs a block's command: a hetquic command through the CLI's
+// own dispatch, in this process, capturing its stdout; a measured block's
+// other commands through bash.
+func runDocCommand(ctx context.Context, b docgen.Block) (string, error) {
+	if b.Args[0] != "hetquic" {
+		if !b.Measured {
+			return "", badInput(errors.New("a generated block's command must be a hetquic command (others only in measured blocks)"))
+		}
+		var out, stderr bytes.Buffer
+		cmd := exec.CommandContext(ctx, "bash", "-c", b.Command)
+		cmd.Stdout, cmd.Stderr = &out, &stderr
+		if err := cmd.Run(); err != nil {
+			return "", fmt.Errorf("%v: %s", err, lastLine(stderr.String()))
+		}
+		return out.String(), nil
+	}
+	if len(b.Args) > 1 && b.Args[1] == "docs" {
+		return "", badInput(errors.New("a generated block cannot run hetquic docs"))
+	}
+	return captureOutput(func() error { return dispatch(ctx, b.Args[1:]) })
+}
+
+// captureOutput runs fn with os.Stdout redirected into the returned string
+// and os.Stderr (progress lines) into the error when fn fails.
+func captureOutput(fn func() error) (string, error) {
+	captureMu.Lock()
+	defer captureMu.Unlock()
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		return "", err
+	}
+	errR, errW, err := os.Pipe()
+	if err != nil {
+		outR.Close()
+		outW.Close()
+		return "", err
+	}
+	read := func(r *os.File, into *bytes.Buffer, done chan<- struct{}) {
+		_, _ = io.Copy(into, r)
+		r.Close()
+		close(done)
+	}
+	var stdout, stderr bytes.Buffer
+	outDone, errDone := make(chan struct{}), make(chan struct{})
+	go read(outR, &stdout, outDone)
+	go read(errR, &stderr, errDone)
+	oldOut, oldErr := os.Stdout, os.Stderr
+	os.Stdout, os.Stderr = outW, errW
+	runErr := fn()
+	os.Stdout, os.Stderr = oldOut, oldErr
+	outW.Close()
+	errW.Close()
+	<-outDone
+	<-errDone
+	if runErr != nil {
+		if l := lastLine(stderr.String()); l != "" && !strings.Contains(runErr.Error(), l) {
+			return "", fmt.Errorf("%w (stderr: %s)", runErr, l)
+		}
+		return "", runErr
+	}
+	return stdout.String(), nil
+}
+
+func lastLine(s string) string {
+	lines := strings.Split(strings.TrimSpace(s), "\n")
+	return lines[len(lines)-1]
+}
+
+// measuredStamp is the first line of a regenerated measured block: when,
+// with what and under what load it was measured.
+func measuredStamp(b docgen.Block) string {
+	load := "unknown"
+	if data, err := os.ReadFile("/proc/loadavg"); err == nil {
+		if f := strings.Fields(string(data)); len(f) >= 3 {
+			load = strings.Join(f[:3], ", ")
+		}
+	}
+	return fmt.Sprintf("Measured %s with `%s` on %d CPUs, load average (1, 5, 15 min) before the run: %s.",
+		time.Now().UTC().Format("2006-01-02 15:04 MST"), b.Command, runtime.NumCPU(), load)
+}

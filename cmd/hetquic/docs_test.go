@@ -1,0 +1,44 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestDocsCheck runs "hetquic docs" on a doc whose block is stale, then
+// fresh, then names a failing command.
+func TestDocsCheck(t *testing.T) {
+	dir := t.TempDir()
+	doc := filepath.Join(dir, "d.md")
+	stale := "# d\n\n<!-- gen: hetquic exp list -->\npcm-table5 made up\n<!-- /gen -->\n"
+	if err := os.WriteFile(doc, []byte(stale), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, stderr, code := runCLI(t, "docs", "--check", doc)
+	if code != 1 || !strings.Contains(stderr, doc+":3: hetquic exp list: differs") {
+		t.Fatalf("stale doc: exit %d, stderr %q; want 1 naming %s:3", code, stderr, doc)
+	}
+	if data, _ := os.ReadFile(doc); string(data) != stale {
+		t.Fatal("--check rewrote the doc")
+	}
+	if _, stderr, code := runCLI(t, "docs", doc); code != 0 {
+		t.Fatalf("regenerating: exit %d, stderr %q", code, stderr)
+	}
+	data, _ := os.ReadFile(doc)
+	list, _, _ := runCLI(t, "exp", "list")
+	if want := strings.Replace(stale, "pcm-table5 made up\n", list, 1); string(data) != want {
+		t.Fatalf("regenerated doc:\n%s\nwant:\n%s", data, want)
+	}
+	if _, stderr, code := runCLI(t, "docs", "--check", doc); code != 0 {
+		t.Fatalf("fresh doc fails the check: exit %d, stderr %q", code, stderr)
+	}
+
+	bad := filepath.Join(dir, "bad.md")
+	os.WriteFile(bad, []byte("x\n<!-- gen: hetquic exp run no-such-exp --md -->\n<!-- /gen -->\n"), 0o644)
+	_, stderr, code = runCLI(t, "docs", "--check", bad)
+	if code == 0 || !strings.Contains(stderr, bad+":2: hetquic exp run no-such-exp --md: ") || !strings.Contains(stderr, "no-such-exp") {
+		t.Errorf("failing command: exit %d, stderr %q; want an error naming %s:2", code, stderr, bad)
+	}
+}

@@ -1,0 +1,95 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/hetquic/hetquic"
+	"github.com/hetquic/hetquic/internal/claims"
+)
+
+// TestClaimsNameBuiltinExperiments: every shipped claims file parses and
+// each claim names an experiment that "hetquic exp validate" accepts.
+func TestClaimsNameBuiltinExperiments(t *testing.T) {
+	files, err := claims.LoadAll(hetquic.Files, "claims")
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]bool{}
+	for _, f := range files {
+		for _, c := range f.Claims {
+			if seen[c.Experiment] {
+				continue
+			}
+			seen[c.Experiment] = true
+			if _, stderr, code := runCLI(t, "exp", "validate", c.Experiment); code != 0 {
+				t.Errorf("%s: claim %s: experiment %q: %s", f.Paper, c.ID, c.Experiment, strings.TrimSpace(stderr))
+			}
+		}
+		for name := range f.Quick {
+			if !seen[name] {
+				t.Errorf("%s: quick entry %q is not an experiment of its claims", f.Paper, name)
+			}
+		}
+	}
+}
+
+func TestReproducePage(t *testing.T) {
+	out := t.TempDir()
+	stdout, stderr, code := runCLI(t, "reproduce", "--paper", "pcm-journal", "--out", out)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	page, err := os.ReadFile(filepath.Join(out, "index.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	files, _ := claims.LoadAll(hetquic.Files, "claims")
+	for _, f := range files {
+		if f.Paper != "pcm-journal" {
+			continue
+		}
+		for _, c := range f.Claims {
+			var row string
+			for _, l := range strings.Split(string(page), "\n") {
+				if strings.HasPrefix(l, "| "+c.ID+": ") {
+					row = l
+				}
+			}
+			if !strings.Contains(row, "| **reproduced** |") && !strings.Contains(row, "| **not reproduced** |") && !strings.Contains(row, "| **refuted** |") {
+				t.Errorf("claim %s: row %q has no verdict", c.ID, row)
+			}
+		}
+	}
+	if !strings.Contains(stdout, "pcm-journal") || !strings.Contains(stdout, "index.md") {
+		t.Errorf("stdout %q lacks the counts", stdout)
+	}
+	if _, err := os.Stat(filepath.Join(out, "pcm-table5", "summary.json")); err != nil {
+		t.Error(err)
+	}
+}
+
+// TestReproduceReportsUnjudgedClaims: a claim whose metric the summary
+// lacks is an error on the page and exit status 1, not a silent pass.
+func TestReproduceReportsUnjudgedClaims(t *testing.T) {
+	dir, out := t.TempDir(), t.TempDir()
+	os.WriteFile(filepath.Join(dir, "x.yaml"), []byte(`paper: x
+title: X
+claims:
+  - {id: a, where: Fig. 1, claim: c, experiment: pcm-ab, metric: 'strategies[label=nope].mean_tct_ms', paper_value: 1, reproduced: {at_least: 0}}
+`), 0o644)
+	_, stderr, code := runCLI(t, "reproduce", "--claims", dir, "--out", out)
+	if code != 1 || !strings.Contains(stderr, "1 claims could not be judged") {
+		t.Fatalf("exit %d, stderr %q", code, stderr)
+	}
+	page, _ := os.ReadFile(filepath.Join(out, "index.md"))
+	if !strings.Contains(string(page), "| **error** |") || !strings.Contains(string(page), "label=nope") {
+		t.Errorf("page does not name the problem:\n%s", page)
+	}
+	_, stderr, code = runCLI(t, "reproduce", "--paper", "no-such-paper")
+	if code != 2 || !strings.Contains(stderr, `no claims for "no-such-paper"`) {
+		t.Errorf("unknown paper: exit %d, stderr %q", code, stderr)
+	}
+}
