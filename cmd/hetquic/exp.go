@@ -16,6 +16,7 @@ import (
 	"github.com/hetquic/hetquic/experiment/realenv"
 	"github.com/hetquic/hetquic/internal/results"
 	"github.com/hetquic/hetquic/internal/runner"
+	"github.com/hetquic/hetquic/sim/svc"
 )
 
 func init() {
@@ -56,6 +57,9 @@ func runDemo(ctx context.Context, args []string) error {
 }
 
 func expRun(ctx context.Context, args []string, name string) error {
+	if _, ok := qcmabOperand(args); ok {
+		return qcmabRun(ctx, args)
+	}
 	fs := newFlagSet(name, expUsage, expHelp)
 	out := fs.String("out", "", "output directory (default results/NAME, NAME from the experiment file)")
 	workers := fs.Int("workers", 0, "runs in parallel (default: one per CPU); results do not depend on it")
@@ -133,6 +137,13 @@ func expList(w io.Writer) error {
 	for _, e := range entries {
 		name := strings.TrimSuffix(e.Name(), ".yaml")
 		spec, err := experiment.Load(hetquic.Files, path.Join("experiments", e.Name()))
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(w, "%-16s %s\n", name, firstSentence(spec.Description))
+	}
+	for _, name := range svc.Names() {
+		spec, err := svc.LoadBuiltin(name)
 		if err != nil {
 			return err
 		}

@@ -116,7 +116,7 @@ func Run(sc Scenario, v Variant, seed uint64, keepLog bool) (*Result, error) {
 			return nil, err
 		}
 	}
-	r := &runner{s: s, w: w, c: c, v: v, res: &Result{}, keepLog: keepLog, rng: s.Rand("svc/policy")}
+	r := &session{s: s, w: w, c: c, v: v, res: &Result{}, keepLog: keepLog, rng: s.Rand("svc/policy")}
 	switch v.Controller {
 	case QCMAB:
 		names := make([]string, len(w.aps))
@@ -159,7 +159,7 @@ func Run(sc Scenario, v Variant, seed uint64, keepLog bool) (*Result, error) {
 	return r.res, nil
 }
 
-type runner struct {
+type session struct {
 	s       *sim.Sim
 	w       *world
 	c       *sim.Conn
@@ -186,7 +186,7 @@ type runner struct {
 	fecNow            bool
 }
 
-func (r *runner) arrive(stream, off, path int, sent, at time.Duration) {
+func (r *session) arrive(stream, off, path int, sent, at time.Duration) {
 	fl, ok := r.stream[stream]
 	if !ok {
 		return
@@ -204,7 +204,7 @@ func (r *runner) arrive(stream, off, path int, sent, at time.Duration) {
 
 // frame is one display slot: score the previous frame, let the controller
 // decide, send the next frame.
-func (r *runner) frame(f int) {
+func (r *session) frame(f int) {
 	now := r.s.Now()
 	if f > 0 {
 		r.finish(f - 1)
@@ -283,7 +283,7 @@ func (r *runner) frame(f int) {
 
 // handoff is what the baselines do: stay on the serving AP until its
 // signal falls below the −90 dBm threshold, then take the strongest.
-func (r *runner) handoff() {
+func (r *session) handoff() {
 	if r.w.sc.Kind == "lattice" && r.w.rss(r.w.assoc) < handoffDBm {
 		r.w.associate(r.w.strongest())
 		r.res.Handovers++
@@ -292,7 +292,7 @@ func (r *runner) handoff() {
 
 // decide is QC-MAB's slot: refine the serving AP's context from what the
 // last slot measured, build every visible AP's context, choose an arm.
-func (r *runner) decide() bool {
+func (r *session) decide() bool {
 	cur := r.w.assoc
 	owd := r.seenOWD[cur]
 	if r.slotOWDn > 0 {
@@ -341,7 +341,7 @@ func (r *runner) decide() bool {
 }
 
 // finish scores frame f at its deadline (Eq. 4.19) and lets QC-MAB learn.
-func (r *runner) finish(f int) {
+func (r *session) finish(f int) {
 	if f < 0 || f >= len(r.frames) {
 		return
 	}
@@ -414,7 +414,7 @@ func (r *runner) finish(f int) {
 }
 
 // collect turns the arrivals into BL packet delays once the run is over.
-func (r *runner) collect() {
+func (r *session) collect() {
 	for _, fr := range r.frames {
 		lr := fr.layers[0]
 		dec := lr.decodedAt()
