@@ -275,10 +275,10 @@ func summarize(v Variant, spacing float64, rs []*Result) Row {
 }
 
 // converge is the first bin from which every bin stays within convergeTol
-// of the curve's final level.
+// of the curve's final level; −1 when the curve is too short to say.
 func converge(c []float64) float64 {
 	if len(c) < 4 {
-		return math.NaN()
+		return -1 // too short to say (summary.json cannot hold NaN)
 	}
 	final := stats.Mean(c[len(c)-len(c)/4:])
 	b := len(c)
@@ -304,7 +304,7 @@ func (s *Summary) Tables() []results.Table {
 	}
 	for _, r := range s.Rows {
 		row := []string{r.Label, f2(r.IRPct), f2(r.IRCI95Pct), f2(r.MeanQuality), f2(r.PBL150Pct), f2(r.GoodputMbps),
-			f3(r.MeanReward), f0(r.ConvergePkts), f0(r.Handovers), f0(r.FECPct)}
+			f3(r.MeanReward), packets(r.ConvergePkts), f0(r.Handovers), f0(r.FECPct)}
 		if sweep {
 			row = append([]string{f0(r.SpacingM)}, row...)
 		}
@@ -330,6 +330,13 @@ func (s *Summary) Tables() []results.Table {
 		out = append(out, c)
 	}
 	return out
+}
+
+func packets(v float64) string {
+	if v < 0 {
+		return "–"
+	}
+	return f0(v)
 }
 
 func f0(v float64) string { return strconv.FormatFloat(v, 'f', 0, 64) }

@@ -171,8 +171,8 @@ type session struct {
 	frames  []frameRec
 	stream  map[int][2]int // stream id → frame, layer
 	rep     int
-	segN    int     // frames scored in this segment
-	segInv  float64 // Σ 1/throughput (s/Mbit) over them
+	segN    int     // ABR samples in this segment
+	segInv  float64 // Σ 1/estimate (s/Mbit) over them
 	packets int
 
 	agent             *qcmab.Agent
@@ -209,11 +209,14 @@ func (r *session) frame(f int) {
 	if f > 0 {
 		r.finish(f - 1)
 	}
+	r.sampleRate()
 	if f%segmentFrames == 0 && f > 0 {
-		// DASH rate adaptation: the throughput the last segment's frames
-		// were downloaded at (bytes over release → complete, harmonic mean
-		// over the segment), times a safety factor. A frame not complete
-		// by its deadline counts at its bytes over the deadline.
+		// DASH rate adaptation per segment: the highest rung below a safety
+		// share of the transport's goodput estimate (Eq. 4.4, Σ w_p(1−ε_p)/
+		// RTT_p, harmonic mean of the segment's per-frame samples), less
+		// the share of ΔT the one-way delay eats (a frame must arrive
+		// within its 150 ms). Frame download times would be a poor estimate
+		// here: a frame of a few packets measures latency, not capacity.
 		est := 0.0
 		if r.segInv > 0 {
 			est = float64(r.segN) / r.segInv
@@ -227,16 +230,13 @@ func (r *session) frame(f int) {
 		r.segN, r.segInv = 0, 0
 	}
 	useFEC := false
-	pinBL := -1
 	switch r.v.Controller {
 	case QCMAB:
 		useFEC = r.decide()
 	case LEAP:
+		// Our reconstruction (README): FEC on every layer of every frame,
+		// a bandwidth-aware CC (BBR), the base layer first by priority.
 		useFEC = true
-		pinBL = 0
-		if v1 := r.c.PathView(1); v1.HasRTT && v1.SRTT < r.c.PathView(0).SRTT {
-			pinBL = 1
-		}
 		r.handoff()
 	default:
 		r.handoff()
@@ -269,9 +269,6 @@ func (r *session) frame(f int) {
 	}
 	for l := range 3 {
 		o := sim.StreamOpts{Priority: l, Deadline: now + Deadline, DropLate: true}
-		if l == 0 && pinBL >= 0 {
-			o.Pinned, o.Path = true, pinBL
-		}
 		st, err := r.c.OpenStream(int64(fr.layers[l].n)*int64(r.c.Payload()), o)
 		if err != nil {
 			panic(err) // options are valid by construction
@@ -279,6 +276,25 @@ func (r *session) frame(f int) {
 		r.stream[st.ID()] = [2]int{f, l}
 	}
 	r.res.Packets = append(r.res.Packets, r.packets)
+}
+
+// sampleRate adds one sample of the ABR's estimate: Eq. 4.4 in Mbit/s
+// times (1 − OWD/ΔT) for the fastest path's OWD (SRTT/2).
+func (r *session) sampleRate() {
+	phi, owd := 0.0, math.Inf(1)
+	for i := range 2 {
+		pv := r.c.PathView(i)
+		if !pv.HasRTT {
+			continue
+		}
+		phi += float64(pv.Cwnd) * (1 - pv.LossRate) / pv.SRTT.Seconds() * 8 / 1e6
+		owd = min(owd, pv.SRTT.Seconds()/2)
+	}
+	est := phi * max(0, 1-owd/FrameInterval.Seconds())
+	if est > 0 {
+		r.segN++
+		r.segInv += 1 / est
+	}
 }
 
 // handoff is what the baselines do: stay on the serving AP until its
@@ -383,16 +399,6 @@ func (r *session) finish(f int) {
 	for l := range 3 {
 		delivered += float64(min(onTime[l]*r.c.Payload(), int(fr.bytes[l])))
 	}
-	done := dl
-	if ok[0] && ok[1] && ok[2] {
-		done = fr.release
-		for l := range 3 {
-			done = max(done, fr.layers[l].decodedAt())
-		}
-	}
-	total := float64(fr.bytes[0] + fr.bytes[1] + fr.bytes[2])
-	r.segN++
-	r.segInv += 1 / (total * 8 / max(done-fr.release, time.Millisecond).Seconds() / 1e6)
 	bin := int(dl / goodputBin)
 	if bin < len(r.res.GoodputMbps) {
 		r.res.GoodputMbps[bin] += delivered * 8 / goodputBin.Seconds() / 1e6
