@@ -14,8 +14,9 @@ import (
 )
 
 // qcmabOperand returns the experiment operand of "exp run" args when it
-// names a chapter-4 (QC-MAB) experiment, which run on the simulator's video
-// model (sim/svc) rather than on the PCM experiment model.
+// names a chapter-4 (QC-MAB) experiment — a built-in one, or a file named
+// qcmab-*.yaml — which runs on the simulator's video model (sim/svc)
+// rather than on the PCM experiment model.
 func qcmabOperand(args []string) (string, bool) {
 	for i := 0; i < len(args); i++ {
 		a := args[i]
@@ -24,13 +25,13 @@ func qcmabOperand(args []string) (string, bool) {
 			i++
 		case strings.HasPrefix(a, "-"):
 		default:
-			return a, svc.IsBuiltin(a)
+			return a, svc.IsBuiltin(a) || strings.HasPrefix(filepath.Base(a), "qcmab-") && strings.HasSuffix(a, ".yaml")
 		}
 	}
 	return "", false
 }
 
-const qcmabUsage = `exp run qcmab-NAME [--seeds N] [--out DIR] [--workers N] [--json | --md] [--quiet]`
+const qcmabUsage = `exp run qcmab-NAME|qcmab-FILE.yaml [--seeds N] [--out DIR] [--workers N] [--json | --md] [--quiet]`
 
 // qcmabRun is "exp run qcmab-…": every variant on every seed, summary.json,
 // rows.csv, figures (PNG+SVG) and report.md; --md prints only the tables.
@@ -46,7 +47,15 @@ func qcmabRun(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	spec, err := svc.LoadBuiltin(name)
+	var spec *svc.Spec
+	if svc.IsBuiltin(name) {
+		spec, err = svc.LoadBuiltin(name)
+	} else {
+		var data []byte
+		if data, err = os.ReadFile(name); err == nil {
+			spec, err = svc.Parse(name, data)
+		}
+	}
 	if err != nil {
 		return badInput(err)
 	}

@@ -115,7 +115,7 @@ func Execute(ctx context.Context, s *Spec, opt runner.Options) (*Summary, error)
 	var jobs []job
 	for _, sp := range spacings {
 		for _, vs := range s.Variants {
-			v, _ := vs.variant() // validated
+			v, _ := vs.variant(s.scenario(sp).networks()) // validated
 			for _, seed := range seeds {
 				jobs = append(jobs, job{v: v, spacing: sp, seed: seed})
 			}
@@ -187,13 +187,7 @@ func replay(s *Spec, v Variant, logs [][]qcmab.LogEntry, row *Row) error {
 		if len(log) == 0 {
 			continue
 		}
-		names := make([]string, 0)
-		for n := range maxNetwork(log) + 1 {
-			names = append(names, "ap"+strconv.Itoa(n))
-		}
-		cfg := qcmab.DefaultConfig(names...)
-		cfg.Gamma, cfg.Policy = cmpOr(v.Gamma, 0.99), v.Policy
-		a, err := qcmab.New(cfg)
+		a, err := qcmab.New(v.agentConfig(s.scenario(0).networks()))
 		if err != nil {
 			return err
 		}
@@ -205,16 +199,6 @@ func replay(s *Spec, v Variant, logs [][]qcmab.LogEntry, row *Row) error {
 		row.ReplayMatched += float64(est.Matched) / float64(len(logs))
 	}
 	return nil
-}
-
-func maxNetwork(log []qcmab.LogEntry) int {
-	m := 0
-	for _, e := range log {
-		for _, c := range e.Cands {
-			m = max(m, c.Network)
-		}
-	}
-	return m
 }
 
 func summarize(v Variant, spacing float64, rs []*Result) Row {

@@ -44,6 +44,32 @@ type Variant struct {
 	Raw        bool         // QC-MAB without context refinement (Fig. 4.7)
 	Policy     qcmab.Policy // QC-MAB's bandit ("": the thesis's UCB)
 	Epsilon    float64      // QC-MAB: uniform exploration (1: the logging policy for replay)
+	Thresholds qcmab.Thresholds
+	Arms       []string // QC-MAB's allowed arms (nil: all)
+}
+
+// agentConfig is QC-MAB's configuration for the given network names.
+func (v Variant) agentConfig(networks []string) qcmab.Config {
+	cfg := qcmab.DefaultConfig(networks...)
+	cfg.Gamma, cfg.Policy, cfg.Epsilon, cfg.Arms = cmpOr(v.Gamma, 0.99), v.Policy, v.Epsilon, v.Arms
+	if v.Thresholds != (qcmab.Thresholds{}) {
+		cfg.Thresholds = v.Thresholds
+	}
+	return cfg
+}
+
+// networks names the scenario's APs as QC-MAB's networks: ap0, ap1, …
+func (sc Scenario) networks() []string {
+	n := 2
+	if sc.Kind == "lattice" && sc.APSpacingM > 0 {
+		g := int(sc.AreaM/sc.APSpacingM) + 1
+		n = g * g
+	}
+	out := make([]string, n)
+	for i := range out {
+		out[i] = fmt.Sprintf("ap%d", i)
+	}
+	return out
 }
 
 // Result is one run's per-frame and per-packet outcome.
@@ -119,13 +145,7 @@ func Run(sc Scenario, v Variant, seed uint64, keepLog bool) (*Result, error) {
 	r := &session{s: s, w: w, c: c, v: v, res: &Result{}, keepLog: keepLog, rng: s.Rand("svc/policy")}
 	switch v.Controller {
 	case QCMAB:
-		names := make([]string, len(w.aps))
-		for i := range names {
-			names[i] = fmt.Sprintf("ap%d", i)
-		}
-		acfg := qcmab.DefaultConfig(names...)
-		acfg.Gamma, acfg.Policy, acfg.Epsilon = v.Gamma, v.Policy, v.Epsilon
-		if r.agent, err = qcmab.New(acfg); err != nil {
+		if r.agent, err = qcmab.New(v.agentConfig(sc.networks())); err != nil {
 			return nil, err
 		}
 		r.refiners = make([]qcmab.Refiner, len(w.aps))

@@ -2,6 +2,7 @@ package svc
 
 import (
 	"embed"
+	"errors"
 	"fmt"
 	"io/fs"
 	"math"
@@ -50,6 +51,19 @@ type VariantSpec struct {
 	Gamma      float64 `yaml:"gamma"`
 	Raw        bool    `yaml:"raw"`
 	Policy     string  `yaml:"policy"`
+	// Thresholds replace the thesis's context partition (QC-MAB only).
+	Thresholds *ThresholdSpec `yaml:"thresholds"`
+	// Arms restricts QC-MAB to these arms: "apN" or "apN+fec", N an AP of
+	// the scenario (lattice: row-major from the lower-left corner;
+	// backbone: ap0, ap1).
+	Arms []string `yaml:"arms"`
+}
+
+// ThresholdSpec is qcmab.Thresholds in YAML.
+type ThresholdSpec struct {
+	BandwidthMbps [2]float64 `yaml:"bandwidth_mbps"`
+	OWDms         [2]float64 `yaml:"owd_ms"`
+	Loss          [2]float64 `yaml:"loss"`
 }
 
 // Claim is a thesis number this experiment puts beside its own.
@@ -93,7 +107,9 @@ func LoadBuiltin(name string) (*Spec, error) {
 func Parse(name string, data []byte) (*Spec, error) {
 	var s Spec
 	if err := yamlfile.Decode(name, data, &s); err != nil {
-		return nil, err
+		// yamlfile quotes a bad scalar verbatim, newlines included
+		// (FuzzParse found it); keep the error on one line.
+		return nil, errors.New(strings.ReplaceAll(err.Error(), "\n", `\n`))
 	}
 	if err := s.validate(); err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
@@ -125,7 +141,7 @@ func (s *Spec) validate() error {
 			return fmt.Errorf("variants[%d]: label %q missing or repeated", i, v.Label)
 		}
 		seen[v.Label] = true
-		if _, err := v.variant(); err != nil {
+		if _, err := v.variant(s.scenario(0).networks()); err != nil {
 			return fmt.Errorf("variants[%d] (%s): %w", i, v.Label, err)
 		}
 	}
@@ -154,17 +170,21 @@ func (s *Spec) scenario(sp float64) Scenario {
 	return sc
 }
 
-func (v VariantSpec) variant() (Variant, error) {
-	out := Variant{Label: v.Label, Controller: v.Controller, Gamma: v.Gamma, Raw: v.Raw, Policy: qcmab.Policy(v.Policy)}
+// variant checks v against the scenario's network names.
+func (v VariantSpec) variant(networks []string) (Variant, error) {
+	out := Variant{Label: v.Label, Controller: v.Controller, Gamma: v.Gamma, Raw: v.Raw, Policy: qcmab.Policy(v.Policy),
+		Thresholds: qcmab.DefaultThresholds, Arms: v.Arms}
+	if v.Thresholds != nil {
+		out.Thresholds = qcmab.Thresholds(*v.Thresholds)
+	}
 	switch v.Controller {
 	case QCMAB:
-		if _, err := qcmab.New(qcmab.Config{Networks: []string{"x"}, Thresholds: qcmab.DefaultThresholds,
-			Gamma: cmpOr(v.Gamma, 0.99), Policy: out.Policy}); err != nil {
+		if _, err := qcmab.New(out.agentConfig(networks)); err != nil {
 			return out, err
 		}
 	case Peekaboo, LEAP, MinRTT:
-		if v.Raw || v.Policy != "" {
-			return out, fmt.Errorf("raw and policy apply to qcmab only")
+		if v.Raw || v.Policy != "" || v.Thresholds != nil || len(v.Arms) > 0 {
+			return out, fmt.Errorf("raw, policy, thresholds and arms apply to qcmab only")
 		}
 		if v.Gamma != 0 {
 			if err := qcmab.ValidateGamma(v.Gamma); err != nil {

@@ -1,10 +1,14 @@
 package svc
 
 import (
+	"context"
 	"math"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/hetquic/hetquic/internal/runner"
 )
 
 func TestLadder(t *testing.T) {
@@ -67,4 +71,96 @@ func TestDeterministic(t *testing.T) {
 	if !reflect.DeepEqual(a, b) {
 		t.Fatal("same seed, different results")
 	}
+}
+
+func TestBuiltinsParse(t *testing.T) {
+	names := Names()
+	if len(names) != 6 {
+		t.Fatalf("built-ins %v, want the six figures 4.5–4.10", names)
+	}
+	for _, n := range names {
+		s, err := LoadBuiltin(n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s.Name != n || s.Seeds < 10 {
+			t.Errorf("%s: name %q, %d seeds (the issue asks ≥ 10)", n, s.Name, s.Seeds)
+		}
+	}
+}
+
+func TestSpecErrors(t *testing.T) {
+	base := "name: x\nfigure: \"4.5\"\nscenario: {kind: lattice, ap_spacing_m: 20, area_m: 100, speed_mps: 10}\nduration_s: 5\nseeds: 1\n"
+	for _, tc := range []struct{ yaml, want string }{
+		{base + "variants:\n  - {label: a, controller: qcmab, gamma: 0}\n", ""},
+		{base + "variants:\n  - {label: a, controller: qcmab, gamma: -1}\n", "reliability Γ"},
+		{base + "variants:\n  - {label: a, controller: qcmab, arms: [ap99]}\n", `unknown arm "ap99"`},
+		{base + "variants:\n  - {label: a, controller: qcmab, thresholds: {bandwidth_mbps: [5, 10], owd_ms: [150, 90], loss: [0, 0.1]}}\n", "owd thresholds"},
+		{base + "variants:\n  - {label: a, controller: leap, raw: true}\n", "qcmab only"},
+		{base + "variants:\n  - {label: a, controller: bbr}\n", `controller "bbr" unknown`},
+		{base + "variants:\n  - {label: a, controller: qcmab}\n  - {label: a, controller: leap}\n", "repeated"},
+		{base + "variants:\n  - {label: a, controller: qcmab}\nclaims:\n  - {text: t, variant: a, metric: speed, paper: 1}\n", `metric "speed"`},
+		{base + "variants:\n  - {label: a, controller: qcmab}\nsweep_spacing_m: [0]\n", "sweep_spacing_m"},
+		{base + "variants:\n  - {label: a, controller: qcmab}\nbogus: 1\n", `unknown field "bogus"`},
+		{"name: x\nscenario: {kind: moon}\nduration_s: 5\nseeds: 1\nvariants:\n  - {label: a, controller: qcmab}\n", `kind "moon"`},
+	} {
+		_, err := Parse("t.yaml", []byte(tc.yaml))
+		switch {
+		case tc.want == "" && err != nil:
+			t.Errorf("valid spec rejected: %v", err)
+		case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), "\n")):
+			t.Errorf("got %v, want one line containing %q", err, tc.want)
+		}
+	}
+}
+
+// Results do not depend on the worker count.
+func TestExecuteWorkersIndependent(t *testing.T) {
+	s, err := Parse("t.yaml", []byte("name: t\nfigure: \"4.7\"\nscenario: {kind: lattice, ap_spacing_m: 20, area_m: 60, speed_mps: 10}\nduration_s: 5\nseeds: 2\nreplay: true\nvariants:\n  - {label: a, controller: qcmab}\n  - {label: b, controller: qcmab, raw: true}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := Execute(context.Background(), s, runner.Options{Workers: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := Execute(context.Background(), s, runner.Options{Workers: 3})
+	if !reflect.DeepEqual(a, b) {
+		t.Fatal("1 and 3 workers disagree")
+	}
+}
+
+func FuzzParse(f *testing.F) {
+	for _, n := range Names() {
+		data, _ := builtin.ReadFile("experiments/" + n + ".yaml")
+		f.Add(data)
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		s, err := Parse("f.yaml", data)
+		if err != nil {
+			if strings.Contains(err.Error(), "\n") {
+				t.Fatalf("multi-line error %q", err)
+			}
+			return
+		}
+		if s.Seeds < 1 || len(s.Variants) == 0 {
+			t.Fatalf("accepted an invalid spec: %+v", s)
+		}
+	})
+}
+
+func FuzzLadder(f *testing.F) {
+	f.Add(sintelCSV)
+	f.Add("index,mbps\n0,1\n1,2\n")
+	f.Fuzz(func(t *testing.T, s string) {
+		l, err := parseLadder(s)
+		if err != nil {
+			return
+		}
+		for i := 1; i < len(l); i++ {
+			if !(l[i] > l[i-1]) {
+				t.Fatalf("accepted a non-increasing ladder %v", l)
+			}
+		}
+	})
 }
