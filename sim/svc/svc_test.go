@@ -164,3 +164,20 @@ func FuzzLadder(f *testing.F) {
 		}
 	})
 }
+
+// BenchmarkRun is one 60 s run of each scenario kind under QC-MAB: the
+// unit the experiment set is made of (README: the whole set's time).
+func BenchmarkRun(b *testing.B) {
+	for _, sc := range []Scenario{
+		{Kind: "lattice", APSpacingM: 20, AreaM: 100, SpeedMps: 10, Duration: 60 * time.Second},
+		{Kind: "backbone", Background: true, Duration: 60 * time.Second},
+	} {
+		b.Run(sc.Kind, func(b *testing.B) {
+			for i := range b.N {
+				if _, err := Run(sc, Variant{Controller: QCMAB}, uint64(i)+1, false); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
