@@ -120,6 +120,9 @@ func expRun(ctx context.Context, args []string, name string) error {
 }
 
 func expValidate(args []string) error {
+	if _, ok := qcmabOperand(args); ok {
+		return qcmabValidate(args)
+	}
 	fs := newFlagSet("exp validate", "exp validate FILE|NAME", "Loads an experiment and its scenario and reports the first problem.")
 	spec, file, err := parseExperiment(fs, args)
 	if err != nil {

@@ -33,6 +33,33 @@ func qcmabOperand(args []string) (string, bool) {
 
 const qcmabUsage = `exp run qcmab-NAME|qcmab-FILE.yaml [--seeds N] [--out DIR] [--workers N] [--json | --md] [--quiet]`
 
+// loadQCMAB loads a built-in chapter-4 experiment or a qcmab-*.yaml file.
+func loadQCMAB(name string) (*svc.Spec, error) {
+	if svc.IsBuiltin(name) {
+		return svc.LoadBuiltin(name)
+	}
+	data, err := os.ReadFile(name)
+	if err != nil {
+		return nil, err
+	}
+	return svc.Parse(name, data)
+}
+
+// qcmabValidate is "exp validate qcmab-…".
+func qcmabValidate(args []string) error {
+	fs := newFlagSet("exp validate", "exp validate qcmab-NAME|qcmab-FILE.yaml", "Loads a chapter-4 experiment and reports the first problem.")
+	name, err := parseWithOperand(fs, args, "experiment name")
+	if err != nil {
+		return err
+	}
+	spec, err := loadQCMAB(name)
+	if err != nil {
+		return badInput(err)
+	}
+	fmt.Printf("%s: ok (%d variants × %d seeds, %g s each)\n", name, len(spec.Variants), spec.Seeds, spec.DurationS)
+	return nil
+}
+
 // qcmabRun is "exp run qcmab-…": every variant on every seed, summary.json,
 // rows.csv, figures (PNG+SVG) and report.md; --md prints only the tables.
 func qcmabRun(ctx context.Context, args []string) error {
@@ -47,15 +74,7 @@ func qcmabRun(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	var spec *svc.Spec
-	if svc.IsBuiltin(name) {
-		spec, err = svc.LoadBuiltin(name)
-	} else {
-		var data []byte
-		if data, err = os.ReadFile(name); err == nil {
-			spec, err = svc.Parse(name, data)
-		}
-	}
+	spec, err := loadQCMAB(name)
 	if err != nil {
 		return badInput(err)
 	}
