@@ -59,42 +59,13 @@ type Row struct {
 	goodput, reward500, cdf []float64
 }
 
-var metricNames = []string{"ir_pct", "mean_quality", "p_bl_150_pct", "goodput_mbps", "mean_reward", "converge_packets"}
-
-func (r Row) metric(name string) float64 {
-	switch name {
-	case "ir_pct":
-		return r.IRPct
-	case "mean_quality":
-		return r.MeanQuality
-	case "p_bl_150_pct":
-		return r.PBL150Pct
-	case "goodput_mbps":
-		return r.GoodputMbps
-	case "mean_reward":
-		return r.MeanReward
-	case "converge_packets":
-		return r.ConvergePkts
-	}
-	return math.NaN()
-}
-
 // Summary is summary.json of a qcmab experiment.
 type Summary struct {
 	results.Header
-	Figure      string     `json:"figure"`
-	DurationS   float64    `json:"duration_s"`
-	Rows        []Row      `json:"rows"`
-	Claims      []ClaimRow `json:"claims,omitempty"`
-	UniformMean float64    `json:"uniform_logger_reward,omitempty"`
-}
-
-// ClaimRow puts a thesis number beside hetquic's.
-type ClaimRow struct {
-	Text    string  `json:"text"`
-	Paper   float64 `json:"paper"`
-	Hetquic float64 `json:"hetquic"`
-	Unit    string  `json:"unit"`
+	Figure      string  `json:"figure"`
+	DurationS   float64 `json:"duration_s"`
+	Rows        []Row   `json:"rows"`
+	UniformMean float64 `json:"uniform_logger_reward,omitempty"`
 }
 
 type job struct {
@@ -161,23 +132,7 @@ func Execute(ctx context.Context, s *Spec, opt runner.Options) (*Summary, error)
 		sum.Rows = append(sum.Rows, row)
 		k += len(seeds)
 	}
-	for _, c := range s.Claims {
-		v := sum.row(c.Variant).metric(c.Metric)
-		if c.Over != "" {
-			v /= sum.row(c.Over).metric(c.Metric)
-		}
-		sum.Claims = append(sum.Claims, ClaimRow{Text: c.Text, Paper: c.Paper, Hetquic: v, Unit: c.Unit})
-	}
 	return sum, nil
-}
-
-func (s *Summary) row(label string) Row {
-	for _, r := range s.Rows {
-		if r.Label == label {
-			return r
-		}
-	}
-	return Row{}
 }
 
 // replay scores variant v off-line on each seed's uniform log and
@@ -272,7 +227,8 @@ func converge(c []float64) float64 {
 	return float64(b)
 }
 
-// Tables is what --md prints: the comparison and the claims.
+// Tables is what --md prints: the comparison. The thesis's numbers beside
+// these are claims/thesis-ch4.yaml's (hetquic reproduce).
 func (s *Summary) Tables() []results.Table {
 	t := results.Table{
 		Caption: fmt.Sprintf("**%s** (thesis Fig. %s): mean over %d seeds, %g s each.", s.Experiment, s.Figure, len(s.Seeds), s.DurationS),
@@ -304,16 +260,7 @@ func (s *Summary) Tables() []results.Table {
 	if replay {
 		t.Note = fmt.Sprintf("Replay: each QC-MAB variant scored off-line on the log of a uniformly random arm choice (mean reward %.3f), without rerunning the simulator (Li et al. 2011); compare with its on-line mean reward.", s.UniformMean)
 	}
-	out := []results.Table{t}
-	if len(s.Claims) > 0 {
-		c := results.Table{Caption: "Thesis claims beside hetquic's numbers (same metric, this experiment's setting).",
-			Header: []string{"claim", "thesis", "hetquic"}}
-		for _, cl := range s.Claims {
-			c.Rows = append(c.Rows, []string{cl.Text, f2(cl.Paper) + " " + cl.Unit, f2(cl.Hetquic) + " " + cl.Unit})
-		}
-		out = append(out, c)
-	}
-	return out
+	return []results.Table{t}
 }
 
 func packets(v float64) string {
@@ -352,15 +299,15 @@ func WriteAll(dir string, s *Spec, sum *Summary) error {
 	b.WriteString("\n")
 	figs := []struct {
 		name, title, x, y, caption string
-		xs                         func(i int, r Row) []float64
+		xAt                        func(i int) float64
 		ys                         func(r Row) []float64
 	}{
 		{"bl_delay_cdf", "BL packet end-to-end delay", "delay (ms)", "CDF", "Fig. (c): CDF of the BL packets' delay from frame release to arrival or FEC recovery; never-delivered packets keep the CDF below 1.",
-			func(i int, _ Row) []float64 { return []float64{float64(i) * cdfStepMs} }, func(r Row) []float64 { return r.cdf }},
+			func(i int) float64 { return float64(i) * cdfStepMs }, func(r Row) []float64 { return r.cdf }},
 		{"goodput", "Aggregate goodput over time", "time (s)", "Mbit/s", "Fig. (d): decoded, on-time video per second, mean over seeds.",
-			func(i int, _ Row) []float64 { return []float64{float64(i)} }, func(r Row) []float64 { return r.goodput }},
+			func(i int) float64 { return float64(i) }, func(r Row) []float64 { return r.goodput }},
 		{"reward_500", "Mean reward per 500 packets", "packets", "mean reward (Eq. 4.19)", "Figs. 4.6/4.7: the mean per-frame reward over every 500 source packets sent, mean over seeds.",
-			func(i int, _ Row) []float64 { return []float64{float64((i + 1) * rewardBinPackets)} }, func(r Row) []float64 { return r.reward500 }},
+			func(i int) float64 { return float64((i + 1) * rewardBinPackets) }, func(r Row) []float64 { return r.reward500 }},
 	}
 	if rows[0].SpacingM == 0 {
 		for _, f := range figs {
@@ -370,7 +317,7 @@ func WriteAll(dir string, s *Spec, sum *Summary) error {
 				ys := f.ys(r)
 				xys := make(plotter.XYs, len(ys))
 				for k, y := range ys {
-					xys[k].X, xys[k].Y = f.xs(k, r)[0], y
+					xys[k].X, xys[k].Y = f.xAt(k), y
 				}
 				e, err := figure.AddLine(p, i, r.Label, xys)
 				if err != nil {

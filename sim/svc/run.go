@@ -142,7 +142,7 @@ func Run(sc Scenario, v Variant, seed uint64, keepLog bool) (*Result, error) {
 			return nil, err
 		}
 	}
-	r := &session{s: s, w: w, c: c, v: v, res: &Result{}, keepLog: keepLog, rng: s.Rand("svc/policy")}
+	r := &session{s: s, w: w, c: c, v: v, res: &Result{}, keepLog: keepLog, rng: s.Rand("svc/policy"), stream: map[int][2]int{}}
 	switch v.Controller {
 	case QCMAB:
 		if r.agent, err = qcmab.New(v.agentConfig(sc.networks())); err != nil {
@@ -284,9 +284,6 @@ func (r *session) frame(f int) {
 		r.packets += k
 	}
 	r.frames = append(r.frames, fr)
-	if r.stream == nil {
-		r.stream = map[int][2]int{}
-	}
 	for l := range 3 {
 		o := sim.StreamOpts{Priority: l, Deadline: now + Deadline, DropLate: true}
 		st, err := r.c.OpenStream(int64(fr.layers[l].n)*int64(r.c.Payload()), o)
@@ -471,7 +468,6 @@ func background(s *sim.Sim, w *world, until time.Duration) error {
 		if err != nil {
 			return err
 		}
-		w.bgConns = append(w.bgConns, c)
 		t := time.Duration(rng.ExpFloat64() * float64(bgMean))
 		for t < until {
 			on := time.Duration(rng.ExpFloat64() * float64(bgMean))

@@ -32,7 +32,6 @@ type Spec struct {
 	// (qcmab.Replay), beside its on-line mean reward.
 	Replay   bool          `yaml:"replay"`
 	Variants []VariantSpec `yaml:"variants"`
-	Claims   []Claim       `yaml:"claims"`
 }
 
 // ScenarioSpec is Scenario in YAML.
@@ -64,16 +63,6 @@ type ThresholdSpec struct {
 	BandwidthMbps [2]float64 `yaml:"bandwidth_mbps"`
 	OWDms         [2]float64 `yaml:"owd_ms"`
 	Loss          [2]float64 `yaml:"loss"`
-}
-
-// Claim is a thesis number this experiment puts beside its own.
-type Claim struct {
-	Text    string  `yaml:"text"`
-	Variant string  `yaml:"variant"` // label
-	Metric  string  `yaml:"metric"`  // a Row field name: ir_pct, p_bl_150_pct, goodput_mbps, …
-	Over    string  `yaml:"over"`    // optional: divide by this variant's same metric
-	Paper   float64 `yaml:"paper"`
-	Unit    string  `yaml:"unit"`
 }
 
 //go:embed experiments/*.yaml
@@ -149,11 +138,6 @@ func (s *Spec) validate() error {
 		sc := s.scenario(sp)
 		if err := sc.validate(); err != nil {
 			return fmt.Errorf("scenario: %w", err)
-		}
-	}
-	for i, c := range s.Claims {
-		if !seen[c.Variant] || (c.Over != "" && !seen[c.Over]) || !slices.Contains(metricNames, c.Metric) {
-			return fmt.Errorf("claims[%d]: variant %q, over %q or metric %q unknown (metrics: %s)", i, c.Variant, c.Over, c.Metric, strings.Join(metricNames, ", "))
 		}
 	}
 	return nil

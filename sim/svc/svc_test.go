@@ -99,7 +99,6 @@ func TestSpecErrors(t *testing.T) {
 		{base + "variants:\n  - {label: a, controller: leap, raw: true}\n", "qcmab only"},
 		{base + "variants:\n  - {label: a, controller: bbr}\n", `controller "bbr" unknown`},
 		{base + "variants:\n  - {label: a, controller: qcmab}\n  - {label: a, controller: leap}\n", "repeated"},
-		{base + "variants:\n  - {label: a, controller: qcmab}\nclaims:\n  - {text: t, variant: a, metric: speed, paper: 1}\n", `metric "speed"`},
 		{base + "variants:\n  - {label: a, controller: qcmab}\nsweep_spacing_m: [0]\n", "sweep_spacing_m"},
 		{base + "variants:\n  - {label: a, controller: qcmab}\nbogus: 1\n", `unknown field "bogus"`},
 		{"name: x\nscenario: {kind: moon}\nduration_s: 5\nseeds: 1\nvariants:\n  - {label: a, controller: qcmab}\n", `kind "moon"`},

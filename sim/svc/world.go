@@ -86,9 +86,8 @@ type world struct {
 	// fwd is the backbone Wi-Fi path's route. The connection keeps this
 	// slice, so rewriting its elements re-routes the path at once (packets
 	// in flight follow the new route from their next hop).
-	fwd     []*sim.Link
-	paths   []sim.PathSpec
-	bgConns []*sim.Conn
+	fwd   []*sim.Link
+	paths []sim.PathSpec
 }
 
 func (sc Scenario) validate() error {
