@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -45,16 +46,22 @@ func loadQCMAB(name string) (*svc.Spec, error) {
 	return svc.Parse(name, data)
 }
 
+// parseQCMAB parses the flags and the experiment operand and loads it.
+func parseQCMAB(fs *flag.FlagSet, args []string) (*svc.Spec, string, error) {
+	name, err := parseWithOperand(fs, args, "experiment name")
+	if err != nil {
+		return nil, "", err
+	}
+	spec, err := loadQCMAB(name)
+	return spec, name, badInput(err)
+}
+
 // qcmabValidate is "exp validate qcmab-…".
 func qcmabValidate(args []string) error {
 	fs := newFlagSet("exp validate", "exp validate qcmab-NAME|qcmab-FILE.yaml", "Loads a chapter-4 experiment and reports the first problem.")
-	name, err := parseWithOperand(fs, args, "experiment name")
+	spec, name, err := parseQCMAB(fs, args)
 	if err != nil {
 		return err
-	}
-	spec, err := loadQCMAB(name)
-	if err != nil {
-		return badInput(err)
 	}
 	fmt.Printf("%s: ok (%d variants × %d seeds, %g s each)\n", name, len(spec.Variants), spec.Seeds, spec.DurationS)
 	return nil
@@ -70,13 +77,9 @@ func qcmabRun(ctx context.Context, args []string) error {
 	asJSON := fs.Bool("json", false, "print summary.json to stdout instead of the table")
 	asMD := fs.Bool("md", false, "print the report's Markdown tables to stdout and write no files unless --out is given")
 	quiet := fs.Bool("quiet", false, "no progress output on stderr")
-	name, err := parseWithOperand(fs, args, "experiment name")
+	spec, _, err := parseQCMAB(fs, args)
 	if err != nil {
 		return err
-	}
-	spec, err := loadQCMAB(name)
-	if err != nil {
-		return badInput(err)
 	}
 	if *seeds < 0 || *seeds > 1000 {
 		return badInput(fmt.Errorf("exp run: --seeds %d, want 1–1000", *seeds))
