@@ -13,5 +13,5 @@ import "embed"
 // papers' claims that "hetquic reproduce" checks) as in the repository, so
 // the relative paths inside them resolve the same way as on disk.
 //
-//go:embed experiments scenarios sim/experiments claims
+//go:embed experiments scenarios sim/experiments claims sim/svc/experiments
 var Files embed.FS

@@ -9,17 +9,19 @@ import (
 	"github.com/hetquic/hetquic/internal/yamlfile"
 )
 
-// ModeSim and ModeAgent are the modes whose experiments other packages run:
-// sim/exp (the simulator) and agent/experiments (the Cybertwin agent's §V
-// experiments). Offline, trace and real are this package's (real through
-// experiment/realenv).
+// ModeSim, ModeAgent and ModeVideo are the modes whose experiments other
+// packages run: sim/exp (the simulator), agent/experiments (the Cybertwin
+// agent's §V experiments) and sim/svc (thesis ch. 4: SVC video with FEC over
+// the simulator, QC-MAB and its baselines). Offline, trace and real are this
+// package's (real through experiment/realenv).
 const (
 	ModeSim   = "sim"
 	ModeAgent = "agent"
+	ModeVideo = "video"
 )
 
 // Modes are every mode an experiment file may name.
-var Modes = []string{ModeOffline, ModeTrace, ModeReal, ModeSim, ModeAgent}
+var Modes = []string{ModeOffline, ModeTrace, ModeReal, ModeSim, ModeAgent, ModeVideo}
 
 // Envelope is what every experiment file of every mode has: its name, a
 // description, and the mode that says which backend reads the rest (the

@@ -298,6 +298,10 @@ type Conn struct {
 	paced      bool // some path's controller paces
 	pool       packetPool
 	OnAllAcked func(now time.Duration)
+	// OnChunkAcked, when set, is called when a chunk is acknowledged for
+	// the first time, with the path of the acknowledged copy: delayed
+	// rewards (Peekaboo's MSS / time from decision to ACK) hang on it.
+	OnChunkAcked func(chunk, path int, now time.Duration)
 }
 
 // NewConn builds a connection over paths (at least one).
@@ -755,6 +759,9 @@ func (c *Conn) onPacketAcked(p *sendPath, sp *sentPacket) {
 		cs.acked = true
 		c.ackedN++
 		c.streams[cs.stream].acked++
+		if c.OnChunkAcked != nil {
+			c.OnChunkAcked(sp.chunk, p.id, c.sim.now)
+		}
 		// Take it off the queue if it is still there: a spurious loss (the
 		// first copy made it), or a PTO probe's copy of a pending chunk.
 		if ch := sp.chunk; cs.inRetx || (ch >= c.nextNew && !c.sentAhead[ch]) {

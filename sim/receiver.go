@@ -89,6 +89,12 @@ type ConnReceiver struct {
 	// OnStream, when set, gets the stream event log: each stream delivered
 	// in full, and each deadline missed.
 	OnStream func(e StreamEvent)
+	// OnArrive, when set, is called for the first copy of every chunk to
+	// arrive, before in-order delivery: stream, the chunk's offset in it,
+	// the path it came on, and when that copy was sent. A frame-level FEC
+	// decoder needs arrivals, not in-order delivery (any k of n chunks
+	// decode the block).
+	OnArrive func(stream, off, path int, sent, at time.Duration)
 	// Duplicates counts chunks that arrived again after their first copy.
 	Duplicates uint64
 	Received   uint64
@@ -150,6 +156,9 @@ func (r *ConnReceiver) Receive(pkt *Packet) {
 			st.pend = append(st.pend, slot{})
 		}
 		st.pend[off] = slot{arrived: true, on: int8(pkt.Path), at: now, sent: pkt.SentAt}
+		if r.OnArrive != nil {
+			r.OnArrive(int(pkt.Stream), int(pkt.Off), pkt.Path, pkt.SentAt, now)
+		}
 		r.deliver(int(pkt.Stream), st)
 	}
 	// RFC 9000 §13.2.1–2: ACK every second packet, and at once when a packet

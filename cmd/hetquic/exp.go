@@ -19,6 +19,7 @@ import (
 	"github.com/hetquic/hetquic/internal/results"
 	"github.com/hetquic/hetquic/internal/runner"
 	simexp "github.com/hetquic/hetquic/sim/exp"
+	"github.com/hetquic/hetquic/sim/svc"
 )
 
 func init() {
@@ -78,11 +79,12 @@ type loaded struct {
 	pcm     *experiment.Spec
 	simPlan *simexp.Plan // the same for a simulator experiment
 	sim     *simexp.Spec
+	video   *svc.Spec
 	agent   *agentexp.Spec
 }
 
 // builtinDirs are where the built-in experiments live in hetquic.Files.
-var builtinDirs = []string{"experiments", "sim/experiments"}
+var builtinDirs = []string{"experiments", "sim/experiments", "sim/svc/experiments"}
 
 // loadExperiment loads FILE from disk, or the built-in experiment NAME
 // when no such file exists, whatever its mode.
@@ -126,6 +128,8 @@ func loadFrom(fsys fs.FS, name string) (*loaded, error) {
 		if l.simPlan, err = simexp.LoadPlan(fsys, name); err == nil {
 			l.sim = l.simPlan.Specs[0]
 		}
+	case experiment.ModeVideo:
+		l.video, err = svc.Parse(name, data)
 	case experiment.ModeAgent:
 		l.agent, err = agentexp.Load(fsys, name)
 	default:
@@ -148,6 +152,8 @@ func (l *loaded) shape() string {
 			points = fmt.Sprintf(" at %d points (%d runs)", len(l.simPlan.Points), l.simPlan.Runs())
 		}
 		return fmt.Sprintf("%d variants × %d seeds%s", len(l.sim.Variants), l.sim.Seeds, points)
+	case l.video != nil:
+		return fmt.Sprintf("%d variants × %d seeds, %g s each", len(l.video.Variants), l.video.Seeds, l.video.DurationS)
 	case l.agent != nil:
 		return fmt.Sprintf("agent experiment %s, scale %g, %d run(s)", l.agent.Agent.Experiment, l.agent.Agent.Scale, l.agent.Agent.Repeat)
 	}
@@ -166,6 +172,8 @@ func (l *loaded) setSeeds(n int) error {
 		l.simPlan.SetSeeds(n)
 	case l.pcm != nil:
 		l.plan.SetSeeds(n)
+	case l.video != nil:
+		l.video.Seeds = n
 	default:
 		return fmt.Errorf("--seeds: mode %s has no seeds to override (its spec's agent.repeat)", l.env.Mode)
 	}
@@ -184,6 +192,17 @@ type outcome struct {
 // run runs the experiment through the runner with opt.
 func (l *loaded) run(ctx context.Context, opt runner.Options, logf func(string, ...any)) (*outcome, error) {
 	switch {
+	case l.video != nil:
+		sum, err := svc.Execute(ctx, l.video, opt)
+		if err != nil {
+			return nil, err
+		}
+		tables := sum.Tables()
+		return &outcome{
+			tables: tables, summary: sum, runs: len(l.video.Variants) * l.video.Seeds,
+			write: func(dir string) ([]string, error) { return []string{svc.ReportPath(dir)}, svc.WriteAll(dir, l.video, sum) },
+			text:  func(w io.Writer) error { return results.WriteTables(w, tables) },
+		}, nil
 	case l.agent != nil:
 		res, err := agentexp.Run(ctx, l.agent, opt, logf)
 		if err != nil {

@@ -44,17 +44,23 @@ const (
 	akfFloor  = 1e-4 // relative variance floor of Q and R
 	akfForget = 0.05 // Sage–Husa forgetting factor for R
 	akfJump   = 3.0  // Ĉ_e above 3× the predicted variance: the state moved
+	// minVar is an absolute floor under Z, Q and R: a filter started on, or
+	// settled at, a zero signal (QC-MAB's bandwidth sample of a slot with
+	// nothing received) would otherwise compute the gain as 0/0. It is far
+	// below any variance of a non-zero signal in bytes/s or Mbit/s, so it
+	// changes nothing else.
+	minVar = 1e-12
 )
 
 // Update feeds one measurement y and returns the posterior estimate.
 func (k *Filter) Update(y float64) float64 {
 	if !k.ok {
 		k.ok = true
-		k.X, k.Z = y, y*y
-		k.R, k.Q = (0.1*y)*(0.1*y), (0.01*y)*(0.01*y)
+		k.X, k.Z = y, max(y*y, minVar)
+		k.R, k.Q = max((0.1*y)*(0.1*y), minVar), max((0.01*y)*(0.01*y), minVar)
 		return k.X
 	}
-	floor := akfFloor * k.X * k.X
+	floor := max(akfFloor*k.X*k.X, minVar)
 	e := y - k.X // innovation against the prediction C⁻ = C⁺ (Eq. 3.5)
 	k.innov[k.n%Window] = e * e
 	k.n++

@@ -41,3 +41,13 @@ func TestAKFConvergesAndTracksStep(t *testing.T) {
 }
 
 func TestPure(t *testing.T) { purecheck.Imports(t, ".") }
+
+// A zero signal (nothing received in a slot) never makes the filter NaN.
+func TestZeroSignal(t *testing.T) {
+	var k Filter
+	for i, y := range []float64{0, 0, 0, 5, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0} {
+		if x := k.Update(y); math.IsNaN(x) || math.IsInf(x, 0) {
+			t.Fatalf("update %d (y = %v): estimate %v", i, y, x)
+		}
+	}
+}

@@ -6,6 +6,7 @@
 package purecheck
 
 import (
+	"fmt"
 	"go/parser"
 	"go/token"
 	"os"
@@ -20,36 +21,50 @@ import (
 // allowed (standard-library paths or module paths, exact match).
 func Imports(t testing.TB, dir string, allowed ...string) {
 	t.Helper()
-	names, err := filepath.Glob(filepath.Join(dir, "*.go"))
+	bad, err := Check(dir, allowed...)
 	if err != nil {
 		t.Fatal(err)
 	}
+	for _, b := range bad {
+		t.Error(b)
+	}
+}
+
+// Check lists, one line each, the imports of dir's non-test Go files that
+// are not in allowed.
+func Check(dir string, allowed ...string) ([]string, error) {
+	names, err := filepath.Glob(filepath.Join(dir, "*.go"))
+	if err != nil {
+		return nil, err
+	}
 	fset := token.NewFileSet()
 	seen := 0
+	var bad []string
 	for _, name := range names {
 		if strings.HasSuffix(name, "_test.go") {
 			continue
 		}
 		src, err := os.ReadFile(name)
 		if err != nil {
-			t.Fatal(err)
+			return nil, err
 		}
 		f, err := parser.ParseFile(fset, name, src, parser.ImportsOnly)
 		if err != nil {
-			t.Fatal(err)
+			return nil, err
 		}
 		seen++
 		for _, imp := range f.Imports {
 			p, err := strconv.Unquote(imp.Path.Value)
 			if err != nil {
-				t.Fatal(err)
+				return nil, err
 			}
 			if !slices.Contains(allowed, p) {
-				t.Errorf("%s imports %q, which is not on the pure package's allow-list", filepath.Base(name), p)
+				bad = append(bad, fmt.Sprintf("%s imports %q, which is not on the pure package's allow-list", filepath.Base(name), p))
 			}
 		}
 	}
 	if seen == 0 {
-		t.Fatalf("purecheck: no Go files in %s", dir)
+		return nil, fmt.Errorf("purecheck: no Go files in %s", dir)
 	}
+	return bad, nil
 }

@@ -1,0 +1,182 @@
+package svc
+
+import (
+	"context"
+	"math"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hetquic/hetquic/internal/runner"
+)
+
+func TestLadder(t *testing.T) {
+	if len(Ladder) != 8 || Ladder[0] != 0.088 || Ladder[7] != 20.5 {
+		t.Fatalf("ladder %v, want 8 rungs from 0.088 to 20.5 Mbit/s (§4.5.1)", Ladder)
+	}
+	for _, bad := range []string{"index,mbps\n0,1\n1,0.5\n", "idx,rate\n0,1\n1,2\n", "index,mbps\n0,1\n"} {
+		if _, err := parseLadder(bad); err == nil {
+			t.Errorf("ladder %q accepted", bad)
+		}
+	}
+}
+
+var lattice = Scenario{Kind: "lattice", APSpacingM: 20, AreaM: 100, SpeedMps: 10, Duration: 20 * time.Second}
+
+func TestRunSmoke(t *testing.T) {
+	for _, v := range []Variant{
+		{Label: "QC-MAB", Controller: QCMAB},
+		{Label: "Peekaboo", Controller: Peekaboo},
+		{Label: "LEAP", Controller: LEAP},
+		{Label: "minRTT", Controller: MinRTT},
+	} {
+		r, err := Run(lattice, v, 1, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		mq := 0.0
+		for _, q := range r.Quality {
+			mq += q / float64(len(r.Quality))
+		}
+		gp := 0.0
+		for _, g := range r.GoodputMbps {
+			gp += g / float64(len(r.GoodputMbps))
+		}
+		onTime := 0
+		for _, d := range r.BLDelayMs {
+			if d <= 150 {
+				onTime++
+			}
+		}
+		t.Logf("%-8s frames %d IR %.3f quality %.2f goodput %.2f P(BL≤150) %.3f handovers %d fec %d reward %.3f",
+			v.Label, r.Frames, r.IR(), mq, gp, float64(onTime)/float64(len(r.BLDelayMs)), r.Handovers, r.FECFrames, mean(r.Reward))
+		if r.Frames != int(lattice.Duration/FrameInterval) || len(r.Reward) != r.Frames {
+			t.Fatalf("%s: %d frames, %d rewards", v.Label, r.Frames, len(r.Reward))
+		}
+	}
+}
+
+func mean(x []float64) float64 {
+	s := 0.0
+	for _, v := range x {
+		s += v
+	}
+	return s / math.Max(float64(len(x)), 1)
+}
+
+func TestDeterministic(t *testing.T) {
+	a, _ := Run(lattice, Variant{Controller: QCMAB}, 7, true)
+	b, _ := Run(lattice, Variant{Controller: QCMAB}, 7, true)
+	if !reflect.DeepEqual(a, b) {
+		t.Fatal("same seed, different results")
+	}
+}
+
+func TestBuiltinsParse(t *testing.T) {
+	names := Names()
+	if len(names) != 6 {
+		t.Fatalf("built-ins %v, want the six figures 4.5–4.10", names)
+	}
+	for _, n := range names {
+		s, err := LoadBuiltin(n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s.Name != n || s.Seeds < 10 {
+			t.Errorf("%s: name %q, %d seeds (the issue asks ≥ 10)", n, s.Name, s.Seeds)
+		}
+	}
+}
+
+func TestSpecErrors(t *testing.T) {
+	base := "name: x\nfigure: \"4.5\"\nscenario: {kind: lattice, ap_spacing_m: 20, area_m: 100, speed_mps: 10}\nduration_s: 5\nseeds: 1\n"
+	for _, tc := range []struct{ yaml, want string }{
+		{base + "variants:\n  - {label: a, controller: qcmab, gamma: 0}\n", ""},
+		{base + "variants:\n  - {label: a, controller: qcmab, gamma: -1}\n", "reliability Γ"},
+		{base + "variants:\n  - {label: a, controller: qcmab, arms: [ap99]}\n", `unknown arm "ap99"`},
+		{base + "variants:\n  - {label: a, controller: qcmab, thresholds: {bandwidth_mbps: [5, 10], owd_ms: [150, 90], loss: [0, 0.1]}}\n", "owd thresholds"},
+		{base + "variants:\n  - {label: a, controller: leap, raw: true}\n", "qcmab only"},
+		{base + "variants:\n  - {label: a, controller: bbr}\n", `controller "bbr" unknown`},
+		{base + "variants:\n  - {label: a, controller: qcmab}\n  - {label: a, controller: leap}\n", "repeated"},
+		{base + "variants:\n  - {label: a, controller: qcmab}\nsweep_spacing_m: [0]\n", "sweep_spacing_m"},
+		{base + "variants:\n  - {label: a, controller: qcmab}\nbogus: 1\n", `unknown field "bogus"`},
+		{"name: x\nscenario: {kind: moon}\nduration_s: 5\nseeds: 1\nvariants:\n  - {label: a, controller: qcmab}\n", `kind "moon"`},
+	} {
+		_, err := Parse("t.yaml", []byte(tc.yaml))
+		switch {
+		case tc.want == "" && err != nil:
+			t.Errorf("valid spec rejected: %v", err)
+		case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), "\n")):
+			t.Errorf("got %v, want one line containing %q", err, tc.want)
+		}
+	}
+}
+
+// Results do not depend on the worker count.
+func TestExecuteWorkersIndependent(t *testing.T) {
+	s, err := Parse("t.yaml", []byte("name: t\nfigure: \"4.7\"\nscenario: {kind: lattice, ap_spacing_m: 20, area_m: 60, speed_mps: 10}\nduration_s: 5\nseeds: 2\nreplay: true\nvariants:\n  - {label: a, controller: qcmab}\n  - {label: b, controller: qcmab, raw: true}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := Execute(context.Background(), s, runner.Options{Workers: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := Execute(context.Background(), s, runner.Options{Workers: 3})
+	if !reflect.DeepEqual(a, b) {
+		t.Fatal("1 and 3 workers disagree")
+	}
+}
+
+func FuzzParse(f *testing.F) {
+	for _, n := range Names() {
+		data, _ := builtin.ReadFile("experiments/" + n + ".yaml")
+		f.Add(data)
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		s, err := Parse("f.yaml", data)
+		if err != nil {
+			if strings.Contains(err.Error(), "\n") {
+				t.Fatalf("multi-line error %q", err)
+			}
+			return
+		}
+		if s.Seeds < 1 || len(s.Variants) == 0 {
+			t.Fatalf("accepted an invalid spec: %+v", s)
+		}
+	})
+}
+
+func FuzzLadder(f *testing.F) {
+	f.Add(sintelCSV)
+	f.Add("index,mbps\n0,1\n1,2\n")
+	f.Fuzz(func(t *testing.T, s string) {
+		l, err := parseLadder(s)
+		if err != nil {
+			return
+		}
+		for i := 1; i < len(l); i++ {
+			if !(l[i] > l[i-1]) {
+				t.Fatalf("accepted a non-increasing ladder %v", l)
+			}
+		}
+	})
+}
+
+// BenchmarkRun is one 60 s run of each scenario kind under QC-MAB: the
+// unit the experiment set is made of (README: the whole set's time).
+func BenchmarkRun(b *testing.B) {
+	for _, sc := range []Scenario{
+		{Kind: "lattice", APSpacingM: 20, AreaM: 100, SpeedMps: 10, Duration: 60 * time.Second},
+		{Kind: "backbone", Background: true, Duration: 60 * time.Second},
+	} {
+		b.Run(sc.Kind, func(b *testing.B) {
+			for i := range b.N {
+				if _, err := Run(sc, Variant{Controller: QCMAB}, uint64(i)+1, false); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
