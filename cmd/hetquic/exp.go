@@ -200,8 +200,10 @@ func (l *loaded) run(ctx context.Context, opt runner.Options, logf func(string, 
 		tables := sum.Tables()
 		return &outcome{
 			tables: tables, summary: sum, runs: len(l.video.Variants) * l.video.Seeds,
-			write: func(dir string) ([]string, error) { return []string{svc.ReportPath(dir)}, svc.WriteAll(dir, l.video, sum) },
-			text:  func(w io.Writer) error { return results.WriteTables(w, tables) },
+			write: func(dir string) ([]string, error) {
+				return []string{svc.ReportPath(dir)}, svc.WriteAll(dir, l.video, sum)
+			},
+			text: func(w io.Writer) error { return results.WriteTables(w, tables) },
 		}, nil
 	case l.agent != nil:
 		res, err := agentexp.Run(ctx, l.agent, opt, logf)
