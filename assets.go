@@ -6,8 +6,9 @@ package hetquic
 import "embed"
 
 // Files holds experiments/*.yaml (offline, trace, real and agent),
-// sim/experiments/*.yaml (simulator) and scenarios/** as in the repository,
+// sim/experiments/*.yaml (simulator), scenarios/** and ride/policies (the
+// trained RIDE actors ride experiments name) as in the repository,
 // so the relative paths inside them resolve the same way as on disk.
 //
-//go:embed experiments scenarios sim/experiments
+//go:embed experiments scenarios sim/experiments ride/policies
 var Files embed.FS

@@ -16,10 +16,12 @@ import (
 const (
 	ModeSim   = "sim"
 	ModeAgent = "agent"
+	// ModeRide is RIDE's evaluation against its baselines (ride/report).
+	ModeRide = "ride"
 )
 
 // Modes are every mode an experiment file may name.
-var Modes = []string{ModeOffline, ModeTrace, ModeReal, ModeSim, ModeAgent}
+var Modes = []string{ModeOffline, ModeTrace, ModeReal, ModeSim, ModeAgent, ModeRide}
 
 // Envelope is what every experiment file of every mode has: its name, a
 // description, and the mode that says which backend reads the rest (the

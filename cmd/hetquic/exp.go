@@ -19,6 +19,7 @@ import (
 	"github.com/hetquic/hetquic/experiment/realenv"
 	"github.com/hetquic/hetquic/internal/results"
 	"github.com/hetquic/hetquic/internal/runner"
+	ridereport "github.com/hetquic/hetquic/ride/report"
 	simexp "github.com/hetquic/hetquic/sim/exp"
 )
 
@@ -72,6 +73,7 @@ type loaded struct {
 	pcm   *experiment.Spec
 	sim   *simexp.Spec
 	agent *agentexp.Spec
+	ride  *ridereport.Spec
 }
 
 // builtinDirs are where the built-in experiments live in hetquic.Files.
@@ -119,6 +121,8 @@ func loadFrom(fsys fs.FS, name string) (*loaded, error) {
 		l.sim, err = simexp.Parse(fsys, name, data)
 	case experiment.ModeAgent:
 		l.agent, err = agentexp.Load(fsys, name)
+	case experiment.ModeRide:
+		l.ride, err = ridereport.Parse(fsys, name, data)
 	default:
 		l.pcm, err = experiment.Load(fsys, name)
 	}
@@ -135,6 +139,8 @@ func (l *loaded) shape() string {
 		return fmt.Sprintf("%d variants × %d seeds", len(l.sim.Variants), l.sim.Seeds)
 	case l.agent != nil:
 		return fmt.Sprintf("agent experiment %s, scale %g, %d run(s)", l.agent.Agent.Experiment, l.agent.Agent.Scale, l.agent.Agent.Repeat)
+	case l.ride != nil:
+		return fmt.Sprintf("RIDE (%s) vs RR, minRTT, Peekaboo on the test video, %d frames (0: all), seed %d", l.ride.Ride.Policy, l.ride.Ride.Frames, l.ride.Ride.Seed)
 	}
 	s := l.pcm
 	return fmt.Sprintf("%d paths, %d strategies, %d rounds × %d seeds", len(s.PathNames()), len(s.Strategies), s.Rounds, s.Seeds)
@@ -148,7 +154,7 @@ func (l *loaded) setSeeds(n int) error {
 	case l.pcm != nil:
 		l.pcm.Seeds = n
 	default:
-		return fmt.Errorf("--seeds: mode %s has no seeds to override (its spec's agent.repeat)", l.env.Mode)
+		return fmt.Errorf("--seeds: mode %s has no seeds to override (agent: its spec's agent.repeat; ride: ride.seed)", l.env.Mode)
 	}
 	return nil
 }
@@ -176,6 +182,8 @@ func (l *loaded) run(ctx context.Context, opt runner.Options, logf func(string, 
 			write: func(dir string) ([]string, error) { return simexp.WriteAll(dir, res) },
 			text:  func(w io.Writer) error { return simText(w, sf.Summaries) },
 		}, nil
+	case l.ride != nil:
+		return rideExperiment(l.env, l.ride)
 	case l.agent != nil:
 		res, err := agentexp.Run(ctx, l.agent, opt, logf)
 		if err != nil {
