@@ -18,10 +18,12 @@ const (
 	ModeSim   = "sim"
 	ModeAgent = "agent"
 	ModeVideo = "video"
+	// ModeRide is RIDE's evaluation against its baselines (ride/report).
+	ModeRide = "ride"
 )
 
 // Modes are every mode an experiment file may name.
-var Modes = []string{ModeOffline, ModeTrace, ModeReal, ModeSim, ModeAgent, ModeVideo}
+var Modes = []string{ModeOffline, ModeTrace, ModeReal, ModeSim, ModeAgent, ModeVideo, ModeRide}
 
 // Envelope is what every experiment file of every mode has: its name, a
 // description, and the mode that says which backend reads the rest (the

@@ -194,8 +194,8 @@ func TestBuiltinExperimentsWriteTheirReport(t *testing.T) {
 	}
 	for _, e := range entries {
 		data, _ := hetquic.Files.ReadFile("experiments/" + e.Name())
-		if env, err := ReadEnvelope(e.Name(), data); err != nil || env.Mode == ModeSim || env.Mode == ModeAgent {
-			continue // sim/exp's and agent/experiments' tests run these
+		if env, err := ReadEnvelope(e.Name(), data); err != nil || env.Mode == ModeSim || env.Mode == ModeAgent || env.Mode == ModeRide {
+			continue // sim/exp's, agent/experiments' and ride/report's tests run these
 		}
 		spec, err := Load(hetquic.Files, "experiments/"+e.Name())
 		if err != nil {

@@ -18,6 +18,7 @@ import (
 	"github.com/hetquic/hetquic/experiment"
 	"github.com/hetquic/hetquic/internal/results"
 	"github.com/hetquic/hetquic/internal/runner"
+	ridereport "github.com/hetquic/hetquic/ride/report"
 	simexp "github.com/hetquic/hetquic/sim/exp"
 	"github.com/hetquic/hetquic/sim/svc"
 )
@@ -81,6 +82,7 @@ type loaded struct {
 	sim     *simexp.Spec
 	video   *svc.Spec
 	agent   *agentexp.Spec
+	ride    *ridereport.Spec
 }
 
 // builtinDirs are where the built-in experiments live in hetquic.Files.
@@ -132,6 +134,8 @@ func loadFrom(fsys fs.FS, name string) (*loaded, error) {
 		l.video, err = svc.Parse(name, data)
 	case experiment.ModeAgent:
 		l.agent, err = agentexp.Load(fsys, name)
+	case experiment.ModeRide:
+		l.ride, err = ridereport.Parse(fsys, name, data)
 	default:
 		if l.plan, err = experiment.LoadPlan(fsys, name); err == nil {
 			l.pcm = l.plan.Specs[0]
@@ -156,6 +160,8 @@ func (l *loaded) shape() string {
 		return fmt.Sprintf("%d variants × %d seeds, %g s each", len(l.video.Variants), l.video.Seeds, l.video.DurationS)
 	case l.agent != nil:
 		return fmt.Sprintf("agent experiment %s, scale %g, %d run(s)", l.agent.Agent.Experiment, l.agent.Agent.Scale, l.agent.Agent.Repeat)
+	case l.ride != nil:
+		return fmt.Sprintf("RIDE (%s) vs RR, minRTT, Peekaboo on the test video, %d frames (0: all), seed %d", l.ride.Ride.Policy, l.ride.Ride.Frames, l.ride.Ride.Seed)
 	}
 	s := l.pcm
 	points := ""
@@ -175,7 +181,7 @@ func (l *loaded) setSeeds(n int) error {
 	case l.video != nil:
 		l.video.Seeds = n
 	default:
-		return fmt.Errorf("--seeds: mode %s has no seeds to override (its spec's agent.repeat)", l.env.Mode)
+		return fmt.Errorf("--seeds: mode %s has no seeds to override (agent: its spec's agent.repeat; ride: ride.seed)", l.env.Mode)
 	}
 	return nil
 }
@@ -205,6 +211,8 @@ func (l *loaded) run(ctx context.Context, opt runner.Options, logf func(string, 
 			},
 			text: func(w io.Writer) error { return results.WriteTables(w, tables) },
 		}, nil
+	case l.ride != nil:
+		return rideExperiment(l.env, l.ride)
 	case l.agent != nil:
 		res, err := agentexp.Run(ctx, l.agent, opt, logf)
 		if err != nil {

@@ -29,3 +29,9 @@ func TestRideBadInput(t *testing.T) {
 		}
 	}
 }
+
+func TestRideExperimentValidates(t *testing.T) {
+	if err := dispatch(context.Background(), []string{"exp", "validate", "ride-eval"}); err != nil {
+		t.Fatal(err)
+	}
+}

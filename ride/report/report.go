@@ -4,18 +4,21 @@
 package report
 
 import (
+	"cmp"
 	"encoding/csv"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
+	"strings"
 	"sync"
 
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
 
 	"github.com/hetquic/hetquic/internal/figure"
+	"github.com/hetquic/hetquic/internal/results"
 	"github.com/hetquic/hetquic/internal/stats"
 	"github.com/hetquic/hetquic/ride"
 	"github.com/hetquic/hetquic/ride/env"
@@ -73,9 +76,30 @@ var thesis = map[string]struct {
 	"minrtt":   {0.751, 0.263, 0.35},
 }
 
-// Claims writes chapter 5's claims next to ours as markdown (the ratio
-// rows need a policy named "ride").
-func Claims(w io.Writer, ms []env.Metrics) {
+// Tables are the evaluation's two tables: the per-policy numbers and
+// chapter 5's claims next to ours (the ratio rows need a policy named
+// "ride"). report.md and `hetquic ride eval --md` print exactly these.
+func Tables(ms []env.Metrics) []results.Table {
+	return []results.Table{policyTable(ms), claimsTable(ms)}
+}
+
+func policyTable(ms []env.Metrics) results.Table {
+	t := results.Table{Header: []string{"policy", "mean reward / frame", "viewport Mbit/s: median ± sd (mean)",
+		"throughput Mbit/s: median (mean)", "no rebuffering I / P / B", "skipped I / P / B"}}
+	for _, m := range ms {
+		mean, sd := stats.MeanStd(m.ViewportMbps)
+		t.Rows = append(t.Rows, []string{m.Policy, fmt.Sprintf("%.2f", m.MeanFrameReward()),
+			fmt.Sprintf("%.2f ± %.2f (%.2f)", stats.Median(m.ViewportMbps), sd, mean),
+			fmt.Sprintf("%.2f (%.2f)", stats.Median(m.ThroughputMbps), stats.Mean(m.ThroughputMbps)),
+			fmt.Sprintf("%.1f / %.1f / %.1f %%", 100*m.ZeroRebuff(ride.I), 100*m.ZeroRebuff(ride.P), 100*m.ZeroRebuff(ride.B)),
+			fmt.Sprintf("%d / %d / %d", m.Skipped[ride.I], m.Skipped[ride.P], m.Skipped[ride.B])})
+	}
+	return t
+}
+
+func claimsTable(ms []env.Metrics) results.Table {
+	t := results.Table{Header: []string{"claim (thesis §5.5.2)", "thesis", "here"}}
+	row := func(c ...string) { t.Rows = append(t.Rows, c) }
 	find := func(name string) *env.Metrics {
 		for k := range ms {
 			if ms[k].Policy == name {
@@ -86,66 +110,56 @@ func Claims(w io.Writer, ms []env.Metrics) {
 	}
 	ride0 := find("ride")
 	med := func(m *env.Metrics) float64 { return stats.Median(m.ViewportMbps) }
-	fmt.Fprintf(w, "| claim (thesis §5.5.2) | thesis | here |\n|---|---|---|\n")
 	for _, b := range []string{"rr", "minrtt", "peekaboo"} {
 		m := find(b)
 		if ride0 == nil || m == nil {
 			continue
 		}
+		claim := fmt.Sprintf("ride viewport bitrate ÷ %s's (median, Fig. 5.8)", b)
+		want := map[string]string{"rr": "≈ 2×", "minrtt": "≈ 4×", "peekaboo": "≈ 4×"}[b]
 		if med(m) == 0 {
-			fmt.Fprintf(w, "| ride viewport bitrate ÷ %s's (median, Fig. 5.8) | %s | ∞ (%.2f vs 0 Mbit/s) |\n", b,
-				map[string]string{"rr": "≈ 2×", "minrtt": "≈ 4×", "peekaboo": "≈ 4×"}[b], med(ride0))
+			row(claim, want, fmt.Sprintf("∞ (%.2f vs 0 Mbit/s)", med(ride0)))
 			continue
 		}
-		{
-			want := map[string]string{"rr": "≈ 2×", "minrtt": "≈ 4×", "peekaboo": "≈ 4×"}[b]
-			fmt.Fprintf(w, "| %s viewport bitrate ÷ %s's (median, Fig. 5.8) | %s | %.2f× (%.2f vs %.2f Mbit/s) |\n",
-				ride0.Policy, b, want, med(ride0)/med(m), med(ride0), med(m))
-		}
+		row(claim, want, fmt.Sprintf("%.2f× (%.2f vs %.2f Mbit/s)", med(ride0)/med(m), med(ride0), med(m)))
 	}
 	for _, m := range ms {
-		t, ok := thesis[m.Policy]
 		th := "—"
-		if ok {
+		if t, ok := thesis[m.Policy]; ok {
 			th = fmt.Sprintf("%.1f %%", 100*(1-t.zeroI))
 		}
-		fmt.Fprintf(w, "| %s I-frame interruption rate (Fig. 5.10a) | %s | %.1f %% |\n", m.Policy, th, 100*(1-m.ZeroRebuff(ride.I)))
+		row(m.Policy+" I-frame interruption rate (Fig. 5.10a)", th, fmt.Sprintf("%.1f %%", 100*(1-m.ZeroRebuff(ride.I))))
 	}
 	for _, m := range ms {
-		t, ok := thesis[m.Policy]
-		thB, thP := "—", "—"
-		if ok {
-			thB, thP = fmt.Sprintf("%.1f %%", 100*t.zeroB), fmt.Sprintf("%.1f %%", 100*t.zeroP)
+		th := "—"
+		if t, ok := thesis[m.Policy]; ok {
+			th = fmt.Sprintf("%.1f %% / %.1f %%", 100*t.zeroB, 100*t.zeroP)
 		}
-		fmt.Fprintf(w, "| %s B / P frames without rebuffering (Fig. 5.10b, c) | %s / %s | %.1f %% / %.1f %% |\n",
-			m.Policy, thB, thP, 100*m.ZeroRebuff(ride.B), 100*m.ZeroRebuff(ride.P))
+		row(m.Policy+" B / P frames without rebuffering (Fig. 5.10b, c)", th,
+			fmt.Sprintf("%.1f %% / %.1f %%", 100*m.ZeroRebuff(ride.B), 100*m.ZeroRebuff(ride.P)))
 	}
-	order := append([]env.Metrics(nil), ms...)
-	for i := range order { // insertion sort by mean reward, descending
-		for j := i; j > 0 && order[j].MeanFrameReward() > order[j-1].MeanFrameReward(); j-- {
-			order[j], order[j-1] = order[j-1], order[j]
-		}
-	}
-	line := ""
+	order := slices.Clone(ms)
+	slices.SortStableFunc(order, func(a, b env.Metrics) int { return cmp.Compare(b.MeanFrameReward(), a.MeanFrameReward()) })
+	parts := make([]string, len(order))
 	for k, m := range order {
-		if k > 0 {
-			line += " > "
-		}
-		line += fmt.Sprintf("%s (%.1f)", m.Policy, m.MeanFrameReward())
+		parts[k] = fmt.Sprintf("%s (%.1f)", m.Policy, m.MeanFrameReward())
 	}
-	fmt.Fprintf(w, "| reward order, mean per frame (Fig. 5.7) | RIDE > RR > Peekaboo ≈ minRTT | %s |\n", line)
+	row("reward order, mean per frame (Fig. 5.7)", "RIDE > RR > Peekaboo ≈ minRTT", strings.Join(parts, " > "))
+	return t
 }
 
-// Table writes the per-policy numbers as markdown.
-func Table(w io.Writer, ms []env.Metrics) {
-	fmt.Fprintf(w, "| policy | mean reward / frame | viewport Mbit/s: median ± sd (mean) | throughput Mbit/s: median (mean) | no rebuffering I / P / B | skipped I / P / B |\n|---|---|---|---|---|---|\n")
+// Summarize is summary.json's content for header h.
+func Summarize(h results.Header, frames int, ms []env.Metrics) Summary {
+	s := Summary{Header: h, Frames: frames}
 	for _, m := range ms {
-		mean, sd := stats.MeanStd(m.ViewportMbps)
-		fmt.Fprintf(w, "| %s | %.2f | %.2f ± %.2f (%.2f) | %.2f (%.2f) | %.1f / %.1f / %.1f %% | %d / %d / %d |\n", m.Policy, m.MeanFrameReward(),
-			stats.Median(m.ViewportMbps), sd, mean, stats.Median(m.ThroughputMbps), stats.Mean(m.ThroughputMbps),
-			100*m.ZeroRebuff(ride.I), 100*m.ZeroRebuff(ride.P), 100*m.ZeroRebuff(ride.B),
-			m.Skipped[ride.I], m.Skipped[ride.P], m.Skipped[ride.B])
+		ps := PolicySummary{Policy: m.Policy, MeanFrameReward: m.MeanFrameReward(), ViewportMbpsMedian: stats.Median(m.ViewportMbps),
+			ThroughputMbps: stats.Median(m.ThroughputMbps), Skipped: m.Skipped, Decided: m.Decided}
+		for _, ty := range []ride.FrameType{ride.I, ride.P, ride.B} {
+			ps.ZeroRebuff[ty] = m.ZeroRebuff(ty)
+		}
+		s.Policies = append(s.Policies, ps)
 	}
+	return s
 }
 
 // Write puts the figures, CSVs and report.md into dir and returns the
@@ -246,9 +260,10 @@ func Write(dir string, ms []env.Metrics, header string) ([]string, error) {
 		return nil, err
 	}
 	fmt.Fprintf(rf, "# RIDE evaluation\n\n%s\n\n", header)
-	Table(rf, ms)
-	fmt.Fprintf(rf, "\n## Chapter 5's claims\n\n")
-	Claims(rf, ms)
+	if err := results.WriteTables(rf, Tables(ms)); err != nil {
+		rf.Close()
+		return nil, err
+	}
 	fmt.Fprintf(rf, "\nFigures: fig5_7_reward.png, fig5_8_viewport_bitrate.png, fig5_9_throughput.png, fig5_10_rebuffering_{I,B,P}.png (and .svg).\n")
 	if err := rf.Close(); err != nil {
 		return nil, err

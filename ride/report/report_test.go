@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"testing/fstest"
 
 	"github.com/hetquic/hetquic/ride"
 )
@@ -59,3 +60,30 @@ type named struct {
 
 func (n named) Name() string        { return n.name }
 func (n named) Act(*ride.State) int { return n.path }
+
+func TestParseSpec(t *testing.T) {
+	pol, err := os.ReadFile("../policies/ride-short-seed1.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fsys := fstest.MapFS{"p/pol.json": {Data: pol}, "p/bad.json": {Data: []byte(`{"format":"x"}`)}}
+	good := "name: r\nmode: ride\nride:\n  policy: pol.json\n  frames: 20\n"
+	s, err := Parse(fsys, "p/r.yaml", []byte(good))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pols, _ := s.Policies(); len(pols) != 4 || pols[0].Name() != "ride" || s.Ride.Seed != 1 {
+		t.Errorf("policies %d, first %q, seed %d: want ride + 3 baselines, seed defaulted to 1", len(pols), pols[0].Name(), s.Ride.Seed)
+	}
+	for _, tc := range []struct{ yaml, want string }{
+		{"name: r\nmode: ride\nride:\n  polcy: pol.json\n", "polcy"},
+		{"name: r\nmode: ride\nride:\n  frames: -3\n", "ride.frames: -3"},
+		{"name: r\nmode: ride\nride:\n  policy: none.json\n", "ride.policy"},
+		{"name: r\nmode: ride\nride:\n  policy: bad.json\n", "format"},
+		{"name: r\nmode: sim\n", "want ride"},
+	} {
+		if _, err := Parse(fsys, "p/r.yaml", []byte(tc.yaml)); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%q: err = %v, want one mentioning %q", tc.yaml, err, tc.want)
+		}
+	}
+}

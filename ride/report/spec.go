@@ -1,0 +1,90 @@
+package report
+
+import (
+	"bytes"
+	"fmt"
+	"io/fs"
+	"path"
+
+	"github.com/hetquic/hetquic/internal/results"
+	"github.com/hetquic/hetquic/internal/yamlfile"
+	"github.com/hetquic/hetquic/ride"
+)
+
+// Spec is a `mode: ride` experiment file: which trained actor to evaluate
+// against the baselines, on how much of the test video, with which seed.
+type Spec struct {
+	Name        string `yaml:"name"`
+	Description string `yaml:"description"`
+	Mode        string `yaml:"mode"`
+	Ride        struct {
+		// Policy is a hetquic-ride-mlp/1 file, relative to the spec's
+		// directory (empty: baselines only).
+		Policy string `yaml:"policy"`
+		Frames int    `yaml:"frames"` // 0: the whole test video
+		Seed   uint64 `yaml:"seed"`   // default 1
+	} `yaml:"ride"`
+	policy *ride.MLPPolicy
+}
+
+// Parse reads a ride experiment strictly (an unknown field is an error
+// naming it) and loads its policy from fsys.
+func Parse(fsys fs.FS, name string, data []byte) (*Spec, error) {
+	var s Spec
+	if err := yamlfile.Decode(name, data, &s); err != nil {
+		return nil, err
+	}
+	if s.Mode != "ride" {
+		return nil, fmt.Errorf("%s: mode: %q, want ride", name, s.Mode)
+	}
+	if s.Ride.Frames < 0 {
+		return nil, fmt.Errorf("%s: ride.frames: %d must be ≥ 0 (0: the whole test video)", name, s.Ride.Frames)
+	}
+	if s.Ride.Seed == 0 {
+		s.Ride.Seed = 1
+	}
+	if s.Ride.Policy != "" {
+		p := path.Join(path.Dir(name), s.Ride.Policy)
+		data, err := fs.ReadFile(fsys, p)
+		if err != nil {
+			return nil, fmt.Errorf("%s: ride.policy: %w", name, err)
+		}
+		m, err := ride.ReadMLP(bytes.NewReader(data))
+		if err != nil {
+			return nil, fmt.Errorf("%s: ride.policy %s: %w", name, p, err)
+		}
+		m.Label = "ride"
+		s.policy = m
+	}
+	return &s, nil
+}
+
+// Policies is the spec's RIDE policy (when it names one) and the baselines.
+func (s *Spec) Policies() ([]ride.Policy, error) {
+	base, err := Baselines(s.Ride.Seed)
+	if err != nil {
+		return nil, err
+	}
+	if s.policy == nil {
+		return base, nil
+	}
+	return append([]ride.Policy{s.policy}, base...), nil
+}
+
+// Summary is summary.json of a ride experiment.
+type Summary struct {
+	results.Header
+	Frames   int             `json:"frames"`
+	Policies []PolicySummary `json:"policies"`
+}
+
+// PolicySummary is one policy's numbers.
+type PolicySummary struct {
+	Policy             string     `json:"policy"`
+	MeanFrameReward    float64    `json:"mean_frame_reward"`
+	ViewportMbpsMedian float64    `json:"viewport_mbps_median"`
+	ThroughputMbps     float64    `json:"throughput_mbps_median"`
+	ZeroRebuff         [3]float64 `json:"zero_rebuffering_share_ipb"`
+	Skipped            [3]int     `json:"skipped_ipb"`
+	Decided            [3]int     `json:"decided_ipb"`
+}
