@@ -27,7 +27,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--hetquic", default=None, help="the hetquic binary (default: hetquic on PATH)")
     ap.add_argument("--few", type=int, default=4, help="shards in the speed-up run")
     ap.add_argument("--many", type=int, default=24, help="shards in the overhead run")
-    ap.add_argument("--seeds", type=int, default=10, help="seeds per point (exp run --seeds)")
+    ap.add_argument("--seeds", type=int, default=40, help="seeds per point (exp run --seeds)")
     args = ap.parse_args(argv)
     # Every Ray process on loopback (Ray reads this at import).
     os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
