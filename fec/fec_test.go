@@ -5,13 +5,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"testing"
-
-	"github.com/hetquic/hetquic/internal/purecheck"
 )
-
-func TestPure(t *testing.T) {
-	purecheck.Imports(t, ".", "errors", "fmt", "math", "github.com/klauspost/reedsolomon")
-}
 
 func TestPlan(t *testing.T) {
 	for _, tc := range []struct {

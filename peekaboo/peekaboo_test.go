@@ -4,13 +4,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"testing"
-
-	"github.com/hetquic/hetquic/internal/purecheck"
 )
-
-func TestPure(t *testing.T) {
-	purecheck.Imports(t, ".", "errors", "fmt", "math", "math/rand/v2", "slices")
-}
 
 func near(a, b float64) bool { return math.Abs(a-b) < 1e-12 }
 

@@ -7,13 +7,7 @@ import (
 	"testing"
 
 	"github.com/hetquic/hetquic/internal/akf"
-	"github.com/hetquic/hetquic/internal/purecheck"
 )
-
-func TestPure(t *testing.T) {
-	purecheck.Imports(t, ".", "errors", "fmt", "math", "math/rand/v2", "slices", "strings",
-		"github.com/hetquic/hetquic/internal/akf", "github.com/hetquic/hetquic/peekaboo")
-}
 
 // The bandwidth AKF through the Refiner: 12 Mbit/s measured with σ = 1
 // Mbit/s noise settles within 0.5 Mbit/s; a step to 4 Mbit/s (a handover to

@@ -6,8 +6,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/hetquic/hetquic/internal/purecheck"
 )
 
 // The fixture holds an actor exported by python/src/hetquic_rl/fixture.py,
@@ -128,11 +126,4 @@ func TestArrivalEstimate(t *testing.T) {
 	if ArrivalEstimate(now, mss, mss, 0, 10, 0, srtt) != Never {
 		t.Error("no rate estimate should give Never")
 	}
-}
-
-// ride is a pure package: no file system, network or clock (the dataset
-// loader lives in ride/dataset). ReadMLP decodes from an io.Reader it is
-// given.
-func TestPureImports(t *testing.T) {
-	purecheck.Imports(t, ".", "encoding/json", "fmt", "io", "math", "math/rand/v2", "time")
 }

@@ -4,8 +4,6 @@ import (
 	"math"
 	"math/rand/v2"
 	"testing"
-
-	"github.com/hetquic/hetquic/internal/purecheck"
 )
 
 func TestAKFConvergesAndTracksStep(t *testing.T) {
@@ -39,8 +37,6 @@ func TestAKFConvergesAndTracksStep(t *testing.T) {
 		t.Fatalf("after the step: estimate %.2f, want ≈ 200", k.X)
 	}
 }
-
-func TestPure(t *testing.T) { purecheck.Imports(t, ".") }
 
 // A zero signal (nothing received in a slot) never makes the filter NaN.
 func TestZeroSignal(t *testing.T) {
