@@ -149,14 +149,13 @@ type tfKey struct{ i, z int }
 
 // decision is one decided viewed tile, until its true reward settles.
 type decision struct {
-	i, z    int
-	action  int
-	t1, t2  time.Duration
-	gamma   time.Duration
-	cost    time.Duration
-	pred    float64
-	bytes   int
-	settled bool
+	i, z   int
+	action int
+	t1, t2 time.Duration
+	gamma  time.Duration
+	cost   time.Duration
+	pred   float64
+	bytes  int
 }
 
 // TileOutcome is a decided tile's fate (Record).
