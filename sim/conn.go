@@ -232,8 +232,25 @@ type sendPath struct {
 	timer     *Timer
 	lossRate  float64
 	lossAt    time.Duration // when lossRate was last updated
-	bdp       [3]float64
-	Stats     PathStats
+	// lossMemo is loss's last answer: the view is refilled for every
+	// packet sent, mostly at the same instant, and the decay's Exp2 per
+	// path was a third of the cost at 64 paths (BenchmarkPaths).
+	lossMemo struct {
+		rate    float64
+		at, now time.Duration
+		decayed float64
+	}
+	bdp   [3]float64
+	Stats PathStats
+}
+
+// chunkState is what the sender keeps of one numbered chunk.
+type chunkState struct {
+	firstSent   time.Duration // −1: never sent
+	stream, off int32         // the chunk's stream and position in it
+	copies      uint8         // copies in flight
+	acked       bool
+	inRetx      bool // in retx or pinRetx
 }
 
 // Conn is the sending side of an MPQUIC connection and, through its peer,
@@ -258,10 +275,13 @@ type Conn struct {
 	active  []*Stream
 	pinned  [][]*Stream
 	pinRetx [][]int // per path: pinned chunks to send again, ascending
-	// chunkStream and chunkOff map a connection chunk number to its
-	// stream and the chunk's position in that stream.
-	chunkStream, chunkOff []int32
-	written               int // chunks written by the application, all streams
+	// chunks is the per-chunk state of chunks base, base+1, …, nChunks−1:
+	// the chunks below base are acknowledged with no copy in flight and
+	// nothing refers to them again, so they are forgotten (forget) and
+	// memory follows the chunks in play, not the transfer.
+	chunks  []chunkState
+	base    int
+	written int // chunks written by the application, all streams
 	// LateDrops counts DropLate streams whose deadline passed before they
 	// were delivered (their remaining new data was not sent).
 	LateDrops uint64
@@ -269,17 +289,14 @@ type Conn struct {
 	nChunks    int // chunks numbered (allocated from the streams)
 	nextNew    int // lowest chunk never sent (not counting sentAhead)
 	sentAhead  map[int]bool
-	retx       []int // ascending chunks to send again
-	inRetx     []bool
-	acked      []bool
-	copies     []uint8 // copies in flight per chunk
-	firstSent  []time.Duration
-	sentOn     [][]bool // per path, for redundant: chunk sent on path
+	retx       []int    // ascending chunks to send again
+	sentOn     [][]bool // per path, for redundant: chunk base+i sent on path
 	redCursor  []int
 	ackedN     int
 	peerMax    int64 // MAX_DATA from the receiver (bytes)
 	sending    bool
 	paced      bool // some path's controller paces
+	pool       packetPool
 	OnAllAcked func(now time.Duration)
 }
 
@@ -373,18 +390,40 @@ func (c *Conn) PathView(i int) sched.PathView {
 	return c.view.Paths[i]
 }
 
-// ensure grows the per-chunk state to hold chunk ch (lazily, so that an
-// unbounded write costs nothing until sent).
-func (c *Conn) ensure(ch int) {
-	for len(c.acked) <= ch {
-		c.acked = append(c.acked, false)
-		c.copies = append(c.copies, 0)
-		c.inRetx = append(c.inRetx, false)
-		c.firstSent = append(c.firstSent, -1)
-		for i := range c.sentOn {
-			c.sentOn[i] = append(c.sentOn[i], false)
-		}
+// chunk is the state of numbered chunk ch ≥ base.
+func (c *Conn) chunk(ch int) *chunkState { return &c.chunks[ch-c.base] }
+
+// number gives the next connection chunk number to position off of
+// stream id and returns it.
+func (c *Conn) number(id, off int) int {
+	c.chunks = append(c.chunks, chunkState{firstSent: -1, stream: int32(id), off: int32(off)})
+	for i := range c.sentOn {
+		c.sentOn[i] = append(c.sentOn[i], false)
 	}
+	c.nChunks++
+	return c.nChunks - 1
+}
+
+// isAcked reports whether numbered chunk ch is acknowledged (the forgotten
+// ones are).
+func (c *Conn) isAcked(ch int) bool { return ch < c.base || c.chunk(ch).acked }
+
+// forget drops the state of the chunks at the front that are acknowledged
+// with no copy in flight. Re-slicing keeps the old array only until append
+// next grows the slice to twice the chunks then in play.
+func (c *Conn) forget() {
+	k := 0
+	for k < len(c.chunks) && c.chunks[k].acked && c.chunks[k].copies == 0 {
+		k++
+	}
+	if k == 0 {
+		return
+	}
+	c.chunks = c.chunks[k:]
+	for i := range c.sentOn {
+		c.sentOn[i] = c.sentOn[i][k:]
+	}
+	c.base += k
 }
 
 // fcLimit is the number of chunks connection flow control allows (each
@@ -433,13 +472,13 @@ func (c *Conn) queued(ch int) bool {
 	if ch < 0 || ch >= c.nChunks {
 		return false
 	}
-	if ch < len(c.acked) {
-		if c.acked[ch] {
-			return false
-		}
-		if c.inRetx[ch] {
-			return true
-		}
+	if ch < c.base {
+		return false
+	}
+	if cs := c.chunk(ch); cs.acked {
+		return false
+	} else if cs.inRetx {
+		return true
 	}
 	return ch >= c.nextNew && !c.sentAhead[ch]
 }
@@ -450,14 +489,13 @@ func (c *Conn) NotSentOn(path int) (int, bool) {
 		return 0, false
 	}
 	for _, ch := range c.retx {
-		if !c.sentOn[path][ch] || c.copies[ch] == 0 {
+		if !c.sentOn[path][ch-c.base] || c.chunk(ch).copies == 0 {
 			return ch, true
 		}
 	}
-	ch := c.redCursor[path]
+	ch := max(c.redCursor[path], c.base)
 	for ; ch < c.nChunks || c.allocate(&c.active) >= 0; ch++ {
-		c.ensure(ch)
-		if !c.sentOn[path][ch] && !c.acked[ch] && c.pinnedPath(ch) < 0 {
+		if !c.sentOn[path][ch-c.base] && !c.chunk(ch).acked && c.pinnedPath(ch) < 0 {
 			c.redCursor[path] = ch
 			return ch, true
 		}
@@ -567,7 +605,7 @@ func (c *Conn) sendLoop() {
 			if !c.IsPending(ch) {
 				panic(fmt.Sprintf("sim: pending queue holds chunk %d that is not pending", ch))
 			}
-		} else if !c.IsPending(ch) && (c.sentOn == nil || ch >= len(c.acked) || c.acked[ch]) {
+		} else if !c.IsPending(ch) && (c.sentOn == nil || ch >= c.nChunks || c.isAcked(ch)) {
 			return
 		}
 		c.sendChunk(p, ch, false)
@@ -576,9 +614,8 @@ func (c *Conn) sendLoop() {
 
 // take removes ch from the pending structures.
 func (c *Conn) take(ch int) {
-	c.ensure(ch)
-	if c.inRetx[ch] {
-		c.inRetx[ch] = false
+	if cs := c.chunk(ch); cs.inRetx {
+		cs.inRetx = false
 		q := &c.retx
 		if k := c.pinnedPath(ch); k >= 0 {
 			q = &c.pinRetx[k]
@@ -604,20 +641,19 @@ func (c *Conn) take(ch int) {
 // leaves the chunk pending: it is an extra copy.
 func (c *Conn) sendChunk(p *sendPath, ch int, probe bool) {
 	now := c.sim.now
-	c.ensure(ch)
 	if !probe && c.queued(ch) {
 		c.take(ch)
 	}
-	retrans := c.firstSent[ch] >= 0
-	if !retrans {
-		c.firstSent[ch] = now
+	cs := c.chunk(ch)
+	if cs.firstSent < 0 {
+		cs.firstSent = now
 	} else {
 		p.Stats.Retransmitted++
 	}
 	if c.sentOn != nil {
-		c.sentOn[p.id][ch] = true
+		c.sentOn[p.id][ch-c.base] = true
 	}
-	c.copies[ch]++
+	cs.copies++
 	sp := &sentPacket{pn: p.nextPN, chunk: ch, size: c.cfg.PacketBytes, sentAt: now}
 	p.nextPN++
 	p.sent = append(p.sent, sp)
@@ -628,8 +664,9 @@ func (c *Conn) sendChunk(p *sendPath, ch int, probe bool) {
 		p.pace.onSent(now, sp.size, p.rate.PacingRate(now))
 	}
 	p.cc.OnPacketSent(now, sp.size, p.bytesInFlight)
-	pkt := &Packet{Size: sp.size, Flow: c.cfg.Flow, Path: p.id, PN: sp.pn, Chunk: ch, SentAt: c.firstSent[ch],
-		Stream: c.chunkStream[ch], Off: c.chunkOff[ch]}
+	pkt := c.pool.packet()
+	*pkt = Packet{Size: sp.size, Flow: c.cfg.Flow, Path: p.id, PN: sp.pn, Chunk: ch, SentAt: cs.firstSent,
+		Stream: cs.stream, Off: cs.off}
 	Send(pkt, p.spec.Fwd, c.recv)
 	c.setTimer(p)
 }
@@ -638,7 +675,9 @@ func (c *Conn) sendChunk(p *sendPath, ch int, probe bool) {
 func (c *Conn) Receive(pkt *Packet) {
 	if pkt.Ack != nil {
 		c.onAck(pkt.Ack)
+		c.pool.putAck(pkt.Ack)
 	}
+	c.pool.putPacket(pkt)
 }
 
 // onAck processes one MMQUIC ACK frame (RFC 9002 §6, A.7).
@@ -700,6 +739,7 @@ func (c *Conn) onAck(f *AckFrame) {
 	p.ptoCount = 0
 	c.detectLosses(p)
 	c.compact(p)
+	c.forget()
 	c.setTimer(p)
 	c.trySend()
 }
@@ -708,15 +748,16 @@ func (c *Conn) onPacketAcked(p *sendPath, sp *sentPacket) {
 	p.bytesInFlight -= sp.size
 	p.Stats.Acked++
 	p.lossRate, p.lossAt = p.loss(c.sim.now)*(1-lossEWMA), c.sim.now
-	c.copies[sp.chunk]--
+	cs := c.chunk(sp.chunk)
+	cs.copies--
 	p.cc.OnAck(c.sim.now, sp.size, sp.sentAt, p.rtt)
-	if !c.acked[sp.chunk] {
-		c.acked[sp.chunk] = true
+	if !cs.acked {
+		cs.acked = true
 		c.ackedN++
-		c.streams[c.chunkStream[sp.chunk]].acked++
+		c.streams[cs.stream].acked++
 		// Take it off the queue if it is still there: a spurious loss (the
 		// first copy made it), or a PTO probe's copy of a pending chunk.
-		if ch := sp.chunk; c.inRetx[ch] || (ch >= c.nextNew && !c.sentAhead[ch]) {
+		if ch := sp.chunk; cs.inRetx || (ch >= c.nextNew && !c.sentAhead[ch]) {
 			c.take(ch)
 		}
 		if c.ackedN == c.written && c.OnAllAcked != nil {
@@ -786,9 +827,10 @@ func (c *Conn) onLost(p *sendPath, lost []*sentPacket, persistent bool) {
 		p.bytesInFlight -= sp.size
 		p.Stats.Lost++
 		p.lossRate, p.lossAt = p.loss(c.sim.now)*(1-lossEWMA)+lossEWMA, c.sim.now
-		c.copies[sp.chunk]--
+		cs := c.chunk(sp.chunk)
+		cs.copies--
 		p.cc.OnLoss(c.sim.now, sp.size, sp.sentAt)
-		if ch := sp.chunk; c.copies[ch] == 0 {
+		if ch := sp.chunk; cs.copies == 0 {
 			c.queueRetx(ch)
 		}
 	}
@@ -800,10 +842,11 @@ func (c *Conn) onLost(p *sendPath, lost []*sentPacket, persistent bool) {
 // queueRetx puts chunk ch in the retransmission queue (in stream order)
 // unless it is acknowledged or already there.
 func (c *Conn) queueRetx(ch int) {
-	if c.acked[ch] || c.inRetx[ch] || (ch >= c.nextNew && !c.sentAhead[ch]) {
+	cs := c.chunk(ch)
+	if cs.acked || cs.inRetx || (ch >= c.nextNew && !c.sentAhead[ch]) {
 		return // done, queued, or still waiting as new data
 	}
-	c.inRetx[ch] = true
+	cs.inRetx = true
 	q := &c.retx
 	if k := c.pinnedPath(ch); k >= 0 {
 		q = &c.pinRetx[k]
@@ -892,7 +935,7 @@ func (c *Conn) onTimer(p *sendPath) {
 	// new data only when nothing is outstanding.
 	probed := false
 	for _, sp := range p.sent {
-		if !sp.done && !c.acked[sp.chunk] {
+		if !sp.done && !c.chunk(sp.chunk).acked {
 			c.sendChunk(p, sp.chunk, true)
 			probed = true
 			break
@@ -919,5 +962,10 @@ func (p *sendPath) loss(now time.Duration) float64 {
 	if p.lossRate == 0 || now <= p.lossAt {
 		return p.lossRate
 	}
-	return p.lossRate * math.Exp2(-float64(now-p.lossAt)/float64(lossHalfLife))
+	m := &p.lossMemo
+	if m.rate != p.lossRate || m.at != p.lossAt || m.now != now {
+		m.rate, m.at, m.now = p.lossRate, p.lossAt, now
+		m.decayed = p.lossRate * math.Exp2(-float64(now-p.lossAt)/float64(lossHalfLife))
+	}
+	return m.decayed
 }

@@ -24,6 +24,15 @@ func transfer(t testing.TB, seed uint64, paths int, bytes int64, cfg ConnConfig,
 	if err != nil {
 		t.Fatal(err)
 	}
+	return complete(t, s, c, bytes, 10*time.Minute, 0, nil), s, c
+}
+
+// complete writes bytes on c and runs s until the last chunk is delivered,
+// failing t if that does not happen by until (0: no limit); it returns the
+// completion time. sample, when not nil, is called every `every` of
+// virtual time.
+func complete(t testing.TB, s *Sim, c *Conn, bytes int64, until, every time.Duration, sample func()) time.Duration {
+	var fct time.Duration
 	done := false
 	c.Receiver().OnDeliver = func(d Delivery) {
 		if d.Chunk == c.Written()-1 {
@@ -32,11 +41,15 @@ func transfer(t testing.TB, seed uint64, paths int, bytes int64, cfg ConnConfig,
 		}
 	}
 	c.Write(bytes)
-	s.Run(10*time.Minute, 0, nil)
-	if !done {
-		t.Fatalf("transfer did not complete: delivered %d of %d chunks", c.Receiver().Delivered(), c.Written())
+	var progress func(time.Duration)
+	if sample != nil {
+		progress = func(time.Duration) { sample() }
 	}
-	return fct, s, c
+	s.Run(until, every, progress)
+	if !done {
+		t.Fatalf("%d B over %d paths did not complete: delivered %d of %d chunks", bytes, len(c.paths), c.Receiver().Delivered(), c.Written())
+	}
+	return fct
 }
 
 func TestTransferSinglePath(t *testing.T) {

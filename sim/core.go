@@ -144,7 +144,7 @@ func (s *Sim) Run(until time.Duration, progressEvery time.Duration, progress fun
 	return s.now
 }
 
-// alloc takes a free slot (or a new one) for sl.
+// alloc takes a free slot (or a new one) for a.
 func (s *Sim) alloc(a action) int32 {
 	if n := len(s.free); n > 0 {
 		id := s.free[n-1]

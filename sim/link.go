@@ -32,7 +32,8 @@ type Packet struct {
 	FromSrv bool // sent by the data receiver (ACKs)
 }
 
-// Receiver takes packets at the end of their route.
+// Receiver takes packets at the end of their route. It must not keep p (or
+// its frame) after Receive returns: connections reuse their packets.
 type Receiver interface {
 	Receive(p *Packet)
 }

@@ -30,18 +30,7 @@ func TestCoupledTransferThreeFourPaths(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var fct time.Duration
-		c.Receiver().OnDeliver = func(d Delivery) {
-			if d.Chunk == c.Written()-1 {
-				fct = s.Now()
-				s.Stop()
-			}
-		}
-		c.Write(4 << 20)
-		s.Run(2*time.Minute, 0, nil)
-		if fct == 0 {
-			t.Fatalf("%s on %d paths: transfer did not complete (%d of %d chunks)", name, n, c.Receiver().Delivered(), c.Written())
-		}
+		fct := complete(t, s, c, 4<<20, 2*time.Minute, 0, nil)
 		return fct, c.PathStats(), c
 	}
 	for _, n := range []int{3, 4} {

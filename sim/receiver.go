@@ -159,6 +159,7 @@ func (r *ConnReceiver) Receive(pkt *Packet) {
 	} else {
 		rp.timer.Set(now + MaxAckDelay)
 	}
+	r.conn.pool.putPacket(pkt)
 }
 
 // srtt is the connection's smoothed RTT for window auto-tuning: the lowest
@@ -191,7 +192,13 @@ func (r *ConnReceiver) deliver(id int, st *rstream) {
 	if n == 0 {
 		return
 	}
-	st.pend = st.pend[n:]
+	if n == len(st.pend) {
+		// All delivered (the usual case in order): reuse the buffer, else
+		// re-slicing past its end makes the next arrival allocate a new one.
+		st.pend = st.pend[:0]
+	} else {
+		st.pend = st.pend[n:]
+	}
 	st.next += n
 	r.delivered += n
 	bytes := int64(n) * int64(r.conn.payload)
@@ -315,13 +322,10 @@ func (r *ConnReceiver) sendAck(i int) {
 	}
 	rp.unacked = 0
 	now := r.sim.now
-	f := &AckFrame{Path: i, Ranges: append([]pnRange(nil), rp.ranges...), AckDelay: now - rp.largestAt,
-		MaxData: r.connFC.limit}
-	if len(r.open) > 0 {
-		f.Streams = make([]StreamMax, len(r.open))
-		for k, id := range r.open {
-			f.Streams[k] = StreamMax{ID: id, Max: r.streams[id].fc.limit}
-		}
+	f := r.conn.pool.ack()
+	f.Path, f.Ranges, f.AckDelay, f.MaxData = i, append(f.Ranges, rp.ranges...), now-rp.largestAt, r.connFC.limit
+	for _, id := range r.open {
+		f.Streams = append(f.Streams, StreamMax{ID: id, Max: r.streams[id].fc.limit})
 	}
 	// MMQUIC BDP1..3 (thesis §2.4.2): the data path's rate now, in 0.5 s
 	// and in 1 s times its base RTT, from the cross-layer database.
@@ -342,6 +346,7 @@ func (r *ConnReceiver) sendAck(i int) {
 			}
 		}
 	}
-	Send(&Packet{Size: AckPacketBytes, Flow: r.conn.cfg.Flow, Path: back, Chunk: -1, Ack: f, FromSrv: true},
-		r.paths[back].spec.Rev, r.conn)
+	pkt := r.conn.pool.packet()
+	*pkt = Packet{Size: AckPacketBytes, Flow: r.conn.cfg.Flow, Path: back, Chunk: -1, Ack: f, FromSrv: true}
+	Send(pkt, r.paths[back].spec.Rev, r.conn)
 }

@@ -255,10 +255,7 @@ func (c *Conn) allocate(list *[]*Stream) int {
 		if st.room(c.payload) == 0 {
 			continue // held by its own flow control
 		}
-		ch := c.nChunks
-		c.nChunks++
-		c.chunkStream = append(c.chunkStream, int32(st.id))
-		c.chunkOff = append(c.chunkOff, int32(st.alloc))
+		ch := c.number(st.id, st.alloc)
 		st.alloc++
 		if st.alloc == st.written {
 			*list = slices.Delete(*list, i, i+1)
@@ -293,18 +290,20 @@ func (c *Conn) sendPinned() {
 
 // pinnedPath is the path chunk ch is pinned to, or −1.
 func (c *Conn) pinnedPath(ch int) int {
-	if o := c.streams[c.chunkStream[ch]].opts; o.Pinned {
+	if o := c.streams[c.chunk(ch).stream].opts; o.Pinned {
 		return o.Path
 	}
 	return -1
 }
 
 // StreamOf implements sched.Queue: the stream of chunk ch, for schedulers
-// that decide per packet with the application's context.
+// that decide per packet with the application's context (ID −1 for a chunk
+// not numbered yet, or acknowledged and forgotten).
 func (c *Conn) StreamOf(ch int) sched.StreamInfo {
-	if ch < 0 || ch >= c.nChunks {
+	if ch < c.base || ch >= c.nChunks {
 		return sched.StreamInfo{ID: -1}
 	}
-	st := c.streams[c.chunkStream[ch]]
-	return sched.StreamInfo{ID: st.id, Priority: st.opts.Priority, Deadline: st.opts.Deadline, Offset: int(c.chunkOff[ch])}
+	cs := c.chunk(ch)
+	st := c.streams[cs.stream]
+	return sched.StreamInfo{ID: st.id, Priority: st.opts.Priority, Deadline: st.opts.Deadline, Offset: int(cs.off)}
 }

@@ -13,6 +13,8 @@
 #include "ns3/point-to-point-module.h"
 #include "ns3/traffic-control-module.h"
 
+#include "bench.h"
+
 #include <cstdio>
 
 using namespace ns3;
@@ -46,20 +48,14 @@ int main(int argc, char* argv[]) {
   RngSeedManager::SetSeed(1);
   RngSeedManager::SetRun(run);
 
-  Config::SetDefault("ns3::TcpL4Protocol::SocketType", StringValue("ns3::" + tcp));
-  Config::SetDefault("ns3::TcpSocket::SegmentSize", UintegerValue(1448));
+  bench::ConfigureTcp(tcp);
   Config::SetDefault("ns3::TcpSocket::DelAckCount", UintegerValue(delack));
-  Config::SetDefault("ns3::TcpSocket::SndBufSize", UintegerValue(16 << 20));
-  Config::SetDefault("ns3::TcpSocket::RcvBufSize", UintegerValue(16 << 20));
 
   NodeContainer nodes;
   nodes.Create(2);
   InternetStackHelper stack;
   stack.Install(nodes);
-  PointToPointHelper p2p;
-  p2p.SetDeviceAttribute("DataRate", StringValue("10Mbps"));
-  p2p.SetChannelAttribute("Delay", StringValue("20ms"));
-  p2p.SetQueue("ns3::DropTailQueue", "MaxSize", StringValue("100p"));
+  PointToPointHelper p2p = bench::Link();
   NetDeviceContainer devices = p2p.Install(nodes);
   TrafficControlHelper tch;
   Ipv4AddressHelper addr;

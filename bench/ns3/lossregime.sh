@@ -8,15 +8,9 @@
 #   bash bench/ns3/lossregime.sh
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-if ! pkg-config --exists ns3-core 2>/dev/null; then
-  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq libns3-dev libgsl-dev pkg-config g++ >/dev/null
-fi
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-# ns-3's pkg-config files carry a stray "-I/usr;" (see issue 6).
-flags=$(pkg-config --cflags --libs ns3-core ns3-network ns3-internet ns3-point-to-point \
-  ns3-applications ns3-traffic-control | sed 's#-I/usr;##g')
-g++ -O2 -std=c++17 bench/ns3/lossregime.cc $flags -o "$tmp/lossregime"
+bash bench/ns3/compile.sh bench/ns3/lossregime.cc "$tmp/lossregime"
 out=sim/exp/ns3ref/lossregime.csv
 mkdir -p "$(dirname "$out")"
 {

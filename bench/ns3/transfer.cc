@@ -6,8 +6,9 @@
 //
 // It prints one line: the bytes received, the simulated completion time (the
 // last byte's arrival at the sinks, so that it can be set beside hetquic's
-// fct for the same transfer), the events executed, and the wall time of
-// Simulator::Run alone (the loop, without process start and topology set-up).
+// fct for the same transfer), the events executed, and the wall and CPU time
+// of Simulator::Run alone (the loop, without process start and topology
+// set-up; ns-3 runs it on one thread, so process CPU time is the loop's).
 #include "ns3/applications-module.h"
 #include "ns3/core-module.h"
 #include "ns3/internet-module.h"
@@ -15,8 +16,11 @@
 #include "ns3/point-to-point-module.h"
 #include "ns3/traffic-control-module.h"
 
+#include "bench.h"
+
 #include <chrono>
 #include <cstdio>
+#include <ctime>
 
 using namespace ns3;
 
@@ -41,19 +45,13 @@ int main(int argc, char* argv[]) {
   cmd.Parse(argc, argv);
   g_bytes = bytes;
 
-  Config::SetDefault("ns3::TcpL4Protocol::SocketType", StringValue("ns3::TcpNewReno"));
-  Config::SetDefault("ns3::TcpSocket::SegmentSize", UintegerValue(1448));
-  Config::SetDefault("ns3::TcpSocket::SndBufSize", UintegerValue(16 << 20));
-  Config::SetDefault("ns3::TcpSocket::RcvBufSize", UintegerValue(16 << 20));
+  bench::ConfigureTcp("TcpNewReno");
 
   NodeContainer nodes;
   nodes.Create(2);
   InternetStackHelper stack;
   stack.Install(nodes);
-  PointToPointHelper p2p;
-  p2p.SetDeviceAttribute("DataRate", StringValue("10Mbps"));
-  p2p.SetChannelAttribute("Delay", StringValue("20ms"));
-  p2p.SetQueue("ns3::DropTailQueue", "MaxSize", StringValue("100p"));
+  PointToPointHelper p2p = bench::Link();
   TrafficControlHelper tch;
   ApplicationContainer sinks;
   for (uint32_t i = 0; i < links; i++) {
@@ -76,11 +74,13 @@ int main(int argc, char* argv[]) {
   sinks.Start(Seconds(0));
   Simulator::Stop(Seconds(600));
   auto start = std::chrono::steady_clock::now();
+  std::clock_t cpuStart = std::clock();
   Simulator::Run();
+  double cpuMs = 1000.0 * double(std::clock() - cpuStart) / CLOCKS_PER_SEC;
   double loopMs = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
-  std::printf("ns-3 links=%u received=%llu bytes fct_s=%.6f events=%llu loop_ms=%.2f\n", links,
+  std::printf("ns-3 links=%u received=%llu bytes fct_s=%.6f events=%llu loop_ms=%.2f loop_cpu_ms=%.2f\n", links,
               (unsigned long long)g_rx, g_done.GetSeconds(), (unsigned long long)Simulator::GetEventCount(),
-              loopMs);
+              loopMs, cpuMs);
   Simulator::Destroy();
   return g_rx == bytes ? 0 : 1;
 }
