@@ -89,15 +89,27 @@ func Load(fsys fs.FS, name string) (*Spec, error) {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	if s.Scenario != "" {
-		if s.scenario, err = scenario.Load(fsys, path.Join(path.Dir(name), s.Scenario)); err != nil {
+		sc, err := scenario.Load(fsys, path.Join(path.Dir(name), s.Scenario))
+		if err != nil {
 			return nil, err
+		}
+		if err := s.SetScenario(sc); err != nil {
+			return nil, fmt.Errorf("%s: %w", name, err)
 		}
 	}
 	return &s, nil
 }
 
-// SetScenario replaces the spec's scenario (a --scenario flag).
-func (s *Spec) SetScenario(sc *scenario.Scenario) { s.scenario = sc }
+// SetScenario replaces the spec's scenario (a --scenario flag); like
+// Load, it refuses fields the agent backend cannot model
+// (scenario.FieldTable: timed events).
+func (s *Spec) SetScenario(sc *scenario.Scenario) error {
+	if err := sc.Check(scenario.BackendAgent); err != nil {
+		return fmt.Errorf("scenario %s: %w", sc.Name, err)
+	}
+	s.scenario = sc
+	return nil
+}
 
 // Prepare fills the defaults and validates every field; call it again
 // after changing Agent (flags), before Run.

@@ -118,7 +118,9 @@ func agentExperiment(ctx context.Context, args []string) error {
 		if err != nil {
 			return badInput(err)
 		}
-		spec.SetScenario(sc)
+		if err := spec.SetScenario(sc); err != nil {
+			return badInput(err)
+		}
 	}
 	var logf func(string, ...any)
 	if *verbose {

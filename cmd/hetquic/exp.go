@@ -53,7 +53,7 @@ run writes CSV, summary.json, figures (PNG and SVG) and report.md into --out
 doc markers paste) and writes files only with --out.`
 
 func runDemo(ctx context.Context, args []string) error {
-	fs := newFlagSet("demo", "demo [--out DIR]", "Runs the built-in default experiment, PCM journal §5.1 offline (pcm-table5):\n12 strategies × 20 seeds × 1000 rounds; prints the table, writes the report.")
+	fs := newFlagSet("demo", "demo [--out DIR]", "Runs the built-in default experiment, PCM journal §5.1 offline (pcm-table5):\nits strategies × 20 seeds × 1000 rounds; prints the table, writes the report.")
 	out := fs.String("out", "", "output directory (default results/pcm-table5)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
@@ -322,27 +322,38 @@ func builtins() ([]builtin, error) {
 }
 
 func expListCmd(args []string, name, mode string) error {
-	fs := newFlagSet(name, "exp list [--mode MODE]", "Lists the built-in experiments: name, mode, what they reproduce.")
+	fs := newFlagSet(name, "exp list [--mode MODE] [--md]", "Lists the built-in experiments: name, mode, what they reproduce.")
 	m := fs.String("mode", mode, "only this mode ("+strings.Join(experiment.Modes, ", ")+")")
+	md := fs.Bool("md", false, "a Markdown table (what docs/experiments.md pastes)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	if *m != "" && !slices.Contains(experiment.Modes, *m) {
 		return badInput(fmt.Errorf("--mode: %q is not one of %v", *m, experiment.Modes))
 	}
-	return expList(os.Stdout, *m)
+	return expList(os.Stdout, *m, *md)
 }
 
-// expList prints the built-in experiments of mode (all when empty).
-func expList(w io.Writer, mode string) error {
+// expList prints the built-in experiments of mode (all when empty), as
+// aligned text or a Markdown table.
+func expList(w io.Writer, mode string, md bool) error {
 	bs, err := builtins()
 	if err != nil {
 		return err
 	}
+	t := results.Table{Header: []string{"name", "mode", "file", "what"}}
 	for _, b := range bs {
-		if mode == "" || b.env.Mode == mode {
-			fmt.Fprintf(w, "%-26s %-8s %s\n", b.name, b.env.Mode, firstSentence(b.env.Description))
+		if mode != "" && b.env.Mode != mode {
+			continue
 		}
+		if md {
+			t.Rows = append(t.Rows, []string{"`" + b.name + "`", b.env.Mode, "`" + b.path + "`", firstSentence(b.env.Description)})
+			continue
+		}
+		fmt.Fprintf(w, "%-26s %-8s %s\n", b.name, b.env.Mode, firstSentence(b.env.Description))
+	}
+	if md {
+		return results.WriteTables(w, []results.Table{t})
 	}
 	return nil
 }

@@ -18,7 +18,7 @@ var updateGolden = flag.Bool("update", false, "rewrite testdata/golden/*.summary
 // goldenSet is one experiment's entry in testdata/golden/pins.yaml.
 type goldenSet struct {
 	Run  []string `yaml:"run"`
-	Slow bool     `yaml:"slow"` // skipped with -short
+	Slow bool     `yaml:"slow"` // skipped with -short and under -race
 	Pins []pin    `yaml:"pins"`
 }
 
@@ -53,8 +53,8 @@ func TestGoldenSummaries(t *testing.T) {
 	for _, name := range names {
 		set := sets[name]
 		t.Run(name, func(t *testing.T) {
-			if set.Slow && testing.Short() {
-				t.Skip("slow experiment; runs without -short")
+			if set.Slow && (testing.Short() || raceEnabled) {
+				t.Skip("slow experiment; runs without -short and -race (.ci/run runs it so)")
 			}
 			if len(set.Pins) == 0 || len(set.Run) == 0 {
 				t.Fatal("pins.yaml: an entry needs run and pins")
