@@ -488,6 +488,7 @@ It exits 1 when a bound is broken (agent/README.md, "Abuse").`)
 	verbose := fs.Bool("v", false, "progress and ct-server's log on stderr")
 	maxRSS := fs.Int64("max-rss-mib", 0, "bound on ct-server's peak RSS in MiB (default 400)")
 	only := fs.String("only", "", "tunnels or streams: only that abuse, to measure what one costs ct-server")
+	maxP99 := fs.Duration("max-p99", 0, "bound on the good client's p99 latency (default 2s)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -502,6 +503,9 @@ It exits 1 when a bound is broken (agent/README.md, "Abuse").`)
 	}
 	if *maxRSS > 0 {
 		cfg.MaxRSSBytes = *maxRSS << 20
+	}
+	if *maxP99 > 0 {
+		cfg.MaxP99 = *maxP99
 	}
 	if *only != "" {
 		cfg.Only = *only
