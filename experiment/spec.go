@@ -378,7 +378,11 @@ func (s *Spec) resolve() error {
 	}
 	if len(s.Events) > 0 { // apply every event once, in order, to check it
 		sched := NewSchedule(s.scenario, s.Events)
-		for t := range s.Rounds {
+		last := 0 // the last round at which anything changes
+		for _, e := range s.Events {
+			last = max(last, e.Round+e.ForRounds)
+		}
+		for t := range min(s.Rounds, last+1) {
 			if _, _, err := sched.At(t); err != nil {
 				return fmt.Errorf("events: %w", err)
 			}
