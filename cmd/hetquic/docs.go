@@ -49,7 +49,7 @@ func runDocs(ctx context.Context, args []string) error {
 		}
 	}
 	opts := docgen.Options{Run: runDocCommand, Measured: *measured, Stamp: measuredStamp, Match: *match}
-	var problems []string
+	var problems, failed []string
 	for _, file := range files {
 		data, err := os.ReadFile(file)
 		if err != nil {
@@ -57,7 +57,12 @@ func runDocs(ctx context.Context, args []string) error {
 		}
 		out, stale, err := docgen.Update(ctx, file, string(data), opts)
 		if err != nil {
-			return err
+			if ctx.Err() != nil {
+				return err
+			}
+			// Go on with the other files; the failure is reported at the end.
+			failed = append(failed, err.Error())
+			continue
 		}
 		for _, s := range stale {
 			problems = append(problems, fmt.Sprintf("%s:%d: %s: %s", file, s.Line, s.Command, s.Reason))
@@ -68,6 +73,13 @@ func runDocs(ctx context.Context, args []string) error {
 			}
 			fmt.Printf("%s: regenerated\n", file)
 		}
+	}
+	if len(failed) > 0 {
+		fmt.Fprintln(os.Stderr, strings.Join(failed, "\n"))
+		for _, p := range problems {
+			fmt.Fprintln(os.Stderr, p)
+		}
+		return fmt.Errorf("docs: %d files with a failing command", len(failed))
 	}
 	if *check && len(problems) > 0 {
 		for _, p := range problems {

@@ -195,12 +195,16 @@ func Update(ctx context.Context, name, doc string, o Options) (string, []Stale, 
 			}
 			continue
 		}
+		var stamp string
+		if b.Measured {
+			stamp = o.Stamp(b) // before the run: the load it starts under
+		}
 		text, err := o.Run(ctx, b)
 		if err != nil {
 			return "", nil, fmt.Errorf("%s:%d: %s: %w", name, b.Line, b.Command, err)
 		}
 		if b.Measured {
-			text = o.Stamp(b) + "\n\n" + text
+			text = stamp + "\n\n" + text
 		}
 		text = normalize(text)
 		out.WriteString(text)
