@@ -67,8 +67,8 @@ func TestAdaptiveChoice(t *testing.T) {
 			[]run{{1, 30, 0.01, 100}, {0, 20, 0.01, 100}, {1, 8, 0, 1}}, 1},
 		{"one ordinary sample of an idle path changes nothing", []cfg{noReprobe},
 			[]run{{1, 30, 0.01, 100}, {0, 20, 0.01, 100}, {1, 30, 0, 1}, {0, 20, 0.01, 1}}, 0},
-		{"the active path degrades: left after four samples", []cfg{noReprobe},
-			[]run{{1, 30, 0.01, 100}, {0, 20, 0.01, 300}, {0, 50, 0.01, 4}}, 1},
+		{"the active path degrades: left within six samples", []cfg{noReprobe},
+			[]run{{1, 30, 0.01, 100}, {0, 20, 0.01, 300}, {0, 50, 0.01, 6}}, 1},
 		{"the active path degrades: not after one", []cfg{noReprobe},
 			[]run{{1, 30, 0.01, 100}, {0, 20, 0.01, 300}, {0, 50, 0.01, 1}}, 0},
 	} {
