@@ -1,15 +1,17 @@
 // Package hetquic holds the inputs that ship inside the binary: the built-in
-// scenarios, experiments and claims, so "hetquic demo" and "hetquic exp run NAME"
-// work from any directory.
+// scenarios, the experiments of every mode and the papers' claims, so
+// "hetquic demo", "hetquic exp run NAME" and "hetquic reproduce" work from
+// any directory.
 package hetquic
 
 import "embed"
 
 //go:generate go run ./cmd/hetquic docs
 
-// Files holds experiments/*.yaml, scenarios/** and claims/*.yaml (the papers'
-// claims that "hetquic reproduce" checks) as in the repository, so the
-// relative paths inside them resolve the same way as on disk.
+// Files holds experiments/*.yaml (offline, trace, real and agent),
+// sim/experiments/*.yaml (simulator), scenarios/** and claims/*.yaml (the
+// papers' claims that "hetquic reproduce" checks) as in the repository, so
+// the relative paths inside them resolve the same way as on disk.
 //
-//go:embed experiments scenarios claims
+//go:embed experiments scenarios sim/experiments claims
 var Files embed.FS

@@ -275,15 +275,12 @@ func TestRateTrace(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			c := newTestCore(t, scenario.Link{RateTrace: "r"}, tr)
 			c.maxPkt = 4000
-			var rel []time.Duration
 			for _, a := range tt.arrive {
 				if cause := c.input(pkt(tt.size), a); cause != CauseNone {
 					t.Fatal(cause)
 				}
 			}
-			for _, r := range drain(c) {
-				rel = append(rel, r)
-			}
+			rel := drain(c)
 			for i := range tt.wantRel {
 				if rel[i] != tt.wantRel[i]*time.Millisecond {
 					t.Fatalf("releases %v, want %v ms", rel, tt.wantRel)

@@ -41,11 +41,10 @@ type Outcome struct {
 // network — common random numbers, which makes strategies comparable with
 // few seeds.
 type table struct {
-	tct    [][]float64 // [round][path] ms
-	size   []int       // [round]
-	truth  [][]Moments // [round][path] in sample units; nil when unknown
-	perB   bool
-	shared bool
+	tct   [][]float64 // [round][path] ms
+	size  []int       // [round]
+	truth [][]Moments // [round][path] in sample units; nil when unknown
+	perB  bool
 }
 
 func (e *table) Begin(context.Context) error { return nil }
@@ -148,7 +147,7 @@ func traceEnv(s *Spec) *table {
 // as it was just before the spike.
 type Schedule struct {
 	paths   []scenario.Path
-	events  []RoundEvent
+	events  map[int][]RoundEvent // by round, in the spec's order
 	reverts map[int][]revert
 	index   map[string]int
 }
@@ -162,12 +161,15 @@ type revert struct {
 func NewSchedule(sc *scenario.Scenario, events []RoundEvent) *Schedule {
 	s := &Schedule{
 		paths:   append([]scenario.Path(nil), sc.Paths...),
-		events:  events,
+		events:  map[int][]RoundEvent{},
 		reverts: map[int][]revert{},
 		index:   map[string]int{},
 	}
 	for i, p := range sc.Paths {
 		s.index[p.Name] = i
+	}
+	for _, e := range events {
+		s.events[e.Round] = append(s.events[e.Round], e)
 	}
 	return s
 }
@@ -181,10 +183,7 @@ func (s *Schedule) At(t int) ([]scenario.Path, bool, error) {
 		s.paths[r.path] = r.was
 		changed = true
 	}
-	for _, e := range s.events {
-		if e.Round != t {
-			continue
-		}
+	for _, e := range s.events[t] {
 		i := s.index[e.Path]
 		if e.ForRounds > 0 {
 			s.reverts[t+e.ForRounds] = append(s.reverts[t+e.ForRounds], revert{i, s.paths[i]})

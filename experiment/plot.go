@@ -1,11 +1,11 @@
 package experiment
 
 import (
+	"context"
 	"fmt"
 	"image/color"
 	"path/filepath"
 	"slices"
-	"sync"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -13,6 +13,7 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 
 	"github.com/hetquic/hetquic/internal/figure"
+	"github.com/hetquic/hetquic/internal/runner"
 	"github.com/hetquic/hetquic/internal/stats"
 	"github.com/hetquic/hetquic/pathsel"
 )
@@ -75,21 +76,17 @@ func WriteFigures(dir string, r *Result) ([]string, error) {
 	if len(r.Truth) > 0 {
 		jobs = append(jobs, job{figPaths, func() error { return pathFigure(filepath.Join(dir, figPaths), r) }})
 	}
-	errs := make([]error, len(jobs))
-	var wg sync.WaitGroup
-	for i, j := range jobs {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			errs[i] = j.draw()
-		}()
+	err := runner.Run(context.Background(), len(jobs), runner.Options{}, func(_ context.Context, i int) error {
+		if err := jobs[i].draw(); err != nil {
+			return fmt.Errorf("%s: %w", jobs[i].name, err)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
-	wg.Wait()
 	files := make([]string, len(jobs))
 	for i, j := range jobs {
-		if errs[i] != nil {
-			return nil, fmt.Errorf("%s: %w", j.name, errs[i])
-		}
 		files[i] = filepath.Join(dir, j.name)
 	}
 	return files, nil // each with its .svg twin (figure.SVGName)
@@ -255,7 +252,8 @@ func chosenPathFigure(name string, r *Result) error {
 		if err != nil {
 			return err
 		}
-		sc.GlyphStyle = draw.GlyphStyle{Color: figure.Color(i), Radius: vg.Points(1.3), Shape: draw.CircleGlyph{}}
+		sc.GlyphStyle = figure.Glyph(i)
+		sc.GlyphStyle.Radius = vg.Points(1.3)
 		p.Add(sc)
 		plots[i/cols][i%cols] = p
 	}

@@ -81,7 +81,7 @@ func (s *Summary) Tables() []results.Table {
 			"× oracle", "best-path hits (last 10%)", "cum. regret", "Eq. 22", "switches /100 rounds"},
 		Note: "\"vs polling\" is the change of the mean (variance) relative to polling: −59 % means 59 % lower. " +
 			"±95 % is the half-width of Student's t interval over the seeds' mean TCTs. " +
-			"Regret is in the objective's unit; Eq. 22 is the PCM journal's regret (README, \"Regret\").",
+			"Regret is in the objective's unit; Eq. 22 is the PCM journal's regret (docs/experiments.md, \"Regret\").",
 	}
 	for _, st := range s.Strategies {
 		main.Rows = append(main.Rows, []string{

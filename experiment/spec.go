@@ -42,8 +42,14 @@ type Spec struct {
 	Objective  Objective      `yaml:"objective"`
 	Strategies []StrategySpec `yaml:"strategies"`
 	Events     []RoundEvent   `yaml:"events"`
-	Model      Model          `yaml:"model"`
-	Figures    Figures        `yaml:"figures"`
+	// SecondsPerRound translates the scenario's timed events (at_s) into
+	// rounds for modes offline and real, which count rounds, not seconds:
+	// an event applies from round ⌊at_s / SecondsPerRound⌋ (events past the
+	// last round never happen in the run). A scenario with timed events and
+	// no SecondsPerRound is an error: its events would be dropped.
+	SecondsPerRound float64 `yaml:"seconds_per_round"`
+	Model           Model   `yaml:"model"`
+	Figures         Figures `yaml:"figures"`
 
 	scenario *scenario.Scenario
 	trace    *traceTable
@@ -143,8 +149,14 @@ func Load(fsys fs.FS, name string) (*Spec, error) {
 	}
 	dir := path.Dir(name)
 	if s.Scenario != "" {
-		if s.scenario, err = scenario.Load(fsys, path.Join(dir, s.Scenario)); err != nil {
+		scName := path.Join(dir, s.Scenario)
+		if s.scenario, err = scenario.Load(fsys, scName); err != nil {
 			return nil, err
+		}
+		if s.Mode != ModeTrace {
+			if err := s.scenarioEvents(); err != nil {
+				return nil, fmt.Errorf("%s: scenario %s: %w", name, scName, err)
+			}
 		}
 	}
 	if s.Mode == ModeTrace {
@@ -165,6 +177,80 @@ func Load(fsys fs.FS, name string) (*Spec, error) {
 	}
 	return &s, nil
 }
+
+// scenarioEvents checks that the scenario sets no field this mode's
+// backend cannot model (scenario.FieldTable) and translates its timed
+// events into round events, in front of the experiment's own.
+func (s *Spec) scenarioEvents() error {
+	backend := scenario.BackendOffline
+	if s.Mode == ModeReal {
+		backend = scenario.BackendReal
+	}
+	if err := s.scenario.Check(backend); err != nil {
+		return err
+	}
+	evs := s.scenario.Events
+	if len(evs) == 0 {
+		return nil
+	}
+	spr := s.SecondsPerRound
+	if spr == 0 {
+		return fmt.Errorf("events[0].at_s: mode %s counts rounds, not seconds: set the experiment's seconds_per_round to translate the scenario's %d timed events (docs/scenario-fields.md)", s.Mode, len(evs))
+	}
+	// Walk the events in order over a copy of the paths, so an outage's
+	// end restores the loss the path had when it began (and only the loss:
+	// a delay step during the outage stays).
+	paths := map[string]scenario.Path{}
+	for _, p := range s.scenario.Paths {
+		paths[p.Name] = p
+	}
+	var out []RoundEvent
+	for i, e := range evs {
+		round := int(math.Floor(e.AtS/spr + 1e-9)) // 15.2/0.1 is 151.99…
+		if e.OutageS <= 0 {
+			p, err := e.Set.Apply(paths[e.Path])
+			if err != nil {
+				return fmt.Errorf("events[%d]: %w", i, err)
+			}
+			paths[e.Path] = p
+			if round < s.Rounds {
+				out = append(out, RoundEvent{Round: round, Path: e.Path, Set: e.Set})
+			}
+			continue
+		}
+		p := paths[e.Path]
+		if p.Up.GilbertElliott != nil || p.Down.GilbertElliott != nil {
+			return fmt.Errorf("events[%d].outage_s: path %s has gilbert_elliott loss, which an outage (loss 1) cannot override offline", i, e.Path)
+		}
+		end := round + max(1, int(math.Ceil(e.OutageS/spr-1e-9)))
+		restore, err := scenario.ParsePatch(fmt.Sprintf("{up: {loss: %v}, down: {loss: %v}}", p.Up.Loss, p.Down.Loss))
+		if err != nil {
+			return err
+		}
+		if round < s.Rounds {
+			out = append(out, RoundEvent{Round: round, Path: e.Path, Set: outagePatch})
+		}
+		if end < s.Rounds {
+			out = append(out, RoundEvent{Round: end, Path: e.Path, Set: restore})
+		}
+	}
+	s.Events = append(out, s.Events...)
+	return nil
+}
+
+// outagePatch is an outage as the TCT model and the emulator's control API
+// see one: everything lost both ways.
+var outagePatch = func() *scenario.Patch {
+	p, err := scenario.ParsePatch("{both: {loss: 1}}")
+	if err != nil {
+		panic(err) // a constant
+	}
+	return p
+}()
+
+// maxRounds bounds rounds: a run's tables hold rounds × paths samples
+// per seed (10^7 rounds of 8 paths are 640 MB), far past any experiment.
+const maxRounds = 10_000_000
 
 // The modes.
 const (
@@ -219,10 +305,8 @@ func (s *Spec) validate() error {
 		return fmt.Errorf("real.timeout_ms: %v must be a finite number > 0", s.Real.TimeoutMs)
 	case s.Mode == ModeTrace && s.Trace == "":
 		return fmt.Errorf("trace: missing (mode trace needs one)")
-	case s.Mode != ModeTrace && s.Rounds < 1:
-		return fmt.Errorf("rounds: %d must be ≥ 1", s.Rounds)
-	case s.Rounds < 0:
-		return fmt.Errorf("rounds: %d must be ≥ 1", s.Rounds)
+	case s.Mode != ModeTrace && s.Rounds < 1, s.Rounds < 0, s.Rounds > maxRounds:
+		return fmt.Errorf("rounds: %d is outside [1, %d]", s.Rounds, maxRounds)
 	case s.Sample != SampleTCT && s.Sample != SampleTCTPerByte:
 		return fmt.Errorf("sample: %q is not tct or tct_per_byte", s.Sample)
 	case s.Seeds < 1 || s.Seeds > 10000:
@@ -235,6 +319,8 @@ func (s *Spec) validate() error {
 		return fmt.Errorf("objective.spread: %q is not var or std", s.Objective.Spread)
 	case len(s.Strategies) == 0:
 		return fmt.Errorf("strategies: at least one is needed")
+	case !(s.SecondsPerRound >= 0) || math.IsInf(s.SecondsPerRound, 1):
+		return fmt.Errorf("seconds_per_round: %v must be a finite number ≥ 0", s.SecondsPerRound)
 	case s.Figures.ChosenRounds < 0:
 		return fmt.Errorf("figures.chosen_rounds: %d is negative", s.Figures.ChosenRounds)
 	}

@@ -292,8 +292,8 @@ func (c Config) Validate() error {
 // Objective is the evaluation r = a·E + b·spread of PCM Eq. 18 with b = 1 − a.
 // Experiments use it to say which path is truly best, and PSA to rank paths.
 type Objective struct {
-	A      float64
-	Spread Spread
+	A      float64 `json:"a"`
+	Spread Spread  `json:"spread"`
 }
 
 // Value evaluates a path with expectation mean and variance variance.

@@ -3,8 +3,6 @@ package experiments
 import (
 	"context"
 	"fmt"
-	"io"
-	"text/tabwriter"
 	"time"
 
 	"github.com/hetquic/hetquic/internal/stats"
@@ -114,14 +112,4 @@ func orDefault(s *scenario.Scenario) (*scenario.Scenario, error) {
 		return s, nil
 	}
 	return LoadDefault()
-}
-
-// PrintAggregation writes experiment 3's table.
-func PrintAggregation(w io.Writer, rows []AggRow) {
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "mode\tbig ms\tsmall ms\tmakespan ms\tideal ms\tefficiency")
-	for _, r := range rows {
-		fmt.Fprintf(tw, "%s\t%.0f\t%.0f\t%.0f\t%.0f\t%.2f\n", r.Mode, r.BigMs, r.SmallMs, r.MakespanMs, r.IdealMs, r.Efficiency)
-	}
-	tw.Flush()
 }

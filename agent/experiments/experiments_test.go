@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"math"
-	"os"
 	"testing"
 	"time"
 
@@ -12,6 +11,9 @@ import (
 )
 
 func TestAggregation(t *testing.T) {
+	if testing.Short() {
+		t.Skip("two 3.5 MB transfers through the emulator (~10 s); runs without -short")
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	// Two lossless 10 Mbit/s paths (the big object is striped, > 2 MiB):
@@ -26,7 +28,7 @@ func TestAggregation(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	PrintAggregation(os.Stderr, rows)
+	logRows(t, rows)
 	if len(rows) != 4 {
 		t.Fatalf("%d rows", len(rows))
 	}
@@ -41,10 +43,13 @@ func TestAggregation(t *testing.T) {
 }
 
 func TestOutage(t *testing.T) {
+	if testing.Short() {
+		t.Skip("waits out a 2 s outage twice (~6 s); runs without -short")
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 40*time.Second)
 	defer cancel()
 	rows, err := RunOutage(ctx, OutageConfig{Size: 400_000, At: 400 * time.Millisecond, Outage: 2 * time.Second, Seed: 1})
-	PrintOutage(os.Stderr, rows)
+	logRows(t, rows)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -64,7 +69,7 @@ func TestLoss(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	rows, err := RunLoss(ctx, LossConfig{Losses: []float64{0, 0.05}, Sizes: []int64{200_000}, Seed: 1})
-	PrintLoss(os.Stderr, rows)
+	logRows(t, rows)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -77,7 +82,7 @@ func TestPrefetch(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	rows, err := RunPrefetch(ctx, PrefetchConfig{Size: 200_000, Seed: 1})
-	PrintPrefetch(os.Stderr, rows)
+	logRows(t, rows)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -93,7 +98,7 @@ func TestHandshake(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	rows, err := RunHandshake(ctx, HandshakeConfig{Size: 1000, Rounds: 3, TCP: true, Seed: 1})
-	PrintHandshake(os.Stderr, rows)
+	logRows(t, rows)
 	switch {
 	case errors.Is(err, ErrNoMPTCP) && len(rows) == 3:
 		t.Logf("no TCP rows: %v", err)
@@ -122,7 +127,7 @@ func TestAggregationMPTCP(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	PrintAggregation(os.Stderr, []AggRow{r})
+	logRows(t, []AggRow{r})
 	if r.MakespanMs <= 0 || r.Efficiency <= 0 {
 		t.Fatalf("row %+v", r)
 	}
@@ -139,4 +144,10 @@ func TestMeanAggregation(t *testing.T) {
 		math.Abs(got[0].Efficiency-0.85) > 1e-12 || got[1].Runs != 1 || got[1].MakespanMs != 300 {
 		t.Fatalf("%+v", got)
 	}
+}
+
+// logRows logs rows as the report's table.
+func logRows(t *testing.T, rows any) {
+	t.Helper()
+	t.Log("\n" + (&Result{Spec: &Spec{}, Rows: rows}).Tables()[0].Markdown())
 }

@@ -7,7 +7,6 @@ import (
 	"io"
 	"net"
 	"slices"
-	"text/tabwriter"
 	"time"
 
 	"github.com/hetquic/hetquic/emu/udprelay"
@@ -161,14 +160,4 @@ func directH3(ctx context.Context, sc *scenario.Scenario, cfg HandshakeConfig) (
 		c.Close()
 	}
 	return cold, warm, nil
-}
-
-// PrintHandshake writes experiment 1's table.
-func PrintHandshake(w io.Writer, rows []HandshakeRow) {
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "mode\tmedian ms\tmin ms\tpath RTT ms")
-	for _, r := range rows {
-		fmt.Fprintf(tw, "%s\t%.1f\t%.1f\t%.0f\n", r.Mode, r.MedianMs, r.MinMs, r.RTTms)
-	}
-	tw.Flush()
 }

@@ -5,10 +5,8 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"io"
 	"strconv"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/hetquic/hetquic/internal/stats"
@@ -117,16 +115,6 @@ func runOutage(ctx context.Context, e *env, cfg OutageConfig) (OutageRow, error)
 	return row, r.err
 }
 
-// PrintOutage writes experiment 4's table.
-func PrintOutage(w io.Writer, rows []OutageRow) {
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "mode\tcut path\ttotal ms\tafter cut ms\tmigrations\tresume gap s\tbytes ok")
-	for _, r := range rows {
-		fmt.Fprintf(tw, "%s\t%s\t%.0f\t%.0f\t%.0f\t%.3f\t%d\n", r.Mode, r.CutPath, r.TotalMs, r.AfterCutMs, r.Migrations, r.ResumeGapS, r.Bytes)
-	}
-	tw.Flush()
-}
-
 // ---- Experiment 2: loss sweep ----
 
 // LossConfig is experiment 2: each size downloaded alone over one path
@@ -189,16 +177,6 @@ func RunLoss(ctx context.Context, cfg LossConfig) ([]LossRow, error) {
 	return out, nil
 }
 
-// PrintLoss writes experiment 2's table.
-func PrintLoss(w io.Writer, rows []LossRow) {
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "loss %\tbytes\tms\tideal ms\tgoodput Mbit/s")
-	for _, r := range rows {
-		fmt.Fprintf(tw, "%g\t%d\t%.0f\t%.0f\t%.2f\n", r.Loss*100, r.SizeBytes, r.Ms, r.IdealMs, r.Mbps)
-	}
-	tw.Flush()
-}
-
 // ---- Experiment 5: prefetch ----
 
 // PrefetchConfig is experiment 5: ct-server pushes one object when the
@@ -253,14 +231,4 @@ func RunPrefetch(ctx context.Context, cfg PrefetchConfig) ([]PrefetchRow, error)
 		out = append(out, PrefetchRow{Mode: m.name, Ms: stats.Ms(f.Dur), Hit: f.Hit, Bytes: f.Bytes})
 	}
 	return out, nil
-}
-
-// PrintPrefetch writes experiment 5's table.
-func PrintPrefetch(w io.Writer, rows []PrefetchRow) {
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "mode\tms\tcache hit\tbytes")
-	for _, r := range rows {
-		fmt.Fprintf(tw, "%s\t%.1f\t%v\t%d\n", r.Mode, r.Ms, r.Hit, r.Bytes)
-	}
-	tw.Flush()
 }

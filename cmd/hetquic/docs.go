@@ -10,7 +10,6 @@ import (
 	"os/exec"
 	"runtime"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/hetquic/hetquic/internal/docgen"
@@ -35,9 +34,10 @@ current directory, and the block gets a line with the date, the command
 and the load average before its output.`
 
 func runDocs(ctx context.Context, args []string) error {
-	fs := newFlagSet("docs", "docs [--check] [--measured] [FILE…]", docsHelp)
+	fs := newFlagSet("docs", "docs [--check] [--measured] [--match TEXT] [FILE…]", docsHelp)
 	check := fs.Bool("check", false, "change nothing; list stale blocks and exit 1 if any")
 	measured := fs.Bool("measured", false, "also re-measure the measured blocks (slow; timings depend on the machine)")
+	match := fs.String("match", "", "only the blocks whose command contains this text")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -48,8 +48,8 @@ func runDocs(ctx context.Context, args []string) error {
 			return err
 		}
 	}
-	opts := docgen.Options{Run: runDocCommand, Measured: *measured, Stamp: measuredStamp}
-	var problems []string
+	opts := docgen.Options{Run: runDocCommand, Measured: *measured, Stamp: measuredStamp, Match: *match}
+	var problems, failed []string
 	for _, file := range files {
 		data, err := os.ReadFile(file)
 		if err != nil {
@@ -57,7 +57,12 @@ func runDocs(ctx context.Context, args []string) error {
 		}
 		out, stale, err := docgen.Update(ctx, file, string(data), opts)
 		if err != nil {
-			return err
+			if ctx.Err() != nil {
+				return err
+			}
+			// Go on with the other files; the failure is reported at the end.
+			failed = append(failed, err.Error())
+			continue
 		}
 		for _, s := range stale {
 			problems = append(problems, fmt.Sprintf("%s:%d: %s: %s", file, s.Line, s.Command, s.Reason))
@@ -68,6 +73,13 @@ func runDocs(ctx context.Context, args []string) error {
 			}
 			fmt.Printf("%s: regenerated\n", file)
 		}
+	}
+	if len(failed) > 0 {
+		fmt.Fprintln(os.Stderr, strings.Join(failed, "\n"))
+		for _, p := range problems {
+			fmt.Fprintln(os.Stderr, p)
+		}
+		return fmt.Errorf("docs: %d files with a failing command", len(failed))
 	}
 	if *check && len(problems) > 0 {
 		for _, p := range problems {
@@ -92,9 +104,6 @@ func runDocs(ctx context.Context, args []string) error {
 	return nil
 }
 
-// captureMu serialises runs that swap os.Stdout and os.Stderr.
-var captureMu sync.Mutex
-
 // runDocCommand runs a block's command: a hetquic command through the CLI's
 // own dispatch, in this process, capturing its stdout; a measured block's
 // other commands through bash.
@@ -109,7 +118,8 @@ func runDocCommand(ctx context.Context, b docgen.Block) (string, error) {
 		if err := cmd.Run(); err != nil {
 			return "", fmt.Errorf("%v: %s", err, lastLine(stderr.String()))
 		}
-		return out.String(), nil
+		// A shell command prints text, not Markdown: keep its lines as they are.
+		return "```text\n" + strings.TrimRight(out.String(), "\n") + "\n```\n", nil
 	}
 	if len(b.Args) > 1 && b.Args[1] == "docs" {
 		return "", badInput(errors.New("a generated block cannot run hetquic docs"))
@@ -118,10 +128,11 @@ func runDocCommand(ctx context.Context, b docgen.Block) (string, error) {
 }
 
 // captureOutput runs fn with os.Stdout redirected into the returned string
-// and os.Stderr (progress lines) into the error when fn fails.
+// and os.Stderr (progress lines) into the error when fn fails. Calls nest
+// (a doc block runs "reproduce", which captures "exp run"): each restores
+// what it found. It is not safe for concurrent use; the CLI runs one
+// command at a time.
 func captureOutput(fn func() error) (string, error) {
-	captureMu.Lock()
-	defer captureMu.Unlock()
 	outR, outW, err := os.Pipe()
 	if err != nil {
 		return "", err

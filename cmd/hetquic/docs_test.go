@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -40,5 +41,21 @@ func TestDocsCheck(t *testing.T) {
 	_, stderr, code = runCLI(t, "docs", "--check", bad)
 	if code == 0 || !strings.Contains(stderr, bad+":2: hetquic exp run no-such-exp --md: ") || !strings.Contains(stderr, "no-such-exp") {
 		t.Errorf("failing command: exit %d, stderr %q; want an error naming %s:2", code, stderr, bad)
+	}
+}
+
+// TestCaptureNests: a doc block may run a command that itself captures
+// another's output (reproduce runs exp run); each level gets its own.
+func TestCaptureNests(t *testing.T) {
+	var inner string
+	outer, err := captureOutput(func() error {
+		fmt.Println("outer before")
+		var err error
+		inner, err = captureOutput(func() error { fmt.Println("inner"); return nil })
+		fmt.Println("outer after")
+		return err
+	})
+	if err != nil || outer != "outer before\nouter after\n" || inner != "inner\n" {
+		t.Errorf("outer %q, inner %q, err %v", outer, inner, err)
 	}
 }

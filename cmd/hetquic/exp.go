@@ -9,42 +9,52 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"strings"
+	"time"
 
 	"github.com/hetquic/hetquic"
+	agentexp "github.com/hetquic/hetquic/agent/experiments"
 	"github.com/hetquic/hetquic/experiment"
 	"github.com/hetquic/hetquic/experiment/realenv"
 	"github.com/hetquic/hetquic/internal/results"
 	"github.com/hetquic/hetquic/internal/runner"
+	simexp "github.com/hetquic/hetquic/sim/exp"
 	"github.com/hetquic/hetquic/sim/svc"
 )
 
 func init() {
-	register(command{name: "exp", summary: "run, validate and list experiments (hetquic exp run FILE|NAME)", run: runExp})
+	register(command{name: "exp", summary: "run, validate and list experiments of every mode (hetquic exp run FILE|NAME)", run: runExp})
 	register(command{name: "demo", summary: "run the default experiment (offline pcm-table5) and write results/", run: runDemo})
 }
 
-const expUsage = `exp run FILE|NAME [--out DIR] [--workers N] [--json | --md] [--quiet]
+const expUsage = `exp run FILE|NAME [--out DIR] [--workers N] [--seeds N] [--json | --md] [--quiet]
        hetquic exp validate FILE|NAME
-       hetquic exp list`
+       hetquic exp list [--mode MODE]`
 
 func runExp(ctx context.Context, args []string) error {
 	return runSubcommand(ctx, "exp", expHelp, []subcommand{
-		{"run", "run every strategy on every seed; table, CSV, JSON, figures, report", func(ctx context.Context, args []string) error { return expRun(ctx, args, "exp run") }},
-		{"validate", "load an experiment and its scenario, report the first problem", func(_ context.Context, args []string) error { return expValidate(args) }},
-		{"list", "list the built-in experiments", func(context.Context, []string) error { return expList(os.Stdout) }},
+		{"run", "run an experiment of any mode; table, CSV, JSON, figures, report", func(ctx context.Context, args []string) error { return expRun(ctx, args, "exp run") }},
+		{"validate", "load an experiment and what it names, report the first problem", func(_ context.Context, args []string) error { return expValidate(args, "exp validate") }},
+		{"list", "list the built-in experiments of every mode", func(_ context.Context, args []string) error { return expListCmd(args, "exp list", "") }},
 	}, args)
 }
 
-const expHelp = `An experiment file names a scenario, the strategies to compare and how many
-rounds and seeds to run (see README, "Experiment files"). FILE is a path; NAME
-is a built-in experiment (hetquic exp list), used when no such file exists.
+const expHelp = `An experiment file (see docs/experiments.md) names its mode and what it runs:
+  offline  strategies × seeds × rounds on the scenario's TCT model (pathsel)
+  trace    the same over a recorded trace
+  real     the same with real HTTP/3 requests by PCM-QUIC through the emulator
+  sim      simulator variants (scheduler, congestion control, path scheme)
+  agent    one of the Cybertwin agent's §V experiments through the emulator
+FILE is a path; NAME is a built-in experiment (hetquic exp list), used when no
+such file exists.
 
-run writes rounds.csv, summary.json, figures (PNG and SVG) and report.md into
---out (default results/NAME); run --md prints only the report's tables.`
+run writes CSV, summary.json, figures (PNG and SVG) and report.md into --out
+(default results/NAME); run --md prints only the report's Markdown tables (what
+doc markers paste) and writes files only with --out.`
 
 func runDemo(ctx context.Context, args []string) error {
-	fs := newFlagSet("demo", "demo [--out DIR]", "Runs the built-in default experiment, PCM journal §5.1 offline (pcm-table5):\n12 strategies × 20 seeds × 1000 rounds; prints the table, writes the report.")
+	fs := newFlagSet("demo", "demo [--out DIR]", "Runs the built-in default experiment, PCM journal §5.1 offline (pcm-table5):\nits strategies × 20 seeds × 1000 rounds; prints the table, writes the report.")
 	out := fs.String("out", "", "output directory (default results/pcm-table5)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
@@ -56,147 +66,336 @@ func runDemo(ctx context.Context, args []string) error {
 	return expRun(ctx, runArgs, "demo")
 }
 
-func expRun(ctx context.Context, args []string, name string) error {
-	if _, ok := qcmabOperand(args); ok {
-		return qcmabRun(ctx, args)
-	}
-	fs := newFlagSet(name, expUsage, expHelp)
-	out := fs.String("out", "", "output directory (default results/NAME, NAME from the experiment file)")
-	workers := fs.Int("workers", 0, "runs in parallel (default: one per CPU); results do not depend on it")
-	asJSON := fs.Bool("json", false, "print summary.json to stdout instead of the table")
-	asMD := fs.Bool("md", false, "print the report's Markdown tables to stdout (what doc markers paste) and write no files unless --out is given; no progress")
-	quiet := fs.Bool("quiet", false, "no progress output on stderr")
-	spec, _, err := parseExperiment(fs, args)
-	if err != nil {
-		return err
-	}
-	if *asJSON && *asMD {
-		return badInput(fmt.Errorf("%s: --json and --md exclude each other", name))
-	}
-	var progress io.Writer = os.Stderr
-	if *quiet || *asMD {
-		progress = nil
-	} else {
-		fmt.Fprintf(os.Stderr, "experiment %s: %d strategies × %d seeds × %d rounds\n", spec.Name, len(spec.Strategies), spec.Seeds, spec.Rounds)
-	}
-	execute := experiment.Execute
-	if spec.Mode == experiment.ModeReal {
-		execute = realenv.Execute
-	}
-	res, err := execute(ctx, spec, runner.Options{Workers: *workers, Progress: progress})
-	if err != nil {
-		return err
-	}
-	sum := experiment.Summarize(res)
-	if *asMD {
-		if *out != "" {
-			if _, err := experiment.WriteAll(*out, res, sum); err != nil {
-				return err
-			}
-		}
-		return results.WriteTables(os.Stdout, sum.Tables())
-	}
-	dir := *out
-	if dir == "" {
-		dir = filepath.Join("results", spec.Name)
-	}
-	files, err := experiment.WriteAll(dir, res, sum)
-	if err != nil {
-		return err
-	}
-	if *asJSON {
-		data, err := results.MarshalSummary(sum)
-		if err != nil {
-			return err
-		}
-		_, err = os.Stdout.Write(data)
-		return err
-	}
-	if err := sum.WriteTable(os.Stdout); err != nil {
-		return err
-	}
-	fmt.Printf("\n%d runs in %.0f ms; wrote %d files to %s (open %s)\n", len(spec.Strategies)*spec.Seeds, sum.ElapsedMs, len(files), dir, filepath.Join(dir, "report.md"))
-	return nil
+// loaded is an experiment of any mode, loaded and validated: exactly one
+// of pcm (offline, trace, real), sim and agent is set.
+type loaded struct {
+	env   experiment.Envelope
+	pcm   *experiment.Spec
+	sim   *simexp.Spec
+	agent *agentexp.Spec
 }
 
-func expValidate(args []string) error {
-	if _, ok := qcmabOperand(args); ok {
-		return qcmabValidate(args)
-	}
-	fs := newFlagSet("exp validate", "exp validate FILE|NAME", "Loads an experiment and its scenario and reports the first problem.")
-	spec, file, err := parseExperiment(fs, args)
-	if err != nil {
-		return err
-	}
-	fmt.Printf("%s: ok (%d paths, %d strategies, %d rounds × %d seeds)\n", file, len(spec.PathNames()), len(spec.Strategies), spec.Rounds, spec.Seeds)
-	return nil
-}
-
-func expList(w io.Writer) error {
-	entries, err := fs.ReadDir(hetquic.Files, "experiments")
-	if err != nil {
-		return err
-	}
-	for _, e := range entries {
-		name := strings.TrimSuffix(e.Name(), ".yaml")
-		spec, err := experiment.Load(hetquic.Files, path.Join("experiments", e.Name()))
-		if err != nil {
-			return err
-		}
-		fmt.Fprintf(w, "%-16s %s\n", name, firstSentence(spec.Description))
-	}
-	for _, name := range svc.Names() {
-		spec, err := svc.LoadBuiltin(name)
-		if err != nil {
-			return err
-		}
-		fmt.Fprintf(w, "%-16s %s\n", name, firstSentence(spec.Description))
-	}
-	return nil
-}
-
-func firstSentence(s string) string {
-	s = strings.Join(strings.Fields(s), " ")
-	if i := strings.Index(s, " — "); i > 0 {
-		return s[:i]
-	}
-	return s
-}
-
-// parseExperiment parses the flags and the FILE|NAME operand and loads it.
-func parseExperiment(fs *flag.FlagSet, args []string) (*experiment.Spec, string, error) {
-	file, err := parseWithOperand(fs, args, "experiment file or name")
-	if err != nil {
-		return nil, "", err
-	}
-	spec, err := loadExperiment(file)
-	return spec, file, badInput(err)
-}
+// builtinDirs are where the built-in experiments live in hetquic.Files.
+var builtinDirs = []string{"experiments", "sim/experiments"}
 
 // loadExperiment loads FILE from disk, or the built-in experiment NAME
-// when no such file exists.
-func loadExperiment(file string) (*experiment.Spec, error) {
+// when no such file exists, whatever its mode.
+func loadExperiment(file string) (*loaded, error) {
 	if _, err := os.Stat(file); err == nil {
 		abs, err := filepath.Abs(file)
 		if err != nil {
 			return nil, err
 		}
 		// Rooted at "/", so ../scenarios/… resolves like the shell would.
-		return experiment.Load(os.DirFS("/"), strings.TrimPrefix(filepath.ToSlash(abs), "/"))
+		return loadFrom(os.DirFS("/"), strings.TrimPrefix(filepath.ToSlash(abs), "/"))
 	}
-	builtin := path.Join("experiments", strings.TrimSuffix(file, ".yaml")+".yaml")
-	if _, err := fs.Stat(hetquic.Files, builtin); err != nil {
-		return nil, fmt.Errorf("%s: no such file, nor a built-in experiment (hetquic exp list)", file)
+	name := strings.TrimSuffix(file, ".yaml") + ".yaml"
+	for _, dir := range builtinDirs {
+		if p := path.Join(dir, name); fileExists(hetquic.Files, p) {
+			return loadFrom(hetquic.Files, p)
+		}
 	}
-	return experiment.Load(hetquic.Files, builtin)
+	return nil, fmt.Errorf("%s: no such file, nor a built-in experiment (hetquic exp list)", file)
+}
+
+func fileExists(fsys fs.FS, name string) bool {
+	_, err := fs.Stat(fsys, name)
+	return err == nil
+}
+
+// loadFrom reads the envelope of name in fsys and hands the file to its
+// mode's backend, which decodes it whole and strictly.
+func loadFrom(fsys fs.FS, name string) (*loaded, error) {
+	data, err := fs.ReadFile(fsys, name)
+	if err != nil {
+		return nil, fmt.Errorf("load experiment: %w", err)
+	}
+	env, err := experiment.ReadEnvelope(name, data)
+	if err != nil {
+		return nil, err
+	}
+	l := &loaded{env: env}
+	switch env.Mode {
+	case experiment.ModeSim:
+		l.sim, err = simexp.Parse(fsys, name, data)
+	case experiment.ModeAgent:
+		l.agent, err = agentexp.Load(fsys, name)
+	default:
+		l.pcm, err = experiment.Load(fsys, name)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return l, nil
+}
+
+// shape is one line on what the experiment runs.
+func (l *loaded) shape() string {
+	switch {
+	case l.sim != nil:
+		return fmt.Sprintf("%d variants × %d seeds", len(l.sim.Variants), l.sim.Seeds)
+	case l.agent != nil:
+		return fmt.Sprintf("agent experiment %s, scale %g, %d run(s)", l.agent.Agent.Experiment, l.agent.Agent.Scale, l.agent.Agent.Repeat)
+	}
+	s := l.pcm
+	return fmt.Sprintf("%d paths, %d strategies, %d rounds × %d seeds", len(s.PathNames()), len(s.Strategies), s.Rounds, s.Seeds)
+}
+
+// setSeeds overrides the number of seeds (--seeds).
+func (l *loaded) setSeeds(n int) error {
+	switch {
+	case l.sim != nil:
+		l.sim.Seeds = n
+	case l.pcm != nil:
+		l.pcm.Seeds = n
+	default:
+		return fmt.Errorf("--seeds: mode %s has no seeds to override (its spec's agent.repeat)", l.env.Mode)
+	}
+	return nil
+}
+
+// outcome is a finished experiment of any mode.
+type outcome struct {
+	tables  []results.Table
+	summary results.Summary
+	write   func(dir string) ([]string, error)
+	text    func(w io.Writer) error // the terminal's table
+	runs    int
+}
+
+// run runs the experiment through the runner with opt.
+func (l *loaded) run(ctx context.Context, opt runner.Options, logf func(string, ...any)) (*outcome, error) {
+	switch {
+	case l.sim != nil:
+		res, err := simexp.Run(ctx, l.sim, opt.Workers, opt.Progress)
+		if err != nil {
+			return nil, err
+		}
+		sf := res.SummaryFile()
+		return &outcome{
+			tables: simexp.Tables(l.sim, sf.Summaries), summary: sf, runs: len(res.Runs),
+			write: func(dir string) ([]string, error) { return simexp.WriteAll(dir, res) },
+			text:  func(w io.Writer) error { return simText(w, sf.Summaries) },
+		}, nil
+	case l.agent != nil:
+		res, err := agentexp.Run(ctx, l.agent, opt, logf)
+		if err != nil {
+			return nil, err
+		}
+		tables := res.Tables()
+		return &outcome{
+			tables: tables, summary: res.Summary(), runs: l.agent.Agent.Repeat, write: res.WriteAll,
+			text: func(w io.Writer) error { return results.WriteTables(w, tables) },
+		}, nil
+	}
+	execute := experiment.Execute
+	if l.pcm.Mode == experiment.ModeReal {
+		execute = realenv.Execute
+	}
+	res, err := execute(ctx, l.pcm, opt)
+	if err != nil {
+		return nil, err
+	}
+	sum := experiment.Summarize(res)
+	return &outcome{
+		tables: sum.Tables(), summary: sum, runs: len(l.pcm.Strategies) * l.pcm.Seeds,
+		write: func(dir string) ([]string, error) { return experiment.WriteAll(dir, res, sum) },
+		text:  sum.WriteTable,
+	}, nil
+}
+
+func expRun(ctx context.Context, args []string, name string) error {
+	if _, ok := qcmabOperand(args); ok {
+		return qcmabRun(ctx, args) // thesis ch. 4 on sim/svc (qcmab/README.md)
+	}
+	fs := newFlagSet(name, expUsage, expHelp)
+	out := fs.String("out", "", "output directory (default results/NAME, NAME from the experiment file)")
+	workers := fs.Int("workers", 0, "runs in parallel (default: one per CPU); results do not depend on it")
+	seeds := fs.Int("seeds", 0, "seeds (runs per strategy or variant), overriding the file's (1-10000)")
+	asJSON := fs.Bool("json", false, "print summary.json to stdout instead of the table")
+	asMD := fs.Bool("md", false, "print the report's Markdown tables to stdout and write no files unless --out is given; no progress")
+	quiet := fs.Bool("quiet", false, "no progress output on stderr")
+	file, err := parseWithOperand(fs, args, "experiment file or name")
+	if err != nil {
+		return err
+	}
+	switch {
+	case *asJSON && *asMD:
+		return badInput(fmt.Errorf("%s: --json and --md exclude each other", name))
+	case *seeds < 0 || *seeds > 10000:
+		return badInput(fmt.Errorf("--seeds: %d is outside [1, 10000]", *seeds))
+	case *workers < 0:
+		return badInput(fmt.Errorf("--workers: %d is negative", *workers))
+	}
+	l, err := loadExperiment(file)
+	if err != nil {
+		return badInput(err)
+	}
+	if *seeds > 0 {
+		if err := l.setSeeds(*seeds); err != nil {
+			return badInput(err)
+		}
+	}
+	opt := runner.Options{Workers: *workers, Progress: os.Stderr, Name: l.env.Name}
+	if *quiet || *asMD {
+		opt.Progress = nil
+	} else {
+		fmt.Fprintf(os.Stderr, "experiment %s (%s): %s\n", l.env.Name, l.env.Mode, l.shape())
+	}
+	start := time.Now() // for the last line only
+	o, err := l.run(ctx, opt, nil)
+	if err != nil {
+		return err
+	}
+	if *asMD {
+		if *out != "" {
+			if _, err := o.write(*out); err != nil {
+				return err
+			}
+		}
+		return results.WriteTables(os.Stdout, o.tables)
+	}
+	dir := *out
+	if dir == "" {
+		dir = filepath.Join("results", l.env.Name)
+	}
+	files, err := o.write(dir)
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		data, err := results.MarshalSummary(o.summary)
+		if err != nil {
+			return err
+		}
+		_, err = os.Stdout.Write(data)
+		return err
+	}
+	if err := o.text(os.Stdout); err != nil {
+		return err
+	}
+	fmt.Printf("\n%d runs in %.1f s; wrote %d files to %s (open %s)\n", o.runs, time.Since(start).Seconds(), len(files), dir, filepath.Join(dir, "report.md"))
+	return nil
+}
+
+func expValidate(args []string, name string) error {
+	if _, ok := qcmabOperand(args); ok {
+		return qcmabValidate(args)
+	}
+	fs := newFlagSet(name, "exp validate FILE|NAME", "Loads an experiment of any mode and what it names (scenario, topology, trace) and reports the first problem.")
+	file, err := parseWithOperand(fs, args, "experiment file or name")
+	if err != nil {
+		return err
+	}
+	l, err := loadExperiment(file)
+	if err != nil {
+		return badInput(err)
+	}
+	fmt.Printf("%s: ok (mode %s: %s)\n", file, l.env.Mode, l.shape())
+	return nil
+}
+
+// builtin is one built-in experiment.
+type builtin struct {
+	name, path string
+	env        experiment.Envelope
+}
+
+// builtins lists every built-in experiment, by directory then name.
+func builtins() ([]builtin, error) {
+	var out []builtin
+	for _, dir := range builtinDirs {
+		entries, err := fs.ReadDir(hetquic.Files, dir)
+		if err != nil {
+			return nil, err
+		}
+		for _, e := range entries {
+			if !strings.HasSuffix(e.Name(), ".yaml") {
+				continue
+			}
+			p := path.Join(dir, e.Name())
+			data, err := fs.ReadFile(hetquic.Files, p)
+			if err != nil {
+				return nil, err
+			}
+			env, err := experiment.ReadEnvelope(p, data)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, builtin{strings.TrimSuffix(e.Name(), ".yaml"), p, env})
+		}
+	}
+	return out, nil
+}
+
+func expListCmd(args []string, name, mode string) error {
+	fs := newFlagSet(name, "exp list [--mode MODE] [--md]", "Lists the built-in experiments: name, mode, what they reproduce.")
+	m := fs.String("mode", mode, "only this mode ("+strings.Join(experiment.Modes, ", ")+")")
+	md := fs.Bool("md", false, "a Markdown table (what docs/experiments.md pastes)")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if *m != "" && !slices.Contains(experiment.Modes, *m) {
+		return badInput(fmt.Errorf("--mode: %q is not one of %v", *m, experiment.Modes))
+	}
+	return expList(os.Stdout, *m, *md)
+}
+
+// expList prints the built-in experiments of mode (all when empty), as
+// aligned text or a Markdown table.
+func expList(w io.Writer, mode string, md bool) error {
+	bs, err := builtins()
+	if err != nil {
+		return err
+	}
+	t := results.Table{Header: []string{"name", "mode", "file", "what"}}
+	for _, b := range bs {
+		if mode != "" && b.env.Mode != mode {
+			continue
+		}
+		if md {
+			t.Rows = append(t.Rows, []string{"`" + b.name + "`", b.env.Mode, "`" + b.path + "`", firstSentence(b.env.Description)})
+			continue
+		}
+		fmt.Fprintf(w, "%-26s %-8s %s\n", b.name, b.env.Mode, firstSentence(b.env.Description))
+	}
+	if mode == "" || mode == experiment.ModeSim {
+		for _, n := range svc.Names() {
+			spec, err := svc.LoadBuiltin(n)
+			if err != nil {
+				return err
+			}
+			if md {
+				t.Rows = append(t.Rows, []string{"`" + n + "`", "sim (qcmab)", "`sim/svc/experiments/" + n + ".yaml`", firstSentence(spec.Description)})
+				continue
+			}
+			fmt.Fprintf(w, "%-26s %-8s %s\n", n, "sim", firstSentence(spec.Description))
+		}
+	}
+	if md {
+		return results.WriteTables(w, []results.Table{t})
+	}
+	return nil
+}
+
+// firstSentence is the part of a description before " — " or the end of
+// its first sentence, at most 90 characters.
+func firstSentence(s string) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if i := strings.Index(s, " — "); i > 0 {
+		s = s[:i]
+	} else if i := strings.Index(s, ". "); i > 0 {
+		s = s[:i]
+	}
+	if r := []rune(s); len(r) > 90 {
+		s = string(r[:89]) + "…"
+	}
+	return s
 }
 
 // parseWithOperand parses flags that may come before or after the one
 // operand (Go's flag package stops at the first operand).
-func parseWithOperand(fs interface {
-	Parse([]string) error
-	Args() []string
-}, args []string, what string) (string, error) {
+func parseWithOperand(fs *flag.FlagSet, args []string, what string) (string, error) {
 	var operand string
 	for {
 		if err := parseFlagsAny(fs, args); err != nil {

@@ -60,6 +60,10 @@ func main() {
 
 func dispatch(ctx context.Context, args []string) error {
 	if len(args) == 0 || args[0] == "help" || args[0] == "-h" || args[0] == "--help" {
+		if len(args) == 2 && args[1] == "--md" {
+			printCommandTable(os.Stdout)
+			return nil
+		}
 		if len(args) > 1 {
 			return dispatch(ctx, []string{args[1], "--help"})
 		}
@@ -88,6 +92,20 @@ func printUsage(w io.Writer) {
 	sort.Strings(names)
 	for _, n := range names {
 		fmt.Fprintf(w, "  %-10s %s\n", n, commands[n].summary)
+	}
+}
+
+// printCommandTable prints every command as a Markdown table (hetquic help
+// --md: the README's command table).
+func printCommandTable(w io.Writer) {
+	names := make([]string, 0, len(commands))
+	for n := range commands {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	fmt.Fprintln(w, "| command | what it does |\n|---|---|")
+	for _, n := range names {
+		fmt.Fprintf(w, "| `hetquic %s` | %s |\n", n, strings.ReplaceAll(commands[n].summary, "|", `\|`))
 	}
 }
 

@@ -182,11 +182,7 @@ type page []paperResult
 func (p page) count(v claims.Verdict) int {
 	n := 0
 	for _, pr := range p {
-		for _, r := range pr.Results {
-			if r.Verdict == v {
-				n++
-			}
-		}
+		n += pr.counts()[v]
 	}
 	return n
 }
@@ -211,15 +207,19 @@ func judge(files []*claims.File, runs []claimRun) page {
 	return p
 }
 
-var verdicts = []claims.Verdict{claims.Reproduced, claims.NotReproduced, claims.Refuted, claims.Failed}
+// counts is the number of the paper's claims per verdict.
+func (pr paperResult) counts() map[claims.Verdict]int {
+	n := map[claims.Verdict]int{}
+	for _, r := range pr.Results {
+		n[r.Verdict]++
+	}
+	return n
+}
 
 func writeCounts(w io.Writer, p page) {
 	fmt.Fprintf(w, "%-16s %6s %10s %14s %7s %5s\n", "paper", "claims", "reproduced", "not reproduced", "refuted", "error")
 	for _, pr := range p {
-		n := map[claims.Verdict]int{}
-		for _, r := range pr.Results {
-			n[r.Verdict]++
-		}
+		n := pr.counts()
 		fmt.Fprintf(w, "%-16s %6d %10d %14d %7d %5d\n", pr.File.Paper, len(pr.Results),
 			n[claims.Reproduced], n[claims.NotReproduced], n[claims.Refuted], n[claims.Failed])
 	}
@@ -238,10 +238,7 @@ func writePage(w io.Writer, p page, runs []claimRun, quick, full bool) {
 			"(format and verdict rules: docs/claims.md).\n\n", cmd)
 		fmt.Fprintf(w, "| paper | claims | reproduced | not reproduced | refuted | error |\n|---|---|---|---|---|---|\n")
 		for _, pr := range p {
-			n := map[claims.Verdict]int{}
-			for _, r := range pr.Results {
-				n[r.Verdict]++
-			}
+			n := pr.counts()
 			fmt.Fprintf(w, "| %s | %d | %d | %d | %d | %d |\n", pr.File.Paper, len(pr.Results),
 				n[claims.Reproduced], n[claims.NotReproduced], n[claims.Refuted], n[claims.Failed])
 		}

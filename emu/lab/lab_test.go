@@ -24,6 +24,7 @@ import (
 
 	"github.com/hetquic/hetquic/emu"
 	"github.com/hetquic/hetquic/internal/leakcheck"
+	"github.com/hetquic/hetquic/internal/stats"
 	"github.com/hetquic/hetquic/scenario"
 )
 
@@ -177,12 +178,6 @@ func ping(t *testing.T, l *Lab, path, count int, wait time.Duration) []time.Dura
 	return rtts
 }
 
-func median(ds []time.Duration) time.Duration {
-	s := slices.Clone(ds)
-	slices.Sort(s)
-	return s[len(s)/2]
-}
-
 // TestLabPing: ICMP crosses each path with that path's delay (up + down) in
 // the RTT; a path that loses everything answers nothing; a change through
 // the control API shows in the next pings.
@@ -196,7 +191,7 @@ func TestLabPing(t *testing.T) {
 		if len(rtts) < 9 {
 			t.Fatalf("path %d: %d of 10 replies", path, len(rtts))
 		}
-		mn, med := slices.Min(rtts), median(rtts)
+		mn, med := slices.Min(rtts), stats.DurationMs(stats.Median(stats.FloatsMs(rtts)))
 		t.Logf("path %s: configured RTT %v, measured min %v median %v max %v", l.Paths()[path], want, mn, med, slices.Max(rtts))
 		// Never early; the minimum within 2 ms (the median rides on the
 		// machine's load, so it only gets a looser bound).

@@ -158,6 +158,9 @@ type Options struct {
 	// line that states their date, command and load.
 	Measured bool
 	Stamp    func(b Block) string
+	// Match, when set, limits Update to the blocks whose command contains
+	// it; the others are left as they are, unchecked.
+	Match string
 }
 
 // Stale is one block whose text is not what its command prints now.
@@ -181,6 +184,10 @@ func Update(ctx context.Context, name, doc string, o Options) (string, []Stale, 
 	for _, b := range blocks {
 		out.WriteString(doc[prev:b.start])
 		prev = b.end
+		if o.Match != "" && !strings.Contains(b.Command, o.Match) {
+			out.WriteString(b.Body)
+			continue
+		}
 		if b.Measured && !o.Measured {
 			out.WriteString(b.Body)
 			if reason := checkMeasured(b); reason != "" {
@@ -188,12 +195,16 @@ func Update(ctx context.Context, name, doc string, o Options) (string, []Stale, 
 			}
 			continue
 		}
+		var stamp string
+		if b.Measured {
+			stamp = o.Stamp(b) // before the run: the load it starts under
+		}
 		text, err := o.Run(ctx, b)
 		if err != nil {
 			return "", nil, fmt.Errorf("%s:%d: %s: %w", name, b.Line, b.Command, err)
 		}
 		if b.Measured {
-			text = o.Stamp(b) + "\n\n" + text
+			text = stamp + "\n\n" + text
 		}
 		text = normalize(text)
 		out.WriteString(text)

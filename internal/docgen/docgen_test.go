@@ -41,6 +41,14 @@ func TestStaleBlockIsReportedAndRewritten(t *testing.T) {
 	}
 }
 
+func TestMatchLimitsTheBlocks(t *testing.T) {
+	d := "<!-- gen: hetquic fail -->\nold\n<!-- /gen -->\n<!-- gen: hetquic ok -->\nold\n<!-- /gen -->\n"
+	out, stale, err := Update(context.Background(), "d.md", d, Options{Run: fakeRun, Match: "ok"})
+	if err != nil || len(stale) != 1 || stale[0].Line != 4 || !strings.Contains(out, "hetquic fail -->\nold\n") {
+		t.Errorf("stale %+v, err %v, doc:\n%s", stale, err, out)
+	}
+}
+
 func TestFailingCommandNamesFileAndLine(t *testing.T) {
 	d := "a\n\n<!-- gen: hetquic fail -->\n<!-- /gen -->\n"
 	_, _, err := Update(context.Background(), "x/README.md", d, Options{Run: fakeRun})

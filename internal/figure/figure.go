@@ -4,11 +4,12 @@
 // legend in a column to the right of the plot so that a dozen lines never
 // hide the data.
 //
-// Line i is told apart by three things at once: its colour (Tableau 10),
-// its dash pattern (solid, dashed, dotted, dash-dot, cycling with i), and
-// a marker shape placed at a few points along it (AddLine). Any two of the
-// first 20 lines differ in colour or dash, the whole style repeats only
-// every 140 lines, and the markers keep lines apart in greyscale print.
+// Line i is told apart by three things at once: its colour (12 colours:
+// Tableau 10, black and a deep violet, so 12 strategies in one plot never
+// share a colour), its dash pattern (5, cycling with i), and a marker
+// shape placed at a few points along it (AddLine; 7 shapes). Any two of
+// the first 60 lines differ in colour or dash, the whole style repeats only
+// every 420 lines, and the markers keep lines apart in greyscale print.
 package figure
 
 import (
@@ -27,11 +28,13 @@ import (
 	"gonum.org/v1/plot/vg/vgsvg"
 )
 
-// palette is Tableau 10: distinguishable, and colour-blind safer than
-// gonum's default.
+// palette is Tableau 10 (distinguishable, and colour-blind safer than
+// gonum's default) and two colours unlike any of them, black and a deep
+// violet, for the 11th and 12th line.
 var palette = []color.Color{
 	rgb(0x4E79A7), rgb(0xF28E2B), rgb(0xE15759), rgb(0x76B7B2), rgb(0x59A14F),
 	rgb(0xEDC948), rgb(0xB07AA1), rgb(0xFF9DA7), rgb(0x9C755F), rgb(0x8C8C8C),
+	rgb(0x000000), rgb(0x4B2991),
 }
 
 func rgb(v uint32) color.Color {
@@ -41,14 +44,15 @@ func rgb(v uint32) color.Color {
 // Color is the i-th colour of the palette.
 func Color(i int) color.Color { return palette[i%len(palette)] }
 
-// dashes are the line patterns. With 10 colours and 4 patterns, (colour,
-// dash) pairs repeat only after lcm(10, 4) = 20 lines; with the 7 markers
-// the whole style repeats after lcm(10, 4, 7) = 140 lines.
+// dashes are the line patterns. With 12 colours and 5 patterns, (colour,
+// dash) pairs repeat only after lcm(12, 5) = 60 lines; with the 7 markers
+// the whole style repeats after lcm(12, 5, 7) = 420 lines.
 var dashes = [][]vg.Length{
 	nil, // solid
 	{vg.Points(5), vg.Points(2.5)},
 	{vg.Points(1.2), vg.Points(2)},
 	{vg.Points(6), vg.Points(2), vg.Points(1.2), vg.Points(2)},
+	{vg.Points(10), vg.Points(3)},
 }
 
 // shapes are the markers AddLine puts along line i.
@@ -57,8 +61,8 @@ var shapes = []draw.GlyphDrawer{
 	draw.RingGlyph{}, draw.PyramidGlyph{}, draw.PlusGlyph{},
 }
 
-// LineStyle is the style of the i-th line of a figure: colour i mod 10 and
-// dash pattern i mod 4, so lines 0–19 all differ in colour or pattern.
+// LineStyle is the style of the i-th line of a figure: colour i mod 12 and
+// dash pattern i mod 5, so lines 0–59 all differ in colour or pattern.
 func LineStyle(i int) draw.LineStyle {
 	return draw.LineStyle{Color: Color(i), Width: vg.Points(1.2), Dashes: dashes[i%len(dashes)]}
 }

@@ -25,14 +25,21 @@ func TestBarsWritesPNG(t *testing.T) {
 }
 
 func TestTwelveLinesAreDistinct(t *testing.T) {
-	// Any two of the first 20 lines differ in colour or dash pattern, and
-	// the first 12 all have distinct (colour, dash, marker).
+	// Twelve lines share no colour; any two of the first 60 differ in
+	// colour or dash pattern.
+	colours := map[any]int{}
+	for i := range 12 {
+		if j, ok := colours[LineStyle(i).Color]; ok {
+			t.Fatalf("lines %d and %d share a colour", j, i)
+		}
+		colours[LineStyle(i).Color] = i
+	}
 	type key struct {
 		c      any
 		dashes string
 	}
 	seen := map[key]int{}
-	for i := range 20 {
+	for i := range 60 {
 		s := LineStyle(i)
 		k := key{s.Color, fmt.Sprint(s.Dashes)}
 		if j, ok := seen[k]; ok {

@@ -77,43 +77,29 @@ func regIncBeta(x, a, b float64) float64 {
 }
 
 // betaFraction is the continued fraction of I_x(a, b) (without the front
-// factor), by the modified Lentz method.
+// factor), by the modified Lentz method: f = 1/(1+ d₁/(1+ d₂/(1+ …))),
+// with d₂ₘ = m(b−m)x / ((a+2m−1)(a+2m)) and
+// d₂ₘ₊₁ = −(a+m)(a+b+m)x / ((a+2m)(a+2m+1)).
 func betaFraction(x, a, b float64) float64 {
 	const tiny, eps = 1e-300, 1e-15
-	c, d := 1.0, 1-(a+b)*x/(a+1)
-	if math.Abs(d) < tiny {
-		d = tiny
+	nonzero := func(v float64) float64 {
+		if math.Abs(v) < tiny {
+			return tiny
+		}
+		return v
 	}
-	d = 1 / d
+	c, d := 1.0, 1/nonzero(1-(a+b)*x/(a+1))
 	f := d
-	for m := 1; m <= 1000; m++ {
-		fm := float64(m)
-		// Even step.
-		num := fm * (b - fm) * x / ((a + 2*fm - 1) * (a + 2*fm))
-		d = 1 + num*d
-		if math.Abs(d) < tiny {
-			d = tiny
-		}
-		c = 1 + num/c
-		if math.Abs(c) < tiny {
-			c = tiny
-		}
-		d = 1 / d
+	// step folds one more term num into the fraction and returns its factor.
+	step := func(num float64) float64 {
+		d = 1 / nonzero(1+num*d)
+		c = nonzero(1 + num/c)
 		f *= d * c
-		// Odd step.
-		num = -(a + fm) * (a + b + fm) * x / ((a + 2*fm) * (a + 2*fm + 1))
-		d = 1 + num*d
-		if math.Abs(d) < tiny {
-			d = tiny
-		}
-		c = 1 + num/c
-		if math.Abs(c) < tiny {
-			c = tiny
-		}
-		d = 1 / d
-		delta := d * c
-		f *= delta
-		if math.Abs(delta-1) < eps {
+		return d * c
+	}
+	for m := 1.0; m <= 1000; m++ {
+		step(m * (b - m) * x / ((a + 2*m - 1) * (a + 2*m)))
+		if delta := step(-(a + m) * (a + b + m) * x / ((a + 2*m) * (a + 2*m + 1))); math.Abs(delta-1) < eps {
 			break
 		}
 	}

@@ -96,3 +96,22 @@ func (noSelector) Choose() (pathsel.PathID, error)       { return 0, pathsel.Err
 func (noSelector) Observe(pathsel.PathID, float64) error { return nil }
 func (noSelector) AddPath(pathsel.PathID) error          { return nil }
 func (noSelector) RemovePath(pathsel.PathID) error       { return nil }
+
+// dialTwin starts a bench over two identical paths, a and b, of rtt ms
+// round trip at 100 Mbit/s (the switch-cost and failover setting) and
+// connects a client over both; closeAll stops both.
+func dialTwin(ctx context.Context, name string, rtt float64, rebind bool) (_ *Bench, _ *pcm.Client, closeAll func(), err error) {
+	link := scenario.Link{DelayMs: rtt / 2, RateMbps: 100}
+	b, err := NewBench(&scenario.Scenario{Name: name, Paths: []scenario.Path{
+		{Name: "a", Up: link, Down: link}, {Name: "b", Up: link, Down: link},
+	}}, 1)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	c, err := b.Dial(ctx, rebind)
+	if err != nil {
+		b.Close()
+		return nil, nil, nil, err
+	}
+	return b, c, func() { c.Close(); b.Close() }, nil
+}

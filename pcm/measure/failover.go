@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/hetquic/hetquic/origin"
-	"github.com/hetquic/hetquic/scenario"
 )
 
 // Failover is one trial of the failover measurement.
@@ -27,13 +26,9 @@ type Failover struct {
 // outage in the emulator) after the first MiB, with the stall timeout of
 // pcm's default.
 func MeasureFailover(ctx context.Context, rtt float64, trials int) ([]Failover, error) {
-	link := scenario.Link{DelayMs: rtt / 2, RateMbps: 100}
-	sc := &scenario.Scenario{Name: "failover", Paths: []scenario.Path{
-		{Name: "a", Up: link, Down: link}, {Name: "b", Up: link, Down: link},
-	}}
 	var out []Failover
 	for range trials {
-		f, err := failoverTrial(ctx, sc, rtt)
+		f, err := failoverTrial(ctx, rtt)
 		if err != nil {
 			return nil, err
 		}
@@ -42,17 +37,12 @@ func MeasureFailover(ctx context.Context, rtt float64, trials int) ([]Failover, 
 	return out, nil
 }
 
-func failoverTrial(ctx context.Context, sc *scenario.Scenario, rtt float64) (Failover, error) {
-	b, err := NewBench(sc, 1)
+func failoverTrial(ctx context.Context, rtt float64) (Failover, error) {
+	b, c, closeAll, err := dialTwin(ctx, "failover", rtt, false)
 	if err != nil {
 		return Failover{}, err
 	}
-	defer b.Close()
-	c, err := b.Dial(ctx, false)
-	if err != nil {
-		return Failover{}, err
-	}
-	defer c.Close()
+	defer closeAll()
 	for _, p := range []int{1, 0} { // validate b, come back to a
 		if _, err := c.GetOn(ctx, p, "/bytes/1000", nil); err != nil {
 			return Failover{}, err

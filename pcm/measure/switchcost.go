@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/hetquic/hetquic/internal/stats"
-	"github.com/hetquic/hetquic/scenario"
 )
 
 // SwitchCost is one cell of the switch-cost measurement: requests of
@@ -45,20 +44,11 @@ func MeasureSwitchCost(ctx context.Context, rtts []float64, sizes []int, pairs i
 }
 
 func measureCell(ctx context.Context, rtt float64, size, pairs int, rebind bool) (SwitchCost, error) {
-	link := scenario.Link{DelayMs: rtt / 2, RateMbps: 100}
-	sc := &scenario.Scenario{Name: "switchcost", Paths: []scenario.Path{
-		{Name: "a", Up: link, Down: link}, {Name: "b", Up: link, Down: link},
-	}}
-	b, err := NewBench(sc, 1)
+	_, c, closeAll, err := dialTwin(ctx, "switchcost", rtt, rebind)
 	if err != nil {
 		return SwitchCost{}, err
 	}
-	defer b.Close()
-	c, err := b.Dial(ctx, rebind)
-	if err != nil {
-		return SwitchCost{}, err
-	}
-	defer c.Close()
+	defer closeAll()
 	target := "/bytes/" + strconv.Itoa(size)
 	// The time of the whole call: what the application waits, the probe
 	// and switch before the request included.
@@ -71,7 +61,7 @@ func measureCell(ctx context.Context, rtt float64, size, pairs int, rebind bool)
 		if res.Path != p {
 			return 0, fmt.Errorf("request went on path %d, not %d", res.Path, p)
 		}
-		return float64(time.Since(start)) / float64(time.Millisecond), nil
+		return stats.Ms(time.Since(start)), nil
 	}
 	// Warm both paths (validated, congestion window grown) before measuring.
 	for i := range 6 {

@@ -181,6 +181,9 @@ func TestBadSpec(t *testing.T) {
 // BBR and checks what it adds: window traces, signals, shared-satellite
 // goodput of the background TCP flow.
 func TestLEORun(t *testing.T) {
+	if testing.Short() {
+		t.Skip("12 s of LEO simulation (seconds of wall time); runs without -short")
+	}
 	dir := t.TempDir()
 	f := write(t, dir, "leo.yaml", `name: leo
 leo: {spacing_km: 100, bandwidth_mhz: 2, queue_packets: 100}

@@ -7,9 +7,12 @@ package exp
 
 import (
 	"fmt"
+	"io/fs"
 	"math"
 	"os"
+	"path"
 	"path/filepath"
+	"strings"
 
 	"github.com/hetquic/hetquic/internal/yamlfile"
 	"github.com/hetquic/hetquic/scenario"
@@ -25,6 +28,9 @@ import (
 type Spec struct {
 	Name        string `yaml:"name"`
 	Description string `yaml:"description"`
+	// Mode is the experiment envelope's (experiment.Envelope): "sim", or
+	// empty (a file with simulator fields is mode sim).
+	Mode string `yaml:"mode"`
 	// Scenario (a scenario file, relative to this file) or Topology (a
 	// topology file, or builtin:NAME): exactly one.
 	Scenario string `yaml:"scenario"`
@@ -52,9 +58,10 @@ type Spec struct {
 	PathCounts []int     `yaml:"path_counts"`
 	Variants   []Variant `yaml:"variants"`
 
-	dir string
-	sc  *scenario.Scenario
-	tp  *topo.Topology
+	fsys fs.FS  // where the file and what it names are read from
+	dir  string // the file's directory in fsys (slash-separated)
+	sc   *scenario.Scenario
+	tp   *topo.Topology
 }
 
 // Transport holds the MPQUIC model's settings shared by all variants.
@@ -115,19 +122,37 @@ type Variant struct {
 	X     float64 `yaml:"x"`
 }
 
-// Load reads and validates an experiment file.
+// Load reads and validates an experiment file on disk; the scenario or
+// topology it names is read relative to it.
 func Load(file string) (*Spec, error) {
-	data, err := os.ReadFile(file)
+	abs, err := filepath.Abs(file)
 	if err != nil {
 		return nil, fmt.Errorf("load experiment: %w", err)
 	}
+	// Rooted at "/", so ../../scenarios/… resolves as the shell would.
+	return LoadFS(os.DirFS("/"), strings.TrimPrefix(filepath.ToSlash(abs), "/"))
+}
+
+// LoadFS reads and validates experiment file name of fsys (the built-in
+// ones are in hetquic.Files under sim/experiments/).
+func LoadFS(fsys fs.FS, name string) (*Spec, error) {
+	data, err := fs.ReadFile(fsys, name)
+	if err != nil {
+		return nil, fmt.Errorf("load experiment: %w", err)
+	}
+	return Parse(fsys, name, data)
+}
+
+// Parse decodes and validates experiment text data, read from name in fsys
+// (what the scenario or topology is relative to).
+func Parse(fsys fs.FS, name string, data []byte) (*Spec, error) {
 	var s Spec
-	if err := yamlfile.Decode(file, data, &s); err != nil {
+	if err := yamlfile.Decode(name, data, &s); err != nil {
 		return nil, err
 	}
-	s.dir = filepath.Dir(file)
+	s.fsys, s.dir = fsys, path.Dir(name)
 	if err := s.prepare(); err != nil {
-		return nil, fmt.Errorf("%s: %w", file, err)
+		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	return &s, nil
 }
@@ -136,6 +161,9 @@ func Load(file string) (*Spec, error) {
 func (s *Spec) prepare() error {
 	if s.Name == "" {
 		return fmt.Errorf("name: missing")
+	}
+	if s.Mode != "" && s.Mode != "sim" {
+		return fmt.Errorf("mode: %q, want sim (or none)", s.Mode)
 	}
 	given := 0
 	for _, b := range []bool{s.Scenario != "", s.Topology != "", s.Mobility != nil, s.LEO != nil} {
@@ -171,8 +199,7 @@ func (s *Spec) prepare() error {
 			return fmt.Errorf("flows: only for a topology")
 		}
 	case s.Scenario != "":
-		full := filepath.Join(s.dir, s.Scenario)
-		sc, err := scenario.Load(os.DirFS(filepath.Dir(full)), filepath.Base(full))
+		sc, err := scenario.Load(s.fsys, path.Join(s.dir, s.Scenario))
 		if err != nil {
 			return fmt.Errorf("scenario: %w", err)
 		}
@@ -181,8 +208,11 @@ func (s *Spec) prepare() error {
 			return fmt.Errorf("flows: only for a topology")
 		}
 	default:
-		fsys, name := os.DirFS(s.dir), s.Topology
-		tp, err := topo.Load(fsys, name)
+		name := s.Topology
+		if !strings.HasPrefix(name, "builtin:") {
+			name = path.Join(s.dir, name)
+		}
+		tp, err := topo.Load(s.fsys, name)
 		if err != nil {
 			return fmt.Errorf("topology: %w", err)
 		}

@@ -52,8 +52,7 @@ func (t *Topology) MultiPathBW(set []Candidate) float64 {
 	for i := range group {
 		group[i] = i
 	}
-	var find func(int) int
-	find = func(i int) int {
+	find := func(i int) int {
 		for group[i] != i {
 			i = group[i]
 		}

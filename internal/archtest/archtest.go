@@ -1,0 +1,220 @@
+// Package archtest enforces ARCHITECTURE.md's import directions: it reads
+// the import clauses of every non-test Go file of the module (go/parser,
+// no build) and checks them against Rules. Its test runs on the repository,
+// so CI fails on an import that breaks the map, and on a fixture, so the
+// checker itself is known to catch one.
+package archtest
+
+import (
+	"fmt"
+	"go/parser"
+	"go/token"
+	"io/fs"
+	"path"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// Rule constrains the packages it applies to (a module-relative path, or
+// path/... for a subtree, "." for the root package).
+type Rule struct {
+	Packages string
+	// Deny are module packages (or path/... subtrees) the packages must not
+	// import directly; DenyDeps the same for every package they depend on,
+	// through any chain of module imports, plus external import prefixes
+	// (e.g. github.com/quic-go/).
+	Deny, DenyDeps []string
+	// OnlyModule, when set, are the only module packages they may import.
+	OnlyModule []string
+	// DenyStd are standard packages they must not import (I/O, the clock).
+	DenyStd []string
+	// Except are packages under Packages the rule does not apply to.
+	Except []string
+	Why    string
+}
+
+// Rules is the import map of ARCHITECTURE.md, as checks. Rules deny rather
+// than allow, so a new package obeys the rules of the tree it lands in
+// without a line here.
+var Rules = []Rule{
+	{Packages: "cmd/...", Why: "the binary is the top; nothing imports it"}, // checked by denyCmd
+	{Packages: "pathsel", OnlyModule: []string{}, DenyStd: pureStd,
+		Why: "path selection is pure: no I/O, no clock, randomness injected"},
+	{Packages: "internal/stats", OnlyModule: []string{}, DenyStd: slices.DeleteFunc(slices.Clone(pureStd), func(s string) bool { return s == "time" }),
+		Why: "statistics are pure (time only for the Duration type)"},
+	{Packages: "internal/runner", OnlyModule: []string{}, Why: "the runner knows no mode"},
+	{Packages: "internal/results", OnlyModule: []string{"internal/figure"}, Why: "the results writer knows no mode"},
+	{Packages: "internal/figure", OnlyModule: []string{}, Why: "figures know no mode"},
+	{Packages: "internal/yamlfile", OnlyModule: []string{}, Why: "a leaf"},
+	{Packages: "scenario", OnlyModule: []string{"internal/yamlfile"}, Why: "the network description is shared by every backend"},
+	{Packages: "emu/...", Deny: []string{"pcm/...", "agent/...", "experiment/...", "sim/...", "origin"},
+		Why: "the emulator serves everything above it and knows none of it"},
+	{Packages: "origin", Deny: []string{"pcm/...", "agent/...", "experiment/...", "sim/...", "emu/..."}, Why: "an unmodified quic-go origin"},
+	{Packages: "pcm", Deny: []string{"emu/...", "experiment/...", "sim/...", "agent/...", "origin"},
+		Why: "the PCM-QUIC client; its measurement harness is pcm/measure"},
+	{Packages: "pcm/measure", Deny: []string{"experiment/...", "sim/...", "agent/..."}, Why: "the real-QUIC harness sits beside pcm, below experiments"},
+	{Packages: "agent", Deny: []string{"experiment/...", "sim/...", "emu/...", "pcm/...", "origin"},
+		Why: "the agent is a product; its §V experiments are agent/experiments"},
+	{Packages: "sim/...", Deny: []string{"experiment/...", "pcm", "emu/...", "agent/...", "origin"}, Except: []string{"sim/vsreal"},
+		Why: "the simulator depends only on scenario (and sim/… on sim)"},
+	{Packages: "sim/vsreal", Deny: []string{"experiment/...", "agent/..."}, Why: "the sim-vs-real validation"},
+	{Packages: "experiment", DenyDeps: []string{"pcm/...", "emu/...", "sim/...", "agent/...", "origin", "github.com/quic-go/"},
+		Why: "an offline run links no quic-go, emulator or simulator; mode real is experiment/realenv"},
+}
+
+// pureStd are the standard packages a pure package must not import.
+var pureStd = []string{"os", "os/exec", "net", "net/http", "net/netip", "io/fs", "io/ioutil", "syscall", "time", "math/rand"}
+
+// Graph is the module's packages and their imports (non-test files).
+type Graph struct {
+	Module  string              // the module path
+	Imports map[string][]string // module-relative package → import paths
+}
+
+// Load reads the import clauses of every package under fsys (the module's
+// root), skipping testdata, vendor and hidden directories.
+func Load(fsys fs.FS, module string) (*Graph, error) {
+	g := &Graph{Module: module, Imports: map[string][]string{}}
+	fset := token.NewFileSet()
+	err := fs.WalkDir(fsys, ".", func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		name := d.Name()
+		if d.IsDir() {
+			if p != "." && (name == "testdata" || name == "vendor" || strings.HasPrefix(name, ".") || strings.HasPrefix(name, "_")) {
+				return fs.SkipDir
+			}
+			return nil
+		}
+		if !strings.HasSuffix(name, ".go") || strings.HasSuffix(name, "_test.go") {
+			return nil
+		}
+		src, err := fs.ReadFile(fsys, p)
+		if err != nil {
+			return err
+		}
+		f, err := parser.ParseFile(fset, p, src, parser.ImportsOnly)
+		if err != nil {
+			return err
+		}
+		pkg := path.Dir(p)
+		if _, ok := g.Imports[pkg]; !ok {
+			g.Imports[pkg] = nil
+		}
+		for _, im := range f.Imports {
+			ip, _ := strconv.Unquote(im.Path.Value)
+			if !slices.Contains(g.Imports[pkg], ip) {
+				g.Imports[pkg] = append(g.Imports[pkg], ip)
+			}
+		}
+		return nil
+	})
+	return g, err
+}
+
+// local is the module-relative path of import path ip, or "" for a
+// package outside the module.
+func (g *Graph) local(ip string) string {
+	switch {
+	case ip == g.Module:
+		return "."
+	case strings.HasPrefix(ip, g.Module+"/"):
+		return strings.TrimPrefix(ip, g.Module+"/")
+	}
+	return ""
+}
+
+// match reports whether pkg is pattern (or under pattern/...).
+func match(pattern, pkg string) bool {
+	if base, ok := strings.CutSuffix(pattern, "/..."); ok {
+		return pkg == base || strings.HasPrefix(pkg, base+"/")
+	}
+	return pkg == pattern
+}
+
+func matchAny(patterns []string, pkg string) bool {
+	return slices.ContainsFunc(patterns, func(p string) bool { return match(p, pkg) })
+}
+
+// isStd reports whether ip is a standard-library package.
+func isStd(ip string) bool { return !strings.Contains(strings.SplitN(ip, "/", 2)[0], ".") }
+
+// Check returns every violation of rules in g, one line each, sorted.
+func (g *Graph) Check(rules []Rule) []string {
+	var out []string
+	pkgs := make([]string, 0, len(g.Imports))
+	for p := range g.Imports {
+		pkgs = append(pkgs, p)
+	}
+	sort.Strings(pkgs)
+	for _, pkg := range pkgs {
+		for _, ip := range g.Imports[pkg] {
+			if l := g.local(ip); l != "" && match("cmd/...", l) {
+				out = append(out, fmt.Sprintf("%s imports %s: nothing imports the command", pkg, l))
+			}
+		}
+		for _, r := range rules {
+			if !match(r.Packages, pkg) || matchAny(r.Except, pkg) {
+				continue
+			}
+			for _, ip := range g.Imports[pkg] {
+				l := g.local(ip)
+				switch {
+				case l != "" && matchAny(r.Deny, l):
+					out = append(out, fmt.Sprintf("%s imports %s (%s)", pkg, l, r.Why))
+				case l != "" && r.OnlyModule != nil && !slices.Contains(r.OnlyModule, l):
+					out = append(out, fmt.Sprintf("%s imports %s, outside %v (%s)", pkg, l, r.OnlyModule, r.Why))
+				case l == "" && isStd(ip) && slices.Contains(r.DenyStd, ip):
+					out = append(out, fmt.Sprintf("%s imports %s (%s)", pkg, ip, r.Why))
+				}
+			}
+			if len(r.DenyDeps) > 0 {
+				out = append(out, g.checkDeps(pkg, r)...)
+			}
+		}
+	}
+	return out
+}
+
+// checkDeps walks pkg's module dependencies breadth first and reports the
+// first chain to each denied package.
+func (g *Graph) checkDeps(pkg string, r Rule) []string {
+	var out []string
+	via := map[string]string{pkg: ""}
+	queue := []string{pkg}
+	chain := func(p string) string {
+		var c []string
+		for ; p != ""; p = via[p] {
+			c = append([]string{p}, c...)
+		}
+		return strings.Join(c, " → ")
+	}
+	for len(queue) > 0 {
+		p := queue[0]
+		queue = queue[1:]
+		for _, ip := range g.Imports[p] {
+			l := g.local(ip)
+			if l == "" {
+				for _, d := range r.DenyDeps {
+					if !strings.Contains(d, ".") || !strings.HasPrefix(ip, d) {
+						continue
+					}
+					out = append(out, fmt.Sprintf("%s depends on %s via %s (%s)", pkg, ip, chain(p), r.Why))
+				}
+				continue
+			}
+			if _, seen := via[l]; seen {
+				continue
+			}
+			via[l] = p
+			if matchAny(r.DenyDeps, l) {
+				out = append(out, fmt.Sprintf("%s depends on %s via %s (%s)", pkg, l, chain(l), r.Why))
+			}
+			queue = append(queue, l)
+		}
+	}
+	return out
+}

@@ -1,0 +1,43 @@
+package archtest
+
+import (
+	"os"
+	"strings"
+	"testing"
+)
+
+// The repository obeys ARCHITECTURE.md's import directions.
+func TestRepositoryImports(t *testing.T) {
+	g, err := Load(os.DirFS("../.."), "github.com/hetquic/hetquic")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(g.Imports) < 20 {
+		t.Fatalf("read only %d packages", len(g.Imports))
+	}
+	for _, v := range g.Check(Rules) {
+		t.Error(v)
+	}
+}
+
+// The checker catches each kind of violation (a fixture module whose
+// packages break the rules).
+func TestFixtureViolations(t *testing.T) {
+	g, err := Load(os.DirFS("testdata/bad"), "example.com/m")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := strings.Join(g.Check(Rules), "\n")
+	for _, want := range []string{
+		"pathsel imports time (path selection is pure",
+		"sim imports pcm (the simulator depends only on scenario",
+		"experiment depends on sim via experiment → sim",
+		"experiment depends on pcm via experiment → sim → pcm",
+		"experiment depends on github.com/quic-go/quic-go via experiment → sim → pcm",
+		"emu imports cmd/x: nothing imports the command",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("no violation %q in:\n%s", want, got)
+		}
+	}
+}

@@ -1,0 +1,3 @@
+package emu
+
+import _ "example.com/m/cmd/x"

@@ -1,0 +1,3 @@
+package experiment
+
+import _ "example.com/m/sim"

@@ -1,0 +1,5 @@
+package pathsel
+
+import "time"
+
+var Now = time.Now

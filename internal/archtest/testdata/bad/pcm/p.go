@@ -1,0 +1,3 @@
+package pcm
+
+import _ "github.com/quic-go/quic-go"

@@ -1,0 +1,3 @@
+package sim
+
+import _ "example.com/m/pcm"
