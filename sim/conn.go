@@ -694,6 +694,9 @@ func (c *Conn) onAck(f *AckFrame) {
 		}
 		return
 	}
+	if ae, ok := p.cc.(cc.AckEventer); ok {
+		ae.OnAckEvent(now)
+	}
 	// RFC 9002 §5.1: an RTT sample when the largest acknowledged is newly acked.
 	if largestNew != nil && largestNew.pn == largest {
 		c.updateRTT(p, now-largestNew.sentAt, f.AckDelay)

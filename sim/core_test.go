@@ -2,6 +2,7 @@ package sim
 
 import (
 	"math"
+	"math/rand/v2"
 	"testing"
 	"time"
 
@@ -148,3 +149,185 @@ func TestGilbertElliottMeanLoss(t *testing.T) {
 type receiverFunc func(*Packet)
 
 func (f receiverFunc) Receive(p *Packet) { f(p) }
+
+// TestTimerNoStaleEntries: re-arming and stopping a timer moves or removes
+// its one heap entry, so the heap holds only live events.
+func TestTimerNoStaleEntries(t *testing.T) {
+	s := New(1)
+	fired := 0
+	tm := s.NewTimer(func() { fired++ })
+	for i := 0; i < 1000; i++ {
+		tm.Set(time.Duration(1000-i) * time.Millisecond)
+	}
+	if n := s.Pending(); n != 1 {
+		t.Fatalf("after 1000 re-arms the heap holds %d entries, want 1", n)
+	}
+	tm.Stop()
+	if n := s.Pending(); n != 0 {
+		t.Fatalf("after Stop the heap holds %d entries, want 0", n)
+	}
+	tm.Set(time.Second)
+	s.Run(0, 0, nil)
+	if fired != 1 || s.Events() != 1 || s.Now() != time.Second {
+		t.Fatalf("fired %d times, %d events, ended at %v; want 1, 1, 1s", fired, s.Events(), s.Now())
+	}
+}
+
+// eventQueue is what TestHeapMatchesReference drives: the simulator, or
+// refQueue.
+type eventQueue interface {
+	Now() time.Duration
+	After(d time.Duration, fn func())
+	SetTimer(k int, at time.Duration)
+	StopTimer(k int)
+	Run()
+}
+
+type simQueue struct {
+	*Sim
+	timers []*Timer
+}
+
+func (q *simQueue) SetTimer(k int, at time.Duration) { q.timers[k].Set(at) }
+func (q *simQueue) StopTimer(k int)                  { q.timers[k].Stop() }
+func (q *simQueue) Run()                             { q.Sim.Run(0, 0, nil) }
+
+// refQueue is the simulator's event queue as it was before the indexed
+// heap, written as plainly as possible: a list scanned for the earliest
+// (time, sequence) entry, where re-arming a timer adds an entry and bumps
+// the timer's generation, and entries of an older generation are skipped.
+type refQueue struct {
+	now  time.Duration
+	seq  uint64
+	q    []refEvent
+	gen  []int
+	at   []time.Duration
+	set  []bool
+	fire func(k int)
+}
+
+type refEvent struct {
+	at    time.Duration
+	seq   uint64
+	fn    func()
+	timer int // −1: not a timer
+	gen   int
+}
+
+func (q *refQueue) Now() time.Duration { return q.now }
+
+func (q *refQueue) After(d time.Duration, fn func()) {
+	q.seq++
+	q.q = append(q.q, refEvent{at: q.now + d, seq: q.seq, fn: fn, timer: -1})
+}
+
+func (q *refQueue) SetTimer(k int, at time.Duration) {
+	if q.set[k] && q.at[k] == at {
+		return
+	}
+	q.gen[k]++
+	q.at[k], q.set[k] = at, true
+	q.seq++
+	q.q = append(q.q, refEvent{at: max(at, q.now), seq: q.seq, timer: k, gen: q.gen[k]})
+}
+
+func (q *refQueue) StopTimer(k int) { q.set[k] = false; q.gen[k]++ }
+
+func (q *refQueue) Run() {
+	for len(q.q) > 0 {
+		m := 0
+		for i, e := range q.q {
+			if e.at < q.q[m].at || (e.at == q.q[m].at && e.seq < q.q[m].seq) {
+				m = i
+			}
+		}
+		e := q.q[m]
+		q.q = append(q.q[:m], q.q[m+1:]...)
+		q.now = e.at
+		switch {
+		case e.timer < 0:
+			e.fn()
+		case q.set[e.timer] && q.gen[e.timer] == e.gen:
+			q.set[e.timer] = false
+			q.fire(e.timer)
+		}
+	}
+}
+
+// record is one event run: its id (timers: −1 − index) and time.
+type record struct {
+	id int
+	at time.Duration
+}
+
+// script drives q with a random mix of events, timer re-arms and stops,
+// also from inside callbacks, drawn from seed; fireTimer is set to the
+// timers' callback. It returns the events in the order they ran. Two
+// queues that run events in the same order draw the same script.
+func script(q eventQueue, fireTimer *func(k int), seed uint64) []record {
+	const timers = 8
+	rng := rand.New(rand.NewPCG(seed, 0))
+	var got []record
+	next := 0
+	var act func(depth int)
+	fire := func(id, depth int) {
+		got = append(got, record{id, q.Now()})
+		if depth < 3 {
+			for k := rng.IntN(3); k > 0; k-- {
+				act(depth + 1)
+			}
+		}
+	}
+	*fireTimer = func(k int) { fire(-1-k, 1) }
+	act = func(depth int) {
+		d := time.Duration(rng.IntN(20)) * time.Millisecond
+		switch k := rng.IntN(2 * timers); {
+		case k < timers && rng.IntN(4) == 0:
+			q.StopTimer(k)
+		case k < timers:
+			q.SetTimer(k, q.Now()+d)
+		default:
+			id := next
+			next++
+			q.After(d, func() { fire(id, depth) })
+		}
+	}
+	for i := 0; i < 200; i++ {
+		act(0)
+	}
+	q.Run()
+	return got
+}
+
+// TestHeapMatchesReference: the indexed heap runs events in exactly the
+// order of the generation-checked list (the simulator before it), so runs
+// stay bit for bit what they were.
+func TestHeapMatchesReference(t *testing.T) {
+	const timers = 8
+	for seed := uint64(1); seed <= 50; seed++ {
+		var fireSim, fireRef func(k int)
+		sq := &simQueue{Sim: New(seed)}
+		for k := 0; k < timers; k++ {
+			k := k
+			sq.timers = append(sq.timers, sq.NewTimer(func() { fireSim(k) }))
+		}
+		rq := &refQueue{gen: make([]int, timers), at: make([]time.Duration, timers), set: make([]bool, timers)}
+		rq.fire = func(k int) { fireRef(k) }
+		got := script(sq, &fireSim, seed)
+		want := script(rq, &fireRef, seed)
+		if len(got) < 150 {
+			t.Fatalf("seed %d: only %d events ran", seed, len(got))
+		}
+		if len(got) != len(want) {
+			t.Fatalf("seed %d: ran %d events, reference %d", seed, len(got), len(want))
+		}
+		for i := range got {
+			if got[i] != want[i] {
+				t.Fatalf("seed %d: event %d is %+v, reference %+v", seed, i, got[i], want[i])
+			}
+		}
+		if sq.Pending() != 0 {
+			t.Fatalf("seed %d: %d entries left after Run", seed, sq.Pending())
+		}
+	}
+}

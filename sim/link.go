@@ -293,7 +293,7 @@ func (l *Link) transmitted(p *Packet) {
 	}
 	l.Stats.Delivered++
 	l.Stats.BytesDeliver += uint64(p.Size)
-	l.sim.At(arrive, func() { forward(p) })
+	l.sim.arrive(arrive, p)
 }
 
 func forward(p *Packet) {

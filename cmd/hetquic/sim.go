@@ -43,7 +43,45 @@ func runSim(ctx context.Context, args []string) error {
 		{"list", "list the built-in sim experiments (= exp list --mode sim)", func(_ context.Context, args []string) error { return expListCmd(args, "sim list", "sim") }},
 		{"components", "list schedulers, congestion controllers, schemes and topologies", func(context.Context, []string) error { return simComponents(os.Stdout) }},
 		{"vsreal", "compare simulated and real quic-go downloads (validation)", simVsReal},
+		{"conext17", "two-path scenario classes of De Coninck & Bonaventure (CoNEXT 2017): single/multipath ratio (markdown)", simConext17},
+		{"lossregime", "NewReno under loss against ns-3, like for like under both ACK policies (markdown)", simLossRegime},
 	}, args)
+}
+
+func simLossRegime(ctx context.Context, args []string) error {
+	fs := newFlagSet("sim lossregime", "sim lossregime [--md]",
+		"Runs a 10 MB NewReno transfer at 0–2 % loss in the simulator, per-ACK (newreno-ns3) and\nper-byte (newreno) window growth, ACKs every packet and every second packet, and prints\nit beside ns-3 3.37's TcpNewReno and TcpLinuxReno (bench/ns3/lossregime.sh, embedded) as markdown.")
+	fs.Bool("md", true, "print markdown (the only format)")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return badInput(fmt.Errorf("sim lossregime: unexpected argument %q", fs.Arg(0)))
+	}
+	rows, err := simexp.LossRegime(ctx)
+	if err != nil {
+		return err
+	}
+	return simexp.WriteLossRegimeTable(os.Stdout, rows)
+}
+
+func simConext17(ctx context.Context, args []string) error {
+	fs := newFlagSet("sim conext17", "sim conext17 [--scenarios N] [--workers N] [--md]",
+		"Draws N two-path scenarios in each of the four classes of De Coninck & Bonaventure,\n\"Multipath QUIC: Design and Evaluation\" (CoNEXT 2017), runs a 20 MB GET single-path and\nmultipath on each, and prints the distribution of completion-time ratios and aggregation\nbenefits per class as markdown. Results do not depend on --workers.")
+	n := fs.Int("scenarios", 253, "scenarios per class (the paper: 253)")
+	workers := fs.Int("workers", 0, "runs in parallel (default: one per CPU)")
+	fs.Bool("md", true, "print markdown (the only format)")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if *n < 1 || *n > 10000 || *workers < 0 || fs.NArg() > 0 {
+		return badInput(fmt.Errorf("sim conext17: --scenarios %d must be in [1, 10000], --workers %d ≥ 0, no arguments", *n, *workers))
+	}
+	res, err := simexp.Conext17(ctx, *n, *workers)
+	if err != nil {
+		return err
+	}
+	return simexp.WriteConext17Table(os.Stdout, res, *n)
 }
 
 func simVsReal(ctx context.Context, args []string) error {

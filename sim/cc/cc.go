@@ -88,14 +88,15 @@ func Names() []string {
 }
 
 var registry = map[string]func(Config) Controller{
-	"newreno": func(c Config) Controller { return NewNewReno(c) },
-	"quicgo":  func(c Config) Controller { return NewQuicGo(c) },
-	"cubic":   func(c Config) Controller { return NewCubic(c) },
-	"lia":     func(c Config) Controller { return NewCoupled(LIA, c) },
-	"olia":    func(c Config) Controller { return NewCoupled(OLIA, c) },
-	"balia":   func(c Config) Controller { return NewCoupled(BALIA, c) },
-	"bbr":     func(c Config) Controller { return NewBBR(c) },
-	"maco":    func(c Config) Controller { return NewMACO(c) },
+	"newreno":     func(c Config) Controller { return NewNewReno(c) },
+	"newreno-ns3": func(c Config) Controller { return NewNewRenoNS3(c) },
+	"quicgo":      func(c Config) Controller { return NewQuicGo(c) },
+	"cubic":       func(c Config) Controller { return NewCubic(c) },
+	"lia":         func(c Config) Controller { return NewCoupled(LIA, c) },
+	"olia":        func(c Config) Controller { return NewCoupled(OLIA, c) },
+	"balia":       func(c Config) Controller { return NewCoupled(BALIA, c) },
+	"bbr":         func(c Config) Controller { return NewBBR(c) },
+	"maco":        func(c Config) Controller { return NewMACO(c) },
 }
 
 // Pacer is implemented by controllers that pace their path. The connection
@@ -106,6 +107,14 @@ var registry = map[string]func(Config) Controller{
 // without it are ACK-clocked: they send whenever the window has room.
 type Pacer interface {
 	PacingRate(now time.Duration) float64
+}
+
+// AckEventer is implemented by controllers that grow the window once per
+// ACK frame rather than per byte acknowledged (ns-3's TcpNewReno): the
+// connection calls OnAckEvent once after the OnAck calls of a frame that
+// newly acknowledged something.
+type AckEventer interface {
+	OnAckEvent(now time.Duration)
 }
 
 // WindowOvershoot is implemented by controllers whose sender, like quic-go's

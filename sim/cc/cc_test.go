@@ -213,3 +213,42 @@ func TestUnknown(t *testing.T) {
 		t.Fatal("unknown controller accepted")
 	}
 }
+
+// TestNewRenoNS3PerAck: newreno-ns3 grows once per ACK frame, as ns-3's
+// TcpNewReno: +MSS in slow start and +max(1, MSS²/cwnd) in congestion
+// avoidance, however many packets the frame acknowledges; RFC 9002's
+// NewReno grows by the bytes acknowledged.
+func TestNewRenoNS3PerAck(t *testing.T) {
+	const mss = 1000
+	for _, tc := range []struct {
+		name          string
+		ca            bool
+		pkts          int // packets one ACK frame acknowledges
+		wantGrowthNS3 int
+	}{
+		{"slow start, 1 packet", false, 1, mss},
+		{"slow start, 2 packets", false, 2, mss},
+		{"avoidance, 1 packet", true, 1, mss * mss / 20000},
+		{"avoidance, 2 packets", true, 2, mss * mss / 20000},
+	} {
+		r := NewNewRenoNS3(Config{MSS: mss, InitialWindow: 20000})
+		if tc.ca {
+			r.ssthresh = 20000
+		}
+		w := r.Window()
+		for i := 0; i < tc.pkts; i++ {
+			r.OnAck(time.Second, mss, 0, RTT{})
+		}
+		if r.Window() != w {
+			t.Errorf("%s: OnAck alone grew the window", tc.name)
+		}
+		r.OnAckEvent(time.Second)
+		r.OnAckEvent(time.Second) // a frame without new acknowledgments: no growth
+		if got := r.Window() - w; got != tc.wantGrowthNS3 {
+			t.Errorf("%s: grew %d, want %d", tc.name, got, tc.wantGrowthNS3)
+		}
+	}
+	if NewNewRenoNS3(Config{MSS: mss}).Name() != "newreno-ns3" {
+		t.Error("name")
+	}
+}

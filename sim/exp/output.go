@@ -42,6 +42,15 @@ type Summary struct {
 	// same on every run of the spec); the command prints it.
 	WallPerRunS float64 `json:"-"`
 	DelayP95Ms  float64 `json:"delivery_delay_p95_ms"`
+	// Stream workloads (streams, video, reqresp, cbr): per-stream time
+	// (a frame's delay from release, a response's time from its request,
+	// a stream's completion time) quantiles; the share of deadlines missed
+	// (video); the application delay (write → in-order delivery) p90.
+	StreamP50Ms   float64 `json:"stream_time_p50_ms,omitempty"`
+	StreamP90Ms   float64 `json:"stream_time_p90_ms,omitempty"`
+	DeadlineMiss  float64 `json:"deadline_miss_ratio,omitempty"`
+	Deadlines     int     `json:"deadlines,omitempty"`
+	AppDelayP90Ms float64 `json:"app_delay_p90_ms,omitempty"`
 	// LEO specs (thesis ch. 3) only.
 	LEO *LEOSummary `json:"leo,omitempty"`
 }
@@ -72,6 +81,8 @@ func (r *Result) Summaries() []Summary {
 	type acc struct {
 		gp, fct           []float64
 		delay, reorder    []float32
+		stream, app       []float32
+		dl, missed        int
 		sent, lost, drops uint64
 		miss, segs        int
 		events, wall      float64
@@ -102,6 +113,10 @@ func (r *Result) Summaries() []Summary {
 		}
 		a.delay = append(a.delay, run.DelayMs...)
 		a.reorder = append(a.reorder, run.ReorderMs...)
+		a.stream = append(a.stream, run.StreamMs...)
+		a.app = append(a.app, run.AppDelayMs...)
+		a.dl += run.Deadlines
+		a.missed += run.Missed
 		a.sent += run.SentPkts
 		a.lost += run.LostPkts
 		a.drops += run.Drops
@@ -130,6 +145,12 @@ func (r *Result) Summaries() []Summary {
 			s.SegmentsMissed = float64(a.miss) / float64(a.segs)
 		}
 		s.EventsPerRun, s.WallPerRunS = a.events/float64(s.Runs), a.wall/float64(s.Runs)
+		sq := stats.Quantiles(toF64(a.stream), .5, .9)
+		s.StreamP50Ms, s.StreamP90Ms = orZero(sq[0]), orZero(sq[1])
+		s.AppDelayP90Ms = orZero(stats.Quantiles(toF64(a.app), .9)[0])
+		if s.Deadlines = a.dl; a.dl > 0 {
+			s.DeadlineMiss = float64(a.missed) / float64(a.dl)
+		}
 	}
 	if r.Spec.LEO != nil {
 		for i := range out {
@@ -290,10 +311,7 @@ func report(r *Result, sums []Summary, figs []string) string {
 	if s.tp != nil {
 		net = fmt.Sprintf("topology `%s` (%d nodes, %d links), %d flows every %g s", s.Topology, len(s.tp.Nodes), len(s.tp.Links), s.Flows.Count, s.Flows.IntervalS)
 	}
-	app := fmt.Sprintf("bulk %g MB", s.App.SizeMB)
-	if s.App.Kind == "dash" {
-		app = fmt.Sprintf("DASH-like: %d segments of %g s at %g Mbit/s, deadline %g s after release", s.App.Segments, s.App.SegmentS, s.App.BitrateMbps, s.App.DeadlineS)
-	}
+	app := s.App.describe(fmt.Sprintf("bulk %g MB", s.App.SizeMB))
 	fmt.Fprintf(&b, "Simulated with `hetquic exp run`: %s; %s; %d seed(s) from %d; at most %g s per run.\n\n", net, app, s.Seeds, s.Seed, s.DurationS)
 	results.WriteTables(&b, Tables(s, sums))
 	b.WriteString("\n")
@@ -330,6 +348,9 @@ func Tables(s *Spec, sums []Summary) []results.Table {
 		t.Rows = append(t.Rows, row)
 	}
 	out := []results.Table{t}
+	if k := s.App.Kind; k == "streams" || k == "video" || k == "reqresp" || k == "cbr" {
+		out = append(out, streamTable(sums))
+	}
 	if s.LEO != nil {
 		l := results.Table{Header: []string{"variant", "delivery delay p95 (ms)", "loss episodes / window cuts per run",
 			"shared satellite: MPQUIC vs TCP (Mbit/s)", "recovery to the path BDP, p99 SS / CA (ms; samples, unrecovered)"}}

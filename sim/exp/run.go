@@ -40,9 +40,16 @@ type RunResult struct {
 	Drops              uint64 // links: queue + random + outage drops
 	SegmentsMissed     int    // dash: segments completed after their deadline (or never)
 	Segments           int
-	Events             uint64
-	WallS              float64
-	LEO                *LEOResult // LEO specs only
+	// Workloads with streams (streams, video, reqresp, cbr): per stream,
+	// completion time from opening (a frame's delay, a response's time
+	// from its request) in ms; deadlines decided and missed (video); and
+	// per chunk the application delay (write → delivery, ms).
+	StreamMs          []float32
+	Deadlines, Missed int
+	AppDelayMs        []float32
+	Events            uint64
+	WallS             float64
+	LEO               *LEOResult // LEO specs only
 }
 
 // job is one run to do.
@@ -110,13 +117,17 @@ func pathsTag(n int) string {
 // connConfig is the transport configuration for variant v.
 func (s *Spec) connConfig(v Variant, flow int) sim.ConnConfig {
 	t := s.Transport
+	if v.StreamWindowBytes > 0 {
+		t.StreamWindowBytes = v.StreamWindowBytes
+	}
 	return sim.ConnConfig{Flow: flow, PacketBytes: t.PacketBytes, RecvWindow: t.RecvWindowBytes, StreamWindow: t.StreamWindowBytes, AckEvery: t.AckEvery,
-		AckOnFastest: t.AckOnFastest, CC: v.CC, Scheduler: v.Scheduler}
+		AckOnFastest: t.AckOnFastest, AutoTune: t.AutoTune, CC: v.CC, Scheduler: v.Scheduler}
 }
 
 // recorder collects what a run measures.
 type recorder struct {
 	r     *RunResult
+	app   bool // record application delays (application-limited sources)
 	bin   time.Duration
 	bytes int64
 	first time.Duration
@@ -133,6 +144,23 @@ func (rc *recorder) deliver(d sim.Delivery, payload int) {
 	rc.last = d.At
 	rc.r.DelayMs = append(rc.r.DelayMs, float32(d.Delay.Seconds()*1e3))
 	rc.r.ReorderMs = append(rc.r.ReorderMs, float32(d.Reorder.Seconds()*1e3))
+	if rc.app {
+		rc.r.AppDelayMs = append(rc.r.AppDelayMs, float32(d.AppDelay.Seconds()*1e3))
+	}
+}
+
+// stream records a stream event of a workload with streams.
+func (rc *recorder) stream(e sim.StreamEvent) {
+	switch e.Kind {
+	case sim.StreamDelivered:
+		rc.r.StreamMs = append(rc.r.StreamMs, float32(e.Delay().Seconds()*1e3))
+		if e.Deadline > 0 && !e.Late {
+			rc.r.Deadlines++
+		}
+	case sim.StreamMissed:
+		rc.r.Deadlines++
+		rc.r.Missed++
+	}
 }
 
 func (rc *recorder) finish(s *sim.Sim, conns []*sim.Conn, links []*sim.Link) {
@@ -234,6 +262,8 @@ func (s *Spec) startApp(sm *sim.Sim, conn *sim.Conn, fr *FlowResult, start time.
 			}
 		}
 		sm.At(start, func() { conn.Write(bytes) })
+	case "streams", "video", "cbr", "reqresp":
+		s.startStreams(sm, conn, fr, start, rc, done)
 	case "dash":
 		seg := time.Duration(a.SegmentS * float64(time.Second))
 		deadline := time.Duration(a.DeadlineS * float64(time.Second))

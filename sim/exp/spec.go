@@ -73,12 +73,37 @@ type Transport struct {
 	StreamWindowBytes int64 `yaml:"stream_window_bytes"`
 	AckEvery          int   `yaml:"ack_every"`      // default 2
 	AckOnFastest      bool  `yaml:"ack_on_fastest"` // MMQUIC ACK path choice
+	// AutoTune grows the receive windows as quic-go does (sim.ConnConfig.AutoTune).
+	AutoTune bool `yaml:"auto_tune"`
 }
 
-// App is the workload of each flow.
+// App is the workload of each flow (sim/README.md, "Workloads").
 type App struct {
-	Kind   string  `yaml:"kind"`    // bulk (default) or dash
-	SizeMB float64 `yaml:"size_mb"` // bulk: bytes to transfer (MB = 10^6 bytes)
+	// Kind: bulk (default), dash, streams, video, cbr or reqresp.
+	Kind   string  `yaml:"kind"`
+	SizeMB float64 `yaml:"size_mb"` // bulk, streams (each stream): bytes to transfer (MB = 10^6 bytes)
+	// Streams: streams opened at once, each size_mb (streams); the flow
+	// completes when all are delivered.
+	Streams int `yaml:"streams"`
+	// Video: frames at fps of bitrate_mbps (gop, i_scale: sim.Video), each
+	// due deadline_ms after its release; drop_late stops sending a late
+	// frame. BackgroundMB adds a bulk stream of that size, less urgent than
+	// the frames (0: none).
+	FPS          float64 `yaml:"fps"`
+	Frames       int     `yaml:"frames"`
+	GOP          int     `yaml:"gop"`
+	IScale       float64 `yaml:"i_scale"`
+	DeadlineMs   float64 `yaml:"deadline_ms"`
+	DropLate     bool    `yaml:"drop_late"`
+	BackgroundMB float64 `yaml:"background_mb"`
+	// CBR: rate_mbps for duration_s of the run (after the flow's start).
+	RateMbps float64 `yaml:"rate_mbps"`
+	CBRS     float64 `yaml:"cbr_s"`
+	// Request/response: requests of resp_kb each, think_ms between a
+	// response's completion and the next request.
+	Requests int     `yaml:"requests"`
+	RespKB   float64 `yaml:"resp_kb"`
+	ThinkMs  float64 `yaml:"think_ms"`
 	// DASH-like live segments: segment k (k = 0..Segments−1) of
 	// BitrateMbps·SegmentS bits is released at k·SegmentS and is due
 	// DeadlineS after its release.
@@ -116,6 +141,9 @@ type Variant struct {
 	Scheme string `yaml:"scheme"`
 	// LEO overrides the spec's leo: fields (non-zero ones) for this variant.
 	LEO *leo.Constellation `yaml:"leo"`
+	// StreamWindowBytes overrides transport.stream_window_bytes for this
+	// variant (a receive-window sweep); 0: the transport's.
+	StreamWindowBytes int64 `yaml:"stream_window_bytes"`
 	// Group and X place the variant in a sweep figure (fct_vs_x.png, one
 	// line per group); optional.
 	Group string  `yaml:"group"`
@@ -308,6 +336,9 @@ func (s *Spec) prepare() error {
 				v.Label = v.Scheme
 			}
 		}
+		if v.StreamWindowBytes != 0 && v.StreamWindowBytes < 1500 {
+			return fmt.Errorf("%s.stream_window_bytes: %d is smaller than a packet", f, v.StreamWindowBytes)
+		}
 		if labels[v.Label] {
 			return fmt.Errorf("%s.label: duplicate label %q", f, v.Label)
 		}
@@ -327,6 +358,10 @@ func (s *Spec) prepare() error {
 	cfg.Overhead, cfg.CC, cfg.Scheduler = 52, "newreno", "minrtt"
 	if t.AckEvery < 0 || t.AckEvery > 64 {
 		return fmt.Errorf("transport.ack_every: %d is outside [1, 64]", t.AckEvery)
+	}
+	cfg.AutoTune = t.AutoTune
+	if cfg.AutoTune && t.RecvWindowBytes == 0 && t.StreamWindowBytes == 0 {
+		cfg.RecvWindow, cfg.StreamWindow = 0, 0 // quic-go's initial windows
 	}
 	if err := cfg.Validate(); err != nil {
 		return fmt.Errorf("transport.%w", err)
@@ -352,8 +387,48 @@ func (a *App) prepare() error {
 		case !(a.DeadlineS > 0 && a.DeadlineS <= 600):
 			return fmt.Errorf("app.deadline_s: %v is outside (0, 600]", a.DeadlineS)
 		}
+	case "streams":
+		switch {
+		case a.Streams < 1 || a.Streams > 10000:
+			return fmt.Errorf("app.streams: %d is outside [1, 10000]", a.Streams)
+		case !(a.SizeMB > 0 && a.SizeMB <= 1e4):
+			return fmt.Errorf("app.size_mb: %v is outside (0, 10000]", a.SizeMB)
+		}
+	case "video":
+		switch {
+		case !(a.FPS > 0 && a.FPS <= 1000):
+			return fmt.Errorf("app.fps: %v is outside (0, 1000]", a.FPS)
+		case !(a.BitrateMbps > 0 && a.BitrateMbps <= 1e4):
+			return fmt.Errorf("app.bitrate_mbps: %v is outside (0, 10000]", a.BitrateMbps)
+		case a.Frames < 1 || a.Frames > 1000000:
+			return fmt.Errorf("app.frames: %d is outside [1, 1000000]", a.Frames)
+		case a.GOP < 0 || a.GOP > 1000:
+			return fmt.Errorf("app.gop: %d is outside [0, 1000]", a.GOP)
+		case !(a.IScale >= 0 && a.IScale <= 100):
+			return fmt.Errorf("app.i_scale: %v is outside [0, 100]", a.IScale)
+		case !(a.DeadlineMs > 0 && a.DeadlineMs <= 600000):
+			return fmt.Errorf("app.deadline_ms: %v is outside (0, 600000]", a.DeadlineMs)
+		case !(a.BackgroundMB >= 0 && a.BackgroundMB <= 1e5):
+			return fmt.Errorf("app.background_mb: %v is outside [0, 100000]", a.BackgroundMB)
+		}
+	case "cbr":
+		switch {
+		case !(a.RateMbps > 0 && a.RateMbps <= 1e4):
+			return fmt.Errorf("app.rate_mbps: %v is outside (0, 10000]", a.RateMbps)
+		case !(a.CBRS > 0 && a.CBRS <= 1e5):
+			return fmt.Errorf("app.cbr_s: %v is outside (0, 100000]", a.CBRS)
+		}
+	case "reqresp":
+		switch {
+		case a.Requests < 1 || a.Requests > 1000000:
+			return fmt.Errorf("app.requests: %d is outside [1, 1000000]", a.Requests)
+		case !(a.RespKB > 0 && a.RespKB <= 1e7):
+			return fmt.Errorf("app.resp_kb: %v is outside (0, 10000000]", a.RespKB)
+		case !(a.ThinkMs >= 0 && a.ThinkMs <= 1e6):
+			return fmt.Errorf("app.think_ms: %v is outside [0, 1000000]", a.ThinkMs)
+		}
 	default:
-		return fmt.Errorf("app.kind: unknown application %q (want bulk or dash)", a.Kind)
+		return fmt.Errorf("app.kind: unknown application %q (want bulk, dash, streams, video, cbr or reqresp)", a.Kind)
 	}
 	return nil
 }
