@@ -63,7 +63,7 @@ func qcmabValidate(args []string) error {
 	if err != nil {
 		return err
 	}
-	fmt.Printf("%s: ok (%d variants × %d seeds, %g s each)\n", name, len(spec.Variants), spec.Seeds, spec.DurationS)
+	fmt.Printf("%s: ok (mode sim: qcmab video, %d variants × %d seeds, %g s each)\n", name, len(spec.Variants), spec.Seeds, spec.DurationS)
 	return nil
 }
 
