@@ -27,7 +27,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--hetquic", default=None, help="the hetquic binary (default: hetquic on PATH)")
     ap.add_argument("--few", type=int, default=4, help="shards in the speed-up run")
     ap.add_argument("--many", type=int, default=24, help="shards in the overhead run")
-    ap.add_argument("--seeds", type=int, default=40, help="seeds per point (exp run --seeds)")
+    ap.add_argument("--seeds", type=int, default=100, help="seeds per point (exp run --seeds)")
     args = ap.parse_args(argv)
     # Every Ray process on loopback (Ray reads this at import).
     os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
@@ -52,9 +52,11 @@ def main(argv: list[str] | None = None) -> int:
                 times = {}
                 # The first sweep sets up each worker's runtime environment
                 # (the binary is copied to every node): not a per-task cost.
-                for n in (WORKERS, args.few, args.many):
+                # Many shards, so that every worker gets some.
+                for n in ("warm-up", args.few, args.many):
+                    n_shards = args.many if n == "warm-up" else n
                     res = run_sweep(args.spec, binary=binary, out=Path(tmp) / f"ray{n}", extra=seeds,
-                                    address=cluster.address, shards=n, progress=False)
+                                    address=cluster.address, shards=n_shards, progress=False)
                     times[n] = res.seconds
             finally:
                 cluster.shutdown()
