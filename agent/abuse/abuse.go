@@ -25,7 +25,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -34,6 +33,7 @@ import (
 	"time"
 
 	"github.com/hetquic/hetquic/agent"
+	"github.com/hetquic/hetquic/internal/stats"
 	"github.com/hetquic/hetquic/origin"
 )
 
@@ -277,9 +277,11 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	rep.LimitHits = scrapeLimitHits(metricsAddr)
 	bad.close()
 	rep.Accepted = bad.counts()
-	slices.Sort(lat)
 	rep.GoodReqs, rep.GoodFailed, rep.BytesOK = len(lat), int(failed.Load()), bytesOK.Load()
-	rep.P50, rep.P99 = quantile(lat, 0.50), quantile(lat, 0.99)
+	if len(lat) > 0 {
+		q := stats.Quantiles(stats.FloatsMs(lat), 0.50, 0.99)
+		rep.P50, rep.P99 = stats.DurationMs(q[0]), stats.DurationMs(q[1])
+	}
 	rep.Elapsed = time.Since(start)
 	if rep.PeakRSS > cfg.MaxRSSBytes {
 		rep.Violations = append(rep.Violations, fmt.Sprintf("ct-server peak RSS %d MiB > %d MiB", rep.PeakRSS>>20, cfg.MaxRSSBytes>>20))
@@ -294,15 +296,6 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		rep.Violations = append(rep.Violations, fmt.Sprintf("only %d good requests completed", rep.GoodReqs))
 	}
 	return rep, nil
-}
-
-// quantile is the nearest-rank q-quantile of sorted samples.
-func quantile(sorted []time.Duration, q float64) time.Duration {
-	if len(sorted) == 0 {
-		return 0
-	}
-	i := int(q*float64(len(sorted))+0.999999) - 1
-	return sorted[min(max(i, 0), len(sorted)-1)]
 }
 
 func sleep(ctx context.Context, d time.Duration) {
