@@ -203,7 +203,6 @@ type session struct {
 	slotOWDn          int
 	lastCands         []qcmab.Candidate
 	lastDec           qcmab.Decision
-	fecNow            bool
 }
 
 func (r *session) arrive(stream, off, path int, sent, at time.Duration) {
