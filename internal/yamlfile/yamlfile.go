@@ -62,7 +62,8 @@ func oneLine(err error) string {
 func firstError(err error) string {
 	var te *yaml.TypeError
 	if errors.As(err, &te) && len(te.Errors) > 0 {
-		return te.Errors[0]
+		// A quoted value may hold a newline; the message stays one line.
+		return strings.ReplaceAll(te.Errors[0], "\n", `\n`)
 	}
 	return strings.SplitN(err.Error(), "\n", 2)[0]
 }
