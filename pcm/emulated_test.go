@@ -61,10 +61,13 @@ func TestTCTMatchesEmulatedDelay(t *testing.T) {
 }
 
 // An outage event on the active path mid-response: the response completes
-// over the other path, every byte once.
+// over the other path, every byte once. The stall timeout is 1 s, not the
+// 300 ms this test once used: under -race on a loaded 2-core machine the
+// surviving path's response paused for 316 ms, was declared stalled too,
+// and the download failed with both paths "down".
 func TestFailoverOnOutageEvent(t *testing.T) {
 	c, relay := emulated(t, []scenario.Path{symmetric("a", 5), symmetric("b", 5)},
-		Config{StallTimeout: 300 * time.Millisecond, ProbeTimeout: 500 * time.Millisecond})
+		Config{StallTimeout: time.Second, ProbeTimeout: time.Second})
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	for _, p := range []int{1, 0} {
