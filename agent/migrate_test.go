@@ -11,32 +11,47 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/quic-go/quic-go"
 )
 
-// busyPath returns the path with a request in progress, waiting for one.
+// busyPath returns a path with a request in progress and its connection
+// up, waiting for one: a test cuts a live path, not one redialing.
 func busyPath(t *testing.T, c *Client) *path {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
 	for time.Now().Before(deadline) {
 		for _, p := range c.paths {
 			p.mu.Lock()
-			busy := p.streams > 0
+			busy, conn := p.streams > 0, p.conn
 			p.mu.Unlock()
-			if busy {
+			if busy && conn != nil && conn.Context().Err() == nil {
 				return p
 			}
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
-	t.Fatal("no path got the request")
+	t.Fatal("no path with a live connection got the request")
 	return nil
 }
+
+// downloadTimeout bounds a test download: the largest (6 MB at loopback
+// speed, one stall of about StallTimeout) takes a few seconds under -race
+// on a loaded 2-core machine; a response that never ends fails the test
+// here, with the bytes received, rather than at the client's 60 s timeout.
+const downloadTimeout = 20 * time.Second
 
 // download reads a response, recording the longest gap between reads and
 // calling at(received) as it goes.
 func download(t *testing.T, tc *testClient, u string, at func(int64)) ([]byte, time.Duration, *http.Response) {
 	t.Helper()
-	resp, err := tc.hc.Get(u)
+	ctx, cancel := context.WithTimeout(t.Context(), downloadTimeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := tc.hc.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -126,29 +141,63 @@ func TestMigrateOnConnectionDeath(t *testing.T) {
 	}, up.hostport)
 	tc := startClient(t, ts, 2, true, nil)
 	const size = 4_000_000
-	done := false
+	// A striped piece's last bytes can all reach ct-client before the
+	// close does: no stream fails and nothing moves. So the test kills a
+	// connection with response bytes still due, and kills again, up to
+	// maxKills, while no migration was counted.
+	const maxKills = 3
+	kills, nextKill := 0, int64(500_000)
 	body, _, resp := download(t, tc, fmt.Sprintf("%s/bytes/%d", up.URL, size), func(n int64) {
-		if n > 500_000 && !done {
-			done = true
-			victim := busyPath(t, tc.Client)
-			ts.mu.Lock()
-			for conn := range ts.conns {
-				if conn.RemoteAddr().String() == victim.current().LocalAddr().String() {
-					conn.CloseWithError(0x999, "test kills the connection")
-				}
+		if n <= nextKill || kills == maxKills || tc.migrations.Load() > 0 {
+			return
+		}
+		kills++
+		nextKill = n + 1_000_000
+		victim := receivingConn(t, tc.Client)
+		var kill []*quic.Conn
+		ts.mu.Lock()
+		for conn := range ts.conns {
+			if conn.RemoteAddr().String() == victim.LocalAddr().String() {
+				kill = append(kill, conn)
 			}
-			ts.mu.Unlock()
+		}
+		ts.mu.Unlock()
+		if len(kill) == 0 {
+			t.Fatalf("ct-server has no connection from %s", victim.LocalAddr())
+		}
+		for _, conn := range kill {
+			conn.CloseWithError(0x999, "test kills the connection")
 		}
 	})
 	if resp.StatusCode != 200 || len(body) != size || sha256.Sum256(body) != patternSum(size) {
 		t.Fatalf("status %d, %d bytes of %d, or not intact", resp.StatusCode, len(body), size)
 	}
-	if tc.migrations.Load() < 1 {
-		t.Fatalf("%d migrations, want >= 1", tc.migrations.Load())
+	if m := tc.migrations.Load(); m < 1 {
+		t.Fatalf("%d migrations after %d connections killed mid-response, want >= 1", m, kills)
 	}
 	if tc.stallDetections.Load() != 0 {
 		t.Fatalf("a closed connection should not need stall detection")
 	}
+}
+
+// receivingConn returns the live connection of a path with response bytes
+// still due, waiting for one.
+func receivingConn(t *testing.T, c *Client) *quic.Conn {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		for _, p := range c.paths {
+			p.mu.Lock()
+			due, conn := p.outstanding > 0, p.conn
+			p.mu.Unlock()
+			if due && conn != nil && conn.Context().Err() == nil {
+				return conn
+			}
+		}
+		time.Sleep(time.Millisecond)
+	}
+	t.Fatal("no path with a live connection is receiving a response")
+	return nil
 }
 
 // A path that is dead before the request: the request stalls before any

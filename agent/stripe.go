@@ -93,6 +93,18 @@ func (c *Client) stripe(w http.ResponseWriter, r *http.Request, hdr http.Header,
 	cond := sync.NewCond(&mu)
 	next, delivered := 0, 0
 	alive := len(pins)
+	// staffed counts each path's workers still in this stripe: a path is
+	// compared against (worthPiece) only while it has some, or the
+	// workers left would wait for pieces that a path with none takes.
+	staffed := map[int]int{}
+	for _, pin := range pins {
+		staffed[pin]++
+	}
+	isStaffed := func(id int) bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return staffed[id] > 0
+	}
 	stop := context.AfterFunc(ctx, func() { mu.Lock(); cond.Broadcast(); mu.Unlock() })
 	defer stop()
 	// more reports whether pieces are left for a worker to take.
@@ -105,12 +117,13 @@ func (c *Client) stripe(w http.ResponseWriter, r *http.Request, hdr http.Header,
 	for _, pin := range pins {
 		wg.Go(func() {
 			for {
-				up := c.worthPiece(ctx, pin, size, more)
+				up := c.worthPiece(ctx, pin, size, more, isStaffed)
 				mu.Lock()
 				if !up && alive > 1 {
 					// The path is gone: the last worker never leaves
 					// with pieces left (its fetch moves like any request).
 					alive--
+					staffed[pin]--
 					mu.Unlock()
 					return
 				}
@@ -204,12 +217,16 @@ const pieceSlack = 1.25
 // with other requests waits here rather than leaving the object for good
 // (it did once, and a 4 s small download on the fast path then left a
 // large one to the slow path alone: 4× slower): it becomes worth it again
-// when its queue drains. It returns true when the path is worth it, or
-// when no piece is left or ctx ends (the caller sees that), and false only
-// when the path has no connection.
-func (c *Client) worthPiece(ctx context.Context, pin int, size int64, more func() bool) bool {
+// when its queue drains. Only paths with workers of this stripe
+// (staffed) are compared: a path whose workers left when its connection
+// dropped is often back, redialed, with fresh and flattering estimates,
+// and waiting for it once left the last pieces to nobody (the download
+// hung, TestMigrateOnConnectionDeath). It returns true when the path is
+// worth it, or when no piece is left or ctx ends (the caller sees that),
+// and false only when the path has no connection.
+func (c *Client) worthPiece(ctx context.Context, pin int, size int64, more func() bool, staffed func(id int) bool) bool {
 	for {
-		own, best, ok := c.pieceETAs(pin, size)
+		own, best, ok := c.pieceETAs(pin, size, staffed)
 		if !ok {
 			return false
 		}
@@ -223,11 +240,14 @@ func (c *Client) worthPiece(ctx context.Context, pin int, size int64, more func(
 // fraction of a piece's time on any path worth striping over.
 const worthPoll = 20 * time.Millisecond
 
-// pieceETAs returns path pin's and the best path's expected seconds to
-// deliver size more bytes.
-func (c *Client) pieceETAs(pin int, size int64) (own, best float64, ok bool) {
+// pieceETAs returns path pin's and the best staffed path's expected
+// seconds to deliver size more bytes.
+func (c *Client) pieceETAs(pin int, size int64, staffed func(id int) bool) (own, best float64, ok bool) {
 	best = -1
 	for _, p := range c.paths {
+		if p.id != pin && !staffed(p.id) {
+			continue
+		}
 		p.mu.Lock()
 		conn := p.conn
 		out, rate := p.outstanding, p.rate

@@ -198,10 +198,12 @@ func TestMigratesRequestByRequest(t *testing.T) {
 }
 
 // When the active path dies mid-response, the request finishes on another
-// path with every byte exactly once.
+// path with every byte exactly once. The stall timeout is 1 s: at 300 ms
+// the surviving path's response, paused by a loaded CI machine, was called
+// stalled too (as in TestFailoverOnOutageEvent).
 func TestFailoverMidResponse(t *testing.T) {
 	srv := startOrigin(t)
-	c := dial(t, srv, Config{StallTimeout: 300 * time.Millisecond, ProbeTimeout: 500 * time.Millisecond})
+	c := dial(t, srv, Config{StallTimeout: time.Second, ProbeTimeout: time.Second})
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	// Warm path 1 so that failover has a validated path to go to.

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/tls"
+	"math"
 	"net"
 	"testing"
 	"time"
@@ -35,11 +36,18 @@ func symmetric(name string, delayMs float64) scenario.Path {
 	return scenario.Path{Name: name, Up: l, Down: l}
 }
 
+// noFalseStalls is the stall timeout of the tests that measure TCTs, not
+// stalls: under -race on a loaded 2-core machine a 1000-byte response once
+// took 1.9 s, the default 1 s timeout called the path dead, and the
+// requests that followed went to another path.
+const noFalseStalls = 10 * time.Second
+
 // A small request's TCT is the emulated round trip plus processing, on each
-// path: never less than the round trip, and well below the other path's
-// (the bounds leave room for a loaded CI machine).
+// path: never less than the round trip (every request: load only adds),
+// and well below the other path's (the best of the requests: a loaded CI
+// machine delays some of them by hundreds of ms).
 func TestTCTMatchesEmulatedDelay(t *testing.T) {
-	c, _ := emulated(t, []scenario.Path{symmetric("near", 10), symmetric("far", 40)}, Config{})
+	c, _ := emulated(t, []scenario.Path{symmetric("near", 10), symmetric("far", 40)}, Config{StallTimeout: noFalseStalls})
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	for _, tc := range []struct {
@@ -47,24 +55,32 @@ func TestTCTMatchesEmulatedDelay(t *testing.T) {
 		rttMs, maxMs float64
 	}{{0, 20, 50}, {1, 80, 140}} {
 		c.GetOn(ctx, tc.path, "/bytes/10", nil) // move there first
+		best := math.Inf(1)
 		for range 5 {
 			res, err := c.GetOn(ctx, tc.path, "/bytes/1000", nil)
 			if err != nil {
 				t.Fatal(err)
 			}
 			ms := float64(res.TCT()) / float64(time.Millisecond)
-			if res.Path != tc.path || ms < tc.rttMs || ms > tc.maxMs {
-				t.Errorf("path %d: TCT %.2f ms, want %.0f–%.0f ms", res.Path, ms, tc.rttMs, tc.maxMs)
+			if res.Path != tc.path || ms < tc.rttMs {
+				t.Errorf("path %d: TCT %.2f ms, want path %d and at least %.0f ms", res.Path, ms, tc.path, tc.rttMs)
 			}
+			best = min(best, ms)
+		}
+		if best > tc.maxMs {
+			t.Errorf("path %d: best TCT of 5 %.2f ms, want at most %.0f ms", tc.path, best, tc.maxMs)
 		}
 	}
 }
 
 // An outage event on the active path mid-response: the response completes
-// over the other path, every byte once.
+// over the other path, every byte once. The stall timeout is 1 s, not the
+// 300 ms this test once used: under -race on a loaded 2-core machine the
+// surviving path's response paused for 316 ms, was declared stalled too,
+// and the download failed with both paths "down".
 func TestFailoverOnOutageEvent(t *testing.T) {
 	c, relay := emulated(t, []scenario.Path{symmetric("a", 5), symmetric("b", 5)},
-		Config{StallTimeout: 300 * time.Millisecond, ProbeTimeout: 500 * time.Millisecond})
+		Config{StallTimeout: time.Second, ProbeTimeout: time.Second})
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	for _, p := range []int{1, 0} {
@@ -91,23 +107,33 @@ func TestFailoverOnOutageEvent(t *testing.T) {
 // Every request is measured on its own path, also the first after a switch:
 // without a fresh validation the server would answer on the old path for a
 // round trip (a request on a 100 ms path measured 56 ms after a 10 ms one,
-// and one on the 10 ms path 56 ms after the 100 ms one). The bounds split
-// the difference, leaving room for a loaded CI machine.
+// and one on the 10 ms path 56 ms after the 100 ms one). The lower bound
+// holds for every request (load only adds); the upper bound, which splits
+// the difference, for the best of the four requests at each place of the
+// cycle (the bug is systematic; a loaded CI machine delays single requests).
 func TestMeasuresTheChosenPathAfterSwitches(t *testing.T) {
 	paths := []scenario.Path{symmetric("slow", 50), symmetric("fast", 5), symmetric("fast2", 5)}
-	c, _ := emulated(t, paths, Config{})
+	c, _ := emulated(t, paths, Config{StallTimeout: noFalseStalls})
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
+	cycle := []int{1, 0, 0, 2}
 	rtt, maxMs := []float64{100, 10, 10}, []float64{160, 45, 45}
+	best := []float64{math.Inf(1), math.Inf(1), math.Inf(1), math.Inf(1)}
 	for i := range 16 {
-		p := []int{1, 0, 0, 2}[i%4]
+		p := cycle[i%4]
 		res, err := c.GetOn(ctx, p, "/bytes/1000", nil)
 		if err != nil {
 			t.Fatal(err)
 		}
 		ms := float64(res.TCT()) / float64(time.Millisecond)
-		if res.Path != p || ms < rtt[p] || ms > maxMs[p] {
-			t.Errorf("request %d on %s (switched %v): TCT %.1f ms, want %.0f–%.0f", i, res.PathName, res.Switched, ms, rtt[p], maxMs[p])
+		if res.Path != p || ms < rtt[p] {
+			t.Errorf("request %d on %s (switched %v): TCT %.1f ms, want %s and at least %.0f ms", i, res.PathName, res.Switched, ms, paths[p].Name, rtt[p])
+		}
+		best[i%4] = min(best[i%4], ms)
+	}
+	for k, p := range cycle {
+		if best[k] > maxMs[p] {
+			t.Errorf("requests %d, %d, … on %s: best TCT %.1f ms, want at most %.0f", k, k+4, paths[p].Name, best[k], maxMs[p])
 		}
 	}
 }

@@ -3,6 +3,7 @@ package experiments
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math"
 	"testing"
 	"time"
@@ -14,7 +15,7 @@ func TestAggregation(t *testing.T) {
 	if testing.Short() {
 		t.Skip("two 3.5 MB transfers through the emulator (~10 s); runs without -short")
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second) // up to two runs
 	defer cancel()
 	// Two lossless 10 Mbit/s paths (the big object is striped, > 2 MiB):
 	// ideal 1.4 s, one path 2.8 s, so that the check below has a wide
@@ -24,21 +25,42 @@ func TestAggregation(t *testing.T) {
 		{Name: "a", Up: scenario.Link{DelayMs: 15}, Down: link},
 		{Name: "b", Up: scenario.Link{DelayMs: 15}, Down: link},
 	}}
-	rows, err := RunAggregation(ctx, AggConfig{Scenario: sc, Big: 3_000_000, Small: 500_000, Seed: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	logRows(t, rows)
-	if len(rows) != 4 {
-		t.Fatalf("%d rows", len(rows))
-	}
 	// Loose: aggregating both paths, with one or two connections each,
-	// beats one path.
-	pinned := rows[3]
-	for _, r := range rows[:2] {
-		if r.MakespanMs >= pinned.MakespanMs {
-			t.Errorf("%s %.0f ms not faster than one path %.0f ms", r.Mode, r.MakespanMs, pinned.MakespanMs)
+	// beats one path. Each mode's makespan is the best of up to aggRuns
+	// runs (the pinned baseline's too): under -race on a loaded 2-core
+	// machine one run of "2 conns/path" once took as long as one path
+	// (3111 vs 2911 ms) while the others aggregated; a regression that
+	// stops aggregation fails every run.
+	const aggRuns = 2
+	best := map[string]float64{}
+	var slower []string
+	for run := range aggRuns {
+		rows, err := RunAggregation(ctx, AggConfig{Scenario: sc, Big: 3_000_000, Small: 500_000, Seed: 1})
+		if err != nil {
+			t.Fatal(err)
 		}
+		logRows(t, rows)
+		if len(rows) != 4 {
+			t.Fatalf("%d rows", len(rows))
+		}
+		for _, r := range rows {
+			if b, ok := best[r.Mode]; !ok || r.MakespanMs < b {
+				best[r.Mode] = r.MakespanMs
+			}
+		}
+		pinned := best[rows[3].Mode]
+		slower = slower[:0]
+		for _, r := range rows[:2] {
+			if best[r.Mode] >= pinned {
+				slower = append(slower, fmt.Sprintf("%s %.0f ms not faster than one path %.0f ms (best of %d runs)", r.Mode, best[r.Mode], pinned, run+1))
+			}
+		}
+		if len(slower) == 0 {
+			return
+		}
+	}
+	for _, s := range slower {
+		t.Error(s)
 	}
 }
 

@@ -3,5 +3,6 @@
 package main
 
 // raceEnabled: the race detector slows the simulator 5–10×, so the slow
-// golden experiments run in .ci/run's separate run without -race instead.
+// golden experiments and the abuse test's performance bounds run in
+// .ci/run's separate runs without -race instead.
 const raceEnabled = true
