@@ -19,20 +19,28 @@ import (
 // up, waiting for one: a test cuts a live path, not one redialing.
 func busyPath(t *testing.T, c *Client) *path {
 	t.Helper()
+	p, _ := livePath(t, c, "got the request", func(p *path) bool { return p.streams > 0 })
+	return p
+}
+
+// livePath waits up to 10 s for a path that is up and of which want (called
+// with p.mu held) holds, and returns it with its connection.
+func livePath(t *testing.T, c *Client, what string, want func(*path) bool) (*path, *quic.Conn) {
+	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
 	for time.Now().Before(deadline) {
 		for _, p := range c.paths {
 			p.mu.Lock()
-			busy, conn := p.streams > 0, p.conn
+			ok, conn := want(p), p.conn
 			p.mu.Unlock()
-			if busy && conn != nil && conn.Context().Err() == nil {
-				return p
+			if ok && conn != nil && conn.Context().Err() == nil {
+				return p, conn
 			}
 		}
-		time.Sleep(5 * time.Millisecond)
+		time.Sleep(time.Millisecond)
 	}
-	t.Fatal("no path with a live connection got the request")
-	return nil
+	t.Fatalf("no path with a live connection %s", what)
+	return nil, nil
 }
 
 // downloadTimeout bounds a test download: the largest (6 MB at loopback
@@ -153,7 +161,7 @@ func TestMigrateOnConnectionDeath(t *testing.T) {
 		}
 		kills++
 		nextKill = n + 1_000_000
-		victim := receivingConn(t, tc.Client)
+		_, victim := livePath(t, tc.Client, "is receiving a response", func(p *path) bool { return p.outstanding > 0 })
 		var kill []*quic.Conn
 		ts.mu.Lock()
 		for conn := range ts.conns {
@@ -178,26 +186,6 @@ func TestMigrateOnConnectionDeath(t *testing.T) {
 	if tc.stallDetections.Load() != 0 {
 		t.Fatalf("a closed connection should not need stall detection")
 	}
-}
-
-// receivingConn returns the live connection of a path with response bytes
-// still due, waiting for one.
-func receivingConn(t *testing.T, c *Client) *quic.Conn {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for time.Now().Before(deadline) {
-		for _, p := range c.paths {
-			p.mu.Lock()
-			due, conn := p.outstanding > 0, p.conn
-			p.mu.Unlock()
-			if due && conn != nil && conn.Context().Err() == nil {
-				return conn
-			}
-		}
-		time.Sleep(time.Millisecond)
-	}
-	t.Fatal("no path with a live connection is receiving a response")
-	return nil
 }
 
 // A path that is dead before the request: the request stalls before any
@@ -352,8 +340,11 @@ func TestStripeJoinsWhenPathFrees(t *testing.T) {
 	const other, big = 2_500_000, 5_000_000
 	done := make(chan []byte, 1)
 	go func() {
-		_, b := tc.get(t, fmt.Sprintf("%s/bytes/%d", up.URL, other))
-		done <- b
+		var b []byte
+		// Sent also when tc.get fails (t.Fatalf ends this goroutine): the
+		// test then fails instead of waiting for it forever.
+		defer func() { done <- b }()
+		_, b = tc.get(t, fmt.Sprintf("%s/bytes/%d", up.URL, other))
 	}()
 	busy := busyPath(t, tc.Client)
 	resp, body := tc.get(t, fmt.Sprintf("%s/bytes/%d", up.URL, big))
