@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"path"
 	"slices"
 	"sync"
 
@@ -26,15 +25,11 @@ type Plan struct {
 var planLoader = sweep.Loader[*Spec]{
 	Load:  Load,
 	Sweep: func(s *Spec) *sweep.Block { return s.Sweep },
-	Inputs: func(s *Spec, name string) []string {
-		files := []string{name}
-		if s.Scenario != "" {
-			files = append(files, path.Join(path.Dir(name), s.Scenario))
-		}
+	Extra: func(s *Spec) []string {
 		if s.Mode == ModeTrace {
-			files = append(files, path.Join(path.Dir(name), s.Trace))
+			return []string{s.Trace}
 		}
-		return files
+		return nil
 	},
 	Scenario: func(s *Spec) string { return s.Scenario },
 	Same: func(base, point *Spec) error {

@@ -26,8 +26,9 @@ type Set[S any] struct {
 type Loader[S any] struct {
 	// Load reads and validates experiment file name of fsys.
 	Load func(fsys fs.FS, name string) (S, error)
-	// Inputs are the files a spec read (itself, its scenario, …), hashed.
-	Inputs func(s S, name string) []string
+	// Extra are the files a spec read beside itself and its scenario (a
+	// trace, a topology), relative to the spec; all of them are hashed.
+	Extra func(s S) []string
 	// Sweep is a spec's sweep: block (nil: none) and Scenario its
 	// scenario file as the spec names it, relative to the spec ("" for none).
 	Sweep    func(s S) *Block
@@ -55,7 +56,7 @@ func LoadSet[S any](fsys fs.FS, name string, l Loader[S]) (*Set[S], error) {
 	block := l.Sweep(base)
 	if block == nil {
 		set.Points, set.Specs = []Point{{}}, []S{base}
-		if err := h.AddFiles(fsys, l.Inputs(base, name)...); err != nil {
+		if err := h.AddFiles(fsys, l.inputs(base, name)...); err != nil {
 			return nil, err
 		}
 		set.Hash = h.String()
@@ -66,10 +67,7 @@ func LoadSet[S any](fsys fs.FS, name string, l Loader[S]) (*Set[S], error) {
 	if set.Points, err = block.Expand(); err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
-	scen := l.Scenario(base)
-	if scen != "" {
-		scen = path.Join(path.Dir(name), scen)
-	}
+	scen := l.scenario(base, name)
 	for _, p := range set.Points {
 		over, err := PointFiles(fsys, name, scen, p)
 		if err != nil {
@@ -82,7 +80,7 @@ func LoadSet[S any](fsys fs.FS, name string, l Loader[S]) (*Set[S], error) {
 		if err := l.Same(base, s); err != nil {
 			return nil, fmt.Errorf("%s: point %s: %w", name, p.Label(), err)
 		}
-		if err := h.AddFiles(over, l.Inputs(s, name)...); err != nil {
+		if err := h.AddFiles(over, l.inputs(s, name)...); err != nil {
 			return nil, err
 		}
 		set.Specs = append(set.Specs, s)
@@ -90,6 +88,26 @@ func LoadSet[S any](fsys fs.FS, name string, l Loader[S]) (*Set[S], error) {
 	set.Hash = h.String()
 	set.relayout()
 	return set, nil
+}
+
+// scenario is s's scenario file in the spec's file system ("" for none).
+func (l Loader[S]) scenario(s S, name string) string {
+	if rel := l.Scenario(s); rel != "" {
+		return path.Join(path.Dir(name), rel)
+	}
+	return ""
+}
+
+// inputs are every file s was read from: itself, its scenario, the extras.
+func (l Loader[S]) inputs(s S, name string) []string {
+	files := []string{name}
+	if scen := l.scenario(s, name); scen != "" {
+		files = append(files, scen)
+	}
+	for _, f := range l.Extra(s) {
+		files = append(files, path.Join(path.Dir(name), f))
+	}
+	return files
 }
 
 // Single is the set of one spec run as it is (not read from a file).

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"path"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -29,15 +28,11 @@ type Plan struct {
 var planLoader = sweep.Loader[*Spec]{
 	Load:  LoadFS,
 	Sweep: func(s *Spec) *sweep.Block { return s.Sweep },
-	Inputs: func(s *Spec, name string) []string {
-		files := []string{name}
-		if s.Scenario != "" {
-			files = append(files, path.Join(path.Dir(name), s.Scenario))
-		}
+	Extra: func(s *Spec) []string {
 		if s.Topology != "" && !strings.HasPrefix(s.Topology, "builtin:") {
-			files = append(files, path.Join(path.Dir(name), s.Topology))
+			return []string{s.Topology}
 		}
-		return files
+		return nil
 	},
 	Scenario: func(s *Spec) string { return s.Scenario },
 	Same: func(base, point *Spec) error {
