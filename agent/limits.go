@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"cmp"
 	"errors"
 	"math"
 	"sync"
@@ -64,27 +65,13 @@ var DefaultLimits = Limits{
 
 // withDefaults fills l's zero fields from def.
 func (l Limits) withDefaults(def Limits) Limits {
-	if l.MaxStreams == 0 {
-		l.MaxStreams = def.MaxStreams
-	}
-	if l.MaxTunnels == 0 {
-		l.MaxTunnels = def.MaxTunnels
-	}
-	if l.MaxConns == 0 {
-		l.MaxConns = def.MaxConns
-	}
-	if l.MaxPrefetch == 0 {
-		l.MaxPrefetch = def.MaxPrefetch
-	}
-	if l.MaxBufferBytes == 0 {
-		l.MaxBufferBytes = def.MaxBufferBytes
-	}
-	if l.MaxBytes == 0 {
-		l.MaxBytes = def.MaxBytes
-	}
-	if l.RateBytesPerSec == 0 {
-		l.RateBytesPerSec = def.RateBytesPerSec
-	}
+	l.MaxStreams = cmp.Or(l.MaxStreams, def.MaxStreams)
+	l.MaxTunnels = cmp.Or(l.MaxTunnels, def.MaxTunnels)
+	l.MaxConns = cmp.Or(l.MaxConns, def.MaxConns)
+	l.MaxPrefetch = cmp.Or(l.MaxPrefetch, def.MaxPrefetch)
+	l.MaxBufferBytes = cmp.Or(l.MaxBufferBytes, def.MaxBufferBytes)
+	l.MaxBytes = cmp.Or(l.MaxBytes, def.MaxBytes)
+	l.RateBytesPerSec = cmp.Or(l.RateBytesPerSec, def.RateBytesPerSec)
 	return l
 }
 
