@@ -279,11 +279,7 @@ func expRun(ctx context.Context, args []string, name string) error {
 		}
 		return results.WriteTables(os.Stdout, o.tables)
 	}
-	dir := *out
-	if dir == "" {
-		dir = filepath.Join("results", l.env.Name)
-	}
-	files, err := o.write(dir)
+	dir, files, err := o.writeTo(*out, l.env.Name)
 	if err != nil {
 		return err
 	}
@@ -300,6 +296,17 @@ func expRun(ctx context.Context, args []string, name string) error {
 	}
 	fmt.Printf("\n%d runs in %.1f s; wrote %d files to %s (open %s)\n", o.runs, time.Since(start).Seconds(), len(files), dir, filepath.Join(dir, "report.md"))
 	return nil
+}
+
+// writeTo writes the outcome into out, or results/NAME when out is empty,
+// and returns the directory and the files written.
+func (o *outcome) writeTo(out, name string) (string, []string, error) {
+	dir := out
+	if dir == "" {
+		dir = filepath.Join("results", name)
+	}
+	files, err := o.write(dir)
+	return dir, files, err
 }
 
 func expValidate(args []string, name string) error {

@@ -82,11 +82,7 @@ func expMerge(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	dir := *out
-	if dir == "" {
-		dir = filepath.Join("results", l.env.Name)
-	}
-	files, err := o.write(dir)
+	dir, files, err := o.writeTo(*out, l.env.Name)
 	if err != nil {
 		return err
 	}
