@@ -1,6 +1,7 @@
 package experiments
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -123,33 +124,17 @@ func (s *Spec) Prepare() error {
 	case !slices.Contains(Names, p.Experiment):
 		return fmt.Errorf("agent.experiment: %q is not one of %v", p.Experiment, Names)
 	}
-	if s.Seed == 0 {
-		s.Seed = 1
-	}
-	if p.Scale == 0 {
-		p.Scale = DefaultScale[p.Experiment]
-	}
-	if p.AtS == 0 {
-		p.AtS = 2
-	}
-	if p.OutageS == 0 {
-		p.OutageS = 5
-	}
+	s.Seed = cmp.Or(s.Seed, 1)
+	p.Scale = cmp.Or(p.Scale, DefaultScale[p.Experiment])
+	p.AtS = cmp.Or(p.AtS, 2)
+	p.OutageS = cmp.Or(p.OutageS, 5)
 	if len(p.LossesPct) == 0 {
 		p.LossesPct = []float64{0, 1, 2, 5}
 	}
-	if p.ConnsPerPath == 0 {
-		p.ConnsPerPath = 1
-	}
-	if p.SizeBytes == 0 {
-		p.SizeBytes = 10000
-	}
-	if p.Rounds == 0 {
-		p.Rounds = 10
-	}
-	if p.Repeat == 0 {
-		p.Repeat = 1
-	}
+	p.ConnsPerPath = cmp.Or(p.ConnsPerPath, 1)
+	p.SizeBytes = cmp.Or(p.SizeBytes, 10000)
+	p.Rounds = cmp.Or(p.Rounds, 10)
+	p.Repeat = cmp.Or(p.Repeat, 1)
 	switch {
 	case !(p.Scale > 0 && p.Scale <= 10):
 		return fmt.Errorf("agent.scale: %g is outside (0, 10]", p.Scale)
