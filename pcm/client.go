@@ -131,6 +131,7 @@ type Client struct {
 	dial   *quic.Transport // the handshake's socket (default mode)
 	multi  *multiConn      // rebind mode's socket; nil in the default mode
 	rebind *quic.Transport // rebind mode's transport
+	moves  *moveWatch      // requests that left before a switch took effect; nil in rebind mode
 	h3     *http3.ClientConn
 	remote *net.UDPAddr
 
@@ -217,7 +218,15 @@ func Dial(ctx context.Context, cfg Config) (*Client, error) {
 	if tlsConf.ServerName == "" {
 		tlsConf.ServerName = cfg.ServerName
 	}
-	conn, err := dialTr.Dial(ctx, remote, tlsConf, cfg.QUIC)
+	qconf := &quic.Config{}
+	if cfg.QUIC != nil {
+		qconf = cfg.QUIC.Clone()
+	}
+	if !cfg.Rebind {
+		c.moves = newMoveWatch(qconf.Tracer)
+		qconf.Tracer = c.moves.tracer
+	}
+	conn, err := dialTr.Dial(ctx, remote, tlsConf, qconf)
 	if err != nil {
 		c.closeTransports()
 		return nil, fmt.Errorf("pcm: dial %s via %s: %w", cfg.Server, cfg.Paths[0].Name, err)
@@ -383,11 +392,11 @@ var copyBufs = sync.Pool{New: func() any { b := make([]byte, 32<<10); return &b 
 // fetch then records; a later fetch resumes only the same version from
 // exactly offset (internal/resume), so a resource replaced mid-download is
 // an error, never a spliced body.
-func (c *Client) fetch(ctx context.Context, target string, offset int64, st **resume.State, w io.Writer) (Result, int64, error) {
+func (c *Client) fetch(ctx context.Context, target string, offset int64, st **resume.State, w io.Writer) (res Result, n int64, err error) {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
 	ps := c.paths[c.active]
-	res := Result{Path: c.active, PathName: ps.Name}
+	res = Result{Path: c.active, PathName: ps.Name}
 	ps.lastUsed = c.cfg.Now()
 
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "https://"+c.authority()+target, nil)
@@ -403,6 +412,14 @@ func (c *Client) fetch(ctx context.Context, target string, offset int64, st **re
 	}
 	res.Est = c.cfg.Now() // EstTime: the stream exists (PCM Eq. 3)
 	res.StreamID = str.StreamID()
+	c.moves.watch(res.StreamID)
+	defer func() {
+		// A request that left before the switch to this path took effect
+		// was carried, and measured, on the old path: say so.
+		if p, early := c.moves.leftEarly(res.StreamID); early {
+			res.Path, res.PathName = p, c.paths[p].Name
+		}
+	}()
 	stall := c.stallTimeout()
 	watch := newStallWatch(str, stall)
 	defer watch.stop()
@@ -423,7 +440,7 @@ func (c *Client) fetch(ctx context.Context, target string, offset int64, st **re
 		resp.Body.Close()
 		return res, 0, err
 	}
-	n, err := copyBody(w, resp.Body, discard, watch)
+	n, err = copyBody(w, resp.Body, discard, watch)
 	res.End = c.cfg.Now() // EndTime: the FIN has arrived
 	if err != nil {
 		return res, n, watch.explain(err)

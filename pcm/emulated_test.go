@@ -113,12 +113,13 @@ func TestFailoverOnOutageEvent(t *testing.T) {
 // cycle (the bug is systematic; a loaded CI machine delays single requests).
 func TestMeasuresTheChosenPathAfterSwitches(t *testing.T) {
 	paths := []scenario.Path{symmetric("slow", 50), symmetric("fast", 5), symmetric("fast2", 5)}
-	c, _ := emulated(t, paths, Config{StallTimeout: noFalseStalls})
+	c, _ := emulated(t, paths, Config{StallTimeout: noFalseStalls, Logf: t.Logf})
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	cycle := []int{1, 0, 0, 2}
 	rtt, maxMs := []float64{100, 10, 10}, []float64{160, 45, 45}
 	best := []float64{math.Inf(1), math.Inf(1), math.Inf(1), math.Inf(1)}
+	early, prev := 0, 0
 	for i := range 16 {
 		p := cycle[i%4]
 		res, err := c.GetOn(ctx, p, "/bytes/1000", nil)
@@ -126,10 +127,24 @@ func TestMeasuresTheChosenPathAfterSwitches(t *testing.T) {
 			t.Fatal(err)
 		}
 		ms := float64(res.TCT()) / float64(time.Millisecond)
-		if res.Path != p || ms < rtt[p] {
-			t.Errorf("request %d on %s (switched %v): TCT %.1f ms, want %s and at least %.0f ms", i, res.PathName, res.Switched, ms, paths[p].Name, rtt[p])
+		switch {
+		case res.Path == p:
+			best[i%4] = min(best[i%4], ms)
+		case res.Switched && res.Path == prev:
+			// It left before quic-go applied the switch (moveWatch) and
+			// is reported on the path that carried it.
+			early++
+		default:
+			t.Errorf("request %d reported on %s (switched %v), want %s", i, res.PathName, res.Switched, paths[p].Name)
 		}
-		best[i%4] = min(best[i%4], ms)
+		if ms < rtt[res.Path] {
+			t.Errorf("request %d on %s: TCT %.1f ms, below the path's RTT %.0f ms", i, res.PathName, ms, rtt[res.Path])
+		}
+		prev = res.Path
+	}
+	t.Logf("%d of 12 switching requests left before their switch took effect", early)
+	if early > 3 {
+		t.Errorf("%d of 12 switching requests left before their switch took effect", early)
 	}
 	for k, p := range cycle {
 		if best[k] > maxMs[p] {

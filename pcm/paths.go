@@ -83,7 +83,9 @@ func (c *Client) switchLocked(ctx context.Context, p int) error {
 		}
 		ps.validated = true
 	}
+	c.moves.switching(c.active)
 	if err := ps.qp.Switch(); err != nil {
+		c.moves.settled()
 		ps.qp.Close()
 		ps.qp, ps.validated = nil, false
 		return fmt.Errorf("switch to %s: %w", ps.Name, err)

@@ -1,0 +1,157 @@
+package pcm
+
+import (
+	"context"
+	"sync"
+
+	"github.com/quic-go/quic-go"
+	"github.com/quic-go/quic-go/qlog"
+	"github.com/quic-go/quic-go/qlogwriter"
+)
+
+// moveWatch tells which requests left before a switch took effect.
+//
+// Path.Switch only records the wish; quic-go's connection run loop applies
+// it at the top of its next pass. A request written while a pass that began
+// before the Switch is still running leaves in that pass, on the old path
+// (seen: 13.5 ms for a request "on" a 100 ms path, on a loaded machine), and
+// its completion time belongs to the old path. quic-go offers no way to wait
+// for the move (nothing wakes the run loop for it, and re-probing the new
+// path to wake it un-validates that path), but it logs what matters as qlog
+// events from the run loop: the move as tuple_assigned for the default
+// tuple (ID ""), and each packet with its frames. The watch is a qlog Trace
+// that follows both and passes every event on to the caller's own tracer.
+// The cost is quic-go building its qlog events, which it skips without a
+// tracer.
+type moveWatch struct {
+	next func(context.Context, bool, quic.ConnectionID) qlogwriter.Trace
+
+	mu      sync.Mutex
+	pending bool // a Switch that quic-go has not applied yet
+	from    int  // the path the connection is on until then
+	// streams are the requests whose first packet is awaited; a request
+	// whose first packet left while a switch was pending maps to the path
+	// it left on, one whose first packet left after the move is deleted.
+	streams map[quic.StreamID]int
+}
+
+// stillOnOld marks a watched stream whose first packet is not seen yet.
+const stillOnOld = -1
+
+func newMoveWatch(next func(context.Context, bool, quic.ConnectionID) qlogwriter.Trace) *moveWatch {
+	return &moveWatch{next: next, streams: map[quic.StreamID]int{}}
+}
+
+// switching records a Switch away from path from; call it before Switch.
+// Nil-safe (rebind mode moves at once and needs no watch).
+func (w *moveWatch) switching(from int) {
+	if w == nil {
+		return
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.pending, w.from = true, from
+}
+
+// settled ends a pending switch: quic-go applied it, or Switch failed.
+func (w *moveWatch) settled() {
+	if w == nil {
+		return
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.pending = false
+}
+
+// watch starts following a request's stream; call it before the request's
+// first write.
+func (w *moveWatch) watch(id quic.StreamID) {
+	if w == nil {
+		return
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.streams[id] = stillOnOld
+}
+
+// leftEarly ends following a stream and reports whether its first packet
+// left before a pending switch took effect, and on which path.
+func (w *moveWatch) leftEarly(id quic.StreamID) (path int, early bool) {
+	if w == nil {
+		return 0, false
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	p, ok := w.streams[id]
+	delete(w.streams, id)
+	return p, ok && p != stillOnOld
+}
+
+func (w *moveWatch) record(e qlogwriter.Event) {
+	switch e := e.(type) {
+	case qlog.TupleAssigned:
+		if e.TupleID == "" {
+			w.settled()
+		}
+	case qlog.PacketSent:
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		if len(w.streams) == 0 {
+			return
+		}
+		for _, f := range e.Frames {
+			sf, ok := f.Frame.(*qlog.StreamFrame)
+			if !ok {
+				continue
+			}
+			if p, ok := w.streams[sf.StreamID]; ok && p == stillOnOld {
+				if w.pending {
+					w.streams[sf.StreamID] = w.from
+				} else {
+					delete(w.streams, sf.StreamID)
+				}
+			}
+		}
+	}
+}
+
+// tracer is the quic.Config.Tracer of the client's connection.
+func (w *moveWatch) tracer(ctx context.Context, isClient bool, id quic.ConnectionID) qlogwriter.Trace {
+	var next qlogwriter.Trace
+	if w.next != nil {
+		next = w.next(ctx, isClient, id)
+	}
+	return watchTrace{w: w, next: next}
+}
+
+type watchTrace struct {
+	w    *moveWatch
+	next qlogwriter.Trace // nil when the caller traces nothing
+}
+
+func (t watchTrace) AddProducer() qlogwriter.Recorder {
+	r := watchRecorder{w: t.w}
+	if t.next != nil {
+		r.next = t.next.AddProducer()
+	}
+	return r
+}
+
+type watchRecorder struct {
+	w    *moveWatch
+	next qlogwriter.Recorder
+}
+
+func (r watchRecorder) RecordEvent(e qlogwriter.Event) {
+	r.w.record(e)
+	if r.next != nil {
+		r.next.RecordEvent(e)
+	}
+}
+
+func (r watchRecorder) Close() error {
+	if r.next != nil {
+		return r.next.Close()
+	}
+	return nil
+}
