@@ -147,7 +147,12 @@ func TestMigrateOnConnectionDeath(t *testing.T) {
 	ts := startServer(t, "", func(c *ServerConfig) {
 		c.Limits = Limits{RateBytesPerSec: 3 << 20}
 	}, up.hostport)
-	tc := startClient(t, ts, 2, true, nil)
+	tc := startClient(t, ts, 2, true, func(c *ClientConfig) {
+		// Far longer than the download: what moves the stream here must
+		// be the closed connection, and a false stall on a loaded machine
+		// (after the default 0.8 s of silence) cannot muddy the check.
+		c.StallTimeout = 10 * time.Second
+	})
 	const size = 4_000_000
 	// A striped piece's last bytes can all reach ct-client before the
 	// close does: no stream fails and nothing moves. So the test kills a
