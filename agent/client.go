@@ -1,11 +1,13 @@
 package agent
 
 import (
+	"cmp"
 	"context"
 	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/netip"
@@ -86,8 +88,9 @@ type ClientConfig struct {
 	// HeaderTimeout bounds reading an app's request head (default 5 s):
 	// an app that dribbles its head is cut off.
 	HeaderTimeout time.Duration
-	// Logf receives one line per noteworthy event (default: discarded).
-	Logf func(format string, args ...any)
+	// Log receives the noteworthy events, with key/value attributes
+	// (default: discarded); its records carry side=ct-client.
+	Log *slog.Logger
 }
 
 // Client is a ct-client: a local HTTP proxy whose requests ride QUIC
@@ -162,9 +165,7 @@ func NewClient(cfg ClientConfig) (*Client, error) {
 	if cfg.AppRule.Kind == "" {
 		cfg.AppRule.Kind = "host"
 	}
-	if cfg.Logf == nil {
-		cfg.Logf = func(string, ...any) {}
-	}
+	cfg.Log = cmp.Or(cfg.Log, discard).With("side", "ct-client")
 	if cfg.ListenPacket == nil {
 		cfg.ListenPacket = func(ip net.IP) (net.PacketConn, error) {
 			return net.ListenUDP("udp", &net.UDPAddr{IP: ip})
@@ -399,7 +400,7 @@ func (c *Client) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	st.bytes.Add(n)
 	if err != nil {
 		st.failures.Add(1)
-		c.cfg.Logf("ct-client: %s %s: %v", r.Method, r.URL, err)
+		c.cfg.Log.Warn("request failed", "method", r.Method, "url", r.URL.String(), "err", err)
 	}
 }
 
@@ -592,7 +593,7 @@ func (c *Client) forwardFrom(w http.ResponseWriter, r *http.Request, sr Request,
 			attempt--
 		}
 		c.migrations.Add(1)
-		c.cfg.Logf("ct-client: %s %s: path %s failed after %d bytes (%v); moving the stream", r.Method, r.URL, p.Name, delivered, err)
+		c.cfg.Log.Warn("path failed; moving the stream", "method", r.Method, "url", r.URL.String(), "path", p.Name, "delivered", delivered, "err", err)
 	}
 	if !headersSent && errors.Is(lastErr, errRefused) {
 		w.Header().Set("Retry-After", "1")
@@ -606,7 +607,7 @@ func (c *Client) forwardFrom(w http.ResponseWriter, r *http.Request, sr Request,
 	}
 	// Headers went out: the only honest signal left is to cut the
 	// connection, so the app sees a truncated response, not a short one.
-	c.cfg.Logf("ct-client: %s %s: aborting the app connection after %d bytes: %v", r.Method, r.URL, delivered, lastErr)
+	c.cfg.Log.Warn("aborting the app connection", "method", r.Method, "url", r.URL.String(), "delivered", delivered, "err", lastErr)
 	c.abortApp(w, r)
 	return delivered, lastErr // not reached
 }
@@ -924,7 +925,7 @@ func (c *Client) confirmDead(p *path, conn *quic.Conn) {
 		silent := time.Since(p.lastRecv) >= c.cfg.StallTimeout
 		p.mu.Unlock()
 		if silent && c.ctx.Err() == nil {
-			c.cfg.Logf("ct-client: path %s: silent and unanswered; closing its connection", p.Name)
+			c.cfg.Log.Warn("path silent and ping unanswered; closing its connection", "path", p.Name)
 			conn.CloseWithError(codeStalled, "path stalled")
 		}
 	})
@@ -989,7 +990,7 @@ func (c *Client) connect(w http.ResponseWriter, r *http.Request) {
 	}
 	if err != nil {
 		st.failures.Add(1)
-		c.cfg.Logf("ct-client: CONNECT %s: %v", target, err)
+		c.cfg.Log.Warn("CONNECT failed", "target", target, "err", err)
 		http.Error(w, "ct-client: ct-server unreachable", http.StatusBadGateway)
 		return
 	}
@@ -1043,3 +1044,6 @@ func (c *Client) connect(w http.ResponseWriter, r *http.Request) {
 	}
 	c.runTunnel(t, first, st)
 }
+
+// discard is the logger of a configuration that sets none.
+var discard = slog.New(slog.DiscardHandler)

@@ -6,6 +6,7 @@ import (
 	"crypto/tls"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -256,7 +257,7 @@ func startServer(t testing.TB, addr string, mod func(*ServerConfig), allow ...st
 		TLS:     &tls.Config{Certificates: []tls.Certificate{p.Cert}},
 		Clients: []ClientAuth{{ID: "alice", Token: testToken}, {ID: "bob", Token: testToken + "-bob"}},
 		Allow:   allow,
-		Logf:    t.Logf,
+		Log:     testLog(t),
 	}
 	if mod != nil {
 		mod(&cfg)
@@ -312,7 +313,7 @@ func startClient(t testing.TB, ts *testServer, n int, wait bool, mod func(*Clien
 	t.Helper()
 	cfg := ClientConfig{
 		Server: ts.addr, ServerName: "localhost", TLS: ts.pool, Token: testToken,
-		Paths: loopbackPaths(n), Logf: t.Logf,
+		Paths: loopbackPaths(n), Log: testLog(t),
 		ReconnectMax: time.Second,
 	}
 	if mod != nil {
@@ -394,4 +395,16 @@ func checkGoroutines(t *testing.T) func() {
 			t.Fatalf("%d goroutines before, %d after:\n%s", before, n, stacks)
 		}
 	}
+}
+
+// testLog is a logger that writes the agent's records to the test's log.
+func testLog(t testing.TB) *slog.Logger {
+	return slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelDebug}))
+}
+
+type testWriter struct{ t testing.TB }
+
+func (w testWriter) Write(p []byte) (int, error) {
+	w.t.Log(strings.TrimSuffix(string(p), "\n"))
+	return len(p), nil
 }

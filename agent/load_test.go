@@ -178,8 +178,8 @@ func TestMetricsEndpoint(t *testing.T) {
 // upstream share it, so this is a lower bound for ct-server alone).
 func BenchmarkServerThroughput(b *testing.B) {
 	up := startUpstream(b)
-	ts := startServer(b, "", func(c *ServerConfig) { c.Logf = nil }, up.hostport)
-	tc := startClient(b, ts, 1, true, func(c *ClientConfig) { c.Logf = nil })
+	ts := startServer(b, "", func(c *ServerConfig) { c.Log = nil }, up.hostport)
+	tc := startClient(b, ts, 1, true, func(c *ClientConfig) { c.Log = nil })
 	const size = 8 << 20
 	u := fmt.Sprintf("%s/bytes/%d", up.URL, size)
 	b.SetBytes(size)
@@ -200,8 +200,8 @@ func BenchmarkServerThroughput(b *testing.B) {
 // BenchmarkParallelRequests: 64 KB responses, requests in parallel.
 func BenchmarkParallelRequests(b *testing.B) {
 	up := startUpstream(b)
-	ts := startServer(b, "", func(c *ServerConfig) { c.Logf = nil }, up.hostport)
-	tc := startClient(b, ts, 2, true, func(c *ClientConfig) { c.Logf = nil })
+	ts := startServer(b, "", func(c *ServerConfig) { c.Log = nil }, up.hostport)
+	tc := startClient(b, ts, 2, true, func(c *ClientConfig) { c.Log = nil })
 	u := up.URL + "/bytes/65536"
 	b.SetBytes(65536)
 	b.SetParallelism(4)

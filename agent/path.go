@@ -195,7 +195,7 @@ func (c *Client) runPath(ctx context.Context, p *path) {
 			p.mu.Lock()
 			p.lastErr = err.Error()
 			p.mu.Unlock()
-			c.cfg.Logf("ct-client: path %s: %v (retry in %v)", p.Name, err, backoff)
+			c.cfg.Log.Warn("path cannot connect", "path", p.Name, "err", err, "retry_in", backoff)
 			if errors.Is(err, errUnauthorized) {
 				backoff = c.cfg.ReconnectMax
 			}
@@ -209,7 +209,7 @@ func (c *Client) runPath(ctx context.Context, p *path) {
 		p.mu.Lock()
 		p.conn, p.lastErr, p.suspectUntil = conn, "", time.Time{}
 		p.mu.Unlock()
-		c.cfg.Logf("ct-client: path %s: connected to %s from %s", p.Name, conn.RemoteAddr(), conn.LocalAddr())
+		c.cfg.Log.Info("path connected", "path", p.Name, "remote", conn.RemoteAddr().String(), "local", conn.LocalAddr().String())
 		c.changed()
 		var pushes sync.WaitGroup
 		pushes.Go(func() { c.acceptPushes(conn) })
@@ -229,7 +229,7 @@ func (c *Client) runPath(ctx context.Context, p *path) {
 			return
 		}
 		p.reconnects.Add(1)
-		c.cfg.Logf("ct-client: path %s: connection lost: %v", p.Name, context.Cause(conn.Context()))
+		c.cfg.Log.Warn("path connection lost", "path", p.Name, "err", context.Cause(conn.Context()))
 		if time.Since(up) > 4*c.cfg.ReconnectMax {
 			backoff = c.cfg.ReconnectMin // it was up a good while: start over
 		}
@@ -343,7 +343,7 @@ func (c *Client) acceptPushes(conn *quic.Conn) {
 			u, resp, err := readPush(rs)
 			if err != nil || c.cache == nil {
 				if err != nil {
-					c.cfg.Logf("ct-client: push: %v", err)
+					c.cfg.Log.Warn("push rejected", "err", err)
 				}
 				rs.CancelRead(codeOK)
 				return
@@ -351,7 +351,7 @@ func (c *Client) acceptPushes(conn *quic.Conn) {
 			defer resp.Body.Close()
 			rs.SetReadDeadline(time.Time{})
 			if err := c.cache.Put(u, resp, time.Now()); err != nil {
-				c.cfg.Logf("ct-client: push %s: %v", u, err)
+				c.cfg.Log.Warn("push failed", "url", u, "err", err)
 				rs.CancelRead(codeOK)
 				return
 			}
@@ -412,7 +412,7 @@ func (c *Client) watchTunnels(p *path, conn *quic.Conn) {
 		silent := time.Since(p.lastRecv) >= c.cfg.StallTimeout
 		p.mu.Unlock()
 		if silent && conn.Context().Err() == nil {
-			c.cfg.Logf("ct-client: path %s: tunnels' path silent and ping unanswered; closing it", p.Name)
+			c.cfg.Log.Warn("tunnels' path silent and ping unanswered; closing it", "path", p.Name)
 			c.suspect(p)
 			conn.CloseWithError(codeStalled, "path stalled")
 			return

@@ -35,7 +35,7 @@ type compareResult struct {
 // as links say, with the named scheduler.
 func runWorkload(t testing.TB, sched string, links []linkSpec, items []workItem) compareResult {
 	up := startUpstream(t)
-	ts := startServer(t, "", func(c *ServerConfig) { c.Logf = nil }, up.hostport)
+	ts := startServer(t, "", func(c *ServerConfig) { c.Log = nil }, up.hostport)
 	byIP := map[string]linkSpec{}
 	paths := loopbackPaths(len(links))
 	for i, l := range links {
@@ -43,7 +43,7 @@ func runWorkload(t testing.TB, sched string, links []linkSpec, items []workItem)
 	}
 	name, nostripe := strings.CutSuffix(sched, "/nostripe")
 	tc := startClient(t, ts, len(links), true, func(c *ClientConfig) {
-		c.Logf = nil
+		c.Log = nil
 		c.Scheduler, _ = NewScheduler(name, len(links), 1)
 		if nostripe {
 			c.StripeMin = -1

@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"crypto/subtle"
@@ -8,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/netip"
@@ -67,8 +69,9 @@ type ServerConfig struct {
 	// AllowWeakTokens accepts client tokens below MinTokenBits (tests of
 	// old configurations only).
 	AllowWeakTokens bool
-	// Logf receives one line per noteworthy event (default: discarded).
-	Logf func(format string, args ...any)
+	// Log receives the noteworthy events, with key/value attributes
+	// (default: discarded); its records carry side=ct-server.
+	Log *slog.Logger
 }
 
 // Server is a ct-server. Create it with NewServer, run it with Serve, stop
@@ -136,9 +139,7 @@ func NewServer(cfg ServerConfig) (*Server, error) {
 	if cfg.HelloTimeout == 0 {
 		cfg.HelloTimeout = 5 * time.Second
 	}
-	if cfg.Logf == nil {
-		cfg.Logf = func(string, ...any) {}
-	}
+	cfg.Log = cmp.Or(cfg.Log, discard).With("side", "ct-server")
 	if cfg.MemoryBudget == 0 {
 		cfg.MemoryBudget = DefaultMemoryBudget
 	}
@@ -471,7 +472,7 @@ func (s *Server) handleConn(conn *quic.Conn) {
 			s.mu.Lock()
 			s.logins.fail(src, time.Now())
 			s.mu.Unlock()
-			s.cfg.Logf("ct-server: %s: unauthorized, closing", conn.RemoteAddr())
+			s.cfg.Log.Warn("unauthorized; closing", "remote", conn.RemoteAddr().String())
 		}
 		// A moment for the 401 or 429 to arrive before the connection goes.
 		sleepCtx(s.ctx, unauthorizedLinger)
@@ -489,7 +490,7 @@ func (s *Server) handleConn(conn *quic.Conn) {
 		s.conns[conn] = cs
 	}
 	s.mu.Unlock()
-	s.cfg.Logf("ct-server: client %s connected from %s", cs.id, conn.RemoteAddr())
+	s.cfg.Log.Info("client connected", "client", cs.id, "remote", conn.RemoteAddr().String())
 	var wg sync.WaitGroup
 	defer wg.Wait()
 	if wantPush {
@@ -535,7 +536,7 @@ func (s *Server) hello(conn *quic.Conn) (cs *clientState, wantPush, refused bool
 	}
 	if !cs.addConn() {
 		s.m.limitHits.WithLabelValues(limConns).Inc()
-		s.cfg.Logf("ct-server: client %s: more than %d connections, refusing one from %s", cs.id, cs.limits.MaxConns, conn.RemoteAddr())
+		s.cfg.Log.Warn("connection limit; refusing one", "client", cs.id, "max_conns", cs.limits.MaxConns, "remote", conn.RemoteAddr().String())
 		errorResponse(str, http.StatusTooManyRequests, "too many connections")
 		return nil, false, true
 	}
@@ -570,7 +571,7 @@ func (s *Server) handleStream(conn *quic.Conn, cs *clientState, str *quic.Stream
 		} else if isTimeout(err) || !time.Now().Before(headDeadline) {
 			code, reason = http.StatusRequestTimeout, "request head timeout"
 		}
-		s.cfg.Logf("ct-server: client %s: bad stream: %v", cs.id, err)
+		s.cfg.Log.Warn("bad stream", "client", cs.id, "err", err)
 		str.CancelRead(codeOK)
 		errorResponse(str, code, reason)
 		return
@@ -595,7 +596,7 @@ func (s *Server) handleStream(conn *quic.Conn, cs *clientState, str *quic.Stream
 	}
 	if !s.allow[t.Upstream] {
 		s.forbidden.Add(1)
-		s.cfg.Logf("ct-server: client %s: upstream %s not allowed", cs.id, t.Upstream)
+		s.cfg.Log.Warn("upstream not allowed", "client", cs.id, "upstream", t.Upstream)
 		str.CancelRead(codeOK)
 		errorResponse(str, http.StatusForbidden, "upstream "+t.Upstream+" is not allowed")
 		return
@@ -613,7 +614,7 @@ func (s *Server) handleStream(conn *quic.Conn, cs *clientState, str *quic.Stream
 		w = workPrefetch
 	}
 	if code, lim := s.admit(cs, w, cost); code != 0 {
-		s.cfg.Logf("ct-server: client %s: %s refused: %s limit", cs.id, t.Kind, lim)
+		s.cfg.Log.Warn("stream refused by a limit", "client", cs.id, "kind", t.Kind, "limit", lim)
 		str.CancelRead(codeOK)
 		h := http.Header{}
 		if lim != limBytes { // the others free as work ends; the quota does not
@@ -650,7 +651,7 @@ func (s *Server) handleStream(conn *quic.Conn, cs *clientState, str *quic.Stream
 		code := quic.StreamErrorCode(codeAborted)
 		if errors.Is(werr, errQuota) {
 			s.m.limitHits.WithLabelValues(limBytes).Inc()
-			s.cfg.Logf("ct-server: client %s: byte quota exhausted", cs.id)
+			s.cfg.Log.Warn("byte quota exhausted", "client", cs.id)
 			code = codeLimit
 		}
 		str.CancelWrite(code)
@@ -698,7 +699,7 @@ func (s *Server) forward(str *quic.Stream, req *http.Request, w io.Writer) error
 	removeHopHeaders(out.Header)
 	resp, err := s.up.RoundTrip(out)
 	if err != nil {
-		s.cfg.Logf("ct-server: %s: upstream: %v", req.URL.Host, err)
+		s.cfg.Log.Warn("upstream failed", "upstream", req.URL.Host, "err", err)
 		str.CancelRead(codeOK)
 		return errorResponse(w, http.StatusBadGateway, "upstream unavailable")
 	}
@@ -713,7 +714,7 @@ func (s *Server) tunnel(str *quic.Stream, hr *headReader, w io.Writer, upstream 
 	d := net.Dialer{Timeout: s.cfg.UpstreamTimeout}
 	up, err := d.DialContext(str.Context(), "tcp", upstream)
 	if err != nil {
-		s.cfg.Logf("ct-server: %s: upstream: %v", upstream, err)
+		s.cfg.Log.Warn("upstream failed", "upstream", upstream, "err", err)
 		str.CancelRead(codeOK)
 		return errorResponse(w, http.StatusBadGateway, "upstream unavailable")
 	}
@@ -768,12 +769,12 @@ func (s *Server) push(conn *quic.Conn, cs *clientState, rawURL string) {
 	}
 	resp, err := s.up.RoundTrip(req)
 	if err != nil {
-		s.cfg.Logf("ct-server: prefetch %s: %v", rawURL, err)
+		s.cfg.Log.Warn("prefetch failed", "url", rawURL, "err", err)
 		return
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		s.cfg.Logf("ct-server: prefetch %s: status %d, not pushed", rawURL, resp.StatusCode)
+		s.cfg.Log.Info("prefetch not pushed", "url", rawURL, "status", resp.StatusCode)
 		return
 	}
 	ustr, err := conn.OpenUniStreamSync(ctx)

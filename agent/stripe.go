@@ -178,11 +178,11 @@ func (c *Client) stripe(w http.ResponseWriter, r *http.Request, hdr http.Header,
 		// ct-server keeps refusing pieces (its limits): finish on one
 		// stream, which needs no more slots than the response had.
 		c.stripeFallbacks.Add(1)
-		c.cfg.Logf("ct-client: %s: striping refused at byte %d (%v); finishing on one stream", r.URL, written, ferr)
+		c.cfg.Log.Info("striping refused; finishing on one stream", "url", r.URL.String(), "at_byte", written, "err", ferr)
 		return c.forwardFrom(w, r, sr, written, true)
 	}
 	if ferr != nil {
-		c.cfg.Logf("ct-client: %s: striped fetch failed at byte %d: %v", r.URL, written, ferr)
+		c.cfg.Log.Warn("striped fetch failed", "url", r.URL.String(), "at_byte", written, "err", ferr)
 		c.abortApp(w, r) // the head is out: cut, never short
 	}
 	return written, nil

@@ -108,7 +108,7 @@ func (s *Server) openSession(str *quic.Stream, hr *headReader, cs *clientState, 
 	d := net.Dialer{Timeout: s.cfg.UpstreamTimeout}
 	up, err := d.DialContext(s.ctx, "tcp", upstream)
 	if err != nil {
-		s.cfg.Logf("ct-server: %s: upstream: %v", upstream, err)
+		s.cfg.Log.Warn("upstream failed", "upstream", upstream, "err", err)
 		str.CancelRead(codeOK)
 		errorResponse(str, http.StatusBadGateway, "upstream unavailable")
 		str.Close()
@@ -501,14 +501,14 @@ func (t *ctTunnel) resume(gen int) bool {
 		avoid[p.id] = true
 		str, hr, resp, err := t.openTunnelStream(t.c.ctx, p, conn, from)
 		if err != nil {
-			t.c.cfg.Logf("ct-client: tunnel %s: resume on %s: %v", t.target, p.Name, err)
+			t.c.cfg.Log.Warn("tunnel resume failed", "target", t.target, "path", p.Name, "err", err)
 			continue
 		}
 		if resp.StatusCode != http.StatusOK {
 			resp.Body.Close()
 			str.CancelRead(codeOK)
 			str.CancelWrite(codeOK)
-			t.c.cfg.Logf("ct-client: tunnel %s: resume refused: %d %s", t.target, resp.StatusCode, resp.Header.Get(hdrError))
+			t.c.cfg.Log.Warn("tunnel resume refused", "target", t.target, "status", resp.StatusCode, "reason", resp.Header.Get(hdrError))
 			break
 		}
 		t.mu.Lock()
@@ -518,7 +518,7 @@ func (t *ctTunnel) resume(gen int) bool {
 			t.mu.Unlock()
 			str.CancelRead(codeOK)
 			str.CancelWrite(codeOK)
-			t.c.cfg.Logf("ct-client: tunnel %s: %v", t.target, err)
+			t.c.cfg.Log.Warn("tunnel failed", "target", t.target, "err", err)
 			break
 		}
 		data := append([]byte(nil), t.upBuf.b[upAt-low:]...)
@@ -540,7 +540,7 @@ func (t *ctTunnel) resume(gen int) bool {
 		t.cond.Broadcast()
 		t.mu.Unlock()
 		t.c.resumeNanos.Store(int64(time.Since(start)))
-		t.c.cfg.Logf("ct-client: tunnel %s moved from %s to %s (down from byte %d, up from byte %d)", t.target, oldPath.Name, p.Name, from, upAt)
+		t.c.cfg.Log.Info("tunnel moved", "target", t.target, "from", oldPath.Name, "to", p.Name, "down_from_byte", from, "up_from_byte", upAt)
 		return true
 	}
 	t.mu.Lock()
@@ -549,7 +549,7 @@ func (t *ctTunnel) resume(gen int) bool {
 	t.mu.Unlock()
 	// The tunnel cannot go on: reset the app's connection, so a protocol
 	// that ends its data with the connection sees an error, not an end.
-	t.c.cfg.Logf("ct-client: tunnel %s: cannot resume after %d bytes down; resetting the app connection", t.target, from)
+	t.c.cfg.Log.Warn("tunnel cannot resume; resetting the app connection", "target", t.target, "down_bytes", from)
 	t.c.aborts.Add(1)
 	resetOnClose(t.appConn)
 	t.appConn.Close()

@@ -3,6 +3,7 @@ package experiments
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"time"
 
 	"github.com/hetquic/hetquic/internal/stats"
@@ -17,7 +18,7 @@ type AggConfig struct {
 	Small    int64              // bytes of app "small" (paper: 2.5 MB)
 	Pin      string             // the single path of the pinned mode ("": the first)
 	Seed     uint64
-	Logf     func(string, ...any)
+	Log      *slog.Logger
 }
 
 // AggRow is one mode of experiment 3.
@@ -61,7 +62,7 @@ func RunAggregation(ctx context.Context, cfg AggConfig) ([]AggRow, error) {
 	}
 	var out []AggRow
 	for _, m := range modes {
-		e, err := newEnv(ctx, envConfig{Scenario: sc, Paths: m.paths, StripeMin: m.stripe, Lanes: m.lanes, Seed: cfg.Seed, Logf: cfg.Logf})
+		e, err := newEnv(ctx, envConfig{Scenario: sc, Paths: m.paths, StripeMin: m.stripe, Lanes: m.lanes, Seed: cfg.Seed, Log: cfg.Log})
 		if err != nil {
 			return out, fmt.Errorf("%s: %w", m.name, err)
 		}

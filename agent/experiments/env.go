@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/url"
@@ -54,7 +55,7 @@ type envConfig struct {
 	Prefetch     []string      // upstream paths (/bytes/N) ct-server pushes
 	Cache        bool          // give the client a prefetch cache
 	Seed         uint64
-	Logf         func(string, ...any)
+	Log          *slog.Logger
 }
 
 type env struct {
@@ -75,9 +76,6 @@ type env struct {
 // newEnv starts the app-server, ct-server, the relay in front of it and a
 // ct-client over the relay's paths, and waits until every client path is up.
 func newEnv(ctx context.Context, cfg envConfig) (_ *env, err error) {
-	if cfg.Logf == nil {
-		cfg.Logf = func(string, ...any) {}
-	}
 	e := &env{}
 	defer func() {
 		if err != nil {
@@ -107,7 +105,7 @@ func newEnv(ctx context.Context, cfg envConfig) (_ *env, err error) {
 		Clients:  []agent.ClientAuth{{ID: "device", Token: token}},
 		Allow:    []string{ul.Addr().String()},
 		Prefetch: prefetch,
-		Logf:     cfg.Logf,
+		Log:      cfg.Log,
 	})
 	if err != nil {
 		return nil, err
@@ -145,7 +143,7 @@ func newEnv(ctx context.Context, cfg envConfig) (_ *env, err error) {
 		TLS: &tls.Config{RootCAs: pair.Pool}, Token: token,
 		Paths: paths, AppRule: agent.AppRule{Kind: "header", Header: AppHeader},
 		StripeMin: cfg.StripeMin, StallTimeout: cfg.StallTimeout,
-		ReconnectMax: time.Second, Logf: cfg.Logf,
+		ReconnectMax: time.Second, Log: cfg.Log,
 	}
 	if cfg.Scheduler != "" {
 		if ccfg.Scheduler, err = agent.NewScheduler(cfg.Scheduler, len(paths), cfg.Seed); err != nil {

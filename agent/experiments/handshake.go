@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"slices"
 	"time"
@@ -33,7 +34,7 @@ type HandshakeConfig struct {
 	// wrapping ErrNoMPTCP where the lab cannot run.
 	TCP  bool
 	Seed uint64
-	Logf func(string, ...any)
+	Log  *slog.Logger
 }
 
 // HandshakeRow is one row of experiment 1: the median and minimum of
@@ -71,7 +72,7 @@ func RunHandshake(ctx context.Context, cfg HandshakeConfig) ([]HandshakeRow, err
 	rtt := one.Paths[0].Up.DelayMs + one.Paths[0].Down.DelayMs
 
 	// Through the agent: its connection is up before the app asks.
-	e, err := newEnv(ctx, envConfig{Scenario: &one, Seed: cfg.Seed, Logf: cfg.Logf})
+	e, err := newEnv(ctx, envConfig{Scenario: &one, Seed: cfg.Seed, Log: cfg.Log})
 	if err != nil {
 		return nil, err
 	}

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"log/slog"
 	"strconv"
 	"strings"
 	"time"
@@ -38,7 +39,7 @@ type OutageConfig struct {
 	At       time.Duration
 	Outage   time.Duration
 	Seed     uint64
-	Logf     func(string, ...any)
+	Log      *slog.Logger
 }
 
 // OutageRow is one mode of experiment 4.
@@ -66,7 +67,7 @@ func RunOutage(ctx context.Context, cfg OutageConfig) ([]OutageRow, error) {
 	}{{"migration", 0}, {"no migration", time.Hour}}
 	var out []OutageRow
 	for _, m := range modes {
-		e, err := newEnv(ctx, envConfig{Scenario: sc, StripeMin: -1, StallTimeout: m.stall, Seed: cfg.Seed, Logf: cfg.Logf})
+		e, err := newEnv(ctx, envConfig{Scenario: sc, StripeMin: -1, StallTimeout: m.stall, Seed: cfg.Seed, Log: cfg.Log})
 		if err != nil {
 			return out, fmt.Errorf("%s: %w", m.name, err)
 		}
@@ -126,7 +127,7 @@ type LossConfig struct {
 	Sizes    []int64            // paper: 2.5 MB, 10 MB
 	Lanes    int                // QUIC connections on the path (0: 1; agent.Lanes)
 	Seed     uint64
-	Logf     func(string, ...any)
+	Log      *slog.Logger
 }
 
 // LossRow is one cell of experiment 2.
@@ -151,7 +152,7 @@ func RunLoss(ctx context.Context, cfg LossConfig) ([]LossRow, error) {
 	rate := downRate(sc, []string{p})
 	var out []LossRow
 	for _, loss := range cfg.Losses {
-		e, err := newEnv(ctx, envConfig{Scenario: sc, Paths: []string{p}, Lanes: cfg.Lanes, Seed: cfg.Seed, Logf: cfg.Logf})
+		e, err := newEnv(ctx, envConfig{Scenario: sc, Paths: []string{p}, Lanes: cfg.Lanes, Seed: cfg.Seed, Log: cfg.Log})
 		if err != nil {
 			return out, err
 		}
@@ -186,7 +187,7 @@ type PrefetchConfig struct {
 	Scenario *scenario.Scenario // nil: DefaultScenario
 	Size     int64
 	Seed     uint64
-	Logf     func(string, ...any)
+	Log      *slog.Logger
 }
 
 // PrefetchRow is one fetch of experiment 5.
@@ -205,7 +206,7 @@ func RunPrefetch(ctx context.Context, cfg PrefetchConfig) ([]PrefetchRow, error)
 		return nil, err
 	}
 	pushed := fmt.Sprintf("/bytes/%d", cfg.Size)
-	e, err := newEnv(ctx, envConfig{Scenario: sc, Prefetch: []string{pushed}, Cache: true, Seed: cfg.Seed, Logf: cfg.Logf})
+	e, err := newEnv(ctx, envConfig{Scenario: sc, Prefetch: []string{pushed}, Cache: true, Seed: cfg.Seed, Log: cfg.Log})
 	if err != nil {
 		return nil, err
 	}

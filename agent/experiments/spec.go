@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"log/slog"
 	"math"
 	"path"
 	"slices"
@@ -193,7 +194,7 @@ func (c *chart) bar(label string, v float64) {
 
 // Run runs the experiment through the runner (one job per repeat, one at
 // a time: every job owns the loopback's emulator and agents).
-func Run(ctx context.Context, s *Spec, opt runner.Options, logf func(string, ...any)) (*Result, error) {
+func Run(ctx context.Context, s *Spec, opt runner.Options, log *slog.Logger) (*Result, error) {
 	p := s.Agent
 	r := &Result{Spec: s}
 	opt.Workers = 1
@@ -207,7 +208,7 @@ func Run(ctx context.Context, s *Spec, opt runner.Options, logf func(string, ...
 		r.Setting = fmt.Sprintf("two apps, %d + %d bytes at once, %d run(s)", big, small, p.Repeat)
 		var notes []string
 		runs, err := runner.Map(ctx, p.Repeat, opt, func(ctx context.Context, i int) ([]AggRow, error) {
-			cfg := AggConfig{Scenario: sc, Big: big, Small: small, Pin: p.Pin, Seed: s.Seed + uint64(i), Logf: logf}
+			cfg := AggConfig{Scenario: sc, Big: big, Small: small, Pin: p.Pin, Seed: s.Seed + uint64(i), Log: log}
 			rows, err := RunAggregation(ctx, cfg)
 			if err != nil || !p.MPTCP {
 				return rows, err
@@ -239,7 +240,7 @@ func Run(ctx context.Context, s *Spec, opt runner.Options, logf func(string, ...
 		at, outage := time.Duration(p.AtS*float64(time.Second)), time.Duration(p.OutageS*float64(time.Second))
 		r.Setting = fmt.Sprintf("one download of %d bytes, cut at %v for %v", size, at, outage)
 		rows, err := one(ctx, opt, func(ctx context.Context) ([]OutageRow, error) {
-			return RunOutage(ctx, OutageConfig{Scenario: sc, Size: size, At: at, Outage: outage, Seed: s.Seed, Logf: logf})
+			return RunOutage(ctx, OutageConfig{Scenario: sc, Size: size, At: at, Outage: outage, Seed: s.Seed, Log: log})
 		})
 		if err != nil {
 			return nil, err
@@ -257,7 +258,7 @@ func Run(ctx context.Context, s *Spec, opt runner.Options, logf func(string, ...
 		sizes := []int64{s.bytes(2.5), s.bytes(10)}
 		r.Setting = fmt.Sprintf("%v bytes alone over one path, %d connection(s), loss %v %%", sizes, p.ConnsPerPath, p.LossesPct)
 		rows, err := one(ctx, opt, func(ctx context.Context) ([]LossRow, error) {
-			return RunLoss(ctx, LossConfig{Scenario: sc, Path: p.Pin, Losses: ls, Sizes: sizes, Lanes: p.ConnsPerPath, Seed: s.Seed, Logf: logf})
+			return RunLoss(ctx, LossConfig{Scenario: sc, Path: p.Pin, Losses: ls, Sizes: sizes, Lanes: p.ConnsPerPath, Seed: s.Seed, Log: log})
 		})
 		if err != nil {
 			return nil, err
@@ -270,7 +271,7 @@ func Run(ctx context.Context, s *Spec, opt runner.Options, logf func(string, ...
 	case "handshake":
 		r.Setting = fmt.Sprintf("%d-byte object, %d rounds", p.SizeBytes, p.Rounds)
 		rows, err := one(ctx, opt, func(ctx context.Context) ([]HandshakeRow, error) {
-			rows, err := RunHandshake(ctx, HandshakeConfig{Scenario: sc, Path: p.Pin, Size: p.SizeBytes, Rounds: p.Rounds, TCP: p.TCP, Seed: s.Seed, Logf: logf})
+			rows, err := RunHandshake(ctx, HandshakeConfig{Scenario: sc, Path: p.Pin, Size: p.SizeBytes, Rounds: p.Rounds, TCP: p.TCP, Seed: s.Seed, Log: log})
 			if errors.Is(err, ErrNoMPTCP) && len(rows) > 0 {
 				r.Notes = append(r.Notes, fmt.Sprintf("no HTTPS/TCP rows: %v", err))
 				err = nil
@@ -289,7 +290,7 @@ func Run(ctx context.Context, s *Spec, opt runner.Options, logf func(string, ...
 		size := s.bytes(2.5)
 		r.Setting = fmt.Sprintf("%d bytes pushed vs on demand", size)
 		rows, err := one(ctx, opt, func(ctx context.Context) ([]PrefetchRow, error) {
-			return RunPrefetch(ctx, PrefetchConfig{Scenario: sc, Size: size, Seed: s.Seed, Logf: logf})
+			return RunPrefetch(ctx, PrefetchConfig{Scenario: sc, Size: size, Seed: s.Seed, Log: log})
 		})
 		if err != nil {
 			return nil, err

@@ -107,11 +107,6 @@ func newLogger(format string, verbose bool) (*slog.Logger, error) {
 	return nil, badInput(fmt.Errorf("--log-format %q: want text or json", format))
 }
 
-// logfOf adapts a logger to the agent's Logf (one Info message per event).
-func logfOf(log *slog.Logger) func(string, ...any) {
-	return func(format string, args ...any) { log.Info(fmt.Sprintf(format, args...)) }
-}
-
 // readTokenFile reads a token file, warning when others can read it.
 func readTokenFile(log *slog.Logger, name string) (string, error) {
 	b, err := os.ReadFile(name)
@@ -258,7 +253,7 @@ func agentServer(ctx context.Context, args []string) error {
 	}
 	srv, err := agent.NewServer(agent.ServerConfig{
 		TLS: &tlsConf, QUIC: qlogConfig(f.QlogDir), Clients: f.Clients, Limits: f.Limits, Allow: f.Allow,
-		Prefetch: f.Prefetch, HeaderTimeout: time.Duration(f.HeaderTimeoutMS) * time.Millisecond, Logf: logfOf(log),
+		Prefetch: f.Prefetch, HeaderTimeout: time.Duration(f.HeaderTimeoutMS) * time.Millisecond, Log: log,
 		MemoryBudget: f.MemoryBudget,
 	})
 	if err != nil {
@@ -424,7 +419,7 @@ func agentClient(ctx context.Context, args []string) error {
 			return badInput(fmt.Errorf("agent client: %w", err))
 		}
 	}
-	cfg.Logf = logfOf(log)
+	cfg.Log = log
 	if len(f.Listen) == 0 {
 		f.Listen = []string{"127.0.0.1:8080"}
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -122,12 +123,12 @@ func agentExperiment(ctx context.Context, args []string) error {
 			return badInput(err)
 		}
 	}
-	var logf func(string, ...any)
+	var log *slog.Logger // nil: the agent discards its events
 	if *verbose {
-		logf = func(f string, a ...any) { fmt.Fprintf(os.Stderr, f+"\n", a...) }
+		log = slog.New(slog.NewTextHandler(os.Stderr, nil))
 	}
 	fmt.Fprintf(os.Stderr, "agent experiment %s: scale %g\n", name, p.Scale)
-	res, err := agentexp.Run(ctx, spec, runner.Options{Progress: os.Stderr}, logf)
+	res, err := agentexp.Run(ctx, spec, runner.Options{Progress: os.Stderr}, log)
 	if err != nil {
 		return err
 	}

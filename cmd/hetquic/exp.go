@@ -196,7 +196,7 @@ type outcome struct {
 }
 
 // run runs the experiment through the runner with opt.
-func (l *loaded) run(ctx context.Context, opt runner.Options, logf func(string, ...any)) (*outcome, error) {
+func (l *loaded) run(ctx context.Context, opt runner.Options) (*outcome, error) {
 	switch {
 	case l.video != nil:
 		sum, err := svc.Execute(ctx, l.video, opt)
@@ -214,7 +214,7 @@ func (l *loaded) run(ctx context.Context, opt runner.Options, logf func(string, 
 	case l.ride != nil:
 		return rideExperiment(l.env, l.ride)
 	case l.agent != nil:
-		res, err := agentexp.Run(ctx, l.agent, opt, logf)
+		res, err := agentexp.Run(ctx, l.agent, opt, nil)
 		if err != nil {
 			return nil, err
 		}
@@ -267,7 +267,7 @@ func expRun(ctx context.Context, args []string, name string) error {
 	if *shardFlag != "" {
 		return expRunShard(ctx, l, file, *shardFlag, *out, *asJSON || *asMD, opt)
 	}
-	o, err := l.run(ctx, opt, nil)
+	o, err := l.run(ctx, opt)
 	if err != nil {
 		return err
 	}
