@@ -59,7 +59,7 @@ func (p *Patch) Apply(path Path) (Path, error) {
 		case "both":
 			targets = []*Link{&path.Up, &path.Down}
 		default:
-			return path, fmt.Errorf("%s: unknown key (want up, down or both)", key)
+			return path, fmt.Errorf("%q: unknown key (want up, down or both)", key)
 		}
 		for _, l := range targets {
 			if err := yamlfile.DecodeNode(key, val, l); err != nil {

@@ -13,7 +13,7 @@ func TestScenarioRejectsBadInput(t *testing.T) {
 		{"name: s\npaths: [{name: a}, {name: a}]\n", "paths[1].name: duplicate path name \"a\""},
 		{"name: s\npaths: []\n", "paths: at least one path"},
 		{"name: s\npaths: [{name: a}]\nevents: [{at_s: 1, path: a}]\n", "events[0]: needs set or outage_s"},
-		{"name: s\npaths: [{name: a}]\nevents: [{at_s: 1, path: a, set: {sideways: {delay_ms: 1}}}]\n", "sideways: unknown key"},
+		{"name: s\npaths: [{name: a}]\nevents: [{at_s: 1, path: a, set: {sideways: {delay_ms: 1}}}]\n", `"sideways": unknown key`},
 	} {
 		_, err := Parse(nil, "s.yaml", []byte(tc.body))
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
