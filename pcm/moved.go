@@ -29,6 +29,10 @@ type moveWatch struct {
 	mu      sync.Mutex
 	pending bool // a Switch that quic-go has not applied yet
 	from    int  // the path the connection is on until then
+	// early says that stream data left while the latest switch was
+	// pending: some request went on the old path (RoundTrip cannot tell
+	// which stream is its own, so it drops its sample on this).
+	early bool
 	// streams are the requests whose first packet is awaited; a request
 	// whose first packet left while a switch was pending maps to the path
 	// it left on, one whose first packet left after the move is deleted.
@@ -50,7 +54,18 @@ func (w *moveWatch) switching(from int) {
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	w.pending, w.from = true, from
+	w.pending, w.from, w.early = true, from, false
+}
+
+// sentEarly reports whether any request's data left on the old path
+// while the latest switch was pending.
+func (w *moveWatch) sentEarly() bool {
+	if w == nil {
+		return false
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.early
 }
 
 // settled ends a pending switch: quic-go applied it, or Switch failed.
@@ -96,13 +111,16 @@ func (w *moveWatch) record(e qlogwriter.Event) {
 	case qlog.PacketSent:
 		w.mu.Lock()
 		defer w.mu.Unlock()
-		if len(w.streams) == 0 {
+		if !w.pending && len(w.streams) == 0 {
 			return
 		}
 		for _, f := range e.Frames {
 			sf, ok := f.Frame.(*qlog.StreamFrame)
 			if !ok {
 				continue
+			}
+			if w.pending && sf.StreamID%4 == 0 { // a client-initiated bidirectional stream: a request
+				w.early = true
 			}
 			if p, ok := w.streams[sf.StreamID]; ok && p == stillOnOld {
 				if w.pending {

@@ -27,22 +27,23 @@ func TestMoveWatch(t *testing.T) {
 		name   string
 		run    func(w *moveWatch)
 		stream quic.StreamID
-		early  bool
+		early  bool // leftEarly(stream)
 		path   int
+		any    bool // sentEarly: some request's data left on the old path
 	}{
-		{"no switch", func(w *moveWatch) { w.watch(0); w.record(sent(0)) }, 0, false, 0},
+		{"no switch", func(w *moveWatch) { w.watch(0); w.record(sent(0)) }, 0, false, 0, false},
 		{"left before the move", func(w *moveWatch) {
 			w.switching(2)
 			w.watch(4)
 			w.record(sent(4))
 			w.record(moved)
-		}, 4, true, 2},
+		}, 4, true, 2, true},
 		{"left after the move", func(w *moveWatch) {
 			w.switching(2)
 			w.watch(4)
 			w.record(moved)
 			w.record(sent(4))
-		}, 4, false, 0},
+		}, 4, false, 0, false},
 		{"only the first packet counts", func(w *moveWatch) {
 			w.switching(1)
 			w.watch(8)
@@ -50,26 +51,26 @@ func TestMoveWatch(t *testing.T) {
 			w.record(sent(8))
 			w.switching(0)
 			w.record(sent(8)) // a later packet of the same request
-		}, 8, false, 0},
+		}, 8, false, 0, true},
 		{"another stream's packet", func(w *moveWatch) {
 			w.switching(1)
 			w.watch(8)
 			w.record(sent(0, 12))
 			w.record(moved)
 			w.record(sent(8))
-		}, 8, false, 0},
+		}, 8, false, 0, true},
 		{"the old path's tuple is not the move", func(w *moveWatch) {
 			w.switching(3)
 			w.watch(8)
 			w.record(qlog.TupleAssigned{TupleID: "1"})
 			w.record(sent(8))
-		}, 8, true, 3},
+		}, 8, true, 3, true},
 		{"a failed switch settles", func(w *moveWatch) {
 			w.switching(3)
 			w.settled()
 			w.watch(8)
 			w.record(sent(8))
-		}, 8, false, 0},
+		}, 8, false, 0, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -78,6 +79,9 @@ func TestMoveWatch(t *testing.T) {
 			path, early := w.leftEarly(tt.stream)
 			if early != tt.early || (early && path != tt.path) {
 				t.Errorf("leftEarly = %d, %v; want %d, %v", path, early, tt.path, tt.early)
+			}
+			if w.sentEarly() != tt.any {
+				t.Errorf("sentEarly = %v, want %v", w.sentEarly(), tt.any)
 			}
 			if len(w.streams) != 0 {
 				t.Errorf("%d streams still watched", len(w.streams))

@@ -171,11 +171,13 @@ func (b *measuredBody) Read(p []byte) (int, error) {
 }
 
 // done takes the measurement, once: EndTime is now (PCM Eq. 3). A response
-// during which the connection moved measured no single path; it is dropped.
+// during which the connection moved measured no single path, nor did one
+// whose request may have left before the switch to its path took effect
+// (moveWatch): both are dropped.
 func (b *measuredBody) done() {
 	b.once.Do(func() {
 		b.res.End = b.c.cfg.Now()
-		if b.c.switches.Load() != b.moves {
+		if b.c.switches.Load() != b.moves || b.c.moves.sentEarly() {
 			return
 		}
 		b.c.selMu.Lock()
