@@ -131,9 +131,13 @@ type Client struct {
 	dial   *quic.Transport // the handshake's socket (default mode)
 	multi  *multiConn      // rebind mode's socket; nil in the default mode
 	rebind *quic.Transport // rebind mode's transport
-	moves  *moveWatch      // requests that left before a switch took effect; nil in rebind mode
-	h3     *http3.ClientConn
-	remote *net.UDPAddr
+	moves  *moveWatch      // when a switch took effect; nil in rebind mode
+	// wake is an idle stream whose priority changes wake quic-go's run
+	// loop to apply a Switch (awaitMove); wakeUrgent alternates.
+	wake       *quic.SendStream
+	wakeUrgent bool
+	h3         *http3.ClientConn
+	remote     *net.UDPAddr
 
 	// mu guards the path state. Requests hold it for reading while they
 	// are in flight; a switch holds it for writing, so a path never changes

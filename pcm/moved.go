@@ -9,26 +9,29 @@ import (
 	"github.com/quic-go/quic-go/qlogwriter"
 )
 
-// moveWatch tells which requests left before a switch took effect.
+// moveWatch tells when a switch took effect, and which requests left
+// before it did.
 //
 // Path.Switch only records the wish; quic-go's connection run loop applies
-// it at the top of its next pass. A request written while a pass that began
-// before the Switch is still running leaves in that pass, on the old path
-// (seen: 13.5 ms for a request "on" a 100 ms path, on a loaded machine), and
-// its completion time belongs to the old path. quic-go offers no way to wait
-// for the move (nothing wakes the run loop for it, and re-probing the new
-// path to wake it un-validates that path), but it logs what matters as qlog
-// events from the run loop: the move as tuple_assigned for the default
-// tuple (ID ""), and each packet with its frames. The watch is a qlog Trace
-// that follows both and passes every event on to the caller's own tracer.
-// The cost is quic-go building its qlog events, which it skips without a
-// tracer.
+// it at the top of its next pass, and nothing wakes the loop for it. A
+// request written while a pass that began before the Switch is still
+// running leaves in that pass, on the old path, and its completion time
+// belongs to the old path (on loopback under load, up to 7 of 50 requests:
+// pcm/README.md). quic-go offers no way to wait for the move, but it logs what matters as qlog events from
+// the run loop: the move as tuple_assigned for the default tuple (ID ""),
+// and each packet with its frames. The watch is a qlog Trace that follows
+// both and passes every event on to the caller's own tracer. The client
+// wakes the loop after a Switch and waits for the move (Client.awaitMove);
+// a request that still leaves early is reported on the path that carried
+// it. The cost is quic-go building its qlog events, which it skips without
+// a tracer.
 type moveWatch struct {
 	next func(context.Context, bool, quic.ConnectionID) qlogwriter.Trace
 
 	mu      sync.Mutex
-	pending bool // a Switch that quic-go has not applied yet
-	from    int  // the path the connection is on until then
+	pending bool          // a Switch that quic-go has not applied yet
+	from    int           // the path the connection is on until then
+	moved   chan struct{} // closed when the pending switch settles
 	// early says that stream data left while the latest switch was
 	// pending: some request went on the old path (RoundTrip cannot tell
 	// which stream is its own, so it drops its sample on this).
@@ -43,7 +46,9 @@ type moveWatch struct {
 const stillOnOld = -1
 
 func newMoveWatch(next func(context.Context, bool, quic.ConnectionID) qlogwriter.Trace) *moveWatch {
-	return &moveWatch{next: next, streams: map[quic.StreamID]int{}}
+	settled := make(chan struct{})
+	close(settled) // no switch is pending yet
+	return &moveWatch{next: next, streams: map[quic.StreamID]int{}, moved: settled}
 }
 
 // switching records a Switch away from path from; call it before Switch.
@@ -55,6 +60,14 @@ func (w *moveWatch) switching(from int) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.pending, w.from, w.early = true, from, false
+	w.moved = make(chan struct{})
+}
+
+// settledCh returns a channel closed once the latest switch has settled.
+func (w *moveWatch) settledCh() <-chan struct{} {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.moved
 }
 
 // sentEarly reports whether any request's data left on the old path
@@ -75,7 +88,10 @@ func (w *moveWatch) settled() {
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	w.pending = false
+	if w.pending {
+		w.pending = false
+		close(w.moved)
+	}
 }
 
 // watch starts following a request's stream; call it before the request's

@@ -90,6 +90,7 @@ func (c *Client) switchLocked(ctx context.Context, p int) error {
 		ps.qp, ps.validated = nil, false
 		return fmt.Errorf("switch to %s: %w", ps.Name, err)
 	}
+	c.awaitMove(ctx, ps)
 	if old := c.paths[c.active]; old.qp == nil {
 		// The path the connection was dialled on has no quic.Path handle:
 		// coming back to it means adding it again.
@@ -100,6 +101,46 @@ func (c *Client) switchLocked(ctx context.Context, p int) error {
 	ps.lastUsed = c.cfg.Now()
 	ps.down, ps.backoff = false, 0
 	return nil
+}
+
+// awaitMove returns once quic-go has applied the Switch to ps, so that the
+// next request leaves on ps (moveWatch says why that is later than Switch
+// returns). Nothing wakes quic-go's run loop for a Switch: raising or
+// lowering the priority of an idle stream does, and sends nothing (the
+// stream has no data, so only the loop's pass follows). The stream is
+// unidirectional, opened once, never written, so the server never sees
+// it. Without one to spare (the server's stream limit) the request may
+// leave early, and the watch then reports it on the old path.
+func (c *Client) awaitMove(ctx context.Context, ps *pathState) {
+	if c.moves == nil {
+		return
+	}
+	if c.wake == nil {
+		s, err := c.conn.OpenUniStream()
+		if err != nil {
+			return
+		}
+		c.wake = s
+	}
+	c.wakeUrgent = !c.wakeUrgent
+	c.wake.SetPriority(urgency(c.wakeUrgent), false)
+	t := time.NewTimer(c.cfg.ProbeTimeout)
+	defer t.Stop()
+	select {
+	case <-c.moves.settledCh():
+	case <-ctx.Done():
+	case <-t.C:
+		c.cfg.Logf("pcm: quic-go did not move the connection to %s within %v", ps.Name, c.cfg.ProbeTimeout)
+	}
+}
+
+// urgency is an RFC 9218 urgency that differs from quic-go's default (3),
+// for each of the two values the wake stream alternates between.
+func urgency(high bool) int8 {
+	if high {
+		return 0
+	}
+	return 7
 }
 
 // makeRoomLocked closes the least recently used idle paths until one more
