@@ -584,7 +584,10 @@ func (c *Client) forwardFrom(w http.ResponseWriter, r *http.Request, sr Request,
 			}
 			continue
 		}
-		if ctx.Err() != nil || !errors.Is(err, errStalled) && !isConnErr(err) {
+		// A stream deadline that fired (a read or the request's write,
+		// seen on a starved machine as a bare "deadline exceeded") is the
+		// path's trouble like a stall: move, do not abort.
+		if ctx.Err() != nil || !errors.Is(err, errStalled) && !isConnErr(err) && !isTimeout(err) {
 			break
 		}
 		var ae *quic.ApplicationError
