@@ -34,7 +34,9 @@ run         runs every variant × path count × seed on all cores, prints the su
 validate    loads the experiment, its scenario or topology, and reports the first problem.
 list        lists the built-in sim experiments.
 components  lists schedulers, congestion controllers, schemes and built-in topologies.
-vsreal      compares simulated and real quic-go downloads (validation).`
+vsreal      compares simulated and real quic-go downloads (validation).
+conext17, lossregime, mathis
+            print a validation table as markdown (sim/README.md's generated blocks).`
 
 func runSim(ctx context.Context, args []string) error {
 	return runSubcommand(ctx, "sim", simHelp, []subcommand{
@@ -45,6 +47,7 @@ func runSim(ctx context.Context, args []string) error {
 		{"vsreal", "compare simulated and real quic-go downloads (validation)", simVsReal},
 		{"conext17", "two-path scenario classes of De Coninck & Bonaventure (CoNEXT 2017): single/multipath ratio (markdown)", simConext17},
 		{"lossregime", "NewReno under loss against ns-3, like for like under both ACK policies (markdown)", simLossRegime},
+		{"mathis", "NewReno under random loss against the Mathis and Padhye throughput models (markdown)", simMathis},
 	}, args)
 }
 
@@ -63,6 +66,23 @@ func simLossRegime(ctx context.Context, args []string) error {
 		return err
 	}
 	return simexp.WriteLossRegimeTable(os.Stdout, rows)
+}
+
+func simMathis(ctx context.Context, args []string) error {
+	fs := newFlagSet("sim mathis", "sim mathis [--md]",
+		"Runs single-path NewReno over one 100 Mbit/s, 40 ms path at 0.1–5 % random loss, ACKing every\npacket and every second packet, and prints its goodput beside the Mathis et al. and Padhye et al.\nthroughput models as markdown (the simulator's validation; TestMathis bounds it).")
+	fs.Bool("md", true, "print markdown (the only format)")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return badInput(fmt.Errorf("sim mathis: unexpected argument %q", fs.Arg(0)))
+	}
+	rows, err := simexp.Mathis(ctx, simexp.MathisDuration)
+	if err != nil {
+		return err
+	}
+	return simexp.WriteMathisTable(os.Stdout, rows, simexp.MathisDuration)
 }
 
 func simConext17(ctx context.Context, args []string) error {
