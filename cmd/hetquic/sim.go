@@ -8,6 +8,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/hetquic/hetquic/internal/results"
 	"github.com/hetquic/hetquic/sim/cc"
 	simexp "github.com/hetquic/hetquic/sim/exp"
 	"github.com/hetquic/hetquic/sim/sched"
@@ -105,10 +106,11 @@ func simConext17(ctx context.Context, args []string) error {
 }
 
 func simVsReal(ctx context.Context, args []string) error {
-	fs := newFlagSet("sim vsreal", "sim vsreal [--trials N] [--rate-mbps R]",
+	fs := newFlagSet("sim vsreal", "sim vsreal [--trials N] [--rate-mbps R] [--md]",
 		"Downloads 1, 5 and 10 MB over one path at three RTT × loss points, on quic-go through\nthe emulator and in the simulator, and prints both medians (issue 6's validation).")
 	trials := fs.Int("trials", 3, "downloads per cell, each way")
 	rate := fs.Float64("rate-mbps", 20, "path rate")
+	md := fs.Bool("md", false, "print a Markdown table (what sim/README.md's measured block holds)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -120,6 +122,9 @@ func simVsReal(ctx context.Context, args []string) error {
 		[]int{1_000_000, 5_000_000, 10_000_000}, *rate, *trials)
 	if err != nil {
 		return err
+	}
+	if *md {
+		return results.WriteTables(os.Stdout, []results.Table{vsreal.SimVsRealTable(rows, *rate, *trials)})
 	}
 	return vsreal.WriteSimVsRealTable(os.Stdout, rows)
 }
