@@ -53,37 +53,42 @@ func runSim(ctx context.Context, args []string) error {
 }
 
 func simLossRegime(ctx context.Context, args []string) error {
-	fs := newFlagSet("sim lossregime", "sim lossregime [--md]",
-		"Runs a 10 MB NewReno transfer at 0–2 % loss in the simulator, per-ACK (newreno-ns3) and\nper-byte (newreno) window growth, ACKs every packet and every second packet, and prints\nit beside ns-3 3.37's TcpNewReno and TcpLinuxReno (bench/ns3/lossregime.sh, embedded) as markdown.")
-	fs.Bool("md", true, "print markdown (the only format)")
-	if err := parseFlags(fs, args); err != nil {
-		return err
-	}
-	if fs.NArg() > 0 {
-		return badInput(fmt.Errorf("sim lossregime: unexpected argument %q", fs.Arg(0)))
-	}
-	rows, err := simexp.LossRegime(ctx)
-	if err != nil {
-		return err
-	}
-	return simexp.WriteLossRegimeTable(os.Stdout, rows)
+	return simTable(ctx, args, "lossregime",
+		"Runs a 10 MB NewReno transfer at 0–2 % loss in the simulator, per-ACK (newreno-ns3) and\nper-byte (newreno) window growth, ACKs every packet and every second packet, and prints\nit beside ns-3 3.37's TcpNewReno and TcpLinuxReno (bench/ns3/lossregime.sh, embedded) as markdown.",
+		func(ctx context.Context) error {
+			rows, err := simexp.LossRegime(ctx)
+			if err != nil {
+				return err
+			}
+			return simexp.WriteLossRegimeTable(os.Stdout, rows)
+		})
 }
 
 func simMathis(ctx context.Context, args []string) error {
-	fs := newFlagSet("sim mathis", "sim mathis [--md]",
-		"Runs single-path NewReno over one 100 Mbit/s, 40 ms path at 0.1–5 % random loss, ACKing every\npacket and every second packet, and prints its goodput beside the Mathis et al. and Padhye et al.\nthroughput models as markdown (the simulator's validation; TestMathis bounds it).")
+	return simTable(ctx, args, "mathis",
+		"Runs single-path NewReno over one 100 Mbit/s, 40 ms path at 0.1–5 % random loss, ACKing every\npacket and every second packet, and prints its goodput beside the Mathis et al. and Padhye et al.\nthroughput models as markdown (the simulator's validation; TestMathis bounds it).",
+		func(ctx context.Context) error {
+			rows, err := simexp.Mathis(ctx, simexp.MathisDuration)
+			if err != nil {
+				return err
+			}
+			return simexp.WriteMathisTable(os.Stdout, rows, simexp.MathisDuration)
+		})
+}
+
+// simTable is a validation command with no options that prints one
+// markdown table (what a doc's generated block holds): it takes --md, the
+// only format, and no arguments.
+func simTable(ctx context.Context, args []string, name, help string, print func(context.Context) error) error {
+	fs := newFlagSet("sim "+name, "sim "+name+" [--md]", help)
 	fs.Bool("md", true, "print markdown (the only format)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
-		return badInput(fmt.Errorf("sim mathis: unexpected argument %q", fs.Arg(0)))
+		return badInput(fmt.Errorf("sim %s: unexpected argument %q", name, fs.Arg(0)))
 	}
-	rows, err := simexp.Mathis(ctx, simexp.MathisDuration)
-	if err != nil {
-		return err
-	}
-	return simexp.WriteMathisTable(os.Stdout, rows, simexp.MathisDuration)
+	return print(ctx)
 }
 
 func simConext17(ctx context.Context, args []string) error {
