@@ -139,7 +139,7 @@ func SimVsRealTable(rows []SimVsReal, rateMbps float64, trials int) results.Tabl
 	t := results.Table{
 		Caption: fmt.Sprintf("One %g Mbit/s path, 1000-packet queue, loss on the data direction; median completion time of %d downloads each way: "+
 			"quic-go v0.65.0 through the emulator's relay (loss seed 1) and the simulator (seeds 1–%d).", rateMbps, trials, trials),
-		Header:  []string{"RTT (ms)", "loss", "size (MB)", "real (ms)", "sim (ms)", "sim / real"},
+		Header: []string{"RTT (ms)", "loss", "size (MB)", "real (ms)", "sim (ms)", "sim / real"},
 	}
 	for _, r := range rows {
 		t.Rows = append(t.Rows, []string{
