@@ -8,6 +8,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/hetquic/hetquic/internal/results"
 	"github.com/hetquic/hetquic/sim/cc"
 	simexp "github.com/hetquic/hetquic/sim/exp"
 	"github.com/hetquic/hetquic/sim/sched"
@@ -34,7 +35,9 @@ run         runs every variant × path count × seed on all cores, prints the su
 validate    loads the experiment, its scenario or topology, and reports the first problem.
 list        lists the built-in sim experiments.
 components  lists schedulers, congestion controllers, schemes and built-in topologies.
-vsreal      compares simulated and real quic-go downloads (validation).`
+vsreal      compares simulated and real quic-go downloads (validation).
+conext17, lossregime, mathis
+            print a validation table as markdown (sim/README.md's generated blocks).`
 
 func runSim(ctx context.Context, args []string) error {
 	return runSubcommand(ctx, "sim", simHelp, []subcommand{
@@ -45,24 +48,47 @@ func runSim(ctx context.Context, args []string) error {
 		{"vsreal", "compare simulated and real quic-go downloads (validation)", simVsReal},
 		{"conext17", "two-path scenario classes of De Coninck & Bonaventure (CoNEXT 2017): single/multipath ratio (markdown)", simConext17},
 		{"lossregime", "NewReno under loss against ns-3, like for like under both ACK policies (markdown)", simLossRegime},
+		{"mathis", "NewReno under random loss against the Mathis and Padhye throughput models (markdown)", simMathis},
 	}, args)
 }
 
 func simLossRegime(ctx context.Context, args []string) error {
-	fs := newFlagSet("sim lossregime", "sim lossregime [--md]",
-		"Runs a 10 MB NewReno transfer at 0–2 % loss in the simulator, per-ACK (newreno-ns3) and\nper-byte (newreno) window growth, ACKs every packet and every second packet, and prints\nit beside ns-3 3.37's TcpNewReno and TcpLinuxReno (bench/ns3/lossregime.sh, embedded) as markdown.")
+	return simTable(ctx, args, "lossregime",
+		"Runs a 10 MB NewReno transfer at 0–2 % loss in the simulator, per-ACK (newreno-ns3) and\nper-byte (newreno) window growth, ACKs every packet and every second packet, and prints\nit beside ns-3 3.37's TcpNewReno and TcpLinuxReno (bench/ns3/lossregime.sh, embedded) as markdown.",
+		func(ctx context.Context) error {
+			rows, err := simexp.LossRegime(ctx)
+			if err != nil {
+				return err
+			}
+			return simexp.WriteLossRegimeTable(os.Stdout, rows)
+		})
+}
+
+func simMathis(ctx context.Context, args []string) error {
+	return simTable(ctx, args, "mathis",
+		"Runs single-path NewReno over one 100 Mbit/s, 40 ms path at 0.1–5 % random loss, ACKing every\npacket and every second packet, and prints its goodput beside the Mathis et al. and Padhye et al.\nthroughput models as markdown (the simulator's validation; TestMathis bounds it).",
+		func(ctx context.Context) error {
+			rows, err := simexp.Mathis(ctx, simexp.MathisDuration)
+			if err != nil {
+				return err
+			}
+			return simexp.WriteMathisTable(os.Stdout, rows, simexp.MathisDuration)
+		})
+}
+
+// simTable is a validation command with no options that prints one
+// markdown table (what a doc's generated block holds): it takes --md, the
+// only format, and no arguments.
+func simTable(ctx context.Context, args []string, name, help string, print func(context.Context) error) error {
+	fs := newFlagSet("sim "+name, "sim "+name+" [--md]", help)
 	fs.Bool("md", true, "print markdown (the only format)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
-		return badInput(fmt.Errorf("sim lossregime: unexpected argument %q", fs.Arg(0)))
+		return badInput(fmt.Errorf("sim %s: unexpected argument %q", name, fs.Arg(0)))
 	}
-	rows, err := simexp.LossRegime(ctx)
-	if err != nil {
-		return err
-	}
-	return simexp.WriteLossRegimeTable(os.Stdout, rows)
+	return print(ctx)
 }
 
 func simConext17(ctx context.Context, args []string) error {
@@ -85,10 +111,11 @@ func simConext17(ctx context.Context, args []string) error {
 }
 
 func simVsReal(ctx context.Context, args []string) error {
-	fs := newFlagSet("sim vsreal", "sim vsreal [--trials N] [--rate-mbps R]",
+	fs := newFlagSet("sim vsreal", "sim vsreal [--trials N] [--rate-mbps R] [--md]",
 		"Downloads 1, 5 and 10 MB over one path at three RTT × loss points, on quic-go through\nthe emulator and in the simulator, and prints both medians (issue 6's validation).")
 	trials := fs.Int("trials", 3, "downloads per cell, each way")
 	rate := fs.Float64("rate-mbps", 20, "path rate")
+	md := fs.Bool("md", false, "print a Markdown table (what sim/README.md's measured block holds)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -100,6 +127,9 @@ func simVsReal(ctx context.Context, args []string) error {
 		[]int{1_000_000, 5_000_000, 10_000_000}, *rate, *trials)
 	if err != nil {
 		return err
+	}
+	if *md {
+		return results.WriteTables(os.Stdout, []results.Table{vsreal.SimVsRealTable(rows, *rate, *trials)})
 	}
 	return vsreal.WriteSimVsRealTable(os.Stdout, rows)
 }

@@ -32,6 +32,8 @@ func TestSimCLI(t *testing.T) {
 		{[]string{"sim", "frob"}, `sim: unknown subcommand "frob"`},
 		{[]string{"sim", "conext17", "--scenarios", "0"}, "sim conext17: --scenarios 0 must be in [1, 10000]"},
 		{[]string{"sim", "lossregime", "extra"}, `sim lossregime: unexpected argument "extra"`},
+		{[]string{"sim", "mathis", "extra"}, `sim mathis: unexpected argument "extra"`},
+		{[]string{"sim", "vsreal", "--trials", "0", "--md"}, "sim vsreal: --trials 0 and --rate-mbps 20 must be positive"},
 		{[]string{"sim", "run", w("b5.yaml", "name: b\nscenario: two.yaml\napp: {kind: video, fps: 25, bitrate_mbps: 4, frames: 10}\nvariants: [{}]\n")}, "app.deadline_ms: 0 is outside"},
 	} {
 		_, stderr, code := runCLI(t, tc.args...)

@@ -2,6 +2,7 @@ package vsreal
 
 import (
 	"context"
+	"strings"
 	"testing"
 )
 
@@ -20,5 +21,16 @@ func TestCompareSimReal(t *testing.T) {
 	r := rows[0]
 	if r.RealMs < 40 || r.SimMs < 40 || r.SimMs/r.RealMs > 2 || r.SimMs/r.RealMs < 0.25 {
 		t.Errorf("%+v", r)
+	}
+}
+
+// The Markdown table has one row per cell, loss in percent, the ratio of
+// the medians to two decimals, and its setting in the caption.
+func TestSimVsRealTable(t *testing.T) {
+	md := SimVsRealTable([]SimVsReal{{RTTms: 60, Loss: 0.001, SizeBytes: 10_000_000, RealMs: 6000, SimMs: 5000}}, 20, 5).Markdown()
+	for _, want := range []string{"One 20 Mbit/s path", "5 downloads each way", "| 60 | 0.1 % | 10 | 6000 | 5000 | 0.83 |"} {
+		if !strings.Contains(md, want) {
+			t.Errorf("table lacks %q:\n%s", want, md)
+		}
 	}
 }
