@@ -76,13 +76,14 @@ type loaded struct {
 	env experiment.Envelope
 	// plan is a pcm experiment's points × strategies × seeds (its sweep);
 	// pcm is its first point (the file as written when it has no sweep).
-	plan    *experiment.Plan
-	pcm     *experiment.Spec
-	simPlan *simexp.Plan // the same for a simulator experiment
-	sim     *simexp.Spec
-	video   *svc.Spec
-	agent   *agentexp.Spec
-	ride    *ridereport.Spec
+	plan      *experiment.Plan
+	pcm       *experiment.Spec
+	simPlan   *simexp.Plan // the same for a simulator experiment
+	sim       *simexp.Spec
+	videoPlan *svc.Plan // and for a video (QC-MAB) experiment
+	video     *svc.Spec
+	agent     *agentexp.Spec
+	ride      *ridereport.Spec
 }
 
 // builtinDirs are where the built-in experiments live in hetquic.Files.
@@ -131,7 +132,9 @@ func loadFrom(fsys fs.FS, name string) (*loaded, error) {
 			l.sim = l.simPlan.Specs[0]
 		}
 	case experiment.ModeVideo:
-		l.video, err = svc.Parse(name, data)
+		if l.videoPlan, err = svc.LoadPlan(fsys, name); err == nil {
+			l.video = l.videoPlan.Specs[0]
+		}
 	case experiment.ModeAgent:
 		l.agent, err = agentexp.Load(fsys, name)
 	case experiment.ModeRide:
@@ -157,7 +160,11 @@ func (l *loaded) shape() string {
 		}
 		return fmt.Sprintf("%d variants × %d seeds%s", len(l.sim.Variants), l.sim.Seeds, points)
 	case l.video != nil:
-		return fmt.Sprintf("%d variants × %d seeds, %g s each", len(l.video.Variants), l.video.Seeds, l.video.DurationS)
+		points := ""
+		if l.videoPlan.Swept {
+			points = fmt.Sprintf(" at %d points (%d runs)", len(l.videoPlan.Points), l.videoPlan.Runs())
+		}
+		return fmt.Sprintf("%d variants × %d seeds, %g s each%s", len(l.video.Variants), l.video.Seeds, l.video.DurationS, points)
 	case l.agent != nil:
 		return fmt.Sprintf("agent experiment %s, scale %g, %d run(s)", l.agent.Agent.Experiment, l.agent.Agent.Scale, l.agent.Agent.Repeat)
 	case l.ride != nil:
@@ -179,7 +186,7 @@ func (l *loaded) setSeeds(n int) error {
 	case l.pcm != nil:
 		l.plan.SetSeeds(n)
 	case l.video != nil:
-		l.video.Seeds = n
+		l.videoPlan.SetSeeds(n)
 	default:
 		return fmt.Errorf("--seeds: mode %s has no seeds to override (agent: its spec's agent.repeat; ride: ride.seed)", l.env.Mode)
 	}
@@ -198,19 +205,6 @@ type outcome struct {
 // run runs the experiment through the runner with opt.
 func (l *loaded) run(ctx context.Context, opt runner.Options) (*outcome, error) {
 	switch {
-	case l.video != nil:
-		sum, err := svc.Execute(ctx, l.video, opt)
-		if err != nil {
-			return nil, err
-		}
-		tables := sum.Tables()
-		return &outcome{
-			tables: tables, summary: sum, runs: len(l.video.Variants) * l.video.Seeds,
-			write: func(dir string) ([]string, error) {
-				return []string{svc.ReportPath(dir)}, svc.WriteAll(dir, l.video, sum)
-			},
-			text: func(w io.Writer) error { return results.WriteTables(w, tables) },
-		}, nil
 	case l.ride != nil:
 		return rideExperiment(l.env, l.ride)
 	case l.agent != nil:

@@ -15,6 +15,7 @@ import (
 	"github.com/hetquic/hetquic/internal/runner"
 	"github.com/hetquic/hetquic/internal/sweep"
 	simexp "github.com/hetquic/hetquic/sim/exp"
+	"github.com/hetquic/hetquic/sim/svc"
 )
 
 // expRunShard is exp run --shard: the runs of one shard, written to out for
@@ -143,12 +144,22 @@ func (l *loaded) planRuns() (int, bool) {
 		return l.plan.Runs(), true
 	case l.simPlan != nil:
 		return l.simPlan.Runs(), true
+	case l.videoPlan != nil:
+		return l.videoPlan.Runs(), true
 	}
 	return 0, false
 }
 
-// runPlan runs every run of a pcm or simulator experiment in this process.
+// runPlan runs every run of a pcm, simulator or video experiment in this
+// process.
 func (l *loaded) runPlan(ctx context.Context, opt runner.Options) (*outcome, error) {
+	if l.videoPlan != nil {
+		runs, err := svc.RunShard(ctx, l.videoPlan, sweep.All, opt)
+		if err != nil {
+			return nil, err
+		}
+		return l.assembleVideo(runs)
+	}
 	if l.simPlan != nil {
 		runs, err := simexp.RunShard(ctx, l.simPlan, sweep.All, opt.Workers, opt.Progress)
 		if err != nil {
@@ -167,6 +178,13 @@ func (l *loaded) runPlan(ctx context.Context, opt runner.Options) (*outcome, err
 // merge; spec is the experiment as named on the command line. It returns
 // how many runs it wrote.
 func (l *loaded) runShardTo(ctx context.Context, shard sweep.Shard, opt runner.Options, dir, spec string) (int, error) {
+	if l.videoPlan != nil {
+		runs, err := svc.RunShard(ctx, l.videoPlan, shard, opt)
+		if err != nil {
+			return 0, err
+		}
+		return len(runs), svc.WritePartial(dir, spec, l.videoPlan, shard, runs)
+	}
 	if l.simPlan != nil {
 		runs, err := simexp.RunShard(ctx, l.simPlan, shard, opt.Workers, opt.Progress)
 		if err != nil {
@@ -184,6 +202,13 @@ func (l *loaded) runShardTo(ctx context.Context, shard sweep.Shard, opt runner.O
 
 // merge reads the shards in dirs and assembles the experiment's outcome.
 func (l *loaded) merge(ctx context.Context, dirs []string, workers int) (*outcome, error) {
+	if l.videoPlan != nil {
+		runs, err := svc.ReadPartials(l.videoPlan, dirs)
+		if err != nil {
+			return nil, badInput(err)
+		}
+		return l.assembleVideo(runs)
+	}
 	if l.simPlan != nil {
 		runs, err := simexp.ReadPartials(l.simPlan, dirs)
 		if err != nil {
@@ -253,5 +278,24 @@ func (l *loaded) assembleSim(runs map[int]*simexp.RunResult) (*outcome, error) {
 	sf := res[0].SummaryFile()
 	o.tables, o.summary = simexp.Tables(l.sim, sf.Summaries), sf
 	o.text = func(w io.Writer) error { return simText(w, sf.Summaries) }
+	return o, nil
+}
+
+// assembleVideo turns every run of a video (QC-MAB) experiment into its
+// outcome.
+func (l *loaded) assembleVideo(runs map[int]*svc.Result) (*outcome, error) {
+	p := l.videoPlan
+	sums, err := p.Assemble(runs)
+	if err != nil {
+		return nil, err
+	}
+	o := &outcome{runs: p.Runs(), write: func(dir string) ([]string, error) { return svc.WritePlan(dir, p, sums) }}
+	if p.Swept {
+		sum := svc.SummarizePlan(p, sums)
+		o.tables, o.summary = []results.Table{svc.SweepOutcome(p, sum).Table()}, sum
+	} else {
+		o.tables, o.summary = sums[0].Tables(), sums[0]
+	}
+	o.text = func(w io.Writer) error { return results.WriteTables(w, o.tables) }
 	return o, nil
 }

@@ -294,3 +294,35 @@ func TestSlurmScript(t *testing.T) {
 		t.Errorf("shellQuote: %s", got)
 	}
 }
+
+// An experiment that writes its scenario inline (mode video) sweeps the
+// scenario's fields in its own file, with or without the scenario. prefix.
+func TestApplyInlineScenario(t *testing.T) {
+	var spec yaml.Node
+	if err := yaml.Unmarshal([]byte("name: x\nscenario: {kind: lattice, ap_spacing_m: 20}\n"), &spec); err != nil {
+		t.Fatal(err)
+	}
+	p := newPoint([]Assign{{Key: "scenario.ap_spacing_m", Value: "30"}, {Key: "scenario.speed_mps", Value: "5"}})
+	if err := Apply(&spec, nil, p); err != nil {
+		t.Fatal(err)
+	}
+	var got struct {
+		Scenario struct {
+			APSpacingM float64 `yaml:"ap_spacing_m"`
+			SpeedMps   float64 `yaml:"speed_mps"`
+		}
+	}
+	if err := spec.Decode(&got); err != nil {
+		t.Fatal(err)
+	}
+	if got.Scenario.APSpacingM != 30 || got.Scenario.SpeedMps != 5 {
+		t.Fatalf("scenario %+v, want spacing 30, speed 5", got.Scenario)
+	}
+	var named yaml.Node
+	if err := yaml.Unmarshal([]byte("name: x\nscenario: ../s.yaml\n"), &named); err != nil {
+		t.Fatal(err)
+	}
+	if err := Apply(&named, nil, newPoint([]Assign{{Key: "scenario.paths[0].down.loss", Value: "0"}})); err == nil || !strings.Contains(err.Error(), "has no scenario") {
+		t.Fatalf("a named scenario that is not loaded: %v", err)
+	}
+}
