@@ -131,3 +131,80 @@ func TestSimShardsMergeIdentical(t *testing.T) {
 	}
 	sameTree(t, single, merged)
 }
+
+// videoSpec is a small QC-MAB experiment (mode video): 2 variants × 3
+// seeds of 5 s, with replay's logger runs; sweep, when not empty, is its
+// sweep: block.
+func videoSpec(t *testing.T, dir, name, sweep string) string {
+	t.Helper()
+	p := filepath.Join(dir, name+".yaml")
+	src := "name: " + name + `
+mode: video
+figure: "4.5"
+scenario: {kind: lattice, ap_spacing_m: 20, area_m: 60, speed_mps: 10}
+duration_s: 5
+seeds: 3
+replay: true
+variants:
+  - {label: QC-MAB, controller: qcmab, gamma: 0.99}
+  - {label: Peekaboo, controller: peekaboo}
+` + sweep
+	if err := os.WriteFile(p, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// A video (QC-MAB) experiment, with and without a sweep, shards and merges
+// into what one process writes, byte for byte: by hand (a shard given
+// twice counts once; --seeds travels in the shards) and through the
+// generated Slurm job array.
+func TestVideoShardsMergeIdentical(t *testing.T) {
+	dir := t.TempDir()
+	plain := videoSpec(t, dir, "qcmab-shard", "")
+	swept := videoSpec(t, dir, "qcmab-shard-sweep", "sweep:\n  params:\n    scenario.speed_mps: [5, 10]\n")
+	run := func(args ...string) {
+		t.Helper()
+		if _, stderr, code := runCLI(t, args...); code != 0 {
+			t.Fatalf("%v: exit %d: %s", args, code, stderr)
+		}
+	}
+	for _, tc := range []struct {
+		spec  string
+		extra []string
+	}{{plain, []string{"--seeds", "2"}}, {swept, nil}} {
+		name := strings.TrimSuffix(filepath.Base(tc.spec), ".yaml")
+		single := filepath.Join(dir, name, "single")
+		run(append([]string{"exp", "run", tc.spec, "--quiet", "--out", single}, tc.extra...)...)
+		var shards []string
+		for i := range 3 {
+			d := filepath.Join(dir, name, "shard"+strconv.Itoa(i))
+			run(append([]string{"exp", "run", tc.spec, "--quiet", "--shard", strconv.Itoa(i) + "/3", "--out", d}, tc.extra...)...)
+			shards = append(shards, d)
+		}
+		merged := filepath.Join(dir, name, "merged")
+		run(append([]string{"exp", "merge", "--out", merged}, append(shards, shards[1])...)...)
+		sameTree(t, single, merged)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "qcmab-shard-sweep", "single", "sweep.csv")); err != nil {
+		t.Fatalf("the sweep wrote no sweep.csv: %v", err)
+	}
+
+	out := filepath.Join(dir, "array")
+	script, stderr, code := runCLI(t, "exp", "slurm", swept, "--shards", "2", "--out", out, "--hetquic", os.Args[0])
+	if code != 0 {
+		t.Fatalf("exp slurm: %d %s", code, stderr)
+	}
+	sh := filepath.Join(dir, "job.sh")
+	if err := os.WriteFile(sh, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, env := range []string{"SLURM_ARRAY_TASK_ID=0", "SLURM_ARRAY_TASK_ID=1", "MERGE=1"} {
+		cmd := exec.Command("bash", sh)
+		cmd.Env = append(os.Environ(), "HETQUIC_TEST_MAIN=1", env)
+		if b, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("bash job.sh %s: %v\n%s", env, err, b)
+		}
+	}
+	sameTree(t, filepath.Join(dir, "qcmab-shard-sweep", "single"), out)
+}
