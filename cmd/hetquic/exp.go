@@ -13,6 +13,8 @@ import (
 	"strings"
 	"time"
 
+	"go.yaml.in/yaml/v3"
+
 	"github.com/hetquic/hetquic"
 	agentexp "github.com/hetquic/hetquic/agent/experiments"
 	"github.com/hetquic/hetquic/experiment"
@@ -126,6 +128,9 @@ func loadFrom(fsys fs.FS, name string) (*loaded, error) {
 		return nil, err
 	}
 	l := &loaded{env: env}
+	if (env.Mode == experiment.ModeAgent || env.Mode == experiment.ModeRide) && hasSweep(data) {
+		return nil, fmt.Errorf("%s: sweep: %w", name, l.noShard())
+	}
 	switch env.Mode {
 	case experiment.ModeSim:
 		if l.simPlan, err = simexp.LoadPlan(fsys, name); err == nil {
@@ -148,6 +153,15 @@ func loadFrom(fsys fs.FS, name string) (*loaded, error) {
 		return nil, err
 	}
 	return l, nil
+}
+
+// hasSweep reports whether an experiment file has a sweep: block, for the
+// modes whose strict decoders would only call it an unknown field.
+func hasSweep(data []byte) bool {
+	var doc struct {
+		Sweep yaml.Node `yaml:"sweep"`
+	}
+	return yaml.Unmarshal(data, &doc) == nil && doc.Sweep.Kind != 0
 }
 
 // shape is one line on what the experiment runs.

@@ -27,7 +27,7 @@ func expRunShard(ctx context.Context, l *loaded, file, shardFlag, out string, pr
 	}
 	total, ok := l.planRuns()
 	if !ok {
-		return badInput(fmt.Errorf("--shard: mode %s does not shard (modes offline, trace, real and sim do)", l.env.Mode))
+		return badInput(fmt.Errorf("--shard: %w", l.noShard()))
 	}
 	if out == "" || printing {
 		return badInput(fmt.Errorf("--shard writes partial results: give --out, and no --json or --md"))
@@ -72,7 +72,7 @@ func expMerge(ctx context.Context, args []string) error {
 		return badInput(err)
 	}
 	if _, ok := l.planRuns(); !ok {
-		return badInput(fmt.Errorf("exp merge: %s is a mode %s experiment, which does not shard", spec, l.env.Mode))
+		return badInput(fmt.Errorf("exp merge: %s: %w", spec, l.noShard()))
 	}
 	if seeds > 0 {
 		if err := l.setSeeds(seeds); err != nil { // the shards' seeds (exp run --seeds)
@@ -115,7 +115,7 @@ func expSlurm(_ context.Context, args []string) error {
 	}
 	total, ok := l.planRuns()
 	if !ok {
-		return badInput(fmt.Errorf("exp slurm: mode %s does not shard (modes offline, trace, real and sim do)", l.env.Mode))
+		return badInput(fmt.Errorf("exp slurm: %w", l.noShard()))
 	}
 	if *bin == "" {
 		if *bin, err = os.Executable(); err != nil {
@@ -136,7 +136,23 @@ func expSlurm(_ context.Context, args []string) error {
 	return err
 }
 
-// plan reports whether the experiment's mode has runs to shard and how
+// shardModes are the modes whose runs shard (exp run --shard, exp merge,
+// exp slurm, a sweep: block): docs/sweeps.md.
+const shardModes = "offline, trace, real, sim and video"
+
+// noShard says why the experiment's mode does not shard.
+func (l *loaded) noShard() error {
+	why := "it has no independent runs"
+	switch l.env.Mode {
+	case experiment.ModeAgent:
+		why = "it runs real agents on loopback one at a time and times that one network, so its runs cannot run apart"
+	case experiment.ModeRide:
+		why = "it evaluates each policy once, on one episode of the test video at one seed: at most 4 runs, which one process already runs in parallel"
+	}
+	return fmt.Errorf("mode %s does not shard or sweep: %s (modes %s do)", l.env.Mode, why, shardModes)
+}
+
+// planRuns reports whether the experiment's mode has runs to shard and how
 // many it has.
 func (l *loaded) planRuns() (int, bool) {
 	switch {

@@ -208,3 +208,26 @@ func TestVideoShardsMergeIdentical(t *testing.T) {
 	}
 	sameTree(t, filepath.Join(dir, "qcmab-shard-sweep", "single"), out)
 }
+
+// Modes agent and ride refuse --shard, exp slurm, exp merge and a sweep:
+// block with exit code 2 and one line saying why.
+func TestNoShardModes(t *testing.T) {
+	dir := t.TempDir()
+	agent := filepath.Join(dir, "agent-sweep.yaml")
+	if err := os.WriteFile(agent, []byte("name: a\nmode: agent\nsweep: {params: {x: [1, 2]}}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"exp", "run", "ride-eval", "--quiet", "--shard", "0/2", "--out", dir}, "mode ride does not shard or sweep: it evaluates each policy once"},
+		{[]string{"exp", "slurm", "agent-loss", "--shards", "2"}, "mode agent does not shard or sweep: it runs real agents on loopback one at a time"},
+		{[]string{"exp", "validate", agent}, "sweep: mode agent does not shard"},
+	} {
+		_, stderr, code := runCLI(t, tc.args...)
+		if lines := strings.Split(strings.TrimSpace(stderr), "\n"); code != 2 || len(lines) != 1 || !strings.Contains(stderr, tc.want) {
+			t.Errorf("%v: exit %d, %q; want 2 and one line containing %q", tc.args, code, stderr, tc.want)
+		}
+	}
+}
