@@ -85,6 +85,7 @@ type loaded struct {
 	videoPlan *svc.Plan // and for a video (QC-MAB) experiment
 	video     *svc.Spec
 	agent     *agentexp.Spec
+	ridePlan  *ridereport.Plan // and for a ride evaluation
 	ride      *ridereport.Spec
 }
 
@@ -128,7 +129,7 @@ func loadFrom(fsys fs.FS, name string) (*loaded, error) {
 		return nil, err
 	}
 	l := &loaded{env: env}
-	if (env.Mode == experiment.ModeAgent || env.Mode == experiment.ModeRide) && hasSweep(data) {
+	if env.Mode == experiment.ModeAgent && hasSweep(data) {
 		return nil, fmt.Errorf("%s: sweep: %w", name, l.noShard())
 	}
 	switch env.Mode {
@@ -143,7 +144,9 @@ func loadFrom(fsys fs.FS, name string) (*loaded, error) {
 	case experiment.ModeAgent:
 		l.agent, err = agentexp.Load(fsys, name)
 	case experiment.ModeRide:
-		l.ride, err = ridereport.Parse(fsys, name, data)
+		if l.ridePlan, err = ridereport.LoadPlan(fsys, name); err == nil {
+			l.ride = l.ridePlan.Specs[0]
+		}
 	default:
 		if l.plan, err = experiment.LoadPlan(fsys, name); err == nil {
 			l.pcm = l.plan.Specs[0]
@@ -155,8 +158,8 @@ func loadFrom(fsys fs.FS, name string) (*loaded, error) {
 	return l, nil
 }
 
-// hasSweep reports whether an experiment file has a sweep: block, for the
-// modes whose strict decoders would only call it an unknown field.
+// hasSweep reports whether an experiment file has a sweep: block, for mode
+// agent, whose strict decoder would only call it an unknown field.
 func hasSweep(data []byte) bool {
 	var doc struct {
 		Sweep yaml.Node `yaml:"sweep"`
@@ -219,8 +222,6 @@ type outcome struct {
 // run runs the experiment through the runner with opt.
 func (l *loaded) run(ctx context.Context, opt runner.Options) (*outcome, error) {
 	switch {
-	case l.ride != nil:
-		return rideExperiment(l.env, l.ride)
 	case l.agent != nil:
 		res, err := agentexp.Run(ctx, l.agent, opt, nil)
 		if err != nil {

@@ -14,6 +14,8 @@ import (
 	"github.com/hetquic/hetquic/internal/results"
 	"github.com/hetquic/hetquic/internal/runner"
 	"github.com/hetquic/hetquic/internal/sweep"
+	rideenv "github.com/hetquic/hetquic/ride/env"
+	ridereport "github.com/hetquic/hetquic/ride/report"
 	simexp "github.com/hetquic/hetquic/sim/exp"
 	"github.com/hetquic/hetquic/sim/svc"
 )
@@ -138,16 +140,13 @@ func expSlurm(_ context.Context, args []string) error {
 
 // shardModes are the modes whose runs shard (exp run --shard, exp merge,
 // exp slurm, a sweep: block): docs/sweeps.md.
-const shardModes = "offline, trace, real, sim and video"
+const shardModes = "offline, trace, real, sim, video and ride"
 
 // noShard says why the experiment's mode does not shard.
 func (l *loaded) noShard() error {
 	why := "it has no independent runs"
-	switch l.env.Mode {
-	case experiment.ModeAgent:
+	if l.env.Mode == experiment.ModeAgent {
 		why = "it runs real agents on loopback one at a time and times that one network, so its runs cannot run apart"
-	case experiment.ModeRide:
-		why = "it evaluates each policy once, on one episode of the test video at one seed: at most 4 runs, which one process already runs in parallel"
 	}
 	return fmt.Errorf("mode %s does not shard or sweep: %s (modes %s do)", l.env.Mode, why, shardModes)
 }
@@ -162,6 +161,8 @@ func (l *loaded) planRuns() (int, bool) {
 		return l.simPlan.Runs(), true
 	case l.videoPlan != nil:
 		return l.videoPlan.Runs(), true
+	case l.ridePlan != nil:
+		return l.ridePlan.Runs(), true
 	}
 	return 0, false
 }
@@ -169,6 +170,13 @@ func (l *loaded) planRuns() (int, bool) {
 // runPlan runs every run of a pcm, simulator or video experiment in this
 // process.
 func (l *loaded) runPlan(ctx context.Context, opt runner.Options) (*outcome, error) {
+	if l.ridePlan != nil {
+		runs, err := ridereport.RunShard(ctx, l.ridePlan, sweep.All, opt)
+		if err != nil {
+			return nil, err
+		}
+		return l.assembleRide(runs)
+	}
 	if l.videoPlan != nil {
 		runs, err := svc.RunShard(ctx, l.videoPlan, sweep.All, opt)
 		if err != nil {
@@ -194,6 +202,13 @@ func (l *loaded) runPlan(ctx context.Context, opt runner.Options) (*outcome, err
 // merge; spec is the experiment as named on the command line. It returns
 // how many runs it wrote.
 func (l *loaded) runShardTo(ctx context.Context, shard sweep.Shard, opt runner.Options, dir, spec string) (int, error) {
+	if l.ridePlan != nil {
+		runs, err := ridereport.RunShard(ctx, l.ridePlan, shard, opt)
+		if err != nil {
+			return 0, err
+		}
+		return len(runs), ridereport.WritePartial(dir, spec, l.ridePlan, shard, runs)
+	}
 	if l.videoPlan != nil {
 		runs, err := svc.RunShard(ctx, l.videoPlan, shard, opt)
 		if err != nil {
@@ -218,6 +233,13 @@ func (l *loaded) runShardTo(ctx context.Context, shard sweep.Shard, opt runner.O
 
 // merge reads the shards in dirs and assembles the experiment's outcome.
 func (l *loaded) merge(ctx context.Context, dirs []string, workers int) (*outcome, error) {
+	if l.ridePlan != nil {
+		runs, err := ridereport.ReadPartials(l.ridePlan, dirs)
+		if err != nil {
+			return nil, badInput(err)
+		}
+		return l.assembleRide(runs)
+	}
 	if l.videoPlan != nil {
 		runs, err := svc.ReadPartials(l.videoPlan, dirs)
 		if err != nil {
@@ -311,6 +333,25 @@ func (l *loaded) assembleVideo(runs map[int]*svc.Result) (*outcome, error) {
 		o.tables, o.summary = []results.Table{svc.SweepOutcome(p, sum).Table()}, sum
 	} else {
 		o.tables, o.summary = sums[0].Tables(), sums[0]
+	}
+	o.text = func(w io.Writer) error { return results.WriteTables(w, o.tables) }
+	return o, nil
+}
+
+// assembleRide turns every run of a ride evaluation into its outcome.
+func (l *loaded) assembleRide(runs map[int]*rideenv.Metrics) (*outcome, error) {
+	p := l.ridePlan
+	ms, err := p.Assemble(runs)
+	if err != nil {
+		return nil, err
+	}
+	o := &outcome{runs: p.Runs(), write: func(dir string) ([]string, error) { return ridereport.WritePlan(dir, p, ms) }}
+	if p.Swept {
+		sum := ridereport.SummarizePlan(p, ms)
+		o.tables, o.summary = []results.Table{ridereport.SweepOutcome(p, sum).Table()}, sum
+	} else {
+		sum := p.Summary(0, ms[0])
+		o.tables, o.summary = ridereport.Tables(ms[0]), &sum
 	}
 	o.text = func(w io.Writer) error { return results.WriteTables(w, o.tables) }
 	return o, nil

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -132,6 +133,32 @@ func TestSimShardsMergeIdentical(t *testing.T) {
 	sameTree(t, single, merged)
 }
 
+// shardsMergeIdentical runs spec (with extra flags) in one process and in
+// 3 shards under dir, merges the shards with shard 1 given twice, and
+// checks that the merge wrote what the one process did, byte for byte.
+func shardsMergeIdentical(t *testing.T, spec, dir string, extra ...string) {
+	t.Helper()
+	run := func(args ...string) {
+		t.Helper()
+		if _, stderr, code := runCLI(t, append(args, extra...)...); code != 0 {
+			t.Fatalf("%v: exit %d: %s", args, code, stderr)
+		}
+	}
+	single := filepath.Join(dir, "single")
+	run("exp", "run", spec, "--quiet", "--out", single)
+	var shards []string
+	for i := range 3 {
+		d := filepath.Join(dir, "shard"+strconv.Itoa(i))
+		run("exp", "run", spec, "--quiet", "--shard", strconv.Itoa(i)+"/3", "--out", d)
+		shards = append(shards, d)
+	}
+	merged := filepath.Join(dir, "merged")
+	if _, stderr, code := runCLI(t, append([]string{"exp", "merge", "--out", merged}, append(shards, shards[1])...)...); code != 0 {
+		t.Fatalf("merge: exit %d: %s", code, stderr)
+	}
+	sameTree(t, single, merged)
+}
+
 // videoSpec is a small QC-MAB experiment (mode video): 2 variants × 3
 // seeds of 5 s, with replay's logger runs; sweep, when not empty, is its
 // sweep: block.
@@ -163,29 +190,8 @@ func TestVideoShardsMergeIdentical(t *testing.T) {
 	dir := t.TempDir()
 	plain := videoSpec(t, dir, "qcmab-shard", "")
 	swept := videoSpec(t, dir, "qcmab-shard-sweep", "sweep:\n  params:\n    scenario.speed_mps: [5, 10]\n")
-	run := func(args ...string) {
-		t.Helper()
-		if _, stderr, code := runCLI(t, args...); code != 0 {
-			t.Fatalf("%v: exit %d: %s", args, code, stderr)
-		}
-	}
-	for _, tc := range []struct {
-		spec  string
-		extra []string
-	}{{plain, []string{"--seeds", "2"}}, {swept, nil}} {
-		name := strings.TrimSuffix(filepath.Base(tc.spec), ".yaml")
-		single := filepath.Join(dir, name, "single")
-		run(append([]string{"exp", "run", tc.spec, "--quiet", "--out", single}, tc.extra...)...)
-		var shards []string
-		for i := range 3 {
-			d := filepath.Join(dir, name, "shard"+strconv.Itoa(i))
-			run(append([]string{"exp", "run", tc.spec, "--quiet", "--shard", strconv.Itoa(i) + "/3", "--out", d}, tc.extra...)...)
-			shards = append(shards, d)
-		}
-		merged := filepath.Join(dir, name, "merged")
-		run(append([]string{"exp", "merge", "--out", merged}, append(shards, shards[1])...)...)
-		sameTree(t, single, merged)
-	}
+	shardsMergeIdentical(t, plain, filepath.Join(dir, "plain"), "--seeds", "2")
+	shardsMergeIdentical(t, swept, filepath.Join(dir, "qcmab-shard-sweep"))
 	if _, err := os.Stat(filepath.Join(dir, "qcmab-shard-sweep", "single", "sweep.csv")); err != nil {
 		t.Fatalf("the sweep wrote no sweep.csv: %v", err)
 	}
@@ -209,8 +215,8 @@ func TestVideoShardsMergeIdentical(t *testing.T) {
 	sameTree(t, filepath.Join(dir, "qcmab-shard-sweep", "single"), out)
 }
 
-// Modes agent and ride refuse --shard, exp slurm, exp merge and a sweep:
-// block with exit code 2 and one line saying why.
+// Mode agent refuses --shard, exp slurm, exp merge and a sweep: block with
+// exit code 2 and one line saying why.
 func TestNoShardModes(t *testing.T) {
 	dir := t.TempDir()
 	agent := filepath.Join(dir, "agent-sweep.yaml")
@@ -221,7 +227,6 @@ func TestNoShardModes(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"exp", "run", "ride-eval", "--quiet", "--shard", "0/2", "--out", dir}, "mode ride does not shard or sweep: it evaluates each policy once"},
 		{[]string{"exp", "slurm", "agent-loss", "--shards", "2"}, "mode agent does not shard or sweep: it runs real agents on loopback one at a time"},
 		{[]string{"exp", "validate", agent}, "sweep: mode agent does not shard"},
 	} {
@@ -229,5 +234,41 @@ func TestNoShardModes(t *testing.T) {
 		if lines := strings.Split(strings.TrimSpace(stderr), "\n"); code != 2 || len(lines) != 1 || !strings.Contains(stderr, tc.want) {
 			t.Errorf("%v: exit %d, %q; want 2 and one line containing %q", tc.args, code, stderr, tc.want)
 		}
+	}
+}
+
+// A ride evaluation (RIDE and the baselines on 40 frames of the test
+// video), with and without a sweep over ride.seed (seeds × policies),
+// shards and merges into what one process writes, byte for byte.
+func TestRideShardsMergeIdentical(t *testing.T) {
+	dir := t.TempDir()
+	pol, err := os.ReadFile("../../ride/policies/ride-short-seed1.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "ride.json"), pol, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	spec := "mode: ride\nride: {policy: ride.json, frames: 40, seed: 1}\n"
+	plain, swept := filepath.Join(dir, "ride-tiny.yaml"), filepath.Join(dir, "ride-tiny-sweep.yaml")
+	if err := os.WriteFile(plain, []byte("name: ride-tiny\n"+spec), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(swept, []byte("name: ride-tiny-sweep\n"+spec+"sweep: {params: {ride.seed: [1, 2]}}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	shardsMergeIdentical(t, plain, filepath.Join(dir, "plain"))
+	shardsMergeIdentical(t, swept, filepath.Join(dir, "swept"))
+	var sum struct {
+		Points []struct {
+			Policies []struct{ Policy string } `json:"policies"`
+		} `json:"points"`
+	}
+	data, err := os.ReadFile(filepath.Join(dir, "swept", "single", "summary.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(data, &sum); err != nil || len(sum.Points) != 2 || len(sum.Points[1].Policies) != 4 {
+		t.Fatalf("summary: %v, %+v; want 2 points of 4 policies", err, sum)
 	}
 }
