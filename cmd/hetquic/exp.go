@@ -205,7 +205,7 @@ func (l *loaded) setSeeds(n int) error {
 	case l.video != nil:
 		l.videoPlan.SetSeeds(n)
 	default:
-		return fmt.Errorf("--seeds: mode %s has no seeds to override (agent: its spec's agent.repeat; ride: ride.seed)", l.env.Mode)
+		return fmt.Errorf("--seeds: mode %s has no seeds to override (agent: its spec's agent.repeat; ride: its one ride.seed, which a sweep: block can vary)", l.env.Mode)
 	}
 	return nil
 }
