@@ -82,31 +82,19 @@ func LoadPlan(fsys fs.FS, name string) (*Plan, error) {
 // A run's result depends only on its point and policy, so it is the same
 // in any shard and with any number of workers.
 func RunShard(ctx context.Context, p *Plan, shard sweep.Shard, opt runner.Options) (map[int]*env.Metrics, error) {
-	owned := p.Owned(shard)
-	out := make([]*env.Metrics, len(owned))
 	opt.Name = p.Name
-	err := runner.Run(ctx, len(owned), opt, func(ctx context.Context, j int) error {
-		pi, r := p.Locate(owned[j])
+	return sweep.RunOwned(ctx, p.Set, shard, opt, nil, func(_ context.Context, pi, r int) (*env.Metrics, error) {
 		s := p.Specs[pi]
 		pols, err := s.Policies() // fresh ones: a policy may keep state
 		if err != nil {
-			return err
+			return nil, err
 		}
 		m, err := evaluate(Config{Seed: s.Ride.Seed, Frames: s.Ride.Frames}, pols[r])
 		if err != nil {
-			return fmt.Errorf("%s%w", p.PointPrefix(pi), err)
+			return nil, fmt.Errorf("%s%w", p.PointPrefix(pi), err)
 		}
-		out[j] = &m
-		return nil
+		return &m, nil
 	})
-	if err != nil {
-		return nil, err
-	}
-	runs := make(map[int]*env.Metrics, len(owned))
-	for j, k := range owned {
-		runs[k] = out[j]
-	}
-	return runs, nil
 }
 
 // Assemble gathers every run of the plan: each point's metrics, in policy
@@ -200,28 +188,9 @@ func WritePlan(dir string, p *Plan, ms [][]env.Metrics) ([]string, error) {
 		f := filepath.Join(dir, "summary.json")
 		return append(files, f), os.WriteFile(f, data, 0o644)
 	}
-	d, err := results.Create(dir)
-	if err != nil {
-		return nil, err
-	}
-	for i, m := range ms {
-		pd, err := results.Create(filepath.Join(dir, "points", p.Points[i].ID))
-		if err != nil {
-			return nil, err
-		}
-		sum := p.Summary(i, m)
-		if err := pd.WriteSummary(&sum); err != nil {
-			return nil, err
-		}
-	}
+	point := func(i int) results.Summary { s := p.Summary(i, ms[i]); return &s }
 	sum := SummarizePlan(p, ms)
-	if err := d.WriteSummary(sum); err != nil {
-		return nil, err
-	}
-	if err := sweep.WriteOutcome(d, SweepOutcome(p, sum)); err != nil {
-		return nil, err
-	}
-	return d.Files(), nil
+	return sweep.WriteSweep(dir, p.Points, point, sum, SweepOutcome(p, sum))
 }
 
 // SweepOutcome is what sweep.WriteOutcome draws and tabulates of a sweep:

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io/fs"
-	"path/filepath"
 	"slices"
 	"strconv"
 
@@ -57,28 +56,16 @@ func LoadPlan(fsys fs.FS, name string) (*Plan, error) {
 // run's result depends only on its point, AP spacing, variant and seed, so
 // it is the same in any shard and with any number of workers.
 func RunShard(ctx context.Context, p *Plan, shard sweep.Shard, opt runner.Options) (map[int]*Result, error) {
-	owned := p.Owned(shard)
-	out := make([]*Result, len(owned))
 	opt.Name = p.Name
-	err := runner.Run(ctx, len(owned), opt, func(ctx context.Context, j int) error {
-		pi, r := p.Locate(owned[j])
+	return sweep.RunOwned(ctx, p.Set, shard, opt, nil, func(_ context.Context, pi, r int) (*Result, error) {
 		s := p.Specs[pi]
 		jb := s.jobs()[r]
 		res, err := s.run(jb)
 		if err != nil {
-			return fmt.Errorf("%s%s seed %d: %w", p.PointPrefix(pi), jb.v.Label, jb.seed, err)
+			return nil, fmt.Errorf("%s%s seed %d: %w", p.PointPrefix(pi), jb.v.Label, jb.seed, err)
 		}
-		out[j] = res
-		return nil
+		return res, nil
 	})
-	if err != nil {
-		return nil, err
-	}
-	runs := make(map[int]*Result, len(owned))
-	for j, k := range owned {
-		runs[k] = out[j]
-	}
-	return runs, nil
 }
 
 // Assemble summarizes every run of the plan, one Summary per point.
@@ -156,27 +143,8 @@ func WritePlan(dir string, p *Plan, sums []*Summary) ([]string, error) {
 	if !p.Swept {
 		return WriteAll(dir, p.Specs[0], sums[0])
 	}
-	d, err := results.Create(dir)
-	if err != nil {
-		return nil, err
-	}
-	for i, s := range sums {
-		pd, err := results.Create(filepath.Join(dir, "points", p.Points[i].ID))
-		if err != nil {
-			return nil, err
-		}
-		if err := pd.WriteSummary(s); err != nil {
-			return nil, err
-		}
-	}
 	sum := SummarizePlan(p, sums)
-	if err := d.WriteSummary(sum); err != nil {
-		return nil, err
-	}
-	if err := sweep.WriteOutcome(d, SweepOutcome(p, sum)); err != nil {
-		return nil, err
-	}
-	return d.Files(), nil
+	return sweep.WriteSweep(dir, p.Points, func(i int) results.Summary { return sums[i] }, sum, SweepOutcome(p, sum))
 }
 
 // SweepOutcome is what sweep.WriteOutcome draws and tabulates of a sweep:
