@@ -52,13 +52,6 @@ func LoadPlan(fsys fs.FS, name string) (*Plan, error) {
 	return &Plan{Name: set.Specs[0].Name, Set: set}, nil
 }
 
-// locate turns run number k into its point, strategy and seed index.
-func (p *Plan) locate(k int) (point, strategy, seed int) {
-	point, r := p.Locate(k)
-	seeds := p.Specs[point].Seeds
-	return point, r / seeds, r % seeds
-}
-
 // Partial is the runs of a plan that one shard carried out.
 type Partial struct {
 	Plan  *Plan
@@ -75,7 +68,6 @@ type Partial struct {
 // point, strategy and seed, so its result is the same in any shard and with
 // any number of workers.
 func ExecuteShard(ctx context.Context, p *Plan, shard sweep.Shard, opt runner.Options, newEnv EnvFactory) (*Partial, error) {
-	owned := p.Owned(shard)
 	envs := newEnvCache(p, newEnv)
 	defer envs.close()
 	if p.Specs[0].Mode == ModeReal {
@@ -84,30 +76,24 @@ func ExecuteShard(ctx context.Context, p *Plan, shard sweep.Shard, opt runner.Op
 	if opt.Name == "" {
 		opt.Name = p.Name
 	}
-	runs := make([]*Run, len(owned))
-	err := runner.Run(ctx, len(owned), opt, func(ctx context.Context, j int) error {
-		pi, si, seed := p.locate(owned[j])
+	runs, err := sweep.RunOwned(ctx, p.Set, shard, opt, nil, func(ctx context.Context, pi, r int) (*Run, error) {
 		spec := p.Specs[pi]
+		si, seed := r/spec.Seeds, r%spec.Seeds // Runs: strategy by strategy, seed by seed
 		env, err := envs.get(pi, seed)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		st := spec.Strategies[si]
 		run, err := spec.runOne(ctx, st, spec.Seed+uint64(seed), env)
 		if err != nil {
-			return fmt.Errorf("%s%s, seed %d: %w", p.PointPrefix(pi), st.Label, spec.Seed+uint64(seed), err)
+			return nil, fmt.Errorf("%s%s, seed %d: %w", p.PointPrefix(pi), st.Label, spec.Seed+uint64(seed), err)
 		}
-		runs[j] = run
-		return nil
+		return run, nil
 	})
 	if err != nil {
 		return nil, err
 	}
-	part := &Partial{Plan: p, Shard: shard, Runs: make(map[int]*Run, len(owned))}
-	for j, k := range owned {
-		part.Runs[k] = runs[j]
-	}
-	return part, nil
+	return &Partial{Plan: p, Shard: shard, Runs: runs}, nil
 }
 
 // envCache makes each (point, seed) environment once, when a run needs it.

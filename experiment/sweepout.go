@@ -2,7 +2,6 @@ package experiment
 
 import (
 	"fmt"
-	"path/filepath"
 	"strconv"
 
 	"github.com/hetquic/hetquic/internal/results"
@@ -33,30 +32,11 @@ func WritePlan(dir string, p *Plan, res []*Result) ([]string, error) {
 	if !p.Swept {
 		return WriteAll(dir, res[0], Summarize(res[0]))
 	}
-	d, err := results.Create(dir)
-	if err != nil {
-		return nil, err
-	}
 	sum, err := SummarizePlan(p, res)
 	if err != nil {
 		return nil, err
 	}
-	for i, r := range res {
-		pd, err := results.Create(filepath.Join(dir, "points", p.Points[i].ID))
-		if err != nil {
-			return nil, err
-		}
-		if err := pd.WriteSummary(Summarize(r)); err != nil {
-			return nil, err
-		}
-	}
-	if err := d.WriteSummary(sum); err != nil {
-		return nil, err
-	}
-	if err := sweep.WriteOutcome(d, SweepOutcome(p, sum)); err != nil {
-		return nil, err
-	}
-	return d.Files(), nil
+	return sweep.WriteSweep(dir, p.Points, func(i int) results.Summary { return Summarize(res[i]) }, sum, SweepOutcome(p, sum))
 }
 
 // SummarizePlan summarizes a swept plan point by point.

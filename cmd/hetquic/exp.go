@@ -13,6 +13,8 @@ import (
 	"strings"
 	"time"
 
+	"go.yaml.in/yaml/v3"
+
 	"github.com/hetquic/hetquic"
 	agentexp "github.com/hetquic/hetquic/agent/experiments"
 	"github.com/hetquic/hetquic/experiment"
@@ -76,13 +78,15 @@ type loaded struct {
 	env experiment.Envelope
 	// plan is a pcm experiment's points × strategies × seeds (its sweep);
 	// pcm is its first point (the file as written when it has no sweep).
-	plan    *experiment.Plan
-	pcm     *experiment.Spec
-	simPlan *simexp.Plan // the same for a simulator experiment
-	sim     *simexp.Spec
-	video   *svc.Spec
-	agent   *agentexp.Spec
-	ride    *ridereport.Spec
+	plan      *experiment.Plan
+	pcm       *experiment.Spec
+	simPlan   *simexp.Plan // the same for a simulator experiment
+	sim       *simexp.Spec
+	videoPlan *svc.Plan // and for a video (QC-MAB) experiment
+	video     *svc.Spec
+	agent     *agentexp.Spec
+	ridePlan  *ridereport.Plan // and for a ride evaluation
+	ride      *ridereport.Spec
 }
 
 // builtinDirs are where the built-in experiments live in hetquic.Files.
@@ -125,17 +129,24 @@ func loadFrom(fsys fs.FS, name string) (*loaded, error) {
 		return nil, err
 	}
 	l := &loaded{env: env}
+	if env.Mode == experiment.ModeAgent && hasSweep(data) {
+		return nil, fmt.Errorf("%s: sweep: %w", name, l.noShard())
+	}
 	switch env.Mode {
 	case experiment.ModeSim:
 		if l.simPlan, err = simexp.LoadPlan(fsys, name); err == nil {
 			l.sim = l.simPlan.Specs[0]
 		}
 	case experiment.ModeVideo:
-		l.video, err = svc.Parse(name, data)
+		if l.videoPlan, err = svc.LoadPlan(fsys, name); err == nil {
+			l.video = l.videoPlan.Specs[0]
+		}
 	case experiment.ModeAgent:
 		l.agent, err = agentexp.Load(fsys, name)
 	case experiment.ModeRide:
-		l.ride, err = ridereport.Parse(fsys, name, data)
+		if l.ridePlan, err = ridereport.LoadPlan(fsys, name); err == nil {
+			l.ride = l.ridePlan.Specs[0]
+		}
 	default:
 		if l.plan, err = experiment.LoadPlan(fsys, name); err == nil {
 			l.pcm = l.plan.Specs[0]
@@ -145,6 +156,15 @@ func loadFrom(fsys fs.FS, name string) (*loaded, error) {
 		return nil, err
 	}
 	return l, nil
+}
+
+// hasSweep reports whether an experiment file has a sweep: block, for mode
+// agent, whose strict decoder would only call it an unknown field.
+func hasSweep(data []byte) bool {
+	var doc struct {
+		Sweep yaml.Node `yaml:"sweep"`
+	}
+	return yaml.Unmarshal(data, &doc) == nil && doc.Sweep.Kind != 0
 }
 
 // shape is one line on what the experiment runs.
@@ -157,7 +177,11 @@ func (l *loaded) shape() string {
 		}
 		return fmt.Sprintf("%d variants × %d seeds%s", len(l.sim.Variants), l.sim.Seeds, points)
 	case l.video != nil:
-		return fmt.Sprintf("%d variants × %d seeds, %g s each", len(l.video.Variants), l.video.Seeds, l.video.DurationS)
+		points := ""
+		if l.videoPlan.Swept {
+			points = fmt.Sprintf(" at %d points (%d runs)", len(l.videoPlan.Points), l.videoPlan.Runs())
+		}
+		return fmt.Sprintf("%d variants × %d seeds, %g s each%s", len(l.video.Variants), l.video.Seeds, l.video.DurationS, points)
 	case l.agent != nil:
 		return fmt.Sprintf("agent experiment %s, scale %g, %d run(s)", l.agent.Agent.Experiment, l.agent.Agent.Scale, l.agent.Agent.Repeat)
 	case l.ride != nil:
@@ -179,9 +203,9 @@ func (l *loaded) setSeeds(n int) error {
 	case l.pcm != nil:
 		l.plan.SetSeeds(n)
 	case l.video != nil:
-		l.video.Seeds = n
+		l.videoPlan.SetSeeds(n)
 	default:
-		return fmt.Errorf("--seeds: mode %s has no seeds to override (agent: its spec's agent.repeat; ride: ride.seed)", l.env.Mode)
+		return fmt.Errorf("--seeds: mode %s has no seeds to override (agent: its spec's agent.repeat; ride: its one ride.seed, which a sweep: block can vary)", l.env.Mode)
 	}
 	return nil
 }
@@ -198,21 +222,6 @@ type outcome struct {
 // run runs the experiment through the runner with opt.
 func (l *loaded) run(ctx context.Context, opt runner.Options) (*outcome, error) {
 	switch {
-	case l.video != nil:
-		sum, err := svc.Execute(ctx, l.video, opt)
-		if err != nil {
-			return nil, err
-		}
-		tables := sum.Tables()
-		return &outcome{
-			tables: tables, summary: sum, runs: len(l.video.Variants) * l.video.Seeds,
-			write: func(dir string) ([]string, error) {
-				return []string{svc.ReportPath(dir)}, svc.WriteAll(dir, l.video, sum)
-			},
-			text: func(w io.Writer) error { return results.WriteTables(w, tables) },
-		}, nil
-	case l.ride != nil:
-		return rideExperiment(l.env, l.ride)
 	case l.agent != nil:
 		res, err := agentexp.Run(ctx, l.agent, opt, nil)
 		if err != nil {

@@ -14,7 +14,10 @@ import (
 	"github.com/hetquic/hetquic/internal/results"
 	"github.com/hetquic/hetquic/internal/runner"
 	"github.com/hetquic/hetquic/internal/sweep"
+	rideenv "github.com/hetquic/hetquic/ride/env"
+	ridereport "github.com/hetquic/hetquic/ride/report"
 	simexp "github.com/hetquic/hetquic/sim/exp"
+	"github.com/hetquic/hetquic/sim/svc"
 )
 
 // expRunShard is exp run --shard: the runs of one shard, written to out for
@@ -26,7 +29,7 @@ func expRunShard(ctx context.Context, l *loaded, file, shardFlag, out string, pr
 	}
 	total, ok := l.planRuns()
 	if !ok {
-		return badInput(fmt.Errorf("--shard: mode %s does not shard (modes offline, trace, real and sim do)", l.env.Mode))
+		return badInput(fmt.Errorf("--shard: %w", l.noShard()))
 	}
 	if out == "" || printing {
 		return badInput(fmt.Errorf("--shard writes partial results: give --out, and no --json or --md"))
@@ -71,7 +74,7 @@ func expMerge(ctx context.Context, args []string) error {
 		return badInput(err)
 	}
 	if _, ok := l.planRuns(); !ok {
-		return badInput(fmt.Errorf("exp merge: %s is a mode %s experiment, which does not shard", spec, l.env.Mode))
+		return badInput(fmt.Errorf("exp merge: %s: %w", spec, l.noShard()))
 	}
 	if seeds > 0 {
 		if err := l.setSeeds(seeds); err != nil { // the shards' seeds (exp run --seeds)
@@ -114,7 +117,7 @@ func expSlurm(_ context.Context, args []string) error {
 	}
 	total, ok := l.planRuns()
 	if !ok {
-		return badInput(fmt.Errorf("exp slurm: mode %s does not shard (modes offline, trace, real and sim do)", l.env.Mode))
+		return badInput(fmt.Errorf("exp slurm: %w", l.noShard()))
 	}
 	if *bin == "" {
 		if *bin, err = os.Executable(); err != nil {
@@ -135,7 +138,20 @@ func expSlurm(_ context.Context, args []string) error {
 	return err
 }
 
-// plan reports whether the experiment's mode has runs to shard and how
+// shardModes are the modes whose runs shard (exp run --shard, exp merge,
+// exp slurm, a sweep: block): docs/sweeps.md.
+const shardModes = "offline, trace, real, sim, video and ride"
+
+// noShard says why the experiment's mode does not shard.
+func (l *loaded) noShard() error {
+	why := "it has no independent runs"
+	if l.env.Mode == experiment.ModeAgent {
+		why = "it runs real agents on loopback one at a time and times that one network, so its runs cannot run apart"
+	}
+	return fmt.Errorf("mode %s does not shard or sweep: %s (modes %s do)", l.env.Mode, why, shardModes)
+}
+
+// planRuns reports whether the experiment's mode has runs to shard and how
 // many it has.
 func (l *loaded) planRuns() (int, bool) {
 	switch {
@@ -143,12 +159,31 @@ func (l *loaded) planRuns() (int, bool) {
 		return l.plan.Runs(), true
 	case l.simPlan != nil:
 		return l.simPlan.Runs(), true
+	case l.videoPlan != nil:
+		return l.videoPlan.Runs(), true
+	case l.ridePlan != nil:
+		return l.ridePlan.Runs(), true
 	}
 	return 0, false
 }
 
-// runPlan runs every run of a pcm or simulator experiment in this process.
+// runPlan runs every run of a pcm, simulator or video experiment in this
+// process.
 func (l *loaded) runPlan(ctx context.Context, opt runner.Options) (*outcome, error) {
+	if l.ridePlan != nil {
+		runs, err := ridereport.RunShard(ctx, l.ridePlan, sweep.All, opt)
+		if err != nil {
+			return nil, err
+		}
+		return l.assembleRide(runs)
+	}
+	if l.videoPlan != nil {
+		runs, err := svc.RunShard(ctx, l.videoPlan, sweep.All, opt)
+		if err != nil {
+			return nil, err
+		}
+		return l.assembleVideo(runs)
+	}
 	if l.simPlan != nil {
 		runs, err := simexp.RunShard(ctx, l.simPlan, sweep.All, opt.Workers, opt.Progress)
 		if err != nil {
@@ -167,6 +202,20 @@ func (l *loaded) runPlan(ctx context.Context, opt runner.Options) (*outcome, err
 // merge; spec is the experiment as named on the command line. It returns
 // how many runs it wrote.
 func (l *loaded) runShardTo(ctx context.Context, shard sweep.Shard, opt runner.Options, dir, spec string) (int, error) {
+	if l.ridePlan != nil {
+		runs, err := ridereport.RunShard(ctx, l.ridePlan, shard, opt)
+		if err != nil {
+			return 0, err
+		}
+		return len(runs), ridereport.WritePartial(dir, spec, l.ridePlan, shard, runs)
+	}
+	if l.videoPlan != nil {
+		runs, err := svc.RunShard(ctx, l.videoPlan, shard, opt)
+		if err != nil {
+			return 0, err
+		}
+		return len(runs), svc.WritePartial(dir, spec, l.videoPlan, shard, runs)
+	}
 	if l.simPlan != nil {
 		runs, err := simexp.RunShard(ctx, l.simPlan, shard, opt.Workers, opt.Progress)
 		if err != nil {
@@ -184,6 +233,20 @@ func (l *loaded) runShardTo(ctx context.Context, shard sweep.Shard, opt runner.O
 
 // merge reads the shards in dirs and assembles the experiment's outcome.
 func (l *loaded) merge(ctx context.Context, dirs []string, workers int) (*outcome, error) {
+	if l.ridePlan != nil {
+		runs, err := ridereport.ReadPartials(l.ridePlan, dirs)
+		if err != nil {
+			return nil, badInput(err)
+		}
+		return l.assembleRide(runs)
+	}
+	if l.videoPlan != nil {
+		runs, err := svc.ReadPartials(l.videoPlan, dirs)
+		if err != nil {
+			return nil, badInput(err)
+		}
+		return l.assembleVideo(runs)
+	}
 	if l.simPlan != nil {
 		runs, err := simexp.ReadPartials(l.simPlan, dirs)
 		if err != nil {
@@ -253,5 +316,43 @@ func (l *loaded) assembleSim(runs map[int]*simexp.RunResult) (*outcome, error) {
 	sf := res[0].SummaryFile()
 	o.tables, o.summary = simexp.Tables(l.sim, sf.Summaries), sf
 	o.text = func(w io.Writer) error { return simText(w, sf.Summaries) }
+	return o, nil
+}
+
+// assembleVideo turns every run of a video (QC-MAB) experiment into its
+// outcome.
+func (l *loaded) assembleVideo(runs map[int]*svc.Result) (*outcome, error) {
+	p := l.videoPlan
+	sums, err := p.Assemble(runs)
+	if err != nil {
+		return nil, err
+	}
+	o := &outcome{runs: p.Runs(), write: func(dir string) ([]string, error) { return svc.WritePlan(dir, p, sums) }}
+	if p.Swept {
+		sum := svc.SummarizePlan(p, sums)
+		o.tables, o.summary = []results.Table{svc.SweepOutcome(p, sum).Table()}, sum
+	} else {
+		o.tables, o.summary = sums[0].Tables(), sums[0]
+	}
+	o.text = func(w io.Writer) error { return results.WriteTables(w, o.tables) }
+	return o, nil
+}
+
+// assembleRide turns every run of a ride evaluation into its outcome.
+func (l *loaded) assembleRide(runs map[int]*rideenv.Metrics) (*outcome, error) {
+	p := l.ridePlan
+	ms, err := p.Assemble(runs)
+	if err != nil {
+		return nil, err
+	}
+	o := &outcome{runs: p.Runs(), write: func(dir string) ([]string, error) { return ridereport.WritePlan(dir, p, ms) }}
+	if p.Swept {
+		sum := ridereport.SummarizePlan(p, ms)
+		o.tables, o.summary = []results.Table{ridereport.SweepOutcome(p, sum).Table()}, sum
+	} else {
+		sum := p.Summary(0, ms[0])
+		o.tables, o.summary = ridereport.Tables(ms[0]), &sum
+	}
+	o.text = func(w io.Writer) error { return results.WriteTables(w, o.tables) }
 	return o, nil
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -130,4 +131,144 @@ func TestSimShardsMergeIdentical(t *testing.T) {
 		t.Fatalf("merge: %d %s", code, stderr)
 	}
 	sameTree(t, single, merged)
+}
+
+// shardsMergeIdentical runs spec (with extra flags) in one process and in
+// 3 shards under dir, merges the shards with shard 1 given twice, and
+// checks that the merge wrote what the one process did, byte for byte.
+func shardsMergeIdentical(t *testing.T, spec, dir string, extra ...string) {
+	t.Helper()
+	run := func(args ...string) {
+		t.Helper()
+		if _, stderr, code := runCLI(t, append(args, extra...)...); code != 0 {
+			t.Fatalf("%v: exit %d: %s", args, code, stderr)
+		}
+	}
+	single := filepath.Join(dir, "single")
+	run("exp", "run", spec, "--quiet", "--out", single)
+	var shards []string
+	for i := range 3 {
+		d := filepath.Join(dir, "shard"+strconv.Itoa(i))
+		run("exp", "run", spec, "--quiet", "--shard", strconv.Itoa(i)+"/3", "--out", d)
+		shards = append(shards, d)
+	}
+	merged := filepath.Join(dir, "merged")
+	if _, stderr, code := runCLI(t, append([]string{"exp", "merge", "--out", merged}, append(shards, shards[1])...)...); code != 0 {
+		t.Fatalf("merge: exit %d: %s", code, stderr)
+	}
+	sameTree(t, single, merged)
+}
+
+// videoSpec is a small QC-MAB experiment (mode video): 2 variants × 3
+// seeds of 5 s, with replay's logger runs; sweep, when not empty, is its
+// sweep: block.
+func videoSpec(t *testing.T, dir, name, sweep string) string {
+	t.Helper()
+	p := filepath.Join(dir, name+".yaml")
+	src := "name: " + name + `
+mode: video
+figure: "4.5"
+scenario: {kind: lattice, ap_spacing_m: 20, area_m: 60, speed_mps: 10}
+duration_s: 5
+seeds: 3
+replay: true
+variants:
+  - {label: QC-MAB, controller: qcmab, gamma: 0.99}
+  - {label: Peekaboo, controller: peekaboo}
+` + sweep
+	if err := os.WriteFile(p, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// A video (QC-MAB) experiment, with and without a sweep, shards and merges
+// into what one process writes, byte for byte: by hand (a shard given
+// twice counts once; --seeds travels in the shards) and through the
+// generated Slurm job array.
+func TestVideoShardsMergeIdentical(t *testing.T) {
+	dir := t.TempDir()
+	plain := videoSpec(t, dir, "qcmab-shard", "")
+	swept := videoSpec(t, dir, "qcmab-shard-sweep", "sweep:\n  params:\n    scenario.speed_mps: [5, 10]\n")
+	shardsMergeIdentical(t, plain, filepath.Join(dir, "plain"), "--seeds", "2")
+	shardsMergeIdentical(t, swept, filepath.Join(dir, "qcmab-shard-sweep"))
+	if _, err := os.Stat(filepath.Join(dir, "qcmab-shard-sweep", "single", "sweep.csv")); err != nil {
+		t.Fatalf("the sweep wrote no sweep.csv: %v", err)
+	}
+
+	out := filepath.Join(dir, "array")
+	script, stderr, code := runCLI(t, "exp", "slurm", swept, "--shards", "2", "--out", out, "--hetquic", os.Args[0])
+	if code != 0 {
+		t.Fatalf("exp slurm: %d %s", code, stderr)
+	}
+	sh := filepath.Join(dir, "job.sh")
+	if err := os.WriteFile(sh, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, env := range []string{"SLURM_ARRAY_TASK_ID=0", "SLURM_ARRAY_TASK_ID=1", "MERGE=1"} {
+		cmd := exec.Command("bash", sh)
+		cmd.Env = append(os.Environ(), "HETQUIC_TEST_MAIN=1", env)
+		if b, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("bash job.sh %s: %v\n%s", env, err, b)
+		}
+	}
+	sameTree(t, filepath.Join(dir, "qcmab-shard-sweep", "single"), out)
+}
+
+// Mode agent refuses --shard, exp slurm, exp merge and a sweep: block with
+// exit code 2 and one line saying why.
+func TestNoShardModes(t *testing.T) {
+	dir := t.TempDir()
+	agent := filepath.Join(dir, "agent-sweep.yaml")
+	if err := os.WriteFile(agent, []byte("name: a\nmode: agent\nsweep: {params: {x: [1, 2]}}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"exp", "slurm", "agent-loss", "--shards", "2"}, "mode agent does not shard or sweep: it runs real agents on loopback one at a time"},
+		{[]string{"exp", "validate", agent}, "sweep: mode agent does not shard"},
+	} {
+		_, stderr, code := runCLI(t, tc.args...)
+		if lines := strings.Split(strings.TrimSpace(stderr), "\n"); code != 2 || len(lines) != 1 || !strings.Contains(stderr, tc.want) {
+			t.Errorf("%v: exit %d, %q; want 2 and one line containing %q", tc.args, code, stderr, tc.want)
+		}
+	}
+}
+
+// A ride evaluation (RIDE and the baselines on 40 frames of the test
+// video), with and without a sweep over ride.seed (seeds × policies),
+// shards and merges into what one process writes, byte for byte.
+func TestRideShardsMergeIdentical(t *testing.T) {
+	dir := t.TempDir()
+	pol, err := os.ReadFile("../../ride/policies/ride-short-seed1.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "ride.json"), pol, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	spec := "mode: ride\nride: {policy: ride.json, frames: 40, seed: 1}\n"
+	plain, swept := filepath.Join(dir, "ride-tiny.yaml"), filepath.Join(dir, "ride-tiny-sweep.yaml")
+	if err := os.WriteFile(plain, []byte("name: ride-tiny\n"+spec), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(swept, []byte("name: ride-tiny-sweep\n"+spec+"sweep: {params: {ride.seed: [1, 2]}}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	shardsMergeIdentical(t, plain, filepath.Join(dir, "plain"))
+	shardsMergeIdentical(t, swept, filepath.Join(dir, "swept"))
+	var sum struct {
+		Points []struct {
+			Policies []struct{ Policy string } `json:"policies"`
+		} `json:"points"`
+	}
+	data, err := os.ReadFile(filepath.Join(dir, "swept", "single", "summary.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(data, &sum); err != nil || len(sum.Points) != 2 || len(sum.Points[1].Policies) != 4 {
+		t.Fatalf("summary: %v, %+v; want 2 points of 4 policies", err, sum)
+	}
 }

@@ -3,12 +3,10 @@ package main
 import (
 	"context"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
 
-	"github.com/hetquic/hetquic/experiment"
 	"github.com/hetquic/hetquic/internal/results"
 	"github.com/hetquic/hetquic/ride"
 	"github.com/hetquic/hetquic/ride/env"
@@ -103,37 +101,4 @@ figures 5.7–5.10, frame_reward.csv and report.md into --out. Without
 	}
 	fmt.Printf("\nwrote %d files to %s (open %s)\n", len(files), *out, filepath.Join(*out, "report.md"))
 	return nil
-}
-
-// rideExperiment runs a `mode: ride` experiment for exp run.
-func rideExperiment(env experiment.Envelope, spec *report.Spec) (*outcome, error) {
-	pols, err := spec.Policies()
-	if err != nil {
-		return nil, err
-	}
-	ms, err := report.Evaluate(report.Config{Seed: spec.Ride.Seed, Frames: spec.Ride.Frames}, pols)
-	if err != nil {
-		return nil, err
-	}
-	tables := report.Tables(ms)
-	sum := report.Summarize(results.NewHeader(env.Name, env.Mode, []uint64{spec.Ride.Seed}), spec.Ride.Frames, ms)
-	return &outcome{
-		tables: tables, summary: &sum, runs: len(pols),
-		write: func(dir string) ([]string, error) {
-			files, err := report.Write(dir, ms, fmt.Sprintf("Experiment %s (mode ride): %s", env.Name, env.Description))
-			if err != nil {
-				return nil, err
-			}
-			data, err := results.MarshalSummary(&sum)
-			if err != nil {
-				return nil, err
-			}
-			p := filepath.Join(dir, "summary.json")
-			if err := os.WriteFile(p, data, 0o644); err != nil {
-				return nil, err
-			}
-			return append(files, p), nil
-		},
-		text: func(w io.Writer) error { return results.WriteTables(w, tables) },
-	}, nil
 }

@@ -83,10 +83,15 @@ func target(spec, scen *yaml.Node, key string) (*yaml.Node, string, error) {
 		return spec, k, nil
 	}
 	if k, ok := strings.CutPrefix(key, scenarioPrefix); ok {
-		if scen == nil {
-			return nil, "", fmt.Errorf("sweep: %s: the experiment has no scenario", key)
+		switch {
+		case scen != nil:
+			return scen, k, nil
+		case inlineScenario(spec):
+			// The scenario is written in the experiment file (mode video's
+			// scenario: {kind: lattice, …}): its fields are the experiment's.
+			return spec, key, nil
 		}
-		return scen, k, nil
+		return nil, "", fmt.Errorf("sweep: %s: the experiment has no scenario", key)
 	}
 	segs, err := parseKey(key)
 	if err != nil {
@@ -99,6 +104,13 @@ func target(spec, scen *yaml.Node, key string) (*yaml.Node, string, error) {
 		return scen, key, nil
 	}
 	return nil, "", fmt.Errorf("sweep: %s: %q is a field of neither the experiment nor its scenario (prefix spec. or scenario. to add a new one)", key, segs[0].name)
+}
+
+// inlineScenario reports whether the experiment writes its scenario as a
+// mapping of its own rather than naming a scenario file.
+func inlineScenario(spec *yaml.Node) bool {
+	n := lookup(root(spec), "scenario")
+	return n != nil && n.Kind == yaml.MappingNode
 }
 
 func root(doc *yaml.Node) *yaml.Node {

@@ -1,6 +1,8 @@
 package sweep
 
 import (
+	"context"
+	"errors"
 	"math"
 	"slices"
 	"strconv"
@@ -8,6 +10,8 @@ import (
 	"testing"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/hetquic/hetquic/internal/runner"
 )
 
 func block(t *testing.T, src string) *Block {
@@ -292,5 +296,74 @@ func TestSlurmScript(t *testing.T) {
 	}
 	if got := shellQuote("it's"); got != `'it'\''s'` {
 		t.Errorf("shellQuote: %s", got)
+	}
+}
+
+// An experiment that writes its scenario inline (mode video) sweeps the
+// scenario's fields in its own file, with or without the scenario. prefix.
+func TestApplyInlineScenario(t *testing.T) {
+	var spec yaml.Node
+	if err := yaml.Unmarshal([]byte("name: x\nscenario: {kind: lattice, ap_spacing_m: 20}\n"), &spec); err != nil {
+		t.Fatal(err)
+	}
+	p := newPoint([]Assign{{Key: "scenario.ap_spacing_m", Value: "30"}, {Key: "scenario.speed_mps", Value: "5"}})
+	if err := Apply(&spec, nil, p); err != nil {
+		t.Fatal(err)
+	}
+	var got struct {
+		Scenario struct {
+			APSpacingM float64 `yaml:"ap_spacing_m"`
+			SpeedMps   float64 `yaml:"speed_mps"`
+		}
+	}
+	if err := spec.Decode(&got); err != nil {
+		t.Fatal(err)
+	}
+	if got.Scenario.APSpacingM != 30 || got.Scenario.SpeedMps != 5 {
+		t.Fatalf("scenario %+v, want spacing 30, speed 5", got.Scenario)
+	}
+	var named yaml.Node
+	if err := yaml.Unmarshal([]byte("name: x\nscenario: ../s.yaml\n"), &named); err != nil {
+		t.Fatal(err)
+	}
+	if err := Apply(&named, nil, newPoint([]Assign{{Key: "scenario.paths[0].down.loss", Value: "0"}})); err == nil || !strings.Contains(err.Error(), "has no scenario") {
+		t.Fatalf("a named scenario that is not loaded: %v", err)
+	}
+}
+
+// RunOwned gives each run its (point, run) and returns it under its run
+// number; shards are disjoint and together equal the single-process run.
+func TestRunOwned(t *testing.T) {
+	set := Single(5, Loader[int]{Runs: func(n int) int { return n }})
+	run := func(_ context.Context, point, r int) (*int, error) { v := 100*point + r; return &v, nil }
+	all, err := RunOwned(context.Background(), set, All, runner.Options{Workers: 3}, nil, run)
+	if err != nil || len(all) != 5 {
+		t.Fatalf("all: %v, %d runs", err, len(all))
+	}
+	union := map[int]int{}
+	for i := range 2 {
+		part, err := RunOwned(context.Background(), set, Shard{I: i, N: 2}, runner.Options{}, nil, run)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for k, v := range part {
+			if _, dup := union[k]; dup || k%2 != i || *v != *all[k] {
+				t.Fatalf("shard %d: run %d = %d (all: %d), twice %v", i, k, *v, *all[k], dup)
+			}
+			union[k] = *v
+		}
+	}
+	if len(union) != 5 {
+		t.Fatalf("shards cover %d of 5 runs", len(union))
+	}
+	var progress strings.Builder
+	_, err = RunOwned(context.Background(), set, All, runner.Options{Workers: 1, Progress: &progress}, func(v *int) string { return "v=" + strconv.Itoa(*v) }, run)
+	if err != nil || !strings.Contains(progress.String(), "5/5 v=4") {
+		t.Fatalf("progress %q, %v", progress.String(), err)
+	}
+	if _, err := RunOwned(context.Background(), set, All, runner.Options{}, nil, func(context.Context, int, int) (*int, error) {
+		return nil, errors.New("boom")
+	}); err == nil || err.Error() != "boom" {
+		t.Fatalf("a failing run: %v", err)
 	}
 }

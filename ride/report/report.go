@@ -5,6 +5,7 @@ package report
 
 import (
 	"cmp"
+	"context"
 	"encoding/csv"
 	"fmt"
 	"os"
@@ -12,13 +13,13 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
 
 	"github.com/hetquic/hetquic/internal/figure"
 	"github.com/hetquic/hetquic/internal/results"
+	"github.com/hetquic/hetquic/internal/runner"
 	"github.com/hetquic/hetquic/internal/stats"
 	"github.com/hetquic/hetquic/ride"
 	"github.com/hetquic/hetquic/ride/env"
@@ -30,32 +31,33 @@ type Config struct {
 	Frames int // frames of the test video (0: all 1800, the thesis's 1800 test episodes)
 }
 
-// Evaluate runs every policy on the same episode of the test video (each
-// in its own simulation, in parallel; results do not depend on the order).
+// Evaluate runs every policy on the same episode of the test video, each
+// in its own simulation, in parallel on the one runner; results do not
+// depend on the order.
 func Evaluate(cfg Config, policies []ride.Policy) ([]env.Metrics, error) {
 	out := make([]env.Metrics, len(policies))
-	errs := make([]error, len(policies))
-	var wg sync.WaitGroup
-	for k, p := range policies {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			e, err := env.Run(env.Config{Seed: cfg.Seed, Video: env.TestVideo, Frames: cfg.Frames, Start: 0, Record: true}, p)
-			if err != nil {
-				errs[k] = fmt.Errorf("%s: %w", p.Name(), err)
-				return
-			}
-			out[k] = env.Measure(p.Name(), e)
-		}()
-	}
-	wg.Wait()
-	for _, err := range errs {
-		if err != nil {
-			return nil, err
-		}
+	err := runner.Run(context.Background(), len(policies), runner.Options{Workers: len(policies)}, func(_ context.Context, k int) error {
+		var err error
+		out[k], err = evaluate(cfg, policies[k])
+		return err
+	})
+	if err != nil {
+		return nil, err
 	}
 	return out, nil
 }
+
+// evaluate runs policy p on the episode cfg selects and measures it.
+func evaluate(cfg Config, p ride.Policy) (env.Metrics, error) {
+	e, err := env.Run(env.Config{Seed: cfg.Seed, Video: env.TestVideo, Frames: cfg.Frames, Start: 0, Record: true}, p)
+	if err != nil {
+		return env.Metrics{}, fmt.Errorf("%s: %w", p.Name(), err)
+	}
+	return env.Measure(p.Name(), e), nil
+}
+
+// numBaselines is how many policies Baselines returns.
+const numBaselines = 3
 
 // Baselines returns RR, minRTT and Peekaboo for two paths.
 func Baselines(seed uint64) ([]ride.Policy, error) {

@@ -87,3 +87,36 @@ func TestParseSpec(t *testing.T) {
 		}
 	}
 }
+
+// A sweep over ride.seed makes seeds × policies runs, each point read
+// with its seed; a sweep that adds or drops the RIDE policy is refused,
+// naming the point. Baselines returns numBaselines policies, which Plan
+// counts on.
+func TestLoadPlan(t *testing.T) {
+	if b, err := Baselines(1); err != nil || len(b) != numBaselines {
+		t.Fatalf("Baselines: %d policies, %v; want %d", len(b), err, numBaselines)
+	}
+	pol, err := os.ReadFile("../policies/ride-short-seed1.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fsys := fstest.MapFS{
+		"p/pol.json": {Data: pol},
+		"p/r.yaml":   {Data: []byte("name: r\nmode: ride\nride: {policy: pol.json, frames: 20}\nsweep: {params: {ride.seed: [1, 2, 3]}}\n")},
+		"p/b.yaml":   {Data: []byte("name: r\nmode: ride\nride: {frames: 20}\nsweep: {params: {ride.seed: [4, 5]}}\n")},
+		"p/x.yaml":   {Data: []byte("name: r\nmode: ride\nride: {frames: 20, policy: pol.json}\nsweep: {params: {ride.policy: [pol.json, \"\"]}}\n")},
+	}
+	p, err := LoadPlan(fsys, "p/r.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p.Points) != 3 || p.Runs() != 3*4 || p.Specs[2].Ride.Seed != 3 || p.Specs[2].Sweep != nil {
+		t.Fatalf("%d points, %d runs, point 2 seed %d; want 3 points × 4 policies, seed 3", len(p.Points), p.Runs(), p.Specs[2].Ride.Seed)
+	}
+	if b, err := LoadPlan(fsys, "p/b.yaml"); err != nil || b.Runs() != 2*numBaselines {
+		t.Fatalf("baselines only: %v, want %d runs", err, 2*numBaselines)
+	}
+	if _, err := LoadPlan(fsys, "p/x.yaml"); err == nil || !strings.Contains(err.Error(), "point ride.policy=: a sweep may change the RIDE policy's file, not whether one runs") {
+		t.Fatalf("a sweep that drops RIDE: %v", err)
+	}
+}

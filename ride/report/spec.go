@@ -7,6 +7,7 @@ import (
 	"path"
 
 	"github.com/hetquic/hetquic/internal/results"
+	"github.com/hetquic/hetquic/internal/sweep"
 	"github.com/hetquic/hetquic/internal/yamlfile"
 	"github.com/hetquic/hetquic/ride"
 )
@@ -24,6 +25,10 @@ type Spec struct {
 		Frames int    `yaml:"frames"` // 0: the whole test video
 		Seed   uint64 `yaml:"seed"`   // default 1
 	} `yaml:"ride"`
+	// Sweep evaluates at many points, each a setting of some of this
+	// file's fields (ride.seed, ride.frames, ride.policy); LoadPlan
+	// expands it.
+	Sweep  *sweep.Block `yaml:"sweep"`
 	policy *ride.MLPPolicy
 }
 

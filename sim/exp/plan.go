@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -60,32 +59,20 @@ func LoadPlan(fsys fs.FS, name string) (*Plan, error) {
 // A run's result depends only on its point, variant, path count and seed,
 // so it is the same in any shard and with any number of workers.
 func RunShard(ctx context.Context, p *Plan, shard sweep.Shard, workers int, progress io.Writer) (map[int]*RunResult, error) {
-	owned := p.Owned(shard)
-	out := make([]*RunResult, len(owned))
-	opt := runner.Options{Workers: workers, Progress: progress, Name: p.Name, Describe: func(j int) string {
-		r := out[j]
+	opt := runner.Options{Workers: workers, Progress: progress, Name: p.Name}
+	describe := func(r *RunResult) string {
 		return fmt.Sprintf("%s%s seed %d: goodput %.2f Mbit/s, end %.2f s, %d events in %.2f s wall",
 			r.Label, pathsTag(r.Paths), r.Seed, r.GoodputMbps, r.EndS, r.Events, r.WallS)
-	}}
-	err := runner.Run(ctx, len(owned), opt, func(ctx context.Context, j int) error {
-		pi, r := p.Locate(owned[j])
+	}
+	return sweep.RunOwned(ctx, p.Set, shard, opt, describe, func(ctx context.Context, pi, r int) (*RunResult, error) {
 		s := p.Specs[pi]
 		jb := s.jobs()[r]
 		run, err := s.RunOne(ctx, jb.variant, jb.paths, jb.seed)
 		if err != nil {
-			return fmt.Errorf("%s%s seed %d: %w", p.PointPrefix(pi), s.Variants[jb.variant].Label, jb.seed, err)
+			return nil, fmt.Errorf("%s%s seed %d: %w", p.PointPrefix(pi), s.Variants[jb.variant].Label, jb.seed, err)
 		}
-		out[j] = run
-		return nil
+		return run, nil
 	})
-	if err != nil {
-		return nil, err
-	}
-	runs := make(map[int]*RunResult, len(owned))
-	for j, k := range owned {
-		runs[k] = out[j]
-	}
-	return runs, nil
 }
 
 // Assemble turns every run of the plan into one Result per point.
@@ -159,27 +146,8 @@ func WritePlan(dir string, p *Plan, res []*Result) ([]string, error) {
 	if !p.Swept {
 		return WriteAll(dir, res[0])
 	}
-	d, err := results.Create(dir)
-	if err != nil {
-		return nil, err
-	}
 	sum := SummarizePlan(p, res)
-	for i, r := range res {
-		pd, err := results.Create(filepath.Join(dir, "points", p.Points[i].ID))
-		if err != nil {
-			return nil, err
-		}
-		if err := pd.WriteSummary(r.SummaryFile()); err != nil {
-			return nil, err
-		}
-	}
-	if err := d.WriteSummary(sum); err != nil {
-		return nil, err
-	}
-	if err := sweep.WriteOutcome(d, SweepOutcome(p, sum)); err != nil {
-		return nil, err
-	}
-	return d.Files(), nil
+	return sweep.WriteSweep(dir, p.Points, func(i int) results.Summary { return res[i].SummaryFile() }, sum, SweepOutcome(p, sum))
 }
 
 // SweepOutcome is what sweep.WriteOutcome draws and tabulates of a sweep:

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -17,6 +16,7 @@ import (
 	"github.com/hetquic/hetquic/internal/results"
 	"github.com/hetquic/hetquic/internal/runner"
 	"github.com/hetquic/hetquic/internal/stats"
+	"github.com/hetquic/hetquic/internal/sweep"
 	"github.com/hetquic/hetquic/qcmab"
 )
 
@@ -68,6 +68,8 @@ type Summary struct {
 	UniformMean float64 `json:"uniform_logger_reward,omitempty"`
 }
 
+// job is one run: a variant at an AP spacing (0: the scenario's) on a
+// seed, or, for a replay spec, the uniform logger on a seed.
 type job struct {
 	v       Variant
 	spacing float64
@@ -75,9 +77,10 @@ type job struct {
 	logger  bool
 }
 
-// Execute runs every variant (× sweep point) on every seed with the one
-// worker pool; results do not depend on the worker count.
-func Execute(ctx context.Context, s *Spec, opt runner.Options) (*Summary, error) {
+// jobs lists the spec's runs in their fixed order: AP spacing by spacing,
+// variant by variant, seed by seed, then (replay) the uniform logger's
+// seeds. A run's number in this list is what shards divide (Plan).
+func (s *Spec) jobs() []job {
 	seeds := results.Seeds(1, s.Seeds)
 	spacings := s.SweepSpacingM
 	if len(spacings) == 0 {
@@ -97,17 +100,35 @@ func Execute(ctx context.Context, s *Spec, opt runner.Options) (*Summary, error)
 			jobs = append(jobs, job{v: Variant{Label: "uniform logger", Controller: QCMAB, Epsilon: 1}, seed: seed, logger: true})
 		}
 	}
-	out := make([]*Result, len(jobs))
-	opt.Name = s.Name
-	err := runner.Run(ctx, len(jobs), opt, func(ctx context.Context, i int) error {
-		j := jobs[i]
-		r, err := Run(s.scenario(j.spacing), j.v, j.seed, j.logger)
-		out[i] = r
-		return err
-	})
+	return jobs
+}
+
+// run carries out job j of the spec.
+func (s *Spec) run(j job) (*Result, error) {
+	return Run(s.scenario(j.spacing), j.v, j.seed, j.logger)
+}
+
+// Execute runs every variant (× AP spacing) on every seed with the one
+// worker pool and summarizes them; results do not depend on the worker
+// count. A spec with a sweep: block runs through LoadPlan instead.
+func Execute(ctx context.Context, s *Spec, opt runner.Options) (*Summary, error) {
+	p := &Plan{Name: s.Name, Set: sweep.Single(s, planLoader)}
+	runs, err := RunShard(ctx, p, sweep.All, opt)
 	if err != nil {
 		return nil, err
 	}
+	sums, err := p.Assemble(runs)
+	if err != nil {
+		return nil, err
+	}
+	return sums[0], nil
+}
+
+// summarize turns every run of s, in jobs order, into its summary: a row
+// per variant (× AP spacing) and, for replay, the off-line estimates.
+func summarize(s *Spec, out []*Result) (*Summary, error) {
+	jobs := s.jobs()
+	seeds := results.Seeds(1, s.Seeds)
 	sum := &Summary{Header: results.NewHeader(s.Name, "sim", seeds), Figure: s.Figure, DurationS: s.DurationS}
 	var logs [][]qcmab.LogEntry
 	if s.Replay {
@@ -123,7 +144,7 @@ func Execute(ctx context.Context, s *Spec, opt runner.Options) (*Summary, error)
 		if j.logger {
 			break
 		}
-		row := summarize(j.v, j.spacing, out[k:k+len(seeds)])
+		row := summarizeRow(j.v, j.spacing, out[k:k+len(seeds)])
 		if s.Replay && j.v.Controller == QCMAB {
 			if err := replay(s, j.v, logs, &row); err != nil {
 				return nil, err
@@ -156,7 +177,7 @@ func replay(s *Spec, v Variant, logs [][]qcmab.LogEntry, row *Row) error {
 	return nil
 }
 
-func summarize(v Variant, spacing float64, rs []*Result) Row {
+func summarizeRow(v Variant, spacing float64, rs []*Result) Row {
 	row := Row{Label: v.Label, Controller: v.Controller, SpacingM: spacing, Runs: len(rs)}
 	var irs []float64
 	var q, p, gp, rw, ho, fecF float64
@@ -275,15 +296,22 @@ func f2(v float64) string { return strconv.FormatFloat(v, 'f', 2, 64) }
 func f3(v float64) string { return strconv.FormatFloat(v, 'f', 3, 64) }
 
 // WriteAll writes summary.json, the per-variant CSV, the figures (PNG and
-// SVG) and report.md into dir.
-func WriteAll(dir string, s *Spec, sum *Summary) error {
+// SVG) and report.md into dir, and returns the files it wrote.
+func WriteAll(dir string, s *Spec, sum *Summary) ([]string, error) {
 	d, err := results.Create(dir)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if err := d.WriteSummary(sum); err != nil {
-		return err
+		return nil, err
 	}
+	if err := writeAll(d, s, sum); err != nil {
+		return nil, err
+	}
+	return d.Files(), nil
+}
+
+func writeAll(d *results.Dir, s *Spec, sum *Summary) error {
 	rows := sum.Rows
 	if err := d.WriteCSV("rows.csv", []string{"label", "spacing_m", "ir_pct", "mean_quality", "p_bl_150_pct", "goodput_mbps", "mean_reward", "converge_packets"}, len(rows), func(i int) []string {
 		r := rows[i]
@@ -373,6 +401,3 @@ func WriteAll(dir string, s *Spec, sum *Summary) error {
 	}
 	return d.WriteReport(b.String())
 }
-
-// ReportPath is where WriteAll puts the report.
-func ReportPath(dir string) string { return filepath.Join(dir, "report.md") }

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/hetquic/hetquic/internal/sweep"
 	"github.com/hetquic/hetquic/internal/yamlfile"
 	"github.com/hetquic/hetquic/qcmab"
 )
@@ -33,6 +34,10 @@ type Spec struct {
 	// (qcmab.Replay), beside its on-line mean reward.
 	Replay   bool          `yaml:"replay"`
 	Variants []VariantSpec `yaml:"variants"`
+	// Sweep runs the experiment at many points, each a setting of some of
+	// this file's fields (scenario.ap_spacing_m, variants[0].gamma);
+	// LoadPlan expands it.
+	Sweep *sweep.Block `yaml:"sweep"`
 }
 
 // ScenarioSpec is Scenario in YAML.
@@ -90,6 +95,15 @@ func LoadBuiltin(name string) (*Spec, error) {
 		return nil, fmt.Errorf("%s: not a built-in qcmab experiment (%s)", name, strings.Join(Names(), ", "))
 	}
 	return Parse(p, data)
+}
+
+// LoadFS reads and validates experiment file name of fsys.
+func LoadFS(fsys fs.FS, name string) (*Spec, error) {
+	data, err := fs.ReadFile(fsys, name)
+	if err != nil {
+		return nil, fmt.Errorf("load experiment: %w", err)
+	}
+	return Parse(name, data)
 }
 
 // Parse decodes and validates a spec; every error is one line naming the

@@ -4,8 +4,10 @@ import (
 	"context"
 	"math"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
+	"testing/fstest"
 	"time"
 
 	"github.com/hetquic/hetquic/internal/runner"
@@ -75,8 +77,9 @@ func TestDeterministic(t *testing.T) {
 
 func TestBuiltinsParse(t *testing.T) {
 	names := Names()
-	if len(names) != 6 {
-		t.Fatalf("built-ins %v, want the six figures 4.5–4.10", names)
+	want := []string{"qcmab-fig4-10", "qcmab-fig4-5", "qcmab-fig4-6", "qcmab-fig4-7", "qcmab-fig4-8", "qcmab-fig4-9", "qcmab-sweep-gamma"}
+	if !slices.Equal(names, want) {
+		t.Fatalf("built-ins %v, want the six figures 4.5–4.10 and the Γ sweep", names)
 	}
 	for _, n := range names {
 		s, err := LoadBuiltin(n)
@@ -126,6 +129,40 @@ func TestExecuteWorkersIndependent(t *testing.T) {
 	b, _ := Execute(context.Background(), s, runner.Options{Workers: 3})
 	if !reflect.DeepEqual(a, b) {
 		t.Fatal("1 and 3 workers disagree")
+	}
+}
+
+// The built-in Γ × speed sweep expands to 3 × 3 points of 4 variants × 10
+// seeds, each point the file with its two fields set; a sweep that changes
+// which variants run, or sets a value the spec refuses, is a one-line error
+// naming the point.
+func TestLoadPlan(t *testing.T) {
+	p, err := LoadPlan(builtin, "experiments/qcmab-sweep-gamma.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !p.Swept || len(p.Points) != 9 || p.Runs() != 9*4*10 {
+		t.Fatalf("swept %v, %d points, %d runs; want 9 points, 360 runs", p.Swept, len(p.Points), p.Runs())
+	}
+	last := p.Specs[8]
+	if p.Points[8].Label() != "scenario.speed_mps=20, variants[0].gamma=0.99" || last.Scenario.SpeedMps != 20 || last.Variants[0].Gamma != 0.99 || last.Sweep != nil {
+		t.Fatalf("point 8 %s: speed %g, Γ %g, sweep %v", p.Points[8].Label(), last.Scenario.SpeedMps, last.Variants[0].Gamma, last.Sweep)
+	}
+	if first := p.Specs[0]; first.Scenario.SpeedMps != 5 || first.Variants[0].Gamma != 0.9 || first.Scenario.AreaM != 100 {
+		t.Fatalf("point 0: %+v", first.Scenario)
+	}
+	base := "name: x\nmode: video\nscenario: {kind: lattice, ap_spacing_m: 20, area_m: 60, speed_mps: 10}\nduration_s: 5\nseeds: 1\nvariants:\n  - {label: a, controller: qcmab}\n"
+	for _, tc := range []struct{ sweep, want string }{
+		{"sweep:\n  params:\n    variants[0].label: [a, b]\n", "not which variants"},
+		{"sweep:\n  params:\n    variants[0].gamma: [0.9, 1.5]\n", "sweep point variants[0].gamma=1.5: "},
+		{"sweep:\n  params:\n    scenario.kind: [moon]\n", `kind "moon"`},
+		{"sweep:\n  params:\n    nosuch: [1]\n", "neither the experiment nor its scenario"},
+	} {
+		fsys := fstest.MapFS{"x.yaml": {Data: []byte(base + tc.sweep)}}
+		_, err := LoadPlan(fsys, "x.yaml")
+		if err == nil || !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), "\n") {
+			t.Errorf("%q: %v, want one line containing %q", tc.sweep, err, tc.want)
+		}
 	}
 }
 

@@ -1,0 +1,225 @@
+package report
+
+import (
+	"context"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+
+	"github.com/hetquic/hetquic/internal/results"
+	"github.com/hetquic/hetquic/internal/runner"
+	"github.com/hetquic/hetquic/internal/sweep"
+	"github.com/hetquic/hetquic/ride"
+	"github.com/hetquic/hetquic/ride/env"
+)
+
+// Plan is a ride experiment's points × runs: at each point, one run per
+// policy (Spec.Policies order: RIDE when the spec names it, then RR, minRTT,
+// Peekaboo). A file without a sweep: block has one point with no
+// assignment; a sweep over ride.seed makes the runs seeds × policies. Run
+// numbers are the same in every process, which is what lets shards run
+// apart and merge (internal/sweep), as for the other modes.
+type Plan struct {
+	Name string
+	*sweep.Set[*Spec]
+}
+
+// planLoader is how internal/sweep reads and counts ride specs.
+var planLoader = sweep.Loader[*Spec]{
+	Load: Load,
+	Extra: func(s *Spec) []string {
+		if s.Ride.Policy != "" {
+			return []string{s.Ride.Policy}
+		}
+		return nil
+	},
+	Sweep:    func(s *Spec) *sweep.Block { return s.Sweep },
+	Scenario: func(*Spec) string { return "" },
+	Same: func(base, point *Spec) error {
+		if (base.policy == nil) != (point.policy == nil) {
+			return fmt.Errorf("a sweep may change the RIDE policy's file, not whether one runs")
+		}
+		return nil
+	},
+	Runs: func(s *Spec) int { return numBaselines + s.rides() },
+	// A ride experiment has one seed, ride.seed (sweep it for more); exp
+	// run --seeds is refused before a Set is asked to change it.
+	Seeds:    func(*Spec) int { return 1 },
+	SetSeeds: func(*Spec, int) { panic("ride: no --seeds") },
+}
+
+// rides is 1 when the spec evaluates a RIDE policy, else 0.
+func (s *Spec) rides() int {
+	if s.policy != nil {
+		return 1
+	}
+	return 0
+}
+
+// Load reads and validates ride experiment file name of fsys and the
+// policy it names.
+func Load(fsys fs.FS, name string) (*Spec, error) {
+	data, err := fs.ReadFile(fsys, name)
+	if err != nil {
+		return nil, fmt.Errorf("load experiment: %w", err)
+	}
+	return Parse(fsys, name, data)
+}
+
+// LoadPlan reads a ride experiment as Load does and expands its sweep over
+// its fields (ride.seed, ride.frames, ride.policy).
+func LoadPlan(fsys fs.FS, name string) (*Plan, error) {
+	set, err := sweep.LoadSet(fsys, name, planLoader)
+	if err != nil {
+		return nil, err
+	}
+	return &Plan{Name: set.Specs[0].Name, Set: set}, nil
+}
+
+// RunShard carries out the runs of p that shard owns on the one runner.
+// A run's result depends only on its point and policy, so it is the same
+// in any shard and with any number of workers.
+func RunShard(ctx context.Context, p *Plan, shard sweep.Shard, opt runner.Options) (map[int]*env.Metrics, error) {
+	opt.Name = p.Name
+	return sweep.RunOwned(ctx, p.Set, shard, opt, nil, func(_ context.Context, pi, r int) (*env.Metrics, error) {
+		s := p.Specs[pi]
+		pols, err := s.Policies() // fresh ones: a policy may keep state
+		if err != nil {
+			return nil, err
+		}
+		m, err := evaluate(Config{Seed: s.Ride.Seed, Frames: s.Ride.Frames}, pols[r])
+		if err != nil {
+			return nil, fmt.Errorf("%s%w", p.PointPrefix(pi), err)
+		}
+		return &m, nil
+	})
+}
+
+// Assemble gathers every run of the plan: each point's metrics, in policy
+// order.
+func (p *Plan) Assemble(runs map[int]*env.Metrics) ([][]env.Metrics, error) {
+	out := make([][]env.Metrics, len(p.Specs))
+	for pi, s := range p.Specs {
+		n := planLoader.Runs(s)
+		for r := range n {
+			k := p.First(pi) + r
+			if runs[k] == nil {
+				return nil, fmt.Errorf("%s: run %d of %d is missing", p.Name, k, p.Runs())
+			}
+			out[pi] = append(out[pi], *runs[k])
+		}
+	}
+	return out, nil
+}
+
+// WritePartial writes a shard's runs into dir for exp merge; spec is the
+// experiment as named on the command line.
+func WritePartial(dir, spec string, p *Plan, shard sweep.Shard, runs map[int]*env.Metrics) error {
+	return sweep.WritePartial(dir, sweep.Header{
+		Experiment: p.Name, Spec: spec, PlanHash: p.Hash, Shard: shard.String(), TotalRuns: p.Runs(),
+	}, runs)
+}
+
+// ReadPartials reads the shards in dirs, written for p (sweep.ReadPartials).
+func ReadPartials(p *Plan, dirs []string) (map[int]*env.Metrics, error) {
+	return sweep.ReadPartials[env.Metrics](dirs, p.Name, p.Hash, p.Runs())
+}
+
+// SweepSummary is summary.json of a swept ride experiment.
+type SweepSummary struct {
+	results.Header
+	Design string         `json:"design"`
+	Params []string       `json:"params"`
+	Points []PointSummary `json:"points"`
+}
+
+// PointSummary is one point: its assignments and each policy's numbers,
+// as in an unswept experiment's summary.json.
+type PointSummary struct {
+	ID       string          `json:"id"`
+	Assigns  []sweep.Assign  `json:"assigns"`
+	Frames   int             `json:"frames"`
+	Policies []PolicySummary `json:"policies"`
+}
+
+// Summary is point i's summary.json, given its metrics: an unswept
+// experiment's summary.json, or a sweep's points/ID/summary.json.
+func (p *Plan) Summary(i int, ms []env.Metrics) Summary {
+	s := p.Specs[i]
+	return Summarize(results.NewHeader(p.Name, s.Mode, []uint64{s.Ride.Seed}), s.Ride.Frames, ms)
+}
+
+// SummarizePlan summarizes a swept plan point by point; the header's seeds
+// are every point's, in point order.
+func SummarizePlan(p *Plan, ms [][]env.Metrics) *SweepSummary {
+	var seeds []uint64
+	for _, s := range p.Specs {
+		seeds = append(seeds, s.Ride.Seed)
+	}
+	sum := &SweepSummary{Header: results.NewHeader(p.Name, p.Specs[0].Mode, seeds), Design: p.Design}
+	for _, a := range p.Points[0].Assigns {
+		sum.Params = append(sum.Params, a.Key)
+	}
+	for i, m := range ms {
+		ps := p.Summary(i, m)
+		sum.Points = append(sum.Points, PointSummary{ID: p.Points[i].ID, Assigns: p.Points[i].Assigns, Frames: ps.Frames, Policies: ps.Policies})
+	}
+	return sum
+}
+
+// WritePlan writes a plan's results into dir and returns the files: for
+// an experiment without a sweep, Write's figures, CSVs and report and its
+// summary.json; for a sweep, summary.json, sweep.csv, a figure and
+// report.md over every point (sweep.WriteOutcome), and each point's
+// summary in points/ID/summary.json.
+func WritePlan(dir string, p *Plan, ms [][]env.Metrics) ([]string, error) {
+	if !p.Swept {
+		files, err := Write(dir, ms[0], fmt.Sprintf("Experiment %s (mode ride): %s", p.Name, p.Specs[0].Description))
+		if err != nil {
+			return nil, err
+		}
+		sum := p.Summary(0, ms[0])
+		data, err := results.MarshalSummary(&sum)
+		if err != nil {
+			return nil, err
+		}
+		f := filepath.Join(dir, "summary.json")
+		return append(files, f), os.WriteFile(f, data, 0o644)
+	}
+	point := func(i int) results.Summary { s := p.Summary(i, ms[i]); return &s }
+	sum := SummarizePlan(p, ms)
+	return sweep.WriteSweep(dir, p.Points, point, sum, SweepOutcome(p, sum))
+}
+
+// SweepOutcome is what sweep.WriteOutcome draws and tabulates of a sweep:
+// each policy's mean reward per frame (Fig. 5.7's measure), and its median
+// viewport bitrate (Fig. 5.8) in the table.
+func SweepOutcome(p *Plan, sum *SweepSummary) *sweep.Outcome {
+	pol := func(pi, si int) PolicySummary { return sum.Points[pi].Policies[si] }
+	num := func(x float64) string { return strconv.FormatFloat(x, 'g', -1, 64) }
+	o := &sweep.Outcome{
+		Name: p.Name, Description: p.Specs[0].Description, Design: sum.Design, Points: p.Points,
+		Columns: []string{"mean_frame_reward", "viewport_mbps_median", "throughput_mbps_median",
+			"zero_rebuffering_i", "zero_rebuffering_p", "zero_rebuffering_b", "skipped_i", "skipped_p", "skipped_b"},
+		Row: func(pi, si int) []string {
+			s := pol(pi, si)
+			return []string{num(s.MeanFrameReward), num(s.ViewportMbpsMedian), num(s.ThroughputMbps),
+				num(s.ZeroRebuff[ride.I]), num(s.ZeroRebuff[ride.P]), num(s.ZeroRebuff[ride.B]),
+				strconv.Itoa(s.Skipped[ride.I]), strconv.Itoa(s.Skipped[ride.P]), strconv.Itoa(s.Skipped[ride.B])}
+		},
+		Metric: "mean reward per frame / median viewport Mbit/s",
+		YLabel: "mean reward per frame",
+		Y:      func(pi, si int) float64 { return pol(pi, si).MeanFrameReward },
+		Cell: func(pi, si int) string {
+			s := pol(pi, si)
+			return fmt.Sprintf("%.2f / %.2f", s.MeanFrameReward, s.ViewportMbpsMedian)
+		},
+		Setup: "One episode of the test video per policy and point.",
+	}
+	for _, s := range sum.Points[0].Policies {
+		o.Series = append(o.Series, s.Policy)
+	}
+	return o
+}
