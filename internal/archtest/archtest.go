@@ -54,7 +54,7 @@ var Rules = []Rule{
 	{Packages: "internal/runner", OnlyModule: []string{}, Why: "the runner knows no mode"},
 	{Packages: "internal/results", OnlyModule: []string{"internal/figure"}, Why: "the results writer knows no mode"},
 	{Packages: "internal/figure", OnlyModule: []string{}, Why: "figures know no mode"},
-	{Packages: "internal/sweep", OnlyModule: []string{"internal/results", "internal/figure"}, Why: "sweeps, shards and partial results know no mode"},
+	{Packages: "internal/sweep", OnlyModule: []string{"internal/results", "internal/figure", "internal/runner"}, Why: "sweeps, shards and partial results know no mode"},
 	{Packages: "internal/yamlfile", OnlyModule: []string{}, Why: "a leaf"},
 	{Packages: "scenario", OnlyModule: []string{"internal/yamlfile"}, Why: "the network description is shared by every backend"},
 	{Packages: "emu/...", Deny: []string{"pcm/...", "agent/...", "experiment/...", "sim/...", "origin"},
