@@ -136,7 +136,7 @@ def run_sweep(
     parts.mkdir(parents=True)
 
     with tempfile.TemporaryDirectory(prefix="hetquic-sweep-") as stage:
-        with connect(address, binary, working_dir, retries, Path(stage)) as cluster:
+        with connect(address, binary, working_dir, Path(stage)) as cluster:
             if shards <= 0:
                 shards = max(1, SHARDS_PER_CPU * cluster.cpus())
             results = cluster.run(spec, shards, retries, extra)
@@ -204,7 +204,7 @@ class _Ray:
 
 
 @contextmanager
-def _connect_ray(address, binary, working_dir, retries, stage: Path):
+def _connect_ray(address, binary, working_dir, stage: Path):
     """The binary and this package travel in the job's runtime environment
     (``py_modules``; Ray accepts local directories only there, in
     ``ray.init``), the working directory as its ``working_dir``. Retries of
@@ -304,7 +304,7 @@ class _Dask:
 
 
 @contextmanager
-def _connect_dask(address, binary, working_dir, retries, stage: Path):
+def _connect_dask(address, binary, working_dir, stage: Path):
     """The binary and the working directory travel as one archive in Dask's
     UploadFile worker plugin, which the scheduler also gives to workers that
     join later; the task function and its helpers in this module travel by
@@ -313,7 +313,6 @@ def _connect_dask(address, binary, working_dir, retries, stage: Path):
     import logging
 
     import cloudpickle
-    import dask
     from distributed import Client, LocalCluster
     from distributed.diagnostics.plugin import UploadFile
 
@@ -321,13 +320,13 @@ def _connect_dask(address, binary, working_dir, retries, stage: Path):
     cluster = None
     try:
         if address is None:
-            # A worker process per CPU, one task at a time each, as Ray's
-            # num_cpus=1; a shard whose worker died is rerun up to `retries`
-            # times (a remote scheduler has its own setting).
-            with dask.config.set({"distributed.scheduler.allowed-failures": retries}):
-                cluster = LocalCluster(n_workers=os.cpu_count() or 1, threads_per_worker=1,
-                                       host="127.0.0.1", dashboard_address=None,
-                                       silence_logs=logging.ERROR)
+            # One task per CPU at a time, as Ray's num_cpus=1. The work is
+            # the hetquic process each task waits for, so one in-process
+            # worker with a thread per CPU will do: it starts in a tenth of
+            # a second, where worker processes take seconds.
+            cluster = LocalCluster(n_workers=1, threads_per_worker=os.cpu_count() or 1,
+                                   processes=False, dashboard_address=None,
+                                   silence_logs=logging.ERROR)
             client = Client(cluster)
         else:
             client = Client(address)
