@@ -18,7 +18,8 @@ from hetquic_sweep import driver  # noqa: E402
 
 
 def test_bad_spec_is_one_line(hetquic, tmp_path, capsys):
-    code = driver.main(["no-such-experiment", "--hetquic", hetquic, "--out", str(tmp_path), "--no-progress"])
+    code = driver.main(["no-such-experiment", "--engine", "ray", "--hetquic", hetquic, "--out", str(tmp_path),
+                        "--no-progress"])
     assert code == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "no such file, nor a built-in experiment" in err[0]
@@ -37,8 +38,8 @@ def test_sweep_survives_a_lost_worker(hetquic, single_run, tmp_path):
             killed.append(total - done)
 
     try:
-        res = driver.run_sweep(SWEEP_SPEC, binary=hetquic, out=tmp_path / "merged", address=cluster.address,
-                               shards=20, progress=False, on_done=kill_one)
+        res = driver.run_sweep(SWEEP_SPEC, binary=hetquic, out=tmp_path / "merged", engine="ray",
+                               address=cluster.address, shards=20, progress=False, on_done=kill_one)
     finally:
         cluster.shutdown()
     assert killed and killed[0] > 0, "the worker was not lost mid-sweep"

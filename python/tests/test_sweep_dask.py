@@ -49,3 +49,11 @@ def test_dask_sweep_survives_a_killed_worker(hetquic, single_run, tmp_path):
     assert lost and all(n >= 2 for n in resent.values()), f"shards not run again: {resent}"
     assert res.shards == 20
     assert_same_files(single_run, tree(tmp_path / "merged"))
+
+
+def test_a_ray_address_is_one_line(hetquic, tmp_path, capsys):
+    code = driver.main([SWEEP_SPEC, "--address", "auto", "--hetquic", hetquic, "--out", str(tmp_path),
+                        "--no-progress"])
+    assert code == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "--engine ray" in err[0], err

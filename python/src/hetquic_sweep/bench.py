@@ -111,7 +111,7 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="hetquic-sweep-bench", description=__doc__.splitlines()[0])
     ap.add_argument("spec", nargs="?", default="sweep-wifi-loss", help="experiment (default sweep-wifi-loss)")
     ap.add_argument("--hetquic", default=None, help="the hetquic binary (default: hetquic on PATH)")
-    ap.add_argument("--engine", default="ray", help="engines to measure, comma-separated: ray, dask (default ray)")
+    ap.add_argument("--engine", default="ray,dask", help="engines to measure, comma-separated (default ray,dask)")
     ap.add_argument("--few", type=int, default=4, help="shards in the speed-up run")
     ap.add_argument("--many", type=int, default=24, help="shards in the overhead run")
     ap.add_argument("--seeds", type=int, default=100, help="seeds per point (exp run --seeds)")

@@ -100,7 +100,7 @@ def run_sweep(
     *,
     binary: str,
     out: Path,
-    engine: str = "ray",
+    engine: str = "dask",
     address: Optional[str] = None,
     shards: int = 0,
     retries: int = DEFAULT_RETRIES,
@@ -316,6 +316,9 @@ def _connect_dask(address, binary, working_dir, stage: Path):
     from distributed import Client, LocalCluster
     from distributed.diagnostics.plugin import UploadFile
 
+    if address is not None and "://" not in address:
+        raise SweepError(f"--address {address}: a Dask scheduler is tcp://HOST:PORT "
+                         "(Ray's 'auto' and ray:// addresses need --engine ray)")
     bundle = _bundle(binary, working_dir, stage)
     cluster = None
     try:
@@ -373,8 +376,8 @@ def main(argv: Optional[list[str]] = None) -> int:
         prog="hetquic-sweep",
         description="Run a hetquic experiment (a built-in name or a file) as shards on Ray or Dask and merge them.",
     )
-    ap.add_argument("--engine", default="ray", choices=sorted(ENGINES),
-                    help="distributed engine (default ray; dask needs the [dask] extra)")
+    ap.add_argument("--engine", default="dask", choices=sorted(ENGINES),
+                    help="distributed engine: dask (the default; the [dask] extra) or ray (the [sweep] extra)")
     ap.add_argument("spec", help="experiment: a built-in name or a file (relative to --working-dir)")
     ap.add_argument("--address", default=None,
                     help="'local' (the default): start a cluster on this machine; Ray: 'auto' (a running "
