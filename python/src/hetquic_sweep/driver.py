@@ -41,8 +41,8 @@ class Result:
     seconds: float  # wall time of the shards, without start-up and merge
 
 
-def _hetquic(binary: str, *args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([binary, *args], capture_output=True, text=True)
+def _hetquic(binary: str, *args: str, cwd: Optional[str] = None) -> subprocess.CompletedProcess:
+    return subprocess.run([binary, *args], capture_output=True, text=True, cwd=cwd)
 
 
 def _last_line(text: str) -> str:
@@ -69,10 +69,9 @@ def _shard_archive(binary: str, spec: str, i: int, n: int, extra: list[str],
     if not os.access(binary, os.X_OK):
         os.chmod(binary, 0o755)
     with tempfile.TemporaryDirectory(prefix="hetquic-shard-") as out:
-        p = subprocess.run(
-            [binary, "exp", "run", spec, "--shard", f"{i}/{n}", "--out", out,
-             "--quiet", "--workers", "1", *extra],
-            capture_output=True, text=True, cwd=cwd,
+        p = _hetquic(
+            binary, "exp", "run", spec, "--shard", f"{i}/{n}", "--out", out,
+            "--quiet", "--workers", "1", *extra, cwd=cwd,
         )
         if p.returncode != 0:
             raise RuntimeError(f"shard {i}/{n}: {_last_line(p.stderr)}")

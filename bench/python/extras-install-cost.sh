@@ -2,7 +2,7 @@
 # Prints a Markdown table of what installing the hetquic package with each
 # given extra costs: seconds (download included: --no-cache-dir) and the size
 # of a fresh venv's site-packages. Needs PyPI. Run from the repository root:
-#   bash python/tools/extra-size.sh '' sweep dask
+#   bash bench/python/extras-install-cost.sh '' sweep dask
 set -euo pipefail
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
