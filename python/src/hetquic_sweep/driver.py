@@ -324,8 +324,8 @@ def _connect_dask(address, binary, working_dir, stage: Path):
         if address is None:
             # One task per CPU at a time, as Ray's num_cpus=1. The work is
             # the hetquic process each task waits for, so one in-process
-            # worker with a thread per CPU will do: it starts in a tenth of
-            # a second, where worker processes take seconds.
+            # worker with a thread per CPU will do, and no worker process
+            # has to start.
             cluster = LocalCluster(n_workers=1, threads_per_worker=os.cpu_count() or 1,
                                    processes=False, dashboard_address=None,
                                    silence_logs=logging.ERROR)
