@@ -57,3 +57,24 @@ def test_a_ray_address_is_one_line(hetquic, tmp_path, capsys):
     assert code == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "--engine ray" in err[0], err
+
+
+def test_a_failing_shard_is_retried_then_one_line(hetquic, tmp_path):
+    # A hetquic whose `exp run` fails (validate and merge are the real
+    # binary's), run on the default local cluster: each shard is tried
+    # 1 + retries times, then the sweep stops with the shard's last line.
+    tries = tmp_path / "tries"
+    shim = tmp_path / "hetquic"
+    shim.write_text(
+        "#!/bin/sh\n"
+        f'if [ "$1 $2" = "exp run" ]; then echo "$5" >> {tries}; echo "hetquic: disk on fire" >&2; exit 1; fi\n'
+        f'exec {hetquic} "$@"\n'
+    )
+    shim.chmod(0o755)
+    with pytest.raises(driver.SweepError) as e:
+        driver.run_sweep(SWEEP_SPEC, binary=str(shim), out=tmp_path / "out", engine="dask", shards=2,
+                         retries=2, progress=False)
+    msg = str(e.value)
+    assert "\n" not in msg and msg.endswith("hetquic: disk on fire"), msg
+    shard = msg.split()[1]  # "shard I/N failed: …"
+    assert tries.read_text().split().count(shard) == 3, tries.read_text()
