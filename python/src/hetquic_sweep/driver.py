@@ -16,7 +16,7 @@ import time
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Iterator, Optional
+from typing import Callable, Generator, Iterator, Optional
 
 # Shards per worker CPU: more shards than CPUs keep every CPU busy when some
 # shards are slower, and make a lost worker cost only a small part of the work.
@@ -147,7 +147,7 @@ def run_sweep(
     return Result(out=out, shards=shards, seconds=seconds)
 
 
-def _collect(results: Iterator[tuple[int, bytes]], spec: str, shards: int, parts: Path,
+def _collect(results: Generator[tuple[int, bytes], None, None], spec: str, shards: int, parts: Path,
              progress: bool, on_done) -> float:
     """Unpacks each shard's files as they arrive; returns the wall seconds
     from the first submission to the last shard."""
@@ -167,6 +167,7 @@ def _collect(results: Iterator[tuple[int, bytes]], spec: str, shards: int, parts
             if on_done is not None:
                 on_done(done, shards)
     finally:
+        results.close()  # a sweep that stops early cancels the shards still out
         if bar is not None:
             bar.close()
     return time.monotonic() - start
