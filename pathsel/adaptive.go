@@ -53,6 +53,7 @@ type adaptive struct {
 	obj        Objective
 	window     int
 	reprobe    float64 // τ; 0: no re-probe bonus
+	backoffMax int     // most doublings of a path's re-probe period
 	detectZ    float64 // 0: no change detection
 	hysteresis float64
 	c          float64 // scale of the confidence width (Config.C, default 1)
@@ -70,6 +71,9 @@ type apath struct {
 	sum   float64  // Σ ln x over the window
 	sumSq float64  // Σ (ln x)²
 	last  int      // round of the last sample
+	// backoff is how many times the path's re-probe period has doubled:
+	// once per re-probe that found it unchanged, back to 0 on any change.
+	backoff int
 	wraps int      // samples replaced since the sums were last recomputed
 	est   estimate // cached until the window changes
 	estOK bool
@@ -106,6 +110,7 @@ func newAdaptive(cfg Config) *adaptive {
 		obj:        Objective{A: *cfg.A, Spread: cfg.Spread},
 		window:     *cfg.Window,
 		reprobe:    *cfg.ReprobeRounds,
+		backoffMax: *cfg.ReprobeBackoff,
 		detectZ:    *cfg.DetectZ,
 		hysteresis: *cfg.Hysteresis,
 		c:          cWidth(cfg.C),
@@ -144,12 +149,27 @@ func (s *adaptive) Observe(id PathID, x float64) error {
 		return err
 	}
 	y := math.Log(x)
-	if s.detectZ > 0 && p.surprisinglyLow(y, s.detectZ) {
-		p.keepLast(0)
+	// A re-probe: the first sample of a path that has been idle.
+	reprobe := s.current != nil && p != s.current && p.n() > 0
+	changed, unchanged := false, false
+	if s.detectZ > 0 {
+		low, high := p.surprise(y, s.detectZ)
+		if low {
+			p.keepLast(0)
+		}
+		changed, unchanged = low, !low && !high
 	}
 	p.push(y, s.window)
-	if s.detectZ > 0 {
-		p.detect(s.detectZ)
+	if s.detectZ > 0 && p.detect(s.detectZ) {
+		changed = true
+	}
+	switch {
+	case changed:
+		for _, q := range s.paths {
+			q.backoff = 0
+		}
+	case reprobe && unchanged:
+		p.backoff = min(p.backoff+1, s.backoffMax)
 	}
 	s.round++
 	p.last = s.round
@@ -197,7 +217,8 @@ func (s *adaptive) Choose() (PathID, error) {
 			}
 		}
 		r := s.obj.Value(e.mean, e.variance)
-		i := r - spreadW*sd*math.Sqrt(logM/float64(p.n())) - ageRate*float64(s.round-p.last)
+		age := float64(s.round-p.last) / float64(int(1)<<p.backoff)
+		i := r - spreadW*sd*math.Sqrt(logM/float64(p.n())) - ageRate*age
 		if i < bestI {
 			best, bestI = p, i
 		}
@@ -269,29 +290,31 @@ func (p *apath) keepLast(m int) {
 	p.resum()
 }
 
-// surprisinglyLow says y lies more than z standard deviations (and minShift)
-// below the mean of a window of at least detectMinOld samples.
-func (p *apath) surprisinglyLow(y, z float64) bool {
+// surprise says whether y lies more than z standard deviations (and
+// minShift) below or above the mean of the window; neither for a window of
+// fewer than detectMinOld samples, whose spread is not known well enough.
+func (p *apath) surprise(y, z float64) (low, high bool) {
 	n := p.n()
 	if n < detectMinOld {
-		return false
+		return false, false
 	}
 	mu := p.sum / float64(n)
-	sd := max(math.Sqrt(sampleVar(n, p.sum, p.sumSq)), sigmaFloor)
-	return mu-y > max(z*sd, minShift)
+	d := max(z*max(math.Sqrt(sampleVar(n, p.sum, p.sumSq)), sigmaFloor), minShift)
+	return mu-y > d, y-mu > d
 }
 
 // detect tests whether the last m samples (m in detectLens) come from a
 // different level than the older ones — a two-sample z test on the log
-// means with the older samples' spread — and if so forgets the older ones.
-func (p *apath) detect(z float64) {
+// means with the older samples' spread — and if so forgets the older ones
+// and says so.
+func (p *apath) detect(z float64) bool {
 	n := p.n()
 	var recent, recentSq float64
 	j := 0 // samples summed into recent
 	for _, m := range detectLens {
 		old := n - m
 		if old < max(m, detectMinOld) {
-			return
+			return false
 		}
 		for ; j < m; j++ {
 			y := p.recent(j)
@@ -304,7 +327,8 @@ func (p *apath) detect(z float64) {
 		d := math.Abs(recent/float64(m) - muOld)
 		if d > minShift && d > z*sd*math.Sqrt(1/float64(m)+1/float64(old)) {
 			p.keepLast(m)
-			return
+			return true
 		}
 	}
+	return false
 }

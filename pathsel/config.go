@@ -114,6 +114,11 @@ type Config struct {
 	// most 1/(τ(K−1)) of the best path's evaluation per round in re-probes
 	// (0: never re-probe an idle path for its age). See adaptive.
 	ReprobeRounds *float64 `yaml:"reprobe_rounds"`
+	// ReprobeBackoff is the most times hetquic doubles an idle path's
+	// re-probe period, once per re-probe that finds the path unchanged; a
+	// change detected on any path resets every period to τ (0: no backoff,
+	// the period stays τ). See adaptive.
+	ReprobeBackoff *int `yaml:"reprobe_backoff"`
 	// DetectZ is the threshold, in standard errors, of hetquic's change
 	// detection on each path (0: none). See adaptive.
 	DetectZ *float64 `yaml:"detect_z"`
@@ -177,17 +182,18 @@ func (c CParam) String() string {
 //     which also prices re-probes.
 func Default() Config {
 	return Config{
-		Strategy:      Hetquic,
-		A:             ptr(0.8),
-		Spread:        Std,
-		Estimator:     Lognormal,
-		Bound:         Optimistic,
-		Window:        iptr(DefaultWindow),
-		Scope:         PerPath,
-		Hysteresis:    ptr(defaultHysteresis),
-		ReprobeRounds: ptr(DefaultReprobeRounds),
-		DetectZ:       ptr(DefaultDetectZ),
-		C:             CParam{Mode: "fixed", Value: DefaultC},
+		Strategy:       Hetquic,
+		A:              ptr(0.8),
+		Spread:         Std,
+		Estimator:      Lognormal,
+		Bound:          Optimistic,
+		Window:         iptr(DefaultWindow),
+		Scope:          PerPath,
+		Hysteresis:     ptr(defaultHysteresis),
+		ReprobeRounds:  ptr(DefaultReprobeRounds),
+		ReprobeBackoff: iptr(DefaultReprobeBackoff),
+		DetectZ:        ptr(DefaultDetectZ),
+		C:              CParam{Mode: "fixed", Value: DefaultC},
 	}
 }
 
@@ -219,7 +225,14 @@ const (
 	// is about one in 10⁵ tests, and a 2 ms step on a 20 ms path is still
 	// caught within 16 samples.
 	DefaultDetectZ = 5
+	// DefaultReprobeBackoff is how many times an idle path's re-probe
+	// period may double.
+	DefaultReprobeBackoff = 0
 )
+
+// maxReprobeBackoff bounds reprobe_backoff: 2^30 periods of τ ≥ 1 rounds
+// is past any run.
+const maxReprobeBackoff = 30
 
 // defaultHysteresis is Default's: a switch needs a 10 % gain. On real QUIC
 // a switch costs about a round trip (the probe and validation, and a
@@ -250,9 +263,10 @@ func paperDefaults() Config {
 		Gamma:      0.99,
 		Hysteresis: ptr(0),
 		// Only hetquic reads these; its own defaults are Default's.
-		ReprobeRounds: ptr(0),
-		DetectZ:       ptr(0),
-		Alpha:         0.5,
+		ReprobeRounds:  ptr(0),
+		ReprobeBackoff: iptr(0),
+		DetectZ:        ptr(0),
+		Alpha:          0.5,
 	}
 }
 
@@ -309,6 +323,9 @@ func (c Config) withDefaults() Config {
 	if c.ReprobeRounds == nil {
 		c.ReprobeRounds = d.ReprobeRounds
 	}
+	if c.ReprobeBackoff == nil {
+		c.ReprobeBackoff = d.ReprobeBackoff
+	}
 	if c.DetectZ == nil {
 		c.DetectZ = d.DetectZ
 	}
@@ -353,6 +370,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("gamma: %v is outside (0, 1)", c.Gamma)
 	case c.ReprobeRounds != nil && !(*c.ReprobeRounds >= 0 && *c.ReprobeRounds < 1e9):
 		return fmt.Errorf("reprobe_rounds: %v is outside [0, 1e9)", *c.ReprobeRounds)
+	case c.ReprobeBackoff != nil && !(*c.ReprobeBackoff >= 0 && *c.ReprobeBackoff <= maxReprobeBackoff):
+		return fmt.Errorf("reprobe_backoff: %d is outside [0, %d]", *c.ReprobeBackoff, maxReprobeBackoff)
 	case c.DetectZ != nil && !(*c.DetectZ >= 0 && *c.DetectZ < 1e3):
 		return fmt.Errorf("detect_z: %v is outside [0, 1000)", *c.DetectZ)
 	case c.Alpha != 0 && !(c.Alpha > 0 && c.Alpha < 1):
