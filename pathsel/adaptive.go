@@ -45,6 +45,15 @@ import (
 //     there are. A path that improved while idle is found within that
 //     many rounds.
 //
+//     With ReprobeBackoff > 0 the period of path k is τ·2^j_k instead of τ
+//     (the restless bandit that learns the change rate): each re-probe whose
+//     sample the change test below finds consistent with the path's window
+//     doubles it (j_k + 1, at most ReprobeBackoff), and a change detected on
+//     any path sets every j back to 0. On a stationary set re-probes then
+//     cost O(log T) instead of O(T); the price is that an idle path's
+//     improvement is found only after a period that has grown with the
+//     rounds since the last change. Off in Default (DefaultReprobeBackoff).
+//
 // Index: I_k = r_k − w_k − β_k, the smallest wins; a path with no sample
 // goes first. Hysteresis as PSA's: stay unless another index is lower by
 // more than that fraction of the current path's r.
@@ -71,12 +80,12 @@ type apath struct {
 	sum   float64  // Σ ln x over the window
 	sumSq float64  // Σ (ln x)²
 	last  int      // round of the last sample
-	// backoff is how many times the path's re-probe period has doubled:
-	// once per re-probe that found it unchanged, back to 0 on any change.
-	backoff int
 	wraps int      // samples replaced since the sums were last recomputed
 	est   estimate // cached until the window changes
 	estOK bool
+	// backoff is how many times the path's re-probe period has doubled:
+	// once per re-probe that found it unchanged, back to 0 on any change.
+	backoff int
 }
 
 // n is the number of samples in the window.

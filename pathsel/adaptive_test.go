@@ -128,3 +128,61 @@ func TestAdaptiveFindsIdleImprovement(t *testing.T) {
 // maxFind bounds the rounds to find path 1's improvement: its re-probe
 // interval τ(K−1)·(gap/r + hysteresis) plus a few rounds.
 const maxFind = 70
+
+// TestAdaptiveReprobeBackoff pins reprobe_backoff: each re-probe that finds
+// the idle path unchanged doubles its re-probe period, up to the cap, and a
+// change detected anywhere (here on the active path) resets every period.
+// Path 0 is 20 ms ± 5 % and best, path 1 a steady 24 ms; path 0 steps to
+// 22 ms at round shiftAt (a 10 % level change its detector catches).
+func TestAdaptiveReprobeBackoff(t *testing.T) {
+	const rounds = 2400
+	for _, tc := range []struct {
+		name     string
+		backoff  int
+		shiftAt  int // −1: no change
+		ratios   []float64
+		backoffs map[int]int // round → want path 1's backoff after it
+	}{
+		{"no backoff: the period stays τ", 0, -1,
+			[]float64{1, 1, 1, 1, 1}, map[int]int{rounds - 1: 0}},
+		{"each unchanged re-probe doubles the period, up to the cap", 2, -1,
+			[]float64{2, 2, 1, 1, 1}, map[int]int{rounds - 1: 2}},
+		{"a change on the active path resets the periods", 3, 1500,
+			nil, map[int]int{1499: 3, 1530: 1}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := Default()
+			c.ReprobeBackoff = &tc.backoff
+			s := mustNew(t, c, 1)
+			addPaths(t, s, 0, 1)
+			var probes []int // rounds at which a visit to path 1 starts
+			prev := PathID(-1)
+			for round := range rounds {
+				level := []float64{20, 24}
+				if tc.shiftAt >= 0 && round >= tc.shiftAt {
+					level[0] = 22
+				}
+				p := choose(t, s)
+				if p == 1 && prev != 1 {
+					probes = append(probes, round)
+				}
+				prev = p
+				observe(t, s, p, level[p]*(1+0.05*math.Sin(float64(round))))
+				if want, ok := tc.backoffs[round]; ok {
+					if got := s.(*adaptive).paths[1].backoff; got != want {
+						t.Errorf("after round %d: path 1's backoff %d, want %d", round, got, want)
+					}
+				}
+			}
+			if len(probes) < len(tc.ratios)+2 {
+				t.Fatalf("re-probes at %v: too few", probes)
+			}
+			for i, want := range tc.ratios {
+				prev, next := probes[i+1]-probes[i], probes[i+2]-probes[i+1]
+				if got := float64(next) / float64(prev); math.Abs(got-want) > 0.15*want {
+					t.Errorf("re-probes at %v: interval %d → %d (× %.2f), want × %v", probes, prev, next, got, want)
+				}
+			}
+		})
+	}
+}
