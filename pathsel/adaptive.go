@@ -56,7 +56,16 @@ import (
 //
 // Index: I_k = r_k − w_k − β_k, the smallest wins; a path with no sample
 // goes first. Hysteresis as PSA's: stay unless another index is lower by
-// more than that fraction of the current path's r.
+// more than that fraction of the current path's r — unless another path
+// (with two samples or more) is better with confidence,
+//
+//	r_k + κ·w_k < r_c − κ·w_c  (κ = ConfidentSwitch),
+//
+// then the lowest such r_k + κ·w_k is taken. The margin a switch must clear
+// is thus min(h·r_c, κ·(w_k + w_c)), which shrinks as the windows fill: the
+// hysteresis keeps a switch from being paid for a gain that may be noise,
+// but cannot hold the default for ever on a path a little worse than the
+// best (a fixed margin's linear regret).
 type adaptive struct {
 	paths      []*apath
 	obj        Objective
@@ -68,6 +77,7 @@ type adaptive struct {
 	c          float64 // scale of the confidence width (Config.C, default 1)
 	round      int
 	current    *apath
+	confident  float64 // κ; 0: the hysteresis always applies
 }
 
 // apath is one path's memory: its last samples' logarithms in a ring
@@ -121,6 +131,7 @@ func newAdaptive(cfg Config) *adaptive {
 		reprobe:    *cfg.ReprobeRounds,
 		backoffMax: *cfg.ReprobeBackoff,
 		detectZ:    *cfg.DetectZ,
+		confident:  *cfg.ConfidentSwitch,
 		hysteresis: *cfg.Hysteresis,
 		c:          cWidth(cfg.C),
 	}
@@ -216,6 +227,10 @@ func (s *adaptive) Choose() (PathID, error) {
 	}
 	best, bestI := s.paths[0], math.Inf(1)
 	stayI, stayR := math.Inf(1), 0.0
+	// The path with the lowest upper bound r + κw, and the current path's
+	// lower bound r − κw, for the confident switch.
+	var sure *apath
+	sureU, stayL := math.Inf(1), math.Inf(-1)
 	for _, p := range s.paths {
 		e := p.estimate()
 		sd := math.Sqrt(e.variance)
@@ -227,15 +242,21 @@ func (s *adaptive) Choose() (PathID, error) {
 		}
 		r := s.obj.Value(e.mean, e.variance)
 		age := float64(s.round-p.last) / float64(int(1)<<p.backoff)
-		i := r - spreadW*sd*math.Sqrt(logM/float64(p.n())) - ageRate*age
+		w := spreadW * sd * math.Sqrt(logM/float64(p.n()))
+		i := r - w - ageRate*age
 		if i < bestI {
 			best, bestI = p, i
 		}
 		if p == s.current {
-			stayI, stayR = i, r
+			stayI, stayR, stayL = i, r, r-s.confident*w
+		} else if u := r + s.confident*w; p.n() >= 2 && u < sureU {
+			sure, sureU = p, u
 		}
 	}
 	if s.current != nil && best != s.current && bestI > stayI-s.hysteresis*stayR {
+		if s.confident > 0 && sureU < stayL {
+			return sure.id, nil
+		}
 		return s.current.id, nil
 	}
 	return best.id, nil

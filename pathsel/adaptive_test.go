@@ -19,12 +19,14 @@ type run struct {
 // with time, an idle path is re-probed after τ(K−1)·gap rounds and not
 // before, hysteresis keeps near-equal paths from flapping, and change
 // detection reacts to one surprising sample of an idle path and a few of
-// the active one. Paths 0 and 1; the last run's path is the current one.
+// the active one; the hysteresis gives way to a path that is better with
+// confidence. Paths 0 and 1; the last run's path is the current one.
 func TestAdaptiveChoice(t *testing.T) {
 	type cfg func(*Config)
 	a := func(v float64) cfg { return func(c *Config) { c.A = ptr(v) } }
 	noReprobe := func(c *Config) { c.ReprobeRounds = ptr(0) }
 	noHyst := func(c *Config) { c.Hysteresis = ptr(0) }
+	noSure := func(c *Config) { c.ConfidentSwitch = ptr(0) }
 	// The re-probe bound for a steady path 0.2 behind a best of r ≈ 16
 	// (a = 0.8, 20 ms ± 1 %): τ(K−1)·(gap + hysteresis)/r_min rounds.
 	r0 := 0.8*20 + 0.2*0.2
@@ -45,8 +47,10 @@ func TestAdaptiveChoice(t *testing.T) {
 			[]run{{1, 9.5, 0.53, 200}, {0, 10, 0.01, 200}}, 0},
 		{"a = 0.8: and leaves a jitterier path for it", []cfg{noReprobe},
 			[]run{{0, 10, 0.01, 200}, {1, 9.5, 0.8, 200}}, 0},
-		{"a = 0.8: but not for less than the hysteresis", []cfg{noReprobe},
+		{"a = 0.8: but not for less than the hysteresis", []cfg{noReprobe, noSure},
 			[]run{{0, 10, 0.01, 200}, {1, 9.5, 0.53, 200}}, 1},
+		{"a = 0.8: unless the steady path is better with confidence", []cfg{noReprobe},
+			[]run{{0, 10, 0.01, 200}, {1, 9.5, 0.53, 200}}, 0},
 		{"a = 1: the lower mean wins, jitter or not", []cfg{noReprobe, a(1)},
 			[]run{{0, 10, 0.01, 200}, {1, 9.5, 0.53, 200}}, 1},
 		{"a = 0.2: the lowest spread wins against a 30 % lower mean", []cfg{noReprobe, a(0.2)},
@@ -57,8 +61,14 @@ func TestAdaptiveChoice(t *testing.T) {
 			[]run{{1, 24, 0.01, 50}, {0, 20, 0.01, bound * 9 / 10}}, 0},
 		{"an idle path is re-probed after its bound", nil,
 			[]run{{1, 24, 0.01, 50}, {0, 20, 0.01, bound * 11 / 10}}, 1},
-		{"hysteresis: 5 % better is not worth a switch", []cfg{noReprobe},
+		{"hysteresis: 5 % better is not worth a switch", []cfg{noReprobe, noSure},
 			[]run{{1, 9.5, 0.01, 200}, {0, 10, 0.01, 200}}, 0},
+		{"hysteresis: but 5 % better with confidence is", []cfg{noReprobe},
+			[]run{{1, 9.5, 0.01, 200}, {0, 10, 0.01, 200}}, 1},
+		{"hysteresis: and 1 % better with confidence too", []cfg{noReprobe},
+			[]run{{1, 9.9, 0.01, 400}, {0, 10, 0.01, 400}}, 1},
+		{"hysteresis: 1 % better within the widths is not", []cfg{noReprobe},
+			[]run{{1, 9.9, 0.1, 50}, {0, 10, 0.1, 400}}, 0},
 		{"hysteresis: 15 % better is", []cfg{noReprobe},
 			[]run{{1, 8.5, 0.01, 200}, {0, 10, 0.01, 200}}, 1},
 		{"without hysteresis 1 % better is taken", []cfg{noReprobe, noHyst},
