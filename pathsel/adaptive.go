@@ -56,7 +56,11 @@ import (
 //
 // Index: I_k = r_k − w_k − β_k, the smallest wins; a path with no sample
 // goes first. Hysteresis as PSA's: stay unless another index is lower by
-// more than that fraction of the current path's r — unless another path
+// more than that fraction of the current path's r (only on a current path
+// with two samples or more: otherwise the last path of the first tries,
+// often the slowest, was held for another round; measured, the rule cut
+// pcm-eight-paths' regret from 1.55× Thompson sampling's to 1.28×) —
+// unless another path
 // (with two samples or more) is better with confidence,
 //
 //	r_k + κ·w_k < r_c − κ·w_c  (κ = ConfidentSwitch),
@@ -253,7 +257,9 @@ func (s *adaptive) Choose() (PathID, error) {
 			sure, sureU = p, u
 		}
 	}
-	if s.current != nil && best != s.current && bestI > stayI-s.hysteresis*stayR {
+	// A path tried once is no investment to protect, and its width is lent:
+	// the hysteresis holds only a path with two samples or more.
+	if s.current != nil && s.current.n() >= 2 && best != s.current && bestI > stayI-s.hysteresis*stayR {
 		if s.confident > 0 && sureU < stayL {
 			return sure.id, nil
 		}
