@@ -19,12 +19,14 @@ type run struct {
 // with time, an idle path is re-probed after τ(K−1)·gap rounds and not
 // before, hysteresis keeps near-equal paths from flapping, and change
 // detection reacts to one surprising sample of an idle path and a few of
-// the active one. Paths 0 and 1; the last run's path is the current one.
+// the active one; the hysteresis gives way to a path that is better with
+// confidence. Paths 0 and 1; the last run's path is the current one.
 func TestAdaptiveChoice(t *testing.T) {
 	type cfg func(*Config)
 	a := func(v float64) cfg { return func(c *Config) { c.A = ptr(v) } }
 	noReprobe := func(c *Config) { c.ReprobeRounds = ptr(0) }
 	noHyst := func(c *Config) { c.Hysteresis = ptr(0) }
+	noSure := func(c *Config) { c.ConfidentSwitch = ptr(0) }
 	// The re-probe bound for a steady path 0.2 behind a best of r ≈ 16
 	// (a = 0.8, 20 ms ± 1 %): τ(K−1)·(gap + hysteresis)/r_min rounds.
 	r0 := 0.8*20 + 0.2*0.2
@@ -45,8 +47,10 @@ func TestAdaptiveChoice(t *testing.T) {
 			[]run{{1, 9.5, 0.53, 200}, {0, 10, 0.01, 200}}, 0},
 		{"a = 0.8: and leaves a jitterier path for it", []cfg{noReprobe},
 			[]run{{0, 10, 0.01, 200}, {1, 9.5, 0.8, 200}}, 0},
-		{"a = 0.8: but not for less than the hysteresis", []cfg{noReprobe},
+		{"a = 0.8: but not for less than the hysteresis", []cfg{noReprobe, noSure},
 			[]run{{0, 10, 0.01, 200}, {1, 9.5, 0.53, 200}}, 1},
+		{"a = 0.8: unless the steady path is better with confidence", []cfg{noReprobe},
+			[]run{{0, 10, 0.01, 200}, {1, 9.5, 0.53, 200}}, 0},
 		{"a = 1: the lower mean wins, jitter or not", []cfg{noReprobe, a(1)},
 			[]run{{0, 10, 0.01, 200}, {1, 9.5, 0.53, 200}}, 1},
 		{"a = 0.2: the lowest spread wins against a 30 % lower mean", []cfg{noReprobe, a(0.2)},
@@ -57,10 +61,20 @@ func TestAdaptiveChoice(t *testing.T) {
 			[]run{{1, 24, 0.01, 50}, {0, 20, 0.01, bound * 9 / 10}}, 0},
 		{"an idle path is re-probed after its bound", nil,
 			[]run{{1, 24, 0.01, 50}, {0, 20, 0.01, bound * 11 / 10}}, 1},
-		{"hysteresis: 5 % better is not worth a switch", []cfg{noReprobe},
+		{"hysteresis: 5 % better is not worth a switch", []cfg{noReprobe, noSure},
 			[]run{{1, 9.5, 0.01, 200}, {0, 10, 0.01, 200}}, 0},
+		{"hysteresis: but 5 % better with confidence is", []cfg{noReprobe},
+			[]run{{1, 9.5, 0.01, 200}, {0, 10, 0.01, 200}}, 1},
+		{"hysteresis: and 1 % better with confidence too", []cfg{noReprobe},
+			[]run{{1, 9.9, 0.01, 400}, {0, 10, 0.01, 400}}, 1},
+		{"hysteresis: 1 % better within the widths is not", []cfg{noReprobe},
+			[]run{{1, 9.9, 0.1, 50}, {0, 10, 0.1, 400}}, 0},
 		{"hysteresis: 15 % better is", []cfg{noReprobe},
 			[]run{{1, 8.5, 0.01, 200}, {0, 10, 0.01, 200}}, 1},
+		{"hysteresis: it does not hold a path tried once", []cfg{noReprobe, noSure},
+			[]run{{0, 10, 0.01, 200}, {1, 10.5, 0, 1}}, 0},
+		{"hysteresis: but holds one with two samples", []cfg{noReprobe, noSure},
+			[]run{{0, 10, 0.01, 200}, {1, 10.5, 0.01, 2}}, 1},
 		{"without hysteresis 1 % better is taken", []cfg{noReprobe, noHyst},
 			[]run{{1, 9.9, 0.01, 200}, {0, 10, 0.01, 200}}, 1},
 		{"one surprisingly low sample of an idle path resets it", []cfg{noReprobe},
@@ -128,3 +142,61 @@ func TestAdaptiveFindsIdleImprovement(t *testing.T) {
 // maxFind bounds the rounds to find path 1's improvement: its re-probe
 // interval τ(K−1)·(gap/r + hysteresis) plus a few rounds.
 const maxFind = 70
+
+// TestAdaptiveReprobeBackoff pins reprobe_backoff: each re-probe that finds
+// the idle path unchanged doubles its re-probe period, up to the cap, and a
+// change detected anywhere (here on the active path) resets every period.
+// Path 0 is 20 ms ± 5 % and best, path 1 a steady 24 ms; path 0 steps to
+// 22 ms at round shiftAt (a 10 % level change its detector catches).
+func TestAdaptiveReprobeBackoff(t *testing.T) {
+	const rounds = 2400
+	for _, tc := range []struct {
+		name     string
+		backoff  int
+		shiftAt  int // −1: no change
+		ratios   []float64
+		backoffs map[int]int // round → want path 1's backoff after it
+	}{
+		{"no backoff: the period stays τ", 0, -1,
+			[]float64{1, 1, 1, 1, 1}, map[int]int{rounds - 1: 0}},
+		{"each unchanged re-probe doubles the period, up to the cap", 2, -1,
+			[]float64{2, 2, 1, 1, 1}, map[int]int{rounds - 1: 2}},
+		{"a change on the active path resets the periods", 3, 1500,
+			nil, map[int]int{1499: 3, 1530: 1}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := Default()
+			c.ReprobeBackoff = &tc.backoff
+			s := mustNew(t, c, 1)
+			addPaths(t, s, 0, 1)
+			var probes []int // rounds at which a visit to path 1 starts
+			prev := PathID(-1)
+			for round := range rounds {
+				level := []float64{20, 24}
+				if tc.shiftAt >= 0 && round >= tc.shiftAt {
+					level[0] = 22
+				}
+				p := choose(t, s)
+				if p == 1 && prev != 1 {
+					probes = append(probes, round)
+				}
+				prev = p
+				observe(t, s, p, level[p]*(1+0.05*math.Sin(float64(round))))
+				if want, ok := tc.backoffs[round]; ok {
+					if got := s.(*adaptive).paths[1].backoff; got != want {
+						t.Errorf("after round %d: path 1's backoff %d, want %d", round, got, want)
+					}
+				}
+			}
+			if len(probes) < len(tc.ratios)+2 {
+				t.Fatalf("re-probes at %v: too few", probes)
+			}
+			for i, want := range tc.ratios {
+				prev, next := probes[i+1]-probes[i], probes[i+2]-probes[i+1]
+				if got := float64(next) / float64(prev); math.Abs(got-want) > 0.15*want {
+					t.Errorf("re-probes at %v: interval %d → %d (× %.2f), want × %v", probes, prev, next, got, want)
+				}
+			}
+		})
+	}
+}

@@ -411,6 +411,9 @@ func TestConfig(t *testing.T) {
 		{Config{Strategy: EpsGreedy, Epsilon: ptr(-0.1)}, "epsilon:"},
 		{Config{Strategy: PSA, Spread: "iqr"}, "spread:"},
 		{Config{Strategy: PSA, Trim: ptr(1)}, "trim:"},
+		{Config{Strategy: Hetquic, ReprobeBackoff: iptr(-1)}, "reprobe_backoff: -1 is outside [0, 30]"},
+		{Config{Strategy: Hetquic, ReprobeBackoff: iptr(31)}, "reprobe_backoff: 31"},
+		{Config{Strategy: Hetquic, ConfidentSwitch: ptr(-1)}, "confident_switch: -1 is outside"},
 	}
 	for _, tc := range bad {
 		_, err := New(tc.cfg, rand.New(rand.NewPCG(1, 1)))
@@ -420,6 +423,11 @@ func TestConfig(t *testing.T) {
 	}
 	var c Config
 	if err := yaml.Unmarshal([]byte("{strategy: psa, c: 2.5, a: 0}"), &c); err != nil || c.C != (CParam{"fixed", 2.5}) || *c.A != 0 {
+		t.Errorf("decode: %+v %v", c, err)
+	}
+	c = Config{}
+	if err := yaml.Unmarshal([]byte("{strategy: hetquic, reprobe_backoff: 3, confident_switch: 0}"), &c); err != nil ||
+		*c.ReprobeBackoff != 3 || *c.ConfidentSwitch != 0 || *c.Defaults().ConfidentSwitch != 0 || *Default().Defaults().ConfidentSwitch != DefaultConfidentSwitch {
 		t.Errorf("decode: %+v %v", c, err)
 	}
 	if err := yaml.Unmarshal([]byte("{c: sometimes}"), &c); err == nil {
