@@ -60,8 +60,8 @@ import (
 // with two samples or more: otherwise the last path of the first tries,
 // often the slowest, was held for another round; measured, the rule cut
 // pcm-eight-paths' regret from 1.55× Thompson sampling's to 1.28×) —
-// unless another path
-// (with two samples or more) is better with confidence,
+// unless another path (with two samples or more) is better with
+// confidence,
 //
 //	r_k + κ·w_k < r_c − κ·w_c  (κ = ConfidentSwitch),
 //
