@@ -135,33 +135,17 @@ func NewClient(cfg ClientConfig) (*Client, error) {
 	if cfg.Token == "" {
 		return nil, errors.New("agent client: no token")
 	}
-	if cfg.StallTimeout == 0 {
-		cfg.StallTimeout = DefaultStallTimeout
-	}
-	if cfg.SuspectFor == 0 {
-		cfg.SuspectFor = 3 * time.Second
-	}
-	if cfg.IdleTimeout == 0 {
-		cfg.IdleTimeout = DefaultIdleTimeout
-	}
-	if cfg.ReconnectMin == 0 {
-		cfg.ReconnectMin = 100 * time.Millisecond
-	}
-	if cfg.ReconnectMax == 0 {
-		cfg.ReconnectMax = 5 * time.Second
-	}
-	if cfg.MaxAttempts == 0 {
-		cfg.MaxAttempts = 2*len(cfg.Paths) + 1
-	}
-	if cfg.StripeMin == 0 {
-		cfg.StripeMin = DefaultStripeMin
-	}
+	cfg.StallTimeout = cmp.Or(cfg.StallTimeout, DefaultStallTimeout)
+	cfg.SuspectFor = cmp.Or(cfg.SuspectFor, 3*time.Second)
+	cfg.IdleTimeout = cmp.Or(cfg.IdleTimeout, DefaultIdleTimeout)
+	cfg.ReconnectMin = cmp.Or(cfg.ReconnectMin, 100*time.Millisecond)
+	cfg.ReconnectMax = cmp.Or(cfg.ReconnectMax, 5*time.Second)
+	cfg.MaxAttempts = cmp.Or(cfg.MaxAttempts, 2*len(cfg.Paths)+1)
+	cfg.StripeMin = cmp.Or(cfg.StripeMin, DefaultStripeMin)
 	if cfg.StripeChunk <= 0 {
 		cfg.StripeChunk = DefaultStripeChunk
 	}
-	if cfg.HeaderTimeout == 0 {
-		cfg.HeaderTimeout = 5 * time.Second
-	}
+	cfg.HeaderTimeout = cmp.Or(cfg.HeaderTimeout, 5*time.Second)
 	if cfg.AppRule.Kind == "" {
 		cfg.AppRule.Kind = "host"
 	}

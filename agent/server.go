@@ -130,25 +130,13 @@ func NewServer(cfg ServerConfig) (*Server, error) {
 	if len(cfg.Clients) == 0 {
 		return nil, errors.New("agent server: no clients configured (there is no anonymous access)")
 	}
-	if cfg.HeaderTimeout == 0 {
-		cfg.HeaderTimeout = 10 * time.Second
-	}
-	if cfg.UpstreamTimeout == 0 {
-		cfg.UpstreamTimeout = 30 * time.Second
-	}
-	if cfg.HelloTimeout == 0 {
-		cfg.HelloTimeout = 5 * time.Second
-	}
+	cfg.HeaderTimeout = cmp.Or(cfg.HeaderTimeout, 10*time.Second)
+	cfg.UpstreamTimeout = cmp.Or(cfg.UpstreamTimeout, 30*time.Second)
+	cfg.HelloTimeout = cmp.Or(cfg.HelloTimeout, 5*time.Second)
 	cfg.Log = cmp.Or(cfg.Log, discard).With("side", "ct-server")
-	if cfg.MemoryBudget == 0 {
-		cfg.MemoryBudget = DefaultMemoryBudget
-	}
-	if cfg.MaxPreAuth == 0 {
-		cfg.MaxPreAuth = DefaultMaxPreAuth
-	}
-	if cfg.MaxPreAuthPerSource == 0 {
-		cfg.MaxPreAuthPerSource = DefaultMaxPreAuthPerSource
-	}
+	cfg.MemoryBudget = cmp.Or(cfg.MemoryBudget, DefaultMemoryBudget)
+	cfg.MaxPreAuth = cmp.Or(cfg.MaxPreAuth, DefaultMaxPreAuth)
+	cfg.MaxPreAuthPerSource = cmp.Or(cfg.MaxPreAuthPerSource, DefaultMaxPreAuthPerSource)
 	if cfg.MaxPrefetchUpstream <= 0 {
 		cfg.MaxPrefetchUpstream = 16
 	}

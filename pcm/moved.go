@@ -42,8 +42,8 @@ type moveWatch struct {
 	streams map[quic.StreamID]int
 }
 
-// stillOnOld marks a watched stream whose first packet is not seen yet.
-const stillOnOld = -1
+// notSent marks a watched stream whose first packet has not left yet.
+const notSent = -1
 
 func newMoveWatch(next func(context.Context, bool, quic.ConnectionID) qlogwriter.Trace) *moveWatch {
 	settled := make(chan struct{})
@@ -102,7 +102,7 @@ func (w *moveWatch) watch(id quic.StreamID) {
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	w.streams[id] = stillOnOld
+	w.streams[id] = notSent
 }
 
 // leftEarly ends following a stream and reports whether its first packet
@@ -115,7 +115,7 @@ func (w *moveWatch) leftEarly(id quic.StreamID) (path int, early bool) {
 	defer w.mu.Unlock()
 	p, ok := w.streams[id]
 	delete(w.streams, id)
-	return p, ok && p != stillOnOld
+	return p, ok && p != notSent
 }
 
 func (w *moveWatch) record(e qlogwriter.Event) {
@@ -138,7 +138,7 @@ func (w *moveWatch) record(e qlogwriter.Event) {
 			if w.pending && sf.StreamID%4 == 0 { // a client-initiated bidirectional stream: a request
 				w.early = true
 			}
-			if p, ok := w.streams[sf.StreamID]; ok && p == stillOnOld {
+			if p, ok := w.streams[sf.StreamID]; ok && p == notSent {
 				if w.pending {
 					w.streams[sf.StreamID] = w.from
 				} else {
