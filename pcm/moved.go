@@ -18,8 +18,9 @@ import (
 // running leaves in that pass, on the old path, and its completion time
 // belongs to the old path (on loopback under load, several in 50 requests:
 // pcm/README.md). quic-go offers no way to wait for the move, but it
-// logs what matters as qlog events from the run loop: the move as tuple_assigned for the default tuple (ID ""),
-// and each packet with its frames. The watch is a qlog Trace that follows
+// logs what matters as qlog events from the run loop: the move as
+// tuple_assigned for the default tuple (ID ""), and each packet with its
+// frames. The watch is a qlog Trace that follows
 // both and passes every event on to the caller's own tracer. The client
 // wakes the loop after a Switch and waits for the move (Client.awaitMove);
 // a request that still leaves early is reported on the path that carried
