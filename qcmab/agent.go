@@ -306,4 +306,3 @@ func (a *Agent) Learn(r float64) error {
 // Skip drops the pending choice without learning (replay evaluation, or a
 // frame that was never sent).
 func (a *Agent) Skip() { a.last = nil }
-
