@@ -44,6 +44,13 @@ type ServerConfig struct {
 	// left out). Requests for anything else get 403: ct-server is never an
 	// open proxy.
 	Allow []string
+	// AllowInternal lists the internal addresses (10.1.2.3) and prefixes
+	// (192.168.0.0/24) an allow-listed name may resolve to; any other
+	// loopback, link-local, private, metadata… address is refused
+	// (egress.go). Allow entries that are IP literals need no entry here.
+	AllowInternal []string
+	// Resolver resolves upstream names (default net.DefaultResolver).
+	Resolver Resolver
 	// Prefetch lists http:// URLs fetched and pushed to every client that
 	// asks for pushes in its hello (they must be allowed upstreams too).
 	Prefetch []string
@@ -79,6 +86,7 @@ type ServerConfig struct {
 type Server struct {
 	cfg     ServerConfig
 	allow   map[string]bool
+	egress  *egress
 	clients []*clientState
 	hashes  [][32]byte // sha256 of each client's token, same order
 	up      *http.Transport
@@ -153,6 +161,14 @@ func NewServer(cfg ServerConfig) (*Server, error) {
 		}
 		s.allow[hp] = true
 	}
+	allowInternal, err := ParseAllowInternal(cfg.AllowInternal)
+	if err != nil {
+		return nil, fmt.Errorf("agent server: %w", err)
+	}
+	s.egress = &egress{allowInternal: allowInternal, resolver: cfg.Resolver, timeout: cfg.UpstreamTimeout}
+	if s.egress.resolver == nil {
+		s.egress.resolver = net.DefaultResolver
+	}
 	seen := map[string]bool{}
 	for i, c := range cfg.Clients {
 		if c.ID == "" || len(c.Token) < 16 {
@@ -182,9 +198,9 @@ func NewServer(cfg ServerConfig) (*Server, error) {
 		}
 	}
 	s.up = &http.Transport{
-		Proxy:                  nil, // never chain to another proxy from the environment
-		DialContext:            (&net.Dialer{Timeout: cfg.UpstreamTimeout}).DialContext,
-		DisableCompression:     true, // pass bytes through as the app-server sent them
+		Proxy:                  nil,           // never chain to another proxy from the environment
+		DialContext:            s.egress.dial, // resolved, checked, pinned
+		DisableCompression:     true,          // pass bytes through as the app-server sent them
 		MaxIdleConnsPerHost:    64,
 		IdleConnTimeout:        30 * time.Second,
 		ResponseHeaderTimeout:  cfg.UpstreamTimeout,
@@ -252,7 +268,9 @@ func (s *Server) Serve(pc net.PacketConn) error {
 		return nil
 	}
 	s.tr, s.ln, s.pc = tr, ln, pc
+	s.wg.Add(1)
 	s.mu.Unlock()
+	go s.warnEgress()
 	for {
 		conn, err := ln.Accept(s.ctx)
 		if err != nil {
@@ -278,6 +296,17 @@ func (s *Server) Serve(pc net.PacketConn) error {
 		s.mu.Unlock()
 		s.conns0.Add(1)
 		go s.handleConn(conn)
+	}
+}
+
+// warnEgress logs the allow-list names that resolve to internal
+// addresses (in the background: a slow resolver must not delay serving).
+func (s *Server) warnEgress() {
+	defer s.wg.Done()
+	ctx, cancel := context.WithTimeout(s.ctx, 10*time.Second)
+	defer cancel()
+	for _, w := range s.egress.warnInternal(ctx, s.cfg.Allow) {
+		s.cfg.Log.Warn(w)
 	}
 }
 
@@ -338,6 +367,7 @@ func sourceAddr(a net.Addr) netip.Addr {
 const (
 	limPreAuthTotal   = "preauth_total"
 	limPreAuthSource  = "preauth_source"
+	limEgress         = "egress_internal" // an upstream resolving to an internal address
 	limLoginBackoff   = "login_backoff"   // a failed hello's answer held back
 	limLoginUntracked = "login_untracked" // a failure the full back-off table could not record
 )
@@ -730,9 +760,8 @@ func (s *Server) forward(str *quic.Stream, req *http.Request, w io.Writer) error
 	removeHopHeaders(out.Header)
 	resp, err := s.up.RoundTrip(out)
 	if err != nil {
-		s.cfg.Log.Warn("upstream failed", "upstream", req.URL.Host, "err", err)
 		str.CancelRead(codeOK)
-		return errorResponse(w, http.StatusBadGateway, "upstream unavailable")
+		return s.upstreamFailed(w, req.URL.Host, err)
 	}
 	defer resp.Body.Close()
 	removeHopHeaders(resp.Header)
@@ -740,14 +769,27 @@ func (s *Server) forward(str *quic.Stream, req *http.Request, w io.Writer) error
 	return resp.Write(w)
 }
 
+// upstreamFailed answers a request whose upstream could not be reached:
+// 403 when the egress rules refused its address (the app learns which
+// upstream, the log which address), else 502.
+func (s *Server) upstreamFailed(w io.Writer, upstream string, err error) error {
+	var ee *EgressError
+	if errors.As(err, &ee) {
+		s.forbidden.Add(1)
+		s.m.limitHits.WithLabelValues(limEgress).Inc()
+		s.cfg.Log.Warn("upstream refused by the egress rules", "upstream", upstream, "err", ee.Error())
+		return errorResponse(w, http.StatusForbidden, "upstream "+upstream+" resolves to an internal address")
+	}
+	s.cfg.Log.Warn("upstream failed", "upstream", upstream, "err", err)
+	return errorResponse(w, http.StatusBadGateway, "upstream unavailable")
+}
+
 // tunnel connects str to a TCP connection to upstream (CONNECT).
 func (s *Server) tunnel(str *quic.Stream, hr *headReader, w io.Writer, upstream string) error {
-	d := net.Dialer{Timeout: s.cfg.UpstreamTimeout}
-	up, err := d.DialContext(str.Context(), "tcp", upstream)
+	up, err := s.egress.dial(str.Context(), "tcp", upstream)
 	if err != nil {
-		s.cfg.Log.Warn("upstream failed", "upstream", upstream, "err", err)
 		str.CancelRead(codeOK)
-		return errorResponse(w, http.StatusBadGateway, "upstream unavailable")
+		return s.upstreamFailed(w, upstream, err)
 	}
 	defer up.Close()
 	stop := context.AfterFunc(s.ctx, func() { up.Close() })
