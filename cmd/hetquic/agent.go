@@ -48,6 +48,7 @@ func runAgent(ctx context.Context, args []string) error {
 		{"server", "run ct-server, the cloud side", agentServer},
 		{"client", "run ct-client, the device side's local proxy", agentClient},
 		{"token", "write a new random client token to a file (mode 0600)", agentToken},
+		{"status", "paths, RTT, bytes and limits hit of a running ct-client or ct-server (from its --metrics)", agentStatus},
 		{"abuse", "load-and-abuse test: a real ct-server beside a misbehaving and a good client", agentAbuse},
 		{"experiment", "run a Cybertwin §V experiment through the emulator", agentExperiment},
 	}, args)
@@ -116,6 +117,44 @@ ct-server (--token-file) and ct-client (--token-file).`)
 		return badInput(fmt.Errorf("agent token: %w", err))
 	}
 	fmt.Fprintf(os.Stderr, "wrote a new token to %s (mode 0600)\n", fs.Arg(0))
+	return nil
+}
+
+func agentStatus(ctx context.Context, args []string) error {
+	fs := newFlagSet("agent status", "agent status [--metrics host:port]", agentHelp+`
+
+status reads the metrics endpoint of a running ct-client or ct-server
+(its --metrics) and prints its paths (up, RTT, streams, bytes, stalls,
+reconnects) or its clients (connections, work, bytes) and the limits that
+bit.`)
+	metrics := fs.String("metrics", "127.0.0.1:9101", "the agent's --metrics address (host:port) or URL")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return badInput(fmt.Errorf("agent status: unexpected argument %q", fs.Arg(0)))
+	}
+	u := *metrics
+	if !strings.Contains(u, "://") {
+		u = "http://" + u + "/metrics"
+	}
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+	if err != nil {
+		return badInput(fmt.Errorf("agent status: --metrics %q: %w", *metrics, err))
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return fmt.Errorf("agent status: cannot reach %s (is ct-client or ct-server running with --metrics %s?): %w", u, *metrics, errors.Unwrap(err))
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("agent status: %s answered %s", u, resp.Status)
+	}
+	if err := agent.WriteStatus(os.Stdout, resp.Body); err != nil {
+		return fmt.Errorf("agent status: %s: %w", u, err)
+	}
 	return nil
 }
 

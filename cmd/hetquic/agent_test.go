@@ -109,8 +109,14 @@ func TestAgentServerReload(t *testing.T) {
 	}
 	defer notify.Close()
 	ca := filepath.Join(dir, "ca.pem")
+	ml, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	metrics := ml.Addr().String()
+	ml.Close()
 	cmd := exec.Command(os.Args[0], "agent", "server", "--listen", "127.0.0.1:0", "--self-signed", "--state-dir", filepath.Join(dir, "state"),
-		"--write-ca", ca, "--tokens-dir", tokens, "--allow", "127.0.0.1:9", "-v")
+		"--write-ca", ca, "--tokens-dir", tokens, "--allow", "127.0.0.1:9", "--metrics", metrics, "-v")
 	cmd.Env = append(os.Environ(), "HETQUIC_TEST_MAIN=1", "NOTIFY_SOCKET="+filepath.Join(dir, "notify"))
 	var stderr lockedBuffer
 	cmd.Stderr = &stderr
@@ -149,5 +155,16 @@ func TestAgentServerReload(t *testing.T) {
 	waitFor(t, "alice's next hello refused", func() bool { return strings.Contains(stderr.String(), "unknown token") })
 	if alice.Ready() != 1 || alice2.Ready() != 0 {
 		t.Fatalf("after revoking alice: her open connection %d (want 1), a new one %d (want 0)", alice.Ready(), alice2.Ready())
+	}
+	// agent status reads the metrics endpoint: bob's line and the refusal.
+	out, errs, code := runCLI(t, "agent", "status", "--metrics", metrics)
+	if code != 0 || !strings.HasPrefix(out, "ct-server: ") || !strings.Contains(out, "\nbob ") || !strings.Contains(out, "unauthorized") {
+		t.Fatalf("agent status: exit %d\n%s%s", code, out, errs)
+	}
+	cmd.Process.Signal(syscall.SIGTERM)
+	cmd.Wait()
+	_, errs, code = runCLI(t, "agent", "status", "--metrics", metrics)
+	if lines := strings.Split(strings.TrimSpace(errs), "\n"); code != 1 || len(lines) != 1 || !strings.Contains(errs, "cannot reach") {
+		t.Fatalf("agent status of a stopped server: exit %d, %q", code, errs)
 	}
 }
