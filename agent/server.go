@@ -131,7 +131,7 @@ func NewServer(cfg ServerConfig) (*Server, error) {
 		return nil, errors.New("agent server: no clients configured (there is no anonymous access)")
 	}
 	cfg.HeaderTimeout = cmp.Or(cfg.HeaderTimeout, 10*time.Second)
-	cfg.UpstreamTimeout = cmp.Or(cfg.UpstreamTimeout, 30*time.Second)
+	cfg.UpstreamTimeout = cmp.Or(cfg.UpstreamTimeout, DefaultUpstreamTimeout)
 	cfg.HelloTimeout = cmp.Or(cfg.HelloTimeout, 5*time.Second)
 	cfg.Log = cmp.Or(cfg.Log, discard).With("side", "ct-server")
 	cfg.MemoryBudget = cmp.Or(cfg.MemoryBudget, DefaultMemoryBudget)
@@ -685,16 +685,37 @@ func (s *Server) forward(str *quic.Stream, req *http.Request, w io.Writer) error
 	out.RequestURI = ""
 	out.Header = req.Header.Clone()
 	removeHopHeaders(out.Header)
+	if req.Body != nil && req.Body != http.NoBody {
+		body := newIdleBody(req.Body, str.SetReadDeadline) // a stalled body is cut, not waited for
+		defer body.clear()
+		out.Body = body
+	}
 	resp, err := s.up.RoundTrip(out)
 	if err != nil {
 		s.cfg.Log.Warn("upstream failed", "upstream", req.URL.Host, "err", err)
 		str.CancelRead(codeOK)
-		return errorResponse(w, http.StatusBadGateway, "upstream unavailable")
+		code, reason := upstreamFailure(err)
+		return errorResponse(w, code, reason)
 	}
 	defer resp.Body.Close()
 	removeHopHeaders(resp.Header)
 	resp.Header.Del(hdrError) // only ct-server's own refusals carry it
 	return resp.Write(w)
+}
+
+// upstreamFailure is the answer to a request whose upstream round trip
+// failed before a response head: whose trouble it was.
+func upstreamFailure(err error) (int, string) {
+	var be *appBodyError
+	switch {
+	case errors.Is(err, errBodyIdle):
+		return http.StatusRequestTimeout, "request body idle"
+	case errors.As(err, &be):
+		return http.StatusBadRequest, "malformed request body"
+	case isTimeout(err):
+		return http.StatusGatewayTimeout, "upstream timeout"
+	}
+	return http.StatusBadGateway, "upstream unavailable"
 }
 
 // tunnel connects str to a TCP connection to upstream (CONNECT).
