@@ -97,7 +97,9 @@ type Server struct {
 	preauth    int                // connections before hello, in total
 	preauthBy  map[netip.Addr]int // and per source address
 	logins     loginBackoff
-	reserved   atomic.Int64 // memory reserved by all clients' work
+	tarpit     int                  // failed hellos whose answer is being held (loginFailed)
+	tarpitBy   map[netip.Prefix]int // and per back-off source
+	reserved   atomic.Int64         // memory reserved by all clients' work
 	draining   atomic.Bool
 	prefetchGo chan struct{} // a token per running prefetch fetch
 	m          *serverMetrics
@@ -141,7 +143,7 @@ func NewServer(cfg ServerConfig) (*Server, error) {
 		cfg.MaxPrefetchUpstream = 16
 	}
 	s := &Server{cfg: cfg, allow: map[string]bool{}, conns: map[*quic.Conn]*clientState{}, sessions: map[string]*session{},
-		preauthBy: map[netip.Addr]int{}, prefetchGo: make(chan struct{}, cfg.MaxPrefetchUpstream)}
+		preauthBy: map[netip.Addr]int{}, tarpitBy: map[netip.Prefix]int{}, prefetchGo: make(chan struct{}, cfg.MaxPrefetchUpstream)}
 	s.m = newServerMetrics(s)
 	defaults := cfg.Limits.withDefaults(DefaultLimits)
 	for _, a := range cfg.Allow {
@@ -334,17 +336,16 @@ func sourceAddr(a net.Addr) netip.Addr {
 
 // Pre-authentication refusals (labels of ct_server_limit_hits_total).
 const (
-	limPreAuthTotal  = "preauth_total"
-	limPreAuthSource = "preauth_source"
-	limLoginBackoff  = "login_backoff"
+	limPreAuthTotal   = "preauth_total"
+	limPreAuthSource  = "preauth_source"
+	limLoginBackoff   = "login_backoff"   // a failed hello's answer held back
+	limLoginUntracked = "login_untracked" // a failure the full back-off table could not record
 )
 
 // preauthRefusal says why a new connection from src is refused before its
 // hello, or "". Called with s.mu held.
 func (s *Server) preauthRefusal(src netip.Addr, now time.Time) string {
 	switch {
-	case s.logins.blocked(src, now):
-		return limLoginBackoff
 	case s.cfg.MaxPreAuth > 0 && s.preauth >= s.cfg.MaxPreAuth:
 		return limPreAuthTotal
 	case s.cfg.MaxPreAuthPerSource > 0 && s.preauthBy[src] >= s.cfg.MaxPreAuthPerSource:
@@ -449,19 +450,11 @@ func (s *Server) handleConn(conn *quic.Conn) {
 		delete(s.conns, conn)
 		s.mu.Unlock()
 	}()
-	src := sourceAddr(conn.RemoteAddr())
 	cs, wantPush, refused := s.hello(conn)
 	if slot, ok := conn.Context().Value(preauthKey{}).(*preauthSlot); ok {
 		s.releasePreauth(slot)
 	}
 	if cs == nil {
-		if !refused {
-			s.unauthorized.Add(1)
-			s.mu.Lock()
-			s.logins.fail(src, time.Now())
-			s.mu.Unlock()
-			s.cfg.Log.Warn("unauthorized; closing", "remote", conn.RemoteAddr().String())
-		}
 		// A moment for the 401 or 429 to arrive before the connection goes.
 		sleepCtx(s.ctx, unauthorizedLinger)
 		if refused {
@@ -473,7 +466,6 @@ func (s *Server) handleConn(conn *quic.Conn) {
 	}
 	defer cs.dropConn()
 	s.mu.Lock()
-	s.logins.succeed(src)
 	if _, ok := s.conns[conn]; ok {
 		s.conns[conn] = cs
 	}
@@ -497,29 +489,32 @@ func (s *Server) handleConn(conn *quic.Conn) {
 
 // hello reads and checks the first stream of a connection. refused says
 // the token was good but the client has MaxConns connections already.
+// Every other failure goes through loginFailed, which may hold its answer
+// back (login back-off).
 func (s *Server) hello(conn *quic.Conn) (cs *clientState, wantPush, refused bool) {
 	ctx, cancel := context.WithTimeout(s.ctx, s.cfg.HelloTimeout)
 	defer cancel()
 	str, err := conn.AcceptStream(ctx)
 	if err != nil {
+		s.loginFailed(conn, nil, 0, "no hello")
 		return nil, false, false
 	}
 	defer str.Close()
 	str.SetReadDeadline(time.Now().Add(s.cfg.HelloTimeout))
 	req, err := newHeadReader(str).readRequest()
 	if err != nil {
-		errorResponse(str, http.StatusBadRequest, "bad hello")
+		s.loginFailed(conn, str, http.StatusBadRequest, "bad hello")
 		return nil, false, false
 	}
 	t, err := ParseTarget(req)
 	if err != nil || t.Kind != KindHello {
-		errorResponse(str, http.StatusUnauthorized, "first stream must be "+pathHello)
+		s.loginFailed(conn, str, http.StatusUnauthorized, "first stream must be "+pathHello)
 		return nil, false, false
 	}
 	token, ok := strings.CutPrefix(req.Header.Get("Authorization"), "Bearer ")
-	cs = s.authenticate(token)
+	cs = s.authenticate(token) // first: a correct token is never held back
 	if !ok || cs == nil {
-		errorResponse(str, http.StatusUnauthorized, "unknown token")
+		s.loginFailed(conn, str, http.StatusUnauthorized, "unknown token")
 		return nil, false, false
 	}
 	if !cs.addConn() {
@@ -538,6 +533,54 @@ func (s *Server) hello(conn *quic.Conn) (cs *clientState, wantPush, refused bool
 		return nil, false, true
 	}
 	return cs, req.Header.Get(hdrWantPush) == "1", false
+}
+
+// loginFailed records a failed hello and answers it on str (nil: no
+// stream to answer on) with code and reason. Once its source is backing
+// off, the answer is held until the source's block ends (loginBackoff),
+// with the connection's pre-auth slot given back first so that the held
+// connections of a guesser never keep a good client behind the same
+// address from connecting.
+func (s *Server) loginFailed(conn *quic.Conn, str *quic.Stream, code int, reason string) {
+	s.unauthorized.Add(1)
+	src, now := sourceAddr(conn.RemoteAddr()), time.Now()
+	s.mu.Lock()
+	f := s.logins.fail(src, now)
+	var hold time.Duration
+	if f != nil {
+		hold = max(f.until.Sub(now), 0)
+		if hold > 0 && (s.tarpitBy[f.src] >= loginTarpitPerSource || s.tarpit >= loginTarpitTotal) {
+			hold = 0 // enough held already: answer at once
+		}
+		if hold > 0 {
+			s.tarpit++
+			s.tarpitBy[f.src]++
+		}
+	}
+	s.mu.Unlock()
+	if f == nil {
+		s.m.limitHits.WithLabelValues(limLoginUntracked).Inc()
+	}
+	if hold > 0 {
+		s.m.limitHits.WithLabelValues(limLoginBackoff).Inc()
+		if slot, ok := conn.Context().Value(preauthKey{}).(*preauthSlot); ok {
+			s.releasePreauth(slot)
+		}
+		start := time.Now()
+		sleepCtx(s.ctx, hold)
+		hold = time.Since(start) // less when ct-server closes meanwhile
+		s.mu.Lock()
+		s.tarpit--
+		if s.tarpitBy[f.src]--; s.tarpitBy[f.src] <= 0 {
+			delete(s.tarpitBy, f.src)
+		}
+		s.mu.Unlock()
+	}
+	reason = f.refusal(reason, hold)
+	s.cfg.Log.Warn("hello refused; closing", "remote", conn.RemoteAddr().String(), "reason", reason)
+	if str != nil {
+		errorResponse(str, code, reason)
+	}
 }
 
 func (s *Server) handleStream(conn *quic.Conn, cs *clientState, str *quic.Stream) {
@@ -806,55 +849,3 @@ func shortErr(err error) string {
 	}
 	return msg
 }
-
-// loginBackoff slows token guessing: after loginFreeFailures failed hellos
-// from one source address, its new connections are closed at once for a
-// time that doubles with each further failure, up to loginMaxBlock. A
-// success clears the address. The table is bounded: when full, the oldest
-// entries go (an attacker with many addresses is held by the pre-auth
-// caps and MinTokenBits instead). Guarded by Server.mu.
-type loginBackoff struct {
-	m map[netip.Addr]*loginFailures
-}
-
-type loginFailures struct {
-	n     int
-	until time.Time
-}
-
-const (
-	loginFreeFailures = 3
-	loginFirstBlock   = time.Second
-	loginMaxBlock     = time.Minute
-	loginTableSize    = 4096
-)
-
-func (b *loginBackoff) blocked(src netip.Addr, now time.Time) bool {
-	f := b.m[src]
-	return f != nil && now.Before(f.until)
-}
-
-func (b *loginBackoff) fail(src netip.Addr, now time.Time) {
-	if b.m == nil {
-		b.m = map[netip.Addr]*loginFailures{}
-	}
-	f := b.m[src]
-	if f == nil {
-		if len(b.m) >= loginTableSize {
-			for a, g := range b.m { // drop expired entries, else any one
-				if now.After(g.until) || len(b.m) >= loginTableSize {
-					delete(b.m, a)
-				}
-			}
-		}
-		f = &loginFailures{}
-		b.m[src] = f
-	}
-	f.n++
-	if f.n > loginFreeFailures {
-		block := loginFirstBlock << min(f.n-loginFreeFailures-1, 10)
-		f.until = now.Add(min(block, loginMaxBlock))
-	}
-}
-
-func (b *loginBackoff) succeed(src netip.Addr) { delete(b.m, src) }
