@@ -55,6 +55,10 @@ type ServerConfig struct {
 	UpstreamTimeout time.Duration
 	// HelloTimeout bounds the wait for a new connection's hello (default 5 s).
 	HelloTimeout time.Duration
+	// Dial opens connections to app-servers (default: a net.Dialer with
+	// UpstreamTimeout). Tests give an in-memory network, so that fake time
+	// (testing/synctest) covers the upstream side too.
+	Dial func(ctx context.Context, network, addr string) (net.Conn, error)
 	// MemoryBudget bounds the memory all clients' work may reserve
 	// (StreamCost per request, TunnelCost per tunnel); new work beyond it
 	// gets 503 with Retry-After (default DefaultMemoryBudget, < 0 none).
@@ -135,6 +139,9 @@ func NewServer(cfg ServerConfig) (*Server, error) {
 	cfg.HeaderTimeout = cmp.Or(cfg.HeaderTimeout, 10*time.Second)
 	cfg.UpstreamTimeout = cmp.Or(cfg.UpstreamTimeout, DefaultUpstreamTimeout)
 	cfg.HelloTimeout = cmp.Or(cfg.HelloTimeout, 5*time.Second)
+	if cfg.Dial == nil {
+		cfg.Dial = (&net.Dialer{Timeout: cfg.UpstreamTimeout}).DialContext
+	}
 	cfg.Log = cmp.Or(cfg.Log, discard).With("side", "ct-server")
 	cfg.MemoryBudget = cmp.Or(cfg.MemoryBudget, DefaultMemoryBudget)
 	cfg.MaxPreAuth = cmp.Or(cfg.MaxPreAuth, DefaultMaxPreAuth)
@@ -183,7 +190,7 @@ func NewServer(cfg ServerConfig) (*Server, error) {
 	}
 	s.up = &http.Transport{
 		Proxy:                  nil, // never chain to another proxy from the environment
-		DialContext:            (&net.Dialer{Timeout: cfg.UpstreamTimeout}).DialContext,
+		DialContext:            cfg.Dial,
 		DisableCompression:     true, // pass bytes through as the app-server sent them
 		MaxIdleConnsPerHost:    64,
 		IdleConnTimeout:        30 * time.Second,
@@ -763,8 +770,7 @@ func upstreamFailure(err error) (int, string) {
 
 // tunnel connects str to a TCP connection to upstream (CONNECT).
 func (s *Server) tunnel(str *quic.Stream, hr *headReader, w io.Writer, upstream string) error {
-	d := net.Dialer{Timeout: s.cfg.UpstreamTimeout}
-	up, err := d.DialContext(str.Context(), "tcp", upstream)
+	up, err := s.cfg.Dial(str.Context(), "tcp", upstream)
 	if err != nil {
 		s.cfg.Log.Warn("upstream failed", "upstream", upstream, "err", err)
 		str.CancelRead(codeOK)
