@@ -53,6 +53,8 @@ var (
 	errBodyIdle = errors.New("request body idle")
 	// errHeadTimeout: no response head within ResponseHeadTimeout.
 	errHeadTimeout = errors.New("no response head")
+	// errSendStopped: the attempt sending a body ended first.
+	errSendStopped = errors.New("request body: sending stopped")
 )
 
 // appBodyError is the app's request body failing (malformed framing,
@@ -77,6 +79,18 @@ type idleBody struct {
 	window  time.Time // start of the progress window
 	n       int64     // bytes in the window
 	stopped bool
+	err     *appBodyError // the body's failure, once it failed
+}
+
+// failure is the body's failure (nil: none): http.Request.Write hides it
+// in a type of its own.
+func (b *idleBody) failure() error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.err == nil {
+		return nil
+	}
+	return b.err
 }
 
 func newIdleBody(r io.ReadCloser, setDeadline func(time.Time) error) *idleBody {
@@ -87,7 +101,7 @@ func (b *idleBody) Read(p []byte) (int, error) {
 	b.mu.Lock()
 	if b.stopped {
 		b.mu.Unlock()
-		return 0, errors.New("request body: sending stopped")
+		return 0, errSendStopped
 	}
 	if b.window.IsZero() {
 		b.window = time.Now()
@@ -101,11 +115,15 @@ func (b *idleBody) Read(p []byte) (int, error) {
 	if b.n += int64(n); b.n >= b.min {
 		b.window, b.n = time.Now(), 0
 	}
+	if b.stopped {
+		return n, errSendStopped // our cut, not the app's failure
+	}
 	if err != nil && err != io.EOF {
-		if isTimeout(err) && !b.stopped && !time.Now().Before(end) {
+		if isTimeout(err) && !time.Now().Before(end) {
 			err = errBodyIdle
 		}
-		return n, &appBodyError{err}
+		b.err = &appBodyError{err}
+		return n, b.err
 	}
 	return n, err
 }
@@ -392,6 +410,9 @@ func (l *leg) send() {
 	}
 	go func() {
 		err := l.out.WriteProxy(&idleWriter{l.str})
+		if b, ok := l.out.Body.(*idleBody); ok && err != nil && b.failure() != nil {
+			err = b.failure()
+		}
 		var se *quic.StreamError
 		if errors.As(err, &se) && se.Remote {
 			err = nil // a refusal: its answer comes on the other direction
@@ -449,12 +470,19 @@ func (l *leg) armHead() {
 // cause is the error to report for err on the response side: the
 // request's own failure or the head timeout, when one of them woke it.
 func (l *leg) cause(err error) error {
+	first := false // the request's side failed first, and woke this one
 	select {
 	case <-l.sent:
-		if l.sendErr != nil {
-			return l.sendErr
-		}
+		first = l.sendErr != nil
 	default:
+	}
+	// Stop and wait for the sending side: the app's body failing cancels
+	// the request's context (net/http), which may wake this side before
+	// the failure reaches the sender.
+	l.endSend()
+	var be *appBodyError
+	if first || errors.As(l.sendErr, &be) {
+		return l.sendErr
 	}
 	l.headMu.Lock()
 	late := l.headLate
@@ -617,4 +645,12 @@ type idleWriter struct{ s *quic.Stream }
 func (w *idleWriter) Write(b []byte) (int, error) {
 	w.s.SetWriteDeadline(time.Now().Add(BodyIdleTimeout))
 	return w.s.Write(b)
+}
+
+// WriteByte makes idleWriter an io.ByteWriter, which keeps
+// http.Request.Write from buffering the body in 4 KiB: a slow body's bytes
+// go out as they come (the stream packs them into packets anyway).
+func (w *idleWriter) WriteByte(b byte) error {
+	_, err := w.Write([]byte{b})
+	return err
 }
