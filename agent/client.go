@@ -105,6 +105,7 @@ type Client struct {
 	changeCh chan struct{} // closed and replaced when a path comes or goes
 	servers  map[*http.Server]struct{}
 	tunnels  map[net.Conn]struct{}
+	active   map[net.Conn]bool // app connections with a request in progress (trackConn)
 	apps     map[string]*appStats
 	closed   bool
 
@@ -160,7 +161,7 @@ func NewClient(cfg ClientConfig) (*Client, error) {
 		cfg.Scheduler = s
 	}
 	c := &Client{cfg: cfg, cache: cfg.Cache, changeCh: make(chan struct{}),
-		servers: map[*http.Server]struct{}{}, tunnels: map[net.Conn]struct{}{}, apps: map[string]*appStats{}}
+		servers: map[*http.Server]struct{}{}, tunnels: map[net.Conn]struct{}{}, active: map[net.Conn]bool{}, apps: map[string]*appStats{}}
 	c.m = newClientMetrics(c)
 	names := map[string]bool{}
 	for i, lp := range cfg.Paths {
@@ -191,7 +192,9 @@ func (c *Client) closeSockets() {
 }
 
 // Close stops the proxy listeners, closes every tunnel, connection and
-// socket, and waits for every goroutine of the client.
+// socket, and waits for every goroutine of the client. App connections
+// with a request or tunnel in progress are reset (see Shutdown for a
+// drain).
 func (c *Client) Close() error {
 	c.mu.Lock()
 	if c.closed {
@@ -200,10 +203,16 @@ func (c *Client) Close() error {
 	}
 	c.closed = true
 	c.cancel()
+	// A response or tunnel cut here is incomplete: reset, never a FIN
+	// an app could take for the end of its data.
+	for conn := range c.active {
+		resetOnClose(conn)
+	}
 	for s := range c.servers {
 		s.Close()
 	}
 	for t := range c.tunnels {
+		resetOnClose(t)
 		t.Close()
 	}
 	c.mu.Unlock()
@@ -218,7 +227,8 @@ func (c *Client) Serve(l net.Listener) error {
 	srv := &http.Server{
 		Handler:           c,
 		ReadHeaderTimeout: c.cfg.HeaderTimeout, // an app dribbling its head is cut off
-		IdleTimeout:       60 * time.Second,
+		IdleTimeout:       AppIdleTimeout,
+		ConnState:         c.trackConn,
 		MaxHeaderBytes:    MaxHeaderBytes,
 		ErrorLog:          nil,
 		ConnContext: func(ctx context.Context, conn net.Conn) context.Context {
@@ -443,15 +453,13 @@ func (c *Client) priority(app string) int {
 // nothing for d fails with a timeout.
 type stallReader struct {
 	s *quic.Stream
-	d time.Duration // 0: no deadline
+	d time.Duration // 0: the stream's own deadline stays (a tunnel's head has one)
 	p *path
 }
 
 func (r *stallReader) Read(b []byte) (int, error) {
 	if r.d > 0 {
 		r.s.SetReadDeadline(time.Now().Add(r.d))
-	} else {
-		r.s.SetReadDeadline(time.Time{})
 	}
 	n, err := r.s.Read(b)
 	if n > 0 {

@@ -542,15 +542,17 @@ func (t *ctTunnel) resume(gen int) bool {
 		t.c.cfg.Log.Info("tunnel moved", "target", t.target, "from", oldPath.Name, "to", p.Name, "down_from_byte", from, "up_from_byte", upAt)
 		return true
 	}
+	// The tunnel cannot go on: reset the app's connection, so a protocol
+	// that ends its data with the connection sees an error, not an end.
+	// Before failed is set: downLoop then closes the connection too, and
+	// that close must already be a reset.
+	t.c.cfg.Log.Warn("tunnel cannot resume; resetting the app connection", "target", t.target, "down_bytes", from)
+	t.c.aborts.Add(1)
+	resetOnClose(t.appConn)
 	t.mu.Lock()
 	t.failed = true
 	t.cond.Broadcast()
 	t.mu.Unlock()
-	// The tunnel cannot go on: reset the app's connection, so a protocol
-	// that ends its data with the connection sees an error, not an end.
-	t.c.cfg.Log.Warn("tunnel cannot resume; resetting the app connection", "target", t.target, "down_bytes", from)
-	t.c.aborts.Add(1)
-	resetOnClose(t.appConn)
 	t.appConn.Close()
 	return false
 }
