@@ -88,6 +88,10 @@ type ClientConfig struct {
 	// HeaderTimeout bounds reading an app's request head (default 5 s):
 	// an app that dribbles its head is cut off.
 	HeaderTimeout time.Duration
+	// TunnelIdle is how long a CONNECT tunnel may move no byte before its
+	// slot may be reclaimed for another tunnel when all of ct-server's
+	// tunnel slots are taken (default DefaultTunnelIdle; see tunnelGate).
+	TunnelIdle time.Duration
 	// Log receives the noteworthy events, with key/value attributes
 	// (default: discarded); its records carry side=ct-client.
 	Log *slog.Logger
@@ -117,6 +121,7 @@ type Client struct {
 	stripeFallbacks, aborts           atomic.Int64
 	m                                 *clientMetrics
 	slots                             atomic.Pointer[chan struct{}] // see setMaxStreams
+	gate                              *tunnelGate                   // CONNECT slots, fair between apps
 	stallDetectNanos, stallDetections atomic.Int64
 	resumeNanos                       atomic.Int64
 }
@@ -146,6 +151,7 @@ func NewClient(cfg ClientConfig) (*Client, error) {
 		cfg.StripeChunk = DefaultStripeChunk
 	}
 	cfg.HeaderTimeout = cmp.Or(cfg.HeaderTimeout, 5*time.Second)
+	cfg.TunnelIdle = cmp.Or(cfg.TunnelIdle, DefaultTunnelIdle)
 	if cfg.AppRule.Kind == "" {
 		cfg.AppRule.Kind = "host"
 	}
@@ -163,7 +169,8 @@ func NewClient(cfg ClientConfig) (*Client, error) {
 		cfg.Scheduler = s
 	}
 	c := &Client{cfg: cfg, cache: cfg.Cache, changeCh: make(chan struct{}),
-		servers: map[*http.Server]struct{}{}, tunnels: map[net.Conn]struct{}{}, apps: map[string]*appStats{}}
+		servers: map[*http.Server]struct{}{}, tunnels: map[net.Conn]struct{}{}, apps: map[string]*appStats{},
+		gate: newTunnelGate(defaultTunnelSlots, cfg.TunnelIdle)}
 	c.m = newClientMetrics(c)
 	names := map[string]bool{}
 	for i, lp := range cfg.Paths {
@@ -952,29 +959,21 @@ func (c *Client) connect(w http.ResponseWriter, r *http.Request) {
 	st := c.app(app)
 	st.requests.Add(1)
 	ctx := r.Context()
-	t := &ctTunnel{c: c, target: target, req: Request{App: app, Priority: c.priority(app)}}
-	var (
-		str  *quic.Stream
-		hr   *headReader
-		resp *http.Response
-		p    *path
-	)
-	avoid := map[int]bool{}
-	for attempt := 0; attempt < c.cfg.MaxAttempts; attempt++ {
-		var conn *quic.Conn
-		p, conn, err = c.pick(ctx, t.req, avoid)
-		if err != nil {
-			break
+	slot, err := c.gate.acquire(ctx, app)
+	if err != nil {
+		st.failures.Add(1)
+		c.cfg.Log.Warn("CONNECT not admitted", "target", target, "app", app, "err", err)
+		w.Header().Set("Retry-After", "1")
+		code := http.StatusServiceUnavailable
+		if errors.Is(err, errShareExhausted) {
+			code = http.StatusTooManyRequests
 		}
-		avoid[p.id] = true
-		p.requests.Add(1)
-		if str, hr, resp, err = t.openTunnelStream(ctx, p, conn, 0); err == nil {
-			break
-		}
-		if !errors.Is(err, errStalled) && !isConnErr(err) {
-			break
-		}
+		http.Error(w, "ct-client: "+err.Error(), code)
+		return
 	}
+	defer c.gate.release(slot)
+	t := &ctTunnel{c: c, target: target, req: Request{App: app, Priority: c.priority(app)}, slot: slot}
+	str, hr, resp, p, err := c.openTunnel(ctx, t)
 	if err != nil {
 		st.failures.Add(1)
 		c.cfg.Log.Warn("CONNECT failed", "target", target, "err", err)
@@ -1010,6 +1009,9 @@ func (c *Client) connect(w http.ResponseWriter, r *http.Request) {
 	}
 	c.tunnels[appConn] = struct{}{}
 	c.mu.Unlock()
+	// Reclaimed (idle while others wait): a FIN, as a server ends an idle
+	// keep-alive connection; the slot is free at once.
+	c.gate.setReclaim(slot, func() { c.gate.release(slot); appConn.Close() })
 	defer func() {
 		c.mu.Lock()
 		delete(c.tunnels, appConn)
@@ -1030,6 +1032,56 @@ func (c *Client) connect(w http.ResponseWriter, r *http.Request) {
 		first = io.MultiReader(io.LimitReader(brw.Reader, int64(brw.Reader.Buffered())), appConn)
 	}
 	c.runTunnel(t, first, st)
+}
+
+// openTunnel opens t's stream on a path, trying others when one fails and
+// waiting (as forward does) while ct-server refuses it for its limits.
+func (c *Client) openTunnel(ctx context.Context, t *ctTunnel) (*quic.Stream, *headReader, *http.Response, *path, error) {
+	avoid := map[int]bool{}
+	refusals := 0
+	var err error
+	for attempt := 0; attempt < c.cfg.MaxAttempts; attempt++ {
+		p, conn, perr := c.pick(ctx, t.req, avoid)
+		if perr != nil {
+			return nil, nil, nil, nil, perr
+		}
+		avoid[p.id] = true
+		p.requests.Add(1)
+		var (
+			str  *quic.Stream
+			hr   *headReader
+			resp *http.Response
+		)
+		str, hr, resp, err = t.openTunnelStream(ctx, p, conn, 0)
+		if err == nil && refusedByLimits(resp) && refusals < limitRetries {
+			resp.Body.Close()
+			str.CancelRead(codeOK)
+			str.CancelWrite(codeOK)
+			refusals++
+			c.limitRetries.Add(1)
+			delete(avoid, p.id)
+			attempt--
+			if !sleepCtx(ctx, min(limitRetryFirst<<refusals, limitRetryMax)) {
+				return nil, nil, nil, nil, ctx.Err()
+			}
+			continue
+		}
+		if err == nil {
+			return str, hr, resp, p, nil
+		}
+		if !errors.Is(err, errStalled) && !isConnErr(err) {
+			break
+		}
+	}
+	return nil, nil, nil, nil, err
+}
+
+// refusedByLimits: ct-server's own limits refused the stream for now (429
+// or 503 with Retry-After and Ct-Error, which ct-server strips from
+// upstream answers).
+func refusedByLimits(resp *http.Response) bool {
+	return (resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode == http.StatusServiceUnavailable) &&
+		resp.Header.Get(hdrError) != "" && resp.Header.Get("Retry-After") != ""
 }
 
 // discard is the logger of a configuration that sets none.
