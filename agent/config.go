@@ -3,6 +3,8 @@ package agent
 import (
 	"fmt"
 	"os"
+	"path/filepath"
+	"strings"
 
 	"github.com/hetquic/hetquic/internal/yamlfile"
 )
@@ -20,6 +22,9 @@ type ServerFile struct {
 	Prefetch        []string     `yaml:"prefetch"`          // URLs pushed to clients that ask
 	Limits          Limits       `yaml:"limits"`            // defaults per client
 	Clients         []ClientAuth `yaml:"clients"`           // who may connect
+	Token           string       `yaml:"token"`             // one more client, id "default"
+	TokenFile       string       `yaml:"token_file"`        // like token, read from this file
+	TokensDir       string       `yaml:"tokens_dir"`        // one client per file: name = id, content = token
 	HeaderTimeoutMS int64        `yaml:"header_timeout_ms"` // default 10000
 	Metrics         string       `yaml:"metrics"`           // host:port of /metrics ("" none)
 	QlogDir         string       `yaml:"qlog_dir"`          // write qlog traces here ("" none)
@@ -113,4 +118,33 @@ func ParseClientFile(name string, data []byte) (ClientFile, error) {
 		}
 	}
 	return f, nil
+}
+
+// ReadTokensDir reads one client per file of dir: the file's name is the
+// client's id, its content the token (as "hetquic agent token" writes it).
+// Names starting with "." are skipped (editors' and rsync's temporary
+// files, Kubernetes' ..data links); symbolic links to files are followed.
+// warn receives warnings about files others can read. Revoking a client
+// is removing its file and reloading (SIGHUP).
+func ReadTokensDir(dir string, warn func(string)) ([]ClientAuth, error) {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, fmt.Errorf("tokens_dir: %w", err)
+	}
+	var out []ClientAuth
+	for _, e := range ents {
+		name := filepath.Join(dir, e.Name())
+		if strings.HasPrefix(e.Name(), ".") {
+			continue
+		}
+		if st, err := os.Stat(name); err != nil || !st.Mode().IsRegular() {
+			continue
+		}
+		tok, err := ReadTokenFile(name, warn)
+		if err != nil {
+			return nil, fmt.Errorf("tokens_dir: %w", err)
+		}
+		out = append(out, ClientAuth{ID: e.Name(), Token: tok})
+	}
+	return out, nil
 }

@@ -112,6 +112,8 @@ func (c *Client) explainDial(err error) string {
 		return fmt.Sprintf(" — ct-server's certificate is not signed by %s: if ct-server made a new self-signed certificate, copy its --write-ca file there (a persistent one: give ct-server --state-dir)", src)
 	case strings.Contains(msg, "x509:"):
 		return " — ct-server's certificate does not verify: check --server-name and the certificate's names and dates"
+	case strings.Contains(msg, "CONNECTION_REFUSED"):
+		return " — ct-server refused the connection before its handshake: too many connections that have not said hello, from this address or in all (pre-auth caps), or it is shutting down"
 	case strings.Contains(msg, "no application protocol"):
 		return " — the server at that address is not a ct-server (ALPN " + ALPN + ")"
 	}
@@ -326,7 +328,7 @@ func (c *Client) hello(ctx context.Context, conn *quic.Conn) error {
 	}
 	resp.Body.Close()
 	if resp.StatusCode == http.StatusUnauthorized {
-		return errUnauthorized
+		return fmt.Errorf("%w: %s", errUnauthorized, resp.Header.Get(hdrError)) // ct-server's reason
 	}
 	if resp.StatusCode != http.StatusOK {
 		return fmt.Errorf("hello: status %d", resp.StatusCode)

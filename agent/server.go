@@ -55,6 +55,10 @@ type ServerConfig struct {
 	UpstreamTimeout time.Duration
 	// HelloTimeout bounds the wait for a new connection's hello (default 5 s).
 	HelloTimeout time.Duration
+	// Dial opens connections to app-servers (default: a net.Dialer with
+	// UpstreamTimeout). Tests give an in-memory network, so that fake time
+	// (testing/synctest) covers the upstream side too.
+	Dial func(ctx context.Context, network, addr string) (net.Conn, error)
 	// MemoryBudget bounds the memory all clients' work may reserve
 	// (StreamCost per request, TunnelCost per tunnel); new work beyond it
 	// gets 503 with Retry-After (default DefaultMemoryBudget, < 0 none).
@@ -97,7 +101,9 @@ type Server struct {
 	preauth    int                // connections before hello, in total
 	preauthBy  map[netip.Addr]int // and per source address
 	logins     loginBackoff
-	reserved   atomic.Int64 // memory reserved by all clients' work
+	tarpit     int                  // failed hellos whose answer is being held (loginFailed)
+	tarpitBy   map[netip.Prefix]int // and per back-off source
+	reserved   atomic.Int64         // memory reserved by all clients' work
 	draining   atomic.Bool
 	prefetchGo chan struct{} // a token per running prefetch fetch
 	m          *serverMetrics
@@ -131,8 +137,11 @@ func NewServer(cfg ServerConfig) (*Server, error) {
 		return nil, errors.New("agent server: no clients configured (there is no anonymous access)")
 	}
 	cfg.HeaderTimeout = cmp.Or(cfg.HeaderTimeout, 10*time.Second)
-	cfg.UpstreamTimeout = cmp.Or(cfg.UpstreamTimeout, 30*time.Second)
+	cfg.UpstreamTimeout = cmp.Or(cfg.UpstreamTimeout, DefaultUpstreamTimeout)
 	cfg.HelloTimeout = cmp.Or(cfg.HelloTimeout, 5*time.Second)
+	if cfg.Dial == nil {
+		cfg.Dial = (&net.Dialer{Timeout: cfg.UpstreamTimeout}).DialContext
+	}
 	cfg.Log = cmp.Or(cfg.Log, discard).With("side", "ct-server")
 	cfg.MemoryBudget = cmp.Or(cfg.MemoryBudget, DefaultMemoryBudget)
 	cfg.MaxPreAuth = cmp.Or(cfg.MaxPreAuth, DefaultMaxPreAuth)
@@ -141,7 +150,7 @@ func NewServer(cfg ServerConfig) (*Server, error) {
 		cfg.MaxPrefetchUpstream = 16
 	}
 	s := &Server{cfg: cfg, allow: map[string]bool{}, conns: map[*quic.Conn]*clientState{}, sessions: map[string]*session{},
-		preauthBy: map[netip.Addr]int{}, prefetchGo: make(chan struct{}, cfg.MaxPrefetchUpstream)}
+		preauthBy: map[netip.Addr]int{}, tarpitBy: map[netip.Prefix]int{}, prefetchGo: make(chan struct{}, cfg.MaxPrefetchUpstream)}
 	s.m = newServerMetrics(s)
 	defaults := cfg.Limits.withDefaults(DefaultLimits)
 	for _, a := range cfg.Allow {
@@ -181,7 +190,7 @@ func NewServer(cfg ServerConfig) (*Server, error) {
 	}
 	s.up = &http.Transport{
 		Proxy:                  nil, // never chain to another proxy from the environment
-		DialContext:            (&net.Dialer{Timeout: cfg.UpstreamTimeout}).DialContext,
+		DialContext:            cfg.Dial,
 		DisableCompression:     true, // pass bytes through as the app-server sent them
 		MaxIdleConnsPerHost:    64,
 		IdleConnTimeout:        30 * time.Second,
@@ -334,17 +343,16 @@ func sourceAddr(a net.Addr) netip.Addr {
 
 // Pre-authentication refusals (labels of ct_server_limit_hits_total).
 const (
-	limPreAuthTotal  = "preauth_total"
-	limPreAuthSource = "preauth_source"
-	limLoginBackoff  = "login_backoff"
+	limPreAuthTotal   = "preauth_total"
+	limPreAuthSource  = "preauth_source"
+	limLoginBackoff   = "login_backoff"   // a failed hello's answer held back
+	limLoginUntracked = "login_untracked" // a failure the full back-off table could not record
 )
 
 // preauthRefusal says why a new connection from src is refused before its
 // hello, or "". Called with s.mu held.
 func (s *Server) preauthRefusal(src netip.Addr, now time.Time) string {
 	switch {
-	case s.logins.blocked(src, now):
-		return limLoginBackoff
 	case s.cfg.MaxPreAuth > 0 && s.preauth >= s.cfg.MaxPreAuth:
 		return limPreAuthTotal
 	case s.cfg.MaxPreAuthPerSource > 0 && s.preauthBy[src] >= s.cfg.MaxPreAuthPerSource:
@@ -449,19 +457,11 @@ func (s *Server) handleConn(conn *quic.Conn) {
 		delete(s.conns, conn)
 		s.mu.Unlock()
 	}()
-	src := sourceAddr(conn.RemoteAddr())
 	cs, wantPush, refused := s.hello(conn)
 	if slot, ok := conn.Context().Value(preauthKey{}).(*preauthSlot); ok {
 		s.releasePreauth(slot)
 	}
 	if cs == nil {
-		if !refused {
-			s.unauthorized.Add(1)
-			s.mu.Lock()
-			s.logins.fail(src, time.Now())
-			s.mu.Unlock()
-			s.cfg.Log.Warn("unauthorized; closing", "remote", conn.RemoteAddr().String())
-		}
 		// A moment for the 401 or 429 to arrive before the connection goes.
 		sleepCtx(s.ctx, unauthorizedLinger)
 		if refused {
@@ -473,7 +473,6 @@ func (s *Server) handleConn(conn *quic.Conn) {
 	}
 	defer cs.dropConn()
 	s.mu.Lock()
-	s.logins.succeed(src)
 	if _, ok := s.conns[conn]; ok {
 		s.conns[conn] = cs
 	}
@@ -497,29 +496,32 @@ func (s *Server) handleConn(conn *quic.Conn) {
 
 // hello reads and checks the first stream of a connection. refused says
 // the token was good but the client has MaxConns connections already.
+// Every other failure goes through loginFailed, which may hold its answer
+// back (login back-off).
 func (s *Server) hello(conn *quic.Conn) (cs *clientState, wantPush, refused bool) {
 	ctx, cancel := context.WithTimeout(s.ctx, s.cfg.HelloTimeout)
 	defer cancel()
 	str, err := conn.AcceptStream(ctx)
 	if err != nil {
+		s.loginFailed(conn, nil, 0, "no hello")
 		return nil, false, false
 	}
 	defer str.Close()
 	str.SetReadDeadline(time.Now().Add(s.cfg.HelloTimeout))
 	req, err := newHeadReader(str).readRequest()
 	if err != nil {
-		errorResponse(str, http.StatusBadRequest, "bad hello")
+		s.loginFailed(conn, str, http.StatusBadRequest, "bad hello")
 		return nil, false, false
 	}
 	t, err := ParseTarget(req)
 	if err != nil || t.Kind != KindHello {
-		errorResponse(str, http.StatusUnauthorized, "first stream must be "+pathHello)
+		s.loginFailed(conn, str, http.StatusUnauthorized, "first stream must be "+pathHello)
 		return nil, false, false
 	}
 	token, ok := strings.CutPrefix(req.Header.Get("Authorization"), "Bearer ")
-	cs = s.authenticate(token)
+	cs = s.authenticate(token) // first: a correct token is never held back
 	if !ok || cs == nil {
-		errorResponse(str, http.StatusUnauthorized, "unknown token")
+		s.loginFailed(conn, str, http.StatusUnauthorized, "unknown token")
 		return nil, false, false
 	}
 	if !cs.addConn() {
@@ -541,6 +543,54 @@ func (s *Server) hello(conn *quic.Conn) (cs *clientState, wantPush, refused bool
 		return nil, false, true
 	}
 	return cs, req.Header.Get(hdrWantPush) == "1", false
+}
+
+// loginFailed records a failed hello and answers it on str (nil: no
+// stream to answer on) with code and reason. Once its source is backing
+// off, the answer is held until the source's block ends (loginBackoff),
+// with the connection's pre-auth slot given back first so that the held
+// connections of a guesser never keep a good client behind the same
+// address from connecting.
+func (s *Server) loginFailed(conn *quic.Conn, str *quic.Stream, code int, reason string) {
+	s.unauthorized.Add(1)
+	src, now := sourceAddr(conn.RemoteAddr()), time.Now()
+	s.mu.Lock()
+	f := s.logins.fail(src, now)
+	var hold time.Duration
+	if f != nil {
+		hold = max(f.until.Sub(now), 0)
+		if hold > 0 && (s.tarpitBy[f.src] >= loginTarpitPerSource || s.tarpit >= loginTarpitTotal) {
+			hold = 0 // enough held already: answer at once
+		}
+		if hold > 0 {
+			s.tarpit++
+			s.tarpitBy[f.src]++
+		}
+	}
+	s.mu.Unlock()
+	if f == nil {
+		s.m.limitHits.WithLabelValues(limLoginUntracked).Inc()
+	}
+	if hold > 0 {
+		s.m.limitHits.WithLabelValues(limLoginBackoff).Inc()
+		if slot, ok := conn.Context().Value(preauthKey{}).(*preauthSlot); ok {
+			s.releasePreauth(slot)
+		}
+		start := time.Now()
+		sleepCtx(s.ctx, hold)
+		hold = time.Since(start) // less when ct-server closes meanwhile
+		s.mu.Lock()
+		s.tarpit--
+		if s.tarpitBy[f.src]--; s.tarpitBy[f.src] <= 0 {
+			delete(s.tarpitBy, f.src)
+		}
+		s.mu.Unlock()
+	}
+	reason = f.refusal(reason, hold)
+	s.cfg.Log.Warn("hello refused; closing", "remote", conn.RemoteAddr().String(), "reason", reason)
+	if str != nil {
+		errorResponse(str, code, reason)
+	}
 }
 
 func (s *Server) handleStream(conn *quic.Conn, cs *clientState, str *quic.Stream) {
@@ -688,11 +738,17 @@ func (s *Server) forward(str *quic.Stream, req *http.Request, w io.Writer) error
 	out.RequestURI = ""
 	out.Header = req.Header.Clone()
 	removeHopHeaders(out.Header)
+	if req.Body != nil && req.Body != http.NoBody {
+		body := newIdleBody(req.Body, str.SetReadDeadline) // a stalled body is cut, not waited for
+		defer body.clear()
+		out.Body = body
+	}
 	resp, err := s.up.RoundTrip(out)
 	if err != nil {
 		s.cfg.Log.Warn("upstream failed", "upstream", req.URL.Host, "err", err)
 		str.CancelRead(codeOK)
-		return errorResponse(w, http.StatusBadGateway, "upstream unavailable")
+		code, reason := upstreamFailure(err)
+		return errorResponse(w, code, reason)
 	}
 	defer resp.Body.Close()
 	removeHopHeaders(resp.Header)
@@ -700,10 +756,24 @@ func (s *Server) forward(str *quic.Stream, req *http.Request, w io.Writer) error
 	return resp.Write(w)
 }
 
+// upstreamFailure is the answer to a request whose upstream round trip
+// failed before a response head: whose trouble it was.
+func upstreamFailure(err error) (int, string) {
+	var be *appBodyError
+	switch {
+	case errors.Is(err, errBodyIdle):
+		return http.StatusRequestTimeout, "request body idle"
+	case errors.As(err, &be):
+		return http.StatusBadRequest, "malformed request body"
+	case isTimeout(err):
+		return http.StatusGatewayTimeout, "upstream timeout"
+	}
+	return http.StatusBadGateway, "upstream unavailable"
+}
+
 // tunnel connects str to a TCP connection to upstream (CONNECT).
 func (s *Server) tunnel(str *quic.Stream, hr *headReader, w io.Writer, upstream string) error {
-	d := net.Dialer{Timeout: s.cfg.UpstreamTimeout}
-	up, err := d.DialContext(str.Context(), "tcp", upstream)
+	up, err := s.cfg.Dial(str.Context(), "tcp", upstream)
 	if err != nil {
 		s.cfg.Log.Warn("upstream failed", "upstream", upstream, "err", err)
 		str.CancelRead(codeOK)
@@ -788,55 +858,3 @@ func shortErr(err error) string {
 	}
 	return msg
 }
-
-// loginBackoff slows token guessing: after loginFreeFailures failed hellos
-// from one source address, its new connections are closed at once for a
-// time that doubles with each further failure, up to loginMaxBlock. A
-// success clears the address. The table is bounded: when full, the oldest
-// entries go (an attacker with many addresses is held by the pre-auth
-// caps and MinTokenBits instead). Guarded by Server.mu.
-type loginBackoff struct {
-	m map[netip.Addr]*loginFailures
-}
-
-type loginFailures struct {
-	n     int
-	until time.Time
-}
-
-const (
-	loginFreeFailures = 3
-	loginFirstBlock   = time.Second
-	loginMaxBlock     = time.Minute
-	loginTableSize    = 4096
-)
-
-func (b *loginBackoff) blocked(src netip.Addr, now time.Time) bool {
-	f := b.m[src]
-	return f != nil && now.Before(f.until)
-}
-
-func (b *loginBackoff) fail(src netip.Addr, now time.Time) {
-	if b.m == nil {
-		b.m = map[netip.Addr]*loginFailures{}
-	}
-	f := b.m[src]
-	if f == nil {
-		if len(b.m) >= loginTableSize {
-			for a, g := range b.m { // drop expired entries, else any one
-				if now.After(g.until) || len(b.m) >= loginTableSize {
-					delete(b.m, a)
-				}
-			}
-		}
-		f = &loginFailures{}
-		b.m[src] = f
-	}
-	f.n++
-	if f.n > loginFreeFailures {
-		block := loginFirstBlock << min(f.n-loginFreeFailures-1, 10)
-		f.until = now.Add(min(block, loginMaxBlock))
-	}
-}
-
-func (b *loginBackoff) succeed(src netip.Addr) { delete(b.m, src) }

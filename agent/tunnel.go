@@ -105,8 +105,7 @@ func newSessionID() string {
 
 // openSession dials upstream and runs a new session on str.
 func (s *Server) openSession(str *quic.Stream, hr *headReader, cs *clientState, upstream string) {
-	d := net.Dialer{Timeout: s.cfg.UpstreamTimeout}
-	up, err := d.DialContext(s.ctx, "tcp", upstream)
+	up, err := s.cfg.Dial(s.ctx, "tcp", upstream)
 	if err != nil {
 		s.cfg.Log.Warn("upstream failed", "upstream", upstream, "err", err)
 		str.CancelRead(codeOK)

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"crypto/rand"
-	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -12,7 +11,6 @@ import (
 	"net/netip"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"runtime/debug"
 	"strings"
 	"time"
@@ -53,16 +51,9 @@ func runAgent(ctx context.Context, args []string) error {
 	}, args)
 }
 
-// splitList splits a comma-separated flag value, dropping empty items.
-func splitList(s string) []string {
-	var out []string
-	for _, x := range strings.Split(s, ",") {
-		if x = strings.TrimSpace(x); x != "" {
-			out = append(out, x)
-		}
-	}
-	return out
-}
+// splitList splits a comma-separated flag value (the agent's flags and
+// agent_exp.go's share one implementation).
+var splitList = agent.SplitList
 
 // serveMetrics serves Prometheus metrics and /healthz on addr ("" none).
 func serveMetrics(addr string, g prometheus.Gatherer, health func() error, log *slog.Logger) (func(), error) {
@@ -107,18 +98,6 @@ func newLogger(format string, verbose bool) (*slog.Logger, error) {
 	return nil, badInput(fmt.Errorf("--log-format %q: want text or json", format))
 }
 
-// readTokenFile reads a token file, warning when others can read it.
-func readTokenFile(log *slog.Logger, name string) (string, error) {
-	b, err := os.ReadFile(name)
-	if err != nil {
-		return "", badInput(err)
-	}
-	if w := agent.CheckTokenFile(name); w != "" {
-		log.Warn(w)
-	}
-	return strings.TrimSpace(string(b)), nil
-}
-
 func agentToken(ctx context.Context, args []string) error {
 	fs := newFlagSet("agent token", "agent token FILE", agentHelp+`
 
@@ -148,20 +127,7 @@ func qlogConfig(dir string) *quic.Config {
 
 func agentServer(ctx context.Context, args []string) error {
 	fs := newFlagSet("agent server", "agent server [--config FILE] [flags]", agentHelp)
-	cfgFile := fs.String("config", "", "YAML configuration file (flags override it)")
-	listen := fs.String("listen", "", "UDP address to listen on (default 0.0.0.0:4433)")
-	cert := fs.String("cert", "", "PEM certificate chain")
-	key := fs.String("key", "", "PEM private key")
-	self := fs.Bool("self-signed", false, "use a self-signed certificate, kept in --state-dir across restarts")
-	stateDir := fs.String("state-dir", "", "with --self-signed: keep the certificate and key here (default $HOME/.local/state/hetquic)")
-	writeCA := fs.String("write-ca", "", "with --self-signed: write the certificate to FILE for clients' --ca")
-	allow := fs.String("allow", "", "upstream app-servers host:port, comma-separated (added to the file's allow-list)")
-	token := fs.String("token", "", "accept one client, id \"default\", with this token (>= 96 bits; see agent token)")
-	tokenFile := fs.String("token-file", "", "like --token, read from FILE (make one with: hetquic agent token FILE)")
-	metrics := fs.String("metrics", "", "serve Prometheus metrics and /healthz on host:port")
-	qlogDir := fs.String("qlog-dir", "", "write a qlog trace per connection into DIR")
-	budget := fs.Int64("memory-budget", 0, "bytes all clients' work may reserve before new work gets 503 (default 512 MiB)")
-	drain := fs.Duration("drain", 10*time.Second, "on Ctrl-C/SIGTERM, let streams in progress finish for up to this long")
+	flags := agent.RegisterServerFlags(fs)
 	logFormat := fs.String("log-format", "text", "log format: text or json (stderr)")
 	verbose := fs.Bool("v", false, "log connections and refusals (info level)")
 	if err := parseFlags(fs, args); err != nil {
@@ -174,85 +140,28 @@ func agentServer(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	var f agent.ServerFile
-	if *cfgFile != "" {
-		if f, err = agent.LoadServerFile(*cfgFile); err != nil {
-			return badInput(err)
-		}
+	f, err := flags.Load()
+	if err != nil {
+		return badInput(err)
 	}
-	setStr := func(dst *string, v string) {
-		if v != "" {
-			*dst = v
-		}
-	}
-	setStr(&f.Listen, *listen)
-	setStr(&f.Cert, *cert)
-	setStr(&f.Key, *key)
-	setStr(&f.Metrics, *metrics)
-	setStr(&f.QlogDir, *qlogDir)
-	setStr(&f.StateDir, *stateDir)
-	if *budget != 0 {
-		f.MemoryBudget = *budget
-	}
-	f.SelfSigned = f.SelfSigned || *self
-	f.Allow = append(f.Allow, splitList(*allow)...)
-	if *tokenFile != "" {
-		if *token, err = readTokenFile(log, *tokenFile); err != nil {
-			return err
-		}
-	}
-	if *token != "" {
-		f.Clients = append(f.Clients, agent.ClientAuth{ID: "default", Token: *token})
-	}
-	if f.Listen == "" {
-		f.Listen = "0.0.0.0:4433"
-	}
-	if len(f.Clients) == 0 {
-		return badInput(errors.New("agent server: no clients: give --token-file (make one with: hetquic agent token FILE), --token or clients in --config"))
+	clients, err := f.Authorized(func(w string) { log.Warn(w) })
+	if err != nil {
+		return badInput(err)
 	}
 	if len(f.Allow) == 0 {
 		return badInput(errors.New("agent server: empty allow-list: give --allow or allow in --config (ct-server never forwards anywhere)"))
 	}
-	var tlsConf tls.Config
-	switch {
-	case f.SelfSigned:
-		if f.StateDir == "" {
-			home, err := os.UserHomeDir()
-			if err != nil {
-				return badInput(errors.New("agent server: --self-signed needs --state-dir (no home directory)"))
-			}
-			f.StateDir = filepath.Join(home, ".local", "state", "hetquic")
+	tlsConf, certPEM, err := f.TLS(time.Now(), log)
+	if err != nil {
+		return badInput(err)
+	}
+	if flags.WriteCA != "" && certPEM != nil {
+		if err := os.WriteFile(flags.WriteCA, certPEM, 0o644); err != nil {
+			return badInput(fmt.Errorf("agent server: --write-ca: %w", err))
 		}
-		var names []string
-		if host, _, err := net.SplitHostPort(f.Listen); err == nil && host != "" && host != "0.0.0.0" && host != "::" {
-			names = append(names, host)
-		}
-		c, certPEM, created, err := agent.LoadOrCreateIdentity(f.StateDir, time.Now(), names...)
-		if err != nil {
-			return badInput(fmt.Errorf("agent server: %w", err))
-		}
-		tlsConf.Certificates = []tls.Certificate{c}
-		if created {
-			log.Warn("made a new self-signed certificate; clients need it as --ca", "state_dir", f.StateDir)
-		} else {
-			log.Info("reusing the self-signed certificate", "state_dir", f.StateDir)
-		}
-		if *writeCA != "" {
-			if err := os.WriteFile(*writeCA, certPEM, 0o644); err != nil {
-				return badInput(fmt.Errorf("agent server: --write-ca: %w", err))
-			}
-		}
-	case f.Cert != "" && f.Key != "":
-		c, err := tls.LoadX509KeyPair(f.Cert, f.Key)
-		if err != nil {
-			return badInput(fmt.Errorf("agent server: certificate: %w", err))
-		}
-		tlsConf.Certificates = []tls.Certificate{c}
-	default:
-		return badInput(errors.New("agent server: give --cert and --key, or --self-signed"))
 	}
 	srv, err := agent.NewServer(agent.ServerConfig{
-		TLS: &tlsConf, QUIC: qlogConfig(f.QlogDir), Clients: f.Clients, Limits: f.Limits, Allow: f.Allow,
+		TLS: tlsConf, QUIC: qlogConfig(f.QlogDir), Clients: clients, Limits: f.Limits, Allow: f.Allow,
 		Prefetch: f.Prefetch, HeaderTimeout: time.Duration(f.HeaderTimeoutMS) * time.Millisecond, Log: log,
 		MemoryBudget: f.MemoryBudget,
 	})
@@ -275,12 +184,17 @@ func agentServer(ctx context.Context, args []string) error {
 		return err
 	}
 	defer stopMetrics()
-	fmt.Fprintf(os.Stderr, "ct-server on %s, %d client(s), allow %s\n", pc.LocalAddr(), len(f.Clients), strings.Join(f.Allow, ","))
+	fmt.Fprintf(os.Stderr, "ct-server on %s, %d client(s), allow %s\n", pc.LocalAddr(), len(clients), strings.Join(f.Allow, ","))
+	return runServer(ctx, srv, pc, flags.Drain, log)
+}
+
+// runServer serves until ctx ends, then drains for up to drain.
+func runServer(ctx context.Context, srv *agent.Server, pc net.PacketConn, drain time.Duration, log *slog.Logger) error {
 	done := make(chan error, 1)
 	go func() { done <- srv.Serve(pc) }()
 	select {
 	case <-ctx.Done():
-		dctx, cancel := context.WithTimeout(context.Background(), *drain)
+		dctx, cancel := context.WithTimeout(context.Background(), drain)
 		defer cancel()
 		log.Info("draining", "for", drain.String())
 		if err := srv.Shutdown(dctx); err != nil {
@@ -295,22 +209,7 @@ func agentServer(ctx context.Context, args []string) error {
 
 func agentClient(ctx context.Context, args []string) error {
 	fs := newFlagSet("agent client", "agent client [--config FILE] [flags]", agentHelp)
-	cfgFile := fs.String("config", "", "YAML configuration file (flags override it)")
-	server := fs.String("server", "", "ct-server UDP host:port")
-	serverName := fs.String("server-name", "", "ct-server's TLS name (default: the host of --server)")
-	ca := fs.String("ca", "", "PEM certificate to trust for ct-server (e.g. from agent server --write-ca)")
-	token := fs.String("token", "", "this client's token")
-	tokenFile := fs.String("token-file", "", "read the token from FILE")
-	paths := fs.String("paths", "", "local interfaces NAME=IP (or IP), comma-separated: one QUIC connection each (see --conns-per-path)")
-	lanes := fs.Int("conns-per-path", 0, "QUIC connections per interface, 1 to 4 (default 1): more fill lossy links (agent/README.md, Lanes)")
-	listen := fs.String("listen", "", "proxy listen addresses, comma-separated (default 127.0.0.1:8080)")
-	sched := fs.String("scheduler", "", fmt.Sprintf("path scheduler, one of %v (default %s)", agent.SchedulerNames, agent.DefaultScheduler))
-	appRule := fs.String("app-rule", "", "how apps are told apart: host, port or header:NAME (default host)")
-	stall := fs.Duration("stall-timeout", 0, "silence after which a response's path is checked and the stream moved (default 800ms)")
-	cacheDir := fs.String("cache-dir", "", "prefetch cache directory (enables prefetch)")
-	cacheBytes := fs.Int64("cache-bytes", 256<<20, "prefetch cache size bound in bytes")
-	metrics := fs.String("metrics", "", "serve Prometheus metrics and /healthz on host:port")
-	qlogDir := fs.String("qlog-dir", "", "write a qlog trace per connection into DIR")
+	flags := agent.RegisterClientFlags(fs)
 	logFormat := fs.String("log-format", "text", "log format: text or json (stderr)")
 	verbose := fs.Bool("v", false, "log connections, stalls and migrations (info level)")
 	if err := parseFlags(fs, args); err != nil {
@@ -323,123 +222,22 @@ func agentClient(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	var f agent.ClientFile
-	if *cfgFile != "" {
-		if f, err = agent.LoadClientFile(*cfgFile); err != nil {
-			return badInput(err)
-		}
-	}
-	setStr := func(dst *string, v string) {
-		if v != "" {
-			*dst = v
-		}
-	}
-	setStr(&f.Server, *server)
-	setStr(&f.ServerName, *serverName)
-	setStr(&f.CA, *ca)
-	setStr(&f.Token, *token)
-	setStr(&f.TokenFile, *tokenFile)
-	setStr(&f.Scheduler, *sched)
-	setStr(&f.AppRule, *appRule)
-	setStr(&f.Metrics, *metrics)
-	setStr(&f.QlogDir, *qlogDir)
-	if *paths != "" {
-		f.Paths = splitList(*paths)
-	}
-	if *listen != "" {
-		f.Listen = splitList(*listen)
-	}
-	if *lanes != 0 {
-		f.ConnsPerPath = *lanes
-	}
-	if *stall > 0 {
-		f.StallTimeoutMS = stall.Milliseconds()
-	}
-	if *cacheDir != "" {
-		f.Cache = &agent.CacheFile{Dir: *cacheDir, MaxBytes: *cacheBytes}
-	}
-	if f.Server == "" {
-		return badInput(errors.New("agent client: give --server or server in --config"))
-	}
-	host, _, err := net.SplitHostPort(f.Server)
+	f, err := flags.Load(func(w string) { log.Warn(w) })
 	if err != nil {
-		return badInput(fmt.Errorf("agent client: --server %q: %w", f.Server, err))
+		return badInput(err)
 	}
-	if f.ServerName == "" {
-		f.ServerName = host
+	cfg, err := f.ClientConfig(time.Now())
+	if err != nil {
+		return badInput(err)
 	}
-	if f.TokenFile != "" {
-		if f.Token, err = readTokenFile(log, f.TokenFile); err != nil {
-			return err
-		}
+	cfg.QUIC, cfg.Log = qlogConfig(f.QlogDir), log
+	ls, err := listenAll(f.Listen, log)
+	if err != nil {
+		return err
 	}
-	if f.Token == "" {
-		return badInput(errors.New("agent client: give --token or --token-file"))
-	}
-	if len(f.Paths) == 0 {
-		return badInput(errors.New("agent client: give --paths (one local address per interface)"))
-	}
-	cfg := agent.ClientConfig{Server: f.Server, ServerName: f.ServerName, Token: f.Token, Priority: f.Priority,
-		StallTimeout: time.Duration(f.StallTimeoutMS) * time.Millisecond, IdleTimeout: time.Duration(f.IdleTimeoutMS) * time.Millisecond,
-		QUIC: qlogConfig(f.QlogDir)}
-	for _, p := range f.Paths {
-		lp, err := agent.ParseLocalPath(p)
-		if err != nil {
-			return badInput(fmt.Errorf("agent client: %w", err))
-		}
-		cfg.Paths = append(cfg.Paths, lp)
-	}
-	if cfg.Paths, err = agent.Lanes(cfg.Paths, max(f.ConnsPerPath, 1)); err != nil {
-		return badInput(fmt.Errorf("agent client: %w", err))
-	}
-	if f.Scheduler == "" {
-		f.Scheduler = agent.DefaultScheduler
-	}
-	if cfg.Scheduler, err = agent.NewScheduler(f.Scheduler, len(cfg.Paths), 1); err != nil {
-		return badInput(fmt.Errorf("agent client: %w", err))
-	}
-	if f.AppRule != "" {
-		if cfg.AppRule, err = agent.ParseAppRule(f.AppRule); err != nil {
-			return badInput(fmt.Errorf("agent client: %w", err))
-		}
-	}
-	cfg.TLS = &tls.Config{}
-	if f.CA != "" {
-		if _, err := agent.LoadCAFile(f.CA); err != nil {
-			return badInput(fmt.Errorf("agent client: --ca: %w", err))
-		}
-		cfg.CAFile = f.CA // re-read before every dial
-	}
-	if f.Cache != nil {
-		ttl := time.Duration(f.Cache.DefaultTTLS) * time.Second
-		if ttl == 0 {
-			ttl = 10 * time.Minute
-		}
-		if cfg.Cache, err = agent.OpenCache(f.Cache.Dir, f.Cache.MaxBytes, ttl, time.Now()); err != nil {
-			return badInput(fmt.Errorf("agent client: %w", err))
-		}
-	}
-	cfg.Log = log
-	if len(f.Listen) == 0 {
-		f.Listen = []string{"127.0.0.1:8080"}
-	}
-	var ls []net.Listener
-	for _, a := range f.Listen {
-		l, err := net.Listen("tcp", a)
-		if err != nil {
-			for _, l := range ls {
-				l.Close()
-			}
-			return badInput(fmt.Errorf("agent client: listen %s: %w", a, err))
-		}
-		warnNonLoopback(log, "--listen", l.Addr(), "ct-client's proxy has no authentication: anyone who reaches it uses this client's token")
-		ls = append(ls, l)
-	}
+	defer closeAll(ls)
 	c, err := agent.NewClient(cfg)
 	if err != nil {
-		for _, l := range ls {
-			l.Close()
-		}
 		return badInput(err)
 	}
 	defer c.Close()
@@ -450,9 +248,6 @@ func agentClient(ctx context.Context, args []string) error {
 		return nil
 	}, log)
 	if err != nil {
-		for _, l := range ls {
-			l.Close()
-		}
 		return err
 	}
 	defer stopMetrics()
@@ -466,6 +261,27 @@ func agentClient(ctx context.Context, args []string) error {
 		return nil
 	case err := <-errs:
 		return err
+	}
+}
+
+// listenAll opens ct-client's proxy listeners (all or none).
+func listenAll(addrs []string, log *slog.Logger) ([]net.Listener, error) {
+	var ls []net.Listener
+	for _, a := range addrs {
+		l, err := net.Listen("tcp", a)
+		if err != nil {
+			closeAll(ls)
+			return nil, badInput(fmt.Errorf("agent client: listen %s: %w", a, err))
+		}
+		warnNonLoopback(log, "--listen", l.Addr(), "ct-client's proxy has no authentication: anyone who reaches it uses this client's token")
+		ls = append(ls, l)
+	}
+	return ls, nil
+}
+
+func closeAll(ls []net.Listener) {
+	for _, l := range ls {
+		l.Close()
 	}
 }
 
