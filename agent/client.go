@@ -683,80 +683,123 @@ func (c *Client) connect(w http.ResponseWriter, r *http.Request) {
 	}
 	app := c.identify(r)
 	st := c.app(app)
-	st.requests.Add(1)
-	ctx := r.Context()
-	slot, err := c.gate.acquire(ctx, app)
+	o, code, err := c.openAppTunnel(r.Context(), app, target, st)
 	if err != nil {
-		st.failures.Add(1)
-		c.cfg.Log.Warn("CONNECT not admitted", "target", target, "app", app, "err", err)
-		w.Header().Set("Retry-After", "1")
-		code := http.StatusServiceUnavailable
-		if errors.Is(err, errShareExhausted) {
-			code = http.StatusTooManyRequests
+		if code == http.StatusTooManyRequests || code == http.StatusServiceUnavailable {
+			w.Header().Set("Retry-After", "1")
 		}
 		http.Error(w, "ct-client: "+err.Error(), code)
 		return
 	}
-	defer c.gate.release(slot)
+	if o.resp.StatusCode != http.StatusOK {
+		for k, vs := range o.resp.Header {
+			w.Header()[k] = vs
+		}
+		w.WriteHeader(o.resp.StatusCode)
+		io.Copy(w, io.LimitReader(o.resp.Body, 64<<10))
+		o.refused()
+		return
+	}
+	appConn, brw, err := http.NewResponseController(w).Hijack()
+	if err != nil {
+		o.abandon(codeOK)
+		return
+	}
+	// The app's bytes sent right after its head are in brw's buffer.
+	var first io.Reader = appConn
+	if brw.Reader.Buffered() > 0 {
+		first = io.MultiReader(io.LimitReader(brw.Reader, int64(brw.Reader.Buffered())), appConn)
+	}
+	c.attachApp(o, appConn, []byte("HTTP/1.1 200 Connection established\r\n\r\n"), first, st)
+}
+
+// openedTunnel is a tunnel admitted by the gate and opened at ct-server
+// (resp says how ct-server answered), not yet joined to its app.
+type openedTunnel struct {
+	c    *Client
+	t    *ctTunnel
+	str  *quic.Stream
+	hr   *headReader
+	resp *http.Response
+	p    *path
+	slot *gateTicket
+}
+
+// refused ends a tunnel ct-server answered with other than 200.
+func (o *openedTunnel) refused() {
+	o.resp.Body.Close()
+	o.abandon(codeOK)
+}
+
+// abandon drops the stream and gives the slot back.
+func (o *openedTunnel) abandon(code quic.StreamErrorCode) {
+	o.str.CancelRead(code)
+	o.str.CancelWrite(code)
+	o.c.gate.release(o.slot)
+}
+
+// openAppTunnel is the common start of CONNECT and SOCKS5 CONNECT: a slot
+// from the tunnel gate (fair between apps), then a tunnel stream on a
+// path. On failure it returns the HTTP status that says why (429: the
+// app's share is exhausted, 503: no slot freed, 502: ct-server
+// unreachable) and the reason for the app.
+func (c *Client) openAppTunnel(ctx context.Context, app, target string, st *appStats) (*openedTunnel, int, error) {
+	st.requests.Add(1)
+	slot, err := c.gate.acquire(ctx, app)
+	if err != nil {
+		st.failures.Add(1)
+		c.cfg.Log.Warn("CONNECT not admitted", "target", target, "app", app, "err", err)
+		if errors.Is(err, errShareExhausted) {
+			return nil, http.StatusTooManyRequests, err
+		}
+		return nil, http.StatusServiceUnavailable, err
+	}
 	t := &ctTunnel{c: c, target: target, req: Request{App: app, Priority: c.priority(app)}, slot: slot}
 	str, hr, resp, p, err := c.openTunnel(ctx, t)
 	if err != nil {
+		c.gate.release(slot)
 		st.failures.Add(1)
 		c.cfg.Log.Warn("CONNECT failed", "target", target, "err", err)
-		http.Error(w, "ct-client: ct-server unreachable", http.StatusBadGateway)
-		return
+		return nil, http.StatusBadGateway, errors.New("ct-server unreachable")
 	}
 	if resp.StatusCode != http.StatusOK {
 		st.failures.Add(1)
-		defer resp.Body.Close()
-		str.CancelWrite(codeOK)
-		defer str.CancelRead(codeOK)
-		for k, vs := range resp.Header {
-			w.Header()[k] = vs
-		}
-		w.WriteHeader(resp.StatusCode)
-		io.Copy(w, io.LimitReader(resp.Body, 64<<10))
-		return
 	}
-	t.id = resp.Header.Get(hdrSession)
-	appConn, brw, err := http.NewResponseController(w).Hijack()
-	if err != nil {
-		str.CancelRead(codeOK)
-		str.CancelWrite(codeOK)
-		return
-	}
+	return &openedTunnel{c: c, t: t, str: str, hr: hr, resp: resp, p: p, slot: slot}, 0, nil
+}
+
+// attachApp joins an opened tunnel to the app's connection: it writes
+// reply (the proxy protocol's success answer) and carries bytes both ways
+// until the tunnel ends, moving it between paths as it must.
+func (c *Client) attachApp(o *openedTunnel, appConn net.Conn, reply []byte, first io.Reader, st *appStats) {
+	defer c.gate.release(o.slot)
+	t := o.t
+	t.id = o.resp.Header.Get(hdrSession)
 	c.mu.Lock()
 	if c.closed {
 		c.mu.Unlock()
 		appConn.Close()
-		str.CancelRead(codeShutdown)
-		str.CancelWrite(codeShutdown)
+		o.abandon(codeShutdown)
 		return
 	}
 	c.tunnels[appConn] = struct{}{}
 	c.mu.Unlock()
 	// Reclaimed (idle while others wait): a FIN, as a server ends an idle
 	// keep-alive connection; the slot is free at once.
-	c.gate.setReclaim(slot, func() { c.gate.release(slot); appConn.Close() })
+	c.gate.setReclaim(o.slot, func() { c.gate.release(o.slot); appConn.Close() })
 	defer func() {
 		c.mu.Lock()
 		delete(c.tunnels, appConn)
 		c.mu.Unlock()
 		appConn.Close()
 	}()
-	if _, err := io.WriteString(appConn, "HTTP/1.1 200 Connection established\r\n\r\n"); err != nil {
-		str.CancelRead(codeOK)
-		str.CancelWrite(codeOK)
+	if _, err := appConn.Write(reply); err != nil {
+		o.abandon(codeOK)
 		return
 	}
-	p.addLoad(0, 1, t.req.Priority)
-	p.tunnels.Add(1)
-	t.appConn, t.str, t.br, t.p = appConn, str, hr.br, p
-	// The app's bytes sent right after its head are in brw's buffer.
-	var first io.Reader = appConn
-	if brw.Reader.Buffered() > 0 {
-		first = io.MultiReader(io.LimitReader(brw.Reader, int64(brw.Reader.Buffered())), appConn)
-	}
+	o.p.addLoad(0, 1, t.req.Priority)
+	o.p.tunnels.Add(1)
+	t.appConn, t.str, t.br, t.p = appConn, o.str, o.hr.br, o.p
 	c.runTunnel(t, first, st)
 }
 
