@@ -105,12 +105,13 @@ type Client struct {
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
 
-	mu       sync.Mutex
-	changeCh chan struct{} // closed and replaced when a path comes or goes
-	servers  map[*http.Server]struct{}
-	tunnels  map[net.Conn]struct{}
-	apps     map[string]*appStats
-	closed   bool
+	mu             sync.Mutex
+	changeCh       chan struct{} // closed and replaced when a path comes or goes
+	servers        map[*http.Server]struct{}
+	socksListeners map[net.Listener]struct{}
+	tunnels        map[net.Conn]struct{}
+	apps           map[string]*appStats
+	closed         bool
 
 	pushAsked                         atomic.Bool
 	pushed, migrations                atomic.Int64
@@ -166,7 +167,7 @@ func NewClient(cfg ClientConfig) (*Client, error) {
 		cfg.Scheduler = s
 	}
 	c := &Client{cfg: cfg, cache: cfg.Cache, changeCh: make(chan struct{}),
-		servers: map[*http.Server]struct{}{}, tunnels: map[net.Conn]struct{}{}, apps: map[string]*appStats{},
+		servers: map[*http.Server]struct{}{}, socksListeners: map[net.Listener]struct{}{}, tunnels: map[net.Conn]struct{}{}, apps: map[string]*appStats{},
 		gate: newTunnelGate(defaultTunnelSlots, cfg.TunnelIdle)}
 	c.m = newClientMetrics(c)
 	names := map[string]bool{}
@@ -209,6 +210,9 @@ func (c *Client) Close() error {
 	c.cancel()
 	for s := range c.servers {
 		s.Close()
+	}
+	for l := range c.socksListeners {
+		l.Close()
 	}
 	for t := range c.tunnels {
 		t.Close()
@@ -393,28 +397,46 @@ func (c *Client) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 func (c *Client) identify(r *http.Request) string {
-	var app string
+	var local net.Addr
+	if a, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr); ok {
+		local = a
+	}
+	if c.cfg.AppRule.Kind == "header" {
+		return appName(r.Header.Get(c.cfg.AppRule.Header))
+	}
+	host := r.Host
+	if r.URL != nil && r.URL.Host != "" {
+		host = r.URL.Host
+	}
+	return c.identifyTarget(host, local)
+}
+
+// identifyTarget names the app of a request for target (host or
+// host:port) that came in on the local address local: by the target's
+// host or by local's port, as the AppRule says; a request without headers
+// (SOCKS5) under a header rule is app "socks".
+func (c *Client) identifyTarget(target string, local net.Addr) string {
 	switch c.cfg.AppRule.Kind {
 	case "port":
-		if a, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr); ok {
-			if _, port, err := net.SplitHostPort(a.String()); err == nil {
-				app = port
+		if local != nil {
+			if _, port, err := net.SplitHostPort(local.String()); err == nil {
+				return appName(port)
 			}
 		}
+		return appName("")
 	case "header":
-		app = r.Header.Get(c.cfg.AppRule.Header)
-	default:
-		host := r.Host
-		if r.URL != nil && r.URL.Host != "" {
-			host = r.URL.Host
-		}
-		if h, _, err := net.SplitHostPort(host); err == nil {
-			host = h
-		}
-		app = strings.ToLower(host)
+		return "socks"
 	}
+	if h, _, err := net.SplitHostPort(target); err == nil {
+		target = h
+	}
+	return appName(strings.ToLower(target))
+}
+
+// appName bounds an app name taken from a request.
+func appName(app string) string {
 	if app == "" || len(app) > 64 {
-		app = "other"
+		return "other"
 	}
 	return app
 }
