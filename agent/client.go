@@ -85,6 +85,10 @@ type ClientConfig struct {
 	// HeaderTimeout bounds reading an app's request head (default 5 s):
 	// an app that dribbles its head is cut off.
 	HeaderTimeout time.Duration
+	// TunnelIdle is how long a CONNECT tunnel may move no byte before its
+	// slot may be reclaimed for another tunnel when all of ct-server's
+	// tunnel slots are taken (default DefaultTunnelIdle; see tunnelGate).
+	TunnelIdle time.Duration
 	// Log receives the noteworthy events, with key/value attributes
 	// (default: discarded); its records carry side=ct-client.
 	Log *slog.Logger
@@ -101,13 +105,14 @@ type Client struct {
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
 
-	mu       sync.Mutex
-	changeCh chan struct{} // closed and replaced when a path comes or goes
-	servers  map[*http.Server]struct{}
-	tunnels  map[net.Conn]struct{}
-	active   map[net.Conn]bool // app connections with a request in progress (trackConn)
-	apps     map[string]*appStats
-	closed   bool
+	mu             sync.Mutex
+	changeCh       chan struct{} // closed and replaced when a path comes or goes
+	servers        map[*http.Server]struct{}
+	socksListeners map[net.Listener]struct{}
+	tunnels        map[net.Conn]struct{}
+	active         map[net.Conn]bool // app connections with a request in progress (trackConn)
+	apps           map[string]*appStats
+	closed         bool
 
 	pushAsked                         atomic.Bool
 	pushed, migrations                atomic.Int64
@@ -115,6 +120,7 @@ type Client struct {
 	stripeFallbacks, aborts           atomic.Int64
 	m                                 *clientMetrics
 	slots                             atomic.Pointer[chan struct{}] // see setMaxStreams
+	gate                              *tunnelGate                   // CONNECT slots, fair between apps
 	stallDetectNanos, stallDetections atomic.Int64
 	resumeNanos                       atomic.Int64
 }
@@ -144,6 +150,7 @@ func NewClient(cfg ClientConfig) (*Client, error) {
 		cfg.StripeChunk = DefaultStripeChunk
 	}
 	cfg.HeaderTimeout = cmp.Or(cfg.HeaderTimeout, 5*time.Second)
+	cfg.TunnelIdle = cmp.Or(cfg.TunnelIdle, DefaultTunnelIdle)
 	if cfg.AppRule.Kind == "" {
 		cfg.AppRule.Kind = "host"
 	}
@@ -161,7 +168,8 @@ func NewClient(cfg ClientConfig) (*Client, error) {
 		cfg.Scheduler = s
 	}
 	c := &Client{cfg: cfg, cache: cfg.Cache, changeCh: make(chan struct{}),
-		servers: map[*http.Server]struct{}{}, tunnels: map[net.Conn]struct{}{}, active: map[net.Conn]bool{}, apps: map[string]*appStats{}}
+		servers: map[*http.Server]struct{}{}, socksListeners: map[net.Listener]struct{}{}, tunnels: map[net.Conn]struct{}{},
+		active: map[net.Conn]bool{}, apps: map[string]*appStats{}, gate: newTunnelGate(defaultTunnelSlots, cfg.TunnelIdle)}
 	c.m = newClientMetrics(c)
 	names := map[string]bool{}
 	for i, lp := range cfg.Paths {
@@ -210,6 +218,9 @@ func (c *Client) Close() error {
 	}
 	for s := range c.servers {
 		s.Close()
+	}
+	for l := range c.socksListeners {
+		l.Close()
 	}
 	for t := range c.tunnels {
 		resetOnClose(t)
@@ -396,28 +407,46 @@ func (c *Client) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 func (c *Client) identify(r *http.Request) string {
-	var app string
+	var local net.Addr
+	if a, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr); ok {
+		local = a
+	}
+	if c.cfg.AppRule.Kind == "header" {
+		return appName(r.Header.Get(c.cfg.AppRule.Header))
+	}
+	host := r.Host
+	if r.URL != nil && r.URL.Host != "" {
+		host = r.URL.Host
+	}
+	return c.identifyTarget(host, local)
+}
+
+// identifyTarget names the app of a request for target (host or
+// host:port) that came in on the local address local: by the target's
+// host or by local's port, as the AppRule says; a request without headers
+// (SOCKS5) under a header rule is app "socks".
+func (c *Client) identifyTarget(target string, local net.Addr) string {
 	switch c.cfg.AppRule.Kind {
 	case "port":
-		if a, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr); ok {
-			if _, port, err := net.SplitHostPort(a.String()); err == nil {
-				app = port
+		if local != nil {
+			if _, port, err := net.SplitHostPort(local.String()); err == nil {
+				return appName(port)
 			}
 		}
+		return appName("")
 	case "header":
-		app = r.Header.Get(c.cfg.AppRule.Header)
-	default:
-		host := r.Host
-		if r.URL != nil && r.URL.Host != "" {
-			host = r.URL.Host
-		}
-		if h, _, err := net.SplitHostPort(host); err == nil {
-			host = h
-		}
-		app = strings.ToLower(host)
+		return "socks"
 	}
+	if h, _, err := net.SplitHostPort(target); err == nil {
+		target = h
+	}
+	return appName(strings.ToLower(target))
+}
+
+// appName bounds an app name taken from a request.
+func appName(app string) string {
 	if app == "" || len(app) > 64 {
-		app = "other"
+		return "other"
 	}
 	return app
 }
@@ -684,86 +713,174 @@ func (c *Client) connect(w http.ResponseWriter, r *http.Request) {
 	}
 	app := c.identify(r)
 	st := c.app(app)
-	st.requests.Add(1)
-	ctx := r.Context()
-	t := &ctTunnel{c: c, target: target, req: Request{App: app, Priority: c.priority(app)}}
-	var (
-		str  *quic.Stream
-		hr   *headReader
-		resp *http.Response
-		p    *path
-	)
-	avoid := map[int]bool{}
-	for attempt := 0; attempt < c.cfg.MaxAttempts; attempt++ {
-		var conn *quic.Conn
-		p, conn, err = c.pick(ctx, t.req, avoid)
-		if err != nil {
-			break
+	o, code, err := c.openAppTunnel(r.Context(), app, target, st)
+	if err != nil {
+		if code == http.StatusTooManyRequests || code == http.StatusServiceUnavailable {
+			w.Header().Set("Retry-After", "1")
 		}
-		avoid[p.id] = true
-		p.requests.Add(1)
-		if str, hr, resp, err = t.openTunnelStream(ctx, p, conn, 0); err == nil {
-			break
-		}
-		if !errors.Is(err, errStalled) && !isConnErr(err) {
-			break
-		}
+		http.Error(w, "ct-client: "+err.Error(), code)
+		return
 	}
+	if o.resp.StatusCode != http.StatusOK {
+		for k, vs := range o.resp.Header {
+			w.Header()[k] = vs
+		}
+		w.WriteHeader(o.resp.StatusCode)
+		io.Copy(w, io.LimitReader(o.resp.Body, 64<<10))
+		o.refused()
+		return
+	}
+	appConn, brw, err := http.NewResponseController(w).Hijack()
+	if err != nil {
+		o.abandon(codeOK)
+		return
+	}
+	// The app's bytes sent right after its head are in brw's buffer.
+	var first io.Reader = appConn
+	if brw.Reader.Buffered() > 0 {
+		first = io.MultiReader(io.LimitReader(brw.Reader, int64(brw.Reader.Buffered())), appConn)
+	}
+	c.attachApp(o, appConn, []byte("HTTP/1.1 200 Connection established\r\n\r\n"), first, st)
+}
+
+// openedTunnel is a tunnel admitted by the gate and opened at ct-server
+// (resp says how ct-server answered), not yet joined to its app.
+type openedTunnel struct {
+	c    *Client
+	t    *ctTunnel
+	str  *quic.Stream
+	hr   *headReader
+	resp *http.Response
+	p    *path
+	slot *gateTicket
+}
+
+// refused ends a tunnel ct-server answered with other than 200.
+func (o *openedTunnel) refused() {
+	o.resp.Body.Close()
+	o.abandon(codeOK)
+}
+
+// abandon drops the stream and gives the slot back.
+func (o *openedTunnel) abandon(code quic.StreamErrorCode) {
+	o.str.CancelRead(code)
+	o.str.CancelWrite(code)
+	o.c.gate.release(o.slot)
+}
+
+// openAppTunnel is the common start of CONNECT and SOCKS5 CONNECT: a slot
+// from the tunnel gate (fair between apps), then a tunnel stream on a
+// path. On failure it returns the HTTP status that says why (429: the
+// app's share is exhausted, 503: no slot freed, 502: ct-server
+// unreachable) and the reason for the app.
+func (c *Client) openAppTunnel(ctx context.Context, app, target string, st *appStats) (*openedTunnel, int, error) {
+	st.requests.Add(1)
+	slot, err := c.gate.acquire(ctx, app)
 	if err != nil {
 		st.failures.Add(1)
+		c.cfg.Log.Warn("CONNECT not admitted", "target", target, "app", app, "err", err)
+		if errors.Is(err, errShareExhausted) {
+			return nil, http.StatusTooManyRequests, err
+		}
+		return nil, http.StatusServiceUnavailable, err
+	}
+	t := &ctTunnel{c: c, target: target, req: Request{App: app, Priority: c.priority(app)}, slot: slot}
+	str, hr, resp, p, err := c.openTunnel(ctx, t)
+	if err != nil {
+		c.gate.release(slot)
+		st.failures.Add(1)
 		c.cfg.Log.Warn("CONNECT failed", "target", target, "err", err)
-		http.Error(w, "ct-client: ct-server unreachable", http.StatusBadGateway)
-		return
+		return nil, http.StatusBadGateway, errors.New("ct-server unreachable")
 	}
 	if resp.StatusCode != http.StatusOK {
 		st.failures.Add(1)
-		defer resp.Body.Close()
-		str.CancelWrite(codeOK)
-		defer str.CancelRead(codeOK)
-		for k, vs := range resp.Header {
-			w.Header()[k] = vs
-		}
-		w.WriteHeader(resp.StatusCode)
-		io.Copy(w, io.LimitReader(resp.Body, 64<<10))
-		return
 	}
-	t.id = resp.Header.Get(hdrSession)
-	appConn, brw, err := http.NewResponseController(w).Hijack()
-	if err != nil {
-		str.CancelRead(codeOK)
-		str.CancelWrite(codeOK)
-		return
-	}
+	return &openedTunnel{c: c, t: t, str: str, hr: hr, resp: resp, p: p, slot: slot}, 0, nil
+}
+
+// attachApp joins an opened tunnel to the app's connection: it writes
+// reply (the proxy protocol's success answer) and carries bytes both ways
+// until the tunnel ends, moving it between paths as it must.
+func (c *Client) attachApp(o *openedTunnel, appConn net.Conn, reply []byte, first io.Reader, st *appStats) {
+	defer c.gate.release(o.slot)
+	t := o.t
+	t.id = o.resp.Header.Get(hdrSession)
 	c.mu.Lock()
 	if c.closed {
 		c.mu.Unlock()
 		appConn.Close()
-		str.CancelRead(codeShutdown)
-		str.CancelWrite(codeShutdown)
+		o.abandon(codeShutdown)
 		return
 	}
 	c.tunnels[appConn] = struct{}{}
 	c.mu.Unlock()
+	// Reclaimed (idle while others wait): a FIN, as a server ends an idle
+	// keep-alive connection; the slot is free at once.
+	c.gate.setReclaim(o.slot, func() { c.gate.release(o.slot); appConn.Close() })
 	defer func() {
 		c.mu.Lock()
 		delete(c.tunnels, appConn)
 		c.mu.Unlock()
 		appConn.Close()
 	}()
-	if _, err := io.WriteString(appConn, "HTTP/1.1 200 Connection established\r\n\r\n"); err != nil {
-		str.CancelRead(codeOK)
-		str.CancelWrite(codeOK)
+	if _, err := appConn.Write(reply); err != nil {
+		o.abandon(codeOK)
 		return
 	}
-	p.addLoad(0, 1, t.req.Priority)
-	p.tunnels.Add(1)
-	t.appConn, t.str, t.br, t.p = appConn, str, hr.br, p
-	// The app's bytes sent right after its head are in brw's buffer.
-	var first io.Reader = appConn
-	if brw.Reader.Buffered() > 0 {
-		first = io.MultiReader(io.LimitReader(brw.Reader, int64(brw.Reader.Buffered())), appConn)
-	}
+	o.p.addLoad(0, 1, t.req.Priority)
+	o.p.tunnels.Add(1)
+	t.appConn, t.str, t.br, t.p = appConn, o.str, o.hr.br, o.p
 	c.runTunnel(t, first, st)
+}
+
+// openTunnel opens t's stream on a path, trying others when one fails and
+// waiting (as forward does) while ct-server refuses it for its limits.
+func (c *Client) openTunnel(ctx context.Context, t *ctTunnel) (*quic.Stream, *headReader, *http.Response, *path, error) {
+	avoid := map[int]bool{}
+	refusals := 0
+	var err error
+	for attempt := 0; attempt < c.cfg.MaxAttempts; attempt++ {
+		p, conn, perr := c.pick(ctx, t.req, avoid)
+		if perr != nil {
+			return nil, nil, nil, nil, perr
+		}
+		avoid[p.id] = true
+		p.requests.Add(1)
+		var (
+			str  *quic.Stream
+			hr   *headReader
+			resp *http.Response
+		)
+		str, hr, resp, err = t.openTunnelStream(ctx, p, conn, 0)
+		if err == nil && refusedByLimits(resp) && refusals < limitRetries {
+			resp.Body.Close()
+			str.CancelRead(codeOK)
+			str.CancelWrite(codeOK)
+			refusals++
+			c.limitRetries.Add(1)
+			delete(avoid, p.id)
+			attempt--
+			if !sleepCtx(ctx, min(limitRetryFirst<<refusals, limitRetryMax)) {
+				return nil, nil, nil, nil, ctx.Err()
+			}
+			continue
+		}
+		if err == nil {
+			return str, hr, resp, p, nil
+		}
+		if !errors.Is(err, errStalled) && !isConnErr(err) {
+			break
+		}
+	}
+	return nil, nil, nil, nil, err
+}
+
+// refusedByLimits: ct-server's own limits refused the stream for now (429
+// or 503 with Retry-After and Ct-Error, which ct-server strips from
+// upstream answers).
+func refusedByLimits(resp *http.Response) bool {
+	return (resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode == http.StatusServiceUnavailable) &&
+		resp.Header.Get(hdrError) != "" && resp.Header.Get("Retry-After") != ""
 }
 
 // discard is the logger of a configuration that sets none.

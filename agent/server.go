@@ -535,6 +535,9 @@ func (s *Server) hello(conn *quic.Conn) (cs *clientState, wantPush, refused bool
 	if cs.limits.MaxStreams > 0 { // ct-client keeps to it rather than meet 429s
 		resp.Header.Set(hdrMaxStreams, strconv.Itoa(cs.limits.MaxStreams))
 	}
+	if n := cs.limits.tunnelSlots(); n > 0 { // ct-client queues CONNECTs beyond it
+		resp.Header.Set(hdrMaxTunnels, strconv.Itoa(n))
+	}
 	if err := resp.Write(str); err != nil {
 		cs.dropConn()
 		return nil, false, true

@@ -410,6 +410,7 @@ type ctTunnel struct {
 	target  string
 	req     Request
 	appConn net.Conn
+	slot    *gateTicket // its CONNECT slot (tunnelGate); touched by traffic
 
 	rmu sync.Mutex // one resume at a time
 	wmu sync.Mutex // serialises writes up the stream (app copier, replay)
@@ -573,6 +574,7 @@ func (t *ctTunnel) upLoop(first io.Reader) {
 	for {
 		n, rerr := first.Read(buf)
 		if n > 0 {
+			t.slot.touch(time.Now())
 			for {
 				_, _, _, ok := t.current()
 				if !ok {
@@ -623,6 +625,7 @@ func (t *ctTunnel) downLoop(st *appStats) {
 		}
 		n, rerr := br.Read(buf)
 		if n > 0 {
+			t.slot.touch(time.Now())
 			t.dmu.Lock()
 			t.mu.Lock()
 			stale := t.gen != gen
