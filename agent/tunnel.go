@@ -105,11 +105,10 @@ func newSessionID() string {
 
 // openSession dials upstream and runs a new session on str.
 func (s *Server) openSession(str *quic.Stream, hr *headReader, cs *clientState, upstream string) {
-	up, err := s.cfg.Dial(s.ctx, "tcp", upstream)
+	up, err := s.egress.dial(s.ctx, "tcp", upstream)
 	if err != nil {
-		s.cfg.Log.Warn("upstream failed", "upstream", upstream, "err", err)
 		str.CancelRead(codeOK)
-		errorResponse(str, http.StatusBadGateway, "upstream unavailable")
+		s.upstreamFailed(str, upstream, err)
 		str.Close()
 		s.done(cs, workTunnel, TunnelCost)
 		return

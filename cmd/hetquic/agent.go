@@ -162,7 +162,7 @@ func agentServer(ctx context.Context, args []string) error {
 		}
 	}
 	srv, err := agent.NewServer(agent.ServerConfig{
-		TLS: tlsConf, QUIC: qlogConfig(f.QlogDir), Clients: clients, Limits: f.Limits, Allow: f.Allow,
+		TLS: tlsConf, QUIC: qlogConfig(f.QlogDir), Clients: clients, Limits: f.Limits, Allow: f.Allow, AllowInternal: f.AllowInternal,
 		Prefetch: f.Prefetch, HeaderTimeout: time.Duration(f.HeaderTimeoutMS) * time.Millisecond, Log: log,
 		MemoryBudget: f.MemoryBudget,
 	})
