@@ -7,7 +7,6 @@ import (
 	"net"
 	"net/netip"
 	"strings"
-	"time"
 )
 
 // Egress rules, after Stripe's Smokescreen and Envoy's original-destination
@@ -132,7 +131,7 @@ func (e *EgressError) Error() string {
 type egress struct {
 	allowInternal []netip.Prefix
 	resolver      Resolver
-	timeout       time.Duration // per address dialled
+	connect       func(ctx context.Context, network, addr string) (net.Conn, error) // ServerConfig.Dial, per address
 }
 
 // refusal is the EgressError for a, or nil when a may be dialled.
@@ -190,10 +189,9 @@ func (e *egress) dial(ctx context.Context, network, hostport string) (net.Conn, 
 	if err != nil {
 		return nil, err
 	}
-	d := net.Dialer{Timeout: e.timeout}
 	var errs []error
 	for _, a := range addrs {
-		c, err := d.DialContext(ctx, network, net.JoinHostPort(a.String(), port))
+		c, err := e.connect(ctx, network, net.JoinHostPort(a.String(), port))
 		if err == nil {
 			return c, nil
 		}

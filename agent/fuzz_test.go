@@ -3,6 +3,7 @@ package agent
 import (
 	"bytes"
 	"encoding/json"
+	"net"
 	"net/http"
 	"net/netip"
 	"strings"
@@ -229,3 +230,27 @@ app_rule: header:X-App
 priority: {video: 1}
 cache: {dir: /tmp/c, max_bytes: 1000}
 `
+
+// FuzzSocksRequest: the SOCKS5 greeting and request parsers never panic,
+// and a parsed target is a host:port that normHostPort accepts or refuses
+// with an error (never a panic).
+func FuzzSocksRequest(f *testing.F) {
+	f.Add([]byte{5, 1, 0, 5, 1, 0, 1, 127, 0, 0, 1, 0, 80})
+	f.Add(append([]byte{5, 1, 0, 5, 1, 0, 3, 9}, "localhost\x01\xbb"...))
+	f.Add(append(append([]byte{5, 1, 0, 5, 1, 0, 4}, make([]byte, 16)...), 0, 80))
+	f.Add([]byte{5, 0})
+	f.Fuzz(func(t *testing.T, b []byte) {
+		r := bytes.NewReader(b)
+		if ok, err := readSocksGreeting(r); err != nil || !ok {
+			return
+		}
+		req, err := readSocksRequest(r)
+		if err != nil {
+			return
+		}
+		if _, _, err := net.SplitHostPort(req.target); err != nil {
+			t.Fatalf("target %q does not split: %v", req.target, err)
+		}
+		normHostPort(req.target, "")
+	})
+}

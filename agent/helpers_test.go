@@ -151,7 +151,8 @@ func (d *impairConn) setDrop(a netip.Addr, on bool) {
 }
 
 // testUpstream is an app-server: origin's /bytes and /echo over HTTP/1.1,
-// plus /slow (answers after 1.5 s) and /nocache; it counts requests.
+// plus /slow (answers after 1.5 s), /up (an upload's length and SHA-256)
+// and /nocache; it counts requests.
 type testUpstream struct {
 	*httptest.Server
 	hostport string
@@ -176,6 +177,7 @@ func startUpstream(t testing.TB) *testUpstream {
 		w.Header().Set("Cache-Control", "max-age=3600")
 		io.WriteString(w, "fresh content "+strings.Repeat("x", 5000))
 	})
+	mux.HandleFunc("/up", serveUp)
 	mux.HandleFunc("/nostore", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Cache-Control", "no-store")
 		io.WriteString(w, "secret")
@@ -407,4 +409,16 @@ type testWriter struct{ t testing.TB }
 func (w testWriter) Write(p []byte) (int, error) {
 	w.t.Log(strings.TrimSuffix(string(p), "\n"))
 	return len(p), nil
+}
+
+// serveUp answers an upload with its length and SHA-256 ("N HEX"), or 400
+// when the body broke off.
+func serveUp(w http.ResponseWriter, r *http.Request) {
+	h := sha256.New()
+	n, err := io.Copy(h, r.Body)
+	if err != nil {
+		http.Error(w, "body: "+err.Error(), http.StatusBadRequest)
+		return
+	}
+	fmt.Fprintf(w, "%d %x", n, h.Sum(nil))
 }

@@ -323,6 +323,9 @@ func (c *Client) hello(ctx context.Context, conn *quic.Conn) error {
 	if n, err := strconv.Atoi(resp.Header.Get(hdrMaxStreams)); err == nil && n > 0 && n <= 1<<20 {
 		c.setMaxStreams(n)
 	}
+	if n, err := strconv.Atoi(resp.Header.Get(hdrMaxTunnels)); err == nil && n > 0 && n <= 1<<16 {
+		c.gate.setCapacity(n)
+	}
 	resp.Body.Close()
 	if resp.StatusCode == http.StatusUnauthorized {
 		return fmt.Errorf("%w: %s", errUnauthorized, resp.Header.Get(hdrError)) // ct-server's reason

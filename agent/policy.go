@@ -51,7 +51,7 @@ func (s *Server) newPolicy(p Policy, old *policy) (*policy, error) {
 	if err != nil {
 		return nil, fmt.Errorf("agent server: %w", err)
 	}
-	pol.egress = &egress{allowInternal: allowInternal, resolver: s.cfg.Resolver, timeout: s.cfg.UpstreamTimeout}
+	pol.egress = &egress{allowInternal: allowInternal, resolver: s.cfg.Resolver, connect: s.cfg.Dial}
 	if pol.egress.resolver == nil {
 		pol.egress.resolver = net.DefaultResolver
 	}

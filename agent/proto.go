@@ -60,6 +60,7 @@ const (
 	hdrError    = "Ct-Error"     // error responses from ct-server: a short reason
 	// hello response: the client's max_streams, which ct-client keeps to
 	hdrMaxStreams = "Ct-Max-Streams"
+	hdrMaxTunnels = "Ct-Max-Tunnels"
 )
 
 // QUIC application error codes of the agent.

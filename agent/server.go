@@ -62,6 +62,10 @@ type ServerConfig struct {
 	UpstreamTimeout time.Duration
 	// HelloTimeout bounds the wait for a new connection's hello (default 5 s).
 	HelloTimeout time.Duration
+	// Dial opens connections to app-servers (default: a net.Dialer with
+	// UpstreamTimeout). Tests give an in-memory network, so that fake time
+	// (testing/synctest) covers the upstream side too.
+	Dial func(ctx context.Context, network, addr string) (net.Conn, error)
 	// MemoryBudget bounds the memory all clients' work may reserve
 	// (StreamCost per request, TunnelCost per tunnel); new work beyond it
 	// gets 503 with Retry-After (default DefaultMemoryBudget, < 0 none).
@@ -135,8 +139,11 @@ func NewServer(cfg ServerConfig) (*Server, error) {
 		return nil, errors.New("agent server: TLS certificate required")
 	}
 	cfg.HeaderTimeout = cmp.Or(cfg.HeaderTimeout, 10*time.Second)
-	cfg.UpstreamTimeout = cmp.Or(cfg.UpstreamTimeout, 30*time.Second)
+	cfg.UpstreamTimeout = cmp.Or(cfg.UpstreamTimeout, DefaultUpstreamTimeout)
 	cfg.HelloTimeout = cmp.Or(cfg.HelloTimeout, 5*time.Second)
+	if cfg.Dial == nil {
+		cfg.Dial = (&net.Dialer{Timeout: cfg.UpstreamTimeout}).DialContext
+	}
 	cfg.Log = cmp.Or(cfg.Log, discard).With("side", "ct-server")
 	cfg.MemoryBudget = cmp.Or(cfg.MemoryBudget, DefaultMemoryBudget)
 	cfg.MaxPreAuth = cmp.Or(cfg.MaxPreAuth, DefaultMaxPreAuth)
@@ -504,6 +511,9 @@ func (s *Server) hello(conn *quic.Conn) (cs *clientState, wantPush, refused bool
 	if n := cs.currentLimits().MaxStreams; n > 0 { // ct-client keeps to it rather than meet 429s
 		resp.Header.Set(hdrMaxStreams, strconv.Itoa(n))
 	}
+	if n := cs.currentLimits().tunnelSlots(); n > 0 { // ct-client queues CONNECTs beyond it
+		resp.Header.Set(hdrMaxTunnels, strconv.Itoa(n))
+	}
 	if err := resp.Write(str); err != nil {
 		cs.dropConn()
 		return nil, false, true
@@ -704,6 +714,11 @@ func (s *Server) forward(str *quic.Stream, req *http.Request, w io.Writer) error
 	out.RequestURI = ""
 	out.Header = req.Header.Clone()
 	removeHopHeaders(out.Header)
+	if req.Body != nil && req.Body != http.NoBody {
+		body := newIdleBody(req.Body, str.SetReadDeadline) // a stalled body is cut, not waited for
+		defer body.clear()
+		out.Body = body
+	}
 	resp, err := s.up.RoundTrip(out)
 	if err != nil {
 		str.CancelRead(codeOK)
@@ -715,19 +730,30 @@ func (s *Server) forward(str *quic.Stream, req *http.Request, w io.Writer) error
 	return resp.Write(w)
 }
 
-// upstreamFailed answers a request whose upstream could not be reached:
-// 403 when the egress rules refused its address (the app learns which
-// upstream, the log which address), else 502.
+// upstreamFailed answers a request whose upstream round trip failed
+// before a response head, by whose trouble it was: 403 when the egress
+// rules refused its address (the app learns which upstream, the log which
+// address), 408 or 400 for the request's own body, 504 for a timeout,
+// else 502.
 func (s *Server) upstreamFailed(w io.Writer, upstream string, err error) error {
 	var ee *EgressError
-	if errors.As(err, &ee) {
+	var be *appBodyError
+	code, reason := http.StatusBadGateway, "upstream unavailable"
+	switch {
+	case errors.As(err, &ee):
 		s.forbidden.Add(1)
 		s.m.limitHits.WithLabelValues(limEgress).Inc()
 		s.cfg.Log.Warn("upstream refused by the egress rules", "upstream", upstream, "err", ee.Error())
 		return errorResponse(w, http.StatusForbidden, "upstream "+upstream+" resolves to an internal address")
+	case errors.Is(err, errBodyIdle):
+		code, reason = http.StatusRequestTimeout, "request body idle"
+	case errors.As(err, &be):
+		code, reason = http.StatusBadRequest, "malformed request body"
+	case isTimeout(err):
+		code, reason = http.StatusGatewayTimeout, "upstream timeout"
 	}
 	s.cfg.Log.Warn("upstream failed", "upstream", upstream, "err", err)
-	return errorResponse(w, http.StatusBadGateway, "upstream unavailable")
+	return errorResponse(w, code, reason)
 }
 
 // tunnel connects str to a TCP connection to upstream (CONNECT).

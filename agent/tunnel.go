@@ -409,6 +409,7 @@ type ctTunnel struct {
 	target  string
 	req     Request
 	appConn net.Conn
+	slot    *gateTicket // its CONNECT slot (tunnelGate); touched by traffic
 
 	rmu sync.Mutex // one resume at a time
 	wmu sync.Mutex // serialises writes up the stream (app copier, replay)
@@ -541,15 +542,17 @@ func (t *ctTunnel) resume(gen int) bool {
 		t.c.cfg.Log.Info("tunnel moved", "target", t.target, "from", oldPath.Name, "to", p.Name, "down_from_byte", from, "up_from_byte", upAt)
 		return true
 	}
+	// The tunnel cannot go on: reset the app's connection, so a protocol
+	// that ends its data with the connection sees an error, not an end.
+	// Before failed is set: downLoop then closes the connection too, and
+	// that close must already be a reset.
+	t.c.cfg.Log.Warn("tunnel cannot resume; resetting the app connection", "target", t.target, "down_bytes", from)
+	t.c.aborts.Add(1)
+	resetOnClose(t.appConn)
 	t.mu.Lock()
 	t.failed = true
 	t.cond.Broadcast()
 	t.mu.Unlock()
-	// The tunnel cannot go on: reset the app's connection, so a protocol
-	// that ends its data with the connection sees an error, not an end.
-	t.c.cfg.Log.Warn("tunnel cannot resume; resetting the app connection", "target", t.target, "down_bytes", from)
-	t.c.aborts.Add(1)
-	resetOnClose(t.appConn)
 	t.appConn.Close()
 	return false
 }
@@ -570,6 +573,7 @@ func (t *ctTunnel) upLoop(first io.Reader) {
 	for {
 		n, rerr := first.Read(buf)
 		if n > 0 {
+			t.slot.touch(time.Now())
 			for {
 				_, _, _, ok := t.current()
 				if !ok {
@@ -620,6 +624,7 @@ func (t *ctTunnel) downLoop(st *appStats) {
 		}
 		n, rerr := br.Read(buf)
 		if n > 0 {
+			t.slot.touch(time.Now())
 			t.dmu.Lock()
 			t.mu.Lock()
 			stale := t.gen != gen

@@ -50,6 +50,7 @@ func runAgent(ctx context.Context, args []string) error {
 		{"token", "write a new random client token to a file (mode 0600)", agentToken},
 		{"status", "paths, RTT, bytes and limits hit of a running ct-client or ct-server (from its --metrics)", agentStatus},
 		{"abuse", "load-and-abuse test: a real ct-server beside a misbehaving and a good client", agentAbuse},
+		{"faults", "fault matrix: every stop, crash and path failure against each kind of app connection (intact or reset, never short)", agentFaults},
 		{"experiment", "run a Cybertwin §V experiment through the emulator", agentExperiment},
 	}, args)
 }
@@ -337,6 +338,14 @@ func agentClient(ctx context.Context, args []string) error {
 	defer sdNotify(log, "STOPPING=1")
 	select {
 	case <-ctx.Done():
+		// Drain: responses and tunnels in progress may finish, then
+		// what is left is reset (never a FIN on an incomplete response).
+		dctx, cancel := context.WithTimeout(context.Background(), agent.DefaultClientDrain)
+		defer cancel()
+		log.Info("draining", "for", agent.DefaultClientDrain.String())
+		if err := c.Shutdown(dctx); err != nil {
+			log.Warn(err.Error())
+		}
 		return nil
 	case err := <-errs:
 		return err
