@@ -121,6 +121,7 @@ type Client struct {
 	m                                 *clientMetrics
 	slots                             atomic.Pointer[chan struct{}] // see setMaxStreams
 	gate                              *tunnelGate                   // CONNECT slots, fair between apps
+	udp                               udpRoutes                     // UDP flows by connection and stream
 	stallDetectNanos, stallDetections atomic.Int64
 	resumeNanos                       atomic.Int64
 }

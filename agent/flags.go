@@ -287,6 +287,7 @@ func RegisterClientFlags(fs *flag.FlagSet) *ClientFlags {
 	o.list(fs, "paths", "local interfaces NAME=IP (or IP), comma-separated: one QUIC connection each (see --conns-per-path)", false, func(f *ClientFile) *[]string { return &f.Paths })
 	o.integer(fs, "conns-per-path", "QUIC connections per interface, 1 to 4 (default 1): more fill lossy links (agent/README.md, Lanes)", func(f *ClientFile, n int64) { f.ConnsPerPath = int(n) })
 	o.list(fs, "listen", "proxy listen addresses, comma-separated (default 127.0.0.1:8080)", false, func(f *ClientFile) *[]string { return &f.Listen })
+	o.list(fs, "socks", "SOCKS5 listen addresses, comma-separated (default none; e.g. 127.0.0.1:1080)", false, func(f *ClientFile) *[]string { return &f.Socks })
 	o.str(fs, "scheduler", fmt.Sprintf("path scheduler, one of %v (default %s)", SchedulerNames, DefaultScheduler), func(f *ClientFile) *string { return &f.Scheduler })
 	o.str(fs, "app-rule", "how apps are told apart: host, port or header:NAME (default host)", func(f *ClientFile) *string { return &f.AppRule })
 	o.millis(fs, "stall-timeout", "silence after which a response's path is checked and the stream moved (default 800ms)", func(f *ClientFile) *int64 { return &f.StallTimeoutMS })

@@ -216,6 +216,7 @@ func (c *Client) runPath(ctx context.Context, p *path) {
 		var pushes sync.WaitGroup
 		pushes.Go(func() { c.acceptPushes(conn) })
 		pushes.Go(func() { c.watchTunnels(p, conn) })
+		pushes.Go(func() { c.udp.dispatch(c.ctx, conn) })
 		select {
 		case <-conn.Context().Done():
 		case <-ctx.Done():

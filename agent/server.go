@@ -102,6 +102,7 @@ type Server struct {
 	ln       *quic.Listener
 	conns    map[*quic.Conn]*clientState // nil value: not yet authenticated
 	sessions map[string]*session         // resumable tunnels by id
+	udp      udpRoutes                   // UDP flows by connection and stream
 
 	preauth    int                // connections before hello, in total
 	preauthBy  map[netip.Addr]int // and per source address
@@ -192,6 +193,7 @@ func quicConfig(base *quic.Config, idle time.Duration, streams int64) *quic.Conf
 	if c.MaxIncomingStreams == 0 {
 		c.MaxIncomingStreams = streams
 	}
+	c.EnableDatagrams = true // UDP flows (udp.go)
 	if c.MaxStreamReceiveWindow == 0 {
 		c.MaxStreamReceiveWindow = streamWindow // tunnel resume relies on it (tunnel.go)
 	}
@@ -456,6 +458,7 @@ func (s *Server) handleConn(conn *quic.Conn) {
 	s.cfg.Log.Info("client connected", "client", cs.id, "remote", conn.RemoteAddr().String())
 	var wg sync.WaitGroup
 	defer wg.Wait()
+	wg.Go(func() { s.udp.dispatch(s.ctx, conn) }) // UDP flows' datagrams
 	if wantPush {
 		for _, u := range s.pol.Load().prefetch {
 			wg.Go(func() { s.push(conn, cs, u) })
@@ -650,6 +653,10 @@ func (s *Server) handleStream(conn *quic.Conn, cs *clientState, str *quic.Stream
 		s.done(cs, w, cost)
 		s.m.duration.WithLabelValues(t.Kind.String()).Observe(time.Since(start).Seconds())
 	}()
+	if t.Kind == KindUDP {
+		s.udpFlow(conn, str, t.Upstream)
+		return
+	}
 	if t.Kind == KindPrefetch {
 		resp := &http.Response{StatusCode: http.StatusAccepted, ProtoMajor: 1, ProtoMinor: 1,
 			Header: http.Header{}, ContentLength: 0, Body: http.NoBody}

@@ -314,6 +314,11 @@ func agentClient(ctx context.Context, args []string) error {
 		return err
 	}
 	defer closeAll(ls)
+	socks, err := listenAll(f.Socks, log)
+	if err != nil {
+		return err
+	}
+	defer closeAll(socks)
 	c, err := agent.NewClient(cfg)
 	if err != nil {
 		return badInput(err)
@@ -329,10 +334,14 @@ func agentClient(ctx context.Context, args []string) error {
 		return err
 	}
 	defer stopMetrics()
-	errs := make(chan error, len(ls))
+	errs := make(chan error, len(ls)+len(socks))
 	for _, l := range ls {
 		fmt.Fprintf(os.Stderr, "ct-client proxy on http://%s (ct-server %s, %d paths, scheduler %s)\n", l.Addr(), f.Server, len(cfg.Paths), f.Scheduler)
 		go func() { errs <- c.Serve(l) }()
+	}
+	for _, l := range socks {
+		fmt.Fprintf(os.Stderr, "ct-client SOCKS5 on socks5h://%s\n", l.Addr())
+		go func() { errs <- c.ServeSOCKS(l) }()
 	}
 	sdNotify(log, "READY=1") // the proxy accepts; paths come up on their own
 	defer sdNotify(log, "STOPPING=1")
