@@ -24,16 +24,21 @@ func TestWithDefaults(t *testing.T) {
 	if c := (Config{Only: "tunnels"}).withDefaults(); c.Streams != 0 || c.Hints != 0 || c.Handshakes != 0 || c.Tunnels != Default.Tunnels {
 		t.Fatalf("only tunnels: %+v", c)
 	}
-	if c := (Config{Only: "streams"}).withDefaults(); c.Tunnels != 0 || c.Hints != 0 || c.Handshakes != 0 || c.Streams != Default.Streams {
+	if c := (Config{Only: "streams"}).withDefaults(); c.Tunnels != 0 || c.Hints != 0 || c.Handshakes != 0 || c.Cycles != 0 || c.Streams != Default.Streams {
 		t.Fatalf("only streams: %+v", c)
+	}
+	if c := (Config{Only: "cycles"}).withDefaults(); c.Tunnels != 0 || c.Streams != 0 || c.Hints != 0 || c.Handshakes != 0 || c.Cycles != defaultCycles {
+		t.Fatalf("only cycles: %+v", c)
 	}
 }
 
 // TestMarkdown: the README's table, the limit hits sorted, the verdict,
 // and the growth per accepted one with Only.
 func TestMarkdown(t *testing.T) {
-	r := &Report{Config: Default, PeakRSS: 74 << 20, BaseRSS: 17 << 20, GoodReqs: 10, BytesOK: 2_000_000,
-		P50: 4 * time.Millisecond, P99: 44 * time.Millisecond, Accepted: Counts{Conns: 8, Streams: 34, Tunnels: 32},
+	cfg := Default
+	cfg.Cycles = 400
+	r := &Report{Config: cfg, PeakRSS: 74 << 20, BaseRSS: 17 << 20, GoodReqs: 10, BytesOK: 2_000_000,
+		P50: 4 * time.Millisecond, P99: 44 * time.Millisecond, Accepted: Counts{Conns: 8, Streams: 34, Tunnels: 32, Cycles: 90}, PeakReserved: 22 << 20,
 		LimitHits: map[string]float64{"tunnels": 3, "buffer_bytes": 2, "zero": 0}, Elapsed: 12 * time.Second}
 	var b bytes.Buffer
 	r.Markdown(&b, "hetquic agent abuse --md", "1.00 2.00 3.00\n", time.Date(2026, 11, 24, 6, 46, 0, 0, time.UTC))
@@ -43,6 +48,8 @@ func TestMarkdown(t *testing.T) {
 		"| ct-server peak RSS (VmHWM) | 74 MiB (17 MiB before the abuse) | < 400 MiB |",
 		"| good client: requests of 200 kB, p50 / p99 | 10, 4 ms / 44 ms | p99 < 2000 ms |",
 		"| abuse: unread 5 MB CONNECT tunnels | 32 of 300 accepted |",
+		"| abuse: short tunnels (1 MB each, read whole, closed) | 90 of 400 completed | memory_budget (replay buffers) |",
+		"| ct-server memory reserved (`ct_server_reserved_bytes`), peak sampled | 22 MiB | memory_budget |",
 		"(`ct_server_limit_hits_total`): buffer_bytes 2, tunnels 3. Run time 12 s; every bound held.",
 	} {
 		if !strings.Contains(s, want) {
