@@ -272,21 +272,9 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	}
 
 	// The misbehaving client.
-	peak := atomic.Int64{}
+	var peak int64 // written by sample until sw.Wait
 	var sw sync.WaitGroup
-	sw.Go(func() { // sample RSS: VmHWM is the kernel's own peak, this is a cross-check
-		for i := 0; rctx.Err() == nil; i++ {
-			if v := readStatus(pid, "VmRSS"); v > peak.Load() {
-				peak.Store(v)
-			}
-			if i%4 == 0 {
-				if v := int64(scrapeMetric(metricsAddr, "ct_server_reserved_bytes ")); v > rep.PeakReserved {
-					rep.PeakReserved = v
-				}
-			}
-			sleep(rctx, 50*time.Millisecond)
-		}
-	})
+	sw.Go(func() { sample(rctx, pid, metricsAddr, &peak, &rep.PeakReserved) })
 	bad := &badClient{addr: udpAddr, ca: ca, token: badTok, up: up, cfg: cfg, logf: logf}
 	abuseCtx, stopAbuse := context.WithTimeout(rctx, cfg.Duration)
 	defer stopAbuse()
@@ -295,7 +283,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	cancel()
 	gw.Wait()
 	sw.Wait()
-	rep.PeakRSS = max(readStatus(pid, "VmHWM"), peak.Load())
+	rep.PeakRSS = max(readStatus(pid, "VmHWM"), peak)
 	rep.LimitHits = scrapeLimitHits(metricsAddr)
 	bad.close()
 	rep.Accepted = bad.counts()
@@ -305,6 +293,12 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		rep.P50, rep.P99 = stats.DurationMs(q[0]), stats.DurationMs(q[1])
 	}
 	rep.Elapsed = time.Since(start)
+	rep.check(cfg)
+	return rep, nil
+}
+
+// check lists the bounds the run broke in r.Violations.
+func (rep *Report) check(cfg Config) {
 	if rep.PeakRSS > cfg.MaxRSSBytes {
 		rep.Violations = append(rep.Violations, fmt.Sprintf("ct-server peak RSS %d MiB > %d MiB", rep.PeakRSS>>20, cfg.MaxRSSBytes>>20))
 	}
@@ -317,7 +311,23 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	if rep.GoodReqs < 5 { // the good client must really have run
 		rep.Violations = append(rep.Violations, fmt.Sprintf("only %d good requests completed", rep.GoodReqs))
 	}
-	return rep, nil
+}
+
+// sample keeps the peak of ct-server's RSS (VmHWM is the kernel's own
+// peak; this is a cross-check) and of the memory it reserves, until ctx
+// ends.
+func sample(ctx context.Context, pid int, metrics string, peakRSS, peakReserved *int64) {
+	for i := 0; ctx.Err() == nil; i++ {
+		if v := readStatus(pid, "VmRSS"); v > *peakRSS {
+			*peakRSS = v
+		}
+		if i%4 == 0 { // a scrape costs more than a read of /proc
+			if v := int64(scrapeMetric(metrics, "ct_server_reserved_bytes ")); v > *peakReserved {
+				*peakReserved = v
+			}
+		}
+		sleep(ctx, 50*time.Millisecond)
+	}
 }
 
 func sleep(ctx context.Context, d time.Duration) {
