@@ -72,4 +72,3 @@ func TestTunnelGraceReservation(t *testing.T) {
 		}
 	})
 }
-

@@ -89,9 +89,9 @@ type session struct {
 	replay   replayBuf // the last bytes sent down; it ends at sentDown
 	sentDown int64
 	recvUp   int64
-	upDone   bool // the upstream finished sending
-	appDone  bool // the client finished sending
-	finished bool // both directions done; kept SessionGrace for a late resume
+	upDone   bool  // the upstream finished sending
+	appDone  bool  // the client finished sending
+	finished bool  // both directions done; kept SessionGrace for a late resume
 	released bool  // the client's tunnel slot is given back
 	held     int64 // bytes still reserved after the slot went back: the replay buffer's
 	closed   bool
