@@ -586,10 +586,15 @@ type stallWatch struct {
 	ctx  context.Context
 	last time.Time // last byte of this stream
 	dead bool
+	pkts uint64 // packets the connection had received at the last look
+	// sending, if set, says a request body is still going out: then
+	// packets received (its acknowledgements) show the path alive.
+	sending func() bool
 }
 
 func (s *stallWatch) reader(str *quic.Stream) io.Reader {
 	s.last = time.Now()
+	s.pkts = s.conn.ConnectionStats().PacketsReceived
 	return &watchedReader{s: s, r: &stallReader{s: str, d: s.half(), p: s.p}}
 }
 
@@ -620,13 +625,21 @@ func (s *stallWatch) half() time.Duration {
 	return max(s.c.cfg.StallTimeout/2, 2*s.conn.ConnectionStats().SmoothedRTT)
 }
 
-// alive: another stream of the path got bytes lately, or a ping answers.
+// alive: while a body goes out, the connection received packets since
+// the last look; another stream of the path got bytes lately; or a ping
+// answers.
 // When neither, this stream moves, the path is suspected, and confirmDead
 // takes a second look before closing the connection (a dead connection is
 // replaced, not nursed; the idle timeout would take MaxIdleTimeout to say
 // the same).
 func (s *stallWatch) alive() bool {
 	half := s.half()
+	if n := s.conn.ConnectionStats().PacketsReceived; n != s.pkts && s.sending != nil && s.sending() {
+		// The path delivers packets (acknowledgements of an upload in
+		// progress, say): alive, whatever this stream's response does.
+		s.pkts = n
+		return true
+	}
 	s.p.mu.Lock()
 	recent := time.Since(s.p.lastRecv) < half
 	s.p.mu.Unlock()
