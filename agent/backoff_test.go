@@ -128,7 +128,7 @@ func TestGoodClientBesideGuesser(t *testing.T) {
 			t.Fatal(err)
 		}
 		s, err := NewServer(ServerConfig{TLS: &tls.Config{Certificates: []tls.Certificate{pair.Cert}},
-			Clients: []ClientAuth{{ID: "alice", Token: testToken}}, Allow: []string{"app:80"}, Log: testLog(t)})
+			Clients: []ClientAuth{{ID: "alice", Token: testToken}}, Allow: []string{"192.0.2.80:80"}, Log: testLog(t)})
 		if err != nil {
 			t.Fatal(err)
 		}

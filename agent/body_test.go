@@ -44,7 +44,7 @@ func TestBodyIdleCut(t *testing.T) {
 		m := startMemAgent(t, 1, nil, nil)
 		conn, br := m.rawProxy(t)
 		defer conn.Close()
-		io.WriteString(conn, "POST http://app:80/up HTTP/1.1\r\nHost: app\r\nContent-Length: 1000\r\n\r\n")
+		io.WriteString(conn, "POST http://"+memApp+"/up HTTP/1.1\r\nHost: "+memApp+"\r\nContent-Length: 1000\r\n\r\n")
 		start := time.Now()
 		stop := make(chan struct{})
 		go trickle(conn, make([]byte, 1000), 1, stop)
@@ -76,7 +76,7 @@ func TestBodySlowButMoving(t *testing.T) {
 		defer conn.Close()
 		const size = 9000 // 60 s at 150 bytes/s
 		body, _ := io.ReadAll(&origin.Pattern{Size: size})
-		fmt.Fprintf(conn, "POST http://app:80/up HTTP/1.1\r\nHost: app\r\nContent-Length: %d\r\n\r\n", size)
+		fmt.Fprintf(conn, "POST http://%s/up HTTP/1.1\r\nHost: %s\r\nContent-Length: %d\r\n\r\n", memApp, memApp, size)
 		stop := make(chan struct{})
 		defer close(stop)
 		start := time.Now()
@@ -103,7 +103,7 @@ func TestServerBodyIdleCut(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		io.WriteString(str, "POST http://app:80/up HTTP/1.1\r\nHost: app:80\r\nContent-Length: 1000\r\n\r\n")
+		io.WriteString(str, "POST http://"+memApp+"/up HTTP/1.1\r\nHost: "+memApp+"\r\nContent-Length: 1000\r\n\r\n")
 		start := time.Now()
 		stop := make(chan struct{})
 		defer close(stop)

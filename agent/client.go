@@ -110,6 +110,7 @@ type Client struct {
 	servers        map[*http.Server]struct{}
 	socksListeners map[net.Listener]struct{}
 	tunnels        map[net.Conn]struct{}
+	active         map[net.Conn]bool // app connections with a request in progress (trackConn)
 	apps           map[string]*appStats
 	closed         bool
 
@@ -168,8 +169,8 @@ func NewClient(cfg ClientConfig) (*Client, error) {
 		cfg.Scheduler = s
 	}
 	c := &Client{cfg: cfg, cache: cfg.Cache, changeCh: make(chan struct{}),
-		servers: map[*http.Server]struct{}{}, socksListeners: map[net.Listener]struct{}{}, tunnels: map[net.Conn]struct{}{}, apps: map[string]*appStats{},
-		gate: newTunnelGate(defaultTunnelSlots, cfg.TunnelIdle)}
+		servers: map[*http.Server]struct{}{}, socksListeners: map[net.Listener]struct{}{}, tunnels: map[net.Conn]struct{}{},
+		active: map[net.Conn]bool{}, apps: map[string]*appStats{}, gate: newTunnelGate(defaultTunnelSlots, cfg.TunnelIdle)}
 	c.m = newClientMetrics(c)
 	names := map[string]bool{}
 	for i, lp := range cfg.Paths {
@@ -200,7 +201,9 @@ func (c *Client) closeSockets() {
 }
 
 // Close stops the proxy listeners, closes every tunnel, connection and
-// socket, and waits for every goroutine of the client.
+// socket, and waits for every goroutine of the client. App connections
+// with a request or tunnel in progress are reset (see Shutdown for a
+// drain).
 func (c *Client) Close() error {
 	c.mu.Lock()
 	if c.closed {
@@ -209,6 +212,11 @@ func (c *Client) Close() error {
 	}
 	c.closed = true
 	c.cancel()
+	// A response or tunnel cut here is incomplete: reset, never a FIN
+	// an app could take for the end of its data.
+	for conn := range c.active {
+		resetOnClose(conn)
+	}
 	for s := range c.servers {
 		s.Close()
 	}
@@ -216,6 +224,7 @@ func (c *Client) Close() error {
 		l.Close()
 	}
 	for t := range c.tunnels {
+		resetOnClose(t)
 		t.Close()
 	}
 	c.mu.Unlock()
@@ -230,7 +239,8 @@ func (c *Client) Serve(l net.Listener) error {
 	srv := &http.Server{
 		Handler:           c,
 		ReadHeaderTimeout: c.cfg.HeaderTimeout, // an app dribbling its head is cut off
-		IdleTimeout:       60 * time.Second,
+		IdleTimeout:       AppIdleTimeout,
+		ConnState:         c.trackConn,
 		MaxHeaderBytes:    MaxHeaderBytes,
 		ErrorLog:          nil,
 		ConnContext: func(ctx context.Context, conn net.Conn) context.Context {
@@ -491,15 +501,13 @@ func (c *Client) priority(app string) int {
 // nothing for d fails with a timeout.
 type stallReader struct {
 	s *quic.Stream
-	d time.Duration // 0: no deadline
+	d time.Duration // 0: the stream's own deadline stays (a tunnel's head has one)
 	p *path
 }
 
 func (r *stallReader) Read(b []byte) (int, error) {
 	if r.d > 0 {
 		r.s.SetReadDeadline(time.Now().Add(r.d))
-	} else {
-		r.s.SetReadDeadline(time.Time{})
 	}
 	n, err := r.s.Read(b)
 	if n > 0 {
@@ -596,10 +604,15 @@ type stallWatch struct {
 	ctx  context.Context
 	last time.Time // last byte of this stream
 	dead bool
+	pkts uint64 // packets the connection had received at the last look
+	// sending, if set, says a request body is still going out: then
+	// packets received (its acknowledgements) show the path alive.
+	sending func() bool
 }
 
 func (s *stallWatch) reader(str *quic.Stream) io.Reader {
 	s.last = time.Now()
+	s.pkts = s.conn.ConnectionStats().PacketsReceived
 	return &watchedReader{s: s, r: &stallReader{s: str, d: s.half(), p: s.p}}
 }
 
@@ -630,13 +643,21 @@ func (s *stallWatch) half() time.Duration {
 	return max(s.c.cfg.StallTimeout/2, 2*s.conn.ConnectionStats().SmoothedRTT)
 }
 
-// alive: another stream of the path got bytes lately, or a ping answers.
+// alive: while a body goes out, the connection received packets since
+// the last look; another stream of the path got bytes lately; or a ping
+// answers.
 // When neither, this stream moves, the path is suspected, and confirmDead
 // takes a second look before closing the connection (a dead connection is
 // replaced, not nursed; the idle timeout would take MaxIdleTimeout to say
 // the same).
 func (s *stallWatch) alive() bool {
 	half := s.half()
+	if n := s.conn.ConnectionStats().PacketsReceived; n != s.pkts && s.sending != nil && s.sending() {
+		// The path delivers packets (acknowledgements of an upload in
+		// progress, say): alive, whatever this stream's response does.
+		s.pkts = n
+		return true
+	}
 	s.p.mu.Lock()
 	recent := time.Since(s.p.lastRecv) < half
 	s.p.mu.Unlock()

@@ -19,6 +19,7 @@ type ServerFile struct {
 	StateDir        string       `yaml:"state_dir"`         // where the self-signed identity lives
 	MemoryBudget    int64        `yaml:"memory_budget"`     // bytes all work may reserve (0: DefaultMemoryBudget)
 	Allow           []string     `yaml:"allow"`             // upstream host:port allow-list
+	AllowInternal   []string     `yaml:"allow_internal"`    // internal addresses/prefixes allowed names may resolve to (egress.go)
 	Prefetch        []string     `yaml:"prefetch"`          // URLs pushed to clients that ask
 	Limits          Limits       `yaml:"limits"`            // defaults per client
 	Clients         []ClientAuth `yaml:"clients"`           // who may connect
@@ -84,6 +85,9 @@ func ParseServerFile(name string, data []byte) (ServerFile, error) {
 	}
 	if f.MemoryBudget < 0 {
 		return f, fmt.Errorf("%s: memory_budget must be >= 0", name)
+	}
+	if _, err := ParseAllowInternal(f.AllowInternal); err != nil {
+		return f, fmt.Errorf("%s: %w", name, err)
 	}
 	return f, nil
 }

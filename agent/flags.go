@@ -123,6 +123,7 @@ func RegisterServerFlags(fs *flag.FlagSet) *ServerFlags {
 	o.boolean(fs, "self-signed", "use a self-signed certificate, kept in --state-dir across restarts", func(f *ServerFile) *bool { return &f.SelfSigned })
 	o.str(fs, "state-dir", "with --self-signed: keep the certificate and key here (default $HOME/.local/state/hetquic)", func(f *ServerFile) *string { return &f.StateDir })
 	o.list(fs, "allow", "upstream app-servers host:port, comma-separated (added to the file's allow-list)", true, func(f *ServerFile) *[]string { return &f.Allow })
+	o.list(fs, "allow-internal", "internal addresses or prefixes (10.1.2.3,192.168.0.0/24) allow-listed names may resolve to, comma-separated (added to the file's allow_internal)", true, func(f *ServerFile) *[]string { return &f.AllowInternal })
 	o.str(fs, "token", "accept one client, id \"default\", with this token (>= 96 bits; see agent token)", func(f *ServerFile) *string { return &f.Token })
 	o.str(fs, "token-file", "like --token, read from FILE (make one with: hetquic agent token FILE)", func(f *ServerFile) *string { return &f.TokenFile })
 	o.str(fs, "tokens-dir", "accept one client per file in DIR: the file name is its id, the content its token", func(f *ServerFile) *string { return &f.TokensDir })

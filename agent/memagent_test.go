@@ -82,7 +82,7 @@ func (n *pipeNet) Dial(ctx context.Context, _, addr string) (net.Conn, error) {
 }
 
 // memAgent is ct-client and ct-server on memnet (paths 10.8.0.1…,
-// ct-server 10.9.0.1:443), an app-server at app:80 (origin's handlers and
+// ct-server 10.9.0.1:443), an app-server at memApp (origin's handlers and
 // /up) and the proxy at proxy:8080, all in memory: for tests under
 // testing/synctest, where every timeout costs no real time.
 type memAgent struct {
@@ -97,6 +97,9 @@ type memAgent struct {
 
 var memCTServer = netip.MustParseAddrPort("10.9.0.1:443")
 
+// memApp is the app-server's address (the pipe network's name for it).
+const memApp = "10.6.0.80:80"
+
 func memPath(i int) LocalPath {
 	return LocalPath{Name: fmt.Sprintf("m%d", i), Addr: netip.AddrFrom4([4]byte{10, 8, 0, byte(1 + i)})}
 }
@@ -109,7 +112,7 @@ func startMemAgent(t *testing.T, paths int, modS func(*ServerConfig), modC func(
 	mux := http.NewServeMux()
 	mux.Handle("/", origin.Handler(nil))
 	mux.HandleFunc("/up", serveUp)
-	m.serveHTTP(&http.Server{Handler: mux}, m.pn.listen("app:80"))
+	m.serveHTTP(&http.Server{Handler: mux}, m.pn.listen(memApp))
 
 	// Its own certificate: one made under fake time (year 2000) does not
 	// verify outside the bubble, nor testPair's inside it.
@@ -119,7 +122,7 @@ func startMemAgent(t *testing.T, paths int, modS func(*ServerConfig), modC func(
 	}
 	m.pair = p
 	scfg := ServerConfig{TLS: &tls.Config{Certificates: []tls.Certificate{p.Cert}},
-		Clients: []ClientAuth{{ID: "alice", Token: testToken}}, Allow: []string{"app:80"},
+		Clients: []ClientAuth{{ID: "alice", Token: testToken}}, Allow: []string{memApp}, // an address: no resolver needed
 		Dial: m.pn.Dial, Log: testLog(t)}
 	if modS != nil {
 		modS(&scfg)

@@ -40,6 +40,8 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+
+	"golang.org/x/net/http/httpguts"
 )
 
 // ALPN is the TLS application protocol of a ct-client/ct-server connection.
@@ -123,6 +125,15 @@ func (h *headReader) readRequest() (*http.Request, error) {
 			return nil, ErrHeaderTooLarge
 		}
 		return nil, err
+	}
+	for k := range req.Header {
+		// http.ReadRequest keeps "Transfer-Encoding " (a space before the
+		// colon) as a name of its own and frames the body without it; a
+		// server behind that honours it would frame it otherwise
+		// (smuggling). net/http's server refuses such names; so do we.
+		if !httpguts.ValidHeaderFieldName(k) {
+			return nil, fmt.Errorf("invalid header name %q", k)
+		}
 	}
 	h.lim.lift()
 	return req, nil

@@ -449,6 +449,16 @@ func (l *leg) endSend() {
 	l.headMu.Unlock()
 }
 
+// sending says the request is still going out.
+func (l *leg) sending() bool {
+	select {
+	case <-l.sent:
+		return false
+	default:
+		return true
+	}
+}
+
 // armHead starts ResponseHeadTimeout once the request is out.
 func (l *leg) armHead() {
 	l.headMu.Lock()
@@ -497,7 +507,7 @@ func (l *leg) cause(err error) error {
 // continues what the app has), and copies the body.
 func (l *leg) receive() (n int64, err error) {
 	f := l.f
-	l.watch = &stallWatch{c: f.c, p: l.p, conn: l.conn, ctx: f.ctx}
+	l.watch = &stallWatch{c: f.c, p: l.p, conn: l.conn, ctx: f.ctx, sending: l.sending}
 	hr := newHeadReader(l.watch.reader(l.str))
 	resp, err := hr.readResponse(l.out)
 	l.headMu.Lock()

@@ -44,6 +44,13 @@ type ServerConfig struct {
 	// left out). Requests for anything else get 403: ct-server is never an
 	// open proxy.
 	Allow []string
+	// AllowInternal lists the internal addresses (10.1.2.3) and prefixes
+	// (192.168.0.0/24) an allow-listed name may resolve to; any other
+	// loopback, link-local, private, metadata… address is refused
+	// (egress.go). Allow entries that are IP literals need no entry here.
+	AllowInternal []string
+	// Resolver resolves upstream names (default net.DefaultResolver).
+	Resolver Resolver
 	// Prefetch lists http:// URLs fetched and pushed to every client that
 	// asks for pushes in its hello (they must be allowed upstreams too).
 	Prefetch []string
@@ -83,6 +90,7 @@ type ServerConfig struct {
 type Server struct {
 	cfg     ServerConfig
 	allow   map[string]bool
+	egress  *egress
 	clients []*clientState
 	hashes  [][32]byte // sha256 of each client's token, same order
 	up      *http.Transport
@@ -161,6 +169,14 @@ func NewServer(cfg ServerConfig) (*Server, error) {
 		}
 		s.allow[hp] = true
 	}
+	allowInternal, err := ParseAllowInternal(cfg.AllowInternal)
+	if err != nil {
+		return nil, fmt.Errorf("agent server: %w", err)
+	}
+	s.egress = &egress{allowInternal: allowInternal, resolver: cfg.Resolver, connect: cfg.Dial}
+	if s.egress.resolver == nil {
+		s.egress.resolver = net.DefaultResolver
+	}
 	seen := map[string]bool{}
 	for i, c := range cfg.Clients {
 		if c.ID == "" || len(c.Token) < 16 {
@@ -190,9 +206,9 @@ func NewServer(cfg ServerConfig) (*Server, error) {
 		}
 	}
 	s.up = &http.Transport{
-		Proxy:                  nil, // never chain to another proxy from the environment
-		DialContext:            cfg.Dial,
-		DisableCompression:     true, // pass bytes through as the app-server sent them
+		Proxy:                  nil,           // never chain to another proxy from the environment
+		DialContext:            s.egress.dial, // resolved, checked, pinned
+		DisableCompression:     true,          // pass bytes through as the app-server sent them
 		MaxIdleConnsPerHost:    64,
 		IdleConnTimeout:        30 * time.Second,
 		ResponseHeaderTimeout:  cfg.UpstreamTimeout,
@@ -261,7 +277,9 @@ func (s *Server) Serve(pc net.PacketConn) error {
 		return nil
 	}
 	s.tr, s.ln, s.pc = tr, ln, pc
+	s.wg.Add(1)
 	s.mu.Unlock()
+	go s.warnEgress()
 	for {
 		conn, err := ln.Accept(s.ctx)
 		if err != nil {
@@ -287,6 +305,17 @@ func (s *Server) Serve(pc net.PacketConn) error {
 		s.mu.Unlock()
 		s.conns0.Add(1)
 		go s.handleConn(conn)
+	}
+}
+
+// warnEgress logs the allow-list names that resolve to internal
+// addresses (in the background: a slow resolver must not delay serving).
+func (s *Server) warnEgress() {
+	defer s.wg.Done()
+	ctx, cancel := context.WithTimeout(s.ctx, 10*time.Second)
+	defer cancel()
+	for _, w := range s.egress.warnInternal(ctx, s.cfg.Allow) {
+		s.cfg.Log.Warn(w)
 	}
 }
 
@@ -347,6 +376,7 @@ func sourceAddr(a net.Addr) netip.Addr {
 const (
 	limPreAuthTotal   = "preauth_total"
 	limPreAuthSource  = "preauth_source"
+	limEgress         = "egress_internal" // an upstream resolving to an internal address
 	limLoginBackoff   = "login_backoff"   // a failed hello's answer held back
 	limLoginUntracked = "login_untracked" // a failure the full back-off table could not record
 )
@@ -752,10 +782,8 @@ func (s *Server) forward(str *quic.Stream, req *http.Request, w io.Writer) error
 	}
 	resp, err := s.up.RoundTrip(out)
 	if err != nil {
-		s.cfg.Log.Warn("upstream failed", "upstream", req.URL.Host, "err", err)
 		str.CancelRead(codeOK)
-		code, reason := upstreamFailure(err)
-		return errorResponse(w, code, reason)
+		return s.upstreamFailed(w, req.URL.Host, err)
 	}
 	defer resp.Body.Close()
 	removeHopHeaders(resp.Header)
@@ -763,28 +791,38 @@ func (s *Server) forward(str *quic.Stream, req *http.Request, w io.Writer) error
 	return resp.Write(w)
 }
 
-// upstreamFailure is the answer to a request whose upstream round trip
-// failed before a response head: whose trouble it was.
-func upstreamFailure(err error) (int, string) {
+// upstreamFailed answers a request whose upstream round trip failed
+// before a response head, by whose trouble it was: 403 when the egress
+// rules refused its address (the app learns which upstream, the log which
+// address), 408 or 400 for the request's own body, 504 for a timeout,
+// else 502.
+func (s *Server) upstreamFailed(w io.Writer, upstream string, err error) error {
+	var ee *EgressError
 	var be *appBodyError
+	code, reason := http.StatusBadGateway, "upstream unavailable"
 	switch {
+	case errors.As(err, &ee):
+		s.forbidden.Add(1)
+		s.m.limitHits.WithLabelValues(limEgress).Inc()
+		s.cfg.Log.Warn("upstream refused by the egress rules", "upstream", upstream, "err", ee.Error())
+		return errorResponse(w, http.StatusForbidden, "upstream "+upstream+" resolves to an internal address")
 	case errors.Is(err, errBodyIdle):
-		return http.StatusRequestTimeout, "request body idle"
+		code, reason = http.StatusRequestTimeout, "request body idle"
 	case errors.As(err, &be):
-		return http.StatusBadRequest, "malformed request body"
+		code, reason = http.StatusBadRequest, "malformed request body"
 	case isTimeout(err):
-		return http.StatusGatewayTimeout, "upstream timeout"
+		code, reason = http.StatusGatewayTimeout, "upstream timeout"
 	}
-	return http.StatusBadGateway, "upstream unavailable"
+	s.cfg.Log.Warn("upstream failed", "upstream", upstream, "err", err)
+	return errorResponse(w, code, reason)
 }
 
 // tunnel connects str to a TCP connection to upstream (CONNECT).
 func (s *Server) tunnel(str *quic.Stream, hr *headReader, w io.Writer, upstream string) error {
-	up, err := s.cfg.Dial(str.Context(), "tcp", upstream)
+	up, err := s.egress.dial(str.Context(), "tcp", upstream)
 	if err != nil {
-		s.cfg.Log.Warn("upstream failed", "upstream", upstream, "err", err)
 		str.CancelRead(codeOK)
-		return errorResponse(w, http.StatusBadGateway, "upstream unavailable")
+		return s.upstreamFailed(w, upstream, err)
 	}
 	defer up.Close()
 	stop := context.AfterFunc(s.ctx, func() { up.Close() })

@@ -105,11 +105,10 @@ func newSessionID() string {
 
 // openSession dials upstream and runs a new session on str.
 func (s *Server) openSession(str *quic.Stream, hr *headReader, cs *clientState, upstream string) {
-	up, err := s.cfg.Dial(s.ctx, "tcp", upstream)
+	up, err := s.egress.dial(s.ctx, "tcp", upstream)
 	if err != nil {
-		s.cfg.Log.Warn("upstream failed", "upstream", upstream, "err", err)
 		str.CancelRead(codeOK)
-		errorResponse(str, http.StatusBadGateway, "upstream unavailable")
+		s.upstreamFailed(str, upstream, err)
 		str.Close()
 		s.done(cs, workTunnel, TunnelCost)
 		return
@@ -543,15 +542,17 @@ func (t *ctTunnel) resume(gen int) bool {
 		t.c.cfg.Log.Info("tunnel moved", "target", t.target, "from", oldPath.Name, "to", p.Name, "down_from_byte", from, "up_from_byte", upAt)
 		return true
 	}
+	// The tunnel cannot go on: reset the app's connection, so a protocol
+	// that ends its data with the connection sees an error, not an end.
+	// Before failed is set: downLoop then closes the connection too, and
+	// that close must already be a reset.
+	t.c.cfg.Log.Warn("tunnel cannot resume; resetting the app connection", "target", t.target, "down_bytes", from)
+	t.c.aborts.Add(1)
+	resetOnClose(t.appConn)
 	t.mu.Lock()
 	t.failed = true
 	t.cond.Broadcast()
 	t.mu.Unlock()
-	// The tunnel cannot go on: reset the app's connection, so a protocol
-	// that ends its data with the connection sees an error, not an end.
-	t.c.cfg.Log.Warn("tunnel cannot resume; resetting the app connection", "target", t.target, "down_bytes", from)
-	t.c.aborts.Add(1)
-	resetOnClose(t.appConn)
 	t.appConn.Close()
 	return false
 }

@@ -47,6 +47,7 @@ func runAgent(ctx context.Context, args []string) error {
 		{"client", "run ct-client, the device side's local proxy", agentClient},
 		{"token", "write a new random client token to a file (mode 0600)", agentToken},
 		{"abuse", "load-and-abuse test: a real ct-server beside a misbehaving and a good client", agentAbuse},
+		{"faults", "fault matrix: every stop, crash and path failure against each kind of app connection (intact or reset, never short)", agentFaults},
 		{"experiment", "run a Cybertwin §V experiment through the emulator", agentExperiment},
 	}, args)
 }
@@ -161,7 +162,7 @@ func agentServer(ctx context.Context, args []string) error {
 		}
 	}
 	srv, err := agent.NewServer(agent.ServerConfig{
-		TLS: tlsConf, QUIC: qlogConfig(f.QlogDir), Clients: clients, Limits: f.Limits, Allow: f.Allow,
+		TLS: tlsConf, QUIC: qlogConfig(f.QlogDir), Clients: clients, Limits: f.Limits, Allow: f.Allow, AllowInternal: f.AllowInternal,
 		Prefetch: f.Prefetch, HeaderTimeout: time.Duration(f.HeaderTimeoutMS) * time.Millisecond, Log: log,
 		MemoryBudget: f.MemoryBudget,
 	})
@@ -267,6 +268,14 @@ func agentClient(ctx context.Context, args []string) error {
 	}
 	select {
 	case <-ctx.Done():
+		// Drain: responses and tunnels in progress may finish, then
+		// what is left is reset (never a FIN on an incomplete response).
+		dctx, cancel := context.WithTimeout(context.Background(), agent.DefaultClientDrain)
+		defer cancel()
+		log.Info("draining", "for", agent.DefaultClientDrain.String())
+		if err := c.Shutdown(dctx); err != nil {
+			log.Warn(err.Error())
+		}
 		return nil
 	case err := <-errs:
 		return err
