@@ -231,6 +231,40 @@ func (f ServerFile) TLS(now time.Time, log *slog.Logger) (conf *tls.Config, cert
 	return nil, nil, errors.New("agent server: give --cert and --key, or --self-signed")
 }
 
+// Policy is what ct-server reloads on SIGHUP (Server.Reload): who may
+// connect and where they may go, with the token files read again. warn
+// receives warnings about token files others can read.
+func (f ServerFile) Policy(warn func(string)) (Policy, error) {
+	clients, err := f.Authorized(warn)
+	if err != nil {
+		return Policy{}, err
+	}
+	if len(f.Allow) == 0 {
+		return Policy{}, errors.New("agent server: empty allow-list: give --allow or allow in --config (ct-server never forwards anywhere)")
+	}
+	return Policy{Clients: clients, Limits: f.Limits, Allow: f.Allow, AllowInternal: f.AllowInternal, Prefetch: f.Prefetch}, nil
+}
+
+// RestartOnly names the settings that differ between f and g and that a
+// reload does not apply (they need a restart).
+func (f ServerFile) RestartOnly(g ServerFile) []string {
+	var names []string
+	for _, x := range []struct {
+		name string
+		a, b any
+	}{
+		{"listen", f.Listen, g.Listen}, {"cert", f.Cert, g.Cert}, {"key", f.Key, g.Key},
+		{"self_signed", f.SelfSigned, g.SelfSigned}, {"state_dir", f.StateDir, g.StateDir},
+		{"memory_budget", f.MemoryBudget, g.MemoryBudget}, {"header_timeout_ms", f.HeaderTimeoutMS, g.HeaderTimeoutMS},
+		{"metrics", f.Metrics, g.Metrics}, {"qlog_dir", f.QlogDir, g.QlogDir},
+	} {
+		if x.a != x.b {
+			names = append(names, x.name)
+		}
+	}
+	return names
+}
+
 // ClientFlags are the flags of "hetquic agent client": the YAML file
 // (--config) and the flags laid over it. Load after the FlagSet is parsed.
 type ClientFlags struct {
