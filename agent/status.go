@@ -18,12 +18,31 @@ import (
 // stalls and reconnects; clients' connections, work and bytes; the limits
 // that bit. metrics is parsed by Prometheus' own text parser.
 func WriteStatus(w io.Writer, metrics io.Reader) error {
+	ss, err := ReadMetrics(metrics)
+	if err != nil {
+		return err
+	}
+	switch {
+	case ss["ct_client_path_up"] != nil:
+		ss.client(w)
+	case ss["ct_server_reserved_bytes"] != nil:
+		ss.server(w)
+	default:
+		return fmt.Errorf("metrics: neither ct-client's nor ct-server's (no ct_client_path_up or ct_server_reserved_bytes)")
+	}
+	return nil
+}
+
+// ReadMetrics parses the Prometheus text of a metrics endpoint (by
+// Prometheus' own parser) into each metric's samples: gauges, counters
+// and untyped values; histograms and summaries are left out.
+func ReadMetrics(metrics io.Reader) (Metrics, error) {
 	p := expfmt.NewTextParser(model.UTF8Validation)
 	fams, err := p.TextToMetricFamilies(metrics)
 	if err != nil {
-		return fmt.Errorf("metrics: %w", err)
+		return nil, fmt.Errorf("metrics: %w", err)
 	}
-	ss := statusSamples{}
+	ss := Metrics{}
 	for name, f := range fams {
 		for _, m := range f.GetMetric() {
 			s := statusSample{labels: map[string]string{}}
@@ -43,15 +62,7 @@ func WriteStatus(w io.Writer, metrics io.Reader) error {
 			ss[name] = append(ss[name], s)
 		}
 	}
-	switch {
-	case ss["ct_client_path_up"] != nil:
-		ss.client(w)
-	case ss["ct_server_reserved_bytes"] != nil:
-		ss.server(w)
-	default:
-		return fmt.Errorf("metrics: neither ct-client's nor ct-server's (no ct_client_path_up or ct_server_reserved_bytes)")
-	}
-	return nil
+	return ss, nil
 }
 
 type statusSample struct {
@@ -59,11 +70,11 @@ type statusSample struct {
 	v      float64
 }
 
-// statusSamples: metric name → its samples.
-type statusSamples map[string][]statusSample
+// Metrics maps a metric's name to its samples (ReadMetrics).
+type Metrics map[string][]statusSample
 
-// by returns name's value per value of label key, and those values sorted.
-func (ss statusSamples) by(name, key string) (map[string]float64, []string) {
+// By returns name's value per value of label key, and those values sorted.
+func (ss Metrics) By(name, key string) (map[string]float64, []string) {
 	m := map[string]float64{}
 	var keys []string
 	for _, s := range ss[name] {
@@ -77,8 +88,8 @@ func (ss statusSamples) by(name, key string) (map[string]float64, []string) {
 	return m, keys
 }
 
-// total is the sum of name's samples.
-func (ss statusSamples) total(name string) float64 {
+// Total is the sum of name's samples.
+func (ss Metrics) Total(name string) float64 {
 	var t float64
 	for _, s := range ss[name] {
 		t += s.v
@@ -86,11 +97,11 @@ func (ss statusSamples) total(name string) float64 {
 	return t
 }
 
-func (ss statusSamples) client(w io.Writer) {
-	up, names := ss.by("ct_client_path_up", "path")
+func (ss Metrics) client(w io.Writer) {
+	up, names := ss.By("ct_client_path_up", "path")
 	fmt.Fprintf(w, "ct-client: %.0f of %d paths up; migrations %.0f, aborts %.0f, limit retries %.0f, striped %.0f\n",
-		ss.total("ct_client_path_up"), len(names), ss.total("ct_client_migrations_total"), ss.total("ct_client_aborts_total"),
-		ss.total("ct_client_limit_retries_total"), ss.total("ct_client_striped_total"))
+		ss.Total("ct_client_path_up"), len(names), ss.Total("ct_client_migrations_total"), ss.Total("ct_client_aborts_total"),
+		ss.Total("ct_client_limit_retries_total"), ss.Total("ct_client_striped_total"))
 	ss.table(w, "path", "ct_client_path_up", []statusColumn{
 		{"srtt", "ct_client_path_srtt_seconds"}, {"streams", "ct_client_path_streams"}, {"tunnels", "ct_client_path_tunnels"},
 		{"requests", "ct_client_path_requests_total"}, {"received", "ct_client_path_received_bytes_total"},
@@ -103,14 +114,14 @@ type statusColumn struct{ head, metric string }
 
 // table writes one row per value of label (the values of keyMetric's
 // samples): the value, lead's cells (under leadHeads), then cols.
-func (ss statusSamples) table(w io.Writer, label, keyMetric string, cols []statusColumn, lead func(string) []string, leadHeads ...string) {
-	_, keys := ss.by(keyMetric, label)
+func (ss Metrics) table(w io.Writer, label, keyMetric string, cols []statusColumn, lead func(string) []string, leadHeads ...string) {
+	_, keys := ss.By(keyMetric, label)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	head := append([]string{label}, leadHeads...)
 	vals := make([]map[string]float64, len(cols))
 	for i, c := range cols {
 		head = append(head, c.head)
-		vals[i], _ = ss.by(c.metric, label)
+		vals[i], _ = ss.By(c.metric, label)
 	}
 	fmt.Fprintln(tw, strings.Join(head, "\t"))
 	for _, k := range keys {
@@ -123,16 +134,16 @@ func (ss statusSamples) table(w io.Writer, label, keyMetric string, cols []statu
 	tw.Flush()
 }
 
-func (ss statusSamples) server(w io.Writer) {
+func (ss Metrics) server(w io.Writer) {
 	fmt.Fprintf(w, "ct-server: reserved %s, %.0f connections before hello; %.0f connections, %.0f unauthorized, %.0f forbidden, %.0f bad requests since start\n",
-		statusBytes(ss.total("ct_server_reserved_bytes")), ss.total("ct_server_preauth_connections"), ss.total("ct_server_connections_total"),
-		ss.total("ct_server_unauthorized_total"), ss.total("ct_server_forbidden_total"), ss.total("ct_server_bad_requests_total"))
+		statusBytes(ss.Total("ct_server_reserved_bytes")), ss.Total("ct_server_preauth_connections"), ss.Total("ct_server_connections_total"),
+		ss.Total("ct_server_unauthorized_total"), ss.Total("ct_server_forbidden_total"), ss.Total("ct_server_bad_requests_total"))
 	ss.table(w, "client", "ct_server_client_connections", []statusColumn{
 		{"connections", "ct_server_client_connections"}, {"streams", "ct_server_client_streams"}, {"tunnels", "ct_server_client_tunnels"},
 		{"reserved", "ct_server_client_buffer_bytes"}, {"requests", "ct_server_client_requests_total"},
 		{"denied", "ct_server_client_denied_total"}, {"sent", "ct_server_client_sent_bytes_total"},
 	}, func(string) []string { return nil })
-	hits, limits := ss.by("ct_server_limit_hits_total", "limit")
+	hits, limits := ss.By("ct_server_limit_hits_total", "limit")
 	var parts []string
 	for _, l := range limits {
 		if hits[l] > 0 {

@@ -322,7 +322,7 @@ func sample(ctx context.Context, pid int, metrics string, peakRSS, peakReserved 
 			*peakRSS = v
 		}
 		if i%4 == 0 { // a scrape costs more than a read of /proc
-			if v := int64(scrapeMetric(metrics, "ct_server_reserved_bytes ")); v > *peakReserved {
+			if v := int64(scrape(metrics).Total("ct_server_reserved_bytes")); v > *peakReserved {
 				*peakReserved = v
 			}
 		}
@@ -395,44 +395,24 @@ func readStatus(pid int, field string) int64 {
 	return 0
 }
 
-// scrapeMetric reads the value of the first line of /metrics that starts
-// with prefix (a metric's name and a space, or its name and labels).
-func scrapeMetric(metrics, prefix string) float64 {
+// scrape reads ct-server's metrics (empty when it cannot).
+func scrape(metrics string) agent.Metrics {
 	resp, err := http.Get("http://" + metrics + "/metrics")
 	if err != nil {
-		return 0
+		return agent.Metrics{}
 	}
 	defer resp.Body.Close()
-	sc := bufio.NewScanner(resp.Body)
-	for sc.Scan() {
-		if v, ok := strings.CutPrefix(sc.Text(), prefix); ok {
-			f, _ := strconv.ParseFloat(strings.TrimSpace(v), 64)
-			return f
-		}
+	m, err := agent.ReadMetrics(resp.Body)
+	if err != nil {
+		return agent.Metrics{}
 	}
-	return 0
+	return m
 }
 
 // scrapeLimitHits reads ct_server_limit_hits_total by limit.
 func scrapeLimitHits(metrics string) map[string]float64 {
-	out := map[string]float64{}
-	resp, err := http.Get("http://" + metrics + "/metrics")
-	if err != nil {
-		return out
-	}
-	defer resp.Body.Close()
-	sc := bufio.NewScanner(resp.Body)
-	for sc.Scan() {
-		rest, ok := strings.CutPrefix(sc.Text(), `ct_server_limit_hits_total{limit="`)
-		if !ok {
-			continue
-		}
-		name, val, ok := strings.Cut(rest, `"} `)
-		if v, err := strconv.ParseFloat(val, 64); ok && err == nil {
-			out[name] = v
-		}
-	}
-	return out
+	hits, _ := scrape(metrics).By("ct_server_limit_hits_total", "limit")
+	return hits
 }
 
 func startGood(server, ca, token string) (*agent.Client, *url.URL, error) {

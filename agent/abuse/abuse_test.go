@@ -84,13 +84,13 @@ func TestReadStatus(t *testing.T) {
 	}
 }
 
-// TestScrapeLimitHits parses ct_server_limit_hits_total by limit and
+// TestScrapeLimitHits reads ct_server_limit_hits_total by limit and
 // nothing else.
 func TestScrapeLimitHits(t *testing.T) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		io.WriteString(w, "# HELP ct_server_limit_hits_total x\n# TYPE ct_server_limit_hits_total counter\n"+
 			"ct_server_limit_hits_total{limit=\"tunnels\"} 268\nct_server_limit_hits_total{limit=\"conns\"} 4\n"+
-			"ct_server_reserved_bytes 0\nct_server_limit_hits_total{limit=\"bad\"} x\n")
+			"# TYPE ct_server_reserved_bytes gauge\nct_server_reserved_bytes 0\n")
 	}))
 	defer srv.Close()
 	got := scrapeLimitHits(strings.TrimPrefix(srv.URL, "http://"))
