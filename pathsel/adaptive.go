@@ -1,6 +1,7 @@
 package pathsel
 
 import (
+	"fmt"
 	"math"
 )
 
@@ -82,31 +83,46 @@ type adaptive struct {
 	round      int
 	current    *apath
 	confident  float64 // κ; 0: the hysteresis always applies
+	probes     bool    // learn from ObserveProbe
+	probeZ     float64 // the probe change test's threshold
+	stretch    float64 // how much slower a probed path ages
 }
 
-// apath is one path's memory: its last samples' logarithms in a ring
-// (buf grows to the window, then wraps at start), with running sums so
-// that an estimate costs O(1) whatever the window.
+// apath is one path's memory: the window of its task samples, the window
+// of its probe RTTs, and when it was last looked at.
 type apath struct {
 	pathState
-	buf   []float64
-	start int      // the oldest sample once buf is full
-	sum   float64  // Σ ln x over the window
-	sumSq float64  // Σ (ln x)²
-	last  int      // round of the last sample
-	wraps int      // samples replaced since the sums were last recomputed
-	est   estimate // cached until the window changes
-	estOK bool
+	logWindow           // task samples (TCT)
+	probes    logWindow // out-of-band probe RTTs while the path was idle
+	last      int       // round of the last task sample
+	// probedOK says that a probe since the last task sample found the
+	// path's RTT unchanged: its re-probe bonus then grows ProbeStretch
+	// times slower (a probe sees the RTT, not the rate or the loss, so it
+	// slows the re-probes of an idle path, never stops them).
+	probedOK bool
 	// backoff is how many times the path's re-probe period has doubled:
 	// once per re-probe that found it unchanged, back to 0 on any change.
 	backoff int
 }
 
+// logWindow is a window of log-samples in a ring (buf grows to the window,
+// then wraps at start), with running sums so that an estimate costs O(1)
+// whatever the window.
+type logWindow struct {
+	buf   []float64
+	start int      // the oldest sample once buf is full
+	sum   float64  // Σ ln x over the window
+	sumSq float64  // Σ (ln x)²
+	wraps int      // samples replaced since the sums were last recomputed
+	est   estimate // cached until the window changes
+	estOK bool
+}
+
 // n is the number of samples in the window.
-func (p *apath) n() int { return len(p.buf) }
+func (p *logWindow) n() int { return len(p.buf) }
 
 // recent returns the i-th most recent log-sample (i = 0: the last).
-func (p *apath) recent(i int) float64 {
+func (p *logWindow) recent(i int) float64 {
 	return p.buf[(p.start+len(p.buf)-1-i)%len(p.buf)]
 }
 
@@ -138,6 +154,9 @@ func newAdaptive(cfg Config) *adaptive {
 		confident:  *cfg.ConfidentSwitch,
 		hysteresis: *cfg.Hysteresis,
 		c:          cWidth(cfg.C),
+		probes:     *cfg.Probes,
+		probeZ:     *cfg.ProbeZ,
+		stretch:    *cfg.ProbeStretch,
 	}
 }
 
@@ -151,7 +170,7 @@ func cWidth(c CParam) float64 {
 }
 
 func (s *adaptive) AddPath(id PathID) (err error) {
-	s.paths, err = addState(s.paths, &apath{pathState: pathState{id}, buf: make([]float64, 0, min(s.window, 64))})
+	s.paths, err = addState(s.paths, &apath{pathState: pathState{id}, logWindow: logWindow{buf: make([]float64, 0, min(s.window, 64))}})
 	return err
 }
 
@@ -187,6 +206,11 @@ func (s *adaptive) Observe(id PathID, x float64) error {
 	if s.detectZ > 0 && p.detect(s.detectZ) {
 		changed = true
 	}
+	if changed {
+		// The path's RTT while it was idle says nothing of it now.
+		p.probes.keepLast(0)
+	}
+	p.probedOK = false
 	switch {
 	case changed:
 		for _, q := range s.paths {
@@ -199,6 +223,75 @@ func (s *adaptive) Observe(id PathID, x float64) error {
 	p.last = s.round
 	s.current = p
 	return nil
+}
+
+// ObserveProbe learns from an out-of-band probe of idle path id (rttMs: its
+// round trip, +Inf when it timed out). A probe sees the path's RTT, not its
+// rate or loss, so it is no task sample: it only says whether the idle
+// path changed (the probe window's change test, as detect on task samples,
+// with its own threshold ProbeZ, and a single probe far below the window):
+//
+//   - RTT fell: the path's task samples are forgotten, so it is tried again
+//     at once (Choose returns a path with no sample first);
+//   - RTT rose, or the probe timed out (the path may be down): its
+//     re-probe bonus starts again from zero, so it is not re-tried for
+//     nothing;
+//   - unchanged: its re-probe bonus grows ProbeStretch times slower until
+//     its next task sample.
+//
+// Probes of the current path, and all probes when Probes is off, are
+// ignored: the current path's task samples are fresher.
+func (s *adaptive) ObserveProbe(id PathID, rttMs float64) error {
+	i := indexOf(s.paths, id)
+	if i < 0 {
+		return fmt.Errorf("%w: %d", ErrUnknownPath, id)
+	}
+	if !(rttMs > 0) {
+		return fmt.Errorf("%w (probe RTT %v)", ErrBadSample, rttMs)
+	}
+	p := s.paths[i]
+	if !s.probes || p == s.current {
+		return nil
+	}
+	switch p.probeShift(rttMs, s.probeZ, s.window) {
+	case shiftDown:
+		p.keepLast(0)
+		p.probedOK = false
+	case shiftUp:
+		p.last = s.round
+		p.probedOK = true
+	default:
+		p.probedOK = true
+	}
+	return nil
+}
+
+// A change of a path's RTT as its probes see it.
+const (
+	shiftNone = iota
+	shiftDown
+	shiftUp
+)
+
+// probeShift pushes a probe RTT into the path's probe window and says
+// whether the RTT changed: a timeout counts as up (it is not pushed: it
+// has no RTT); a single probe surprisingly low, or the last few probes
+// against the older ones (detect), down or up.
+func (p *apath) probeShift(rttMs, z float64, window int) int {
+	if math.IsInf(rttMs, 1) {
+		return shiftUp
+	}
+	y := math.Log(rttMs)
+	low, high := p.probes.surprise(y, z)
+	p.probes.push(y, window)
+	switch d := p.probes.detectShift(z); {
+	case low || d < 0:
+		p.probes.keepLast(1)
+		return shiftDown
+	case high || d > 0:
+		return shiftUp
+	}
+	return shiftNone
 }
 
 func (s *adaptive) Choose() (PathID, error) {
@@ -246,6 +339,9 @@ func (s *adaptive) Choose() (PathID, error) {
 		}
 		r := s.obj.Value(e.mean, e.variance)
 		age := float64(s.round-p.last) / float64(int(1)<<p.backoff)
+		if p.probedOK {
+			age /= s.stretch
+		}
 		w := spreadW * sd * math.Sqrt(logM/float64(p.n()))
 		i := r - w - ageRate*age
 		if i < bestI {
@@ -270,7 +366,7 @@ func (s *adaptive) Choose() (PathID, error) {
 
 // estimate is the lognormal fit of the window (PCM Eq. 14–17), cached
 // until the window changes.
-func (p *apath) estimate() estimate {
+func (p *logWindow) estimate() estimate {
 	if !p.estOK {
 		p.est, p.estOK = lognormal(p.n(), p.sum, p.sumSq), true
 	}
@@ -280,7 +376,7 @@ func (p *apath) estimate() estimate {
 // push appends log-sample y, replacing the oldest once the window is full.
 // Subtracting leaves rounding residue in the sums, so they are recomputed
 // every window's worth of replacements: O(1) amortised.
-func (p *apath) push(y float64, window int) {
+func (p *logWindow) push(y float64, window int) {
 	p.estOK = false
 	p.sum += y
 	p.sumSq += y * y
@@ -300,7 +396,7 @@ func (p *apath) push(y float64, window int) {
 }
 
 // resum recomputes the sums from the window.
-func (p *apath) resum() {
+func (p *logWindow) resum() {
 	p.estOK = false
 	p.sum, p.sumSq = 0, 0
 	for _, y := range p.buf {
@@ -311,7 +407,7 @@ func (p *apath) resum() {
 
 // keepLast forgets all but the last m log-samples, oldest first again, and
 // recomputes the sums.
-func (p *apath) keepLast(m int) {
+func (p *logWindow) keepLast(m int) {
 	m = min(m, p.n())
 	var small [16]float64 // detectLens' longest: no allocation
 	kept := small[:0]
@@ -329,7 +425,7 @@ func (p *apath) keepLast(m int) {
 // surprise says whether y lies more than z standard deviations (and
 // minShift) below or above the mean of the window; neither for a window of
 // fewer than detectMinOld samples, whose spread is not known well enough.
-func (p *apath) surprise(y, z float64) (low, high bool) {
+func (p *logWindow) surprise(y, z float64) (low, high bool) {
 	n := p.n()
 	if n < detectMinOld {
 		return false, false
@@ -343,14 +439,18 @@ func (p *apath) surprise(y, z float64) (low, high bool) {
 // different level than the older ones — a two-sample z test on the log
 // means with the older samples' spread — and if so forgets the older ones
 // and says so.
-func (p *apath) detect(z float64) bool {
+func (p *logWindow) detect(z float64) bool { return p.detectShift(z) != 0 }
+
+// detectShift is detect that says by how much the mean log-sample moved
+// (0: no change).
+func (p *logWindow) detectShift(z float64) float64 {
 	n := p.n()
 	var recent, recentSq float64
 	j := 0 // samples summed into recent
 	for _, m := range detectLens {
 		old := n - m
 		if old < max(m, detectMinOld) {
-			return false
+			return 0
 		}
 		for ; j < m; j++ {
 			y := p.recent(j)
@@ -360,11 +460,11 @@ func (p *apath) detect(z float64) bool {
 		oldSum := p.sum - recent
 		muOld := oldSum / float64(old)
 		sd := max(math.Sqrt(sampleVar(old, oldSum, p.sumSq-recentSq)), sigmaFloor)
-		d := math.Abs(recent/float64(m) - muOld)
-		if d > minShift && d > z*sd*math.Sqrt(1/float64(m)+1/float64(old)) {
+		shift := recent/float64(m) - muOld
+		if d := math.Abs(shift); d > minShift && d > z*sd*math.Sqrt(1/float64(m)+1/float64(old)) {
 			p.keepLast(m)
-			return true
+			return shift
 		}
 	}
-	return false
+	return 0
 }
