@@ -100,6 +100,7 @@ type apath struct {
 	// times slower (a probe sees the RTT, not the rate or the loss, so it
 	// slows the re-probes of an idle path, never stops them).
 	probedOK bool
+	lost     int // probes timed out in a row
 	// backoff is how many times the path's re-probe period has doubled:
 	// once per re-probe that found it unchanged, back to 0 on any change.
 	backoff int
@@ -274,25 +275,46 @@ const (
 )
 
 // probeShift pushes a probe RTT into the path's probe window and says
-// whether the RTT changed: a timeout counts as up (it is not pushed: it
-// has no RTT); a single probe surprisingly low, or the last few probes
-// against the older ones (detect), down or up.
+// whether the RTT changed: the last few probes against the older ones
+// (detect), down or up, or a single probe surprisingly low against the
+// window (surprise; below detectMinOld probes against their mean with a
+// spread of at least shortSigma, so that a path probed rarely, one of
+// many, is not waited on for eight probes). Timeouts are not pushed (they
+// have no RTT): two in a row count as up (the path may be down), one is
+// nothing (a lossy path loses some).
 func (p *apath) probeShift(rttMs, z float64, window int) int {
 	if math.IsInf(rttMs, 1) {
-		return shiftUp
+		if p.lost++; p.lost >= 2 {
+			return shiftUp
+		}
+		return shiftNone
 	}
+	p.lost = 0
 	y := math.Log(rttMs)
 	low, high := p.probes.surprise(y, z)
+	if n := p.probes.n(); n > 0 && n < detectMinOld {
+		sd := shortSigma
+		if n >= 2 {
+			sd = max(sd, math.Sqrt(sampleVar(n, p.probes.sum, p.probes.sumSq)))
+		}
+		low = p.probes.sum/float64(n)-y > max(z*sd, minShift)
+	}
 	p.probes.push(y, window)
 	switch d := p.probes.detectShift(z); {
-	case low || d < 0:
-		p.probes.keepLast(1)
+	case d < 0:
+		return shiftDown
+	case low:
 		return shiftDown
 	case high || d > 0:
 		return shiftUp
 	}
 	return shiftNone
 }
+
+// shortSigma is the least log-spread assumed of a path's probe RTTs while
+// it has fewer than detectMinOld of them (≈ 15 %, a jittery Wi-Fi's): a
+// probe is a change only if it falls below their mean by probe_z times it.
+const shortSigma = 0.15
 
 func (s *adaptive) Choose() (PathID, error) {
 	if len(s.paths) == 0 {
