@@ -101,6 +101,8 @@ type apath struct {
 	// slows the re-probes of an idle path, never stops them).
 	probedOK bool
 	lost     int // probes timed out in a row
+	// probeLosses counts the probes lost since the probe window began.
+	probeLosses int
 	// backoff is how many times the path's re-probe period has doubled:
 	// once per re-probe that found it unchanged, back to 0 on any change.
 	backoff int
@@ -210,6 +212,7 @@ func (s *adaptive) Observe(id PathID, x float64) error {
 	if changed {
 		// The path's RTT while it was idle says nothing of it now.
 		p.probes.keepLast(0)
+		p.probeLosses = 0
 	}
 	p.probedOK = false
 	switch {
@@ -232,13 +235,20 @@ func (s *adaptive) Observe(id PathID, x float64) error {
 // path changed (the probe window's change test, as detect on task samples,
 // with its own threshold ProbeZ, and a single probe far below the window):
 //
-//   - RTT fell: the path's task samples are forgotten, so it is tried again
-//     at once (Choose returns a path with no sample first);
-//   - RTT rose, or the probe timed out (the path may be down): its
-//     re-probe bonus starts again from zero, so it is not re-tried for
+//   - RTT fell: its task samples are forgotten, so it is tried again at
+//     once (Choose returns a path with no sample first). Measured: trying
+//     it only when the fall could make it better than the current path
+//     (its evaluation scaled by the fall, the most a task's time can fall
+//     with its round trips) missed the change whenever the current path's
+//     own change was not yet detected, and cost more than the re-tries it
+//     saved (pcm-window's regret 2.1× the unconditional rule's);
+//   - RTT rose, or two probes in a row timed out (the path may be down):
+//     its re-probe bonus starts again from zero, so it is not re-tried for
 //     nothing;
 //   - unchanged: its re-probe bonus grows ProbeStretch times slower until
-//     its next task sample.
+//     its next task sample — unless the path has lost probes since its
+//     probe window began: then its task times are made by loss as much as
+//     by RTT, and the RTT says too little to slow its re-probes.
 //
 // Probes of the current path, and all probes when Probes is off, are
 // ignored: the current path's task samples are fresher.
@@ -254,61 +264,61 @@ func (s *adaptive) ObserveProbe(id PathID, rttMs float64) error {
 	if !s.probes || p == s.current {
 		return nil
 	}
-	switch p.probeShift(rttMs, s.probeZ, s.window) {
-	case shiftDown:
+	switch d := p.probeShift(rttMs, s.probeZ, s.window); {
+	case d < 0:
 		p.keepLast(0)
+		p.probes.keepLast(1)
 		p.probedOK = false
-	case shiftUp:
+	case d > 0:
 		p.last = s.round
 		p.probedOK = true
 	default:
-		p.probedOK = true
+		p.probedOK = p.probeLosses == 0
 	}
 	return nil
 }
 
-// A change of a path's RTT as its probes see it.
-const (
-	shiftNone = iota
-	shiftDown
-	shiftUp
-)
-
-// probeShift pushes a probe RTT into the path's probe window and says
-// whether the RTT changed: the last few probes against the older ones
-// (detect), down or up, or a single probe surprisingly low against the
-// window (surprise; below detectMinOld probes against their mean with a
-// spread of at least shortSigma, so that a path probed rarely, one of
-// many, is not waited on for eight probes). Timeouts are not pushed (they
-// have no RTT): two in a row count as up (the path may be down), one is
-// nothing (a lossy path loses some).
-func (p *apath) probeShift(rttMs, z float64, window int) int {
+// probeShift pushes a probe RTT into the path's probe window and returns
+// by how much its log changed (0: no change; +Inf: the path may be down):
+// the last few probes against the older ones (detectShift), or a single
+// probe surprisingly low against the window (surprise; below detectMinOld
+// probes against their mean with a spread of at least shortSigma, so that
+// a path probed rarely, one of many, is not waited on for eight probes).
+// Timeouts are not pushed (they have no RTT): two in a row count as up,
+// one as nothing (a lossy path loses some), and each is counted.
+func (p *apath) probeShift(rttMs, z float64, window int) float64 {
 	if math.IsInf(rttMs, 1) {
+		p.probeLosses++
 		if p.lost++; p.lost >= 2 {
-			return shiftUp
+			return math.Inf(1)
 		}
-		return shiftNone
+		return 0
 	}
 	p.lost = 0
 	y := math.Log(rttMs)
+	n := p.probes.n()
+	var mu float64
+	if n > 0 {
+		mu = p.probes.sum / float64(n)
+	}
 	low, high := p.probes.surprise(y, z)
-	if n := p.probes.n(); n > 0 && n < detectMinOld {
+	if n > 0 && n < detectMinOld {
 		sd := shortSigma
 		if n >= 2 {
 			sd = max(sd, math.Sqrt(sampleVar(n, p.probes.sum, p.probes.sumSq)))
 		}
-		low = p.probes.sum/float64(n)-y > max(z*sd, minShift)
+		low = mu-y > max(z*sd, minShift)
 	}
 	p.probes.push(y, window)
 	switch d := p.probes.detectShift(z); {
-	case d < 0:
-		return shiftDown
+	case d != 0:
+		return d
 	case low:
-		return shiftDown
-	case high || d > 0:
-		return shiftUp
+		return y - mu
+	case high:
+		return y - mu
 	}
-	return shiftNone
+	return 0
 }
 
 // shortSigma is the least log-spread assumed of a path's probe RTTs while
