@@ -72,11 +72,12 @@ type prober struct {
 }
 
 // newProber returns nil when the run does not probe: no budget, an Env
-// that cannot, or a strategy that does not learn from probes.
-func newProber(s *Spec, env Env, sel pathsel.Selector) *prober {
+// that cannot, or a strategy that does not learn from probes (one that
+// cannot, or the default with probes: false, the request-only ablation).
+func newProber(s *Spec, st StrategySpec, env Env, sel pathsel.Selector) *prober {
 	pe, ok := env.(probeEnv)
 	po, ok2 := sel.(pathsel.ProbeObserver)
-	if !ok || !ok2 || s.Probe.PerSecond == 0 {
+	if !ok || !ok2 || s.Probe.PerSecond == 0 || !*st.Config.Defaults().Probes {
 		return nil
 	}
 	every := 1000 / s.Probe.PerSecond

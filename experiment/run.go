@@ -181,7 +181,7 @@ func (s *Spec) runOne(ctx context.Context, st StrategySpec, seed uint64, env Env
 	for i := range present {
 		present[i] = true
 	}
-	pr := newProber(s, env, sel)
+	pr := newProber(s, st, env, sel)
 	for t := range n {
 		if t%256 == 0 && ctx.Err() != nil {
 			return nil, ctx.Err()
