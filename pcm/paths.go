@@ -14,15 +14,99 @@ import (
 	"github.com/hetquic/hetquic/pathsel"
 )
 
-// ensureActive moves the connection to path p if it can and reports
-// whether it moved. When it cannot (migration refused, probe failed, path
-// resting after a failure) the connection stays where it is: a request is
-// never failed for want of a path.
-func (c *Client) ensureActive(ctx context.Context, p int) bool {
+// begin admits a request that wants path p (-1: wherever the connection
+// is) and returns the path it goes on and whether the connection moved for
+// it; end must follow when the request's response has been read or given
+// up.
+//
+// When a switch may happen: only when no request is in flight. A request
+// that arrives while others are in flight goes on the active path at once
+// (Result.Chosen ≠ Path says so), so no request ever waits for another's
+// head or body, and a switch never moves a response under way. A request
+// that arrives during a switch waits for that one switch (its probe is
+// bounded by ProbeTimeout). The price: under steady concurrency the
+// connection rarely moves, which PCM's model — one request per round —
+// never meets; a caller who wants every request on its own path sends
+// them one at a time.
+func (c *Client) begin(ctx context.Context, p int) (active int, switched bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if p == c.active || !c.migration {
-		return false
+	if c.pin >= 0 {
+		p = c.pin // the server sends there whatever we choose: notFollowed
+	}
+	if p >= 0 && p != c.active && c.inflight == 0 && (c.migration || p == c.pin) {
+		switched = c.ensureActiveLocked(ctx, p)
+	}
+	c.inflight++
+	c.paths[c.active].lastUsed = c.cfg.Now()
+	return c.active, switched
+}
+
+// end ends a request admitted by begin.
+func (c *Client) end() {
+	c.mu.Lock()
+	c.inflight--
+	c.mu.Unlock()
+}
+
+// credit gives the selector res's sample when the path the request was
+// sent on carried the response, and marks res Credited; a response that
+// came back on another path is counted (notFollowed) and gives none: its
+// time belongs to no single path.
+func (c *Client) credit(res *Result) error {
+	if !res.Followed() {
+		c.notFollowed(*res)
+		return nil
+	}
+	c.selMu.Lock()
+	err := c.sel.Observe(pathsel.PathID(res.Path), res.Sample(c.cfg.PerByte))
+	c.selMu.Unlock()
+	res.Credited = err == nil
+	return err
+}
+
+// notFollowedLimit is how many responses may come back on another path
+// than their request's before the client stops choosing paths and stays on
+// the one the server sends to. Two, not one, so that a single response
+// that raced a switch does not end migration for good; more would only
+// waste requests on a server that, once it stops following, never follows
+// again (picoquic and qh3 follow a client only to an address they have
+// never seen: pcm/README.md).
+const notFollowedLimit = 2
+
+// notFollowed records a response that came back on another path than its
+// request's, and in the default mode, after notFollowedLimit of them, pins
+// the connection to the path the server sends to: requests then go where
+// their responses come from, and every measurement is of one path again.
+// The default mode probes before every switch, so the server has
+// validated the new path when the request leaves: not following is then
+// the server's choice.
+func (c *Client) notFollowed(res Result) {
+	n := c.unfollowed.Add(1)
+	c.cfg.Logf("pcm: WARNING: the response to stream %d, sent on %s, came back on %s: the server did not follow the switch (%d so far); no sample",
+		res.StreamID, res.PathName, c.paths[res.Carrier].Name, n)
+	if n < notFollowedLimit || c.multi != nil {
+		// Rebind mode validates nothing before a request, so a server
+		// that validates the new address first (RFC 9000 §9.3; quic-go
+		// does) answers the first request after a rebind on the old one:
+		// that is late, not refusal, and the client goes on choosing.
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.pin < 0 {
+		c.pin = res.Carrier
+		c.cfg.Logf("pcm: WARNING: the server does not follow switches; staying on %s, where it sends", c.paths[c.pin].Name)
+	}
+}
+
+// ensureActiveLocked moves the connection to path p if it can and reports
+// whether it moved. When it cannot (probe failed, path resting after a
+// failure, the connection gone) the connection stays where it is: a
+// request is never failed for want of a path.
+func (c *Client) ensureActiveLocked(ctx context.Context, p int) bool {
+	if c.conn.Context().Err() != nil {
+		return false // a dead connection: no probe, and no path blamed for it
 	}
 	ps := c.paths[p]
 	if ps.down && c.cfg.Now().Before(ps.retryAt) {
@@ -39,7 +123,7 @@ func (c *Client) ensureActive(ctx context.Context, p int) bool {
 }
 
 // switchLocked validates path p if needed (within the working-set budget
-// and a probe deadline) and switches to it. c.mu is held for writing.
+// and a probe deadline) and switches to it. c.mu is held.
 func (c *Client) switchLocked(ctx context.Context, p int) error {
 	ps := c.paths[p]
 	if c.multi != nil {
@@ -195,8 +279,8 @@ func (c *Client) markDownLocked(p int) {
 // Resting reports, per path, whether it rests after a failure: not to be
 // used before its backoff ends (requests for it go on the active path).
 func (c *Client) Resting() []bool {
-	c.mu.RLock()
-	defer c.mu.RUnlock()
+	c.mu.Lock()
+	defer c.mu.Unlock()
 	now := c.cfg.Now()
 	r := make([]bool, len(c.paths))
 	for i, ps := range c.paths {
@@ -226,7 +310,7 @@ func (c *Client) reviveRested() {
 func (c *Client) failover(ctx context.Context, failed int) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if !c.migration {
+	if !c.migration || c.conn.Context().Err() != nil {
 		return false
 	}
 	c.markDownLocked(failed)
