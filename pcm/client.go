@@ -159,15 +159,18 @@ type Client struct {
 	h3         *http3.ClientConn
 	remote     *net.UDPAddr
 
-	// mu guards the path state and inflight. A switch holds it from the
-	// probe to the move, so a request that arrives meanwhile waits for at
-	// most that one switch; a request in flight does not hold it, and the
-	// connection moves only when none is in flight (begin), so a path never
-	// changes under a request and every measurement belongs to one path.
-	mu       sync.Mutex
-	paths    []*pathState
-	active   int
-	inflight int // requests admitted by begin and not yet ended
+	// mu guards the path state, inflight and switching, briefly: a request
+	// in flight does not hold it, and the connection moves only when none
+	// is in flight (begin), so a path never changes under a request and
+	// every measurement belongs to one path. switching is set while a
+	// switch (or a failover, or an admission) is under way, and closed
+	// when it ends: a request that arrives meanwhile waits for at most that
+	// one switch (lockSwitch).
+	mu        sync.Mutex
+	switching chan struct{}
+	paths     []*pathState
+	active    int
+	inflight  int // requests admitted by begin and not yet ended
 	// migration is false when the server forbade it or AddPath failed:
 	// the client then stays where it is.
 	migration bool

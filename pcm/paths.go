@@ -29,17 +29,50 @@ import (
 // never meets; a caller who wants every request on its own path sends
 // them one at a time.
 func (c *Client) begin(ctx context.Context, p int) (active int, switched bool) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
+	owned := c.lockSwitch(ctx)
+	defer c.unlockSwitch(owned)
 	if c.pin >= 0 {
 		p = c.pin // the server sends there whatever we choose: notFollowed
 	}
-	if p >= 0 && p != c.active && c.inflight == 0 && (c.migration || p == c.pin) {
+	if owned && p >= 0 && p != c.active && c.inflight == 0 && (c.migration || p == c.pin) {
 		switched = c.ensureActiveLocked(ctx, p)
 	}
 	c.inflight++
 	c.paths[c.active].lastUsed = c.cfg.Now()
 	return c.active, switched
+}
+
+// lockSwitch takes c.mu and the right to switch (c.switching): it waits,
+// without holding c.mu, for a switch under way to end, or for ctx (the
+// caller then goes on the active path, where its request fails on ctx).
+// A switch releases c.mu while it waits on the network (switchLocked), so
+// c.mu is never held for long: Active, Resting and Stats answer during a
+// probe, and under testing/synctest nothing blocks on a mutex while fake
+// time should advance.
+func (c *Client) lockSwitch(ctx context.Context) (owned bool) {
+	c.mu.Lock()
+	for c.switching != nil {
+		ch := c.switching
+		c.mu.Unlock()
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			c.mu.Lock()
+			return false
+		}
+		c.mu.Lock()
+	}
+	c.switching = make(chan struct{})
+	return true
+}
+
+// unlockSwitch ends what lockSwitch began and wakes who waits for it.
+func (c *Client) unlockSwitch(owned bool) {
+	if owned {
+		close(c.switching)
+		c.switching = nil
+	}
+	c.mu.Unlock()
 }
 
 // end ends a request admitted by begin.
@@ -154,7 +187,9 @@ func (c *Client) switchLocked(ctx context.Context, p int) error {
 	// makes both ends validate before the request (FastSwitch skips it).
 	if !ps.validated || !c.cfg.FastSwitch {
 		pctx, cancel := context.WithTimeout(ctx, c.cfg.ProbeTimeout)
+		c.mu.Unlock() // waiting on the network: c.switching holds others off
 		err := ps.qp.Probe(pctx)
+		c.mu.Lock()
 		cancel()
 		if err != nil {
 			ps.qp.Close()
@@ -174,7 +209,9 @@ func (c *Client) switchLocked(ctx context.Context, p int) error {
 		ps.qp, ps.validated = nil, false
 		return fmt.Errorf("switch to %s: %w", ps.Name, err)
 	}
+	c.mu.Unlock()
 	c.awaitMove(ctx, ps)
+	c.mu.Lock()
 	if old := c.paths[c.active]; old.qp == nil {
 		// The path the connection was dialled on has no quic.Path handle:
 		// coming back to it means adding it again.
@@ -308,9 +345,9 @@ func (c *Client) reviveRested() {
 // failover leaves the failed active path for the best other one that
 // validates, and reports whether it found one.
 func (c *Client) failover(ctx context.Context, failed int) bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if !c.migration || c.conn.Context().Err() != nil {
+	owned := c.lockSwitch(ctx)
+	defer c.unlockSwitch(owned)
+	if !owned || !c.migration || c.conn.Context().Err() != nil {
 		return false
 	}
 	c.markDownLocked(failed)

@@ -268,7 +268,7 @@ func (c *Client) RoundTrip(req *http.Request) (*http.Response, error) {
 func (c *Client) sameOrigin(req *http.Request) error {
 	u := req.URL
 	if u == nil || u.Scheme != "https" {
-		return fmt.Errorf("pcm: %v: want an https URL of %s", u, c.authority())
+		return fmt.Errorf("pcm: %v: want an https URL of this connection's origin %s", u, c.cfg.Server)
 	}
 	port := u.Port()
 	if port == "" {
