@@ -127,7 +127,9 @@ func (c *Client) notFollowed(res Result) {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.pin < 0 {
+	if c.pin != res.Carrier {
+		// Pinned already, and the server still sends elsewhere: follow
+		// it there.
 		c.pin = res.Carrier
 		c.cfg.Logf("pcm: WARNING: the server does not follow switches; staying on %s, where it sends", c.paths[c.pin].Name)
 	}

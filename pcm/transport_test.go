@@ -75,7 +75,7 @@ func TestTransportOrigin(t *testing.T) {
 }
 
 func TestTransportAioquic(t *testing.T) {
-	srv := startAioquic(t, false)
+	srv := startPyOrigin(t, "aioquic", false)
 	exerciseTransport(t, srv.addr, Config{ServerName: "localhost", TLS: srv.tls, Paths: loopbackPaths(2), ProbeTimeout: 2 * time.Second})
 	if seen := srv.clients(2); len(seen) != 2 {
 		t.Errorf("aioquic saw client addresses %v, want both paths", seen)
