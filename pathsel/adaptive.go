@@ -55,6 +55,13 @@ import (
 //     improvement is found only after a period that has grown with the
 //     rounds since the last change. Off in Default (DefaultReprobeBackoff).
 //
+//  4. Out-of-band probes (ObserveProbe), where the caller sends them: a
+//     probe's RTT is no task sample, but it tells whether an idle path
+//     changed. One whose RTT fell is tried again at once; one whose RTT
+//     is unchanged ages ProbeStretch times slower (its re-probes by
+//     request grow that much rarer); one whose RTT rose is not re-tried
+//     for its age until it has aged again.
+//
 // Index: I_k = r_k − w_k − β_k, the smallest wins; a path with no sample
 // goes first. Hysteresis as PSA's: stay unless another index is lower by
 // more than that fraction of the current path's r (only on a current path
