@@ -207,7 +207,9 @@ func TestBuiltinExperimentsWriteTheirReport(t *testing.T) {
 		if spec.Mode == ModeReal { // experiment/realenv's test runs these
 			continue
 		}
-		spec.Seeds = 2
+		// The report is under test, not the numbers: two seeds and at most
+		// 300 rounds keep the whole set cheap under -race.
+		spec.Seeds, spec.Rounds = 2, min(spec.Rounds, 300)
 		res, err := Execute(context.Background(), spec, runner.Options{})
 		if err != nil {
 			t.Fatalf("%s: %v", e.Name(), err)
