@@ -61,6 +61,10 @@ func TestLoadRejectsBadInput(t *testing.T) {
 		{base + "strategies: [{strategy: polling}]\nmodel: {packet_bytes: 0, timeout_ms: -1}\n", "model.timeout_ms"},
 		{"name: x\nmode: trace\ntrace: ../s/trace.csv\nrounds: 50\nstrategies: [{strategy: polling}]\n", "rounds: 50 exceeds the trace's 6 rounds"},
 		{"name: x\nrounds: 5\nstrategies: [{strategy: polling}]\n", "scenario: missing"},
+		{base + "strategies: [{strategy: polling}]\nprobe: {per_second: -1}\n", "probe.per_second: -1 is outside [0, 1000]"},
+		{base + "strategies: [{strategy: polling}]\nprobe: {per_second: 5, working_set: -2}\n", "probe.working_set: -2 must be ≥ 1"},
+		{base + "strategies: [{strategy: hetquic, probe_stretch: 0.5}]\n", "strategies[0].probe_stretch: 0.5 is outside [1, 1e9)"},
+		{base + "mode: real\nstrategies: [{strategy: polling}]\nprobe: {per_second: 5}\n", "probe.per_second: mode real sends no out-of-band probes"},
 		{base + "strategies: [{strategy: polling}]\nevents: [{round: 5, path: fast, remove: true, set: {both: {delay_ms: 1}}}]\n", "events[0]: set and remove exclude each other"},
 		{base + "strategies: [{strategy: polling}]\nevents: [{round: 5, path: fast, remove: true}, {round: 6, path: slow, remove: true}]\n", "events: round 6 removes every path"},
 	} {
@@ -206,7 +210,9 @@ func TestBuiltinExperimentsWriteTheirReport(t *testing.T) {
 		if spec.Mode == ModeReal { // experiment/realenv's test runs these
 			continue
 		}
-		spec.Seeds = 2
+		// The report is under test, not the numbers: two seeds and at most
+		// 300 rounds keep the whole set cheap under -race.
+		spec.Seeds, spec.Rounds = 2, min(spec.Rounds, 300)
 		res, err := Execute(context.Background(), spec, runner.Options{})
 		if err != nil {
 			t.Fatalf("%s: %v", e.Name(), err)

@@ -27,6 +27,7 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -50,12 +51,17 @@ type Config struct {
 	// Server is the origin's host:port; ServerName its TLS name.
 	Server     string
 	ServerName string
-	Paths      []LocalPath
-	TLS        *tls.Config // RootCAs etc.; NextProtos is set to h3
-	QUIC       *quic.Config
-	// Selector decides the path of each Get (default: pathsel.Default()
-	// with a random source seeded from Seed).
+	// Paths are the local interfaces (default: DiscoverPaths, every
+	// non-loopback address of the host). One that cannot be bound is left
+	// out with a warning; Dial fails only when none can.
+	Paths []LocalPath
+	TLS   *tls.Config // RootCAs etc.; NextProtos is set to h3
+	QUIC  *quic.Config
+	// Selector decides the path of each Get (default: a selector of
+	// Strategy with a random source seeded from Seed).
 	Selector pathsel.Selector
+	// Strategy configures the default selector (zero: pathsel.Default()).
+	Strategy pathsel.Config
 	Seed     uint64
 	// PerByte makes Get report TCT per byte (PCM Eq. 4) to the selector
 	// instead of TCT (Eq. 3): for tasks of mixed sizes.
@@ -97,7 +103,17 @@ type Config struct {
 	Logf func(format string, args ...any)
 }
 
-func (c *Config) setDefaults() {
+func (c *Config) setDefaults() error {
+	if len(c.Paths) == 0 {
+		paths, err := DiscoverPaths()
+		if err != nil {
+			return err
+		}
+		c.Paths = paths
+	}
+	if c.Strategy.Strategy == "" {
+		c.Strategy = pathsel.Default()
+	}
 	if c.MaxPaths == 0 {
 		c.MaxPaths = 4
 	}
@@ -121,10 +137,12 @@ func (c *Config) setDefaults() {
 	if c.Logf == nil {
 		c.Logf = func(string, ...any) {}
 	}
+	return nil
 }
 
 // Client is one PCM-QUIC connection. Its methods are safe for concurrent
-// use; requests in flight at the same time share the active path.
+// use; requests in flight at the same time share the active path (begin
+// says when the connection may move).
 type Client struct {
 	cfg    Config
 	conn   *quic.Conn
@@ -132,6 +150,8 @@ type Client struct {
 	multi  *multiConn      // rebind mode's socket; nil in the default mode
 	rebind *quic.Transport // rebind mode's transport
 	moves  *moveWatch      // when a switch took effect; nil in rebind mode
+	// rx counts what each path received: which path carried a response.
+	rx *rxLedger
 	// wake is an idle stream whose priority changes wake quic-go's run
 	// loop to apply a Switch (awaitMove); wakeUrgent alternates.
 	wake       *quic.SendStream
@@ -139,21 +159,33 @@ type Client struct {
 	h3         *http3.ClientConn
 	remote     *net.UDPAddr
 
-	// mu guards the path state. Requests hold it for reading while they
-	// are in flight; a switch holds it for writing, so a path never changes
-	// under a request and every measurement belongs to one path.
-	mu     sync.RWMutex
-	paths  []*pathState
-	active int
+	// mu guards the path state, inflight and switching, briefly: a request
+	// in flight does not hold it, and the connection moves only when none
+	// is in flight (begin), so a path never changes under a request and
+	// every measurement belongs to one path. switching is set while a
+	// switch (or a failover, or an admission) is under way, and closed
+	// when it ends: a request that arrives meanwhile waits for at most that
+	// one switch (lockSwitch).
+	mu        sync.Mutex
+	switching chan struct{}
+	paths     []*pathState
+	active    int
+	inflight  int // requests admitted by begin and not yet ended
 	// migration is false when the server forbade it or AddPath failed:
 	// the client then stays where it is.
 	migration bool
+	// pin is the path a server that does not follow switches keeps
+	// sending to (notFollowed); -1 while the server follows.
+	pin int
 
 	selMu sync.Mutex // guards the selector
 	sel   pathsel.Selector
 	// switches counts the moves of the connection, so that RoundTrip can
 	// tell whether a response it measured stayed on one path.
 	switches atomic.Int64
+	// unfollowed counts responses that arrived on a path other than the
+	// one their request was sent on (Stats).
+	unfollowed atomic.Int64
 }
 
 type pathState struct {
@@ -172,45 +204,44 @@ type pathState struct {
 
 // Dial opens one socket per local path and the QUIC connection on the
 // first one (the paper picks it at random: put the one you want first).
+//
+// Its errors name what was wrong: the server address, a Config that
+// cannot work, no local path that binds, the handshake.
 func Dial(ctx context.Context, cfg Config) (*Client, error) {
-	cfg.setDefaults()
-	if len(cfg.Paths) == 0 {
-		return nil, errors.New("pcm: no local paths")
+	if err := cfg.setDefaults(); err != nil {
+		return nil, err
+	}
+	if cfg.Server == "" {
+		return nil, errors.New("pcm: Config.Server is empty: want host:port")
 	}
 	remote, err := net.ResolveUDPAddr("udp", cfg.Server)
 	if err != nil {
 		return nil, fmt.Errorf("pcm: server %q: %w", cfg.Server, err)
 	}
-	c := &Client{cfg: cfg, remote: remote, migration: true, sel: cfg.Selector}
-	var socks []net.PacketConn
-	for _, lp := range cfg.Paths {
-		udp, err := cfg.ListenPacket(lp.Addr.AsSlice())
-		if err != nil {
-			for _, s := range socks {
-				s.Close()
-			}
-			return nil, fmt.Errorf("pcm: path %s: bind %s: %w", lp.Name, lp.Addr, err)
-		}
-		socks = append(socks, udp)
-		c.paths = append(c.paths, &pathState{LocalPath: lp, tr: &quic.Transport{Conn: udp}})
+	c := &Client{cfg: cfg, remote: remote, migration: true, pin: -1, sel: cfg.Selector}
+	local, socks, err := c.bindPaths()
+	if err != nil {
+		return nil, err
 	}
+	c.rx = newRxLedger(len(c.paths))
 	dialTr := c.paths[0].tr
 	if !cfg.Rebind {
 		// The handshake gets a socket of its own on the first path's
 		// address, so that every path, the first included, is later used
 		// through quic-go's path API on its own transport.
-		udp, err := cfg.ListenPacket(cfg.Paths[0].Addr.AsSlice())
+		udp, err := cfg.ListenPacket(c.paths[0].Addr.AsSlice())
 		if err != nil {
 			for _, s := range socks {
 				s.Close()
 			}
-			return nil, fmt.Errorf("pcm: path %s: bind %s: %w", cfg.Paths[0].Name, cfg.Paths[0].Addr, err)
+			return nil, fmt.Errorf("pcm: path %s: bind %s: %w", c.paths[0].Name, c.paths[0].Addr, err)
 		}
 		c.dial = &quic.Transport{Conn: udp}
 		dialTr = c.dial
+		local.set(udp.LocalAddr(), 0)
 	}
 	if cfg.Rebind {
-		c.multi = newMultiConn(socks)
+		c.multi = newMultiConn(socks, c.rx)
 		c.rebind = &quic.Transport{Conn: c.multi}
 		dialTr = c.rebind
 	}
@@ -227,7 +258,8 @@ func Dial(ctx context.Context, cfg Config) (*Client, error) {
 		qconf = cfg.QUIC.Clone()
 	}
 	if !cfg.Rebind {
-		c.moves = newMoveWatch(qconf.Tracer)
+		dialAddr, _ := addrPort(c.dial.Conn.LocalAddr())
+		c.moves = newMoveWatch(qconf.Tracer, c.rx, local, dialAddr)
 		qconf.Tracer = c.moves.tracer
 	}
 	conn, err := dialTr.Dial(ctx, remote, tlsConf, qconf)
@@ -240,15 +272,38 @@ func Dial(ctx context.Context, cfg Config) (*Client, error) {
 	c.paths[0].validated = true
 	c.paths[0].lastUsed = cfg.Now()
 	if c.sel == nil {
-		if c.sel, err = pathsel.New(pathsel.Default(), newRand(cfg.Seed)); err != nil {
+		if c.sel, err = pathsel.New(cfg.Strategy, newRand(cfg.Seed)); err != nil {
 			c.Close()
-			return nil, err
+			return nil, fmt.Errorf("pcm: Config.Strategy: %w", err)
 		}
 		for i := range c.paths {
 			c.sel.AddPath(pathsel.PathID(i))
 		}
 	}
 	return c, nil
+}
+
+// bindPaths opens one socket per local path; a path whose address cannot
+// be bound (an interface that went down) is left out with a warning.
+func (c *Client) bindPaths() (*localIndex, []net.PacketConn, error) {
+	local := &localIndex{}
+	var socks []net.PacketConn
+	var errs []error
+	for _, lp := range c.cfg.Paths {
+		udp, err := c.cfg.ListenPacket(lp.Addr.AsSlice())
+		if err != nil {
+			c.cfg.Logf("pcm: WARNING: path %s left out: bind %s: %v", lp.Name, lp.Addr, err)
+			errs = append(errs, fmt.Errorf("path %s: bind %s: %w", lp.Name, lp.Addr, err))
+			continue
+		}
+		local.set(udp.LocalAddr(), len(c.paths))
+		socks = append(socks, udp)
+		c.paths = append(c.paths, &pathState{LocalPath: lp, tr: &quic.Transport{Conn: udp}})
+	}
+	if len(c.paths) == 0 {
+		return nil, nil, fmt.Errorf("pcm: no local path can be bound: %w", errors.Join(errs...))
+	}
+	return local, socks, nil
 }
 
 // Paths lists the client's local paths; PathID i is Paths()[i].
@@ -262,9 +317,40 @@ func (c *Client) Paths() []LocalPath {
 
 // Active is the index of the path the connection uses now.
 func (c *Client) Active() int {
-	c.mu.RLock()
-	defer c.mu.RUnlock()
+	c.mu.Lock()
+	defer c.mu.Unlock()
 	return c.active
+}
+
+// Done is closed when the connection has ended: closed by either side,
+// timed out idle, or lost. A Client is then of no further use (Transport
+// dials anew); Err says why.
+func (c *Client) Done() <-chan struct{} { return c.conn.Context().Done() }
+
+// Err is why the connection ended, or nil while it is alive.
+func (c *Client) Err() error {
+	if c.conn.Context().Err() == nil {
+		return nil
+	}
+	return context.Cause(c.conn.Context())
+}
+
+// Stats counts what the client saw of the server's behaviour.
+type Stats struct {
+	// Unfollowed counts responses that arrived on another path than the
+	// one their request was sent on: switches the server did not follow
+	// (none of them gave the selector a sample).
+	Unfollowed int64
+	// Pinned is the path the client stays on since the server was found
+	// not to follow switches (notFollowedLimit), or -1.
+	Pinned int
+}
+
+// Stats reports the client's counters.
+func (c *Client) Stats() Stats {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return Stats{Unfollowed: c.unfollowed.Load(), Pinned: c.pin}
 }
 
 // Close closes the connection and every socket.
@@ -292,8 +378,21 @@ func (c *Client) closeTransports() {
 
 // Result is one request's measurement (PCM journal §3.2, Eq. 3–4).
 type Result struct {
-	Path     int // index of the path that completed the request
+	// Chosen is the path the selector (or GetOn's caller) asked for; Path
+	// the one the request that completed was sent on: they differ when
+	// the connection could not or did not move (a failed probe, a path
+	// resting, other requests in flight, migration refused).
+	Chosen   int
+	Path     int
 	PathName string
+	// Carrier is the path that received most of the response's bytes
+	// (rxLedger), -1 when nothing was counted. Carrier ≠ Path means the
+	// server did not follow the switch: the response was measured on no
+	// single path and the selector got no sample.
+	Carrier int
+	// Credited says the selector got this request's sample (Get and
+	// Transport; GetOn leaves crediting to its caller).
+	Credited bool
 	StreamID quic.StreamID
 	Status   int
 	// Start is when the request was made (GetOn called), Est when its
@@ -307,6 +406,10 @@ type Result struct {
 	// Failovers counts paths given up during the request.
 	Failovers int
 }
+
+// Followed reports whether the response came back on the path its request
+// was sent on (or nothing says otherwise).
+func (r Result) Followed() bool { return r.Carrier < 0 || r.Carrier == r.Path }
 
 // TCT is the task completion time, EndTime − EstTime (Eq. 3).
 func (r Result) TCT() time.Duration { return r.End.Sub(r.Est) }
@@ -326,7 +429,8 @@ func (r Result) Sample(perByte bool) float64 {
 
 // Get fetches target (a path such as "/bytes/5120") on the path the
 // selector chooses, writes the body to w (nil: discard), and reports the
-// sample to the selector.
+// sample to the selector when the response came back on the path it was
+// sent on (credit).
 func (c *Client) Get(ctx context.Context, target string, w io.Writer) (Result, error) {
 	c.reviveRested()
 	c.selMu.Lock()
@@ -339,10 +443,16 @@ func (c *Client) Get(ctx context.Context, target string, w io.Writer) (Result, e
 	if err != nil {
 		return res, err
 	}
-	c.selMu.Lock()
-	err = c.sel.Observe(pathsel.PathID(res.Path), res.Sample(c.cfg.PerByte))
-	c.selMu.Unlock()
-	return res, err
+	return res, c.credit(&res)
+}
+
+// checkTarget refuses what is not an origin-form request target
+// (RFC 9110 §7.1): Get("bytes/14") would otherwise be glued to the port.
+func checkTarget(target string) error {
+	if !strings.HasPrefix(target, "/") {
+		return fmt.Errorf("pcm: target %q: want a path that starts with / (such as /bytes/14)", target)
+	}
+	return nil
 }
 
 // GetOn fetches target on path p — the experiment runner's entry, where
@@ -354,23 +464,35 @@ func (c *Client) GetOn(ctx context.Context, p int, target string, w io.Writer) (
 	if p < 0 || p >= len(c.paths) {
 		return Result{}, fmt.Errorf("pcm: no path %d", p)
 	}
+	if err := checkTarget(target); err != nil {
+		return Result{}, err
+	}
 	if w == nil {
 		w = io.Discard
 	}
 	start := c.cfg.Now()
-	switched := c.ensureActive(ctx, p)
 	var res Result
+	var switched bool
 	var received int64
 	var st *resume.State // set once the first response head has arrived
 	for attempt := 0; ; attempt++ {
-		r, n, err := c.fetch(ctx, target, received, &st, w)
+		want := p
+		if attempt > 0 {
+			want = -1 // failover chose the path
+		}
+		active, sw := c.begin(ctx, want)
+		if attempt == 0 {
+			switched = sw
+		}
+		r, n, err := c.fetch(ctx, active, target, received, &st, w)
+		c.end()
 		received += n
 		if attempt == 0 {
 			res = r
 		}
 		res.Path, res.PathName, res.StreamID, res.Status = r.Path, r.PathName, r.StreamID, r.Status
-		res.End, res.TotalBytes = r.End, received
-		res.Start = start
+		res.End, res.TotalBytes, res.Carrier = r.End, received, r.Carrier
+		res.Start, res.Chosen = start, p
 		if err == nil {
 			res.Switched, res.Failovers = switched, attempt
 			return res, nil
@@ -396,12 +518,8 @@ var copyBufs = sync.Pool{New: func() any { b := make([]byte, 32<<10); return &b 
 // fetch then records; a later fetch resumes only the same version from
 // exactly offset (internal/resume), so a resource replaced mid-download is
 // an error, never a spliced body.
-func (c *Client) fetch(ctx context.Context, target string, offset int64, st **resume.State, w io.Writer) (res Result, n int64, err error) {
-	c.mu.RLock()
-	defer c.mu.RUnlock()
-	ps := c.paths[c.active]
-	res = Result{Path: c.active, PathName: ps.Name}
-	ps.lastUsed = c.cfg.Now()
+func (c *Client) fetch(ctx context.Context, active int, target string, offset int64, st **resume.State, w io.Writer) (res Result, n int64, err error) {
+	res = Result{Path: active, PathName: c.paths[active].Name, Carrier: -1}
 
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "https://"+c.authority()+target, nil)
 	if err != nil {
@@ -417,7 +535,9 @@ func (c *Client) fetch(ctx context.Context, target string, offset int64, st **re
 	res.Est = c.cfg.Now() // EstTime: the stream exists (PCM Eq. 3)
 	res.StreamID = str.StreamID()
 	c.moves.watch(res.StreamID)
+	rx := c.rx.snapshot()
 	defer func() {
+		res.Carrier = carrier(rx, c.rx.snapshot())
 		// A request that left before the switch to this path took effect
 		// was carried, and measured, on the old path: say so.
 		if p, early := c.moves.leftEarly(res.StreamID); early {

@@ -277,12 +277,21 @@ func TestRebindMode(t *testing.T) {
 	c := dial(t, srv, Config{Selector: sel, Rebind: true})
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
+	unfollowed := 0
 	for i := range 30 {
 		res := getPattern(ctx, t, c, i, 20000)
 		if res.Path != i%3 {
 			t.Errorf("request %d on path %d", i, res.Path)
 		}
+		t.Logf("request %d: sent on %d, carried by %d, credited %v", i, res.Path, res.Carrier, res.Credited)
+		if !res.Followed() {
+			unfollowed++
+		}
+		if res.Credited != res.Followed() {
+			t.Errorf("request %d: credited %v, but sent on %d and carried by %d", i, res.Credited, res.Path, res.Carrier)
+		}
 	}
+	t.Logf("%d of 30 responses came back on another path than their request's", unfollowed)
 	log := srv.log.String()
 	for i := range 3 {
 		if !strings.Contains(log, fmt.Sprintf("127.0.0.%d:", 11+i)) {

@@ -10,47 +10,45 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/hetquic/hetquic/internal/selfsigned"
+	"github.com/hetquic/hetquic/origin"
 )
 
 // TestInteropAioquic migrates PCM-QUIC between three local addresses
-// against aioquic's HTTP/3 stack (interop/aioquic_server.py): a server that
-// shares no code with quic-go. CI installs aioquic; elsewhere the test
-// skips with a message.
+// against aioquic's HTTP/3 stack (interop/h3_origin.py): a server that
+// shares no code with quic-go, follows every switch, and names the client
+// address it sends to in its log.
 func TestInteropAioquic(t *testing.T) {
-	srv := startAioquic(t, false)
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	c, err := Dial(ctx, Config{
-		Server: srv.addr, ServerName: "localhost", TLS: srv.tls, Paths: loopbackPaths(3),
-		Selector: polling(3), ProbeTimeout: 2 * time.Second,
-	})
-	if err != nil {
-		t.Fatal(err)
+	srv := startPyOrigin(t, "aioquic", false)
+	row := interop(t, "aioquic", srv.addr, srv.tls, Config{})
+	if row.unfollowed != 0 || row.onChosen != row.requests {
+		t.Errorf("aioquic follows every switch, yet %+v", row)
 	}
-	defer c.Close()
-	onTarget := 0
-	for i := range 30 {
-		res := getPattern(ctx, t, c, i, 5120)
-		if res.Path == i%3 {
-			onTarget++
-		}
+	if seen := srv.clients(3); len(seen) != 3 {
+		t.Errorf("aioquic sent to client addresses %v, want all three", seen)
 	}
-	// The server's log names the client address it saw for each request.
-	seen := srv.clients(3)
-	t.Logf("aioquic saw client addresses %v; %d of 30 requests on the chosen path", seen, onTarget)
-	if onTarget != 30 || len(seen) != 3 {
-		t.Errorf("migration against aioquic: %d of 30 on target, server saw %v", onTarget, seen)
+}
+
+// TestInteropQh3 runs the same against qh3, whose QUIC core (Rust) follows
+// a client only to an address it has never seen: after the first round
+// over the paths it keeps sending to the last new one. PCM must credit no
+// response to a path that did not carry it, and stay where qh3 sends.
+func TestInteropQh3(t *testing.T) {
+	srv := startPyOrigin(t, "qh3", false)
+	row := interop(t, "qh3", srv.addr, srv.tls, Config{})
+	if row.unfollowed == 0 || row.pinned < 0 {
+		t.Logf("qh3 followed every switch this time: %+v", row)
 	}
 }
 
 // A server that sends disable_active_migration: PCM warns once, stays on
 // its path, and every request succeeds.
 func TestMigrationRefused(t *testing.T) {
-	srv := startAioquic(t, true)
+	srv := startPyOrigin(t, "aioquic", true)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	var warnings []string
@@ -76,33 +74,33 @@ func TestMigrationRefused(t *testing.T) {
 	}
 }
 
-type aioquicServer struct {
+type pyOrigin struct {
 	addr  string
 	tls   *tls.Config
 	lines chan string
 }
 
-// startAioquic runs interop/aioquic_server.py on a free loopback port; it
-// skips the test when python3 or aioquic is missing (CI installs them).
-func startAioquic(t *testing.T, noMigration bool) *aioquicServer {
+// requireStack skips a test whose peer stack is missing, unless CI runs it
+// (HETQUIC_CI=1), which installs every stack: there it fails.
+func requireStack(t *testing.T, why string) {
 	t.Helper()
-	if err := exec.Command("python3", "-c", "import aioquic").Run(); err != nil {
-		t.Skip("skipped: python3 with aioquic is not installed (pip install aioquic)")
+	if os.Getenv("HETQUIC_CI") == "1" {
+		t.Fatalf("%s (CI installs it: .ci/run)", why)
 	}
-	pair, err := selfsigned.New()
-	if err != nil {
-		t.Fatal(err)
+	t.Skip("skipped: " + why)
+}
+
+// startPyOrigin runs interop/h3_origin.py on stack (aioquic or qh3) on a
+// free loopback port.
+func startPyOrigin(t *testing.T, stack string, noMigration bool) *pyOrigin {
+	t.Helper()
+	if err := exec.Command("python3", "-c", "import "+stack).Run(); err != nil {
+		requireStack(t, "python3 with "+stack+" is not installed (pip install "+stack+")")
 	}
 	dir := t.TempDir()
-	certPEM, keyPEM, err := pair.PEM()
-	if err != nil {
-		t.Fatal(err)
-	}
-	os.WriteFile(filepath.Join(dir, "cert.pem"), certPEM, 0o600)
-	os.WriteFile(filepath.Join(dir, "key.pem"), keyPEM, 0o600)
+	pair, cert, key := writeCert(t, dir)
 	port := freeUDPPort(t)
-	args := []string{"../interop/aioquic_server.py", "127.0.0.1", fmt.Sprint(port),
-		filepath.Join(dir, "cert.pem"), filepath.Join(dir, "key.pem")}
+	args := []string{"../interop/h3_origin.py", "127.0.0.1", fmt.Sprint(port), cert, key, "--stack", stack}
 	if noMigration {
 		args = append(args, "--no-migration")
 	}
@@ -113,7 +111,7 @@ func startAioquic(t *testing.T, noMigration bool) *aioquicServer {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	s := &aioquicServer{addr: fmt.Sprintf("127.0.0.1:%d", port), tls: &tls.Config{RootCAs: pair.Pool}, lines: make(chan string, 1000)}
+	s := &pyOrigin{addr: fmt.Sprintf("127.0.0.1:%d", port), tls: &tls.Config{RootCAs: pair.Pool}, lines: make(chan string, 1000)}
 	go func() {
 		sc := bufio.NewScanner(stdout)
 		for sc.Scan() {
@@ -124,17 +122,38 @@ func startAioquic(t *testing.T, noMigration bool) *aioquicServer {
 	select {
 	case l := <-s.lines:
 		if l != "listening" {
-			t.Fatalf("aioquic server said %q", l)
+			t.Fatalf("%s server said %q", stack, l)
 		}
 	case <-time.After(10 * time.Second):
-		t.Fatal("aioquic server did not start")
+		t.Fatalf("%s server did not start", stack)
 	}
 	return s
 }
 
-// clients collects the client addresses in the server's log, waiting up to
-// 2 s for `want` of them.
-func (s *aioquicServer) clients(want int) map[string]bool {
+// writeCert writes a fresh self-signed pair for localhost to dir.
+func writeCert(t *testing.T, dir string) (pair *selfsigned.Pair, cert, key string) {
+	t.Helper()
+	pair, err := selfsigned.New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	certPEM, keyPEM, err := pair.PEM()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cert, key = filepath.Join(dir, "cert.pem"), filepath.Join(dir, "key.pem")
+	if err := os.WriteFile(cert, certPEM, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(key, keyPEM, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return pair, cert, key
+}
+
+// clients collects the client addresses in the server's log (where it sent
+// each response), waiting up to 2 s for `want` of them.
+func (s *pyOrigin) clients(want int) map[string]bool {
 	seen := map[string]bool{}
 	timeout := time.After(2 * time.Second)
 	for len(seen) < want {
@@ -171,4 +190,108 @@ func freeUDPPort(t *testing.T) int {
 	}
 	defer c.Close()
 	return c.LocalAddr().(*net.UDPAddr).Port
+}
+
+// countingConn counts what a client socket receives: the ground truth of
+// which path carried a response, independent of the client's own ledger
+// (qlog events). Wrapping the socket turns quic-go's GSO and ECN off,
+// which a test can afford.
+type countingConn struct {
+	net.PacketConn
+	path int
+	rx   *rxLedger
+}
+
+func (c countingConn) ReadFrom(b []byte) (int, net.Addr, error) {
+	n, a, err := c.PacketConn.ReadFrom(b)
+	c.rx.add(c.path, int64(n))
+	return n, a, err
+}
+
+// interopRow is one stack's line of the matrix (pcm/README.md).
+type interopRow struct {
+	stack                        string
+	requests, intact, migrations int
+	onChosen, carriedAsCredited  int
+	unfollowed                   int64
+	pinned                       int
+}
+
+// interop runs 30 requests of distinct sizes against a server at addr,
+// polling three loopback paths, and checks each body byte by byte and
+// each measurement against what the sockets received: a response credited
+// to the selector came back on the path it was sent on, and Carrier names
+// the path that received most of it.
+func interop(t *testing.T, stack, addr string, roots *tls.Config, cfg Config) interopRow {
+	t.Helper()
+	truth := newRxLedger(3)
+	var mu sync.Mutex
+	byIP := map[string]int{}
+	for i, lp := range loopbackPaths(3) {
+		byIP[lp.Addr.String()] = i
+	}
+	cfg.Server, cfg.ServerName, cfg.TLS, cfg.Paths = addr, "localhost", roots, loopbackPaths(3)
+	cfg.Selector, cfg.ProbeTimeout = polling(3), 2*time.Second
+	cfg.ListenPacket = func(ip net.IP) (net.PacketConn, error) {
+		udp, err := net.ListenUDP("udp", &net.UDPAddr{IP: ip})
+		if err != nil {
+			return nil, err
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		return countingConn{PacketConn: udp, path: byIP[ip.String()], rx: truth}, nil
+	}
+	c := dialConfig(t, cfg)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	row := interopRow{stack: stack}
+	for i := range 30 {
+		before := truth.snapshot()
+		size := 5120 + i
+		var body strings.Builder
+		res, err := c.Get(ctx, fmt.Sprintf("/bytes/%d", size), &body)
+		if err != nil {
+			t.Fatalf("%s: request %d: %v", stack, i, err)
+		}
+		row.requests++
+		if body.Len() == size && checkPatternOK([]byte(body.String()), size) {
+			row.intact++
+		} else {
+			t.Errorf("%s: request %d: body of %d bytes is not the pattern of %d", stack, i, body.Len(), size)
+		}
+		got := carrier(before, truth.snapshot())
+		t.Logf("%s: request %d: chosen %d, sent on %d, switched %v, carrier %d, sockets say %d, credited %v", stack, i, res.Chosen, res.Path, res.Switched, res.Carrier, got, res.Credited)
+		if res.Switched {
+			row.migrations++
+		}
+		if got == res.Path {
+			row.onChosen++
+		}
+		if res.Carrier == got && (!res.Credited || res.Path == got) {
+			row.carriedAsCredited++
+		} else {
+			t.Errorf("%s: request %d: sent on %d, carrier %d, credited %v; the sockets say path %d carried it", stack, i, res.Path, res.Carrier, res.Credited, got)
+		}
+	}
+	st := c.Stats()
+	row.unfollowed, row.pinned = st.Unfollowed, st.Pinned
+	t.Logf("%s: %d requests, %d intact, %d migrations, %d carried on the path sent on, %d measured as carried, %d unfollowed, pinned %d",
+		stack, row.requests, row.intact, row.migrations, row.onChosen, row.carriedAsCredited, row.unfollowed, row.pinned)
+	if row.migrations == 0 {
+		t.Errorf("%s: the connection never moved", stack)
+	}
+	return row
+}
+
+// checkPatternOK reports whether body is the origin's first n bytes.
+func checkPatternOK(body []byte, n int) bool {
+	if len(body) != n {
+		return false
+	}
+	for i, b := range body {
+		if b != origin.PatternByte(int64(i)) {
+			return false
+		}
+	}
+	return true
 }

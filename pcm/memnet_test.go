@@ -4,8 +4,10 @@ import (
 	"context"
 	"crypto/tls"
 	"fmt"
+	"net"
 	"net/http"
 	"net/netip"
+	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -35,26 +37,53 @@ func memDial(t *testing.T, n *memnet.Network, k int, cfg Config) *Client {
 // memDialHandler is memDial with h as the server.
 func memDialHandler(t *testing.T, n *memnet.Network, k int, cfg Config, h http.Handler) *Client {
 	t.Helper()
+	return dialConfig(t, memConfig(t, n, k, cfg, memServe(t, n, h, nil)))
+}
+
+// memServe serves h over HTTP/3 at memServer; wrap, if set, wraps the
+// server's socket. It returns the TLS configuration that trusts it.
+func memServe(t *testing.T, n *memnet.Network, h http.Handler, wrap func(net.PacketConn) net.PacketConn) *tls.Config {
+	t.Helper()
 	pair, err := selfsigned.New()
 	if err != nil {
 		t.Fatal(err)
 	}
-	sc, err := n.ListenPacket(memServer)
+	memServePair(t, n, h, wrap, pair)
+	return &tls.Config{RootCAs: pair.Pool}
+}
+
+// memServePair serves h with pair's certificate and returns a stop that
+// closes the server (with its connections) and frees memServer; the test's
+// cleanup calls it too.
+func memServePair(t *testing.T, n *memnet.Network, h http.Handler, wrap func(net.PacketConn) net.PacketConn, pair *selfsigned.Pair) (stop func()) {
+	t.Helper()
+	mc, err := n.ListenPacket(memServer)
 	if err != nil {
 		t.Fatal(err)
+	}
+	var sc net.PacketConn = mc
+	if wrap != nil {
+		sc = wrap(sc)
 	}
 	n.SetDelay(memServer.Addr(), oneWay)
 	srv := &http3.Server{Handler: h, TLSConfig: http3.ConfigureTLSConfig(&tls.Config{Certificates: []tls.Certificate{pair.Cert}})}
 	done := make(chan struct{})
 	go func() { srv.Serve(sc); close(done) }()
-	t.Cleanup(func() { srv.Close(); sc.Close(); <-done })
+	var once sync.Once
+	stop = func() { once.Do(func() { srv.Close(); sc.Close(); <-done }) }
+	t.Cleanup(stop)
+	return stop
+}
+
+// memConfig completes cfg for k paths to memServer, trusting roots.
+func memConfig(t *testing.T, n *memnet.Network, k int, cfg Config, roots *tls.Config) Config {
 	for i := range k {
 		cfg.Paths = append(cfg.Paths, LocalPath{Name: fmt.Sprintf("p%d", i), Addr: memPath(i)})
 		n.SetDelay(memPath(i), oneWay)
 	}
-	cfg.Server, cfg.ServerName, cfg.TLS = memServer.String(), "localhost", &tls.Config{RootCAs: pair.Pool}
+	cfg.Server, cfg.ServerName, cfg.TLS = memServer.String(), "localhost", roots
 	cfg.ListenPacket = n.ListenIP
-	return dialConfig(t, cfg)
+	return cfg
 }
 
 // A path whose packets vanish is given up exactly at the probe deadline;

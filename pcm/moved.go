@@ -2,6 +2,7 @@ package pcm
 
 import (
 	"context"
+	"net/netip"
 	"sync"
 
 	"github.com/quic-go/quic-go"
@@ -41,15 +42,26 @@ type moveWatch struct {
 	// whose first packet left while a switch was pending maps to the path
 	// it left on, one whose first packet left after the move is deleted.
 	streams map[quic.StreamID]int
+
+	// The receive side (rxLedger): the bytes of requests' streams are
+	// counted per local path; a packet's qlog tuple names its network
+	// tuple ("" the active one), tuples maps a tuple to its local address
+	// as quic-go assigned it, and local maps that address to a path.
+	rx     *rxLedger
+	local  *localIndex
+	tuples map[string]netip.AddrPort
 }
 
 // notSent marks a watched stream whose first packet has not left yet.
 const notSent = -1
 
-func newMoveWatch(next func(context.Context, bool, quic.ConnectionID) qlogwriter.Trace) *moveWatch {
+// newMoveWatch watches a connection dialled from the local address dial;
+// the received bytes go to rx, by path as local maps them.
+func newMoveWatch(next func(context.Context, bool, quic.ConnectionID) qlogwriter.Trace, rx *rxLedger, local *localIndex, dial netip.AddrPort) *moveWatch {
 	settled := make(chan struct{})
 	close(settled) // no switch is pending yet
-	return &moveWatch{next: next, streams: map[quic.StreamID]int{}, moved: settled}
+	return &moveWatch{next: next, streams: map[quic.StreamID]int{}, moved: settled,
+		rx: rx, local: local, tuples: map[string]netip.AddrPort{"": dial}}
 }
 
 // switching records a Switch away from path from; call it before Switch.
@@ -122,9 +134,14 @@ func (w *moveWatch) leftEarly(id quic.StreamID) (path int, early bool) {
 func (w *moveWatch) record(e qlogwriter.Event) {
 	switch e := e.(type) {
 	case qlog.TupleAssigned:
+		w.mu.Lock()
+		w.tuples[e.TupleID] = cmpAddr(e.Local.IPv4, e.Local.IPv6)
+		w.mu.Unlock()
 		if e.TupleID == "" {
 			w.settled()
 		}
+	case qlog.PacketReceived:
+		w.received(e)
 	case qlog.PacketSent:
 		w.mu.Lock()
 		defer w.mu.Unlock()
@@ -148,6 +165,32 @@ func (w *moveWatch) record(e qlogwriter.Event) {
 			}
 		}
 	}
+}
+
+// received counts the bytes of requests' streams in a received packet for
+// the path it arrived on.
+func (w *moveWatch) received(e qlog.PacketReceived) {
+	var n int64
+	for _, f := range e.Frames {
+		if sf, ok := f.Frame.(*qlog.StreamFrame); ok && sf.StreamID%4 == 0 {
+			n += sf.Length
+		}
+	}
+	if n == 0 {
+		return
+	}
+	w.mu.Lock()
+	local := w.tuples[e.Tuple]
+	w.mu.Unlock()
+	w.rx.add(w.local.path(local), n)
+}
+
+// cmpAddr is the first valid of an IPv4 and an IPv6 address.
+func cmpAddr(v4, v6 netip.AddrPort) netip.AddrPort {
+	if v4.IsValid() {
+		return v4
+	}
+	return v6
 }
 
 // tracer is the quic.Config.Tracer of the client's connection.

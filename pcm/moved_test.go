@@ -2,6 +2,7 @@ package pcm
 
 import (
 	"context"
+	"net/netip"
 	"testing"
 
 	"github.com/quic-go/quic-go"
@@ -74,7 +75,7 @@ func TestMoveWatch(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			w := newMoveWatch(nil)
+			w := newMoveWatch(nil, newRxLedger(2), &localIndex{}, netip.AddrPort{})
 			tt.run(w)
 			path, early := w.leftEarly(tt.stream)
 			if early != tt.early || (early && path != tt.path) {
@@ -100,7 +101,7 @@ func (r recording) Close() error                     { return nil }
 // TestMoveWatchPassesEventsOn: a caller's own tracer still sees every event.
 func TestMoveWatchPassesEventsOn(t *testing.T) {
 	var names []string
-	w := newMoveWatch(func(context.Context, bool, quic.ConnectionID) qlogwriter.Trace { return recording{&names} })
+	w := newMoveWatch(func(context.Context, bool, quic.ConnectionID) qlogwriter.Trace { return recording{&names} }, newRxLedger(2), &localIndex{}, netip.AddrPort{})
 	r := w.tracer(context.Background(), true, quic.ConnectionID{}).AddProducer()
 	r.RecordEvent(sent(0))
 	r.RecordEvent(qlog.TupleAssigned{})

@@ -14,15 +14,134 @@ import (
 	"github.com/hetquic/hetquic/pathsel"
 )
 
-// ensureActive moves the connection to path p if it can and reports
-// whether it moved. When it cannot (migration refused, probe failed, path
-// resting after a failure) the connection stays where it is: a request is
-// never failed for want of a path.
-func (c *Client) ensureActive(ctx context.Context, p int) bool {
+// begin admits a request that wants path p (-1: wherever the connection
+// is) and returns the path it goes on and whether the connection moved for
+// it; end must follow when the request's response has been read or given
+// up.
+//
+// When a switch may happen: only when no request is in flight. A request
+// that arrives while others are in flight goes on the active path at once
+// (Result.Chosen ≠ Path says so), so no request ever waits for another's
+// head or body, and a switch never moves a response under way. A request
+// that arrives during a switch waits for that one switch (its probe is
+// bounded by ProbeTimeout). The price: under steady concurrency the
+// connection rarely moves, which PCM's model — one request per round —
+// never meets; a caller who wants every request on its own path sends
+// them one at a time.
+func (c *Client) begin(ctx context.Context, p int) (active int, switched bool) {
+	owned := c.lockSwitch(ctx)
+	defer c.unlockSwitch(owned)
+	if c.pin >= 0 {
+		p = c.pin // the server sends there whatever we choose: notFollowed
+	}
+	if owned && p >= 0 && p != c.active && c.inflight == 0 && (c.migration || p == c.pin) {
+		switched = c.ensureActiveLocked(ctx, p)
+	}
+	c.inflight++
+	c.paths[c.active].lastUsed = c.cfg.Now()
+	return c.active, switched
+}
+
+// lockSwitch takes c.mu and the right to switch (c.switching): it waits,
+// without holding c.mu, for a switch under way to end, or for ctx (the
+// caller then goes on the active path, where its request fails on ctx).
+// A switch releases c.mu while it waits on the network (switchLocked), so
+// c.mu is never held for long: Active, Resting and Stats answer during a
+// probe, and under testing/synctest nothing blocks on a mutex while fake
+// time should advance.
+func (c *Client) lockSwitch(ctx context.Context) (owned bool) {
+	c.mu.Lock()
+	for c.switching != nil {
+		ch := c.switching
+		c.mu.Unlock()
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			c.mu.Lock()
+			return false
+		}
+		c.mu.Lock()
+	}
+	c.switching = make(chan struct{})
+	return true
+}
+
+// unlockSwitch ends what lockSwitch began and wakes who waits for it.
+func (c *Client) unlockSwitch(owned bool) {
+	if owned {
+		close(c.switching)
+		c.switching = nil
+	}
+	c.mu.Unlock()
+}
+
+// end ends a request admitted by begin.
+func (c *Client) end() {
+	c.mu.Lock()
+	c.inflight--
+	c.mu.Unlock()
+}
+
+// credit gives the selector res's sample when the path the request was
+// sent on carried the response, and marks res Credited; a response that
+// came back on another path is counted (notFollowed) and gives none: its
+// time belongs to no single path.
+func (c *Client) credit(res *Result) error {
+	if !res.Followed() {
+		c.notFollowed(*res)
+		return nil
+	}
+	c.selMu.Lock()
+	err := c.sel.Observe(pathsel.PathID(res.Path), res.Sample(c.cfg.PerByte))
+	c.selMu.Unlock()
+	res.Credited = err == nil
+	return err
+}
+
+// notFollowedLimit is how many responses may come back on another path
+// than their request's before the client stops choosing paths and stays on
+// the one the server sends to. Two, not one, so that a single response
+// that raced a switch does not end migration for good; more would only
+// waste requests on a server that, once it stops following, never follows
+// again (picoquic and qh3 follow a client only to an address they have
+// never seen: pcm/README.md).
+const notFollowedLimit = 2
+
+// notFollowed records a response that came back on another path than its
+// request's, and in the default mode, after notFollowedLimit of them, pins
+// the connection to the path the server sends to: requests then go where
+// their responses come from, and every measurement is of one path again.
+// The default mode probes before every switch, so the server has
+// validated the new path when the request leaves: not following is then
+// the server's choice.
+func (c *Client) notFollowed(res Result) {
+	n := c.unfollowed.Add(1)
+	c.cfg.Logf("pcm: WARNING: the response to stream %d, sent on %s, came back on %s: the server did not follow the switch (%d so far); no sample",
+		res.StreamID, res.PathName, c.paths[res.Carrier].Name, n)
+	if n < notFollowedLimit || c.multi != nil {
+		// Rebind mode validates nothing before a request, so a server
+		// that validates the new address first (RFC 9000 §9.3; quic-go
+		// does) answers the first request after a rebind on the old one:
+		// that is late, not refusal, and the client goes on choosing.
+		return
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if p == c.active || !c.migration {
-		return false
+	if c.pin != res.Carrier {
+		// Pinned already, and the server still sends elsewhere: follow
+		// it there.
+		c.pin = res.Carrier
+		c.cfg.Logf("pcm: WARNING: the server does not follow switches; staying on %s, where it sends", c.paths[c.pin].Name)
+	}
+}
+
+// ensureActiveLocked moves the connection to path p if it can and reports
+// whether it moved. When it cannot (probe failed, path resting after a
+// failure, the connection gone) the connection stays where it is: a
+// request is never failed for want of a path.
+func (c *Client) ensureActiveLocked(ctx context.Context, p int) bool {
+	if c.conn.Context().Err() != nil {
+		return false // a dead connection: no probe, and no path blamed for it
 	}
 	ps := c.paths[p]
 	if ps.down && c.cfg.Now().Before(ps.retryAt) {
@@ -39,7 +158,7 @@ func (c *Client) ensureActive(ctx context.Context, p int) bool {
 }
 
 // switchLocked validates path p if needed (within the working-set budget
-// and a probe deadline) and switches to it. c.mu is held for writing.
+// and a probe deadline) and switches to it. c.mu is held.
 func (c *Client) switchLocked(ctx context.Context, p int) error {
 	ps := c.paths[p]
 	if c.multi != nil {
@@ -70,7 +189,9 @@ func (c *Client) switchLocked(ctx context.Context, p int) error {
 	// makes both ends validate before the request (FastSwitch skips it).
 	if !ps.validated || !c.cfg.FastSwitch {
 		pctx, cancel := context.WithTimeout(ctx, c.cfg.ProbeTimeout)
+		c.mu.Unlock() // waiting on the network: c.switching holds others off
 		err := ps.qp.Probe(pctx)
+		c.mu.Lock()
 		cancel()
 		if err != nil {
 			ps.qp.Close()
@@ -90,7 +211,9 @@ func (c *Client) switchLocked(ctx context.Context, p int) error {
 		ps.qp, ps.validated = nil, false
 		return fmt.Errorf("switch to %s: %w", ps.Name, err)
 	}
+	c.mu.Unlock()
 	c.awaitMove(ctx, ps)
+	c.mu.Lock()
 	if old := c.paths[c.active]; old.qp == nil {
 		// The path the connection was dialled on has no quic.Path handle:
 		// coming back to it means adding it again.
@@ -195,8 +318,8 @@ func (c *Client) markDownLocked(p int) {
 // Resting reports, per path, whether it rests after a failure: not to be
 // used before its backoff ends (requests for it go on the active path).
 func (c *Client) Resting() []bool {
-	c.mu.RLock()
-	defer c.mu.RUnlock()
+	c.mu.Lock()
+	defer c.mu.Unlock()
 	now := c.cfg.Now()
 	r := make([]bool, len(c.paths))
 	for i, ps := range c.paths {
@@ -224,9 +347,9 @@ func (c *Client) reviveRested() {
 // failover leaves the failed active path for the best other one that
 // validates, and reports whether it found one.
 func (c *Client) failover(ctx context.Context, failed int) bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if !c.migration {
+	owned := c.lockSwitch(ctx)
+	defer c.unlockSwitch(owned)
+	if !owned || !c.migration || c.conn.Context().Err() != nil {
 		return false
 	}
 	c.markDownLocked(failed)

@@ -31,31 +31,52 @@ type multiConn struct {
 	active atomic.Int32
 	q      *pktqueue.Queue
 	wg     sync.WaitGroup
+	rx     *rxLedger // the bytes each socket received: Result.Carrier
 }
 
-func newMultiConn(socks []net.PacketConn) *multiConn {
-	m := &multiConn{socks: socks, q: pktqueue.New(256)}
-	for _, s := range socks {
+// datagramBufs holds the queued datagrams' buffers: a reader reads into a
+// 64 KiB scratch buffer of its own (a UDP datagram's most) and queues a
+// copy in one of these, which the queue gives back once quic-go has read it.
+var datagramBufs = sync.Pool{New: func() any { b := make([]byte, 0, maxQueuedDatagram); return &b }}
+
+// maxQueuedDatagram is the size of a pooled buffer: QUIC's datagrams fit a
+// 1500-byte MTU, and quic-go sends none larger than 1452 bytes of payload
+// unless path MTU discovery finds more; bigger ones get a buffer of their own.
+const maxQueuedDatagram = 1500
+
+func newMultiConn(socks []net.PacketConn, rx *rxLedger) *multiConn {
+	m := &multiConn{socks: socks, q: pktqueue.New(256), rx: rx}
+	for i, s := range socks {
 		m.wg.Add(1)
-		go m.read(s)
+		go m.read(i, s)
 	}
 	return m
 }
 
-func (m *multiConn) read(s net.PacketConn) {
+func (m *multiConn) read(i int, s net.PacketConn) {
 	defer m.wg.Done()
+	scratch := make([]byte, 1<<16)
 	for {
-		buf := make([]byte, 1<<16)
-		n, from, err := s.ReadFrom(buf)
+		n, from, err := s.ReadFrom(scratch)
 		if err != nil {
 			m.q.Push(pktqueue.Datagram{Err: err}) // after Close the error is ours and dropped
 			return
 		}
-		if !m.q.Push(pktqueue.Datagram{B: buf[:n], From: from}) {
+		m.rx.add(i, int64(n))
+		d := pktqueue.Datagram{From: from}
+		if n <= maxQueuedDatagram {
+			bp := datagramBufs.Get().(*[]byte)
+			d.B, d.Free = append((*bp)[:0], scratch[:n]...), freeDatagram
+		} else {
+			d.B = append([]byte(nil), scratch[:n]...)
+		}
+		if !m.q.Push(d) {
 			return
 		}
 	}
 }
+
+func freeDatagram(b []byte) { datagramBufs.Put(&b) }
 
 func (m *multiConn) setActive(i int) { m.active.Store(int32(i)) }
 

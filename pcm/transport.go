@@ -1,14 +1,14 @@
 package pcm
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
+	"strings"
 	"sync"
-
-	"github.com/hetquic/hetquic/pathsel"
 )
 
 // Transport is an http.RoundTripper that carries requests over PCM-QUIC,
@@ -18,147 +18,304 @@ import (
 // origin (host:port of an https URL), dialled on the origin's first
 // request, and takes any method and request body.
 //
+// As http3.Transport it dials an origin again when its connection has
+// ended (closed by the server, idle timeout, lost): the request that finds
+// it dead, or fails because it died, goes on a new connection (a request
+// with a body only if the body can be replayed: GetBody). Dials of
+// different origins run at the same time; concurrent first requests to
+// one origin share one dial.
+//
 // What a request over Transport gets and does not get, compared with Get:
-//   - path choice and measurement: the selector picks the path; the task
+//   - path choice and measurement: the selector picks the path (moving
+//     only when no request is in flight: Client.begin); the task
 //     completion time runs from the request stream to the response body's
 //     end (PCM Eq. 3) and is reported when the caller has read the body to
-//     EOF, unless the connection moved meanwhile (another request switched
-//     paths), when it belongs to no single path and is dropped;
+//     EOF, unless the response came back on another path (Result.Carrier);
+//     ResultOf(resp) returns it;
+//   - a response's body holds the connection on its path until it is read
+//     to its end or closed: close bodies, as net/http asks;
 //   - no resumption on another path: a request body is consumed as it is
 //     sent and a response body is read at the caller's pace, so a stalled
 //     path surfaces as an error, as with http3.Transport (Get resumes GETs).
 type Transport struct {
 	// Config is every origin's client configuration; Server and ServerName
 	// come from the request's URL, and Selector must be nil: each origin
-	// gets its own pathsel.Default(), as connections learn per server.
+	// gets its own selector of Config.Strategy, as connections learn per
+	// server.
 	Config Config
 
 	mu      sync.Mutex
-	clients map[string]*Client
+	origins map[string]*originConn
 	closed  bool
+}
+
+// originConn is one origin's connection, or the dial that makes it: ready
+// is closed when the dial has ended, with c or err set.
+type originConn struct {
+	ready chan struct{}
+	c     *Client
+	err   error
 }
 
 var _ http.RoundTripper = (*Transport)(nil)
 
 // RoundTrip sends req over the PCM-QUIC connection of its origin.
 func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
-	c, err := t.client(req)
+	origin, host, err := t.origin(req)
 	if err != nil {
-		if req.Body != nil {
-			req.Body.Close()
-		}
+		closeBody(req)
 		return nil, err
 	}
-	return c.RoundTrip(req)
+	for retried := false; ; retried = true {
+		c, err := t.client(req.Context(), origin, host)
+		if err != nil {
+			closeBody(req)
+			return nil, err
+		}
+		resp, err := c.RoundTrip(req)
+		if err == nil || req.Context().Err() != nil {
+			return resp, err
+		}
+		if !c.unusable(err) {
+			return nil, err
+		}
+		t.forget(origin, c)
+		if retried || !replayable(req) {
+			return nil, err
+		}
+		c.cfg.Logf("pcm: %s: connection unusable (%v); dialling again", origin, err)
+		if req, err = rewind(req); err != nil {
+			return nil, err
+		}
+	}
 }
 
-// client returns the origin's client, dialling it on first use.
-func (t *Transport) client(req *http.Request) (*Client, error) {
+// origin checks req's URL and returns its origin (host:port) and host.
+func (t *Transport) origin(req *http.Request) (origin, host string, err error) {
 	if req.URL == nil || req.URL.Scheme != "https" || req.URL.Host == "" {
-		return nil, fmt.Errorf("pcm: %v: want an https URL", req.URL)
+		return "", "", fmt.Errorf("pcm: %v: want an https URL", req.URL)
 	}
 	if t.Config.Selector != nil {
-		return nil, errors.New("pcm: Transport.Config.Selector must be nil: each origin gets its own")
+		return "", "", errors.New("pcm: Transport.Config.Selector must be nil: each origin gets its own")
 	}
 	host, port := req.URL.Hostname(), req.URL.Port()
 	if port == "" {
 		port = "443"
 	}
-	origin := net.JoinHostPort(host, port)
+	return net.JoinHostPort(host, port), host, nil
+}
+
+// client returns the origin's live client, dialling it (once for all who
+// ask meanwhile) when there is none or it has ended. The dial runs outside
+// t.mu, so other origins are not held up.
+func (t *Transport) client(ctx context.Context, origin, host string) (*Client, error) {
 	t.mu.Lock()
-	defer t.mu.Unlock()
 	if t.closed {
+		t.mu.Unlock()
 		return nil, errors.New("pcm: Transport is closed")
 	}
-	if c := t.clients[origin]; c != nil {
-		return c, nil
+	oc := t.origins[origin]
+	if oc != nil && oc.c != nil && oc.c.Err() != nil {
+		oc.c.Close() // ended: dial again, as http3.Transport does
+		oc = nil
 	}
+	if oc == nil {
+		oc = &originConn{ready: make(chan struct{})}
+		if t.origins == nil {
+			t.origins = map[string]*originConn{}
+		}
+		t.origins[origin] = oc
+		go t.dial(oc, origin, host)
+	}
+	t.mu.Unlock()
+	select {
+	case <-oc.ready:
+	case <-ctx.Done():
+		return nil, context.Cause(ctx)
+	}
+	return oc.c, oc.err
+}
+
+// dial makes an origin's client. It does not run under a request's
+// context: the requests that wait for it may give up one by one, and the
+// connection is for all of them; the handshake's own timeout bounds it.
+func (t *Transport) dial(oc *originConn, origin, host string) {
 	cfg := t.Config
 	cfg.Server = origin
 	if cfg.ServerName == "" {
 		cfg.ServerName = host
 	}
-	// Dialling under t.mu makes concurrent first requests to one origin
-	// share a connection; it holds up other origins' first requests too,
-	// which is the simple price.
-	c, err := Dial(req.Context(), cfg)
-	if err != nil {
-		return nil, err
+	oc.c, oc.err = Dial(context.Background(), cfg)
+	t.mu.Lock()
+	if oc.err != nil && t.origins[origin] == oc {
+		delete(t.origins, origin) // the next request tries again
 	}
-	if t.clients == nil {
-		t.clients = map[string]*Client{}
+	closed := t.closed
+	t.mu.Unlock()
+	if closed && oc.c != nil {
+		oc.c.Close()
+		oc.c, oc.err = nil, errors.New("pcm: Transport is closed")
 	}
-	t.clients[origin] = c
-	return c, nil
+	close(oc.ready)
+}
+
+// forget drops origin's client c (if still the current one) and closes it.
+func (t *Transport) forget(origin string, c *Client) {
+	t.mu.Lock()
+	if oc := t.origins[origin]; oc != nil && oc.c == c {
+		delete(t.origins, origin)
+	}
+	t.mu.Unlock()
+	c.Close()
 }
 
 // CloseIdleConnections closes every origin's connection (http.Client calls
 // it); the next request dials again.
 func (t *Transport) CloseIdleConnections() {
 	t.mu.Lock()
-	defer t.mu.Unlock()
-	for k, c := range t.clients {
-		c.Close()
-		delete(t.clients, k)
+	origins := t.origins
+	t.origins = nil
+	t.mu.Unlock()
+	for _, oc := range origins {
+		<-oc.ready
+		if oc.c != nil {
+			oc.c.Close()
+		}
 	}
 }
 
 // Close closes every connection; later requests fail.
 func (t *Transport) Close() error {
-	t.CloseIdleConnections()
 	t.mu.Lock()
 	t.closed = true
 	t.mu.Unlock()
+	t.CloseIdleConnections()
 	return nil
 }
 
+func closeBody(req *http.Request) {
+	if req.Body != nil {
+		req.Body.Close()
+	}
+}
+
+// replayable reports whether req can be sent again: no body, or one that
+// GetBody makes anew.
+func replayable(req *http.Request) bool {
+	return req.Body == nil || req.Body == http.NoBody || req.GetBody != nil
+}
+
+// rewind returns req ready to be sent again (a fresh body from GetBody).
+func rewind(req *http.Request) (*http.Request, error) {
+	if req.Body == nil || req.Body == http.NoBody {
+		return req, nil
+	}
+	body, err := req.GetBody()
+	if err != nil {
+		return nil, err
+	}
+	r := *req
+	r.Body = body
+	return &r, nil
+}
+
+// unusable reports whether err says the connection cannot carry requests
+// any more: it ended, or the server sent GOAWAY (quic-go's http3 reports
+// both as "conn unusable" and exports no type for it).
+func (c *Client) unusable(err error) bool {
+	return c.Err() != nil || strings.Contains(err.Error(), "conn unusable")
+}
+
 // RoundTrip sends req (any method, any body) on the path the selector
-// chooses, after moving the connection there if it can: a Client is an
-// http.RoundTripper for its one origin. See Transport.
+// chooses, after moving the connection there if it can (Client.begin): a
+// Client is an http.RoundTripper for its one origin, and refuses a request
+// for another (a redirect to another server must not reach this one).
 func (c *Client) RoundTrip(req *http.Request) (*http.Response, error) {
+	if err := c.sameOrigin(req); err != nil {
+		closeBody(req)
+		return nil, err
+	}
 	ctx := req.Context()
 	c.reviveRested()
 	c.selMu.Lock()
 	p, err := c.sel.Choose()
 	c.selMu.Unlock()
 	if err != nil {
-		if req.Body != nil {
-			req.Body.Close()
-		}
+		closeBody(req)
 		return nil, err
 	}
 	start := c.cfg.Now()
-	c.ensureActive(ctx, int(p))
-	// The read lock holds the path still while the request goes out and
-	// its response head comes back (as fetch does), not while the caller
-	// reads the body. quic-go's ClientConn sends any method and body.
-	c.mu.RLock()
-	active := c.active
+	active, _ := c.begin(ctx, int(p))
 	moves := c.switches.Load()
+	rx := c.rx.snapshot()
 	est := c.cfg.Now() // EstTime (PCM Eq. 3): the stream is opened now
 	resp, err := c.h3.RoundTrip(req)
-	c.mu.RUnlock()
 	if err != nil {
+		c.end()
 		return nil, err
 	}
-	resp.Request = req
-	m := &measuredBody{ReadCloser: resp.Body, c: c, moves: moves,
-		res: Result{Path: active, PathName: c.paths[active].Name, Status: resp.StatusCode, Start: start, Est: est}}
+	m := &measuredBody{ReadCloser: resp.Body, c: c, moves: moves, rx: rx,
+		res: Result{Chosen: int(p), Path: active, PathName: c.paths[active].Name, Carrier: -1, Status: resp.StatusCode, Start: start, Est: est}}
 	resp.Body = m
+	resp.Request = req.WithContext(context.WithValue(ctx, resultKey{}, m))
 	if req.Method == http.MethodHead {
 		m.done() // no body to wait for
 	}
 	return resp, nil
 }
 
+// sameOrigin refuses a request whose URL is not this client's origin.
+func (c *Client) sameOrigin(req *http.Request) error {
+	u := req.URL
+	if u == nil || u.Scheme != "https" {
+		return fmt.Errorf("pcm: %v: want an https URL of this connection's origin %s", u, c.cfg.Server)
+	}
+	port := u.Port()
+	if port == "" {
+		port = "443"
+	}
+	host, own, _ := net.SplitHostPort(c.cfg.Server)
+	name := u.Hostname()
+	if port != own || !strings.EqualFold(name, host) && !strings.EqualFold(name, c.cfg.ServerName) {
+		return fmt.Errorf("pcm: %s is not this connection's origin %s: use a Transport for several origins", u.Host, c.cfg.Server)
+	}
+	return nil
+}
+
+type resultKey struct{}
+
+// ResultOf returns the measurement of a response that came from a
+// Transport or Client RoundTrip, once its body has been read to its end
+// (or closed, or at once for HEAD); ok is false before, and for a response
+// from elsewhere. It finds the measurement through resp.Request, which
+// RoundTrip sets and http.Client passes on unchanged.
+func ResultOf(resp *http.Response) (res Result, ok bool) {
+	if resp == nil || resp.Request == nil {
+		return Result{}, false
+	}
+	m, _ := resp.Request.Context().Value(resultKey{}).(*measuredBody)
+	if m == nil {
+		return Result{}, false
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.final, m.ended
+}
+
 // measuredBody reports the request's task completion time to the selector
-// when the body has been read to its end.
+// when the body has been read to its end, and ends the request (Client.end)
+// then or when it is closed.
 type measuredBody struct {
 	io.ReadCloser
 	c     *Client
 	moves int64
-	res   Result
+	rx    []int64 // the ledger when the request was sent
+	res   Result  // read and written by the reader only, until done
 	once  sync.Once
+
+	mu    sync.Mutex // guards final and ended, which ResultOf reads
+	final Result
+	ended bool
 }
 
 func (b *measuredBody) Read(p []byte) (int, error) {
@@ -170,24 +327,32 @@ func (b *measuredBody) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// done takes the measurement, once: EndTime is now (PCM Eq. 3). A response
-// during which the connection moved measured no single path, nor did one
-// whose request may have left before the switch to its path took effect
-// (moveWatch): both are dropped.
+// done takes the measurement, once: EndTime is now (PCM Eq. 3). The
+// sample goes to the selector when the response came back on the request's
+// path (credit); one during which the connection moved (a failover)
+// measured no single path, nor did one whose request may have left before
+// the switch to its path took effect (moveWatch): both are dropped.
 func (b *measuredBody) done() {
+	b.finish(true)
+}
+
+func (b *measuredBody) finish(complete bool) {
 	b.once.Do(func() {
-		b.res.End = b.c.cfg.Now()
-		if b.c.switches.Load() != b.moves || b.c.moves.sentEarly() {
-			return
+		c := b.c
+		c.end()
+		b.res.End = c.cfg.Now()
+		b.res.Carrier = carrier(b.rx, c.rx.snapshot())
+		if complete && c.switches.Load() == b.moves && !c.moves.sentEarly() {
+			c.credit(&b.res)
 		}
-		b.c.selMu.Lock()
-		b.c.sel.Observe(pathsel.PathID(b.res.Path), b.res.Sample(b.c.cfg.PerByte))
-		b.c.selMu.Unlock()
+		b.mu.Lock()
+		b.final, b.ended = b.res, true
+		b.mu.Unlock()
 	})
 }
 
-// Close ends the body; one closed before its end gives no measurement.
+// Close ends the body; one closed before its end gives no sample.
 func (b *measuredBody) Close() error {
-	b.once.Do(func() {})
+	b.finish(false)
 	return b.ReadCloser.Close()
 }

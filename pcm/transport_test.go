@@ -53,10 +53,11 @@ func exerciseTransport(t *testing.T, addr string, cfg Config) {
 	if resp.StatusCode != 200 || resp.ContentLength != 12345 || len(rest) != 0 {
 		t.Fatalf("HEAD: status %d, length %d, %d body bytes", resp.StatusCode, resp.ContentLength, len(rest))
 	}
-	c := tr.clients[net.JoinHostPort("127.0.0.1", port)]
-	if c == nil || len(tr.clients) != 1 {
-		t.Fatalf("want one connection for the origin, have %d", len(tr.clients))
+	oc := tr.origins[net.JoinHostPort("127.0.0.1", port)]
+	if oc == nil || oc.c == nil || len(tr.origins) != 1 {
+		t.Fatalf("want one connection for the origin, have %d", len(tr.origins))
 	}
+	c := oc.c
 	if c.switches.Load() == 0 {
 		t.Error("the connection never moved: the selector's choice was not followed")
 	}
@@ -74,7 +75,7 @@ func TestTransportOrigin(t *testing.T) {
 }
 
 func TestTransportAioquic(t *testing.T) {
-	srv := startAioquic(t, false)
+	srv := startPyOrigin(t, "aioquic", false)
 	exerciseTransport(t, srv.addr, Config{ServerName: "localhost", TLS: srv.tls, Paths: loopbackPaths(2), ProbeTimeout: 2 * time.Second})
 	if seen := srv.clients(2); len(seen) != 2 {
 		t.Errorf("aioquic saw client addresses %v, want both paths", seen)

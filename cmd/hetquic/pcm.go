@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/tls"
 	"crypto/x509"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -217,26 +216,10 @@ func (f *pcmFlags) dial(ctx context.Context, target string) (*pcm.Client, string
 }
 
 // localPaths resolves --paths: interface names or addresses; empty means
-// every non-loopback address of the host.
+// every non-loopback address of the host (pcm.DiscoverPaths).
 func localPaths(spec string) ([]pcm.LocalPath, error) {
 	if spec == "" {
-		ifaces, err := net.Interfaces()
-		if err != nil {
-			return nil, err
-		}
-		var out []pcm.LocalPath
-		for _, ifc := range ifaces {
-			if ifc.Flags&net.FlagLoopback != 0 || ifc.Flags&net.FlagUp == 0 {
-				continue
-			}
-			if a, ok := interfaceAddr(ifc); ok {
-				out = append(out, pcm.LocalPath{Name: ifc.Name, Addr: a})
-			}
-		}
-		if len(out) == 0 {
-			return nil, errors.New("pcm: no non-loopback address on this host; give --paths")
-		}
-		return out, nil
+		return pcm.DiscoverPaths()
 	}
 	var out []pcm.LocalPath
 	for _, item := range strings.Split(spec, ",") {
@@ -245,39 +228,16 @@ func localPaths(spec string) ([]pcm.LocalPath, error) {
 			out = append(out, pcm.LocalPath{Name: item, Addr: a})
 			continue
 		}
-		ifc, err := net.InterfaceByName(item)
-		if err != nil {
+		if _, err := net.InterfaceByName(item); err != nil {
 			return nil, fmt.Errorf("pcm: --paths: %q is neither an address nor an interface", item)
 		}
-		a, ok := interfaceAddr(*ifc)
-		if !ok {
-			return nil, fmt.Errorf("pcm: --paths: interface %s has no address", item)
+		lp, err := pcm.InterfacePath(item)
+		if err != nil {
+			return nil, fmt.Errorf("pcm: --paths: %w", err)
 		}
-		out = append(out, pcm.LocalPath{Name: item, Addr: a})
+		out = append(out, lp)
 	}
 	return out, nil
-}
-
-// interfaceAddr is the interface's first IPv4 address, else its first
-// global IPv6 one.
-func interfaceAddr(ifc net.Interface) (netip.Addr, bool) {
-	addrs, err := ifc.Addrs()
-	if err != nil {
-		return netip.Addr{}, false
-	}
-	var v6 netip.Addr
-	for _, a := range addrs {
-		pfx, err := netip.ParsePrefix(a.String())
-		if err != nil {
-			continue
-		}
-		if ip := pfx.Addr(); ip.Is4() {
-			return ip, true
-		} else if ip.IsGlobalUnicast() && !v6.IsValid() {
-			v6 = ip
-		}
-	}
-	return v6, v6.IsValid()
 }
 
 func notes(r pcm.Result) string {

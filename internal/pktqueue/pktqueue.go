@@ -17,6 +17,9 @@ type Datagram struct {
 	B    []byte
 	From net.Addr
 	Err  error
+	// Free, if set, is given B once it has been copied to a reader:
+	// senders that pool their buffers take it back there.
+	Free func([]byte)
 }
 
 // Queue holds datagrams until they are read.
@@ -108,7 +111,11 @@ func (q *Queue) wait(b []byte, timeout <-chan time.Time, wake <-chan struct{}) (
 		if d.Err != nil {
 			return 0, nil, d.Err, false
 		}
-		return copy(b, d.B), d.From, nil, false
+		n := copy(b, d.B)
+		if d.Free != nil {
+			d.Free(d.B)
+		}
+		return n, d.From, nil, false
 	case <-q.done:
 		return 0, nil, net.ErrClosed, false
 	case <-timeout:

@@ -1,26 +1,54 @@
-"""A minimal HTTP/3 origin on aioquic, an HTTP/3 stack independent of quic-go.
+"""A minimal HTTP/3 origin on aioquic or qh3, HTTP/3 stacks independent of quic-go.
 
-hetquic's interop test runs PCM-QUIC against it: GET /bytes/{n} returns n bytes
+qh3 keeps aioquic's Python API over a QUIC core of its own (Rust), so one
+script serves both (--stack). hetquic's interop tests run PCM-QUIC against it: GET /bytes/{n} returns n bytes
 where byte i is i % 251 (the same pattern as hetquic's own origin), HEAD
 /bytes/{n} its headers, POST /echo the request body back (as hetquic's
-origin), anything else 404. It prints "listening" once ready, and logs one line per request
-(client address at the time of the request, path, status).
+origin), anything else 404. It prints "listening" once ready, and logs one line per request:
+the client address the server sent its latest datagram to when the response was queued (where
+it sends now), method, path, status.
 
-Usage: python3 aioquic_server.py HOST PORT CERT.pem KEY.pem [--no-migration]
+Usage: python3 h3_origin.py HOST PORT CERT.pem KEY.pem [--stack aioquic|qh3] [--no-migration]
 
 --no-migration sends the disable_active_migration transport parameter
 (RFC 9000 §18.2): the client must not migrate, and PCM must fall back.
 """
 import asyncio
+import importlib
 import re
 import sys
 
-import aioquic.quic.connection as quic_connection
-from aioquic.asyncio import QuicConnectionProtocol, serve
-from aioquic.h3.connection import H3_ALPN, H3Connection
-from aioquic.h3.events import DataReceived, HeadersReceived
-from aioquic.quic.configuration import QuicConfiguration
-from aioquic.quic.events import ProtocolNegotiated
+STACK = sys.argv[sys.argv.index("--stack") + 1] if "--stack" in sys.argv else "aioquic"
+if STACK not in ("aioquic", "qh3"):
+    sys.exit(f"h3_origin.py: --stack {STACK!r}: want aioquic or qh3")
+quic_connection = importlib.import_module(STACK + ".quic.connection")
+QuicConnectionProtocol = importlib.import_module(STACK + ".asyncio").QuicConnectionProtocol
+serve = importlib.import_module(STACK + ".asyncio").serve
+H3_ALPN = importlib.import_module(STACK + ".h3.connection").H3_ALPN
+H3Connection = importlib.import_module(STACK + ".h3.connection").H3Connection
+DataReceived = importlib.import_module(STACK + ".h3.events").DataReceived
+HeadersReceived = importlib.import_module(STACK + ".h3.events").HeadersReceived
+QuicConfiguration = importlib.import_module(STACK + ".quic.configuration").QuicConfiguration
+ProtocolNegotiated = importlib.import_module(STACK + ".quic.events").ProtocolNegotiated
+
+
+class Sent:
+    """The server socket's transport, remembering where the latest datagram went."""
+
+    def __init__(self, transport):
+        self._t = transport
+        self.last = ("?", 0)
+
+    def sendto(self, data, addr=None):
+        self.last = addr
+        return self._t.sendto(data, addr)
+
+    def sendto_many(self, datagrams, addr):  # qh3's batched send
+        self.last = addr
+        return self._t.sendto_many(datagrams, addr)
+
+    def __getattr__(self, name):
+        return getattr(self._t, name)
 
 PATTERN = bytes(i % 251 for i in range(251))
 MAX_BYTES = 64 << 20
@@ -36,6 +64,13 @@ class Origin(QuicConnectionProtocol):
         super().__init__(*args, **kwargs)
         self._h3 = None
         self._requests = {}  # stream id -> [headers, body so far]
+
+    def transmit(self):
+        if self._transport is not None and not isinstance(self._transport, Sent):
+            self._transport = Sent(self._transport)
+            if getattr(self, "_sendto_many", None) is not None:
+                self._sendto_many = self._transport.sendto_many
+        super().transmit()
 
     def quic_event_received(self, event):
         if isinstance(event, ProtocolNegotiated) and event.alpn_protocol in H3_ALPN:
@@ -66,7 +101,8 @@ class Origin(QuicConnectionProtocol):
         self._h3.send_headers(stream_id, [(b":status", status), (b"content-length", str(len(data)).encode())])
         self._h3.send_data(stream_id, b"" if method == "HEAD" else data, end_stream=True)
         self.transmit()
-        print(f"{self._quic._network_paths[0].addr[0]}:{self._quic._network_paths[0].addr[1]} {method} {path} {status.decode()}", flush=True)
+        host, port = self._transport.last[:2]
+        print(f"{host}:{port} {method} {path} {status.decode()}", flush=True)
 
 
 async def main(host, port, cert, key):
@@ -78,8 +114,8 @@ async def main(host, port, cert, key):
 
 
 def disable_migration():
-    """Make every connection announce disable_active_migration: aioquic has
-    no setting for it, so wrap the transport parameters it sends."""
+    """Make every connection announce disable_active_migration: neither
+    stack has a setting for it, so wrap the transport parameters it sends."""
     params = quic_connection.QuicTransportParameters
 
     def with_flag(**kwargs):
@@ -90,6 +126,8 @@ def disable_migration():
 
 if __name__ == "__main__":
     if "--no-migration" in sys.argv[5:]:
+        if STACK != "aioquic":
+            sys.exit("h3_origin.py: --no-migration needs --stack aioquic (qh3 builds its parameters natively)")
         disable_migration()
     try:
         asyncio.run(main(sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]))
