@@ -11,6 +11,7 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -85,6 +86,12 @@ type ClientConfig struct {
 	// HeaderTimeout bounds reading an app's request head (default 5 s):
 	// an app that dribbles its head is cut off.
 	HeaderTimeout time.Duration
+	// InterfacePoll is how often the addresses of paths given by interface
+	// name are looked up again (default DefaultInterfacePoll; < 0: never):
+	// a path whose interface changed address moves to the new one, one
+	// whose interface went away is down until it is back. See
+	// watchInterfaces.
+	InterfacePoll time.Duration
 	// TunnelIdle is how long a CONNECT tunnel may move no byte before its
 	// slot may be reclaimed for another tunnel when all of ct-server's
 	// tunnel slots are taken (default DefaultTunnelIdle; see tunnelGate).
@@ -152,6 +159,7 @@ func NewClient(cfg ClientConfig) (*Client, error) {
 	}
 	cfg.HeaderTimeout = cmp.Or(cfg.HeaderTimeout, 5*time.Second)
 	cfg.TunnelIdle = cmp.Or(cfg.TunnelIdle, DefaultTunnelIdle)
+	cfg.InterfacePoll = cmp.Or(cfg.InterfacePoll, DefaultInterfacePoll)
 	if cfg.AppRule.Kind == "" {
 		cfg.AppRule.Kind = "host"
 	}
@@ -184,11 +192,14 @@ func NewClient(cfg ClientConfig) (*Client, error) {
 			c.closeSockets()
 			return nil, fmt.Errorf("agent client: path %s: bind %s: %w", lp.Name, lp.Addr, err)
 		}
-		c.paths = append(c.paths, &path{id: i, LocalPath: lp, pc: pc, tr: &quic.Transport{Conn: pc}})
+		c.paths = append(c.paths, &path{id: i, LocalPath: lp, pc: pc, tr: &quic.Transport{Conn: pc}, bound: lp.Addr, want: lp.Addr})
 	}
 	c.ctx, c.cancel = context.WithCancel(context.Background())
 	for _, p := range c.paths {
 		c.wg.Go(func() { c.runPath(c.ctx, p) })
+	}
+	if c.cfg.InterfacePoll > 0 && slices.ContainsFunc(c.paths, func(p *path) bool { return p.Iface != "" }) {
+		c.wg.Go(func() { c.watchInterfaces(c.ctx) })
 	}
 	return c, nil
 }
