@@ -157,12 +157,12 @@ func (r *udpRoutes) dispatch(ctx context.Context, conn *quic.Conn) {
 // target allowed. It answers 101, relays datagrams both ways and ends
 // with the stream, the connection, or udpFlowIdle without traffic.
 func (s *Server) udpFlow(conn *quic.Conn, str *quic.Stream, target string) {
-	d := net.Dialer{Timeout: s.cfg.UpstreamTimeout}
-	up, err := d.DialContext(s.ctx, "udp", target)
+	// Resolved, checked against the egress rules and pinned, as a TCP
+	// upstream is.
+	up, err := s.dialUpstream(s.ctx, "udp", target)
 	if err != nil {
-		s.cfg.Log.Warn("upstream failed", "upstream", target, "err", err)
 		str.CancelRead(codeOK)
-		errorResponse(str, http.StatusBadGateway, "upstream unavailable")
+		s.upstreamFailed(str, target, err)
 		return
 	}
 	defer up.Close()
