@@ -121,6 +121,7 @@ type Client struct {
 	m                                 *clientMetrics
 	slots                             atomic.Pointer[chan struct{}] // see setMaxStreams
 	gate                              *tunnelGate                   // CONNECT slots, fair between apps
+	udp                               udpRoutes                     // UDP flows by connection and stream
 	stallDetectNanos, stallDetections atomic.Int64
 	resumeNanos                       atomic.Int64
 }
@@ -336,12 +337,13 @@ func (c *Client) pick(ctx context.Context, r Request, avoid map[int]bool) (*path
 				return p, conn, nil
 			}
 		}
+		primaryOK := c.primaryUp(avoid, now)
 		for pass := 0; pass < 4; pass++ {
 			var views []PathView
 			conns := map[int]*quic.Conn{}
 			for _, p := range c.paths {
 				p.mu.Lock()
-				ok := p.conn != nil && p.conn.Context().Err() == nil && (pass >= 3 || !avoid[p.id]) &&
+				ok := p.conn != nil && p.conn.Context().Err() == nil && (p.Role == RolePrimary || !primaryOK) && (pass >= 3 || !avoid[p.id]) &&
 					(pass >= 2 || !now.Before(p.suspectUntil) || p.suspectUntil.IsZero()) && (pass >= 1 || !avoidAddr[p.Addr])
 				if ok {
 					st := p.conn.ConnectionStats()
@@ -374,6 +376,23 @@ func (c *Client) pick(ctx context.Context, r Request, avoid map[int]bool) (*path
 			return nil, nil, errors.New("no path to ct-server is up")
 		}
 	}
+}
+
+// primaryUp says a primary path (RolePrimary) is connected, not suspected
+// and not in avoid: backup and metered paths then get no requests.
+func (c *Client) primaryUp(avoid map[int]bool, now time.Time) bool {
+	for _, p := range c.paths {
+		if p.Role != RolePrimary || avoid[p.id] {
+			continue
+		}
+		p.mu.Lock()
+		ok := p.conn != nil && p.conn.Context().Err() == nil && !now.Before(p.suspectUntil)
+		p.mu.Unlock()
+		if ok {
+			return true
+		}
+	}
+	return false
 }
 
 // ServeHTTP is the proxy: CONNECT tunnels and absolute-form http:// requests.

@@ -231,6 +231,40 @@ func (f ServerFile) TLS(now time.Time, log *slog.Logger) (conf *tls.Config, cert
 	return nil, nil, errors.New("agent server: give --cert and --key, or --self-signed")
 }
 
+// Policy is what ct-server reloads on SIGHUP (Server.Reload): who may
+// connect and where they may go, with the token files read again. warn
+// receives warnings about token files others can read.
+func (f ServerFile) Policy(warn func(string)) (Policy, error) {
+	clients, err := f.Authorized(warn)
+	if err != nil {
+		return Policy{}, err
+	}
+	if len(f.Allow) == 0 {
+		return Policy{}, errors.New("agent server: empty allow-list: give --allow or allow in --config (ct-server never forwards anywhere)")
+	}
+	return Policy{Clients: clients, Limits: f.Limits, Allow: f.Allow, AllowInternal: f.AllowInternal, Prefetch: f.Prefetch}, nil
+}
+
+// RestartOnly names the settings that differ between f and g and that a
+// reload does not apply (they need a restart).
+func (f ServerFile) RestartOnly(g ServerFile) []string {
+	var names []string
+	for _, x := range []struct {
+		name string
+		a, b any
+	}{
+		{"listen", f.Listen, g.Listen}, {"cert", f.Cert, g.Cert}, {"key", f.Key, g.Key},
+		{"self_signed", f.SelfSigned, g.SelfSigned}, {"state_dir", f.StateDir, g.StateDir},
+		{"memory_budget", f.MemoryBudget, g.MemoryBudget}, {"header_timeout_ms", f.HeaderTimeoutMS, g.HeaderTimeoutMS},
+		{"metrics", f.Metrics, g.Metrics}, {"qlog_dir", f.QlogDir, g.QlogDir},
+	} {
+		if x.a != x.b {
+			names = append(names, x.name)
+		}
+	}
+	return names
+}
+
 // ClientFlags are the flags of "hetquic agent client": the YAML file
 // (--config) and the flags laid over it. Load after the FlagSet is parsed.
 type ClientFlags struct {
@@ -253,6 +287,7 @@ func RegisterClientFlags(fs *flag.FlagSet) *ClientFlags {
 	o.list(fs, "paths", "local interfaces NAME=IP (or IP), comma-separated: one QUIC connection each (see --conns-per-path)", false, func(f *ClientFile) *[]string { return &f.Paths })
 	o.integer(fs, "conns-per-path", "QUIC connections per interface, 1 to 4 (default 1): more fill lossy links (agent/README.md, Lanes)", func(f *ClientFile, n int64) { f.ConnsPerPath = int(n) })
 	o.list(fs, "listen", "proxy listen addresses, comma-separated (default 127.0.0.1:8080)", false, func(f *ClientFile) *[]string { return &f.Listen })
+	o.list(fs, "socks", "SOCKS5 listen addresses, comma-separated (default none; e.g. 127.0.0.1:1080)", false, func(f *ClientFile) *[]string { return &f.Socks })
 	o.str(fs, "scheduler", fmt.Sprintf("path scheduler, one of %v (default %s)", SchedulerNames, DefaultScheduler), func(f *ClientFile) *string { return &f.Scheduler })
 	o.str(fs, "app-rule", "how apps are told apart: host, port or header:NAME (default host)", func(f *ClientFile) *string { return &f.AppRule })
 	o.millis(fs, "stall-timeout", "silence after which a response's path is checked and the stream moved (default 800ms)", func(f *ClientFile) *int64 { return &f.StallTimeoutMS })

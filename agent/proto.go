@@ -161,6 +161,7 @@ const (
 	KindHello                    // /_ct/hello
 	KindPing                     // /_ct/ping
 	KindPrefetch                 // /_ct/prefetch?url=
+	KindUDP                      // connect-udp (RFC 9298) to host:port; see udp.go
 )
 
 func (k Kind) String() string {
@@ -173,6 +174,8 @@ func (k Kind) String() string {
 		return "hello"
 	case KindPing:
 		return "ping"
+	case KindUDP:
+		return "udp"
 	case KindPrefetch:
 		return "prefetch"
 	}
@@ -208,6 +211,12 @@ func ParseTarget(req *http.Request) (Target, error) {
 			return Target{Kind: KindHello}, nil
 		case u.Path == pathPing && req.Method == http.MethodGet:
 			return Target{Kind: KindPing}, nil
+		case strings.HasPrefix(u.Path, udpPathPrefix) && req.Method == http.MethodGet && strings.EqualFold(req.Header.Get("Upgrade"), udpUpgrade):
+			hp, err := parseUDPPath(u.Path)
+			if err != nil {
+				return Target{}, err
+			}
+			return Target{Kind: KindUDP, Upstream: hp}, nil
 		case u.Path == pathPrefetch && req.Method == http.MethodGet:
 			raw := u.Query().Get("url")
 			hp, err := upstreamOf(raw)

@@ -88,12 +88,9 @@ type ServerConfig struct {
 // Server is a ct-server. Create it with NewServer, run it with Serve, stop
 // it with Close.
 type Server struct {
-	cfg     ServerConfig
-	allow   map[string]bool
-	egress  *egress
-	clients []*clientState
-	hashes  [][32]byte // sha256 of each client's token, same order
-	up      *http.Transport
+	cfg ServerConfig
+	pol atomic.Pointer[policy] // who may connect, where to (Reload replaces it)
+	up  *http.Transport
 
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -105,6 +102,7 @@ type Server struct {
 	ln       *quic.Listener
 	conns    map[*quic.Conn]*clientState // nil value: not yet authenticated
 	sessions map[string]*session         // resumable tunnels by id
+	udp      udpRoutes                   // UDP flows by connection and stream
 
 	preauth    int                // connections before hello, in total
 	preauthBy  map[netip.Addr]int // and per source address
@@ -141,9 +139,6 @@ func NewServer(cfg ServerConfig) (*Server, error) {
 	if cfg.TLS == nil || len(cfg.TLS.Certificates) == 0 && cfg.TLS.GetCertificate == nil {
 		return nil, errors.New("agent server: TLS certificate required")
 	}
-	if len(cfg.Clients) == 0 {
-		return nil, errors.New("agent server: no clients configured (there is no anonymous access)")
-	}
 	cfg.HeaderTimeout = cmp.Or(cfg.HeaderTimeout, 10*time.Second)
 	cfg.UpstreamTimeout = cmp.Or(cfg.UpstreamTimeout, DefaultUpstreamTimeout)
 	cfg.HelloTimeout = cmp.Or(cfg.HelloTimeout, 5*time.Second)
@@ -157,57 +152,19 @@ func NewServer(cfg ServerConfig) (*Server, error) {
 	if cfg.MaxPrefetchUpstream <= 0 {
 		cfg.MaxPrefetchUpstream = 16
 	}
-	s := &Server{cfg: cfg, allow: map[string]bool{}, conns: map[*quic.Conn]*clientState{}, sessions: map[string]*session{},
+	s := &Server{cfg: cfg, conns: map[*quic.Conn]*clientState{}, sessions: map[string]*session{},
 		preauthBy: map[netip.Addr]int{}, tarpitBy: map[netip.Prefix]int{}, prefetchGo: make(chan struct{}, cfg.MaxPrefetchUpstream)}
 	s.m = newServerMetrics(s)
-	defaults := cfg.Limits.withDefaults(DefaultLimits)
-	for _, a := range cfg.Allow {
-		hp, err := normHostPort(a, "80")
-		if err != nil {
-			return nil, fmt.Errorf("agent server: allow %q: %w", a, err)
-		}
-		s.allow[hp] = true
-	}
-	allowInternal, err := ParseAllowInternal(cfg.AllowInternal)
+	pol, err := s.newPolicy(Policy{Clients: cfg.Clients, Limits: cfg.Limits, Allow: cfg.Allow,
+		AllowInternal: cfg.AllowInternal, Prefetch: cfg.Prefetch}, nil)
 	if err != nil {
-		return nil, fmt.Errorf("agent server: %w", err)
+		return nil, err
 	}
-	s.egress = &egress{allowInternal: allowInternal, resolver: cfg.Resolver, connect: cfg.Dial}
-	if s.egress.resolver == nil {
-		s.egress.resolver = net.DefaultResolver
-	}
-	seen := map[string]bool{}
-	for i, c := range cfg.Clients {
-		if c.ID == "" || len(c.Token) < 16 {
-			return nil, fmt.Errorf("agent server: client %d: needs an id and a token of at least 16 characters", i+1)
-		}
-		if seen[c.ID] {
-			return nil, fmt.Errorf("agent server: client id %q twice", c.ID)
-		}
-		if bits := TokenBits(c.Token); bits < MinTokenBits && !cfg.AllowWeakTokens {
-			return nil, fmt.Errorf("agent server: client %q: token too weak (about %.0f bits, want >= %d; make one with \"hetquic agent token\")", c.ID, bits, MinTokenBits)
-		}
-		seen[c.ID] = true
-		lim := defaults
-		if c.Limits != nil {
-			lim = c.Limits.withDefaults(defaults)
-		}
-		s.clients = append(s.clients, &clientState{id: c.ID, limits: lim})
-		s.hashes = append(s.hashes, sha256.Sum256([]byte(c.Token)))
-	}
-	for _, u := range cfg.Prefetch {
-		hp, err := upstreamOf(u)
-		if err != nil {
-			return nil, fmt.Errorf("agent server: prefetch %q: %w", u, err)
-		}
-		if !s.allow[hp] {
-			return nil, fmt.Errorf("agent server: prefetch %q: upstream %s is not in the allow-list", u, hp)
-		}
-	}
+	s.pol.Store(pol)
 	s.up = &http.Transport{
-		Proxy:                  nil,           // never chain to another proxy from the environment
-		DialContext:            s.egress.dial, // resolved, checked, pinned
-		DisableCompression:     true,          // pass bytes through as the app-server sent them
+		Proxy:                  nil,            // never chain to another proxy from the environment
+		DialContext:            s.dialUpstream, // resolved, checked, pinned
+		DisableCompression:     true,           // pass bytes through as the app-server sent them
 		MaxIdleConnsPerHost:    64,
 		IdleConnTimeout:        30 * time.Second,
 		ResponseHeaderTimeout:  cfg.UpstreamTimeout,
@@ -236,6 +193,7 @@ func quicConfig(base *quic.Config, idle time.Duration, streams int64) *quic.Conf
 	if c.MaxIncomingStreams == 0 {
 		c.MaxIncomingStreams = streams
 	}
+	c.EnableDatagrams = true // UDP flows (udp.go)
 	if c.MaxStreamReceiveWindow == 0 {
 		c.MaxStreamReceiveWindow = streamWindow // tunnel resume relies on it (tunnel.go)
 	}
@@ -303,17 +261,6 @@ func (s *Server) Serve(pc net.PacketConn) error {
 		s.mu.Unlock()
 		s.conns0.Add(1)
 		go s.handleConn(conn)
-	}
-}
-
-// warnEgress logs the allow-list names that resolve to internal
-// addresses (in the background: a slow resolver must not delay serving).
-func (s *Server) warnEgress() {
-	defer s.wg.Done()
-	ctx, cancel := context.WithTimeout(s.ctx, 10*time.Second)
-	defer cancel()
-	for _, w := range s.egress.warnInternal(ctx, s.cfg.Allow) {
-		s.cfg.Log.Warn(w)
 	}
 }
 
@@ -472,9 +419,10 @@ func (s *Server) Health() error {
 func (s *Server) authenticate(token string) *clientState {
 	h := sha256.Sum256([]byte(token))
 	var found *clientState
-	for i, ch := range s.hashes {
+	pol := s.pol.Load()
+	for i, ch := range pol.hashes {
 		if subtle.ConstantTimeCompare(h[:], ch[:]) == 1 {
-			found = s.clients[i]
+			found = pol.clients[i]
 		}
 	}
 	return found
@@ -510,8 +458,9 @@ func (s *Server) handleConn(conn *quic.Conn) {
 	s.cfg.Log.Info("client connected", "client", cs.id, "remote", conn.RemoteAddr().String())
 	var wg sync.WaitGroup
 	defer wg.Wait()
+	wg.Go(func() { s.udp.dispatch(s.ctx, conn) }) // UDP flows' datagrams
 	if wantPush {
-		for _, u := range s.cfg.Prefetch {
+		for _, u := range s.pol.Load().prefetch {
 			wg.Go(func() { s.push(conn, cs, u) })
 		}
 	}
@@ -556,16 +505,16 @@ func (s *Server) hello(conn *quic.Conn) (cs *clientState, wantPush, refused bool
 	}
 	if !cs.addConn() {
 		s.m.limitHits.WithLabelValues(limConns).Inc()
-		s.cfg.Log.Warn("connection limit; refusing one", "client", cs.id, "max_conns", cs.limits.MaxConns, "remote", conn.RemoteAddr().String())
+		s.cfg.Log.Warn("connection limit; refusing one", "client", cs.id, "max_conns", cs.currentLimits().MaxConns, "remote", conn.RemoteAddr().String())
 		errorResponse(str, http.StatusTooManyRequests, "too many connections")
 		return nil, false, true
 	}
 	resp := &http.Response{StatusCode: http.StatusOK, ProtoMajor: 1, ProtoMinor: 1,
 		Header: http.Header{hdrClient: {cs.id}}, ContentLength: 0, Body: http.NoBody}
-	if cs.limits.MaxStreams > 0 { // ct-client keeps to it rather than meet 429s
-		resp.Header.Set(hdrMaxStreams, strconv.Itoa(cs.limits.MaxStreams))
+	if n := cs.currentLimits().MaxStreams; n > 0 { // ct-client keeps to it rather than meet 429s
+		resp.Header.Set(hdrMaxStreams, strconv.Itoa(n))
 	}
-	if n := cs.limits.tunnelSlots(); n > 0 { // ct-client queues CONNECTs beyond it
+	if n := cs.currentLimits().tunnelSlots(); n > 0 { // ct-client queues CONNECTs beyond it
 		resp.Header.Set(hdrMaxTunnels, strconv.Itoa(n))
 	}
 	if err := resp.Write(str); err != nil {
@@ -665,7 +614,7 @@ func (s *Server) handleStream(conn *quic.Conn, cs *clientState, str *quic.Stream
 		resp.Write(str)
 		return
 	}
-	if !s.allow[t.Upstream] {
+	if !s.pol.Load().allow[t.Upstream] {
 		s.forbidden.Add(1)
 		s.cfg.Log.Warn("upstream not allowed", "client", cs.id, "upstream", t.Upstream)
 		str.CancelRead(codeOK)
@@ -704,6 +653,10 @@ func (s *Server) handleStream(conn *quic.Conn, cs *clientState, str *quic.Stream
 		s.done(cs, w, cost)
 		s.m.duration.WithLabelValues(t.Kind.String()).Observe(time.Since(start).Seconds())
 	}()
+	if t.Kind == KindUDP {
+		s.udpFlow(conn, str, t.Upstream)
+		return
+	}
 	if t.Kind == KindPrefetch {
 		resp := &http.Response{StatusCode: http.StatusAccepted, ProtoMajor: 1, ProtoMinor: 1,
 			Header: http.Header{}, ContentLength: 0, Body: http.NoBody}
@@ -812,7 +765,7 @@ func (s *Server) upstreamFailed(w io.Writer, upstream string, err error) error {
 
 // tunnel connects str to a TCP connection to upstream (CONNECT).
 func (s *Server) tunnel(str *quic.Stream, hr *headReader, w io.Writer, upstream string) error {
-	up, err := s.egress.dial(str.Context(), "tcp", upstream)
+	up, err := s.dialUpstream(str.Context(), "tcp", upstream)
 	if err != nil {
 		str.CancelRead(codeOK)
 		return s.upstreamFailed(w, upstream, err)

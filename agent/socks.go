@@ -2,6 +2,8 @@ package agent
 
 import (
 	"bufio"
+	"bytes"
+	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -11,6 +13,7 @@ import (
 	"net/netip"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -217,6 +220,11 @@ func (c *Client) serveSOCKSConn(conn net.Conn) {
 		conn.Close()
 		return
 	}
+	if req.cmd == socksCmdUDP {
+		conn.SetDeadline(time.Time{})
+		c.socksUDP(conn, br)
+		return
+	}
 	if req.cmd != socksCmdConnect {
 		conn.Write(socksReply(socksCmdUnsupp))
 		c.cfg.Log.Warn("SOCKS5 command not supported", "cmd", req.cmd, "target", req.target)
@@ -256,4 +264,125 @@ func (c *Client) socksConnect(conn net.Conn, br *bufio.Reader, target string) {
 		first = io.MultiReader(io.LimitReader(br, int64(br.Buffered())), conn)
 	}
 	c.attachApp(o, conn, socksReply(socksOK), first, st)
+}
+
+// parseSocksUDP splits a SOCKS5 UDP request header (RFC 1928 §7) off a
+// datagram: the target as host:port, the raw address part (ATYP, address,
+// port: replies carry it back) and the payload. Fragments are refused.
+func parseSocksUDP(b []byte) (target string, addr, payload []byte, err error) {
+	if len(b) < 4 {
+		return "", nil, nil, errors.New("socks5 udp: short header")
+	}
+	if b[0] != 0 || b[1] != 0 {
+		return "", nil, nil, errors.New("socks5 udp: reserved bytes not zero")
+	}
+	if b[2] != 0 {
+		return "", nil, nil, errors.New("socks5 udp: fragments are not supported")
+	}
+	r := bytes.NewReader(b[4:])
+	host, err := readSocksAddr(r, b[3])
+	if err != nil {
+		return "", nil, nil, err
+	}
+	var pb [2]byte
+	if _, err := io.ReadFull(r, pb[:]); err != nil {
+		return "", nil, nil, err
+	}
+	port := binary.BigEndian.Uint16(pb[:])
+	if port == 0 {
+		return "", nil, nil, errors.New("socks5 udp: port 0")
+	}
+	end := len(b) - r.Len()
+	return net.JoinHostPort(host, strconv.Itoa(int(port))), b[3:end], b[end:], nil
+}
+
+// socksUDPFlows bounds the targets of one UDP association.
+const socksUDPFlows = 64
+
+// socksUDP runs a UDP ASSOCIATE: a UDP socket on the control connection's
+// local address relays the app's datagrams (from the address that sends
+// first) to their targets as UDP flows, and the targets' answers back with
+// the SOCKS5 header; all ends with the control connection.
+func (c *Client) socksUDP(ctrl net.Conn, br *bufio.Reader) {
+	defer ctrl.Close()
+	la, _ := ctrl.LocalAddr().(*net.TCPAddr)
+	if la == nil {
+		ctrl.Write(socksReply(socksFailure))
+		return
+	}
+	pc, err := net.ListenUDP("udp", &net.UDPAddr{IP: la.IP})
+	if err != nil {
+		ctrl.Write(socksReply(socksFailure))
+		return
+	}
+	defer pc.Close()
+	bound := pc.LocalAddr().(*net.UDPAddr).AddrPort()
+	reply := []byte{socksVersion, socksOK, 0}
+	if bound.Addr().Unmap().Is4() {
+		ip := bound.Addr().Unmap().As4()
+		reply = append(append(reply, socksAtypIPv4), ip[:]...)
+	} else {
+		ip := bound.Addr().As16()
+		reply = append(append(reply, socksAtypIPv6), ip[:]...)
+	}
+	reply = binary.BigEndian.AppendUint16(reply, bound.Port())
+	if _, err := ctrl.Write(reply); err != nil {
+		return
+	}
+	ctx, cancel := context.WithCancel(c.ctx)
+	defer cancel()
+	c.wg.Go(func() { io.Copy(io.Discard, br); cancel(); pc.Close() }) // the association ends with its TCP connection
+	context.AfterFunc(ctx, func() { ctrl.Close(); pc.Close() })
+	app := c.identifyTarget("udp", ctrl.LocalAddr())
+	flows := map[string]*clientUDPFlow{}
+	defer func() {
+		for _, f := range flows {
+			f.close()
+		}
+	}()
+	var appAddr *net.UDPAddr
+	var wmu sync.Mutex
+	buf := make([]byte, maxUDPPayload)
+	for {
+		n, from, err := pc.ReadFromUDP(buf)
+		if err != nil {
+			return
+		}
+		if appAddr == nil {
+			appAddr = from
+		} else if !from.IP.Equal(appAddr.IP) || from.Port != appAddr.Port {
+			continue // only the app that associated
+		}
+		target, addr, payload, err := parseSocksUDP(buf[:n])
+		if err != nil {
+			c.cfg.Log.Warn("SOCKS5 UDP datagram dropped", "err", err)
+			continue
+		}
+		if target, err = normHostPort(target, ""); err != nil {
+			continue
+		}
+		f := flows[target]
+		if f == nil {
+			if len(flows) >= socksUDPFlows {
+				continue
+			}
+			head := append([]byte{0, 0, 0}, addr...)
+			to := appAddr
+			f, err = c.openUDP(ctx, app, target, func(p []byte) {
+				wmu.Lock()
+				defer wmu.Unlock()
+				pc.WriteToUDP(append(head[:len(head):len(head)], p...), to)
+			})
+			if err != nil {
+				c.cfg.Log.Warn("SOCKS5 UDP flow refused", "target", target, "err", err)
+				continue
+			}
+			flows[target] = f
+		}
+		if err := f.send(ctx, payload); err != nil {
+			c.cfg.Log.Warn("SOCKS5 UDP send failed", "target", target, "err", err)
+			f.close()
+			delete(flows, target)
+		}
+	}
 }

@@ -107,8 +107,8 @@ func TestSOCKSTunnelMoves(t *testing.T) {
 	}
 }
 
-// TestSOCKSBadInput: a wrong version, no acceptable method, UDP
-// ASSOCIATE and an unknown address type each get their RFC 1928 answer.
+// TestSOCKSBadInput: a wrong version, no acceptable method, BIND and an
+// unknown address type each get their RFC 1928 answer.
 func TestSOCKSBadInput(t *testing.T) {
 	ts := startServer(t, "", nil)
 	tc := startClient(t, ts, 1, true, nil)
@@ -120,7 +120,6 @@ func TestSOCKSBadInput(t *testing.T) {
 	}{
 		{"SOCKS4", []byte{4, 1, 0, 80, 127, 0, 0, 1, 0}, nil},
 		{"no acceptable method", []byte{5, 1, 2}, []byte{5, 0xff}},
-		{"UDP ASSOCIATE", []byte{5, 1, 0, 5, 3, 0, 1, 0, 0, 0, 0, 0, 0}, append([]byte{5, 0}, socksReply(socksCmdUnsupp)...)},
 		{"BIND", []byte{5, 1, 0, 5, 2, 0, 1, 127, 0, 0, 1, 0, 80}, append([]byte{5, 0}, socksReply(socksCmdUnsupp)...)},
 		{"address type 9", []byte{5, 1, 0, 5, 1, 0, 9}, append([]byte{5, 0}, socksReply(socksAtypUnsupp)...)},
 	} {

@@ -79,8 +79,9 @@ func (c *Client) stripe(w http.ResponseWriter, r *http.Request, hdr http.Header,
 		pieces[i] = &piece{done: make(chan struct{})}
 	}
 	var pins []int
+	primary := c.primaryUp(nil, time.Now())
 	for _, p := range c.paths {
-		if p.current() != nil {
+		if p.current() != nil && (p.Role != RoleBackup || !primary) {
 			for range stripeWorkers {
 				pins = append(pins, p.id)
 			}

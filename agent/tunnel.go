@@ -106,7 +106,7 @@ func newSessionID() string {
 
 // openSession dials upstream and runs a new session on str.
 func (s *Server) openSession(str *quic.Stream, hr *headReader, cs *clientState, upstream string) {
-	up, err := s.egress.dial(s.ctx, "tcp", upstream)
+	up, err := s.dialUpstream(s.ctx, "tcp", upstream)
 	if err != nil {
 		str.CancelRead(codeOK)
 		s.upstreamFailed(str, upstream, err)

@@ -24,7 +24,8 @@ import (
 // idle keep-alive connection; HTTP clients retry on a fresh one. So one
 // app holding idle tunnels never locks out another, and an app meets a
 // 429 only when it holds its share (capacity / apps holding or waiting)
-// of busy tunnels and none frees within shareWait.
+// of busy tunnels and none of them has ended (giving it a slot again)
+// within shareWait: an app whose queue moves keeps waiting.
 type tunnelGate struct {
 	idleAfter time.Duration // a tunnel this quiet may be reclaimed
 	shareWait time.Duration // an app at its share waits this long, then 429
@@ -34,7 +35,8 @@ type tunnelGate struct {
 	capacity int
 	held     map[string]map[*gateTicket]struct{}
 	waiting  []*gateWaiter
-	pending  int // tunnels reclaimed whose slot is not back yet
+	pending  int                  // tunnels reclaimed whose slot is not back yet
+	granted  map[string]time.Time // when each app last got a slot
 }
 
 // gateTicket is one held slot: its app, when its tunnel last moved a
@@ -73,7 +75,7 @@ const (
 
 func newTunnelGate(capacity int, idleAfter time.Duration) *tunnelGate {
 	return &tunnelGate{capacity: capacity, idleAfter: idleAfter, shareWait: tunnelShareWait,
-		maxWait: tunnelMaxWait, held: map[string]map[*gateTicket]struct{}{}}
+		maxWait: tunnelMaxWait, held: map[string]map[*gateTicket]struct{}{}, granted: map[string]time.Time{}}
 }
 
 // setCapacity follows ct-server's announced limit; slots held beyond a
@@ -116,6 +118,7 @@ func (g *tunnelGate) takeLocked(app string, now time.Time) *gateTicket {
 		g.held[app] = map[*gateTicket]struct{}{}
 	}
 	g.held[app][t] = struct{}{}
+	g.granted[app] = now
 	return t
 }
 
@@ -194,16 +197,21 @@ func (g *tunnelGate) acquire(ctx context.Context, app string) (*gateTicket, erro
 			}
 		}
 		atShare := len(g.held[app]) >= g.share()
+		// An app at its share whose queue moves (its tunnels end and it
+		// gets slots) keeps waiting; only a stuck one is refused.
+		progress := started
+		if last := g.granted[app]; last.After(progress) {
+			progress = last
+		}
 		g.mu.Unlock()
 		if reclaim != nil {
 			reclaim() // closes its tunnel and releases the slot
 		}
-		waited := time.Since(started)
 		var err error
 		switch {
-		case atShare && waited >= g.shareWait:
+		case atShare && time.Since(progress) >= g.shareWait:
 			err = errShareExhausted
-		case waited >= g.maxWait:
+		case time.Since(started) >= g.maxWait:
 			err = errGateTimeout
 		}
 		if err == nil {
@@ -244,6 +252,15 @@ func (g *tunnelGate) setReclaim(t *gateTicket, reclaim func()) {
 	g.mu.Unlock()
 }
 
+func (g *tunnelGate) wantsLocked(app string) bool {
+	for _, w := range g.waiting {
+		if w.app == app {
+			return true
+		}
+	}
+	return false
+}
+
 // release gives t's slot back (once) and hands it to a waiter.
 func (g *tunnelGate) release(t *gateTicket) {
 	if t.released.Swap(true) {
@@ -256,6 +273,9 @@ func (g *tunnelGate) release(t *gateTicket) {
 	delete(g.held[t.app], t)
 	if len(g.held[t.app]) == 0 {
 		delete(g.held, t.app)
+		if !g.wantsLocked(t.app) {
+			delete(g.granted, t.app) // the table stays as small as the apps using it
+		}
 	}
 	grants := g.grantLocked()
 	g.mu.Unlock()

@@ -11,8 +11,10 @@ import (
 	"net/netip"
 	"os"
 	"os/exec"
+	"os/signal"
 	"runtime/debug"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -46,6 +48,7 @@ func runAgent(ctx context.Context, args []string) error {
 		{"server", "run ct-server, the cloud side", agentServer},
 		{"client", "run ct-client, the device side's local proxy", agentClient},
 		{"token", "write a new random client token to a file (mode 0600)", agentToken},
+		{"status", "paths, RTT, bytes and limits hit of a running ct-client or ct-server (from its --metrics)", agentStatus},
 		{"abuse", "load-and-abuse test: a real ct-server beside a misbehaving and a good client", agentAbuse},
 		{"faults", "fault matrix: every stop, crash and path failure against each kind of app connection (intact or reset, never short)", agentFaults},
 		{"experiment", "run a Cybertwin §V experiment through the emulator", agentExperiment},
@@ -118,6 +121,44 @@ ct-server (--token-file) and ct-client (--token-file).`)
 	return nil
 }
 
+func agentStatus(ctx context.Context, args []string) error {
+	fs := newFlagSet("agent status", "agent status [--metrics host:port]", agentHelp+`
+
+status reads the metrics endpoint of a running ct-client or ct-server
+(its --metrics) and prints its paths (up, RTT, streams, bytes, stalls,
+reconnects) or its clients (connections, work, bytes) and the limits that
+bit.`)
+	metrics := fs.String("metrics", "127.0.0.1:9101", "the agent's --metrics address (host:port) or URL")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return badInput(fmt.Errorf("agent status: unexpected argument %q", fs.Arg(0)))
+	}
+	u := *metrics
+	if !strings.Contains(u, "://") {
+		u = "http://" + u + "/metrics"
+	}
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+	if err != nil {
+		return badInput(fmt.Errorf("agent status: --metrics %q: %w", *metrics, err))
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return fmt.Errorf("agent status: cannot reach %s (is ct-client or ct-server running with --metrics %s?): %w", u, *metrics, errors.Unwrap(err))
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("agent status: %s answered %s", u, resp.Status)
+	}
+	if err := agent.WriteStatus(os.Stdout, resp.Body); err != nil {
+		return fmt.Errorf("agent status: %s: %w", u, err)
+	}
+	return nil
+}
+
 func qlogConfig(dir string) *quic.Config {
 	if dir == "" {
 		return nil
@@ -145,12 +186,10 @@ func agentServer(ctx context.Context, args []string) error {
 	if err != nil {
 		return badInput(err)
 	}
-	clients, err := f.Authorized(func(w string) { log.Warn(w) })
+	warn := func(w string) { log.Warn(w) }
+	pol, err := f.Policy(warn)
 	if err != nil {
 		return badInput(err)
-	}
-	if len(f.Allow) == 0 {
-		return badInput(errors.New("agent server: empty allow-list: give --allow or allow in --config (ct-server never forwards anywhere)"))
 	}
 	tlsConf, certPEM, err := f.TLS(time.Now(), log)
 	if err != nil {
@@ -162,8 +201,8 @@ func agentServer(ctx context.Context, args []string) error {
 		}
 	}
 	srv, err := agent.NewServer(agent.ServerConfig{
-		TLS: tlsConf, QUIC: qlogConfig(f.QlogDir), Clients: clients, Limits: f.Limits, Allow: f.Allow, AllowInternal: f.AllowInternal,
-		Prefetch: f.Prefetch, HeaderTimeout: time.Duration(f.HeaderTimeoutMS) * time.Millisecond, Log: log,
+		TLS: tlsConf, QUIC: qlogConfig(f.QlogDir), Clients: pol.Clients, Limits: pol.Limits, Allow: pol.Allow, AllowInternal: pol.AllowInternal,
+		Prefetch: pol.Prefetch, HeaderTimeout: time.Duration(f.HeaderTimeoutMS) * time.Millisecond, Log: log,
 		MemoryBudget: f.MemoryBudget,
 	})
 	if err != nil {
@@ -185,26 +224,64 @@ func agentServer(ctx context.Context, args []string) error {
 		return err
 	}
 	defer stopMetrics()
-	fmt.Fprintf(os.Stderr, "ct-server on %s, %d client(s), allow %s\n", pc.LocalAddr(), len(clients), strings.Join(f.Allow, ","))
-	return runServer(ctx, srv, pc, flags.Drain, log)
+	fmt.Fprintf(os.Stderr, "ct-server on %s, %d client(s), allow %s\n", pc.LocalAddr(), len(pol.Clients), strings.Join(f.Allow, ","))
+	reload := func() error {
+		g, err := flags.Load()
+		if err != nil {
+			return err
+		}
+		if names := f.RestartOnly(g); len(names) > 0 {
+			log.Warn("reload: these settings changed but need a restart", "settings", strings.Join(names, ","))
+		}
+		p, err := g.Policy(warn)
+		if err != nil {
+			return err
+		}
+		return srv.Reload(p)
+	}
+	return runServer(ctx, srv, pc, flags.Drain, reload, log)
 }
 
-// runServer serves until ctx ends, then drains for up to drain.
-func runServer(ctx context.Context, srv *agent.Server, pc net.PacketConn, drain time.Duration, log *slog.Logger) error {
+// runServer serves until ctx ends, then drains for up to drain. SIGHUP
+// calls reload (the configuration and token files, read again); a reload
+// that fails leaves the running configuration as it was.
+func runServer(ctx context.Context, srv *agent.Server, pc net.PacketConn, drain time.Duration, reload func() error, log *slog.Logger) error {
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	defer signal.Stop(hup)
 	done := make(chan error, 1)
 	go func() { done <- srv.Serve(pc) }()
-	select {
-	case <-ctx.Done():
-		dctx, cancel := context.WithTimeout(context.Background(), drain)
-		defer cancel()
-		log.Info("draining", "for", drain.String())
-		if err := srv.Shutdown(dctx); err != nil {
-			log.Warn(err.Error())
+	sdNotify(log, "READY=1")
+	for {
+		select {
+		case <-hup:
+			sdNotify(log, "RELOADING=1")
+			if err := reload(); err != nil {
+				log.Warn("reload failed; the running configuration stays", "err", err)
+			} else {
+				log.Info("reloaded the configuration and token files")
+			}
+			sdNotify(log, "READY=1")
+		case <-ctx.Done():
+			sdNotify(log, "STOPPING=1")
+			dctx, cancel := context.WithTimeout(context.Background(), drain)
+			defer cancel()
+			log.Info("draining", "for", drain.String())
+			if err := srv.Shutdown(dctx); err != nil {
+				log.Warn(err.Error())
+			}
+			return <-done
+		case err := <-done:
+			srv.Close()
+			return err
 		}
-		return <-done
-	case err := <-done:
-		srv.Close()
-		return err
+	}
+}
+
+// sdNotify tells systemd (Type=notify units) about the service's state.
+func sdNotify(log *slog.Logger, state string) {
+	if _, err := agent.SdNotify(state); err != nil {
+		log.Warn("sd_notify", "state", state, "err", err)
 	}
 }
 
@@ -237,6 +314,11 @@ func agentClient(ctx context.Context, args []string) error {
 		return err
 	}
 	defer closeAll(ls)
+	socks, err := listenAll(f.Socks, log)
+	if err != nil {
+		return err
+	}
+	defer closeAll(socks)
 	c, err := agent.NewClient(cfg)
 	if err != nil {
 		return badInput(err)
@@ -252,11 +334,17 @@ func agentClient(ctx context.Context, args []string) error {
 		return err
 	}
 	defer stopMetrics()
-	errs := make(chan error, len(ls))
+	errs := make(chan error, len(ls)+len(socks))
 	for _, l := range ls {
 		fmt.Fprintf(os.Stderr, "ct-client proxy on http://%s (ct-server %s, %d paths, scheduler %s)\n", l.Addr(), f.Server, len(cfg.Paths), f.Scheduler)
 		go func() { errs <- c.Serve(l) }()
 	}
+	for _, l := range socks {
+		fmt.Fprintf(os.Stderr, "ct-client SOCKS5 on socks5h://%s\n", l.Addr())
+		go func() { errs <- c.ServeSOCKS(l) }()
+	}
+	sdNotify(log, "READY=1") // the proxy accepts; paths come up on their own
+	defer sdNotify(log, "STOPPING=1")
 	select {
 	case <-ctx.Done():
 		// Drain: responses and tunnels in progress may finish, then
