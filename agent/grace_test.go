@@ -56,7 +56,7 @@ func TestTunnelGraceReservation(t *testing.T) {
 		if held <= 0 || held > TunnelCost {
 			t.Fatalf("finished tunnel: %d bytes reserved, want its replay buffer's (0 < n ≤ %d)", held, TunnelCost)
 		}
-		if n := m.s.clients[0].tunnels; n != 0 {
+		if n := m.s.pol.Load().clients[0].tunnels; n != 0 {
 			t.Fatalf("finished tunnel still holds its slot (%d)", n)
 		}
 		time.Sleep(SessionGrace)
