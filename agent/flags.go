@@ -90,6 +90,20 @@ func (o *flagOverlay[T]) boolean(fs *flag.FlagSet, name, usage string, field fun
 	})
 }
 
+// loadOver reads the YAML file name with load ("" none) and lays the
+// given flags over it.
+func loadOver[T any](name string, load func(string) (T, error), over *flagOverlay[T]) (T, error) {
+	var f T
+	if name != "" {
+		var err error
+		if f, err = load(name); err != nil {
+			return f, err
+		}
+	}
+	over.apply(&f)
+	return f, nil
+}
+
 // SplitList splits a comma-separated flag value, dropping empty items.
 func SplitList(s string) []string {
 	var out []string
@@ -136,14 +150,10 @@ func RegisterServerFlags(fs *flag.FlagSet) *ServerFlags {
 // Load reads --config (if given), lays the flags over it and fills in the
 // defaults. Errors name the file or flag that was wrong.
 func (sf *ServerFlags) Load() (ServerFile, error) {
-	var f ServerFile
-	if sf.Config != "" {
-		var err error
-		if f, err = LoadServerFile(sf.Config); err != nil {
-			return f, err
-		}
+	f, err := loadOver(sf.Config, LoadServerFile, &sf.over)
+	if err != nil {
+		return f, err
 	}
-	sf.over.apply(&f)
 	if f.Listen == "" {
 		f.Listen = "0.0.0.0:4433"
 	}
@@ -302,14 +312,10 @@ func RegisterClientFlags(fs *flag.FlagSet) *ClientFlags {
 // file and fills in the defaults. Errors name what was wrong; warn
 // receives warnings about the token file.
 func (cf *ClientFlags) Load(warn func(string)) (ClientFile, error) {
-	var f ClientFile
-	if cf.Config != "" {
-		var err error
-		if f, err = LoadClientFile(cf.Config); err != nil {
-			return f, err
-		}
+	f, err := loadOver(cf.Config, LoadClientFile, &cf.over)
+	if err != nil {
+		return f, err
 	}
-	cf.over.apply(&f)
 	if cf.cacheDir != "" {
 		f.Cache = &CacheFile{Dir: cf.cacheDir, MaxBytes: cf.cacheBytes}
 	}

@@ -57,7 +57,10 @@ func newImpair(pc net.PacketConn) *impairConn {
 // for what it receives; queue bounds the packets waiting (tail drop).
 func (d *impairConn) shape(rate float64, delay time.Duration, queue int) {
 	d.rate, d.delay = rate, delay
-	d.queue = make(chan shaped, queue)
+	q := make(chan shaped, queue)
+	d.mu.Lock() // a socket in use may be shaped (ReadFrom reads queue under mu)
+	d.queue = q
+	d.mu.Unlock()
 	go d.pump()
 }
 
@@ -113,9 +116,12 @@ func (d *impairConn) ReadFrom(b []byte) (int, net.Addr, error) {
 			addr net.Addr
 			err  error
 		)
-		if d.queue != nil {
+		d.mu.Lock()
+		q := d.queue
+		d.mu.Unlock()
+		if q != nil {
 			select {
-			case p := <-d.queue:
+			case p := <-q:
 				if w := time.Until(p.at); w > 0 {
 					time.Sleep(w)
 				}

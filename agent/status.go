@@ -91,23 +91,32 @@ func (ss statusSamples) client(w io.Writer) {
 	fmt.Fprintf(w, "ct-client: %.0f of %d paths up; migrations %.0f, aborts %.0f, limit retries %.0f, striped %.0f\n",
 		ss.total("ct_client_path_up"), len(names), ss.total("ct_client_migrations_total"), ss.total("ct_client_aborts_total"),
 		ss.total("ct_client_limit_retries_total"), ss.total("ct_client_striped_total"))
-	cols := []struct{ head, metric string }{
+	ss.table(w, "path", "ct_client_path_up", []statusColumn{
 		{"srtt", "ct_client_path_srtt_seconds"}, {"streams", "ct_client_path_streams"}, {"tunnels", "ct_client_path_tunnels"},
 		{"requests", "ct_client_path_requests_total"}, {"received", "ct_client_path_received_bytes_total"},
 		{"stalls", "ct_client_path_stalls_total"}, {"reconnects", "ct_client_path_reconnects_total"}, {"dial failures", "ct_client_path_dial_failures_total"},
-	}
+	}, func(p string) []string { return []string{map[bool]string{true: "up", false: "down"}[up[p] > 0]} }, "up")
+}
+
+// statusColumn is a column of a status table: its head and its metric.
+type statusColumn struct{ head, metric string }
+
+// table writes one row per value of label (the values of keyMetric's
+// samples): the value, lead's cells (under leadHeads), then cols.
+func (ss statusSamples) table(w io.Writer, label, keyMetric string, cols []statusColumn, lead func(string) []string, leadHeads ...string) {
+	_, keys := ss.by(keyMetric, label)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	head := []string{"path", "up"}
+	head := append([]string{label}, leadHeads...)
 	vals := make([]map[string]float64, len(cols))
 	for i, c := range cols {
 		head = append(head, c.head)
-		vals[i], _ = ss.by(c.metric, "path")
+		vals[i], _ = ss.by(c.metric, label)
 	}
 	fmt.Fprintln(tw, strings.Join(head, "\t"))
-	for _, p := range names {
-		row := []string{p, map[bool]string{true: "up", false: "down"}[up[p] > 0]}
+	for _, k := range keys {
+		row := append([]string{k}, lead(k)...)
 		for i, c := range cols {
-			row = append(row, statusCell(c.metric, vals[i][p]))
+			row = append(row, statusCell(c.metric, vals[i][k]))
 		}
 		fmt.Fprintln(tw, strings.Join(row, "\t"))
 	}
@@ -118,28 +127,11 @@ func (ss statusSamples) server(w io.Writer) {
 	fmt.Fprintf(w, "ct-server: reserved %s, %.0f connections before hello; %.0f connections, %.0f unauthorized, %.0f forbidden, %.0f bad requests since start\n",
 		statusBytes(ss.total("ct_server_reserved_bytes")), ss.total("ct_server_preauth_connections"), ss.total("ct_server_connections_total"),
 		ss.total("ct_server_unauthorized_total"), ss.total("ct_server_forbidden_total"), ss.total("ct_server_bad_requests_total"))
-	cols := []struct{ head, metric string }{
+	ss.table(w, "client", "ct_server_client_connections", []statusColumn{
 		{"connections", "ct_server_client_connections"}, {"streams", "ct_server_client_streams"}, {"tunnels", "ct_server_client_tunnels"},
 		{"reserved", "ct_server_client_buffer_bytes"}, {"requests", "ct_server_client_requests_total"},
 		{"denied", "ct_server_client_denied_total"}, {"sent", "ct_server_client_sent_bytes_total"},
-	}
-	_, clients := ss.by("ct_server_client_connections", "client")
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	head := []string{"client"}
-	vals := make([]map[string]float64, len(cols))
-	for i, c := range cols {
-		head = append(head, c.head)
-		vals[i], _ = ss.by(c.metric, "client")
-	}
-	fmt.Fprintln(tw, strings.Join(head, "\t"))
-	for _, cl := range clients {
-		row := []string{cl}
-		for i, c := range cols {
-			row = append(row, statusCell(c.metric, vals[i][cl]))
-		}
-		fmt.Fprintln(tw, strings.Join(row, "\t"))
-	}
-	tw.Flush()
+	}, func(string) []string { return nil })
 	hits, limits := ss.by("ct_server_limit_hits_total", "limit")
 	var parts []string
 	for _, l := range limits {

@@ -89,10 +89,11 @@ type session struct {
 	replay   replayBuf // the last bytes sent down; it ends at sentDown
 	sentDown int64
 	recvUp   int64
-	upDone   bool // the upstream finished sending
-	appDone  bool // the client finished sending
-	finished bool // both directions done; kept SessionGrace for a late resume
-	released bool // the client's stream slot is given back
+	upDone   bool  // the upstream finished sending
+	appDone  bool  // the client finished sending
+	finished bool  // both directions done; kept SessionGrace for a late resume
+	released bool  // the client's tunnel slot is given back
+	held     int64 // bytes still reserved after the slot went back: the replay buffer's
 	closed   bool
 	timer    *time.Timer
 }
@@ -198,20 +199,29 @@ func (se *session) close() {
 	se.release()
 }
 
+// release gives back what the session still holds (the session ended):
+// its slot and reservation, or what finish kept of it; the replay buffer
+// goes with it.
 func (se *session) release() {
 	se.mu.Lock()
-	done := se.released
-	se.released = true
+	done, held := se.released, se.held
+	se.released, se.held = true, 0
+	se.replay.b = nil
 	se.mu.Unlock()
 	if !done {
 		se.srv.done(se.owner, workTunnel, TunnelCost)
+	} else if held > 0 {
+		se.srv.unreserve(se.owner, held)
 	}
 }
 
 // finish is the end of both directions: the upstream connection closes and
 // the slot is given back, but the replay buffer stays SessionGrace, for the
 // stream carrying the last bytes and the FIN may still fail before they
-// arrive, and the client then resumes.
+// arrive, and the client then resumes. Its bytes stay reserved (the
+// client's buffer limit and the server's memory budget) until it is freed:
+// a client cycling short tunnels held up to ReplayBytes each outside the
+// budget for SessionGrace (issue 23).
 func (se *session) finish() {
 	se.up.Close()
 	se.mu.Lock()
@@ -224,8 +234,23 @@ func (se *session) finish() {
 		se.timer.Stop()
 	}
 	se.timer = time.AfterFunc(SessionGrace, se.close)
+	keep, slot := int64(0), !se.released
+	if slot {
+		keep = min(int64(cap(se.replay.b)), TunnelCost)
+		se.released, se.held = true, keep
+	}
 	se.mu.Unlock()
-	se.release()
+	if slot {
+		se.srv.done(se.owner, workTunnel, TunnelCost-keep)
+	}
+}
+
+// unreserve gives back n reserved bytes of cs, without a slot.
+func (s *Server) unreserve(cs *clientState, n int64) {
+	cs.mu.Lock()
+	cs.buffered -= n
+	cs.mu.Unlock()
+	s.reserved.Add(-n)
 }
 
 // detach marks the attachment gen gone; the session waits SessionGrace

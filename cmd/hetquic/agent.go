@@ -388,14 +388,15 @@ func agentAbuse(ctx context.Context, args []string) error {
 abuse starts a real ct-server process (this binary, default configuration)
 on loopback, runs one misbehaving authenticated client (connections beyond
 max_conns, thousands of unread requests, unread CONNECT tunnels, a prefetch
-flood, handshakes that never say hello) beside a good ct-client that checks
+flood, handshakes that never say hello, short tunnels opened and closed one
+after another) beside a good ct-client that checks
 every byte, and reports ct-server's peak RSS and the good client's latency.
 It exits 1 when a bound is broken (agent/README.md, "Abuse").`)
 	full := fs.Bool("full", false, "the issue's size (4x the CI size; about a minute)")
 	md := fs.Bool("md", false, "print the README's markdown block")
 	verbose := fs.Bool("v", false, "progress and ct-server's log on stderr")
 	maxRSS := fs.Int64("max-rss-mib", 0, "bound on ct-server's peak RSS in MiB (default 400)")
-	only := fs.String("only", "", "tunnels or streams: only that abuse, to measure what one costs ct-server")
+	only := fs.String("only", "", "tunnels, streams or cycles: only that abuse, to measure what one costs ct-server")
 	maxP99 := fs.Duration("max-p99", 0, "bound on the good client's p99 latency (default 2s)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
