@@ -57,6 +57,10 @@ type ClientConfig struct {
 	Scheduler Scheduler
 	AppRule   AppRule        // default: by host
 	Priority  map[string]int // app → priority (default 1)
+	// AppPaths pins apps to paths by name (app → path): their requests
+	// and tunnels go there while it is up and not suspected, elsewhere
+	// when it is not (a pin is a preference, never a reason to fail).
+	AppPaths map[string]string
 	// StallTimeout is how long a response may go without a byte before
 	// its path is checked, and the stream moved if the path is dead
 	// (default DefaultStallTimeout, 0.8 s). See Client.forward.
@@ -428,7 +432,7 @@ func (c *Client) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if c.cache != nil && r.Method == http.MethodGet && c.cache.Serve(w, r, time.Now()) {
 		return
 	}
-	n, err := c.forward(w, r, Request{App: app, Priority: c.priority(app)})
+	n, err := c.forward(w, r, c.request(app))
 	st.bytes.Add(n)
 	if err != nil {
 		st.failures.Add(1)
@@ -499,6 +503,21 @@ func (c *Client) app(name string) *appStats {
 	s := &appStats{}
 	c.apps[name] = s
 	return s
+}
+
+// request is what the scheduler knows of a request of app: its priority
+// and the path it is pinned to (AppPaths), if that path exists.
+func (c *Client) request(app string) Request {
+	r := Request{App: app, Priority: c.priority(app)}
+	if name, ok := c.cfg.AppPaths[app]; ok {
+		for _, p := range c.paths {
+			if p.Name == name {
+				r.pin = p.id + 1
+				break
+			}
+		}
+	}
+	return r
 }
 
 func (c *Client) priority(app string) int {
@@ -827,7 +846,7 @@ func (c *Client) openAppTunnel(ctx context.Context, app, target string, st *appS
 		}
 		return nil, http.StatusServiceUnavailable, err
 	}
-	t := &ctTunnel{c: c, target: target, req: Request{App: app, Priority: c.priority(app)}, slot: slot}
+	t := &ctTunnel{c: c, target: target, req: c.request(app), slot: slot}
 	str, hr, resp, p, err := c.openTunnel(ctx, t)
 	if err != nil {
 		c.gate.release(slot)

@@ -355,7 +355,7 @@ func cmpOr(a, b string) string {
 // ClientConfig turns a loaded file into a ClientConfig: paths and lanes,
 // scheduler, app rule, CA and cache. QUIC and Log are left to the caller.
 func (f ClientFile) ClientConfig(now time.Time) (ClientConfig, error) {
-	cfg := ClientConfig{Server: f.Server, ServerName: f.ServerName, Token: f.Token, Priority: f.Priority,
+	cfg := ClientConfig{Server: f.Server, ServerName: f.ServerName, Token: f.Token, Priority: f.Priority, AppPaths: f.AppPaths,
 		StallTimeout: time.Duration(f.StallTimeoutMS) * time.Millisecond, IdleTimeout: time.Duration(f.IdleTimeoutMS) * time.Millisecond,
 		TLS: &tls.Config{}}
 	for _, p := range f.Paths {

@@ -152,3 +152,24 @@ func TestInterfaceFollows(t *testing.T) {
 		t.Fatal("path not back up when its interface came back")
 	}
 }
+
+// TestAppPaths: an app pinned to a path (AppPaths) has its requests,
+// striped ones included, on that path; another app uses both.
+func TestAppPaths(t *testing.T) {
+	up := startUpstream(t)
+	ts := startServer(t, "", nil, up.hostport)
+	tc := startClient(t, ts, 2, true, func(c *ClientConfig) {
+		c.AppRule = AppRule{Kind: "header", Header: "X-App"}
+		c.AppPaths = map[string]string{"video": "p1"}
+	})
+	for range 3 {
+		tc.get(t, up.URL+"/bytes/20000", "X-App", "video")
+	}
+	resp, body := tc.get(t, up.URL+"/bytes/6000000", "X-App", "video")
+	if resp.StatusCode != 200 || len(body) != 6000000 {
+		t.Fatalf("pinned app: %d, %d bytes", resp.StatusCode, len(body))
+	}
+	if n := tc.paths[0].requests.Load(); n != 0 {
+		t.Fatalf("the app pinned to p1 sent %d requests over p0", n)
+	}
+}

@@ -262,7 +262,7 @@ func (f *clientUDPFlow) open(ctx context.Context) error {
 	}
 	avoid := map[int]bool{}
 	for attempt := 0; attempt < c.cfg.MaxAttempts; attempt++ {
-		pth, conn, err := c.pick(ctx, Request{App: f.app, Priority: c.priority(f.app)}, avoid)
+		pth, conn, err := c.pick(ctx, c.request(f.app), avoid)
 		if err != nil {
 			release()
 			return err
