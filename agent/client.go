@@ -11,6 +11,7 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -56,6 +57,10 @@ type ClientConfig struct {
 	Scheduler Scheduler
 	AppRule   AppRule        // default: by host
 	Priority  map[string]int // app → priority (default 1)
+	// AppPaths pins apps to paths by name (app → path): their requests
+	// and tunnels go there while it is up and not suspected, elsewhere
+	// when it is not (a pin is a preference, never a reason to fail).
+	AppPaths map[string]string
 	// StallTimeout is how long a response may go without a byte before
 	// its path is checked, and the stream moved if the path is dead
 	// (default DefaultStallTimeout, 0.8 s). See Client.forward.
@@ -85,6 +90,12 @@ type ClientConfig struct {
 	// HeaderTimeout bounds reading an app's request head (default 5 s):
 	// an app that dribbles its head is cut off.
 	HeaderTimeout time.Duration
+	// InterfacePoll is how often the addresses of paths given by interface
+	// name are looked up again (default DefaultInterfacePoll; < 0: never):
+	// a path whose interface changed address moves to the new one, one
+	// whose interface went away is down until it is back. See
+	// watchInterfaces.
+	InterfacePoll time.Duration
 	// TunnelIdle is how long a CONNECT tunnel may move no byte before its
 	// slot may be reclaimed for another tunnel when all of ct-server's
 	// tunnel slots are taken (default DefaultTunnelIdle; see tunnelGate).
@@ -152,6 +163,7 @@ func NewClient(cfg ClientConfig) (*Client, error) {
 	}
 	cfg.HeaderTimeout = cmp.Or(cfg.HeaderTimeout, 5*time.Second)
 	cfg.TunnelIdle = cmp.Or(cfg.TunnelIdle, DefaultTunnelIdle)
+	cfg.InterfacePoll = cmp.Or(cfg.InterfacePoll, DefaultInterfacePoll)
 	if cfg.AppRule.Kind == "" {
 		cfg.AppRule.Kind = "host"
 	}
@@ -184,11 +196,14 @@ func NewClient(cfg ClientConfig) (*Client, error) {
 			c.closeSockets()
 			return nil, fmt.Errorf("agent client: path %s: bind %s: %w", lp.Name, lp.Addr, err)
 		}
-		c.paths = append(c.paths, &path{id: i, LocalPath: lp, pc: pc, tr: &quic.Transport{Conn: pc}})
+		c.paths = append(c.paths, &path{id: i, LocalPath: lp, pc: pc, tr: &quic.Transport{Conn: pc}, bound: lp.Addr, want: lp.Addr})
 	}
 	c.ctx, c.cancel = context.WithCancel(context.Background())
 	for _, p := range c.paths {
 		c.wg.Go(func() { c.runPath(c.ctx, p) })
+	}
+	if c.cfg.InterfacePoll > 0 && slices.ContainsFunc(c.paths, func(p *path) bool { return p.Iface != "" }) {
+		c.wg.Go(func() { c.watchInterfaces(c.ctx) })
 	}
 	return c, nil
 }
@@ -417,7 +432,7 @@ func (c *Client) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if c.cache != nil && r.Method == http.MethodGet && c.cache.Serve(w, r, time.Now()) {
 		return
 	}
-	n, err := c.forward(w, r, Request{App: app, Priority: c.priority(app)})
+	n, err := c.forward(w, r, c.request(app))
 	st.bytes.Add(n)
 	if err != nil {
 		st.failures.Add(1)
@@ -488,6 +503,21 @@ func (c *Client) app(name string) *appStats {
 	s := &appStats{}
 	c.apps[name] = s
 	return s
+}
+
+// request is what the scheduler knows of a request of app: its priority
+// and the path it is pinned to (AppPaths), if that path exists.
+func (c *Client) request(app string) Request {
+	r := Request{App: app, Priority: c.priority(app)}
+	if name, ok := c.cfg.AppPaths[app]; ok {
+		for _, p := range c.paths {
+			if p.Name == name {
+				r.pin = p.id + 1
+				break
+			}
+		}
+	}
+	return r
 }
 
 func (c *Client) priority(app string) int {
@@ -816,7 +846,7 @@ func (c *Client) openAppTunnel(ctx context.Context, app, target string, st *appS
 		}
 		return nil, http.StatusServiceUnavailable, err
 	}
-	t := &ctTunnel{c: c, target: target, req: Request{App: app, Priority: c.priority(app)}, slot: slot}
+	t := &ctTunnel{c: c, target: target, req: c.request(app), slot: slot}
 	str, hr, resp, p, err := c.openTunnel(ctx, t)
 	if err != nil {
 		c.gate.release(slot)

@@ -33,23 +33,24 @@ type ServerFile struct {
 
 // ClientFile is the YAML configuration of "hetquic agent client".
 type ClientFile struct {
-	Server         string         `yaml:"server"`      // ct-server UDP host:port
-	ServerName     string         `yaml:"server_name"` // TLS name (default: server's host)
-	CA             string         `yaml:"ca"`          // PEM certificate to trust
-	Token          string         `yaml:"token"`
-	TokenFile      string         `yaml:"token_file"`
-	Paths          []string       `yaml:"paths"`          // NAME=IP, one per interface
-	ConnsPerPath   int            `yaml:"conns_per_path"` // QUIC connections per interface (default 1; see Lanes)
-	Listen         []string       `yaml:"listen"`         // proxy listen addresses
-	Socks          []string       `yaml:"socks"`          // SOCKS5 listen addresses (none by default)
-	Scheduler      string         `yaml:"scheduler"`      // see SchedulerNames
-	AppRule        string         `yaml:"app_rule"`       // host | port | header:NAME
-	Priority       map[string]int `yaml:"priority"`       // app → priority
-	StallTimeoutMS int64          `yaml:"stall_timeout_ms"`
-	IdleTimeoutMS  int64          `yaml:"idle_timeout_ms"`
-	Cache          *CacheFile     `yaml:"cache"`
-	Metrics        string         `yaml:"metrics"`
-	QlogDir        string         `yaml:"qlog_dir"`
+	Server         string            `yaml:"server"`      // ct-server UDP host:port
+	ServerName     string            `yaml:"server_name"` // TLS name (default: server's host)
+	CA             string            `yaml:"ca"`          // PEM certificate to trust
+	Token          string            `yaml:"token"`
+	TokenFile      string            `yaml:"token_file"`
+	Paths          []string          `yaml:"paths"`          // NAME=IP, one per interface
+	ConnsPerPath   int               `yaml:"conns_per_path"` // QUIC connections per interface (default 1; see Lanes)
+	Listen         []string          `yaml:"listen"`         // proxy listen addresses
+	Socks          []string          `yaml:"socks"`          // SOCKS5 listen addresses (none by default)
+	Scheduler      string            `yaml:"scheduler"`      // see SchedulerNames
+	AppRule        string            `yaml:"app_rule"`       // host | port | header:NAME
+	Priority       map[string]int    `yaml:"priority"`       // app → priority
+	AppPaths       map[string]string `yaml:"app_paths"`      // app → path name it is pinned to
+	StallTimeoutMS int64             `yaml:"stall_timeout_ms"`
+	IdleTimeoutMS  int64             `yaml:"idle_timeout_ms"`
+	Cache          *CacheFile        `yaml:"cache"`
+	Metrics        string            `yaml:"metrics"`
+	QlogDir        string            `yaml:"qlog_dir"`
 }
 
 // CacheFile configures the prefetch cache.

@@ -294,7 +294,7 @@ func RegisterClientFlags(fs *flag.FlagSet) *ClientFlags {
 	o.str(fs, "ca", "PEM certificate to trust for ct-server (e.g. from agent server --write-ca)", func(f *ClientFile) *string { return &f.CA })
 	o.str(fs, "token", "this client's token", func(f *ClientFile) *string { return &f.Token })
 	o.str(fs, "token-file", "read the token from FILE", func(f *ClientFile) *string { return &f.TokenFile })
-	o.list(fs, "paths", "local interfaces NAME=IP (or IP), comma-separated: one QUIC connection each (see --conns-per-path)", false, func(f *ClientFile) *[]string { return &f.Paths })
+	o.list(fs, "paths", "local interfaces NAME=IP, NAME=INTERFACE (its address followed while running) or IP, each optionally /backup or /metered, comma-separated: one QUIC connection each (see --conns-per-path)", false, func(f *ClientFile) *[]string { return &f.Paths })
 	o.integer(fs, "conns-per-path", "QUIC connections per interface, 1 to 4 (default 1): more fill lossy links (agent/README.md, Lanes)", func(f *ClientFile, n int64) { f.ConnsPerPath = int(n) })
 	o.list(fs, "listen", "proxy listen addresses, comma-separated (default 127.0.0.1:8080)", false, func(f *ClientFile) *[]string { return &f.Listen })
 	o.list(fs, "socks", "SOCKS5 listen addresses, comma-separated (default none; e.g. 127.0.0.1:1080)", false, func(f *ClientFile) *[]string { return &f.Socks })
@@ -355,7 +355,7 @@ func cmpOr(a, b string) string {
 // ClientConfig turns a loaded file into a ClientConfig: paths and lanes,
 // scheduler, app rule, CA and cache. QUIC and Log are left to the caller.
 func (f ClientFile) ClientConfig(now time.Time) (ClientConfig, error) {
-	cfg := ClientConfig{Server: f.Server, ServerName: f.ServerName, Token: f.Token, Priority: f.Priority,
+	cfg := ClientConfig{Server: f.Server, ServerName: f.ServerName, Token: f.Token, Priority: f.Priority, AppPaths: f.AppPaths,
 		StallTimeout: time.Duration(f.StallTimeoutMS) * time.Millisecond, IdleTimeout: time.Duration(f.IdleTimeoutMS) * time.Millisecond,
 		TLS: &tls.Config{}}
 	for _, p := range f.Paths {

@@ -213,8 +213,10 @@ type path struct {
 	streams      int
 	weight       int
 	lastErr      string
-	rate         float64 // EWMA delivery rate, bytes/s; see rateSample
-	checking     bool    // confirmDead runs (guarded by Client.mu)
+	rate         float64    // EWMA delivery rate, bytes/s; see rateSample
+	want         netip.Addr // the address the path should use (invalid: its interface is gone)
+	bound        netip.Addr // the address pc is bound to (runPath's alone)
+	checking     bool       // confirmDead runs (guarded by Client.mu)
 
 	requests, bytes, stalls, reconnects, dialFailures atomic.Int64
 	tunnels                                           atomic.Int64 // tunnels attached now
@@ -266,6 +268,9 @@ func (p *path) addLoad(out int64, streams, weight int) {
 func (c *Client) runPath(ctx context.Context, p *path) {
 	backoff := c.cfg.ReconnectMin
 	for ctx.Err() == nil {
+		if !c.rebind(ctx, p) {
+			continue
+		}
 		conn, err := c.dialPath(ctx, p)
 		if err != nil {
 			if ctx.Err() != nil {
@@ -330,6 +335,75 @@ func sleepCtx(ctx context.Context, d time.Duration) bool {
 	case <-ctx.Done():
 		return false
 	}
+}
+
+// DefaultInterfacePoll is how often interfaces named in paths are looked
+// up again: an address change costs at most this plus a move of the
+// path's streams (a roaming phone changes address a few times an hour).
+const DefaultInterfacePoll = 2 * time.Second
+
+// watchInterfaces looks up the address of every path given by interface
+// name each InterfacePoll. A changed address closes the path's connection
+// (its streams move to other paths, as on a stall) and runPath binds a new
+// socket to the new address and dials again; an interface that is gone,
+// or has no usable address, keeps its path down until it is back.
+func (c *Client) watchInterfaces(ctx context.Context) {
+	tick := time.NewTicker(c.cfg.InterfacePoll)
+	defer tick.Stop()
+	for {
+		select {
+		case <-tick.C:
+		case <-ctx.Done():
+			return
+		}
+		for _, p := range c.paths {
+			if p.Iface == "" {
+				continue
+			}
+			a, err := interfaceAddr(p.Iface)
+			if err != nil {
+				a = netip.Addr{}
+			}
+			p.mu.Lock()
+			changed := a != p.want
+			p.want = a
+			conn := p.conn
+			p.mu.Unlock()
+			if !changed {
+				continue
+			}
+			c.cfg.Log.Warn("interface changed; moving the path", "path", p.Name, "iface", p.Iface, "addr", a)
+			if conn != nil {
+				conn.CloseWithError(codeShutdown, "interface address changed")
+			}
+			c.changed()
+		}
+	}
+}
+
+// rebind makes p's socket match the address its interface has now; it
+// reports whether the path may dial (false: no address yet, after a wait).
+func (c *Client) rebind(ctx context.Context, p *path) bool {
+	p.mu.Lock()
+	want := p.want
+	p.mu.Unlock()
+	if want == p.bound {
+		return true
+	}
+	if !want.IsValid() {
+		sleepCtx(ctx, c.cfg.InterfacePoll)
+		return false
+	}
+	pc, err := c.cfg.ListenPacket(net.IP(want.AsSlice()))
+	if err != nil {
+		c.cfg.Log.Warn("path cannot bind its new address", "path", p.Name, "addr", want, "err", err)
+		sleepCtx(ctx, c.cfg.InterfacePoll)
+		return false
+	}
+	p.tr.Close()
+	p.pc.Close()
+	p.pc, p.tr, p.bound = pc, &quic.Transport{Conn: pc}, want
+	return true
 }
 
 // dialPath connects p and says hello.

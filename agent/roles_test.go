@@ -3,7 +3,10 @@ package agent
 import (
 	"errors"
 	"net/netip"
+	"strings"
+	"sync"
 	"testing"
+	"time"
 )
 
 // TestParseLocalPathNames: interfaces by name (resolved through an
@@ -80,5 +83,93 @@ func TestPathRoles(t *testing.T) {
 	}
 	if tm.paths[1].bytes.Load() == 0 {
 		t.Fatal("the metered path took no piece of an 8 MB striped download on equal loopback paths")
+	}
+}
+
+// TestInterfaceFollows: a path given by interface name follows its
+// address: moved to another address, it reconnects from there (and
+// requests keep working); with the interface gone it is down; back, it
+// is up again.
+func TestInterfaceFollows(t *testing.T) {
+	var mu sync.Mutex
+	addr := netip.MustParseAddr("127.0.0.21")
+	gone := false
+	saved := interfaceAddrs
+	defer func() { interfaceAddrs = saved }()
+	interfaceAddrs = func(name string) ([]netip.Addr, bool, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		if name != "wlan9" || gone {
+			return nil, false, errors.New("no such interface")
+		}
+		return []netip.Addr{addr}, true, nil
+	}
+	set := func(a string, g bool) {
+		mu.Lock()
+		addr, gone = netip.MustParseAddr(a), g
+		mu.Unlock()
+	}
+	up := startUpstream(t)
+	ts := startServer(t, "", nil, up.hostport)
+	lp, err := ParseLocalPath("wifi=wlan9")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tc := startClient(t, ts, 1, true, func(c *ClientConfig) {
+		c.Paths = []LocalPath{lp}
+		c.InterfacePoll = 50 * time.Millisecond
+	})
+	localIs := func(want string) bool {
+		deadline := time.Now().Add(10 * time.Second)
+		for time.Now().Before(deadline) {
+			if conn := tc.paths[0].current(); conn != nil && strings.HasPrefix(conn.LocalAddr().String(), want+":") {
+				return true
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		return false
+	}
+	if !localIs("127.0.0.21") {
+		t.Fatal("path not up from 127.0.0.21")
+	}
+	set("127.0.0.23", false)
+	if !localIs("127.0.0.23") {
+		t.Fatal("path did not move to the interface's new address 127.0.0.23")
+	}
+	if resp, body := tc.get(t, up.URL+"/bytes/100000"); resp.StatusCode != 200 || len(body) != 100000 {
+		t.Fatalf("after the move: %d, %d bytes", resp.StatusCode, len(body))
+	}
+	set("127.0.0.23", true)
+	deadline := time.Now().Add(10 * time.Second)
+	for tc.Ready() != 0 && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	if tc.Ready() != 0 {
+		t.Fatal("path still up with its interface gone")
+	}
+	set("127.0.0.24", false)
+	if !localIs("127.0.0.24") {
+		t.Fatal("path not back up when its interface came back")
+	}
+}
+
+// TestAppPaths: an app pinned to a path (AppPaths) has its requests,
+// striped ones included, on that path; another app uses both.
+func TestAppPaths(t *testing.T) {
+	up := startUpstream(t)
+	ts := startServer(t, "", nil, up.hostport)
+	tc := startClient(t, ts, 2, true, func(c *ClientConfig) {
+		c.AppRule = AppRule{Kind: "header", Header: "X-App"}
+		c.AppPaths = map[string]string{"video": "p1"}
+	})
+	for range 3 {
+		tc.get(t, up.URL+"/bytes/20000", "X-App", "video")
+	}
+	resp, body := tc.get(t, up.URL+"/bytes/6000000", "X-App", "video")
+	if resp.StatusCode != 200 || len(body) != 6000000 {
+		t.Fatalf("pinned app: %d, %d bytes", resp.StatusCode, len(body))
+	}
+	if n := tc.paths[0].requests.Load(); n != 0 {
+		t.Fatalf("the app pinned to p1 sent %d requests over p0", n)
 	}
 }

@@ -81,7 +81,8 @@ func (c *Client) stripe(w http.ResponseWriter, r *http.Request, hdr http.Header,
 	var pins []int
 	primary := c.primaryUp(nil, time.Now())
 	for _, p := range c.paths {
-		if p.current() != nil && (p.Role != RoleBackup || !primary) {
+		pinned := sr.pin > 0 && p.id != sr.pin-1 // an app pinned to a path (AppPaths) stays there
+		if p.current() != nil && (p.Role != RoleBackup || !primary) && !pinned {
 			for range stripeWorkers {
 				pins = append(pins, p.id)
 			}

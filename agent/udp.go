@@ -157,12 +157,12 @@ func (r *udpRoutes) dispatch(ctx context.Context, conn *quic.Conn) {
 // target allowed. It answers 101, relays datagrams both ways and ends
 // with the stream, the connection, or udpFlowIdle without traffic.
 func (s *Server) udpFlow(conn *quic.Conn, str *quic.Stream, target string) {
-	d := net.Dialer{Timeout: s.cfg.UpstreamTimeout}
-	up, err := d.DialContext(s.ctx, "udp", target)
+	// Resolved, checked against the egress rules and pinned, as a TCP
+	// upstream is.
+	up, err := s.dialUpstream(s.ctx, "udp", target)
 	if err != nil {
-		s.cfg.Log.Warn("upstream failed", "upstream", target, "err", err)
 		str.CancelRead(codeOK)
-		errorResponse(str, http.StatusBadGateway, "upstream unavailable")
+		s.upstreamFailed(str, target, err)
 		return
 	}
 	defer up.Close()
@@ -262,7 +262,7 @@ func (f *clientUDPFlow) open(ctx context.Context) error {
 	}
 	avoid := map[int]bool{}
 	for attempt := 0; attempt < c.cfg.MaxAttempts; attempt++ {
-		pth, conn, err := c.pick(ctx, Request{App: f.app, Priority: c.priority(f.app)}, avoid)
+		pth, conn, err := c.pick(ctx, c.request(f.app), avoid)
 		if err != nil {
 			release()
 			return err

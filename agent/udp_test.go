@@ -12,49 +12,9 @@ import (
 	"golang.org/x/net/dns/dnsmessage"
 )
 
-// startDNS is a tiny DNS responder on UDP loopback: every A question gets
-// 192.0.2.7 (TTL 60).
-func startDNS(t *testing.T) string {
-	t.Helper()
-	pc, err := net.ListenPacket("udp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		buf := make([]byte, 1500)
-		for {
-			n, from, err := pc.ReadFrom(buf)
-			if err != nil {
-				return
-			}
-			var p dnsmessage.Parser
-			h, err := p.Start(buf[:n])
-			if err != nil {
-				continue
-			}
-			q, err := p.Question()
-			if err != nil {
-				continue
-			}
-			b := dnsmessage.NewBuilder(nil, dnsmessage.Header{ID: h.ID, Response: true, Authoritative: true})
-			b.StartQuestions()
-			b.Question(q)
-			b.StartAnswers()
-			b.AResource(dnsmessage.ResourceHeader{Name: q.Name, Class: dnsmessage.ClassINET, TTL: 60}, dnsmessage.AResource{A: [4]byte{192, 0, 2, 7}})
-			out, err := b.Finish()
-			if err == nil {
-				pc.WriteTo(out, from)
-			}
-		}
-	}()
-	t.Cleanup(func() { pc.Close(); <-done })
-	return pc.LocalAddr().String()
-}
-
-// startUDPEcho echoes every datagram.
-func startUDPEcho(t *testing.T) string {
+// startUDPServer answers every datagram on UDP loopback with what
+// answer makes of it (nil: no answer).
+func startUDPServer(t *testing.T, answer func([]byte) []byte) string {
 	t.Helper()
 	pc, err := net.ListenPacket("udp", "127.0.0.1:0")
 	if err != nil {
@@ -69,11 +29,37 @@ func startUDPEcho(t *testing.T) string {
 			if err != nil {
 				return
 			}
-			pc.WriteTo(buf[:n], from)
+			if out := answer(buf[:n]); out != nil {
+				pc.WriteTo(out, from)
+			}
 		}
 	}()
 	t.Cleanup(func() { pc.Close(); <-done })
 	return pc.LocalAddr().String()
+}
+
+// dnsAnswer is a tiny DNS responder: every question gets the A record
+// 192.0.2.7 (TTL 60).
+func dnsAnswer(query []byte) []byte {
+	var p dnsmessage.Parser
+	h, err := p.Start(query)
+	if err != nil {
+		return nil
+	}
+	q, err := p.Question()
+	if err != nil {
+		return nil
+	}
+	b := dnsmessage.NewBuilder(nil, dnsmessage.Header{ID: h.ID, Response: true, Authoritative: true})
+	b.StartQuestions()
+	b.Question(q)
+	b.StartAnswers()
+	b.AResource(dnsmessage.ResourceHeader{Name: q.Name, Class: dnsmessage.ClassINET, TTL: 60}, dnsmessage.AResource{A: [4]byte{192, 0, 2, 7}})
+	out, err := b.Finish()
+	if err != nil {
+		return nil
+	}
+	return out
 }
 
 // socksAssociate does a SOCKS5 UDP ASSOCIATE and returns the control
@@ -109,7 +95,8 @@ func socksUDPHeader(target string) []byte {
 // an echo of datagrams of several sizes comes back whole; a target
 // outside the allow-list gets nothing and the app-side relay goes on.
 func TestSOCKSUDPDNS(t *testing.T) {
-	dns, echo := startDNS(t), startUDPEcho(t)
+	dns := startUDPServer(t, dnsAnswer)
+	echo := startUDPServer(t, func(b []byte) []byte { return b })
 	ts := startServer(t, "", nil, dns, echo)
 	tc := startClient(t, ts, 2, true, nil)
 	socks := startSOCKS(t, tc)
