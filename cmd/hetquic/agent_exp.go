@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/hetquic/hetquic"
 	"github.com/hetquic/hetquic/agent"
 	agentexp "github.com/hetquic/hetquic/agent/experiments"
 	"github.com/hetquic/hetquic/internal/results"
@@ -65,11 +66,10 @@ func agentExperiment(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	l, err := loadExperiment("agent-" + name)
-	if err != nil || l.agent == nil {
+	spec, err := agentexp.Load(hetquic.Files, "experiments/agent-"+name+".yaml")
+	if err != nil {
 		return badInput(fmt.Errorf("agent experiment: unknown experiment %q (%s)", name, strings.Join(agentexp.Names, ", ")))
 	}
-	spec := l.agent
 	p := &spec.Agent
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })

@@ -17,7 +17,7 @@ import (
 	yaml "go.yaml.in/yaml/v3"
 
 	"github.com/hetquic/hetquic"
-	"github.com/hetquic/hetquic/experiment"
+	"github.com/hetquic/hetquic/internal/mode"
 )
 
 // claimRun is one experiment that reproduce runs, once whatever the number
@@ -58,7 +58,7 @@ func readExpFile(name string) (*expFile, error) {
 		if err != nil {
 			continue
 		}
-		env, err := experiment.ReadEnvelope(p, data)
+		env, err := mode.ReadEnvelope(p, data)
 		if err != nil {
 			return nil, err
 		}
@@ -75,9 +75,10 @@ func readExpFile(name string) (*expFile, error) {
 	return nil, fmt.Errorf("%s: not a built-in experiment (hetquic exp list)", name)
 }
 
-// seedless reports whether the mode has no seeds for a sweep to vary.
+// seedless reports whether the mode has no seeds for a sweep to vary
+// (agent: its repeat; ride: one seed), or the file sweeps already.
 func (e *expFile) seedless() bool {
-	return e.mode == experiment.ModeAgent || e.mode == experiment.ModeRide || e.swept
+	return e.mode == "agent" || e.mode == "ride" || e.swept
 }
 
 // derived is the experiment file rewritten to run one seed per point of a

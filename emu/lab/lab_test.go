@@ -23,6 +23,7 @@ import (
 	"golang.org/x/net/ipv4"
 
 	"github.com/hetquic/hetquic/emu"
+	"github.com/hetquic/hetquic/internal/citest"
 	"github.com/hetquic/hetquic/internal/leakcheck"
 	"github.com/hetquic/hetquic/internal/stats"
 	"github.com/hetquic/hetquic/scenario"
@@ -77,7 +78,7 @@ paths:
 func skipIfNoLab(t testing.TB) {
 	t.Helper()
 	if err := Available(); err != nil {
-		t.Skipf("lab tests skipped: %v", err)
+		citest.Skip(t, fmt.Sprintf("lab tests: %v", err))
 	}
 }
 
@@ -490,7 +491,7 @@ paths:
     down: {delay_ms: 15}
 `, rate))
 	if st := l.Stats(); st.MPTCP != "" {
-		t.Skipf("kernel MPTCP unavailable: %s", st.MPTCP)
+		citest.Skip(t, "kernel MPTCP unavailable: "+st.MPTCP)
 	}
 	s := startSink(t, l, true)
 	start := time.Now()

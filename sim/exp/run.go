@@ -108,7 +108,7 @@ func pathsTag(n int) string {
 // connConfig is the transport configuration for variant v.
 func (s *Spec) connConfig(v Variant, flow int) sim.ConnConfig {
 	t := s.Transport
-	if v.StreamWindowBytes > 0 {
+	if v.StreamWindowBytes != 0 {
 		t.StreamWindowBytes = v.StreamWindowBytes
 	}
 	return sim.ConnConfig{Flow: flow, PacketBytes: t.PacketBytes, RecvWindow: t.RecvWindowBytes, StreamWindow: t.StreamWindowBytes, AckEvery: t.AckEvery,

@@ -6,6 +6,7 @@
 package exp
 
 import (
+	"cmp"
 	"fmt"
 	"io/fs"
 	"math"
@@ -17,11 +18,8 @@ import (
 	"github.com/hetquic/hetquic/internal/sweep"
 	"github.com/hetquic/hetquic/internal/yamlfile"
 	"github.com/hetquic/hetquic/scenario"
-	"github.com/hetquic/hetquic/sim"
-	"github.com/hetquic/hetquic/sim/cc"
 	"github.com/hetquic/hetquic/sim/leo"
 	"github.com/hetquic/hetquic/sim/mobility"
-	"github.com/hetquic/hetquic/sim/sched"
 	"github.com/hetquic/hetquic/sim/topo"
 )
 
@@ -197,23 +195,41 @@ func (s *Spec) prepare() error {
 	if s.Mode != "" && s.Mode != "sim" {
 		return fmt.Errorf("mode: %q, want sim (or none)", s.Mode)
 	}
+	if err := s.loadNetwork(); err != nil {
+		return err
+	}
+	s.defaults()
+	if err := s.validate(); err != nil {
+		return err
+	}
+	return s.prepareVariants()
+}
+
+// loadNetwork checks that the spec names exactly one network (scenario,
+// topology, mobility or leo) and loads and validates it with the fields
+// that only it takes.
+func (s *Spec) loadNetwork() error {
 	given := 0
 	for _, b := range []bool{s.Scenario != "", s.Topology != "", s.Mobility != nil, s.LEO != nil} {
 		if b {
 			given++
 		}
 	}
-	switch {
-	case given != 1:
+	if given != 1 {
 		return fmt.Errorf("scenario, topology, mobility, leo: give exactly one")
+	}
+	if s.Topology != "" {
+		return s.loadTopology()
+	}
+	if s.Flows != nil {
+		return fmt.Errorf("flows: only for a topology")
+	}
+	switch {
 	case s.LEO != nil:
 		c := *s.LEO
 		c.Defaults()
 		if err := c.Validate(); err != nil {
 			return fmt.Errorf("leo.%w", err)
-		}
-		if s.Flows != nil {
-			return fmt.Errorf("flows: only for a topology")
 		}
 		if len(s.PathCounts) > 0 {
 			return fmt.Errorf("path_counts: only for a scenario")
@@ -227,64 +243,60 @@ func (s *Spec) prepare() error {
 			return fmt.Errorf("mobility: %w", err)
 		}
 		s.sc = sc
-		if s.Flows != nil {
-			return fmt.Errorf("flows: only for a topology")
-		}
-	case s.Scenario != "":
+	default:
 		sc, err := scenario.Load(s.fsys, path.Join(s.dir, s.Scenario))
 		if err != nil {
 			return fmt.Errorf("scenario: %w", err)
 		}
 		s.sc = sc
-		if s.Flows != nil {
-			return fmt.Errorf("flows: only for a topology")
-		}
-	default:
-		name := s.Topology
-		if !strings.HasPrefix(name, "builtin:") {
-			name = path.Join(s.dir, name)
-		}
-		tp, err := topo.Load(s.fsys, name)
-		if err != nil {
-			return fmt.Errorf("topology: %w", err)
-		}
-		s.tp = tp
-		if s.Flows == nil {
-			return fmt.Errorf("flows: needed with a topology")
-		}
-		if err := s.Flows.prepare(tp); err != nil {
-			return err
-		}
-		if len(s.PathCounts) > 0 {
-			return fmt.Errorf("path_counts: only for a scenario")
-		}
 	}
-	switch s.Direction {
-	case "":
-		s.Direction = "down"
-	case "down", "up":
-	default:
+	return nil
+}
+
+// loadTopology loads the topology file (or a built-in one) and the flows
+// over it.
+func (s *Spec) loadTopology() error {
+	name := s.Topology
+	if !strings.HasPrefix(name, "builtin:") {
+		name = path.Join(s.dir, name)
+	}
+	tp, err := topo.Load(s.fsys, name)
+	if err != nil {
+		return fmt.Errorf("topology: %w", err)
+	}
+	s.tp = tp
+	if s.Flows == nil {
+		return fmt.Errorf("flows: needed with a topology")
+	}
+	if err := s.Flows.prepare(tp); err != nil {
+		return err
+	}
+	if len(s.PathCounts) > 0 {
+		return fmt.Errorf("path_counts: only for a scenario")
+	}
+	return nil
+}
+
+// defaults fills the spec's zero fields (the variants' are
+// prepareVariants', the transport's sim.ConnConfig's).
+func (s *Spec) defaults() {
+	s.Direction = cmp.Or(s.Direction, "down")
+	s.DurationS = cmp.Or(s.DurationS, 300)
+	s.Seeds = cmp.Or(s.Seeds, 1)
+	s.Seed = cmp.Or(s.Seed, 1)
+	s.BinMs = cmp.Or(s.BinMs, 100)
+}
+
+// validate checks the spec's own fields and its app.
+func (s *Spec) validate() error {
+	switch {
+	case s.Direction != "down" && s.Direction != "up":
 		return fmt.Errorf("direction: %q (want down or up)", s.Direction)
-	}
-	if s.DurationS == 0 {
-		s.DurationS = 300
-	}
-	if !(s.DurationS > 0 && s.DurationS <= 1e6) {
+	case !(s.DurationS > 0 && s.DurationS <= 1e6):
 		return fmt.Errorf("duration_s: %v is outside (0, 1e6]", s.DurationS)
-	}
-	if s.Seeds == 0 {
-		s.Seeds = 1
-	}
-	if s.Seeds < 1 || s.Seeds > 10000 {
+	case s.Seeds < 1 || s.Seeds > 10000:
 		return fmt.Errorf("seeds: %d is outside [1, 10000]", s.Seeds)
-	}
-	if s.Seed == 0 {
-		s.Seed = 1
-	}
-	if s.BinMs == 0 {
-		s.BinMs = 100
-	}
-	if !(s.BinMs >= 1 && s.BinMs <= 60000) {
+	case !(s.BinMs >= 1 && s.BinMs <= 60000):
 		return fmt.Errorf("bin_ms: %v is outside [1, 60000]", s.BinMs)
 	}
 	if err := s.App.prepare(); err != nil {
@@ -295,82 +307,63 @@ func (s *Spec) prepare() error {
 			return fmt.Errorf("path_counts[%d]: %d is outside [1, %d] (the scenario's paths)", i, n, len(s.sc.Paths))
 		}
 	}
+	return nil
+}
+
+// prepareVariants fills each variant's defaults and validates it, with the
+// connection configuration each will run with (connConfig and
+// sim.ConnConfig's defaults: the one source of them).
+func (s *Spec) prepareVariants() error {
 	if len(s.Variants) == 0 {
 		return fmt.Errorf("variants: at least one is needed")
+	}
+	if err := s.connConfig(Variant{}, 0).WithDefaults().Validate(); err != nil {
+		return fmt.Errorf("transport.%w", err)
 	}
 	labels := map[string]bool{}
 	for i := range s.Variants {
 		v := &s.Variants[i]
 		f := fmt.Sprintf("variants[%d]", i)
-		if v.CC == "" {
-			v.CC = "newreno"
-		}
-		if _, err := cc.New(v.CC, cc.Config{MSS: 1500}); err != nil {
-			return fmt.Errorf("%s.cc: %w", f, err)
-		}
-		if v.LEO != nil {
-			if s.LEO == nil {
-				return fmt.Errorf("%s.leo: only with a top-level leo", f)
-			}
-			if err := s.leoSpec(*v).Validate(); err != nil {
-				return fmt.Errorf("%s.leo.%w", f, err)
-			}
-		}
-		if s.tp != nil {
-			def := map[string]string{"quic": "single", "lrf": "minrtt", "pquic": "rr", "minfct": "weighted"}
-			d, ok := def[v.Scheme]
-			if !ok {
-				return fmt.Errorf("%s.scheme: unknown scheme %q (want quic, lrf, pquic or minfct)", f, v.Scheme)
-			}
-			if v.Scheduler == "" {
-				v.Scheduler = d
-			}
-		} else if v.Scheme != "" {
-			return fmt.Errorf("%s.scheme: only for a topology", f)
-		}
-		if v.Scheduler == "" {
-			v.Scheduler = "minrtt"
-		}
-		if _, err := sched.New(v.Scheduler, 1); err != nil {
-			return fmt.Errorf("%s.scheduler: %w", f, err)
-		}
-		if v.Label == "" {
-			v.Label = v.Scheduler
-			if v.Scheme != "" {
-				v.Label = v.Scheme
-			}
-		}
-		if v.StreamWindowBytes != 0 && v.StreamWindowBytes < 1500 {
-			return fmt.Errorf("%s.stream_window_bytes: %d is smaller than a packet", f, v.StreamWindowBytes)
+		if err := s.prepareVariant(v); err != nil {
+			return fmt.Errorf("%s.%w", f, err)
 		}
 		if labels[v.Label] {
 			return fmt.Errorf("%s.label: duplicate label %q", f, v.Label)
 		}
 		labels[v.Label] = true
 	}
-	t := &s.Transport
-	cfg := sim.ConnConfig{PacketBytes: t.PacketBytes, RecvWindow: t.RecvWindowBytes, StreamWindow: t.StreamWindowBytes, AckEvery: t.AckEvery}
-	if t.PacketBytes == 0 {
-		cfg.PacketBytes = 1500
-	}
-	if t.RecvWindowBytes == 0 {
-		cfg.RecvWindow = 16 << 20
-	}
-	if t.StreamWindowBytes == 0 {
-		cfg.StreamWindow = sim.DefaultStreamWindow
-	}
-	cfg.Overhead, cfg.CC, cfg.Scheduler = 52, "newreno", "minrtt"
-	if t.AckEvery < 0 || t.AckEvery > 64 {
-		return fmt.Errorf("transport.ack_every: %d is outside [1, 64]", t.AckEvery)
-	}
-	cfg.AutoTune = t.AutoTune
-	if cfg.AutoTune && t.RecvWindowBytes == 0 && t.StreamWindowBytes == 0 {
-		cfg.RecvWindow, cfg.StreamWindow = 0, 0 // quic-go's initial windows
-	}
-	if err := cfg.Validate(); err != nil {
-		return fmt.Errorf("transport.%w", err)
-	}
 	return nil
+}
+
+// schemeScheduler is each topology scheme's default scheduler.
+var schemeScheduler = map[string]string{"quic": "single", "lrf": "minrtt", "pquic": "rr", "minfct": "weighted"}
+
+// prepareVariant fills v's defaults and validates it; errors name the
+// field within the variant.
+func (s *Spec) prepareVariant(v *Variant) error {
+	v.CC = cmp.Or(v.CC, "newreno")
+	if v.LEO != nil {
+		if s.LEO == nil {
+			return fmt.Errorf("leo: only with a top-level leo")
+		}
+		if err := s.leoSpec(*v).Validate(); err != nil {
+			return fmt.Errorf("leo.%w", err)
+		}
+	}
+	if s.tp != nil {
+		d, ok := schemeScheduler[v.Scheme]
+		if !ok {
+			return fmt.Errorf("scheme: unknown scheme %q (want quic, lrf, pquic or minfct)", v.Scheme)
+		}
+		v.Scheduler = cmp.Or(v.Scheduler, d)
+	} else if v.Scheme != "" {
+		return fmt.Errorf("scheme: only for a topology")
+	}
+	v.Scheduler = cmp.Or(v.Scheduler, "minrtt")
+	v.Label = cmp.Or(v.Label, v.Scheme, v.Scheduler)
+	// The transport validated, what is left to fail is the variant's:
+	// cc, scheduler, stream_window_bytes.
+	return s.connConfig(*v, 0).WithDefaults().Validate()
 }
 
 func (a *App) prepare() error {

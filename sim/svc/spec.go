@@ -21,7 +21,7 @@ import (
 // replay evaluation. A YAML file; see experiments/ and README.md.
 type Spec struct {
 	Name        string       `yaml:"name"`
-	Mode        string       `yaml:"mode"` // video (experiment.ModeVideo)
+	Mode        string       `yaml:"mode"` // video (svc.Mode)
 	Description string       `yaml:"description"`
 	Figure      string       `yaml:"figure"` // the thesis figure it reproduces
 	Scenario    ScenarioSpec `yaml:"scenario"`
