@@ -419,7 +419,7 @@ func reason(r claims.Result) string {
 	case claims.Refuted:
 		return fmt.Sprintf("refuted: %s lies where the claim is refuted (%s)", iv, c.Refuted.String())
 	case claims.Reproduced:
-		return fmt.Sprintf("reproduced: %s lies within %s", iv, c.Reproduced.String())
+		return fmt.Sprintf("reproduced: %s is everywhere %s", iv, c.Reproduced.String())
 	case claims.Inconclusive:
 		return fmt.Sprintf("inconclusive: %s straddles a threshold (reproduced if %s%s)", iv, c.Reproduced.String(), refutedIf(c))
 	}
