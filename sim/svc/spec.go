@@ -57,6 +57,10 @@ type VariantSpec struct {
 	Gamma      float64 `yaml:"gamma"`
 	Raw        bool    `yaml:"raw"`
 	Policy     string  `yaml:"policy"`
+	// Epsilon (QC-MAB only, [0, 1]): the share of slots that take a
+	// uniformly random eligible arm; 1 is the uniform-random policy over
+	// the same candidates, the baseline a learner must beat.
+	Epsilon float64 `yaml:"epsilon"`
 	// Thresholds replace the thesis's context partition (QC-MAB only).
 	Thresholds *ThresholdSpec `yaml:"thresholds"`
 	// Arms restricts QC-MAB to these arms: "apN" or "apN+fec", N an AP of
@@ -179,7 +183,7 @@ func (s *Spec) scenario(sp float64) Scenario {
 // variant checks v against the scenario's network names.
 func (v VariantSpec) variant(networks []string) (Variant, error) {
 	out := Variant{Label: v.Label, Controller: v.Controller, Gamma: v.Gamma, Raw: v.Raw, Policy: qcmab.Policy(v.Policy),
-		Thresholds: qcmab.DefaultThresholds, Arms: v.Arms}
+		Thresholds: qcmab.DefaultThresholds, Arms: v.Arms, Epsilon: v.Epsilon}
 	if v.Thresholds != nil {
 		out.Thresholds = qcmab.Thresholds(*v.Thresholds)
 	}
@@ -189,8 +193,8 @@ func (v VariantSpec) variant(networks []string) (Variant, error) {
 			return out, err
 		}
 	case Peekaboo, LEAP, MinRTT:
-		if v.Raw || v.Policy != "" || v.Thresholds != nil || len(v.Arms) > 0 {
-			return out, fmt.Errorf("raw, policy, thresholds and arms apply to qcmab only")
+		if v.Raw || v.Policy != "" || v.Thresholds != nil || len(v.Arms) > 0 || v.Epsilon != 0 {
+			return out, fmt.Errorf("raw, policy, thresholds, arms and epsilon apply to qcmab only")
 		}
 		if v.Gamma != 0 {
 			if err := qcmab.ValidateGamma(v.Gamma); err != nil {
