@@ -60,8 +60,8 @@ type Row struct {
 	// sample yet in its context cell: near 100 %, UCB explores throughout
 	// and cannot beat uniform-random (0 for the other controllers).
 	UntriedPct float64 `json:"untried_pct"`
-	Handovers    float64 `json:"handovers"`
-	FECPct       float64 `json:"fec_pct"`
+	Handovers  float64 `json:"handovers"`
+	FECPct     float64 `json:"fec_pct"`
 	// ReplayReward is the off-line replay estimate of the variant's mean
 	// reward on the uniform log (Replay specs, QC-MAB variants), and
 	// ReplayMatched the matched slots it rests on.
