@@ -17,6 +17,7 @@ import (
 	"github.com/hetquic/hetquic/internal/mode"
 	"github.com/hetquic/hetquic/internal/results"
 	"github.com/hetquic/hetquic/internal/runner"
+	"github.com/hetquic/hetquic/scenario"
 )
 
 func init() {
@@ -77,12 +78,11 @@ type loaded struct {
 // when no such file exists, whatever its mode.
 func loadExperiment(file string) (*loaded, error) {
 	if _, err := os.Stat(file); err == nil {
-		abs, err := filepath.Abs(file)
+		abs, err := hostPath(file)
 		if err != nil {
 			return nil, err
 		}
-		// Rooted at "/", so ../scenarios/… resolves like the shell would.
-		return loadFrom(os.DirFS("/"), strings.TrimPrefix(filepath.ToSlash(abs), "/"))
+		return loadFrom(hostFS{}, abs)
 	}
 	name := strings.TrimSuffix(file, ".yaml") + ".yaml"
 	for _, dir := range builtinDirs {
@@ -90,7 +90,13 @@ func loadExperiment(file string) (*loaded, error) {
 			return loadFrom(hetquic.Files, p)
 		}
 	}
-	return nil, fmt.Errorf("%s: no such file, nor a built-in experiment (hetquic exp list)", file)
+	var names []string
+	if bs, err := builtins(); err == nil {
+		for _, b := range bs {
+			names = append(names, b.name)
+		}
+	}
+	return nil, fmt.Errorf("%s: no such file, nor a built-in experiment%s (hetquic exp list)", file, didYouMean(strings.TrimSuffix(file, ".yaml"), names))
 }
 
 func fileExists(fsys fs.FS, name string) bool {
@@ -103,9 +109,20 @@ func fileExists(fsys fs.FS, name string) bool {
 func loadFrom(fsys fs.FS, name string) (*loaded, error) {
 	env, e, err := mode.Load(fsys, name)
 	if err != nil {
+		if isScenario(fsys, name) {
+			return nil, fmt.Errorf("%s is a scenario file (the network), not an experiment: check it with hetquic scenario validate; an experiment names it with scenario: FILE", name)
+		}
 		return nil, err
 	}
 	return &loaded{env, e}, nil
+}
+
+// isScenario reports whether name is a valid scenario file (paths, no
+// experiment fields), which exp validate and exp run say instead of the
+// experiment decoder's "unknown field paths".
+func isScenario(fsys fs.FS, name string) bool {
+	_, err := scenario.Load(fsys, name)
+	return err == nil
 }
 
 // sharded is the experiment's runs to shard, or why it has none.
@@ -129,19 +146,24 @@ func expRun(ctx context.Context, args []string, name string) error {
 	if err != nil {
 		return err
 	}
+	seedsSet := false
+	fs.Visit(func(f *flag.Flag) { seedsSet = seedsSet || f.Name == "seeds" })
 	switch {
 	case *asJSON && *asMD:
 		return badInput(fmt.Errorf("%s: --json and --md exclude each other", name))
-	case *seeds < 0 || *seeds > 10000:
+	case seedsSet && (*seeds < 1 || *seeds > 10000):
 		return badInput(fmt.Errorf("--seeds: %d is outside [1, 10000]", *seeds))
 	case *workers < 0:
 		return badInput(fmt.Errorf("--workers: %d is negative", *workers))
+	}
+	if err := checkOutDir(*out); err != nil {
+		return badInput(err)
 	}
 	l, err := loadExperiment(file)
 	if err != nil {
 		return badInput(err)
 	}
-	if *seeds > 0 {
+	if seedsSet {
 		if err := l.SetSeeds(*seeds); err != nil {
 			return badInput(err)
 		}
@@ -162,7 +184,7 @@ func expRun(ctx context.Context, args []string, name string) error {
 	}
 	if *asMD {
 		if *out != "" {
-			if _, err := o.Write(*out); err != nil {
+			if _, _, err := writeTo(o, *out, l.env.Name); err != nil {
 				return err
 			}
 		}
@@ -180,22 +202,93 @@ func expRun(ctx context.Context, args []string, name string) error {
 		_, err = os.Stdout.Write(data)
 		return err
 	}
-	if err := o.Text(os.Stdout); err != nil {
+	text := o.Text
+	if name == "demo" {
+		text = mode.TablesText(o.Tables) // the report's tables: what the README shows
+	}
+	if err := text(os.Stdout); err != nil {
 		return err
 	}
 	fmt.Printf("\n%d runs in %.1f s; wrote %d files to %s (open %s)\n", o.Runs, time.Since(start).Seconds(), len(files), dir, filepath.Join(dir, "report.md"))
 	return nil
 }
 
+// checkOutDir refuses an --out that cannot become a results directory (a
+// regular file), before anything runs.
+func checkOutDir(out string) error {
+	if out == "" {
+		return nil
+	}
+	if st, err := os.Stat(out); err == nil && !st.IsDir() {
+		return fmt.Errorf("--out: %s is a file, not a directory", out)
+	}
+	return nil
+}
+
 // writeTo writes the outcome into out, or results/NAME when out is empty,
-// and returns the directory and the files written.
+// and returns the directory and the files written. The files are written
+// into a fresh directory beside it and then renamed into it, entry by
+// entry, so a command killed while writing leaves the old results whole
+// (and a .NAME.partial-* directory), never old and new files mixed. What
+// the new results do not hold stays (the shards/ of exp slurm's merge).
 func writeTo(o *mode.Outcome, out, name string) (string, []string, error) {
 	dir := out
 	if dir == "" {
 		dir = filepath.Join("results", name)
 	}
-	files, err := o.Write(dir)
-	return dir, files, err
+	if err := checkOutDir(dir); err != nil {
+		return dir, nil, err
+	}
+	parent, base := filepath.Split(filepath.Clean(dir))
+	if parent == "" {
+		parent = "."
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return dir, nil, err
+	}
+	tmp, err := os.MkdirTemp(parent, "."+base+".partial-")
+	if err != nil {
+		return dir, nil, err
+	}
+	defer os.RemoveAll(tmp)
+	files, err := o.Write(tmp)
+	if err == nil {
+		err = moveEntries(tmp, dir)
+	}
+	if err != nil {
+		return dir, nil, err
+	}
+	for i, f := range files {
+		if rel, err := filepath.Rel(tmp, f); err == nil {
+			files[i] = filepath.Join(dir, rel)
+		}
+	}
+	return dir, files, nil
+}
+
+// moveEntries renames every entry of from into to, an entry of the same
+// name moved aside first and removed after.
+func moveEntries(from, to string) error {
+	entries, err := os.ReadDir(from)
+	if err != nil {
+		return err
+	}
+	aside := filepath.Join(from, ".old")
+	if err := os.Mkdir(aside, 0o755); err != nil {
+		return err
+	}
+	for _, e := range entries {
+		dst := filepath.Join(to, e.Name())
+		if _, err := os.Lstat(dst); err == nil {
+			if err := os.Rename(dst, filepath.Join(aside, e.Name())); err != nil {
+				return err
+			}
+		}
+		if err := os.Rename(filepath.Join(from, e.Name()), dst); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func expValidate(args []string, name string) error {
@@ -271,30 +364,15 @@ func expList(w io.Writer, only string, md bool) error {
 			continue
 		}
 		if md {
-			t.Rows = append(t.Rows, []string{"`" + b.name + "`", b.env.Mode, "`" + b.path + "`", firstSentence(b.env.Description)})
+			t.Rows = append(t.Rows, []string{"`" + b.name + "`", b.env.Mode, "`" + b.path + "`", oneLine(b.env.Description)})
 			continue
 		}
-		fmt.Fprintf(w, "%-26s %-8s %s\n", b.name, b.env.Mode, firstSentence(b.env.Description))
+		fmt.Fprintf(w, "%-26s %-8s %s\n", b.name, b.env.Mode, oneLine(b.env.Description))
 	}
 	if md {
 		return results.WriteTables(w, []results.Table{t})
 	}
 	return nil
-}
-
-// firstSentence is the part of a description before " — " or the end of
-// its first sentence, at most 90 characters.
-func firstSentence(s string) string {
-	s = strings.Join(strings.Fields(s), " ")
-	if i := strings.Index(s, " — "); i > 0 {
-		s = s[:i]
-	} else if i := strings.Index(s, ". "); i > 0 {
-		s = s[:i]
-	}
-	if r := []rune(s); len(r) > 90 {
-		s = string(r[:89]) + "…"
-	}
-	return s
 }
 
 // parseWithOperand parses flags that may come before or after the one

@@ -13,6 +13,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"github.com/hetquic/hetquic/internal/sweep"
@@ -48,6 +49,11 @@ type Spec struct {
 	Seeds     int     `yaml:"seeds"`      // runs per variant (default 1)
 	Seed      uint64  `yaml:"seed"`       // first seed (default 1)
 	BinMs     float64 `yaml:"bin_ms"`     // goodput bin (default 100)
+	// ExactChunkDelays keeps every chunk's delays however long the
+	// transfer (8 bytes a chunk): exact quantiles and runs/…_delay.csv
+	// past the 2^20 chunks after which a run otherwise sketches them
+	// (delays.go).
+	ExactChunkDelays bool `yaml:"exact_chunk_delays"`
 
 	Transport Transport `yaml:"transport"`
 	App       App       `yaml:"app"`
@@ -367,67 +373,72 @@ func (s *Spec) prepareVariant(v *Variant) error {
 }
 
 func (a *App) prepare() error {
-	switch a.Kind {
-	case "", "bulk":
-		a.Kind = "bulk"
-		if !(a.SizeMB > 0 && a.SizeMB <= 1e5) {
-			return fmt.Errorf("app.size_mb: %v is outside (0, 100000]", a.SizeMB)
-		}
-	case "dash":
-		switch {
-		case !(a.SegmentS > 0 && a.SegmentS <= 60):
-			return fmt.Errorf("app.segment_s: %v is outside (0, 60]", a.SegmentS)
-		case !(a.BitrateMbps > 0 && a.BitrateMbps <= 1e4):
-			return fmt.Errorf("app.bitrate_mbps: %v is outside (0, 10000]", a.BitrateMbps)
-		case a.Segments < 1 || a.Segments > 100000:
-			return fmt.Errorf("app.segments: %d is outside [1, 100000]", a.Segments)
-		case !(a.DeadlineS > 0 && a.DeadlineS <= 600):
-			return fmt.Errorf("app.deadline_s: %v is outside (0, 600]", a.DeadlineS)
-		}
-	case "streams":
-		switch {
-		case a.Streams < 1 || a.Streams > 10000:
-			return fmt.Errorf("app.streams: %d is outside [1, 10000]", a.Streams)
-		case !(a.SizeMB > 0 && a.SizeMB <= 1e4):
-			return fmt.Errorf("app.size_mb: %v is outside (0, 10000]", a.SizeMB)
-		}
-	case "video":
-		switch {
-		case !(a.FPS > 0 && a.FPS <= 1000):
-			return fmt.Errorf("app.fps: %v is outside (0, 1000]", a.FPS)
-		case !(a.BitrateMbps > 0 && a.BitrateMbps <= 1e4):
-			return fmt.Errorf("app.bitrate_mbps: %v is outside (0, 10000]", a.BitrateMbps)
-		case a.Frames < 1 || a.Frames > 1000000:
-			return fmt.Errorf("app.frames: %d is outside [1, 1000000]", a.Frames)
-		case a.GOP < 0 || a.GOP > 1000:
-			return fmt.Errorf("app.gop: %d is outside [0, 1000]", a.GOP)
-		case !(a.IScale >= 0 && a.IScale <= 100):
-			return fmt.Errorf("app.i_scale: %v is outside [0, 100]", a.IScale)
-		case !(a.DeadlineMs > 0 && a.DeadlineMs <= 600000):
-			return fmt.Errorf("app.deadline_ms: %v is outside (0, 600000]", a.DeadlineMs)
-		case !(a.BackgroundMB >= 0 && a.BackgroundMB <= 1e5):
-			return fmt.Errorf("app.background_mb: %v is outside [0, 100000]", a.BackgroundMB)
-		}
-	case "cbr":
-		switch {
-		case !(a.RateMbps > 0 && a.RateMbps <= 1e4):
-			return fmt.Errorf("app.rate_mbps: %v is outside (0, 10000]", a.RateMbps)
-		case !(a.CBRS > 0 && a.CBRS <= 1e5):
-			return fmt.Errorf("app.cbr_s: %v is outside (0, 100000]", a.CBRS)
-		}
-	case "reqresp":
-		switch {
-		case a.Requests < 1 || a.Requests > 1000000:
-			return fmt.Errorf("app.requests: %d is outside [1, 1000000]", a.Requests)
-		case !(a.RespKB > 0 && a.RespKB <= 1e7):
-			return fmt.Errorf("app.resp_kb: %v is outside (0, 10000000]", a.RespKB)
-		case !(a.ThinkMs >= 0 && a.ThinkMs <= 1e6):
-			return fmt.Errorf("app.think_ms: %v is outside [0, 1000000]", a.ThinkMs)
-		}
-	default:
+	a.Kind = cmp.Or(a.Kind, "bulk")
+	checks, ok := appChecks[a.Kind]
+	if !ok {
 		return fmt.Errorf("app.kind: unknown application %q (want bulk, dash, streams, video, cbr or reqresp)", a.Kind)
 	}
+	for _, r := range checks(a) {
+		if err := r.check(); err != nil {
+			return err
+		}
+	}
 	return nil
+}
+
+// field is one numeric field of the app and its range: [lo, hi], or (lo,
+// hi] when open.
+type field struct {
+	name   string
+	v      float64
+	lo, hi float64
+	open   bool
+	isInt  bool // printed as an integer
+}
+
+func num(name string, v, lo, hi float64, open bool) field { return field{name, v, lo, hi, open, false} }
+func count(name string, v int, lo, hi float64) field {
+	return field{name, float64(v), lo, hi, false, true}
+}
+
+// check is "app.NAME: V is outside RANGE" when V is outside it (or NaN).
+func (f field) check() error {
+	if f.v <= f.hi && (f.v > f.lo || !f.open && f.v >= f.lo) {
+		return nil
+	}
+	v, left := fmt.Sprint(f.v), "["
+	if f.isInt {
+		v = fmt.Sprint(int64(f.v))
+	}
+	if f.open {
+		left = "("
+	}
+	return fmt.Errorf("app.%s: %s is outside %s%s, %s]", f.name, v, left, strconv.FormatFloat(f.lo, 'f', -1, 64), strconv.FormatFloat(f.hi, 'f', -1, 64))
+}
+
+// appChecks are each application kind's fields, in the order they are
+// checked.
+var appChecks = map[string]func(a *App) []field{
+	"bulk": func(a *App) []field { return []field{num("size_mb", a.SizeMB, 0, 1e5, true)} },
+	"dash": func(a *App) []field {
+		return []field{num("segment_s", a.SegmentS, 0, 60, true), num("bitrate_mbps", a.BitrateMbps, 0, 1e4, true),
+			count("segments", a.Segments, 1, 100000), num("deadline_s", a.DeadlineS, 0, 600, true)}
+	},
+	"streams": func(a *App) []field {
+		return []field{count("streams", a.Streams, 1, 10000), num("size_mb", a.SizeMB, 0, 1e4, true)}
+	},
+	"video": func(a *App) []field {
+		return []field{num("fps", a.FPS, 0, 1000, true), num("bitrate_mbps", a.BitrateMbps, 0, 1e4, true),
+			count("frames", a.Frames, 1, 1000000), count("gop", a.GOP, 0, 1000), num("i_scale", a.IScale, 0, 100, false),
+			num("deadline_ms", a.DeadlineMs, 0, 600000, true), num("background_mb", a.BackgroundMB, 0, 1e5, false)}
+	},
+	"cbr": func(a *App) []field {
+		return []field{num("rate_mbps", a.RateMbps, 0, 1e4, true), num("cbr_s", a.CBRS, 0, 1e5, true)}
+	},
+	"reqresp": func(a *App) []field {
+		return []field{count("requests", a.Requests, 1, 1000000), num("resp_kb", a.RespKB, 0, 1e7, true),
+			num("think_ms", a.ThinkMs, 0, 1e6, false)}
+	},
 }
 
 func (f *Flows) prepare(tp *topo.Topology) error {
