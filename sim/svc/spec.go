@@ -7,7 +7,6 @@ import (
 	"io/fs"
 	"math"
 	"path"
-	"slices"
 	"strings"
 	"time"
 
@@ -88,9 +87,6 @@ func Names() []string {
 	}
 	return out
 }
-
-// IsBuiltin reports whether name is a built-in chapter-4 experiment.
-func IsBuiltin(name string) bool { return slices.Contains(Names(), strings.TrimSuffix(name, ".yaml")) }
 
 // LoadBuiltin loads a built-in experiment by name.
 func LoadBuiltin(name string) (*Spec, error) {
