@@ -81,6 +81,9 @@ type Decision struct {
 	// Arm (for off-line evaluation of logs).
 	Propensity float64
 	Cell       int // the chosen arm's context cell q_t
+	// Untried: the chosen arm had no sample in its cell (UCB's infinite
+	// index), so the choice explored rather than exploited.
+	Untried bool
 }
 
 // Agent is the QC-MAB learner. Not safe for concurrent use.
@@ -268,7 +271,8 @@ func (a *Agent) Choose(cands []Candidate, rng *rand.Rand) (Decision, error) {
 	c := ctx[a.arms[pick].Network]
 	q := a.cfg.Thresholds.Cell(c)
 	a.last = &pendingChoice{arm: pick, cell: q, x: a.features(c), fec: a.arms[pick].FEC}
-	return Decision{Arm: a.arms[pick], SenderFEC: a.fecOn, Propensity: prop, Cell: q}, nil
+	untried := a.cfg.Policy != LinUCB && a.n[q][pick] == 0
+	return Decision{Arm: a.arms[pick], SenderFEC: a.fecOn, Propensity: prop, Cell: q, Untried: untried}, nil
 }
 
 // Learn credits reward r ∈ [0, 1] (Eq. 4.19) to the last chosen arm in its

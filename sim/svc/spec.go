@@ -26,6 +26,7 @@ type Spec struct {
 	Scenario    ScenarioSpec `yaml:"scenario"`
 	DurationS   float64      `yaml:"duration_s"`
 	Seeds       int          `yaml:"seeds"`
+	Seed        uint64       `yaml:"seed"` // the first seed (default 1): seeds are Seed, Seed+1, …
 	// SweepSpacingM runs every variant once per AP spacing (Fig. 4.8).
 	SweepSpacingM []float64 `yaml:"sweep_spacing_m"`
 	// Replay, when set, also logs a uniformly random QC-MAB (ε = 1) per
@@ -55,6 +56,10 @@ type VariantSpec struct {
 	Gamma      float64 `yaml:"gamma"`
 	Raw        bool    `yaml:"raw"`
 	Policy     string  `yaml:"policy"`
+	// Epsilon (QC-MAB only, [0, 1]): the share of slots that take a
+	// uniformly random eligible arm; 1 is the uniform-random policy over
+	// the same candidates, the baseline a learner must beat.
+	Epsilon float64 `yaml:"epsilon"`
 	// Thresholds replace the thesis's context partition (QC-MAB only).
 	Thresholds *ThresholdSpec `yaml:"thresholds"`
 	// Arms restricts QC-MAB to these arms: "apN" or "apN+fec", N an AP of
@@ -124,6 +129,9 @@ func (s *Spec) validate() error {
 	if s.Mode != "" && s.Mode != "video" { // hetquic exp run needs it to say video
 		return fmt.Errorf("mode: %q, want video", s.Mode)
 	}
+	if s.Seed == 0 {
+		s.Seed = 1
+	}
 	if s.Seeds < 1 || s.Seeds > 1000 {
 		return fmt.Errorf("seeds: %d, want 1–1000", s.Seeds)
 	}
@@ -171,7 +179,7 @@ func (s *Spec) scenario(sp float64) Scenario {
 // variant checks v against the scenario's network names.
 func (v VariantSpec) variant(networks []string) (Variant, error) {
 	out := Variant{Label: v.Label, Controller: v.Controller, Gamma: v.Gamma, Raw: v.Raw, Policy: qcmab.Policy(v.Policy),
-		Thresholds: qcmab.DefaultThresholds, Arms: v.Arms}
+		Thresholds: qcmab.DefaultThresholds, Arms: v.Arms, Epsilon: v.Epsilon}
 	if v.Thresholds != nil {
 		out.Thresholds = qcmab.Thresholds(*v.Thresholds)
 	}
@@ -181,8 +189,8 @@ func (v VariantSpec) variant(networks []string) (Variant, error) {
 			return out, err
 		}
 	case Peekaboo, LEAP, MinRTT:
-		if v.Raw || v.Policy != "" || v.Thresholds != nil || len(v.Arms) > 0 {
-			return out, fmt.Errorf("raw, policy, thresholds and arms apply to qcmab only")
+		if v.Raw || v.Policy != "" || v.Thresholds != nil || len(v.Arms) > 0 || v.Epsilon != 0 {
+			return out, fmt.Errorf("raw, policy, thresholds, arms and epsilon apply to qcmab only")
 		}
 		if v.Gamma != 0 {
 			if err := qcmab.ValidateGamma(v.Gamma); err != nil {
