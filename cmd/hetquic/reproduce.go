@@ -281,7 +281,6 @@ func (pr paperResult) counts() map[claims.Verdict]int {
 	return n
 }
 
-
 func writeCounts(w io.Writer, p page) {
 	fmt.Fprintf(w, "%-16s %6s %10s %14s %7s %12s %5s\n", "paper", "claims", "reproduced", "not reproduced", "refuted", "inconclusive", "error")
 	for _, pr := range p {
