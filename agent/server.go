@@ -535,8 +535,11 @@ func (s *Server) loginFailed(conn *quic.Conn, str *quic.Stream, code int, reason
 	src, now := sourceAddr(conn.RemoteAddr()), time.Now()
 	s.mu.Lock()
 	f := s.logins.fail(src, now)
+	var snap *loginFailures // f as of now: other hellos update f under s.mu
 	var hold time.Duration
 	if f != nil {
+		c := *f
+		snap = &c
 		hold = max(f.until.Sub(now), 0)
 		if hold > 0 && (s.tarpitBy[f.src] >= loginTarpitPerSource || s.tarpit >= loginTarpitTotal) {
 			hold = 0 // enough held already: answer at once
@@ -565,7 +568,7 @@ func (s *Server) loginFailed(conn *quic.Conn, str *quic.Stream, code int, reason
 		}
 		s.mu.Unlock()
 	}
-	reason = f.refusal(reason, hold)
+	reason = snap.refusal(reason, hold)
 	s.cfg.Log.Warn("hello refused; closing", "remote", conn.RemoteAddr().String(), "reason", reason)
 	if str != nil {
 		errorResponse(str, code, reason)
