@@ -343,6 +343,11 @@ func (s *Spec) validate() error {
 			return fmt.Errorf("task.sizes[%d]: %d must be ≥ 1 byte", i, size)
 		}
 	}
+	return s.validateParts()
+}
+
+// validateParts checks the model, the probe budget and the strategies.
+func (s *Spec) validateParts() error {
 	if err := s.Model.validate(); err != nil {
 		return fmt.Errorf("model.%w", err)
 	}
