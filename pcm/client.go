@@ -268,6 +268,9 @@ func Dial(ctx context.Context, cfg Config) (*Client, error) {
 		return nil, fmt.Errorf("pcm: dial %s via %s: %w", cfg.Server, cfg.Paths[0].Name, err)
 	}
 	c.conn = conn
+	if cfg.Rebind {
+		c.checkRebindAllowed()
+	}
 	c.h3 = (&http3.Transport{}).NewClientConn(conn)
 	c.paths[0].validated = true
 	c.paths[0].lastUsed = cfg.Now()
@@ -281,6 +284,22 @@ func Dial(ctx context.Context, cfg Config) (*Client, error) {
 		}
 	}
 	return c, nil
+}
+
+// checkRebindAllowed turns rebind mode's migration off when the server
+// sent disable_active_migration (RFC 9000 §9, §18.2): a client must then
+// not send from another address. Rebind mode never calls AddPath to move,
+// so it asks AddPath only for quic-go's verdict on the server's
+// parameters; a path that is never probed spends no connection ID, and it
+// is closed at once.
+func (c *Client) checkRebindAllowed() {
+	p, err := c.conn.AddPath(c.rebind)
+	if err != nil {
+		c.migration = false
+		c.cfg.Logf("pcm: WARNING: migration unavailable (%v); staying on path %s for good", err, c.paths[0].Name)
+		return
+	}
+	p.Close()
 }
 
 // bindPaths opens one socket per local path; a path whose address cannot
