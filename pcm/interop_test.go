@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"crypto/tls"
+	"crypto/x509"
 	"fmt"
 	"net"
 	"os"
@@ -293,7 +294,36 @@ func interop(t *testing.T, stack, addr string, roots *tls.Config, cfg Config) in
 	if row.migrations == 0 {
 		t.Errorf("%s: the connection never moved", stack)
 	}
+	pinned := "no"
+	if row.pinned >= 0 {
+		pinned = fmt.Sprintf("after %d, to path %d", row.unfollowed, row.pinned)
+	}
+	// bench/interop/matrix.sh collects these lines into pcm/README.md.
+	t.Logf("MATRIX | %s | %d | %d | %d/%d | %d/%d | %d/%d | %s |", stack, row.requests, row.migrations,
+		row.intact, row.requests, row.onChosen, row.requests, row.carriedAsCredited, row.requests, pinned)
 	return row
+}
+
+// TestInteropCommand runs the matrix's checks against a server that
+// bench/interop/matrix.sh built and started (a stack whose build is too
+// slow for CI: quinn + h3, quiche, tquic): HETQUIC_INTEROP_ADDR is its
+// address, HETQUIC_INTEROP_CA its certificate, HETQUIC_INTEROP_STACK its
+// name. Without them it skips, in CI too: it is the bench's hook, not a
+// stack CI installs.
+func TestInteropCommand(t *testing.T) {
+	addr, ca, stack := os.Getenv("HETQUIC_INTEROP_ADDR"), os.Getenv("HETQUIC_INTEROP_CA"), os.Getenv("HETQUIC_INTEROP_STACK")
+	if addr == "" || ca == "" || stack == "" {
+		t.Skip("skipped: the bench hook of bench/interop/matrix.sh (HETQUIC_INTEROP_ADDR, _CA, _STACK unset)")
+	}
+	pem, err := os.ReadFile(ca)
+	if err != nil {
+		t.Fatal(err)
+	}
+	roots := x509.NewCertPool()
+	if !roots.AppendCertsFromPEM(pem) {
+		t.Fatalf("%s: no PEM certificate", ca)
+	}
+	interop(t, stack, addr, &tls.Config{RootCAs: roots}, Config{})
 }
 
 // checkPatternOK reports whether body is the origin's first n bytes.
