@@ -195,6 +195,7 @@ type pathState struct {
 	// (including the one the connection was dialled on, until it is left).
 	qp        *quic.Path
 	validated bool
+	removed   bool // RemovePath: never used again
 	lastUsed  time.Time
 	// down is set when the path failed; it is not chosen before retryAt.
 	down    bool
@@ -327,6 +328,8 @@ func (c *Client) bindPaths() (*localIndex, []net.PacketConn, error) {
 
 // Paths lists the client's local paths; PathID i is Paths()[i].
 func (c *Client) Paths() []LocalPath {
+	c.mu.Lock()
+	defer c.mu.Unlock()
 	out := make([]LocalPath, len(c.paths))
 	for i, p := range c.paths {
 		out[i] = p.LocalPath
@@ -385,7 +388,10 @@ func (c *Client) closeTransports() {
 		c.multi.Close()
 		return
 	}
-	for _, p := range c.paths {
+	c.mu.Lock()
+	paths := c.paths
+	c.mu.Unlock()
+	for _, p := range paths {
 		p.tr.Close()
 		p.tr.Conn.Close()
 	}
@@ -480,7 +486,7 @@ func checkTarget(target string) error {
 // Result.Path says so; a response that stalls is retried on another path
 // from the byte where it stopped.
 func (c *Client) GetOn(ctx context.Context, p int, target string, w io.Writer) (Result, error) {
-	if p < 0 || p >= len(c.paths) {
+	if p < 0 || p >= c.numPaths() {
 		return Result{}, fmt.Errorf("pcm: no path %d", p)
 	}
 	if err := checkTarget(target); err != nil {
@@ -538,7 +544,7 @@ var copyBufs = sync.Pool{New: func() any { b := make([]byte, 32<<10); return &b 
 // exactly offset (internal/resume), so a resource replaced mid-download is
 // an error, never a spliced body.
 func (c *Client) fetch(ctx context.Context, active int, target string, offset int64, st **resume.State, w io.Writer) (res Result, n int64, err error) {
-	res = Result{Path: active, PathName: c.paths[active].Name, Carrier: -1}
+	res = Result{Path: active, PathName: c.pathName(active), Carrier: -1}
 
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "https://"+c.authority()+target, nil)
 	if err != nil {
@@ -560,7 +566,7 @@ func (c *Client) fetch(ctx context.Context, active int, target string, offset in
 		// A request that left before the switch to this path took effect
 		// was carried, and measured, on the old path: say so.
 		if p, early := c.moves.leftEarly(res.StreamID); early {
-			res.Path, res.PathName = p, c.paths[p].Name
+			res.Path, res.PathName = p, c.pathName(p)
 		}
 	}()
 	stall := c.stallTimeout()

@@ -255,7 +255,7 @@ func (c *Client) RoundTrip(req *http.Request) (*http.Response, error) {
 		return nil, err
 	}
 	m := &measuredBody{ReadCloser: resp.Body, c: c, moves: moves, rx: rx,
-		res: Result{Chosen: int(p), Path: active, PathName: c.paths[active].Name, Carrier: -1, Status: resp.StatusCode, Start: start, Est: est}}
+		res: Result{Chosen: int(p), Path: active, PathName: c.pathName(active), Carrier: -1, Status: resp.StatusCode, Start: start, Est: est}}
 	resp.Body = m
 	resp.Request = req.WithContext(context.WithValue(ctx, resultKey{}, m))
 	if req.Method == http.MethodHead {
