@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"net/http"
 	"net/netip"
@@ -51,11 +52,7 @@ func (s *stickyConn) WriteTo(b []byte, to net.Addr) (int, error) {
 func (s *stickyConn) snapshot() map[netip.Addr]int64 {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	m := map[netip.Addr]int64{}
-	for k, v := range s.sent {
-		m[k] = v
-	}
-	return m
+	return maps.Clone(s.sent)
 }
 
 // mostBetween is the address the server sent the most to between two
