@@ -221,7 +221,7 @@ func TestServerLimits(t *testing.T) {
 		})
 		if i == 0 { // the first holds alice's one slot before the second asks
 			waitFor(t, func() bool {
-				cs := ts.clients[0]
+				cs := ts.pol.Load().clients[0]
 				cs.mu.Lock()
 				defer cs.mu.Unlock()
 				return cs.streams == 1

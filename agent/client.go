@@ -11,15 +11,12 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/quic-go/quic-go"
-
-	"github.com/hetquic/hetquic/internal/resume"
 )
 
 // AppRule says how ct-client tells apps apart (for scheduling priority and
@@ -88,6 +85,10 @@ type ClientConfig struct {
 	// HeaderTimeout bounds reading an app's request head (default 5 s):
 	// an app that dribbles its head is cut off.
 	HeaderTimeout time.Duration
+	// TunnelIdle is how long a CONNECT tunnel may move no byte before its
+	// slot may be reclaimed for another tunnel when all of ct-server's
+	// tunnel slots are taken (default DefaultTunnelIdle; see tunnelGate).
+	TunnelIdle time.Duration
 	// Log receives the noteworthy events, with key/value attributes
 	// (default: discarded); its records carry side=ct-client.
 	Log *slog.Logger
@@ -104,12 +105,14 @@ type Client struct {
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
 
-	mu       sync.Mutex
-	changeCh chan struct{} // closed and replaced when a path comes or goes
-	servers  map[*http.Server]struct{}
-	tunnels  map[net.Conn]struct{}
-	apps     map[string]*appStats
-	closed   bool
+	mu             sync.Mutex
+	changeCh       chan struct{} // closed and replaced when a path comes or goes
+	servers        map[*http.Server]struct{}
+	socksListeners map[net.Listener]struct{}
+	tunnels        map[net.Conn]struct{}
+	active         map[net.Conn]bool // app connections with a request in progress (trackConn)
+	apps           map[string]*appStats
+	closed         bool
 
 	pushAsked                         atomic.Bool
 	pushed, migrations                atomic.Int64
@@ -117,6 +120,8 @@ type Client struct {
 	stripeFallbacks, aborts           atomic.Int64
 	m                                 *clientMetrics
 	slots                             atomic.Pointer[chan struct{}] // see setMaxStreams
+	gate                              *tunnelGate                   // CONNECT slots, fair between apps
+	udp                               udpRoutes                     // UDP flows by connection and stream
 	stallDetectNanos, stallDetections atomic.Int64
 	resumeNanos                       atomic.Int64
 }
@@ -146,6 +151,7 @@ func NewClient(cfg ClientConfig) (*Client, error) {
 		cfg.StripeChunk = DefaultStripeChunk
 	}
 	cfg.HeaderTimeout = cmp.Or(cfg.HeaderTimeout, 5*time.Second)
+	cfg.TunnelIdle = cmp.Or(cfg.TunnelIdle, DefaultTunnelIdle)
 	if cfg.AppRule.Kind == "" {
 		cfg.AppRule.Kind = "host"
 	}
@@ -163,7 +169,8 @@ func NewClient(cfg ClientConfig) (*Client, error) {
 		cfg.Scheduler = s
 	}
 	c := &Client{cfg: cfg, cache: cfg.Cache, changeCh: make(chan struct{}),
-		servers: map[*http.Server]struct{}{}, tunnels: map[net.Conn]struct{}{}, apps: map[string]*appStats{}}
+		servers: map[*http.Server]struct{}{}, socksListeners: map[net.Listener]struct{}{}, tunnels: map[net.Conn]struct{}{},
+		active: map[net.Conn]bool{}, apps: map[string]*appStats{}, gate: newTunnelGate(defaultTunnelSlots, cfg.TunnelIdle)}
 	c.m = newClientMetrics(c)
 	names := map[string]bool{}
 	for i, lp := range cfg.Paths {
@@ -194,7 +201,9 @@ func (c *Client) closeSockets() {
 }
 
 // Close stops the proxy listeners, closes every tunnel, connection and
-// socket, and waits for every goroutine of the client.
+// socket, and waits for every goroutine of the client. App connections
+// with a request or tunnel in progress are reset (see Shutdown for a
+// drain).
 func (c *Client) Close() error {
 	c.mu.Lock()
 	if c.closed {
@@ -203,10 +212,19 @@ func (c *Client) Close() error {
 	}
 	c.closed = true
 	c.cancel()
+	// A response or tunnel cut here is incomplete: reset, never a FIN
+	// an app could take for the end of its data.
+	for conn := range c.active {
+		resetOnClose(conn)
+	}
 	for s := range c.servers {
 		s.Close()
 	}
+	for l := range c.socksListeners {
+		l.Close()
+	}
 	for t := range c.tunnels {
+		resetOnClose(t)
 		t.Close()
 	}
 	c.mu.Unlock()
@@ -221,7 +239,8 @@ func (c *Client) Serve(l net.Listener) error {
 	srv := &http.Server{
 		Handler:           c,
 		ReadHeaderTimeout: c.cfg.HeaderTimeout, // an app dribbling its head is cut off
-		IdleTimeout:       60 * time.Second,
+		IdleTimeout:       AppIdleTimeout,
+		ConnState:         c.trackConn,
 		MaxHeaderBytes:    MaxHeaderBytes,
 		ErrorLog:          nil,
 		ConnContext: func(ctx context.Context, conn net.Conn) context.Context {
@@ -318,12 +337,13 @@ func (c *Client) pick(ctx context.Context, r Request, avoid map[int]bool) (*path
 				return p, conn, nil
 			}
 		}
+		primaryOK := c.primaryUp(avoid, now)
 		for pass := 0; pass < 4; pass++ {
 			var views []PathView
 			conns := map[int]*quic.Conn{}
 			for _, p := range c.paths {
 				p.mu.Lock()
-				ok := p.conn != nil && p.conn.Context().Err() == nil && (pass >= 3 || !avoid[p.id]) &&
+				ok := p.conn != nil && p.conn.Context().Err() == nil && (p.Role == RolePrimary || !primaryOK) && (pass >= 3 || !avoid[p.id]) &&
 					(pass >= 2 || !now.Before(p.suspectUntil) || p.suspectUntil.IsZero()) && (pass >= 1 || !avoidAddr[p.Addr])
 				if ok {
 					st := p.conn.ConnectionStats()
@@ -358,6 +378,23 @@ func (c *Client) pick(ctx context.Context, r Request, avoid map[int]bool) (*path
 	}
 }
 
+// primaryUp says a primary path (RolePrimary) is connected, not suspected
+// and not in avoid: backup and metered paths then get no requests.
+func (c *Client) primaryUp(avoid map[int]bool, now time.Time) bool {
+	for _, p := range c.paths {
+		if p.Role != RolePrimary || avoid[p.id] {
+			continue
+		}
+		p.mu.Lock()
+		ok := p.conn != nil && p.conn.Context().Err() == nil && !now.Before(p.suspectUntil)
+		p.mu.Unlock()
+		if ok {
+			return true
+		}
+	}
+	return false
+}
+
 // ServeHTTP is the proxy: CONNECT tunnels and absolute-form http:// requests.
 func (c *Client) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.Method == http.MethodConnect {
@@ -389,28 +426,46 @@ func (c *Client) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 func (c *Client) identify(r *http.Request) string {
-	var app string
+	var local net.Addr
+	if a, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr); ok {
+		local = a
+	}
+	if c.cfg.AppRule.Kind == "header" {
+		return appName(r.Header.Get(c.cfg.AppRule.Header))
+	}
+	host := r.Host
+	if r.URL != nil && r.URL.Host != "" {
+		host = r.URL.Host
+	}
+	return c.identifyTarget(host, local)
+}
+
+// identifyTarget names the app of a request for target (host or
+// host:port) that came in on the local address local: by the target's
+// host or by local's port, as the AppRule says; a request without headers
+// (SOCKS5) under a header rule is app "socks".
+func (c *Client) identifyTarget(target string, local net.Addr) string {
 	switch c.cfg.AppRule.Kind {
 	case "port":
-		if a, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr); ok {
-			if _, port, err := net.SplitHostPort(a.String()); err == nil {
-				app = port
+		if local != nil {
+			if _, port, err := net.SplitHostPort(local.String()); err == nil {
+				return appName(port)
 			}
 		}
+		return appName("")
 	case "header":
-		app = r.Header.Get(c.cfg.AppRule.Header)
-	default:
-		host := r.Host
-		if r.URL != nil && r.URL.Host != "" {
-			host = r.URL.Host
-		}
-		if h, _, err := net.SplitHostPort(host); err == nil {
-			host = h
-		}
-		app = strings.ToLower(host)
+		return "socks"
 	}
+	if h, _, err := net.SplitHostPort(target); err == nil {
+		target = h
+	}
+	return appName(strings.ToLower(target))
+}
+
+// appName bounds an app name taken from a request.
+func appName(app string) string {
 	if app == "" || len(app) > 64 {
-		app = "other"
+		return "other"
 	}
 	return app
 }
@@ -446,15 +501,13 @@ func (c *Client) priority(app string) int {
 // nothing for d fails with a timeout.
 type stallReader struct {
 	s *quic.Stream
-	d time.Duration // 0: no deadline
+	d time.Duration // 0: the stream's own deadline stays (a tunnel's head has one)
 	p *path
 }
 
 func (r *stallReader) Read(b []byte) (int, error) {
 	if r.d > 0 {
 		r.s.SetReadDeadline(time.Now().Add(r.d))
-	} else {
-		r.s.SetReadDeadline(time.Time{})
 	}
 	n, err := r.s.Read(b)
 	if n > 0 {
@@ -473,131 +526,6 @@ var errStalled = errors.New("path stalled")
 
 // errRefused marks a resume ct-server refused for a limit (429, 503).
 var errRefused = errors.New("refused by ct-server's limits")
-
-// forward sends r through ct-server and writes the response to w. When
-// the path stalls or its connection dies mid-response, a GET or HEAD carries
-// on over another path from the byte where it stopped (Cybertwin §IV-B:
-// re-request (localSize, fileSize]), so the app sees one intact response.
-// It returns the body bytes written to w.
-//
-// Stall detection: a read waits StallTimeout/2; if nothing arrived on any
-// stream of the path meanwhile, ct-client pings ct-server over the path with
-// another StallTimeout/2. No pong: the path is dead, the stream moves (about
-// StallTimeout after the last byte). A pong: the app-server is slow, not the
-// path, and the stream keeps waiting.
-func (c *Client) forward(w http.ResponseWriter, r *http.Request, sr Request) (int64, error) {
-	return c.forwardFrom(w, r, sr, 0, false)
-}
-
-// forwardFrom is forward for a response of which delivered body bytes
-// (and the head, if headersSent) went to the app already.
-func (c *Client) forwardFrom(w http.ResponseWriter, r *http.Request, sr Request, delivered int64, headersSent bool) (int64, error) {
-	ctx := r.Context()
-	resumable := (r.Method == http.MethodGet || r.Method == http.MethodHead) && (r.Body == nil || r.Body == http.NoBody || r.ContentLength == 0)
-	var orig resume.Range
-	hasRange := false
-	if v := r.Header.Get("Range"); v != "" {
-		if orig, hasRange = resume.ParseRange(v); !hasRange {
-			resumable = false
-		}
-	}
-	hdr := r.Header.Clone()
-	removeHopHeaders(hdr)
-	if _, ok := hdr["User-Agent"]; !ok {
-		hdr["User-Agent"] = []string{""} // pass the app's absence on: no Go default
-	}
-	var (
-		avoid     = map[int]bool{}
-		lastErr   error
-		stalledAt time.Time // when the failed attempt got its last byte
-		refusals  int
-	)
-	attempts := 1
-	if resumable {
-		attempts = c.cfg.MaxAttempts
-	}
-	free := 2 * attempts // retries after our own closing of a connection do not count, up to this
-	for attempt := 0; attempt < attempts; attempt++ {
-		p, conn, err := c.pick(ctx, sr, avoid)
-		if err != nil {
-			lastErr = err
-			break
-		}
-		avoid[p.id] = true
-		out := &http.Request{Method: r.Method, URL: r.URL, Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
-			Header: hdr.Clone(), Host: r.Host, Body: r.Body, ContentLength: r.ContentLength}
-		if !resumable && r.Body != nil && r.Body != http.NoBody {
-			out.TransferEncoding = r.TransferEncoding
-		} else {
-			out.Body, out.ContentLength = nil, 0
-		}
-		start := delivered
-		if hasRange {
-			start += orig.First
-			out.Header.Set("Range", resume.Range{First: start, Last: orig.Last}.String())
-		} else if delivered > 0 {
-			out.Header.Set("Range", resume.Range{First: delivered, Last: -1}.String())
-		}
-		if headersSent && out.Header.Get("If-Range") == "" {
-			// Resume only the same version of the resource (RFC 9110 §13.1.5).
-			if v := resume.Validator(w.Header()); v != "" {
-				out.Header.Set("If-Range", v)
-			}
-		}
-		var plan *stripePlan
-		if attempt == 0 && !headersSent && r.Method == http.MethodGet && resumable && !hasRange && c.cfg.StripeMin > 0 {
-			plan = &stripePlan{}
-		}
-		n, err := c.attempt(ctx, p, conn, out, w, &headersSent, start, headersSent, sr, &stalledAt, plan)
-		delivered += n
-		if err == nil {
-			return delivered, nil
-		}
-		if errors.Is(err, errStriped) {
-			return c.stripe(w, r, hdr, sr, delivered, plan.total)
-		}
-		lastErr = err
-		if errors.Is(err, errRefused) && ctx.Err() == nil && refusals < limitRetries {
-			// Refused by ct-server's limits: wait for a slot.
-			refusals++
-			c.limitRetries.Add(1)
-			delete(avoid, p.id)
-			attempt--
-			if !sleepCtx(ctx, min(limitRetryFirst<<refusals, limitRetryMax)) {
-				break
-			}
-			continue
-		}
-		// A stream deadline that fired (a read or the request's write,
-		// seen on a starved machine as a bare "deadline exceeded") is the
-		// path's trouble like a stall: move, do not abort.
-		if ctx.Err() != nil || !errors.Is(err, errStalled) && !isConnErr(err) && !isTimeout(err) {
-			break
-		}
-		var ae *quic.ApplicationError
-		if errors.As(err, &ae) && !ae.Remote && ae.ErrorCode == codeStalled && free > 0 {
-			free-- // a sibling stream's stall closed this connection under us
-			attempt--
-		}
-		c.migrations.Add(1)
-		c.cfg.Log.Warn("path failed; moving the stream", "method", r.Method, "url", r.URL.String(), "path", p.Name, "delivered", delivered, "err", err)
-	}
-	if !headersSent && errors.Is(lastErr, errRefused) {
-		w.Header().Set("Retry-After", "1")
-		http.Error(w, "ct-client: ct-server busy (per-client limits)", http.StatusServiceUnavailable)
-		return delivered, lastErr
-	}
-	if !headersSent {
-		// Terse for the app; the detail goes to the log (ServeHTTP).
-		http.Error(w, "ct-client: ct-server unreachable", http.StatusBadGateway)
-		return delivered, lastErr
-	}
-	// Headers went out: the only honest signal left is to cut the
-	// connection, so the app sees a truncated response, not a short one.
-	c.cfg.Log.Warn("aborting the app connection", "method", r.Method, "url", r.URL.String(), "delivered", delivered, "err", lastErr)
-	c.abortApp(w, r)
-	return delivered, lastErr // not reached
-}
 
 // setMaxStreams makes ct-client keep at most n requests in progress at
 // ct-server, the max_streams its hello announced: a burst of requests (or
@@ -667,152 +595,6 @@ func isConnErr(err error) bool {
 		errors.As(err, &sr) || errors.Is(err, net.ErrClosed) || errors.Is(err, io.ErrUnexpectedEOF)
 }
 
-// attempt runs one request on one path. resuming says the response head
-// has been sent to the app already and this attempt asked for the bytes
-// from start on. It returns the body bytes it wrote to w.
-func (c *Client) attempt(ctx context.Context, p *path, conn *quic.Conn, out *http.Request, w http.ResponseWriter,
-	headersSent *bool, start int64, resuming bool, sr Request, stalledAt *time.Time, plan *stripePlan) (int64, error) {
-	release, err := c.streamSlot(ctx)
-	if err != nil {
-		return 0, err
-	}
-	defer release()
-	p.requests.Add(1)
-	prio := sr.Priority
-	p.addLoad(0, 1, prio)
-	var load int64
-	defer func() { p.addLoad(-load, -1, -prio) }()
-
-	octx, cancel := context.WithTimeout(ctx, c.cfg.StallTimeout)
-	str, err := conn.OpenStreamSync(octx)
-	cancel()
-	if err != nil {
-		c.suspect(p)
-		return 0, fmt.Errorf("%w: open stream: %v", errStalled, err)
-	}
-	opened := time.Now()
-	stop := context.AfterFunc(ctx, func() { str.CancelRead(codeOK); str.CancelWrite(codeOK) })
-	defer stop()
-	fail := func(err error) error {
-		str.CancelRead(codeStalled)
-		str.CancelWrite(codeStalled)
-		return err
-	}
-	str.SetWriteDeadline(time.Now().Add(10 * c.cfg.StallTimeout))
-	if err := out.WriteProxy(str); err != nil {
-		var se *quic.StreamError
-		if !errors.As(err, &se) || !se.Remote {
-			return 0, fail(fmt.Errorf("send request: %w", err))
-		}
-		// ct-server stopped reading the request (a refusal): its answer
-		// follows on the other direction.
-	} else {
-		str.SetWriteDeadline(time.Time{})
-		str.Close()
-	}
-
-	watch := &stallWatch{c: c, p: p, conn: conn, ctx: ctx}
-	hr := newHeadReader(watch.reader(str))
-	resp, err := hr.readResponse(out)
-	if err != nil {
-		return 0, fail(watch.explain(err))
-	}
-	defer resp.Body.Close()
-	if resuming && !stalledAt.IsZero() {
-		c.resumeNanos.Store(int64(time.Since(*stalledAt)))
-	}
-	skip := int64(0)
-	if !*headersSent && (resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode == http.StatusServiceUnavailable) &&
-		resp.Header.Get(hdrError) != "" && resp.Header.Get("Retry-After") != "" && (out.Method == http.MethodGet || out.Method == http.MethodHead) && out.Body == nil {
-		// ct-server's own limits refused it (not the app-server: ct-server
-		// strips Ct-Error from upstream responses): wait for a slot.
-		return 0, fmt.Errorf("%w: %d %s", errRefused, resp.StatusCode, resp.Header.Get(hdrError))
-	}
-	if !*headersSent {
-		h := w.Header()
-		removeHopHeaders(resp.Header)
-		for k, vs := range resp.Header {
-			h[k] = vs
-		}
-		if resp.ContentLength >= 0 && out.Method != http.MethodHead {
-			h.Set("Content-Length", strconv.FormatInt(resp.ContentLength, 10))
-		}
-		w.WriteHeader(resp.StatusCode)
-		*headersSent = true
-		if plan != nil && c.stripeable(resp) {
-			plan.total = resp.ContentLength
-		}
-	} else {
-		if resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode == http.StatusServiceUnavailable {
-			return 0, fmt.Errorf("resume: %w: status %d", errRefused, resp.StatusCode)
-		}
-		// The shared resume check (internal/resume): same version, from
-		// the byte asked for, or nothing is appended.
-		st := resume.FromHeader(w.Header())
-		if v := out.Header.Get("If-Range"); v != "" {
-			st.Validator = v
-		}
-		if skip, err = st.Check(resp, start); err != nil {
-			return 0, err
-		}
-	}
-	if resp.ContentLength > 0 {
-		load = resp.ContentLength - skip
-		p.addLoad(load, 0, 0)
-	}
-	bp := copyBufs.Get().(*[]byte)
-	defer copyBufs.Put(bp)
-	buf := *bp
-	rc := http.NewResponseController(w)
-	var n int64
-	var sampleBytes int64
-	sampleStart := time.Now()
-	for {
-		k, rerr := resp.Body.Read(buf)
-		if k > 0 {
-			watch.last = time.Now()
-			if sampleBytes += int64(k); sampleBytes >= rateSampleBytes {
-				p.rateSample(sampleBytes, watch.last.Sub(sampleStart))
-				sampleBytes, sampleStart = 0, watch.last
-			}
-			chunk := buf[:k]
-			if load > 0 {
-				d := min(load, int64(k))
-				load -= d
-				p.addLoad(-d, 0, 0)
-			}
-			if skip > 0 {
-				d := min(skip, int64(len(chunk)))
-				chunk, skip = chunk[d:], skip-d
-			}
-			if plan != nil && plan.total > 0 && n+int64(len(chunk)) >= c.cfg.StripeChunk {
-				// The first piece is here: the rest goes striped.
-				chunk = chunk[:c.cfg.StripeChunk-n]
-				if _, werr := w.Write(chunk); werr != nil {
-					return n, fail(fmt.Errorf("write to app: %w", werr))
-				}
-				n += int64(len(chunk))
-				return n, fail(errStriped)
-			}
-			if len(chunk) > 0 {
-				if _, werr := w.Write(chunk); werr != nil {
-					return n, fail(fmt.Errorf("write to app: %w", werr))
-				}
-				n += int64(len(chunk))
-				rc.Flush()
-			}
-		}
-		if errors.Is(rerr, io.EOF) {
-			c.cfg.Scheduler.Done(p.id, n, time.Since(opened))
-			return n, nil
-		}
-		if rerr != nil {
-			*stalledAt = watch.last
-			return n, fail(watch.explain(rerr))
-		}
-	}
-}
-
 // stallWatch turns per-read timeouts into a decision: is the path dead
 // (errStalled) or only the app-server slow (keep reading)?
 type stallWatch struct {
@@ -822,10 +604,15 @@ type stallWatch struct {
 	ctx  context.Context
 	last time.Time // last byte of this stream
 	dead bool
+	pkts uint64 // packets the connection had received at the last look
+	// sending, if set, says a request body is still going out: then
+	// packets received (its acknowledgements) show the path alive.
+	sending func() bool
 }
 
 func (s *stallWatch) reader(str *quic.Stream) io.Reader {
 	s.last = time.Now()
+	s.pkts = s.conn.ConnectionStats().PacketsReceived
 	return &watchedReader{s: s, r: &stallReader{s: str, d: s.half(), p: s.p}}
 }
 
@@ -856,13 +643,21 @@ func (s *stallWatch) half() time.Duration {
 	return max(s.c.cfg.StallTimeout/2, 2*s.conn.ConnectionStats().SmoothedRTT)
 }
 
-// alive: another stream of the path got bytes lately, or a ping answers.
+// alive: while a body goes out, the connection received packets since
+// the last look; another stream of the path got bytes lately; or a ping
+// answers.
 // When neither, this stream moves, the path is suspected, and confirmDead
 // takes a second look before closing the connection (a dead connection is
 // replaced, not nursed; the idle timeout would take MaxIdleTimeout to say
 // the same).
 func (s *stallWatch) alive() bool {
 	half := s.half()
+	if n := s.conn.ConnectionStats().PacketsReceived; n != s.pkts && s.sending != nil && s.sending() {
+		// The path delivers packets (acknowledgements of an upload in
+		// progress, say): alive, whatever this stream's response does.
+		s.pkts = n
+		return true
+	}
 	s.p.mu.Lock()
 	recent := time.Since(s.p.lastRecv) < half
 	s.p.mu.Unlock()
@@ -950,86 +745,174 @@ func (c *Client) connect(w http.ResponseWriter, r *http.Request) {
 	}
 	app := c.identify(r)
 	st := c.app(app)
-	st.requests.Add(1)
-	ctx := r.Context()
-	t := &ctTunnel{c: c, target: target, req: Request{App: app, Priority: c.priority(app)}}
-	var (
-		str  *quic.Stream
-		hr   *headReader
-		resp *http.Response
-		p    *path
-	)
-	avoid := map[int]bool{}
-	for attempt := 0; attempt < c.cfg.MaxAttempts; attempt++ {
-		var conn *quic.Conn
-		p, conn, err = c.pick(ctx, t.req, avoid)
-		if err != nil {
-			break
+	o, code, err := c.openAppTunnel(r.Context(), app, target, st)
+	if err != nil {
+		if code == http.StatusTooManyRequests || code == http.StatusServiceUnavailable {
+			w.Header().Set("Retry-After", "1")
 		}
-		avoid[p.id] = true
-		p.requests.Add(1)
-		if str, hr, resp, err = t.openTunnelStream(ctx, p, conn, 0); err == nil {
-			break
-		}
-		if !errors.Is(err, errStalled) && !isConnErr(err) {
-			break
-		}
+		http.Error(w, "ct-client: "+err.Error(), code)
+		return
 	}
+	if o.resp.StatusCode != http.StatusOK {
+		for k, vs := range o.resp.Header {
+			w.Header()[k] = vs
+		}
+		w.WriteHeader(o.resp.StatusCode)
+		io.Copy(w, io.LimitReader(o.resp.Body, 64<<10))
+		o.refused()
+		return
+	}
+	appConn, brw, err := http.NewResponseController(w).Hijack()
+	if err != nil {
+		o.abandon(codeOK)
+		return
+	}
+	// The app's bytes sent right after its head are in brw's buffer.
+	var first io.Reader = appConn
+	if brw.Reader.Buffered() > 0 {
+		first = io.MultiReader(io.LimitReader(brw.Reader, int64(brw.Reader.Buffered())), appConn)
+	}
+	c.attachApp(o, appConn, []byte("HTTP/1.1 200 Connection established\r\n\r\n"), first, st)
+}
+
+// openedTunnel is a tunnel admitted by the gate and opened at ct-server
+// (resp says how ct-server answered), not yet joined to its app.
+type openedTunnel struct {
+	c    *Client
+	t    *ctTunnel
+	str  *quic.Stream
+	hr   *headReader
+	resp *http.Response
+	p    *path
+	slot *gateTicket
+}
+
+// refused ends a tunnel ct-server answered with other than 200.
+func (o *openedTunnel) refused() {
+	o.resp.Body.Close()
+	o.abandon(codeOK)
+}
+
+// abandon drops the stream and gives the slot back.
+func (o *openedTunnel) abandon(code quic.StreamErrorCode) {
+	o.str.CancelRead(code)
+	o.str.CancelWrite(code)
+	o.c.gate.release(o.slot)
+}
+
+// openAppTunnel is the common start of CONNECT and SOCKS5 CONNECT: a slot
+// from the tunnel gate (fair between apps), then a tunnel stream on a
+// path. On failure it returns the HTTP status that says why (429: the
+// app's share is exhausted, 503: no slot freed, 502: ct-server
+// unreachable) and the reason for the app.
+func (c *Client) openAppTunnel(ctx context.Context, app, target string, st *appStats) (*openedTunnel, int, error) {
+	st.requests.Add(1)
+	slot, err := c.gate.acquire(ctx, app)
 	if err != nil {
 		st.failures.Add(1)
+		c.cfg.Log.Warn("CONNECT not admitted", "target", target, "app", app, "err", err)
+		if errors.Is(err, errShareExhausted) {
+			return nil, http.StatusTooManyRequests, err
+		}
+		return nil, http.StatusServiceUnavailable, err
+	}
+	t := &ctTunnel{c: c, target: target, req: Request{App: app, Priority: c.priority(app)}, slot: slot}
+	str, hr, resp, p, err := c.openTunnel(ctx, t)
+	if err != nil {
+		c.gate.release(slot)
+		st.failures.Add(1)
 		c.cfg.Log.Warn("CONNECT failed", "target", target, "err", err)
-		http.Error(w, "ct-client: ct-server unreachable", http.StatusBadGateway)
-		return
+		return nil, http.StatusBadGateway, errors.New("ct-server unreachable")
 	}
 	if resp.StatusCode != http.StatusOK {
 		st.failures.Add(1)
-		defer resp.Body.Close()
-		str.CancelWrite(codeOK)
-		defer str.CancelRead(codeOK)
-		for k, vs := range resp.Header {
-			w.Header()[k] = vs
-		}
-		w.WriteHeader(resp.StatusCode)
-		io.Copy(w, io.LimitReader(resp.Body, 64<<10))
-		return
 	}
-	t.id = resp.Header.Get(hdrSession)
-	appConn, brw, err := http.NewResponseController(w).Hijack()
-	if err != nil {
-		str.CancelRead(codeOK)
-		str.CancelWrite(codeOK)
-		return
-	}
+	return &openedTunnel{c: c, t: t, str: str, hr: hr, resp: resp, p: p, slot: slot}, 0, nil
+}
+
+// attachApp joins an opened tunnel to the app's connection: it writes
+// reply (the proxy protocol's success answer) and carries bytes both ways
+// until the tunnel ends, moving it between paths as it must.
+func (c *Client) attachApp(o *openedTunnel, appConn net.Conn, reply []byte, first io.Reader, st *appStats) {
+	defer c.gate.release(o.slot)
+	t := o.t
+	t.id = o.resp.Header.Get(hdrSession)
 	c.mu.Lock()
 	if c.closed {
 		c.mu.Unlock()
 		appConn.Close()
-		str.CancelRead(codeShutdown)
-		str.CancelWrite(codeShutdown)
+		o.abandon(codeShutdown)
 		return
 	}
 	c.tunnels[appConn] = struct{}{}
 	c.mu.Unlock()
+	// Reclaimed (idle while others wait): a FIN, as a server ends an idle
+	// keep-alive connection; the slot is free at once.
+	c.gate.setReclaim(o.slot, func() { c.gate.release(o.slot); appConn.Close() })
 	defer func() {
 		c.mu.Lock()
 		delete(c.tunnels, appConn)
 		c.mu.Unlock()
 		appConn.Close()
 	}()
-	if _, err := io.WriteString(appConn, "HTTP/1.1 200 Connection established\r\n\r\n"); err != nil {
-		str.CancelRead(codeOK)
-		str.CancelWrite(codeOK)
+	if _, err := appConn.Write(reply); err != nil {
+		o.abandon(codeOK)
 		return
 	}
-	p.addLoad(0, 1, t.req.Priority)
-	p.tunnels.Add(1)
-	t.appConn, t.str, t.br, t.p = appConn, str, hr.br, p
-	// The app's bytes sent right after its head are in brw's buffer.
-	var first io.Reader = appConn
-	if brw.Reader.Buffered() > 0 {
-		first = io.MultiReader(io.LimitReader(brw.Reader, int64(brw.Reader.Buffered())), appConn)
-	}
+	o.p.addLoad(0, 1, t.req.Priority)
+	o.p.tunnels.Add(1)
+	t.appConn, t.str, t.br, t.p = appConn, o.str, o.hr.br, o.p
 	c.runTunnel(t, first, st)
+}
+
+// openTunnel opens t's stream on a path, trying others when one fails and
+// waiting (as forward does) while ct-server refuses it for its limits.
+func (c *Client) openTunnel(ctx context.Context, t *ctTunnel) (*quic.Stream, *headReader, *http.Response, *path, error) {
+	avoid := map[int]bool{}
+	refusals := 0
+	var err error
+	for attempt := 0; attempt < c.cfg.MaxAttempts; attempt++ {
+		p, conn, perr := c.pick(ctx, t.req, avoid)
+		if perr != nil {
+			return nil, nil, nil, nil, perr
+		}
+		avoid[p.id] = true
+		p.requests.Add(1)
+		var (
+			str  *quic.Stream
+			hr   *headReader
+			resp *http.Response
+		)
+		str, hr, resp, err = t.openTunnelStream(ctx, p, conn, 0)
+		if err == nil && refusedByLimits(resp) && refusals < limitRetries {
+			resp.Body.Close()
+			str.CancelRead(codeOK)
+			str.CancelWrite(codeOK)
+			refusals++
+			c.limitRetries.Add(1)
+			delete(avoid, p.id)
+			attempt--
+			if !sleepCtx(ctx, min(limitRetryFirst<<refusals, limitRetryMax)) {
+				return nil, nil, nil, nil, ctx.Err()
+			}
+			continue
+		}
+		if err == nil {
+			return str, hr, resp, p, nil
+		}
+		if !errors.Is(err, errStalled) && !isConnErr(err) {
+			break
+		}
+	}
+	return nil, nil, nil, nil, err
+}
+
+// refusedByLimits: ct-server's own limits refused the stream for now (429
+// or 503 with Retry-After and Ct-Error, which ct-server strips from
+// upstream answers).
+func refusedByLimits(resp *http.Response) bool {
+	return (resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode == http.StatusServiceUnavailable) &&
+		resp.Header.Get(hdrError) != "" && resp.Header.Get("Retry-After") != ""
 }
 
 // discard is the logger of a configuration that sets none.

@@ -3,6 +3,8 @@ package agent
 import (
 	"fmt"
 	"os"
+	"path/filepath"
+	"strings"
 
 	"github.com/hetquic/hetquic/internal/yamlfile"
 )
@@ -17,9 +19,13 @@ type ServerFile struct {
 	StateDir        string       `yaml:"state_dir"`         // where the self-signed identity lives
 	MemoryBudget    int64        `yaml:"memory_budget"`     // bytes all work may reserve (0: DefaultMemoryBudget)
 	Allow           []string     `yaml:"allow"`             // upstream host:port allow-list
+	AllowInternal   []string     `yaml:"allow_internal"`    // internal addresses/prefixes allowed names may resolve to (egress.go)
 	Prefetch        []string     `yaml:"prefetch"`          // URLs pushed to clients that ask
 	Limits          Limits       `yaml:"limits"`            // defaults per client
 	Clients         []ClientAuth `yaml:"clients"`           // who may connect
+	Token           string       `yaml:"token"`             // one more client, id "default"
+	TokenFile       string       `yaml:"token_file"`        // like token, read from this file
+	TokensDir       string       `yaml:"tokens_dir"`        // one client per file: name = id, content = token
 	HeaderTimeoutMS int64        `yaml:"header_timeout_ms"` // default 10000
 	Metrics         string       `yaml:"metrics"`           // host:port of /metrics ("" none)
 	QlogDir         string       `yaml:"qlog_dir"`          // write qlog traces here ("" none)
@@ -35,6 +41,7 @@ type ClientFile struct {
 	Paths          []string       `yaml:"paths"`          // NAME=IP, one per interface
 	ConnsPerPath   int            `yaml:"conns_per_path"` // QUIC connections per interface (default 1; see Lanes)
 	Listen         []string       `yaml:"listen"`         // proxy listen addresses
+	Socks          []string       `yaml:"socks"`          // SOCKS5 listen addresses (none by default)
 	Scheduler      string         `yaml:"scheduler"`      // see SchedulerNames
 	AppRule        string         `yaml:"app_rule"`       // host | port | header:NAME
 	Priority       map[string]int `yaml:"priority"`       // app → priority
@@ -79,6 +86,9 @@ func ParseServerFile(name string, data []byte) (ServerFile, error) {
 	if f.MemoryBudget < 0 {
 		return f, fmt.Errorf("%s: memory_budget must be >= 0", name)
 	}
+	if _, err := ParseAllowInternal(f.AllowInternal); err != nil {
+		return f, fmt.Errorf("%s: %w", name, err)
+	}
 	return f, nil
 }
 
@@ -113,4 +123,33 @@ func ParseClientFile(name string, data []byte) (ClientFile, error) {
 		}
 	}
 	return f, nil
+}
+
+// ReadTokensDir reads one client per file of dir: the file's name is the
+// client's id, its content the token (as "hetquic agent token" writes it).
+// Names starting with "." are skipped (editors' and rsync's temporary
+// files, Kubernetes' ..data links); symbolic links to files are followed.
+// warn receives warnings about files others can read. Revoking a client
+// is removing its file and reloading (SIGHUP).
+func ReadTokensDir(dir string, warn func(string)) ([]ClientAuth, error) {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, fmt.Errorf("tokens_dir: %w", err)
+	}
+	var out []ClientAuth
+	for _, e := range ents {
+		name := filepath.Join(dir, e.Name())
+		if strings.HasPrefix(e.Name(), ".") {
+			continue
+		}
+		if st, err := os.Stat(name); err != nil || !st.Mode().IsRegular() {
+			continue
+		}
+		tok, err := ReadTokenFile(name, warn)
+		if err != nil {
+			return nil, fmt.Errorf("tokens_dir: %w", err)
+		}
+		out = append(out, ClientAuth{ID: e.Name(), Token: tok})
+	}
+	return out, nil
 }

@@ -5,7 +5,6 @@ import (
 	"crypto/tls"
 	"errors"
 	"net/http"
-	"net/netip"
 	"strings"
 	"sync"
 	"testing"
@@ -36,45 +35,6 @@ func TestTokenBits(t *testing.T) {
 		Clients: []ClientAuth{{ID: "a", Token: "passwordpassword"}}})
 	if err == nil || !strings.Contains(err.Error(), "token too weak") {
 		t.Fatalf("weak token: %v", err)
-	}
-}
-
-// TestLoginBackoff: free failures, then blocks that double up to the cap;
-// a success clears the address.
-func TestLoginBackoff(t *testing.T) {
-	var b loginBackoff
-	a := netip.MustParseAddr("192.0.2.1")
-	t0 := time.Unix(1000, 0)
-	now := t0
-	for i := range loginFreeFailures {
-		if b.blocked(a, now) {
-			t.Fatalf("blocked after %d failures", i)
-		}
-		b.fail(a, now)
-	}
-	want := []time.Duration{0, time.Second, 2 * time.Second, 4 * time.Second}
-	for i, w := range want {
-		if w > 0 && !b.blocked(a, now) {
-			t.Fatalf("step %d: not blocked", i)
-		}
-		now = now.Add(w)
-		if b.blocked(a, now) {
-			t.Fatalf("step %d: still blocked after %v", i, w)
-		}
-		b.fail(a, now)
-	}
-	for range 20 {
-		b.fail(a, now)
-	}
-	if !b.blocked(a, now.Add(loginMaxBlock-time.Millisecond)) || b.blocked(a, now.Add(loginMaxBlock)) {
-		t.Fatal("block not capped at loginMaxBlock")
-	}
-	b.succeed(a)
-	if b.blocked(a, now) {
-		t.Fatal("success did not clear")
-	}
-	if other := netip.MustParseAddr("192.0.2.2"); b.blocked(other, now) {
-		t.Fatal("another address blocked")
 	}
 }
 

@@ -3,7 +3,9 @@ package agent
 import (
 	"bytes"
 	"encoding/json"
+	"net"
 	"net/http"
+	"net/netip"
 	"strings"
 	"testing"
 	"time"
@@ -184,10 +186,32 @@ func FuzzClientFile(f *testing.F) {
 	})
 }
 
+// FuzzParseAllowInternal: allow_internal entries. What it accepts is a
+// canonical prefix that contains the entry's address.
+func FuzzParseAllowInternal(f *testing.F) {
+	for _, s := range []string{"10.1.2.3", "192.168.0.0/24", "fd00::5", "::ffff:10.9.9.9", "192.168.1.7/24", "fe80::1%eth0", "0.0.0.0/0", " 10.0.0.1 "} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, entry string) {
+		ps, err := ParseAllowInternal([]string{entry})
+		if err != nil {
+			return
+		}
+		p := ps[0]
+		if !p.IsValid() || p.Masked() != p || p.Addr().Zone() != "" || p.Addr().Is4In6() {
+			t.Fatalf("%q → %v", entry, p)
+		}
+		if a, err := netip.ParseAddr(strings.TrimSpace(entry)); err == nil && !p.Contains(a.Unmap()) {
+			t.Fatalf("%q → %v does not contain it", entry, p)
+		}
+	})
+}
+
 const sampleServerYAML = `listen: 127.0.0.1:4433
 self_signed: true
 state_dir: /var/lib/hetquic
 allow: [app.internal:80]
+allow_internal: [10.1.2.3, 192.168.0.0/24]
 prefetch: [http://app.internal/x]
 limits: {max_streams: 10, max_tunnels: 4, max_conns: 2, max_prefetch: 1, max_buffer_bytes: 1000000, rate_bytes_per_sec: 1000000}
 clients:
@@ -206,3 +230,70 @@ app_rule: header:X-App
 priority: {video: 1}
 cache: {dir: /tmp/c, max_bytes: 1000}
 `
+
+// FuzzSocksRequest: the SOCKS5 greeting and request parsers never panic,
+// and a parsed target is a host:port that normHostPort accepts or refuses
+// with an error (never a panic).
+func FuzzSocksRequest(f *testing.F) {
+	f.Add([]byte{5, 1, 0, 5, 1, 0, 1, 127, 0, 0, 1, 0, 80})
+	f.Add(append([]byte{5, 1, 0, 5, 1, 0, 3, 9}, "localhost\x01\xbb"...))
+	f.Add(append(append([]byte{5, 1, 0, 5, 1, 0, 4}, make([]byte, 16)...), 0, 80))
+	f.Add([]byte{5, 0})
+	f.Fuzz(func(t *testing.T, b []byte) {
+		r := bytes.NewReader(b)
+		if ok, err := readSocksGreeting(r); err != nil || !ok {
+			return
+		}
+		req, err := readSocksRequest(r)
+		if err != nil {
+			return
+		}
+		if _, _, err := net.SplitHostPort(req.target); err != nil {
+			t.Fatalf("target %q does not split: %v", req.target, err)
+		}
+		normHostPort(req.target, "")
+	})
+}
+
+// FuzzSocksUDP: the SOCKS5 UDP header parser never panics, its address
+// part and payload are the datagram's bytes after the first three, and a
+// target it returns splits as host:port.
+func FuzzSocksUDP(f *testing.F) {
+	f.Add([]byte{0, 0, 0, 1, 127, 0, 0, 1, 0, 53, 'q'})
+	f.Add(append([]byte{0, 0, 0, 3, 4}, "host\x00\x35data"...))
+	f.Add(append(append([]byte{0, 0, 0, 4}, make([]byte, 16)...), 0, 53))
+	f.Add([]byte{0, 0, 1, 1})
+	f.Fuzz(func(t *testing.T, b []byte) {
+		target, addr, payload, err := parseSocksUDP(b)
+		if err != nil {
+			return
+		}
+		if _, _, err := net.SplitHostPort(target); err != nil {
+			t.Fatalf("target %q: %v", target, err)
+		}
+		if 3+len(addr)+len(payload) != len(b) {
+			t.Fatalf("header %d + payload %d bytes of %d", len(addr), len(payload), len(b))
+		}
+	})
+}
+
+// FuzzUDPDatagram: the datagram prefix and the connect-udp path parsers
+// never panic; a parsed datagram frames back to the same bytes when its
+// varints were minimal, and a parsed path is a host:port.
+func FuzzUDPDatagram(f *testing.F) {
+	f.Add([]byte{0x02, 0x00, 'x'}, "/.well-known/masque/udp/192.0.2.6/443/")
+	f.Add([]byte{0x40, 0x02, 0x00}, "/.well-known/masque/udp/2001%3Adb8%3A%3A1/53/")
+	f.Add([]byte{0x80}, "/.well-known/masque/udp/a/0/")
+	f.Fuzz(func(t *testing.T, b []byte, p string) {
+		if id, payload, err := parseDatagram(b); err == nil {
+			if back := appendDatagram(nil, id, payload); len(back) > len(b) {
+				t.Fatalf("% x reframed longer: % x", b, back)
+			}
+		}
+		if hp, err := parseUDPPath(p); err == nil {
+			if _, _, err := net.SplitHostPort(hp); err != nil {
+				t.Fatalf("%q → %q: %v", p, hp, err)
+			}
+		}
+	})
+}

@@ -57,7 +57,10 @@ func newImpair(pc net.PacketConn) *impairConn {
 // for what it receives; queue bounds the packets waiting (tail drop).
 func (d *impairConn) shape(rate float64, delay time.Duration, queue int) {
 	d.rate, d.delay = rate, delay
-	d.queue = make(chan shaped, queue)
+	q := make(chan shaped, queue)
+	d.mu.Lock() // a socket in use may be shaped (ReadFrom reads queue under mu)
+	d.queue = q
+	d.mu.Unlock()
 	go d.pump()
 }
 
@@ -113,9 +116,12 @@ func (d *impairConn) ReadFrom(b []byte) (int, net.Addr, error) {
 			addr net.Addr
 			err  error
 		)
-		if d.queue != nil {
+		d.mu.Lock()
+		q := d.queue
+		d.mu.Unlock()
+		if q != nil {
 			select {
-			case p := <-d.queue:
+			case p := <-q:
 				if w := time.Until(p.at); w > 0 {
 					time.Sleep(w)
 				}
@@ -151,7 +157,8 @@ func (d *impairConn) setDrop(a netip.Addr, on bool) {
 }
 
 // testUpstream is an app-server: origin's /bytes and /echo over HTTP/1.1,
-// plus /slow (answers after 1.5 s) and /nocache; it counts requests.
+// plus /slow (answers after 1.5 s), /up (an upload's length and SHA-256)
+// and /nocache; it counts requests.
 type testUpstream struct {
 	*httptest.Server
 	hostport string
@@ -176,6 +183,7 @@ func startUpstream(t testing.TB) *testUpstream {
 		w.Header().Set("Cache-Control", "max-age=3600")
 		io.WriteString(w, "fresh content "+strings.Repeat("x", 5000))
 	})
+	mux.HandleFunc("/up", serveUp)
 	mux.HandleFunc("/nostore", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Cache-Control", "no-store")
 		io.WriteString(w, "secret")
@@ -407,4 +415,16 @@ type testWriter struct{ t testing.TB }
 func (w testWriter) Write(p []byte) (int, error) {
 	w.t.Log(strings.TrimSuffix(string(p), "\n"))
 	return len(p), nil
+}
+
+// serveUp answers an upload with its length and SHA-256 ("N HEX"), or 400
+// when the body broke off.
+func serveUp(w http.ResponseWriter, r *http.Request) {
+	h := sha256.New()
+	n, err := io.Copy(h, r.Body)
+	if err != nil {
+		http.Error(w, "body: "+err.Error(), http.StatusBadRequest)
+		return
+	}
+	fmt.Fprintf(w, "%d %x", n, h.Sum(nil))
 }

@@ -63,6 +63,20 @@ var DefaultLimits = Limits{
 	MaxBufferBytes: 96 << 20,
 }
 
+// tunnelSlots is how many tunnels the client may hold at once: MaxTunnels,
+// or fewer if MaxBufferBytes cannot reserve TunnelCost for that many; 0
+// when neither bounds them.
+func (l Limits) tunnelSlots() int {
+	n := l.MaxTunnels
+	if l.MaxBufferBytes > 0 {
+		byBuf := int(l.MaxBufferBytes / TunnelCost)
+		if n <= 0 || byBuf < n {
+			n = max(byBuf, 1)
+		}
+	}
+	return max(n, 0)
+}
+
 // withDefaults fills l's zero fields from def.
 func (l Limits) withDefaults(def Limits) Limits {
 	l.MaxStreams = cmp.Or(l.MaxStreams, def.MaxStreams)

@@ -201,7 +201,7 @@ func (s *Server) collect(ch chan<- prometheus.Metric) {
 	preauth := s.preauth
 	s.mu.Unlock()
 	gauge, counter := prometheus.GaugeValue, prometheus.CounterValue
-	for _, cs := range s.clients {
+	for _, cs := range s.pol.Load().clients {
 		cs.mu.Lock()
 		for _, m := range []struct {
 			name, help string

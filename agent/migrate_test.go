@@ -131,6 +131,11 @@ func testMigrateOnStall(t *testing.T, stripe bool) {
 	resume := time.Duration(tc.resumeNanos.Load())
 	t.Logf("path %s cut, download done %v later; stall detected %v after the last byte, response resumed %v after it; longest gap seen by the app %v",
 		victim.Name, time.Since(droppedAt).Round(time.Millisecond), detect.Round(time.Millisecond), resume.Round(time.Millisecond), gap.Round(time.Millisecond))
+	// Every migration, a striped piece's too, measures its gap: zero
+	// means the metric missed it (it once did when striping).
+	if resume <= 0 {
+		t.Fatal("no resume gap measured (ct_client_last_resume_gap_seconds)")
+	}
 	// StallTimeout is 1 s; allow scheduling noise on a loaded 2-core box.
 	if resume > 3*time.Second {
 		t.Fatalf("resume took %v", resume)

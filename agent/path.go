@@ -25,22 +25,100 @@ import (
 type LocalPath struct {
 	Name string
 	Addr netip.Addr
+	// Iface is the interface the address was taken from, when the user
+	// named one ("wifi=wlan0"); "" when given as an address.
+	Iface string
+	// Role is RolePrimary (""), RoleBackup or RoleMetered; see pick.
+	Role string
 }
 
-// ParseLocalPath parses "NAME=ADDR" or "ADDR" (named after the address).
+// Path roles. A backup path carries nothing while a primary path is up
+// and not suspected (MPTCP's backup flag): it is the fallback when every
+// primary fails. A metered path (a capped mobile plan) gets no requests of
+// its own while a primary works either, but joins a striped download when
+// its pieces shorten it (takePiece): it carries what the primaries cannot
+// carry fast enough, and nothing else. Both keep their connection up, so
+// the move to them takes no handshake.
+const (
+	RolePrimary = ""
+	RoleBackup  = "backup"
+	RoleMetered = "metered"
+)
+
+// ParseLocalPath parses "NAME=ADDR", "NAME=IFACE" or "ADDR", each
+// optionally followed by "/backup" or "/metered". An interface is resolved
+// to its first global address (IPv4 first; its loopback address for a
+// loopback interface).
 func ParseLocalPath(s string) (LocalPath, error) {
-	name, addr, found := cutLast(s, "=")
-	if !found {
-		name, addr = s, s
+	spec, role, hasRole := strings.Cut(s, "/")
+	if hasRole && role != RoleBackup && role != RoleMetered {
+		return LocalPath{}, fmt.Errorf("path %q: role %q: want backup or metered", s, role)
 	}
-	a, err := netip.ParseAddr(addr)
-	if err != nil {
-		return LocalPath{}, fmt.Errorf("path %q: want NAME=IP or IP: %w", s, err)
+	name, addr, found := cutLast(spec, "=")
+	if !found {
+		name, addr = spec, spec
 	}
 	if name == "" {
 		return LocalPath{}, fmt.Errorf("path %q: empty name", s)
 	}
-	return LocalPath{Name: name, Addr: a}, nil
+	a, err := netip.ParseAddr(addr)
+	if err == nil {
+		return LocalPath{Name: name, Addr: a, Role: role}, nil
+	}
+	if addr == "" || !found {
+		return LocalPath{}, fmt.Errorf("path %q: want NAME=IP, NAME=INTERFACE or IP: %w", s, err)
+	}
+	a, err = interfaceAddr(addr)
+	if err != nil {
+		return LocalPath{}, fmt.Errorf("path %q: %w", s, err)
+	}
+	return LocalPath{Name: name, Addr: a, Iface: addr, Role: role}, nil
+}
+
+// interfaceAddrs lists an interface's addresses (tests replace it).
+var interfaceAddrs = func(name string) ([]netip.Addr, bool, error) {
+	ifc, err := net.InterfaceByName(name)
+	if err != nil {
+		return nil, false, fmt.Errorf("%q is neither an address nor an interface", name)
+	}
+	addrs, err := ifc.Addrs()
+	if err != nil {
+		return nil, false, fmt.Errorf("interface %s: %w", name, err)
+	}
+	var out []netip.Addr
+	for _, a := range addrs {
+		if pfx, err := netip.ParsePrefix(a.String()); err == nil {
+			out = append(out, pfx.Addr())
+		}
+	}
+	return out, ifc.Flags&net.FlagLoopback != 0, nil
+}
+
+// interfaceAddr is the address a path over interface name binds to: its
+// first global unicast IPv4 address, else IPv6 (loopback addresses count
+// for a loopback interface; link-local ones never).
+func interfaceAddr(name string) (netip.Addr, error) {
+	addrs, loopback, err := interfaceAddrs(name)
+	if err != nil {
+		return netip.Addr{}, err
+	}
+	var v6 netip.Addr
+	for _, a := range addrs {
+		a = a.Unmap()
+		if !(a.IsGlobalUnicast() || a.IsPrivate() || loopback && a.IsLoopback()) {
+			continue
+		}
+		if a.Is4() {
+			return a, nil
+		}
+		if !v6.IsValid() {
+			v6 = a
+		}
+	}
+	if v6.IsValid() {
+		return v6, nil
+	}
+	return netip.Addr{}, fmt.Errorf("interface %s has no usable address", name)
 }
 
 // MaxLanes bounds Lanes' n: beyond a few connections per interface the
@@ -69,7 +147,7 @@ func Lanes(paths []LocalPath, n int) ([]LocalPath, error) {
 			if k > 1 {
 				name = fmt.Sprintf("%s#%d", p.Name, k)
 			}
-			out = append(out, LocalPath{Name: name, Addr: p.Addr})
+			out = append(out, LocalPath{Name: name, Addr: p.Addr, Iface: p.Iface, Role: p.Role})
 		}
 	}
 	return out, nil
@@ -112,6 +190,8 @@ func (c *Client) explainDial(err error) string {
 		return fmt.Sprintf(" — ct-server's certificate is not signed by %s: if ct-server made a new self-signed certificate, copy its --write-ca file there (a persistent one: give ct-server --state-dir)", src)
 	case strings.Contains(msg, "x509:"):
 		return " — ct-server's certificate does not verify: check --server-name and the certificate's names and dates"
+	case strings.Contains(msg, "CONNECTION_REFUSED"):
+		return " — ct-server refused the connection before its handshake: too many connections that have not said hello, from this address or in all (pre-auth caps), or it is shutting down"
 	case strings.Contains(msg, "no application protocol"):
 		return " — the server at that address is not a ct-server (ALPN " + ALPN + ")"
 	}
@@ -214,6 +294,7 @@ func (c *Client) runPath(ctx context.Context, p *path) {
 		var pushes sync.WaitGroup
 		pushes.Go(func() { c.acceptPushes(conn) })
 		pushes.Go(func() { c.watchTunnels(p, conn) })
+		pushes.Go(func() { c.udp.dispatch(c.ctx, conn) })
 		select {
 		case <-conn.Context().Done():
 		case <-ctx.Done():
@@ -321,9 +402,12 @@ func (c *Client) hello(ctx context.Context, conn *quic.Conn) error {
 	if n, err := strconv.Atoi(resp.Header.Get(hdrMaxStreams)); err == nil && n > 0 && n <= 1<<20 {
 		c.setMaxStreams(n)
 	}
+	if n, err := strconv.Atoi(resp.Header.Get(hdrMaxTunnels)); err == nil && n > 0 && n <= 1<<16 {
+		c.gate.setCapacity(n)
+	}
 	resp.Body.Close()
 	if resp.StatusCode == http.StatusUnauthorized {
-		return errUnauthorized
+		return fmt.Errorf("%w: %s", errUnauthorized, resp.Header.Get(hdrError)) // ct-server's reason
 	}
 	if resp.StatusCode != http.StatusOK {
 		return fmt.Errorf("hello: status %d", resp.StatusCode)

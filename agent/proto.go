@@ -40,6 +40,8 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+
+	"golang.org/x/net/http/httpguts"
 )
 
 // ALPN is the TLS application protocol of a ct-client/ct-server connection.
@@ -60,6 +62,7 @@ const (
 	hdrError    = "Ct-Error"     // error responses from ct-server: a short reason
 	// hello response: the client's max_streams, which ct-client keeps to
 	hdrMaxStreams = "Ct-Max-Streams"
+	hdrMaxTunnels = "Ct-Max-Tunnels"
 )
 
 // QUIC application error codes of the agent.
@@ -123,6 +126,15 @@ func (h *headReader) readRequest() (*http.Request, error) {
 		}
 		return nil, err
 	}
+	for k := range req.Header {
+		// http.ReadRequest keeps "Transfer-Encoding " (a space before the
+		// colon) as a name of its own and frames the body without it; a
+		// server behind that honours it would frame it otherwise
+		// (smuggling). net/http's server refuses such names; so do we.
+		if !httpguts.ValidHeaderFieldName(k) {
+			return nil, fmt.Errorf("invalid header name %q", k)
+		}
+	}
 	h.lim.lift()
 	return req, nil
 }
@@ -149,6 +161,7 @@ const (
 	KindHello                    // /_ct/hello
 	KindPing                     // /_ct/ping
 	KindPrefetch                 // /_ct/prefetch?url=
+	KindUDP                      // connect-udp (RFC 9298) to host:port; see udp.go
 )
 
 func (k Kind) String() string {
@@ -161,6 +174,8 @@ func (k Kind) String() string {
 		return "hello"
 	case KindPing:
 		return "ping"
+	case KindUDP:
+		return "udp"
 	case KindPrefetch:
 		return "prefetch"
 	}
@@ -196,6 +211,12 @@ func ParseTarget(req *http.Request) (Target, error) {
 			return Target{Kind: KindHello}, nil
 		case u.Path == pathPing && req.Method == http.MethodGet:
 			return Target{Kind: KindPing}, nil
+		case strings.HasPrefix(u.Path, udpPathPrefix) && req.Method == http.MethodGet && strings.EqualFold(req.Header.Get("Upgrade"), udpUpgrade):
+			hp, err := parseUDPPath(u.Path)
+			if err != nil {
+				return Target{}, err
+			}
+			return Target{Kind: KindUDP, Upstream: hp}, nil
 		case u.Path == pathPrefetch && req.Method == http.MethodGet:
 			raw := u.Query().Get("url")
 			hp, err := upstreamOf(raw)

@@ -138,26 +138,6 @@ func efficiency(r compareResult, links []linkSpec) float64 {
 	return float64(r.bytes) / total / r.makespan.Seconds()
 }
 
-// TestStripingAggregates: with two equal paths and two apps, fetching the
-// large responses in range pieces over both paths (striping) finishes
-// clearly sooner than the same scheduler keeping each response on one
-// path, which leaves a path idle once the smaller download ends. Both
-// runs share the machine, so the comparison is a ratio in one test.
-func TestStripingAggregates(t *testing.T) {
-	if testing.Short() {
-		t.Skip("two shaped 5 MB workloads (seconds); runs without -short")
-	}
-	sc := compareScenarios[0]
-	striped := runWorkload(t, SchedPriority, sc.links, sc.items)
-	single := runWorkload(t, SchedPriority+"/nostripe", sc.links, sc.items)
-	t.Logf("makespan striped %v (efficiency %.2f), not striped %v (%.2f)", striped.makespan, efficiency(striped, sc.links), single.makespan, efficiency(single, sc.links))
-	// Ideal: 5 MB over 40 Mbit/s = 1 s striped; 4 MB over 20 Mbit/s = 1.6 s
-	// not striped (0.625 of it). 0.85 leaves room for a loaded machine.
-	if ratio := striped.makespan.Seconds() / single.makespan.Seconds(); ratio > 0.85 {
-		t.Errorf("striped makespan %v is %.2f× the unstriped %v, want ≤ 0.85×", striped.makespan, ratio, single.makespan)
-	}
-}
-
 // BenchmarkSchedulerComparison measures every policy on two shaped loopback
 // paths and reports the makespan, the aggregation efficiency (ideal
 // makespan / measured) and the mean completion time of large and small

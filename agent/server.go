@@ -44,6 +44,13 @@ type ServerConfig struct {
 	// left out). Requests for anything else get 403: ct-server is never an
 	// open proxy.
 	Allow []string
+	// AllowInternal lists the internal addresses (10.1.2.3) and prefixes
+	// (192.168.0.0/24) an allow-listed name may resolve to; any other
+	// loopback, link-local, private, metadata… address is refused
+	// (egress.go). Allow entries that are IP literals need no entry here.
+	AllowInternal []string
+	// Resolver resolves upstream names (default net.DefaultResolver).
+	Resolver Resolver
 	// Prefetch lists http:// URLs fetched and pushed to every client that
 	// asks for pushes in its hello (they must be allowed upstreams too).
 	Prefetch []string
@@ -55,6 +62,10 @@ type ServerConfig struct {
 	UpstreamTimeout time.Duration
 	// HelloTimeout bounds the wait for a new connection's hello (default 5 s).
 	HelloTimeout time.Duration
+	// Dial opens connections to app-servers (default: a net.Dialer with
+	// UpstreamTimeout). Tests give an in-memory network, so that fake time
+	// (testing/synctest) covers the upstream side too.
+	Dial func(ctx context.Context, network, addr string) (net.Conn, error)
 	// MemoryBudget bounds the memory all clients' work may reserve
 	// (StreamCost per request, TunnelCost per tunnel); new work beyond it
 	// gets 503 with Retry-After (default DefaultMemoryBudget, < 0 none).
@@ -77,11 +88,9 @@ type ServerConfig struct {
 // Server is a ct-server. Create it with NewServer, run it with Serve, stop
 // it with Close.
 type Server struct {
-	cfg     ServerConfig
-	allow   map[string]bool
-	clients []*clientState
-	hashes  [][32]byte // sha256 of each client's token, same order
-	up      *http.Transport
+	cfg ServerConfig
+	pol atomic.Pointer[policy] // who may connect, where to (Reload replaces it)
+	up  *http.Transport
 
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -93,11 +102,14 @@ type Server struct {
 	ln       *quic.Listener
 	conns    map[*quic.Conn]*clientState // nil value: not yet authenticated
 	sessions map[string]*session         // resumable tunnels by id
+	udp      udpRoutes                   // UDP flows by connection and stream
 
 	preauth    int                // connections before hello, in total
 	preauthBy  map[netip.Addr]int // and per source address
 	logins     loginBackoff
-	reserved   atomic.Int64 // memory reserved by all clients' work
+	tarpit     int                  // failed hellos whose answer is being held (loginFailed)
+	tarpitBy   map[netip.Prefix]int // and per back-off source
+	reserved   atomic.Int64         // memory reserved by all clients' work
 	draining   atomic.Bool
 	prefetchGo chan struct{} // a token per running prefetch fetch
 	m          *serverMetrics
@@ -127,12 +139,12 @@ func NewServer(cfg ServerConfig) (*Server, error) {
 	if cfg.TLS == nil || len(cfg.TLS.Certificates) == 0 && cfg.TLS.GetCertificate == nil {
 		return nil, errors.New("agent server: TLS certificate required")
 	}
-	if len(cfg.Clients) == 0 {
-		return nil, errors.New("agent server: no clients configured (there is no anonymous access)")
-	}
 	cfg.HeaderTimeout = cmp.Or(cfg.HeaderTimeout, 10*time.Second)
-	cfg.UpstreamTimeout = cmp.Or(cfg.UpstreamTimeout, 30*time.Second)
+	cfg.UpstreamTimeout = cmp.Or(cfg.UpstreamTimeout, DefaultUpstreamTimeout)
 	cfg.HelloTimeout = cmp.Or(cfg.HelloTimeout, 5*time.Second)
+	if cfg.Dial == nil {
+		cfg.Dial = (&net.Dialer{Timeout: cfg.UpstreamTimeout}).DialContext
+	}
 	cfg.Log = cmp.Or(cfg.Log, discard).With("side", "ct-server")
 	cfg.MemoryBudget = cmp.Or(cfg.MemoryBudget, DefaultMemoryBudget)
 	cfg.MaxPreAuth = cmp.Or(cfg.MaxPreAuth, DefaultMaxPreAuth)
@@ -140,49 +152,19 @@ func NewServer(cfg ServerConfig) (*Server, error) {
 	if cfg.MaxPrefetchUpstream <= 0 {
 		cfg.MaxPrefetchUpstream = 16
 	}
-	s := &Server{cfg: cfg, allow: map[string]bool{}, conns: map[*quic.Conn]*clientState{}, sessions: map[string]*session{},
-		preauthBy: map[netip.Addr]int{}, prefetchGo: make(chan struct{}, cfg.MaxPrefetchUpstream)}
+	s := &Server{cfg: cfg, conns: map[*quic.Conn]*clientState{}, sessions: map[string]*session{},
+		preauthBy: map[netip.Addr]int{}, tarpitBy: map[netip.Prefix]int{}, prefetchGo: make(chan struct{}, cfg.MaxPrefetchUpstream)}
 	s.m = newServerMetrics(s)
-	defaults := cfg.Limits.withDefaults(DefaultLimits)
-	for _, a := range cfg.Allow {
-		hp, err := normHostPort(a, "80")
-		if err != nil {
-			return nil, fmt.Errorf("agent server: allow %q: %w", a, err)
-		}
-		s.allow[hp] = true
+	pol, err := s.newPolicy(Policy{Clients: cfg.Clients, Limits: cfg.Limits, Allow: cfg.Allow,
+		AllowInternal: cfg.AllowInternal, Prefetch: cfg.Prefetch}, nil)
+	if err != nil {
+		return nil, err
 	}
-	seen := map[string]bool{}
-	for i, c := range cfg.Clients {
-		if c.ID == "" || len(c.Token) < 16 {
-			return nil, fmt.Errorf("agent server: client %d: needs an id and a token of at least 16 characters", i+1)
-		}
-		if seen[c.ID] {
-			return nil, fmt.Errorf("agent server: client id %q twice", c.ID)
-		}
-		if bits := TokenBits(c.Token); bits < MinTokenBits && !cfg.AllowWeakTokens {
-			return nil, fmt.Errorf("agent server: client %q: token too weak (about %.0f bits, want >= %d; make one with \"hetquic agent token\")", c.ID, bits, MinTokenBits)
-		}
-		seen[c.ID] = true
-		lim := defaults
-		if c.Limits != nil {
-			lim = c.Limits.withDefaults(defaults)
-		}
-		s.clients = append(s.clients, &clientState{id: c.ID, limits: lim})
-		s.hashes = append(s.hashes, sha256.Sum256([]byte(c.Token)))
-	}
-	for _, u := range cfg.Prefetch {
-		hp, err := upstreamOf(u)
-		if err != nil {
-			return nil, fmt.Errorf("agent server: prefetch %q: %w", u, err)
-		}
-		if !s.allow[hp] {
-			return nil, fmt.Errorf("agent server: prefetch %q: upstream %s is not in the allow-list", u, hp)
-		}
-	}
+	s.pol.Store(pol)
 	s.up = &http.Transport{
-		Proxy:                  nil, // never chain to another proxy from the environment
-		DialContext:            (&net.Dialer{Timeout: cfg.UpstreamTimeout}).DialContext,
-		DisableCompression:     true, // pass bytes through as the app-server sent them
+		Proxy:                  nil,            // never chain to another proxy from the environment
+		DialContext:            s.dialUpstream, // resolved, checked, pinned
+		DisableCompression:     true,           // pass bytes through as the app-server sent them
 		MaxIdleConnsPerHost:    64,
 		IdleConnTimeout:        30 * time.Second,
 		ResponseHeaderTimeout:  cfg.UpstreamTimeout,
@@ -211,6 +193,7 @@ func quicConfig(base *quic.Config, idle time.Duration, streams int64) *quic.Conf
 	if c.MaxIncomingStreams == 0 {
 		c.MaxIncomingStreams = streams
 	}
+	c.EnableDatagrams = true // UDP flows (udp.go)
 	if c.MaxStreamReceiveWindow == 0 {
 		c.MaxStreamReceiveWindow = streamWindow // tunnel resume relies on it (tunnel.go)
 	}
@@ -250,7 +233,9 @@ func (s *Server) Serve(pc net.PacketConn) error {
 		return nil
 	}
 	s.tr, s.ln, s.pc = tr, ln, pc
+	s.wg.Add(1)
 	s.mu.Unlock()
+	go s.warnEgress()
 	for {
 		conn, err := ln.Accept(s.ctx)
 		if err != nil {
@@ -334,17 +319,17 @@ func sourceAddr(a net.Addr) netip.Addr {
 
 // Pre-authentication refusals (labels of ct_server_limit_hits_total).
 const (
-	limPreAuthTotal  = "preauth_total"
-	limPreAuthSource = "preauth_source"
-	limLoginBackoff  = "login_backoff"
+	limPreAuthTotal   = "preauth_total"
+	limPreAuthSource  = "preauth_source"
+	limEgress         = "egress_internal" // an upstream resolving to an internal address
+	limLoginBackoff   = "login_backoff"   // a failed hello's answer held back
+	limLoginUntracked = "login_untracked" // a failure the full back-off table could not record
 )
 
 // preauthRefusal says why a new connection from src is refused before its
 // hello, or "". Called with s.mu held.
 func (s *Server) preauthRefusal(src netip.Addr, now time.Time) string {
 	switch {
-	case s.logins.blocked(src, now):
-		return limLoginBackoff
 	case s.cfg.MaxPreAuth > 0 && s.preauth >= s.cfg.MaxPreAuth:
 		return limPreAuthTotal
 	case s.cfg.MaxPreAuthPerSource > 0 && s.preauthBy[src] >= s.cfg.MaxPreAuthPerSource:
@@ -434,9 +419,10 @@ func (s *Server) Health() error {
 func (s *Server) authenticate(token string) *clientState {
 	h := sha256.Sum256([]byte(token))
 	var found *clientState
-	for i, ch := range s.hashes {
+	pol := s.pol.Load()
+	for i, ch := range pol.hashes {
 		if subtle.ConstantTimeCompare(h[:], ch[:]) == 1 {
-			found = s.clients[i]
+			found = pol.clients[i]
 		}
 	}
 	return found
@@ -449,19 +435,11 @@ func (s *Server) handleConn(conn *quic.Conn) {
 		delete(s.conns, conn)
 		s.mu.Unlock()
 	}()
-	src := sourceAddr(conn.RemoteAddr())
 	cs, wantPush, refused := s.hello(conn)
 	if slot, ok := conn.Context().Value(preauthKey{}).(*preauthSlot); ok {
 		s.releasePreauth(slot)
 	}
 	if cs == nil {
-		if !refused {
-			s.unauthorized.Add(1)
-			s.mu.Lock()
-			s.logins.fail(src, time.Now())
-			s.mu.Unlock()
-			s.cfg.Log.Warn("unauthorized; closing", "remote", conn.RemoteAddr().String())
-		}
 		// A moment for the 401 or 429 to arrive before the connection goes.
 		sleepCtx(s.ctx, unauthorizedLinger)
 		if refused {
@@ -473,7 +451,6 @@ func (s *Server) handleConn(conn *quic.Conn) {
 	}
 	defer cs.dropConn()
 	s.mu.Lock()
-	s.logins.succeed(src)
 	if _, ok := s.conns[conn]; ok {
 		s.conns[conn] = cs
 	}
@@ -481,8 +458,9 @@ func (s *Server) handleConn(conn *quic.Conn) {
 	s.cfg.Log.Info("client connected", "client", cs.id, "remote", conn.RemoteAddr().String())
 	var wg sync.WaitGroup
 	defer wg.Wait()
+	wg.Go(func() { s.udp.dispatch(s.ctx, conn) }) // UDP flows' datagrams
 	if wantPush {
-		for _, u := range s.cfg.Prefetch {
+		for _, u := range s.pol.Load().prefetch {
 			wg.Go(func() { s.push(conn, cs, u) })
 		}
 	}
@@ -497,47 +475,101 @@ func (s *Server) handleConn(conn *quic.Conn) {
 
 // hello reads and checks the first stream of a connection. refused says
 // the token was good but the client has MaxConns connections already.
+// Every other failure goes through loginFailed, which may hold its answer
+// back (login back-off).
 func (s *Server) hello(conn *quic.Conn) (cs *clientState, wantPush, refused bool) {
 	ctx, cancel := context.WithTimeout(s.ctx, s.cfg.HelloTimeout)
 	defer cancel()
 	str, err := conn.AcceptStream(ctx)
 	if err != nil {
+		s.loginFailed(conn, nil, 0, "no hello")
 		return nil, false, false
 	}
 	defer str.Close()
 	str.SetReadDeadline(time.Now().Add(s.cfg.HelloTimeout))
 	req, err := newHeadReader(str).readRequest()
 	if err != nil {
-		errorResponse(str, http.StatusBadRequest, "bad hello")
+		s.loginFailed(conn, str, http.StatusBadRequest, "bad hello")
 		return nil, false, false
 	}
 	t, err := ParseTarget(req)
 	if err != nil || t.Kind != KindHello {
-		errorResponse(str, http.StatusUnauthorized, "first stream must be "+pathHello)
+		s.loginFailed(conn, str, http.StatusUnauthorized, "first stream must be "+pathHello)
 		return nil, false, false
 	}
 	token, ok := strings.CutPrefix(req.Header.Get("Authorization"), "Bearer ")
-	cs = s.authenticate(token)
+	cs = s.authenticate(token) // first: a correct token is never held back
 	if !ok || cs == nil {
-		errorResponse(str, http.StatusUnauthorized, "unknown token")
+		s.loginFailed(conn, str, http.StatusUnauthorized, "unknown token")
 		return nil, false, false
 	}
 	if !cs.addConn() {
 		s.m.limitHits.WithLabelValues(limConns).Inc()
-		s.cfg.Log.Warn("connection limit; refusing one", "client", cs.id, "max_conns", cs.limits.MaxConns, "remote", conn.RemoteAddr().String())
+		s.cfg.Log.Warn("connection limit; refusing one", "client", cs.id, "max_conns", cs.currentLimits().MaxConns, "remote", conn.RemoteAddr().String())
 		errorResponse(str, http.StatusTooManyRequests, "too many connections")
 		return nil, false, true
 	}
 	resp := &http.Response{StatusCode: http.StatusOK, ProtoMajor: 1, ProtoMinor: 1,
 		Header: http.Header{hdrClient: {cs.id}}, ContentLength: 0, Body: http.NoBody}
-	if cs.limits.MaxStreams > 0 { // ct-client keeps to it rather than meet 429s
-		resp.Header.Set(hdrMaxStreams, strconv.Itoa(cs.limits.MaxStreams))
+	if n := cs.currentLimits().MaxStreams; n > 0 { // ct-client keeps to it rather than meet 429s
+		resp.Header.Set(hdrMaxStreams, strconv.Itoa(n))
+	}
+	if n := cs.currentLimits().tunnelSlots(); n > 0 { // ct-client queues CONNECTs beyond it
+		resp.Header.Set(hdrMaxTunnels, strconv.Itoa(n))
 	}
 	if err := resp.Write(str); err != nil {
 		cs.dropConn()
 		return nil, false, true
 	}
 	return cs, req.Header.Get(hdrWantPush) == "1", false
+}
+
+// loginFailed records a failed hello and answers it on str (nil: no
+// stream to answer on) with code and reason. Once its source is backing
+// off, the answer is held until the source's block ends (loginBackoff),
+// with the connection's pre-auth slot given back first so that the held
+// connections of a guesser never keep a good client behind the same
+// address from connecting.
+func (s *Server) loginFailed(conn *quic.Conn, str *quic.Stream, code int, reason string) {
+	s.unauthorized.Add(1)
+	src, now := sourceAddr(conn.RemoteAddr()), time.Now()
+	s.mu.Lock()
+	f := s.logins.fail(src, now)
+	var hold time.Duration
+	if f != nil {
+		hold = max(f.until.Sub(now), 0)
+		if hold > 0 && (s.tarpitBy[f.src] >= loginTarpitPerSource || s.tarpit >= loginTarpitTotal) {
+			hold = 0 // enough held already: answer at once
+		}
+		if hold > 0 {
+			s.tarpit++
+			s.tarpitBy[f.src]++
+		}
+	}
+	s.mu.Unlock()
+	if f == nil {
+		s.m.limitHits.WithLabelValues(limLoginUntracked).Inc()
+	}
+	if hold > 0 {
+		s.m.limitHits.WithLabelValues(limLoginBackoff).Inc()
+		if slot, ok := conn.Context().Value(preauthKey{}).(*preauthSlot); ok {
+			s.releasePreauth(slot)
+		}
+		start := time.Now()
+		sleepCtx(s.ctx, hold)
+		hold = time.Since(start) // less when ct-server closes meanwhile
+		s.mu.Lock()
+		s.tarpit--
+		if s.tarpitBy[f.src]--; s.tarpitBy[f.src] <= 0 {
+			delete(s.tarpitBy, f.src)
+		}
+		s.mu.Unlock()
+	}
+	reason = f.refusal(reason, hold)
+	s.cfg.Log.Warn("hello refused; closing", "remote", conn.RemoteAddr().String(), "reason", reason)
+	if str != nil {
+		errorResponse(str, code, reason)
+	}
 }
 
 func (s *Server) handleStream(conn *quic.Conn, cs *clientState, str *quic.Stream) {
@@ -582,7 +614,7 @@ func (s *Server) handleStream(conn *quic.Conn, cs *clientState, str *quic.Stream
 		resp.Write(str)
 		return
 	}
-	if !s.allow[t.Upstream] {
+	if !s.pol.Load().allow[t.Upstream] {
 		s.forbidden.Add(1)
 		s.cfg.Log.Warn("upstream not allowed", "client", cs.id, "upstream", t.Upstream)
 		str.CancelRead(codeOK)
@@ -621,6 +653,10 @@ func (s *Server) handleStream(conn *quic.Conn, cs *clientState, str *quic.Stream
 		s.done(cs, w, cost)
 		s.m.duration.WithLabelValues(t.Kind.String()).Observe(time.Since(start).Seconds())
 	}()
+	if t.Kind == KindUDP {
+		s.udpFlow(conn, str, t.Upstream)
+		return
+	}
 	if t.Kind == KindPrefetch {
 		resp := &http.Response{StatusCode: http.StatusAccepted, ProtoMajor: 1, ProtoMinor: 1,
 			Header: http.Header{}, ContentLength: 0, Body: http.NoBody}
@@ -685,11 +721,15 @@ func (s *Server) forward(str *quic.Stream, req *http.Request, w io.Writer) error
 	out.RequestURI = ""
 	out.Header = req.Header.Clone()
 	removeHopHeaders(out.Header)
+	if req.Body != nil && req.Body != http.NoBody {
+		body := newIdleBody(req.Body, str.SetReadDeadline) // a stalled body is cut, not waited for
+		defer body.clear()
+		out.Body = body
+	}
 	resp, err := s.up.RoundTrip(out)
 	if err != nil {
-		s.cfg.Log.Warn("upstream failed", "upstream", req.URL.Host, "err", err)
 		str.CancelRead(codeOK)
-		return errorResponse(w, http.StatusBadGateway, "upstream unavailable")
+		return s.upstreamFailed(w, req.URL.Host, err)
 	}
 	defer resp.Body.Close()
 	removeHopHeaders(resp.Header)
@@ -697,14 +737,38 @@ func (s *Server) forward(str *quic.Stream, req *http.Request, w io.Writer) error
 	return resp.Write(w)
 }
 
+// upstreamFailed answers a request whose upstream round trip failed
+// before a response head, by whose trouble it was: 403 when the egress
+// rules refused its address (the app learns which upstream, the log which
+// address), 408 or 400 for the request's own body, 504 for a timeout,
+// else 502.
+func (s *Server) upstreamFailed(w io.Writer, upstream string, err error) error {
+	var ee *EgressError
+	var be *appBodyError
+	code, reason := http.StatusBadGateway, "upstream unavailable"
+	switch {
+	case errors.As(err, &ee):
+		s.forbidden.Add(1)
+		s.m.limitHits.WithLabelValues(limEgress).Inc()
+		s.cfg.Log.Warn("upstream refused by the egress rules", "upstream", upstream, "err", ee.Error())
+		return errorResponse(w, http.StatusForbidden, "upstream "+upstream+" resolves to an internal address")
+	case errors.Is(err, errBodyIdle):
+		code, reason = http.StatusRequestTimeout, "request body idle"
+	case errors.As(err, &be):
+		code, reason = http.StatusBadRequest, "malformed request body"
+	case isTimeout(err):
+		code, reason = http.StatusGatewayTimeout, "upstream timeout"
+	}
+	s.cfg.Log.Warn("upstream failed", "upstream", upstream, "err", err)
+	return errorResponse(w, code, reason)
+}
+
 // tunnel connects str to a TCP connection to upstream (CONNECT).
 func (s *Server) tunnel(str *quic.Stream, hr *headReader, w io.Writer, upstream string) error {
-	d := net.Dialer{Timeout: s.cfg.UpstreamTimeout}
-	up, err := d.DialContext(str.Context(), "tcp", upstream)
+	up, err := s.dialUpstream(str.Context(), "tcp", upstream)
 	if err != nil {
-		s.cfg.Log.Warn("upstream failed", "upstream", upstream, "err", err)
 		str.CancelRead(codeOK)
-		return errorResponse(w, http.StatusBadGateway, "upstream unavailable")
+		return s.upstreamFailed(w, upstream, err)
 	}
 	defer up.Close()
 	stop := context.AfterFunc(s.ctx, func() { up.Close() })
@@ -785,55 +849,3 @@ func shortErr(err error) string {
 	}
 	return msg
 }
-
-// loginBackoff slows token guessing: after loginFreeFailures failed hellos
-// from one source address, its new connections are closed at once for a
-// time that doubles with each further failure, up to loginMaxBlock. A
-// success clears the address. The table is bounded: when full, the oldest
-// entries go (an attacker with many addresses is held by the pre-auth
-// caps and MinTokenBits instead). Guarded by Server.mu.
-type loginBackoff struct {
-	m map[netip.Addr]*loginFailures
-}
-
-type loginFailures struct {
-	n     int
-	until time.Time
-}
-
-const (
-	loginFreeFailures = 3
-	loginFirstBlock   = time.Second
-	loginMaxBlock     = time.Minute
-	loginTableSize    = 4096
-)
-
-func (b *loginBackoff) blocked(src netip.Addr, now time.Time) bool {
-	f := b.m[src]
-	return f != nil && now.Before(f.until)
-}
-
-func (b *loginBackoff) fail(src netip.Addr, now time.Time) {
-	if b.m == nil {
-		b.m = map[netip.Addr]*loginFailures{}
-	}
-	f := b.m[src]
-	if f == nil {
-		if len(b.m) >= loginTableSize {
-			for a, g := range b.m { // drop expired entries, else any one
-				if now.After(g.until) || len(b.m) >= loginTableSize {
-					delete(b.m, a)
-				}
-			}
-		}
-		f = &loginFailures{}
-		b.m[src] = f
-	}
-	f.n++
-	if f.n > loginFreeFailures {
-		block := loginFirstBlock << min(f.n-loginFreeFailures-1, 10)
-		f.until = now.Add(min(block, loginMaxBlock))
-	}
-}
-
-func (b *loginBackoff) succeed(src netip.Addr) { delete(b.m, src) }

@@ -79,8 +79,9 @@ func (c *Client) stripe(w http.ResponseWriter, r *http.Request, hdr http.Header,
 		pieces[i] = &piece{done: make(chan struct{})}
 	}
 	var pins []int
+	primary := c.primaryUp(nil, time.Now())
 	for _, p := range c.paths {
-		if p.current() != nil {
+		if p.current() != nil && (p.Role != RoleBackup || !primary) {
 			for range stripeWorkers {
 				pins = append(pins, p.id)
 			}
@@ -107,17 +108,17 @@ func (c *Client) stripe(w http.ResponseWriter, r *http.Request, hdr http.Header,
 	}
 	stop := context.AfterFunc(ctx, func() { mu.Lock(); cond.Broadcast(); mu.Unlock() })
 	defer stop()
-	// more reports whether pieces are left for a worker to take.
-	more := func() bool {
+	// left is the bytes no worker has requested yet.
+	left := func() int64 {
 		mu.Lock()
 		defer mu.Unlock()
-		return next < n
+		return max(0, total-(from+int64(next)*size))
 	}
 	var wg sync.WaitGroup
 	for _, pin := range pins {
 		wg.Go(func() {
 			for {
-				up := c.worthPiece(ctx, pin, size, more, isStaffed)
+				up := c.worthPiece(ctx, pin, size, left, isStaffed)
 				mu.Lock()
 				if !up && alive > 1 {
 					// The path is gone: the last worker never leaves
@@ -205,32 +206,71 @@ const (
 	limitRetryMax   = 2 * time.Second
 )
 
-// pieceSlack: a slower path takes a piece if it would finish it no more
-// than this much later than the best path could (queue included); a
-// little slack keeps two near-equal paths both busy.
-const pieceSlack = 1.25
+// pieceView is what the stripe scheduler knows of one path: its smoothed
+// RTT, its delivery rate (bytes/s) and the bytes requested on it and not
+// yet received (its queue).
+type pieceView struct {
+	RTT    time.Duration
+	Rate   float64
+	Queued int64
+}
 
-// worthPiece waits until path pin is worth a piece: its expected time to
-// deliver one (RTT + its queue and the piece at its measured rate) is
-// within pieceSlack of the best path's — the ECF rule of multipath
-// schedulers (Lim et al., CoNEXT 2017), applied to pieces. A path busy
-// with other requests waits here rather than leaving the object for good
-// (it did once, and a 4 s small download on the fast path then left a
+// done is when the path would deliver size more bytes, in seconds from
+// now: a round trip for the request, then its queue and the piece.
+func (v pieceView) done(size int64) float64 {
+	return v.RTT.Seconds() + float64(v.Queued+size)/v.Rate
+}
+
+// takePiece is the stripe scheduler's decision, a pure function: should
+// path own request the next piece (size bytes) now, with left bytes of the
+// object not yet requested by any path (this piece included) and the other
+// paths of the stripe in others? The rule is expected completion time, in
+// the spirit of ECF (Lim et al., CoNEXT 2017), BLEST (Ferlin et al., IFIP
+// Networking 2016) and the thesis's MAMS: a path takes the piece if it
+// would deliver it no later than the others could (their queues drained,
+// left shared at their summed rate) deliver everything left without it. A
+// slower path is thus used while the object is large enough that its
+// piece lands before the faster paths would be done anyway, and stays idle
+// for the tail, where its piece would arrive after the fast path had
+// finished the whole object. With no other path it always takes.
+func takePiece(own pieceView, others []pieceView, size, left int64) bool {
+	if len(others) == 0 || left <= 0 {
+		return true
+	}
+	var rate float64
+	var queued int64
+	rtt := others[0].RTT
+	for _, o := range others {
+		rate += o.Rate
+		queued += o.Queued
+		rtt = min(rtt, o.RTT)
+	}
+	if rate <= 0 {
+		return true
+	}
+	without := pieceView{RTT: rtt, Rate: rate, Queued: queued}.done(left)
+	return own.done(size) <= without
+}
+
+// worthPiece waits until path pin should take a piece (takePiece). A path
+// busy with other requests waits here rather than leaving the object for
+// good (it did once, and a 4 s small download on the fast path then left a
 // large one to the slow path alone: 4× slower): it becomes worth it again
-// when its queue drains. Only paths with workers of this stripe
-// (staffed) are compared: a path whose workers left when its connection
-// dropped is often back, redialed, with fresh and flattering estimates,
-// and waiting for it once left the last pieces to nobody (the download
-// hung, TestMigrateOnConnectionDeath). It returns true when the path is
-// worth it, or when no piece is left or ctx ends (the caller sees that),
-// and false only when the path has no connection.
-func (c *Client) worthPiece(ctx context.Context, pin int, size int64, more func() bool, staffed func(id int) bool) bool {
+// when its queue drains. Only paths with workers of this stripe (staffed)
+// are compared: a path whose workers left when its connection dropped is
+// often back, redialed, with fresh and flattering estimates, and waiting
+// for it once left the last pieces to nobody (the download hung,
+// TestMigrateOnConnectionDeath). It returns true when the path should
+// take a piece, or when no piece is left or ctx ends (the caller sees
+// that), and false only when the path has no connection.
+func (c *Client) worthPiece(ctx context.Context, pin int, size int64, left func() int64, staffed func(id int) bool) bool {
 	for {
-		own, best, ok := c.pieceETAs(pin, size, staffed)
+		own, others, ok := c.pieceViews(pin, staffed)
 		if !ok {
 			return false
 		}
-		if own <= best*pieceSlack || !more() || !sleepCtx(ctx, worthPoll) {
+		l := left()
+		if l <= 0 || takePiece(own, others, min(size, l), l) || !sleepCtx(ctx, worthPoll) {
 			return true
 		}
 	}
@@ -240,10 +280,10 @@ func (c *Client) worthPiece(ctx context.Context, pin int, size int64, more func(
 // fraction of a piece's time on any path worth striping over.
 const worthPoll = 20 * time.Millisecond
 
-// pieceETAs returns path pin's and the best staffed path's expected
-// seconds to deliver size more bytes.
-func (c *Client) pieceETAs(pin int, size int64, staffed func(id int) bool) (own, best float64, ok bool) {
-	best = -1
+// pieceViews returns path pin's view and those of the other staffed paths
+// that are connected. A path with no rate sample yet is credited what its
+// congestion window allows per RTT.
+func (c *Client) pieceViews(pin int, staffed func(id int) bool) (own pieceView, others []pieceView, ok bool) {
 	for _, p := range c.paths {
 		if p.id != pin && !staffed(p.id) {
 			continue
@@ -254,7 +294,7 @@ func (c *Client) pieceETAs(pin int, size int64, staffed func(id int) bool) (own,
 		p.mu.Unlock()
 		if conn == nil || conn.Context().Err() != nil {
 			if p.id == pin {
-				return 0, 0, false
+				return pieceView{}, nil, false
 			}
 			continue
 		}
@@ -265,15 +305,14 @@ func (c *Client) pieceETAs(pin int, size int64, staffed func(id int) bool) (own,
 		if rate <= 0 {
 			rate = ectDefaultRate
 		}
-		eta := st.SmoothedRTT.Seconds() + float64(out+size)/rate
+		v := pieceView{RTT: st.SmoothedRTT, Rate: rate, Queued: out}
 		if p.id == pin {
-			own = eta
-		}
-		if best < 0 || eta < best {
-			best = eta
+			own, ok = v, true
+		} else {
+			others = append(others, v)
 		}
 	}
-	return own, best, best >= 0
+	return own, others, ok
 }
 
 // fetchPiece fetches bytes [off, end] of r's URL, on path pin if it can.

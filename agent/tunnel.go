@@ -89,10 +89,11 @@ type session struct {
 	replay   replayBuf // the last bytes sent down; it ends at sentDown
 	sentDown int64
 	recvUp   int64
-	upDone   bool // the upstream finished sending
-	appDone  bool // the client finished sending
-	finished bool // both directions done; kept SessionGrace for a late resume
-	released bool // the client's stream slot is given back
+	upDone   bool  // the upstream finished sending
+	appDone  bool  // the client finished sending
+	finished bool  // both directions done; kept SessionGrace for a late resume
+	released bool  // the client's tunnel slot is given back
+	held     int64 // bytes still reserved after the slot went back: the replay buffer's
 	closed   bool
 	timer    *time.Timer
 }
@@ -105,12 +106,10 @@ func newSessionID() string {
 
 // openSession dials upstream and runs a new session on str.
 func (s *Server) openSession(str *quic.Stream, hr *headReader, cs *clientState, upstream string) {
-	d := net.Dialer{Timeout: s.cfg.UpstreamTimeout}
-	up, err := d.DialContext(s.ctx, "tcp", upstream)
+	up, err := s.dialUpstream(s.ctx, "tcp", upstream)
 	if err != nil {
-		s.cfg.Log.Warn("upstream failed", "upstream", upstream, "err", err)
 		str.CancelRead(codeOK)
-		errorResponse(str, http.StatusBadGateway, "upstream unavailable")
+		s.upstreamFailed(str, upstream, err)
 		str.Close()
 		s.done(cs, workTunnel, TunnelCost)
 		return
@@ -200,20 +199,29 @@ func (se *session) close() {
 	se.release()
 }
 
+// release gives back what the session still holds (the session ended):
+// its slot and reservation, or what finish kept of it; the replay buffer
+// goes with it.
 func (se *session) release() {
 	se.mu.Lock()
-	done := se.released
-	se.released = true
+	done, held := se.released, se.held
+	se.released, se.held = true, 0
+	se.replay.b = nil
 	se.mu.Unlock()
 	if !done {
 		se.srv.done(se.owner, workTunnel, TunnelCost)
+	} else if held > 0 {
+		se.srv.unreserve(se.owner, held)
 	}
 }
 
 // finish is the end of both directions: the upstream connection closes and
 // the slot is given back, but the replay buffer stays SessionGrace, for the
 // stream carrying the last bytes and the FIN may still fail before they
-// arrive, and the client then resumes.
+// arrive, and the client then resumes. Its bytes stay reserved (the
+// client's buffer limit and the server's memory budget) until it is freed:
+// a client cycling short tunnels held up to ReplayBytes each outside the
+// budget for SessionGrace (issue 23).
 func (se *session) finish() {
 	se.up.Close()
 	se.mu.Lock()
@@ -226,8 +234,23 @@ func (se *session) finish() {
 		se.timer.Stop()
 	}
 	se.timer = time.AfterFunc(SessionGrace, se.close)
+	keep, slot := int64(0), !se.released
+	if slot {
+		keep = min(int64(cap(se.replay.b)), TunnelCost)
+		se.released, se.held = true, keep
+	}
 	se.mu.Unlock()
-	se.release()
+	if slot {
+		se.srv.done(se.owner, workTunnel, TunnelCost-keep)
+	}
+}
+
+// unreserve gives back n reserved bytes of cs, without a slot.
+func (s *Server) unreserve(cs *clientState, n int64) {
+	cs.mu.Lock()
+	cs.buffered -= n
+	cs.mu.Unlock()
+	s.reserved.Add(-n)
 }
 
 // detach marks the attachment gen gone; the session waits SessionGrace
@@ -411,6 +434,7 @@ type ctTunnel struct {
 	target  string
 	req     Request
 	appConn net.Conn
+	slot    *gateTicket // its CONNECT slot (tunnelGate); touched by traffic
 
 	rmu sync.Mutex // one resume at a time
 	wmu sync.Mutex // serialises writes up the stream (app copier, replay)
@@ -543,15 +567,17 @@ func (t *ctTunnel) resume(gen int) bool {
 		t.c.cfg.Log.Info("tunnel moved", "target", t.target, "from", oldPath.Name, "to", p.Name, "down_from_byte", from, "up_from_byte", upAt)
 		return true
 	}
+	// The tunnel cannot go on: reset the app's connection, so a protocol
+	// that ends its data with the connection sees an error, not an end.
+	// Before failed is set: downLoop then closes the connection too, and
+	// that close must already be a reset.
+	t.c.cfg.Log.Warn("tunnel cannot resume; resetting the app connection", "target", t.target, "down_bytes", from)
+	t.c.aborts.Add(1)
+	resetOnClose(t.appConn)
 	t.mu.Lock()
 	t.failed = true
 	t.cond.Broadcast()
 	t.mu.Unlock()
-	// The tunnel cannot go on: reset the app's connection, so a protocol
-	// that ends its data with the connection sees an error, not an end.
-	t.c.cfg.Log.Warn("tunnel cannot resume; resetting the app connection", "target", t.target, "down_bytes", from)
-	t.c.aborts.Add(1)
-	resetOnClose(t.appConn)
 	t.appConn.Close()
 	return false
 }
@@ -572,6 +598,7 @@ func (t *ctTunnel) upLoop(first io.Reader) {
 	for {
 		n, rerr := first.Read(buf)
 		if n > 0 {
+			t.slot.touch(time.Now())
 			for {
 				_, _, _, ok := t.current()
 				if !ok {
@@ -622,6 +649,7 @@ func (t *ctTunnel) downLoop(st *appStats) {
 		}
 		n, rerr := br.Read(buf)
 		if n > 0 {
+			t.slot.touch(time.Now())
 			t.dmu.Lock()
 			t.mu.Lock()
 			stale := t.gen != gen

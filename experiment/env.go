@@ -52,6 +52,20 @@ type table struct {
 	truth [][]Moments // [round][path] in sample units; nil when unknown
 	gone  [][]bool    // [round][path]: removed by an event; nil when none is
 	perB  bool
+	// probe is what a probe of each path at each round measures (ms, +Inf
+	// lost); nil when the spec has no probe budget. A trace has no RTTs:
+	// its probe is the recorded sample (Probe).
+	probe [][]float64
+}
+
+// Probe is the RTT a probe of path p measures at round t: the model's
+// draw, or for a trace the recorded sample of that path and round (one
+// 5 KB task is a single flight, so it bounds the RTT from above).
+func (e *table) Probe(t int, p pathsel.PathID) float64 {
+	if e.probe == nil {
+		return e.tct[t][p]
+	}
+	return e.probe[t][p]
 }
 
 func (e *table) Begin(context.Context) error { return nil }
@@ -101,6 +115,12 @@ func offlineEnv(s *Spec, seed uint64) (*table, error) {
 		truth: make([][]Moments, s.Rounds),
 		perB:  s.Sample == SampleTCTPerByte,
 	}
+	// Probes draw from their own stream, so the tasks' draws are the same
+	// with and without a probe budget.
+	probeRng := rand.New(rand.NewPCG(seed, envSeedStream+1))
+	if s.Probe.PerSecond > 0 {
+		e.probe = make([][]float64, s.Rounds)
+	}
 	tasks := make([]task, k)
 	cached := -1 // size the tasks were built for, in the current regime
 	for t := range s.Rounds {
@@ -135,6 +155,12 @@ func offlineEnv(s *Spec, seed uint64) (*table, error) {
 				m = Moments{m.Mean / b, m.Var / (b * b)}
 			}
 			e.truth[t][i] = m
+		}
+		if e.probe != nil {
+			e.probe[t] = make([]float64, k)
+			for i := range tasks {
+				e.probe[t][i] = tasks[i].probeRTT(probeRng)
+			}
 		}
 	}
 	return e, nil

@@ -28,6 +28,8 @@ type Run struct {
 	Eq22   float64 // PCM Eq. 22 at the end of the run
 	// WaitMs is what the user waited each round (Outcome.WaitMs).
 	WaitMs []float64
+	// Probes counts the out-of-band probes of idle paths the run sent.
+	Probes int
 	// Elsewhere counts the rounds whose task was carried on another path
 	// than the strategy chose (probe failed, path resting, failover): the
 	// strategy learns from the path that carried it, never silently.
@@ -179,6 +181,7 @@ func (s *Spec) runOne(ctx context.Context, st StrategySpec, seed uint64, env Env
 	for i := range present {
 		present[i] = true
 	}
+	pr := newProber(s, st, env, sel)
 	for t := range n {
 		if t%256 == 0 && ctx.Err() != nil {
 			return nil, ctx.Err()
@@ -223,6 +226,14 @@ func (s *Spec) runOne(ctx context.Context, st StrategySpec, seed uint64, env Env
 			})
 		}
 		run.Regret[t] = reg.Pseudo()
+		if pr != nil {
+			if err := pr.after(t, run.WaitMs[t], int(p), present); err != nil {
+				return nil, err
+			}
+		}
+	}
+	if pr != nil {
+		run.Probes = pr.sent
 	}
 	run.Eq22 = reg.Eq22()
 	return run, nil

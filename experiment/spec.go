@@ -50,7 +50,10 @@ type Spec struct {
 	// no SecondsPerRound is an error: its events would be dropped.
 	SecondsPerRound float64 `yaml:"seconds_per_round"`
 	Model           Model   `yaml:"model"`
-	Figures         Figures `yaml:"figures"`
+	// Probe is the budget of out-of-band probes of idle paths (none
+	// unless per_second is set; see Probe).
+	Probe   Probe   `yaml:"probe"`
+	Figures Figures `yaml:"figures"`
 	// Sweep runs the experiment at many points, each a setting of some of
 	// this file's or its scenario's fields (LoadPlan expands it; Load
 	// reads the file as written, without it).
@@ -292,6 +295,7 @@ func (s *Spec) setDefaults() {
 		s.Task.SizeBytes = 5 * 1024
 	}
 	s.Model.setDefaults()
+	s.Probe.setDefaults()
 	if s.Real.TimeoutMs == 0 {
 		s.Real.TimeoutMs = 10000
 	}
@@ -341,6 +345,12 @@ func (s *Spec) validate() error {
 	}
 	if err := s.Model.validate(); err != nil {
 		return fmt.Errorf("model.%w", err)
+	}
+	if err := s.Probe.validate(); err != nil {
+		return err
+	}
+	if s.Mode == ModeReal && s.Probe.PerSecond > 0 {
+		return fmt.Errorf("probe.per_second: mode real sends no out-of-band probes (quic-go v0.65 does not answer them; docs/pcm-default.md, \"Probes on real QUIC\")")
 	}
 	if s.Mode == ModeReal && !slices.ContainsFunc(s.Strategies, func(st StrategySpec) bool { return st.Strategy == pathsel.Polling }) {
 		return fmt.Errorf("strategies: mode real needs a polling strategy: its rounds measure every path, and the best of them in hindsight is the real-side oracle")

@@ -1,6 +1,7 @@
 package pathsel
 
 import (
+	"fmt"
 	"math"
 )
 
@@ -54,6 +55,13 @@ import (
 //     improvement is found only after a period that has grown with the
 //     rounds since the last change. Off in Default (DefaultReprobeBackoff).
 //
+//  4. Out-of-band probes (ObserveProbe), where the caller sends them: a
+//     probe's RTT is no task sample, but it tells whether an idle path
+//     changed. One whose RTT fell is tried again at once; one whose RTT
+//     is unchanged ages ProbeStretch times slower (its re-probes by
+//     request grow that much rarer); one whose RTT rose is not re-tried
+//     for its age until it has aged again.
+//
 // Index: I_k = r_k − w_k − β_k, the smallest wins; a path with no sample
 // goes first. Hysteresis as PSA's: stay unless another index is lower by
 // more than that fraction of the current path's r (only on a current path
@@ -82,31 +90,49 @@ type adaptive struct {
 	round      int
 	current    *apath
 	confident  float64 // κ; 0: the hysteresis always applies
+	probes     bool    // learn from ObserveProbe
+	probeZ     float64 // the probe change test's threshold
+	stretch    float64 // how much slower a probed path ages
 }
 
-// apath is one path's memory: its last samples' logarithms in a ring
-// (buf grows to the window, then wraps at start), with running sums so
-// that an estimate costs O(1) whatever the window.
+// apath is one path's memory: the window of its task samples, the window
+// of its probe RTTs, and when it was last looked at.
 type apath struct {
 	pathState
-	buf   []float64
-	start int      // the oldest sample once buf is full
-	sum   float64  // Σ ln x over the window
-	sumSq float64  // Σ (ln x)²
-	last  int      // round of the last sample
-	wraps int      // samples replaced since the sums were last recomputed
-	est   estimate // cached until the window changes
-	estOK bool
+	logWindow           // task samples (TCT)
+	probes    logWindow // out-of-band probe RTTs while the path was idle
+	last      int       // round of the last task sample
+	// probedOK says that a probe since the last task sample found the
+	// path's RTT unchanged: its re-probe bonus then grows ProbeStretch
+	// times slower (a probe sees the RTT, not the rate or the loss, so it
+	// slows the re-probes of an idle path, never stops them).
+	probedOK bool
+	lost     int // probes timed out in a row
+	// probeLosses counts the probes lost since the probe window began.
+	probeLosses int
 	// backoff is how many times the path's re-probe period has doubled:
 	// once per re-probe that found it unchanged, back to 0 on any change.
 	backoff int
 }
 
+// logWindow is a window of log-samples in a ring (buf grows to the window,
+// then wraps at start), with running sums so that an estimate costs O(1)
+// whatever the window.
+type logWindow struct {
+	buf   []float64
+	start int      // the oldest sample once buf is full
+	sum   float64  // Σ ln x over the window
+	sumSq float64  // Σ (ln x)²
+	wraps int      // samples replaced since the sums were last recomputed
+	est   estimate // cached until the window changes
+	estOK bool
+}
+
 // n is the number of samples in the window.
-func (p *apath) n() int { return len(p.buf) }
+func (p *logWindow) n() int { return len(p.buf) }
 
 // recent returns the i-th most recent log-sample (i = 0: the last).
-func (p *apath) recent(i int) float64 {
+func (p *logWindow) recent(i int) float64 {
 	return p.buf[(p.start+len(p.buf)-1-i)%len(p.buf)]
 }
 
@@ -138,6 +164,9 @@ func newAdaptive(cfg Config) *adaptive {
 		confident:  *cfg.ConfidentSwitch,
 		hysteresis: *cfg.Hysteresis,
 		c:          cWidth(cfg.C),
+		probes:     *cfg.Probes,
+		probeZ:     *cfg.ProbeZ,
+		stretch:    *cfg.ProbeStretch,
 	}
 }
 
@@ -151,7 +180,7 @@ func cWidth(c CParam) float64 {
 }
 
 func (s *adaptive) AddPath(id PathID) (err error) {
-	s.paths, err = addState(s.paths, &apath{pathState: pathState{id}, buf: make([]float64, 0, min(s.window, 64))})
+	s.paths, err = addState(s.paths, &apath{pathState: pathState{id}, logWindow: logWindow{buf: make([]float64, 0, min(s.window, 64))}})
 	return err
 }
 
@@ -187,6 +216,12 @@ func (s *adaptive) Observe(id PathID, x float64) error {
 	if s.detectZ > 0 && p.detect(s.detectZ) {
 		changed = true
 	}
+	if changed {
+		// The path's RTT while it was idle says nothing of it now.
+		p.probes.keepLast(0)
+		p.probeLosses = 0
+	}
+	p.probedOK = false
 	switch {
 	case changed:
 		for _, q := range s.paths {
@@ -200,6 +235,103 @@ func (s *adaptive) Observe(id PathID, x float64) error {
 	s.current = p
 	return nil
 }
+
+// ObserveProbe learns from an out-of-band probe of idle path id (rttMs: its
+// round trip, +Inf when it timed out). A probe sees the path's RTT, not its
+// rate or loss, so it is no task sample: it only says whether the idle
+// path changed (the probe window's change test, as detect on task samples,
+// with its own threshold ProbeZ, and a single probe far below the window):
+//
+//   - RTT fell: its task samples are forgotten, so it is tried again at
+//     once (Choose returns a path with no sample first). Measured: trying
+//     it only when the fall could make it better than the current path
+//     (its evaluation scaled by the fall, the most a task's time can fall
+//     with its round trips) missed the change whenever the current path's
+//     own change was not yet detected, and cost more than the re-tries it
+//     saved (pcm-window's regret 2.1× the unconditional rule's);
+//   - RTT rose, or two probes in a row timed out (the path may be down):
+//     its re-probe bonus starts again from zero, so it is not re-tried for
+//     nothing;
+//   - unchanged: its re-probe bonus grows ProbeStretch times slower until
+//     its next task sample — unless the path has lost probes since its
+//     probe window began: then its task times are made by loss as much as
+//     by RTT, and the RTT says too little to slow its re-probes.
+//
+// Probes of the current path, and all probes when Probes is off, are
+// ignored: the current path's task samples are fresher.
+func (s *adaptive) ObserveProbe(id PathID, rttMs float64) error {
+	i := indexOf(s.paths, id)
+	if i < 0 {
+		return fmt.Errorf("%w: %d", ErrUnknownPath, id)
+	}
+	if !(rttMs > 0) {
+		return fmt.Errorf("%w (probe RTT %v)", ErrBadSample, rttMs)
+	}
+	p := s.paths[i]
+	if !s.probes || p == s.current {
+		return nil
+	}
+	switch d := p.probeShift(rttMs, s.probeZ, s.window); {
+	case d < 0:
+		p.keepLast(0)
+		p.probes.keepLast(1)
+		p.probedOK = false
+	case d > 0:
+		p.last = s.round
+		p.probedOK = true
+	default:
+		p.probedOK = p.probeLosses == 0
+	}
+	return nil
+}
+
+// probeShift pushes a probe RTT into the path's probe window and returns
+// by how much its log changed (0: no change; +Inf: the path may be down):
+// the last few probes against the older ones (detectShift), or a single
+// probe surprisingly low against the window (surprise; below detectMinOld
+// probes against their mean with a spread of at least shortSigma, so that
+// a path probed rarely, one of many, is not waited on for eight probes).
+// Timeouts are not pushed (they have no RTT): two in a row count as up,
+// one as nothing (a lossy path loses some), and each is counted.
+func (p *apath) probeShift(rttMs, z float64, window int) float64 {
+	if math.IsInf(rttMs, 1) {
+		p.probeLosses++
+		if p.lost++; p.lost >= 2 {
+			return math.Inf(1)
+		}
+		return 0
+	}
+	p.lost = 0
+	y := math.Log(rttMs)
+	n := p.probes.n()
+	var mu float64
+	if n > 0 {
+		mu = p.probes.sum / float64(n)
+	}
+	low, high := p.probes.surprise(y, z)
+	if n > 0 && n < detectMinOld {
+		sd := shortSigma
+		if n >= 2 {
+			sd = max(sd, math.Sqrt(sampleVar(n, p.probes.sum, p.probes.sumSq)))
+		}
+		low = mu-y > max(z*sd, minShift)
+	}
+	p.probes.push(y, window)
+	switch d := p.probes.detectShift(z); {
+	case d != 0:
+		return d
+	case low:
+		return y - mu
+	case high:
+		return y - mu
+	}
+	return 0
+}
+
+// shortSigma is the least log-spread assumed of a path's probe RTTs while
+// it has fewer than detectMinOld of them (≈ 15 %, a jittery Wi-Fi's): a
+// probe is a change only if it falls below their mean by probe_z times it.
+const shortSigma = 0.15
 
 func (s *adaptive) Choose() (PathID, error) {
 	if len(s.paths) == 0 {
@@ -246,6 +378,9 @@ func (s *adaptive) Choose() (PathID, error) {
 		}
 		r := s.obj.Value(e.mean, e.variance)
 		age := float64(s.round-p.last) / float64(int(1)<<p.backoff)
+		if p.probedOK {
+			age /= s.stretch
+		}
 		w := spreadW * sd * math.Sqrt(logM/float64(p.n()))
 		i := r - w - ageRate*age
 		if i < bestI {
@@ -270,7 +405,7 @@ func (s *adaptive) Choose() (PathID, error) {
 
 // estimate is the lognormal fit of the window (PCM Eq. 14–17), cached
 // until the window changes.
-func (p *apath) estimate() estimate {
+func (p *logWindow) estimate() estimate {
 	if !p.estOK {
 		p.est, p.estOK = lognormal(p.n(), p.sum, p.sumSq), true
 	}
@@ -280,7 +415,7 @@ func (p *apath) estimate() estimate {
 // push appends log-sample y, replacing the oldest once the window is full.
 // Subtracting leaves rounding residue in the sums, so they are recomputed
 // every window's worth of replacements: O(1) amortised.
-func (p *apath) push(y float64, window int) {
+func (p *logWindow) push(y float64, window int) {
 	p.estOK = false
 	p.sum += y
 	p.sumSq += y * y
@@ -300,7 +435,7 @@ func (p *apath) push(y float64, window int) {
 }
 
 // resum recomputes the sums from the window.
-func (p *apath) resum() {
+func (p *logWindow) resum() {
 	p.estOK = false
 	p.sum, p.sumSq = 0, 0
 	for _, y := range p.buf {
@@ -311,7 +446,7 @@ func (p *apath) resum() {
 
 // keepLast forgets all but the last m log-samples, oldest first again, and
 // recomputes the sums.
-func (p *apath) keepLast(m int) {
+func (p *logWindow) keepLast(m int) {
 	m = min(m, p.n())
 	var small [16]float64 // detectLens' longest: no allocation
 	kept := small[:0]
@@ -329,7 +464,7 @@ func (p *apath) keepLast(m int) {
 // surprise says whether y lies more than z standard deviations (and
 // minShift) below or above the mean of the window; neither for a window of
 // fewer than detectMinOld samples, whose spread is not known well enough.
-func (p *apath) surprise(y, z float64) (low, high bool) {
+func (p *logWindow) surprise(y, z float64) (low, high bool) {
 	n := p.n()
 	if n < detectMinOld {
 		return false, false
@@ -343,14 +478,18 @@ func (p *apath) surprise(y, z float64) (low, high bool) {
 // different level than the older ones — a two-sample z test on the log
 // means with the older samples' spread — and if so forgets the older ones
 // and says so.
-func (p *apath) detect(z float64) bool {
+func (p *logWindow) detect(z float64) bool { return p.detectShift(z) != 0 }
+
+// detectShift is detect that says by how much the mean log-sample moved
+// (0: no change).
+func (p *logWindow) detectShift(z float64) float64 {
 	n := p.n()
 	var recent, recentSq float64
 	j := 0 // samples summed into recent
 	for _, m := range detectLens {
 		old := n - m
 		if old < max(m, detectMinOld) {
-			return false
+			return 0
 		}
 		for ; j < m; j++ {
 			y := p.recent(j)
@@ -360,11 +499,11 @@ func (p *apath) detect(z float64) bool {
 		oldSum := p.sum - recent
 		muOld := oldSum / float64(old)
 		sd := max(math.Sqrt(sampleVar(old, oldSum, p.sumSq-recentSq)), sigmaFloor)
-		d := math.Abs(recent/float64(m) - muOld)
-		if d > minShift && d > z*sd*math.Sqrt(1/float64(m)+1/float64(old)) {
+		shift := recent/float64(m) - muOld
+		if d := math.Abs(shift); d > minShift && d > z*sd*math.Sqrt(1/float64(m)+1/float64(old)) {
 			p.keepLast(m)
-			return true
+			return shift
 		}
 	}
-	return false
+	return 0
 }

@@ -1,6 +1,7 @@
 package pathsel
 
 import (
+	"errors"
 	"math"
 	"testing"
 )
@@ -198,5 +199,116 @@ func TestAdaptiveReprobeBackoff(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestAdaptiveProbes pins, row by row, what the default does with probe
+// RTTs of an idle path (ObserveProbe): path 1 (24 ms) was tried 50 times,
+// then path 0 (20 ms, best) carries n rounds while path 1 is probed as
+// the row says; the last column is the next choice. Path 1 is re-probed
+// by request after about `bound` rounds without probes, ProbeStretch
+// times later while its probes find it unchanged.
+func TestAdaptiveProbes(t *testing.T) {
+	r0 := 0.8*20 + 0.2*0.2
+	r1 := 0.8*24 + 0.2*0.24
+	bound := int(DefaultReprobeRounds * (r1 - r0 + defaultHysteresis*r0) / r0)
+	stretched := int(float64(bound) * DefaultProbeStretch)
+	inf := math.Inf(1)
+	// every5 probes path 1 every fifth round at rtt(round).
+	every5 := func(rtt func(r int) float64) func(int) (float64, bool) {
+		return func(r int) (float64, bool) { return rtt(r), r%5 == 4 }
+	}
+	steady := func(int) float64 { return 24 }
+	step := func(at int, before, after float64) func(int) float64 {
+		return func(r int) float64 {
+			if r >= at {
+				return after
+			}
+			return before
+		}
+	}
+	// at probes only at the given rounds.
+	at := func(probes map[int]float64) func(int) (float64, bool) {
+		return func(r int) (float64, bool) { v, ok := probes[r]; return v, ok }
+	}
+	noProbes := func(c *Config) { c.Probes = bptr(false) }
+	for _, tc := range []struct {
+		name  string
+		off   bool
+		n     int
+		probe func(r int) (float64, bool)
+		want  PathID
+	}{
+		{"no probes: re-tried after its bound", false, bound * 11 / 10, at(nil), 1},
+		{"unchanged RTT: not re-tried after the bound", false, bound * 3, every5(steady), 0},
+		{"unchanged RTT: re-tried after ProbeStretch × the bound", false, stretched * 12 / 10, every5(steady), 1},
+		{"RTT fell 24 → 8 ms: re-tried at once", false, 105, every5(step(100, 24, 8)), 1},
+		{"RTT fell 24 → 23 ms: not re-tried", false, 205, every5(step(100, 24, 23)), 0},
+		{"RTT rose 24 → 40 ms: its re-probe waits from the rise", false, stretched * 105 / 100, every5(step(60, 24, 40)), 0},
+		{"two timeouts in a row: not re-tried after the bound", false, bound * 3 / 2, at(map[int]float64{bound*3/2 - 2: inf, bound*3/2 - 1: inf}), 0},
+		{"one timeout: nothing, re-tried after the bound", false, bound * 11 / 10, at(map[int]float64{bound - 2: inf}), 1},
+		{"a path that lost a probe is re-tried at the full rate", false, bound * 2, func(r int) (float64, bool) {
+			if r == 9 {
+				return inf, true
+			}
+			return 24, r%5 == 4
+		}, 1},
+		{"few probes: a big fall is seen at the second", false, 12, at(map[int]float64{3: 24, 11: 8}), 1},
+		{"few probes: a jittery path's ordinary low probe is no fall", false, 12, at(map[int]float64{3: 24, 11: 20}), 0},
+		{"probes off: a fall is ignored", true, bound * 9 / 10, every5(step(bound/2, 24, 8)), 0},
+		{"probes on: the same fall is not", false, bound * 9 / 10, every5(step(bound/2, 24, 8)), 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := Default()
+			if tc.off {
+				noProbes(&c)
+			}
+			s := mustNew(t, c, 1)
+			addPaths(t, s, 0, 1)
+			for i := range 50 {
+				observe(t, s, 1, 24*(1+0.01*float64(i%2*2-1)))
+			}
+			po := s.(ProbeObserver)
+			for r := range tc.n {
+				observe(t, s, 0, 20*(1+0.01*float64(r%2*2-1)))
+				if v, ok := tc.probe(r); ok {
+					if err := po.ObserveProbe(1, v); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
+			if got := choose(t, s); got != tc.want {
+				t.Errorf("chose %d after %d rounds, want %d (bound %d)", got, tc.n, tc.want, bound)
+			}
+		})
+	}
+}
+
+// TestAdaptiveProbeErrors: a probe of an unknown path or with an RTT that
+// is not > 0 is refused; a probe of the current path changes nothing.
+func TestAdaptiveProbeErrors(t *testing.T) {
+	s := mustNew(t, Default(), 1).(ProbeObserver)
+	addPaths(t, s, 0, 1)
+	if err := s.ObserveProbe(7, 10); !errors.Is(err, ErrUnknownPath) {
+		t.Errorf("unknown path: %v", err)
+	}
+	for _, v := range []float64{0, -1, math.NaN()} {
+		if err := s.ObserveProbe(0, v); !errors.Is(err, ErrBadSample) {
+			t.Errorf("rtt %v: %v", v, err)
+		}
+	}
+	for range 50 {
+		observe(t, s, 1, 30)
+	}
+	for range 50 {
+		observe(t, s, 0, 20)
+	}
+	for range 20 {
+		if err := s.ObserveProbe(0, 5); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := s.(*adaptive).paths[0].n(); n != 50 {
+		t.Errorf("the current path kept %d samples after probes of it, want 50", n)
 	}
 }

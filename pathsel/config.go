@@ -3,6 +3,7 @@ package pathsel
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 
 	"go.yaml.in/yaml/v3"
@@ -129,6 +130,18 @@ type Config struct {
 	DetectZ *float64 `yaml:"detect_z"`
 	// Alpha is UCB2's epoch growth α (Auer et al. 2002), in (0, 1).
 	Alpha float64 `yaml:"alpha"`
+
+	// Probes makes hetquic learn from out-of-band probes of idle paths
+	// (ProbeObserver); false is the request-only selector. Only hetquic
+	// reads it. See adaptive.ObserveProbe.
+	Probes *bool `yaml:"probes"`
+	// ProbeZ is the threshold, in standard errors, of the change test on
+	// an idle path's probe RTTs (≥ 0; 0 treats every probe that differs by
+	// more than minShift as a change).
+	ProbeZ *float64 `yaml:"probe_z"`
+	// ProbeStretch (≥ 1) is how many times slower the re-probe bonus of an
+	// idle path grows while its probes find its RTT unchanged.
+	ProbeStretch *float64 `yaml:"probe_stretch"`
 }
 
 // CParam is PSA's exploration constant C: "initial" (Algorithm 1 line 12:
@@ -186,7 +199,11 @@ func (c CParam) String() string {
 //   - a hysteresis of 10 % (defaultHysteresis), the price of a switch,
 //     which also prices re-probes, waived for a path that is better with
 //     confidence (DefaultConfidentSwitch), so that it cannot hold the
-//     default on a path a little worse than the best for ever.
+//     default on a path a little worse than the best for ever;
+//   - out-of-band probe RTTs of idle paths, where the caller sends them
+//     (ProbeObserver): an idle path whose RTT fell is tried again at once,
+//     and one whose RTT did not is re-probed by request DefaultProbeStretch
+//     times more rarely (DefaultProbeZ).
 func Default() Config {
 	return Config{
 		Strategy:        Hetquic,
@@ -202,6 +219,9 @@ func Default() Config {
 		ConfidentSwitch: ptr(DefaultConfidentSwitch),
 		DetectZ:         ptr(DefaultDetectZ),
 		C:               CParam{Mode: "fixed", Value: DefaultC},
+		Probes:          bptr(true),
+		ProbeZ:          ptr(DefaultProbeZ),
+		ProbeStretch:    ptr(DefaultProbeStretch),
 	}
 }
 
@@ -262,6 +282,25 @@ const (
 	// (from 1.088); κ ≥ 2 rarely separates paths (the widths are C = 0.4
 	// ones) and changed little.
 	DefaultConfidentSwitch = 1.25
+	// DefaultProbeZ is the threshold, in standard errors, of the change
+	// test on an idle path's probe RTTs (adaptive.ObserveProbe). Lower
+	// than DefaultDetectZ because a false alarm costs one request on the
+	// idle path, not a forgotten window of the active one. Measured on the
+	// shipped offline experiments and eight held-out sets (5 probes/s,
+	// docs/pcm-default.md, "Probes"): on a held-out set where an idle path
+	// drifts down 2.2 ms every 50 rounds the default reached 1.044 ×
+	// the oracle at z = 3, 1.060 at 4 and 1.126 at 6 (the bar is 1.10);
+	// the suite's total regret was the same at 3 and 4 (12734, 12756).
+	DefaultProbeZ = 3
+	// DefaultProbeStretch is how many times slower the re-probe bonus of an
+	// idle path grows while its probes find its RTT unchanged (a probe
+	// does not see rate or loss, so it slows re-probes, never stops them).
+	// Measured at 3, 10, 30 and 100: pcm-two-paths' regret fell from 37
+	// to 14, 7.9 and 5.7 (the request-only default: 100) while a held-out
+	// set whose idle path loses its 5 % loss went from 1.096 × the oracle
+	// to 1.117, 1.140 and 1.157; 10 is the largest that kept it near the
+	// bar, and a path that loses probes is not stretched at all.
+	DefaultProbeStretch = 10
 )
 
 // maxReprobeBackoff bounds reprobe_backoff: 2^30 periods of τ ≥ 1 rounds
@@ -280,6 +319,7 @@ const defaultHysteresis = 0.10
 
 func ptr(v float64) *float64 { return &v }
 func iptr(v int) *int        { return &v }
+func bptr(v bool) *bool      { return &v }
 
 // paperDefaults are the settings of PCM journal §5.1: a = 0.8, S = 100 over
 // rounds, lognormal, variance, g = 10 %, optimistic, C from Eq. 21 once.
@@ -301,6 +341,9 @@ func paperDefaults() Config {
 		ReprobeBackoff:  iptr(0),
 		ConfidentSwitch: ptr(0),
 		DetectZ:         ptr(0),
+		Probes:          bptr(false),
+		ProbeZ:          ptr(DefaultProbeZ),
+		ProbeStretch:    ptr(DefaultProbeStretch),
 		Alpha:           0.5,
 	}
 }
@@ -370,20 +413,42 @@ func (c Config) withDefaults() Config {
 	if c.Alpha == 0 {
 		c.Alpha = d.Alpha
 	}
+	if c.Probes == nil {
+		c.Probes = d.Probes
+	}
+	if c.ProbeZ == nil {
+		c.ProbeZ = d.ProbeZ
+	}
+	if c.ProbeStretch == nil {
+		c.ProbeStretch = d.ProbeStretch
+	}
 	return c
 }
 
-// Validate reports the first bad field as "field: problem".
+// Validate reports the first bad field as "field: problem": the strategy,
+// then the fields of the evaluation, then the strategies' own knobs.
 func (c Config) Validate() error {
-	known := false
-	for _, s := range Strategies {
-		known = known || s == c.Strategy
+	for _, check := range []func() error{c.validateStrategy, c.validateEvaluation, c.validateKnobs, c.validateHetquic} {
+		if err := check(); err != nil {
+			return err
+		}
 	}
+	return nil
+}
+
+func (c Config) validateStrategy() error {
 	switch {
 	case c.Strategy == "":
 		return fmt.Errorf("strategy: missing")
-	case !known:
+	case !slices.Contains(Strategies, c.Strategy):
 		return fmt.Errorf("strategy: unknown strategy %q (want one of %v)", c.Strategy, Strategies)
+	}
+	return nil
+}
+
+// validateEvaluation checks PSA's evaluation and window (Eq. 9–21).
+func (c Config) validateEvaluation() error {
+	switch {
 	case c.A != nil && !(*c.A >= 0 && *c.A <= 1):
 		return fmt.Errorf("a: %v is outside [0, 1]", *c.A)
 	case c.Spread != "" && c.Spread != Var && c.Spread != Std:
@@ -400,12 +465,28 @@ func (c Config) Validate() error {
 		return fmt.Errorf("window_scope: %q is not rounds or path", c.Scope)
 	case c.C.Mode == "fixed" && (c.C.Value < 0 || math.IsNaN(c.C.Value) || math.IsInf(c.C.Value, 0)):
 		return fmt.Errorf("c: %v must be a finite number ≥ 0", c.C.Value)
+	}
+	return nil
+}
+
+// validateKnobs checks the baselines' parameters and the hysteresis.
+func (c Config) validateKnobs() error {
+	switch {
 	case c.Epsilon != nil && !(*c.Epsilon >= 0 && *c.Epsilon <= 1):
 		return fmt.Errorf("epsilon: %v is outside [0, 1]", *c.Epsilon)
 	case c.Hysteresis != nil && !(*c.Hysteresis >= 0 && *c.Hysteresis < 10):
 		return fmt.Errorf("hysteresis: %v is outside [0, 10)", *c.Hysteresis)
 	case c.Gamma != 0 && !(c.Gamma > 0 && c.Gamma < 1):
 		return fmt.Errorf("gamma: %v is outside (0, 1)", c.Gamma)
+	case c.Alpha != 0 && !(c.Alpha > 0 && c.Alpha < 1):
+		return fmt.Errorf("alpha: %v is outside (0, 1)", c.Alpha)
+	}
+	return nil
+}
+
+// validateHetquic checks the default's own knobs (adaptive.go).
+func (c Config) validateHetquic() error {
+	switch {
 	case c.ReprobeRounds != nil && !(*c.ReprobeRounds >= 0 && *c.ReprobeRounds < 1e9):
 		return fmt.Errorf("reprobe_rounds: %v is outside [0, 1e9)", *c.ReprobeRounds)
 	case c.ReprobeBackoff != nil && !(*c.ReprobeBackoff >= 0 && *c.ReprobeBackoff <= maxReprobeBackoff):
@@ -414,8 +495,10 @@ func (c Config) Validate() error {
 		return fmt.Errorf("confident_switch: %v is outside [0, 1000)", *c.ConfidentSwitch)
 	case c.DetectZ != nil && !(*c.DetectZ >= 0 && *c.DetectZ < 1e3):
 		return fmt.Errorf("detect_z: %v is outside [0, 1000)", *c.DetectZ)
-	case c.Alpha != 0 && !(c.Alpha > 0 && c.Alpha < 1):
-		return fmt.Errorf("alpha: %v is outside (0, 1)", c.Alpha)
+	case c.ProbeZ != nil && !(*c.ProbeZ >= 0 && *c.ProbeZ < 1e3):
+		return fmt.Errorf("probe_z: %v is outside [0, 1000)", *c.ProbeZ)
+	case c.ProbeStretch != nil && !(*c.ProbeStretch >= 1 && *c.ProbeStretch < 1e9):
+		return fmt.Errorf("probe_stretch: %v is outside [1, 1e9)", *c.ProbeStretch)
 	}
 	return nil
 }

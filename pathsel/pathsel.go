@@ -43,6 +43,19 @@ type Selector interface {
 	RemovePath(p PathID) error
 }
 
+// ProbeObserver is a Selector that also learns from out-of-band probes of
+// idle paths (on QUIC a PATH_CHALLENGE on a validated path that carries no
+// request): side observations of a path's round-trip time, which is not a
+// task sample (a task's time also depends on rate and loss). Only the
+// default (strategy hetquic) is one; a caller probes for the others in vain.
+type ProbeObserver interface {
+	Selector
+	// ObserveProbe records a probe of path p that took rttMs (> 0), or
+	// +Inf when it timed out: a timeout is information (the path may be
+	// down), not an error.
+	ObserveProbe(p PathID, rttMs float64) error
+}
+
 var (
 	// ErrNoPaths is returned by Choose when no path is available.
 	ErrNoPaths = errors.New("pathsel: no paths")

@@ -177,9 +177,6 @@ func New(cfg Config) (*Agent, error) {
 	return a, nil
 }
 
-// Arms lists the agent's arms in index order.
-func (a *Agent) Arms() []Arm { return append([]Arm(nil), a.arms...) }
-
 // ArmNames lists the agent's arm names in index order.
 func (a *Agent) ArmNames() []string {
 	out := make([]string, len(a.arms))
@@ -188,9 +185,6 @@ func (a *Agent) ArmNames() []string {
 	}
 	return out
 }
-
-// Config returns the agent's configuration with defaults filled in.
-func (a *Agent) Config() Config { return a.cfg }
 
 func (a *Agent) features(c Context) []float64 {
 	th := a.cfg.Thresholds
@@ -312,7 +306,3 @@ func (a *Agent) Learn(r float64) error {
 // Skip drops the pending choice without learning (replay evaluation, or a
 // frame that was never sent).
 func (a *Agent) Skip() { a.last = nil }
-
-// Plays is N_{a|q}: how often arm i was credited in cell q (discounted
-// under DUCB; 0 under LinUCB, which has no cells).
-func (a *Agent) Plays(q, i int) float64 { return a.n[q][i] }

@@ -12,6 +12,7 @@ package abuse
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"crypto/rand"
 	"crypto/tls"
@@ -53,7 +54,9 @@ type Config struct {
 	Handshakes int // QUIC handshakes that never say hello
 	Sources    int // loopback source addresses the handshakes come from
 	BigBytes   int // what each unread request and tunnel asks for
-	// Only, if "tunnels" or "streams", leaves out every other kind of
+	Cycles     int // short CONNECT tunnels opened, read whole and closed, one after another
+	CycleBytes int // what each short tunnel downloads
+	// Only, if "tunnels", "streams" or "cycles", leaves out every other kind of
 	// abuse, so that ct-server's RSS growth per accepted one is its cost.
 	Only string
 	// What the good client does: GoodWorkers loops of GETs of GoodBytes.
@@ -68,14 +71,19 @@ type Config struct {
 // Default is the CI size: about 25 s on two shared cores.
 var Default = Config{
 	Duration: 10 * time.Second, Conns: 12, Streams: 4000, Tunnels: 300, Hints: 2000,
-	Handshakes: 600, Sources: 40, BigBytes: 5_000_000, GoodWorkers: 2, GoodBytes: 200_000,
+	Handshakes: 600, Sources: 40, BigBytes: 5_000_000, CycleBytes: 1_000_000, GoodWorkers: 2, GoodBytes: 200_000,
 	MaxRSSBytes: 400 << 20, MaxP99: 2 * time.Second,
 }
+
+// defaultCycles is Cycles with Only "cycles": the other kinds of abuse
+// leave the misbehaving client no tunnel slot to cycle, so cycling runs
+// alone.
+const defaultCycles = 400
 
 // Full is the issue's size: four times the streams, tunnels and hints.
 var Full = Config{
 	Duration: 20 * time.Second, Conns: 16, Streams: 16000, Tunnels: 1200, Hints: 8000,
-	Handshakes: 5000, Sources: 100, BigBytes: 5_000_000, GoodWorkers: 2, GoodBytes: 200_000,
+	Handshakes: 5000, Sources: 100, BigBytes: 5_000_000, CycleBytes: 1_000_000, GoodWorkers: 2, GoodBytes: 200_000,
 	MaxRSSBytes: 400 << 20, MaxP99: 2 * time.Second,
 }
 
@@ -96,6 +104,8 @@ func (c Config) withDefaults() Config {
 	set(&d.Handshakes, c.Handshakes)
 	set(&d.Sources, c.Sources)
 	set(&d.BigBytes, c.BigBytes)
+	set(&d.Cycles, c.Cycles)
+	set(&d.CycleBytes, c.CycleBytes)
 	set(&d.GoodWorkers, c.GoodWorkers)
 	set(&d.GoodBytes, c.GoodBytes)
 	if c.MaxRSSBytes != 0 {
@@ -107,31 +117,38 @@ func (c Config) withDefaults() Config {
 	d.Server, d.Log, d.Only = c.Server, c.Log, c.Only
 	switch c.Only {
 	case "tunnels":
-		d.Streams, d.Hints, d.Handshakes = 0, 0, 0
+		d.Streams, d.Hints, d.Handshakes, d.Cycles = 0, 0, 0, 0
 	case "streams":
-		d.Tunnels, d.Hints, d.Handshakes = 0, 0, 0
+		d.Tunnels, d.Hints, d.Handshakes, d.Cycles = 0, 0, 0, 0
+	case "cycles":
+		d.Streams, d.Tunnels, d.Hints, d.Handshakes = 0, 0, 0, 0
+		d.Cycles = cmp.Or(c.Cycles, defaultCycles)
 	}
 	return d
 }
 
 // Report is what a run measured.
 type Report struct {
-	Config     Config
-	PeakRSS    int64         // ct-server's VmHWM
-	BaseRSS    int64         // its RSS before the abuse began
-	GoodReqs   int           // good requests completed
-	GoodFailed int           // good requests that failed or had a wrong byte
-	BytesOK    int64         // bytes the good client checked, all correct
-	P50, P99   time.Duration // good request latency
-	Accepted   Counts        // what ct-server admitted of the abuse
-	LimitHits  map[string]float64
-	Elapsed    time.Duration
-	Violations []string // bounds broken; empty: the run passed
+	Config  Config
+	PeakRSS int64 // ct-server's VmHWM
+	// PeakReserved is the most ct_server_reserved_bytes seen (sampled):
+	// the memory ct-server counts against memory_budget.
+	PeakReserved int64
+	BaseRSS      int64         // its RSS before the abuse began
+	GoodReqs     int           // good requests completed
+	GoodFailed   int           // good requests that failed or had a wrong byte
+	BytesOK      int64         // bytes the good client checked, all correct
+	P50, P99     time.Duration // good request latency
+	Accepted     Counts        // what ct-server admitted of the abuse
+	LimitHits    map[string]float64
+	Elapsed      time.Duration
+	Violations   []string // bounds broken; empty: the run passed
 }
 
 // Counts is what the misbehaving client got through.
 type Counts struct {
 	Conns, Streams, Tunnels, Hints, Handshakes int64
+	Cycles                                     int64 // short tunnels completed
 }
 
 // Passed reports whether every bound held.
@@ -141,8 +158,8 @@ func (r *Report) Passed() bool { return len(r.Violations) == 0 }
 // in Report.Violations.
 func Run(ctx context.Context, cfg Config) (*Report, error) {
 	cfg = cfg.withDefaults()
-	if cfg.Only != "" && cfg.Only != "tunnels" && cfg.Only != "streams" {
-		return nil, fmt.Errorf("abuse: only %q: want tunnels or streams", cfg.Only)
+	if cfg.Only != "" && cfg.Only != "tunnels" && cfg.Only != "streams" && cfg.Only != "cycles" {
+		return nil, fmt.Errorf("abuse: only %q: want tunnels, streams or cycles", cfg.Only)
 	}
 	if cfg.Server == nil {
 		return nil, errors.New("abuse: no ct-server command")
@@ -255,16 +272,9 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	}
 
 	// The misbehaving client.
-	peak := atomic.Int64{}
+	var peak int64 // written by sample until sw.Wait
 	var sw sync.WaitGroup
-	sw.Go(func() { // sample RSS: VmHWM is the kernel's own peak, this is a cross-check
-		for rctx.Err() == nil {
-			if v := readStatus(pid, "VmRSS"); v > peak.Load() {
-				peak.Store(v)
-			}
-			sleep(rctx, 50*time.Millisecond)
-		}
-	})
+	sw.Go(func() { sample(rctx, pid, metricsAddr, &peak, &rep.PeakReserved) })
 	bad := &badClient{addr: udpAddr, ca: ca, token: badTok, up: up, cfg: cfg, logf: logf}
 	abuseCtx, stopAbuse := context.WithTimeout(rctx, cfg.Duration)
 	defer stopAbuse()
@@ -273,7 +283,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	cancel()
 	gw.Wait()
 	sw.Wait()
-	rep.PeakRSS = max(readStatus(pid, "VmHWM"), peak.Load())
+	rep.PeakRSS = max(readStatus(pid, "VmHWM"), peak)
 	rep.LimitHits = scrapeLimitHits(metricsAddr)
 	bad.close()
 	rep.Accepted = bad.counts()
@@ -283,6 +293,12 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		rep.P50, rep.P99 = stats.DurationMs(q[0]), stats.DurationMs(q[1])
 	}
 	rep.Elapsed = time.Since(start)
+	rep.check(cfg)
+	return rep, nil
+}
+
+// check lists the bounds the run broke in r.Violations.
+func (rep *Report) check(cfg Config) {
 	if rep.PeakRSS > cfg.MaxRSSBytes {
 		rep.Violations = append(rep.Violations, fmt.Sprintf("ct-server peak RSS %d MiB > %d MiB", rep.PeakRSS>>20, cfg.MaxRSSBytes>>20))
 	}
@@ -295,7 +311,23 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	if rep.GoodReqs < 5 { // the good client must really have run
 		rep.Violations = append(rep.Violations, fmt.Sprintf("only %d good requests completed", rep.GoodReqs))
 	}
-	return rep, nil
+}
+
+// sample keeps the peak of ct-server's RSS (VmHWM is the kernel's own
+// peak; this is a cross-check) and of the memory it reserves, until ctx
+// ends.
+func sample(ctx context.Context, pid int, metrics string, peakRSS, peakReserved *int64) {
+	for i := 0; ctx.Err() == nil; i++ {
+		if v := readStatus(pid, "VmRSS"); v > *peakRSS {
+			*peakRSS = v
+		}
+		if i%4 == 0 { // a scrape costs more than a read of /proc
+			if v := int64(scrape(metrics).Total("ct_server_reserved_bytes")); v > *peakReserved {
+				*peakReserved = v
+			}
+		}
+		sleep(ctx, 50*time.Millisecond)
+	}
 }
 
 func sleep(ctx context.Context, d time.Duration) {
@@ -363,26 +395,24 @@ func readStatus(pid int, field string) int64 {
 	return 0
 }
 
-// scrapeLimitHits reads ct_server_limit_hits_total by limit.
-func scrapeLimitHits(metrics string) map[string]float64 {
-	out := map[string]float64{}
+// scrape reads ct-server's metrics (empty when it cannot).
+func scrape(metrics string) agent.Metrics {
 	resp, err := http.Get("http://" + metrics + "/metrics")
 	if err != nil {
-		return out
+		return agent.Metrics{}
 	}
 	defer resp.Body.Close()
-	sc := bufio.NewScanner(resp.Body)
-	for sc.Scan() {
-		rest, ok := strings.CutPrefix(sc.Text(), `ct_server_limit_hits_total{limit="`)
-		if !ok {
-			continue
-		}
-		name, val, ok := strings.Cut(rest, `"} `)
-		if v, err := strconv.ParseFloat(val, 64); ok && err == nil {
-			out[name] = v
-		}
+	m, err := agent.ReadMetrics(resp.Body)
+	if err != nil {
+		return agent.Metrics{}
 	}
-	return out
+	return m
+}
+
+// scrapeLimitHits reads ct_server_limit_hits_total by limit.
+func scrapeLimitHits(metrics string) map[string]float64 {
+	hits, _ := scrape(metrics).By("ct_server_limit_hits_total", "limit")
+	return hits
 }
 
 func startGood(server, ca, token string) (*agent.Client, *url.URL, error) {

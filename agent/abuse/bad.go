@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/tls"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/netip"
@@ -31,7 +32,7 @@ type badClient struct {
 	conns   []*quic.Conn
 	trs     []*quic.Transport
 
-	conns0, streams0, tunnels0, hints0, handshakes0 atomic.Int64
+	conns0, streams0, tunnels0, hints0, handshakes0, cycles0 atomic.Int64
 }
 
 func (b *badClient) tls() (*tls.Config, error) {
@@ -88,6 +89,10 @@ func (b *badClient) run(ctx context.Context) {
 				count.Add(1)
 			}
 		})
+	}
+	for i := range min(b.cfg.Cycles, cycleWorkers) {
+		c := conns[i%len(conns)]
+		b.wg.Go(func() { b.cycle(ctx, c) })
 	}
 	for i := 0; i < max(b.cfg.Streams, b.cfg.Tunnels, b.cfg.Hints) && ctx.Err() == nil; i++ {
 		if i < b.cfg.Streams {
@@ -238,5 +243,70 @@ func (b *badClient) close() {
 
 func (b *badClient) counts() Counts {
 	return Counts{Conns: b.conns0.Load(), Streams: b.streams0.Load(), Tunnels: b.tunnels0.Load(),
-		Hints: b.hints0.Load(), Handshakes: b.handshakes0.Load()}
+		Hints: b.hints0.Load(), Handshakes: b.handshakes0.Load(), Cycles: b.cycles0.Load()}
+}
+
+// cycleWorkers is how many short tunnels the cycling abuse keeps going.
+const cycleWorkers = 8
+
+// cycle opens short CONNECT tunnels one after another until ctx ends or
+// cfg.Cycles have been run by all workers: each downloads CycleBytes, reads
+// them all and closes. ct-server keeps each finished tunnel's replay
+// buffer for the session grace (issue 23, item 6), so a client cycling
+// tunnels makes it hold rate × grace × buffer: Report.PeakReserved shows
+// whether that memory is counted against memory_budget.
+func (b *badClient) cycle(ctx context.Context, c *quic.Conn) {
+	head := "CONNECT " + b.up + " HTTP/1.1\r\nHost: " + b.up + "\r\nCt-Session: new\r\n\r\n"
+	req := fmt.Sprintf("GET /bytes/%d HTTP/1.1\r\nHost: x\r\n\r\n", b.cfg.CycleBytes)
+	for ctx.Err() == nil && b.cycles0.Load() < int64(b.cfg.Cycles) {
+		s, code, err := b.sendKeep(ctx, c, head, req)
+		if err != nil {
+			sleep(ctx, 10*time.Millisecond)
+			continue
+		}
+		if code == http.StatusOK {
+			resp, err := http.ReadResponse(s.br, nil)
+			if err == nil {
+				_, err = io.Copy(io.Discard, resp.Body)
+			}
+			if err == nil {
+				b.cycles0.Add(1)
+			}
+		} else {
+			sleep(ctx, 10*time.Millisecond) // refused by a limit: back off a little
+		}
+		s.s.Close()
+		s.s.CancelRead(0)
+	}
+}
+
+// keptStream is a stream whose reader read the response head and may hold
+// the start of what follows.
+type keptStream struct {
+	s  *quic.Stream
+	br *bufio.Reader
+}
+
+// sendKeep is send that keeps the head's reader for the bytes after it.
+func (b *badClient) sendKeep(ctx context.Context, c *quic.Conn, head, body string) (keptStream, int, error) {
+	octx, cancel := context.WithTimeout(ctx, 3*time.Second)
+	defer cancel()
+	s, err := c.OpenStreamSync(octx)
+	if err != nil {
+		return keptStream{}, 0, err
+	}
+	s.SetDeadline(time.Now().Add(10 * time.Second))
+	if _, err := s.Write([]byte(head + body)); err != nil {
+		s.CancelRead(0)
+		s.CancelWrite(0)
+		return keptStream{}, 0, err
+	}
+	br := bufio.NewReader(s)
+	resp, err := http.ReadResponse(br, &http.Request{Method: http.MethodConnect})
+	if err != nil {
+		s.CancelRead(0)
+		s.CancelWrite(0)
+		return keptStream{}, 0, err
+	}
+	return keptStream{s, br}, resp.StatusCode, nil
 }

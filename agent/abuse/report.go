@@ -24,6 +24,11 @@ func (r *Report) Markdown(w io.Writer, command, load string, now time.Time) {
 	fmt.Fprintf(w, "| abuse: unread %d MB CONNECT tunnels | %d of %d accepted | max_tunnels, buffer, memory |\n", c.BigBytes/1_000_000, r.Accepted.Tunnels, c.Tunnels)
 	fmt.Fprintf(w, "| abuse: prefetch hints | %d of %d accepted | max_prefetch, max_streams |\n", r.Accepted.Hints, c.Hints)
 	fmt.Fprintf(w, "| abuse: handshakes without hello (%d sources) | %d completed | pre-auth caps |\n", c.Sources, r.Accepted.Handshakes)
+	if c.Cycles > 0 {
+		fmt.Fprintf(w, "| abuse: short tunnels (%d MB each, read whole, closed) | %d of %d completed | memory_budget (replay buffers) |\n",
+			c.CycleBytes/1_000_000, r.Accepted.Cycles, c.Cycles)
+		fmt.Fprintf(w, "| ct-server memory reserved (`ct_server_reserved_bytes`), peak sampled | %d MiB | memory_budget |\n", r.PeakReserved>>20)
+	}
 	if n := r.Accepted.Tunnels + r.Accepted.Streams; c.Only != "" && n > 0 {
 		fmt.Fprintf(w, "| ct-server RSS growth per accepted unread %s | %.2f MiB | |\n", strings.TrimSuffix(c.Only, "s"),
 			float64(r.PeakRSS-r.BaseRSS)/float64(n)/(1<<20))

@@ -36,16 +36,29 @@ func RunAggregationMPTCP(ctx context.Context, cfg AggConfig) (AggRow, error) {
 	if err != nil {
 		return AggRow{}, err
 	}
-	if err := lab.Available(); err != nil {
-		return AggRow{}, fmt.Errorf("%w: %v", ErrNoMPTCP, err)
-	}
-	l, err := lab.Up(lab.Config{Name: LabName, Scenario: sc, Seed: cfg.Seed})
+	durs, span, err := mptcpFetch(ctx, sc, cfg.Seed, []int64{cfg.Big, cfg.Small})
 	if err != nil {
-		return AggRow{}, fmt.Errorf("%w: lab: %v", ErrNoMPTCP, err)
+		return AggRow{}, err
+	}
+	ideal := time.Duration(float64(cfg.Big+cfg.Small) / downRate(sc, nil) * float64(time.Second))
+	return AggRow{Mode: "kernel MPTCP (lab)", Paths: "all", BigMs: stats.Ms(durs[0]), SmallMs: stats.Ms(durs[1]),
+		MakespanMs: stats.Ms(span), IdealMs: stats.Ms(ideal), Efficiency: float64(ideal) / float64(span)}, nil
+}
+
+// mptcpFetch downloads sizes at once, each over its own MPTCP connection,
+// over sc's paths in the root lab; it returns each one's time and the
+// time until the last ended.
+func mptcpFetch(ctx context.Context, sc *scenario.Scenario, seed uint64, sizes []int64) ([]time.Duration, time.Duration, error) {
+	if err := lab.Available(); err != nil {
+		return nil, 0, fmt.Errorf("%w: %v", ErrNoMPTCP, err)
+	}
+	l, err := lab.Up(lab.Config{Name: LabName, Scenario: sc, Seed: seed})
+	if err != nil {
+		return nil, 0, fmt.Errorf("%w: lab: %v", ErrNoMPTCP, err)
 	}
 	defer l.Close()
 	if why := l.Stats().MPTCP; why != "" {
-		return AggRow{}, fmt.Errorf("%w: %s", ErrNoMPTCP, why)
+		return nil, 0, fmt.Errorf("%w: %s", ErrNoMPTCP, why)
 	}
 	var ln net.Listener
 	if err := l.InServer(func() (err error) {
@@ -54,7 +67,7 @@ func RunAggregationMPTCP(ctx context.Context, cfg AggConfig) (AggRow, error) {
 		ln, err = lc.Listen(ctx, "tcp4", netip.AddrPortFrom(lab.ServerAddr, 0).String())
 		return err
 	}); err != nil {
-		return AggRow{}, err
+		return nil, 0, err
 	}
 	srv := &http.Server{Handler: origin.Handler(nil), ReadHeaderTimeout: 5 * time.Second}
 	go srv.Serve(ln)
@@ -72,9 +85,8 @@ func RunAggregationMPTCP(ctx context.Context, cfg AggConfig) (AggRow, error) {
 	defer tr.CloseIdleConnections()
 	hc := &http.Client{Transport: tr}
 	base := "http://" + ln.Addr().String()
-	sizes := []int64{cfg.Big, cfg.Small}
-	durs := make([]time.Duration, 2)
-	errs := make([]error, 2)
+	durs := make([]time.Duration, len(sizes))
+	errs := make([]error, len(sizes))
 	var wg sync.WaitGroup
 	start := time.Now()
 	for i := range sizes {
@@ -101,11 +113,9 @@ func RunAggregationMPTCP(ctx context.Context, cfg AggConfig) (AggRow, error) {
 	wg.Wait()
 	span := time.Since(start)
 	if err := errors.Join(errs...); err != nil {
-		return AggRow{}, fmt.Errorf("mptcp: %w", err)
+		return nil, 0, fmt.Errorf("mptcp: %w", err)
 	}
-	ideal := time.Duration(float64(cfg.Big+cfg.Small) / downRate(sc, nil) * float64(time.Second))
-	return AggRow{Mode: "kernel MPTCP (lab)", Paths: "all", BigMs: stats.Ms(durs[0]), SmallMs: stats.Ms(durs[1]),
-		MakespanMs: stats.Ms(span), IdealMs: stats.Ms(ideal), Efficiency: float64(ideal) / float64(span)}, nil
+	return durs, span, nil
 }
 
 // directHTTPS is experiment 1's TCP baseline: HTTPS (TCP + TLS 1.3,

@@ -71,10 +71,11 @@ type Params struct {
 }
 
 // DefaultScale is each experiment's default Params.Scale.
-var DefaultScale = map[string]float64{"aggregate": 0.25, "outage": 0.25, "loss": 0.1, "prefetch": 0.25, "handshake": 1}
+var DefaultScale = map[string]float64{"aggregate": 0.25, "outage": 0.25, "loss": 0.1, "prefetch": 0.25, "handshake": 1, "stripe": 0.25}
 
 // Names are the experiments, in the paper's order.
-var Names = []string{"handshake", "loss", "aggregate", "outage", "prefetch"}
+// stripe (one object over unequal paths) goes beyond the paper.
+var Names = []string{"handshake", "loss", "aggregate", "outage", "prefetch", "stripe"}
 
 // Load reads and validates an agent experiment file from fsys; its
 // scenario is read relative to it.
@@ -149,8 +150,8 @@ func (s *Spec) Prepare() error {
 		return fmt.Errorf("agent.repeat: %d is outside [1, 100]", p.Repeat)
 	case p.Repeat > 1 && p.Experiment != "aggregate":
 		return fmt.Errorf("agent.repeat: only aggregate repeats")
-	case p.MPTCP && p.Experiment != "aggregate":
-		return fmt.Errorf("agent.mptcp: only for aggregate")
+	case p.MPTCP && p.Experiment != "aggregate" && p.Experiment != "stripe":
+		return fmt.Errorf("agent.mptcp: only for aggregate and stripe")
 	case p.TCP && p.Experiment != "handshake":
 		return fmt.Errorf("agent.tcp: only for handshake")
 	}
@@ -286,6 +287,22 @@ func Run(ctx context.Context, s *Spec, opt runner.Options, log *slog.Logger) (*R
 		for _, h := range rows {
 			r.chart.bar(h.Mode, h.MedianMs)
 		}
+	case "stripe":
+		size := s.bytes(100)
+		r.Setting = fmt.Sprintf("one object of %d bytes", size)
+		rows, err := one(ctx, opt, func(ctx context.Context) ([]StripeRow, error) {
+			rows, notes, err := RunStripe(ctx, StripeConfig{Scenario: sc, Size: size, MPTCP: p.MPTCP, Seed: s.Seed, Log: log})
+			r.Notes = append(r.Notes, notes...)
+			return rows, err
+		})
+		if err != nil {
+			return nil, err
+		}
+		r.Rows = rows
+		r.chart = chart{title: fmt.Sprintf("%d bytes over unequal paths: goodput / summed rate", size), y: "goodput / sum of path rates"}
+		for _, x := range rows {
+			r.chart.bar(x.Mode, x.Ratio)
+		}
 	case "prefetch":
 		size := s.bytes(2.5)
 		r.Setting = fmt.Sprintf("%d bytes pushed vs on demand", size)
@@ -366,6 +383,12 @@ func (r *Result) Tables() []results.Table {
 		for _, x := range rows {
 			t.Rows = append(t.Rows, []string{x.Mode, f1(x.MedianMs), f1(x.MinMs), f0(x.RTTms)})
 		}
+	case []StripeRow:
+		t.Header = []string{"mode", "ms", "goodput Mbit/s", "sum of rates Mbit/s", "goodput / sum", "bytes per path"}
+		for _, x := range rows {
+			t.Rows = append(t.Rows, []string{x.Mode, f0(x.Ms), f1(x.Mbps), f0(x.SumMbps), f2(x.Ratio), x.Shares})
+		}
+		t.Note = "Sum of rates: the down rates of the paths the mode may use."
 	case []PrefetchRow:
 		t.Header = []string{"mode", "ms", "cache hit", "bytes"}
 		for _, x := range rows {

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"crypto/rand"
-	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -12,9 +11,10 @@ import (
 	"net/netip"
 	"os"
 	"os/exec"
-	"path/filepath"
+	"os/signal"
 	"runtime/debug"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -48,21 +48,16 @@ func runAgent(ctx context.Context, args []string) error {
 		{"server", "run ct-server, the cloud side", agentServer},
 		{"client", "run ct-client, the device side's local proxy", agentClient},
 		{"token", "write a new random client token to a file (mode 0600)", agentToken},
+		{"status", "paths, RTT, bytes and limits hit of a running ct-client or ct-server (from its --metrics)", agentStatus},
 		{"abuse", "load-and-abuse test: a real ct-server beside a misbehaving and a good client", agentAbuse},
+		{"faults", "fault matrix: every stop, crash and path failure against each kind of app connection (intact or reset, never short)", agentFaults},
 		{"experiment", "run a Cybertwin §V experiment through the emulator", agentExperiment},
 	}, args)
 }
 
-// splitList splits a comma-separated flag value, dropping empty items.
-func splitList(s string) []string {
-	var out []string
-	for _, x := range strings.Split(s, ",") {
-		if x = strings.TrimSpace(x); x != "" {
-			out = append(out, x)
-		}
-	}
-	return out
-}
+// splitList splits a comma-separated flag value (the agent's flags and
+// agent_exp.go's share one implementation).
+var splitList = agent.SplitList
 
 // serveMetrics serves Prometheus metrics and /healthz on addr ("" none).
 func serveMetrics(addr string, g prometheus.Gatherer, health func() error, log *slog.Logger) (func(), error) {
@@ -107,18 +102,6 @@ func newLogger(format string, verbose bool) (*slog.Logger, error) {
 	return nil, badInput(fmt.Errorf("--log-format %q: want text or json", format))
 }
 
-// readTokenFile reads a token file, warning when others can read it.
-func readTokenFile(log *slog.Logger, name string) (string, error) {
-	b, err := os.ReadFile(name)
-	if err != nil {
-		return "", badInput(err)
-	}
-	if w := agent.CheckTokenFile(name); w != "" {
-		log.Warn(w)
-	}
-	return strings.TrimSpace(string(b)), nil
-}
-
 func agentToken(ctx context.Context, args []string) error {
 	fs := newFlagSet("agent token", "agent token FILE", agentHelp+`
 
@@ -138,6 +121,44 @@ ct-server (--token-file) and ct-client (--token-file).`)
 	return nil
 }
 
+func agentStatus(ctx context.Context, args []string) error {
+	fs := newFlagSet("agent status", "agent status [--metrics host:port]", agentHelp+`
+
+status reads the metrics endpoint of a running ct-client or ct-server
+(its --metrics) and prints its paths (up, RTT, streams, bytes, stalls,
+reconnects) or its clients (connections, work, bytes) and the limits that
+bit.`)
+	metrics := fs.String("metrics", "127.0.0.1:9101", "the agent's --metrics address (host:port) or URL")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return badInput(fmt.Errorf("agent status: unexpected argument %q", fs.Arg(0)))
+	}
+	u := *metrics
+	if !strings.Contains(u, "://") {
+		u = "http://" + u + "/metrics"
+	}
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+	if err != nil {
+		return badInput(fmt.Errorf("agent status: --metrics %q: %w", *metrics, err))
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return fmt.Errorf("agent status: cannot reach %s (is ct-client or ct-server running with --metrics %s?): %w", u, *metrics, errors.Unwrap(err))
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("agent status: %s answered %s", u, resp.Status)
+	}
+	if err := agent.WriteStatus(os.Stdout, resp.Body); err != nil {
+		return fmt.Errorf("agent status: %s: %w", u, err)
+	}
+	return nil
+}
+
 func qlogConfig(dir string) *quic.Config {
 	if dir == "" {
 		return nil
@@ -148,20 +169,7 @@ func qlogConfig(dir string) *quic.Config {
 
 func agentServer(ctx context.Context, args []string) error {
 	fs := newFlagSet("agent server", "agent server [--config FILE] [flags]", agentHelp)
-	cfgFile := fs.String("config", "", "YAML configuration file (flags override it)")
-	listen := fs.String("listen", "", "UDP address to listen on (default 0.0.0.0:4433)")
-	cert := fs.String("cert", "", "PEM certificate chain")
-	key := fs.String("key", "", "PEM private key")
-	self := fs.Bool("self-signed", false, "use a self-signed certificate, kept in --state-dir across restarts")
-	stateDir := fs.String("state-dir", "", "with --self-signed: keep the certificate and key here (default $HOME/.local/state/hetquic)")
-	writeCA := fs.String("write-ca", "", "with --self-signed: write the certificate to FILE for clients' --ca")
-	allow := fs.String("allow", "", "upstream app-servers host:port, comma-separated (added to the file's allow-list)")
-	token := fs.String("token", "", "accept one client, id \"default\", with this token (>= 96 bits; see agent token)")
-	tokenFile := fs.String("token-file", "", "like --token, read from FILE (make one with: hetquic agent token FILE)")
-	metrics := fs.String("metrics", "", "serve Prometheus metrics and /healthz on host:port")
-	qlogDir := fs.String("qlog-dir", "", "write a qlog trace per connection into DIR")
-	budget := fs.Int64("memory-budget", 0, "bytes all clients' work may reserve before new work gets 503 (default 512 MiB)")
-	drain := fs.Duration("drain", 10*time.Second, "on Ctrl-C/SIGTERM, let streams in progress finish for up to this long")
+	flags := agent.RegisterServerFlags(fs)
 	logFormat := fs.String("log-format", "text", "log format: text or json (stderr)")
 	verbose := fs.Bool("v", false, "log connections and refusals (info level)")
 	if err := parseFlags(fs, args); err != nil {
@@ -174,86 +182,27 @@ func agentServer(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	var f agent.ServerFile
-	if *cfgFile != "" {
-		if f, err = agent.LoadServerFile(*cfgFile); err != nil {
-			return badInput(err)
-		}
+	f, err := flags.Load()
+	if err != nil {
+		return badInput(err)
 	}
-	setStr := func(dst *string, v string) {
-		if v != "" {
-			*dst = v
-		}
+	warn := func(w string) { log.Warn(w) }
+	pol, err := f.Policy(warn)
+	if err != nil {
+		return badInput(err)
 	}
-	setStr(&f.Listen, *listen)
-	setStr(&f.Cert, *cert)
-	setStr(&f.Key, *key)
-	setStr(&f.Metrics, *metrics)
-	setStr(&f.QlogDir, *qlogDir)
-	setStr(&f.StateDir, *stateDir)
-	if *budget != 0 {
-		f.MemoryBudget = *budget
+	tlsConf, certPEM, err := f.TLS(time.Now(), log)
+	if err != nil {
+		return badInput(err)
 	}
-	f.SelfSigned = f.SelfSigned || *self
-	f.Allow = append(f.Allow, splitList(*allow)...)
-	if *tokenFile != "" {
-		if *token, err = readTokenFile(log, *tokenFile); err != nil {
-			return err
+	if flags.WriteCA != "" && certPEM != nil {
+		if err := os.WriteFile(flags.WriteCA, certPEM, 0o644); err != nil {
+			return badInput(fmt.Errorf("agent server: --write-ca: %w", err))
 		}
-	}
-	if *token != "" {
-		f.Clients = append(f.Clients, agent.ClientAuth{ID: "default", Token: *token})
-	}
-	if f.Listen == "" {
-		f.Listen = "0.0.0.0:4433"
-	}
-	if len(f.Clients) == 0 {
-		return badInput(errors.New("agent server: no clients: give --token-file (make one with: hetquic agent token FILE), --token or clients in --config"))
-	}
-	if len(f.Allow) == 0 {
-		return badInput(errors.New("agent server: empty allow-list: give --allow or allow in --config (ct-server never forwards anywhere)"))
-	}
-	var tlsConf tls.Config
-	switch {
-	case f.SelfSigned:
-		if f.StateDir == "" {
-			home, err := os.UserHomeDir()
-			if err != nil {
-				return badInput(errors.New("agent server: --self-signed needs --state-dir (no home directory)"))
-			}
-			f.StateDir = filepath.Join(home, ".local", "state", "hetquic")
-		}
-		var names []string
-		if host, _, err := net.SplitHostPort(f.Listen); err == nil && host != "" && host != "0.0.0.0" && host != "::" {
-			names = append(names, host)
-		}
-		c, certPEM, created, err := agent.LoadOrCreateIdentity(f.StateDir, time.Now(), names...)
-		if err != nil {
-			return badInput(fmt.Errorf("agent server: %w", err))
-		}
-		tlsConf.Certificates = []tls.Certificate{c}
-		if created {
-			log.Warn("made a new self-signed certificate; clients need it as --ca", "state_dir", f.StateDir)
-		} else {
-			log.Info("reusing the self-signed certificate", "state_dir", f.StateDir)
-		}
-		if *writeCA != "" {
-			if err := os.WriteFile(*writeCA, certPEM, 0o644); err != nil {
-				return badInput(fmt.Errorf("agent server: --write-ca: %w", err))
-			}
-		}
-	case f.Cert != "" && f.Key != "":
-		c, err := tls.LoadX509KeyPair(f.Cert, f.Key)
-		if err != nil {
-			return badInput(fmt.Errorf("agent server: certificate: %w", err))
-		}
-		tlsConf.Certificates = []tls.Certificate{c}
-	default:
-		return badInput(errors.New("agent server: give --cert and --key, or --self-signed"))
 	}
 	srv, err := agent.NewServer(agent.ServerConfig{
-		TLS: &tlsConf, QUIC: qlogConfig(f.QlogDir), Clients: f.Clients, Limits: f.Limits, Allow: f.Allow,
-		Prefetch: f.Prefetch, HeaderTimeout: time.Duration(f.HeaderTimeoutMS) * time.Millisecond, Log: log,
+		TLS: tlsConf, QUIC: qlogConfig(f.QlogDir), Clients: pol.Clients, Limits: pol.Limits, Allow: pol.Allow, AllowInternal: pol.AllowInternal,
+		Prefetch: pol.Prefetch, HeaderTimeout: time.Duration(f.HeaderTimeoutMS) * time.Millisecond, Log: log,
 		MemoryBudget: f.MemoryBudget,
 	})
 	if err != nil {
@@ -275,42 +224,70 @@ func agentServer(ctx context.Context, args []string) error {
 		return err
 	}
 	defer stopMetrics()
-	fmt.Fprintf(os.Stderr, "ct-server on %s, %d client(s), allow %s\n", pc.LocalAddr(), len(f.Clients), strings.Join(f.Allow, ","))
+	fmt.Fprintf(os.Stderr, "ct-server on %s, %d client(s), allow %s\n", pc.LocalAddr(), len(pol.Clients), strings.Join(f.Allow, ","))
+	reload := func() error {
+		g, err := flags.Load()
+		if err != nil {
+			return err
+		}
+		if names := f.RestartOnly(g); len(names) > 0 {
+			log.Warn("reload: these settings changed but need a restart", "settings", strings.Join(names, ","))
+		}
+		p, err := g.Policy(warn)
+		if err != nil {
+			return err
+		}
+		return srv.Reload(p)
+	}
+	return runServer(ctx, srv, pc, flags.Drain, reload, log)
+}
+
+// runServer serves until ctx ends, then drains for up to drain. SIGHUP
+// calls reload (the configuration and token files, read again); a reload
+// that fails leaves the running configuration as it was.
+func runServer(ctx context.Context, srv *agent.Server, pc net.PacketConn, drain time.Duration, reload func() error, log *slog.Logger) error {
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	defer signal.Stop(hup)
 	done := make(chan error, 1)
 	go func() { done <- srv.Serve(pc) }()
-	select {
-	case <-ctx.Done():
-		dctx, cancel := context.WithTimeout(context.Background(), *drain)
-		defer cancel()
-		log.Info("draining", "for", drain.String())
-		if err := srv.Shutdown(dctx); err != nil {
-			log.Warn(err.Error())
+	sdNotify(log, "READY=1")
+	for {
+		select {
+		case <-hup:
+			sdNotify(log, "RELOADING=1")
+			if err := reload(); err != nil {
+				log.Warn("reload failed; the running configuration stays", "err", err)
+			} else {
+				log.Info("reloaded the configuration and token files")
+			}
+			sdNotify(log, "READY=1")
+		case <-ctx.Done():
+			sdNotify(log, "STOPPING=1")
+			dctx, cancel := context.WithTimeout(context.Background(), drain)
+			defer cancel()
+			log.Info("draining", "for", drain.String())
+			if err := srv.Shutdown(dctx); err != nil {
+				log.Warn(err.Error())
+			}
+			return <-done
+		case err := <-done:
+			srv.Close()
+			return err
 		}
-		return <-done
-	case err := <-done:
-		srv.Close()
-		return err
+	}
+}
+
+// sdNotify tells systemd (Type=notify units) about the service's state.
+func sdNotify(log *slog.Logger, state string) {
+	if _, err := agent.SdNotify(state); err != nil {
+		log.Warn("sd_notify", "state", state, "err", err)
 	}
 }
 
 func agentClient(ctx context.Context, args []string) error {
 	fs := newFlagSet("agent client", "agent client [--config FILE] [flags]", agentHelp)
-	cfgFile := fs.String("config", "", "YAML configuration file (flags override it)")
-	server := fs.String("server", "", "ct-server UDP host:port")
-	serverName := fs.String("server-name", "", "ct-server's TLS name (default: the host of --server)")
-	ca := fs.String("ca", "", "PEM certificate to trust for ct-server (e.g. from agent server --write-ca)")
-	token := fs.String("token", "", "this client's token")
-	tokenFile := fs.String("token-file", "", "read the token from FILE")
-	paths := fs.String("paths", "", "local interfaces NAME=IP (or IP), comma-separated: one QUIC connection each (see --conns-per-path)")
-	lanes := fs.Int("conns-per-path", 0, "QUIC connections per interface, 1 to 4 (default 1): more fill lossy links (agent/README.md, Lanes)")
-	listen := fs.String("listen", "", "proxy listen addresses, comma-separated (default 127.0.0.1:8080)")
-	sched := fs.String("scheduler", "", fmt.Sprintf("path scheduler, one of %v (default %s)", agent.SchedulerNames, agent.DefaultScheduler))
-	appRule := fs.String("app-rule", "", "how apps are told apart: host, port or header:NAME (default host)")
-	stall := fs.Duration("stall-timeout", 0, "silence after which a response's path is checked and the stream moved (default 800ms)")
-	cacheDir := fs.String("cache-dir", "", "prefetch cache directory (enables prefetch)")
-	cacheBytes := fs.Int64("cache-bytes", 256<<20, "prefetch cache size bound in bytes")
-	metrics := fs.String("metrics", "", "serve Prometheus metrics and /healthz on host:port")
-	qlogDir := fs.String("qlog-dir", "", "write a qlog trace per connection into DIR")
+	flags := agent.RegisterClientFlags(fs)
 	logFormat := fs.String("log-format", "text", "log format: text or json (stderr)")
 	verbose := fs.Bool("v", false, "log connections, stalls and migrations (info level)")
 	if err := parseFlags(fs, args); err != nil {
@@ -323,123 +300,27 @@ func agentClient(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	var f agent.ClientFile
-	if *cfgFile != "" {
-		if f, err = agent.LoadClientFile(*cfgFile); err != nil {
-			return badInput(err)
-		}
-	}
-	setStr := func(dst *string, v string) {
-		if v != "" {
-			*dst = v
-		}
-	}
-	setStr(&f.Server, *server)
-	setStr(&f.ServerName, *serverName)
-	setStr(&f.CA, *ca)
-	setStr(&f.Token, *token)
-	setStr(&f.TokenFile, *tokenFile)
-	setStr(&f.Scheduler, *sched)
-	setStr(&f.AppRule, *appRule)
-	setStr(&f.Metrics, *metrics)
-	setStr(&f.QlogDir, *qlogDir)
-	if *paths != "" {
-		f.Paths = splitList(*paths)
-	}
-	if *listen != "" {
-		f.Listen = splitList(*listen)
-	}
-	if *lanes != 0 {
-		f.ConnsPerPath = *lanes
-	}
-	if *stall > 0 {
-		f.StallTimeoutMS = stall.Milliseconds()
-	}
-	if *cacheDir != "" {
-		f.Cache = &agent.CacheFile{Dir: *cacheDir, MaxBytes: *cacheBytes}
-	}
-	if f.Server == "" {
-		return badInput(errors.New("agent client: give --server or server in --config"))
-	}
-	host, _, err := net.SplitHostPort(f.Server)
+	f, err := flags.Load(func(w string) { log.Warn(w) })
 	if err != nil {
-		return badInput(fmt.Errorf("agent client: --server %q: %w", f.Server, err))
+		return badInput(err)
 	}
-	if f.ServerName == "" {
-		f.ServerName = host
+	cfg, err := f.ClientConfig(time.Now())
+	if err != nil {
+		return badInput(err)
 	}
-	if f.TokenFile != "" {
-		if f.Token, err = readTokenFile(log, f.TokenFile); err != nil {
-			return err
-		}
+	cfg.QUIC, cfg.Log = qlogConfig(f.QlogDir), log
+	ls, err := listenAll(f.Listen, log)
+	if err != nil {
+		return err
 	}
-	if f.Token == "" {
-		return badInput(errors.New("agent client: give --token or --token-file"))
+	defer closeAll(ls)
+	socks, err := listenAll(f.Socks, log)
+	if err != nil {
+		return err
 	}
-	if len(f.Paths) == 0 {
-		return badInput(errors.New("agent client: give --paths (one local address per interface)"))
-	}
-	cfg := agent.ClientConfig{Server: f.Server, ServerName: f.ServerName, Token: f.Token, Priority: f.Priority,
-		StallTimeout: time.Duration(f.StallTimeoutMS) * time.Millisecond, IdleTimeout: time.Duration(f.IdleTimeoutMS) * time.Millisecond,
-		QUIC: qlogConfig(f.QlogDir)}
-	for _, p := range f.Paths {
-		lp, err := agent.ParseLocalPath(p)
-		if err != nil {
-			return badInput(fmt.Errorf("agent client: %w", err))
-		}
-		cfg.Paths = append(cfg.Paths, lp)
-	}
-	if cfg.Paths, err = agent.Lanes(cfg.Paths, max(f.ConnsPerPath, 1)); err != nil {
-		return badInput(fmt.Errorf("agent client: %w", err))
-	}
-	if f.Scheduler == "" {
-		f.Scheduler = agent.DefaultScheduler
-	}
-	if cfg.Scheduler, err = agent.NewScheduler(f.Scheduler, len(cfg.Paths), 1); err != nil {
-		return badInput(fmt.Errorf("agent client: %w", err))
-	}
-	if f.AppRule != "" {
-		if cfg.AppRule, err = agent.ParseAppRule(f.AppRule); err != nil {
-			return badInput(fmt.Errorf("agent client: %w", err))
-		}
-	}
-	cfg.TLS = &tls.Config{}
-	if f.CA != "" {
-		if _, err := agent.LoadCAFile(f.CA); err != nil {
-			return badInput(fmt.Errorf("agent client: --ca: %w", err))
-		}
-		cfg.CAFile = f.CA // re-read before every dial
-	}
-	if f.Cache != nil {
-		ttl := time.Duration(f.Cache.DefaultTTLS) * time.Second
-		if ttl == 0 {
-			ttl = 10 * time.Minute
-		}
-		if cfg.Cache, err = agent.OpenCache(f.Cache.Dir, f.Cache.MaxBytes, ttl, time.Now()); err != nil {
-			return badInput(fmt.Errorf("agent client: %w", err))
-		}
-	}
-	cfg.Log = log
-	if len(f.Listen) == 0 {
-		f.Listen = []string{"127.0.0.1:8080"}
-	}
-	var ls []net.Listener
-	for _, a := range f.Listen {
-		l, err := net.Listen("tcp", a)
-		if err != nil {
-			for _, l := range ls {
-				l.Close()
-			}
-			return badInput(fmt.Errorf("agent client: listen %s: %w", a, err))
-		}
-		warnNonLoopback(log, "--listen", l.Addr(), "ct-client's proxy has no authentication: anyone who reaches it uses this client's token")
-		ls = append(ls, l)
-	}
+	defer closeAll(socks)
 	c, err := agent.NewClient(cfg)
 	if err != nil {
-		for _, l := range ls {
-			l.Close()
-		}
 		return badInput(err)
 	}
 	defer c.Close()
@@ -450,22 +331,54 @@ func agentClient(ctx context.Context, args []string) error {
 		return nil
 	}, log)
 	if err != nil {
-		for _, l := range ls {
-			l.Close()
-		}
 		return err
 	}
 	defer stopMetrics()
-	errs := make(chan error, len(ls))
+	errs := make(chan error, len(ls)+len(socks))
 	for _, l := range ls {
 		fmt.Fprintf(os.Stderr, "ct-client proxy on http://%s (ct-server %s, %d paths, scheduler %s)\n", l.Addr(), f.Server, len(cfg.Paths), f.Scheduler)
 		go func() { errs <- c.Serve(l) }()
 	}
+	for _, l := range socks {
+		fmt.Fprintf(os.Stderr, "ct-client SOCKS5 on socks5h://%s\n", l.Addr())
+		go func() { errs <- c.ServeSOCKS(l) }()
+	}
+	sdNotify(log, "READY=1") // the proxy accepts; paths come up on their own
+	defer sdNotify(log, "STOPPING=1")
 	select {
 	case <-ctx.Done():
+		// Drain: responses and tunnels in progress may finish, then
+		// what is left is reset (never a FIN on an incomplete response).
+		dctx, cancel := context.WithTimeout(context.Background(), agent.DefaultClientDrain)
+		defer cancel()
+		log.Info("draining", "for", agent.DefaultClientDrain.String())
+		if err := c.Shutdown(dctx); err != nil {
+			log.Warn(err.Error())
+		}
 		return nil
 	case err := <-errs:
 		return err
+	}
+}
+
+// listenAll opens ct-client's proxy listeners (all or none).
+func listenAll(addrs []string, log *slog.Logger) ([]net.Listener, error) {
+	var ls []net.Listener
+	for _, a := range addrs {
+		l, err := net.Listen("tcp", a)
+		if err != nil {
+			closeAll(ls)
+			return nil, badInput(fmt.Errorf("agent client: listen %s: %w", a, err))
+		}
+		warnNonLoopback(log, "--listen", l.Addr(), "ct-client's proxy has no authentication: anyone who reaches it uses this client's token")
+		ls = append(ls, l)
+	}
+	return ls, nil
+}
+
+func closeAll(ls []net.Listener) {
+	for _, l := range ls {
+		l.Close()
 	}
 }
 
@@ -475,14 +388,15 @@ func agentAbuse(ctx context.Context, args []string) error {
 abuse starts a real ct-server process (this binary, default configuration)
 on loopback, runs one misbehaving authenticated client (connections beyond
 max_conns, thousands of unread requests, unread CONNECT tunnels, a prefetch
-flood, handshakes that never say hello) beside a good ct-client that checks
+flood, handshakes that never say hello, short tunnels opened and closed one
+after another) beside a good ct-client that checks
 every byte, and reports ct-server's peak RSS and the good client's latency.
 It exits 1 when a bound is broken (agent/README.md, "Abuse").`)
 	full := fs.Bool("full", false, "the issue's size (4x the CI size; about a minute)")
 	md := fs.Bool("md", false, "print the README's markdown block")
 	verbose := fs.Bool("v", false, "progress and ct-server's log on stderr")
 	maxRSS := fs.Int64("max-rss-mib", 0, "bound on ct-server's peak RSS in MiB (default 400)")
-	only := fs.String("only", "", "tunnels or streams: only that abuse, to measure what one costs ct-server")
+	only := fs.String("only", "", "tunnels, streams or cycles: only that abuse, to measure what one costs ct-server")
 	maxP99 := fs.Duration("max-p99", 0, "bound on the good client's p99 latency (default 2s)")
 	if err := parseFlags(fs, args); err != nil {
 		return err

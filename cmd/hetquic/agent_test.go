@@ -1,10 +1,19 @@
 package main
 
 import (
+	"crypto/rand"
+	"net"
+	"net/netip"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
+	"syscall"
 	"testing"
+	"time"
+
+	"github.com/hetquic/hetquic/agent"
 )
 
 // TestAgentToken: "agent token FILE" writes a private 256-bit token once.
@@ -43,5 +52,119 @@ func TestAgentServerBadInput(t *testing.T) {
 		if code != 2 || !strings.Contains(lines[len(lines)-1], tc.want) {
 			t.Errorf("%v: exit %d, stderr %q, want 2 and %q", tc.args, code, stderr, tc.want)
 		}
+	}
+}
+
+// lockedBuffer collects a process's stderr for the test to search.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// waitFor polls cond for up to 10 s.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		if cond() {
+			return
+		}
+	}
+	t.Fatalf("timed out waiting for %s", what)
+}
+
+// TestAgentServerReload: a real ct-server process with --tokens-dir tells
+// systemd it is ready (READY=1 on $NOTIFY_SOCKET); after a token file is
+// removed and another added, SIGHUP reloads them: the revoked client's
+// open connection goes on, its next hello is refused with the reason, the
+// new client gets in.
+func TestAgentServerReload(t *testing.T) {
+	dir := t.TempDir()
+	tokens := filepath.Join(dir, "tokens")
+	os.Mkdir(tokens, 0o700)
+	for _, id := range []string{"alice", "bob"} {
+		if _, err := agent.WriteTokenFile(filepath.Join(dir, id+".token"), rand.Read); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tok := func(id string) string {
+		b, _ := os.ReadFile(filepath.Join(dir, id+".token"))
+		return strings.TrimSpace(string(b))
+	}
+	os.WriteFile(filepath.Join(tokens, "alice"), []byte(tok("alice")), 0o600)
+	notify, err := net.ListenUnixgram("unixgram", &net.UnixAddr{Name: filepath.Join(dir, "notify"), Net: "unixgram"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer notify.Close()
+	ca := filepath.Join(dir, "ca.pem")
+	ml, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	metrics := ml.Addr().String()
+	ml.Close()
+	cmd := exec.Command(os.Args[0], "agent", "server", "--listen", "127.0.0.1:0", "--self-signed", "--state-dir", filepath.Join(dir, "state"),
+		"--write-ca", ca, "--tokens-dir", tokens, "--allow", "127.0.0.1:9", "--metrics", metrics, "-v")
+	cmd.Env = append(os.Environ(), "HETQUIC_TEST_MAIN=1", "NOTIFY_SOCKET="+filepath.Join(dir, "notify"))
+	var stderr lockedBuffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { cmd.Process.Signal(syscall.SIGTERM); cmd.Wait() }()
+	notify.SetReadDeadline(time.Now().Add(10 * time.Second))
+	buf := make([]byte, 64)
+	if n, err := notify.Read(buf); err != nil || string(buf[:n]) != "READY=1" {
+		t.Fatalf("sd_notify: %q %v; stderr %s", buf[:n], err, stderr.String())
+	}
+	_, addr, _ := strings.Cut(stderr.String(), "ct-server on ")
+	addr, _, _ = strings.Cut(addr, ",")
+	client := func(id string) *agent.Client {
+		c, err := agent.NewClient(agent.ClientConfig{Server: addr, ServerName: "localhost", CAFile: ca, Token: tok(id),
+			Paths: []agent.LocalPath{{Name: "lo", Addr: netip.MustParseAddr("127.0.0.1")}}, ReconnectMax: 200 * time.Millisecond})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Close() })
+		return c
+	}
+	alice := client("alice")
+	waitFor(t, "alice connected", func() bool { return alice.Ready() == 1 })
+	os.Remove(filepath.Join(tokens, "alice"))
+	os.WriteFile(filepath.Join(tokens, "bob"), []byte(tok("bob")), 0o600)
+	cmd.Process.Signal(syscall.SIGHUP)
+	if n, err := notify.Read(buf); err != nil || string(buf[:n]) != "RELOADING=1" {
+		t.Fatalf("sd_notify on SIGHUP: %q %v", buf[:n], err)
+	}
+	waitFor(t, "reloaded", func() bool { return strings.Contains(stderr.String(), "reloaded the configuration and token files") })
+	bob := client("bob")
+	waitFor(t, "bob connected", func() bool { return bob.Ready() == 1 })
+	alice2 := client("alice")
+	waitFor(t, "alice's next hello refused", func() bool { return strings.Contains(stderr.String(), "unknown token") })
+	if alice.Ready() != 1 || alice2.Ready() != 0 {
+		t.Fatalf("after revoking alice: her open connection %d (want 1), a new one %d (want 0)", alice.Ready(), alice2.Ready())
+	}
+	// agent status reads the metrics endpoint: bob's line and the refusal.
+	out, errs, code := runCLI(t, "agent", "status", "--metrics", metrics)
+	if code != 0 || !strings.HasPrefix(out, "ct-server: ") || !strings.Contains(out, "\nbob ") || !strings.Contains(out, "unauthorized") {
+		t.Fatalf("agent status: exit %d\n%s%s", code, out, errs)
+	}
+	cmd.Process.Signal(syscall.SIGTERM)
+	cmd.Wait()
+	_, errs, code = runCLI(t, "agent", "status", "--metrics", metrics)
+	if lines := strings.Split(strings.TrimSpace(errs), "\n"); code != 1 || len(lines) != 1 || !strings.Contains(errs, "cannot reach") {
+		t.Fatalf("agent status of a stopped server: exit %d, %q", code, errs)
 	}
 }

@@ -1,6 +1,7 @@
 // Package memnet is an in-memory UDP network for tests: net.PacketConns
 // that exchange datagrams through queues instead of sockets, with switches
-// to black-hole an address and to delay datagrams. It plays the part of
+// to black-hole an address, to delay datagrams, and to give an address an
+// access link of a set rate and queue (SetLink). It plays the part of
 // wireguard-go's conn/bindtest: the same code under test runs over it and
 // over real sockets, so PCM-QUIC's, the agent's and the emulator's timer
 // behaviour (probe deadlines, stall detection, failover) can be tested
@@ -40,6 +41,29 @@ type Network struct {
 	next  map[netip.Addr]uint16 // the next ephemeral port per address
 	drop  map[netip.Addr]bool
 	delay map[netip.Addr]time.Duration
+	links map[netip.Addr]*link
+}
+
+// link is an address's access link: a bottleneck each way.
+type link struct{ up, down serializer }
+
+// serializer sends datagrams one after another at rate bytes/s, holding
+// at most queue bytes waiting (tail drop beyond, as a router's buffer).
+type serializer struct {
+	rate  float64
+	queue int
+	busy  time.Time // when the datagrams admitted so far have all left
+}
+
+// admit is when a datagram of size bytes that arrives at now has left,
+// or false when the queue is full.
+func (s *serializer) admit(now time.Time, size int) (time.Time, bool) {
+	start := maxTime(now, s.busy)
+	if waiting := start.Sub(now).Seconds() * s.rate; waiting+float64(size) > float64(s.queue) && waiting > 0 {
+		return time.Time{}, false
+	}
+	s.busy = start.Add(time.Duration(float64(size) / s.rate * float64(time.Second)))
+	return s.busy, true
 }
 
 // New returns an empty network.
@@ -49,7 +73,23 @@ func New() *Network {
 		next:  map[netip.Addr]uint16{},
 		drop:  map[netip.Addr]bool{},
 		delay: map[netip.Addr]time.Duration{},
+		links: map[netip.Addr]*link{},
 	}
+}
+
+// SetLink makes addr's access link a bottleneck of rate bytes/s in each
+// direction with a queue of queue bytes (tail drop beyond): what it sends
+// and what is sent to it wait their turn, as on a real uplink and
+// downlink, so congestion control meets a rate and loss, and a stalled or
+// moved transfer takes the time it would. rate 0 removes the link.
+func (n *Network) SetLink(addr netip.Addr, rate float64, queue int) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if rate <= 0 {
+		delete(n.links, addr.Unmap())
+		return
+	}
+	n.links[addr.Unmap()] = &link{up: serializer{rate: rate, queue: queue}, down: serializer{rate: rate, queue: queue}}
 }
 
 // ListenPacket opens a Conn on addr; port 0 picks a free one.
@@ -103,25 +143,38 @@ func (n *Network) SetDelay(addr netip.Addr, d time.Duration) {
 	n.mu.Unlock()
 }
 
-// send delivers b from src to to after src's delay, or drops it.
+// send delivers b from src to to after the links' queues and src's delay,
+// or drops it.
 func (n *Network) send(src *Conn, b []byte, to netip.AddrPort) {
+	now := time.Now()
+	at, ok := now, true
 	n.mu.Lock()
 	dst := n.conns[to]
 	dropped := n.drop[src.addr.Addr()] || n.drop[to.Addr()]
 	delay := n.delay[src.addr.Addr()]
+	if l := n.links[src.addr.Addr()]; l != nil && !dropped && dst != nil {
+		at, ok = l.up.admit(at, len(b))
+	}
+	if l := n.links[to.Addr()]; l != nil && ok && !dropped && dst != nil {
+		at, ok = l.down.admit(at, len(b))
+	}
 	n.mu.Unlock()
-	if dst == nil || dropped {
-		return // UDP: nobody there, or a dead link, loses the datagram
+	if dst == nil || dropped || !ok {
+		return // UDP: nobody there, a dead link or a full queue loses the datagram
 	}
 	d := datagram{b: append([]byte(nil), b...), from: src.addr}
-	if delay <= 0 && src.line.empty() {
+	ln := src.lineTo(to)
+	at = at.Add(delay)
+	if !at.After(now) && ln.empty() {
 		dst.deliver(d)
 		return
 	}
-	src.line.push(time.Now().Add(delay), dst, d)
+	ln.push(at, dst, d)
 }
 
-// line delivers a sender's delayed datagrams in the order they were sent,
+// line delivers a sender's delayed datagrams to one receiver in the order
+// they were sent (one line per receiver: a slow link to one does not hold
+// up another),
 // as a link does: timers that expire at the same instant run in no set
 // order, so one timer at a time takes the head of a FIFO. Changing the
 // delay never reorders (a datagram leaves no earlier than the one before).
@@ -198,16 +251,32 @@ type datagram struct {
 // Conn is one endpoint: a net.PacketConn whose addresses are *net.UDPAddr,
 // as a UDP socket's are.
 type Conn struct {
-	net  *Network
-	addr netip.AddrPort
-	line line // what it sent that is still in flight
-	q    *pktqueue.Queue
+	net   *Network
+	addr  netip.AddrPort
+	mu    sync.Mutex
+	lines map[netip.AddrPort]*line // what it sent that is still in flight, by receiver
+	q     *pktqueue.Queue
 }
 
 var _ net.PacketConn = (*Conn)(nil)
 
 func (c *Conn) deliver(d datagram) {
 	c.q.TryPush(pktqueue.Datagram{B: d.b, From: net.UDPAddrFromAddrPort(d.from)})
+}
+
+// lineTo is the line of what c sends to.
+func (c *Conn) lineTo(to netip.AddrPort) *line {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.lines == nil {
+		c.lines = map[netip.AddrPort]*line{}
+	}
+	l := c.lines[to]
+	if l == nil {
+		l = &line{}
+		c.lines[to] = l
+	}
+	return l
 }
 
 // ReadFrom waits for a datagram, the read deadline or Close.
@@ -235,7 +304,11 @@ func (c *Conn) Close() error {
 	if !c.q.Close() {
 		return errors.New("memnet: close: already closed")
 	}
-	c.line.stop()
+	c.mu.Lock()
+	for _, l := range c.lines {
+		l.stop()
+	}
+	c.mu.Unlock()
 	c.net.mu.Lock()
 	delete(c.net.conns, c.addr)
 	c.net.mu.Unlock()

@@ -70,3 +70,50 @@ func TestExchangeDropDelayDeadline(t *testing.T) {
 		}
 	})
 }
+
+// A link of 1000 bytes/s with a 3000-byte queue: a burst of ten 1000-byte
+// datagrams leaves one per second while three fit, the rest are dropped;
+// a datagram to another receiver is not held behind them (one line each),
+// and the receiving side's link is a bottleneck too.
+func TestLinkRateQueue(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		n := New()
+		a, _ := n.ListenPacket(netip.MustParseAddrPort("10.0.0.1:1"))
+		b, _ := n.ListenPacket(netip.MustParseAddrPort("10.0.0.2:1"))
+		c, _ := n.ListenPacket(netip.MustParseAddrPort("10.0.0.3:1"))
+		defer a.Close()
+		defer b.Close()
+		defer c.Close()
+		n.SetLink(a.addr.Addr(), 1000, 3000)
+		start := time.Now()
+		for range 10 {
+			a.WriteTo(make([]byte, 1000), b.LocalAddr())
+		}
+		buf := make([]byte, 2000)
+		for i := 1; i <= 3; i++ {
+			if _, _, err := b.ReadFrom(buf); err != nil {
+				t.Fatal(err)
+			}
+			if d := time.Since(start); d != time.Duration(i)*time.Second {
+				t.Fatalf("datagram %d after %v, want %ds", i, d, i)
+			}
+		}
+		b.SetReadDeadline(time.Now().Add(10 * time.Second))
+		if _, _, err := b.ReadFrom(buf); !errors.Is(err, os.ErrDeadlineExceeded) {
+			t.Fatalf("a fourth datagram (the queue held three): %v", err)
+		}
+		b.SetReadDeadline(time.Time{})
+		// The downlink: c's link slows what it receives.
+		n.SetLink(a.addr.Addr(), 0, 0)
+		n.SetLink(c.addr.Addr(), 500, 3000)
+		start = time.Now()
+		a.WriteTo(make([]byte, 1000), c.LocalAddr())
+		a.WriteTo([]byte("x"), b.LocalAddr())
+		if _, _, err := b.ReadFrom(buf); err != nil || time.Since(start) != 0 {
+			t.Fatalf("b's datagram: %v after %v, want at once", err, time.Since(start))
+		}
+		if _, _, err := c.ReadFrom(buf); err != nil || time.Since(start) != 2*time.Second {
+			t.Fatalf("c's datagram: %v after %v, want 2s", err, time.Since(start))
+		}
+	})
+}

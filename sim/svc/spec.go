@@ -7,7 +7,6 @@ import (
 	"io/fs"
 	"math"
 	"path"
-	"slices"
 	"strings"
 	"time"
 
@@ -21,7 +20,7 @@ import (
 // replay evaluation. A YAML file; see experiments/ and README.md.
 type Spec struct {
 	Name        string       `yaml:"name"`
-	Mode        string       `yaml:"mode"` // video (experiment.ModeVideo)
+	Mode        string       `yaml:"mode"` // video (svc.Mode)
 	Description string       `yaml:"description"`
 	Figure      string       `yaml:"figure"` // the thesis figure it reproduces
 	Scenario    ScenarioSpec `yaml:"scenario"`
@@ -83,9 +82,6 @@ func Names() []string {
 	}
 	return out
 }
-
-// IsBuiltin reports whether name is a built-in chapter-4 experiment.
-func IsBuiltin(name string) bool { return slices.Contains(Names(), strings.TrimSuffix(name, ".yaml")) }
 
 // LoadBuiltin loads a built-in experiment by name.
 func LoadBuiltin(name string) (*Spec, error) {

@@ -1,0 +1,396 @@
+package agent
+
+import (
+	"crypto/tls"
+	"errors"
+	"flag"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// flagOverlay lays command-line flags over a YAML file: every flag given
+// records a setter, and apply runs them in order after the file is read.
+// A flag left out keeps the file's value; a flag given overrides it, even
+// with a zero value. Flags are registered with one line each (see
+// RegisterServerFlags), so a new file field gets its flag without a new
+// merge rule in cmd.
+type flagOverlay[T any] struct {
+	sets []func(*T)
+}
+
+func (o *flagOverlay[T]) apply(f *T) {
+	for _, set := range o.sets {
+		set(f)
+	}
+}
+
+// str registers a string flag that replaces *field.
+func (o *flagOverlay[T]) str(fs *flag.FlagSet, name, usage string, field func(*T) *string) {
+	fs.Func(name, usage, func(v string) error {
+		o.sets = append(o.sets, func(f *T) { *field(f) = v })
+		return nil
+	})
+}
+
+// list registers a comma-separated flag that replaces (or, with add,
+// extends) *field.
+func (o *flagOverlay[T]) list(fs *flag.FlagSet, name, usage string, add bool, field func(*T) *[]string) {
+	fs.Func(name, usage, func(v string) error {
+		items := SplitList(v)
+		o.sets = append(o.sets, func(f *T) {
+			if add {
+				*field(f) = append(*field(f), items...)
+			} else {
+				*field(f) = items
+			}
+		})
+		return nil
+	})
+}
+
+// integer registers an integer flag; set stores it.
+func (o *flagOverlay[T]) integer(fs *flag.FlagSet, name, usage string, set func(*T, int64)) {
+	fs.Func(name, usage, func(v string) error {
+		n, err := strconv.ParseInt(v, 0, 64)
+		if err != nil {
+			return fmt.Errorf("want an integer, got %q", v)
+		}
+		o.sets = append(o.sets, func(f *T) { set(f, n) })
+		return nil
+	})
+}
+
+// millis registers a duration flag (800ms, 2s) stored in milliseconds.
+func (o *flagOverlay[T]) millis(fs *flag.FlagSet, name, usage string, field func(*T) *int64) {
+	fs.Func(name, usage, func(v string) error {
+		d, err := time.ParseDuration(v)
+		if err != nil || d < 0 {
+			return fmt.Errorf("want a duration such as 800ms or 2s, got %q", v)
+		}
+		o.sets = append(o.sets, func(f *T) { *field(f) = d.Milliseconds() })
+		return nil
+	})
+}
+
+// boolean registers a flag that sets *field to true.
+func (o *flagOverlay[T]) boolean(fs *flag.FlagSet, name, usage string, field func(*T) *bool) {
+	fs.BoolFunc(name, usage, func(v string) error {
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			return err
+		}
+		o.sets = append(o.sets, func(f *T) { *field(f) = b })
+		return nil
+	})
+}
+
+// loadOver reads the YAML file name with load ("" none) and lays the
+// given flags over it.
+func loadOver[T any](name string, load func(string) (T, error), over *flagOverlay[T]) (T, error) {
+	var f T
+	if name != "" {
+		var err error
+		if f, err = load(name); err != nil {
+			return f, err
+		}
+	}
+	over.apply(&f)
+	return f, nil
+}
+
+// SplitList splits a comma-separated flag value, dropping empty items.
+func SplitList(s string) []string {
+	var out []string
+	for _, x := range strings.Split(s, ",") {
+		if x = strings.TrimSpace(x); x != "" {
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+// ServerFlags are the flags of "hetquic agent server": the YAML file
+// (--config) and the flags laid over it. Load after the FlagSet is parsed.
+type ServerFlags struct {
+	Config  string        // --config
+	WriteCA string        // --write-ca: where the self-signed certificate goes for clients
+	Drain   time.Duration // --drain
+	over    flagOverlay[ServerFile]
+}
+
+// RegisterServerFlags registers ct-server's flags on fs.
+func RegisterServerFlags(fs *flag.FlagSet) *ServerFlags {
+	sf := &ServerFlags{}
+	o := &sf.over
+	fs.StringVar(&sf.Config, "config", "", "YAML configuration file (flags override it)")
+	fs.StringVar(&sf.WriteCA, "write-ca", "", "with --self-signed: write the certificate to FILE for clients' --ca")
+	fs.DurationVar(&sf.Drain, "drain", 10*time.Second, "on Ctrl-C/SIGTERM, let streams in progress finish for up to this long")
+	o.str(fs, "listen", "UDP address to listen on (default 0.0.0.0:4433)", func(f *ServerFile) *string { return &f.Listen })
+	o.str(fs, "cert", "PEM certificate chain", func(f *ServerFile) *string { return &f.Cert })
+	o.str(fs, "key", "PEM private key", func(f *ServerFile) *string { return &f.Key })
+	o.boolean(fs, "self-signed", "use a self-signed certificate, kept in --state-dir across restarts", func(f *ServerFile) *bool { return &f.SelfSigned })
+	o.str(fs, "state-dir", "with --self-signed: keep the certificate and key here (default $HOME/.local/state/hetquic)", func(f *ServerFile) *string { return &f.StateDir })
+	o.list(fs, "allow", "upstream app-servers host:port, comma-separated (added to the file's allow-list)", true, func(f *ServerFile) *[]string { return &f.Allow })
+	o.list(fs, "allow-internal", "internal addresses or prefixes (10.1.2.3,192.168.0.0/24) allow-listed names may resolve to, comma-separated (added to the file's allow_internal)", true, func(f *ServerFile) *[]string { return &f.AllowInternal })
+	o.str(fs, "token", "accept one client, id \"default\", with this token (>= 96 bits; see agent token)", func(f *ServerFile) *string { return &f.Token })
+	o.str(fs, "token-file", "like --token, read from FILE (make one with: hetquic agent token FILE)", func(f *ServerFile) *string { return &f.TokenFile })
+	o.str(fs, "tokens-dir", "accept one client per file in DIR: the file name is its id, the content its token", func(f *ServerFile) *string { return &f.TokensDir })
+	o.str(fs, "metrics", "serve Prometheus metrics and /healthz on host:port", func(f *ServerFile) *string { return &f.Metrics })
+	o.str(fs, "qlog-dir", "write a qlog trace per connection into DIR", func(f *ServerFile) *string { return &f.QlogDir })
+	o.integer(fs, "memory-budget", "bytes all clients' work may reserve before new work gets 503 (default 512 MiB)", func(f *ServerFile, n int64) { f.MemoryBudget = n })
+	return sf
+}
+
+// Load reads --config (if given), lays the flags over it and fills in the
+// defaults. Errors name the file or flag that was wrong.
+func (sf *ServerFlags) Load() (ServerFile, error) {
+	f, err := loadOver(sf.Config, LoadServerFile, &sf.over)
+	if err != nil {
+		return f, err
+	}
+	if f.Listen == "" {
+		f.Listen = "0.0.0.0:4433"
+	}
+	if f.MemoryBudget < 0 {
+		return f, errors.New("agent server: --memory-budget must be >= 0")
+	}
+	return f, nil
+}
+
+// Authorized returns the clients f accepts: its clients list, one client
+// "default" for token or token_file, and one per file of tokens_dir.
+// warn receives warnings about token files others can read.
+func (f ServerFile) Authorized(warn func(string)) ([]ClientAuth, error) {
+	clients := append([]ClientAuth(nil), f.Clients...)
+	tok := f.Token
+	if f.TokenFile != "" {
+		var err error
+		if tok, err = ReadTokenFile(f.TokenFile, warn); err != nil {
+			return nil, err
+		}
+	}
+	if tok != "" {
+		clients = append(clients, ClientAuth{ID: "default", Token: tok})
+	}
+	if f.TokensDir != "" {
+		dir, err := ReadTokensDir(f.TokensDir, warn)
+		if err != nil {
+			return nil, err
+		}
+		clients = append(clients, dir...)
+	}
+	if len(clients) == 0 {
+		return nil, errors.New("agent server: no clients: give --token-file (make one with: hetquic agent token FILE), --tokens-dir, --token or clients in --config")
+	}
+	return clients, nil
+}
+
+// ReadTokenFile reads a token file, calling warn when others can read it.
+func ReadTokenFile(name string, warn func(string)) (string, error) {
+	b, err := os.ReadFile(name)
+	if err != nil {
+		return "", err
+	}
+	if w := CheckTokenFile(name); w != "" {
+		warn(w)
+	}
+	return strings.TrimSpace(string(b)), nil
+}
+
+// TLS returns ct-server's certificate: the self-signed identity kept in
+// StateDir (certPEM is then the certificate for clients' --ca) or the
+// Cert/Key pair.
+func (f ServerFile) TLS(now time.Time, log *slog.Logger) (conf *tls.Config, certPEM []byte, err error) {
+	switch {
+	case f.SelfSigned:
+		dir := f.StateDir
+		if dir == "" {
+			home, err := os.UserHomeDir()
+			if err != nil {
+				return nil, nil, errors.New("agent server: --self-signed needs --state-dir (no home directory)")
+			}
+			dir = filepath.Join(home, ".local", "state", "hetquic")
+		}
+		var names []string
+		if host, _, err := net.SplitHostPort(f.Listen); err == nil && host != "" && host != "0.0.0.0" && host != "::" {
+			names = append(names, host)
+		}
+		c, certPEM, created, err := LoadOrCreateIdentity(dir, now, names...)
+		if err != nil {
+			return nil, nil, fmt.Errorf("agent server: %w", err)
+		}
+		if created {
+			log.Warn("made a new self-signed certificate; clients need it as --ca", "state_dir", dir)
+		} else {
+			log.Info("reusing the self-signed certificate", "state_dir", dir)
+		}
+		return &tls.Config{Certificates: []tls.Certificate{c}}, certPEM, nil
+	case f.Cert != "" && f.Key != "":
+		c, err := tls.LoadX509KeyPair(f.Cert, f.Key)
+		if err != nil {
+			return nil, nil, fmt.Errorf("agent server: certificate: %w", err)
+		}
+		return &tls.Config{Certificates: []tls.Certificate{c}}, nil, nil
+	}
+	return nil, nil, errors.New("agent server: give --cert and --key, or --self-signed")
+}
+
+// Policy is what ct-server reloads on SIGHUP (Server.Reload): who may
+// connect and where they may go, with the token files read again. warn
+// receives warnings about token files others can read.
+func (f ServerFile) Policy(warn func(string)) (Policy, error) {
+	clients, err := f.Authorized(warn)
+	if err != nil {
+		return Policy{}, err
+	}
+	if len(f.Allow) == 0 {
+		return Policy{}, errors.New("agent server: empty allow-list: give --allow or allow in --config (ct-server never forwards anywhere)")
+	}
+	return Policy{Clients: clients, Limits: f.Limits, Allow: f.Allow, AllowInternal: f.AllowInternal, Prefetch: f.Prefetch}, nil
+}
+
+// RestartOnly names the settings that differ between f and g and that a
+// reload does not apply (they need a restart).
+func (f ServerFile) RestartOnly(g ServerFile) []string {
+	var names []string
+	for _, x := range []struct {
+		name string
+		a, b any
+	}{
+		{"listen", f.Listen, g.Listen}, {"cert", f.Cert, g.Cert}, {"key", f.Key, g.Key},
+		{"self_signed", f.SelfSigned, g.SelfSigned}, {"state_dir", f.StateDir, g.StateDir},
+		{"memory_budget", f.MemoryBudget, g.MemoryBudget}, {"header_timeout_ms", f.HeaderTimeoutMS, g.HeaderTimeoutMS},
+		{"metrics", f.Metrics, g.Metrics}, {"qlog_dir", f.QlogDir, g.QlogDir},
+	} {
+		if x.a != x.b {
+			names = append(names, x.name)
+		}
+	}
+	return names
+}
+
+// ClientFlags are the flags of "hetquic agent client": the YAML file
+// (--config) and the flags laid over it. Load after the FlagSet is parsed.
+type ClientFlags struct {
+	Config     string // --config
+	cacheDir   string
+	cacheBytes int64
+	over       flagOverlay[ClientFile]
+}
+
+// RegisterClientFlags registers ct-client's flags on fs.
+func RegisterClientFlags(fs *flag.FlagSet) *ClientFlags {
+	cf := &ClientFlags{}
+	o := &cf.over
+	fs.StringVar(&cf.Config, "config", "", "YAML configuration file (flags override it)")
+	o.str(fs, "server", "ct-server UDP host:port", func(f *ClientFile) *string { return &f.Server })
+	o.str(fs, "server-name", "ct-server's TLS name (default: the host of --server)", func(f *ClientFile) *string { return &f.ServerName })
+	o.str(fs, "ca", "PEM certificate to trust for ct-server (e.g. from agent server --write-ca)", func(f *ClientFile) *string { return &f.CA })
+	o.str(fs, "token", "this client's token", func(f *ClientFile) *string { return &f.Token })
+	o.str(fs, "token-file", "read the token from FILE", func(f *ClientFile) *string { return &f.TokenFile })
+	o.list(fs, "paths", "local interfaces NAME=IP (or IP), comma-separated: one QUIC connection each (see --conns-per-path)", false, func(f *ClientFile) *[]string { return &f.Paths })
+	o.integer(fs, "conns-per-path", "QUIC connections per interface, 1 to 4 (default 1): more fill lossy links (agent/README.md, Lanes)", func(f *ClientFile, n int64) { f.ConnsPerPath = int(n) })
+	o.list(fs, "listen", "proxy listen addresses, comma-separated (default 127.0.0.1:8080)", false, func(f *ClientFile) *[]string { return &f.Listen })
+	o.list(fs, "socks", "SOCKS5 listen addresses, comma-separated (default none; e.g. 127.0.0.1:1080)", false, func(f *ClientFile) *[]string { return &f.Socks })
+	o.str(fs, "scheduler", fmt.Sprintf("path scheduler, one of %v (default %s)", SchedulerNames, DefaultScheduler), func(f *ClientFile) *string { return &f.Scheduler })
+	o.str(fs, "app-rule", "how apps are told apart: host, port or header:NAME (default host)", func(f *ClientFile) *string { return &f.AppRule })
+	o.millis(fs, "stall-timeout", "silence after which a response's path is checked and the stream moved (default 800ms)", func(f *ClientFile) *int64 { return &f.StallTimeoutMS })
+	o.str(fs, "metrics", "serve Prometheus metrics and /healthz on host:port", func(f *ClientFile) *string { return &f.Metrics })
+	o.str(fs, "qlog-dir", "write a qlog trace per connection into DIR", func(f *ClientFile) *string { return &f.QlogDir })
+	fs.StringVar(&cf.cacheDir, "cache-dir", "", "prefetch cache directory (enables prefetch)")
+	fs.Int64Var(&cf.cacheBytes, "cache-bytes", 256<<20, "prefetch cache size bound in bytes")
+	return cf
+}
+
+// Load reads --config (if given), lays the flags over it, reads the token
+// file and fills in the defaults. Errors name what was wrong; warn
+// receives warnings about the token file.
+func (cf *ClientFlags) Load(warn func(string)) (ClientFile, error) {
+	f, err := loadOver(cf.Config, LoadClientFile, &cf.over)
+	if err != nil {
+		return f, err
+	}
+	if cf.cacheDir != "" {
+		f.Cache = &CacheFile{Dir: cf.cacheDir, MaxBytes: cf.cacheBytes}
+	}
+	if f.Server == "" {
+		return f, errors.New("agent client: give --server or server in --config")
+	}
+	host, _, err := net.SplitHostPort(f.Server)
+	if err != nil {
+		return f, fmt.Errorf("agent client: --server %q: %w", f.Server, err)
+	}
+	f.ServerName = cmpOr(f.ServerName, host)
+	if f.TokenFile != "" {
+		if f.Token, err = ReadTokenFile(f.TokenFile, warn); err != nil {
+			return f, err
+		}
+	}
+	if f.Token == "" {
+		return f, errors.New("agent client: give --token or --token-file")
+	}
+	if len(f.Paths) == 0 {
+		return f, errors.New("agent client: give --paths (one local address per interface)")
+	}
+	f.Scheduler = cmpOr(f.Scheduler, DefaultScheduler)
+	if len(f.Listen) == 0 {
+		f.Listen = []string{"127.0.0.1:8080"}
+	}
+	return f, nil
+}
+
+func cmpOr(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}
+
+// ClientConfig turns a loaded file into a ClientConfig: paths and lanes,
+// scheduler, app rule, CA and cache. QUIC and Log are left to the caller.
+func (f ClientFile) ClientConfig(now time.Time) (ClientConfig, error) {
+	cfg := ClientConfig{Server: f.Server, ServerName: f.ServerName, Token: f.Token, Priority: f.Priority,
+		StallTimeout: time.Duration(f.StallTimeoutMS) * time.Millisecond, IdleTimeout: time.Duration(f.IdleTimeoutMS) * time.Millisecond,
+		TLS: &tls.Config{}}
+	for _, p := range f.Paths {
+		lp, err := ParseLocalPath(p)
+		if err != nil {
+			return cfg, fmt.Errorf("agent client: %w", err)
+		}
+		cfg.Paths = append(cfg.Paths, lp)
+	}
+	var err error
+	if cfg.Paths, err = Lanes(cfg.Paths, max(f.ConnsPerPath, 1)); err != nil {
+		return cfg, fmt.Errorf("agent client: %w", err)
+	}
+	if cfg.Scheduler, err = NewScheduler(f.Scheduler, len(cfg.Paths), 1); err != nil {
+		return cfg, fmt.Errorf("agent client: %w", err)
+	}
+	if f.AppRule != "" {
+		if cfg.AppRule, err = ParseAppRule(f.AppRule); err != nil {
+			return cfg, fmt.Errorf("agent client: %w", err)
+		}
+	}
+	if f.CA != "" {
+		if _, err := LoadCAFile(f.CA); err != nil {
+			return cfg, fmt.Errorf("agent client: --ca: %w", err)
+		}
+		cfg.CAFile = f.CA // re-read before every dial
+	}
+	if f.Cache != nil {
+		ttl := time.Duration(f.Cache.DefaultTTLS) * time.Second
+		if ttl == 0 {
+			ttl = 10 * time.Minute
+		}
+		if cfg.Cache, err = OpenCache(f.Cache.Dir, f.Cache.MaxBytes, ttl, now); err != nil {
+			return cfg, fmt.Errorf("agent client: %w", err)
+		}
+	}
+	return cfg, nil
+}

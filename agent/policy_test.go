@@ -1,0 +1,74 @@
+package agent
+
+import (
+	"context"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestReload: a reload revokes a token without dropping its client's
+// connection (its requests go on; its next hello is refused), admits a
+// new client, applies a new allow-list to the next request, keeps a
+// client's state and takes its new limits; a bad policy changes nothing.
+func TestReload(t *testing.T) {
+	up := startUpstream(t)
+	other := startUpstream(t)
+	ts := startServer(t, "", nil, up.hostport)
+	alice := startClient(t, ts, 1, true, nil)
+	carol := testToken + "-carol"
+	err := ts.Reload(Policy{Clients: []ClientAuth{{ID: "carol", Token: carol}, {ID: "alice2", Token: testToken + "-x", Limits: &Limits{MaxStreams: 7}}},
+		Allow: []string{up.hostport, other.hostport}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp, _ := alice.get(t, up.URL+"/bytes/10"); resp.StatusCode != 200 {
+		t.Fatalf("revoked client's open connection: %d", resp.StatusCode)
+	}
+	if resp, _ := alice.get(t, other.URL+"/bytes/10"); resp.StatusCode != 200 {
+		t.Fatalf("newly allowed upstream: %d", resp.StatusCode)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+	defer cancel()
+	again := startClient(t, ts, 1, false, nil)
+	time.Sleep(500 * time.Millisecond)
+	again.paths[0].mu.Lock()
+	why := again.paths[0].lastErr
+	again.paths[0].mu.Unlock()
+	if again.Ready() != 0 || !strings.Contains(why, "unknown token") {
+		t.Fatalf("revoked token at its next hello: ready %d, %q", again.Ready(), why)
+	}
+	c := startClient(t, ts, 1, false, func(c *ClientConfig) { c.Token = carol })
+	if err := c.WaitReady(ctx, 1); err != nil {
+		t.Fatalf("new client: %v", err)
+	}
+	// A client that stays keeps its state (carol's connection) and takes
+	// its new limits.
+	before := ts.pol.Load().clients[0]
+	if err := ts.Reload(Policy{Clients: []ClientAuth{{ID: "carol", Token: carol, Limits: &Limits{MaxStreams: 3}}}, Allow: []string{up.hostport}}); err != nil {
+		t.Fatal(err)
+	}
+	cs := ts.pol.Load().clients[0]
+	cs.mu.Lock()
+	conns := cs.conns
+	cs.mu.Unlock()
+	if cs != before || cs.currentLimits().MaxStreams != 3 || conns != 1 {
+		t.Fatalf("carol's state replaced (%v, %d conns) or limits not taken: %+v", cs != before, conns, cs.currentLimits())
+	}
+	if resp, _ := alice.get(t, other.URL+"/bytes/10"); resp.StatusCode != http.StatusForbidden {
+		t.Fatalf("upstream removed from the allow-list: %d", resp.StatusCode)
+	}
+	for _, bad := range []Policy{
+		{Clients: []ClientAuth{{ID: "weak", Token: "passwordpassword"}}, Allow: []string{up.hostport}},
+		{Allow: []string{up.hostport}},
+		{Clients: []ClientAuth{{ID: "alice", Token: testToken}}, Allow: []string{up.hostport}, AllowInternal: []string{"10.0.0.1/8"}},
+	} {
+		if err := ts.Reload(bad); err == nil {
+			t.Errorf("%+v: accepted", bad)
+		}
+	}
+	if resp, _ := alice.get(t, up.URL+"/bytes/10"); resp.StatusCode != 200 {
+		t.Fatalf("after refused reloads: %d", resp.StatusCode)
+	}
+}

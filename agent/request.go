@@ -1,0 +1,666 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/quic-go/quic-go"
+
+	"github.com/hetquic/hetquic/internal/resume"
+)
+
+// Timeouts of the request path. None bounds a whole request: a body or a
+// response may take as long as it keeps moving.
+const (
+	// BodyIdleTimeout: a request body (the app's to ct-client, ct-client's
+	// to ct-server) that delivers fewer than BodyProgressBytes in this long
+	// is cut — 408 if no response head went out, else a reset. A body that
+	// stops is the sender's trouble or its path's, and without a cut each
+	// such request holds a stream slot and an upstream connection for ever
+	// (issue 23: 1 byte/s went on for 42 s and counting). 10 s is ct-server's
+	// head timeout: a body may be as slow to resume as a head to arrive.
+	BodyIdleTimeout = 10 * time.Second
+	// BodyProgressBytes is the progress a body must make per
+	// BodyIdleTimeout (so at least ~100 bytes/s): counting single bytes as
+	// progress would let 1 byte/s hold its slot for ever (Apache's
+	// mod_reqtimeout MinRate, not nginx's read-to-read timeout). Interactive
+	// byte streams belong in CONNECT tunnels, which have no such rule.
+	BodyProgressBytes = 1 << 10
+	// ResponseHeadTimeout bounds ct-client's wait for a response head
+	// after the whole request went out: ct-server's own wait for the
+	// app-server (DefaultUpstreamTimeout, after which it answers 504) plus
+	// 5 s, so the app gets ct-server's answer rather than this cut. A head
+	// that is late while pings answer means a slow app-server, not a dead
+	// path (stall detection keeps waiting), so without this bound a
+	// request to an app-server that never answers was held for ever.
+	ResponseHeadTimeout = DefaultUpstreamTimeout + 5*time.Second
+	// DefaultUpstreamTimeout (ct-server, ServerConfig.UpstreamTimeout)
+	// bounds dialling an app-server and waiting for its response head
+	// after the whole request went to it: an app-server that accepts and
+	// never answers would otherwise hold the stream's slot for ever; 30 s
+	// is a patient browser's wait.
+	DefaultUpstreamTimeout = 30 * time.Second
+)
+
+var (
+	// errBodyIdle: the request body made no progress for BodyIdleTimeout.
+	errBodyIdle = errors.New("request body idle")
+	// errHeadTimeout: no response head within ResponseHeadTimeout.
+	errHeadTimeout = errors.New("no response head")
+	// errSendStopped: the attempt sending a body ended first.
+	errSendStopped = errors.New("request body: sending stopped")
+)
+
+// appBodyError is the app's request body failing (malformed framing,
+// idle, closed): the app's trouble, answered with 400 or 408, never a path
+// to move from.
+type appBodyError struct{ err error }
+
+func (e *appBodyError) Error() string { return "request body: " + e.err.Error() }
+func (e *appBodyError) Unwrap() error { return e.err }
+
+// idleBody reads a request body that must deliver BodyProgressBytes per
+// BodyIdleTimeout: each read's deadline (set through setDeadline, the
+// app connection's or the stream's) is the end of the current progress
+// window. stop cuts it from outside (the attempt that sends it ended).
+type idleBody struct {
+	r           io.ReadCloser
+	setDeadline func(time.Time) error
+	idle        time.Duration
+	min         int64
+
+	mu      sync.Mutex
+	window  time.Time // start of the progress window
+	n       int64     // bytes in the window
+	stopped bool
+	err     *appBodyError // the body's failure, once it failed
+}
+
+// failure is the body's failure (nil: none): http.Request.Write hides it
+// in a type of its own.
+func (b *idleBody) failure() error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.err == nil {
+		return nil
+	}
+	return b.err
+}
+
+func newIdleBody(r io.ReadCloser, setDeadline func(time.Time) error) *idleBody {
+	return &idleBody{r: r, setDeadline: setDeadline, idle: BodyIdleTimeout, min: BodyProgressBytes}
+}
+
+func (b *idleBody) Read(p []byte) (int, error) {
+	b.mu.Lock()
+	if b.stopped {
+		b.mu.Unlock()
+		return 0, errSendStopped
+	}
+	if b.window.IsZero() {
+		b.window = time.Now()
+	}
+	end := b.window.Add(b.idle)
+	b.setDeadline(end)
+	b.mu.Unlock()
+	n, err := b.r.Read(p)
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.n += int64(n); b.n >= b.min {
+		b.window, b.n = time.Now(), 0
+	}
+	if b.stopped {
+		return n, errSendStopped // our cut, not the app's failure
+	}
+	if err != nil && err != io.EOF {
+		if isTimeout(err) && !time.Now().Before(end) {
+			err = errBodyIdle
+		}
+		b.err = &appBodyError{err}
+		return n, b.err
+	}
+	return n, err
+}
+
+func (b *idleBody) Close() error { return b.r.Close() }
+
+// stop makes a pending and every later Read fail at once.
+func (b *idleBody) stop() {
+	b.mu.Lock()
+	b.stopped = true
+	b.mu.Unlock()
+	b.setDeadline(time.Unix(1, 0))
+}
+
+// clear lifts the deadline the body set (the connection may carry more).
+func (b *idleBody) clear() { b.setDeadline(time.Time{}) }
+
+// forward sends r through ct-server and writes the response to w. When
+// the path stalls or its connection dies mid-response, a GET or HEAD carries
+// on over another path from the byte where it stopped (Cybertwin §IV-B:
+// re-request (localSize, fileSize]), so the app sees one intact response.
+// It returns the body bytes written to w.
+//
+// Stall detection: a read waits StallTimeout/2; if nothing arrived on any
+// stream of the path meanwhile, ct-client pings ct-server over the path with
+// another StallTimeout/2. No pong: the path is dead, the stream moves (about
+// StallTimeout after the last byte). A pong: the app-server is slow, not the
+// path, and the stream keeps waiting (up to ResponseHeadTimeout for a head).
+func (c *Client) forward(w http.ResponseWriter, r *http.Request, sr Request) (int64, error) {
+	return c.newFetch(w, r, sr, 0, false).run()
+}
+
+// forwardFrom is forward for a response of which delivered body bytes
+// (and the head, if headersSent) went to the app already.
+func (c *Client) forwardFrom(w http.ResponseWriter, r *http.Request, sr Request, delivered int64, headersSent bool) (int64, error) {
+	return c.newFetch(w, r, sr, delivered, headersSent).run()
+}
+
+// fetch is one app request (not CONNECT) on its way through ct-server,
+// over the attempts it may take: what went to the app already (the head,
+// body bytes), the paths tried, and when the last attempt stalled. run
+// plans each attempt (request), runs it on one stream (a leg), and decides
+// what its failure means (again, fail).
+type fetch struct {
+	c   *Client
+	w   http.ResponseWriter
+	r   *http.Request
+	ctx context.Context
+	sr  Request
+	hdr http.Header // the app's header, hop-by-hop fields removed
+
+	resumable bool // GET/HEAD, no body, at most one range: may go on elsewhere
+	orig      resume.Range
+	hasRange  bool
+	body      *idleBody // the app's request body (nil: none); read once
+
+	delivered   int64 // body bytes written to w
+	headersSent bool
+	stalledAt   time.Time // last byte of a stalled attempt (zero: none pending)
+	avoid       map[int]bool
+	refusals    int // ct-server's limit refusals waited out
+	free        int // retries after our own closing of a connection that do not count
+}
+
+func (c *Client) newFetch(w http.ResponseWriter, r *http.Request, sr Request, delivered int64, headersSent bool) *fetch {
+	f := &fetch{c: c, w: w, r: r, ctx: r.Context(), sr: sr, delivered: delivered, headersSent: headersSent, avoid: map[int]bool{}}
+	hasBody := r.Body != nil && r.Body != http.NoBody
+	f.resumable = (r.Method == http.MethodGet || r.Method == http.MethodHead) && (!hasBody || r.ContentLength == 0)
+	if v := r.Header.Get("Range"); v != "" {
+		if f.orig, f.hasRange = resume.ParseRange(v); !f.hasRange {
+			f.resumable = false
+		}
+	}
+	if !f.resumable && hasBody {
+		rc := http.NewResponseController(w)
+		// The response is read while the body is still going out (an
+		// echo's response fills the window before the body ends); net/http
+		// would otherwise stop the body at the response's first flush.
+		rc.EnableFullDuplex()
+		f.body = newIdleBody(r.Body, rc.SetReadDeadline)
+	}
+	f.hdr = r.Header.Clone()
+	removeHopHeaders(f.hdr)
+	if _, ok := f.hdr["User-Agent"]; !ok {
+		f.hdr["User-Agent"] = []string{""} // pass the app's absence on: no Go default
+	}
+	return f
+}
+
+func (f *fetch) run() (int64, error) {
+	if f.body != nil {
+		defer f.body.clear()
+	}
+	attempts := 1
+	if f.resumable {
+		attempts = f.c.cfg.MaxAttempts
+	}
+	f.free = 2 * attempts
+	var lastErr error
+	for attempt := 0; attempt < attempts; attempt++ {
+		p, conn, err := f.c.pick(f.ctx, f.sr, f.avoid)
+		if err != nil {
+			lastErr = err
+			break
+		}
+		f.avoid[p.id] = true
+		var plan *stripePlan
+		if attempt == 0 && !f.headersSent && f.r.Method == http.MethodGet && f.resumable && !f.hasRange && f.c.cfg.StripeMin > 0 {
+			plan = &stripePlan{}
+		}
+		l := &leg{f: f, p: p, conn: conn, plan: plan}
+		l.out, l.start = f.request()
+		n, err := l.run()
+		f.delivered += n
+		if err == nil {
+			return f.delivered, nil
+		}
+		if errors.Is(err, errStriped) {
+			return f.c.stripe(f.w, f.r, f.hdr, f.sr, f.delivered, plan.total)
+		}
+		lastErr = err
+		again, uncounted := f.again(err, p)
+		if !again {
+			break
+		}
+		if uncounted {
+			attempt--
+		}
+	}
+	return f.delivered, f.fail(lastErr)
+}
+
+// request is the next attempt's request to ct-server, asking for the
+// bytes from start on (Range) when part of the body went to the app.
+func (f *fetch) request() (out *http.Request, start int64) {
+	r := f.r
+	out = &http.Request{Method: r.Method, URL: r.URL, Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
+		Header: f.hdr.Clone(), Host: r.Host}
+	if f.body != nil {
+		out.Body, out.ContentLength, out.TransferEncoding = f.body, r.ContentLength, r.TransferEncoding
+	}
+	start = f.delivered
+	if f.hasRange {
+		start += f.orig.First
+		out.Header.Set("Range", resume.Range{First: start, Last: f.orig.Last}.String())
+	} else if f.delivered > 0 {
+		out.Header.Set("Range", resume.Range{First: f.delivered, Last: -1}.String())
+	}
+	if f.headersSent && out.Header.Get("If-Range") == "" {
+		// Resume only the same version of the resource (RFC 9110 §13.1.5).
+		if v := resume.Validator(f.w.Header()); v != "" {
+			out.Header.Set("If-Range", v)
+		}
+	}
+	return out, start
+}
+
+// again says whether a failed attempt is worth another, and whether that
+// one does not count against MaxAttempts (a refusal waited out, or our own
+// closing of a connection under a sibling's stall).
+func (f *fetch) again(err error, p *path) (again, uncounted bool) {
+	c := f.c
+	if errors.Is(err, errRefused) && f.ctx.Err() == nil && f.refusals < limitRetries {
+		// Refused by ct-server's limits: wait for a slot.
+		f.refusals++
+		c.limitRetries.Add(1)
+		delete(f.avoid, p.id)
+		return sleepCtx(f.ctx, min(limitRetryFirst<<f.refusals, limitRetryMax)), true
+	}
+	// A stream deadline that fired (seen on a starved machine as a bare
+	// "deadline exceeded") is the path's trouble like a stall: move, do
+	// not abort. The app's own body failing is not.
+	var be *appBodyError
+	if f.ctx.Err() != nil || errors.As(err, &be) || !errors.Is(err, errStalled) && !isConnErr(err) && !isTimeout(err) {
+		return false, false
+	}
+	var ae *quic.ApplicationError
+	if errors.As(err, &ae) && !ae.Remote && ae.ErrorCode == codeStalled && f.free > 0 {
+		f.free-- // a sibling stream's stall closed this connection under us
+		uncounted = true
+	}
+	c.migrations.Add(1)
+	c.cfg.Log.Warn("path failed; moving the stream", "method", f.r.Method, "url", f.r.URL.String(), "path", p.Name, "delivered", f.delivered, "err", err)
+	return true, uncounted
+}
+
+// fail answers the app after the last attempt failed with err: a status
+// that says whose trouble it was while no head went out, else a reset.
+func (f *fetch) fail(err error) error {
+	if !f.headersSent {
+		// Terse for the app; the detail goes to the log (ServeHTTP).
+		var be *appBodyError
+		switch {
+		case errors.Is(err, errRefused):
+			f.w.Header().Set("Retry-After", "1")
+			http.Error(f.w, "ct-client: ct-server busy (per-client limits)", http.StatusServiceUnavailable)
+		case errors.Is(err, errBodyIdle):
+			f.w.Header().Set("Connection", "close")
+			http.Error(f.w, "ct-client: request body idle", http.StatusRequestTimeout)
+		case errors.As(err, &be):
+			f.w.Header().Set("Connection", "close")
+			http.Error(f.w, "ct-client: malformed request body", http.StatusBadRequest)
+		case errors.Is(err, errHeadTimeout):
+			http.Error(f.w, "ct-client: no response from ct-server", http.StatusGatewayTimeout)
+		default:
+			http.Error(f.w, "ct-client: ct-server unreachable", http.StatusBadGateway)
+		}
+		return err
+	}
+	// Headers went out: the only honest signal left is to cut the
+	// connection, so the app sees a truncated response, not a short one.
+	f.c.cfg.Log.Warn("aborting the app connection", "method", f.r.Method, "url", f.r.URL.String(), "delivered", f.delivered, "err", err)
+	f.c.abortApp(f.w, f.r)
+	return err // not reached
+}
+
+// leg is one attempt of a fetch: one request on one stream of one path.
+// Its request (head and body) goes out by itself (send) while the response
+// is read (head, accept, copy): full duplex.
+type leg struct {
+	f     *fetch
+	p     *path
+	conn  *quic.Conn
+	out   *http.Request
+	start int64       // first body byte asked for
+	plan  *stripePlan // non-nil: the response may go on striped
+
+	str    *quic.Stream
+	opened time.Time
+	watch  *stallWatch
+	load   int64 // response bytes counted as outstanding on p
+	skip   int64 // bytes of a 200 before start, to drop
+
+	sent     chan struct{} // closed when send ends
+	sendErr  error         // send's failure (set before sent closes)
+	headMu   sync.Mutex
+	gotHead  bool
+	headLate bool
+	headWait *time.Timer
+}
+
+// run returns the body bytes it wrote to the app.
+func (l *leg) run() (int64, error) {
+	f, c, p := l.f, l.f.c, l.p
+	release, err := c.streamSlot(f.ctx)
+	if err != nil {
+		return 0, err
+	}
+	defer release()
+	p.requests.Add(1)
+	prio := f.sr.Priority
+	p.addLoad(0, 1, prio)
+	defer func() { p.addLoad(-l.load, -1, -prio) }()
+
+	octx, cancel := context.WithTimeout(f.ctx, c.cfg.StallTimeout)
+	l.str, err = l.conn.OpenStreamSync(octx)
+	cancel()
+	if err != nil {
+		c.suspect(p)
+		return 0, fmt.Errorf("%w: open stream: %v", errStalled, err)
+	}
+	l.opened = time.Now()
+	stop := context.AfterFunc(f.ctx, func() { l.str.CancelRead(codeOK); l.str.CancelWrite(codeOK) })
+	defer stop()
+	l.send()
+	defer l.endSend()
+	return l.receive()
+}
+
+// abort resets both directions of the stream: the attempt is over.
+func (l *leg) abort() {
+	l.str.CancelRead(codeStalled)
+	l.str.CancelWrite(codeStalled)
+}
+
+// send writes the request on the stream in the background; a failure
+// other than ct-server refusing the rest (STOP_SENDING: its answer
+// follows) stops the response side too. Each write may wait for flow
+// control up to BodyIdleTimeout.
+func (l *leg) send() {
+	l.sent = make(chan struct{})
+	if l.out.Body == nil {
+		l.armHead()
+	}
+	go func() {
+		err := l.out.WriteProxy(&idleWriter{l.str})
+		if b, ok := l.out.Body.(*idleBody); ok && err != nil && b.failure() != nil {
+			err = b.failure()
+		}
+		var se *quic.StreamError
+		if errors.As(err, &se) && se.Remote {
+			err = nil // a refusal: its answer comes on the other direction
+		} else if err == nil {
+			l.str.Close()
+		}
+		l.sendErr = err
+		close(l.sent)
+		if err != nil {
+			l.str.CancelRead(codeStalled) // wakes the response side
+		} else if l.out.Body != nil {
+			l.armHead()
+		}
+	}()
+}
+
+// endSend stops a send still going on (the response ended or failed
+// first) and waits for it.
+func (l *leg) endSend() {
+	select {
+	case <-l.sent:
+	default:
+		if b, ok := l.out.Body.(*idleBody); ok {
+			b.stop()
+		}
+		l.str.CancelWrite(codeStalled)
+		<-l.sent
+	}
+	l.headMu.Lock()
+	l.gotHead = true
+	if l.headWait != nil {
+		l.headWait.Stop()
+	}
+	l.headMu.Unlock()
+}
+
+// sending says the request is still going out.
+func (l *leg) sending() bool {
+	select {
+	case <-l.sent:
+		return false
+	default:
+		return true
+	}
+}
+
+// armHead starts ResponseHeadTimeout once the request is out.
+func (l *leg) armHead() {
+	l.headMu.Lock()
+	defer l.headMu.Unlock()
+	if l.gotHead {
+		return
+	}
+	l.headWait = time.AfterFunc(ResponseHeadTimeout, func() {
+		l.headMu.Lock()
+		late := !l.gotHead
+		l.headLate = late
+		l.headMu.Unlock()
+		if late {
+			l.str.CancelRead(codeStalled)
+		}
+	})
+}
+
+// cause is the error to report for err on the response side: the
+// request's own failure or the head timeout, when one of them woke it.
+func (l *leg) cause(err error) error {
+	first := false // the request's side failed first, and woke this one
+	select {
+	case <-l.sent:
+		first = l.sendErr != nil
+	default:
+	}
+	// Stop and wait for the sending side: the app's body failing cancels
+	// the request's context (net/http), which may wake this side before
+	// the failure reaches the sender.
+	l.endSend()
+	var be *appBodyError
+	if first || errors.As(l.sendErr, &be) {
+		return l.sendErr
+	}
+	l.headMu.Lock()
+	late := l.headLate
+	l.headMu.Unlock()
+	if late {
+		return fmt.Errorf("%w within %v", errHeadTimeout, ResponseHeadTimeout)
+	}
+	return l.watch.explain(err)
+}
+
+// receive reads the response, hands its head to the app (or checks it
+// continues what the app has), and copies the body.
+func (l *leg) receive() (n int64, err error) {
+	f := l.f
+	l.watch = &stallWatch{c: f.c, p: l.p, conn: l.conn, ctx: f.ctx, sending: l.sending}
+	hr := newHeadReader(l.watch.reader(l.str))
+	resp, err := hr.readResponse(l.out)
+	l.headMu.Lock()
+	l.gotHead = true
+	l.headMu.Unlock()
+	if err != nil {
+		l.abort()
+		return 0, l.failed(err)
+	}
+	defer resp.Body.Close() // after abort: Close would read the rest
+	defer func() {
+		if err != nil {
+			l.abort()
+		}
+	}()
+	if !f.stalledAt.IsZero() {
+		// The gap a migration cost: last byte on the old path to this
+		// head (for striped pieces too, whose retries are not resumes).
+		f.c.resumeNanos.Store(int64(time.Since(f.stalledAt)))
+		f.stalledAt = time.Time{}
+	}
+	if err := l.accept(resp); err != nil {
+		return 0, err
+	}
+	return l.copy(resp)
+}
+
+// failed records when a response side that failed got its last byte (the
+// start of the gap a migration then costs) and says why it failed.
+func (l *leg) failed(err error) error {
+	err = l.cause(err)
+	if errors.Is(err, errStalled) || isConnErr(err) || isTimeout(err) {
+		l.f.stalledAt = l.watch.last
+	}
+	return err
+}
+
+// accept takes the response head: to the app when none went out yet,
+// else checked to continue exactly where the app's copy stops.
+func (l *leg) accept(resp *http.Response) error {
+	f, out := l.f, l.out
+	refused := resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode == http.StatusServiceUnavailable
+	if f.headersSent {
+		if refused {
+			return fmt.Errorf("resume: %w: status %d", errRefused, resp.StatusCode)
+		}
+		// The shared resume check (internal/resume): same version, from
+		// the byte asked for, or nothing is appended.
+		st := resume.FromHeader(f.w.Header())
+		if v := out.Header.Get("If-Range"); v != "" {
+			st.Validator = v
+		}
+		skip, err := st.Check(resp, l.start)
+		if err != nil {
+			return err
+		}
+		l.skip = skip
+	} else {
+		if refused && resp.Header.Get(hdrError) != "" && resp.Header.Get("Retry-After") != "" &&
+			(out.Method == http.MethodGet || out.Method == http.MethodHead) && out.Body == nil {
+			// ct-server's own limits refused it (not the app-server:
+			// ct-server strips Ct-Error from upstream responses): wait
+			// for a slot.
+			return fmt.Errorf("%w: %d %s", errRefused, resp.StatusCode, resp.Header.Get(hdrError))
+		}
+		h := f.w.Header()
+		removeHopHeaders(resp.Header)
+		for k, vs := range resp.Header {
+			h[k] = vs
+		}
+		if resp.ContentLength >= 0 && out.Method != http.MethodHead {
+			h.Set("Content-Length", strconv.FormatInt(resp.ContentLength, 10))
+		}
+		f.w.WriteHeader(resp.StatusCode)
+		f.headersSent = true
+		if l.plan != nil && f.c.stripeable(resp) {
+			l.plan.total = resp.ContentLength
+		}
+	}
+	if resp.ContentLength > 0 {
+		l.load = resp.ContentLength - l.skip
+		l.p.addLoad(l.load, 0, 0)
+	}
+	return nil
+}
+
+// copy writes the response body to the app; it returns the bytes written.
+func (l *leg) copy(resp *http.Response) (int64, error) {
+	f, c, p := l.f, l.f.c, l.p
+	bp := copyBufs.Get().(*[]byte)
+	defer copyBufs.Put(bp)
+	buf := *bp
+	rc := http.NewResponseController(f.w)
+	var n, sampleBytes int64
+	sampleStart := time.Now()
+	for {
+		k, rerr := resp.Body.Read(buf)
+		if k > 0 {
+			l.watch.last = time.Now()
+			if sampleBytes += int64(k); sampleBytes >= rateSampleBytes {
+				p.rateSample(sampleBytes, l.watch.last.Sub(sampleStart))
+				sampleBytes, sampleStart = 0, l.watch.last
+			}
+			chunk := buf[:k]
+			if l.load > 0 {
+				d := min(l.load, int64(k))
+				l.load -= d
+				p.addLoad(-d, 0, 0)
+			}
+			if l.skip > 0 {
+				d := min(l.skip, int64(len(chunk)))
+				chunk, l.skip = chunk[d:], l.skip-d
+			}
+			striped := l.plan != nil && l.plan.total > 0 && n+int64(len(chunk)) >= c.cfg.StripeChunk
+			if striped {
+				// The first piece is here: the rest goes striped.
+				chunk = chunk[:c.cfg.StripeChunk-n]
+			}
+			if len(chunk) > 0 {
+				if _, werr := f.w.Write(chunk); werr != nil {
+					return n, fmt.Errorf("write to app: %w", werr)
+				}
+				n += int64(len(chunk))
+				rc.Flush()
+			}
+			if striped {
+				return n, errStriped
+			}
+		}
+		if errors.Is(rerr, io.EOF) {
+			c.cfg.Scheduler.Done(p.id, n, time.Since(l.opened))
+			return n, nil
+		}
+		if rerr != nil {
+			return n, l.failed(rerr)
+		}
+	}
+}
+
+// idleWriter writes to a stream with a deadline per write: a write that
+// waits BodyIdleTimeout for flow control (ct-server not reading, or the
+// path gone without the stall watch noticing) fails.
+type idleWriter struct{ s *quic.Stream }
+
+func (w *idleWriter) Write(b []byte) (int, error) {
+	w.s.SetWriteDeadline(time.Now().Add(BodyIdleTimeout))
+	return w.s.Write(b)
+}
+
+// WriteByte makes idleWriter an io.ByteWriter, which keeps
+// http.Request.Write from buffering the body in 4 KiB: a slow body's bytes
+// go out as they come (the stream packs them into packets anyway).
+func (w *idleWriter) WriteByte(b byte) error {
+	_, err := w.Write([]byte{b})
+	return err
+}

@@ -1,0 +1,84 @@
+package agent
+
+import (
+	"errors"
+	"net/netip"
+	"testing"
+)
+
+// TestParseLocalPathNames: interfaces by name (resolved through an
+// injected table), roles, and what is refused.
+func TestParseLocalPathNames(t *testing.T) {
+	saved := interfaceAddrs
+	defer func() { interfaceAddrs = saved }()
+	table := map[string][]netip.Addr{
+		"wlan0": {netip.MustParseAddr("fe80::1"), netip.MustParseAddr("2001:db8::5"), netip.MustParseAddr("192.168.1.23")},
+		"wwan0": {netip.MustParseAddr("fe80::2"), netip.MustParseAddr("2001:db8::7")},
+		"lo":    {netip.MustParseAddr("127.0.0.1")},
+		"down":  {netip.MustParseAddr("fe80::3")},
+	}
+	interfaceAddrs = func(name string) ([]netip.Addr, bool, error) {
+		a, ok := table[name]
+		if !ok {
+			return nil, false, errors.New("no such interface")
+		}
+		return a, name == "lo", nil
+	}
+	for in, want := range map[string]LocalPath{
+		"wifi=wlan0":               {Name: "wifi", Addr: netip.MustParseAddr("192.168.1.23"), Iface: "wlan0"},
+		"lte=wwan0/metered":        {Name: "lte", Addr: netip.MustParseAddr("2001:db8::7"), Iface: "wwan0", Role: RoleMetered},
+		"sat=10.0.0.9/backup":      {Name: "sat", Addr: netip.MustParseAddr("10.0.0.9"), Role: RoleBackup},
+		"loop=lo":                  {Name: "loop", Addr: netip.MustParseAddr("127.0.0.1"), Iface: "lo"},
+		"127.0.0.2":                {Name: "127.0.0.2", Addr: netip.MustParseAddr("127.0.0.2")},
+		"wifi=192.168.1.23/backup": {Name: "wifi", Addr: netip.MustParseAddr("192.168.1.23"), Role: RoleBackup},
+	} {
+		got, err := ParseLocalPath(in)
+		if err != nil || got != want {
+			t.Errorf("%q: %+v %v, want %+v", in, got, err, want)
+		}
+	}
+	for _, bad := range []string{"wifi=eth9", "wifi=down", "wifi=wlan0/cheap", "wlan0", "=wlan0", "wifi=wlan0/"} {
+		if got, err := ParseLocalPath(bad); err == nil {
+			t.Errorf("%q accepted: %+v", bad, got)
+		}
+	}
+}
+
+// TestPathRoles: with a backup path, requests stay on the primary until
+// it dies, then the backup carries them; a metered path gets no request
+// of its own but its share of a striped download.
+func TestPathRoles(t *testing.T) {
+	up := startUpstream(t)
+	ts := startServer(t, "", nil, up.hostport)
+	tc := startClient(t, ts, 2, true, func(c *ClientConfig) { c.Paths[1].Role = RoleBackup })
+	for range 6 {
+		if resp, _ := tc.get(t, up.URL+"/bytes/20000"); resp.StatusCode != 200 {
+			t.Fatalf("status %d", resp.StatusCode)
+		}
+	}
+	if n := tc.paths[1].requests.Load(); n != 0 {
+		t.Fatalf("backup path carried %d requests while the primary worked", n)
+	}
+	ts.pc.setDrop(tc.paths[0].Addr, true)
+	resp, body := tc.get(t, up.URL+"/bytes/300000")
+	if resp.StatusCode != 200 || len(body) != 300000 || tc.paths[1].requests.Load() == 0 {
+		t.Fatalf("with the primary dead: status %d, %d bytes, backup requests %d", resp.StatusCode, len(body), tc.paths[1].requests.Load())
+	}
+
+	ts.pc.setDrop(tc.paths[0].Addr, false)
+	tc.Close()
+	tm := startClient(t, ts, 2, true, func(c *ClientConfig) { c.Paths[1].Role = RoleMetered })
+	for range 4 {
+		tm.get(t, up.URL+"/bytes/20000")
+	}
+	if n := tm.paths[1].requests.Load(); n != 0 {
+		t.Fatalf("metered path carried %d small requests while the primary worked", n)
+	}
+	resp, body = tm.get(t, up.URL+"/bytes/8000000")
+	if resp.StatusCode != 200 || len(body) != 8000000 {
+		t.Fatalf("striped: status %d, %d bytes", resp.StatusCode, len(body))
+	}
+	if tm.paths[1].bytes.Load() == 0 {
+		t.Fatal("the metered path took no piece of an 8 MB striped download on equal loopback paths")
+	}
+}

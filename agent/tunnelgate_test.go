@@ -1,0 +1,275 @@
+package agent
+
+import (
+	"bufio"
+	"context"
+	"crypto/sha256"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"testing/synctest"
+	"time"
+)
+
+// TestTunnelGate: on fake time, a freed slot goes to the waiting app that
+// holds the fewest; an idle tunnel of the app holding the most is
+// reclaimed for a waiter; an app at its share of busy tunnels gets
+// errShareExhausted after shareWait, one below it keeps waiting.
+func TestTunnelGate(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		g := newTunnelGate(4, time.Second)
+		g.shareWait, g.maxWait = 2*time.Second, time.Minute
+		ctx := t.Context()
+		var a []*gateTicket
+		for range 3 {
+			tk, err := g.acquire(ctx, "a")
+			if err != nil {
+				t.Fatal(err)
+			}
+			a = append(a, tk)
+		}
+		b1, _ := g.acquire(ctx, "b")
+		// Full. a (3 held) and b (1 held) wait; a's tunnels stay busy.
+		stopBusy := make(chan struct{})
+		go func() {
+			tick := time.NewTicker(100 * time.Millisecond)
+			defer tick.Stop()
+			for {
+				select {
+				case <-stopBusy:
+					return
+				case now := <-tick.C:
+					for _, tk := range a {
+						tk.touch(now)
+					}
+					b1.touch(now)
+				}
+			}
+		}()
+		type res struct {
+			app string
+			err error
+		}
+		got := make(chan res, 2)
+		go func() { _, err := g.acquire(ctx, "a"); got <- res{"a", err} }()
+		synctest.Wait()
+		go func() { _, err := g.acquire(ctx, "b"); got <- res{"b", err} }()
+		// a holds 3 ≥ its share (4/2): after shareWait it is refused;
+		// b (1 < 2) still waits.
+		r := <-got
+		if r.app != "a" || !errors.Is(r.err, errShareExhausted) {
+			t.Fatalf("first answer %s %v, want a refused with errShareExhausted", r.app, r.err)
+		}
+		select {
+		case r := <-got:
+			t.Fatalf("b answered %v while below its share and nothing freed", r.err)
+		default:
+		}
+		// A slot frees: b gets it.
+		g.release(a[0])
+		if r := <-got; r.app != "b" || r.err != nil {
+			t.Fatalf("after a release: %s %v, want b granted", r.app, r.err)
+		}
+		// Now a: 2, b: 2. a's tunnels go idle: c's request reclaims one of
+		// them (a and b hold the same; only a has idle ones).
+		close(stopBusy)
+		synctest.Wait()
+		var reclaimed atomic.Int32
+		for _, tk := range a[1:] {
+			g.setReclaim(tk, func() { reclaimed.Add(1); g.release(tk) })
+		}
+		time.Sleep(1500 * time.Millisecond) // a's tunnels idle beyond 1 s
+		b1.touch(time.Now())
+		if _, err := g.acquire(ctx, "c"); err != nil {
+			t.Fatalf("c: %v", err)
+		}
+		if reclaimed.Load() != 1 {
+			t.Fatalf("%d tunnels reclaimed for one waiter, want 1", reclaimed.Load())
+		}
+	})
+}
+
+// connectVia opens a CONNECT tunnel through the proxy with extra head
+// lines; it returns the connection and the answer's status.
+func connectVia(t *testing.T, proxy, target string, extra string) (net.Conn, *bufio.Reader, int) {
+	t.Helper()
+	conn, err := net.Dial("tcp", proxy)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fmt.Fprintf(conn, "CONNECT %s HTTP/1.1\r\nHost: %s\r\n%s\r\n", target, target, extra)
+	br := bufio.NewReader(conn)
+	resp, err := http.ReadResponse(br, &http.Request{Method: http.MethodConnect})
+	if err != nil {
+		conn.Close()
+		t.Fatalf("CONNECT: %v", err)
+	}
+	return conn, br, resp.StatusCode
+}
+
+// echoOnce checks that the tunnel echoes a few bytes.
+func echoOnce(conn net.Conn, br *bufio.Reader) error {
+	msg := []byte("ping through the tunnel\n")
+	if _, err := conn.Write(msg); err != nil {
+		return err
+	}
+	got := make([]byte, len(msg))
+	conn.SetReadDeadline(time.Now().Add(10 * time.Second))
+	if _, err := io.ReadFull(br, got); err != nil {
+		return err
+	}
+	if string(got) != string(msg) {
+		return fmt.Errorf("echoed %q", got)
+	}
+	return nil
+}
+
+// TestConnectFairness: ct-server allows 4 tunnels. App A holding all 4
+// idle does not lock out app B (one of A's idle tunnels is reclaimed);
+// A asking for a fifth while its tunnels are busy gets 429 — its share is
+// exhausted — while B, below its share, waits and gets the next free slot.
+func TestConnectFairness(t *testing.T) {
+	echo := startEcho(t)
+	ts := startServer(t, "", func(c *ServerConfig) { c.Limits.MaxTunnels = 4 }, echo)
+	tc := startClient(t, ts, 1, true, func(c *ClientConfig) {
+		c.AppRule = AppRule{Kind: "header", Header: "X-App"}
+		c.TunnelIdle = 300 * time.Millisecond
+	})
+	if c := tc.gate.capacity; c != 4 {
+		t.Fatalf("gate capacity %d, want ct-server's announced 4", c)
+	}
+	tc.gate.shareWait = 500 * time.Millisecond
+	var as []net.Conn
+	for range 4 {
+		conn, br, code := connectVia(t, tc.proxy, echo, "X-App: a\r\n")
+		if code != 200 {
+			t.Fatalf("A's CONNECT: %d", code)
+		}
+		if err := echoOnce(conn, br); err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Close()
+		as = append(as, conn)
+	}
+	// A's four are idle: B gets on by reclaiming one.
+	bconn, bbr, code := connectVia(t, tc.proxy, echo, "X-App: b\r\n")
+	if code != 200 {
+		t.Fatalf("B's CONNECT with A's 4 idle tunnels: %d, want 200", code)
+	}
+	defer bconn.Close()
+	if err := echoOnce(bconn, bbr); err != nil {
+		t.Fatalf("B's tunnel: %v", err)
+	}
+	closed := 0
+	for _, c := range as {
+		c.SetReadDeadline(time.Now().Add(500 * time.Millisecond))
+		if _, err := c.Read(make([]byte, 1)); err == io.EOF {
+			closed++
+		}
+	}
+	if closed != 1 {
+		t.Fatalf("%d of A's idle tunnels closed (FIN), want 1", closed)
+	}
+}
+
+// TestConnectShareExhausted: an app holding all the device's tunnels,
+// busy, gets 429 for one more once shareWait passed; another app waits
+// and gets the slot A frees.
+func TestConnectShareExhausted(t *testing.T) {
+	echo := startEcho(t)
+	ts := startServer(t, "", func(c *ServerConfig) { c.Limits.MaxTunnels = 2 }, echo)
+	tc := startClient(t, ts, 1, true, func(c *ClientConfig) {
+		c.AppRule = AppRule{Kind: "header", Header: "X-App"}
+		c.TunnelIdle = time.Hour // nothing is idle
+	})
+	tc.gate.shareWait = 300 * time.Millisecond
+	var as []net.Conn
+	for range 2 {
+		conn, _, code := connectVia(t, tc.proxy, echo, "X-App: a\r\n")
+		if code != 200 {
+			t.Fatalf("A's CONNECT: %d", code)
+		}
+		as = append(as, conn)
+	}
+	if _, _, code := connectVia(t, tc.proxy, echo, "X-App: a\r\n"); code != http.StatusTooManyRequests {
+		t.Fatalf("A's third CONNECT at its share: %d, want 429", code)
+	}
+	type res struct {
+		conn net.Conn
+		br   *bufio.Reader
+		code int
+	}
+	got := make(chan res, 1)
+	go func() {
+		c, br, code := connectVia(t, tc.proxy, echo, "X-App: b\r\n")
+		got <- res{c, br, code}
+	}()
+	time.Sleep(600 * time.Millisecond) // beyond shareWait: B is below its share, it waits
+	as[0].Close()
+	r := <-got
+	if r.code != 200 {
+		t.Fatalf("B's CONNECT: %d, want 200 once A freed a slot", r.code)
+	}
+	defer r.conn.Close()
+	if err := echoOnce(r.conn, r.br); err != nil {
+		t.Fatal(err)
+	}
+	as[1].Close()
+}
+
+// TestConnect200HTTPS: 200 HTTPS requests at once from one device, each on
+// its own CONNECT tunnel (no keep-alive), all succeed under ct-server's
+// default limits: ct-client queues them in its tunnel gate.
+func TestConnect200HTTPS(t *testing.T) {
+	body := strings.Repeat("0123456789abcdef", 4096) // 64 KiB
+	origin := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.WriteString(w, body)
+	}))
+	defer origin.Close()
+	u, _ := url.Parse(origin.URL)
+	ts := startServer(t, "", nil, u.Host)
+	tc := startClient(t, ts, 2, true, nil)
+	pool := x509.NewCertPool()
+	pool.AddCert(origin.Certificate())
+	proxyURL, _ := url.Parse("http://" + tc.proxy)
+	tr := &http.Transport{Proxy: http.ProxyURL(proxyURL), DisableKeepAlives: true,
+		TLSClientConfig: &tls.Config{RootCAs: pool}, MaxConnsPerHost: 0}
+	defer tr.CloseIdleConnections()
+	hc := &http.Client{Transport: tr, Timeout: 90 * time.Second}
+	want := sha256.Sum256([]byte(body))
+	var wg sync.WaitGroup
+	var failed atomic.Int32
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	for i := range 200 {
+		wg.Go(func() {
+			req, _ := http.NewRequestWithContext(ctx, http.MethodGet, origin.URL+"/"+fmt.Sprint(i), nil)
+			resp, err := hc.Do(req)
+			if err != nil {
+				failed.Add(1)
+				t.Errorf("request %d: %v", i, err)
+				return
+			}
+			defer resp.Body.Close()
+			b, err := io.ReadAll(resp.Body)
+			if err != nil || resp.StatusCode != 200 || sha256.Sum256(b) != want {
+				failed.Add(1)
+				t.Errorf("request %d: status %d, %d bytes, %v", i, resp.StatusCode, len(b), err)
+			}
+		})
+	}
+	wg.Wait()
+	if failed.Load() > 0 {
+		t.Fatalf("%d of 200 HTTPS requests through CONNECT failed", failed.Load())
+	}
+}

@@ -1,0 +1,363 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/quic-go/quic-go"
+	"github.com/quic-go/quic-go/quicvarint"
+)
+
+// UDP over the agent, with the semantics of CONNECT-UDP (RFC 9298) on QUIC
+// DATAGRAM frames (RFC 9221). A UDP flow to host:port is one request
+// stream, in RFC 9298's HTTP/1.1 form:
+//
+//	GET /.well-known/masque/udp/{host}/{port}/ HTTP/1.1
+//	Connection: Upgrade
+//	Upgrade: connect-udp
+//	Capsule-Protocol: ?1
+//
+// answered "101 Switching Protocols" by ct-server, which then holds a UDP
+// socket connected to the target (after the same allow-list check as
+// every other stream). The stream stays open as long as the flow: either
+// side ending it ends the flow. Each UDP payload travels as one QUIC
+// DATAGRAM on the stream's connection, prefixed as RFC 9297 prescribes
+// for HTTP/3: the quarter stream ID (stream ID / 4) and context ID 0, both
+// QUIC varints. Datagrams are unreliable like UDP: one lost or too large
+// for the path (quic-go's DatagramTooLargeError) is dropped. A flow
+// whose connection dies is opened again on another path with the next
+// payload the app sends.
+const (
+	udpPathPrefix = "/.well-known/masque/udp/"
+	udpUpgrade    = "connect-udp"
+	// udpFlowIdle ends a flow at ct-server that moved no datagram this
+	// long (a UDP association has no end of its own).
+	udpFlowIdle = 2 * time.Minute
+	// maxUDPPayload is the largest UDP payload read from a socket.
+	maxUDPPayload = 64 << 10
+)
+
+// udpRequestPath is the RFC 9298 URI path for target host:port.
+func udpRequestPath(target string) (string, error) {
+	host, port, err := net.SplitHostPort(target)
+	if err != nil {
+		return "", err
+	}
+	return udpPathPrefix + url.PathEscape(host) + "/" + port + "/", nil
+}
+
+// parseUDPPath reads the target host:port of an RFC 9298 request path.
+func parseUDPPath(p string) (string, error) {
+	rest, ok := strings.CutPrefix(p, udpPathPrefix)
+	if !ok {
+		return "", fmt.Errorf("connect-udp path %q: want %s{host}/{port}/", p, udpPathPrefix)
+	}
+	host, port, ok := strings.Cut(strings.TrimSuffix(rest, "/"), "/")
+	if !ok || host == "" || strings.Contains(port, "/") {
+		return "", fmt.Errorf("connect-udp path %q: want %s{host}/{port}/", p, udpPathPrefix)
+	}
+	h, err := url.PathUnescape(host)
+	if err != nil {
+		return "", fmt.Errorf("connect-udp host %q: %w", host, err)
+	}
+	if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 {
+		return "", fmt.Errorf("connect-udp port %q: want 1 to 65535", port)
+	}
+	return normHostPort(net.JoinHostPort(h, port), "")
+}
+
+// appendDatagram frames payload for the flow on stream id.
+func appendDatagram(b []byte, id quic.StreamID, payload []byte) []byte {
+	b = quicvarint.Append(b, uint64(id)/4)
+	b = quicvarint.Append(b, 0) // context ID 0: a UDP payload
+	return append(b, payload...)
+}
+
+// parseDatagram splits a DATAGRAM into its flow's stream ID and UDP
+// payload; datagrams of other contexts are errors (none are registered).
+func parseDatagram(b []byte) (quic.StreamID, []byte, error) {
+	q, n, err := quicvarint.Parse(b)
+	if err != nil {
+		return 0, nil, fmt.Errorf("datagram: quarter stream ID: %w", err)
+	}
+	if q > (1<<62-1)/4 {
+		return 0, nil, errors.New("datagram: quarter stream ID too large")
+	}
+	ctxID, m, err := quicvarint.Parse(b[n:])
+	if err != nil {
+		return 0, nil, fmt.Errorf("datagram: context ID: %w", err)
+	}
+	if ctxID != 0 {
+		return 0, nil, fmt.Errorf("datagram: context ID %d not registered", ctxID)
+	}
+	return quic.StreamID(q * 4), b[n+m:], nil
+}
+
+// udpRoutes maps (connection, stream) to the flow that receives its
+// datagrams; each side keeps one.
+type udpRoutes struct {
+	mu sync.Mutex
+	m  map[udpKey]func([]byte)
+}
+
+type udpKey struct {
+	conn *quic.Conn
+	id   quic.StreamID
+}
+
+func (r *udpRoutes) add(conn *quic.Conn, id quic.StreamID, deliver func([]byte)) {
+	r.mu.Lock()
+	if r.m == nil {
+		r.m = map[udpKey]func([]byte){}
+	}
+	r.m[udpKey{conn, id}] = deliver
+	r.mu.Unlock()
+}
+
+func (r *udpRoutes) remove(conn *quic.Conn, id quic.StreamID) {
+	r.mu.Lock()
+	delete(r.m, udpKey{conn, id})
+	r.mu.Unlock()
+}
+
+// dispatch receives conn's datagrams and hands each to its flow until the
+// connection ends. Malformed or unrouted datagrams are dropped, as a UDP
+// stack drops what no socket wants.
+func (r *udpRoutes) dispatch(ctx context.Context, conn *quic.Conn) {
+	for {
+		b, err := conn.ReceiveDatagram(ctx)
+		if err != nil {
+			return
+		}
+		id, payload, err := parseDatagram(b)
+		if err != nil {
+			continue
+		}
+		r.mu.Lock()
+		deliver := r.m[udpKey{conn, id}]
+		r.mu.Unlock()
+		if deliver != nil {
+			deliver(payload)
+		}
+	}
+}
+
+// ---- ct-server ----
+
+// udpFlow runs a connect-udp stream at ct-server: admitted already, the
+// target allowed. It answers 101, relays datagrams both ways and ends
+// with the stream, the connection, or udpFlowIdle without traffic.
+func (s *Server) udpFlow(conn *quic.Conn, str *quic.Stream, target string) {
+	d := net.Dialer{Timeout: s.cfg.UpstreamTimeout}
+	up, err := d.DialContext(s.ctx, "udp", target)
+	if err != nil {
+		s.cfg.Log.Warn("upstream failed", "upstream", target, "err", err)
+		str.CancelRead(codeOK)
+		errorResponse(str, http.StatusBadGateway, "upstream unavailable")
+		return
+	}
+	defer up.Close()
+	resp := &http.Response{StatusCode: http.StatusSwitchingProtocols, ProtoMajor: 1, ProtoMinor: 1,
+		Header: http.Header{"Connection": {"Upgrade"}, "Upgrade": {udpUpgrade}, "Capsule-Protocol": {"?1"}}}
+	if err := resp.Write(str); err != nil {
+		return
+	}
+	active := make(chan struct{}, 1)
+	touch := func() {
+		select {
+		case active <- struct{}{}:
+		default:
+		}
+	}
+	s.udp.add(conn, str.StreamID(), func(p []byte) { up.Write(p); touch() })
+	defer s.udp.remove(conn, str.StreamID())
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	defer up.Close() // ends the reader below
+	wg.Go(func() {
+		buf := make([]byte, maxUDPPayload)
+		var out []byte
+		for {
+			n, err := up.Read(buf)
+			if err != nil {
+				if errors.Is(err, net.ErrClosed) {
+					return
+				}
+				continue // an ICMP error on a connected socket: UDP goes on
+			}
+			out = appendDatagram(out[:0], str.StreamID(), buf[:n])
+			conn.SendDatagram(out) // too large or queue full: dropped, as UDP
+			touch()
+		}
+	})
+	ended := make(chan struct{})
+	wg.Go(func() { io.Copy(io.Discard, str); close(ended) }) // no capsules are defined; the end ends the flow
+	idle := time.NewTimer(udpFlowIdle)
+	defer idle.Stop()
+	for {
+		select {
+		case <-active:
+			idle.Reset(udpFlowIdle)
+			continue
+		case <-ended:
+		case <-idle.C:
+			str.CancelRead(codeOK)
+		case <-conn.Context().Done():
+		case <-s.ctx.Done():
+			str.CancelRead(codeShutdown)
+		}
+		str.Close()
+		return
+	}
+}
+
+// ---- ct-client ----
+
+// clientUDPFlow is ct-client's side of one UDP flow to target: the stream
+// and connection it is on now, reopened on a path that works when the
+// connection has died.
+type clientUDPFlow struct {
+	c       *Client
+	app     string
+	target  string
+	deliver func([]byte) // a datagram from the target, for the app
+
+	mu      sync.Mutex
+	str     *quic.Stream
+	conn    *quic.Conn
+	release func()
+	closed  bool
+	out     []byte
+}
+
+// openUDP starts a UDP flow to target (host:port) for app; deliver gets
+// every datagram the target sends back.
+func (c *Client) openUDP(ctx context.Context, app, target string, deliver func([]byte)) (*clientUDPFlow, error) {
+	f := &clientUDPFlow{c: c, app: app, target: target, deliver: deliver}
+	if err := f.open(ctx); err != nil {
+		return nil, err
+	}
+	return f, nil
+}
+
+// open opens the flow's stream on a path (f.mu held or f not shared yet).
+func (f *clientUDPFlow) open(ctx context.Context) error {
+	c := f.c
+	p, err := udpRequestPath(f.target)
+	if err != nil {
+		return err
+	}
+	release, err := c.streamSlot(ctx)
+	if err != nil {
+		return err
+	}
+	avoid := map[int]bool{}
+	for attempt := 0; attempt < c.cfg.MaxAttempts; attempt++ {
+		pth, conn, err := c.pick(ctx, Request{App: f.app, Priority: c.priority(f.app)}, avoid)
+		if err != nil {
+			release()
+			return err
+		}
+		avoid[pth.id] = true
+		str, status, err := openUDPStream(ctx, conn, p, c.cfg.StallTimeout)
+		if err != nil {
+			continue
+		}
+		if status != http.StatusSwitchingProtocols {
+			release()
+			return &udpRefused{status}
+		}
+		f.str, f.conn, f.release = str, conn, release
+		c.udp.add(conn, str.StreamID(), f.deliver)
+		return nil
+	}
+	release()
+	return errors.New("ct-server unreachable")
+}
+
+// udpRefused is ct-server's refusal of a flow, by HTTP status.
+type udpRefused struct{ status int }
+
+func (e *udpRefused) Error() string { return fmt.Sprintf("connect-udp refused: status %d", e.status) }
+
+// openUDPStream sends the connect-udp request on conn and reads the head
+// of the answer.
+func openUDPStream(ctx context.Context, conn *quic.Conn, p string, wait time.Duration) (*quic.Stream, int, error) {
+	octx, cancel := context.WithTimeout(ctx, wait)
+	defer cancel()
+	str, err := conn.OpenStreamSync(octx)
+	if err != nil {
+		return nil, 0, err
+	}
+	str.SetDeadline(time.Now().Add(max(4*wait, 5*time.Second)))
+	head := "GET " + p + " HTTP/1.1\r\nHost: ct\r\nConnection: Upgrade\r\nUpgrade: " + udpUpgrade + "\r\nCapsule-Protocol: ?1\r\n\r\n"
+	if _, err := io.WriteString(str, head); err != nil {
+		str.CancelRead(codeOK)
+		str.CancelWrite(codeOK)
+		return nil, 0, err
+	}
+	resp, err := newHeadReader(str).readResponse(&http.Request{Method: http.MethodGet})
+	if err != nil {
+		str.CancelRead(codeOK)
+		str.CancelWrite(codeOK)
+		return nil, 0, err
+	}
+	str.SetDeadline(time.Time{})
+	if resp.StatusCode != http.StatusSwitchingProtocols {
+		str.CancelRead(codeOK)
+		str.CancelWrite(codeOK)
+	}
+	return str, resp.StatusCode, nil
+}
+
+// send sends one UDP payload to the target; a flow whose connection died
+// is opened again first (on another path).
+func (f *clientUDPFlow) send(ctx context.Context, payload []byte) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.closed {
+		return net.ErrClosed
+	}
+	if f.conn.Context().Err() != nil {
+		f.endLocked()
+		if err := f.open(ctx); err != nil {
+			f.closed = true
+			return err
+		}
+	}
+	f.out = appendDatagram(f.out[:0], f.str.StreamID(), payload)
+	err := f.conn.SendDatagram(f.out)
+	var tooLarge *quic.DatagramTooLargeError
+	if errors.As(err, &tooLarge) {
+		return nil // dropped, as an oversized UDP datagram is
+	}
+	return err
+}
+
+func (f *clientUDPFlow) endLocked() {
+	if f.str == nil {
+		return
+	}
+	f.c.udp.remove(f.conn, f.str.StreamID())
+	f.str.CancelRead(codeOK)
+	f.str.Close()
+	f.release()
+	f.str = nil
+}
+
+// close ends the flow (ct-server closes its socket when the stream ends).
+func (f *clientUDPFlow) close() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.closed = true
+	f.endLocked()
+}

@@ -1,0 +1,80 @@
+package experiment
+
+import (
+	"context"
+	"slices"
+	"testing"
+
+	"github.com/hetquic/hetquic/internal/runner"
+)
+
+// TestProbeBudget: with a probe budget the default is sent probes at the
+// stated rate over the run's own clock (its users' waits added up), the
+// request-only ablation and the other strategies none, and the probes
+// leave the tasks' draws alone (common random numbers): a strategy that
+// does not probe runs the same with and without a budget.
+func TestProbeBudget(t *testing.T) {
+	strategies := `strategies:
+  - {strategy: thompson}
+  - {strategy: hetquic}
+  - {label: hetquic-no-probe, strategy: hetquic, probes: false}
+`
+	with, err := Execute(context.Background(), load(t, base+"probe: {per_second: 20}\n"+strategies), runner.Options{Workers: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	without, err := Execute(context.Background(), load(t, base+strategies), runner.Options{Workers: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for seed := range with.Runs[0] {
+		if got, want := with.Runs[0][seed].TCTms, without.Runs[0][seed].TCTms; !slices.Equal(got, want) {
+			t.Fatalf("seed %d: thompson's tasks differ with a probe budget", seed)
+		}
+		if got, want := with.Runs[2][seed].Path, without.Runs[1][seed].Path; !slices.Equal(got, want) {
+			t.Errorf("seed %d: hetquic-no-probe chose differently with a budget than hetquic without one", seed)
+		}
+		if with.Runs[0][seed].Probes != 0 || with.Runs[2][seed].Probes != 0 || without.Runs[1][seed].Probes != 0 {
+			t.Errorf("seed %d: a run that does not probe sent probes", seed)
+		}
+		h := with.Runs[1][seed]
+		var clock float64
+		for _, w := range h.WaitMs {
+			clock += w
+		}
+		// One idle path of two, within the working set: a probe every 50 ms.
+		if want := int(clock / 50); h.Probes < want-1 || h.Probes > want {
+			t.Errorf("seed %d: %d probes in %.0f ms at 20/s, want %d", seed, h.Probes, clock, want)
+		}
+	}
+}
+
+// TestProberRotates: with more idle paths than the working set the probes
+// go round all of them, and each probe of a path that had left the tracked
+// set takes two slots.
+func TestProberRotates(t *testing.T) {
+	var got []int
+	p := &prober{every: 10, next: 10, ws: 2}
+	present := []bool{true, true, true, true, true}
+	for range 8 {
+		q := p.nextPath(0, present)
+		got = append(got, q)
+		p.track(q)
+	}
+	if want := []int{1, 2, 3, 4, 1, 2, 3, 4}; !slices.Equal(got, want) {
+		t.Errorf("probe order %v, want %v", got, want)
+	}
+	if !p.track(4) || p.track(1) {
+		t.Errorf("tracked %v: 4 should be tracked and 1 not", p.tracked)
+	}
+	p = &prober{every: 10, next: 10, ws: 3}
+	present[2] = false
+	for _, want := range []int{1, 3, 4, 1} {
+		if q := p.nextPath(0, present); q != want {
+			t.Errorf("next path %d, want %d (path 2 gone, 0 current)", q, want)
+		}
+	}
+	if q := p.nextPath(0, []bool{true}); q != -1 {
+		t.Errorf("a single path: next %d, want -1", q)
+	}
+}
