@@ -48,7 +48,9 @@ PY
       go test -count=1 -run '^TestInteropCommand$' -v ./pcm 2>&1); then
     tquic_row=$(printf '%s\n' "$out" | sed -n 's/.*MATRIX //p')
   else
-    tquic_row="| tquic 1.6.0 | 30 | — | — | — | — | failed: $(printf '%s\n' "$out" | grep -m1 -o 'request [0-9]*: .*' | cut -c1-120) |"
+    failed=$(printf '%s\n' "$out" | grep -o 'request [0-9]*: .*' | tail -1 | cut -c1-100)
+    server=$(grep -m1 -o 'recv error and close [A-Za-z]*' "$dir/server.log" || true)
+    tquic_row="| tquic 1.6.0 | 30 | — | — | — | — | failed at $failed; server log: ${server:-nothing} |"
   fi
 fi
 
