@@ -195,6 +195,7 @@ type pathState struct {
 	// (including the one the connection was dialled on, until it is left).
 	qp        *quic.Path
 	validated bool
+	removed   bool // RemovePath: never used again
 	lastUsed  time.Time
 	// down is set when the path failed; it is not chosen before retryAt.
 	down    bool
@@ -268,6 +269,9 @@ func Dial(ctx context.Context, cfg Config) (*Client, error) {
 		return nil, fmt.Errorf("pcm: dial %s via %s: %w", cfg.Server, cfg.Paths[0].Name, err)
 	}
 	c.conn = conn
+	if cfg.Rebind {
+		c.checkRebindAllowed()
+	}
 	c.h3 = (&http3.Transport{}).NewClientConn(conn)
 	c.paths[0].validated = true
 	c.paths[0].lastUsed = cfg.Now()
@@ -281,6 +285,22 @@ func Dial(ctx context.Context, cfg Config) (*Client, error) {
 		}
 	}
 	return c, nil
+}
+
+// checkRebindAllowed turns rebind mode's migration off when the server
+// sent disable_active_migration (RFC 9000 §9, §18.2): a client must then
+// not send from another address. Rebind mode never calls AddPath to move,
+// so it asks AddPath only for quic-go's verdict on the server's
+// parameters; a path that is never probed spends no connection ID, and it
+// is closed at once.
+func (c *Client) checkRebindAllowed() {
+	p, err := c.conn.AddPath(c.rebind)
+	if err != nil {
+		c.migration = false
+		c.cfg.Logf("pcm: WARNING: migration unavailable (%v); staying on path %s for good", err, c.paths[0].Name)
+		return
+	}
+	p.Close()
 }
 
 // bindPaths opens one socket per local path; a path whose address cannot
@@ -308,6 +328,8 @@ func (c *Client) bindPaths() (*localIndex, []net.PacketConn, error) {
 
 // Paths lists the client's local paths; PathID i is Paths()[i].
 func (c *Client) Paths() []LocalPath {
+	c.mu.Lock()
+	defer c.mu.Unlock()
 	out := make([]LocalPath, len(c.paths))
 	for i, p := range c.paths {
 		out[i] = p.LocalPath
@@ -366,7 +388,10 @@ func (c *Client) closeTransports() {
 		c.multi.Close()
 		return
 	}
-	for _, p := range c.paths {
+	c.mu.Lock()
+	paths := c.paths
+	c.mu.Unlock()
+	for _, p := range paths {
 		p.tr.Close()
 		p.tr.Conn.Close()
 	}
@@ -461,7 +486,7 @@ func checkTarget(target string) error {
 // Result.Path says so; a response that stalls is retried on another path
 // from the byte where it stopped.
 func (c *Client) GetOn(ctx context.Context, p int, target string, w io.Writer) (Result, error) {
-	if p < 0 || p >= len(c.paths) {
+	if p < 0 || p >= c.numPaths() {
 		return Result{}, fmt.Errorf("pcm: no path %d", p)
 	}
 	if err := checkTarget(target); err != nil {
@@ -519,7 +544,7 @@ var copyBufs = sync.Pool{New: func() any { b := make([]byte, 32<<10); return &b 
 // exactly offset (internal/resume), so a resource replaced mid-download is
 // an error, never a spliced body.
 func (c *Client) fetch(ctx context.Context, active int, target string, offset int64, st **resume.State, w io.Writer) (res Result, n int64, err error) {
-	res = Result{Path: active, PathName: c.paths[active].Name, Carrier: -1}
+	res = Result{Path: active, PathName: c.pathName(active), Carrier: -1}
 
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "https://"+c.authority()+target, nil)
 	if err != nil {
@@ -541,7 +566,7 @@ func (c *Client) fetch(ctx context.Context, active int, target string, offset in
 		// A request that left before the switch to this path took effect
 		// was carried, and measured, on the old path: say so.
 		if p, early := c.moves.leftEarly(res.StreamID); early {
-			res.Path, res.PathName = p, c.paths[p].Name
+			res.Path, res.PathName = p, c.pathName(p)
 		}
 	}()
 	stall := c.stallTimeout()

@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"net/http"
 	"net/netip"
@@ -51,11 +52,7 @@ func (s *stickyConn) WriteTo(b []byte, to net.Addr) (int, error) {
 func (s *stickyConn) snapshot() map[netip.Addr]int64 {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	m := map[netip.Addr]int64{}
-	for k, v := range s.sent {
-		m[k] = v
-	}
-	return m
+	return maps.Clone(s.sent)
 }
 
 // mostBetween is the address the server sent the most to between two
@@ -408,5 +405,56 @@ func TestDownLocalPathSkipped(t *testing.T) {
 	_, err := Dial(context.Background(), Config{Server: srv.addr, Paths: paths[:1]})
 	if err == nil || !strings.Contains(err.Error(), "no local path") {
 		t.Errorf("dial with only a down path: %v", err)
+	}
+}
+
+// Paths come and go while the client runs: an added path is used, a
+// removed one never again (the connection first moves off it), and the
+// indices stay those of the paths.
+func TestAddRemovePathAtRunTime(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		n := memnet.New()
+		c := memDial(t, n, 2, Config{Selector: polling(2)})
+		ctx := context.Background()
+		n.SetDelay(memPath(2), oneWay)
+		i, err := c.AddPath(LocalPath{Name: "p2", Addr: memPath(2)})
+		if err != nil || i != 2 {
+			t.Fatalf("AddPath: %d, %v", i, err)
+		}
+		used := map[int]bool{}
+		for range 6 {
+			res, err := c.Get(ctx, "/bytes/3000", nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			used[res.Path] = res.Credited
+		}
+		if !used[2] {
+			t.Errorf("the added path carried no credited request: %v", used)
+		}
+		active := c.Active()
+		if err := c.RemovePath(active); err != nil {
+			t.Fatal(err)
+		}
+		if c.Active() == active {
+			t.Fatal("the connection stayed on the removed path")
+		}
+		for range 6 {
+			res, err := c.Get(ctx, "/bytes/3000", nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Path == active {
+				t.Errorf("a request went on removed path %d", active)
+			}
+		}
+		if err := c.RemovePath(active); err == nil {
+			t.Error("removing a removed path succeeded")
+		}
+	})
+	srv := startOrigin(t)
+	c := dial(t, srv, Config{Rebind: true})
+	if _, err := c.AddPath(LocalPath{Name: "x", Addr: netip.MustParseAddr("127.0.0.14")}); err == nil || !strings.Contains(err.Error(), "rebind") {
+		t.Errorf("AddPath in rebind mode: %v", err)
 	}
 }

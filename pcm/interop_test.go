@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"crypto/tls"
+	"crypto/x509"
 	"fmt"
 	"net"
 	"os"
@@ -14,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hetquic/hetquic/internal/citest"
 	"github.com/hetquic/hetquic/internal/selfsigned"
 	"github.com/hetquic/hetquic/origin"
 )
@@ -46,31 +48,44 @@ func TestInteropQh3(t *testing.T) {
 }
 
 // A server that sends disable_active_migration: PCM warns once, stays on
-// its path, and every request succeeds.
+// its path, and every request succeeds — in the default mode (quic-go's
+// AddPath refuses) and in rebind mode, which must not change its source
+// address either (RFC 9000 §9).
 func TestMigrationRefused(t *testing.T) {
-	srv := startPyOrigin(t, "aioquic", true)
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	var warnings []string
-	c, err := Dial(ctx, Config{
-		Server: srv.addr, ServerName: "localhost", TLS: srv.tls, Paths: loopbackPaths(3),
-		Selector: polling(3), Logf: func(f string, a ...any) { warnings = append(warnings, fmt.Sprintf(f, a...)) },
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	for i := range 9 {
-		res := getPattern(ctx, t, c, i, 2000)
-		if res.Path != 0 || res.Switched {
-			t.Errorf("request %d went on path %d (switched %v) although migration is disabled", i, res.Path, res.Switched)
-		}
-	}
-	if len(warnings) == 0 || !strings.Contains(warnings[0], "migration unavailable") {
-		t.Errorf("no clear warning: %q", warnings)
-	}
-	if seen := srv.clients(1); len(seen) != 1 {
-		t.Errorf("server saw %v", seen)
+	for _, rebind := range []bool{false, true} {
+		t.Run(fmt.Sprintf("rebind=%v", rebind), func(t *testing.T) {
+			srv := startPyOrigin(t, "aioquic", true)
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			var mu sync.Mutex
+			var warnings []string
+			c, err := Dial(ctx, Config{
+				Server: srv.addr, ServerName: "localhost", TLS: srv.tls, Paths: loopbackPaths(3), Rebind: rebind,
+				Selector: polling(3), Logf: func(f string, a ...any) {
+					mu.Lock()
+					warnings = append(warnings, fmt.Sprintf(f, a...))
+					mu.Unlock()
+				},
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			for i := range 9 {
+				res := getPattern(ctx, t, c, i, 2000)
+				if res.Path != 0 || res.Switched {
+					t.Errorf("request %d went on path %d (switched %v) although migration is disabled", i, res.Path, res.Switched)
+				}
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			if len(warnings) == 0 || !strings.Contains(warnings[0], "migration unavailable") {
+				t.Errorf("no clear warning: %q", warnings)
+			}
+			if seen := srv.clients(1); len(seen) != 1 {
+				t.Errorf("server saw %v", seen)
+			}
+		})
 	}
 }
 
@@ -84,10 +99,7 @@ type pyOrigin struct {
 // (HETQUIC_CI=1), which installs every stack: there it fails.
 func requireStack(t *testing.T, why string) {
 	t.Helper()
-	if os.Getenv("HETQUIC_CI") == "1" {
-		t.Fatalf("%s (CI installs it: .ci/run)", why)
-	}
-	t.Skip("skipped: " + why)
+	citest.Skip(t, why+" (CI installs it: .ci/run)")
 }
 
 // startPyOrigin runs interop/h3_origin.py on stack (aioquic or qh3) on a
@@ -280,7 +292,36 @@ func interop(t *testing.T, stack, addr string, roots *tls.Config, cfg Config) in
 	if row.migrations == 0 {
 		t.Errorf("%s: the connection never moved", stack)
 	}
+	pinned := "no"
+	if row.pinned >= 0 {
+		pinned = fmt.Sprintf("after %d, to path %d", row.unfollowed, row.pinned)
+	}
+	// bench/interop/matrix.sh collects these lines into pcm/README.md.
+	t.Logf("MATRIX | %s | %d | %d | %d/%d | %d/%d | %d/%d | %s |", stack, row.requests, row.migrations,
+		row.intact, row.requests, row.onChosen, row.requests, row.carriedAsCredited, row.requests, pinned)
 	return row
+}
+
+// TestInteropCommand runs the matrix's checks against a server that
+// bench/interop/matrix.sh built and started (a stack whose build is too
+// slow for CI: quinn + h3, quiche, tquic): HETQUIC_INTEROP_ADDR is its
+// address, HETQUIC_INTEROP_CA its certificate, HETQUIC_INTEROP_STACK its
+// name. Without them it skips, in CI too: it is the bench's hook, not a
+// stack CI installs.
+func TestInteropCommand(t *testing.T) {
+	addr, ca, stack := os.Getenv("HETQUIC_INTEROP_ADDR"), os.Getenv("HETQUIC_INTEROP_CA"), os.Getenv("HETQUIC_INTEROP_STACK")
+	if addr == "" || ca == "" || stack == "" {
+		t.Skip("skipped: the bench hook of bench/interop/matrix.sh (HETQUIC_INTEROP_ADDR, _CA, _STACK unset)")
+	}
+	pem, err := os.ReadFile(ca)
+	if err != nil {
+		t.Fatal(err)
+	}
+	roots := x509.NewCertPool()
+	if !roots.AppendCertsFromPEM(pem) {
+		t.Fatalf("%s: no PEM certificate", ca)
+	}
+	interop(t, stack, addr, &tls.Config{RootCAs: roots}, Config{})
 }
 
 // checkPatternOK reports whether body is the origin's first n bytes.
@@ -294,4 +335,60 @@ func checkPatternOK(body []byte, n int) bool {
 		}
 	}
 	return true
+}
+
+// TestInteropNgtcp2 runs the matrix's checks against ngtcp2's example
+// server (Debian's ngtcp2-server, gtlsserver), which serves files: the
+// test writes the bodies it asks for. ngtcp2 follows every validated
+// switch.
+func TestInteropNgtcp2(t *testing.T) {
+	bin, err := exec.LookPath("gtlsserver")
+	if err != nil {
+		if _, serr := os.Stat("/usr/sbin/gtlsserver"); serr != nil {
+			requireStack(t, "ngtcp2's gtlsserver is not installed (apt-get install ngtcp2-server)")
+		}
+		bin = "/usr/sbin/gtlsserver"
+	}
+	dir := t.TempDir()
+	pair, cert, key := writeCert(t, dir)
+	docs := filepath.Join(dir, "htdocs")
+	if err := os.MkdirAll(filepath.Join(docs, "bytes"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for size := 5120; size < 5150; size++ {
+		body := make([]byte, size)
+		for i := range body {
+			body[i] = origin.PatternByte(int64(i))
+		}
+		if err := os.WriteFile(filepath.Join(docs, "bytes", fmt.Sprint(size)), body, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	port := freeUDPPort(t)
+	cmd := exec.Command(bin, "-q", "-d", docs, "127.0.0.1", fmt.Sprint(port), key, cert)
+	out, _ := cmd.StdoutPipe()
+	cmd.Stderr = cmd.Stdout
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	started := make(chan struct{})
+	go func() {
+		sc := bufio.NewScanner(out)
+		var once sync.Once
+		for sc.Scan() {
+			if strings.HasPrefix(sc.Text(), "Using document root") {
+				once.Do(func() { close(started) })
+			}
+		}
+	}()
+	select {
+	case <-started:
+	case <-time.After(10 * time.Second):
+		t.Fatal("gtlsserver did not start")
+	}
+	row := interop(t, "ngtcp2", fmt.Sprintf("127.0.0.1:%d", port), &tls.Config{RootCAs: pair.Pool}, Config{})
+	if row.unfollowed != 0 || row.onChosen != row.requests {
+		t.Errorf("ngtcp2 follows every validated switch, yet %+v", row)
+	}
 }

@@ -117,7 +117,7 @@ const notFollowedLimit = 2
 func (c *Client) notFollowed(res Result) {
 	n := c.unfollowed.Add(1)
 	c.cfg.Logf("pcm: WARNING: the response to stream %d, sent on %s, came back on %s: the server did not follow the switch (%d so far); no sample",
-		res.StreamID, res.PathName, c.paths[res.Carrier].Name, n)
+		res.StreamID, res.PathName, c.pathName(res.Carrier), n)
 	if n < notFollowedLimit || c.multi != nil {
 		// Rebind mode validates nothing before a request, so a server
 		// that validates the new address first (RFC 9000 §9.3; quic-go
@@ -144,7 +144,7 @@ func (c *Client) ensureActiveLocked(ctx context.Context, p int) bool {
 		return false // a dead connection: no probe, and no path blamed for it
 	}
 	ps := c.paths[p]
-	if ps.down && c.cfg.Now().Before(ps.retryAt) {
+	if ps.removed || ps.down && c.cfg.Now().Before(ps.retryAt) {
 		return false
 	}
 	if err := c.switchLocked(ctx, p); err != nil {
@@ -335,7 +335,7 @@ func (c *Client) reviveRested() {
 	defer c.mu.Unlock()
 	now := c.cfg.Now()
 	for i, ps := range c.paths {
-		if ps.down && !now.Before(ps.retryAt) {
+		if ps.down && !ps.removed && !now.Before(ps.retryAt) {
 			ps.down = false
 			c.selMu.Lock()
 			c.sel.AddPath(pathsel.PathID(i))
@@ -349,10 +349,20 @@ func (c *Client) reviveRested() {
 func (c *Client) failover(ctx context.Context, failed int) bool {
 	owned := c.lockSwitch(ctx)
 	defer c.unlockSwitch(owned)
-	if !owned || !c.migration || c.conn.Context().Err() != nil {
+	if !owned {
 		return false
 	}
 	c.markDownLocked(failed)
+	return c.moveAwayLocked(ctx, failed)
+}
+
+// moveAwayLocked moves the connection off path failed to the best other
+// path that validates, and reports whether it found one. lockSwitch is
+// held.
+func (c *Client) moveAwayLocked(ctx context.Context, failed int) bool {
+	if !c.migration || c.conn.Context().Err() != nil {
+		return false
+	}
 	// The selector's favourite first, then validated paths (a switch to
 	// them needs no probe), then the rest.
 	var order []int
@@ -363,13 +373,13 @@ func (c *Client) failover(ctx context.Context, failed int) bool {
 	c.selMu.Unlock()
 	for _, validated := range []bool{true, false} {
 		for i, ps := range c.paths {
-			if ps.validated == validated && !ps.down {
+			if ps.validated == validated && !ps.down && !ps.removed {
 				order = append(order, i)
 			}
 		}
 	}
 	for _, p := range order {
-		if p == failed || c.paths[p].down {
+		if p == failed || c.paths[p].down || c.paths[p].removed {
 			continue
 		}
 		if err := c.switchLocked(ctx, p); err == nil {

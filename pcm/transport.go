@@ -115,8 +115,8 @@ func (t *Transport) client(ctx context.Context, origin, host string) (*Client, e
 		return nil, errors.New("pcm: Transport is closed")
 	}
 	oc := t.origins[origin]
-	if oc != nil && oc.c != nil && oc.c.Err() != nil {
-		oc.c.Close() // ended: dial again, as http3.Transport does
+	if c := oc.dialled(); c != nil && c.Err() != nil {
+		c.Close() // ended: dial again, as http3.Transport does
 		oc = nil
 	}
 	if oc == nil {
@@ -159,10 +159,25 @@ func (t *Transport) dial(oc *originConn, origin, host string) {
 	close(oc.ready)
 }
 
+// dialled is the client of a dial that has ended, or nil (no dial, a dial
+// under way, or one that failed). oc.c is written by the dial before it
+// closes ready, so reading it after ready is safe.
+func (oc *originConn) dialled() *Client {
+	if oc == nil {
+		return nil
+	}
+	select {
+	case <-oc.ready:
+		return oc.c
+	default:
+		return nil
+	}
+}
+
 // forget drops origin's client c (if still the current one) and closes it.
 func (t *Transport) forget(origin string, c *Client) {
 	t.mu.Lock()
-	if oc := t.origins[origin]; oc != nil && oc.c == c {
+	if t.origins[origin].dialled() == c {
 		delete(t.origins, origin)
 	}
 	t.mu.Unlock()
@@ -255,7 +270,7 @@ func (c *Client) RoundTrip(req *http.Request) (*http.Response, error) {
 		return nil, err
 	}
 	m := &measuredBody{ReadCloser: resp.Body, c: c, moves: moves, rx: rx,
-		res: Result{Chosen: int(p), Path: active, PathName: c.paths[active].Name, Carrier: -1, Status: resp.StatusCode, Start: start, Est: est}}
+		res: Result{Chosen: int(p), Path: active, PathName: c.pathName(active), Carrier: -1, Status: resp.StatusCode, Start: start, Est: est}}
 	resp.Body = m
 	resp.Request = req.WithContext(context.WithValue(ctx, resultKey{}, m))
 	if req.Method == http.MethodHead {

@@ -39,6 +39,7 @@ the default is every non-loopback address of the host, as in the paper.`
 // pcmFlags are the flags get and bench share.
 type pcmFlags struct {
 	paths, strategy, ca, serverName string
+	qlogDir                         string
 	insecure, perByte, verbose      bool
 	rebind                          bool
 	seed                            uint64
@@ -53,6 +54,7 @@ func (f *pcmFlags) register(fs *flag.FlagSet) {
 	fs.BoolVar(&f.perByte, "per-byte", false, "learn from TCT per byte (PCM Eq. 4) instead of TCT")
 	fs.Uint64Var(&f.seed, "seed", 1, "seed of the strategy's random choices")
 	fs.BoolVar(&f.verbose, "v", false, "log migration warnings to stderr")
+	fs.StringVar(&f.qlogDir, "qlog-dir", "", "write the connection's qlog (quic-go's JSON-SEQ) to a file in DIR")
 	fs.BoolVar(&f.rebind, "rebind", false, "keep the connection ID and change only the source address, as the paper (gives up RFC 9000 §9.5 unlinkability; README)")
 }
 
@@ -201,7 +203,8 @@ func (f *pcmFlags) dial(ctx context.Context, target string) (*pcm.Client, string
 	for i := range paths {
 		sel.AddPath(pathsel.PathID(i))
 	}
-	cfg := pcm.Config{Server: server, Paths: paths, TLS: tlsConf, Selector: sel, PerByte: f.perByte, Rebind: f.rebind}
+	cfg := pcm.Config{Server: server, Paths: paths, TLS: tlsConf, Selector: sel, PerByte: f.perByte, Rebind: f.rebind,
+		QUIC: qlogConfig(f.qlogDir)}
 	if f.verbose {
 		cfg.Logf = log.New(os.Stderr, "", log.Ltime|log.Lmicroseconds).Printf
 	}
@@ -244,6 +247,9 @@ func notes(r pcm.Result) string {
 	var s string
 	if r.Switched {
 		s += " (switched)"
+	}
+	if !r.Followed() {
+		s += fmt.Sprintf(" (came back on path %d: the server did not follow; no sample)", r.Carrier)
 	}
 	if r.Failovers > 0 {
 		s += fmt.Sprintf(" (%d failovers)", r.Failovers)
