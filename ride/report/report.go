@@ -28,7 +28,10 @@ import (
 // Config selects the evaluation episode.
 type Config struct {
 	Seed   uint64
-	Frames int // frames of the test video (0: all 1800, the thesis's 1800 test episodes)
+	Frames int // frames of the video (0: all 1800, the thesis's 1800 test episodes)
+	// Video is the video played (default env.TestVideo; env.ValidationVideo
+	// chooses among trained policies).
+	Video *int
 }
 
 // Evaluate runs every policy on the same episode of the test video, each
@@ -49,7 +52,11 @@ func Evaluate(cfg Config, policies []ride.Policy) ([]env.Metrics, error) {
 
 // evaluate runs policy p on the episode cfg selects and measures it.
 func evaluate(cfg Config, p ride.Policy) (env.Metrics, error) {
-	e, err := env.Run(env.Config{Seed: cfg.Seed, Video: env.TestVideo, Frames: cfg.Frames, Start: 0, Record: true}, p)
+	video := env.TestVideo
+	if cfg.Video != nil {
+		video = *cfg.Video
+	}
+	e, err := env.Run(env.Config{Seed: cfg.Seed, Video: video, Frames: cfg.Frames, Start: 0, Record: true}, p)
 	if err != nil {
 		return env.Metrics{}, fmt.Errorf("%s: %w", p.Name(), err)
 	}
