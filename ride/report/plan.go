@@ -69,7 +69,7 @@ func Load(fsys fs.FS, name string) (*Spec, error) {
 }
 
 // LoadPlan reads a ride experiment as Load does and expands its sweep over
-// its fields (ride.seed, ride.frames, ride.policy).
+// its fields (ride.seed, ride.frames, ride.policy, ride.max_loss).
 func LoadPlan(fsys fs.FS, name string) (*Plan, error) {
 	set, err := sweep.LoadSet(fsys, name, planLoader)
 	if err != nil {
@@ -89,7 +89,7 @@ func RunShard(ctx context.Context, p *Plan, shard sweep.Shard, opt runner.Option
 		if err != nil {
 			return nil, err
 		}
-		m, err := evaluate(Config{Seed: s.Ride.Seed, Frames: s.Ride.Frames}, pols[r])
+		m, err := evaluate(Config{Seed: s.Ride.Seed, Frames: s.Ride.Frames, MaxLoss: s.Ride.MaxLoss}, pols[r])
 		if err != nil {
 			return nil, fmt.Errorf("%s%w", p.PointPrefix(pi), err)
 		}

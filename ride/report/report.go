@@ -32,6 +32,23 @@ type Config struct {
 	// Video is the video played (default env.TestVideo; env.ValidationVideo
 	// chooses among trained policies).
 	Video *int
+	// MaxLoss overrides both paths' random-loss ceiling (nil: the models').
+	MaxLoss *float64
+}
+
+// envConfig is the recorded evaluation episode cfg selects.
+func (cfg Config) envConfig() env.Config {
+	ec := env.Config{Seed: cfg.Seed, Video: env.TestVideo, Frames: cfg.Frames, Start: 0, Record: true}
+	if cfg.Video != nil {
+		ec.Video = *cfg.Video
+	}
+	if cfg.MaxLoss != nil {
+		for _, pm := range []env.PathModel{env.LTE, env.WiFi} {
+			pm.MaxLoss = *cfg.MaxLoss
+			ec.Paths = append(ec.Paths, pm)
+		}
+	}
+	return ec
 }
 
 // Evaluate runs every policy on the same episode of the test video, each
@@ -52,11 +69,7 @@ func Evaluate(cfg Config, policies []ride.Policy) ([]env.Metrics, error) {
 
 // evaluate runs policy p on the episode cfg selects and measures it.
 func evaluate(cfg Config, p ride.Policy) (env.Metrics, error) {
-	video := env.TestVideo
-	if cfg.Video != nil {
-		video = *cfg.Video
-	}
-	e, err := env.Run(env.Config{Seed: cfg.Seed, Video: video, Frames: cfg.Frames, Start: 0, Record: true}, p)
+	e, err := env.Run(cfg.envConfig(), p)
 	if err != nil {
 		return env.Metrics{}, fmt.Errorf("%s: %w", p.Name(), err)
 	}

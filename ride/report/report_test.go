@@ -8,6 +8,7 @@ import (
 	"testing/fstest"
 
 	"github.com/hetquic/hetquic/ride"
+	"github.com/hetquic/hetquic/ride/env"
 )
 
 func TestEvaluateAndWrite(t *testing.T) {
@@ -78,6 +79,8 @@ func TestParseSpec(t *testing.T) {
 	for _, tc := range []struct{ yaml, want string }{
 		{"name: r\nmode: ride\nride:\n  polcy: pol.json\n", "polcy"},
 		{"name: r\nmode: ride\nride:\n  frames: -3\n", "ride.frames: -3"},
+		{"name: r\nmode: ride\nride:\n  max_loss: -0.001\n", "ride.max_loss: -0.001"},
+		{"name: r\nmode: ride\nride:\n  max_loss: 2\n", "ride.max_loss: 2"},
 		{"name: r\nmode: ride\nride:\n  policy: none.json\n", "ride.policy"},
 		{"name: r\nmode: ride\nride:\n  policy: bad.json\n", "format"},
 		{"name: r\nmode: sim\n", "want ride"},
@@ -105,6 +108,21 @@ func TestLoadPlan(t *testing.T) {
 		"p/r.yaml":   {Data: []byte("name: r\nmode: ride\nride: {policy: pol.json, frames: 20}\nsweep: {params: {ride.seed: [1, 2, 3]}}\n")},
 		"p/b.yaml":   {Data: []byte("name: r\nmode: ride\nride: {frames: 20}\nsweep: {params: {ride.seed: [4, 5]}}\n")},
 		"p/x.yaml":   {Data: []byte("name: r\nmode: ride\nride: {frames: 20, policy: pol.json}\nsweep: {params: {ride.policy: [pol.json, \"\"]}}\n")},
+		"p/l.yaml":   {Data: []byte("name: r\nmode: ride\nride: {frames: 20}\nsweep: {params: {ride.max_loss: [0, 0.004]}}\n")},
+	}
+	// A loss sweep reaches the paths: each point's episode has its ceiling.
+	l, err := LoadPlan(fsys, "p/l.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, want := range []float64{0, 0.004} {
+		cfg := Config{MaxLoss: l.Specs[i].Ride.MaxLoss}.envConfig()
+		if len(cfg.Paths) != 2 || cfg.Paths[0].MaxLoss != want || cfg.Paths[1].MaxLoss != want || cfg.Paths[1].MedianMbps != env.WiFi.MedianMbps {
+			t.Errorf("point %d: paths %+v, want LTE and Wi-Fi with max_loss %v", i, cfg.Paths, want)
+		}
+	}
+	if cfg := (Config{}).envConfig(); cfg.Paths != nil || cfg.Video != env.TestVideo {
+		t.Errorf("no override: %+v, want the models' paths on the test video", cfg)
 	}
 	p, err := LoadPlan(fsys, "p/r.yaml")
 	if err != nil {

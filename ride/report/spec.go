@@ -24,10 +24,14 @@ type Spec struct {
 		Policy string `yaml:"policy"`
 		Frames int    `yaml:"frames"` // 0: the whole test video
 		Seed   uint64 `yaml:"seed"`   // default 1
+		// MaxLoss is both paths' random-loss ceiling (a fraction; absent:
+		// the models' 0.2 %), the guessed setting the RIDE claims are swept
+		// over (the thesis: "a uniform random variable", no range).
+		MaxLoss *float64 `yaml:"max_loss"`
 	} `yaml:"ride"`
 	// Sweep evaluates at many points, each a setting of some of this
-	// file's fields (ride.seed, ride.frames, ride.policy); LoadPlan
-	// expands it.
+	// file's fields (ride.seed, ride.frames, ride.policy, ride.max_loss);
+	// LoadPlan expands it.
 	Sweep  *sweep.Block `yaml:"sweep"`
 	policy *ride.MLPPolicy
 }
@@ -47,6 +51,9 @@ func Parse(fsys fs.FS, name string, data []byte) (*Spec, error) {
 	}
 	if s.Ride.Seed == 0 {
 		s.Ride.Seed = 1
+	}
+	if l := s.Ride.MaxLoss; l != nil && !(*l >= 0 && *l < 0.5) {
+		return nil, fmt.Errorf("%s: ride.max_loss: %v must be in [0, 0.5) (a fraction)", name, *l)
 	}
 	if s.Ride.Policy != "" {
 		p := path.Join(path.Dir(name), s.Ride.Policy)
