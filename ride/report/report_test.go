@@ -7,6 +7,8 @@ import (
 	"testing"
 	"testing/fstest"
 
+	"github.com/hetquic/hetquic/internal/results"
+	"github.com/hetquic/hetquic/internal/stats"
 	"github.com/hetquic/hetquic/ride"
 	"github.com/hetquic/hetquic/ride/env"
 )
@@ -16,7 +18,7 @@ func TestEvaluateAndWrite(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// RIDE's slot: a policy named "ride" (here always Wi-Fi, for the claims' ratio rows).
+	// RIDE's slot: a policy named "ride" (here always Wi-Fi).
 	pols = append([]ride.Policy{named{"ride", 1}}, pols...)
 	ms, err := Evaluate(Config{Seed: 2, Frames: 60}, pols)
 	if err != nil {
@@ -47,10 +49,32 @@ func TestEvaluateAndWrite(t *testing.T) {
 		}
 	}
 	rep, _ := os.ReadFile(filepath.Join(dir, "report.md"))
-	for _, want := range []string{"| ride |", "| peekaboo |", "ride viewport bitrate ÷ rr's", "I-frame interruption rate", "reward order"} {
+	for _, want := range []string{"| ride |", "| peekaboo |", "no rebuffering I / P / B"} {
 		if !strings.Contains(string(rep), want) {
 			t.Errorf("report.md lacks %q", want)
 		}
+	}
+	// The summary's derived numbers, which the claims read.
+	sum := Summarize(results.NewHeader("t", "ride", []uint64{2}), 60, ms)
+	ranks := map[int]bool{}
+	for k, p := range sum.Policies {
+		ranks[p.RewardRank] = true
+		for _, o := range sum.Policies {
+			if (o.MeanFrameReward > p.MeanFrameReward) != (o.RewardRank < p.RewardRank) && o.MeanFrameReward != p.MeanFrameReward {
+				t.Errorf("%s rank %d vs %s rank %d: not in reward order", p.Policy, p.RewardRank, o.Policy, o.RewardRank)
+			}
+		}
+		for ty := range p.Interruption {
+			if p.Interruption[ty]+p.ZeroRebuff[ty] != 1 {
+				t.Errorf("%s: interruption %v + zero-rebuffering %v ≠ 1", p.Policy, p.Interruption[ty], p.ZeroRebuff[ty])
+			}
+		}
+		if mean, _ := stats.MeanStd(ms[k].ViewportMbps); p.ViewportMbpsMean != mean || mean <= 0 {
+			t.Errorf("%s: viewport mean %v, want %v > 0", p.Policy, p.ViewportMbpsMean, mean)
+		}
+	}
+	if !ranks[1] {
+		t.Errorf("no policy ranked first: %v", ranks)
 	}
 }
 
