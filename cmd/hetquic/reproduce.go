@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"io/fs"
@@ -12,7 +11,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/hetquic/hetquic"
 	"github.com/hetquic/hetquic/internal/claims"
@@ -63,12 +61,17 @@ func runReproduce(ctx context.Context, args []string) error {
 		}
 	}
 	runs := plan(files, *quick)
+	tree, err := materialize()
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tree)
 	for i := range runs {
 		r := &runs[i]
 		if !*md {
-			fmt.Fprintf(os.Stderr, "reproduce: %s (%d of %d)…\n", r.Name, i+1, len(runs))
+			fmt.Fprintf(os.Stderr, "reproduce: %s (%d of %d)…\n", r.label(), i+1, len(runs))
 		}
-		r.run(ctx, filepath.Join(*out, r.Name))
+		r.run(ctx, tree, filepath.Join(*out, r.dirName()))
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
@@ -111,23 +114,14 @@ func selectPapers(files []*claims.File, ids []string) ([]*claims.File, error) {
 	return out, nil
 }
 
-// claimRun is one experiment that reproduce runs: once, whatever the number
-// of claims that read its summary.
-type claimRun struct {
-	Name    string
-	Seeds   int // 0: the experiment's own
-	Summary any
-	Err     error
-	Elapsed time.Duration
-}
-
 // plan lists the experiments of the claims, sorted, with the seeds --quick
-// gives them (the smallest any claims file asks for).
+// gives them (the smallest any claims file asks for), then one run per
+// sensitivity entry. Claims with measured values need no run.
 func plan(files []*claims.File, quick bool) []claimRun {
 	seeds := map[string]int{}
 	for _, f := range files {
 		for _, c := range f.Claims {
-			if _, ok := seeds[c.Experiment]; !ok {
+			if _, ok := seeds[c.Experiment]; !ok && c.Measured == nil {
 				seeds[c.Experiment] = 0
 			}
 		}
@@ -146,35 +140,52 @@ func plan(files []*claims.File, quick bool) []claimRun {
 		runs = append(runs, claimRun{Name: name, Seeds: s})
 	}
 	slices.SortFunc(runs, func(a, b claimRun) int { return strings.Compare(a.Name, b.Name) })
+	for _, f := range files {
+		for _, sn := range f.Sensitivity {
+			n := seeds[sn.Experiment]
+			if sn.Seeds > 0 && (n == 0 || sn.Seeds < n) {
+				n = sn.Seeds
+			}
+			runs = append(runs, claimRun{Name: sn.Experiment, Param: sn.Param, Vals: sn.Values, Seeds: n})
+		}
+	}
 	return runs
 }
 
-// run runs the experiment through the CLI's "exp run" and reads its summary.json.
-func (r *claimRun) run(ctx context.Context, dir string) {
-	args := []string{"exp", "run", r.Name, "--out", dir, "--quiet"}
-	if r.Seeds > 0 {
-		args = append(args, "--seeds", strconv.Itoa(r.Seeds))
+// dirName is where a run's results go under --out.
+func (r *claimRun) dirName() string {
+	if r.Param == "" {
+		return r.Name
 	}
-	start := time.Now()
-	_, err := captureOutput(func() error { return dispatch(ctx, args) })
-	r.Elapsed = time.Since(start)
-	if err != nil {
-		r.Err = fmt.Errorf("hetquic %s: %w", strings.Join(args, " "), err)
-		return
+	return r.Name + "-sweep-" + strings.NewReplacer("[", "", "]", "", ".", "-").Replace(r.Param)
+}
+
+func (r *claimRun) label() string {
+	if r.Param == "" {
+		return r.Name
 	}
-	data, err := os.ReadFile(filepath.Join(dir, "summary.json"))
-	if err != nil {
-		r.Err = err
-		return
+	return r.Name + " × " + r.Param
+}
+
+// ran says what ran: "10 seeds (1–10)", "3 of the file's 10 seeds (1–3)", "one run".
+func (r *claimRun) ran() string {
+	switch {
+	case r.Seedless:
+		return "one run (the mode has no seeds)"
+	case r.Seeds == 1:
+		return fmt.Sprintf("1 seed (%d) of the file's %d", r.First, r.Full)
+	case r.Seeds < r.Full:
+		return fmt.Sprintf("%d of the file's %d seeds (%d–%d)", r.Seeds, r.Full, r.First, r.First+uint64(r.Seeds)-1)
 	}
-	if err := json.Unmarshal(data, &r.Summary); err != nil {
-		r.Err = fmt.Errorf("%s: %w", filepath.Join(dir, "summary.json"), err)
-	}
+	return fmt.Sprintf("%d seeds (%d–%d)", r.Seeds, r.First, r.First+uint64(r.Seeds)-1)
 }
 
 type paperResult struct {
 	File    *claims.File
 	Results []claims.Result
+	Runs    []*claimRun // the run behind each result (nil: measured)
+	// Sens[i] are claim i's lines on its guessed settings.
+	Sens [][]string
 }
 
 type page []paperResult
@@ -187,24 +198,78 @@ func (p page) count(v claims.Verdict) int {
 	return n
 }
 
+func findRun(runs []claimRun, name, param string) *claimRun {
+	i := slices.IndexFunc(runs, func(r claimRun) bool { return r.Name == name && r.Param == param })
+	if i < 0 {
+		return nil
+	}
+	return &runs[i]
+}
+
 func judge(files []*claims.File, runs []claimRun) page {
 	var p page
 	for _, f := range files {
-		pr := paperResult{File: f}
+		pr := paperResult{File: f, Sens: make([][]string, len(f.Claims))}
 		for i := range f.Claims {
 			c := &f.Claims[i]
-			run := runs[slices.IndexFunc(runs, func(r claimRun) bool { return r.Name == c.Experiment })]
-			if run.Err != nil {
-				pr.Results = append(pr.Results, claims.Result{Paper: f.Paper, Claim: c, Value: math.NaN(), Verdict: claims.Failed, Err: run.Err})
+			if c.Measured != nil {
+				r := claims.JudgeValues(c, c.Measured.Values)
+				r.Paper = f.Paper
+				pr.Results, pr.Runs = append(pr.Results, r), append(pr.Runs, nil)
 				continue
 			}
-			r := claims.Judge(c, run.Summary)
+			run := findRun(runs, c.Experiment, "")
+			r := judgeRun(c, run, 0)
 			r.Paper = f.Paper
-			pr.Results = append(pr.Results, r)
+			pr.Results, pr.Runs = append(pr.Results, r), append(pr.Runs, run)
+			for _, sn := range f.Sensitivity {
+				if sn.Experiment == c.Experiment {
+					pr.Sens[i] = append(pr.Sens[i], sensitivity(c, &sn, findRun(runs, sn.Experiment, sn.Param)))
+				}
+			}
 		}
 		p = append(p, pr)
 	}
 	return p
+}
+
+// judgeRun judges c on value i of run (its seeds).
+func judgeRun(c *claims.Claim, run *claimRun, i int) claims.Result {
+	if run.Err != nil {
+		return claims.Result{Claim: c, Value: math.NaN(), CI: math.NaN(), Verdict: claims.Failed, Err: run.Err}
+	}
+	return claims.Judge(c, run.Summaries[i]...)
+}
+
+// sensitivity is claim c's line on one guessed setting: its verdict at
+// every value of the range, and where it flips.
+func sensitivity(c *claims.Claim, sn *claims.Sensitivity, run *claimRun) string {
+	head := fmt.Sprintf("`%s` (guessed %s", sn.Param, sn.Guess)
+	if sn.Why != "" {
+		head += "; " + strings.TrimSuffix(oneLine(sn.Why), ".")
+	}
+	head += ")"
+	if run.Err != nil {
+		return head + ": could not be swept: " + oneLine(run.Err.Error())
+	}
+	verdicts := make([]claims.Verdict, len(sn.Values))
+	var at []string
+	for i, v := range sn.Values {
+		r := judgeRun(c, run, i)
+		verdicts[i] = r.Verdict
+		at = append(at, fmt.Sprintf("%s → %s (%s)", v, formatNum(r.Value), r.Verdict))
+	}
+	summary := fmt.Sprintf("**%s** at every value %s–%s", verdicts[0], sn.Values[0], sn.Values[len(sn.Values)-1])
+	var flips []string
+	for i := 1; i < len(verdicts); i++ {
+		if verdicts[i] != verdicts[i-1] {
+			flips = append(flips, fmt.Sprintf("%s → %s at %s", verdicts[i-1], verdicts[i], sn.Values[i]))
+		}
+	}
+	if len(flips) > 0 {
+		summary = "flips: " + strings.Join(flips, ", ")
+	}
+	return fmt.Sprintf("%s over %s: %s [%s]", head, run.ran(), summary, strings.Join(at, "; "))
 }
 
 // counts is the number of the paper's claims per verdict.
@@ -216,12 +281,14 @@ func (pr paperResult) counts() map[claims.Verdict]int {
 	return n
 }
 
+var verdictOrder = []claims.Verdict{claims.Reproduced, claims.NotReproduced, claims.Refuted, claims.Inconclusive, claims.Failed}
+
 func writeCounts(w io.Writer, p page) {
-	fmt.Fprintf(w, "%-16s %6s %10s %14s %7s %5s\n", "paper", "claims", "reproduced", "not reproduced", "refuted", "error")
+	fmt.Fprintf(w, "%-16s %6s %10s %14s %7s %12s %5s\n", "paper", "claims", "reproduced", "not reproduced", "refuted", "inconclusive", "error")
 	for _, pr := range p {
 		n := pr.counts()
-		fmt.Fprintf(w, "%-16s %6d %10d %14d %7d %5d\n", pr.File.Paper, len(pr.Results),
-			n[claims.Reproduced], n[claims.NotReproduced], n[claims.Refuted], n[claims.Failed])
+		fmt.Fprintf(w, "%-16s %6d %10d %14d %7d %12d %5d\n", pr.File.Paper, len(pr.Results),
+			n[claims.Reproduced], n[claims.NotReproduced], n[claims.Refuted], n[claims.Inconclusive], n[claims.Failed])
 	}
 }
 
@@ -229,72 +296,141 @@ func writeCounts(w io.Writer, p page) {
 // with their seeds and timings; without it the text is deterministic.
 func writePage(w io.Writer, p page, runs []claimRun, quick, full bool) {
 	if full {
-		cmd := "hetquic reproduce"
-		if quick {
-			cmd += " --quick"
-		}
-		fmt.Fprintf(w, "# Reproducing the papers\n\nWritten by `%s`. Each claim below is a paper's number, hetquic's number for the same\n"+
-			"metric from the named experiment's `summary.json`, and a verdict by the conditions of `claims/PAPER.yaml`\n"+
-			"(format and verdict rules: docs/claims.md).\n\n", cmd)
-		fmt.Fprintf(w, "| paper | claims | reproduced | not reproduced | refuted | error |\n|---|---|---|---|---|---|\n")
-		for _, pr := range p {
-			n := pr.counts()
-			fmt.Fprintf(w, "| %s | %d | %d | %d | %d | %d |\n", pr.File.Paper, len(pr.Results),
-				n[claims.Reproduced], n[claims.NotReproduced], n[claims.Refuted], n[claims.Failed])
-		}
-		fmt.Fprintln(w)
+		writeHeader(w, p, runs, quick)
 	}
 	for _, pr := range p {
-		f := pr.File
-		hdr := "##"
-		if !full {
-			hdr = "###"
-		}
-		fmt.Fprintf(w, "%s %s (`%s`)\n\n", hdr, f.Title, f.Paper)
-		if f.Source != "" {
-			fmt.Fprintf(w, "Source: %s\n\n", f.Source)
-		}
-		fmt.Fprintf(w, "| claim | where | paper | hetquic | reproduced if | experiment | verdict |\n|---|---|---|---|---|---|---|\n")
-		for _, r := range pr.Results {
-			c := r.Claim
-			fmt.Fprintf(w, "| %s: %s | %s | %s | %s | %s | %s | **%s** |\n", c.ID, cell(c.Claim), cell(c.Where),
-				cell(paperNumber(c)), cell(ourNumber(r)), cell(c.Reproduced.String()), c.Experiment, r.Verdict)
-		}
-		fmt.Fprintln(w)
-		for _, r := range pr.Results {
-			c := r.Claim
-			var parts []string
-			if c.Setting != "" {
-				parts = append(parts, "setting: "+strings.TrimSuffix(oneLine(c.Setting), "."))
-			}
-			if r.Err != nil {
-				parts = append(parts, "error: "+oneLine(r.Err.Error()))
-			} else if c.Note != "" && r.Verdict != claims.Reproduced {
-				parts = append(parts, "why: "+strings.TrimSuffix(oneLine(c.Note), "."))
-			}
-			if c.Refuted != nil && r.Verdict == claims.Refuted {
-				parts = append(parts, "refuted because hetquic's value is "+c.Refuted.String())
-			}
-			if len(parts) > 0 {
-				fmt.Fprintf(w, "- **%s** — %s\n", c.ID, strings.Join(parts, "; "))
-			}
-		}
-		fmt.Fprintln(w)
+		writePaper(w, pr, full)
 	}
 	if full {
-		fmt.Fprintf(w, "## Experiments\n\n| experiment | seeds | time | results |\n|---|---|---|---|\n")
+		fmt.Fprintf(w, "## Experiments\n\n| experiment | ran | time | results |\n|---|---|---|---|\n")
 		for _, r := range runs {
-			seeds := "as specified"
-			if r.Seeds > 0 {
-				seeds = fmt.Sprintf("%d (--quick)", r.Seeds)
-			}
-			res := fmt.Sprintf("[report](%s/report.md), [summary.json](%s/summary.json)", r.Name, r.Name)
+			res := fmt.Sprintf("[report](%s/report.md), [summary.json](%s/summary.json)", r.dirName(), r.dirName())
 			if r.Err != nil {
 				res = "failed: " + cell(oneLine(r.Err.Error()))
 			}
-			fmt.Fprintf(w, "| %s | %s | %.1f s | %s |\n", r.Name, seeds, r.Elapsed.Seconds(), res)
+			ran := r.ran()
+			if r.Param != "" {
+				ran = fmt.Sprintf("%d values × %s", len(r.Vals), ran)
+			}
+			fmt.Fprintf(w, "| %s | %s | %.1f s | %s |\n", r.label(), ran, r.Elapsed.Seconds(), res)
 		}
 	}
+}
+
+func writeHeader(w io.Writer, p page, runs []claimRun, quick bool) {
+	cmd := "hetquic reproduce"
+	if quick {
+		cmd += " --quick"
+	}
+	fmt.Fprintf(w, "# Reproducing the papers\n\nWritten by `%s`. Each claim below is a paper's number, hetquic's number for the same\n"+
+		"metric from the named experiment — the mean over its seeds with the 95 %% Student-t interval — and a verdict\n"+
+		"by the conditions of `claims/PAPER.yaml`: a verdict holds for every value in the interval, and a claim whose\n"+
+		"interval straddles a threshold is **inconclusive** (format and verdict rules: docs/claims.md).\n\n", cmd)
+	fmt.Fprintf(w, "| paper | claims | reproduced | not reproduced | refuted | inconclusive | error |\n|---|---|---|---|---|---|---|\n")
+	for _, pr := range p {
+		n := pr.counts()
+		fmt.Fprintf(w, "| %s | %d | %d | %d | %d | %d | %d |\n", pr.File.Paper, len(pr.Results),
+			n[claims.Reproduced], n[claims.NotReproduced], n[claims.Refuted], n[claims.Inconclusive], n[claims.Failed])
+	}
+	fmt.Fprintln(w)
+	var fewer []string
+	for _, r := range runs {
+		if r.Param == "" && !r.Seedless && r.Seeds < r.Full {
+			fewer = append(fewer, fmt.Sprintf("`%s` (%d of %d seeds)", r.Name, r.Seeds, r.Full))
+		}
+	}
+	if len(fewer) > 0 {
+		fmt.Fprintf(w, "**Verdicts that depend on the seed count**: these experiments ran fewer seeds than the full run — %s.\n"+
+			"Their claims' intervals are wider; a decided verdict holds at the 95 %% level, but an inconclusive one may be\n"+
+			"decided by `hetquic reproduce` (all seeds).\n\n", strings.Join(fewer, ", "))
+	}
+}
+
+func writePaper(w io.Writer, pr paperResult, full bool) {
+	f := pr.File
+	hdr := "##"
+	if !full {
+		hdr = "###"
+	}
+	fmt.Fprintf(w, "%s %s (`%s`)\n\n", hdr, f.Title, f.Paper)
+	src := strings.TrimSuffix(oneLine(f.Citation), ".") + "."
+	if f.Source != "" {
+		src += " Text: " + oneLine(f.Source) + "."
+	}
+	fmt.Fprintf(w, "Source: %s\n\n", src)
+	fmt.Fprintf(w, "| claim | where | paper | hetquic (mean [95 %% CI]) | reproduced if | refuted if | experiment | verdict |\n|---|---|---|---|---|---|---|---|\n")
+	for _, r := range pr.Results {
+		c := r.Claim
+		ref := "—"
+		if c.Refuted != nil {
+			ref = c.Refuted.String()
+		}
+		fmt.Fprintf(w, "| %s: %s | %s | %s | %s | %s | %s | %s | **%s** |\n", c.ID, cell(c.Claim), cell(c.Where),
+			cell(paperNumber(c)), cell(ourNumber(r)), cell(c.Reproduced.String()), cell(ref), c.Experiment, r.Verdict)
+	}
+	fmt.Fprintln(w)
+	for i, r := range pr.Results {
+		fmt.Fprintf(w, "- **%s** — %s\n", r.Claim.ID, strings.Join(explain(r, pr.Runs[i]), "; "))
+		for _, s := range pr.Sens[i] {
+			fmt.Fprintf(w, "  - sensitivity: %s\n", s)
+		}
+	}
+	fmt.Fprintln(w)
+}
+
+// explain is a claim's line under the table: the setting, what ran and
+// why the verdict is what it is, from the numbers (no fixed text that a
+// run with other seeds could contradict), then the claims file's note.
+func explain(r claims.Result, run *claimRun) []string {
+	c := r.Claim
+	var parts []string
+	if c.Setting != "" {
+		parts = append(parts, "setting: "+strings.TrimSuffix(oneLine(c.Setting), "."))
+	}
+	switch {
+	case c.Measured != nil:
+		m := c.Measured
+		s := fmt.Sprintf("measured %s by `%s`", m.Date, oneLine(m.Command))
+		if m.Machine != "" {
+			s += " (" + oneLine(m.Machine) + ")"
+		}
+		parts = append(parts, fmt.Sprintf("%s, %d runs", s, len(m.Values)))
+	case run != nil:
+		parts = append(parts, "hetquic ran "+run.ran())
+	}
+	if r.Err != nil {
+		return append(parts, "error: "+oneLine(r.Err.Error()))
+	}
+	parts = append(parts, reason(r))
+	if c.Note != "" && r.Verdict != claims.Reproduced {
+		parts = append(parts, "note: "+strings.TrimSuffix(oneLine(c.Note), "."))
+	}
+	return parts
+}
+
+// reason says, from the interval, why the verdict is what it is.
+func reason(r claims.Result) string {
+	c := r.Claim
+	iv := "its value " + formatNum(r.Value)
+	if !math.IsNaN(r.CI) {
+		iv = fmt.Sprintf("its 95 %% interval [%s, %s]", formatNum(r.Low()), formatNum(r.High()))
+	}
+	switch r.Verdict {
+	case claims.Refuted:
+		return fmt.Sprintf("refuted: %s lies where the claim is refuted (%s)", iv, c.Refuted.String())
+	case claims.Reproduced:
+		return fmt.Sprintf("reproduced: %s lies within %s", iv, c.Reproduced.String())
+	case claims.Inconclusive:
+		return fmt.Sprintf("inconclusive: %s straddles a threshold (reproduced if %s%s)", iv, c.Reproduced.String(), refutedIf(c))
+	}
+	return fmt.Sprintf("not reproduced: %s is outside both reproduced if %s%s", iv, c.Reproduced.String(), refutedIf(c))
+}
+
+func refutedIf(c *claims.Claim) string {
+	if c.Refuted == nil {
+		return ""
+	}
+	return "; refuted if " + c.Refuted.String()
 }
 
 func paperNumber(c *claims.Claim) string {
@@ -308,7 +444,11 @@ func ourNumber(r claims.Result) string {
 	if r.Err != nil {
 		return "—"
 	}
-	return withUnit(formatNum(r.Value), r.Claim.Unit)
+	v := formatNum(r.Value)
+	if !math.IsNaN(r.CI) {
+		v += fmt.Sprintf(" [%s, %s]", formatNum(r.Low()), formatNum(r.High()))
+	}
+	return withUnit(v, r.Claim.Unit)
 }
 
 func withUnit(v, unit string) string {

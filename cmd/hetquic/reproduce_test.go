@@ -58,7 +58,7 @@ func TestReproducePage(t *testing.T) {
 					row = l
 				}
 			}
-			if !strings.Contains(row, "| **reproduced** |") && !strings.Contains(row, "| **not reproduced** |") && !strings.Contains(row, "| **refuted** |") {
+			if !strings.Contains(row, "| **reproduced** |") && !strings.Contains(row, "| **not reproduced** |") && !strings.Contains(row, "| **refuted** |") && !strings.Contains(row, "| **inconclusive** |") {
 				t.Errorf("claim %s: row %q has no verdict", c.ID, row)
 			}
 		}
@@ -77,6 +77,7 @@ func TestReproduceReportsUnjudgedClaims(t *testing.T) {
 	dir, out := t.TempDir(), t.TempDir()
 	os.WriteFile(filepath.Join(dir, "x.yaml"), []byte(`paper: x
 title: X
+citation: 'A. B: "X", Y 2024'
 claims:
   - {id: a, where: Fig. 1, claim: c, experiment: pcm-ab, metric: 'strategies[label=nope].mean_tct_ms', paper_value: 1, reproduced: {at_least: 0}}
 `), 0o644)
@@ -91,5 +92,40 @@ claims:
 	_, stderr, code = runCLI(t, "reproduce", "--paper", "no-such-paper")
 	if code != 2 || !strings.Contains(stderr, `no claims for "no-such-paper"`) {
 		t.Errorf("unknown paper: exit %d, stderr %q", code, stderr)
+	}
+}
+
+// TestReproduceIntervalsAndSensitivity: a claim's value is the mean over
+// the seeds that ran, with its interval; --quick says which experiments
+// ran fewer seeds; a sensitivity entry gives each claim a line with its
+// verdict at every value of the guessed setting.
+func TestReproduceIntervalsAndSensitivity(t *testing.T) {
+	dir, out := t.TempDir(), t.TempDir()
+	os.WriteFile(filepath.Join(dir, "x.yaml"), []byte(`paper: x
+title: X
+citation: 'A. B: "X", Y 2024'
+quick:
+  pcm-ab: {seeds: 3}
+sensitivity:
+  - {experiment: pcm-ab, param: rounds, values: [50, 100], guess: 100, why: the paper does not say}
+claims:
+  - {id: a, where: Fig. 1, claim: c, experiment: pcm-ab, metric: 'strategies[label=hetquic-a0.8].mean_tct_ms', paper_value: 1, reproduced: {at_least: 0}, refuted: {at_most: -1}}
+`), 0o644)
+	_, stderr, code := runCLI(t, "reproduce", "--quick", "--claims", dir, "--out", out)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	page, _ := os.ReadFile(filepath.Join(out, "index.md"))
+	for _, want := range []string{
+		"| inconclusive |",                           // the counts' column
+		"Source: A. B: \"X\", Y 2024.",               // the citation
+		"hetquic ran 3 of the file's 20 seeds (1–3)", // what ran, not the file's setting
+		"`pcm-ab` (3 of 20 seeds)",                   // which verdicts depend on the seed count
+		"reproduced: its 95 % interval [",            // why, from the numbers
+		"sensitivity: `rounds` (guessed 100; the paper does not say) over 3 of the file's 20 seeds (1–3): **reproduced** at every value 50–100",
+	} {
+		if !strings.Contains(string(page), want) {
+			t.Errorf("page lacks %q:\n%s", want, page)
+		}
 	}
 }

@@ -15,21 +15,46 @@ import (
 	"math"
 	"path"
 	"regexp"
+	"slices"
 	"strings"
 
+	"github.com/hetquic/hetquic/internal/stats"
 	"github.com/hetquic/hetquic/internal/yamlfile"
 )
 
 // File is one paper's claims (claims/PAPER.yaml).
 type File struct {
-	Paper  string  `yaml:"paper"`  // short id, e.g. "pcm-journal"; also the file's name
-	Title  string  `yaml:"title"`  // the paper's title as cited
-	Source string  `yaml:"source"` // where to read it, e.g. "shared/papers/pcm-quic-journal.txt"
-	Claims []Claim `yaml:"claims"`
+	Paper string `yaml:"paper"` // short id, e.g. "pcm-journal"; also the file's name
+	Title string `yaml:"title"` // the paper's title as cited
+	// Citation is the paper as a reference list cites it: authors, title,
+	// venue, year. The results page's Source line prints it.
+	Citation string  `yaml:"citation"`
+	Source   string  `yaml:"source"` // where to read it, e.g. "shared/papers/pcm-quic-journal.txt"
+	Claims   []Claim `yaml:"claims"`
 	// Quick maps an experiment to the seeds "reproduce --quick" runs it
 	// with (default: the experiment's own). Only experiments that are slow
 	// at full size need an entry.
 	Quick map[string]QuickRun `yaml:"quick"`
+	// Sensitivity lists the settings the reproduction had to guess, each
+	// with a plausible range: reproduce re-runs the experiment at every
+	// value and says, per claim, whether its verdict holds across the
+	// range or at which value it flips.
+	Sensitivity []Sensitivity `yaml:"sensitivity"`
+}
+
+// Sensitivity is one guessed setting of one experiment and its plausible
+// values. Param is a field as a sweep: block names it (docs/sweeps.md):
+// the experiment file's own (variants[1].cc, scenario.speed_mps) or its
+// scenario's (paths[0].down.rate_mbps).
+type Sensitivity struct {
+	Experiment string `yaml:"experiment"`
+	Param      string `yaml:"param"`
+	// Values are the points run, in order; the guess is one of them.
+	Values []string `yaml:"values"`
+	Guess  string   `yaml:"guess"` // the value the experiment uses
+	Why    string   `yaml:"why"`   // what the paper leaves open
+	// Seeds per value (default: the quick seeds, else the experiment's).
+	Seeds int `yaml:"seeds"`
 }
 
 // QuickRun is how "reproduce --quick" shrinks one experiment.
@@ -68,6 +93,20 @@ type Claim struct {
 	// Note explains a difference: why a claim is not reproduced or
 	// refuted, or what the experiment changes from the paper's setting.
 	Note string `yaml:"note"`
+	// Measured, for a claim whose experiment cannot run where reproduce
+	// runs (the real agent through the emulator needs netns): the values
+	// an earlier run measured, judged like a run's, with how and when.
+	Measured *Measured `yaml:"measured"`
+}
+
+// Measured is a claim's value from a recorded run: one value per run or
+// seed (two or more give an interval), the command that measured it and
+// the date, so a reader can run it again.
+type Measured struct {
+	Values  []float64 `yaml:"values"`
+	Command string    `yaml:"command"`
+	Date    string    `yaml:"date"`    // YYYY-MM-DD
+	Machine string    `yaml:"machine"` // cores, load: what the numbers ran on
 }
 
 // Condition is a test on a value; every field set must hold. WithinRel and
@@ -89,6 +128,9 @@ const (
 	Reproduced    Verdict = "reproduced"
 	NotReproduced Verdict = "not reproduced"
 	Refuted       Verdict = "refuted"
+	// Inconclusive: the 95 % confidence interval over seeds straddles a
+	// threshold, so more seeds could move the verdict either way.
+	Inconclusive Verdict = "inconclusive"
 	// Failed: the experiment did not run or its summary lacks the metric.
 	Failed Verdict = "error"
 )
@@ -114,6 +156,9 @@ func (f *File) check() error {
 	if strings.TrimSpace(f.Title) == "" {
 		return errors.New("title: missing")
 	}
+	if strings.TrimSpace(f.Citation) == "" {
+		return errors.New("citation: missing (authors, title, venue, year)")
+	}
 	if len(f.Claims) == 0 {
 		return errors.New("claims: none")
 	}
@@ -132,6 +177,46 @@ func (f *File) check() error {
 			return fmt.Errorf("claims[%d]: duplicate id %q", i, c.ID)
 		}
 		seen[c.ID] = true
+	}
+	for i, sn := range f.Sensitivity {
+		if err := sn.check(f); err != nil {
+			return fmt.Errorf("sensitivity[%d] (%s): %w", i, sn.Param, err)
+		}
+	}
+	return nil
+}
+
+func (sn *Sensitivity) check(f *File) error {
+	switch {
+	case !slices.ContainsFunc(f.Claims, func(c Claim) bool { return c.Experiment == sn.Experiment && c.Measured == nil }):
+		return fmt.Errorf("experiment: %q is not the experiment of a claim of this file that reproduce runs", sn.Experiment)
+	case strings.TrimSpace(sn.Param) == "":
+		return errors.New("param: missing")
+	case len(sn.Values) < 2:
+		return fmt.Errorf("values: %d, want at least two", len(sn.Values))
+	case !slices.Contains(sn.Values, sn.Guess):
+		return fmt.Errorf("guess: %q is not one of values %v", sn.Guess, sn.Values)
+	case sn.Seeds < 0:
+		return fmt.Errorf("seeds: %d, want ≥ 0", sn.Seeds)
+	}
+	return nil
+}
+
+var dateRE = regexp.MustCompile(`^\d{4}-\d{2}-\d{2}$`)
+
+func (m *Measured) check() error {
+	switch {
+	case len(m.Values) == 0:
+		return errors.New("values: none")
+	case strings.TrimSpace(m.Command) == "":
+		return errors.New("command: missing (how to measure it again)")
+	case !dateRE.MatchString(m.Date):
+		return fmt.Errorf("date: %q, want YYYY-MM-DD", m.Date)
+	}
+	for _, v := range m.Values {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return fmt.Errorf("values: %g is not a finite number", v)
+		}
 	}
 	return nil
 }
@@ -157,6 +242,11 @@ func (c *Claim) check() error {
 	if c.Over != "" {
 		if _, err := parsePath(c.Over); err != nil {
 			return fmt.Errorf("over: %w", err)
+		}
+	}
+	if c.Measured != nil {
+		if err := c.Measured.check(); err != nil {
+			return fmt.Errorf("measured: %w", err)
 		}
 	}
 	c.Reproduced.paper = c.PaperValue
@@ -264,31 +354,191 @@ func (d *Condition) String() string {
 
 // Result is one judged claim.
 type Result struct {
-	Paper   string
-	Claim   *Claim
-	Value   float64 // hetquic's value (NaN when Err is set)
+	Paper string
+	Claim *Claim
+	// Value is hetquic's value: the mean over seeds (NaN when Err is set);
+	// CI the half-width of its 95 % Student-t interval (NaN for one seed),
+	// Values the per-seed values it came from.
+	Value   float64
+	CI      float64
+	Values  []float64
 	Verdict Verdict
 	Err     error // why the claim could not be judged
 }
 
-// Judge evaluates claim c on the decoded summary.json of its experiment.
-func Judge(c *Claim, summary any) Result {
-	r := Result{Claim: c, Value: math.NaN()}
-	v, err := c.Value(summary)
-	if err != nil {
-		r.Verdict, r.Err = Failed, err
+// Low and High are the ends of the 95 % interval (the value itself for one
+// seed).
+func (r Result) Low() float64  { return r.Value - r.half() }
+func (r Result) High() float64 { return r.Value + r.half() }
+
+func (r Result) half() float64 {
+	if math.IsNaN(r.CI) {
+		return 0
+	}
+	return r.CI
+}
+
+// Judge evaluates claim c on decoded summary.json files of its experiment,
+// one per seed: the mean of the claim's value and its 95 % Student-t
+// interval, and the verdict of that interval (Verdict). A ratio claim
+// (over:) is the ratio of the two means, its interval by the delta method
+// (paired seeds), so that a seed whose denominator is 0 does not void it.
+func Judge(c *Claim, summaries ...any) Result {
+	fail := func(err error) Result {
+		return Result{Claim: c, Value: math.NaN(), CI: math.NaN(), Verdict: Failed, Err: err}
+	}
+	var nums, dens []float64
+	for _, s := range summaries {
+		v, err := Lookup(s, c.Metric)
+		if err != nil {
+			return fail(err)
+		}
+		nums = append(nums, v)
+		if c.Over != "" {
+			d, err := Lookup(s, c.Over)
+			if err != nil {
+				return fail(err)
+			}
+			dens = append(dens, d)
+		}
+	}
+	if c.Over == "" {
+		return JudgeValues(c, scaleAll(c, nums))
+	}
+	if len(nums) == 0 {
+		return fail(errors.New("no values to judge"))
+	}
+	md := stats.Mean(dens)
+	if md == 0 {
+		return fail(fmt.Errorf("%s is 0: cannot divide by it", c.Over))
+	}
+	r := Result{Claim: c, Value: stats.Mean(nums) / md, CI: math.NaN()}
+	if k := len(nums); k > 1 {
+		r.CI = ratioCI(nums, dens, r.Value)
+	}
+	for i := range nums {
+		r.Values = append(r.Values, nums[i]/dens[i])
+	}
+	if c.Scale != nil {
+		r.Value *= *c.Scale
+		r.CI *= math.Abs(*c.Scale)
+		r.Values = scaleAll(c, r.Values)
+	}
+	r.Verdict = c.Verdict(r.Low(), r.High())
+	return r
+}
+
+// ratioCI is the half-width of the 95 % interval of ratio = mean(n)/mean(d)
+// by the delta method: Var ≈ (s²_n − 2·ratio·s_nd + ratio²·s²_d) / (k·mean(d)²).
+func ratioCI(n, d []float64, ratio float64) float64 {
+	k := float64(len(n))
+	mn, md := stats.Mean(n), stats.Mean(d)
+	var snn, sdd, snd float64
+	for i := range n {
+		a, b := n[i]-mn, d[i]-md
+		snn, sdd, snd = snn+a*a, sdd+b*b, snd+a*b
+	}
+	snn, sdd, snd = snn/(k-1), sdd/(k-1), snd/(k-1)
+	v := (snn - 2*ratio*snd + ratio*ratio*sdd) / (k * md * md)
+	return stats.TQuantile(0.975, len(n)-1) * math.Sqrt(math.Max(v, 0))
+}
+
+func scaleAll(c *Claim, vs []float64) []float64 {
+	if c.Scale == nil {
+		return vs
+	}
+	out := make([]float64, len(vs))
+	for i, v := range vs {
+		out[i] = v * *c.Scale
+	}
+	return out
+}
+
+// JudgeValues judges claim c on its per-seed values (already divided and
+// scaled: a claims file's measured values).
+func JudgeValues(c *Claim, vals []float64) Result {
+	r := Result{Claim: c, Values: vals, Value: math.NaN(), CI: math.NaN()}
+	if len(vals) == 0 {
+		r.Verdict, r.Err = Failed, errors.New("no values to judge")
 		return r
 	}
-	r.Value = v
-	switch {
-	case c.Refuted != nil && c.Refuted.Holds(v):
-		r.Verdict = Refuted
-	case c.Reproduced.Holds(v):
-		r.Verdict = Reproduced
-	default:
-		r.Verdict = NotReproduced
+	r.Value = stats.Mean(vals)
+	if len(vals) > 1 {
+		r.CI = stats.CI95(vals)
 	}
+	r.Verdict = c.Verdict(r.Low(), r.High())
 	return r
+}
+
+// Verdict of the interval [lo, hi] of hetquic's value: refuted, reproduced
+// or not reproduced when every value in it has that verdict, inconclusive
+// when it straddles a threshold. Each condition is an interval of values
+// (its tests intersected), so a condition holds on all of [lo, hi] exactly
+// when it holds at both ends.
+func (c *Claim) Verdict(lo, hi float64) Verdict {
+	if math.IsNaN(lo) || math.IsNaN(hi) {
+		return Failed
+	}
+	if c.Refuted != nil {
+		switch c.Refuted.cover(lo, hi) {
+		case all:
+			return Refuted
+		case some:
+			return Inconclusive
+		}
+	}
+	switch c.Reproduced.cover(lo, hi) {
+	case all:
+		return Reproduced
+	case some:
+		return Inconclusive
+	}
+	return NotReproduced
+}
+
+type coverage int
+
+const (
+	none coverage = iota
+	some
+	all
+)
+
+// cover says how much of [lo, hi] the condition holds on.
+func (d *Condition) cover(lo, hi float64) coverage {
+	a, b := d.bounds()
+	switch {
+	case a > b || hi < a-roundoff || lo > b+roundoff:
+		return none
+	case lo >= a-roundoff && hi <= b+roundoff:
+		return all
+	}
+	return some
+}
+
+// bounds is the interval of values the condition holds on (a > b: none).
+func (d *Condition) bounds() (lo, hi float64) {
+	lo, hi = math.Inf(-1), math.Inf(1)
+	clip := func(a, b float64) { lo, hi = math.Max(lo, a), math.Min(hi, b) }
+	if d.paper != nil {
+		p := *d.paper
+		if d.WithinRel != nil {
+			clip(p-*d.WithinRel*math.Abs(p), p+*d.WithinRel*math.Abs(p))
+		}
+		if d.WithinAbs != nil {
+			clip(p-*d.WithinAbs, p+*d.WithinAbs)
+		}
+	}
+	if d.AtLeast != nil {
+		clip(*d.AtLeast, math.Inf(1))
+	}
+	if d.AtMost != nil {
+		clip(math.Inf(-1), *d.AtMost)
+	}
+	if d.Between != nil {
+		clip(d.Between[0], d.Between[1])
+	}
+	return lo, hi
 }
 
 // Value computes the claim's value from a decoded summary.json.

@@ -11,6 +11,7 @@ import (
 const good = `
 paper: demo
 title: A demo paper
+citation: 'A. Author: "A demo paper", Demo Conf. 2024'
 claims:
   - id: speedup
     where: Fig. 3
@@ -62,6 +63,60 @@ func TestJudgeVerdicts(t *testing.T) {
 	}
 }
 
+// TestJudgeIntervals: a verdict holds for the whole 95 % interval over
+// seeds; an interval that straddles a threshold is inconclusive.
+func TestJudgeIntervals(t *testing.T) {
+	f, err := Parse("demo.yaml", []byte(good))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := &f.Claims[0] // reproduced: within 10 % of 2; refuted: ≤ 1
+	for _, tc := range []struct {
+		speeds []float64 // new's speed per seed; old's is 10
+		want   Verdict
+	}{
+		{[]float64{20, 20.5, 19.5}, Reproduced},     // 2 ± 0.12: inside [1.8, 2.2]
+		{[]float64{21.5, 22.5, 20.5}, Inconclusive}, // 2.15 ± 0.25: crosses 2.2
+		{[]float64{30, 31, 29}, NotReproduced},      // 3 ± 0.25
+		{[]float64{14, 15, 13}, NotReproduced},      // 1.4 ± 0.25: between the two
+		{[]float64{11, 13, 9}, Inconclusive},        // 1.1 ± 0.5: crosses 1
+		{[]float64{8, 8.5, 7.5}, Refuted},           // 0.8 ± 0.12
+		{[]float64{22, 22, 22}, Reproduced},         // no spread: the point
+		{[]float64{10, 40}, Inconclusive},           // 2.5 ± 19: everything
+	} {
+		var sums []any
+		for _, sp := range tc.speeds {
+			sums = append(sums, summary(t, `{"rows":[{"label":"old","speed":10},{"label":"new","speed":`+jsonNum(sp)+`}]}`))
+		}
+		r := Judge(c, sums...)
+		if r.Err != nil || r.Verdict != tc.want {
+			t.Errorf("speeds %v: got %v [%g, %g] (%v), want %v", tc.speeds, r.Verdict, r.Low(), r.High(), r.Err, tc.want)
+		}
+	}
+}
+
+// TestRatioOfMeans: a ratio claim divides the means, so a seed whose
+// denominator is 0 does not void it, and its interval is the delta
+// method's: 0 when numerator and denominator are proportional.
+func TestRatioOfMeans(t *testing.T) {
+	f, _ := Parse("demo.yaml", []byte(good))
+	c := &f.Claims[0]
+	row := func(old, new float64) any {
+		return summary(t, `{"rows":[{"label":"old","speed":`+jsonNum(old)+`},{"label":"new","speed":`+jsonNum(new)+`}]}`)
+	}
+	r := Judge(c, row(0, 1), row(10, 20), row(20, 30))
+	if r.Err != nil || math.Abs(r.Value-51.0/30) > 1e-12 || !(r.CI > 0) {
+		t.Errorf("got %g ± %g (%v), want 1.7 with an interval", r.Value, r.CI, r.Err)
+	}
+	r = Judge(c, row(10, 20), row(20, 40), row(30, 60))
+	if r.Err != nil || math.Abs(r.Value-2) > 1e-12 || r.CI > 1e-12 || r.Verdict != Reproduced {
+		t.Errorf("proportional: got %g ± %g %v (%v), want 2 ± 0 reproduced", r.Value, r.CI, r.Verdict, r.Err)
+	}
+	if r := Judge(c, row(0, 1), row(0, 2)); r.Verdict != Failed || r.Err == nil {
+		t.Errorf("all denominators 0: got %v %v, want an error", r.Verdict, r.Err)
+	}
+}
+
 func jsonNum(v float64) string { b, _ := json.Marshal(v); return string(b) }
 
 func TestLookup(t *testing.T) {
@@ -106,6 +161,7 @@ func TestParseRejects(t *testing.T) {
 	for _, tc := range []struct{ old, new, err string }{
 		{"paper: demo", "paper: Demo Paper", `paper: "Demo Paper" is not an id`},
 		{"title: A demo paper", "title: ''", "title: missing"},
+		{"citation: 'A. Author: \"A demo paper\", Demo Conf. 2024'", "citation: ''", "citation: missing"},
 		{"    where: Fig. 3\n", "", "where: missing"},
 		{"id: speedup", "id: Speed", `id: "Speed"`},
 		{"metric: rows[label=new].speed", "metric: rows[x", "metric:"},
@@ -118,6 +174,12 @@ func TestParseRejects(t *testing.T) {
 		{"{at_most: 1}", "{at_most: .nan}", "not a finite number"},
 		{"experiment: demo-exp", "experiment: ../x", "not an experiment name"},
 		{"    claim: it is 2× faster\n", "    claim: it is 2× faster\n    typo: 1\n", `unknown field "typo"`},
+		{"    claim: it is 2× faster\n", "    claim: x\n    measured: {values: [2], command: hetquic exp run x, date: 24-1-1}\n", "measured: date"},
+		{"    claim: it is 2× faster\n", "    claim: x\n    measured: {values: [], command: c, date: 2024-01-01}\n", "measured: values: none"},
+		{"    claim: it is 2× faster\n", "    claim: x\n    measured: {values: [1], date: 2024-01-01}\n", "measured: command: missing"},
+		{"claims:\n", "sensitivity:\n  - {experiment: other, param: a, values: [1, 2], guess: 1}\nclaims:\n", "is not the experiment of a claim"},
+		{"claims:\n", "sensitivity:\n  - {experiment: demo-exp, param: a, values: [1, 2], guess: 3}\nclaims:\n", `guess: "3" is not one of values`},
+		{"claims:\n", "sensitivity:\n  - {experiment: demo-exp, param: a, values: [1], guess: 1}\nclaims:\n", "want at least two"},
 	} {
 		in := strings.Replace(base, tc.old, tc.new, 1)
 		if in == base {

@@ -81,7 +81,7 @@ type job struct {
 // variant by variant, seed by seed, then (replay) the uniform logger's
 // seeds. A run's number in this list is what shards divide (Plan).
 func (s *Spec) jobs() []job {
-	seeds := results.Seeds(1, s.Seeds)
+	seeds := results.Seeds(s.Seed, s.Seeds)
 	spacings := s.SweepSpacingM
 	if len(spacings) == 0 {
 		spacings = []float64{0}
@@ -128,7 +128,7 @@ func Execute(ctx context.Context, s *Spec, opt runner.Options) (*Summary, error)
 // per variant (× AP spacing) and, for replay, the off-line estimates.
 func summarize(s *Spec, out []*Result) (*Summary, error) {
 	jobs := s.jobs()
-	seeds := results.Seeds(1, s.Seeds)
+	seeds := results.Seeds(s.Seed, s.Seeds)
 	sum := &Summary{Header: results.NewHeader(s.Name, "sim", seeds), Figure: s.Figure, DurationS: s.DurationS}
 	var logs [][]qcmab.LogEntry
 	if s.Replay {
@@ -199,7 +199,10 @@ func summarizeRow(v Variant, spacing float64, rs []*Result) Row {
 		bins = max(bins, r.Packets[len(r.Packets)-1]/rewardBinPackets+1)
 	}
 	n := float64(len(rs))
-	row.IRPct, row.IRCI95Pct = stats.Mean(irs), stats.CI95(irs)
+	row.IRPct = stats.Mean(irs)
+	if len(irs) > 1 { // one seed has no interval, and summary.json cannot hold NaN: 0
+		row.IRCI95Pct = stats.CI95(irs)
+	}
 	row.MeanQuality, row.PBL150Pct, row.GoodputMbps = q/n, p/n, gp/n
 	row.MeanReward, row.Handovers, row.FECPct = rw/n, ho/n, fecF/n
 	// Curves, averaged over seeds.

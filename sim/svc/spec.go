@@ -27,6 +27,7 @@ type Spec struct {
 	Scenario    ScenarioSpec `yaml:"scenario"`
 	DurationS   float64      `yaml:"duration_s"`
 	Seeds       int          `yaml:"seeds"`
+	Seed        uint64       `yaml:"seed"` // the first seed (default 1): seeds are Seed, Seed+1, …
 	// SweepSpacingM runs every variant once per AP spacing (Fig. 4.8).
 	SweepSpacingM []float64 `yaml:"sweep_spacing_m"`
 	// Replay, when set, also logs a uniformly random QC-MAB (ε = 1) per
@@ -127,6 +128,9 @@ func (s *Spec) validate() error {
 	}
 	if s.Mode != "" && s.Mode != "video" { // hetquic exp run needs it to say video
 		return fmt.Errorf("mode: %q, want video", s.Mode)
+	}
+	if s.Seed == 0 {
+		s.Seed = 1
 	}
 	if s.Seeds < 1 || s.Seeds > 1000 {
 		return fmt.Errorf("seeds: %d, want 1–1000", s.Seeds)
