@@ -185,7 +185,7 @@ func (l *loaded) shape() string {
 	case l.agent != nil:
 		return fmt.Sprintf("agent experiment %s, scale %g, %d run(s)", l.agent.Agent.Experiment, l.agent.Agent.Scale, l.agent.Agent.Repeat)
 	case l.ride != nil:
-		return fmt.Sprintf("RIDE (%s) vs RR, minRTT, Peekaboo on the test video, %d frames (0: all), seed %d", l.ride.Ride.Policy, l.ride.Ride.Frames, l.ride.Ride.Seed)
+		return fmt.Sprintf("RIDE (%s) vs RR, minRTT, Peekaboo on the test video, %d frames (0: all), seed %d", l.ride.Ride.Policy, l.ride.Ride.Frames, l.ride.Seed)
 	}
 	s := l.pcm
 	points := ""
@@ -205,7 +205,7 @@ func (l *loaded) setSeeds(n int) error {
 	case l.video != nil:
 		l.videoPlan.SetSeeds(n)
 	default:
-		return fmt.Errorf("--seeds: mode %s has no seeds to override (agent: its spec's agent.repeat; ride: its one ride.seed, which a sweep: block can vary)", l.env.Mode)
+		return fmt.Errorf("--seeds: mode %s has no seeds to override (agent: its spec's agent.repeat; ride: its one seed, which a sweep: block can vary)", l.env.Mode)
 	}
 	return nil
 }

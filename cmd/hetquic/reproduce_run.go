@@ -31,7 +31,7 @@ type claimRun struct {
 	Seeds int      // seeds run per value (1 for a mode without seeds)
 	First uint64   // the first seed
 	Full  int      // the experiment file's own seeds
-	// Seedless: agent and ride experiments have no seeds to sweep (one run).
+	// Seedless: agent experiments have no seeds to sweep (one run).
 	Seedless bool
 	// Summaries[i][k] is the decoded summary.json of value i, seed k.
 	Summaries [][]any
@@ -77,7 +77,7 @@ func readExpFile(name string) (*expFile, error) {
 
 // seedless reports whether the mode has no seeds for a sweep to vary.
 func (e *expFile) seedless() bool {
-	return e.mode == experiment.ModeAgent || e.mode == experiment.ModeRide || e.swept
+	return e.mode == experiment.ModeAgent || e.swept
 }
 
 // derived is the experiment file rewritten to run one seed per point of a

@@ -97,14 +97,15 @@ func TestParseSpec(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if pols, _ := s.Policies(); len(pols) != 4 || pols[0].Name() != "ride" || s.Ride.Seed != 1 {
-		t.Errorf("policies %d, first %q, seed %d: want ride + 3 baselines, seed defaulted to 1", len(pols), pols[0].Name(), s.Ride.Seed)
+	if pols, _ := s.Policies(); len(pols) != 4 || pols[0].Name() != "ride" || s.Seed != 1 {
+		t.Errorf("policies %d, first %q, seed %d: want ride + 3 baselines, seed defaulted to 1", len(pols), pols[0].Name(), s.Seed)
 	}
 	for _, tc := range []struct{ yaml, want string }{
 		{"name: r\nmode: ride\nride:\n  polcy: pol.json\n", "polcy"},
 		{"name: r\nmode: ride\nride:\n  frames: -3\n", "ride.frames: -3"},
 		{"name: r\nmode: ride\nride:\n  max_loss: -0.001\n", "ride.max_loss: -0.001"},
 		{"name: r\nmode: ride\nride:\n  max_loss: 2\n", "ride.max_loss: 2"},
+		{"name: r\nmode: ride\nseeds: 3\n", "seeds: 3"},
 		{"name: r\nmode: ride\nride:\n  policy: none.json\n", "ride.policy"},
 		{"name: r\nmode: ride\nride:\n  policy: bad.json\n", "format"},
 		{"name: r\nmode: sim\n", "want ride"},
@@ -115,7 +116,7 @@ func TestParseSpec(t *testing.T) {
 	}
 }
 
-// A sweep over ride.seed makes seeds × policies runs, each point read
+// A sweep over seed makes seeds × policies runs, each point read
 // with its seed; a sweep that adds or drops the RIDE policy is refused,
 // naming the point. Baselines returns numBaselines policies, which Plan
 // counts on.
@@ -129,8 +130,8 @@ func TestLoadPlan(t *testing.T) {
 	}
 	fsys := fstest.MapFS{
 		"p/pol.json": {Data: pol},
-		"p/r.yaml":   {Data: []byte("name: r\nmode: ride\nride: {policy: pol.json, frames: 20}\nsweep: {params: {ride.seed: [1, 2, 3]}}\n")},
-		"p/b.yaml":   {Data: []byte("name: r\nmode: ride\nride: {frames: 20}\nsweep: {params: {ride.seed: [4, 5]}}\n")},
+		"p/r.yaml":   {Data: []byte("name: r\nmode: ride\nride: {policy: pol.json, frames: 20}\nsweep: {params: {spec.seed: [1, 2, 3]}}\n")},
+		"p/b.yaml":   {Data: []byte("name: r\nmode: ride\nride: {frames: 20}\nsweep: {params: {spec.seed: [4, 5]}}\n")},
 		"p/x.yaml":   {Data: []byte("name: r\nmode: ride\nride: {frames: 20, policy: pol.json}\nsweep: {params: {ride.policy: [pol.json, \"\"]}}\n")},
 		"p/l.yaml":   {Data: []byte("name: r\nmode: ride\nride: {frames: 20}\nsweep: {params: {ride.max_loss: [0, 0.004]}}\n")},
 	}
@@ -152,8 +153,8 @@ func TestLoadPlan(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(p.Points) != 3 || p.Runs() != 3*4 || p.Specs[2].Ride.Seed != 3 || p.Specs[2].Sweep != nil {
-		t.Fatalf("%d points, %d runs, point 2 seed %d; want 3 points × 4 policies, seed 3", len(p.Points), p.Runs(), p.Specs[2].Ride.Seed)
+	if len(p.Points) != 3 || p.Runs() != 3*4 || p.Specs[2].Seed != 3 || p.Specs[2].Sweep != nil {
+		t.Fatalf("%d points, %d runs, point 2 seed %d; want 3 points × 4 policies, seed 3", len(p.Points), p.Runs(), p.Specs[2].Seed)
 	}
 	if b, err := LoadPlan(fsys, "p/b.yaml"); err != nil || b.Runs() != 2*numBaselines {
 		t.Fatalf("baselines only: %v, want %d runs", err, 2*numBaselines)
