@@ -28,7 +28,7 @@ type Spec struct {
 		// Policy is a hetquic-ride-mlp/1 file, relative to the spec's
 		// directory (empty: baselines only).
 		Policy string `yaml:"policy"`
-		Frames int `yaml:"frames"` // 0: the whole test video
+		Frames int    `yaml:"frames"` // 0: the whole test video
 		// MaxLoss is both paths' random-loss ceiling (a fraction; absent:
 		// the models' 0.2 %), the guessed setting the RIDE claims are swept
 		// over (the thesis: "a uniform random variable", no range).
