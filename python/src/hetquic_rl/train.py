@@ -3,12 +3,16 @@
     python -m hetquic_rl.train --budget short --out results/ride-train
 
 writes curve.csv (one row per finished episode), curve.svg, policy.json
-(the actor, for `hetquic ride eval`) and summary.json. Budgets (§5.5.1 uses
-30 000 episodes of ~40 decisions, 1.2 M steps):
+(the actor, for `hetquic ride eval`), summary.json and, every
+--checkpoint-every steps, checkpoints/policy-<steps>.json. Budgets (§5.5.1
+uses 30 000 episodes of ~40 decisions, 1.2 M steps):
 
-  smoke   12 000 steps   (CI: about a minute)
-  short   300 000 steps  (≤ 15 minutes on a 2-core machine, docs/ride.md)
-  thesis  1 200 000 steps (30 000 episodes × 40 decisions)
+  short   300 000 steps   (CI's smoke: must beat RR and minRTT on the
+                           validation video, python/tests; ~5 min on 2 cores)
+  thesis  1 200 000 steps (30 000 episodes × 40 decisions; ~20 min on 2 cores)
+
+Choose among runs and checkpoints on the validation video with
+`python -m hetquic_rl.select`, never on the test video.
 """
 
 from __future__ import annotations
@@ -23,7 +27,7 @@ from pathlib import Path
 
 import numpy as np
 
-BUDGETS = {"smoke": 12_000, "short": 300_000, "thesis": 1_200_000}
+BUDGETS = {"short": 300_000, "thesis": 1_200_000}
 
 # §5.5.1: actor and critic of two hidden layers of 64 ReLU units, lr 3e-4, γ 0.99.
 HIDDEN = 64
