@@ -46,7 +46,7 @@ A is -1 (skip the tile) or a path index. A bad request is answered
 }
 
 func rideEval(_ context.Context, args []string) error {
-	fs := newFlagSet("ride eval", "ride eval [--policy FILE] [--video V] [--frames N] [--seed S] [--out DIR] [--md | --json]",
+	fs := newFlagSet("ride eval", "ride eval [--policy FILE] [--baselines=false] [--video V] [--frames N] [--seed S] [--out DIR] [--md | --json]",
 		`Plays the test video (video 4) with RIDE's exported actor (--policy, a
 hetquic-ride-mlp/1 JSON file from python -m hetquic_rl.train) and with RR,
 minRTT and Peekaboo, each on the same simulated network, and writes
@@ -60,6 +60,7 @@ validation video, which chooses among trained policies.`)
 	out := fs.String("out", "results/ride-eval", "output directory")
 	md := fs.Bool("md", false, "print the per-policy and claims tables (markdown) and write no files")
 	asJSON := fs.Bool("json", false, "print the per-policy summary (JSON) and write no files")
+	baselines := fs.Bool("baselines", true, "play RR, minRTT and Peekaboo too (false: only --policy, e.g. to choose among checkpoints)")
 	video := fs.Int("video", env.TestVideo, fmt.Sprintf("video to play: %d test, %d validation, 0–3 training", env.TestVideo, env.ValidationVideo))
 	if err := parseFlags(fs, args); err != nil {
 		return err
@@ -87,11 +88,16 @@ validation video, which chooses among trained policies.`)
 		m.Label = "ride"
 		pols = append(pols, m)
 	}
-	base, err := report.Baselines(*seed)
-	if err != nil {
-		return err
+	if *baselines {
+		base, err := report.Baselines(*seed)
+		if err != nil {
+			return err
+		}
+		pols = append(pols, base...)
 	}
-	pols = append(pols, base...)
+	if len(pols) == 0 {
+		return badInput(fmt.Errorf("ride eval: --baselines=false without --policy leaves nothing to play"))
+	}
 	ms, err := report.Evaluate(report.Config{Seed: *seed, Frames: *frames, Video: video}, pols)
 	if err != nil {
 		return err

@@ -104,16 +104,18 @@ def export(models, paths: int, features: int):
     return from_flax(models["policy"].state_dict.params, paths, features)
 
 
-def compare(policy: str, video: int | None = None, frames: int = 100, seed: int = 1) -> dict[str, dict]:
-    """The exported policy and the baselines (RR, minRTT, Peekaboo) on one
-    episode of a fixed video, through `hetquic ride eval --json` (the Go
-    forward pass and the true, settled rewards): {policy name: summary}."""
+def compare(policy: str, video: int | None = None, frames: int = 100, seed: int = 1,
+            baselines: bool = True) -> dict[str, dict]:
+    """The exported policy and (unless baselines is false) RR, minRTT and
+    Peekaboo on one episode of a fixed video, through `hetquic ride eval
+    --json` (the Go forward pass and the true, settled rewards): {policy
+    name: summary}."""
     from .binary import hetquic_binary
     from .env import VALIDATION_VIDEO
 
     video = VALIDATION_VIDEO if video is None else video
     out = subprocess.run([hetquic_binary(), "ride", "eval", "--json", "--policy", policy, "--video", str(video),
-                          "--frames", str(frames), "--seed", str(seed)], check=True, capture_output=True, text=True)
+                          "--frames", str(frames), "--seed", str(seed), f"--baselines={str(baselines).lower()}"], check=True, capture_output=True, text=True)
     return {p["policy"]: p for p in json.loads(out.stdout)["policies"]}
 
 
