@@ -99,9 +99,13 @@ def build_agent(env, seed: int):
     return agent, models
 
 
-def export(models, paths: int, features: int):
+def export(models, paths: int, features: int, steps: int, seed: int, run_steps: int):
+    """The actor as a hetquic-ride-mlp/1 document that records the steps it
+    trained for (a checkpoint's, not its run's budget) and its seed."""
     from .mlp import from_flax
-    return from_flax(models["policy"].state_dict.params, paths, features)
+    doc = from_flax(models["policy"].state_dict.params, paths, features)
+    doc["training"] = {"steps": int(steps), "seed": int(seed), "run_steps": int(run_steps)}
+    return doc
 
 
 def compare(policy: str, video: int | None = None, frames: int = 100, seed: int = 1,
@@ -200,12 +204,12 @@ def train(timesteps: int, out: Path, seed: int = 1, num_envs: int = 8, frames: i
                 ret[i], predicted[i], steps[i] = 0, 0, 0
             obs = nobs  # the gymnasium vector env resets finished episodes itself
             if checkpoint_every and total // checkpoint_every != (total - num_envs) // checkpoint_every:
-                save(export(models, paths, features), str(out / "checkpoints" / f"policy-{total}.json"))
+                save(export(models, paths, features, total, seed, timesteps), str(out / "checkpoints" / f"policy-{total}.json"))
                 write_curve(out, rows)
                 with open(out / "summary.json", "w") as f:
                     json.dump(summary(total), f, indent=2)
                 log(f"checkpoint at {total} steps, {time.time() - t0:.0f} s")
-        doc = export(models, paths, features)
+        doc = export(models, paths, features, total, seed, timesteps)
     finally:
         env.close()
     save(doc, str(out / "policy.json"))
