@@ -242,7 +242,7 @@ func TestNoShardModes(t *testing.T) {
 // shards and merges into what one process writes, byte for byte.
 func TestRideShardsMergeIdentical(t *testing.T) {
 	dir := t.TempDir()
-	pol, err := os.ReadFile("../../ride/policies/ride-short-seed1.json")
+	pol, err := os.ReadFile("../../ride/policies/ride-seed1.json")
 	if err != nil {
 		t.Fatal(err)
 	}
