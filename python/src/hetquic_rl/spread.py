@@ -40,7 +40,7 @@ def spread(policies: list[str], frames: int = 0, seed: int = 1) -> str:
     lo = [min(c[k] for c in cols) for k in range(3)]
     hi = [max(c[k] for c in cols) for k in range(3)]
     zr = [f"{100 * min(c[3][t] for c in cols):.1f}–{100 * max(c[3][t] for c in cols):.1f}" for t in range(3)]
-    lines.append(f"| range across the {len(cols)} seeds | {lo[0]:.2f} … {hi[0]:.2f} | {lo[1]:.2f}× … {hi[1]:.2f}× "
+    lines.append(f"| range over the {len(cols)} policies above | {lo[0]:.2f} … {hi[0]:.2f} | {lo[1]:.2f}× … {hi[1]:.2f}× "
                  f"| {lo[2]:.2f}× … {hi[2]:.2f}× | {' / '.join(zr)} % |")
     for b in ("rr", "minrtt", "peekaboo"):
         lines.append(f"| {b} | {base[b]['mean_frame_reward']:.2f} | | | {pct(base[b]['zero_rebuffering_share_ipb'])} |")
