@@ -172,9 +172,14 @@ func ListenControl(addr string) (net.Listener, error) {
 // ServeControl serves h (a ControlHandler) on ln until ctx ends, then closes ln.
 func ServeControl(ctx context.Context, ln net.Listener, h http.Handler) error {
 	srv := &http.Server{Handler: h, ReadHeaderTimeout: 5 * time.Second}
+	served := make(chan struct{})
+	defer close(served) // a Serve that fails ends the closer too
 	go func() {
-		<-ctx.Done()
-		srv.Close()
+		select {
+		case <-ctx.Done():
+			srv.Close()
+		case <-served:
+		}
 	}()
 	err := srv.Serve(ln)
 	if errors.Is(err, http.ErrServerClosed) {

@@ -1,10 +1,15 @@
 package emu
 
 import (
+	"context"
+	"net"
+	"net/http"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/hetquic/hetquic/internal/leakcheck"
 	"github.com/hetquic/hetquic/scenario"
 )
 
@@ -87,3 +92,23 @@ func FuzzParseOutageQuery(f *testing.F) {
 }
 
 var zeroPath = scenario.Path{}
+
+// TestServeControlFailedServeEnds: a Serve that fails (a closed listener)
+// returns its error and leaves no goroutine behind, though its context is
+// never cancelled.
+func TestServeControlFailedServeEnds(t *testing.T) {
+	before := runtime.NumGoroutine()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	if err := ServeControl(ctx, ln, http.NotFoundHandler()); err == nil {
+		t.Fatal("ServeControl on a closed listener returned nil")
+	}
+	if n, _ := leakcheck.Wait(before, time.Second); n > before {
+		t.Errorf("%d goroutines after a failed Serve, %d before", n, before)
+	}
+}

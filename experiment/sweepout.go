@@ -10,17 +10,10 @@ import (
 
 // SweepSummary is summary.json of a swept experiment: every point with its
 // assignments and the summary of each strategy there (docs/results.md).
-type SweepSummary struct {
-	results.Header
-	Design string         `json:"design"`
-	Params []string       `json:"params"` // the swept fields
-	Points []PointSummary `json:"points"`
-}
+type SweepSummary = sweep.Summary[PointSummary]
 
-// PointSummary is one point of a sweep.
+// PointSummary is what a sweep's point holds: each strategy's summary.
 type PointSummary struct {
-	ID         string            `json:"id"`
-	Assigns    []sweep.Assign    `json:"assigns"`
 	Strategies []StrategySummary `json:"strategies"`
 }
 
@@ -45,24 +38,15 @@ func SummarizePlan(p *Plan, res []*Result) (*SweepSummary, error) {
 		return nil, fmt.Errorf("%s: not a sweep's results", p.Name)
 	}
 	first := p.Specs[0]
-	sum := &SweepSummary{
-		Header: results.NewHeader(p.Name, first.Mode, results.Seeds(first.Seed, first.Seeds)),
-		Design: p.Design,
-	}
-	for _, a := range p.Points[0].Assigns {
-		sum.Params = append(sum.Params, a.Key)
-	}
-	for i, r := range res {
-		sum.Points = append(sum.Points, PointSummary{ID: p.Points[i].ID, Assigns: p.Points[i].Assigns, Strategies: Summarize(r).Strategies})
-	}
-	return sum, nil
+	return sweep.NewSummary(results.NewHeader(p.Name, first.Mode, results.Seeds(first.Seed, first.Seeds)), nil, p.Design, p.Points,
+		func(i int) PointSummary { return PointSummary{Summarize(res[i]).Strategies} }), nil
 }
 
 // SweepOutcome is what sweep.WriteOutcome draws and tabulates of a sweep: the
 // ratio to the oracle when the experiment has one (comparable across points
 // whose paths differ), else the mean TCT.
 func SweepOutcome(p *Plan, sum *SweepSummary) *sweep.Outcome {
-	st := func(pi, si int) StrategySummary { return sum.Points[pi].Strategies[si] }
+	st := func(pi, si int) StrategySummary { return sum.Points[pi].Data.Strategies[si] }
 	o := &sweep.Outcome{
 		Name: p.Name, Description: p.Specs[0].Description, Design: sum.Design, Points: p.Points,
 		Columns: []string{"mean_tct_ms", "mean_tct_ci95_ms", "p95_tct_ms", "ratio_to_oracle", "cumulative_regret", "switches_per_100_rounds"},
@@ -79,10 +63,10 @@ func SweepOutcome(p *Plan, sum *SweepSummary) *sweep.Outcome {
 		Setup: fmt.Sprintf("Each point runs every strategy on seeds %d…%d.",
 			p.Specs[0].Seed, p.Specs[0].Seed+uint64(p.Specs[0].Seeds)-1),
 	}
-	for _, s := range sum.Points[0].Strategies {
+	for _, s := range sum.Points[0].Data.Strategies {
 		o.Series = append(o.Series, s.Label)
 	}
-	if sum.Points[0].Strategies[0].RatioToOracle != nil {
+	if sum.Points[0].Data.Strategies[0].RatioToOracle != nil {
 		o.Metric = "mean TCT / oracle's"
 		o.Y = func(pi, si int) float64 { return *st(pi, si).RatioToOracle }
 	}

@@ -2,19 +2,17 @@
 // Reed–Solomon semantics, as thesis chapter 4 uses it (§4.3.3, §4.5.1):
 // each layer of a frame is a block of k source packets protected by
 // n − k repair packets; any k of the n recover the block. The simulator
-// uses the "k of n" model (Block, Delivered); Encode and Reconstruct do the
-// same with a real Reed–Solomon coder (github.com/klauspost/reedsolomon),
-// and a property test shows the two agree on every loss pattern.
+// uses the "k of n" model (Block, Delivered); the tests hold it against a
+// real Reed–Solomon coder (github.com/klauspost/reedsolomon, a test
+// dependency: the simulator moves no payload bytes), which agrees on every
+// loss pattern.
 //
 // Pure: no I/O, no clock.
 package fec
 
 import (
-	"errors"
 	"fmt"
 	"math"
-
-	"github.com/klauspost/reedsolomon"
 )
 
 // Redundancy is the thesis's per-layer FEC overhead, 30 % (§4.5.1,
@@ -83,67 +81,3 @@ func binom(n, k int) float64 {
 }
 
 func lgamma(n int) float64 { v, _ := math.Lgamma(float64(n)); return v }
-
-// Encode returns the block's N shards: the K source payloads (padded to
-// equal length with zeros) followed by N − K Reed–Solomon repair shards.
-func (b Block) Encode(src [][]byte) ([][]byte, error) {
-	if len(src) != b.K {
-		return nil, fmt.Errorf("fec: %d payloads for a block of k = %d", len(src), b.K)
-	}
-	size := 0
-	for _, s := range src {
-		size = max(size, len(s))
-	}
-	if size == 0 {
-		return nil, errors.New("fec: empty payloads")
-	}
-	shards := make([][]byte, b.N)
-	for i := range shards {
-		shards[i] = make([]byte, size)
-		if i < b.K {
-			copy(shards[i], src[i])
-		}
-	}
-	if b.N == b.K {
-		return shards, nil
-	}
-	enc, err := reedsolomon.New(b.K, b.N-b.K)
-	if err != nil {
-		return nil, fmt.Errorf("fec: %w", err)
-	}
-	if err := enc.Encode(shards); err != nil {
-		return nil, fmt.Errorf("fec: %w", err)
-	}
-	return shards, nil
-}
-
-// Reconstruct recovers the source shards in place: shards has N entries,
-// nil for a lost packet. It returns ErrTooFewShards (and leaves the lost
-// source shards nil) when fewer than K arrived.
-func (b Block) Reconstruct(shards [][]byte) error {
-	if len(shards) != b.N {
-		return fmt.Errorf("fec: %d shards for a block of %d", len(shards), b.N)
-	}
-	if b.N == b.K {
-		for _, s := range shards {
-			if s == nil {
-				return ErrTooFewShards
-			}
-		}
-		return nil
-	}
-	enc, err := reedsolomon.New(b.K, b.N-b.K)
-	if err != nil {
-		return fmt.Errorf("fec: %w", err)
-	}
-	if err := enc.ReconstructData(shards); err != nil {
-		if errors.Is(err, reedsolomon.ErrTooFewShards) {
-			return ErrTooFewShards
-		}
-		return fmt.Errorf("fec: %w", err)
-	}
-	return nil
-}
-
-// ErrTooFewShards: fewer than K of a block's N packets arrived.
-var ErrTooFewShards = errors.New("fec: too few shards to reconstruct")

@@ -57,7 +57,7 @@ func TestModelMatchesCoder(t *testing.T) {
 				src[i][j] = byte(rng.UintN(256))
 			}
 		}
-		shards, err := b.Encode(src)
+		shards, err := encode(b, src)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -73,7 +73,7 @@ func TestModelMatchesCoder(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		cerr := b.Reconstruct(shards)
+		cerr := reconstruct(b, shards)
 		have := 0
 		for i := range k {
 			if shards[i] == nil {

@@ -81,6 +81,9 @@ type Decision struct {
 	// Arm (for off-line evaluation of logs).
 	Propensity float64
 	Cell       int // the chosen arm's context cell q_t
+	// Untried: the chosen arm had no sample in its cell (UCB's infinite
+	// index), so the choice explored rather than exploited.
+	Untried bool
 }
 
 // Agent is the QC-MAB learner. Not safe for concurrent use.
@@ -177,9 +180,6 @@ func New(cfg Config) (*Agent, error) {
 	return a, nil
 }
 
-// Arms lists the agent's arms in index order.
-func (a *Agent) Arms() []Arm { return append([]Arm(nil), a.arms...) }
-
 // ArmNames lists the agent's arm names in index order.
 func (a *Agent) ArmNames() []string {
 	out := make([]string, len(a.arms))
@@ -188,9 +188,6 @@ func (a *Agent) ArmNames() []string {
 	}
 	return out
 }
-
-// Config returns the agent's configuration with defaults filled in.
-func (a *Agent) Config() Config { return a.cfg }
 
 func (a *Agent) features(c Context) []float64 {
 	th := a.cfg.Thresholds
@@ -274,7 +271,8 @@ func (a *Agent) Choose(cands []Candidate, rng *rand.Rand) (Decision, error) {
 	c := ctx[a.arms[pick].Network]
 	q := a.cfg.Thresholds.Cell(c)
 	a.last = &pendingChoice{arm: pick, cell: q, x: a.features(c), fec: a.arms[pick].FEC}
-	return Decision{Arm: a.arms[pick], SenderFEC: a.fecOn, Propensity: prop, Cell: q}, nil
+	untried := a.cfg.Policy != LinUCB && a.n[q][pick] == 0
+	return Decision{Arm: a.arms[pick], SenderFEC: a.fecOn, Propensity: prop, Cell: q, Untried: untried}, nil
 }
 
 // Learn credits reward r ∈ [0, 1] (Eq. 4.19) to the last chosen arm in its
@@ -312,7 +310,3 @@ func (a *Agent) Learn(r float64) error {
 // Skip drops the pending choice without learning (replay evaluation, or a
 // frame that was never sent).
 func (a *Agent) Skip() { a.last = nil }
-
-// Plays is N_{a|q}: how often arm i was credited in cell q (discounted
-// under DUCB; 0 under LinUCB, which has no cells).
-func (a *Agent) Plays(q, i int) float64 { return a.n[q][i] }

@@ -12,9 +12,6 @@ type Viewport struct {
 	View [][Tiles]bool
 }
 
-// Viewed reports v_{i,z}.
-func (vp *Viewport) Viewed(i, z int) bool { return vp.View[i][z] }
-
 // Count is the number of viewed tiles of frame i.
 func (vp *Viewport) Count(i int) int {
 	n := 0

@@ -145,11 +145,12 @@ func (c *ConnConfig) defaults() {
 		if c.RecvWindow == 0 {
 			c.RecvWindow = quicgoInitialConnWindow
 		}
+		// A window given above quic-go's ceiling is its own ceiling.
 		if c.MaxStreamWindow == 0 {
-			c.MaxStreamWindow = DefaultStreamWindow
+			c.MaxStreamWindow = max(DefaultStreamWindow, c.StreamWindow)
 		}
 		if c.MaxRecvWindow == 0 {
-			c.MaxRecvWindow = quicgoMaxConnWindow
+			c.MaxRecvWindow = max(quicgoMaxConnWindow, c.RecvWindow)
 		}
 	}
 	if c.RecvWindow == 0 {
@@ -169,6 +170,14 @@ func (c *ConnConfig) defaults() {
 	}
 }
 
+// WithDefaults is c with every zero field set to what NewConn uses: the
+// one source of a connection's defaults, which experiment files validate
+// against.
+func (c ConnConfig) WithDefaults() ConnConfig {
+	c.defaults()
+	return c
+}
+
 // Validate checks the configuration; errors name the field.
 func (c ConnConfig) Validate() error {
 	switch {
@@ -176,6 +185,8 @@ func (c ConnConfig) Validate() error {
 		return fmt.Errorf("packet_bytes: %d is outside [200, 65535]", c.PacketBytes)
 	case c.Overhead < 0 || c.Overhead >= c.PacketBytes:
 		return fmt.Errorf("overhead_bytes: %d must be in [0, packet_bytes)", c.Overhead)
+	case c.AckEvery < 1 || c.AckEvery > 64:
+		return fmt.Errorf("ack_every: %d is outside [1, 64]", c.AckEvery)
 	case c.RecvWindow < int64(c.PacketBytes):
 		return fmt.Errorf("recv_window_bytes: %d is smaller than a packet", c.RecvWindow)
 	case c.StreamWindow < int64(c.PacketBytes):

@@ -2,7 +2,7 @@
 # Issue 14's loss-regime reference: ns-3 3.37 (Debian's libns3-dev) runs
 # bench/ns3/lossregime.cc over the grid {TcpNewReno, TcpLinuxReno} ×
 # DelAckCount {1, 2} × loss × seeds and writes the completion times to
-# sim/exp/ns3ref/lossregime.csv, which `hetquic sim lossregime --md` reads
+# sim/studies/ns3ref/lossregime.csv, which `hetquic sim lossregime --md` reads
 # (embedded) beside the simulator's own runs. Deterministic: ns-3 seeds by
 # RngRun. Needs root for apt-get (it installs ns-3 once).
 #   bash bench/ns3/lossregime.sh
@@ -11,7 +11,7 @@ cd "$(dirname "$0")/../.."
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 bash bench/ns3/compile.sh bench/ns3/lossregime.cc "$tmp/lossregime"
-out=sim/exp/ns3ref/lossregime.csv
+out=sim/studies/ns3ref/lossregime.csv
 mkdir -p "$(dirname "$out")"
 {
   echo "# ns-3 3.37, bench/ns3/lossregime.cc: 10 MB, 10 Mbit/s, 20 ms, 100-packet queue, Bernoulli loss on data"

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/hetquic/hetquic"
 	"github.com/hetquic/hetquic/agent"
 	agentexp "github.com/hetquic/hetquic/agent/experiments"
 	"github.com/hetquic/hetquic/internal/results"
@@ -65,39 +66,35 @@ func agentExperiment(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	l, err := loadExperiment("agent-" + name)
-	if err != nil || l.agent == nil {
+	spec, err := agentexp.Load(hetquic.Files, "experiments/agent-"+name+".yaml")
+	if err != nil {
 		return badInput(fmt.Errorf("agent experiment: unknown experiment %q (%s)", name, strings.Join(agentexp.Names, ", ")))
 	}
-	spec := l.agent
 	p := &spec.Agent
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 	// Flags the user gave override the spec, after a range check that names
 	// the flag.
-	switch {
-	case set["repeat"] && (*repeat < 1 || *repeat > 100):
-		return badInput(fmt.Errorf("agent experiment: --repeat %d out of [1, 100]", *repeat))
-	case set["conns-per-path"] && (*lanes < 1 || *lanes > agent.MaxLanes):
-		return badInput(fmt.Errorf("agent experiment: --conns-per-path %d out of [1, %d]", *lanes, agent.MaxLanes))
-	case set["scale"] && !(*scale > 0 && *scale <= 10):
-		return badInput(fmt.Errorf("agent experiment: --scale %g out of (0, 10]", *scale))
-	case set["size"] && *hsSize < 1, set["rounds"] && *rounds < 1:
-		return badInput(fmt.Errorf("agent experiment: --size %d / --rounds %d must be ≥ 1", *hsSize, *rounds))
-	case set["at"] && *at <= 0, set["outage"] && *outage <= 0:
-		return badInput(fmt.Errorf("agent experiment: --at %v / --outage %v must be > 0", *at, *outage))
+	for _, c := range []struct {
+		flag string
+		bad  bool
+		msg  string
+	}{
+		{"repeat", *repeat < 1 || *repeat > 100, fmt.Sprintf("--repeat %d out of [1, 100]", *repeat)},
+		{"conns-per-path", *lanes < 1 || *lanes > agent.MaxLanes, fmt.Sprintf("--conns-per-path %d out of [1, %d]", *lanes, agent.MaxLanes)},
+		{"scale", !(*scale > 0 && *scale <= 10), fmt.Sprintf("--scale %g out of (0, 10]", *scale)},
+		{"size", *hsSize < 1, fmt.Sprintf("--size %d must be ≥ 1", *hsSize)},
+		{"rounds", *rounds < 1, fmt.Sprintf("--rounds %d must be ≥ 1", *rounds)},
+		{"at", *at <= 0, fmt.Sprintf("--at %v must be > 0", *at)},
+		{"outage", *outage <= 0, fmt.Sprintf("--outage %v must be > 0", *outage)},
+	} {
+		if set[c.flag] && c.bad {
+			return badInput(fmt.Errorf("agent experiment: %s", c.msg))
+		}
 	}
 	if set["losses"] {
-		p.LossesPct = nil
-		for _, f := range splitList(*losses) {
-			v, err := strconv.ParseFloat(f, 64)
-			if err != nil || v < 0 || v >= 100 {
-				return badInput(fmt.Errorf("agent experiment: --losses %q: %q is not a rate in [0, 100)", *losses, f))
-			}
-			p.LossesPct = append(p.LossesPct, v)
-		}
-		if len(p.LossesPct) == 0 {
-			return badInput(fmt.Errorf("agent experiment: --losses %q: no rate", *losses))
+		if p.LossesPct, err = parseLosses(*losses); err != nil {
+			return badInput(fmt.Errorf("agent experiment: %w", err))
 		}
 	}
 	for flagName, apply := range map[string]func(){
@@ -135,25 +132,46 @@ func agentExperiment(ctx context.Context, args []string) error {
 	if err := results.WriteTables(os.Stdout, res.Tables()); err != nil {
 		return err
 	}
-	if *out != "" {
-		if _, err := res.WriteAll(*out); err != nil {
+	return writeAgentOutputs(res, *out, *pngFile, *jsonFile)
+}
+
+// parseLosses reads --losses: loss rates in percent, comma-separated.
+func parseLosses(list string) ([]float64, error) {
+	var out []float64
+	for _, f := range splitList(list) {
+		v, err := strconv.ParseFloat(f, 64)
+		if err != nil || v < 0 || v >= 100 {
+			return nil, fmt.Errorf("--losses %q: %q is not a rate in [0, 100)", list, f)
+		}
+		out = append(out, v)
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("--losses %q: no rate", list)
+	}
+	return out, nil
+}
+
+// writeAgentOutputs writes what --out, --png and --json ask for.
+func writeAgentOutputs(res *agentexp.Result, out, pngFile, jsonFile string) error {
+	if out != "" {
+		if _, err := res.WriteAll(out); err != nil {
 			return err
 		}
 	}
-	if *pngFile != "" {
-		if err := res.WriteChart(*pngFile); err != nil {
+	if pngFile != "" {
+		if err := res.WriteChart(pngFile); err != nil {
 			return err
 		}
 	}
-	if *jsonFile != "" {
-		data, err := results.MarshalSummary(res.Summary())
-		if err != nil {
-			return err
-		}
-		if err := os.MkdirAll(filepath.Dir(*jsonFile), 0o755); err != nil {
-			return err
-		}
-		return os.WriteFile(*jsonFile, data, 0o644)
+	if jsonFile == "" {
+		return nil
 	}
-	return nil
+	data, err := results.MarshalSummary(res.Summary())
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(jsonFile), 0o755); err != nil {
+		return err
+	}
+	return os.WriteFile(jsonFile, data, 0o644)
 }

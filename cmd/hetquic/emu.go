@@ -62,7 +62,7 @@ a different client address per path. Runs until Ctrl-C.`)
 	if *scen == "" || *server == "" || *paths == "" {
 		return badInput(errors.New("emu relay: --scenario, --server and --paths are required"))
 	}
-	s, err := scenario.Load(os.DirFS("."), cleanRel(*scen))
+	s, err := loadScenarioFile(*scen)
 	if err != nil {
 		return badInput(err)
 	}
@@ -125,11 +125,6 @@ a different client address per path. Runs until Ctrl-C.`)
 		logCloser.Close()
 	}
 	return err
-}
-
-// cleanRel makes a path usable with os.DirFS("."): relative, no "./".
-func cleanRel(p string) string {
-	return strings.TrimPrefix(strings.TrimPrefix(p, "./"), "/")
 }
 
 func emuSet(ctx context.Context, args []string) error {

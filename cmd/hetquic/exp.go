@@ -13,16 +13,11 @@ import (
 	"strings"
 	"time"
 
-	"go.yaml.in/yaml/v3"
-
 	"github.com/hetquic/hetquic"
-	agentexp "github.com/hetquic/hetquic/agent/experiments"
-	"github.com/hetquic/hetquic/experiment"
+	"github.com/hetquic/hetquic/internal/mode"
 	"github.com/hetquic/hetquic/internal/results"
 	"github.com/hetquic/hetquic/internal/runner"
-	ridereport "github.com/hetquic/hetquic/ride/report"
-	simexp "github.com/hetquic/hetquic/sim/exp"
-	"github.com/hetquic/hetquic/sim/svc"
+	"github.com/hetquic/hetquic/scenario"
 )
 
 func init() {
@@ -72,36 +67,22 @@ func runDemo(ctx context.Context, args []string) error {
 	return expRun(ctx, runArgs, "demo")
 }
 
-// loaded is an experiment of any mode, loaded and validated: exactly one
-// of pcm (offline, trace, real), sim and agent is set.
+// loaded is an experiment of any mode, loaded and validated: its envelope
+// and what its mode (internal/mode) made of the file.
 type loaded struct {
-	env experiment.Envelope
-	// plan is a pcm experiment's points × strategies × seeds (its sweep);
-	// pcm is its first point (the file as written when it has no sweep).
-	plan      *experiment.Plan
-	pcm       *experiment.Spec
-	simPlan   *simexp.Plan // the same for a simulator experiment
-	sim       *simexp.Spec
-	videoPlan *svc.Plan // and for a video (QC-MAB) experiment
-	video     *svc.Spec
-	agent     *agentexp.Spec
-	ridePlan  *ridereport.Plan // and for a ride evaluation
-	ride      *ridereport.Spec
+	env mode.Envelope
+	mode.Experiment
 }
-
-// builtinDirs are where the built-in experiments live in hetquic.Files.
-var builtinDirs = []string{"experiments", "sim/experiments", "sim/svc/experiments"}
 
 // loadExperiment loads FILE from disk, or the built-in experiment NAME
 // when no such file exists, whatever its mode.
 func loadExperiment(file string) (*loaded, error) {
 	if _, err := os.Stat(file); err == nil {
-		abs, err := filepath.Abs(file)
+		abs, err := hostPath(file)
 		if err != nil {
 			return nil, err
 		}
-		// Rooted at "/", so ../scenarios/… resolves like the shell would.
-		return loadFrom(os.DirFS("/"), strings.TrimPrefix(filepath.ToSlash(abs), "/"))
+		return loadFrom(hostFS{}, abs)
 	}
 	name := strings.TrimSuffix(file, ".yaml") + ".yaml"
 	for _, dir := range builtinDirs {
@@ -109,7 +90,13 @@ func loadExperiment(file string) (*loaded, error) {
 			return loadFrom(hetquic.Files, p)
 		}
 	}
-	return nil, fmt.Errorf("%s: no such file, nor a built-in experiment (hetquic exp list)", file)
+	var names []string
+	if bs, err := builtins(); err == nil {
+		for _, b := range bs {
+			names = append(names, b.name)
+		}
+	}
+	return nil, fmt.Errorf("%s: no such file, nor a built-in experiment%s (hetquic exp list)", file, didYouMean(strings.TrimSuffix(file, ".yaml"), names))
 }
 
 func fileExists(fsys fs.FS, name string) bool {
@@ -118,122 +105,32 @@ func fileExists(fsys fs.FS, name string) bool {
 }
 
 // loadFrom reads the envelope of name in fsys and hands the file to its
-// mode's backend, which decodes it whole and strictly.
+// mode, which decodes it whole and strictly.
 func loadFrom(fsys fs.FS, name string) (*loaded, error) {
-	data, err := fs.ReadFile(fsys, name)
+	env, e, err := mode.Load(fsys, name)
 	if err != nil {
-		return nil, fmt.Errorf("load experiment: %w", err)
-	}
-	env, err := experiment.ReadEnvelope(name, data)
-	if err != nil {
+		if isScenario(fsys, name) {
+			return nil, fmt.Errorf("%s is a scenario file (the network), not an experiment: check it with hetquic scenario validate; an experiment names it with scenario: FILE", name)
+		}
 		return nil, err
 	}
-	l := &loaded{env: env}
-	if env.Mode == experiment.ModeAgent && hasSweep(data) {
-		return nil, fmt.Errorf("%s: sweep: %w", name, l.noShard())
-	}
-	switch env.Mode {
-	case experiment.ModeSim:
-		if l.simPlan, err = simexp.LoadPlan(fsys, name); err == nil {
-			l.sim = l.simPlan.Specs[0]
-		}
-	case experiment.ModeVideo:
-		if l.videoPlan, err = svc.LoadPlan(fsys, name); err == nil {
-			l.video = l.videoPlan.Specs[0]
-		}
-	case experiment.ModeAgent:
-		l.agent, err = agentexp.Load(fsys, name)
-	case experiment.ModeRide:
-		if l.ridePlan, err = ridereport.LoadPlan(fsys, name); err == nil {
-			l.ride = l.ridePlan.Specs[0]
-		}
-	default:
-		if l.plan, err = experiment.LoadPlan(fsys, name); err == nil {
-			l.pcm = l.plan.Specs[0]
-		}
-	}
-	if err != nil {
-		return nil, err
-	}
-	return l, nil
+	return &loaded{env, e}, nil
 }
 
-// hasSweep reports whether an experiment file has a sweep: block, for mode
-// agent, whose strict decoder would only call it an unknown field.
-func hasSweep(data []byte) bool {
-	var doc struct {
-		Sweep yaml.Node `yaml:"sweep"`
-	}
-	return yaml.Unmarshal(data, &doc) == nil && doc.Sweep.Kind != 0
+// isScenario reports whether name is a valid scenario file (paths, no
+// experiment fields), which exp validate and exp run say instead of the
+// experiment decoder's "unknown field paths".
+func isScenario(fsys fs.FS, name string) bool {
+	_, err := scenario.Load(fsys, name)
+	return err == nil
 }
 
-// shape is one line on what the experiment runs.
-func (l *loaded) shape() string {
-	switch {
-	case l.sim != nil:
-		points := ""
-		if l.simPlan.Swept {
-			points = fmt.Sprintf(" at %d points (%d runs)", len(l.simPlan.Points), l.simPlan.Runs())
-		}
-		return fmt.Sprintf("%d variants × %d seeds%s", len(l.sim.Variants), l.sim.Seeds, points)
-	case l.video != nil:
-		points := ""
-		if l.videoPlan.Swept {
-			points = fmt.Sprintf(" at %d points (%d runs)", len(l.videoPlan.Points), l.videoPlan.Runs())
-		}
-		return fmt.Sprintf("%d variants × %d seeds, %g s each%s", len(l.video.Variants), l.video.Seeds, l.video.DurationS, points)
-	case l.agent != nil:
-		return fmt.Sprintf("agent experiment %s, scale %g, %d run(s)", l.agent.Agent.Experiment, l.agent.Agent.Scale, l.agent.Agent.Repeat)
-	case l.ride != nil:
-		return fmt.Sprintf("RIDE (%s) vs RR, minRTT, Peekaboo on the test video, %d frames (0: all), seed %d", l.ride.Ride.Policy, l.ride.Ride.Frames, l.ride.Seed)
+// sharded is the experiment's runs to shard, or why it has none.
+func (l *loaded) sharded() (mode.Sharded, error) {
+	if s, ok := l.Experiment.(mode.Sharded); ok {
+		return s, nil
 	}
-	s := l.pcm
-	points := ""
-	if l.plan.Swept {
-		points = fmt.Sprintf(" at %d points (%d runs)", len(l.plan.Points), l.plan.Runs())
-	}
-	return fmt.Sprintf("%d paths, %d strategies, %d rounds × %d seeds%s", len(s.PathNames()), len(s.Strategies), s.Rounds, s.Seeds, points)
-}
-
-// setSeeds overrides the number of seeds (--seeds).
-func (l *loaded) setSeeds(n int) error {
-	switch {
-	case l.sim != nil:
-		l.simPlan.SetSeeds(n)
-	case l.pcm != nil:
-		l.plan.SetSeeds(n)
-	case l.video != nil:
-		l.videoPlan.SetSeeds(n)
-	default:
-		return fmt.Errorf("--seeds: mode %s has no seeds to override (agent: its spec's agent.repeat; ride: its one seed, which a sweep: block can vary)", l.env.Mode)
-	}
-	return nil
-}
-
-// outcome is a finished experiment of any mode.
-type outcome struct {
-	tables  []results.Table
-	summary results.Summary
-	write   func(dir string) ([]string, error)
-	text    func(w io.Writer) error // the terminal's table
-	runs    int
-}
-
-// run runs the experiment through the runner with opt.
-func (l *loaded) run(ctx context.Context, opt runner.Options) (*outcome, error) {
-	switch {
-	case l.agent != nil:
-		res, err := agentexp.Run(ctx, l.agent, opt, nil)
-		if err != nil {
-			return nil, err
-		}
-		tables := res.Tables()
-		return &outcome{
-			tables: tables, summary: res.Summary(), runs: l.agent.Agent.Repeat, write: res.WriteAll,
-			text: func(w io.Writer) error { return results.WriteTables(w, tables) },
-		}, nil
-	}
-	return l.runPlan(ctx, opt)
+	return nil, mode.NoShardError(l.env.Mode)
 }
 
 func expRun(ctx context.Context, args []string, name string) error {
@@ -249,20 +146,25 @@ func expRun(ctx context.Context, args []string, name string) error {
 	if err != nil {
 		return err
 	}
+	seedsSet := false
+	fs.Visit(func(f *flag.Flag) { seedsSet = seedsSet || f.Name == "seeds" })
 	switch {
 	case *asJSON && *asMD:
 		return badInput(fmt.Errorf("%s: --json and --md exclude each other", name))
-	case *seeds < 0 || *seeds > 10000:
+	case seedsSet && (*seeds < 1 || *seeds > 10000):
 		return badInput(fmt.Errorf("--seeds: %d is outside [1, 10000]", *seeds))
 	case *workers < 0:
 		return badInput(fmt.Errorf("--workers: %d is negative", *workers))
+	}
+	if err := checkOutDir(*out); err != nil {
+		return badInput(err)
 	}
 	l, err := loadExperiment(file)
 	if err != nil {
 		return badInput(err)
 	}
-	if *seeds > 0 {
-		if err := l.setSeeds(*seeds); err != nil {
+	if seedsSet {
+		if err := l.SetSeeds(*seeds); err != nil {
 			return badInput(err)
 		}
 	}
@@ -270,52 +172,123 @@ func expRun(ctx context.Context, args []string, name string) error {
 	if *quiet || *asMD {
 		opt.Progress = nil
 	} else {
-		fmt.Fprintf(os.Stderr, "experiment %s (%s): %s\n", l.env.Name, l.env.Mode, l.shape())
+		fmt.Fprintf(os.Stderr, "experiment %s (%s): %s\n", l.env.Name, l.env.Mode, l.Describe())
 	}
 	start := time.Now() // for the last line only
 	if *shardFlag != "" {
 		return expRunShard(ctx, l, file, *shardFlag, *out, *asJSON || *asMD, opt)
 	}
-	o, err := l.run(ctx, opt)
+	o, err := l.Run(ctx, opt)
 	if err != nil {
 		return err
 	}
 	if *asMD {
 		if *out != "" {
-			if _, err := o.write(*out); err != nil {
+			if _, _, err := writeTo(o, *out, l.env.Name); err != nil {
 				return err
 			}
 		}
-		return results.WriteTables(os.Stdout, o.tables)
+		return results.WriteTables(os.Stdout, o.Tables)
 	}
-	dir, files, err := o.writeTo(*out, l.env.Name)
+	dir, files, err := writeTo(o, *out, l.env.Name)
 	if err != nil {
 		return err
 	}
 	if *asJSON {
-		data, err := results.MarshalSummary(o.summary)
+		data, err := results.MarshalSummary(o.Summary)
 		if err != nil {
 			return err
 		}
 		_, err = os.Stdout.Write(data)
 		return err
 	}
-	if err := o.text(os.Stdout); err != nil {
+	text := o.Text
+	if name == "demo" {
+		text = mode.TablesText(o.Tables) // the report's tables: what the README shows
+	}
+	if err := text(os.Stdout); err != nil {
 		return err
 	}
-	fmt.Printf("\n%d runs in %.1f s; wrote %d files to %s (open %s)\n", o.runs, time.Since(start).Seconds(), len(files), dir, filepath.Join(dir, "report.md"))
+	fmt.Printf("\n%d runs in %.1f s; wrote %d files to %s (open %s)\n", o.Runs, time.Since(start).Seconds(), len(files), dir, filepath.Join(dir, "report.md"))
+	return nil
+}
+
+// checkOutDir refuses an --out that cannot become a results directory (a
+// regular file), before anything runs.
+func checkOutDir(out string) error {
+	if out == "" {
+		return nil
+	}
+	if st, err := os.Stat(out); err == nil && !st.IsDir() {
+		return fmt.Errorf("--out: %s is a file, not a directory", out)
+	}
 	return nil
 }
 
 // writeTo writes the outcome into out, or results/NAME when out is empty,
-// and returns the directory and the files written.
-func (o *outcome) writeTo(out, name string) (string, []string, error) {
+// and returns the directory and the files written. The files are written
+// into a fresh directory beside it and then renamed into it, entry by
+// entry, so a command killed while writing leaves the old results whole
+// (and a .NAME.partial-* directory), never old and new files mixed. What
+// the new results do not hold stays (the shards/ of exp slurm's merge).
+func writeTo(o *mode.Outcome, out, name string) (string, []string, error) {
 	dir := out
 	if dir == "" {
 		dir = filepath.Join("results", name)
 	}
-	files, err := o.write(dir)
-	return dir, files, err
+	if err := checkOutDir(dir); err != nil {
+		return dir, nil, err
+	}
+	parent, base := filepath.Split(filepath.Clean(dir))
+	if parent == "" {
+		parent = "."
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return dir, nil, err
+	}
+	tmp, err := os.MkdirTemp(parent, "."+base+".partial-")
+	if err != nil {
+		return dir, nil, err
+	}
+	defer os.RemoveAll(tmp)
+	files, err := o.Write(tmp)
+	if err == nil {
+		err = moveEntries(tmp, dir)
+	}
+	if err != nil {
+		return dir, nil, err
+	}
+	for i, f := range files {
+		if rel, err := filepath.Rel(tmp, f); err == nil {
+			files[i] = filepath.Join(dir, rel)
+		}
+	}
+	return dir, files, nil
+}
+
+// moveEntries renames every entry of from into to, an entry of the same
+// name moved aside first and removed after.
+func moveEntries(from, to string) error {
+	entries, err := os.ReadDir(from)
+	if err != nil {
+		return err
+	}
+	aside := filepath.Join(from, ".old")
+	if err := os.Mkdir(aside, 0o755); err != nil {
+		return err
+	}
+	for _, e := range entries {
+		dst := filepath.Join(to, e.Name())
+		if _, err := os.Lstat(dst); err == nil {
+			if err := os.Rename(dst, filepath.Join(aside, e.Name())); err != nil {
+				return err
+			}
+		}
+		if err := os.Rename(filepath.Join(from, e.Name()), dst); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func expValidate(args []string, name string) error {
@@ -328,14 +301,14 @@ func expValidate(args []string, name string) error {
 	if err != nil {
 		return badInput(err)
 	}
-	fmt.Printf("%s: ok (mode %s: %s)\n", file, l.env.Mode, l.shape())
+	fmt.Printf("%s: ok (mode %s: %s)\n", file, l.env.Mode, l.Describe())
 	return nil
 }
 
 // builtin is one built-in experiment.
 type builtin struct {
 	name, path string
-	env        experiment.Envelope
+	env        mode.Envelope
 }
 
 // builtins lists every built-in experiment, by directory then name.
@@ -355,7 +328,7 @@ func builtins() ([]builtin, error) {
 			if err != nil {
 				return nil, err
 			}
-			env, err := experiment.ReadEnvelope(p, data)
+			env, err := mode.ReadEnvelope(p, data)
 			if err != nil {
 				return nil, err
 			}
@@ -365,56 +338,41 @@ func builtins() ([]builtin, error) {
 	return out, nil
 }
 
-func expListCmd(args []string, name, mode string) error {
+func expListCmd(args []string, name, only string) error {
 	fs := newFlagSet(name, "exp list [--mode MODE] [--md]", "Lists the built-in experiments: name, mode, what they reproduce.")
-	m := fs.String("mode", mode, "only this mode ("+strings.Join(experiment.Modes, ", ")+")")
+	m := fs.String("mode", only, "only this mode ("+strings.Join(mode.Names(), ", ")+")")
 	md := fs.Bool("md", false, "a Markdown table (what docs/experiments.md pastes)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	if *m != "" && !slices.Contains(experiment.Modes, *m) {
-		return badInput(fmt.Errorf("--mode: %q is not one of %v", *m, experiment.Modes))
+	if *m != "" && !slices.Contains(mode.Names(), *m) {
+		return badInput(fmt.Errorf("--mode: %q is not one of %v", *m, mode.Names()))
 	}
 	return expList(os.Stdout, *m, *md)
 }
 
 // expList prints the built-in experiments of mode (all when empty), as
 // aligned text or a Markdown table.
-func expList(w io.Writer, mode string, md bool) error {
+func expList(w io.Writer, only string, md bool) error {
 	bs, err := builtins()
 	if err != nil {
 		return err
 	}
 	t := results.Table{Header: []string{"name", "mode", "file", "what"}}
 	for _, b := range bs {
-		if mode != "" && b.env.Mode != mode {
+		if only != "" && b.env.Mode != only {
 			continue
 		}
 		if md {
-			t.Rows = append(t.Rows, []string{"`" + b.name + "`", b.env.Mode, "`" + b.path + "`", firstSentence(b.env.Description)})
+			t.Rows = append(t.Rows, []string{"`" + b.name + "`", b.env.Mode, "`" + b.path + "`", oneLine(b.env.Description)})
 			continue
 		}
-		fmt.Fprintf(w, "%-26s %-8s %s\n", b.name, b.env.Mode, firstSentence(b.env.Description))
+		fmt.Fprintf(w, "%-26s %-8s %s\n", b.name, b.env.Mode, oneLine(b.env.Description))
 	}
 	if md {
 		return results.WriteTables(w, []results.Table{t})
 	}
 	return nil
-}
-
-// firstSentence is the part of a description before " — " or the end of
-// its first sentence, at most 90 characters.
-func firstSentence(s string) string {
-	s = strings.Join(strings.Fields(s), " ")
-	if i := strings.Index(s, " — "); i > 0 {
-		s = s[:i]
-	} else if i := strings.Index(s, ". "); i > 0 {
-		s = s[:i]
-	}
-	if r := []rune(s); len(r) > 90 {
-		s = string(r[:89]) + "…"
-	}
-	return s
 }
 
 // parseWithOperand parses flags that may come before or after the one

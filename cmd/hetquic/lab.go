@@ -6,12 +6,10 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"syscall"
 
 	"github.com/hetquic/hetquic/emu"
 	"github.com/hetquic/hetquic/emu/lab"
-	"github.com/hetquic/hetquic/scenario"
 )
 
 func init() {
@@ -202,14 +200,4 @@ inside) is removed.`)
 		fmt.Fprintf(os.Stderr, "hetquic lab: %q was not up; nothing to remove\n", *name)
 	}
 	return nil
-}
-
-// loadScenarioFile loads a scenario from a path, relative or absolute; trace
-// files it names resolve relative to its directory.
-func loadScenarioFile(p string) (*scenario.Scenario, error) {
-	abs, err := filepath.Abs(p)
-	if err != nil {
-		return nil, err
-	}
-	return scenario.Load(os.DirFS(filepath.Dir(abs)), filepath.Base(abs))
 }

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/hetquic/hetquic/emu/lab"
+	"github.com/hetquic/hetquic/internal/citest"
 )
 
 func TestLabBadInput(t *testing.T) {
@@ -41,7 +42,7 @@ func TestLabBadInput(t *testing.T) {
 // checks that nothing is left.
 func TestLabCLI(t *testing.T) {
 	if err := lab.Available(); err != nil {
-		t.Skipf("lab tests skipped: %v", err)
+		citest.Skip(t, fmt.Sprintf("lab tests: %v", err))
 	}
 	name := fmt.Sprintf("c%d_cli", os.Getpid()%100000)
 	dir := t.TempDir()

@@ -47,19 +47,36 @@ func badInput(err error) error {
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	err := dispatch(ctx, os.Args[1:])
+	interrupted := ctx.Err() != nil // a signal, not the command, stopped it
 	stop()
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "hetquic: %v\n", err)
-		var ue usageError
-		if errors.As(err, &ue) || errors.Is(err, flag.ErrHelp) {
-			os.Exit(2)
-		}
-		os.Exit(1)
+	os.Exit(exitCode(err, interrupted, os.Stderr))
+}
+
+// exitCode prints err and returns the exit status: 130 (128 + SIGINT, what
+// shells expect) when a signal interrupted the command, 2 for bad input, 1
+// for any other failure.
+func exitCode(err error, interrupted bool, w io.Writer) int {
+	switch {
+	case err == nil:
+		return 0
+	case interrupted:
+		fmt.Fprintln(w, "hetquic: interrupted")
+		return 130
 	}
+	fmt.Fprintf(w, "hetquic: %v\n", err)
+	var ue usageError
+	if errors.As(err, &ue) || errors.Is(err, flag.ErrHelp) {
+		return 2
+	}
+	return 1
 }
 
 func dispatch(ctx context.Context, args []string) error {
-	if len(args) == 0 || args[0] == "help" || args[0] == "-h" || args[0] == "--help" {
+	if len(args) == 0 {
+		printUsage(os.Stderr)
+		return badInput(errors.New("missing command (hetquic help COMMAND for its flags)"))
+	}
+	if args[0] == "help" || args[0] == "-h" || args[0] == "--help" {
 		if len(args) == 2 && args[1] == "--md" {
 			printCommandTable(os.Stdout)
 			return nil
@@ -72,8 +89,11 @@ func dispatch(ctx context.Context, args []string) error {
 	}
 	c, ok := commands[args[0]]
 	if !ok {
-		printUsage(os.Stderr)
-		return badInput(fmt.Errorf("unknown command %q", args[0]))
+		names := make([]string, 0, len(commands))
+		for n := range commands {
+			names = append(names, n)
+		}
+		return badInput(fmt.Errorf("unknown command %q%s (hetquic help lists them)", args[0], didYouMean(args[0], names)))
 	}
 	err := c.run(ctx, args[1:])
 	if errors.Is(err, flag.ErrHelp) {
@@ -129,14 +149,66 @@ func newFlagSet(name, synopsis, description string) *flag.FlagSet {
 // parseFlags parses args and marks a parse failure as bad input.
 func parseFlags(fs *flag.FlagSet, args []string) error { return parseFlagsAny(fs, args) }
 
-func parseFlagsAny(fs interface{ Parse([]string) error }, args []string) error {
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return err
-		}
-		return badInput(err)
+// parseFlagsAny parses args. The flag package prints the error and the
+// whole usage on a bad flag, and main prints the error again; here a bad
+// flag is one line — the error and where the flags are listed — and only
+// -h prints the usage.
+func parseFlagsAny(fs *flag.FlagSet, args []string) error {
+	out := fs.Output()
+	var buf strings.Builder
+	fs.SetOutput(&buf)
+	err := fs.Parse(args)
+	fs.SetOutput(out)
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, flag.ErrHelp):
+		fmt.Fprint(out, buf.String())
+		return err
 	}
-	return nil
+	return badInput(fmt.Errorf("%s: %w (hetquic %s -h lists its flags)", fs.Name(), err, fs.Name()))
+}
+
+// didYouMean is ", did you mean X?" for the name among names closest to
+// typed (at most a third of its letters off), or "".
+func didYouMean(typed string, names []string) string {
+	best, bestD := "", len(typed)/3+1
+	for _, n := range names {
+		if d := editDistance(typed, n); d < bestD || d == bestD && best != "" && n < best {
+			best, bestD = n, d
+		}
+	}
+	if best == "" {
+		return ""
+	}
+	return fmt.Sprintf(", did you mean %s?", best)
+}
+
+// editDistance is the edit distance between a and b counting an insertion,
+// a deletion, a substitution or a swap of neighbours as one (optimal
+// string alignment): "lsit" is one edit from "list".
+func editDistance(a, b string) int {
+	d := make([][]int, len(a)+1)
+	for i := range d {
+		d[i] = make([]int, len(b)+1)
+		d[i][0] = i
+	}
+	for j := range d[0] {
+		d[0][j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			d[i][j] = min(d[i-1][j]+1, d[i][j-1]+1, d[i-1][j-1]+cost)
+			if i > 1 && j > 1 && a[i-1] == b[j-2] && a[i-2] == b[j-1] {
+				d[i][j] = min(d[i][j], d[i-2][j-2]+1)
+			}
+		}
+	}
+	return d[len(a)][len(b)]
 }
 
 // subcommand is one verb of a command that has several (hetquic emu relay).
@@ -169,7 +241,11 @@ func runSubcommand(ctx context.Context, name, help string, subs []subcommand, ar
 			return s.run(ctx, args[1:])
 		}
 	}
-	return badInput(fmt.Errorf("%s: unknown subcommand %q (want %s)", name, args[0], subNames(subs)))
+	names := make([]string, len(subs))
+	for i, s := range subs {
+		names[i] = s.name
+	}
+	return badInput(fmt.Errorf("%s: unknown subcommand %q%s (want %s)", name, args[0], didYouMean(args[0], names), subNames(subs)))
 }
 
 func subNames(subs []subcommand) string {

@@ -10,6 +10,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/hetquic/hetquic/internal/citest"
 )
 
 // TestQuickStart runs agent/README.md's quick start as written, with this
@@ -17,9 +19,8 @@ import (
 // instead of 8000, 4433 and 8080: the last command must print 200 and the
 // whole body within a minute.
 func TestQuickStart(t *testing.T) {
-	if _, err := exec.LookPath("curl"); err != nil {
-		t.Skip("curl not installed")
-	}
+	_, err := exec.LookPath("curl")
+	citest.Require(t, "curl", err == nil)
 	readme, err := os.ReadFile("../../agent/README.md")
 	if err != nil {
 		t.Fatal(err)

@@ -411,15 +411,15 @@ func explain(r claims.Result, run *claimRun) []string {
 // reason says, from the interval, why the verdict is what it is.
 func reason(r claims.Result) string {
 	c := r.Claim
-	iv := "its value " + formatNum(r.Value)
+	iv, in := "its value "+formatNum(r.Value), "satisfies"
 	if !math.IsNaN(r.CI) {
-		iv = fmt.Sprintf("its 95 %% interval [%s, %s]", formatNum(r.Low()), formatNum(r.High()))
+		iv, in = fmt.Sprintf("its 95 %% interval [%s, %s]", formatNum(r.Low()), formatNum(r.High())), "is everywhere"
 	}
 	switch r.Verdict {
 	case claims.Refuted:
 		return fmt.Sprintf("refuted: %s lies where the claim is refuted (%s)", iv, c.Refuted.String())
 	case claims.Reproduced:
-		return fmt.Sprintf("reproduced: %s lies within %s", iv, c.Reproduced.String())
+		return fmt.Sprintf("reproduced: %s %s %s", iv, in, c.Reproduced.String())
 	case claims.Inconclusive:
 		return fmt.Sprintf("inconclusive: %s straddles a threshold (reproduced if %s%s)", iv, c.Reproduced.String(), refutedIf(c))
 	}

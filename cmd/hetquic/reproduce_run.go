@@ -17,7 +17,7 @@ import (
 	yaml "go.yaml.in/yaml/v3"
 
 	"github.com/hetquic/hetquic"
-	"github.com/hetquic/hetquic/experiment"
+	"github.com/hetquic/hetquic/internal/mode"
 )
 
 // claimRun is one experiment that reproduce runs, once whatever the number
@@ -31,7 +31,7 @@ type claimRun struct {
 	Seeds int      // seeds run per value (1 for a mode without seeds)
 	First uint64   // the first seed
 	Full  int      // the experiment file's own seeds
-	// Seedless: agent experiments have no seeds to sweep (one run).
+	// Seedless: agent and ride experiments have no seeds to sweep (one run).
 	Seedless bool
 	// Summaries[i][k] is the decoded summary.json of value i, seed k.
 	Summaries [][]any
@@ -58,7 +58,7 @@ func readExpFile(name string) (*expFile, error) {
 		if err != nil {
 			continue
 		}
-		env, err := experiment.ReadEnvelope(p, data)
+		env, err := mode.ReadEnvelope(p, data)
 		if err != nil {
 			return nil, err
 		}
@@ -75,14 +75,16 @@ func readExpFile(name string) (*expFile, error) {
 	return nil, fmt.Errorf("%s: not a built-in experiment (hetquic exp list)", name)
 }
 
-// seedless reports whether the mode has no seeds for a sweep to vary.
+// seedless reports whether the mode has no seeds for a sweep to vary
+// (agent: its repeat; ride: one seed), or the file sweeps already.
 func (e *expFile) seedless() bool {
-	return e.mode == experiment.ModeAgent || e.swept
+	return e.mode == "agent" || e.mode == "ride" || e.swept
 }
 
 // derived is the experiment file rewritten to run one seed per point of a
 // sweep over spec.seed (and param, when set): the same runs as the file's
-// seeds, each summarized apart.
+// seeds, each summarized apart. seeds 0 keeps the file's seeds (a ride
+// evaluation's one) and sweeps param alone.
 func (e *expFile) derived(param string, vals []string, first uint64, seeds int) ([]byte, error) {
 	var doc yaml.Node
 	if err := yaml.Unmarshal(e.data, &doc); err != nil || len(doc.Content) != 1 || doc.Content[0].Kind != yaml.MappingNode {
@@ -101,15 +103,20 @@ func (e *expFile) derived(param string, vals []string, first uint64, seeds int) 
 	}
 	var b strings.Builder
 	b.Write(out)
-	b.WriteString("seeds: 1\nsweep:\n  params:\n")
+	if seeds > 0 {
+		b.WriteString("seeds: 1\n")
+	}
+	b.WriteString("sweep:\n  params:\n")
 	if param != "" {
 		fmt.Fprintf(&b, "    %s: [%s]\n", param, strings.Join(vals, ", "))
 	}
-	ss := make([]string, seeds)
-	for k := range ss {
-		ss[k] = strconv.FormatUint(first+uint64(k), 10)
+	if seeds > 0 {
+		ss := make([]string, seeds)
+		for k := range ss {
+			ss[k] = strconv.FormatUint(first+uint64(k), 10)
+		}
+		fmt.Fprintf(&b, "    spec.seed: [%s]\n", strings.Join(ss, ", "))
 	}
-	fmt.Fprintf(&b, "    spec.seed: [%s]\n", strings.Join(ss, ", "))
 	return []byte(b.String()), nil
 }
 
@@ -124,19 +131,24 @@ func (r *claimRun) run(ctx context.Context, tree, dir string) {
 		return
 	}
 	r.Full, r.First, r.Seedless = e.seeds, e.first, e.seedless()
-	if r.Seedless {
-		if r.Param != "" {
-			r.Err = fmt.Errorf("%s: a sensitivity sweep needs a mode with seeds and no sweep of its own (this is %s)", r.Name, e.mode)
-			return
-		}
+	switch {
+	case r.Seedless && r.Param != "" && (e.mode == "agent" || e.swept):
+		r.Err = fmt.Errorf("%s: a sensitivity sweep needs a mode that sweeps and a file without a sweep of its own (this is %s)", r.Name, e.mode)
+		return
+	case r.Seedless && r.Param == "":
 		r.Seeds = 1
 		r.Err = r.runFile(ctx, filepath.Join(tree, e.path), dir, false)
 		return
-	}
-	if r.Seeds == 0 {
+	case r.Seedless: // ride: its one seed, swept over the param alone
+		r.Seeds = 1
+	case r.Seeds == 0:
 		r.Seeds = e.seeds
 	}
-	data, err := e.derived(r.Param, r.Vals, r.First, r.Seeds)
+	seeds := r.Seeds
+	if r.Seedless {
+		seeds = 0 // no spec.seed to sweep
+	}
+	data, err := e.derived(r.Param, r.Vals, r.First, seeds)
 	if err != nil {
 		r.Err = err
 		return
@@ -220,9 +232,10 @@ func (r *claimRun) locate(assigns []struct{ Key, Value string }) (int, int, erro
 			}
 		}
 	}
-	if k < 0 {
+	if k < 0 && !r.Seedless {
 		return 0, 0, errors.New("no seed assignment")
 	}
+	k = max(k, 0)
 	return i, k, nil
 }
 

@@ -74,13 +74,9 @@ func TestReproducePage(t *testing.T) {
 // TestReproduceReportsUnjudgedClaims: a claim whose metric the summary
 // lacks is an error on the page and exit status 1, not a silent pass.
 func TestReproduceReportsUnjudgedClaims(t *testing.T) {
-	dir, out := t.TempDir(), t.TempDir()
-	os.WriteFile(filepath.Join(dir, "x.yaml"), []byte(`paper: x
-title: X
-citation: 'A. B: "X", Y 2024'
-claims:
+	dir, out := claimsDir(t, `claims:
   - {id: a, where: Fig. 1, claim: c, experiment: pcm-ab, metric: 'strategies[label=nope].mean_tct_ms', paper_value: 1, reproduced: {at_least: 0}}
-`), 0o644)
+`), t.TempDir()
 	_, stderr, code := runCLI(t, "reproduce", "--claims", dir, "--out", out)
 	if code != 1 || !strings.Contains(stderr, "1 claims could not be judged") {
 		t.Fatalf("exit %d, stderr %q", code, stderr)
@@ -100,17 +96,13 @@ claims:
 // ran fewer seeds; a sensitivity entry gives each claim a line with its
 // verdict at every value of the guessed setting.
 func TestReproduceIntervalsAndSensitivity(t *testing.T) {
-	dir, out := t.TempDir(), t.TempDir()
-	os.WriteFile(filepath.Join(dir, "x.yaml"), []byte(`paper: x
-title: X
-citation: 'A. B: "X", Y 2024'
-quick:
+	dir, out := claimsDir(t, `quick:
   pcm-ab: {seeds: 3}
 sensitivity:
   - {experiment: pcm-ab, param: rounds, values: [50, 100], guess: 100, why: the paper does not say}
 claims:
   - {id: a, where: Fig. 1, claim: c, experiment: pcm-ab, metric: 'strategies[label=hetquic-a0.8].mean_tct_ms', paper_value: 1, reproduced: {at_least: 0}, refuted: {at_most: -1}}
-`), 0o644)
+`), t.TempDir()
 	_, stderr, code := runCLI(t, "reproduce", "--quick", "--claims", dir, "--out", out)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
@@ -128,4 +120,16 @@ claims:
 			t.Errorf("page lacks %q:\n%s", want, page)
 		}
 	}
+}
+
+// claimsDir writes a claims file of paper x, with body after its header,
+// into a new directory for reproduce --claims.
+func claimsDir(t *testing.T, body string) string {
+	t.Helper()
+	dir := t.TempDir()
+	head := "paper: x\ntitle: X\ncitation: 'A. B: \"X\", Y 2024'\n"
+	if err := os.WriteFile(filepath.Join(dir, "x.yaml"), []byte(head+body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return dir
 }

@@ -17,7 +17,27 @@ func init() {
 func runScenario(ctx context.Context, args []string) error {
 	return runSubcommand(ctx, "scenario", "Scenario files describe the network (see docs/scenario-fields.md).", []subcommand{
 		{"fields", "print the field × backend table: honoured, translated or error", scenarioFields},
+		{"validate", "load a scenario file and the traces it names, report the first problem", scenarioValidate},
 	}, args)
+}
+
+func scenarioValidate(_ context.Context, args []string) error {
+	fs := newFlagSet("scenario validate", "scenario validate FILE",
+		"Loads a scenario file (the network: paths × directions, events, traces) and reports the first\nproblem, or what it describes. An experiment file names it with scenario: FILE.")
+	file, err := parseWithOperand(fs, args, "scenario file")
+	if err != nil {
+		return err
+	}
+	s, err := loadScenarioFile(file)
+	if err != nil {
+		return badInput(err)
+	}
+	names := make([]string, len(s.Paths))
+	for i, p := range s.Paths {
+		names[i] = p.Name
+	}
+	fmt.Printf("%s: ok (scenario %s: %d paths: %s; %d timed events)\n", file, s.Name, len(s.Paths), strings.Join(names, ", "), len(s.Events))
+	return nil
 }
 
 func scenarioFields(_ context.Context, args []string) error {

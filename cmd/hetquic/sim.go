@@ -10,8 +10,8 @@ import (
 
 	"github.com/hetquic/hetquic/internal/results"
 	"github.com/hetquic/hetquic/sim/cc"
-	simexp "github.com/hetquic/hetquic/sim/exp"
 	"github.com/hetquic/hetquic/sim/sched"
+	"github.com/hetquic/hetquic/sim/studies"
 	"github.com/hetquic/hetquic/sim/topo"
 	"github.com/hetquic/hetquic/sim/vsreal"
 )
@@ -56,11 +56,11 @@ func simLossRegime(ctx context.Context, args []string) error {
 	return simTable(ctx, args, "lossregime",
 		"Runs a 10 MB NewReno transfer at 0–2 % loss in the simulator, per-ACK (newreno-ns3) and\nper-byte (newreno) window growth, ACKs every packet and every second packet, and prints\nit beside ns-3 3.37's TcpNewReno and TcpLinuxReno (bench/ns3/lossregime.sh, embedded) as markdown.",
 		func(ctx context.Context) error {
-			rows, err := simexp.LossRegime(ctx)
+			rows, err := studies.LossRegime(ctx)
 			if err != nil {
 				return err
 			}
-			return simexp.WriteLossRegimeTable(os.Stdout, rows)
+			return studies.WriteLossRegimeTable(os.Stdout, rows)
 		})
 }
 
@@ -68,11 +68,11 @@ func simMathis(ctx context.Context, args []string) error {
 	return simTable(ctx, args, "mathis",
 		"Runs single-path NewReno over one 100 Mbit/s, 40 ms path at 0.1–5 % random loss, ACKing every\npacket and every second packet, and prints its goodput beside the Mathis et al. and Padhye et al.\nthroughput models as markdown (the simulator's validation; TestMathis bounds it).",
 		func(ctx context.Context) error {
-			rows, err := simexp.Mathis(ctx, simexp.MathisDuration)
+			rows, err := studies.Mathis(ctx, studies.MathisDuration)
 			if err != nil {
 				return err
 			}
-			return simexp.WriteMathisTable(os.Stdout, rows, simexp.MathisDuration)
+			return studies.WriteMathisTable(os.Stdout, rows, studies.MathisDuration)
 		})
 }
 
@@ -103,11 +103,11 @@ func simConext17(ctx context.Context, args []string) error {
 	if *n < 1 || *n > 10000 || *workers < 0 || fs.NArg() > 0 {
 		return badInput(fmt.Errorf("sim conext17: --scenarios %d must be in [1, 10000], --workers %d ≥ 0, no arguments", *n, *workers))
 	}
-	res, err := simexp.Conext17(ctx, *n, *workers)
+	res, err := studies.Conext17(ctx, *n, *workers)
 	if err != nil {
 		return err
 	}
-	return simexp.WriteConext17Table(os.Stdout, res, *n)
+	return studies.WriteConext17Table(os.Stdout, res, *n)
 }
 
 func simVsReal(ctx context.Context, args []string) error {
@@ -148,19 +148,5 @@ func simComponents(w io.Writer) error {
 		names = append(names, "builtin:"+strings.TrimSuffix(e.Name(), ".yaml"))
 	}
 	fmt.Fprintf(w, "topologies: %s\n", strings.Join(names, ", "))
-	return nil
-}
-
-// simText prints sim summaries as the terminal's fixed-width table.
-func simText(w io.Writer, sums []simexp.Summary) error {
-	fmt.Fprintf(w, "%-14s %5s %10s %8s %8s %8s %9s %9s %8s %8s\n", "variant", "paths", "goodput", "fct_p50", "p90_ms", "p99_ms", "reord_ms", "loss_%", "unfin", "wall_s")
-	for _, s := range sums {
-		paths := "all"
-		if s.Paths > 0 {
-			paths = fmt.Sprint(s.Paths)
-		}
-		fmt.Fprintf(w, "%-14s %5s %10.2f %8.2f %8.1f %8.1f %9.2f %9.3f %8d %8.2f\n", s.Label, paths, s.GoodputMbps, s.FCTP50S,
-			s.DelayP90Ms, s.DelayP99Ms, s.ReorderMeanMs, 100*s.LossRate, s.Unfinished, s.WallPerRunS)
-	}
 	return nil
 }

@@ -34,6 +34,7 @@ func TestSimCLI(t *testing.T) {
 		{[]string{"sim", "lossregime", "extra"}, `sim lossregime: unexpected argument "extra"`},
 		{[]string{"sim", "mathis", "extra"}, `sim mathis: unexpected argument "extra"`},
 		{[]string{"sim", "vsreal", "--trials", "0", "--md"}, "sim vsreal: --trials 0 and --rate-mbps 20 must be positive"},
+		{[]string{"sim", "validate", w("b6.yaml", "name: b\nscenario: two.yaml\napp: {size_mb: 1}\nvariants: [{}, {label: x, stream_window_bytes: 99}]\n")}, "variants[1].stream_window_bytes: 99 is smaller than a packet"},
 		{[]string{"sim", "run", w("b5.yaml", "name: b\nscenario: two.yaml\napp: {kind: video, fps: 25, bitrate_mbps: 4, frames: 10}\nvariants: [{}]\n")}, "app.deadline_ms: 0 is outside"},
 	} {
 		_, stderr, code := runCLI(t, tc.args...)
@@ -44,6 +45,12 @@ func TestSimCLI(t *testing.T) {
 		if last := lines[len(lines)-1]; !strings.HasPrefix(last, "hetquic: ") || !strings.Contains(last, tc.want) {
 			t.Errorf("%v: last stderr line %q, want it to contain %q", tc.args, last, tc.want)
 		}
+	}
+	// One source of the connection's defaults: auto_tune with a stream
+	// window and no maximum validates (the run's ceiling is the window).
+	tuned := w("tuned.yaml", "name: tuned\nscenario: two.yaml\napp: {size_mb: 0.5}\ntransport: {auto_tune: true, stream_window_bytes: 1048576}\nvariants: [{}]\n")
+	if stdout, stderr, code := runCLI(t, "sim", "validate", tuned); code != 0 || !strings.Contains(stdout, "ok") {
+		t.Errorf("sim validate of auto_tune + stream_window_bytes: exit %d, %q %q", code, stdout, stderr)
 	}
 	out := filepath.Join(dir, "out")
 	stdout, stderr, code := runCLI(t, "sim", "run", good, "--out", out, "--seeds", "2", "--quiet")

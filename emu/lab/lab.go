@@ -361,9 +361,6 @@ func (l *Lab) deliver(path int, dir emu.Dir, pkts []*emu.Packet) {
 	}
 }
 
-// Name is the lab's name.
-func (l *Lab) Name() string { return l.name }
-
 // Engine is the lab's emulator (Apply, Outage, Stats; serve its control API
 // with emu.ControlHandler).
 func (l *Lab) Engine() *emu.Engine { return l.eng }

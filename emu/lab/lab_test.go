@@ -23,6 +23,7 @@ import (
 	"golang.org/x/net/ipv4"
 
 	"github.com/hetquic/hetquic/emu"
+	"github.com/hetquic/hetquic/internal/citest"
 	"github.com/hetquic/hetquic/internal/leakcheck"
 	"github.com/hetquic/hetquic/internal/stats"
 	"github.com/hetquic/hetquic/scenario"
@@ -77,7 +78,7 @@ paths:
 func skipIfNoLab(t testing.TB) {
 	t.Helper()
 	if err := Available(); err != nil {
-		t.Skipf("lab tests skipped: %v", err)
+		citest.Skip(t, fmt.Sprintf("lab tests: %v", err))
 	}
 }
 
@@ -96,7 +97,7 @@ func parse(t testing.TB, text string) *scenario.Scenario {
 
 // startLab brings up a lab for the test and checks, when the test ends,
 // that Close left nothing behind.
-func startLab(t *testing.T, short, text string) *Lab {
+func startLab(t testing.TB, short, text string) *Lab {
 	t.Helper()
 	skipIfNoLab(t)
 	name := testName(short)
@@ -490,7 +491,7 @@ paths:
     down: {delay_ms: 15}
 `, rate))
 	if st := l.Stats(); st.MPTCP != "" {
-		t.Skipf("kernel MPTCP unavailable: %s", st.MPTCP)
+		citest.Skip(t, "kernel MPTCP unavailable: "+st.MPTCP)
 	}
 	s := startSink(t, l, true)
 	start := time.Now()
@@ -712,16 +713,34 @@ func TestLabForward(t *testing.T) {
 			pps := float64(got) / dur.Seconds()
 			t.Logf("path %s %s: %d-byte UDP payloads, sent %d, received %d in %v: %.0f packets/s (%.0f Mbit/s of IP)",
 				l.Paths()[i], d, size, sent, got, dur, pps, pps*(size+28)*8/1e6)
-			if pps < 1000 {
-				t.Errorf("path %d %s: %.0f packets/s", i, d, pps)
+			// Forwarding works and invents nothing; its speed is a
+			// measurement (HETQUIC_LAB_MEASURE, BenchmarkLabForward), not
+			// a timed assertion.
+			if got == 0 || got > sent {
+				t.Errorf("path %d %s: sent %d, received %d", i, d, sent, got)
 			}
 		}
 	}
 }
 
+// BenchmarkLabForward measures the lab's forwarding speed against the
+// 150 k packets/s per path and direction goal (emu/README.md): packets/s
+// out of path 0, upstream, over b.N rounds of 200 ms. Root only.
+func BenchmarkLabForward(b *testing.B) {
+	l := startLab(b, "bfwd", "name: bfwd\npaths:\n  - name: wifi0\n")
+	const dur = 200 * time.Millisecond
+	var got int
+	b.ResetTimer()
+	for range b.N {
+		_, n := flood(b, l, 0, emu.Up, 1200, dur)
+		got += n
+	}
+	b.ReportMetric(float64(got)/(float64(b.N)*dur.Seconds()), "packets/s")
+}
+
 // flood sends size-byte UDP datagrams as fast as it can for dur over path
 // i in direction d and counts what arrives.
-func flood(t *testing.T, l *Lab, i int, d emu.Dir, size int, dur time.Duration) (sent, got int) {
+func flood(t testing.TB, l *Lab, i int, d emu.Dir, size int, dur time.Duration) (sent, got int) {
 	t.Helper()
 	src, dst := l.InClient, l.InServer
 	srcAddr, dstAddr := ClientAddr(i), ServerAddr

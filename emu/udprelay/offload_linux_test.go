@@ -347,6 +347,23 @@ func (p *gsoPeer) recv(buf, oob []byte) ([][]byte, netip.AddrPort, error) {
 	return out, from, nil
 }
 
+// echoGSO echoes each GRO buffer srv reads back as one GSO send until its
+// socket fails (closes); the channel closes when it has stopped.
+func echoGSO(srv *gsoPeer) <-chan struct{} {
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		buf, oob := make([]byte, 1<<16), make([]byte, 64)
+		for {
+			dgrams, from, err := srv.recv(buf, oob)
+			if err != nil || srv.send(dgrams, from) != nil {
+				return
+			}
+		}
+	}()
+	return done
+}
+
 // TestRelayGSOPeers sends GSO super-packets through a lossy relay both ways
 // (a client and an echo server that send with GSO and read with GRO), with
 // the relay's offloads and with the fallback forced (Config.NoOffload). The
@@ -363,21 +380,7 @@ func TestRelayGSOPeers(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer server.Close()
-		srv := newGSOPeer(t, server)
-		echoDone := make(chan struct{})
-		go func() { // echo each GRO buffer back as one GSO send
-			defer close(echoDone)
-			buf, oob := make([]byte, 1<<16), make([]byte, 64)
-			for {
-				dgrams, from, err := srv.recv(buf, oob)
-				if err != nil {
-					return
-				}
-				if srv.send(dgrams, from) != nil {
-					return
-				}
-			}
-		}()
+		echoDone := echoGSO(newGSOPeer(t, server))
 		defer func() { server.Close(); <-echoDone }()
 
 		s := parseScenario(t, "name: lossy\npaths:\n  - name: p\n    up: {loss: 0.3}\n    down: {loss: 0.3}\n")

@@ -56,6 +56,8 @@ var Rules = []Rule{
 	{Packages: "internal/figure", OnlyModule: []string{}, Why: "figures know no mode"},
 	{Packages: "internal/sweep", OnlyModule: []string{"internal/results", "internal/figure", "internal/runner"}, Why: "sweeps, shards and partial results know no mode"},
 	{Packages: "internal/yamlfile", OnlyModule: []string{}, Why: "a leaf"},
+	{Packages: ModeRegistry, OnlyModule: []string{"internal/results", "internal/runner", "internal/sweep", "internal/yamlfile"},
+		Why: "the mode seam knows no mode: modes import it, the command registers them"},
 	{Packages: "scenario", OnlyModule: []string{"internal/yamlfile"}, Why: "the network description is shared by every backend"},
 	{Packages: "emu/...", Deny: []string{"pcm/...", "agent/...", "experiment/...", "sim/...", "origin"},
 		Why: "the emulator serves everything above it and knows none of it"},
@@ -79,12 +81,30 @@ var pureStd = []string{"os", "os/exec", "net", "net/http", "net/netip", "io/fs",
 type Graph struct {
 	Module  string              // the module path
 	Imports map[string][]string // module-relative package → import paths
+	Files   map[string][]string // module-relative file → import paths
+}
+
+// The mode seam (internal/mode): a mode package is one that imports
+// ModeRegistry. In the command, only RegistrationFile names them — the
+// command dispatches no mode by hand, and a new mode touches no other
+// command file — except SeamExceptions, a subsystem's own commands that
+// edit or evaluate that subsystem's specs (not experiment dispatch).
+const (
+	ModeRegistry     = "internal/mode"
+	RegistrationFile = "cmd/hetquic/modes.go"
+)
+
+// SeamExceptions are the command files that may import one mode package,
+// and why.
+var SeamExceptions = map[string]string{
+	"cmd/hetquic/agent_exp.go": "agent experiment NAME: the agent command's flags override an agent spec's fields",
+	"cmd/hetquic/ride.go":      "ride eval: the ride command evaluates a policy file on the test video",
 }
 
 // Load reads the import clauses of every package under fsys (the module's
 // root), skipping testdata, vendor and hidden directories.
 func Load(fsys fs.FS, module string) (*Graph, error) {
-	g := &Graph{Module: module, Imports: map[string][]string{}}
+	g := &Graph{Module: module, Imports: map[string][]string{}, Files: map[string][]string{}}
 	fset := token.NewFileSet()
 	err := fs.WalkDir(fsys, ".", func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
@@ -114,6 +134,7 @@ func Load(fsys fs.FS, module string) (*Graph, error) {
 		}
 		for _, im := range f.Imports {
 			ip, _ := strconv.Unquote(im.Path.Value)
+			g.Files[p] = append(g.Files[p], ip)
 			if !slices.Contains(g.Imports[pkg], ip) {
 				g.Imports[pkg] = append(g.Imports[pkg], ip)
 			}
@@ -181,6 +202,34 @@ func (g *Graph) Check(rules []Rule) []string {
 			}
 			if len(r.DenyDeps) > 0 {
 				out = append(out, g.checkDeps(pkg, r)...)
+			}
+		}
+	}
+	return append(out, g.checkModeSeam()...)
+}
+
+// checkModeSeam reports a command file other than RegistrationFile (and
+// SeamExceptions) that imports a mode package.
+func (g *Graph) checkModeSeam() []string {
+	modes := map[string]bool{}
+	for pkg, imports := range g.Imports {
+		if pkg != ModeRegistry && !match("cmd/...", pkg) && slices.ContainsFunc(imports, func(ip string) bool { return g.local(ip) == ModeRegistry }) {
+			modes[pkg] = true
+		}
+	}
+	files := make([]string, 0, len(g.Files))
+	for f := range g.Files {
+		files = append(files, f)
+	}
+	sort.Strings(files)
+	var out []string
+	for _, f := range files {
+		if !match("cmd/...", path.Dir(f)) || f == RegistrationFile || SeamExceptions[f] != "" {
+			continue
+		}
+		for _, ip := range g.Files[f] {
+			if l := g.local(ip); modes[l] {
+				out = append(out, fmt.Sprintf("%s imports mode package %s: only %s names modes (internal/mode)", f, l, RegistrationFile))
 			}
 		}
 	}

@@ -35,9 +35,13 @@ func TestFixtureViolations(t *testing.T) {
 		"experiment depends on pcm via experiment → sim → pcm",
 		"experiment depends on github.com/quic-go/quic-go via experiment → sim → pcm",
 		"emu imports cmd/x: nothing imports the command",
+		"cmd/hetquic/exp.go imports mode package modex: only cmd/hetquic/modes.go names modes",
 	} {
 		if !strings.Contains(got, want) {
 			t.Errorf("no violation %q in:\n%s", want, got)
 		}
+	}
+	if strings.Contains(got, "modes.go imports") {
+		t.Errorf("the registration file is flagged:\n%s", got)
 	}
 }

@@ -11,6 +11,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/hetquic/hetquic/internal/results"
 	"github.com/hetquic/hetquic/internal/runner"
 )
 
@@ -365,5 +366,48 @@ func TestRunOwned(t *testing.T) {
 		return nil, errors.New("boom")
 	}); err == nil || err.Error() != "boom" {
 		t.Fatalf("a failing run: %v", err)
+	}
+}
+
+// A sweep summary's JSON is the flat object a hand-written struct per mode
+// wrote before it: header, info, design, params, points with their data
+// inline.
+func TestSummaryJSONInline(t *testing.T) {
+	type point struct {
+		Rows []int `json:"rows"`
+	}
+	pts := []Point{newPoint([]Assign{{"a", "1"}}), newPoint([]Assign{{"a", "2"}})}
+	info := struct {
+		Figure string `json:"figure"`
+	}{"4.8"}
+	s := NewSummary(results.NewHeader("x", "video", []uint64{1}), info, Grid, pts, func(i int) point { return point{[]int{i}} })
+	got, err := results.MarshalSummary(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	flat := struct {
+		results.Header
+		Figure string   `json:"figure"`
+		Design string   `json:"design"`
+		Params []string `json:"params"`
+		Points []struct {
+			ID      string   `json:"id"`
+			Assigns []Assign `json:"assigns"`
+			Rows    []int    `json:"rows"`
+		} `json:"points"`
+	}{Header: s.Header, Figure: "4.8", Design: Grid, Params: []string{"a"}}
+	for i, p := range pts {
+		flat.Points = append(flat.Points, struct {
+			ID      string   `json:"id"`
+			Assigns []Assign `json:"assigns"`
+			Rows    []int    `json:"rows"`
+		}{p.ID, p.Assigns, []int{i}})
+	}
+	want, err := results.MarshalSummary(&flat)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(got) != string(want) {
+		t.Fatalf("summary JSON:\n%s\nwant\n%s", got, want)
 	}
 }

@@ -424,9 +424,6 @@ func (e *Env) Done() bool { return e.done }
 // than at its frame budget, a truncation).
 func (e *Env) Terminated() bool { return e.done && e.last == len(e.order) }
 
-// Paths is the number of paths.
-func (e *Env) Paths() int { return len(e.paths) }
-
 // State is the observation for the tile to decide now.
 func (e *Env) State() *ride.State {
 	st := &ride.State{Now: e.s.Now(), Paths: make([]ride.PathState, len(e.paths))}

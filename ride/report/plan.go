@@ -128,18 +128,11 @@ func ReadPartials(p *Plan, dirs []string) (map[int]*env.Metrics, error) {
 }
 
 // SweepSummary is summary.json of a swept ride experiment.
-type SweepSummary struct {
-	results.Header
-	Design string         `json:"design"`
-	Params []string       `json:"params"`
-	Points []PointSummary `json:"points"`
-}
+type SweepSummary = sweep.Summary[PointSummary]
 
-// PointSummary is one point: its assignments and each policy's numbers,
-// as in an unswept experiment's summary.json.
+// PointSummary is what a sweep's point holds: each policy's numbers, as in
+// an unswept experiment's summary.json.
 type PointSummary struct {
-	ID       string          `json:"id"`
-	Assigns  []sweep.Assign  `json:"assigns"`
 	Frames   int             `json:"frames"`
 	Policies []PolicySummary `json:"policies"`
 }
@@ -158,15 +151,10 @@ func SummarizePlan(p *Plan, ms [][]env.Metrics) *SweepSummary {
 	for _, s := range p.Specs {
 		seeds = append(seeds, s.Seed)
 	}
-	sum := &SweepSummary{Header: results.NewHeader(p.Name, p.Specs[0].Mode, seeds), Design: p.Design}
-	for _, a := range p.Points[0].Assigns {
-		sum.Params = append(sum.Params, a.Key)
-	}
-	for i, m := range ms {
-		ps := p.Summary(i, m)
-		sum.Points = append(sum.Points, PointSummary{ID: p.Points[i].ID, Assigns: p.Points[i].Assigns, Frames: ps.Frames, Policies: ps.Policies})
-	}
-	return sum
+	return sweep.NewSummary(results.NewHeader(p.Name, p.Specs[0].Mode, seeds), nil, p.Design, p.Points, func(i int) PointSummary {
+		ps := p.Summary(i, ms[i])
+		return PointSummary{ps.Frames, ps.Policies}
+	})
 }
 
 // WritePlan writes a plan's results into dir and returns the files: for
@@ -197,7 +185,7 @@ func WritePlan(dir string, p *Plan, ms [][]env.Metrics) ([]string, error) {
 // each policy's mean reward per frame (Fig. 5.7's measure), and its median
 // viewport bitrate (Fig. 5.8) in the table.
 func SweepOutcome(p *Plan, sum *SweepSummary) *sweep.Outcome {
-	pol := func(pi, si int) PolicySummary { return sum.Points[pi].Policies[si] }
+	pol := func(pi, si int) PolicySummary { return sum.Points[pi].Data.Policies[si] }
 	num := func(x float64) string { return strconv.FormatFloat(x, 'g', -1, 64) }
 	o := &sweep.Outcome{
 		Name: p.Name, Description: p.Specs[0].Description, Design: sum.Design, Points: p.Points,
@@ -218,7 +206,7 @@ func SweepOutcome(p *Plan, sum *SweepSummary) *sweep.Outcome {
 		},
 		Setup: "One episode of the test video per policy and point.",
 	}
-	for _, s := range sum.Points[0].Policies {
+	for _, s := range sum.Points[0].Data.Policies {
 		o.Series = append(o.Series, s.Policy)
 	}
 	return o

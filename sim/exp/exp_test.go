@@ -142,6 +142,30 @@ func TestStreamWindowWired(t *testing.T) {
 	}
 }
 
+// TestValidateAgainstConnDefaults: a spec validates with the defaults the
+// connection runs with (sim.ConnConfig.WithDefaults), not a copy of them:
+// auto_tune with a stream window but no maximum is the run's own ceiling,
+// and the validated configuration is the one RunOne builds.
+func TestValidateAgainstConnDefaults(t *testing.T) {
+	dir := t.TempDir()
+	write(t, dir, "two.yaml", twoPaths)
+	for _, body := range []string{
+		"transport: {auto_tune: true, stream_window_bytes: 1048576}\nvariants: [{}]\n",
+		"transport: {auto_tune: true, stream_window_bytes: 16777216, recv_window_bytes: 33554432}\nvariants: [{}]\n",
+		"transport: {auto_tune: true}\nvariants: [{}, {label: big, stream_window_bytes: 8388608}]\n",
+	} {
+		f := write(t, dir, "ok.yaml", "name: ok\nscenario: two.yaml\napp: {size_mb: 1}\n"+body)
+		s, err := Load(f)
+		if err != nil {
+			t.Errorf("%q: %v", body, err)
+			continue
+		}
+		if _, err := s.RunOne(context.Background(), len(s.Variants)-1, 0, s.Seed); err != nil {
+			t.Errorf("%q: run: %v", body, err)
+		}
+	}
+}
+
 func TestBadSpec(t *testing.T) {
 	dir := t.TempDir()
 	write(t, dir, "two.yaml", twoPaths)
@@ -162,6 +186,9 @@ func TestBadSpec(t *testing.T) {
 		{"scenario: two.yaml\napp: {kind: cbr, rate_mbps: 2}\nvariants: [{}]\n", "app.cbr_s: 0 is outside"},
 		{"scenario: two.yaml\napp: {kind: reqresp, requests: 3, resp_kb: -1}\nvariants: [{}]\n", "app.resp_kb: -1 is outside"},
 		{"scenario: two.yaml\napp: {size_mb: 1}\nvariants: [{stream_window_bytes: 10}]\n", "variants[0].stream_window_bytes: 10 is smaller than a packet"},
+		{"scenario: two.yaml\napp: {size_mb: 1}\nvariants: [{stream_window_bytes: -3}]\n", "variants[0].stream_window_bytes: -3 is smaller than a packet"},
+		{"scenario: two.yaml\napp: {size_mb: 1}\ntransport: {auto_tune: true}\nvariants: [{}, {label: b, stream_window_bytes: 100}]\n", "variants[1].stream_window_bytes: 100 is smaller than a packet"},
+		{"scenario: two.yaml\napp: {size_mb: 1}\ntransport: {ack_every: 65}\nvariants: [{}]\n", "transport.ack_every: 65 is outside [1, 64]"},
 		{"scenario: two.yaml\ntopology: builtin:abilene\napp: {size_mb: 1}\nvariants: [{}]\n", "scenario, topology, mobility, leo: give exactly one"},
 		{"leo: {spacing_km: 300}\napp: {size_mb: 1}\nvariants: [{}]\n", "leo.footprint_km: 460 is too small"},
 		{"leo: {}\napp: {size_mb: 1}\npath_counts: [1]\nvariants: [{}]\n", "path_counts: only for a scenario"},

@@ -42,6 +42,10 @@ type Summary struct {
 	// same on every run of the spec); the command prints it.
 	WallPerRunS float64 `json:"-"`
 	DelayP95Ms  float64 `json:"delivery_delay_p95_ms"`
+	// DelayQuantileRelErr is the relative error bound of the delay
+	// quantiles when a run was too long to keep every chunk's delay
+	// (SketchRelError); absent when they are exact.
+	DelayQuantileRelErr float64 `json:"delivery_delay_quantile_rel_error,omitempty"`
 	// Stream workloads (streams, video, reqresp, cbr): per-stream time
 	// (a frame's delay from release, a response's time from its request,
 	// a stream's completion time) quantiles; the share of deadlines missed
@@ -80,7 +84,10 @@ func (r *Result) Summaries() []Summary {
 	idx := map[[2]int]int{}
 	type acc struct {
 		gp, fct           []float64
-		delay, reorder    []float32
+		runs              []*RunResult
+		reorder           []float32
+		reorderSum        float64
+		chunks            int
 		stream, app       []float32
 		dl, missed        int
 		sent, lost, drops uint64
@@ -111,8 +118,10 @@ func (r *Result) Summaries() []Summary {
 				s.Unfinished++
 			}
 		}
-		a.delay = append(a.delay, run.DelayMs...)
+		a.runs = append(a.runs, run)
 		a.reorder = append(a.reorder, run.ReorderMs...)
+		a.reorderSum += run.ReorderSumMs
+		a.chunks += run.Chunks
 		a.stream = append(a.stream, run.StreamMs...)
 		a.app = append(a.app, run.AppDelayMs...)
 		a.dl += run.Deadlines
@@ -134,9 +143,20 @@ func (r *Result) Summaries() []Summary {
 		fq := stats.Quantiles(a.fct, .25, .5, .75)
 		s.FCTP25S, s.FCTP50S, s.FCTP75S = orZero(fq[0]), orZero(fq[1]), orZero(fq[2])
 		s.FCTMeanS = orZero(stats.Mean(a.fct))
-		dq := stats.Quantiles(toF64(a.delay), .5, .9, .95, .99)
+		dq, relErr, err := delayQuantiles(a.runs, .5, .9, .95, .99)
+		if err != nil {
+			dq = []float64{math.NaN(), 0, 0, 0} // summary.json refuses a NaN, naming it
+		}
 		s.DelayP50Ms, s.DelayP90Ms, s.DelayP95Ms, s.DelayP99Ms = orZero(dq[0]), orZero(dq[1]), orZero(dq[2]), orZero(dq[3])
-		s.ReorderMeanMs = orZero(stats.Mean(toF64(a.reorder)))
+		if err != nil {
+			s.DelayP50Ms = math.NaN()
+		}
+		s.DelayQuantileRelErr = relErr
+		if len(a.reorder) == a.chunks {
+			s.ReorderMeanMs = orZero(stats.Mean(toF64(a.reorder)))
+		} else if a.chunks > 0 { // a sketched run kept no per-chunk delays: the exact running sum
+			s.ReorderMeanMs = a.reorderSum / float64(a.chunks)
+		}
 		if a.sent > 0 {
 			s.LossRate = float64(a.lost) / float64(a.sent)
 			s.DropRate = float64(a.drops) / float64(a.sent)
@@ -253,10 +273,14 @@ func WriteAll(dir string, r *Result) ([]string, error) {
 		}); err != nil {
 			return nil, err
 		}
-		if err := d.WriteCSV(base+"_delay.csv", []string{"chunk", "delivery_delay_ms", "reordering_delay_ms"}, len(run.DelayMs), func(i int) []string {
-			return []string{strconv.Itoa(i), f(float64(run.DelayMs[i]), 3), f(float64(run.ReorderMs[i]), 3)}
-		}); err != nil {
-			return nil, err
+		// A run that sketched its delays (delays.go) has no per-chunk
+		// CSV: exact_chunk_delays opts a long transfer into one.
+		if run.DelaySketch == nil {
+			if err := d.WriteCSV(base+"_delay.csv", []string{"chunk", "delivery_delay_ms", "reordering_delay_ms"}, len(run.DelayMs), func(i int) []string {
+				return []string{strconv.Itoa(i), f(float64(run.DelayMs[i]), 3), f(float64(run.ReorderMs[i]), 3)}
+			}); err != nil {
+				return nil, err
+			}
 		}
 		if err := d.WriteCSV(base+"_flows.csv", []string{"flow", "src", "dst", "start_s", "fct_s", "bytes", "paths"}, len(run.Flows), func(i int) []string {
 			fl := run.Flows[i]
@@ -367,3 +391,6 @@ func Tables(s *Spec, sums []Summary) []results.Table {
 	}
 	return out
 }
+
+// quantiles32 is stats.Quantiles of float32 samples.
+func quantiles32(x []float32, qs ...float64) []float64 { return stats.Quantiles(toF64(x), qs...) }

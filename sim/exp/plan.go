@@ -111,31 +111,18 @@ func ReadPartials(p *Plan, dirs []string) (map[int]*RunResult, error) {
 }
 
 // SweepSummary is summary.json of a swept simulator experiment.
-type SweepSummary struct {
-	results.Header
-	Design string         `json:"design"`
-	Params []string       `json:"params"`
-	Points []PointSummary `json:"points"`
-}
+type SweepSummary = sweep.Summary[PointSummary]
 
-// PointSummary is one point: its assignments and each variant's summary.
+// PointSummary is what a sweep's point holds: each variant's summary.
 type PointSummary struct {
-	ID        string         `json:"id"`
-	Assigns   []sweep.Assign `json:"assigns"`
-	Summaries []Summary      `json:"summaries"`
+	Summaries []Summary `json:"summaries"`
 }
 
 // SummarizePlan summarizes a swept plan point by point.
 func SummarizePlan(p *Plan, res []*Result) *SweepSummary {
 	first := p.Specs[0]
-	sum := &SweepSummary{Header: results.NewHeader(p.Name, "sim", results.Seeds(first.Seed, first.Seeds)), Design: p.Design}
-	for _, a := range p.Points[0].Assigns {
-		sum.Params = append(sum.Params, a.Key)
-	}
-	for i, r := range res {
-		sum.Points = append(sum.Points, PointSummary{ID: p.Points[i].ID, Assigns: p.Points[i].Assigns, Summaries: r.Summaries()})
-	}
-	return sum
+	return sweep.NewSummary(results.NewHeader(p.Name, "sim", results.Seeds(first.Seed, first.Seeds)), nil, p.Design, p.Points,
+		func(i int) PointSummary { return PointSummary{res[i].Summaries()} })
 }
 
 // WritePlan writes a plan's results into dir: WriteAll's files for an
@@ -153,7 +140,7 @@ func WritePlan(dir string, p *Plan, res []*Result) ([]string, error) {
 // SweepOutcome is what sweep.WriteOutcome draws and tabulates of a sweep:
 // each variant's goodput (and mean flow completion time in the table).
 func SweepOutcome(p *Plan, sum *SweepSummary) *sweep.Outcome {
-	v := func(pi, si int) Summary { return sum.Points[pi].Summaries[si] }
+	v := func(pi, si int) Summary { return sum.Points[pi].Data.Summaries[si] }
 	num := func(x float64) string { return strconv.FormatFloat(x, 'g', -1, 64) }
 	o := &sweep.Outcome{
 		Name: p.Name, Description: p.Specs[0].Description, Design: sum.Design, Points: p.Points,
@@ -168,7 +155,7 @@ func SweepOutcome(p *Plan, sum *SweepSummary) *sweep.Outcome {
 		Cell:   func(pi, si int) string { s := v(pi, si); return fmt.Sprintf("%.2f / %.2f", s.GoodputMbps, s.FCTMeanS) },
 		Setup:  fmt.Sprintf("%d seed(s) a point.", p.Specs[0].Seeds),
 	}
-	for _, s := range sum.Points[0].Summaries {
+	for _, s := range sum.Points[0].Data.Summaries {
 		o.Series = append(o.Series, s.Label+pathsTag(s.Paths))
 	}
 	return o

@@ -34,11 +34,17 @@ type RunResult struct {
 	Bins        []float64 // goodput per bin (Mbit/s), all flows together
 	Flows       []FlowResult
 	// Per chunk delivered in order: delivery delay (first transmission →
-	// in-order delivery) and reordering delay (arrival → delivery), ms.
+	// in-order delivery) and reordering delay (arrival → delivery), ms —
+	// while the run keeps them (delays.go: at most exactChunks, or every
+	// one with exact_chunk_delays); past that, DelaySketch holds the
+	// delivery delays (an encoded DDSketch) and both slices are empty.
 	DelayMs, ReorderMs []float32
-	SentPkts, LostPkts uint64 // sender view (declared lost)
-	Drops              uint64 // links: queue + random + outage drops
-	SegmentsMissed     int    // dash: segments completed after their deadline (or never)
+	DelaySketch        []byte
+	Chunks             int     // chunks delivered in order
+	ReorderSumMs       float64 // the sum of every chunk's reordering delay
+	SentPkts, LostPkts uint64  // sender view (declared lost)
+	Drops              uint64  // links: queue + random + outage drops
+	SegmentsMissed     int     // dash: segments completed after their deadline (or never)
 	Segments           int
 	// Workloads with streams (streams, video, reqresp, cbr): per stream,
 	// completion time from opening (a frame's delay, a response's time
@@ -108,7 +114,7 @@ func pathsTag(n int) string {
 // connConfig is the transport configuration for variant v.
 func (s *Spec) connConfig(v Variant, flow int) sim.ConnConfig {
 	t := s.Transport
-	if v.StreamWindowBytes > 0 {
+	if v.StreamWindowBytes != 0 {
 		t.StreamWindowBytes = v.StreamWindowBytes
 	}
 	return sim.ConnConfig{Flow: flow, PacketBytes: t.PacketBytes, RecvWindow: t.RecvWindowBytes, StreamWindow: t.StreamWindowBytes, AckEvery: t.AckEvery,
@@ -117,12 +123,13 @@ func (s *Spec) connConfig(v Variant, flow int) sim.ConnConfig {
 
 // recorder collects what a run measures.
 type recorder struct {
-	r     *RunResult
-	app   bool // record application delays (application-limited sources)
-	bin   time.Duration
-	bytes int64
-	first time.Duration
-	last  time.Duration
+	r      *RunResult
+	delays delayRecorder
+	app    bool // record application delays (application-limited sources)
+	bin    time.Duration
+	bytes  int64
+	first  time.Duration
+	last   time.Duration
 }
 
 func (rc *recorder) deliver(d sim.Delivery, payload int) {
@@ -133,8 +140,7 @@ func (rc *recorder) deliver(d sim.Delivery, payload int) {
 	rc.r.Bins[b] += float64(payload)
 	rc.bytes += int64(payload)
 	rc.last = d.At
-	rc.r.DelayMs = append(rc.r.DelayMs, float32(d.Delay.Seconds()*1e3))
-	rc.r.ReorderMs = append(rc.r.ReorderMs, float32(d.Reorder.Seconds()*1e3))
+	rc.delays.add(rc.r, float32(d.Delay.Seconds()*1e3), float32(d.Reorder.Seconds()*1e3))
 	if rc.app {
 		rc.r.AppDelayMs = append(rc.r.AppDelayMs, float32(d.AppDelay.Seconds()*1e3))
 	}
@@ -180,7 +186,7 @@ func (s *Spec) RunOne(ctx context.Context, v, n int, seed uint64) (*RunResult, e
 	start := time.Now() // wall time for the report only; never a seed
 	va := s.Variants[v]
 	r := &RunResult{Label: va.Label, Variant: v, Paths: n, Seed: seed}
-	rc := &recorder{r: r, bin: time.Duration(s.BinMs * float64(time.Millisecond))}
+	rc := &recorder{r: r, bin: time.Duration(s.BinMs * float64(time.Millisecond)), delays: delayRecorder{keepAll: s.ExactChunkDelays}}
 	sm := sim.New(seed)
 	var err error
 	if s.tp != nil {
@@ -193,6 +199,7 @@ func (s *Spec) RunOne(ctx context.Context, v, n int, seed uint64) (*RunResult, e
 	if err != nil {
 		return nil, err
 	}
+	rc.delays.finish(r)
 	r.WallS = time.Since(start).Seconds()
 	return r, nil
 }

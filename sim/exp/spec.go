@@ -6,22 +6,21 @@
 package exp
 
 import (
+	"cmp"
 	"fmt"
 	"io/fs"
 	"math"
 	"os"
 	"path"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"github.com/hetquic/hetquic/internal/sweep"
 	"github.com/hetquic/hetquic/internal/yamlfile"
 	"github.com/hetquic/hetquic/scenario"
-	"github.com/hetquic/hetquic/sim"
-	"github.com/hetquic/hetquic/sim/cc"
 	"github.com/hetquic/hetquic/sim/leo"
 	"github.com/hetquic/hetquic/sim/mobility"
-	"github.com/hetquic/hetquic/sim/sched"
 	"github.com/hetquic/hetquic/sim/topo"
 )
 
@@ -50,6 +49,11 @@ type Spec struct {
 	Seeds     int     `yaml:"seeds"`      // runs per variant (default 1)
 	Seed      uint64  `yaml:"seed"`       // first seed (default 1)
 	BinMs     float64 `yaml:"bin_ms"`     // goodput bin (default 100)
+	// ExactChunkDelays keeps every chunk's delays however long the
+	// transfer (8 bytes a chunk): exact quantiles and runs/…_delay.csv
+	// past the 2^20 chunks after which a run otherwise sketches them
+	// (delays.go).
+	ExactChunkDelays bool `yaml:"exact_chunk_delays"`
 
 	Transport Transport `yaml:"transport"`
 	App       App       `yaml:"app"`
@@ -197,23 +201,41 @@ func (s *Spec) prepare() error {
 	if s.Mode != "" && s.Mode != "sim" {
 		return fmt.Errorf("mode: %q, want sim (or none)", s.Mode)
 	}
+	if err := s.loadNetwork(); err != nil {
+		return err
+	}
+	s.defaults()
+	if err := s.validate(); err != nil {
+		return err
+	}
+	return s.prepareVariants()
+}
+
+// loadNetwork checks that the spec names exactly one network (scenario,
+// topology, mobility or leo) and loads and validates it with the fields
+// that only it takes.
+func (s *Spec) loadNetwork() error {
 	given := 0
 	for _, b := range []bool{s.Scenario != "", s.Topology != "", s.Mobility != nil, s.LEO != nil} {
 		if b {
 			given++
 		}
 	}
-	switch {
-	case given != 1:
+	if given != 1 {
 		return fmt.Errorf("scenario, topology, mobility, leo: give exactly one")
+	}
+	if s.Topology != "" {
+		return s.loadTopology()
+	}
+	if s.Flows != nil {
+		return fmt.Errorf("flows: only for a topology")
+	}
+	switch {
 	case s.LEO != nil:
 		c := *s.LEO
 		c.Defaults()
 		if err := c.Validate(); err != nil {
 			return fmt.Errorf("leo.%w", err)
-		}
-		if s.Flows != nil {
-			return fmt.Errorf("flows: only for a topology")
 		}
 		if len(s.PathCounts) > 0 {
 			return fmt.Errorf("path_counts: only for a scenario")
@@ -227,64 +249,60 @@ func (s *Spec) prepare() error {
 			return fmt.Errorf("mobility: %w", err)
 		}
 		s.sc = sc
-		if s.Flows != nil {
-			return fmt.Errorf("flows: only for a topology")
-		}
-	case s.Scenario != "":
+	default:
 		sc, err := scenario.Load(s.fsys, path.Join(s.dir, s.Scenario))
 		if err != nil {
 			return fmt.Errorf("scenario: %w", err)
 		}
 		s.sc = sc
-		if s.Flows != nil {
-			return fmt.Errorf("flows: only for a topology")
-		}
-	default:
-		name := s.Topology
-		if !strings.HasPrefix(name, "builtin:") {
-			name = path.Join(s.dir, name)
-		}
-		tp, err := topo.Load(s.fsys, name)
-		if err != nil {
-			return fmt.Errorf("topology: %w", err)
-		}
-		s.tp = tp
-		if s.Flows == nil {
-			return fmt.Errorf("flows: needed with a topology")
-		}
-		if err := s.Flows.prepare(tp); err != nil {
-			return err
-		}
-		if len(s.PathCounts) > 0 {
-			return fmt.Errorf("path_counts: only for a scenario")
-		}
 	}
-	switch s.Direction {
-	case "":
-		s.Direction = "down"
-	case "down", "up":
-	default:
+	return nil
+}
+
+// loadTopology loads the topology file (or a built-in one) and the flows
+// over it.
+func (s *Spec) loadTopology() error {
+	name := s.Topology
+	if !strings.HasPrefix(name, "builtin:") {
+		name = path.Join(s.dir, name)
+	}
+	tp, err := topo.Load(s.fsys, name)
+	if err != nil {
+		return fmt.Errorf("topology: %w", err)
+	}
+	s.tp = tp
+	if s.Flows == nil {
+		return fmt.Errorf("flows: needed with a topology")
+	}
+	if err := s.Flows.prepare(tp); err != nil {
+		return err
+	}
+	if len(s.PathCounts) > 0 {
+		return fmt.Errorf("path_counts: only for a scenario")
+	}
+	return nil
+}
+
+// defaults fills the spec's zero fields (the variants' are
+// prepareVariants', the transport's sim.ConnConfig's).
+func (s *Spec) defaults() {
+	s.Direction = cmp.Or(s.Direction, "down")
+	s.DurationS = cmp.Or(s.DurationS, 300)
+	s.Seeds = cmp.Or(s.Seeds, 1)
+	s.Seed = cmp.Or(s.Seed, 1)
+	s.BinMs = cmp.Or(s.BinMs, 100)
+}
+
+// validate checks the spec's own fields and its app.
+func (s *Spec) validate() error {
+	switch {
+	case s.Direction != "down" && s.Direction != "up":
 		return fmt.Errorf("direction: %q (want down or up)", s.Direction)
-	}
-	if s.DurationS == 0 {
-		s.DurationS = 300
-	}
-	if !(s.DurationS > 0 && s.DurationS <= 1e6) {
+	case !(s.DurationS > 0 && s.DurationS <= 1e6):
 		return fmt.Errorf("duration_s: %v is outside (0, 1e6]", s.DurationS)
-	}
-	if s.Seeds == 0 {
-		s.Seeds = 1
-	}
-	if s.Seeds < 1 || s.Seeds > 10000 {
+	case s.Seeds < 1 || s.Seeds > 10000:
 		return fmt.Errorf("seeds: %d is outside [1, 10000]", s.Seeds)
-	}
-	if s.Seed == 0 {
-		s.Seed = 1
-	}
-	if s.BinMs == 0 {
-		s.BinMs = 100
-	}
-	if !(s.BinMs >= 1 && s.BinMs <= 60000) {
+	case !(s.BinMs >= 1 && s.BinMs <= 60000):
 		return fmt.Errorf("bin_ms: %v is outside [1, 60000]", s.BinMs)
 	}
 	if err := s.App.prepare(); err != nil {
@@ -295,146 +313,132 @@ func (s *Spec) prepare() error {
 			return fmt.Errorf("path_counts[%d]: %d is outside [1, %d] (the scenario's paths)", i, n, len(s.sc.Paths))
 		}
 	}
+	return nil
+}
+
+// prepareVariants fills each variant's defaults and validates it, with the
+// connection configuration each will run with (connConfig and
+// sim.ConnConfig's defaults: the one source of them).
+func (s *Spec) prepareVariants() error {
 	if len(s.Variants) == 0 {
 		return fmt.Errorf("variants: at least one is needed")
+	}
+	if err := s.connConfig(Variant{}, 0).WithDefaults().Validate(); err != nil {
+		return fmt.Errorf("transport.%w", err)
 	}
 	labels := map[string]bool{}
 	for i := range s.Variants {
 		v := &s.Variants[i]
 		f := fmt.Sprintf("variants[%d]", i)
-		if v.CC == "" {
-			v.CC = "newreno"
-		}
-		if _, err := cc.New(v.CC, cc.Config{MSS: 1500}); err != nil {
-			return fmt.Errorf("%s.cc: %w", f, err)
-		}
-		if v.LEO != nil {
-			if s.LEO == nil {
-				return fmt.Errorf("%s.leo: only with a top-level leo", f)
-			}
-			if err := s.leoSpec(*v).Validate(); err != nil {
-				return fmt.Errorf("%s.leo.%w", f, err)
-			}
-		}
-		if s.tp != nil {
-			def := map[string]string{"quic": "single", "lrf": "minrtt", "pquic": "rr", "minfct": "weighted"}
-			d, ok := def[v.Scheme]
-			if !ok {
-				return fmt.Errorf("%s.scheme: unknown scheme %q (want quic, lrf, pquic or minfct)", f, v.Scheme)
-			}
-			if v.Scheduler == "" {
-				v.Scheduler = d
-			}
-		} else if v.Scheme != "" {
-			return fmt.Errorf("%s.scheme: only for a topology", f)
-		}
-		if v.Scheduler == "" {
-			v.Scheduler = "minrtt"
-		}
-		if _, err := sched.New(v.Scheduler, 1); err != nil {
-			return fmt.Errorf("%s.scheduler: %w", f, err)
-		}
-		if v.Label == "" {
-			v.Label = v.Scheduler
-			if v.Scheme != "" {
-				v.Label = v.Scheme
-			}
-		}
-		if v.StreamWindowBytes != 0 && v.StreamWindowBytes < 1500 {
-			return fmt.Errorf("%s.stream_window_bytes: %d is smaller than a packet", f, v.StreamWindowBytes)
+		if err := s.prepareVariant(v); err != nil {
+			return fmt.Errorf("%s.%w", f, err)
 		}
 		if labels[v.Label] {
 			return fmt.Errorf("%s.label: duplicate label %q", f, v.Label)
 		}
 		labels[v.Label] = true
 	}
-	t := &s.Transport
-	cfg := sim.ConnConfig{PacketBytes: t.PacketBytes, RecvWindow: t.RecvWindowBytes, StreamWindow: t.StreamWindowBytes, AckEvery: t.AckEvery}
-	if t.PacketBytes == 0 {
-		cfg.PacketBytes = 1500
+	return nil
+}
+
+// schemeScheduler is each topology scheme's default scheduler.
+var schemeScheduler = map[string]string{"quic": "single", "lrf": "minrtt", "pquic": "rr", "minfct": "weighted"}
+
+// prepareVariant fills v's defaults and validates it; errors name the
+// field within the variant.
+func (s *Spec) prepareVariant(v *Variant) error {
+	v.CC = cmp.Or(v.CC, "newreno")
+	if v.LEO != nil {
+		if s.LEO == nil {
+			return fmt.Errorf("leo: only with a top-level leo")
+		}
+		if err := s.leoSpec(*v).Validate(); err != nil {
+			return fmt.Errorf("leo.%w", err)
+		}
 	}
-	if t.RecvWindowBytes == 0 {
-		cfg.RecvWindow = 16 << 20
+	if s.tp != nil {
+		d, ok := schemeScheduler[v.Scheme]
+		if !ok {
+			return fmt.Errorf("scheme: unknown scheme %q (want quic, lrf, pquic or minfct)", v.Scheme)
+		}
+		v.Scheduler = cmp.Or(v.Scheduler, d)
+	} else if v.Scheme != "" {
+		return fmt.Errorf("scheme: only for a topology")
 	}
-	if t.StreamWindowBytes == 0 {
-		cfg.StreamWindow = sim.DefaultStreamWindow
+	v.Scheduler = cmp.Or(v.Scheduler, "minrtt")
+	v.Label = cmp.Or(v.Label, v.Scheme, v.Scheduler)
+	// The transport validated, what is left to fail is the variant's:
+	// cc, scheduler, stream_window_bytes.
+	return s.connConfig(*v, 0).WithDefaults().Validate()
+}
+
+func (a *App) prepare() error {
+	a.Kind = cmp.Or(a.Kind, "bulk")
+	checks, ok := appChecks[a.Kind]
+	if !ok {
+		return fmt.Errorf("app.kind: unknown application %q (want bulk, dash, streams, video, cbr or reqresp)", a.Kind)
 	}
-	cfg.Overhead, cfg.CC, cfg.Scheduler = 52, "newreno", "minrtt"
-	if t.AckEvery < 0 || t.AckEvery > 64 {
-		return fmt.Errorf("transport.ack_every: %d is outside [1, 64]", t.AckEvery)
-	}
-	cfg.AutoTune = t.AutoTune
-	if cfg.AutoTune && t.RecvWindowBytes == 0 && t.StreamWindowBytes == 0 {
-		cfg.RecvWindow, cfg.StreamWindow = 0, 0 // quic-go's initial windows
-	}
-	if err := cfg.Validate(); err != nil {
-		return fmt.Errorf("transport.%w", err)
+	for _, r := range checks(a) {
+		if err := r.check(); err != nil {
+			return err
+		}
 	}
 	return nil
 }
 
-func (a *App) prepare() error {
-	switch a.Kind {
-	case "", "bulk":
-		a.Kind = "bulk"
-		if !(a.SizeMB > 0 && a.SizeMB <= 1e5) {
-			return fmt.Errorf("app.size_mb: %v is outside (0, 100000]", a.SizeMB)
-		}
-	case "dash":
-		switch {
-		case !(a.SegmentS > 0 && a.SegmentS <= 60):
-			return fmt.Errorf("app.segment_s: %v is outside (0, 60]", a.SegmentS)
-		case !(a.BitrateMbps > 0 && a.BitrateMbps <= 1e4):
-			return fmt.Errorf("app.bitrate_mbps: %v is outside (0, 10000]", a.BitrateMbps)
-		case a.Segments < 1 || a.Segments > 100000:
-			return fmt.Errorf("app.segments: %d is outside [1, 100000]", a.Segments)
-		case !(a.DeadlineS > 0 && a.DeadlineS <= 600):
-			return fmt.Errorf("app.deadline_s: %v is outside (0, 600]", a.DeadlineS)
-		}
-	case "streams":
-		switch {
-		case a.Streams < 1 || a.Streams > 10000:
-			return fmt.Errorf("app.streams: %d is outside [1, 10000]", a.Streams)
-		case !(a.SizeMB > 0 && a.SizeMB <= 1e4):
-			return fmt.Errorf("app.size_mb: %v is outside (0, 10000]", a.SizeMB)
-		}
-	case "video":
-		switch {
-		case !(a.FPS > 0 && a.FPS <= 1000):
-			return fmt.Errorf("app.fps: %v is outside (0, 1000]", a.FPS)
-		case !(a.BitrateMbps > 0 && a.BitrateMbps <= 1e4):
-			return fmt.Errorf("app.bitrate_mbps: %v is outside (0, 10000]", a.BitrateMbps)
-		case a.Frames < 1 || a.Frames > 1000000:
-			return fmt.Errorf("app.frames: %d is outside [1, 1000000]", a.Frames)
-		case a.GOP < 0 || a.GOP > 1000:
-			return fmt.Errorf("app.gop: %d is outside [0, 1000]", a.GOP)
-		case !(a.IScale >= 0 && a.IScale <= 100):
-			return fmt.Errorf("app.i_scale: %v is outside [0, 100]", a.IScale)
-		case !(a.DeadlineMs > 0 && a.DeadlineMs <= 600000):
-			return fmt.Errorf("app.deadline_ms: %v is outside (0, 600000]", a.DeadlineMs)
-		case !(a.BackgroundMB >= 0 && a.BackgroundMB <= 1e5):
-			return fmt.Errorf("app.background_mb: %v is outside [0, 100000]", a.BackgroundMB)
-		}
-	case "cbr":
-		switch {
-		case !(a.RateMbps > 0 && a.RateMbps <= 1e4):
-			return fmt.Errorf("app.rate_mbps: %v is outside (0, 10000]", a.RateMbps)
-		case !(a.CBRS > 0 && a.CBRS <= 1e5):
-			return fmt.Errorf("app.cbr_s: %v is outside (0, 100000]", a.CBRS)
-		}
-	case "reqresp":
-		switch {
-		case a.Requests < 1 || a.Requests > 1000000:
-			return fmt.Errorf("app.requests: %d is outside [1, 1000000]", a.Requests)
-		case !(a.RespKB > 0 && a.RespKB <= 1e7):
-			return fmt.Errorf("app.resp_kb: %v is outside (0, 10000000]", a.RespKB)
-		case !(a.ThinkMs >= 0 && a.ThinkMs <= 1e6):
-			return fmt.Errorf("app.think_ms: %v is outside [0, 1000000]", a.ThinkMs)
-		}
-	default:
-		return fmt.Errorf("app.kind: unknown application %q (want bulk, dash, streams, video, cbr or reqresp)", a.Kind)
+// field is one numeric field of the app and its range: [lo, hi], or (lo,
+// hi] when open.
+type field struct {
+	name   string
+	v      float64
+	lo, hi float64
+	open   bool
+	isInt  bool // printed as an integer
+}
+
+func num(name string, v, lo, hi float64, open bool) field { return field{name, v, lo, hi, open, false} }
+func count(name string, v int, lo, hi float64) field {
+	return field{name, float64(v), lo, hi, false, true}
+}
+
+// check is "app.NAME: V is outside RANGE" when V is outside it (or NaN).
+func (f field) check() error {
+	if f.v <= f.hi && (f.v > f.lo || !f.open && f.v >= f.lo) {
+		return nil
 	}
-	return nil
+	v, left := fmt.Sprint(f.v), "["
+	if f.isInt {
+		v = fmt.Sprint(int64(f.v))
+	}
+	if f.open {
+		left = "("
+	}
+	return fmt.Errorf("app.%s: %s is outside %s%s, %s]", f.name, v, left, strconv.FormatFloat(f.lo, 'f', -1, 64), strconv.FormatFloat(f.hi, 'f', -1, 64))
+}
+
+// appChecks are each application kind's fields, in the order they are
+// checked.
+var appChecks = map[string]func(a *App) []field{
+	"bulk": func(a *App) []field { return []field{num("size_mb", a.SizeMB, 0, 1e5, true)} },
+	"dash": func(a *App) []field {
+		return []field{num("segment_s", a.SegmentS, 0, 60, true), num("bitrate_mbps", a.BitrateMbps, 0, 1e4, true),
+			count("segments", a.Segments, 1, 100000), num("deadline_s", a.DeadlineS, 0, 600, true)}
+	},
+	"streams": func(a *App) []field {
+		return []field{count("streams", a.Streams, 1, 10000), num("size_mb", a.SizeMB, 0, 1e4, true)}
+	},
+	"video": func(a *App) []field {
+		return []field{num("fps", a.FPS, 0, 1000, true), num("bitrate_mbps", a.BitrateMbps, 0, 1e4, true),
+			count("frames", a.Frames, 1, 1000000), count("gop", a.GOP, 0, 1000), num("i_scale", a.IScale, 0, 100, false),
+			num("deadline_ms", a.DeadlineMs, 0, 600000, true), num("background_mb", a.BackgroundMB, 0, 1e5, false)}
+	},
+	"cbr": func(a *App) []field {
+		return []field{num("rate_mbps", a.RateMbps, 0, 1e4, true), num("cbr_s", a.CBRS, 0, 1e5, true)}
+	},
+	"reqresp": func(a *App) []field {
+		return []field{count("requests", a.Requests, 1, 1000000), num("resp_kb", a.RespKB, 0, 1e7, true),
+			num("think_ms", a.ThinkMs, 0, 1e6, false)}
+	},
 }
 
 func (f *Flows) prepare(tp *topo.Topology) error {

@@ -148,35 +148,42 @@ func (h *Drive) Validate() error {
 		return fmt.Errorf("start_m: %v is not a number", h.StartM)
 	}
 	for i, r := range h.Networks {
-		f := fmt.Sprintf("networks[%d]", i)
-		switch {
-		case r.Name == "":
-			return fmt.Errorf("%s.name: missing", f)
-		case r.SpeedKmh != nil && !(*r.SpeedKmh >= 0 && *r.SpeedKmh <= 100000):
-			return fmt.Errorf("%s.speed_kmh: %v is outside [0, 100000]", f, *r.SpeedKmh)
-		case r.Layout != "line" && r.Layout != "hex":
-			return fmt.Errorf("%s.layout: unknown layout %q (want line or hex)", f, r.Layout)
-		case !(r.SpacingM > 0):
-			return fmt.Errorf("%s.spacing_m: %v must be > 0", f, r.SpacingM)
-		case !(r.RoadDistM > 0) && r.Layout == "line":
-			return fmt.Errorf("%s.road_dist_m: %v must be > 0", f, r.RoadDistM)
-		case !(r.PathLossExp >= 1 && r.PathLossExp <= 8):
-			return fmt.Errorf("%s.path_loss_exp: %v is outside [1, 8]", f, r.PathLossExp)
-		case !(r.BandwidthMHz > 0):
-			return fmt.Errorf("%s.bandwidth_mhz: %v must be > 0", f, r.BandwidthMHz)
-		case !(r.Eta > 0 && r.Eta <= 1):
-			return fmt.Errorf("%s.eta: %v is outside (0, 1]", f, r.Eta)
-		case !(r.MaxRateMbps > 0):
-			return fmt.Errorf("%s.max_rate_mbps: %v must be > 0", f, r.MaxRateMbps)
-		case r.QAM < 4 || r.QAM&(r.QAM-1) != 0 || !isSquare(r.QAM):
-			return fmt.Errorf("%s.qam: %d must be a square power of two ≥ 4 (4, 16, 64, 256)", f, r.QAM)
-		case r.FECBits < 0 || r.FECBits > 1000:
-			return fmt.Errorf("%s.fec_bits: %d is outside [0, 1000]", f, r.FECBits)
-		case !(r.HandoverMs >= 0) || !(r.HysteresisDB >= 0):
-			return fmt.Errorf("%s.handover_ms, hysteresis_db: must be ≥ 0", f)
-		case !(r.DelayMs >= 0) || !(r.JitterMs >= 0) || r.QueuePackets < 0:
-			return fmt.Errorf("%s.delay_ms, jitter_ms, queue_packets: must be ≥ 0", f)
+		if err := r.validate(); err != nil {
+			return fmt.Errorf("networks[%d].%w", i, err)
 		}
+	}
+	return nil
+}
+
+// validate checks one network's fields; errors name the field.
+func (r Radio) validate() error {
+	switch {
+	case r.Name == "":
+		return fmt.Errorf("name: missing")
+	case r.SpeedKmh != nil && !(*r.SpeedKmh >= 0 && *r.SpeedKmh <= 100000):
+		return fmt.Errorf("speed_kmh: %v is outside [0, 100000]", *r.SpeedKmh)
+	case r.Layout != "line" && r.Layout != "hex":
+		return fmt.Errorf("layout: unknown layout %q (want line or hex)", r.Layout)
+	case !(r.SpacingM > 0):
+		return fmt.Errorf("spacing_m: %v must be > 0", r.SpacingM)
+	case !(r.RoadDistM > 0) && r.Layout == "line":
+		return fmt.Errorf("road_dist_m: %v must be > 0", r.RoadDistM)
+	case !(r.PathLossExp >= 1 && r.PathLossExp <= 8):
+		return fmt.Errorf("path_loss_exp: %v is outside [1, 8]", r.PathLossExp)
+	case !(r.BandwidthMHz > 0):
+		return fmt.Errorf("bandwidth_mhz: %v must be > 0", r.BandwidthMHz)
+	case !(r.Eta > 0 && r.Eta <= 1):
+		return fmt.Errorf("eta: %v is outside (0, 1]", r.Eta)
+	case !(r.MaxRateMbps > 0):
+		return fmt.Errorf("max_rate_mbps: %v must be > 0", r.MaxRateMbps)
+	case r.QAM < 4 || r.QAM&(r.QAM-1) != 0 || !isSquare(r.QAM):
+		return fmt.Errorf("qam: %d must be a square power of two ≥ 4 (4, 16, 64, 256)", r.QAM)
+	case r.FECBits < 0 || r.FECBits > 1000:
+		return fmt.Errorf("fec_bits: %d is outside [0, 1000]", r.FECBits)
+	case !(r.HandoverMs >= 0) || !(r.HysteresisDB >= 0):
+		return fmt.Errorf("handover_ms, hysteresis_db: must be ≥ 0")
+	case !(r.DelayMs >= 0) || !(r.JitterMs >= 0) || r.QueuePackets < 0:
+		return fmt.Errorf("delay_ms, jitter_ms, queue_packets: must be ≥ 0")
 	}
 	return nil
 }

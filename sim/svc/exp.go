@@ -48,8 +48,20 @@ type Row struct {
 	GoodputMbps  float64 `json:"goodput_mbps"`
 	MeanReward   float64 `json:"mean_reward"`
 	ConvergePkts float64 `json:"converge_packets"`
-	Handovers    float64 `json:"handovers"`
-	FECPct       float64 `json:"fec_pct"`
+	// RewardGain is the mean reward of the last quarter of the 500-packet
+	// bins minus that of the first quarter: what learning adds over the run
+	// (≈ 0 for a policy that does not learn, uniform-random included).
+	RewardGain float64 `json:"reward_gain"`
+	// GoodputPeakRatio is, per other variant, the peak over the run's 1 s
+	// bins of this variant's goodput over that one's (bins where both are
+	// > 0): the thesis's "up to N×" statistic, beside the means' ratio.
+	GoodputPeakRatio map[string]float64 `json:"goodput_peak_ratio,omitempty"`
+	// UntriedPct is the share of QC-MAB's slots that chose an arm with no
+	// sample yet in its context cell: near 100 %, UCB explores throughout
+	// and cannot beat uniform-random (0 for the other controllers).
+	UntriedPct float64 `json:"untried_pct"`
+	Handovers  float64 `json:"handovers"`
+	FECPct     float64 `json:"fec_pct"`
 	// ReplayReward is the off-line replay estimate of the variant's mean
 	// reward on the uniform log (Replay specs, QC-MAB variants), and
 	// ReplayMatched the matched slots it rests on.
@@ -153,7 +165,31 @@ func summarize(s *Spec, out []*Result) (*Summary, error) {
 		sum.Rows = append(sum.Rows, row)
 		k += len(seeds)
 	}
+	peakRatios(sum.Rows)
 	return sum, nil
+}
+
+// peakRatios sets each row's GoodputPeakRatio against every other row of
+// the same AP spacing, from their seed-averaged goodput curves.
+func peakRatios(rows []Row) {
+	for i := range rows {
+		for j := range rows {
+			a, b := &rows[i], &rows[j]
+			if i == j || a.SpacingM != b.SpacingM {
+				continue
+			}
+			peak := 0.0
+			for t := range min(len(a.goodput), len(b.goodput)) {
+				if a.goodput[t] > 0 && b.goodput[t] > 0 {
+					peak = max(peak, a.goodput[t]/b.goodput[t])
+				}
+			}
+			if a.GoodputPeakRatio == nil {
+				a.GoodputPeakRatio = map[string]float64{}
+			}
+			a.GoodputPeakRatio[b.Label] = peak
+		}
+	}
 }
 
 // replay scores variant v off-line on each seed's uniform log and
@@ -196,6 +232,7 @@ func summarizeRow(v Variant, spacing float64, rs []*Result) Row {
 		rw += stats.Mean(r.Reward)
 		ho += float64(r.Handovers)
 		fecF += 100 * float64(r.FECFrames) / float64(max(r.Frames, 1))
+		row.UntriedPct += 100 * float64(r.Untried) / float64(max(r.Decisions, 1)) / float64(len(rs))
 		bins = max(bins, r.Packets[len(r.Packets)-1]/rewardBinPackets+1)
 	}
 	n := float64(len(rs))
@@ -225,6 +262,9 @@ func summarizeRow(v Variant, spacing float64, rs []*Result) Row {
 		}
 	}
 	row.ConvergePkts = converge(row.reward500) * rewardBinPackets
+	if q := len(row.reward500) / 4; q > 0 {
+		row.RewardGain = stats.Mean(row.reward500[len(row.reward500)-q:]) - stats.Mean(row.reward500[:q])
+	}
 	var all []float64
 	for _, r := range rs {
 		all = append(all, r.BLDelayMs...)

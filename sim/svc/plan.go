@@ -103,36 +103,28 @@ func ReadPartials(p *Plan, dirs []string) (map[int]*Result, error) {
 	return sweep.ReadPartials[Result](dirs, p.Name, p.Hash, p.Runs())
 }
 
-// SweepSummary is summary.json of a swept video experiment.
-type SweepSummary struct {
-	results.Header
-	Figure    string         `json:"figure"`
-	DurationS float64        `json:"duration_s"`
-	Design    string         `json:"design"`
-	Params    []string       `json:"params"`
-	Points    []PointSummary `json:"points"`
+// SweepSummary is summary.json of a swept video experiment; its Info is
+// a sweepInfo.
+type SweepSummary = sweep.Summary[PointSummary]
+
+// sweepInfo is what holds for every point of a video sweep.
+type sweepInfo struct {
+	Figure    string  `json:"figure"`
+	DurationS float64 `json:"duration_s"`
 }
 
-// PointSummary is one point: its assignments and its rows (each variant
-// × AP spacing), as in an unswept experiment's summary.json.
+// PointSummary is what a sweep's point holds: its rows (each variant × AP
+// spacing), as in an unswept experiment's summary.json.
 type PointSummary struct {
-	ID          string         `json:"id"`
-	Assigns     []sweep.Assign `json:"assigns"`
-	Rows        []Row          `json:"rows"`
-	UniformMean float64        `json:"uniform_logger_reward,omitempty"`
+	Rows        []Row   `json:"rows"`
+	UniformMean float64 `json:"uniform_logger_reward,omitempty"`
 }
 
 // SummarizePlan summarizes a swept plan point by point.
 func SummarizePlan(p *Plan, sums []*Summary) *SweepSummary {
 	first := sums[0]
-	sum := &SweepSummary{Header: first.Header, Figure: first.Figure, DurationS: first.DurationS, Design: p.Design}
-	for _, a := range p.Points[0].Assigns {
-		sum.Params = append(sum.Params, a.Key)
-	}
-	for i, s := range sums {
-		sum.Points = append(sum.Points, PointSummary{ID: p.Points[i].ID, Assigns: p.Points[i].Assigns, Rows: s.Rows, UniformMean: s.UniformMean})
-	}
-	return sum
+	return sweep.NewSummary(first.Header, sweepInfo{first.Figure, first.DurationS}, p.Design, p.Points,
+		func(i int) PointSummary { return PointSummary{sums[i].Rows, sums[i].UniformMean} })
 }
 
 // WritePlan writes a plan's results into dir: WriteAll's files for an
@@ -151,7 +143,7 @@ func WritePlan(dir string, p *Plan, sums []*Summary) ([]string, error) {
 // each row's (variant's, at each AP spacing) interruption ratio, the
 // thesis's headline metric, and its mean quality in the table.
 func SweepOutcome(p *Plan, sum *SweepSummary) *sweep.Outcome {
-	row := func(pi, si int) Row { return sum.Points[pi].Rows[si] }
+	row := func(pi, si int) Row { return sum.Points[pi].Data.Rows[si] }
 	num := func(x float64) string { return strconv.FormatFloat(x, 'g', -1, 64) }
 	first := p.Specs[0]
 	o := &sweep.Outcome{
@@ -169,7 +161,7 @@ func SweepOutcome(p *Plan, sum *SweepSummary) *sweep.Outcome {
 		Cell:   func(pi, si int) string { r := row(pi, si); return f2(r.IRPct) + " / " + f2(r.MeanQuality) },
 		Setup:  fmt.Sprintf("%d seed(s) a point, %g s each.", first.Seeds, first.DurationS),
 	}
-	for _, r := range sum.Points[0].Rows {
+	for _, r := range sum.Points[0].Data.Rows {
 		label := r.Label
 		if r.SpacingM > 0 {
 			label += " @ " + f0(r.SpacingM) + " m"

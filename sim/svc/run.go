@@ -83,6 +83,9 @@ type Result struct {
 	Log                   []qcmab.LogEntry
 	Handovers             int
 	FECFrames             int
+	// Decisions and Untried count QC-MAB's slots and those that chose an
+	// arm never tried in its context cell (forced exploration).
+	Decisions, Untried int
 }
 
 // IR is the interruption ratio n₀/n_t (§4.5.1).
@@ -369,6 +372,10 @@ func (r *session) decide() bool {
 		r.res.Handovers++
 	}
 	r.lastCands, r.lastDec = cands, d
+	r.res.Decisions++
+	if d.Untried {
+		r.res.Untried++
+	}
 	return d.SenderFEC
 }
 

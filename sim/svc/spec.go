@@ -7,7 +7,6 @@ import (
 	"io/fs"
 	"math"
 	"path"
-	"slices"
 	"strings"
 	"time"
 
@@ -21,7 +20,7 @@ import (
 // replay evaluation. A YAML file; see experiments/ and README.md.
 type Spec struct {
 	Name        string       `yaml:"name"`
-	Mode        string       `yaml:"mode"` // video (experiment.ModeVideo)
+	Mode        string       `yaml:"mode"` // video (svc.Mode)
 	Description string       `yaml:"description"`
 	Figure      string       `yaml:"figure"` // the thesis figure it reproduces
 	Scenario    ScenarioSpec `yaml:"scenario"`
@@ -57,6 +56,10 @@ type VariantSpec struct {
 	Gamma      float64 `yaml:"gamma"`
 	Raw        bool    `yaml:"raw"`
 	Policy     string  `yaml:"policy"`
+	// Epsilon (QC-MAB only, [0, 1]): the share of slots that take a
+	// uniformly random eligible arm; 1 is the uniform-random policy over
+	// the same candidates, the baseline a learner must beat.
+	Epsilon float64 `yaml:"epsilon"`
 	// Thresholds replace the thesis's context partition (QC-MAB only).
 	Thresholds *ThresholdSpec `yaml:"thresholds"`
 	// Arms restricts QC-MAB to these arms: "apN" or "apN+fec", N an AP of
@@ -84,9 +87,6 @@ func Names() []string {
 	}
 	return out
 }
-
-// IsBuiltin reports whether name is a built-in chapter-4 experiment.
-func IsBuiltin(name string) bool { return slices.Contains(Names(), strings.TrimSuffix(name, ".yaml")) }
 
 // LoadBuiltin loads a built-in experiment by name.
 func LoadBuiltin(name string) (*Spec, error) {
@@ -179,7 +179,7 @@ func (s *Spec) scenario(sp float64) Scenario {
 // variant checks v against the scenario's network names.
 func (v VariantSpec) variant(networks []string) (Variant, error) {
 	out := Variant{Label: v.Label, Controller: v.Controller, Gamma: v.Gamma, Raw: v.Raw, Policy: qcmab.Policy(v.Policy),
-		Thresholds: qcmab.DefaultThresholds, Arms: v.Arms}
+		Thresholds: qcmab.DefaultThresholds, Arms: v.Arms, Epsilon: v.Epsilon}
 	if v.Thresholds != nil {
 		out.Thresholds = qcmab.Thresholds(*v.Thresholds)
 	}
@@ -189,8 +189,8 @@ func (v VariantSpec) variant(networks []string) (Variant, error) {
 			return out, err
 		}
 	case Peekaboo, LEAP, MinRTT:
-		if v.Raw || v.Policy != "" || v.Thresholds != nil || len(v.Arms) > 0 {
-			return out, fmt.Errorf("raw, policy, thresholds and arms apply to qcmab only")
+		if v.Raw || v.Policy != "" || v.Thresholds != nil || len(v.Arms) > 0 || v.Epsilon != 0 {
+			return out, fmt.Errorf("raw, policy, thresholds, arms and epsilon apply to qcmab only")
 		}
 		if v.Gamma != 0 {
 			if err := qcmab.ValidateGamma(v.Gamma); err != nil {

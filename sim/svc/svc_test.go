@@ -100,6 +100,9 @@ func TestSpecErrors(t *testing.T) {
 		{base + "variants:\n  - {label: a, controller: qcmab, arms: [ap99]}\n", `unknown arm "ap99"`},
 		{base + "variants:\n  - {label: a, controller: qcmab, thresholds: {bandwidth_mbps: [5, 10], owd_ms: [150, 90], loss: [0, 0.1]}}\n", "owd thresholds"},
 		{base + "variants:\n  - {label: a, controller: leap, raw: true}\n", "qcmab only"},
+		{base + "variants:\n  - {label: a, controller: minrtt, epsilon: 1}\n", "qcmab only"},
+		{base + "variants:\n  - {label: a, controller: qcmab, epsilon: 2}\n", "epsilon must be in [0, 1]"},
+		{base + "seed: 7\nvariants:\n  - {label: a, controller: qcmab, epsilon: 1}\n", ""},
 		{base + "variants:\n  - {label: a, controller: bbr}\n", `controller "bbr" unknown`},
 		{base + "variants:\n  - {label: a, controller: qcmab}\n  - {label: a, controller: leap}\n", "repeated"},
 		{base + "variants:\n  - {label: a, controller: qcmab}\nsweep_spacing_m: [0]\n", "sweep_spacing_m"},
@@ -113,6 +116,40 @@ func TestSpecErrors(t *testing.T) {
 		case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), "\n")):
 			t.Errorf("got %v, want one line containing %q", err, tc.want)
 		}
+	}
+}
+
+// TestLearningBaselines: the summary gives what judging a learner needs —
+// the share of QC-MAB's slots on an untried arm (none for a fixed policy),
+// the reward gain, and each variant's goodput peak ratio against the others;
+// the first seed (seed:) changes the runs.
+func TestLearningBaselines(t *testing.T) {
+	spec := "name: t\nfigure: \"4.6\"\nscenario: {kind: lattice, ap_spacing_m: 20, area_m: 60, speed_mps: 10}\nduration_s: 5\nseeds: 1\nvariants:\n  - {label: q, controller: qcmab}\n  - {label: u, controller: qcmab, epsilon: 1}\n  - {label: m, controller: minrtt}\n"
+	s, err := Parse("t.yaml", []byte(spec))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum, err := Execute(context.Background(), s, runner.Options{Workers: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	q, u, m := sum.Rows[0], sum.Rows[1], sum.Rows[2]
+	if !(q.UntriedPct > 0 && u.UntriedPct > 0) || m.UntriedPct != 0 {
+		t.Errorf("untried %%: qcmab %g, uniform %g, minrtt %g; want > 0, > 0, 0", q.UntriedPct, u.UntriedPct, m.UntriedPct)
+	}
+	if len(q.GoodputPeakRatio) != 2 || !(q.GoodputPeakRatio["m"] > 0) || q.GoodputPeakRatio["q"] != 0 {
+		t.Errorf("peak ratios %v, want one per other variant", q.GoodputPeakRatio)
+	}
+	if q.GoodputPeakRatio["m"] < q.GoodputMbps/m.GoodputMbps*0.999 {
+		t.Errorf("peak ratio %g below the means' ratio %g", q.GoodputPeakRatio["m"], q.GoodputMbps/m.GoodputMbps)
+	}
+	s2, _ := Parse("t.yaml", []byte(spec+"seed: 2\n"))
+	sum2, err := Execute(context.Background(), s2, runner.Options{Workers: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if reflect.DeepEqual(sum.Rows, sum2.Rows) {
+		t.Error("seed: 2 ran the same runs as seed 1")
 	}
 }
 

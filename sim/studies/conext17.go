@@ -1,4 +1,4 @@
-package exp
+package studies
 
 import (
 	"context"
@@ -228,7 +228,12 @@ func WriteConext17Table(w io.Writer, res []ConextResult, n int) error {
 	fmt.Fprintf(&b, "%d scenarios per class (the paper: 253, WSP-drawn; here uniform from seed %d), 20 MB GET; single path: CUBIC on the initial path; multipath: OLIA, lowest-RTT scheduler.\n\n", n, conextSeed)
 	b.WriteString("| class | scenarios | single/multi time ratio p10 / p25 / p50 / p75 / p90 | multipath faster | EXP-Ben p25 / p50 / p75 | EXP-Ben > 0 | EXP-Ben p50, uncoupled CUBIC |\n|---|---|---|---|---|---|---|\n")
 	for _, r := range res {
-		q := func(x []float64, p float64) float64 { return orZero(stats.Quantile(x, p)) } // x is sorted
+		q := func(x []float64, p float64) float64 { // x is sorted; 0 when empty
+			if v := stats.Quantile(x, p); !math.IsNaN(v) {
+				return v
+			}
+			return 0
+		}
 		faster, pos := 0, 0
 		for _, x := range r.Ratio {
 			if x > 1 {

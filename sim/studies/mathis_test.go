@@ -1,4 +1,4 @@
-package exp
+package studies
 
 import (
 	"context"

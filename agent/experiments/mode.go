@@ -1,0 +1,58 @@
+package experiments
+
+import (
+	"context"
+	"fmt"
+	"io/fs"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/hetquic/hetquic/internal/mode"
+	"github.com/hetquic/hetquic/internal/runner"
+)
+
+// Mode is mode agent (internal/mode). Its runs do not shard: they share
+// one emulated network and its timing.
+var Mode = mode.Mode{
+	Name:    "agent",
+	NoShard: "it runs real agents on loopback one at a time and times that one network, so its runs cannot run apart",
+	Load: func(fsys fs.FS, name string) (mode.Experiment, error) {
+		if data, err := fs.ReadFile(fsys, name); err == nil && hasSweep(data) {
+			// The strict decoder would only call it an unknown field.
+			return nil, fmt.Errorf("%s: sweep: %w", name, mode.NoShardError("agent"))
+		}
+		s, err := Load(fsys, name)
+		if err != nil {
+			return nil, err
+		}
+		return modeExp{s}, nil
+	},
+}
+
+// hasSweep reports whether an experiment file has a sweep: block.
+func hasSweep(data []byte) bool {
+	var doc struct {
+		Sweep yaml.Node `yaml:"sweep"`
+	}
+	return yaml.Unmarshal(data, &doc) == nil && doc.Sweep.Kind != 0
+}
+
+// modeExp is a loaded agent experiment.
+type modeExp struct{ s *Spec }
+
+func (e modeExp) Describe() string {
+	return fmt.Sprintf("agent experiment %s, scale %g, %d run(s)", e.s.Agent.Experiment, e.s.Agent.Scale, e.s.Agent.Repeat)
+}
+
+func (e modeExp) SetSeeds(int) error {
+	return fmt.Errorf("--seeds: mode agent has no seeds to override (its spec's agent.repeat)")
+}
+
+func (e modeExp) Run(ctx context.Context, opt runner.Options) (*mode.Outcome, error) {
+	res, err := Run(ctx, e.s, opt, nil)
+	if err != nil {
+		return nil, err
+	}
+	tables := res.Tables()
+	return &mode.Outcome{Tables: tables, Summary: res.Summary(), Runs: e.s.Agent.Repeat, Write: res.WriteAll, Text: mode.TablesText(tables)}, nil
+}

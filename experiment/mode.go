@@ -1,0 +1,105 @@
+package experiment
+
+import (
+	"context"
+	"fmt"
+	"io/fs"
+
+	"github.com/hetquic/hetquic/internal/mode"
+	"github.com/hetquic/hetquic/internal/results"
+	"github.com/hetquic/hetquic/internal/runner"
+	"github.com/hetquic/hetquic/internal/sweep"
+)
+
+// Offline and Trace are this package's modes (internal/mode); mode real is
+// experiment/realenv's, which links quic-go.
+var (
+	Offline = NewMode(ModeOffline, LocalEnv, nil)
+	Trace   = NewMode(ModeTrace, LocalEnv, nil)
+)
+
+// NewMode is mode name of the experiments whose runs run on the
+// environments newEnv makes; finish, when not nil, completes each point's
+// result before it is summarized (mode real: its offline twin).
+func NewMode(name string, newEnv EnvFactory, finish func(ctx context.Context, r *Result, workers int) error) mode.Mode {
+	return mode.Mode{Name: name, Default: name == ModeOffline, Load: func(fsys fs.FS, file string) (mode.Experiment, error) {
+		p, err := LoadPlan(fsys, file)
+		if err != nil {
+			return nil, err
+		}
+		return &modeExp{p, newEnv, finish}, nil
+	}}
+}
+
+// modeExp is a loaded experiment of modes offline, trace and real.
+type modeExp struct {
+	plan   *Plan
+	newEnv EnvFactory
+	finish func(ctx context.Context, r *Result, workers int) error
+}
+
+func (e *modeExp) Describe() string {
+	s, points := e.plan.Specs[0], ""
+	if e.plan.Swept {
+		points = fmt.Sprintf(" at %d points (%d runs)", len(e.plan.Points), e.plan.Runs())
+	}
+	return fmt.Sprintf("%d paths, %d strategies, %d rounds × %d seeds%s", len(s.PathNames()), len(s.Strategies), s.Rounds, s.Seeds, points)
+}
+
+func (e *modeExp) SetSeeds(n int) error { e.plan.SetSeeds(n); return nil }
+func (e *modeExp) Runs() int            { return e.plan.Runs() }
+
+func (e *modeExp) Run(ctx context.Context, opt runner.Options) (*mode.Outcome, error) {
+	part, err := ExecuteShard(ctx, e.plan, sweep.All, opt, e.newEnv)
+	if err != nil {
+		return nil, err
+	}
+	return e.assemble(ctx, part.Runs, opt.Workers)
+}
+
+func (e *modeExp) RunShard(ctx context.Context, shard sweep.Shard, opt runner.Options, dir, spec string) (int, error) {
+	part, err := ExecuteShard(ctx, e.plan, shard, opt, e.newEnv)
+	if err != nil {
+		return 0, err
+	}
+	part.Spec = spec
+	return len(part.Runs), WritePartial(dir, part)
+}
+
+func (e *modeExp) Merge(ctx context.Context, dirs []string, workers int) (*mode.Outcome, error) {
+	runs, err := ReadPartials(e.plan, dirs)
+	if err != nil {
+		return nil, mode.InputError{Err: err}
+	}
+	return e.assemble(ctx, runs, workers)
+}
+
+// assemble turns every run (from one process or merged shards) into the
+// outcome.
+func (e *modeExp) assemble(ctx context.Context, runs map[int]*Run, workers int) (*mode.Outcome, error) {
+	p := e.plan
+	res, err := p.Assemble(runs)
+	if err != nil {
+		return nil, err
+	}
+	if e.finish != nil {
+		for _, r := range res {
+			if err := e.finish(ctx, r, workers); err != nil {
+				return nil, err
+			}
+		}
+	}
+	o := &mode.Outcome{Runs: p.Runs(), Write: func(dir string) ([]string, error) { return WritePlan(dir, p, res) }}
+	if p.Swept {
+		sum, err := SummarizePlan(p, res)
+		if err != nil {
+			return nil, err
+		}
+		o.Tables, o.Summary = []results.Table{SweepOutcome(p, sum).Table()}, sum
+		o.Text = mode.TablesText(o.Tables)
+		return o, nil
+	}
+	sum := Summarize(res[0])
+	o.Tables, o.Summary, o.Text = sum.Tables(), sum, sum.WriteTable
+	return o, nil
+}

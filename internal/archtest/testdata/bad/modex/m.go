@@ -1,0 +1,3 @@
+package modex
+
+import _ "example.com/m/internal/mode"

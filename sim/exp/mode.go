@@ -1,0 +1,100 @@
+package exp
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"io/fs"
+
+	"github.com/hetquic/hetquic/internal/mode"
+	"github.com/hetquic/hetquic/internal/results"
+	"github.com/hetquic/hetquic/internal/runner"
+	"github.com/hetquic/hetquic/internal/sweep"
+)
+
+// Mode is mode sim (internal/mode). A file without mode: is the
+// simulator's when it has one of Infer's fields: its files predate the
+// mode field.
+var Mode = mode.Mode{
+	Name:  "sim",
+	Infer: []string{"variants", "topology", "leo", "mobility", "app", "flows", "path_counts", "transport"},
+	Load: func(fsys fs.FS, name string) (mode.Experiment, error) {
+		p, err := LoadPlan(fsys, name)
+		if err != nil {
+			return nil, err
+		}
+		return modeExp{p}, nil
+	},
+}
+
+// modeExp is a loaded simulator experiment.
+type modeExp struct{ p *Plan }
+
+func (e modeExp) Describe() string {
+	points := ""
+	if e.p.Swept {
+		points = fmt.Sprintf(" at %d points (%d runs)", len(e.p.Points), e.p.Runs())
+	}
+	return fmt.Sprintf("%d variants × %d seeds%s", len(e.p.Specs[0].Variants), e.p.Specs[0].Seeds, points)
+}
+
+func (e modeExp) SetSeeds(n int) error { e.p.SetSeeds(n); return nil }
+func (e modeExp) Runs() int            { return e.p.Runs() }
+
+func (e modeExp) Run(ctx context.Context, opt runner.Options) (*mode.Outcome, error) {
+	runs, err := RunShard(ctx, e.p, sweep.All, opt.Workers, opt.Progress)
+	if err != nil {
+		return nil, err
+	}
+	return e.assemble(runs)
+}
+
+func (e modeExp) RunShard(ctx context.Context, shard sweep.Shard, opt runner.Options, dir, spec string) (int, error) {
+	runs, err := RunShard(ctx, e.p, shard, opt.Workers, opt.Progress)
+	if err != nil {
+		return 0, err
+	}
+	return len(runs), WritePartial(dir, spec, e.p, shard, runs)
+}
+
+func (e modeExp) Merge(_ context.Context, dirs []string, _ int) (*mode.Outcome, error) {
+	runs, err := ReadPartials(e.p, dirs)
+	if err != nil {
+		return nil, mode.InputError{Err: err}
+	}
+	return e.assemble(runs)
+}
+
+// assemble turns every run into the outcome.
+func (e modeExp) assemble(runs map[int]*RunResult) (*mode.Outcome, error) {
+	p := e.p
+	res, err := p.Assemble(runs)
+	if err != nil {
+		return nil, err
+	}
+	o := &mode.Outcome{Runs: p.Runs(), Write: func(dir string) ([]string, error) { return WritePlan(dir, p, res) }}
+	if p.Swept {
+		sum := SummarizePlan(p, res)
+		o.Tables, o.Summary = []results.Table{SweepOutcome(p, sum).Table()}, sum
+		o.Text = mode.TablesText(o.Tables)
+		return o, nil
+	}
+	sf := res[0].SummaryFile()
+	o.Tables, o.Summary = Tables(p.Specs[0], sf.Summaries), sf
+	o.Text = func(w io.Writer) error { return writeText(w, sf.Summaries) }
+	return o, nil
+}
+
+// writeText prints summaries as the terminal's fixed-width table.
+func writeText(w io.Writer, sums []Summary) error {
+	fmt.Fprintf(w, "%-14s %5s %10s %8s %8s %8s %9s %9s %8s %8s\n", "variant", "paths", "goodput", "fct_p50", "p90_ms", "p99_ms", "reord_ms", "loss_%", "unfin", "wall_s")
+	for _, s := range sums {
+		paths := "all"
+		if s.Paths > 0 {
+			paths = fmt.Sprint(s.Paths)
+		}
+		fmt.Fprintf(w, "%-14s %5s %10.2f %8.2f %8.1f %8.1f %9.2f %9.3f %8d %8.2f\n", s.Label, paths, s.GoodputMbps, s.FCTP50S,
+			s.DelayP90Ms, s.DelayP99Ms, s.ReorderMeanMs, 100*s.LossRate, s.Unfinished, s.WallPerRunS)
+	}
+	return nil
+}
