@@ -135,6 +135,17 @@ type MLPPolicy struct {
 	Features int     `json:"features"`
 	Layers   []Layer `json:"layers"`
 	Label    string  `json:"name,omitempty"`
+	// Training records how the weights were made, so that a file is never
+	// taken for more training than it had (absent in hand-made files).
+	Training *Training `json:"training,omitempty"`
+}
+
+// Training is a policy file's provenance.
+type Training struct {
+	Steps int    `json:"steps"`               // PPO steps the weights had
+	Seed  int    `json:"seed"`                // training seed
+	Run   int    `json:"run_steps,omitempty"` // the run's budget, when Steps is a checkpoint of it
+	Note  string `json:"note,omitempty"`      // e.g. how it was chosen
 }
 
 // MLPFormat is the weights file's format tag.
@@ -156,6 +167,9 @@ func ReadMLP(r io.Reader) (*MLPPolicy, error) {
 	}
 	if len(m.Layers) == 0 {
 		return nil, fmt.Errorf("policy weights: no layers")
+	}
+	if tr := m.Training; tr != nil && (tr.Steps <= 0 || (tr.Run != 0 && tr.Run < tr.Steps)) {
+		return nil, fmt.Errorf("policy weights: training: steps %d must be > 0 and at most run_steps %d", tr.Steps, tr.Run)
 	}
 	in := m.Features
 	for k, l := range m.Layers {

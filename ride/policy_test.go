@@ -57,6 +57,11 @@ func TestReadMLPErrors(t *testing.T) {
 	if _, err := ReadMLP(strings.NewReader(enc(ok()))); err != nil {
 		t.Fatalf("a valid file: %v", err)
 	}
+	labelled := ok()
+	labelled.Training = &Training{Steps: 600_000, Seed: 2, Run: 1_200_000}
+	if m, err := ReadMLP(strings.NewReader(enc(labelled))); err != nil || *m.Training != *labelled.Training {
+		t.Fatalf("a file with its training: %v, %+v", err, m)
+	}
 	for _, tc := range []struct {
 		name string
 		edit func(*MLPPolicy)
@@ -67,6 +72,8 @@ func TestReadMLPErrors(t *testing.T) {
 		{"row width", func(m *MLPPolicy) { m.Layers[0].W[1] = []float64{1} }, "layer 0 row 1"},
 		{"outputs", func(m *MLPPolicy) { m.Layers[1].W = m.Layers[1].W[:2]; m.Layers[1].B = m.Layers[1].B[:2] }, "outputs"},
 		{"no layers", func(m *MLPPolicy) { m.Layers = nil }, "no layers"},
+		{"no steps", func(m *MLPPolicy) { m.Training = &Training{Seed: 1} }, "training: steps 0"},
+		{"more than the run", func(m *MLPPolicy) { m.Training = &Training{Steps: 300, Run: 200} }, "at most run_steps 200"},
 	} {
 		m := ok()
 		tc.edit(&m)

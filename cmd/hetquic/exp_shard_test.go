@@ -238,23 +238,23 @@ func TestNoShardModes(t *testing.T) {
 }
 
 // A ride evaluation (RIDE and the baselines on 40 frames of the test
-// video), with and without a sweep over ride.seed (seeds × policies),
+// video), with and without a sweep over seed (seeds × policies),
 // shards and merges into what one process writes, byte for byte.
 func TestRideShardsMergeIdentical(t *testing.T) {
 	dir := t.TempDir()
-	pol, err := os.ReadFile("../../ride/policies/ride-short-seed1.json")
+	pol, err := os.ReadFile("../../ride/policies/ride-seed1.json")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if err := os.WriteFile(filepath.Join(dir, "ride.json"), pol, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	spec := "mode: ride\nride: {policy: ride.json, frames: 40, seed: 1}\n"
+	spec := "mode: ride\nseed: 1\nride: {policy: ride.json, frames: 40}\n"
 	plain, swept := filepath.Join(dir, "ride-tiny.yaml"), filepath.Join(dir, "ride-tiny-sweep.yaml")
 	if err := os.WriteFile(plain, []byte("name: ride-tiny\n"+spec), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(swept, []byte("name: ride-tiny-sweep\n"+spec+"sweep: {params: {ride.seed: [1, 2]}}\n"), 0o644); err != nil {
+	if err := os.WriteFile(swept, []byte("name: ride-tiny-sweep\n"+spec+"sweep: {params: {seed: [1, 2]}}\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	shardsMergeIdentical(t, plain, filepath.Join(dir, "plain"))

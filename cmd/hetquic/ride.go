@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -45,17 +46,22 @@ A is -1 (skip the tile) or a path index. A bad request is answered
 }
 
 func rideEval(_ context.Context, args []string) error {
-	fs := newFlagSet("ride eval", "ride eval [--policy FILE] [--frames N] [--seed S] [--out DIR] [--md]",
+	fs := newFlagSet("ride eval", "ride eval [--policy FILE] [--baselines=false] [--video V] [--frames N] [--seed S] [--out DIR] [--md | --json]",
 		`Plays the test video (video 4) with RIDE's exported actor (--policy, a
 hetquic-ride-mlp/1 JSON file from python -m hetquic_rl.train) and with RR,
 minRTT and Peekaboo, each on the same simulated network, and writes
 figures 5.7–5.10, frame_reward.csv and report.md into --out. Without
---policy only the baselines run. --md prints the two tables (markdown) and writes nothing.`)
+--policy only the baselines run. --md prints the two tables (markdown),
+--json the per-policy summary, and neither writes files. --video 5 is the
+validation video, which chooses among trained policies.`)
 	policy := fs.String("policy", "", "RIDE weights (JSON); empty: baselines only")
 	frames := fs.Int("frames", 0, "frames of the test video (0: all 1800)")
 	seed := fs.Uint64("seed", 1, "seed of the network, the user's head movement and Peekaboo")
 	out := fs.String("out", "results/ride-eval", "output directory")
 	md := fs.Bool("md", false, "print the per-policy and claims tables (markdown) and write no files")
+	asJSON := fs.Bool("json", false, "print the per-policy summary (JSON) and write no files")
+	baselines := fs.Bool("baselines", true, "play RR, minRTT and Peekaboo too (false: only --policy, e.g. to choose among checkpoints)")
+	video := fs.Int("video", env.TestVideo, fmt.Sprintf("video to play: %d test, %d validation, 0–3 training", env.TestVideo, env.ValidationVideo))
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -64,6 +70,9 @@ figures 5.7–5.10, frame_reward.csv and report.md into --out. Without
 	}
 	if *frames < 0 {
 		return badInput(fmt.Errorf("ride eval: --frames %d must be ≥ 0", *frames))
+	}
+	if *video < 0 || *video >= env.Videos {
+		return badInput(fmt.Errorf("ride eval: --video %d: want 0…%d", *video, env.Videos-1))
 	}
 	var pols []ride.Policy
 	if *policy != "" {
@@ -79,19 +88,29 @@ figures 5.7–5.10, frame_reward.csv and report.md into --out. Without
 		m.Label = "ride"
 		pols = append(pols, m)
 	}
-	base, err := report.Baselines(*seed)
+	if *baselines {
+		base, err := report.Baselines(*seed)
+		if err != nil {
+			return err
+		}
+		pols = append(pols, base...)
+	}
+	if len(pols) == 0 {
+		return badInput(fmt.Errorf("ride eval: --baselines=false without --policy leaves nothing to play"))
+	}
+	ms, err := report.Evaluate(report.Config{Seed: *seed, Frames: *frames, Video: video}, pols)
 	if err != nil {
 		return err
 	}
-	pols = append(pols, base...)
-	ms, err := report.Evaluate(report.Config{Seed: *seed, Frames: *frames}, pols)
-	if err != nil {
-		return err
-	}
-	if *md {
+	switch {
+	case *asJSON:
+		enc := json.NewEncoder(os.Stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(report.Summarize(results.NewHeader("ride eval", "ride", []uint64{*seed}), *frames, ms))
+	case *md:
 		return results.WriteTables(os.Stdout, report.Tables(ms))
 	}
-	header := fmt.Sprintf("Command: `hetquic ride eval %s`. Test video 4, seed %d, frames %d (0: all).", strings.Join(args, " "), *seed, *frames)
+	header := fmt.Sprintf("Command: `hetquic ride eval %s`. Video %d, seed %d, frames %d (0: all).", strings.Join(args, " "), *video, *seed, *frames)
 	files, err := report.Write(*out, ms, header)
 	if err != nil {
 		return err

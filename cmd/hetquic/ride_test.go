@@ -20,6 +20,8 @@ func TestRideBadInput(t *testing.T) {
 		{[]string{"ride", "eval", "--policy", "/nonexistent/p.json"}, "nonexistent"},
 		{[]string{"ride", "eval", "--policy", bad}, "features"},
 		{[]string{"ride", "eval", "extra"}, "unexpected argument"},
+		{[]string{"ride", "eval", "--video", "6"}, "--video 6"},
+		{[]string{"ride", "eval", "--baselines=false"}, "nothing to play"},
 		{[]string{"ride", "env", "extra"}, "unexpected argument"},
 	} {
 		err := dispatch(context.Background(), tc.args)

@@ -18,11 +18,13 @@
 //
 // Reward. A tile's true reward (Eq. 5.13 with its decoded time) is known
 // only after later decisions; gymnasium needs one at each step. The step
-// reward therefore uses Eq. 5.1's arrival estimate, computed from the
+// reward is Eq. 5.13 with Eq. 5.1's arrival estimate, computed from the
 // connection's state at the decision (as the thesis's transmission model
-// does); the true reward of each tile is settled once its decoded time or
-// deadline passes and is reported separately (Info.Settled) and in
-// evaluations.
+// does), plus the correction (true − predicted) of every earlier decision
+// that settled during the step. At the episode's end the simulation runs
+// until every decision has settled, so an episode's return is exactly the
+// sum of its true rewards: the prediction only shapes when the credit
+// arrives, never how much there is.
 package env
 
 import (
@@ -64,9 +66,11 @@ const (
 	DefaultPlayout = 150 * time.Millisecond
 	DefaultWarmup  = 15
 	// Videos is the number of generated videos: four to train on and one
-	// to test (§5.5.1).
-	Videos    = 5
-	TestVideo = 4
+	// to test (§5.5.1), plus one to choose among trained policies
+	// (checkpoints, training seeds) so that the test video never does.
+	Videos          = 6
+	TestVideo       = 4
+	ValidationVideo = 5
 	// videoSeconds is each video's length (§5.5.1: 60 s, 1800 frames).
 	videoSeconds = 60
 	// videoSeedBase and userSeedBase make the video set and users fixed.
@@ -111,7 +115,7 @@ var (
 // episode's start; the user's head movement is drawn per episode.
 func video(k int) (*ride.Video, error) {
 	if k < 0 || k >= Videos {
-		return nil, fmt.Errorf("video %d: want 0…%d (0–3 train, %d test)", k, Videos-1, TestVideo)
+		return nil, fmt.Errorf("video %d: want 0…%d (0–3 train, %d test, %d validation)", k, Videos-1, TestVideo, ValidationVideo)
 	}
 	videoMu.Lock()
 	defer videoMu.Unlock()
@@ -200,9 +204,10 @@ type Env struct {
 	steps   int
 
 	learner Learner
-	// settled accumulates true rewards settled since the last step.
-	settledSum float64
-	settledN   int
+	// settled accumulates true rewards settled since the last step and
+	// correction their differences from the step rewards they replace.
+	settledSum, correction float64
+	settledN               int
 
 	// Record.
 	Outcomes []TileOutcome
@@ -426,7 +431,7 @@ func (e *Env) State() *ride.State {
 		pv := e.conn.PathView(m)
 		st.Paths[m] = ride.PathState{
 			AvailCwnd: float64(max(0, pv.Cwnd-pv.InFlight)), Cwnd: float64(pv.Cwnd),
-			BwBps: e.meters[m].bps(e.s.Now()), SRTT: pv.SRTT, Loss: pv.LossRate,
+			BwBps: pathRate(e.meters[m].bps(e.s.Now()), pv.Cwnd, pv.SRTT), SRTT: pv.SRTT, Loss: pv.LossRate,
 			Backlog: float64(e.queued[m]), CanSend: pv.CanSend(1500),
 		}
 	}
@@ -445,6 +450,18 @@ func (e *Env) State() *ride.State {
 		BundleBytes: bundleBytes, ToPlayback: pb.T1(i) - e.s.Now(),
 		ToDeadline: pb.Deadline(gs+e.deadlineFrame(i, z)) - e.s.Now(), LeftInFrame: len(e.queue) - 1}
 	return st
+}
+
+// pathRate is a path's rate estimate: the delivery rate measured over the
+// last second, or, for a path that delivered nothing in it (idle, or
+// just used again), one window per round trip. Without the fallback an
+// idle path's Eq. 5.1 arrival is "never", sending on it scores like
+// skipping, and every tile goes to the path already in use.
+func pathRate(measured float64, cwnd int, srtt time.Duration) float64 {
+	if measured > 0 || srtt <= 0 {
+		return measured
+	}
+	return float64(cwnd) * 8 / srtt.Seconds()
 }
 
 func (e *Env) size(k tfKey) int { return int(e.video.Size[k.i][k.z][e.level]) }
@@ -484,16 +501,19 @@ type Info struct {
 	Frame, Tile int
 	Type        string
 	// Settled is the sum of the true rewards settled during this step and
-	// SettledN their number.
-	Settled  float64
-	SettledN int
+	// SettledN their number; Predicted is this decision's Eq. 5.13 reward
+	// with the Eq. 5.1 estimate (the step reward less the corrections).
+	Settled, Predicted float64
+	SettledN           int
 }
 
 // SetLearner makes l receive delivery feedback for tagged decisions.
 func (e *Env) SetLearner(l Learner) { e.learner = l }
 
 // Step applies action (a path index or ride.Skip) to the current tile and
-// returns the step reward (Eq. 5.13 with the Eq. 5.1 arrival estimate).
+// returns the step reward: Eq. 5.13 with the Eq. 5.1 arrival estimate,
+// corrected by the true rewards that settled meanwhile (see the package
+// comment). The last step of an episode settles every decision.
 func (e *Env) Step(action int) (float64, Info, error) {
 	if e.done {
 		return 0, Info{}, ErrDone
@@ -529,14 +549,15 @@ func (e *Env) Step(action int) (float64, Info, error) {
 	e.pending = append(e.pending, d)
 	e.steps++
 	e.queue = e.queue[1:]
-	e.settledSum, e.settledN = 0, 0
+	e.settledSum, e.settledN, e.correction = 0, 0, 0
 	if len(e.queue) == 0 {
 		e.advance()
-		if e.done && e.cfg.Record {
+		if e.done {
 			e.drain()
 		}
 	}
-	return d.pred, Info{Frame: i, Tile: z, Type: e.video.Types[i].String(), Settled: e.settledSum, SettledN: e.settledN}, nil
+	return d.pred + e.correction, Info{Frame: i, Tile: z, Type: e.video.Types[i].String(), Settled: e.settledSum,
+		SettledN: e.settledN, Predicted: d.pred}, nil
 }
 
 // decodedAt is f_{i,z}'s decoded time (§5.3.3) from the arrivals known
@@ -584,6 +605,7 @@ func (e *Env) settle() {
 		}
 		r := e.reward(d, false)
 		e.settledSum += r
+		e.correction += r - d.pred
 		e.settledN++
 		if e.cfg.Record {
 			if dec >= d.gamma {
@@ -600,7 +622,7 @@ func (e *Env) settle() {
 	e.pending = keep
 }
 
-// drain runs the simulation until every decision has settled (Record).
+// drain runs the simulation until every decision has settled.
 func (e *Env) drain() {
 	for len(e.pending) > 0 {
 		e.runTo(e.s.Now() + ride.FrameDur)

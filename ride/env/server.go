@@ -13,7 +13,7 @@ import (
 // ProtocolVersion names the env server protocol (docs/ride.md):
 // newline-delimited JSON, one request and one response per line.
 //
-//	{"op":"spec"}                                        → {"protocol","obs_dim","paths","actions","videos","test_video","obs_high"}
+//	{"op":"spec"}                                        → {"protocol","obs_dim","paths","actions","videos","test_video","validation_video","obs_high"}
 //	{"op":"reset","seed":S,"video":V,"frames":F,"start":K} → {"obs":[…],"info":{…}}
 //	{"op":"step","action":A}                             → {"obs":[…],"reward":R,"terminated":T,"truncated":U,"info":{…}}
 //	{"op":"close"}                                       → {"ok":true}, then the server exits
@@ -46,13 +46,14 @@ type Response struct {
 
 // StepInfo is a step's info dict.
 type StepInfo struct {
-	Frame    int     `json:"frame"`
-	Tile     int     `json:"tile"`
-	Type     string  `json:"type"`
-	Settled  float64 `json:"settled_reward"`
-	SettledN int     `json:"settled_n"`
-	SimTime  float64 `json:"sim_time_s"`
-	Events   uint64  `json:"sim_events"`
+	Frame     int     `json:"frame"`
+	Tile      int     `json:"tile"`
+	Type      string  `json:"type"`
+	Settled   float64 `json:"settled_reward"`
+	SettledN  int     `json:"settled_n"`
+	Predicted float64 `json:"predicted_reward"`
+	SimTime   float64 `json:"sim_time_s"`
+	Events    uint64  `json:"sim_events"`
 }
 
 // SpecReply describes the spaces.
@@ -64,6 +65,8 @@ type SpecReply struct {
 	Actions   []int   `json:"actions"`
 	Videos    int     `json:"videos"`
 	TestVideo int     `json:"test_video"`
+	// ValidationVideo chooses among trained policies (never TestVideo).
+	ValidationVideo int `json:"validation_video"`
 }
 
 // Server answers protocol requests with one episode at a time.
@@ -113,7 +116,7 @@ func (s *Server) Handle(line []byte) (resp Response, quit bool) {
 			acts = append(acts, m)
 		}
 		return Response{Spec: &SpecReply{Protocol: ProtocolVersion, ObsDim: ride.FeatureDim(paths), ObsHigh: 10,
-			Paths: paths, Actions: acts, Videos: Videos, TestVideo: TestVideo}}, false
+			Paths: paths, Actions: acts, Videos: Videos, TestVideo: TestVideo, ValidationVideo: ValidationVideo}}, false
 	case "reset":
 		cfg := s.Base
 		cfg.Seed, cfg.Frames, cfg.Start = req.Seed, req.Frames, -1
@@ -159,5 +162,5 @@ func (s *Server) info(i Info) *StepInfo {
 		i.Frame, i.Tile, i.Type = st.Tile.Frame, st.Tile.Tile, st.Tile.Type.String()
 	}
 	return &StepInfo{Frame: i.Frame, Tile: i.Tile, Type: i.Type, Settled: i.Settled, SettledN: i.SettledN,
-		SimTime: s.e.Now().Seconds(), Events: s.e.Events()}
+		Predicted: i.Predicted, SimTime: s.e.Now().Seconds(), Events: s.e.Events()}
 }

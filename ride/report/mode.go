@@ -28,12 +28,12 @@ var Mode = mode.Mode{
 type modeExp struct{ p *Plan }
 
 func (e modeExp) Describe() string {
-	r := e.p.Specs[0].Ride
-	return fmt.Sprintf("RIDE (%s) vs RR, minRTT, Peekaboo on the test video, %d frames (0: all), seed %d", r.Policy, r.Frames, r.Seed)
+	s := e.p.Specs[0]
+	return fmt.Sprintf("RIDE (%s) vs RR, minRTT, Peekaboo on the test video, %d frames (0: all), seed %d", s.Ride.Policy, s.Ride.Frames, s.Seed)
 }
 
 func (e modeExp) SetSeeds(int) error {
-	return fmt.Errorf("--seeds: mode ride has no seeds to override (its one ride.seed, which a sweep: block can vary)")
+	return fmt.Errorf("--seeds: mode ride has no seeds to override (its one seed, which a sweep: block can vary)")
 }
 
 func (e modeExp) Runs() int { return e.p.Runs() }

@@ -18,7 +18,7 @@ import (
 // Plan is a ride experiment's points × runs: at each point, one run per
 // policy (Spec.Policies order: RIDE when the spec names it, then RR, minRTT,
 // Peekaboo). A file without a sweep: block has one point with no
-// assignment; a sweep over ride.seed makes the runs seeds × policies. Run
+// assignment; a sweep over seed makes the runs seeds × policies. Run
 // numbers are the same in every process, which is what lets shards run
 // apart and merge (internal/sweep), as for the other modes.
 type Plan struct {
@@ -44,7 +44,7 @@ var planLoader = sweep.Loader[*Spec]{
 		return nil
 	},
 	Runs: func(s *Spec) int { return numBaselines + s.rides() },
-	// A ride experiment has one seed, ride.seed (sweep it for more); exp
+	// A ride experiment has one seed, seed (sweep it for more); exp
 	// run --seeds is refused before a Set is asked to change it.
 	Seeds:    func(*Spec) int { return 1 },
 	SetSeeds: func(*Spec, int) { panic("ride: no --seeds") },
@@ -69,7 +69,7 @@ func Load(fsys fs.FS, name string) (*Spec, error) {
 }
 
 // LoadPlan reads a ride experiment as Load does and expands its sweep over
-// its fields (ride.seed, ride.frames, ride.policy).
+// its fields (seed, ride.frames, ride.policy, ride.max_loss).
 func LoadPlan(fsys fs.FS, name string) (*Plan, error) {
 	set, err := sweep.LoadSet(fsys, name, planLoader)
 	if err != nil {
@@ -89,7 +89,7 @@ func RunShard(ctx context.Context, p *Plan, shard sweep.Shard, opt runner.Option
 		if err != nil {
 			return nil, err
 		}
-		m, err := evaluate(Config{Seed: s.Ride.Seed, Frames: s.Ride.Frames}, pols[r])
+		m, err := evaluate(Config{Seed: s.Seed, Frames: s.Ride.Frames, MaxLoss: s.Ride.MaxLoss}, pols[r])
 		if err != nil {
 			return nil, fmt.Errorf("%s%w", p.PointPrefix(pi), err)
 		}
@@ -141,7 +141,7 @@ type PointSummary struct {
 // experiment's summary.json, or a sweep's points/ID/summary.json.
 func (p *Plan) Summary(i int, ms []env.Metrics) Summary {
 	s := p.Specs[i]
-	return Summarize(results.NewHeader(p.Name, s.Mode, []uint64{s.Ride.Seed}), s.Ride.Frames, ms)
+	return Summarize(results.NewHeader(p.Name, s.Mode, []uint64{s.Seed}), s.Ride.Frames, ms)
 }
 
 // SummarizePlan summarizes a swept plan point by point; the header's seeds
@@ -149,7 +149,7 @@ func (p *Plan) Summary(i int, ms []env.Metrics) Summary {
 func SummarizePlan(p *Plan, ms [][]env.Metrics) *SweepSummary {
 	var seeds []uint64
 	for _, s := range p.Specs {
-		seeds = append(seeds, s.Ride.Seed)
+		seeds = append(seeds, s.Seed)
 	}
 	return sweep.NewSummary(results.NewHeader(p.Name, p.Specs[0].Mode, seeds), nil, p.Design, p.Points, func(i int) PointSummary {
 		ps := p.Summary(i, ms[i])

@@ -7,7 +7,10 @@ import (
 	"testing"
 	"testing/fstest"
 
+	"github.com/hetquic/hetquic/internal/results"
+	"github.com/hetquic/hetquic/internal/stats"
 	"github.com/hetquic/hetquic/ride"
+	"github.com/hetquic/hetquic/ride/env"
 )
 
 func TestEvaluateAndWrite(t *testing.T) {
@@ -15,7 +18,7 @@ func TestEvaluateAndWrite(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// RIDE's slot: a policy named "ride" (here always Wi-Fi, for the claims' ratio rows).
+	// RIDE's slot: a policy named "ride" (here always Wi-Fi).
 	pols = append([]ride.Policy{named{"ride", 1}}, pols...)
 	ms, err := Evaluate(Config{Seed: 2, Frames: 60}, pols)
 	if err != nil {
@@ -46,10 +49,32 @@ func TestEvaluateAndWrite(t *testing.T) {
 		}
 	}
 	rep, _ := os.ReadFile(filepath.Join(dir, "report.md"))
-	for _, want := range []string{"| ride |", "| peekaboo |", "ride viewport bitrate ÷ rr's", "I-frame interruption rate", "reward order"} {
+	for _, want := range []string{"| ride |", "| peekaboo |", "no rebuffering I / P / B"} {
 		if !strings.Contains(string(rep), want) {
 			t.Errorf("report.md lacks %q", want)
 		}
+	}
+	// The summary's derived numbers, which the claims read.
+	sum := Summarize(results.NewHeader("t", "ride", []uint64{2}), 60, ms)
+	ranks := map[int]bool{}
+	for k, p := range sum.Policies {
+		ranks[p.RewardRank] = true
+		for _, o := range sum.Policies {
+			if (o.MeanFrameReward > p.MeanFrameReward) != (o.RewardRank < p.RewardRank) && o.MeanFrameReward != p.MeanFrameReward {
+				t.Errorf("%s rank %d vs %s rank %d: not in reward order", p.Policy, p.RewardRank, o.Policy, o.RewardRank)
+			}
+		}
+		for ty := range p.Interruption {
+			if p.Interruption[ty]+p.ZeroRebuff[ty] != 1 {
+				t.Errorf("%s: interruption %v + zero-rebuffering %v ≠ 1", p.Policy, p.Interruption[ty], p.ZeroRebuff[ty])
+			}
+		}
+		if mean, _ := stats.MeanStd(ms[k].ViewportMbps); p.ViewportMbpsMean != mean || mean <= 0 {
+			t.Errorf("%s: viewport mean %v, want %v > 0", p.Policy, p.ViewportMbpsMean, mean)
+		}
+	}
+	if !ranks[1] {
+		t.Errorf("no policy ranked first: %v", ranks)
 	}
 }
 
@@ -62,7 +87,7 @@ func (n named) Name() string        { return n.name }
 func (n named) Act(*ride.State) int { return n.path }
 
 func TestParseSpec(t *testing.T) {
-	pol, err := os.ReadFile("../policies/ride-short-seed1.json")
+	pol, err := os.ReadFile("../policies/ride-seed1.json")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -72,12 +97,15 @@ func TestParseSpec(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if pols, _ := s.Policies(); len(pols) != 4 || pols[0].Name() != "ride" || s.Ride.Seed != 1 {
-		t.Errorf("policies %d, first %q, seed %d: want ride + 3 baselines, seed defaulted to 1", len(pols), pols[0].Name(), s.Ride.Seed)
+	if pols, _ := s.Policies(); len(pols) != 4 || pols[0].Name() != "ride" || s.Seed != 1 {
+		t.Errorf("policies %d, first %q, seed %d: want ride + 3 baselines, seed defaulted to 1", len(pols), pols[0].Name(), s.Seed)
 	}
 	for _, tc := range []struct{ yaml, want string }{
 		{"name: r\nmode: ride\nride:\n  polcy: pol.json\n", "polcy"},
 		{"name: r\nmode: ride\nride:\n  frames: -3\n", "ride.frames: -3"},
+		{"name: r\nmode: ride\nride:\n  max_loss: -0.001\n", "ride.max_loss: -0.001"},
+		{"name: r\nmode: ride\nride:\n  max_loss: 2\n", "ride.max_loss: 2"},
+		{"name: r\nmode: ride\nseeds: 3\n", "seeds: 3"},
 		{"name: r\nmode: ride\nride:\n  policy: none.json\n", "ride.policy"},
 		{"name: r\nmode: ride\nride:\n  policy: bad.json\n", "format"},
 		{"name: r\nmode: sim\n", "want ride"},
@@ -88,7 +116,7 @@ func TestParseSpec(t *testing.T) {
 	}
 }
 
-// A sweep over ride.seed makes seeds × policies runs, each point read
+// A sweep over seed makes seeds × policies runs, each point read
 // with its seed; a sweep that adds or drops the RIDE policy is refused,
 // naming the point. Baselines returns numBaselines policies, which Plan
 // counts on.
@@ -96,27 +124,71 @@ func TestLoadPlan(t *testing.T) {
 	if b, err := Baselines(1); err != nil || len(b) != numBaselines {
 		t.Fatalf("Baselines: %d policies, %v; want %d", len(b), err, numBaselines)
 	}
-	pol, err := os.ReadFile("../policies/ride-short-seed1.json")
+	pol, err := os.ReadFile("../policies/ride-seed1.json")
 	if err != nil {
 		t.Fatal(err)
 	}
 	fsys := fstest.MapFS{
 		"p/pol.json": {Data: pol},
-		"p/r.yaml":   {Data: []byte("name: r\nmode: ride\nride: {policy: pol.json, frames: 20}\nsweep: {params: {ride.seed: [1, 2, 3]}}\n")},
-		"p/b.yaml":   {Data: []byte("name: r\nmode: ride\nride: {frames: 20}\nsweep: {params: {ride.seed: [4, 5]}}\n")},
+		"p/r.yaml":   {Data: []byte("name: r\nmode: ride\nride: {policy: pol.json, frames: 20}\nsweep: {params: {spec.seed: [1, 2, 3]}}\n")},
+		"p/b.yaml":   {Data: []byte("name: r\nmode: ride\nride: {frames: 20}\nsweep: {params: {spec.seed: [4, 5]}}\n")},
 		"p/x.yaml":   {Data: []byte("name: r\nmode: ride\nride: {frames: 20, policy: pol.json}\nsweep: {params: {ride.policy: [pol.json, \"\"]}}\n")},
+		"p/l.yaml":   {Data: []byte("name: r\nmode: ride\nride: {frames: 20}\nsweep: {params: {ride.max_loss: [0, 0.004]}}\n")},
+	}
+	// A loss sweep reaches the paths: each point's episode has its ceiling.
+	l, err := LoadPlan(fsys, "p/l.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, want := range []float64{0, 0.004} {
+		cfg := Config{MaxLoss: l.Specs[i].Ride.MaxLoss}.envConfig()
+		if len(cfg.Paths) != 2 || cfg.Paths[0].MaxLoss != want || cfg.Paths[1].MaxLoss != want || cfg.Paths[1].MedianMbps != env.WiFi.MedianMbps {
+			t.Errorf("point %d: paths %+v, want LTE and Wi-Fi with max_loss %v", i, cfg.Paths, want)
+		}
+	}
+	if cfg := (Config{}).envConfig(); cfg.Paths != nil || cfg.Video != env.TestVideo {
+		t.Errorf("no override: %+v, want the models' paths on the test video", cfg)
 	}
 	p, err := LoadPlan(fsys, "p/r.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(p.Points) != 3 || p.Runs() != 3*4 || p.Specs[2].Ride.Seed != 3 || p.Specs[2].Sweep != nil {
-		t.Fatalf("%d points, %d runs, point 2 seed %d; want 3 points × 4 policies, seed 3", len(p.Points), p.Runs(), p.Specs[2].Ride.Seed)
+	if len(p.Points) != 3 || p.Runs() != 3*4 || p.Specs[2].Seed != 3 || p.Specs[2].Sweep != nil {
+		t.Fatalf("%d points, %d runs, point 2 seed %d; want 3 points × 4 policies, seed 3", len(p.Points), p.Runs(), p.Specs[2].Seed)
 	}
 	if b, err := LoadPlan(fsys, "p/b.yaml"); err != nil || b.Runs() != 2*numBaselines {
 		t.Fatalf("baselines only: %v, want %d runs", err, 2*numBaselines)
 	}
 	if _, err := LoadPlan(fsys, "p/x.yaml"); err == nil || !strings.Contains(err.Error(), "point ride.policy=: a sweep may change the RIDE policy's file, not whether one runs") {
 		t.Fatalf("a sweep that drops RIDE: %v", err)
+	}
+}
+
+// Every committed policy says what it trained for, and the evaluated one
+// had at least the short budget (the thesis's is 1.2 M steps; docs/ride.md
+// says which checkpoint of which run each file is and why).
+func TestCommittedPolicies(t *testing.T) {
+	files, _ := filepath.Glob("../policies/*.json")
+	if len(files) < 3 {
+		t.Fatalf("%d policy files, want one per training seed (≥ 3)", len(files))
+	}
+	seeds := map[int]bool{}
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m, err := ride.ReadMLP(strings.NewReader(string(data)))
+		if err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		if m.Training == nil || m.Training.Steps < 300_000 || m.Training.Run != 1_200_000 {
+			t.Errorf("%s: training %+v, want ≥ 300 000 steps of a 1.2 M-step run", f, m.Training)
+			continue
+		}
+		seeds[m.Training.Seed] = true
+	}
+	if len(seeds) < 3 {
+		t.Errorf("training seeds %v, want three", seeds)
 	}
 }

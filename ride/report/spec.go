@@ -18,16 +18,25 @@ type Spec struct {
 	Name        string `yaml:"name"`
 	Description string `yaml:"description"`
 	Mode        string `yaml:"mode"`
-	Ride        struct {
+	// Seed draws the evaluation episode's network, the user's head
+	// movement and Peekaboo's exploration (default 1). Seeds may only be 1:
+	// a point evaluates one episode; a sweep over seed (as reproduce's
+	// is) evaluates more, as for the other modes.
+	Seed  uint64 `yaml:"seed"`
+	Seeds int    `yaml:"seeds"`
+	Ride  struct {
 		// Policy is a hetquic-ride-mlp/1 file, relative to the spec's
 		// directory (empty: baselines only).
 		Policy string `yaml:"policy"`
 		Frames int    `yaml:"frames"` // 0: the whole test video
-		Seed   uint64 `yaml:"seed"`   // default 1
+		// MaxLoss is both paths' random-loss ceiling (a fraction; absent:
+		// the models' 0.2 %), the guessed setting the RIDE claims are swept
+		// over (the thesis: "a uniform random variable", no range).
+		MaxLoss *float64 `yaml:"max_loss"`
 	} `yaml:"ride"`
 	// Sweep evaluates at many points, each a setting of some of this
-	// file's fields (ride.seed, ride.frames, ride.policy); LoadPlan
-	// expands it.
+	// file's fields (seed, ride.frames, ride.policy, ride.max_loss);
+	// LoadPlan expands it.
 	Sweep  *sweep.Block `yaml:"sweep"`
 	policy *ride.MLPPolicy
 }
@@ -45,8 +54,14 @@ func Parse(fsys fs.FS, name string, data []byte) (*Spec, error) {
 	if s.Ride.Frames < 0 {
 		return nil, fmt.Errorf("%s: ride.frames: %d must be ≥ 0 (0: the whole test video)", name, s.Ride.Frames)
 	}
-	if s.Ride.Seed == 0 {
-		s.Ride.Seed = 1
+	if s.Seed == 0 {
+		s.Seed = 1
+	}
+	if s.Seeds > 1 || s.Seeds < 0 {
+		return nil, fmt.Errorf("%s: seeds: %d: a ride experiment evaluates one seed per point (sweep seed: [1, 2, …] for more)", name, s.Seeds)
+	}
+	if l := s.Ride.MaxLoss; l != nil && !(*l >= 0 && *l < 0.5) {
+		return nil, fmt.Errorf("%s: ride.max_loss: %v must be in [0, 0.5) (a fraction)", name, *l)
 	}
 	if s.Ride.Policy != "" {
 		p := path.Join(path.Dir(name), s.Ride.Policy)
@@ -66,7 +81,7 @@ func Parse(fsys fs.FS, name string, data []byte) (*Spec, error) {
 
 // Policies is the spec's RIDE policy (when it names one) and the baselines.
 func (s *Spec) Policies() ([]ride.Policy, error) {
-	base, err := Baselines(s.Ride.Seed)
+	base, err := Baselines(s.Seed)
 	if err != nil {
 		return nil, err
 	}
@@ -85,11 +100,19 @@ type Summary struct {
 
 // PolicySummary is one policy's numbers.
 type PolicySummary struct {
-	Policy             string     `json:"policy"`
-	MeanFrameReward    float64    `json:"mean_frame_reward"`
-	ViewportMbpsMedian float64    `json:"viewport_mbps_median"`
-	ThroughputMbps     float64    `json:"throughput_mbps_median"`
-	ZeroRebuff         [3]float64 `json:"zero_rebuffering_share_ipb"`
-	Skipped            [3]int     `json:"skipped_ipb"`
-	Decided            [3]int     `json:"decided_ipb"`
+	Policy          string  `json:"policy"`
+	MeanFrameReward float64 `json:"mean_frame_reward"`
+	// RewardRank is 1 for the policy with the highest mean reward per
+	// frame, 2 for the next (Fig. 5.7's order, which claims judge).
+	RewardRank         int     `json:"reward_rank"`
+	ViewportMbpsMedian float64 `json:"viewport_mbps_median"`
+	// ViewportMbpsMean is the mean per Window (§5.5.2's text: "averaging
+	// close to 2 Mbps", "average frame quality … twice that of RR").
+	ViewportMbpsMean float64    `json:"viewport_mbps_mean"`
+	ThroughputMbps   float64    `json:"throughput_mbps_median"`
+	ZeroRebuff       [3]float64 `json:"zero_rebuffering_share_ipb"`
+	// Interruption is 1 − ZeroRebuff (§5.5.2's interruption rate).
+	Interruption [3]float64 `json:"interruption_share_ipb"`
+	Skipped      [3]int     `json:"skipped_ipb"`
+	Decided      [3]int     `json:"decided_ipb"`
 }

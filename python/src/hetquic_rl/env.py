@@ -20,6 +20,7 @@ ACTIONS = (-1, 0, 1)
 
 TRAIN_VIDEOS = (0, 1, 2, 3)  # §5.5.1: four videos to train on …
 TEST_VIDEO = 4  # … and one to test
+VALIDATION_VIDEO = 5  # chooses among trained policies, so that the test video never does
 
 
 class ProtocolError(RuntimeError):
@@ -33,8 +34,10 @@ class RideEnv(gym.Env):
     about 2000 tile decisions) starting at a GoP drawn from the seed; the
     video is drawn from `videos`. Observations are the scaled state features
     of ride.State.Features (Box ±10); the reward is Eq. 5.13 with the Eq. 5.1
-    arrival estimate, info["settled_reward"] the true rewards settled in the
-    step."""
+    arrival estimate plus the corrections (true − predicted) of the decisions
+    that settled in the step, so an episode's return is its true reward;
+    info["predicted_reward"] is the prediction alone, info["settled_reward"]
+    the true rewards settled in the step."""
 
     metadata = {"render_modes": []}
 

@@ -3,12 +3,16 @@
     python -m hetquic_rl.train --budget short --out results/ride-train
 
 writes curve.csv (one row per finished episode), curve.svg, policy.json
-(the actor, for `hetquic ride eval`) and summary.json. Budgets (§5.5.1 uses
-30 000 episodes of ~40 decisions, 1.2 M steps):
+(the actor, for `hetquic ride eval`), summary.json and, every
+--checkpoint-every steps, checkpoints/policy-<steps>.json. Budgets (§5.5.1
+uses 30 000 episodes of ~40 decisions, 1.2 M steps):
 
-  smoke   12 000 steps   (CI: about a minute)
-  short   300 000 steps  (≤ 15 minutes on a 2-core machine, docs/ride.md)
-  thesis  1 200 000 steps (30 000 episodes × 40 decisions)
+  short   300 000 steps   (CI's smoke: must beat RR and minRTT on the
+                           validation video, python/tests; ~5 min on 2 cores)
+  thesis  1 200 000 steps (30 000 episodes × 40 decisions; ~20 min on 2 cores)
+
+Choose among runs and checkpoints on the validation video with
+`python -m hetquic_rl.select`, never on the test video.
 """
 
 from __future__ import annotations
@@ -17,12 +21,13 @@ import argparse
 import csv
 import json
 import os
+import subprocess
 import time
 from pathlib import Path
 
 import numpy as np
 
-BUDGETS = {"smoke": 12_000, "short": 300_000, "thesis": 1_200_000}
+BUDGETS = {"short": 300_000, "thesis": 1_200_000}
 
 # §5.5.1: actor and critic of two hidden layers of 64 ReLU units, lr 3e-4, γ 0.99.
 HIDDEN = 64
@@ -94,45 +99,64 @@ def build_agent(env, seed: int):
     return agent, models
 
 
-def export(models, paths: int, features: int):
+def export(models, paths: int, features: int, steps: int, seed: int, run_steps: int):
+    """The actor as a hetquic-ride-mlp/1 document that records the steps it
+    trained for (a checkpoint's, not its run's budget) and its seed."""
     from .mlp import from_flax
-    return from_flax(models["policy"].state_dict.params, paths, features)
+    doc = from_flax(models["policy"].state_dict.params, paths, features)
+    doc["training"] = {"steps": int(steps), "seed": int(seed), "run_steps": int(run_steps)}
+    return doc
 
 
-def evaluate(doc, episodes: int = 2, frames: int = 100, seed: int = 7, video: int | None = None, policy: str = "ride"):
-    """Mean return (Eq. 5.13, the step rewards) of the greedy exported
-    policy, or of uniform random actions, on the test video."""
-    from .env import RideEnv, TEST_VIDEO
-    from .mlp import actions
+def compare(policy: str, video: int | None = None, frames: int = 100, seed: int = 1,
+            baselines: bool = True) -> dict[str, dict]:
+    """The exported policy and (unless baselines is false) RR, minRTT and
+    Peekaboo on one episode of a fixed video, through `hetquic ride eval
+    --json` (the Go forward pass and the true, settled rewards): {policy
+    name: summary}."""
+    from .binary import hetquic_binary
+    from .env import VALIDATION_VIDEO
 
-    env = RideEnv(frames=frames)
-    rng = np.random.default_rng(seed)
-    rets = []
-    try:
-        for ep in range(episodes):
-            obs, _ = env.reset(seed=seed + ep, options={"video": TEST_VIDEO if video is None else video})
-            done, ret = False, 0.0
-            while not done:
-                a = int(actions(doc, obs[None])[0]) if policy == "ride" else int(rng.integers(env.action_space.n))
-                obs, r, term, trunc, _ = env.step(a)
-                ret += r
-                done = term or trunc
-            rets.append(ret)
-    finally:
-        env.close()
-    return float(np.mean(rets))
+    video = VALIDATION_VIDEO if video is None else video
+    out = subprocess.run([hetquic_binary(), "ride", "eval", "--json", "--policy", policy, "--video", str(video),
+                          "--frames", str(frames), "--seed", str(seed), f"--baselines={str(baselines).lower()}"], check=True, capture_output=True, text=True)
+    return {p["policy"]: p for p in json.loads(out.stdout)["policies"]}
+
+
+CURVE_FIELDS = ["episode", "timesteps", "steps", "return", "predicted_return", "wall_s"]
+
+
+def write_curve(out: Path, rows: list[dict]) -> None:
+    """curve.csv and curve.svg: the true return per episode (the step
+    rewards sum to it) beside what Eq. 5.1's predictions alone add up to."""
+    from .svg import line_chart
+
+    with open(out / "curve.csv", "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=CURVE_FIELDS)
+        w.writeheader()
+        w.writerows(rows)
+    xs = [r["episode"] for r in rows]
+    k = max(1, len(rows) // 50)
+    smooth = lambda v: [float(np.mean(v[max(0, i - k + 1): i + 1])) for i in range(len(v))]
+    line_chart(str(out / "curve.svg"), "RIDE training (PPO, skrl/JAX)", "episode", "return per episode (Eq. 5.13)",
+               [("true reward (the step rewards' sum)", xs, smooth([r["return"] for r in rows])),
+                ("Eq. 5.1 prediction alone", xs, smooth([r["predicted_return"] for r in rows]))])
 
 
 def train(timesteps: int, out: Path, seed: int = 1, num_envs: int = 8, frames: int = 10, log=print,
-          ray_address: str | None = None) -> dict:
+          ray_address: str | None = None, checkpoint_every: int = 100_000) -> dict:
+    """PPO for timesteps steps; every checkpoint_every steps the actor is
+    exported to checkpoints/policy-<steps>.json with curve.csv and
+    summary.json so far, so that a run cut short is usable and labelled
+    with the steps it really trained."""
     import jax.numpy as jnp
     from skrl.envs.wrappers.jax import wrap_env
 
     from .env import make_vector_env
     from .mlp import save
-    from .svg import line_chart
 
     out.mkdir(parents=True, exist_ok=True)
+    (out / "checkpoints").mkdir(exist_ok=True)
     if ray_address is not None:  # the environments as Ray actors, on any machine of the cluster
         from .ray_env import make_ray_vector_env
 
@@ -147,7 +171,12 @@ def train(timesteps: int, out: Path, seed: int = 1, num_envs: int = 8, frames: i
         agent, models = build_agent(env, seed)
         obs, infos = env.reset()
         ret = np.zeros(num_envs)
-        settled = np.zeros(num_envs)
+        predicted = np.zeros(num_envs)
+        paths, features = int(venv.single_action_space.n) - 1, int(venv.single_observation_space.shape[0])
+        summary = lambda steps: {"timesteps": steps, "episodes": len(rows), "wall_s": round(time.time() - t0, 1),
+                                 "steps_per_s": round(steps / max(time.time() - t0, 1e-9), 1), "seed": seed,
+                                 "num_envs": num_envs, "frames": frames, "hidden": [HIDDEN, HIDDEN],
+                                 "learning_rate": LEARNING_RATE, "gamma": GAMMA}
         steps = np.zeros(num_envs, dtype=int)
         total = 0
         vsteps = timesteps // num_envs
@@ -164,37 +193,31 @@ def train(timesteps: int, out: Path, seed: int = 1, num_envs: int = 8, frames: i
             ret += r
             steps += 1
             total += num_envs
-            if isinstance(infos, dict) and "settled_reward" in infos:
-                settled += np.asarray(infos["settled_reward"], dtype=float).reshape(-1)
+            if isinstance(infos, dict) and "predicted_reward" in infos:
+                predicted += np.asarray(infos["predicted_reward"], dtype=float).reshape(-1)
             for i in np.flatnonzero(done):
                 rows.append({"episode": len(rows) + 1, "timesteps": total, "steps": int(steps[i]),
-                             "return": round(float(ret[i]), 4), "settled_return": round(float(settled[i]), 4),
+                             "return": round(float(ret[i]), 4), "predicted_return": round(float(predicted[i]), 4),
                              "wall_s": round(time.time() - t0, 1)})
                 if len(rows) % 10 == 0:
                     log(f"episode {len(rows)}: {total} steps, return {ret[i]:.1f}, {time.time() - t0:.0f} s")
-                ret[i], settled[i], steps[i] = 0, 0, 0
+                ret[i], predicted[i], steps[i] = 0, 0, 0
             obs = nobs  # the gymnasium vector env resets finished episodes itself
-        doc = export(models, int(venv.single_action_space.n) - 1, int(venv.single_observation_space.shape[0]))
+            if checkpoint_every and total // checkpoint_every != (total - num_envs) // checkpoint_every:
+                save(export(models, paths, features, total, seed, timesteps), str(out / "checkpoints" / f"policy-{total}.json"))
+                write_curve(out, rows)
+                with open(out / "summary.json", "w") as f:
+                    json.dump(summary(total), f, indent=2)
+                log(f"checkpoint at {total} steps, {time.time() - t0:.0f} s")
+        doc = export(models, paths, features, total, seed, timesteps)
     finally:
         env.close()
-    wall = time.time() - t0
     save(doc, str(out / "policy.json"))
-    with open(out / "curve.csv", "w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=["episode", "timesteps", "steps", "return", "settled_return", "wall_s"])
-        w.writeheader()
-        w.writerows(rows)
-    xs = [r["episode"] for r in rows]
-    k = max(1, len(rows) // 50)
-    smooth = lambda v: [float(np.mean(v[max(0, i - k + 1): i + 1])) for i in range(len(v))]
-    line_chart(str(out / "curve.svg"), "RIDE training (PPO, skrl/JAX)", "episode", "return per episode (Eq. 5.13)",
-               [("step reward (Eq. 5.1 estimate)", xs, smooth([r["return"] for r in rows])),
-                ("true reward, settled", xs, smooth([r["settled_return"] for r in rows]))])
-    summary = {"timesteps": timesteps, "episodes": len(rows), "wall_s": round(wall, 1),
-               "steps_per_s": round(timesteps / wall, 1), "seed": seed, "num_envs": num_envs, "frames": frames,
-               "hidden": [HIDDEN, HIDDEN], "learning_rate": LEARNING_RATE, "gamma": GAMMA}
+    write_curve(out, rows)
+    s = summary(total)
     with open(out / "summary.json", "w") as f:
-        json.dump(summary, f, indent=2)
-    return summary
+        json.dump(s, f, indent=2)
+    return s
 
 
 def main(argv=None):
@@ -207,16 +230,16 @@ def main(argv=None):
     ap.add_argument("--frames", type=int, default=10, help="frames per training episode (default 10, about 430 decisions; the thesis counts one frame, ~40 decisions, as an episode, but every reset here also warms the network up)")
     ap.add_argument("--ray", metavar="ADDRESS", default=None,
                     help="run the environments as Ray actors: 'local', 'auto' or ray://HEAD:10001 (pip install 'hetquic[sweep]')")
-    ap.add_argument("--eval", action="store_true", help="after training, compare the greedy policy with random actions on the test video")
+    ap.add_argument("--checkpoint-every", type=int, default=100_000, help="export the actor every N steps (checkpoints/policy-N.json; 0: never)")
+    ap.add_argument("--eval", action="store_true", help="after training, compare the policy with RR, minRTT and Peekaboo on the validation video")
     args = ap.parse_args(argv)
     steps = args.timesteps or BUDGETS[args.budget]
     out = Path(args.out)
-    s = train(steps, out, seed=args.seed, num_envs=args.envs, frames=args.frames, ray_address=args.ray)
+    s = train(steps, out, seed=args.seed, num_envs=args.envs, frames=args.frames, ray_address=args.ray,
+              checkpoint_every=args.checkpoint_every)
     print(json.dumps(s))
     if args.eval:
-        from .mlp import load
-        doc = load(str(out / "policy.json"))
-        print(json.dumps({"ride": evaluate(doc), "random": evaluate(doc, policy="random")}))
+        print(json.dumps({k: v["mean_frame_reward"] for k, v in compare(str(out / "policy.json")).items()}))
 
 
 if __name__ == "__main__":
