@@ -27,15 +27,35 @@ func NewMode(name string, newEnv EnvFactory, finish func(ctx context.Context, r 
 		if err != nil {
 			return nil, err
 		}
-		return &modeExp{p, newEnv, finish}, nil
+		return newModeExp(p, newEnv, finish), nil
 	}}
 }
 
 // modeExp is a loaded experiment of modes offline, trace and real.
 type modeExp struct {
+	mode.Shards[*Run]
 	plan   *Plan
-	newEnv EnvFactory
 	finish func(ctx context.Context, r *Result, workers int) error
+}
+
+func newModeExp(p *Plan, newEnv EnvFactory, finish func(ctx context.Context, r *Result, workers int) error) *modeExp {
+	e := &modeExp{plan: p, finish: finish}
+	e.Shards = mode.Shards[*Run]{
+		Count: p.Runs,
+		Exec: func(ctx context.Context, shard sweep.Shard, opt runner.Options) (map[int]*Run, error) {
+			part, err := ExecuteShard(ctx, p, shard, opt, newEnv)
+			if err != nil {
+				return nil, err
+			}
+			return part.Runs, nil
+		},
+		Save: func(dir, spec string, shard sweep.Shard, runs map[int]*Run) error {
+			return WritePartial(dir, &Partial{Plan: p, Shard: shard, Runs: runs, Spec: spec})
+		},
+		Read:     func(dirs []string) (map[int]*Run, error) { return ReadPartials(p, dirs) },
+		Assemble: e.assemble,
+	}
+	return e
 }
 
 func (e *modeExp) Describe() string {
@@ -47,32 +67,6 @@ func (e *modeExp) Describe() string {
 }
 
 func (e *modeExp) SetSeeds(n int) error { e.plan.SetSeeds(n); return nil }
-func (e *modeExp) Runs() int            { return e.plan.Runs() }
-
-func (e *modeExp) Run(ctx context.Context, opt runner.Options) (*mode.Outcome, error) {
-	part, err := ExecuteShard(ctx, e.plan, sweep.All, opt, e.newEnv)
-	if err != nil {
-		return nil, err
-	}
-	return e.assemble(ctx, part.Runs, opt.Workers)
-}
-
-func (e *modeExp) RunShard(ctx context.Context, shard sweep.Shard, opt runner.Options, dir, spec string) (int, error) {
-	part, err := ExecuteShard(ctx, e.plan, shard, opt, e.newEnv)
-	if err != nil {
-		return 0, err
-	}
-	part.Spec = spec
-	return len(part.Runs), WritePartial(dir, part)
-}
-
-func (e *modeExp) Merge(ctx context.Context, dirs []string, workers int) (*mode.Outcome, error) {
-	runs, err := ReadPartials(e.plan, dirs)
-	if err != nil {
-		return nil, mode.InputError{Err: err}
-	}
-	return e.assemble(ctx, runs, workers)
-}
 
 // assemble turns every run (from one process or merged shards) into the
 // outcome.

@@ -20,12 +20,31 @@ var Mode = mode.Mode{
 		if err != nil {
 			return nil, err
 		}
-		return modeExp{p}, nil
+		return newModeExp(p), nil
 	},
 }
 
 // modeExp is a loaded ride evaluation.
-type modeExp struct{ p *Plan }
+type modeExp struct {
+	mode.Shards[*env.Metrics]
+	p *Plan
+}
+
+func newModeExp(p *Plan) modeExp {
+	e := modeExp{p: p}
+	e.Shards = mode.Shards[*env.Metrics]{
+		Count: p.Runs,
+		Exec: func(ctx context.Context, shard sweep.Shard, opt runner.Options) (map[int]*env.Metrics, error) {
+			return RunShard(ctx, p, shard, opt)
+		},
+		Save: func(dir, spec string, shard sweep.Shard, runs map[int]*env.Metrics) error {
+			return WritePartial(dir, spec, p, shard, runs)
+		},
+		Read:     func(dirs []string) (map[int]*env.Metrics, error) { return ReadPartials(p, dirs) },
+		Assemble: e.assemble,
+	}
+	return e
+}
 
 func (e modeExp) Describe() string {
 	s := e.p.Specs[0]
@@ -36,34 +55,8 @@ func (e modeExp) SetSeeds(int) error {
 	return fmt.Errorf("--seeds: mode ride has no seeds to override (its one seed, which a sweep: block can vary)")
 }
 
-func (e modeExp) Runs() int { return e.p.Runs() }
-
-func (e modeExp) Run(ctx context.Context, opt runner.Options) (*mode.Outcome, error) {
-	runs, err := RunShard(ctx, e.p, sweep.All, opt)
-	if err != nil {
-		return nil, err
-	}
-	return e.assemble(runs)
-}
-
-func (e modeExp) RunShard(ctx context.Context, shard sweep.Shard, opt runner.Options, dir, spec string) (int, error) {
-	runs, err := RunShard(ctx, e.p, shard, opt)
-	if err != nil {
-		return 0, err
-	}
-	return len(runs), WritePartial(dir, spec, e.p, shard, runs)
-}
-
-func (e modeExp) Merge(_ context.Context, dirs []string, _ int) (*mode.Outcome, error) {
-	runs, err := ReadPartials(e.p, dirs)
-	if err != nil {
-		return nil, mode.InputError{Err: err}
-	}
-	return e.assemble(runs)
-}
-
 // assemble gathers every run into the outcome.
-func (e modeExp) assemble(runs map[int]*env.Metrics) (*mode.Outcome, error) {
+func (e modeExp) assemble(_ context.Context, runs map[int]*env.Metrics, _ int) (*mode.Outcome, error) {
 	p := e.p
 	ms, err := p.Assemble(runs)
 	if err != nil {

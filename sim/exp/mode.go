@@ -23,12 +23,31 @@ var Mode = mode.Mode{
 		if err != nil {
 			return nil, err
 		}
-		return modeExp{p}, nil
+		return newModeExp(p), nil
 	},
 }
 
 // modeExp is a loaded simulator experiment.
-type modeExp struct{ p *Plan }
+type modeExp struct {
+	mode.Shards[*RunResult]
+	p *Plan
+}
+
+func newModeExp(p *Plan) modeExp {
+	e := modeExp{p: p}
+	e.Shards = mode.Shards[*RunResult]{
+		Count: p.Runs,
+		Exec: func(ctx context.Context, shard sweep.Shard, opt runner.Options) (map[int]*RunResult, error) {
+			return RunShard(ctx, p, shard, opt.Workers, opt.Progress)
+		},
+		Save: func(dir, spec string, shard sweep.Shard, runs map[int]*RunResult) error {
+			return WritePartial(dir, spec, p, shard, runs)
+		},
+		Read:     func(dirs []string) (map[int]*RunResult, error) { return ReadPartials(p, dirs) },
+		Assemble: e.assemble,
+	}
+	return e
+}
 
 func (e modeExp) Describe() string {
 	points := ""
@@ -39,34 +58,9 @@ func (e modeExp) Describe() string {
 }
 
 func (e modeExp) SetSeeds(n int) error { e.p.SetSeeds(n); return nil }
-func (e modeExp) Runs() int            { return e.p.Runs() }
-
-func (e modeExp) Run(ctx context.Context, opt runner.Options) (*mode.Outcome, error) {
-	runs, err := RunShard(ctx, e.p, sweep.All, opt.Workers, opt.Progress)
-	if err != nil {
-		return nil, err
-	}
-	return e.assemble(runs)
-}
-
-func (e modeExp) RunShard(ctx context.Context, shard sweep.Shard, opt runner.Options, dir, spec string) (int, error) {
-	runs, err := RunShard(ctx, e.p, shard, opt.Workers, opt.Progress)
-	if err != nil {
-		return 0, err
-	}
-	return len(runs), WritePartial(dir, spec, e.p, shard, runs)
-}
-
-func (e modeExp) Merge(_ context.Context, dirs []string, _ int) (*mode.Outcome, error) {
-	runs, err := ReadPartials(e.p, dirs)
-	if err != nil {
-		return nil, mode.InputError{Err: err}
-	}
-	return e.assemble(runs)
-}
 
 // assemble turns every run into the outcome.
-func (e modeExp) assemble(runs map[int]*RunResult) (*mode.Outcome, error) {
+func (e modeExp) assemble(_ context.Context, runs map[int]*RunResult, _ int) (*mode.Outcome, error) {
 	p := e.p
 	res, err := p.Assemble(runs)
 	if err != nil {

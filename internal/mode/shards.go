@@ -1,0 +1,59 @@
+package mode
+
+import (
+	"context"
+
+	"github.com/hetquic/hetquic/internal/runner"
+	"github.com/hetquic/hetquic/internal/sweep"
+)
+
+// Shards is the one implementation of Sharded's running, sharding and
+// merging for a mode whose runs are numbered by internal/sweep and held as
+// R: the mode supplies what differs (how a shard runs, how its partial
+// files are written and read, how the runs become the outcome) and embeds
+// Shards beside its Describe and SetSeeds.
+type Shards[R any] struct {
+	// Count is how many runs the experiment has.
+	Count func() int
+	// Exec runs the runs shard owns in this process.
+	Exec func(ctx context.Context, shard sweep.Shard, opt runner.Options) (map[int]R, error)
+	// Save writes a shard's runs into dir; spec is the experiment as named
+	// on the command line.
+	Save func(dir, spec string, shard sweep.Shard, runs map[int]R) error
+	// Read reads the runs of the shards in dirs.
+	Read func(dirs []string) (map[int]R, error)
+	// Assemble turns every run (from one process or merged shards) into
+	// the outcome; workers bound what it recomputes.
+	Assemble func(ctx context.Context, runs map[int]R, workers int) (*Outcome, error)
+}
+
+// Runs is how many runs the experiment has.
+func (s Shards[R]) Runs() int { return s.Count() }
+
+// Run runs every run in this process.
+func (s Shards[R]) Run(ctx context.Context, opt runner.Options) (*Outcome, error) {
+	runs, err := s.Exec(ctx, sweep.All, opt)
+	if err != nil {
+		return nil, err
+	}
+	return s.Assemble(ctx, runs, opt.Workers)
+}
+
+// RunShard runs shard's runs and writes them into dir for Merge.
+func (s Shards[R]) RunShard(ctx context.Context, shard sweep.Shard, opt runner.Options, dir, spec string) (int, error) {
+	runs, err := s.Exec(ctx, shard, opt)
+	if err != nil {
+		return 0, err
+	}
+	return len(runs), s.Save(dir, spec, shard, runs)
+}
+
+// Merge reads the shards in dirs and assembles the outcome; a bad or
+// missing shard is an InputError.
+func (s Shards[R]) Merge(ctx context.Context, dirs []string, workers int) (*Outcome, error) {
+	runs, err := s.Read(dirs)
+	if err != nil {
+		return nil, InputError{Err: err}
+	}
+	return s.Assemble(ctx, runs, workers)
+}
