@@ -166,11 +166,6 @@ func (s *Server) udpFlow(conn *quic.Conn, str *quic.Stream, target string) {
 		return
 	}
 	defer up.Close()
-	resp := &http.Response{StatusCode: http.StatusSwitchingProtocols, ProtoMajor: 1, ProtoMinor: 1,
-		Header: http.Header{"Connection": {"Upgrade"}, "Upgrade": {udpUpgrade}, "Capsule-Protocol": {"?1"}}}
-	if err := resp.Write(str); err != nil {
-		return
-	}
 	active := make(chan struct{}, 1)
 	touch := func() {
 		select {
@@ -178,8 +173,15 @@ func (s *Server) udpFlow(conn *quic.Conn, str *quic.Stream, target string) {
 		default:
 		}
 	}
+	// The route exists before the 101 goes out: ct-client sends its first
+	// datagram as soon as it reads the 101, and an unrouted one is dropped.
 	s.udp.add(conn, str.StreamID(), func(p []byte) { up.Write(p); touch() })
 	defer s.udp.remove(conn, str.StreamID())
+	resp := &http.Response{StatusCode: http.StatusSwitchingProtocols, ProtoMajor: 1, ProtoMinor: 1,
+		Header: http.Header{"Connection": {"Upgrade"}, "Upgrade": {udpUpgrade}, "Capsule-Protocol": {"?1"}}}
+	if err := resp.Write(str); err != nil {
+		return
+	}
 	var wg sync.WaitGroup
 	defer wg.Wait()
 	defer up.Close() // ends the reader below
