@@ -218,7 +218,7 @@ func TestBuiltinExperimentsWriteTheirReport(t *testing.T) {
 			t.Fatalf("%s: %v", e.Name(), err)
 		}
 		dir := t.TempDir()
-		files, err := WriteAll(dir, res, Summarize(res))
+		files, err := WriteAll(context.Background(), dir, res, Summarize(res))
 		if err != nil {
 			t.Fatalf("%s: %v", e.Name(), err)
 		}

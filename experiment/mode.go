@@ -83,7 +83,7 @@ func (e *modeExp) assemble(ctx context.Context, runs map[int]*Run, workers int) 
 			}
 		}
 	}
-	o := &mode.Outcome{Runs: p.Runs(), Write: func(dir string) ([]string, error) { return WritePlan(dir, p, res) }}
+	o := &mode.Outcome{Runs: p.Runs(), Write: func(ctx context.Context, dir string) ([]string, error) { return WritePlan(ctx, dir, p, res) }}
 	if p.Swept {
 		sum, err := SummarizePlan(p, res)
 		if err != nil {

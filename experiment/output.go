@@ -1,6 +1,7 @@
 package experiment
 
 import (
+	"context"
 	"fmt"
 	"strconv"
 
@@ -38,7 +39,7 @@ func WriteRounds(d *results.Dir, r *Result) error {
 
 // WriteAll writes rounds.csv, summary.json, the figures (PNG and SVG) and
 // report.md into dir, and returns the files written.
-func WriteAll(dir string, r *Result, s *Summary) ([]string, error) {
+func WriteAll(ctx context.Context, dir string, r *Result, s *Summary) ([]string, error) {
 	d, err := results.Create(dir)
 	if err != nil {
 		return nil, err
@@ -49,7 +50,7 @@ func WriteAll(dir string, r *Result, s *Summary) ([]string, error) {
 	if err := d.WriteSummary(s); err != nil {
 		return nil, err
 	}
-	figs, err := WriteFigures(dir, r)
+	figs, err := WriteFigures(ctx, dir, r)
 	if err != nil {
 		return nil, fmt.Errorf("write figures: %w", err)
 	}

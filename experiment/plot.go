@@ -28,8 +28,9 @@ const (
 	figPaths    = "path_tct.png" // Figs. 13, 15: the network the strategies met
 )
 
-// WriteFigures draws every figure of r into dir and returns their paths.
-func WriteFigures(dir string, r *Result) ([]string, error) {
+// WriteFigures draws every figure of r into dir and returns their paths; a
+// cancelled ctx draws no further figure.
+func WriteFigures(ctx context.Context, dir string, r *Result) ([]string, error) {
 	labels := make([]string, len(r.Runs))
 	for i, runs := range r.Runs {
 		labels[i] = runs[0].Label
@@ -76,7 +77,7 @@ func WriteFigures(dir string, r *Result) ([]string, error) {
 	if len(r.Truth) > 0 {
 		jobs = append(jobs, job{figPaths, func() error { return pathFigure(filepath.Join(dir, figPaths), r) }})
 	}
-	err := runner.Run(context.Background(), len(jobs), runner.Options{}, func(_ context.Context, i int) error {
+	err := runner.Run(ctx, len(jobs), runner.Options{}, func(_ context.Context, i int) error {
 		if err := jobs[i].draw(); err != nil {
 			return fmt.Errorf("%s: %w", jobs[i].name, err)
 		}

@@ -1,6 +1,7 @@
 package experiment
 
 import (
+	"context"
 	"fmt"
 	"strconv"
 
@@ -21,9 +22,9 @@ type PointSummary struct {
 // sweep exactly what WriteAll writes; for a sweep, summary.json, sweep.csv,
 // a figure and report.md over every point (sweep.WriteOutcome), and each
 // point's own summary in points/ID/summary.json.
-func WritePlan(dir string, p *Plan, res []*Result) ([]string, error) {
+func WritePlan(ctx context.Context, dir string, p *Plan, res []*Result) ([]string, error) {
 	if !p.Swept {
-		return WriteAll(dir, res[0], Summarize(res[0]))
+		return WriteAll(ctx, dir, res[0], Summarize(res[0]))
 	}
 	sum, err := SummarizePlan(p, res)
 	if err != nil {

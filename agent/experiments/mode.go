@@ -54,5 +54,5 @@ func (e modeExp) Run(ctx context.Context, opt runner.Options) (*mode.Outcome, er
 		return nil, err
 	}
 	tables := res.Tables()
-	return &mode.Outcome{Tables: tables, Summary: res.Summary(), Runs: e.s.Agent.Repeat, Write: res.WriteAll, Text: mode.TablesText(tables)}, nil
+	return &mode.Outcome{Tables: tables, Summary: res.Summary(), Runs: e.s.Agent.Repeat, Write: func(_ context.Context, dir string) ([]string, error) { return res.WriteAll(dir) }, Text: mode.TablesText(tables)}, nil
 }

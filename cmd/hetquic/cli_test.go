@@ -108,7 +108,7 @@ func TestInterruptExits130(t *testing.T) {
 func TestResultsWrittenAtomically(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "res")
 	write := func(files map[string]string, fail bool) error {
-		o := &mode.Outcome{Write: func(d string) ([]string, error) {
+		o := &mode.Outcome{Write: func(_ context.Context, d string) ([]string, error) {
 			var out []string
 			for n, text := range files {
 				p := filepath.Join(d, n)
@@ -122,7 +122,7 @@ func TestResultsWrittenAtomically(t *testing.T) {
 			}
 			return out, nil
 		}}
-		_, got, err := writeTo(o, dir, "x")
+		_, got, err := writeTo(context.Background(), o, dir, "x")
 		for _, f := range got {
 			if !strings.HasPrefix(f, dir+string(filepath.Separator)) {
 				t.Errorf("listed %s, not under %s", f, dir)

@@ -184,13 +184,13 @@ func expRun(ctx context.Context, args []string, name string) error {
 	}
 	if *asMD {
 		if *out != "" {
-			if _, _, err := writeTo(o, *out, l.env.Name); err != nil {
+			if _, _, err := writeTo(ctx, o, *out, l.env.Name); err != nil {
 				return err
 			}
 		}
 		return results.WriteTables(os.Stdout, o.Tables)
 	}
-	dir, files, err := writeTo(o, *out, l.env.Name)
+	dir, files, err := writeTo(ctx, o, *out, l.env.Name)
 	if err != nil {
 		return err
 	}
@@ -231,7 +231,7 @@ func checkOutDir(out string) error {
 // entry, so a command killed while writing leaves the old results whole
 // (and a .NAME.partial-* directory), never old and new files mixed. What
 // the new results do not hold stays (the shards/ of exp slurm's merge).
-func writeTo(o *mode.Outcome, out, name string) (string, []string, error) {
+func writeTo(ctx context.Context, o *mode.Outcome, out, name string) (string, []string, error) {
 	dir := out
 	if dir == "" {
 		dir = filepath.Join("results", name)
@@ -251,7 +251,7 @@ func writeTo(o *mode.Outcome, out, name string) (string, []string, error) {
 		return dir, nil, err
 	}
 	defer os.RemoveAll(tmp)
-	files, err := o.Write(tmp)
+	files, err := o.Write(ctx, tmp)
 	if err == nil {
 		err = moveEntries(tmp, dir)
 	}

@@ -82,7 +82,7 @@ func expMerge(ctx context.Context, args []string) error {
 	} else if err != nil {
 		return err
 	}
-	dir, files, err := writeTo(o, *out, l.env.Name)
+	dir, files, err := writeTo(ctx, o, *out, l.env.Name)
 	if err != nil {
 		return err
 	}

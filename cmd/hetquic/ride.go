@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/hetquic/hetquic/internal/results"
+	"github.com/hetquic/hetquic/internal/runner"
 	"github.com/hetquic/hetquic/ride"
 	"github.com/hetquic/hetquic/ride/env"
 	"github.com/hetquic/hetquic/ride/report"
@@ -45,8 +46,8 @@ A is -1 (skip the tile) or a path index. A bad request is answered
 	return (&env.Server{}).Serve(os.Stdin, os.Stdout)
 }
 
-func rideEval(_ context.Context, args []string) error {
-	fs := newFlagSet("ride eval", "ride eval [--policy FILE] [--baselines=false] [--video V] [--frames N] [--seed S] [--out DIR] [--md | --json]",
+func rideEval(ctx context.Context, args []string) error {
+	fs := newFlagSet("ride eval", "ride eval [--policy FILE] [--baselines=false] [--video V] [--frames N] [--seed S] [--workers N] [--out DIR] [--md | --json]",
 		`Plays the test video (video 4) with RIDE's exported actor (--policy, a
 hetquic-ride-mlp/1 JSON file from python -m hetquic_rl.train) and with RR,
 minRTT and Peekaboo, each on the same simulated network, and writes
@@ -61,6 +62,7 @@ validation video, which chooses among trained policies.`)
 	md := fs.Bool("md", false, "print the per-policy and claims tables (markdown) and write no files")
 	asJSON := fs.Bool("json", false, "print the per-policy summary (JSON) and write no files")
 	baselines := fs.Bool("baselines", true, "play RR, minRTT and Peekaboo too (false: only --policy, e.g. to choose among checkpoints)")
+	workers := fs.Int("workers", 0, "policies played at once (default: one per CPU); results do not depend on it")
 	video := fs.Int("video", env.TestVideo, fmt.Sprintf("video to play: %d test, %d validation, 0–3 training", env.TestVideo, env.ValidationVideo))
 	if err := parseFlags(fs, args); err != nil {
 		return err
@@ -70,6 +72,9 @@ validation video, which chooses among trained policies.`)
 	}
 	if *frames < 0 {
 		return badInput(fmt.Errorf("ride eval: --frames %d must be ≥ 0", *frames))
+	}
+	if *workers < 0 {
+		return badInput(fmt.Errorf("ride eval: --workers %d is negative", *workers))
 	}
 	if *video < 0 || *video >= env.Videos {
 		return badInput(fmt.Errorf("ride eval: --video %d: want 0…%d", *video, env.Videos-1))
@@ -98,7 +103,7 @@ validation video, which chooses among trained policies.`)
 	if len(pols) == 0 {
 		return badInput(fmt.Errorf("ride eval: --baselines=false without --policy leaves nothing to play"))
 	}
-	ms, err := report.Evaluate(report.Config{Seed: *seed, Frames: *frames, Video: video}, pols)
+	ms, err := report.Evaluate(ctx, report.Config{Seed: *seed, Frames: *frames, Video: video}, pols, runner.Options{Workers: *workers})
 	if err != nil {
 		return err
 	}

@@ -79,7 +79,7 @@ func TestBuiltinRealExperiments(t *testing.T) {
 			}
 		}
 		dir := t.TempDir()
-		if _, err := experiment.WriteAll(dir, res, sum); err != nil {
+		if _, err := experiment.WriteAll(context.Background(), dir, res, sum); err != nil {
 			t.Fatal(err)
 		}
 		report, _ := os.ReadFile(filepath.Join(dir, "report.md"))

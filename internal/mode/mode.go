@@ -78,8 +78,10 @@ type Outcome struct {
 	Tables []results.Table
 	// Summary is summary.json (what exp run --json prints).
 	Summary results.Summary
-	// Write writes every file of the results into dir and lists them.
-	Write func(dir string) ([]string, error)
+	// Write writes every file of the results into dir and lists them; a
+	// cancelled ctx stops it (the command writes into a temporary
+	// directory, so nothing half-written is left).
+	Write func(ctx context.Context, dir string) ([]string, error)
 	// Text prints the terminal's table.
 	Text func(w io.Writer) error
 	// Runs is how many runs it took.

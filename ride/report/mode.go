@@ -62,7 +62,7 @@ func (e modeExp) assemble(_ context.Context, runs map[int]*env.Metrics, _ int) (
 	if err != nil {
 		return nil, err
 	}
-	o := &mode.Outcome{Runs: p.Runs(), Write: func(dir string) ([]string, error) { return WritePlan(dir, p, ms) }}
+	o := &mode.Outcome{Runs: p.Runs(), Write: func(_ context.Context, dir string) ([]string, error) { return WritePlan(dir, p, ms) }}
 	if p.Swept {
 		sum := SummarizePlan(p, ms)
 		o.Tables, o.Summary = []results.Table{SweepOutcome(p, sum).Table()}, sum

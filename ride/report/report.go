@@ -49,11 +49,12 @@ func (cfg Config) envConfig() env.Config {
 }
 
 // Evaluate runs every policy on the same episode of the test video, each
-// in its own simulation, in parallel on the one runner; results do not
-// depend on the order.
-func Evaluate(cfg Config, policies []ride.Policy) ([]env.Metrics, error) {
+// in its own simulation, on the one runner (opt.Workers at once; 0: one per
+// CPU); results depend on neither the order nor the worker count. A
+// cancelled ctx starts no further policy.
+func Evaluate(ctx context.Context, cfg Config, policies []ride.Policy, opt runner.Options) ([]env.Metrics, error) {
 	out := make([]env.Metrics, len(policies))
-	err := runner.Run(context.Background(), len(policies), runner.Options{Workers: len(policies)}, func(_ context.Context, k int) error {
+	err := runner.Run(ctx, len(policies), opt, func(_ context.Context, k int) error {
 		var err error
 		out[k], err = evaluate(cfg, policies[k])
 		return err

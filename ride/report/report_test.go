@@ -1,6 +1,7 @@
 package report
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
@@ -8,6 +9,7 @@ import (
 	"testing/fstest"
 
 	"github.com/hetquic/hetquic/internal/results"
+	"github.com/hetquic/hetquic/internal/runner"
 	"github.com/hetquic/hetquic/internal/stats"
 	"github.com/hetquic/hetquic/ride"
 	"github.com/hetquic/hetquic/ride/env"
@@ -20,11 +22,11 @@ func TestEvaluateAndWrite(t *testing.T) {
 	}
 	// RIDE's slot: a policy named "ride" (here always Wi-Fi).
 	pols = append([]ride.Policy{named{"ride", 1}}, pols...)
-	ms, err := Evaluate(Config{Seed: 2, Frames: 60}, pols)
+	ms, err := Evaluate(context.Background(), Config{Seed: 2, Frames: 60}, pols, runner.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	again, _ := Evaluate(Config{Seed: 2, Frames: 60}, pols[:1])
+	again, _ := Evaluate(context.Background(), Config{Seed: 2, Frames: 60}, pols[:1], runner.Options{Workers: 1})
 	if ms[0].MeanFrameReward() != again[0].MeanFrameReward() {
 		t.Error("the same seed and policy gave another reward")
 	}

@@ -66,7 +66,7 @@ func (e modeExp) assemble(_ context.Context, runs map[int]*RunResult, _ int) (*m
 	if err != nil {
 		return nil, err
 	}
-	o := &mode.Outcome{Runs: p.Runs(), Write: func(dir string) ([]string, error) { return WritePlan(dir, p, res) }}
+	o := &mode.Outcome{Runs: p.Runs(), Write: func(_ context.Context, dir string) ([]string, error) { return WritePlan(dir, p, res) }}
 	if p.Swept {
 		sum := SummarizePlan(p, res)
 		o.Tables, o.Summary = []results.Table{SweepOutcome(p, sum).Table()}, sum

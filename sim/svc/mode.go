@@ -63,7 +63,7 @@ func (e modeExp) assemble(_ context.Context, runs map[int]*Result, _ int) (*mode
 	if err != nil {
 		return nil, err
 	}
-	o := &mode.Outcome{Runs: p.Runs(), Write: func(dir string) ([]string, error) { return WritePlan(dir, p, sums) }}
+	o := &mode.Outcome{Runs: p.Runs(), Write: func(_ context.Context, dir string) ([]string, error) { return WritePlan(dir, p, sums) }}
 	if p.Swept {
 		sum := SummarizePlan(p, sums)
 		o.Tables, o.Summary = []results.Table{SweepOutcome(p, sum).Table()}, sum
