@@ -139,9 +139,25 @@ func readSocksAddr(r io.Reader, atyp byte) (string, error) {
 		if len(name) == 0 {
 			return "", &errSocks{socksFailure, "empty domain name"}
 		}
+		if !isDNSName(name) {
+			return "", &errSocks{socksFailure, fmt.Sprintf("domain name %q: only letters, digits, '-', '_' and '.'", name)}
+		}
 		return string(name), nil
 	}
 	return "", &errSocks{socksAtypUnsupp, fmt.Sprintf("address type %d", atyp)}
+}
+
+// isDNSName says whether name holds only what a host name may (letters,
+// digits, '-', '_', '.'): anything else ("]", ":", "/", controls) would
+// make the target unparsable or smuggle a second address into it.
+func isDNSName(name []byte) bool {
+	for _, c := range name {
+		ok := c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_' || c == '.'
+		if !ok {
+			return false
+		}
+	}
+	return true
 }
 
 // socksReply is a reply with the given code and a zero bound address
