@@ -1,11 +1,11 @@
 package main
 
 import (
-	agentexp "github.com/hetquic/hetquic/agent/experiments"
+	"github.com/hetquic/hetquic/agent/experiments/agentmode"
 	"github.com/hetquic/hetquic/experiment"
 	"github.com/hetquic/hetquic/experiment/realenv"
 	"github.com/hetquic/hetquic/internal/mode"
-	ridereport "github.com/hetquic/hetquic/ride/report"
+	"github.com/hetquic/hetquic/ride/report/ridemode"
 	simexp "github.com/hetquic/hetquic/sim/exp"
 	"github.com/hetquic/hetquic/sim/svc"
 )
@@ -20,9 +20,9 @@ func init() {
 		experiment.Trace,
 		realenv.Mode,
 		simexp.Mode,
-		agentexp.Mode,
+		agentmode.Mode,
 		svc.Mode,
-		ridereport.Mode,
+		ridemode.Mode,
 	)
 }
 

@@ -1,4 +1,9 @@
-package experiments
+// Package agentmode is mode agent (internal/mode): the agent's §V
+// experiment files run through hetquic exp run. It is apart from
+// agent/experiments so that the agent command, which runs the same
+// experiments with its own flags, uses the experiments and not the mode
+// seam: only cmd/hetquic/modes.go names a mode package (internal/archtest).
+package agentmode
 
 import (
 	"context"
@@ -7,6 +12,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	agentexp "github.com/hetquic/hetquic/agent/experiments"
 	"github.com/hetquic/hetquic/internal/mode"
 	"github.com/hetquic/hetquic/internal/runner"
 )
@@ -21,7 +27,7 @@ var Mode = mode.Mode{
 			// The strict decoder would only call it an unknown field.
 			return nil, fmt.Errorf("%s: sweep: %w", name, mode.NoShardError("agent"))
 		}
-		s, err := Load(fsys, name)
+		s, err := agentexp.Load(fsys, name)
 		if err != nil {
 			return nil, err
 		}
@@ -38,7 +44,7 @@ func hasSweep(data []byte) bool {
 }
 
 // modeExp is a loaded agent experiment.
-type modeExp struct{ s *Spec }
+type modeExp struct{ s *agentexp.Spec }
 
 func (e modeExp) Describe() string {
 	return fmt.Sprintf("agent experiment %s, scale %g, %d run(s)", e.s.Agent.Experiment, e.s.Agent.Scale, e.s.Agent.Repeat)
@@ -49,7 +55,7 @@ func (e modeExp) SetSeeds(int) error {
 }
 
 func (e modeExp) Run(ctx context.Context, opt runner.Options) (*mode.Outcome, error) {
-	res, err := Run(ctx, e.s, opt, nil)
+	res, err := agentexp.Run(ctx, e.s, opt, nil)
 	if err != nil {
 		return nil, err
 	}

@@ -1,4 +1,10 @@
-package report
+// Package ridemode is mode ride (internal/mode): ride-eval experiment
+// files (RIDE against RR, minRTT and Peekaboo) run through hetquic exp run
+// and its shards. It is apart from ride/report so that the ride command,
+// which evaluates a policy file with its own flags, uses the report and not
+// the mode seam: only cmd/hetquic/modes.go names a mode package
+// (internal/archtest).
+package ridemode
 
 import (
 	"context"
@@ -10,13 +16,14 @@ import (
 	"github.com/hetquic/hetquic/internal/runner"
 	"github.com/hetquic/hetquic/internal/sweep"
 	"github.com/hetquic/hetquic/ride/env"
+	"github.com/hetquic/hetquic/ride/report"
 )
 
 // Mode is mode ride (internal/mode): RIDE against RR, minRTT and Peekaboo.
 var Mode = mode.Mode{
 	Name: "ride",
 	Load: func(fsys fs.FS, name string) (mode.Experiment, error) {
-		p, err := LoadPlan(fsys, name)
+		p, err := report.LoadPlan(fsys, name)
 		if err != nil {
 			return nil, err
 		}
@@ -27,20 +34,20 @@ var Mode = mode.Mode{
 // modeExp is a loaded ride evaluation.
 type modeExp struct {
 	mode.Shards[*env.Metrics]
-	p *Plan
+	p *report.Plan
 }
 
-func newModeExp(p *Plan) modeExp {
+func newModeExp(p *report.Plan) modeExp {
 	e := modeExp{p: p}
 	e.Shards = mode.Shards[*env.Metrics]{
 		Count: p.Runs,
 		Exec: func(ctx context.Context, shard sweep.Shard, opt runner.Options) (map[int]*env.Metrics, error) {
-			return RunShard(ctx, p, shard, opt)
+			return report.RunShard(ctx, p, shard, opt)
 		},
 		Save: func(dir, spec string, shard sweep.Shard, runs map[int]*env.Metrics) error {
-			return WritePartial(dir, spec, p, shard, runs)
+			return report.WritePartial(dir, spec, p, shard, runs)
 		},
-		Read:     func(dirs []string) (map[int]*env.Metrics, error) { return ReadPartials(p, dirs) },
+		Read:     func(dirs []string) (map[int]*env.Metrics, error) { return report.ReadPartials(p, dirs) },
 		Assemble: e.assemble,
 	}
 	return e
@@ -62,13 +69,13 @@ func (e modeExp) assemble(_ context.Context, runs map[int]*env.Metrics, _ int) (
 	if err != nil {
 		return nil, err
 	}
-	o := &mode.Outcome{Runs: p.Runs(), Write: func(_ context.Context, dir string) ([]string, error) { return WritePlan(dir, p, ms) }}
+	o := &mode.Outcome{Runs: p.Runs(), Write: func(_ context.Context, dir string) ([]string, error) { return report.WritePlan(dir, p, ms) }}
 	if p.Swept {
-		sum := SummarizePlan(p, ms)
-		o.Tables, o.Summary = []results.Table{SweepOutcome(p, sum).Table()}, sum
+		sum := report.SummarizePlan(p, ms)
+		o.Tables, o.Summary = []results.Table{report.SweepOutcome(p, sum).Table()}, sum
 	} else {
 		sum := p.Summary(0, ms[0])
-		o.Tables, o.Summary = Tables(ms[0]), &sum
+		o.Tables, o.Summary = report.Tables(ms[0]), &sum
 	}
 	o.Text = mode.TablesText(o.Tables)
 	return o, nil
