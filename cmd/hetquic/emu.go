@@ -14,6 +14,7 @@ import (
 
 	"github.com/hetquic/hetquic/emu"
 	"github.com/hetquic/hetquic/emu/udprelay"
+	"github.com/hetquic/hetquic/internal/results"
 	"github.com/hetquic/hetquic/scenario"
 )
 
@@ -245,9 +246,11 @@ same file. The models are described in emu/README.md.`)
 }
 
 func emuMeasure(ctx context.Context, args []string) error {
-	fs := newFlagSet("emu measure", "emu measure --mode delay|rate|loss|forward [flags]", `
+	fs := newFlagSet("emu measure", "emu measure --mode delay|rate|loss|forward[,…] [flags]", `
 Push real UDP through an in-process relay on loopback and compare what comes
-out with what was configured. Prints one JSON object per measurement.
+out with what was configured. Prints one JSON object per measurement, or
+with --md one table per mode, each row beside its goal. --mode takes one
+mode or several, comma-separated, measured in that order.
   delay:   one-way delay error at --pps for each --delay-ms
   rate:    delivered rate for each --rate-mbps (1.25x offered load)
   loss:    loss count vs the 99 % binomial interval for each --loss
@@ -255,84 +258,129 @@ out with what was configured. Prints one JSON object per measurement.
            the same load generator and sink without the relay); --gso
            makes the load generator send with UDP GSO and the sink read
            with GRO, in the baseline too`)
-	mode := fs.String("mode", "", "delay, rate, loss or forward")
+	modes := fs.String("mode", "", "delay, rate, loss or forward, or several comma-separated")
 	delays := fs.String("delay-ms", "1,20,100", "delays to measure (ms), comma-separated")
-	pps := fs.Int("pps", 10000, "packets per second (delay, loss)")
+	var m measureFlags
+	fs.IntVar(&m.pps, "pps", 10000, "packets per second (delay, loss)")
 	rates := fs.String("rate-mbps", "1,10,50,100,200", "rates to measure (Mbit/s), comma-separated")
 	losses := fs.String("loss", "0.001,0.01,0.1", "loss probabilities to measure, comma-separated")
-	count := fs.Int("count", 100000, "packets per loss measurement")
-	size := fs.Int("size", 1200, "packet size, bytes (delay, rate, forward)")
-	dur := fs.Duration("duration", 5*time.Second, "length of each delay, rate and forward measurement")
-	seed := fs.Uint64("seed", 1, "seed (loss)")
-	gso := fs.Bool("gso", false, "forward: load generator sends with UDP GSO, sink reads with GRO")
-	noOffload := fs.Bool("no-offload", false, "forward: the relay does not use UDP GSO/GRO")
+	fs.IntVar(&m.count, "count", 100000, "packets per loss measurement")
+	fs.IntVar(&m.size, "size", 1200, "packet size, bytes (delay, rate, forward)")
+	fs.DurationVar(&m.dur, "duration", 5*time.Second, "length of each delay, rate and forward measurement")
+	fs.Uint64Var(&m.seed, "seed", 1, "seed (loss)")
+	fs.BoolVar(&m.load.GSO, "gso", false, "forward: load generator sends with UDP GSO, sink reads with GRO")
+	fs.BoolVar(&m.load.NoOffload, "no-offload", false, "forward: the relay does not use UDP GSO/GRO")
+	md := fs.Bool("md", false, "print a Markdown table per mode (goal met per row) instead of JSON lines")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	list := func(flag, s string) ([]float64, error) {
-		var out []float64
-		for _, f := range strings.Split(s, ",") {
-			var v float64
-			if _, err := fmt.Sscan(strings.TrimSpace(f), &v); err != nil || v < 0 {
-				return nil, badInput(fmt.Errorf("--%s: %q is not a number ≥ 0", flag, f))
+	if m.pps <= 0 || m.size < 8 || m.size > emu.DefaultMaxPacket || m.count <= 0 {
+		return badInput(errors.New("emu measure: --pps and --count must be > 0, --size 8..1500"))
+	}
+	points := map[string]*[]float64{"delay": &m.delays, "rate": &m.rates, "loss": &m.losses}
+	for flag, l := range map[string]struct {
+		s    string
+		into *[]float64
+	}{"delay-ms": {*delays, points["delay"]}, "rate-mbps": {*rates, points["rate"]}, "loss": {*losses, points["loss"]}} {
+		v, err := parseNonNegatives(flag, l.s)
+		if err != nil {
+			return badInput(err)
+		}
+		*l.into = v
+	}
+	list := splitList(*modes)
+	for _, mode := range list {
+		if _, ok := points[mode]; !ok && mode != "forward" {
+			return badInput(fmt.Errorf("--mode: %q is not delay, rate, loss or forward", mode))
+		}
+	}
+	if len(list) == 0 {
+		return badInput(errors.New("--mode: give delay, rate, loss or forward"))
+	}
+	enc := json.NewEncoder(os.Stdout)
+	for i, mode := range list {
+		rs, err := m.measure(ctx, mode)
+		if err != nil {
+			return err
+		}
+		if !*md {
+			for _, r := range rs {
+				if err := enc.Encode(r); err != nil {
+					return err
+				}
 			}
-			out = append(out, v)
+			continue
+		}
+		if i > 0 {
+			fmt.Println()
+		}
+		if err := results.WriteTables(os.Stdout, []results.Table{udprelay.MeasureTable(mode, rs)}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// measureFlags are emu measure's settings, shared by its modes.
+type measureFlags struct {
+	pps, count, size      int
+	dur                   time.Duration
+	seed                  uint64
+	load                  udprelay.Load
+	delays, rates, losses []float64
+}
+
+// measure runs one mode's measurements.
+func (m measureFlags) measure(ctx context.Context, mode string) ([]udprelay.MeasureResult, error) {
+	var one func(v float64) (udprelay.MeasureResult, error)
+	var points []float64
+	switch mode {
+	case "delay":
+		points, one = m.delays, func(v float64) (udprelay.MeasureResult, error) {
+			return udprelay.MeasureDelay(ctx, v, m.pps, m.size, m.dur)
+		}
+	case "rate":
+		points, one = m.rates, func(v float64) (udprelay.MeasureResult, error) { return udprelay.MeasureRate(ctx, v, m.size, m.dur) }
+	case "loss":
+		points, one = m.losses, func(v float64) (udprelay.MeasureResult, error) {
+			return udprelay.MeasureLoss(ctx, v, m.pps, m.count, m.seed)
+		}
+	default: // forward: a baseline, then up and down
+		base, err := udprelay.MeasureBaseline(ctx, m.size, m.dur, m.load)
+		if err != nil {
+			return nil, err
+		}
+		out := []udprelay.MeasureResult{base}
+		for _, d := range []emu.Dir{emu.Up, emu.Down} {
+			r, err := udprelay.MeasureForward(ctx, d, m.size, m.dur, m.load)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, r)
 		}
 		return out, nil
 	}
-	enc := json.NewEncoder(os.Stdout)
-	emit := func(r udprelay.MeasureResult, err error) error {
+	var out []udprelay.MeasureResult
+	for _, v := range points {
+		r, err := one(v)
 		if err != nil {
-			return err
+			return nil, err
 		}
-		return enc.Encode(r)
+		out = append(out, r)
 	}
-	if *pps <= 0 || *size < 8 || *size > emu.DefaultMaxPacket || *count <= 0 {
-		return badInput(errors.New("emu measure: --pps and --count must be > 0, --size 8..1500"))
+	return out, nil
+}
+
+// parseNonNegatives reads a comma-separated list of numbers ≥ 0 (flag names
+// the flag in the error).
+func parseNonNegatives(flag, s string) ([]float64, error) {
+	var out []float64
+	for _, f := range strings.Split(s, ",") {
+		var v float64
+		if _, err := fmt.Sscan(strings.TrimSpace(f), &v); err != nil || v < 0 {
+			return nil, fmt.Errorf("--%s: %q is not a number ≥ 0", flag, f)
+		}
+		out = append(out, v)
 	}
-	switch *mode {
-	case "delay":
-		vs, err := list("delay-ms", *delays)
-		if err != nil {
-			return err
-		}
-		for _, v := range vs {
-			if err := emit(udprelay.MeasureDelay(ctx, v, *pps, *size, *dur)); err != nil {
-				return err
-			}
-		}
-	case "rate":
-		vs, err := list("rate-mbps", *rates)
-		if err != nil {
-			return err
-		}
-		for _, v := range vs {
-			if err := emit(udprelay.MeasureRate(ctx, v, *size, *dur)); err != nil {
-				return err
-			}
-		}
-	case "loss":
-		vs, err := list("loss", *losses)
-		if err != nil {
-			return err
-		}
-		for _, v := range vs {
-			if err := emit(udprelay.MeasureLoss(ctx, v, *pps, *count, *seed)); err != nil {
-				return err
-			}
-		}
-	case "forward":
-		load := udprelay.Load{GSO: *gso, NoOffload: *noOffload}
-		if err := emit(udprelay.MeasureBaseline(ctx, *size, *dur, load)); err != nil {
-			return err
-		}
-		for _, d := range []emu.Dir{emu.Up, emu.Down} {
-			if err := emit(udprelay.MeasureForward(ctx, d, *size, *dur, load)); err != nil {
-				return err
-			}
-		}
-	default:
-		return badInput(fmt.Errorf("--mode: %q is not delay, rate, loss or forward", *mode))
-	}
-	return nil
+	return out, nil
 }

@@ -159,7 +159,8 @@ func MeasureLoss(ctx context.Context, p float64, pps, count int, seed uint64) (M
 	lost := sent - int(n.Load())
 	res.Measured = float64(lost) / float64(sent)
 	mu, sd := float64(sent)*p, math.Sqrt(float64(sent)*p*(1-p))
-	res.LossLo, res.LossHi = int(math.Floor(mu-2.576*sd)), int(math.Ceil(mu+2.576*sd))
+	// The normal approximation's interval; a count is never below zero.
+	res.LossLo, res.LossHi = max(0, int(math.Floor(mu-2.576*sd))), int(math.Ceil(mu+2.576*sd))
 	res.OK = lost >= res.LossLo && lost <= res.LossHi
 	return res, nil
 }
