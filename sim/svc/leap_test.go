@@ -3,6 +3,7 @@ package svc
 import (
 	"math"
 	"testing"
+	"time"
 
 	"github.com/hetquic/hetquic/fec"
 )
@@ -182,5 +183,26 @@ func TestAssignOffsets(t *testing.T) {
 		if got[i] != want[i] {
 			t.Fatalf("assign %v, want %v", got, want)
 		}
+	}
+}
+
+// In a run, LEAP codes only the frames its forecast says need it, while
+// the ablation codes every frame; both run the same scenario.
+func TestLEAPRedundancyAdapts(t *testing.T) {
+	sc := Scenario{Kind: "backbone", Duration: 20 * time.Second}
+	leap, err := Run(sc, Variant{Label: "LEAP", Controller: LEAP}, 1, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	abl, err := Run(sc, Variant{Label: "LEAP-FEC-BBR", Controller: LEAPFECBBR}, 1, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("coded frames: LEAP %d of %d (IR %.3f), ablation %d of %d (IR %.3f)", leap.FECFrames, leap.Frames, leap.IR(), abl.FECFrames, abl.Frames, abl.IR())
+	if leap.FECFrames == 0 || leap.FECFrames >= leap.Frames {
+		t.Errorf("LEAP coded %d of %d frames, want some but not all", leap.FECFrames, leap.Frames)
+	}
+	if abl.FECFrames != abl.Frames {
+		t.Errorf("ablation coded %d of %d frames, want all", abl.FECFrames, abl.Frames)
 	}
 }
