@@ -4,8 +4,9 @@
 // chapter's scenarios — an ultra-dense Wi-Fi lattice crossed by a moving
 // host (§4.5.2), an 8×2 backbone (§4.5.3) with and without background TCP
 // (§4.5.4), and an AP-spacing sweep (Fig. 4.8) — under four controllers:
-// QC-MAB (package qcmab), Peekaboo (package peekaboo), LEAP (reconstructed,
-// see README.md) and minRTT. Deterministic from the seed.
+// QC-MAB (package qcmab), Peekaboo (package peekaboo), LEAP (leap.go, from
+// its papers; the older stand-in kept as the ablation leap-fec-bbr) and
+// minRTT. Deterministic from the seed.
 package svc
 
 import (

@@ -34,12 +34,18 @@ const (
 	Peekaboo = "peekaboo"
 	LEAP     = "leap"
 	MinRTT   = "minrtt"
+	// LEAPFECBBR is the ablation that stood for LEAP before LEAP was built
+	// from its papers (leap.go): FEC at the thesis's fixed 30 % on every
+	// layer of every frame, BBR on both paths, minRTT scheduling — the
+	// thesis's one-line summary of LEAP, kept to show what the published
+	// design's forecast and adaptive redundancy change.
+	LEAPFECBBR = "leap-fec-bbr"
 )
 
 // Variant is one controller with its settings.
 type Variant struct {
 	Label      string
-	Controller string       // qcmab, peekaboo, leap, minrtt
+	Controller string       // qcmab, peekaboo, leap, leap-fec-bbr, minrtt
 	Gamma      float64      // QC-MAB's Γ (0: 0.99); every controller's frames are scored with it
 	Raw        bool         // QC-MAB without context refinement (Fig. 4.7)
 	Policy     qcmab.Policy // QC-MAB's bandit ("": the thesis's UCB)
@@ -102,6 +108,7 @@ type frameRec struct {
 	rep     int
 	layers  [3]layerRec
 	bytes   [3]int64
+	ids     []int // its streams
 }
 
 // decodedAt is when the layer became decodable (k of n arrived), or −1.
@@ -133,8 +140,8 @@ func Run(sc Scenario, v Variant, seed uint64, keepLog bool) (*Result, error) {
 	s := sim.New(seed)
 	w := newWorld(s, sc)
 	cfg := sim.ConnConfig{CC: "cubic", Scheduler: "minrtt", RecvWindow: 4 << 20}
-	if v.Controller == LEAP {
-		cfg.CC = "bbr" // LEAP's bandwidth-aware multipath CC, reconstructed (README)
+	if v.Controller == LEAPFECBBR {
+		cfg.CC = "bbr" // the ablation's bandwidth-aware CC (README)
 	}
 	c, err := sim.NewConn(s, cfg, w.paths)
 	if err != nil {
@@ -145,7 +152,7 @@ func Run(sc Scenario, v Variant, seed uint64, keepLog bool) (*Result, error) {
 			return nil, err
 		}
 	}
-	r := &session{s: s, w: w, c: c, v: v, res: &Result{}, keepLog: keepLog, rng: s.Rand("svc/policy"), stream: map[int][2]int{}}
+	r := &session{s: s, w: w, c: c, v: v, res: &Result{}, keepLog: keepLog, rng: s.Rand("svc/policy"), stream: map[int][2]int{}, index: map[int][]int{}}
 	switch v.Controller {
 	case QCMAB:
 		if r.agent, err = qcmab.New(v.agentConfig(sc.networks())); err != nil {
@@ -166,9 +173,11 @@ func Run(sc Scenario, v Variant, seed uint64, keepLog bool) (*Result, error) {
 		ps := &peekSched{pk: pk, rng: r.rng, payload: c.Payload(), byChunk: map[int]pendingReward{}}
 		c.SetScheduler(ps)
 		c.OnChunkAcked = ps.acked
-	case LEAP, MinRTT:
+	case LEAP:
+		r.leap = newLeap(len(w.paths), v.Gamma)
+	case LEAPFECBBR, MinRTT:
 	default:
-		return nil, fmt.Errorf("svc: unknown controller %q (qcmab, peekaboo, leap, minrtt)", v.Controller)
+		return nil, fmt.Errorf("svc: unknown controller %q (qcmab, peekaboo, leap, leap-fec-bbr, minrtt)", v.Controller)
 	}
 	c.Receiver().OnArrive = r.arrive
 	nFrames := int(sc.Duration / FrameInterval)
@@ -191,13 +200,17 @@ type session struct {
 	rng     *rand.Rand
 	keepLog bool
 
-	frames  []frameRec
-	stream  map[int][2]int // stream id → frame, layer
+	frames []frameRec
+	stream map[int][2]int // stream id → frame, layer
+	// index maps a pinned per-path stream's offsets to its layer's coded
+	// packet numbers (LEAP); other streams' offsets are the numbers.
+	index   map[int][]int
 	rep     int
 	segN    int     // ABR samples in this segment
 	segInv  float64 // Σ 1/estimate (s/Mbit) over them
 	packets int
 
+	leap              *leapCtl
 	agent             *qcmab.Agent
 	refiners          []qcmab.Refiner
 	seenOWD, seenLoss []float64
@@ -214,6 +227,9 @@ func (r *session) arrive(stream, off, path int, sent, at time.Duration) {
 		return
 	}
 	l := &r.frames[fl[0]].layers[fl[1]]
+	if ix, ok := r.index[stream]; ok {
+		off = ix[off]
+	}
 	if off < len(l.arrived) && l.arrived[off] < 0 {
 		l.arrived[off] = at
 	}
@@ -251,50 +267,94 @@ func (r *session) frame(f int) {
 		}
 		r.segN, r.segInv = 0, 0
 	}
+	fr := frameRec{release: now, rep: r.rep}
+	frameBytes := Ladder[r.rep] * 1e6 / 8 * FrameInterval.Seconds()
+	var ks [3]int
+	for l := range 3 {
+		fr.bytes[l] = int64(math.Ceil(frameBytes * layerShare[l]))
+		ks[l] = int((fr.bytes[l] + int64(r.c.Payload()) - 1) / int64(r.c.Payload()))
+		r.packets += ks[l]
+	}
+	blocks, paths := r.blocks(ks)
+	coded := false
+	for l, b := range blocks {
+		fr.layers[l] = layerRec{k: b.K, n: b.N, arrived: make([]time.Duration, b.N)}
+		for i := range fr.layers[l].arrived {
+			fr.layers[l].arrived[i] = -1
+		}
+		coded = coded || b.N > b.K
+	}
+	if coded {
+		r.res.FECFrames++
+	}
+	for l := range 3 {
+		r.open(f, l, &fr, paths[l])
+	}
+	r.frames = append(r.frames, fr)
+	r.res.Packets = append(r.res.Packets, r.packets)
+}
+
+// open sends layer l of frame f: one stream, or (LEAP) one stream per
+// path pinned to it, carrying the coded packets paths assigns to it.
+func (r *session) open(f, l int, fr *frameRec, paths []int) {
+	o := sim.StreamOpts{Priority: l, Deadline: fr.release + Deadline, DropLate: true}
+	groups := [][]int{nil}
+	if paths != nil {
+		groups = make([][]int, len(r.w.paths))
+		for i, p := range paths {
+			groups[p] = append(groups[p], i)
+		}
+	}
+	for p, idx := range groups {
+		n := len(idx)
+		if paths == nil {
+			n = fr.layers[l].n
+		} else if n == 0 {
+			continue
+		}
+		o.Pinned, o.Path = paths != nil, p
+		st, err := r.c.OpenStream(int64(n)*int64(r.c.Payload()), o)
+		if err != nil {
+			panic(err) // options are valid by construction
+		}
+		r.stream[st.ID()] = [2]int{f, l}
+		fr.ids = append(fr.ids, st.ID())
+		if paths != nil {
+			r.index[st.ID()] = idx
+		}
+	}
+}
+
+// blocks is the controller's decision for a frame whose layers have ks
+// source packets: each layer's FEC block and, for LEAP, each coded
+// packet's path. QC-MAB's arm and the ablation add the thesis's fixed 30 %
+// redundancy (§4.5.1); LEAP sizes it per block (leap.go); the others send
+// the source alone.
+func (r *session) blocks(ks [3]int) ([3]fec.Block, [3][]int) {
 	useFEC := false
 	switch r.v.Controller {
 	case QCMAB:
 		useFEC = r.decide()
 	case LEAP:
-		// Our reconstruction (README): FEC on every layer of every frame,
-		// a bandwidth-aware CC (BBR), the base layer first by priority.
+		r.handoff() // LEAP aggregates paths; it does not select networks (§4.5.2)
+		return r.leap.plan(r.c, ks)
+	case LEAPFECBBR:
 		useFEC = true
 		r.handoff()
 	default:
 		r.handoff()
 	}
-	if useFEC {
-		r.res.FECFrames++
-	}
-	fr := frameRec{release: now, rep: r.rep}
-	frameBytes := Ladder[r.rep] * 1e6 / 8 * FrameInterval.Seconds()
-	for l := range 3 {
-		bytes := int64(math.Ceil(frameBytes * layerShare[l]))
-		k := int((bytes + int64(r.c.Payload()) - 1) / int64(r.c.Payload()))
-		b := fec.Block{K: k, N: k}
+	var out [3]fec.Block
+	for l, k := range ks {
+		out[l] = fec.Block{K: k, N: k}
 		if useFEC {
 			var err error
-			if b, err = fec.Plan(k, fec.Redundancy); err != nil {
+			if out[l], err = fec.Plan(k, fec.Redundancy); err != nil {
 				panic(err) // k ≤ 2.6 MB / 1448 B < 256 at the top rung: cannot happen
 			}
 		}
-		fr.bytes[l] = bytes
-		fr.layers[l] = layerRec{k: k, n: b.N, arrived: make([]time.Duration, b.N)}
-		for i := range fr.layers[l].arrived {
-			fr.layers[l].arrived[i] = -1
-		}
-		r.packets += k
 	}
-	r.frames = append(r.frames, fr)
-	for l := range 3 {
-		o := sim.StreamOpts{Priority: l, Deadline: now + Deadline, DropLate: true}
-		st, err := r.c.OpenStream(int64(fr.layers[l].n)*int64(r.c.Payload()), o)
-		if err != nil {
-			panic(err) // options are valid by construction
-		}
-		r.stream[st.ID()] = [2]int{f, l}
-	}
-	r.res.Packets = append(r.res.Packets, r.packets)
+	return out, [3][]int{}
 }
 
 // sampleRate adds one sample of the ABR's estimate: Eq. 4.4 in Mbit/s
@@ -432,6 +492,9 @@ func (r *session) finish(f int) {
 		panic(err) // counts are consistent by construction
 	}
 	r.res.Reward = append(r.res.Reward, rw)
+	for _, id := range fr.ids {
+		delete(r.index, id)
+	}
 	if r.agent != nil {
 		if err := r.agent.Learn(rw); err != nil {
 			panic(err)

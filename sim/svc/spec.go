@@ -188,7 +188,7 @@ func (v VariantSpec) variant(networks []string) (Variant, error) {
 		if _, err := qcmab.New(out.agentConfig(networks)); err != nil {
 			return out, err
 		}
-	case Peekaboo, LEAP, MinRTT:
+	case Peekaboo, LEAP, LEAPFECBBR, MinRTT:
 		if v.Raw || v.Policy != "" || v.Thresholds != nil || len(v.Arms) > 0 || v.Epsilon != 0 {
 			return out, fmt.Errorf("raw, policy, thresholds, arms and epsilon apply to qcmab only")
 		}
@@ -198,7 +198,7 @@ func (v VariantSpec) variant(networks []string) (Variant, error) {
 			}
 		}
 	default:
-		return out, fmt.Errorf("controller %q unknown (qcmab, peekaboo, leap, minrtt)", v.Controller)
+		return out, fmt.Errorf("controller %q unknown (qcmab, peekaboo, leap, leap-fec-bbr, minrtt)", v.Controller)
 	}
 	return out, nil
 }

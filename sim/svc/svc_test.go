@@ -31,6 +31,7 @@ func TestRunSmoke(t *testing.T) {
 		{Label: "QC-MAB", Controller: QCMAB},
 		{Label: "Peekaboo", Controller: Peekaboo},
 		{Label: "LEAP", Controller: LEAP},
+		{Label: "LEAP-FEC-BBR", Controller: LEAPFECBBR},
 		{Label: "minRTT", Controller: MinRTT},
 	} {
 		r, err := Run(lattice, v, 1, false)
