@@ -7,8 +7,9 @@
 #
 # Usage: bash bench/interop/quiche/build.sh DIR
 # Leaves DIR/bin/quiche-http3-server; a second run with the binary present
-# does nothing. Needs cargo, cmake and libclang (BoringSSL through the
-# boring crate); about 15 minutes on one shared core.
+# does nothing. Needs cargo, cmake and libclang with its headers (BoringSSL
+# through the boring crate, whose bindgen runs clang: Debian's libclang1-14
+# and libclang-common-14-dev); about 15 minutes on one shared core.
 set -euo pipefail
 version=0.30.0
 dir=${1:?usage: build.sh DIR}
