@@ -9,10 +9,11 @@
 # tests, as in CI. The stacks that need a long Rust build run only with
 # --rust, built into bench/interop/.cache under nice -n 10 on one core and
 # served through TestInteropCommand:
-#   quinn 0.11 + h3 0.0.8: our origin, bench/interop/quinn (a few minutes);
+#   quinn 0.11 + h3 0.0.8: our origin, bench/interop/quinn (~4 min);
 #   quiche 0.30: the crate's example HTTP/3 server, quiche/build.sh (it
-#     sends disable_active_migration: both modes are run, neither may move);
-#   tquic 1.6.0: tquic_server from `cargo install tquic_tools` (~20 min).
+#     sends disable_active_migration: both modes are run, neither may move;
+#     ~20 min);
+#   tquic 1.6.0: tquic_server from `cargo install tquic_tools` (~25 min).
 #
 # Usage: bash bench/interop/matrix.sh [--rust]
 # Prints the Markdown table for pcm/README.md on stdout; `hetquic docs

@@ -9,7 +9,7 @@
 # Leaves DIR/bin/quiche-http3-server; a second run with the binary present
 # does nothing. Needs cargo, cmake and libclang with its headers (BoringSSL
 # through the boring crate, whose bindgen runs clang: Debian's libclang1-14
-# and libclang-common-14-dev); about 15 minutes on one shared core.
+# and libclang-common-14-dev); about 20 minutes on one shared core.
 set -euo pipefail
 version=0.30.0
 dir=${1:?usage: build.sh DIR}
@@ -30,3 +30,6 @@ nice -n 10 cargo build --quiet --release --locked -j "${JOBS:-1}" --example http
   --manifest-path "$dir/quiche/Cargo.toml" --target-dir "$dir/target"
 mkdir -p "$dir/bin"
 cp "$dir/target/release/examples/http3-server" "$dir/bin/quiche-http3-server"
+# Only the binary stays: BoringSSL's sources include Go files that the
+# repository's `gofmt -l .` would read.
+rm -rf "$dir/target" "$dir/quiche" "$dir/fetch"
