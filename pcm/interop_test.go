@@ -26,7 +26,7 @@ import (
 // address it sends to in its log.
 func TestInteropAioquic(t *testing.T) {
 	srv := startPyOrigin(t, "aioquic", false)
-	row := interop(t, "aioquic", srv.addr, srv.tls, Config{})
+	row := interop(t, "aioquic", srv.addr, srv.tls, Config{}, true)
 	if row.unfollowed != 0 || row.onChosen != row.requests {
 		t.Errorf("aioquic follows every switch, yet %+v", row)
 	}
@@ -41,7 +41,7 @@ func TestInteropAioquic(t *testing.T) {
 // response to a path that did not carry it, and stay where qh3 sends.
 func TestInteropQh3(t *testing.T) {
 	srv := startPyOrigin(t, "qh3", false)
-	row := interop(t, "qh3", srv.addr, srv.tls, Config{})
+	row := interop(t, "qh3", srv.addr, srv.tls, Config{}, true)
 	if row.unfollowed == 0 || row.pinned < 0 {
 		t.Logf("qh3 followed every switch this time: %+v", row)
 	}
@@ -233,8 +233,10 @@ type interopRow struct {
 // polling three loopback paths, and checks each body byte by byte and
 // each measurement against what the sockets received: a response credited
 // to the selector came back on the path it was sent on, and Carrier names
-// the path that received most of it.
-func interop(t *testing.T, stack, addr string, roots *tls.Config, cfg Config) interopRow {
+// the path that received most of it. migrate says whether the server allows
+// migration: then the connection must move, else it must never leave its
+// first path.
+func interop(t *testing.T, stack, addr string, roots *tls.Config, cfg Config, migrate bool) interopRow {
 	t.Helper()
 	truth := newRxLedger(3)
 	var mu sync.Mutex
@@ -289,8 +291,11 @@ func interop(t *testing.T, stack, addr string, roots *tls.Config, cfg Config) in
 	row.unfollowed, row.pinned = st.Unfollowed, st.Pinned
 	t.Logf("%s: %d requests, %d intact, %d migrations, %d carried on the path sent on, %d measured as carried, %d unfollowed, pinned %d",
 		stack, row.requests, row.intact, row.migrations, row.onChosen, row.carriedAsCredited, row.unfollowed, row.pinned)
-	if row.migrations == 0 {
+	if migrate && row.migrations == 0 {
 		t.Errorf("%s: the connection never moved", stack)
+	}
+	if !migrate && (row.migrations != 0 || row.onChosen != row.requests) {
+		t.Errorf("%s: the server disabled migration, yet the client moved: %+v", stack, row)
 	}
 	pinned := "no"
 	if row.pinned >= 0 {
@@ -306,8 +311,10 @@ func interop(t *testing.T, stack, addr string, roots *tls.Config, cfg Config) in
 // bench/interop/matrix.sh built and started (a stack whose build is too
 // slow for CI: quinn + h3, quiche, tquic): HETQUIC_INTEROP_ADDR is its
 // address, HETQUIC_INTEROP_CA its certificate, HETQUIC_INTEROP_STACK its
-// name. Without them it skips, in CI too: it is the bench's hook, not a
-// stack CI installs.
+// name. HETQUIC_INTEROP_MIGRATION=disabled says the server sends
+// disable_active_migration (quiche's example): then both modes run, and
+// neither may move. Without the first three it skips, in CI too: it is the
+// bench's hook, not a stack CI installs.
 func TestInteropCommand(t *testing.T) {
 	addr, ca, stack := os.Getenv("HETQUIC_INTEROP_ADDR"), os.Getenv("HETQUIC_INTEROP_CA"), os.Getenv("HETQUIC_INTEROP_STACK")
 	if addr == "" || ca == "" || stack == "" {
@@ -321,7 +328,15 @@ func TestInteropCommand(t *testing.T) {
 	if !roots.AppendCertsFromPEM(pem) {
 		t.Fatalf("%s: no PEM certificate", ca)
 	}
-	interop(t, stack, addr, &tls.Config{RootCAs: roots}, Config{})
+	switch m := os.Getenv("HETQUIC_INTEROP_MIGRATION"); m {
+	case "":
+		interop(t, stack, addr, &tls.Config{RootCAs: roots}, Config{}, true)
+	case "disabled":
+		interop(t, stack, addr, &tls.Config{RootCAs: roots}, Config{}, false)
+		interop(t, stack+", --rebind", addr, &tls.Config{RootCAs: roots}, Config{Rebind: true}, false)
+	default:
+		t.Fatalf("HETQUIC_INTEROP_MIGRATION=%q: want disabled or nothing", m)
+	}
 }
 
 // checkPatternOK reports whether body is the origin's first n bytes.
@@ -351,6 +366,59 @@ func TestInteropNgtcp2(t *testing.T) {
 	}
 	dir := t.TempDir()
 	pair, cert, key := writeCert(t, dir)
+	docs := writeBytesDocs(t, dir)
+	port := freeUDPPort(t)
+	startFileServer(t, exec.Command(bin, "-q", "-d", docs, "127.0.0.1", fmt.Sprint(port), key, cert), "Using document root")
+	row := interop(t, "ngtcp2", fmt.Sprintf("127.0.0.1:%d", port), &tls.Config{RootCAs: pair.Pool}, Config{}, true)
+	if row.unfollowed != 0 || row.onChosen != row.requests {
+		t.Errorf("ngtcp2 follows every validated switch, yet %+v", row)
+	}
+}
+
+// TestInteropPicoquic runs the matrix's checks against picoquic 1.1.53's
+// picoquicdemo (its HTTP/3 server, h3zero), built from the sources
+// aiopquic 0.6.1 vendors by bench/interop/picoquic/build.sh (.ci/run
+// builds it into bench/interop/.cache). picoquic follows a client only to
+// an address it has never seen: after the first round over the three
+// paths it keeps sending to the last new one. PCM must credit no response
+// to a path that did not carry it, find after two such responses that the
+// server does not follow, and from then on send every request where the
+// responses come from.
+func TestInteropPicoquic(t *testing.T) {
+	bin := os.Getenv("HETQUIC_PICOQUICDEMO")
+	if bin == "" {
+		bin = "../bench/interop/.cache/picoquic/bin/picoquicdemo"
+	}
+	if _, err := os.Stat(bin); err != nil {
+		requireStack(t, bin+" is not built (bash bench/interop/picoquic/build.sh bench/interop/.cache/picoquic)")
+	}
+	bin, err := filepath.Abs(bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	pair, cert, key := writeCert(t, dir)
+	docs := writeBytesDocs(t, dir)
+	port := freeUDPPort(t)
+	// picoquicdemo writes its token store to its working directory, and
+	// block-buffers stdout into a pipe: stdbuf makes its lines arrive.
+	cmd := exec.Command("stdbuf", "-oL", bin, "-p", fmt.Sprint(port), "-c", cert, "-k", key, "-w", docs)
+	cmd.Dir = dir
+	startFileServer(t, cmd, "Waiting for packets.")
+	row := interop(t, "picoquic", fmt.Sprintf("127.0.0.1:%d", port), &tls.Config{RootCAs: pair.Pool}, Config{}, true)
+	if row.pinned < 0 {
+		t.Errorf("picoquic does not follow a switch back to an address it has seen, yet PCM did not pin: %+v", row)
+	}
+	if row.onChosen != row.requests-int(row.unfollowed) {
+		t.Errorf("after pinning every response should come back on the path its request left from: %+v", row)
+	}
+}
+
+// writeBytesDocs writes the bodies the matrix asks for, /bytes/5120 to
+// /bytes/5149, under dir/htdocs for servers that serve files, and returns
+// that document root.
+func writeBytesDocs(t *testing.T, dir string) string {
+	t.Helper()
 	docs := filepath.Join(dir, "htdocs")
 	if err := os.MkdirAll(filepath.Join(docs, "bytes"), 0o755); err != nil {
 		t.Fatal(err)
@@ -364,9 +432,17 @@ func TestInteropNgtcp2(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	port := freeUDPPort(t)
-	cmd := exec.Command(bin, "-q", "-d", docs, "127.0.0.1", fmt.Sprint(port), key, cert)
-	out, _ := cmd.StdoutPipe()
+	return docs
+}
+
+// startFileServer starts cmd and waits up to 10 s for a line of its output
+// that begins with ready; the server is killed when the test ends.
+func startFileServer(t *testing.T, cmd *exec.Cmd, ready string) {
+	t.Helper()
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
 	cmd.Stderr = cmd.Stdout
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -377,7 +453,7 @@ func TestInteropNgtcp2(t *testing.T) {
 		sc := bufio.NewScanner(out)
 		var once sync.Once
 		for sc.Scan() {
-			if strings.HasPrefix(sc.Text(), "Using document root") {
+			if strings.HasPrefix(sc.Text(), ready) {
 				once.Do(func() { close(started) })
 			}
 		}
@@ -385,10 +461,6 @@ func TestInteropNgtcp2(t *testing.T) {
 	select {
 	case <-started:
 	case <-time.After(10 * time.Second):
-		t.Fatal("gtlsserver did not start")
-	}
-	row := interop(t, "ngtcp2", fmt.Sprintf("127.0.0.1:%d", port), &tls.Config{RootCAs: pair.Pool}, Config{})
-	if row.unfollowed != 0 || row.onChosen != row.requests {
-		t.Errorf("ngtcp2 follows every validated switch, yet %+v", row)
+		t.Fatalf("%s did not start", filepath.Base(cmd.Path))
 	}
 }

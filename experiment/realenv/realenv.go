@@ -153,7 +153,15 @@ func (e *realEnv) Do(ctx context.Context, t int, p pathsel.PathID) (experiment.O
 	if res.TotalBytes != int64(size) {
 		return experiment.Outcome{}, fmt.Errorf("round %d: got %d of %d bytes", t, res.TotalBytes, size)
 	}
-	o := experiment.Outcome{Path: pathsel.PathID(res.Path), TCTms: stats.Ms(res.TCT()), SizeBytes: size, WaitMs: stats.Ms(res.Wait())}
+	// The sample is charged to the path that carried the response: a
+	// server that did not follow the switch (in rebind mode, quic-go
+	// answers the first requests after a rebind on the old path) answered
+	// on another path than the request's (pcm.Result.Carrier).
+	carried := res.Path
+	if !res.Followed() {
+		carried = res.Carrier
+	}
+	o := experiment.Outcome{Path: pathsel.PathID(carried), TCTms: stats.Ms(res.TCT()), SizeBytes: size, WaitMs: stats.Ms(res.Wait())}
 	o.Sample = o.TCTms
 	if e.spec.Sample == experiment.SampleTCTPerByte {
 		o.Sample /= float64(size)
