@@ -233,7 +233,12 @@ func (v pieceView) done(size int64) float64 {
 // slower path is thus used while the object is large enough that its
 // piece lands before the faster paths would be done anyway, and stays idle
 // for the tail, where its piece would arrive after the fast path had
-// finished the whole object. With no other path it always takes.
+// finished the whole object. With no other path it always takes, and so
+// does a path that would deliver the piece no later than any other path
+// alone: the others' summed rate is a hypothesis that only holds while
+// they take pieces, and with three or more paths and a short tail every
+// path could find the others faster together and none would take
+// (TestTakePieceSomeoneTakes).
 func takePiece(own pieceView, others []pieceView, size, left int64) bool {
 	if len(others) == 0 || left <= 0 {
 		return true
@@ -241,12 +246,14 @@ func takePiece(own pieceView, others []pieceView, size, left int64) bool {
 	var rate float64
 	var queued int64
 	rtt := others[0].RTT
+	best := true // own delivers this piece no later than any other path
 	for _, o := range others {
 		rate += o.Rate
 		queued += o.Queued
 		rtt = min(rtt, o.RTT)
+		best = best && (o.Rate <= 0 || own.done(size) <= o.done(size))
 	}
-	if rate <= 0 {
+	if rate <= 0 || best {
 		return true
 	}
 	without := pieceView{RTT: rtt, Rate: rate, Queued: queued}.done(left)

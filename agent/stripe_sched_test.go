@@ -179,3 +179,40 @@ func TestStripeScheduleFakeTime(t *testing.T) {
 		}
 	}
 }
+
+// TestTakePieceSomeoneTakes pins the progress property: whatever the
+// views, the staffed path that would deliver the next piece soonest takes
+// it, or a stripe can stall with bytes left and every worker waiting. It
+// did: with three paths, each compared its own piece with the other two's
+// summed rate over what was left, and with less than two pieces left all
+// three declined, for ever (hetquic agent experiment aggregate hung in its
+// second run, every worker in worthPiece).
+func TestTakePieceSomeoneTakes(t *testing.T) {
+	const piece = 256 << 10
+	ms := func(n int) time.Duration { return time.Duration(n) * time.Millisecond }
+	rates := []float64{312500, 312500, 156250, 1.25e6}
+	rtts := []time.Duration{ms(30), ms(30), ms(60), ms(10)}
+	queues := []int64{0, piece, 3 * piece / 2, 4 * piece}
+	for _, n := range []int{2, 3, 4} {
+		for left := int64(1); left <= 3*piece; left += piece / 8 {
+			for shift := range 5 {
+				views := make([]pieceView, n)
+				for i := range views {
+					j := (i + shift) % 4
+					views[i] = pieceView{RTT: rtts[j], Rate: rates[(j+1)%4], Queued: queues[(j+2)%4]}
+					if shift == 4 { // equal idle paths
+						views[i] = pieceView{RTT: rtts[0], Rate: rates[0]}
+					}
+				}
+				took := false
+				for i := range views {
+					others := append(append([]pieceView{}, views[:i]...), views[i+1:]...)
+					took = took || takePiece(views[i], others, min(piece, left), left)
+				}
+				if !took {
+					t.Fatalf("%d paths %+v, %d bytes left: no path takes the piece", n, views, left)
+				}
+			}
+		}
+	}
+}
