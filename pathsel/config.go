@@ -272,16 +272,19 @@ const (
 	// widths. Without it the 10 % hysteresis held the default for ever on a
 	// path up to 10 % worse (pcm-heavy-tails: the lossy path, whose
 	// lognormal fit looks 4 % worse than the steady one; pcm-near-equal:
-	// the second leader after each of its re-probes). Measured on the
-	// shipped offline experiments (docs/pcm-default.md): κ = 1.25 cut the
-	// regret of pcm-heavy-tails from 1.29× the best other strategy's to
-	// 0.94×, pcm-model's from 1.10× to 1.05×, pcm-near-equal's from 3.5×
-	// to 2.2× and pcm-eight-paths' from 1.9× to 1.6×, and changed no
-	// mean-TCT bar; κ = 1 did as much but raised the worst of
-	// pcm-idle-improves' change rounds 125…725 to 1.103 × the oracle
-	// (from 1.088); κ ≥ 2 rarely separates paths (the widths are C = 0.4
-	// ones) and changed little.
-	DefaultConfidentSwitch = 1.25
+	// the second leader after each of its re-probes). With request-only
+	// learning κ = 1.25 was chosen (it cut pcm-near-equal's regret from
+	// 3.5× the best other strategy's to 2.2×; κ = 1 raised the worst of
+	// pcm-idle-improves' change rounds to 1.103 × the oracle). With probes,
+	// which find an idle path's improvement themselves, a tighter κ is
+	// affordable: measured with DefaultProbeStretch 100 on the shipped
+	// offline experiments (20 seeds), pcm-near-equal's regret was 1.63×
+	// Thompson sampling's at κ = 0.9, 1.19× at 0.75 and 1.58× at 0.6 (the
+	// bar is 1.5×; the measurements are noisy, a few bad seeds each), and
+	// every mean-TCT bar held at each; on eight held-out sets κ = 1 and
+	// 1.25 left two near-equal paths at 1.9–3.2× Thompson's regret, 0.75
+	// at 1.6–3.4× (docs/pcm-default.md, "Against the criteria").
+	DefaultConfidentSwitch = 0.75
 	// DefaultProbeZ is the threshold, in standard errors, of the change
 	// test on an idle path's probe RTTs (adaptive.ObserveProbe). Lower
 	// than DefaultDetectZ because a false alarm costs one request on the
@@ -295,12 +298,18 @@ const (
 	// DefaultProbeStretch is how many times slower the re-probe bonus of an
 	// idle path grows while its probes find its RTT unchanged (a probe
 	// does not see rate or loss, so it slows re-probes, never stops them).
-	// Measured at 3, 10, 30 and 100: pcm-two-paths' regret fell from 37
-	// to 14, 7.9 and 5.7 (the request-only default: 100) while a held-out
-	// set whose idle path loses its 5 % loss went from 1.096 × the oracle
-	// to 1.117, 1.140 and 1.157; 10 is the largest that kept it near the
-	// bar, and a path that loses probes is not stretched at all.
-	DefaultProbeStretch = 10
+	// Measured at 3, 10, 30 and 100 with κ = 1.25: pcm-two-paths' regret
+	// fell from 37 to 14, 7.9 and 5.7 (the request-only default: 100)
+	// while a held-out set whose idle path loses its 5 % loss went from
+	// 1.096 × the oracle to 1.117, 1.140 and 1.157. That set's re-probes
+	// are now paid for by the budget the stretched paths leave (ageRate in
+	// Choose: 1/τ shared among the paths probes do not vouch for): with it
+	// and κ = 0.75, stretches of 30, 50, 100 and 1000 left that set at
+	// 1.102–1.123, 1.071–1.091, 1.075–1.090 and 1.106–1.132 × the oracle
+	// over two seed sets, and pcm-two-paths at 7.9, 5.7, 5.7 and 3.4
+	// (the bar: 1.5 × hetquic-v1's 5.4). 100 is the largest that keeps
+	// the lossy set within 1.10.
+	DefaultProbeStretch = 100
 )
 
 // maxReprobeBackoff bounds reprobe_backoff: 2^30 periods of τ ≥ 1 rounds
