@@ -330,6 +330,46 @@ func TestAdaptiveProbeBudget(t *testing.T) {
 	}
 }
 
+// TestAdaptiveProbeKappa pins the switch of κ: path 1 (9.9 ms ± 5 %) is
+// better than the current path 0 (10 ms ± 5 %) by about one width each
+// after 300 samples apiece — confident at ProbeConfidentSwitch (0.75), not
+// at ConfidentSwitch (1.25), and within the hysteresis. The first probe,
+// of any path, makes the default take it; with probes off it does not.
+func TestAdaptiveProbeKappa(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		probesOff bool
+		probe     bool
+		want      PathID
+	}{
+		{"no probe: κ = 1.25, the hysteresis holds", false, false, 0},
+		{"one probe: κ = 0.75, the better path is taken", false, true, 1},
+		{"probes off: a probe changes nothing", true, true, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := Default()
+			c.ReprobeRounds = ptr(0)
+			c.Probes = bptr(!tc.probesOff)
+			s := mustNew(t, c, 1)
+			addPaths(t, s, 0, 1)
+			for _, p := range []PathID{1, 0} {
+				mean := 10 - 0.1*float64(p)
+				for i := range 300 {
+					observe(t, s, p, mean*(1+0.05*float64(i%2*2-1)))
+				}
+			}
+			if tc.probe {
+				if err := s.(ProbeObserver).ObserveProbe(1, 10); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if got := choose(t, s); got != tc.want {
+				t.Errorf("chose %d, want %d", got, tc.want)
+			}
+		})
+	}
+}
+
 // TestAdaptiveProbeErrors: a probe of an unknown path or with an RTT that
 // is not > 0 is refused; a probe of the current path changes nothing.
 func TestAdaptiveProbeErrors(t *testing.T) {
