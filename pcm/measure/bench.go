@@ -11,6 +11,7 @@ import (
 	"crypto/tls"
 	"errors"
 	"net"
+	"time"
 
 	"github.com/hetquic/hetquic/emu/udprelay"
 	"github.com/hetquic/hetquic/internal/selfsigned"
@@ -74,6 +75,19 @@ func (b *Bench) Dial(ctx context.Context, rebind bool) (*pcm.Client, error) {
 		Server: b.relay.Addr().String(), ServerName: "localhost", TLS: b.roots,
 		Paths: paths, Selector: noSelector{}, Rebind: rebind,
 	})
+}
+
+// SideProber opens a side connection on every path (pcm.SideProber), each
+// probe bounded by timeout: out-of-band probes of idle paths that need no
+// path state on the server.
+func (b *Bench) SideProber(ctx context.Context, timeout time.Duration) (*pcm.SideProber, error) {
+	var paths []pcm.LocalPath
+	for i, a := range b.relay.PathAddrs() {
+		paths = append(paths, pcm.LocalPath{Name: b.sc.Paths[i].Name, Addr: a})
+	}
+	return pcm.DialSideProber(ctx, pcm.Config{
+		Server: b.relay.Addr().String(), ServerName: "localhost", TLS: b.roots, Paths: paths,
+	}, timeout)
 }
 
 // Close stops the relay and the origin.
