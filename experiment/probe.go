@@ -59,6 +59,19 @@ type ProbeEnv interface {
 	Probe(t int, p pathsel.PathID) (rttMs float64, ok bool)
 }
 
+// ProbeAnswerer is a ProbeEnv whose probes are answered later (mode real:
+// Probe asks and returns ok false); the run collects the answers that came
+// back after every round, whichever paths they are of.
+type ProbeAnswerer interface {
+	Answers() []ProbeAnswer
+}
+
+// ProbeAnswer is one probe's answer: path P measured RTTms (+Inf: lost).
+type ProbeAnswer struct {
+	P     pathsel.PathID
+	RTTms float64
+}
+
 // ProbeCoster is a ProbeEnv that counts what its probes cost on the wire:
 // bytes sent and received since Begin.
 type ProbeCoster interface {
@@ -95,6 +108,13 @@ func newProber(s *Spec, st StrategySpec, env Env, sel pathsel.Selector) *prober 
 // fell due, each to the next idle path present (not current).
 func (p *prober) after(t int, waitMs float64, current int, present []bool) error {
 	p.clock += waitMs
+	if pa, ok := p.env.(ProbeAnswerer); ok {
+		for _, a := range pa.Answers() {
+			if err := p.sel.ObserveProbe(a.P, a.RTTms); err != nil {
+				return err
+			}
+		}
+	}
 	for p.next <= p.clock {
 		q := p.nextPath(current, present)
 		if q < 0 {

@@ -6,25 +6,26 @@ import (
 	"sync"
 	"time"
 
+	"github.com/hetquic/hetquic/experiment"
 	"github.com/hetquic/hetquic/pathsel"
 	"github.com/hetquic/hetquic/pcm"
 )
 
 // sideProbes runs a run's out-of-band probes of idle paths on side
 // connections (pcm.SideProber) on a goroutine of its own, so that a probe
-// never delays a request: Probe asks for a path to be probed and returns
-// that path's last answer not yet handed out, if any. The side
+// never delays a request: Probe asks for a path to be probed, and Answers
+// hands out the answers that came back since it was last called. The side
 // connections are dialled on the first probe, on that goroutine too.
 type sideProbes struct {
-	dial    func(context.Context) (*pcm.SideProber, error)
-	ask     chan int
-	cancel  context.CancelFunc
-	done    chan struct{}
+	dial   func(context.Context) (*pcm.SideProber, error)
+	ask    chan int
+	cancel context.CancelFunc
+	done   chan struct{}
+
 	mu      sync.Mutex
-	answer  []float64 // per path: the last answer not handed out
-	have    []bool
-	pending []bool          // a probe of the path is asked or under way
-	prober  *pcm.SideProber // set by loop's goroutine, under mu
+	answers []experiment.ProbeAnswer // came back, not handed out yet
+	pending []bool                   // a probe of the path is asked or under way
+	prober  *pcm.SideProber          // set by loop's goroutine
 }
 
 // probeTimeout bounds one probe: a path whose probe takes longer is read
@@ -33,26 +34,29 @@ const probeTimeout = time.Second
 
 func newSideProbes(k int, dial func(context.Context) (*pcm.SideProber, error)) *sideProbes {
 	ctx, cancel := context.WithCancel(context.Background())
-	s := &sideProbes{
-		dial: dial, ask: make(chan int, k), cancel: cancel, done: make(chan struct{}),
-		answer: make([]float64, k), have: make([]bool, k), pending: make([]bool, k),
-	}
+	s := &sideProbes{dial: dial, ask: make(chan int, k), cancel: cancel, done: make(chan struct{}), pending: make([]bool, k)}
 	go s.loop(ctx)
 	return s
 }
 
-// Probe asks for a probe of path p (unless one is already asked or under
-// way) and returns p's last answer, once.
-func (s *sideProbes) Probe(_ int, p pathsel.PathID) (float64, bool) {
+// Probe asks for a probe of path p, unless one is already asked or under
+// way; its answer comes through Answers.
+func (s *sideProbes) Probe(p pathsel.PathID) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if !s.pending[p] {
 		s.pending[p] = true
 		s.ask <- int(p) // room for every path: never blocks
 	}
-	v, ok := s.answer[p], s.have[p]
-	s.have[p] = false
-	return v, ok
+}
+
+// Answers hands out the answers that came back since the last call.
+func (s *sideProbes) Answers() []experiment.ProbeAnswer {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	a := s.answers
+	s.answers = nil
+	return a
 }
 
 func (s *sideProbes) loop(ctx context.Context) {
@@ -64,7 +68,8 @@ func (s *sideProbes) loop(ctx context.Context) {
 		case p := <-s.ask:
 			v := s.probe(ctx, p)
 			s.mu.Lock()
-			s.answer[p], s.have[p], s.pending[p] = v, true, false
+			s.answers = append(s.answers, experiment.ProbeAnswer{P: pathsel.PathID(p), RTTms: v})
+			s.pending[p] = false
 			s.mu.Unlock()
 		}
 	}

@@ -13,11 +13,12 @@ import (
 )
 
 // TestSideProbesNeverBlock: a probe is asked and answered later, never
-// waited for — the first ask of a path returns nothing, its answer comes
-// once at a later ask; a probe whose side connections cannot be dialled
-// measures +Inf (information, not an error) and the dial is tried again;
-// asking again while a probe is under way asks nothing more; close ends
-// the goroutine (synctest fails the test on one left behind). Fake time.
+// waited for — asking takes no time, the answer comes through Answers once
+// the probe has ended, and only once; a probe whose side connections
+// cannot be dialled measures +Inf (information, not an error) and the dial
+// is tried again at the next probe; asking again while a probe is under
+// way asks nothing more; close ends the goroutine, with a probe under way
+// (synctest fails the test on one left behind). Fake time.
 func TestSideProbesNeverBlock(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		var dials atomic.Int32
@@ -30,11 +31,10 @@ func TestSideProbesNeverBlock(t *testing.T) {
 			return nil, errors.New("no route")
 		})
 		start := time.Now()
-		if _, ok := s.Probe(0, 1); ok {
-			t.Fatal("the first ask of path 1 returned an answer")
-		}
-		if _, ok := s.Probe(1, 1); ok {
-			t.Fatal("an answer before the probe ended")
+		s.Probe(1)
+		s.Probe(1)
+		if a := s.Answers(); len(a) != 0 {
+			t.Fatalf("answers %v before the probe ended", a)
 		}
 		if d := time.Since(start); d != 0 {
 			t.Fatalf("asking took %v of fake time: a probe delayed the caller", d)
@@ -44,13 +44,14 @@ func TestSideProbesNeverBlock(t *testing.T) {
 		if n := dials.Load(); n != 1 {
 			t.Fatalf("%d dials for one probe asked twice, want 1", n)
 		}
-		v, ok := s.Probe(2, 1) // and asks again
-		if !ok || !math.IsInf(v, 1) {
-			t.Fatalf("path 1 after its failed probe: %v, %v; want +Inf, true", v, ok)
+		a := s.Answers()
+		if len(a) != 1 || a[0].P != 1 || !math.IsInf(a[0].RTTms, 1) {
+			t.Fatalf("answers %v after path 1's failed probe, want one, +Inf", a)
 		}
-		if _, ok := s.Probe(3, 1); ok {
-			t.Fatal("an answer handed out twice")
+		if a := s.Answers(); len(a) != 0 {
+			t.Fatalf("answers %v handed out twice", a)
 		}
+		s.Probe(1)
 		time.Sleep(60 * time.Millisecond)
 		synctest.Wait()
 		if n := dials.Load(); n != 2 {
@@ -59,7 +60,7 @@ func TestSideProbesNeverBlock(t *testing.T) {
 		if s.Bytes() != 0 {
 			t.Fatalf("bytes %d without a side connection", s.Bytes())
 		}
-		s.Probe(4, 0) // under way at close
+		s.Probe(0) // under way at close
 		if err := s.close(); err != nil {
 			t.Fatal(err)
 		}

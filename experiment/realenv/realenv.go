@@ -110,13 +110,23 @@ func (e *realEnv) Begin(ctx context.Context) error {
 	return nil
 }
 
-// Probe is an out-of-band probe of idle path p on its side connection
-// (experiment.ProbeEnv): asked now, answered while requests go on.
-func (e *realEnv) Probe(t int, p pathsel.PathID) (float64, bool) {
-	if e.probes == nil {
-		return 0, false
+// Probe asks for an out-of-band probe of idle path p on its side
+// connection (experiment.ProbeEnv); it is answered while requests go on,
+// through Answers.
+func (e *realEnv) Probe(_ int, p pathsel.PathID) (float64, bool) {
+	if e.probes != nil {
+		e.probes.Probe(p)
 	}
-	return e.probes.Probe(t, p)
+	return 0, false
+}
+
+// Answers hands out the probes answered since the last round
+// (experiment.ProbeAnswerer).
+func (e *realEnv) Answers() []experiment.ProbeAnswer {
+	if e.probes == nil {
+		return nil
+	}
+	return e.probes.Answers()
 }
 
 // ProbeBytes is what the run's probes have cost on the wire so far
