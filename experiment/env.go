@@ -61,11 +61,11 @@ type table struct {
 // Probe is the RTT a probe of path p measures at round t: the model's
 // draw, or for a trace the recorded sample of that path and round (one
 // 5 KB task is a single flight, so it bounds the RTT from above).
-func (e *table) Probe(t int, p pathsel.PathID) float64 {
+func (e *table) Probe(t int, p pathsel.PathID) (float64, bool) {
 	if e.probe == nil {
-		return e.tct[t][p]
+		return e.tct[t][p], true
 	}
-	return e.probe[t][p]
+	return e.probe[t][p], true
 }
 
 func (e *table) Begin(context.Context) error { return nil }

@@ -64,7 +64,6 @@ func TestLoadRejectsBadInput(t *testing.T) {
 		{base + "strategies: [{strategy: polling}]\nprobe: {per_second: -1}\n", "probe.per_second: -1 is outside [0, 1000]"},
 		{base + "strategies: [{strategy: polling}]\nprobe: {per_second: 5, working_set: -2}\n", "probe.working_set: -2 must be ≥ 1"},
 		{base + "strategies: [{strategy: hetquic, probe_stretch: 0.5}]\n", "strategies[0].probe_stretch: 0.5 is outside [1, 1e9)"},
-		{base + "mode: real\nstrategies: [{strategy: polling}]\nprobe: {per_second: 5}\n", "probe.per_second: mode real sends no out-of-band probes"},
 		{base + "strategies: [{strategy: polling}]\nevents: [{round: 5, path: fast, remove: true, set: {both: {delay_ms: 1}}}]\n", "events[0]: set and remove exclude each other"},
 		{base + "strategies: [{strategy: polling}]\nevents: [{round: 5, path: fast, remove: true}, {round: 6, path: slow, remove: true}]\n", "events: round 6 removes every path"},
 	} {

@@ -51,16 +51,36 @@ func (p *Probe) validate() error {
 	return nil
 }
 
-// probeEnv is an Env that can probe an idle path: the path's RTT sample
+// ProbeEnv is an Env that can probe an idle path: the path's RTT sample
 // at round t in ms, +Inf when the probe was lost (an outage loses them
-// all).
-type probeEnv interface {
-	Probe(t int, p pathsel.PathID) float64
+// all). ok false: the probe is under way and says nothing yet (a real
+// probe's answer comes back while requests go on; it never delays one).
+type ProbeEnv interface {
+	Probe(t int, p pathsel.PathID) (rttMs float64, ok bool)
+}
+
+// ProbeAnswerer is a ProbeEnv whose probes are answered later (mode real:
+// Probe asks and returns ok false); the run collects the answers that came
+// back after every round, whichever paths they are of.
+type ProbeAnswerer interface {
+	Answers() []ProbeAnswer
+}
+
+// ProbeAnswer is one probe's answer: path P measured RTTms (+Inf: lost).
+type ProbeAnswer struct {
+	P     pathsel.PathID
+	RTTms float64
+}
+
+// ProbeCoster is a ProbeEnv that counts what its probes cost on the wire:
+// bytes sent and received since Begin.
+type ProbeCoster interface {
+	ProbeBytes() uint64
 }
 
 // prober runs one run's probe schedule.
 type prober struct {
-	env     probeEnv
+	env     ProbeEnv
 	sel     pathsel.ProbeObserver
 	every   float64 // ms between probe slots
 	clock   float64 // ms: the user's wait so far
@@ -75,7 +95,7 @@ type prober struct {
 // that cannot, or a strategy that does not learn from probes (one that
 // cannot, or the default with probes: false, the request-only ablation).
 func newProber(s *Spec, st StrategySpec, env Env, sel pathsel.Selector) *prober {
-	pe, ok := env.(probeEnv)
+	pe, ok := env.(ProbeEnv)
 	po, ok2 := sel.(pathsel.ProbeObserver)
 	if !ok || !ok2 || s.Probe.PerSecond == 0 || !*st.Config.Defaults().Probes {
 		return nil
@@ -88,6 +108,13 @@ func newProber(s *Spec, st StrategySpec, env Env, sel pathsel.Selector) *prober 
 // fell due, each to the next idle path present (not current).
 func (p *prober) after(t int, waitMs float64, current int, present []bool) error {
 	p.clock += waitMs
+	if pa, ok := p.env.(ProbeAnswerer); ok {
+		for _, a := range pa.Answers() {
+			if err := p.sel.ObserveProbe(a.P, a.RTTms); err != nil {
+				return err
+			}
+		}
+	}
 	for p.next <= p.clock {
 		q := p.nextPath(current, present)
 		if q < 0 {
@@ -99,7 +126,11 @@ func (p *prober) after(t int, waitMs float64, current int, present []bool) error
 			p.next += p.every // opening the path again takes a slot
 		}
 		p.sent++
-		if err := p.sel.ObserveProbe(pathsel.PathID(q), p.env.Probe(t, pathsel.PathID(q))); err != nil {
+		rtt, ok := p.env.Probe(t, pathsel.PathID(q))
+		if !ok {
+			continue
+		}
+		if err := p.sel.ObserveProbe(pathsel.PathID(q), rtt); err != nil {
 			return err
 		}
 	}

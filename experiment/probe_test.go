@@ -2,10 +2,12 @@ package experiment
 
 import (
 	"context"
+	"math"
 	"slices"
 	"testing"
 
 	"github.com/hetquic/hetquic/internal/runner"
+	"github.com/hetquic/hetquic/pathsel"
 )
 
 // TestProbeBudget: with a probe budget the default is sent probes at the
@@ -76,5 +78,56 @@ func TestProberRotates(t *testing.T) {
 	}
 	if q := p.nextPath(0, []bool{true}); q != -1 {
 		t.Errorf("a single path: next %d, want -1", q)
+	}
+}
+
+// lateEnv is a ProbeAnswerer: its probes are only asked, answered later.
+type lateEnv struct {
+	asked   []pathsel.PathID
+	answers []ProbeAnswer
+}
+
+func (e *lateEnv) Probe(_ int, p pathsel.PathID) (float64, bool) {
+	e.asked = append(e.asked, p)
+	return 0, false
+}
+
+func (e *lateEnv) Answers() []ProbeAnswer {
+	a := e.answers
+	e.answers = nil
+	return a
+}
+
+// probeLog records what the selector is told of probes.
+type probeLog struct {
+	pathsel.Selector
+	got []ProbeAnswer
+}
+
+func (l *probeLog) ObserveProbe(p pathsel.PathID, rtt float64) error {
+	l.got = append(l.got, ProbeAnswer{p, rtt})
+	return nil
+}
+
+// TestProberLateAnswers: with an Env whose probes are answered later
+// (mode real), a probe slot only asks, and the answers that came back reach
+// the selector after the next round, slot or no slot, whichever path they
+// are of.
+func TestProberLateAnswers(t *testing.T) {
+	env, sel := &lateEnv{}, &probeLog{}
+	p := &prober{env: env, sel: sel, every: 100, next: 100, ws: 3}
+	present := []bool{true, true, true}
+	if err := p.after(0, 100, 0, present); err != nil {
+		t.Fatal(err)
+	}
+	if len(env.asked) != 1 || len(sel.got) != 0 {
+		t.Fatalf("after a slot: asked %v, selector told %v; want one asked, nothing told", env.asked, sel.got)
+	}
+	env.answers = []ProbeAnswer{{2, 31}, {1, math.Inf(1)}}
+	if err := p.after(1, 10, 0, present); err != nil { // no slot due
+		t.Fatal(err)
+	}
+	if want := []ProbeAnswer{{2, 31}, {1, math.Inf(1)}}; !slices.Equal(sel.got, want) || len(env.asked) != 1 {
+		t.Errorf("selector told %v (asked %v), want %v and no new ask", sel.got, env.asked, want)
 	}
 }

@@ -101,14 +101,18 @@ func (s *Summary) Tables() []results.Table {
 	}
 	if o := s.RealOracle; o != nil {
 		main.Header[6] = "× oracle (real)"
-		main.Header = append(main.Header, "× model oracle", "wait ms", "wait × oracle (real)", "on another path")
+		main.Header = append(main.Header, "× model oracle", "wait ms", "wait × oracle (real)", "on another path", "rounds to find", "probe B /request")
 		for i, st := range s.Strategies {
 			main.Rows[i] = append(main.Rows[i], optional(st.RatioToModelOracle, "%.3f", 1),
-				fmt.Sprintf("%.3f", st.MeanWaitMs), optional(st.WaitRatioToOracle, "%.3f", 1), fmt.Sprintf("%.1f", st.OtherPathRequests))
+				fmt.Sprintf("%.3f", st.MeanWaitMs), optional(st.WaitRatioToOracle, "%.3f", 1), fmt.Sprintf("%.1f", st.OtherPathRequests),
+				optional(st.FindRounds, "%.1f", 1), fmt.Sprintf("%.0f", st.ProbeBytesPerRequest))
 		}
 		main.Note += " Wait is what the user waited per round: TCT plus each switch's probe and validation and any failover" +
 			" (TCT starts at the request stream, after the switch); on another path counts the requests per run that a path" +
-			" other than the chosen one carried (the strategy learnt from that path)."
+			" other than the chosen one carried (the strategy learnt from that path); rounds to find counts the rounds from the last" +
+			" change of the best path (by the model) to the first request on the new one (the rounds left if none; – when it never" +
+			" changes); probe B /request is what out-of-band probes of idle paths cost on the wire per round (QUIC bytes both ways," +
+			" side connections' handshakes included; 0 for strategies that do not probe)."
 		main.Note += fmt.Sprintf(" × oracle (real) is over the mean TCT of the best fixed path in hindsight on the real network, %s (%.3f ms; "+
 			"each path measured by polling's rounds); × model oracle is over the oracle strategy, which follows the offline model's best path. "+
 			"Best-path hits and regret are judged by the model.", o.Path, o.MeanTCTms)

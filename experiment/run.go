@@ -28,8 +28,11 @@ type Run struct {
 	Eq22   float64 // PCM Eq. 22 at the end of the run
 	// WaitMs is what the user waited each round (Outcome.WaitMs).
 	WaitMs []float64
-	// Probes counts the out-of-band probes of idle paths the run sent.
-	Probes int
+	// Probes counts the out-of-band probes of idle paths the run sent;
+	// ProbeBytes is what they cost on the wire where the Env counts it
+	// (ProbeCoster: mode real), handshakes of side connections included.
+	Probes     int
+	ProbeBytes uint64
 	// Elsewhere counts the rounds whose task was carried on another path
 	// than the strategy chose (probe failed, path resting, failover): the
 	// strategy learns from the path that carried it, never silently.
@@ -234,6 +237,9 @@ func (s *Spec) runOne(ctx context.Context, st StrategySpec, seed uint64, env Env
 	}
 	if pr != nil {
 		run.Probes = pr.sent
+		if pc, ok := env.(ProbeCoster); ok {
+			run.ProbeBytes = pc.ProbeBytes()
+		}
 	}
 	run.Eq22 = reg.Eq22()
 	return run, nil

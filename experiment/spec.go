@@ -354,9 +354,6 @@ func (s *Spec) validateParts() error {
 	if err := s.Probe.validate(); err != nil {
 		return err
 	}
-	if s.Mode == ModeReal && s.Probe.PerSecond > 0 {
-		return fmt.Errorf("probe.per_second: mode real sends no out-of-band probes (quic-go v0.65 does not answer them; docs/pcm-default.md, \"Probes on real QUIC\")")
-	}
 	if s.Mode == ModeReal && !slices.ContainsFunc(s.Strategies, func(st StrategySpec) bool { return st.Strategy == pathsel.Polling }) {
 		return fmt.Errorf("strategies: mode real needs a polling strategy: its rounds measure every path, and the best of them in hindsight is the real-side oracle")
 	}

@@ -1,6 +1,7 @@
 package experiment
 
 import (
+	"cmp"
 	"fmt"
 	"io"
 	"math"
@@ -94,6 +95,14 @@ type StrategySummary struct {
 	// OtherPathRequests is the mean number per run of requests carried on
 	// another path than the strategy chose (Run.Elsewhere).
 	OtherPathRequests float64 `json:"other_path_requests"`
+	// FindRounds is the mean over runs of the rounds from the last change
+	// of the best path (by the model) to the strategy's first request on
+	// the new best path (the run's remaining rounds if it never got
+	// there); nil when the best path never changes.
+	FindRounds *float64 `json:"find_rounds,omitempty"`
+	// ProbeBytesPerRequest is what out-of-band probes cost on the wire
+	// per round (Run.ProbeBytes over the rounds; where the Env counts it).
+	ProbeBytesPerRequest float64 `json:"probe_bytes_per_request,omitempty"`
 
 	// OfflineMeanTCTms is, for a real run, the mean TCT of the same
 	// strategy on the offline model (same seeds and task sizes).
@@ -218,6 +227,10 @@ func summarizeRuns(st StrategySpec, runs []*Run) StrategySummary {
 		means[i] = m
 		out.MeanWaitMs += stats.Mean(run.WaitMs) / float64(len(runs))
 		out.OtherPathRequests += float64(run.Elsewhere) / float64(len(runs))
+		out.ProbeBytesPerRequest += float64(run.ProbeBytes) / float64(len(run.TCTms)) / float64(len(runs))
+		if f, ok := findRounds(run); ok {
+			out.FindRounds = ptr(*cmp.Or(out.FindRounds, ptr(0)) + f/float64(len(runs)))
+		}
 		out.VarTCTms2 += v / float64(len(runs))
 		out.CumRegret += run.Regret[len(run.Regret)-1] / float64(len(runs))
 		out.RegretEq22 += run.Eq22 / float64(len(runs))
@@ -250,6 +263,27 @@ func summarizeRuns(st StrategySpec, runs []*Run) StrategySummary {
 	out.FinalHitRate = float64(finalHits) / float64(finalRounds)
 	out.SwitchesPer100 = 100 * float64(switches) / float64(rounds)
 	return out
+}
+
+// findRounds is the rounds from the last change of run's best path to its
+// first request on the new one (the rounds left if none); false when the
+// best path never changes.
+func findRounds(run *Run) (float64, bool) {
+	c := 0
+	for t := 1; t < len(run.Best); t++ {
+		if run.Best[t] != run.Best[t-1] {
+			c = t
+		}
+	}
+	if c == 0 {
+		return 0, false
+	}
+	for t := c; t < len(run.Best); t++ {
+		if run.Path[t] == run.Best[t] {
+			return float64(t - c), true
+		}
+	}
+	return float64(len(run.Best) - c), true
 }
 
 // WriteTable prints the summary as an aligned text table.

@@ -244,7 +244,7 @@ func TestAdaptiveProbes(t *testing.T) {
 		{"unchanged RTT: re-tried after ProbeStretch × the bound", false, stretched * 12 / 10, every5(steady), 1},
 		{"RTT fell 24 → 8 ms: re-tried at once", false, 105, every5(step(100, 24, 8)), 1},
 		{"RTT fell 24 → 23 ms: not re-tried", false, 205, every5(step(100, 24, 23)), 0},
-		{"RTT rose 24 → 40 ms: its re-probe waits from the rise", false, stretched * 105 / 100, every5(step(60, 24, 40)), 0},
+		{"RTT rose 24 → 40 ms: its re-probe waits from the rise", false, stretched * 105 / 100, every5(step(stretched/10, 24, 40)), 0},
 		{"two timeouts in a row: not re-tried after the bound", false, bound * 3 / 2, at(map[int]float64{bound*3/2 - 2: inf, bound*3/2 - 1: inf}), 0},
 		{"one timeout: nothing, re-tried after the bound", false, bound * 11 / 10, at(map[int]float64{bound - 2: inf}), 1},
 		{"a path that lost a probe is re-tried at the full rate", false, bound * 2, func(r int) (float64, bool) {
@@ -279,6 +279,92 @@ func TestAdaptiveProbes(t *testing.T) {
 			}
 			if got := choose(t, s); got != tc.want {
 				t.Errorf("chose %d after %d rounds, want %d (bound %d)", got, tc.n, tc.want, bound)
+			}
+		})
+	}
+}
+
+// TestAdaptiveProbeBudget pins, row by row, that the re-probe budget is
+// shared only among the idle paths that probes do not vouch for: paths 1
+// and 2 (24 ms) were tried 50 times each, then path 0 (20 ms) carries n
+// rounds while the paths the row names are probed at an unchanged RTT.
+// One unvouched idle path is re-probed by request after `bound` rounds
+// (τ·1·(gap + hysteresis)); two share the budget and wait twice as long.
+func TestAdaptiveProbeBudget(t *testing.T) {
+	r0 := 0.8*20 + 0.2*0.2
+	r1 := 0.8*24 + 0.2*0.24
+	bound := int(DefaultReprobeRounds * (r1 - r0 + defaultHysteresis*r0) / r0)
+	for _, tc := range []struct {
+		name   string
+		n      int
+		probed []PathID
+		want   PathID
+	}{
+		{"no probes: two idle paths share the budget, neither re-tried after one bound", bound * 11 / 10, nil, 0},
+		{"no probes: both due after two bounds", bound * 22 / 10, nil, 1},
+		{"path 2 vouched for: path 1 has the whole budget", bound * 11 / 10, []PathID{2}, 1},
+		{"path 1 vouched for: path 2 has the whole budget", bound * 11 / 10, []PathID{1}, 2},
+		{"both vouched for: neither re-tried after two bounds", bound * 22 / 10, []PathID{1, 2}, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := mustNew(t, Default(), 1)
+			addPaths(t, s, 0, 1, 2)
+			for i := range 100 {
+				observe(t, s, PathID(1+i%2), 24*(1+0.01*float64(i/2%2*2-1)))
+			}
+			po := s.(ProbeObserver)
+			for r := range tc.n {
+				observe(t, s, 0, 20*(1+0.01*float64(r%2*2-1)))
+				for _, p := range tc.probed {
+					if r%5 == 4 {
+						if err := po.ObserveProbe(p, 24); err != nil {
+							t.Fatal(err)
+						}
+					}
+				}
+			}
+			if got := choose(t, s); got != tc.want {
+				t.Errorf("chose %d after %d rounds, want %d (bound %d)", got, tc.n, tc.want, bound)
+			}
+		})
+	}
+}
+
+// TestAdaptiveProbeKappa pins the switch of κ: path 1 (9.9 ms ± 5 %) is
+// better than the current path 0 (10 ms ± 5 %) by about one width each
+// after 300 samples apiece — confident at ProbeConfidentSwitch (0.75), not
+// at ConfidentSwitch (1.25), and within the hysteresis. The first probe,
+// of any path, makes the default take it; with probes off it does not.
+func TestAdaptiveProbeKappa(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		probesOff bool
+		probe     bool
+		want      PathID
+	}{
+		{"no probe: κ = 1.25, the hysteresis holds", false, false, 0},
+		{"one probe: κ = 0.75, the better path is taken", false, true, 1},
+		{"probes off: a probe changes nothing", true, true, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := Default()
+			c.ReprobeRounds = ptr(0)
+			c.Probes = bptr(!tc.probesOff)
+			s := mustNew(t, c, 1)
+			addPaths(t, s, 0, 1)
+			for _, p := range []PathID{1, 0} {
+				mean := 10 - 0.1*float64(p)
+				for i := range 300 {
+					observe(t, s, p, mean*(1+0.05*float64(i%2*2-1)))
+				}
+			}
+			if tc.probe {
+				if err := s.(ProbeObserver).ObserveProbe(1, 10); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if got := choose(t, s); got != tc.want {
+				t.Errorf("chose %d, want %d", got, tc.want)
 			}
 		})
 	}

@@ -125,6 +125,11 @@ type Config struct {
 	// the two confidence widths is taken whatever the hysteresis (0: the
 	// hysteresis always applies). See adaptive.
 	ConfidentSwitch *float64 `yaml:"confident_switch"`
+	// ProbeConfidentSwitch is κ once the caller probes idle paths (from
+	// hetquic's first ObserveProbe on): probes find an idle path's change
+	// themselves, so the switch can trust narrower margins (0: the
+	// hysteresis always applies). See adaptive.
+	ProbeConfidentSwitch *float64 `yaml:"probe_confident_switch"`
 	// DetectZ is the threshold, in standard errors, of hetquic's change
 	// detection on each path (0: none). See adaptive.
 	DetectZ *float64 `yaml:"detect_z"`
@@ -206,22 +211,23 @@ func (c CParam) String() string {
 //     times more rarely (DefaultProbeZ).
 func Default() Config {
 	return Config{
-		Strategy:        Hetquic,
-		A:               ptr(0.8),
-		Spread:          Std,
-		Estimator:       Lognormal,
-		Bound:           Optimistic,
-		Window:          iptr(DefaultWindow),
-		Scope:           PerPath,
-		Hysteresis:      ptr(defaultHysteresis),
-		ReprobeRounds:   ptr(DefaultReprobeRounds),
-		ReprobeBackoff:  iptr(DefaultReprobeBackoff),
-		ConfidentSwitch: ptr(DefaultConfidentSwitch),
-		DetectZ:         ptr(DefaultDetectZ),
-		C:               CParam{Mode: "fixed", Value: DefaultC},
-		Probes:          bptr(true),
-		ProbeZ:          ptr(DefaultProbeZ),
-		ProbeStretch:    ptr(DefaultProbeStretch),
+		Strategy:             Hetquic,
+		A:                    ptr(0.8),
+		Spread:               Std,
+		Estimator:            Lognormal,
+		Bound:                Optimistic,
+		Window:               iptr(DefaultWindow),
+		Scope:                PerPath,
+		Hysteresis:           ptr(defaultHysteresis),
+		ReprobeRounds:        ptr(DefaultReprobeRounds),
+		ReprobeBackoff:       iptr(DefaultReprobeBackoff),
+		ConfidentSwitch:      ptr(DefaultConfidentSwitch),
+		ProbeConfidentSwitch: ptr(DefaultProbeConfidentSwitch),
+		DetectZ:              ptr(DefaultDetectZ),
+		C:                    CParam{Mode: "fixed", Value: DefaultC},
+		Probes:               bptr(true),
+		ProbeZ:               ptr(DefaultProbeZ),
+		ProbeStretch:         ptr(DefaultProbeStretch),
 	}
 }
 
@@ -273,15 +279,27 @@ const (
 	// path up to 10 % worse (pcm-heavy-tails: the lossy path, whose
 	// lognormal fit looks 4 % worse than the steady one; pcm-near-equal:
 	// the second leader after each of its re-probes). Measured on the
-	// shipped offline experiments (docs/pcm-default.md): κ = 1.25 cut the
-	// regret of pcm-heavy-tails from 1.29× the best other strategy's to
-	// 0.94×, pcm-model's from 1.10× to 1.05×, pcm-near-equal's from 3.5×
-	// to 2.2× and pcm-eight-paths' from 1.9× to 1.6×, and changed no
-	// mean-TCT bar; κ = 1 did as much but raised the worst of
+	// shipped offline experiments, request-only (docs/pcm-default.md):
+	// κ = 1.25 cut the regret of pcm-heavy-tails from 1.29× the best other
+	// strategy's to 0.94×, pcm-model's from 1.10× to 1.05×, pcm-near-equal's
+	// from 3.5× to 2.2× and pcm-eight-paths' from 1.9× to 1.6×, and changed
+	// no mean-TCT bar; κ = 1 did as much but raised the worst of
 	// pcm-idle-improves' change rounds 125…725 to 1.103 × the oracle
 	// (from 1.088); κ ≥ 2 rarely separates paths (the widths are C = 0.4
-	// ones) and changed little.
+	// ones) and changed little. κ = 0.75 without probes left pcm-window at
+	// 1.127 × the oracle (the bar is 1.10).
 	DefaultConfidentSwitch = 1.25
+	// DefaultProbeConfidentSwitch is κ once probes of idle paths arrive:
+	// they find an idle path's improvement themselves, so the switch can
+	// trust narrower margins. Measured with DefaultProbeStretch 100 on the
+	// shipped offline experiments (20 seeds): pcm-near-equal's regret was
+	// 1.93× Thompson sampling's at κ = 1.25, 1.63× at 0.9, 1.19× at 0.75
+	// and 1.58× at 0.6 (the bar is 1.5×; the numbers are noisy, a few bad
+	// seeds each), and every mean-TCT bar held at each, pcm-window at
+	// 1.037 × the oracle with 0.75; on eight held-out sets κ = 0.75 left
+	// two near-equal paths at 2.1–3.4× Thompson's regret (1.25: 3.2×).
+	// docs/pcm-default.md, "Against the criteria".
+	DefaultProbeConfidentSwitch = 0.75
 	// DefaultProbeZ is the threshold, in standard errors, of the change
 	// test on an idle path's probe RTTs (adaptive.ObserveProbe). Lower
 	// than DefaultDetectZ because a false alarm costs one request on the
@@ -295,12 +313,18 @@ const (
 	// DefaultProbeStretch is how many times slower the re-probe bonus of an
 	// idle path grows while its probes find its RTT unchanged (a probe
 	// does not see rate or loss, so it slows re-probes, never stops them).
-	// Measured at 3, 10, 30 and 100: pcm-two-paths' regret fell from 37
-	// to 14, 7.9 and 5.7 (the request-only default: 100) while a held-out
-	// set whose idle path loses its 5 % loss went from 1.096 × the oracle
-	// to 1.117, 1.140 and 1.157; 10 is the largest that kept it near the
-	// bar, and a path that loses probes is not stretched at all.
-	DefaultProbeStretch = 10
+	// Measured at 3, 10, 30 and 100 with κ = 1.25: pcm-two-paths' regret
+	// fell from 37 to 14, 7.9 and 5.7 (the request-only default: 100)
+	// while a held-out set whose idle path loses its 5 % loss went from
+	// 1.096 × the oracle to 1.117, 1.140 and 1.157. That set's re-probes
+	// are now paid for by the budget the stretched paths leave (ageRate in
+	// Choose: 1/τ shared among the paths probes do not vouch for): with it
+	// and κ = 0.75, stretches of 30, 50, 100 and 1000 left that set at
+	// 1.102–1.123, 1.071–1.091, 1.075–1.090 and 1.106–1.132 × the oracle
+	// over two seed sets, and pcm-two-paths at 7.9, 5.7, 5.7 and 3.4
+	// (the bar: 1.5 × hetquic-v1's 5.4). 100 is the largest that keeps
+	// the lossy set within 1.10.
+	DefaultProbeStretch = 100
 )
 
 // maxReprobeBackoff bounds reprobe_backoff: 2^30 periods of τ ≥ 1 rounds
@@ -337,14 +361,15 @@ func paperDefaults() Config {
 		Gamma:      0.99,
 		Hysteresis: ptr(0),
 		// Only hetquic reads these; its own defaults are Default's.
-		ReprobeRounds:   ptr(0),
-		ReprobeBackoff:  iptr(0),
-		ConfidentSwitch: ptr(0),
-		DetectZ:         ptr(0),
-		Probes:          bptr(false),
-		ProbeZ:          ptr(DefaultProbeZ),
-		ProbeStretch:    ptr(DefaultProbeStretch),
-		Alpha:           0.5,
+		ReprobeRounds:        ptr(0),
+		ReprobeBackoff:       iptr(0),
+		ConfidentSwitch:      ptr(0),
+		ProbeConfidentSwitch: ptr(0),
+		DetectZ:              ptr(0),
+		Probes:               bptr(false),
+		ProbeZ:               ptr(DefaultProbeZ),
+		ProbeStretch:         ptr(DefaultProbeStretch),
+		Alpha:                0.5,
 	}
 }
 
@@ -406,6 +431,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.ConfidentSwitch == nil {
 		c.ConfidentSwitch = d.ConfidentSwitch
+	}
+	if c.ProbeConfidentSwitch == nil {
+		c.ProbeConfidentSwitch = d.ProbeConfidentSwitch
 	}
 	if c.DetectZ == nil {
 		c.DetectZ = d.DetectZ
@@ -493,6 +521,8 @@ func (c Config) validateHetquic() error {
 		return fmt.Errorf("reprobe_backoff: %d is outside [0, %d]", *c.ReprobeBackoff, maxReprobeBackoff)
 	case c.ConfidentSwitch != nil && !(*c.ConfidentSwitch >= 0 && *c.ConfidentSwitch < 1e3):
 		return fmt.Errorf("confident_switch: %v is outside [0, 1000)", *c.ConfidentSwitch)
+	case c.ProbeConfidentSwitch != nil && !(*c.ProbeConfidentSwitch >= 0 && *c.ProbeConfidentSwitch < 1e3):
+		return fmt.Errorf("probe_confident_switch: %v is outside [0, 1000)", *c.ProbeConfidentSwitch)
 	case c.DetectZ != nil && !(*c.DetectZ >= 0 && *c.DetectZ < 1e3):
 		return fmt.Errorf("detect_z: %v is outside [0, 1000)", *c.DetectZ)
 	case c.ProbeZ != nil && !(*c.ProbeZ >= 0 && *c.ProbeZ < 1e3):

@@ -414,6 +414,7 @@ func TestConfig(t *testing.T) {
 		{Config{Strategy: Hetquic, ReprobeBackoff: iptr(-1)}, "reprobe_backoff: -1 is outside [0, 30]"},
 		{Config{Strategy: Hetquic, ReprobeBackoff: iptr(31)}, "reprobe_backoff: 31"},
 		{Config{Strategy: Hetquic, ConfidentSwitch: ptr(-1)}, "confident_switch: -1 is outside"},
+		{Config{Strategy: Hetquic, ProbeConfidentSwitch: ptr(-1)}, "probe_confident_switch: -1 is outside"},
 	}
 	for _, tc := range bad {
 		_, err := New(tc.cfg, rand.New(rand.NewPCG(1, 1)))

@@ -40,6 +40,7 @@ type realEnv struct {
 	bench  *measure.Bench
 	client *pcm.Client
 	sched  *experiment.Schedule
+	probes *sideProbes     // the run's out-of-band probes (spec probe:), or nil
 	last   []scenario.Path // what the emulator runs now
 	next   int             // the round Do carries out next
 }
@@ -85,6 +86,10 @@ func (e *realEnv) Begin(ctx context.Context) error {
 		e.client.Close()
 		e.client = nil
 	}
+	if e.probes != nil {
+		e.probes.close()
+		e.probes = nil
+	}
 	e.sched = experiment.NewSchedule(e.spec.ScenarioFile(), e.spec.Events)
 	e.last, e.next = nil, 0
 	if err := e.advance(0); err != nil {
@@ -97,7 +102,41 @@ func (e *realEnv) Begin(ctx context.Context) error {
 		return err
 	}
 	e.client = c
+	if e.spec.Probe.PerSecond > 0 {
+		e.probes = newSideProbes(len(e.spec.ScenarioFile().Paths), func(ctx context.Context) (*pcm.SideProber, error) {
+			return e.bench.SideProber(ctx, probeTimeout)
+		})
+	}
 	return nil
+}
+
+// Probe asks for an out-of-band probe of idle path p on its side
+// connection (experiment.ProbeEnv); it is answered while requests go on,
+// through Answers.
+func (e *realEnv) Probe(_ int, p pathsel.PathID) (float64, bool) {
+	if e.probes != nil {
+		e.probes.Probe(p)
+	}
+	return 0, false
+}
+
+// Answers hands out the probes answered since the last round
+// (experiment.ProbeAnswerer).
+func (e *realEnv) Answers() []experiment.ProbeAnswer {
+	if e.probes == nil {
+		return nil
+	}
+	return e.probes.Answers()
+}
+
+// ProbeBytes is what the run's probes have cost on the wire so far
+// (experiment.ProbeCoster): the side connections' QUIC bytes both ways,
+// their handshakes included.
+func (e *realEnv) ProbeBytes() uint64 {
+	if e.probes == nil {
+		return 0
+	}
+	return e.probes.Bytes()
 }
 
 // advance applies round t's events to the emulator: every path whose
@@ -174,6 +213,10 @@ func (e *realEnv) Close() error {
 	var err error
 	if e.client != nil {
 		err = e.client.Close()
+	}
+	if e.probes != nil {
+		err = errors.Join(err, e.probes.close())
+		e.probes = nil
 	}
 	return errors.Join(err, e.bench.Close())
 }

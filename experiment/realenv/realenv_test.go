@@ -78,6 +78,16 @@ func TestBuiltinRealExperiments(t *testing.T) {
 				t.Errorf("%s: no model-oracle column", e.Name())
 			}
 		}
+		// With a probe budget the default probes (on side connections)
+		// and its request-only ablation does not.
+		for i, st := range spec.Strategies {
+			probes := res.Runs[i][0].Probes
+			if learns := st.Strategy == "hetquic" && *st.Config.Defaults().Probes; learns && spec.Probe.PerSecond > 0 && probes == 0 {
+				t.Errorf("%s: %s sent no probes", e.Name(), st.Label)
+			} else if !learns && probes != 0 {
+				t.Errorf("%s: %s sent %d probes", e.Name(), st.Label, probes)
+			}
+		}
 		dir := t.TempDir()
 		if _, err := experiment.WriteAll(context.Background(), dir, res, sum); err != nil {
 			t.Fatal(err)

@@ -11,6 +11,7 @@ import (
 	"crypto/tls"
 	"errors"
 	"net"
+	"time"
 
 	"github.com/hetquic/hetquic/emu/udprelay"
 	"github.com/hetquic/hetquic/internal/selfsigned"
@@ -66,14 +67,28 @@ func (b *Bench) Relay() *udprelay.Relay { return b.relay }
 // Dial connects a PCM client over every path. The caller chooses each
 // request's path (GetOn); the client's own selector is never asked.
 func (b *Bench) Dial(ctx context.Context, rebind bool) (*pcm.Client, error) {
+	return pcm.Dial(ctx, pcm.Config{
+		Server: b.relay.Addr().String(), ServerName: "localhost", TLS: b.roots,
+		Paths: b.localPaths(), Selector: noSelector{}, Rebind: rebind,
+	})
+}
+
+// SideProber opens a side connection on every path (pcm.SideProber), each
+// probe bounded by timeout: out-of-band probes of idle paths that need no
+// path state on the server.
+func (b *Bench) SideProber(ctx context.Context, timeout time.Duration) (*pcm.SideProber, error) {
+	return pcm.DialSideProber(ctx, pcm.Config{
+		Server: b.relay.Addr().String(), ServerName: "localhost", TLS: b.roots, Paths: b.localPaths(),
+	}, timeout)
+}
+
+// localPaths is one client path per scenario path, on its relay address.
+func (b *Bench) localPaths() []pcm.LocalPath {
 	var paths []pcm.LocalPath
 	for i, a := range b.relay.PathAddrs() {
 		paths = append(paths, pcm.LocalPath{Name: b.sc.Paths[i].Name, Addr: a})
 	}
-	return pcm.Dial(ctx, pcm.Config{
-		Server: b.relay.Addr().String(), ServerName: "localhost", TLS: b.roots,
-		Paths: paths, Selector: noSelector{}, Rebind: rebind,
-	})
+	return paths
 }
 
 // Close stops the relay and the origin.
