@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"regexp"
 	"runtime"
 	"strings"
 	"time"
@@ -107,6 +108,10 @@ func runDocs(ctx context.Context, args []string) error {
 // runDocCommand runs a block's command: a hetquic command through the CLI's
 // own dispatch, in this process, capturing its stdout; a measured block's
 // other commands through bash.
+// markdownTableRE matches a Markdown table's separator row, which no plain
+// text output (go test, /usr/bin/time) has.
+var markdownTableRE = regexp.MustCompile(`(?m)^\|( *:?-+:? *\|)+ *$`)
+
 func runDocCommand(ctx context.Context, b docgen.Block) (string, error) {
 	if b.Args[0] != "hetquic" {
 		if !b.Measured {
@@ -118,7 +123,12 @@ func runDocCommand(ctx context.Context, b docgen.Block) (string, error) {
 		if err := cmd.Run(); err != nil {
 			return "", fmt.Errorf("%v: %s", err, lastLine(stderr.String()))
 		}
-		// A shell command prints text, not Markdown: keep its lines as they are.
+		// A shell command prints text, whose lines are kept as they are,
+		// unless what it prints holds a Markdown table (a hetquic command
+		// run under chrt, a bench script that prints tables).
+		if markdownTableRE.Match(out.Bytes()) {
+			return out.String(), nil
+		}
 		return "```text\n" + strings.TrimRight(out.String(), "\n") + "\n```\n", nil
 	}
 	if len(b.Args) > 1 && b.Args[1] == "docs" {

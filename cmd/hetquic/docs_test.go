@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/hetquic/hetquic/internal/docgen"
 )
 
 // TestDocsCheck runs "hetquic docs" on a doc whose block is stale, then
@@ -57,5 +59,23 @@ func TestCaptureNests(t *testing.T) {
 	})
 	if err != nil || outer != "outer before\nouter after\n" || inner != "inner\n" {
 		t.Errorf("outer %q, inner %q, err %v", outer, inner, err)
+	}
+}
+
+// TestShellBlockMarkdown: a measured shell command's output is fenced as
+// text unless it holds a Markdown table, which is kept to render as one.
+func TestShellBlockMarkdown(t *testing.T) {
+	for _, c := range []struct {
+		cmd, want string
+	}{
+		{`printf 'ok 1.2 s\n'`, "```text\nok 1.2 s\n```\n"},
+		{`printf 'cap\n\n| a | b |\n|---|---|\n| 1 | 2 |\n'`, "cap\n\n| a | b |\n|---|---|\n| 1 | 2 |\n"},
+		{`printf '| not a table |\n'`, "```text\n| not a table |\n```\n"},
+	} {
+		b := docgen.Block{Command: c.cmd, Args: strings.Fields(c.cmd), Measured: true}
+		got, err := runDocCommand(t.Context(), b)
+		if err != nil || got != c.want {
+			t.Errorf("%s: got %q, %v; want %q", c.cmd, got, err, c.want)
+		}
 	}
 }
