@@ -19,6 +19,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/hetquic/hetquic/internal/results"
 	"github.com/hetquic/hetquic/internal/stats"
 	"github.com/hetquic/hetquic/pathsel"
 	"github.com/hetquic/hetquic/pcm"
@@ -279,7 +280,7 @@ func pcmSwitchCost(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	return measure.WriteSwitchCostTable(os.Stdout, cells)
+	return results.WriteTables(os.Stdout, []results.Table{measure.SwitchCostTable(cells)})
 }
 
 // parseList parses a comma-separated list of positive numbers.
@@ -310,8 +311,7 @@ func pcmFailover(ctx context.Context, args []string) error {
 	if err != nil || *trials < 1 {
 		return badInput(fmt.Errorf("pcm failover: --rtts %q / --trials %d: %v", *rtts, *trials, err))
 	}
-	tw := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "RTT ms	trials	pause ms: median	max	all bodies intact	")
+	t := results.Table{Header: []string{"RTT ms", "trials", "pause ms: median", "max", "all bodies intact"}}
 	for _, rtt := range rs {
 		fs, err := measure.MeasureFailover(ctx, rtt, *trials)
 		if err != nil {
@@ -323,7 +323,8 @@ func pcmFailover(ctx context.Context, args []string) error {
 			pauses = append(pauses, f.ResumeMs)
 			intact = intact && f.Intact
 		}
-		fmt.Fprintf(tw, "%g\t%d\t%.0f\t%.0f\t%t\t\n", rtt, len(fs), stats.Median(pauses), slices.Max(pauses), intact)
+		t.Rows = append(t.Rows, []string{fmt.Sprintf("%g", rtt), fmt.Sprint(len(fs)), fmt.Sprintf("%.0f", stats.Median(pauses)),
+			fmt.Sprintf("%.0f", slices.Max(pauses)), fmt.Sprint(intact)})
 	}
-	return tw.Flush()
+	return results.WriteTables(os.Stdout, []results.Table{t})
 }

@@ -5,9 +5,9 @@ import (
 	"fmt"
 	"io"
 	"strconv"
-	"text/tabwriter"
 	"time"
 
+	"github.com/hetquic/hetquic/internal/results"
 	"github.com/hetquic/hetquic/internal/stats"
 )
 
@@ -93,16 +93,17 @@ func measureCell(ctx context.Context, rtt float64, size, pairs int, rebind bool)
 	return sc2, nil
 }
 
-// WriteSwitchCostTable prints the measurement as a table.
-func WriteSwitchCostTable(w io.Writer, cells []SwitchCost) error {
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "RTT ms\tsize bytes\tmode\tstay ms (median)\tafter switch ms (median)\tswitch cost ms\t")
+// SwitchCostTable is the measurement as a table (Markdown where printed:
+// what pcm/README.md's measured block shows).
+func SwitchCostTable(cells []SwitchCost) results.Table {
+	t := results.Table{Header: []string{"RTT ms", "size bytes", "mode", "stay ms (median)", "after switch ms (median)", "switch cost ms"}}
 	for _, c := range cells {
 		mode := "path API"
 		if c.Rebind {
 			mode = "rebind"
 		}
-		fmt.Fprintf(tw, "%g\t%d\t%s\t%.2f\t%.2f\t%+.2f\t\n", c.RTTms, c.SizeBytes, mode, c.StayMs, c.SwitchMs, c.CostMs)
+		t.Rows = append(t.Rows, []string{fmt.Sprintf("%g", c.RTTms), fmt.Sprint(c.SizeBytes), mode,
+			fmt.Sprintf("%.2f", c.StayMs), fmt.Sprintf("%.2f", c.SwitchMs), fmt.Sprintf("%+.2f", c.CostMs)})
 	}
-	return tw.Flush()
+	return t
 }
