@@ -114,15 +114,25 @@ func selectPapers(files []*claims.File, ids []string) ([]*claims.File, error) {
 	return out, nil
 }
 
-// plan lists the experiments of the claims, sorted, with the seeds --quick
-// gives them (the smallest any claims file asks for), then one run per
-// sensitivity entry. Claims with measured values need no run.
+// plan lists the experiments of the claims, sorted, with the seeds the
+// full run gives them (a claims file's full: entry, else the experiment's
+// own) or --quick gives them (the smallest any claims file asks for), then
+// one run per sensitivity entry (once when two files name the same
+// setting). Claims with measured values need no run.
 func plan(files []*claims.File, quick bool) []claimRun {
-	seeds := map[string]int{}
+	seeds, full := map[string]int{}, map[string]int{}
 	for _, f := range files {
 		for _, c := range f.Claims {
 			if _, ok := seeds[c.Experiment]; !ok && c.Measured == nil {
 				seeds[c.Experiment] = 0
+			}
+		}
+	}
+	for _, f := range files {
+		for name, q := range f.Full {
+			if _, ok := seeds[name]; ok {
+				full[name] = max(full[name], q.Seeds)
+				seeds[name] = full[name]
 			}
 		}
 	}
@@ -137,7 +147,7 @@ func plan(files []*claims.File, quick bool) []claimRun {
 	}
 	var runs []claimRun
 	for name, s := range seeds {
-		runs = append(runs, claimRun{Name: name, Seeds: s})
+		runs = append(runs, claimRun{Name: name, Seeds: s, Full: full[name]})
 	}
 	slices.SortFunc(runs, func(a, b claimRun) int { return strings.Compare(a.Name, b.Name) })
 	for _, f := range files {
@@ -146,7 +156,13 @@ func plan(files []*claims.File, quick bool) []claimRun {
 			if sn.Seeds > 0 && (n == 0 || sn.Seeds < n) {
 				n = sn.Seeds
 			}
-			runs = append(runs, claimRun{Name: sn.Experiment, Param: sn.Param, Vals: sn.Values, Seeds: n})
+			if r := findRun(runs, sn.Experiment, sn.Param); r != nil { // another paper's claims share it
+				if n > 0 && (r.Seeds == 0 || n < r.Seeds) {
+					r.Seeds = n
+				}
+				continue
+			}
+			runs = append(runs, claimRun{Name: sn.Experiment, Param: sn.Param, Vals: sn.Values, Seeds: n, Full: full[sn.Experiment]})
 		}
 	}
 	return runs
@@ -173,9 +189,9 @@ func (r *claimRun) ran() string {
 	case r.Seedless:
 		return "one run (the mode has no seeds)"
 	case r.Seeds == 1:
-		return fmt.Sprintf("1 seed (%d) of the file's %d", r.First, r.Full)
+		return fmt.Sprintf("1 seed (%d) of the full run's %d", r.First, r.Full)
 	case r.Seeds < r.Full:
-		return fmt.Sprintf("%d of the file's %d seeds (%d–%d)", r.Seeds, r.Full, r.First, r.First+uint64(r.Seeds)-1)
+		return fmt.Sprintf("%d of the full run's %d seeds (%d–%d)", r.Seeds, r.Full, r.First, r.First+uint64(r.Seeds)-1)
 	}
 	return fmt.Sprintf("%d seeds (%d–%d)", r.Seeds, r.First, r.First+uint64(r.Seeds)-1)
 }
@@ -242,9 +258,13 @@ func judgeRun(c *claims.Claim, run *claimRun, i int) claims.Result {
 }
 
 // sensitivity is claim c's line on one guessed setting: its verdict at
-// every value of the range, and where it flips.
+// every value of the range, and where it flips (for a spread entry: over
+// the replicates, such as policies trained with other seeds).
 func sensitivity(c *claims.Claim, sn *claims.Sensitivity, run *claimRun) string {
-	head := fmt.Sprintf("`%s` (guessed %s", sn.Param, sn.Guess)
+	head := fmt.Sprintf("sensitivity: `%s` (guessed %s", sn.Param, sn.Guess)
+	if sn.Spread {
+		head = fmt.Sprintf("spread over `%s` (the experiment's %s", sn.Param, sn.Guess)
+	}
 	if sn.Why != "" {
 		head += "; " + strings.TrimSuffix(oneLine(sn.Why), ".")
 	}
@@ -370,7 +390,7 @@ func writePaper(w io.Writer, pr paperResult, full bool) {
 	for i, r := range pr.Results {
 		fmt.Fprintf(w, "- **%s** — %s\n", r.Claim.ID, strings.Join(explain(r, pr.Runs[i]), "; "))
 		for _, s := range pr.Sens[i] {
-			fmt.Fprintf(w, "  - sensitivity: %s\n", s)
+			fmt.Fprintf(w, "  - %s\n", s)
 		}
 	}
 	fmt.Fprintln(w)

@@ -30,8 +30,11 @@ type claimRun struct {
 	Vals  []string // its values, in order
 	Seeds int      // seeds run per value (1 for a mode without seeds)
 	First uint64   // the first seed
-	Full  int      // the experiment file's own seeds
-	// Seedless: agent and ride experiments have no seeds to sweep (one run).
+	// Full is the seeds of the full run: the experiment file's own, or
+	// more where a claims file's full: entry asks (set by plan).
+	Full int
+	// Seedless: agent experiments and files with a sweep of their own
+	// have no seeds to sweep (one run).
 	Seedless bool
 	// Summaries[i][k] is the decoded summary.json of value i, seed k.
 	Summaries [][]any
@@ -76,15 +79,15 @@ func readExpFile(name string) (*expFile, error) {
 }
 
 // seedless reports whether the mode has no seeds for a sweep to vary
-// (agent: its repeat; ride: one seed), or the file sweeps already.
+// (agent: its repeat), or the file sweeps already. A ride evaluation has
+// one seed per point, and a sweep over it gives more.
 func (e *expFile) seedless() bool {
-	return e.mode == "agent" || e.mode == "ride" || e.swept
+	return e.mode == "agent" || e.swept
 }
 
 // derived is the experiment file rewritten to run one seed per point of a
 // sweep over spec.seed (and param, when set): the same runs as the file's
-// seeds, each summarized apart. seeds 0 keeps the file's seeds (a ride
-// evaluation's one) and sweeps param alone.
+// seeds, each summarized apart.
 func (e *expFile) derived(param string, vals []string, first uint64, seeds int) ([]byte, error) {
 	var doc yaml.Node
 	if err := yaml.Unmarshal(e.data, &doc); err != nil || len(doc.Content) != 1 || doc.Content[0].Kind != yaml.MappingNode {
@@ -103,20 +106,15 @@ func (e *expFile) derived(param string, vals []string, first uint64, seeds int) 
 	}
 	var b strings.Builder
 	b.Write(out)
-	if seeds > 0 {
-		b.WriteString("seeds: 1\n")
-	}
-	b.WriteString("sweep:\n  params:\n")
+	b.WriteString("seeds: 1\nsweep:\n  params:\n")
 	if param != "" {
 		fmt.Fprintf(&b, "    %s: [%s]\n", param, strings.Join(vals, ", "))
 	}
-	if seeds > 0 {
-		ss := make([]string, seeds)
-		for k := range ss {
-			ss[k] = strconv.FormatUint(first+uint64(k), 10)
-		}
-		fmt.Fprintf(&b, "    spec.seed: [%s]\n", strings.Join(ss, ", "))
+	ss := make([]string, seeds)
+	for k := range ss {
+		ss[k] = strconv.FormatUint(first+uint64(k), 10)
 	}
+	fmt.Fprintf(&b, "    spec.seed: [%s]\n", strings.Join(ss, ", "))
 	return []byte(b.String()), nil
 }
 
@@ -130,25 +128,20 @@ func (r *claimRun) run(ctx context.Context, tree, dir string) {
 		r.Err = err
 		return
 	}
-	r.Full, r.First, r.Seedless = e.seeds, e.first, e.seedless()
+	r.First, r.Seedless = e.first, e.seedless()
+	r.Full = max(r.Full, e.seeds)
 	switch {
-	case r.Seedless && r.Param != "" && (e.mode == "agent" || e.swept):
+	case r.Seedless && r.Param != "":
 		r.Err = fmt.Errorf("%s: a sensitivity sweep needs a mode that sweeps and a file without a sweep of its own (this is %s)", r.Name, e.mode)
 		return
-	case r.Seedless && r.Param == "":
+	case r.Seedless:
 		r.Seeds = 1
 		r.Err = r.runFile(ctx, filepath.Join(tree, e.path), dir, false)
 		return
-	case r.Seedless: // ride: its one seed, swept over the param alone
-		r.Seeds = 1
 	case r.Seeds == 0:
-		r.Seeds = e.seeds
+		r.Seeds = r.Full
 	}
-	seeds := r.Seeds
-	if r.Seedless {
-		seeds = 0 // no spec.seed to sweep
-	}
-	data, err := e.derived(r.Param, r.Vals, r.First, seeds)
+	data, err := e.derived(r.Param, r.Vals, r.First, r.Seeds)
 	if err != nil {
 		r.Err = err
 		return
@@ -232,10 +225,9 @@ func (r *claimRun) locate(assigns []struct{ Key, Value string }) (int, int, erro
 			}
 		}
 	}
-	if k < 0 && !r.Seedless {
+	if k < 0 {
 		return 0, 0, errors.New("no seed assignment")
 	}
-	k = max(k, 0)
 	return i, k, nil
 }
 

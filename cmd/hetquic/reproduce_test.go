@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -111,13 +112,44 @@ claims:
 	for _, want := range []string{
 		"| inconclusive |",                           // the counts' column
 		"Source: A. B: \"X\", Y 2024.",               // the citation
-		"hetquic ran 3 of the file's 20 seeds (1–3)", // what ran, not the file's setting
+		"hetquic ran 3 of the full run's 20 seeds (1–3)", // what ran, not the file's setting
 		"`pcm-ab` (3 of 20 seeds)",                   // which verdicts depend on the seed count
 		"reproduced: its 95 % interval [",            // why, from the numbers
-		"sensitivity: `rounds` (guessed 100; the paper does not say) over 3 of the file's 20 seeds (1–3): **reproduced** at every value 50–100",
+		"sensitivity: `rounds` (guessed 100; the paper does not say) over 3 of the full run's 20 seeds (1–3): **reproduced** at every value 50–100",
 	} {
 		if !strings.Contains(string(page), want) {
 			t.Errorf("page lacks %q:\n%s", want, page)
+		}
+	}
+}
+
+// TestReproducePlan: a full: entry gives an experiment more seeds than its
+// file (a ride evaluation's one) and --quick fewer; a sensitivity entry two
+// papers share runs once, at the seeds of the smaller.
+func TestReproducePlan(t *testing.T) {
+	parse := func(body string) *claims.File {
+		f, err := claims.Parse("x.yaml", []byte("paper: x\ntitle: X\ncitation: c\n"+body+
+			"claims:\n  - {id: a, where: w, claim: c, experiment: ride-eval, metric: m, paper_value: 1, reproduced: {at_least: 0}}\n"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return f
+	}
+	sens := "sensitivity:\n  - {experiment: ride-eval, param: ride.policy, values: [a, b], guess: a, spread: true%s}\n"
+	files := []*claims.File{
+		parse("full:\n  ride-eval: {seeds: 5}\nquick:\n  ride-eval: {seeds: 3}\n" + fmt.Sprintf(sens, "")),
+		parse(fmt.Sprintf(sens, ", seeds: 2")),
+	}
+	for _, tc := range []struct {
+		quick      bool
+		main, sens int
+	}{{false, 5, 2}, {true, 3, 2}} {
+		runs := plan(files, tc.quick)
+		if len(runs) != 2 || runs[0].Param != "" || runs[1].Param != "ride.policy" {
+			t.Fatalf("quick %v: runs %+v, want the evaluation and one sweep", tc.quick, runs)
+		}
+		if runs[0].Seeds != tc.main || runs[0].Full != 5 || runs[1].Seeds != tc.sens {
+			t.Errorf("quick %v: seeds %d (full %d) and %d, want %d (5) and %d", tc.quick, runs[0].Seeds, runs[0].Full, runs[1].Seeds, tc.main, tc.sens)
 		}
 	}
 }
