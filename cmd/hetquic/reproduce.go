@@ -30,7 +30,7 @@ refuted — with the reason where one is known. Each experiment's full results
 --quick runs the slow experiments with the fewer seeds their claims files
 name, so the page takes minutes. --md prints the claims tables on stdout
 (no timings: what a doc's generated block holds). Exit status 1 when an
-experiment fails or a summary lacks a claim's metric.`
+experiment or a sensitivity sweep fails or a summary lacks a claim's metric.`
 
 func runReproduce(ctx context.Context, args []string) error {
 	flags := newFlagSet("reproduce", "reproduce [--quick] [--out DIR] [--paper ID,…] [--md]", reproduceHelp)
@@ -71,7 +71,7 @@ func runReproduce(ctx context.Context, args []string) error {
 		if !*md {
 			fmt.Fprintf(os.Stderr, "reproduce: %s (%d of %d)…\n", r.label(), i+1, len(runs))
 		}
-		r.run(ctx, tree, filepath.Join(*out, r.dirName()))
+		r.run(ctx, tree, filepath.Join(*out, r.dirName()), findRun(runs[:i], r.Name, ""))
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
@@ -94,6 +94,11 @@ func runReproduce(ctx context.Context, args []string) error {
 	}
 	if n := page.count(claims.Failed); n > 0 {
 		return fmt.Errorf("reproduce: %d claims could not be judged (see %s)", n, indexFile)
+	}
+	for _, r := range runs {
+		if r.Err != nil {
+			return fmt.Errorf("reproduce: %s could not be swept (see %s): %s", r.label(), indexFile, oneLine(r.Err.Error()))
+		}
 	}
 	return nil
 }
@@ -162,7 +167,7 @@ func plan(files []*claims.File, quick bool) []claimRun {
 				}
 				continue
 			}
-			runs = append(runs, claimRun{Name: sn.Experiment, Param: sn.Param, Vals: sn.Values, Seeds: n, Full: full[sn.Experiment]})
+			runs = append(runs, claimRun{Name: sn.Experiment, Param: sn.Param, Vals: sn.Values, Guess: sn.Guess, Seeds: n, Full: full[sn.Experiment]})
 		}
 	}
 	return runs
@@ -329,6 +334,9 @@ func writePage(w io.Writer, p page, runs []claimRun, quick, full bool) {
 			ran := r.ran()
 			if r.Param != "" {
 				ran = fmt.Sprintf("%d values × %s", len(r.Vals), ran)
+			}
+			if r.Reused {
+				ran += fmt.Sprintf("; at %s, the experiment's own value, the runs above", r.Guess)
 			}
 			fmt.Fprintf(w, "| %s | %s | %.1f s | %s |\n", r.label(), ran, r.Elapsed.Seconds(), res)
 		}

@@ -28,8 +28,12 @@ type claimRun struct {
 	Name  string
 	Param string   // the guessed setting swept ("" for the run at the file's settings)
 	Vals  []string // its values, in order
-	Seeds int      // seeds run per value (1 for a mode without seeds)
-	First uint64   // the first seed
+	Guess string   // the value the experiment file uses
+	// Reused: the file writes Guess at Param, so the guess's points are
+	// the run at the file's settings (the same runs), not run again.
+	Reused bool
+	Seeds  int    // seeds run per value (1 for a mode without seeds)
+	First  uint64 // the first seed
 	// Full is the seeds of the full run: the experiment file's own, or
 	// more where a claims file's full: entry asks (set by plan).
 	Full int
@@ -119,8 +123,11 @@ func (e *expFile) derived(param string, vals []string, first uint64, seeds int) 
 }
 
 // run carries the run out in tree (a copy of the built-in files on disk)
-// through the CLI's "exp run" and reads each point's summary.json.
-func (r *claimRun) run(ctx context.Context, tree, dir string) {
+// through the CLI's "exp run" and reads each point's summary.json. main,
+// for a sensitivity sweep, is the run at the file's own settings (nil if
+// none ran), whose seeds are the guess's points when the file writes the
+// guess at the param.
+func (r *claimRun) run(ctx context.Context, tree, dir string, main *claimRun) {
 	start := time.Now()
 	defer func() { r.Elapsed = time.Since(start) }()
 	e, err := readExpFile(r.Name)
@@ -141,6 +148,21 @@ func (r *claimRun) run(ctx context.Context, tree, dir string) {
 	case r.Seeds == 0:
 		r.Seeds = r.Full
 	}
+	at, err := r.reuse(e, main)
+	if err != nil {
+		r.Err = err
+		return
+	}
+	if at >= 0 {
+		vals := r.Vals
+		r.Vals = slices.Delete(slices.Clone(vals), at, at+1)
+		defer func() {
+			r.Vals = vals
+			if r.Err == nil {
+				r.Summaries = slices.Insert(r.Summaries, at, main.Summaries[0][:r.Seeds])
+			}
+		}()
+	}
 	data, err := e.derived(r.Param, r.Vals, r.First, r.Seeds)
 	if err != nil {
 		r.Err = err
@@ -153,6 +175,65 @@ func (r *claimRun) run(ctx context.Context, tree, dir string) {
 	}
 	defer os.Remove(file)
 	r.Err = r.runFile(ctx, file, dir, true)
+}
+
+// reuse is the index of the guess among a sensitivity sweep's values when
+// the run at the file's settings already holds its points (the file writes
+// the guess at the param, and that run has at least as many seeds), else
+// −1. A file that writes another value there is an error: the claims file
+// would call a value the guess that the experiment does not use.
+func (r *claimRun) reuse(e *expFile, main *claimRun) (int, error) {
+	v, ok := e.fileValue(r.Param)
+	switch {
+	case r.Param == "" || r.Guess == "" || !ok:
+		return -1, nil
+	case !sameValue(v, r.Guess):
+		return -1, fmt.Errorf("%s: the claims file's guess for %s is %s, but the experiment uses %s", r.Name, r.Param, r.Guess, v)
+	case main == nil || main.Err != nil || main.Seedless || main.Param != "" || main.Seeds < r.Seeds || main.First != r.First:
+		return -1, nil
+	}
+	r.Reused = true
+	return slices.IndexFunc(r.Vals, func(x string) bool { return sameValue(x, r.Guess) }), nil
+}
+
+// fileValue is the scalar the experiment file writes at a sweep field
+// (variants[2].cc, ride.policy, scenario.speed_mps of an inline scenario),
+// and whether it writes one there; a field of a scenario file is not read.
+func (e *expFile) fileValue(param string) (string, bool) {
+	var doc yaml.Node
+	if yaml.Unmarshal(e.data, &doc) != nil || len(doc.Content) != 1 {
+		return "", false
+	}
+	n := doc.Content[0]
+	for part := range strings.SplitSeq(strings.TrimPrefix(param, "spec."), ".") {
+		name, idx, _ := strings.Cut(part, "[")
+		n = mapValue(n, name)
+		for idx != "" && n != nil {
+			i, rest, _ := strings.Cut(idx, "]")
+			k, err := strconv.Atoi(i)
+			if err != nil || n.Kind != yaml.SequenceNode || k < 0 || k >= len(n.Content) {
+				return "", false
+			}
+			n, idx = n.Content[k], strings.TrimPrefix(rest, "[")
+		}
+		if n == nil {
+			return "", false
+		}
+	}
+	return n.Value, n.Kind == yaml.ScalarNode
+}
+
+// mapValue is the value under key of a YAML mapping (nil: none).
+func mapValue(n *yaml.Node, key string) *yaml.Node {
+	if n == nil || n.Kind != yaml.MappingNode {
+		return nil
+	}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		if n.Content[i].Value == key {
+			return n.Content[i+1]
+		}
+	}
+	return nil
 }
 
 func (r *claimRun) runFile(ctx context.Context, file, dir string, swept bool) error {

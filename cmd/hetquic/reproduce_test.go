@@ -29,6 +29,15 @@ func TestClaimsNameBuiltinExperiments(t *testing.T) {
 				t.Errorf("%s: claim %s: experiment %q: %s", f.Paper, c.ID, c.Experiment, strings.TrimSpace(stderr))
 			}
 		}
+		for _, sn := range f.Sensitivity {
+			e, err := readExpFile(sn.Experiment)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if v, ok := e.fileValue(sn.Param); ok && !sameValue(v, sn.Guess) {
+				t.Errorf("%s: sensitivity %s × %s: guess %s, but the experiment uses %s", f.Paper, sn.Experiment, sn.Param, sn.Guess, v)
+			}
+		}
 		for name := range f.Quick {
 			if !seen[name] {
 				t.Errorf("%s: quick entry %q is not an experiment of its claims", f.Paper, name)
@@ -100,7 +109,7 @@ func TestReproduceIntervalsAndSensitivity(t *testing.T) {
 	dir, out := claimsDir(t, `quick:
   pcm-ab: {seeds: 3}
 sensitivity:
-  - {experiment: pcm-ab, param: rounds, values: [50, 100], guess: 100, why: the paper does not say}
+  - {experiment: pcm-ab, param: rounds, values: [100, 1000], guess: 1000, why: the paper does not say}
 claims:
   - {id: a, where: Fig. 1, claim: c, experiment: pcm-ab, metric: 'strategies[label=hetquic-a0.8].mean_tct_ms', paper_value: 1, reproduced: {at_least: 0}, refuted: {at_most: -1}}
 `), t.TempDir()
@@ -110,12 +119,13 @@ claims:
 	}
 	page, _ := os.ReadFile(filepath.Join(out, "index.md"))
 	for _, want := range []string{
-		"| inconclusive |",                           // the counts' column
-		"Source: A. B: \"X\", Y 2024.",               // the citation
+		"| inconclusive |",                               // the counts' column
+		"Source: A. B: \"X\", Y 2024.",                   // the citation
 		"hetquic ran 3 of the full run's 20 seeds (1–3)", // what ran, not the file's setting
-		"`pcm-ab` (3 of 20 seeds)",                   // which verdicts depend on the seed count
-		"reproduced: its 95 % interval [",            // why, from the numbers
-		"sensitivity: `rounds` (guessed 100; the paper does not say) over 3 of the full run's 20 seeds (1–3): **reproduced** at every value 50–100",
+		"`pcm-ab` (3 of 20 seeds)",                       // which verdicts depend on the seed count
+		"reproduced: its 95 % interval [",                // why, from the numbers
+		"sensitivity: `rounds` (guessed 1000; the paper does not say) over 3 of the full run's 20 seeds (1–3): **reproduced** at every value 100–1000",
+		"at 1000, the experiment's own value, the runs above", // the guess's points not run twice
 	} {
 		if !strings.Contains(string(page), want) {
 			t.Errorf("page lacks %q:\n%s", want, page)
@@ -151,6 +161,25 @@ func TestReproducePlan(t *testing.T) {
 		if runs[0].Seeds != tc.main || runs[0].Full != 5 || runs[1].Seeds != tc.sens {
 			t.Errorf("quick %v: seeds %d (full %d) and %d, want %d (5) and %d", tc.quick, runs[0].Seeds, runs[0].Full, runs[1].Seeds, tc.main, tc.sens)
 		}
+	}
+}
+
+// TestReproduceGuessIsTheExperiments: a sensitivity entry whose guess is
+// not the value the experiment file writes is an error (the page would
+// call a value the guess that never ran), and reproduce exits 1.
+func TestReproduceGuessIsTheExperiments(t *testing.T) {
+	dir, out := claimsDir(t, `sensitivity:
+  - {experiment: pcm-ab, param: rounds, values: [50, 100], guess: 100}
+claims:
+  - {id: a, where: Fig. 1, claim: c, experiment: pcm-ab, metric: 'strategies[label=hetquic-a0.8].mean_tct_ms', paper_value: 1, reproduced: {at_least: 0}}
+`), t.TempDir()
+	_, stderr, code := runCLI(t, "reproduce", "--quick", "--claims", dir, "--out", out)
+	const want = "the claims file's guess for rounds is 100, but the experiment uses 1000"
+	if code != 1 || !strings.Contains(stderr, want) {
+		t.Fatalf("exit %d, stderr %q; want 1 and %q", code, stderr, want)
+	}
+	if page, _ := os.ReadFile(filepath.Join(out, "index.md")); !strings.Contains(string(page), "could not be swept: "+"pcm-ab: "+want) {
+		t.Errorf("page does not say why:\n%s", page)
 	}
 }
 
