@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"math"
 	"os"
+	"path"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -266,9 +267,9 @@ func judgeRun(c *claims.Claim, run *claimRun, i int) claims.Result {
 // every value of the range, and where it flips (for a spread entry: over
 // the replicates, such as policies trained with other seeds).
 func sensitivity(c *claims.Claim, sn *claims.Sensitivity, run *claimRun) string {
-	head := fmt.Sprintf("sensitivity: `%s` (guessed %s", sn.Param, sn.Guess)
+	head := fmt.Sprintf("sensitivity: `%s` (guessed %s", sn.Param, shortValue(sn.Guess))
 	if sn.Spread {
-		head = fmt.Sprintf("spread over `%s` (the experiment's %s", sn.Param, sn.Guess)
+		head = fmt.Sprintf("spread over `%s` (the experiment's %s", sn.Param, shortValue(sn.Guess))
 	}
 	if sn.Why != "" {
 		head += "; " + strings.TrimSuffix(oneLine(sn.Why), ".")
@@ -279,22 +280,41 @@ func sensitivity(c *claims.Claim, sn *claims.Sensitivity, run *claimRun) string 
 	}
 	verdicts := make([]claims.Verdict, len(sn.Values))
 	var at []string
+	lo, hi := math.Inf(1), math.Inf(-1)
 	for i, v := range sn.Values {
 		r := judgeRun(c, run, i)
 		verdicts[i] = r.Verdict
-		at = append(at, fmt.Sprintf("%s → %s (%s)", v, formatNum(r.Value), r.Verdict))
+		num := formatNum(r.Value)
+		if sn.Spread && !math.IsNaN(r.CI) {
+			num += fmt.Sprintf(" [%s, %s]", formatNum(r.Low()), formatNum(r.High()))
+		}
+		lo, hi = math.Min(lo, r.Value), math.Max(hi, r.Value)
+		at = append(at, fmt.Sprintf("%s → %s (%s)", shortValue(v), num, r.Verdict))
 	}
-	summary := fmt.Sprintf("**%s** at every value %s–%s", verdicts[0], sn.Values[0], sn.Values[len(sn.Values)-1])
+	first, last := shortValue(sn.Values[0]), shortValue(sn.Values[len(sn.Values)-1])
+	summary := fmt.Sprintf("**%s** at every value %s–%s", verdicts[0], first, last)
 	var flips []string
 	for i := 1; i < len(verdicts); i++ {
 		if verdicts[i] != verdicts[i-1] {
-			flips = append(flips, fmt.Sprintf("%s → %s at %s", verdicts[i-1], verdicts[i], sn.Values[i]))
+			flips = append(flips, fmt.Sprintf("%s → %s at %s", verdicts[i-1], verdicts[i], shortValue(sn.Values[i])))
 		}
 	}
 	if len(flips) > 0 {
 		summary = "flips: " + strings.Join(flips, ", ")
 	}
+	if sn.Spread {
+		summary += fmt.Sprintf(", means %s … %s", formatNum(lo), formatNum(hi))
+	}
 	return fmt.Sprintf("%s over %s: %s [%s]", head, run.ran(), summary, strings.Join(at, "; "))
+}
+
+// shortValue is a swept value as the page prints it: a file (a policy) by
+// its name without the directory and extension.
+func shortValue(v string) string {
+	if !strings.Contains(v, "/") {
+		return v
+	}
+	return strings.TrimSuffix(path.Base(v), path.Ext(v))
 }
 
 // counts is the number of the paper's claims per verdict.
@@ -336,7 +356,7 @@ func writePage(w io.Writer, p page, runs []claimRun, quick, full bool) {
 				ran = fmt.Sprintf("%d values × %s", len(r.Vals), ran)
 			}
 			if r.Reused {
-				ran += fmt.Sprintf("; at %s, the experiment's own value, the runs above", r.Guess)
+				ran += fmt.Sprintf("; at %s, the experiment's own value, the runs above", shortValue(r.Guess))
 			}
 			fmt.Fprintf(w, "| %s | %s | %.1f s | %s |\n", r.label(), ran, r.Elapsed.Seconds(), res)
 		}

@@ -183,6 +183,32 @@ claims:
 	}
 }
 
+// TestSpreadLine: a spread entry's line names each replicate by its file,
+// with its interval over the seeds and its verdict, and the range of the
+// replicates' means.
+func TestSpreadLine(t *testing.T) {
+	f, err := claims.Parse("x.yaml", []byte(`paper: x
+title: X
+citation: c
+sensitivity:
+  - {experiment: e, param: ride.policy, values: [../p/s1.json, ../p/s2.json], guess: ../p/s2.json, spread: true, why: training seeds}
+claims:
+  - {id: a, where: w, claim: c, experiment: e, metric: v, paper_value: 2, reproduced: {within_rel: 0.25}, refuted: {at_most: 1}}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum := func(v float64) any { return map[string]any{"v": v} }
+	run := &claimRun{Name: "e", Param: "ride.policy", Seeds: 3, First: 1, Full: 5,
+		Summaries: [][]any{{sum(2), sum(2.1), sum(1.9)}, {sum(0.5), sum(0.6), sum(0.7)}}}
+	got := sensitivity(&f.Claims[0], &f.Sensitivity[0], run)
+	want := "spread over `ride.policy` (the experiment's s2; training seeds) over 3 of the full run's 5 seeds (1–3): " +
+		"flips: reproduced → refuted at s2, means 0.6 … 2 [s1 → 2 [1.752, 2.248] (reproduced); s2 → 0.6 [0.3516, 0.8484] (refuted)]"
+	if got != want {
+		t.Errorf("got  %s\nwant %s", got, want)
+	}
+}
+
 // claimsDir writes a claims file of paper x, with body after its header,
 // into a new directory for reproduce --claims.
 func claimsDir(t *testing.T, body string) string {
