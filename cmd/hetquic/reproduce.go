@@ -72,7 +72,7 @@ func runReproduce(ctx context.Context, args []string) error {
 		if !*md {
 			fmt.Fprintf(os.Stderr, "reproduce: %s (%d of %d)…\n", r.label(), i+1, len(runs))
 		}
-		r.run(ctx, tree, filepath.Join(*out, r.dirName()), findRun(runs[:i], r.Name, ""))
+		r.run(ctx, tree, filepath.Join(*out, r.dirName()), mainRun(runs[:i], r.Name))
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
@@ -124,7 +124,9 @@ func selectPapers(files []*claims.File, ids []string) ([]*claims.File, error) {
 // full run gives them (a claims file's full: entry, else the experiment's
 // own) or --quick gives them (the smallest any claims file asks for), then
 // one run per sensitivity entry (once when two files name the same
-// setting). Claims with measured values need no run.
+// setting). A spread entry's replicates are swept in the experiment's own
+// run, its claims judged at the guess. Claims with measured values need
+// no run.
 func plan(files []*claims.File, quick bool) []claimRun {
 	seeds, full := map[string]int{}, map[string]int{}
 	for _, f := range files {
@@ -153,11 +155,17 @@ func plan(files []*claims.File, quick bool) []claimRun {
 	}
 	var runs []claimRun
 	for name, s := range seeds {
-		runs = append(runs, claimRun{Name: name, Seeds: s, Full: full[name]})
+		runs = append(runs, claimRun{Name: name, Main: true, Seeds: s, Full: full[name]})
 	}
 	slices.SortFunc(runs, func(a, b claimRun) int { return strings.Compare(a.Name, b.Name) })
 	for _, f := range files {
 		for _, sn := range f.Sensitivity {
+			if m := mainRun(runs, sn.Experiment); sn.Spread && m != nil && (m.Param == "" || m.Param == sn.Param) {
+				// The replicates and the verdict's run are one sweep.
+				m.Param, m.Vals, m.Guess = sn.Param, sn.Values, sn.Guess
+				m.At = slices.Index(sn.Values, sn.Guess)
+				continue
+			}
 			n := seeds[sn.Experiment]
 			if sn.Seeds > 0 && (n == 0 || sn.Seeds < n) {
 				n = sn.Seeds
@@ -220,6 +228,15 @@ func (p page) count(v claims.Verdict) int {
 	return n
 }
 
+// mainRun is the run of experiment name whose values its claims judge.
+func mainRun(runs []claimRun, name string) *claimRun {
+	i := slices.IndexFunc(runs, func(r claimRun) bool { return r.Name == name && r.Main })
+	if i < 0 {
+		return nil
+	}
+	return &runs[i]
+}
+
 func findRun(runs []claimRun, name, param string) *claimRun {
 	i := slices.IndexFunc(runs, func(r claimRun) bool { return r.Name == name && r.Param == param })
 	if i < 0 {
@@ -240,8 +257,8 @@ func judge(files []*claims.File, runs []claimRun) page {
 				pr.Results, pr.Runs = append(pr.Results, r), append(pr.Runs, nil)
 				continue
 			}
-			run := findRun(runs, c.Experiment, "")
-			r := judgeRun(c, run, 0)
+			run := mainRun(runs, c.Experiment)
+			r := judgeRun(c, run, run.At)
 			r.Paper = f.Paper
 			pr.Results, pr.Runs = append(pr.Results, r), append(pr.Runs, run)
 			for _, sn := range f.Sensitivity {
@@ -355,6 +372,9 @@ func writePage(w io.Writer, p page, runs []claimRun, quick, full bool) {
 			if r.Param != "" {
 				ran = fmt.Sprintf("%d values × %s", len(r.Vals), ran)
 			}
+			if r.Main && r.Param != "" {
+				ran += fmt.Sprintf("; the claims judged at %s", shortValue(r.Guess))
+			}
 			if r.Reused {
 				ran += fmt.Sprintf("; at %s, the experiment's own value, the runs above", shortValue(r.Guess))
 			}
@@ -381,7 +401,7 @@ func writeHeader(w io.Writer, p page, runs []claimRun, quick bool) {
 	fmt.Fprintln(w)
 	var fewer []string
 	for _, r := range runs {
-		if r.Param == "" && !r.Seedless && r.Seeds < r.Full {
+		if r.Main && !r.Seedless && r.Seeds < r.Full {
 			fewer = append(fewer, fmt.Sprintf("`%s` (%d of %d seeds)", r.Name, r.Seeds, r.Full))
 		}
 	}

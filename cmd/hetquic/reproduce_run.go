@@ -29,6 +29,10 @@ type claimRun struct {
 	Param string   // the guessed setting swept ("" for the run at the file's settings)
 	Vals  []string // its values, in order
 	Guess string   // the value the experiment file uses
+	// Main: the claims are judged on this run, on its value At (0, or
+	// the guess's index when it sweeps a spread entry's replicates).
+	Main bool
+	At   int
 	// Reused: the file writes Guess at Param, so the guess's points are
 	// the run at the file's settings (the same runs), not run again.
 	Reused bool
@@ -159,7 +163,7 @@ func (r *claimRun) run(ctx context.Context, tree, dir string, main *claimRun) {
 		defer func() {
 			r.Vals = vals
 			if r.Err == nil {
-				r.Summaries = slices.Insert(r.Summaries, at, main.Summaries[0][:r.Seeds])
+				r.Summaries = slices.Insert(r.Summaries, at, main.Summaries[main.At][:r.Seeds])
 			}
 		}()
 	}
@@ -185,11 +189,13 @@ func (r *claimRun) run(ctx context.Context, tree, dir string, main *claimRun) {
 func (r *claimRun) reuse(e *expFile, main *claimRun) (int, error) {
 	v, ok := e.fileValue(r.Param)
 	switch {
-	case r.Param == "" || r.Guess == "" || !ok:
+	case r.Param == "" || r.Guess == "":
 		return -1, nil
-	case !sameValue(v, r.Guess):
+	case r.Main && !ok:
+		return -1, fmt.Errorf("%s: its claims are judged at %s=%s, which the experiment file must write", r.Name, r.Param, r.Guess)
+	case ok && !sameValue(v, r.Guess):
 		return -1, fmt.Errorf("%s: the claims file's guess for %s is %s, but the experiment uses %s", r.Name, r.Param, r.Guess, v)
-	case main == nil || main.Err != nil || main.Seedless || main.Param != "" || main.Seeds < r.Seeds || main.First != r.First:
+	case !ok || main == nil || main.Err != nil || main.Seedless || main.Seeds < r.Seeds || main.First != r.First:
 		return -1, nil
 	}
 	r.Reused = true

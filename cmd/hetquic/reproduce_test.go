@@ -134,8 +134,10 @@ claims:
 }
 
 // TestReproducePlan: a full: entry gives an experiment more seeds than its
-// file (a ride evaluation's one) and --quick fewer; a sensitivity entry two
-// papers share runs once, at the seeds of the smaller.
+// file (a ride evaluation's one) and --quick fewer; a spread entry's
+// replicates are swept in the experiment's own run, its claims judged at
+// the guess; a sensitivity entry two papers share runs once, at the seeds
+// of the smaller.
 func TestReproducePlan(t *testing.T) {
 	parse := func(body string) *claims.File {
 		f, err := claims.Parse("x.yaml", []byte("paper: x\ntitle: X\ncitation: c\n"+body+
@@ -145,41 +147,23 @@ func TestReproducePlan(t *testing.T) {
 		}
 		return f
 	}
-	sens := "sensitivity:\n  - {experiment: ride-eval, param: ride.policy, values: [a, b], guess: a, spread: true%s}\n"
+	loss := "  - {experiment: ride-eval, param: ride.max_loss, values: [0, 0.002], guess: 0.002%s}\n"
 	files := []*claims.File{
-		parse("full:\n  ride-eval: {seeds: 5}\nquick:\n  ride-eval: {seeds: 3}\n" + fmt.Sprintf(sens, "")),
-		parse(fmt.Sprintf(sens, ", seeds: 2")),
+		parse("full:\n  ride-eval: {seeds: 5}\nquick:\n  ride-eval: {seeds: 3}\nsensitivity:\n" +
+			"  - {experiment: ride-eval, param: ride.policy, values: [a, b, c], guess: b, spread: true}\n" + fmt.Sprintf(loss, "")),
+		parse("sensitivity:\n" + fmt.Sprintf(loss, ", seeds: 2")),
 	}
 	for _, tc := range []struct {
 		quick      bool
 		main, sens int
 	}{{false, 5, 2}, {true, 3, 2}} {
 		runs := plan(files, tc.quick)
-		if len(runs) != 2 || runs[0].Param != "" || runs[1].Param != "ride.policy" {
-			t.Fatalf("quick %v: runs %+v, want the evaluation and one sweep", tc.quick, runs)
+		if len(runs) != 2 || !runs[0].Main || runs[0].Param != "ride.policy" || runs[0].At != 1 || runs[1].Main || runs[1].Param != "ride.max_loss" {
+			t.Fatalf("quick %v: runs %+v, want the evaluation over the replicates (judged at b) and one sweep", tc.quick, runs)
 		}
 		if runs[0].Seeds != tc.main || runs[0].Full != 5 || runs[1].Seeds != tc.sens {
 			t.Errorf("quick %v: seeds %d (full %d) and %d, want %d (5) and %d", tc.quick, runs[0].Seeds, runs[0].Full, runs[1].Seeds, tc.main, tc.sens)
 		}
-	}
-}
-
-// TestReproduceGuessIsTheExperiments: a sensitivity entry whose guess is
-// not the value the experiment file writes is an error (the page would
-// call a value the guess that never ran), and reproduce exits 1.
-func TestReproduceGuessIsTheExperiments(t *testing.T) {
-	dir, out := claimsDir(t, `sensitivity:
-  - {experiment: pcm-ab, param: rounds, values: [50, 100], guess: 100}
-claims:
-  - {id: a, where: Fig. 1, claim: c, experiment: pcm-ab, metric: 'strategies[label=hetquic-a0.8].mean_tct_ms', paper_value: 1, reproduced: {at_least: 0}}
-`), t.TempDir()
-	_, stderr, code := runCLI(t, "reproduce", "--quick", "--claims", dir, "--out", out)
-	const want = "the claims file's guess for rounds is 100, but the experiment uses 1000"
-	if code != 1 || !strings.Contains(stderr, want) {
-		t.Fatalf("exit %d, stderr %q; want 1 and %q", code, stderr, want)
-	}
-	if page, _ := os.ReadFile(filepath.Join(out, "index.md")); !strings.Contains(string(page), "could not be swept: "+"pcm-ab: "+want) {
-		t.Errorf("page does not say why:\n%s", page)
 	}
 }
 

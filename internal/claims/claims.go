@@ -61,7 +61,9 @@ type Sensitivity struct {
 	Seeds int `yaml:"seeds"`
 	// Spread marks values that are not guesses but replicates the
 	// experiment could as well have used (policies trained with other
-	// seeds): the line is the verdict's spread over them.
+	// seeds): the line is the verdict's spread over them. Reproduce
+	// sweeps them in the experiment's own run and judges the claims at
+	// the guess, which the experiment file must write.
 	Spread bool `yaml:"spread"`
 }
 
@@ -209,6 +211,8 @@ func (sn *Sensitivity) check(f *File) error {
 		return fmt.Errorf("guess: %q is not one of values %v", sn.Guess, sn.Values)
 	case sn.Seeds < 0:
 		return fmt.Errorf("seeds: %d, want ≥ 0", sn.Seeds)
+	case sn.Spread && sn.Seeds != 0:
+		return errors.New("seeds: a spread entry runs its experiment's seeds (its replicates and the claims' verdict are one run)")
 	}
 	return nil
 }

@@ -181,6 +181,7 @@ func TestParseRejects(t *testing.T) {
 		{"claims:\n", "sensitivity:\n  - {experiment: demo-exp, param: a, values: [1, 2], guess: 3}\nclaims:\n", `guess: "3" is not one of values`},
 		{"claims:\n", "sensitivity:\n  - {experiment: demo-exp, param: a, values: [1], guess: 1}\nclaims:\n", "want at least two"},
 		{"claims:\n", "full:\n  demo-exp: {seeds: 0}\nclaims:\n", "full.demo-exp.seeds: 0, want ≥ 1"},
+		{"claims:\n", "sensitivity:\n  - {experiment: demo-exp, param: a, values: [1, 2], guess: 1, spread: true, seeds: 2}\nclaims:\n", "a spread entry runs its experiment's seeds"},
 		{"claims:\n", "quick:\n  demo-exp: {seeds: -1}\nclaims:\n", "quick.demo-exp.seeds: -1"},
 	} {
 		in := strings.Replace(base, tc.old, tc.new, 1)
