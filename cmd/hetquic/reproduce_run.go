@@ -18,6 +18,7 @@ import (
 
 	"github.com/hetquic/hetquic"
 	"github.com/hetquic/hetquic/internal/mode"
+	"github.com/hetquic/hetquic/internal/sweep"
 )
 
 // claimRun is one experiment that reproduce runs, once whatever the number
@@ -207,39 +208,10 @@ func (r *claimRun) reuse(e *expFile, main *claimRun) (int, error) {
 // and whether it writes one there; a field of a scenario file is not read.
 func (e *expFile) fileValue(param string) (string, bool) {
 	var doc yaml.Node
-	if yaml.Unmarshal(e.data, &doc) != nil || len(doc.Content) != 1 {
+	if yaml.Unmarshal(e.data, &doc) != nil {
 		return "", false
 	}
-	n := doc.Content[0]
-	for part := range strings.SplitSeq(strings.TrimPrefix(param, "spec."), ".") {
-		name, idx, _ := strings.Cut(part, "[")
-		n = mapValue(n, name)
-		for idx != "" && n != nil {
-			i, rest, _ := strings.Cut(idx, "]")
-			k, err := strconv.Atoi(i)
-			if err != nil || n.Kind != yaml.SequenceNode || k < 0 || k >= len(n.Content) {
-				return "", false
-			}
-			n, idx = n.Content[k], strings.TrimPrefix(rest, "[")
-		}
-		if n == nil {
-			return "", false
-		}
-	}
-	return n.Value, n.Kind == yaml.ScalarNode
-}
-
-// mapValue is the value under key of a YAML mapping (nil: none).
-func mapValue(n *yaml.Node, key string) *yaml.Node {
-	if n == nil || n.Kind != yaml.MappingNode {
-		return nil
-	}
-	for i := 0; i+1 < len(n.Content); i += 2 {
-		if n.Content[i].Value == key {
-			return n.Content[i+1]
-		}
-	}
-	return nil
+	return sweep.Value(&doc, param)
 }
 
 func (r *claimRun) runFile(ctx context.Context, file, dir string, swept bool) error {
