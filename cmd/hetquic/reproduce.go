@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"math"
 	"os"
+	"path"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -30,7 +31,7 @@ refuted — with the reason where one is known. Each experiment's full results
 --quick runs the slow experiments with the fewer seeds their claims files
 name, so the page takes minutes. --md prints the claims tables on stdout
 (no timings: what a doc's generated block holds). Exit status 1 when an
-experiment fails or a summary lacks a claim's metric.`
+experiment or a sensitivity sweep fails or a summary lacks a claim's metric.`
 
 func runReproduce(ctx context.Context, args []string) error {
 	flags := newFlagSet("reproduce", "reproduce [--quick] [--out DIR] [--paper ID,…] [--md]", reproduceHelp)
@@ -71,7 +72,7 @@ func runReproduce(ctx context.Context, args []string) error {
 		if !*md {
 			fmt.Fprintf(os.Stderr, "reproduce: %s (%d of %d)…\n", r.label(), i+1, len(runs))
 		}
-		r.run(ctx, tree, filepath.Join(*out, r.dirName()))
+		r.run(ctx, tree, filepath.Join(*out, r.dirName()), mainRun(runs[:i], r.Name))
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
@@ -95,6 +96,11 @@ func runReproduce(ctx context.Context, args []string) error {
 	if n := page.count(claims.Failed); n > 0 {
 		return fmt.Errorf("reproduce: %d claims could not be judged (see %s)", n, indexFile)
 	}
+	for _, r := range runs {
+		if r.Err != nil {
+			return fmt.Errorf("reproduce: %s could not be swept (see %s): %s", r.label(), indexFile, oneLine(r.Err.Error()))
+		}
+	}
 	return nil
 }
 
@@ -114,15 +120,27 @@ func selectPapers(files []*claims.File, ids []string) ([]*claims.File, error) {
 	return out, nil
 }
 
-// plan lists the experiments of the claims, sorted, with the seeds --quick
-// gives them (the smallest any claims file asks for), then one run per
-// sensitivity entry. Claims with measured values need no run.
+// plan lists the experiments of the claims, sorted, with the seeds the
+// full run gives them (a claims file's full: entry, else the experiment's
+// own) or --quick gives them (the smallest any claims file asks for), then
+// one run per sensitivity entry (once when two files name the same
+// setting). A spread entry's replicates are swept in the experiment's own
+// run, its claims judged at the guess. Claims with measured values need
+// no run.
 func plan(files []*claims.File, quick bool) []claimRun {
-	seeds := map[string]int{}
+	seeds, full := map[string]int{}, map[string]int{}
 	for _, f := range files {
 		for _, c := range f.Claims {
 			if _, ok := seeds[c.Experiment]; !ok && c.Measured == nil {
 				seeds[c.Experiment] = 0
+			}
+		}
+	}
+	for _, f := range files {
+		for name, q := range f.Full {
+			if _, ok := seeds[name]; ok {
+				full[name] = max(full[name], q.Seeds)
+				seeds[name] = full[name]
 			}
 		}
 	}
@@ -137,16 +155,28 @@ func plan(files []*claims.File, quick bool) []claimRun {
 	}
 	var runs []claimRun
 	for name, s := range seeds {
-		runs = append(runs, claimRun{Name: name, Seeds: s})
+		runs = append(runs, claimRun{Name: name, Main: true, Seeds: s, Full: full[name]})
 	}
 	slices.SortFunc(runs, func(a, b claimRun) int { return strings.Compare(a.Name, b.Name) })
 	for _, f := range files {
 		for _, sn := range f.Sensitivity {
+			if m := mainRun(runs, sn.Experiment); sn.Spread && m != nil && (m.Param == "" || m.Param == sn.Param) {
+				// The replicates and the verdict's run are one sweep.
+				m.Param, m.Vals, m.Guess = sn.Param, sn.Values, sn.Guess
+				m.At = slices.Index(sn.Values, sn.Guess)
+				continue
+			}
 			n := seeds[sn.Experiment]
 			if sn.Seeds > 0 && (n == 0 || sn.Seeds < n) {
 				n = sn.Seeds
 			}
-			runs = append(runs, claimRun{Name: sn.Experiment, Param: sn.Param, Vals: sn.Values, Seeds: n})
+			if r := findRun(runs, sn.Experiment, sn.Param); r != nil { // another paper's claims share it
+				if n > 0 && (r.Seeds == 0 || n < r.Seeds) {
+					r.Seeds = n
+				}
+				continue
+			}
+			runs = append(runs, claimRun{Name: sn.Experiment, Param: sn.Param, Vals: sn.Values, Guess: sn.Guess, Seeds: n, Full: full[sn.Experiment]})
 		}
 	}
 	return runs
@@ -173,9 +203,9 @@ func (r *claimRun) ran() string {
 	case r.Seedless:
 		return "one run (the mode has no seeds)"
 	case r.Seeds == 1:
-		return fmt.Sprintf("1 seed (%d) of the file's %d", r.First, r.Full)
+		return fmt.Sprintf("1 seed (%d) of the full run's %d", r.First, r.Full)
 	case r.Seeds < r.Full:
-		return fmt.Sprintf("%d of the file's %d seeds (%d–%d)", r.Seeds, r.Full, r.First, r.First+uint64(r.Seeds)-1)
+		return fmt.Sprintf("%d of the full run's %d seeds (%d–%d)", r.Seeds, r.Full, r.First, r.First+uint64(r.Seeds)-1)
 	}
 	return fmt.Sprintf("%d seeds (%d–%d)", r.Seeds, r.First, r.First+uint64(r.Seeds)-1)
 }
@@ -198,6 +228,15 @@ func (p page) count(v claims.Verdict) int {
 	return n
 }
 
+// mainRun is the run of experiment name whose values its claims judge.
+func mainRun(runs []claimRun, name string) *claimRun {
+	i := slices.IndexFunc(runs, func(r claimRun) bool { return r.Name == name && r.Main })
+	if i < 0 {
+		return nil
+	}
+	return &runs[i]
+}
+
 func findRun(runs []claimRun, name, param string) *claimRun {
 	i := slices.IndexFunc(runs, func(r claimRun) bool { return r.Name == name && r.Param == param })
 	if i < 0 {
@@ -218,8 +257,8 @@ func judge(files []*claims.File, runs []claimRun) page {
 				pr.Results, pr.Runs = append(pr.Results, r), append(pr.Runs, nil)
 				continue
 			}
-			run := findRun(runs, c.Experiment, "")
-			r := judgeRun(c, run, 0)
+			run := mainRun(runs, c.Experiment)
+			r := judgeRun(c, run, run.At)
 			r.Paper = f.Paper
 			pr.Results, pr.Runs = append(pr.Results, r), append(pr.Runs, run)
 			for _, sn := range f.Sensitivity {
@@ -242,9 +281,13 @@ func judgeRun(c *claims.Claim, run *claimRun, i int) claims.Result {
 }
 
 // sensitivity is claim c's line on one guessed setting: its verdict at
-// every value of the range, and where it flips.
+// every value of the range, and where it flips (for a spread entry: over
+// the replicates, such as policies trained with other seeds).
 func sensitivity(c *claims.Claim, sn *claims.Sensitivity, run *claimRun) string {
-	head := fmt.Sprintf("`%s` (guessed %s", sn.Param, sn.Guess)
+	head := fmt.Sprintf("sensitivity: `%s` (guessed %s", sn.Param, shortValue(sn.Guess))
+	if sn.Spread {
+		head = fmt.Sprintf("spread over `%s` (the experiment's %s", sn.Param, shortValue(sn.Guess))
+	}
 	if sn.Why != "" {
 		head += "; " + strings.TrimSuffix(oneLine(sn.Why), ".")
 	}
@@ -254,22 +297,41 @@ func sensitivity(c *claims.Claim, sn *claims.Sensitivity, run *claimRun) string 
 	}
 	verdicts := make([]claims.Verdict, len(sn.Values))
 	var at []string
+	lo, hi := math.Inf(1), math.Inf(-1)
 	for i, v := range sn.Values {
 		r := judgeRun(c, run, i)
 		verdicts[i] = r.Verdict
-		at = append(at, fmt.Sprintf("%s → %s (%s)", v, formatNum(r.Value), r.Verdict))
+		num := formatNum(r.Value)
+		if sn.Spread && !math.IsNaN(r.CI) {
+			num += fmt.Sprintf(" [%s, %s]", formatNum(r.Low()), formatNum(r.High()))
+		}
+		lo, hi = math.Min(lo, r.Value), math.Max(hi, r.Value)
+		at = append(at, fmt.Sprintf("%s → %s (%s)", shortValue(v), num, r.Verdict))
 	}
-	summary := fmt.Sprintf("**%s** at every value %s–%s", verdicts[0], sn.Values[0], sn.Values[len(sn.Values)-1])
+	first, last := shortValue(sn.Values[0]), shortValue(sn.Values[len(sn.Values)-1])
+	summary := fmt.Sprintf("**%s** at every value %s–%s", verdicts[0], first, last)
 	var flips []string
 	for i := 1; i < len(verdicts); i++ {
 		if verdicts[i] != verdicts[i-1] {
-			flips = append(flips, fmt.Sprintf("%s → %s at %s", verdicts[i-1], verdicts[i], sn.Values[i]))
+			flips = append(flips, fmt.Sprintf("%s → %s at %s", verdicts[i-1], verdicts[i], shortValue(sn.Values[i])))
 		}
 	}
 	if len(flips) > 0 {
 		summary = "flips: " + strings.Join(flips, ", ")
 	}
+	if sn.Spread {
+		summary += fmt.Sprintf(", means %s … %s", formatNum(lo), formatNum(hi))
+	}
 	return fmt.Sprintf("%s over %s: %s [%s]", head, run.ran(), summary, strings.Join(at, "; "))
+}
+
+// shortValue is a swept value as the page prints it: a file (a policy) by
+// its name without the directory and extension.
+func shortValue(v string) string {
+	if !strings.Contains(v, "/") {
+		return v
+	}
+	return strings.TrimSuffix(path.Base(v), path.Ext(v))
 }
 
 // counts is the number of the paper's claims per verdict.
@@ -310,6 +372,12 @@ func writePage(w io.Writer, p page, runs []claimRun, quick, full bool) {
 			if r.Param != "" {
 				ran = fmt.Sprintf("%d values × %s", len(r.Vals), ran)
 			}
+			if r.Main && r.Param != "" {
+				ran += fmt.Sprintf("; the claims judged at %s", shortValue(r.Guess))
+			}
+			if r.Reused {
+				ran += fmt.Sprintf("; at %s, the experiment's own value, the runs above", shortValue(r.Guess))
+			}
 			fmt.Fprintf(w, "| %s | %s | %.1f s | %s |\n", r.label(), ran, r.Elapsed.Seconds(), res)
 		}
 	}
@@ -333,7 +401,7 @@ func writeHeader(w io.Writer, p page, runs []claimRun, quick bool) {
 	fmt.Fprintln(w)
 	var fewer []string
 	for _, r := range runs {
-		if r.Param == "" && !r.Seedless && r.Seeds < r.Full {
+		if r.Main && !r.Seedless && r.Seeds < r.Full {
 			fewer = append(fewer, fmt.Sprintf("`%s` (%d of %d seeds)", r.Name, r.Seeds, r.Full))
 		}
 	}
@@ -370,7 +438,7 @@ func writePaper(w io.Writer, pr paperResult, full bool) {
 	for i, r := range pr.Results {
 		fmt.Fprintf(w, "- **%s** — %s\n", r.Claim.ID, strings.Join(explain(r, pr.Runs[i]), "; "))
 		for _, s := range pr.Sens[i] {
-			fmt.Fprintf(w, "  - sensitivity: %s\n", s)
+			fmt.Fprintf(w, "  - %s\n", s)
 		}
 	}
 	fmt.Fprintln(w)

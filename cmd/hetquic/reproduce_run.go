@@ -18,6 +18,7 @@ import (
 
 	"github.com/hetquic/hetquic"
 	"github.com/hetquic/hetquic/internal/mode"
+	"github.com/hetquic/hetquic/internal/sweep"
 )
 
 // claimRun is one experiment that reproduce runs, once whatever the number
@@ -28,10 +29,21 @@ type claimRun struct {
 	Name  string
 	Param string   // the guessed setting swept ("" for the run at the file's settings)
 	Vals  []string // its values, in order
-	Seeds int      // seeds run per value (1 for a mode without seeds)
-	First uint64   // the first seed
-	Full  int      // the experiment file's own seeds
-	// Seedless: agent and ride experiments have no seeds to sweep (one run).
+	Guess string   // the value the experiment file uses
+	// Main: the claims are judged on this run, on its value At (0, or
+	// the guess's index when it sweeps a spread entry's replicates).
+	Main bool
+	At   int
+	// Reused: the file writes Guess at Param, so the guess's points are
+	// the run at the file's settings (the same runs), not run again.
+	Reused bool
+	Seeds  int    // seeds run per value (1 for a mode without seeds)
+	First  uint64 // the first seed
+	// Full is the seeds of the full run: the experiment file's own, or
+	// more where a claims file's full: entry asks (set by plan).
+	Full int
+	// Seedless: agent experiments and files with a sweep of their own
+	// have no seeds to sweep (one run).
 	Seedless bool
 	// Summaries[i][k] is the decoded summary.json of value i, seed k.
 	Summaries [][]any
@@ -76,15 +88,15 @@ func readExpFile(name string) (*expFile, error) {
 }
 
 // seedless reports whether the mode has no seeds for a sweep to vary
-// (agent: its repeat; ride: one seed), or the file sweeps already.
+// (agent: its repeat), or the file sweeps already. A ride evaluation has
+// one seed per point, and a sweep over it gives more.
 func (e *expFile) seedless() bool {
-	return e.mode == "agent" || e.mode == "ride" || e.swept
+	return e.mode == "agent" || e.swept
 }
 
 // derived is the experiment file rewritten to run one seed per point of a
 // sweep over spec.seed (and param, when set): the same runs as the file's
-// seeds, each summarized apart. seeds 0 keeps the file's seeds (a ride
-// evaluation's one) and sweeps param alone.
+// seeds, each summarized apart.
 func (e *expFile) derived(param string, vals []string, first uint64, seeds int) ([]byte, error) {
 	var doc yaml.Node
 	if err := yaml.Unmarshal(e.data, &doc); err != nil || len(doc.Content) != 1 || doc.Content[0].Kind != yaml.MappingNode {
@@ -103,26 +115,24 @@ func (e *expFile) derived(param string, vals []string, first uint64, seeds int) 
 	}
 	var b strings.Builder
 	b.Write(out)
-	if seeds > 0 {
-		b.WriteString("seeds: 1\n")
-	}
-	b.WriteString("sweep:\n  params:\n")
+	b.WriteString("seeds: 1\nsweep:\n  params:\n")
 	if param != "" {
 		fmt.Fprintf(&b, "    %s: [%s]\n", param, strings.Join(vals, ", "))
 	}
-	if seeds > 0 {
-		ss := make([]string, seeds)
-		for k := range ss {
-			ss[k] = strconv.FormatUint(first+uint64(k), 10)
-		}
-		fmt.Fprintf(&b, "    spec.seed: [%s]\n", strings.Join(ss, ", "))
+	ss := make([]string, seeds)
+	for k := range ss {
+		ss[k] = strconv.FormatUint(first+uint64(k), 10)
 	}
+	fmt.Fprintf(&b, "    spec.seed: [%s]\n", strings.Join(ss, ", "))
 	return []byte(b.String()), nil
 }
 
 // run carries the run out in tree (a copy of the built-in files on disk)
-// through the CLI's "exp run" and reads each point's summary.json.
-func (r *claimRun) run(ctx context.Context, tree, dir string) {
+// through the CLI's "exp run" and reads each point's summary.json. main,
+// for a sensitivity sweep, is the run at the file's own settings (nil if
+// none ran), whose seeds are the guess's points when the file writes the
+// guess at the param.
+func (r *claimRun) run(ctx context.Context, tree, dir string, main *claimRun) {
 	start := time.Now()
 	defer func() { r.Elapsed = time.Since(start) }()
 	e, err := readExpFile(r.Name)
@@ -130,25 +140,35 @@ func (r *claimRun) run(ctx context.Context, tree, dir string) {
 		r.Err = err
 		return
 	}
-	r.Full, r.First, r.Seedless = e.seeds, e.first, e.seedless()
+	r.First, r.Seedless = e.first, e.seedless()
+	r.Full = max(r.Full, e.seeds)
 	switch {
-	case r.Seedless && r.Param != "" && (e.mode == "agent" || e.swept):
+	case r.Seedless && r.Param != "":
 		r.Err = fmt.Errorf("%s: a sensitivity sweep needs a mode that sweeps and a file without a sweep of its own (this is %s)", r.Name, e.mode)
 		return
-	case r.Seedless && r.Param == "":
+	case r.Seedless:
 		r.Seeds = 1
 		r.Err = r.runFile(ctx, filepath.Join(tree, e.path), dir, false)
 		return
-	case r.Seedless: // ride: its one seed, swept over the param alone
-		r.Seeds = 1
 	case r.Seeds == 0:
-		r.Seeds = e.seeds
+		r.Seeds = r.Full
 	}
-	seeds := r.Seeds
-	if r.Seedless {
-		seeds = 0 // no spec.seed to sweep
+	at, err := r.reuse(e, main)
+	if err != nil {
+		r.Err = err
+		return
 	}
-	data, err := e.derived(r.Param, r.Vals, r.First, seeds)
+	if at >= 0 {
+		vals := r.Vals
+		r.Vals = slices.Delete(slices.Clone(vals), at, at+1)
+		defer func() {
+			r.Vals = vals
+			if r.Err == nil {
+				r.Summaries = slices.Insert(r.Summaries, at, main.Summaries[main.At][:r.Seeds])
+			}
+		}()
+	}
+	data, err := e.derived(r.Param, r.Vals, r.First, r.Seeds)
 	if err != nil {
 		r.Err = err
 		return
@@ -160,6 +180,38 @@ func (r *claimRun) run(ctx context.Context, tree, dir string) {
 	}
 	defer os.Remove(file)
 	r.Err = r.runFile(ctx, file, dir, true)
+}
+
+// reuse is the index of the guess among a sensitivity sweep's values when
+// the run at the file's settings already holds its points (the file writes
+// the guess at the param, and that run has at least as many seeds), else
+// −1. A file that writes another value there is an error: the claims file
+// would call a value the guess that the experiment does not use.
+func (r *claimRun) reuse(e *expFile, main *claimRun) (int, error) {
+	v, ok := e.fileValue(r.Param)
+	switch {
+	case r.Param == "" || r.Guess == "":
+		return -1, nil
+	case r.Main && !ok:
+		return -1, fmt.Errorf("%s: its claims are judged at %s=%s, which the experiment file must write", r.Name, r.Param, r.Guess)
+	case ok && !sameValue(v, r.Guess):
+		return -1, fmt.Errorf("%s: the claims file's guess for %s is %s, but the experiment uses %s", r.Name, r.Param, r.Guess, v)
+	case !ok || main == nil || main.Err != nil || main.Seedless || main.Seeds < r.Seeds || main.First != r.First:
+		return -1, nil
+	}
+	r.Reused = true
+	return slices.IndexFunc(r.Vals, func(x string) bool { return sameValue(x, r.Guess) }), nil
+}
+
+// fileValue is the scalar the experiment file writes at a sweep field
+// (variants[2].cc, ride.policy, scenario.speed_mps of an inline scenario),
+// and whether it writes one there; a field of a scenario file is not read.
+func (e *expFile) fileValue(param string) (string, bool) {
+	var doc yaml.Node
+	if yaml.Unmarshal(e.data, &doc) != nil {
+		return "", false
+	}
+	return sweep.Value(&doc, param)
 }
 
 func (r *claimRun) runFile(ctx context.Context, file, dir string, swept bool) error {
@@ -232,10 +284,9 @@ func (r *claimRun) locate(assigns []struct{ Key, Value string }) (int, int, erro
 			}
 		}
 	}
-	if k < 0 && !r.Seedless {
+	if k < 0 {
 		return 0, 0, errors.New("no seed assignment")
 	}
-	k = max(k, 0)
 	return i, k, nil
 }
 

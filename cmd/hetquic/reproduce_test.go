@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -26,6 +27,15 @@ func TestClaimsNameBuiltinExperiments(t *testing.T) {
 			seen[c.Experiment] = true
 			if _, stderr, code := runCLI(t, "exp", "validate", c.Experiment); code != 0 {
 				t.Errorf("%s: claim %s: experiment %q: %s", f.Paper, c.ID, c.Experiment, strings.TrimSpace(stderr))
+			}
+		}
+		for _, sn := range f.Sensitivity {
+			e, err := readExpFile(sn.Experiment)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if v, ok := e.fileValue(sn.Param); ok && !sameValue(v, sn.Guess) {
+				t.Errorf("%s: sensitivity %s × %s: guess %s, but the experiment uses %s", f.Paper, sn.Experiment, sn.Param, sn.Guess, v)
 			}
 		}
 		for name := range f.Quick {
@@ -99,7 +109,7 @@ func TestReproduceIntervalsAndSensitivity(t *testing.T) {
 	dir, out := claimsDir(t, `quick:
   pcm-ab: {seeds: 3}
 sensitivity:
-  - {experiment: pcm-ab, param: rounds, values: [50, 100], guess: 100, why: the paper does not say}
+  - {experiment: pcm-ab, param: rounds, values: [100, 1000], guess: 1000, why: the paper does not say}
 claims:
   - {id: a, where: Fig. 1, claim: c, experiment: pcm-ab, metric: 'strategies[label=hetquic-a0.8].mean_tct_ms', paper_value: 1, reproduced: {at_least: 0}, refuted: {at_most: -1}}
 `), t.TempDir()
@@ -109,16 +119,77 @@ claims:
 	}
 	page, _ := os.ReadFile(filepath.Join(out, "index.md"))
 	for _, want := range []string{
-		"| inconclusive |",                           // the counts' column
-		"Source: A. B: \"X\", Y 2024.",               // the citation
-		"hetquic ran 3 of the file's 20 seeds (1–3)", // what ran, not the file's setting
-		"`pcm-ab` (3 of 20 seeds)",                   // which verdicts depend on the seed count
-		"reproduced: its 95 % interval [",            // why, from the numbers
-		"sensitivity: `rounds` (guessed 100; the paper does not say) over 3 of the file's 20 seeds (1–3): **reproduced** at every value 50–100",
+		"| inconclusive |",                               // the counts' column
+		"Source: A. B: \"X\", Y 2024.",                   // the citation
+		"hetquic ran 3 of the full run's 20 seeds (1–3)", // what ran, not the file's setting
+		"`pcm-ab` (3 of 20 seeds)",                       // which verdicts depend on the seed count
+		"reproduced: its 95 % interval [",                // why, from the numbers
+		"sensitivity: `rounds` (guessed 1000; the paper does not say) over 3 of the full run's 20 seeds (1–3): **reproduced** at every value 100–1000",
+		"at 1000, the experiment's own value, the runs above", // the guess's points not run twice
 	} {
 		if !strings.Contains(string(page), want) {
 			t.Errorf("page lacks %q:\n%s", want, page)
 		}
+	}
+}
+
+// TestReproducePlan: a full: entry gives an experiment more seeds than its
+// file (a ride evaluation's one) and --quick fewer; a spread entry's
+// replicates are swept in the experiment's own run, its claims judged at
+// the guess; a sensitivity entry two papers share runs once, at the seeds
+// of the smaller.
+func TestReproducePlan(t *testing.T) {
+	parse := func(body string) *claims.File {
+		f, err := claims.Parse("x.yaml", []byte("paper: x\ntitle: X\ncitation: c\n"+body+
+			"claims:\n  - {id: a, where: w, claim: c, experiment: ride-eval, metric: m, paper_value: 1, reproduced: {at_least: 0}}\n"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return f
+	}
+	loss := "  - {experiment: ride-eval, param: ride.max_loss, values: [0, 0.002], guess: 0.002%s}\n"
+	files := []*claims.File{
+		parse("full:\n  ride-eval: {seeds: 5}\nquick:\n  ride-eval: {seeds: 3}\nsensitivity:\n" +
+			"  - {experiment: ride-eval, param: ride.policy, values: [a, b, c], guess: b, spread: true}\n" + fmt.Sprintf(loss, "")),
+		parse("sensitivity:\n" + fmt.Sprintf(loss, ", seeds: 2")),
+	}
+	for _, tc := range []struct {
+		quick      bool
+		main, sens int
+	}{{false, 5, 2}, {true, 3, 2}} {
+		runs := plan(files, tc.quick)
+		if len(runs) != 2 || !runs[0].Main || runs[0].Param != "ride.policy" || runs[0].At != 1 || runs[1].Main || runs[1].Param != "ride.max_loss" {
+			t.Fatalf("quick %v: runs %+v, want the evaluation over the replicates (judged at b) and one sweep", tc.quick, runs)
+		}
+		if runs[0].Seeds != tc.main || runs[0].Full != 5 || runs[1].Seeds != tc.sens {
+			t.Errorf("quick %v: seeds %d (full %d) and %d, want %d (5) and %d", tc.quick, runs[0].Seeds, runs[0].Full, runs[1].Seeds, tc.main, tc.sens)
+		}
+	}
+}
+
+// TestSpreadLine: a spread entry's line names each replicate by its file,
+// with its interval over the seeds and its verdict, and the range of the
+// replicates' means.
+func TestSpreadLine(t *testing.T) {
+	f, err := claims.Parse("x.yaml", []byte(`paper: x
+title: X
+citation: c
+sensitivity:
+  - {experiment: e, param: ride.policy, values: [../p/s1.json, ../p/s2.json], guess: ../p/s2.json, spread: true, why: training seeds}
+claims:
+  - {id: a, where: w, claim: c, experiment: e, metric: v, paper_value: 2, reproduced: {within_rel: 0.25}, refuted: {at_most: 1}}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum := func(v float64) any { return map[string]any{"v": v} }
+	run := &claimRun{Name: "e", Param: "ride.policy", Seeds: 3, First: 1, Full: 5,
+		Summaries: [][]any{{sum(2), sum(2.1), sum(1.9)}, {sum(0.5), sum(0.6), sum(0.7)}}}
+	got := sensitivity(&f.Claims[0], &f.Sensitivity[0], run)
+	want := "spread over `ride.policy` (the experiment's s2; training seeds) over 3 of the full run's 5 seeds (1–3): " +
+		"flips: reproduced → refuted at s2, means 0.6 … 2 [s1 → 2 [1.752, 2.248] (reproduced); s2 → 0.6 [0.3516, 0.8484] (refuted)]"
+	if got != want {
+		t.Errorf("got  %s\nwant %s", got, want)
 	}
 }
 

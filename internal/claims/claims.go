@@ -35,6 +35,10 @@ type File struct {
 	// with (default: the experiment's own). Only experiments that are slow
 	// at full size need an entry.
 	Quick map[string]QuickRun `yaml:"quick"`
+	// Full maps an experiment to the seeds the full run gives it when its
+	// file has fewer than its claims need: a ride evaluation's file has one
+	// seed per point, and its claims want an interval over several.
+	Full map[string]QuickRun `yaml:"full"`
 	// Sensitivity lists the settings the reproduction had to guess, each
 	// with a plausible range: reproduce re-runs the experiment at every
 	// value and says, per claim, whether its verdict holds across the
@@ -55,9 +59,16 @@ type Sensitivity struct {
 	Why    string   `yaml:"why"`   // what the paper leaves open
 	// Seeds per value (default: the quick seeds, else the experiment's).
 	Seeds int `yaml:"seeds"`
+	// Spread marks values that are not guesses but replicates the
+	// experiment could as well have used (policies trained with other
+	// seeds): the line is the verdict's spread over them. Reproduce
+	// sweeps them in the experiment's own run and judges the claims at
+	// the guess, which the experiment file must write.
+	Spread bool `yaml:"spread"`
 }
 
-// QuickRun is how "reproduce --quick" shrinks one experiment.
+// QuickRun is how "reproduce --quick" shrinks one experiment (or the full
+// run grows it: File.Full).
 type QuickRun struct {
 	Seeds int `yaml:"seeds"`
 }
@@ -162,9 +173,11 @@ func (f *File) check() error {
 	if len(f.Claims) == 0 {
 		return errors.New("claims: none")
 	}
-	for name, q := range f.Quick {
-		if q.Seeds < 1 {
-			return fmt.Errorf("quick.%s.seeds: %d, want ≥ 1", name, q.Seeds)
+	for key, m := range map[string]map[string]QuickRun{"quick": f.Quick, "full": f.Full} {
+		for name, q := range m {
+			if q.Seeds < 1 {
+				return fmt.Errorf("%s.%s.seeds: %d, want ≥ 1", key, name, q.Seeds)
+			}
 		}
 	}
 	seen := map[string]bool{}
@@ -198,6 +211,8 @@ func (sn *Sensitivity) check(f *File) error {
 		return fmt.Errorf("guess: %q is not one of values %v", sn.Guess, sn.Values)
 	case sn.Seeds < 0:
 		return fmt.Errorf("seeds: %d, want ≥ 0", sn.Seeds)
+	case sn.Spread && sn.Seeds != 0:
+		return errors.New("seeds: a spread entry runs its experiment's seeds (its replicates and the claims' verdict are one run)")
 	}
 	return nil
 }
@@ -589,5 +604,30 @@ func LoadAll(fsys fs.FS, dir string) ([]*File, error) {
 		}
 		files = append(files, f)
 	}
-	return files, nil
+	return files, checkShared(files)
+}
+
+// checkShared: two files may name the same experiment's setting (one
+// sweep serves both papers' claims, reproduce runs it once), but then with
+// the same values and guess.
+func checkShared(files []*File) error {
+	type key struct{ exp, param string }
+	first := map[key]*File{}
+	for _, f := range files {
+		for _, sn := range f.Sensitivity {
+			k := key{sn.Experiment, sn.Param}
+			g, ok := first[k]
+			if !ok {
+				first[k] = f
+				continue
+			}
+			i := slices.IndexFunc(g.Sensitivity, func(o Sensitivity) bool { return o.Experiment == k.exp && o.Param == k.param })
+			o := g.Sensitivity[i]
+			if !slices.Equal(o.Values, sn.Values) || o.Guess != sn.Guess {
+				return fmt.Errorf("%s: sensitivity %s × %s: values %v (guess %s) differ from %s's %v (guess %s)",
+					f.Paper, k.exp, k.param, sn.Values, sn.Guess, g.Paper, o.Values, o.Guess)
+			}
+		}
+	}
+	return nil
 }

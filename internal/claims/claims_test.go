@@ -180,6 +180,9 @@ func TestParseRejects(t *testing.T) {
 		{"claims:\n", "sensitivity:\n  - {experiment: other, param: a, values: [1, 2], guess: 1}\nclaims:\n", "is not the experiment of a claim"},
 		{"claims:\n", "sensitivity:\n  - {experiment: demo-exp, param: a, values: [1, 2], guess: 3}\nclaims:\n", `guess: "3" is not one of values`},
 		{"claims:\n", "sensitivity:\n  - {experiment: demo-exp, param: a, values: [1], guess: 1}\nclaims:\n", "want at least two"},
+		{"claims:\n", "full:\n  demo-exp: {seeds: 0}\nclaims:\n", "full.demo-exp.seeds: 0, want ≥ 1"},
+		{"claims:\n", "sensitivity:\n  - {experiment: demo-exp, param: a, values: [1, 2], guess: 1, spread: true, seeds: 2}\nclaims:\n", "a spread entry runs its experiment's seeds"},
+		{"claims:\n", "quick:\n  demo-exp: {seeds: -1}\nclaims:\n", "quick.demo-exp.seeds: -1"},
 	} {
 		in := strings.Replace(base, tc.old, tc.new, 1)
 		if in == base {
@@ -208,6 +211,25 @@ func TestLoadAllNamesFileAfterPaper(t *testing.T) {
 	files, err := LoadAll(fsys, "claims")
 	if err != nil || len(files) != 1 || files[0].Paper != "demo" {
 		t.Errorf("got %v, %v", files, err)
+	}
+}
+
+// TestLoadAllSharedSensitivity: two papers' claims on one experiment may
+// share a sensitivity entry (reproduce runs it once) only with the same
+// values and guess.
+func TestLoadAllSharedSensitivity(t *testing.T) {
+	entry := func(paper, values, guess string) []byte {
+		return []byte(strings.Replace(good, "paper: demo", "paper: "+paper, 1) +
+			"sensitivity:\n  - {experiment: demo-exp, param: a, values: " + values + ", guess: " + guess + ", spread: true}\n")
+	}
+	fsys := fstest.MapFS{"c/a.yaml": {Data: entry("a", "[1, 2]", "1")}, "c/b.yaml": {Data: entry("b", "[1, 2]", "1")}}
+	files, err := LoadAll(fsys, "c")
+	if err != nil || len(files) != 2 || !files[1].Sensitivity[0].Spread {
+		t.Fatalf("same entry in two files: %v", err)
+	}
+	fsys["c/b.yaml"] = &fstest.MapFile{Data: entry("b", "[1, 3]", "1")}
+	if _, err := LoadAll(fsys, "c"); err == nil || !strings.Contains(err.Error(), "b: sensitivity demo-exp × a: values [1 3] (guess 1) differ from a's [1 2]") {
+		t.Errorf("differing entries: %v", err)
 	}
 }
 

@@ -132,6 +132,31 @@ func lookup(m *yaml.Node, name string) *yaml.Node {
 	return nil
 }
 
+// Value is the scalar the experiment document spec writes at a sweep
+// field (spec. prefix allowed; a scenario. field only of a scenario written
+// inside it), and whether it writes one there: what a sweep over key
+// would replace.
+func Value(spec *yaml.Node, key string) (string, bool) {
+	segs, err := parseKey(strings.TrimPrefix(key, specPrefix))
+	if err != nil {
+		return "", false
+	}
+	n := root(spec)
+	for _, seg := range segs {
+		n = lookup(n, seg.name)
+		for _, i := range seg.indices {
+			if n == nil || n.Kind != yaml.SequenceNode || i >= len(n.Content) {
+				return "", false
+			}
+			n = n.Content[i]
+		}
+	}
+	if n == nil || n.Kind != yaml.ScalarNode {
+		return "", false
+	}
+	return n.Value, true
+}
+
 func set(doc *yaml.Node, key, value string) error {
 	segs, err := parseKey(key)
 	if err != nil {

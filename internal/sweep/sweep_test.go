@@ -411,3 +411,22 @@ func TestSummaryJSONInline(t *testing.T) {
 		t.Fatalf("summary JSON:\n%s\nwant\n%s", got, want)
 	}
 }
+
+// TestValue: Value reads what a sweep over the same field would replace —
+// nested, indexed, spec.-prefixed — and nothing where the file writes no
+// scalar there.
+func TestValue(t *testing.T) {
+	var doc yaml.Node
+	if err := yaml.Unmarshal([]byte("rounds: 100\nvariants:\n  - {cc: bbr}\n  - {cc: cubic, x: [1, 2]}\nride: {policy: ../p.json}\nscenario: s.yaml\n"), &doc); err != nil {
+		t.Fatal(err)
+	}
+	for key, want := range map[string]string{
+		"rounds": "100", "spec.rounds": "100", "variants[1].cc": "cubic", "variants[1].x[1]": "2", "ride.policy": "../p.json",
+		"variants[2].cc": "", "variants.cc": "", "ride": "", "scenario.paths[0].rate": "", "seed": "", "rounds[0]": "", "bad[": "",
+	} {
+		got, ok := Value(&doc, key)
+		if got != want || ok != (want != "") {
+			t.Errorf("Value(%s) = %q, %v; want %q", key, got, ok, want)
+		}
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"sync"
 
 	"github.com/hetquic/hetquic/internal/results"
 	"github.com/hetquic/hetquic/internal/runner"
@@ -80,21 +81,70 @@ func LoadPlan(fsys fs.FS, name string) (*Plan, error) {
 
 // RunShard carries out the runs of p that shard owns on the one runner.
 // A run's result depends only on its point and policy, so it is the same
-// in any shard and with any number of workers.
+// in any shard and with any number of workers; a baseline's does not
+// depend on the point's RIDE policy either, so points that differ only in
+// ride.policy (training seeds compared) run each baseline once.
 func RunShard(ctx context.Context, p *Plan, shard sweep.Shard, opt runner.Options) (map[int]*env.Metrics, error) {
 	opt.Name = p.Name
+	var base baselineRuns
 	return sweep.RunOwned(ctx, p.Set, shard, opt, nil, func(_ context.Context, pi, r int) (*env.Metrics, error) {
 		s := p.Specs[pi]
-		pols, err := s.Policies() // fresh ones: a policy may keep state
-		if err != nil {
-			return nil, err
+		cfg := Config{Seed: s.Seed, Frames: s.Ride.Frames, MaxLoss: s.Ride.MaxLoss}
+		run := func() (*env.Metrics, error) {
+			pols, err := s.Policies() // fresh ones: a policy may keep state
+			if err != nil {
+				return nil, err
+			}
+			m, err := evaluate(cfg, pols[r])
+			if err != nil {
+				return nil, fmt.Errorf("%s%w", p.PointPrefix(pi), err)
+			}
+			return &m, nil
 		}
-		m, err := evaluate(Config{Seed: s.Seed, Frames: s.Ride.Frames, MaxLoss: s.Ride.MaxLoss}, pols[r])
-		if err != nil {
-			return nil, fmt.Errorf("%s%w", p.PointPrefix(pi), err)
+		if r < s.rides() {
+			return run()
 		}
-		return &m, nil
+		return base.get(cfg, r-s.rides(), run)
 	})
+}
+
+// baselineRuns shares each baseline's run among the points with the same
+// evaluation (seed, frames, loss ceiling), whichever worker asks first
+// running it.
+type baselineRuns struct {
+	mu   sync.Mutex
+	runs map[baselineKey]*baselineRun
+}
+
+type baselineKey struct {
+	seed      uint64
+	frames, i int
+	loss      float64 // −1: the models' ceiling
+}
+
+type baselineRun struct {
+	once sync.Once
+	m    *env.Metrics
+	err  error
+}
+
+func (b *baselineRuns) get(cfg Config, i int, run func() (*env.Metrics, error)) (*env.Metrics, error) {
+	k := baselineKey{seed: cfg.Seed, frames: cfg.Frames, i: i, loss: -1}
+	if cfg.MaxLoss != nil {
+		k.loss = *cfg.MaxLoss
+	}
+	b.mu.Lock()
+	if b.runs == nil {
+		b.runs = map[baselineKey]*baselineRun{}
+	}
+	e := b.runs[k]
+	if e == nil {
+		e = &baselineRun{}
+		b.runs[k] = e
+	}
+	b.mu.Unlock()
+	e.once.Do(func() { e.m, e.err = run() })
+	return e.m, e.err
 }
 
 // Assemble gathers every run of the plan: each point's metrics, in policy

@@ -11,6 +11,7 @@ import (
 	"github.com/hetquic/hetquic/internal/results"
 	"github.com/hetquic/hetquic/internal/runner"
 	"github.com/hetquic/hetquic/internal/stats"
+	"github.com/hetquic/hetquic/internal/sweep"
 	"github.com/hetquic/hetquic/ride"
 	"github.com/hetquic/hetquic/ride/env"
 )
@@ -163,6 +164,45 @@ func TestLoadPlan(t *testing.T) {
 	}
 	if _, err := LoadPlan(fsys, "p/x.yaml"); err == nil || !strings.Contains(err.Error(), "point ride.policy=: a sweep may change the RIDE policy's file, not whether one runs") {
 		t.Fatalf("a sweep that drops RIDE: %v", err)
+	}
+}
+
+// TestBaselinesShared: points that differ only in the RIDE policy share
+// each baseline's run (one run, one result), while each point evaluates
+// its own policy and another seed runs the baselines again.
+func TestBaselinesShared(t *testing.T) {
+	fsys := fstest.MapFS{"p/r.yaml": {Data: []byte("name: r\nmode: ride\nride: {policy: a.json, frames: 10}\n" +
+		"sweep: {params: {ride.policy: [a.json, b.json], spec.seed: [1, 2]}}\n")}}
+	for _, f := range []string{"a", "b"} {
+		data, err := os.ReadFile("../policies/ride-seed1.json")
+		if f == "b" {
+			data, err = os.ReadFile("../policies/ride-seed2.json")
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		fsys["p/"+f+".json"] = &fstest.MapFile{Data: data}
+	}
+	p, err := LoadPlan(fsys, "p/r.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	runs, err := RunShard(context.Background(), p, sweep.All, runner.Options{Workers: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Points in grid order: (a, 1), (a, 2), (b, 1), (b, 2); 4 runs each.
+	at := func(pi, r int) *env.Metrics { return runs[p.First(pi)+r] }
+	if at(0, 0) == at(2, 0) {
+		t.Error("two policies' RIDE runs are one")
+	}
+	for r := 1; r <= numBaselines; r++ {
+		if at(0, r) != at(2, r) || at(1, r) != at(3, r) {
+			t.Errorf("baseline %d ran once per point, not once per seed", r)
+		}
+		if at(0, r) == at(1, r) {
+			t.Errorf("baseline %d: seeds 1 and 2 share a run", r)
+		}
 	}
 }
 

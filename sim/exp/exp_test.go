@@ -293,3 +293,18 @@ func TestShippedExperiments(t *testing.T) {
 		}
 	}
 }
+
+// TestFriendlinessWithoutSharedBins: a run whose transfer ends before the
+// subflows ever share a satellite has no shared bins; its summary says 0
+// bins and 0 means (a ratio of them is then refused), not NaN, which
+// summary.json cannot hold (maco-fct-delay-100's seeds 4 and 5).
+func TestFriendlinessWithoutSharedBins(t *testing.T) {
+	never := &RunResult{Bins: []float64{5, 6}, LEO: &LEOResult{SharedBins: []bool{false, false}, BgBins: []float64{1, 2}}}
+	if mp, bg, n := friendliness([]*RunResult{never}); mp != 0 || bg != 0 || n != 0 {
+		t.Errorf("no shared bins: %v, %v, %d; want 0, 0, 0", mp, bg, n)
+	}
+	once := &RunResult{Bins: []float64{5, 6}, LEO: &LEOResult{SharedBins: []bool{false, true}, BgBins: []float64{1, 2}}}
+	if mp, bg, n := friendliness([]*RunResult{never, once}); mp != 6 || bg != 2 || n != 1 {
+		t.Errorf("one shared bin: %v, %v, %d; want 6, 2, 1", mp, bg, n)
+	}
+}

@@ -3,7 +3,6 @@ package exp
 import (
 	"context"
 	"fmt"
-	"math"
 	"time"
 
 	"github.com/hetquic/hetquic/sim"
@@ -255,9 +254,9 @@ func (s *Spec) runLEO(ctx context.Context, sm *sim.Sim, va Variant, rc *recorder
 }
 
 // friendliness is the MPQUIC aggregate over the background TCP goodput in
-// the shared-satellite bins of runs (the bins' means); NaN without any.
-func friendliness(runs []*RunResult) (mp, bg float64) {
-	n := 0
+// the shared-satellite bins of runs (the bins' means) and how many bins
+// that is; 0, 0, 0 without any.
+func friendliness(runs []*RunResult) (mp, bg float64, n int) {
 	for _, r := range runs {
 		if r.LEO == nil {
 			continue
@@ -272,9 +271,9 @@ func friendliness(runs []*RunResult) (mp, bg float64) {
 		}
 	}
 	if n == 0 {
-		return math.NaN(), math.NaN()
+		return 0, 0, 0 // never shared (a short transfer): shared_bins says so
 	}
-	return mp / float64(n), bg / float64(n)
+	return mp / float64(n), bg / float64(n), n
 }
 
 // leoDescription is the report's network line for a LEO spec.

@@ -65,8 +65,11 @@ type LEOSummary struct {
 	Reductions float64 `json:"window_reductions_per_run"` // signals acted on
 	// Mean goodput over the bins where both subflows share a satellite:
 	// MPQUIC's aggregate and the background TCP flows' on that satellite.
+	// SharedBins counts those bins over the runs; with none, both means
+	// are 0 (summary.json holds no NaN), and a ratio of them is refused.
 	SharedMPMbps  float64 `json:"shared_mpquic_mbps"`
 	SharedTCPMbps float64 `json:"shared_tcp_mbps"`
+	SharedBins    int     `json:"shared_bins"`
 	// Recovery times to the path BDP (Fig. 3.11; see LEOResult): p99 over
 	// the runs' samples, the sample counts and the phases that never got
 	// there.
@@ -200,7 +203,7 @@ func leoSummary(r *Result, label string) *LEOSummary {
 		ls.SSUnrecovered += run.LEO.SSUnrecovered
 		ls.CAUnrecovered += run.LEO.CAUnrecovered
 	}
-	ls.SharedMPMbps, ls.SharedTCPMbps = friendliness(runs)
+	ls.SharedMPMbps, ls.SharedTCPMbps, ls.SharedBins = friendliness(runs)
 	ls.RecoverySSP99, ls.RecoveryCAP99 = orZero(stats.Quantiles(ss, .99)[0]), orZero(stats.Quantiles(ca, .99)[0])
 	ls.RecoverySSN, ls.RecoveryCAN = len(ss), len(ca)
 	return ls

@@ -1,6 +1,7 @@
 package svc
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -525,10 +526,14 @@ func (r *session) collect() {
 }
 
 // background starts on/off TCP (NewReno) flows on each backbone row
-// (§4.5.4): on and off periods exponential with mean bgMean, each on
-// period a bulk transfer far larger than it can finish.
+// (§4.5.4): on and off periods exponential, their means summing to
+// bgCycle and the on period's share the scenario's background load (equal
+// 5 s means by default), each on period a bulk transfer far larger than
+// it can finish.
 func background(s *sim.Sim, w *world, until time.Duration) error {
-	const bgMean = 5 * time.Second
+	const bgCycle = 10 * time.Second
+	load := cmp.Or(w.sc.BackgroundLoad, 0.5)
+	onMean, offMean := load*float64(bgCycle), (1-load)*float64(bgCycle)
 	rng := s.Rand("svc/background")
 	for r := range 2 {
 		rev := sim.NewLink(s, fmt.Sprintf("bg%d/ack", r), sim.LinkParams{Delay: 50 * time.Millisecond})
@@ -537,13 +542,13 @@ func background(s *sim.Sim, w *world, until time.Duration) error {
 		if err != nil {
 			return err
 		}
-		t := time.Duration(rng.ExpFloat64() * float64(bgMean))
+		t := time.Duration(rng.ExpFloat64() * offMean)
 		for t < until {
-			on := time.Duration(rng.ExpFloat64() * float64(bgMean))
+			on := time.Duration(rng.ExpFloat64() * onMean)
 			if err := (sim.CBR{RateBps: 2 * bbWiredMbps * 1e6, Bytes: 64 << 10, Start: t, Stop: t + on}).Run(c, nil); err != nil {
 				return err
 			}
-			t += on + time.Duration(rng.ExpFloat64()*float64(bgMean))
+			t += on + time.Duration(rng.ExpFloat64()*offMean)
 		}
 	}
 	return nil

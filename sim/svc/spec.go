@@ -47,6 +47,10 @@ type ScenarioSpec struct {
 	AreaM      float64 `yaml:"area_m"`
 	SpeedMps   float64 `yaml:"speed_mps"`
 	Background bool    `yaml:"background"`
+	// BackgroundLoad is the share of time each background flow is on
+	// (default 0.5): the thesis gives no on/off periods, so it is a guess
+	// the claims sweep (claims/thesis-ch4.yaml).
+	BackgroundLoad float64 `yaml:"background_load"`
 }
 
 // VariantSpec is Variant in YAML.
@@ -168,7 +172,7 @@ func (s *Spec) validate() error {
 // scenario is the spec's scenario, at AP spacing sp when sp > 0.
 func (s *Spec) scenario(sp float64) Scenario {
 	sc := Scenario{Kind: s.Scenario.Kind, APSpacingM: s.Scenario.APSpacingM, AreaM: s.Scenario.AreaM,
-		SpeedMps: s.Scenario.SpeedMps, Background: s.Scenario.Background,
+		SpeedMps: s.Scenario.SpeedMps, Background: s.Scenario.Background, BackgroundLoad: s.Scenario.BackgroundLoad,
 		Duration: time.Duration(s.DurationS * float64(time.Second))}
 	if sp > 0 {
 		sc.APSpacingM = sp

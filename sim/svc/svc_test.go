@@ -108,6 +108,8 @@ func TestSpecErrors(t *testing.T) {
 		{base + "variants:\n  - {label: a, controller: qcmab}\n  - {label: a, controller: leap}\n", "repeated"},
 		{base + "variants:\n  - {label: a, controller: qcmab}\nsweep_spacing_m: [0]\n", "sweep_spacing_m"},
 		{base + "variants:\n  - {label: a, controller: qcmab}\nbogus: 1\n", `unknown field "bogus"`},
+		{"name: x\nscenario: {kind: backbone, background: true, background_load: 1}\nduration_s: 5\nseeds: 1\nvariants:\n  - {label: a, controller: qcmab}\n", "background load 1"},
+		{"name: x\nscenario: {kind: backbone, background_load: 0.5}\nduration_s: 5\nseeds: 1\nvariants:\n  - {label: a, controller: qcmab}\n", "only with background"},
 		{"name: x\nscenario: {kind: moon}\nduration_s: 5\nseeds: 1\nvariants:\n  - {label: a, controller: qcmab}\n", `kind "moon"`},
 	} {
 		_, err := Parse("t.yaml", []byte(tc.yaml))
@@ -117,6 +119,29 @@ func TestSpecErrors(t *testing.T) {
 		case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), "\n")):
 			t.Errorf("got %v, want one line containing %q", err, tc.want)
 		}
+	}
+}
+
+// TestBackgroundLoad: the background flows' on share is the scenario's
+// background load — more of it leaves the video less of the backbone —
+// and its default is the 0.5 the experiments ran with before it was a
+// setting (equal 5 s means).
+func TestBackgroundLoad(t *testing.T) {
+	goodput := func(load float64) float64 {
+		sc := Scenario{Kind: "backbone", Background: true, BackgroundLoad: load, Duration: 20 * time.Second}
+		r, err := Run(sc, Variant{Controller: MinRTT}, 3, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return mean(r.GoodputMbps)
+	}
+	light, half, heavy, def := goodput(0.1), goodput(0.5), goodput(0.9), goodput(0)
+	t.Logf("goodput at load 0.1 / 0.5 / 0.9: %.2f / %.2f / %.2f Mbit/s", light, half, heavy)
+	if !(heavy < light) {
+		t.Errorf("goodput %.2f at load 0.9, %.2f at 0.1: the load does not take the backbone", heavy, light)
+	}
+	if def != half {
+		t.Errorf("default load: goodput %v, load 0.5: %v", def, half)
 	}
 }
 

@@ -22,7 +22,10 @@ type Scenario struct {
 	AreaM      float64 // lattice: side of the square the APs cover (100 m)
 	SpeedMps   float64 // lattice: host speed (10 m/s)
 	Background bool    // backbone: on/off TCP flows on the backbone rows (§4.5.4)
-	Duration   time.Duration
+	// BackgroundLoad: the share of time each of them is on, in (0, 1)
+	// (0: the default, 0.5).
+	BackgroundLoad float64
+	Duration       time.Duration
 }
 
 // Radio and wire constants of §4.5.2 and the choices the thesis leaves open.
@@ -102,6 +105,9 @@ func (sc Scenario) validate() error {
 	}
 	if sc.Duration <= 0 {
 		return fmt.Errorf("svc: duration %v must be > 0", sc.Duration)
+	}
+	if !(sc.BackgroundLoad >= 0 && sc.BackgroundLoad < 1) || (sc.BackgroundLoad > 0 && !sc.Background) {
+		return fmt.Errorf("svc: background load %v must be in (0, 1), and only with background (0: the default 0.5)", sc.BackgroundLoad)
 	}
 	return nil
 }
