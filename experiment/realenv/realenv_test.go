@@ -49,58 +49,75 @@ func TestBuiltinRealExperiments(t *testing.T) {
 			t.Fatalf("%s: %v", e.Name(), err)
 		}
 		sum := experiment.Summarize(res)
-		o := sum.RealOracle
-		if o == nil || len(o.PerPath) != len(res.Paths) {
-			t.Fatalf("%s: no real-side oracle: %+v", e.Name(), o)
-		}
-		// Polling sends rounds/paths requests to each path; one that a
-		// failover or a late switch carried elsewhere is credited to the
-		// path that carried it, so the shares may differ a little on a
-		// loaded machine, never the total.
-		total := 0
-		for _, pm := range o.PerPath {
-			total += pm.Samples
-			if pm.Samples < spec.Rounds/len(res.Paths)/2 {
-				t.Errorf("%s: path %s measured %d times by polling, want about %d", e.Name(), pm.Path, pm.Samples, spec.Rounds/len(res.Paths))
-			}
-			if pm.Objective < 0 || pm.MeanTCTms <= 0 {
-				t.Errorf("%s: %+v", e.Name(), pm)
-			}
-		}
-		if total != spec.Rounds {
-			t.Errorf("%s: polling's samples add up to %d, want %d rounds", e.Name(), total, spec.Rounds)
-		}
-		for _, st := range sum.Strategies {
-			if st.RatioToOracle == nil || *st.RatioToOracle != st.MeanTCTms/o.MeanTCTms {
-				t.Errorf("%s: %s: × oracle is not over the real best path", e.Name(), st.Label)
-			}
-			if st.Strategy == "oracle" && st.RatioToModelOracle == nil {
-				t.Errorf("%s: no model-oracle column", e.Name())
-			}
-		}
-		// With a probe budget the default probes (on side connections)
-		// and its request-only ablation does not.
-		for i, st := range spec.Strategies {
-			probes := res.Runs[i][0].Probes
-			if learns := st.Strategy == "hetquic" && *st.Config.Defaults().Probes; learns && spec.Probe.PerSecond > 0 && probes == 0 {
-				t.Errorf("%s: %s sent no probes", e.Name(), st.Label)
-			} else if !learns && probes != 0 {
-				t.Errorf("%s: %s sent %d probes", e.Name(), st.Label, probes)
-			}
-		}
-		dir := t.TempDir()
-		if _, err := experiment.WriteAll(context.Background(), dir, res, sum); err != nil {
-			t.Fatal(err)
-		}
-		report, _ := os.ReadFile(filepath.Join(dir, "report.md"))
-		for _, want := range []string{"× oracle (real)", "× model oracle", "Real vs offline model"} {
-			if !strings.Contains(string(report), want) {
-				t.Errorf("%s: report lacks %q", e.Name(), want)
-			}
-		}
+		checkRealOracle(t, e.Name(), spec, res, sum)
+		checkRealProbes(t, e.Name(), spec, res)
+		checkRealReport(t, e.Name(), res, sum)
 	}
 	if ran == 0 {
 		t.Fatal("no built-in real experiment")
+	}
+}
+
+// checkRealOracle: the oracle is measured on the real side, from polling's
+// rounds. Polling sends rounds/paths requests to each path; one that a
+// failover or a late switch carried elsewhere is credited to the path that
+// carried it, so the shares may differ a little on a loaded machine, never
+// the total.
+func checkRealOracle(t *testing.T, name string, spec *experiment.Spec, res *experiment.Result, sum *experiment.Summary) {
+	t.Helper()
+	o := sum.RealOracle
+	if o == nil || len(o.PerPath) != len(res.Paths) {
+		t.Fatalf("%s: no real-side oracle: %+v", name, o)
+	}
+	total := 0
+	for _, pm := range o.PerPath {
+		total += pm.Samples
+		if pm.Samples < spec.Rounds/len(res.Paths)/2 {
+			t.Errorf("%s: path %s measured %d times by polling, want about %d", name, pm.Path, pm.Samples, spec.Rounds/len(res.Paths))
+		}
+		if pm.Objective < 0 || pm.MeanTCTms <= 0 {
+			t.Errorf("%s: %+v", name, pm)
+		}
+	}
+	if total != spec.Rounds {
+		t.Errorf("%s: polling's samples add up to %d, want %d rounds", name, total, spec.Rounds)
+	}
+	for _, st := range sum.Strategies {
+		if st.RatioToOracle == nil || *st.RatioToOracle != st.MeanTCTms/o.MeanTCTms {
+			t.Errorf("%s: %s: × oracle is not over the real best path", name, st.Label)
+		}
+		if st.Strategy == "oracle" && st.RatioToModelOracle == nil {
+			t.Errorf("%s: no model-oracle column", name)
+		}
+	}
+}
+
+// checkRealProbes: with a probe budget the default probes (on side
+// connections) and its request-only ablation does not.
+func checkRealProbes(t *testing.T, name string, spec *experiment.Spec, res *experiment.Result) {
+	t.Helper()
+	for i, st := range spec.Strategies {
+		probes := res.Runs[i][0].Probes
+		if learns := st.Strategy == "hetquic" && *st.Config.Defaults().Probes; learns && spec.Probe.PerSecond > 0 && probes == 0 {
+			t.Errorf("%s: %s sent no probes", name, st.Label)
+		} else if !learns && probes != 0 {
+			t.Errorf("%s: %s sent %d probes", name, st.Label, probes)
+		}
+	}
+}
+
+// checkRealReport: the report has the real-mode columns and sections.
+func checkRealReport(t *testing.T, name string, res *experiment.Result, sum *experiment.Summary) {
+	t.Helper()
+	dir := t.TempDir()
+	if _, err := experiment.WriteAll(context.Background(), dir, res, sum); err != nil {
+		t.Fatal(err)
+	}
+	report, _ := os.ReadFile(filepath.Join(dir, "report.md"))
+	for _, want := range []string{"× oracle (real)", "× model oracle", "Real vs offline model"} {
+		if !strings.Contains(string(report), want) {
+			t.Errorf("%s: report lacks %q", name, want)
+		}
 	}
 }
 
