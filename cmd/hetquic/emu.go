@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/netip"
 	"os"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -277,12 +278,11 @@ mode or several, comma-separated, measured in that order.
 	if m.pps <= 0 || m.size < 8 || m.size > emu.DefaultMaxPacket || m.count <= 0 {
 		return badInput(errors.New("emu measure: --pps and --count must be > 0, --size 8..1500"))
 	}
-	points := map[string]*[]float64{"delay": &m.delays, "rate": &m.rates, "loss": &m.losses}
-	for flag, l := range map[string]struct {
-		s    string
-		into *[]float64
-	}{"delay-ms": {*delays, points["delay"]}, "rate-mbps": {*rates, points["rate"]}, "loss": {*losses, points["loss"]}} {
-		v, err := parseNonNegatives(flag, l.s)
+	for _, l := range []struct {
+		flag, s string
+		into    *[]float64
+	}{{"delay-ms", *delays, &m.delays}, {"rate-mbps", *rates, &m.rates}, {"loss", *losses, &m.losses}} {
+		v, err := parseNonNegatives(l.flag, l.s)
 		if err != nil {
 			return badInput(err)
 		}
@@ -290,7 +290,7 @@ mode or several, comma-separated, measured in that order.
 	}
 	list := splitList(*modes)
 	for _, mode := range list {
-		if _, ok := points[mode]; !ok && mode != "forward" {
+		if !slices.Contains([]string{"delay", "rate", "loss", "forward"}, mode) {
 			return badInput(fmt.Errorf("--mode: %q is not delay, rate, loss or forward", mode))
 		}
 	}
