@@ -32,6 +32,11 @@ type sideProbes struct {
 // as lost (the path may be down).
 const probeTimeout = time.Second
 
+// sideDialTimeout bounds dialling the side connections (a handshake per
+// path); a dial that fails or takes longer measures +Inf and is tried again
+// at the next probe.
+const sideDialTimeout = 10 * time.Second
+
 func newSideProbes(k int, dial func(context.Context) (*pcm.SideProber, error)) *sideProbes {
 	ctx, cancel := context.WithCancel(context.Background())
 	s := &sideProbes{dial: dial, ask: make(chan int, k), cancel: cancel, done: make(chan struct{}), pending: make([]bool, k)}
@@ -79,7 +84,7 @@ func (s *sideProbes) loop(ctx context.Context) {
 // a failed dial measures +Inf (and is tried again at the next probe).
 func (s *sideProbes) probe(ctx context.Context, p int) float64 {
 	if s.prober == nil {
-		dctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		dctx, cancel := context.WithTimeout(ctx, sideDialTimeout)
 		pr, err := s.dial(dctx)
 		cancel()
 		if err != nil {
