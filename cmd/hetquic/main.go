@@ -87,6 +87,9 @@ func dispatch(ctx context.Context, args []string) error {
 		printUsage(os.Stdout)
 		return nil
 	}
+	if args[0] == "--version" || args[0] == "-version" {
+		args = []string{"version"}
+	}
 	c, ok := commands[args[0]]
 	if !ok {
 		names := make([]string, 0, len(commands))
