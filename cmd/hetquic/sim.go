@@ -44,7 +44,7 @@ func runSim(ctx context.Context, args []string) error {
 		{"run", "run a sim experiment and write its report (= exp run)", func(ctx context.Context, args []string) error { return expRun(ctx, args, "sim run") }},
 		{"validate", "load a sim experiment and report the first problem (= exp validate)", func(_ context.Context, args []string) error { return expValidate(args, "sim validate") }},
 		{"list", "list the built-in sim experiments (= exp list --mode sim)", func(_ context.Context, args []string) error { return expListCmd(args, "sim list", "sim") }},
-		{"components", "list schedulers, congestion controllers, schemes and topologies", func(context.Context, []string) error { return simComponents(os.Stdout) }},
+		{"components", "list schedulers, congestion controllers, schemes and topologies", simComponentsCmd},
 		{"vsreal", "compare simulated and real quic-go downloads (validation)", simVsReal},
 		{"conext17", "two-path scenario classes of De Coninck & Bonaventure (CoNEXT 2017): single/multipath ratio (markdown)", simConext17},
 		{"lossregime", "NewReno under loss against ns-3, like for like under both ACK policies (markdown)", simLossRegime},
@@ -134,19 +134,51 @@ func simVsReal(ctx context.Context, args []string) error {
 	return vsreal.WriteSimVsRealTable(os.Stdout, rows)
 }
 
-// simComponents lists what sim experiment files can name.
-func simComponents(w io.Writer) error {
-	fmt.Fprintf(w, "schedulers: %s\n", strings.Join(sched.Names(), ", "))
-	fmt.Fprintf(w, "congestion controllers: %s\n", strings.Join(cc.Names(), ", "))
-	fmt.Fprintln(w, "topology schemes: quic, lrf, pquic, minfct")
+// simComponentsCmd parses "sim components [--md]": --md prints the list as
+// a Markdown table with a count per kind, which the docs generate their
+// counts from so that no doc names a number the simulator does not register.
+func simComponentsCmd(_ context.Context, args []string) error {
+	fs := newFlagSet("sim components", "sim components [--md]", "Lists the schedulers, congestion controllers, topology schemes and built-in topologies\nthat sim experiment files can name.")
+	md := fs.Bool("md", false, "print a Markdown table with a count per kind")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return badInput(fmt.Errorf("sim components: unexpected argument %q", fs.Arg(0)))
+	}
+	return simComponents(os.Stdout, *md)
+}
+
+// simComponents lists what sim experiment files can name: one line per
+// kind, or with md a Markdown table with how many of each there are.
+func simComponents(w io.Writer, md bool) error {
 	entries, err := fs.ReadDir(topo.Builtin, "topologies")
 	if err != nil {
 		return err
 	}
-	var names []string
+	var topologies []string
 	for _, e := range entries {
-		names = append(names, "builtin:"+strings.TrimSuffix(e.Name(), ".yaml"))
+		topologies = append(topologies, "builtin:"+strings.TrimSuffix(e.Name(), ".yaml"))
 	}
-	fmt.Fprintf(w, "topologies: %s\n", strings.Join(names, ", "))
+	kinds := []struct {
+		kind  string
+		names []string
+	}{
+		{"schedulers", sched.Names()},
+		{"congestion controllers", cc.Names()},
+		{"topology schemes", []string{"quic", "lrf", "pquic", "minfct"}},
+		{"topologies", topologies},
+	}
+	if md {
+		fmt.Fprintln(w, "| component | how many | names |")
+		fmt.Fprintln(w, "|---|---|---|")
+	}
+	for _, k := range kinds {
+		if md {
+			fmt.Fprintf(w, "| %s | %d | %s |\n", k.kind, len(k.names), "`"+strings.Join(k.names, "`, `")+"`")
+			continue
+		}
+		fmt.Fprintf(w, "%s: %s\n", k.kind, strings.Join(k.names, ", "))
+	}
 	return nil
 }
