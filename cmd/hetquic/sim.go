@@ -37,7 +37,7 @@ list        lists the built-in sim experiments.
 components  lists schedulers, congestion controllers, schemes and built-in topologies.
 vsreal      compares simulated and real quic-go downloads (validation).
 conext17, lossregime, mathis
-            print a validation table as markdown (sim/README.md's generated blocks).`
+            print a validation table as markdown (sim/DESIGN.md's generated blocks).`
 
 func runSim(ctx context.Context, args []string) error {
 	return runSubcommand(ctx, "sim", simHelp, []subcommand{

@@ -12,7 +12,7 @@ import (
 // mobility-aware congestion avoidance (Algorithm 5, Eq. 3.26), one per
 // subflow, coupled through Config.Group.
 //
-// Readings where the thesis is vague (also in sim/README.md):
+// Readings where the thesis is vague (also in sim/DESIGN.md):
 //
 //   - C^A (Eq. 3.2–3.3) and D (Eq. 3.11) come from Config.Access, the
 //     cross-layer database of Fig. 3.7; sim/leo computes both from the

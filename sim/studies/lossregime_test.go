@@ -11,7 +11,7 @@ import (
 // the simulator is within 20 % of ns-3 at every loss rate up to 2 %, and
 // the unlike comparison of issue 14 (RFC 9002 NewReno against TcpNewReno)
 // is further off at 1 %. The TcpLinuxReno rows are published, not bounded
-// here (sim/README.md discusses their gap).
+// here (sim/DESIGN.md discusses their gap).
 func TestLossRegime(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs 125 transfers")

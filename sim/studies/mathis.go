@@ -12,7 +12,7 @@ import (
 	"github.com/hetquic/hetquic/sim"
 )
 
-// The Mathis validation's setting (sim/README.md, "Validation"): one path,
+// The Mathis validation's setting (sim/DESIGN.md, "Validation"): one path,
 // 100 Mbit/s each way, 20 ms one-way delay, a 10 000-packet queue so that
 // only the random loss drops packets, NewReno, goodput measured after the
 // first tenth of the run and averaged over mathisSeeds.

@@ -12,7 +12,7 @@ import (
 // RTT) within 15 % from 0.1 % to 2 % loss and against Padhye's model, which
 // adds timeouts, within 15 % at every loss rate; and that ACKing every
 // second packet, which the formulas do not model, never raises the goodput
-// (the odd packet of a small window waits max_ack_delay). sim/README.md
+// (the odd packet of a small window waits max_ack_delay). sim/DESIGN.md
 // prints the table (hetquic sim mathis --md).
 func TestMathis(t *testing.T) {
 	dur := MathisDuration
