@@ -20,7 +20,7 @@ package svc
 //
 // The papers' exact forecaster and optimiser were not available to us (the
 // abstracts and the thesis's summary were); what we chose where they leave
-// it open is in qcmab/README.md ("LEAP") and in the constants below.
+// it open is in qcmab/DESIGN.md ("LEAP") and in the constants below.
 
 import (
 	"cmp"
