@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"runtime"
 	"strings"
@@ -32,7 +33,12 @@ real networks) are not regenerated unless --measured is given; otherwise
 they are only checked to state their date, command and machine load.
 COMMAND of a measured block may be any shell command; it runs in the
 current directory, and the block gets a line with the date, the command
-and the load average before its output.`
+and the load average before its output.
+
+Both modes also check the files each doc names — relative Markdown links,
+and paths with an extension in inline code, from the doc's directory or the
+repository root — and fail on one that does not exist or lies outside the
+repository (results/… and patterns such as NAME are not checked).`
 
 func runDocs(ctx context.Context, args []string) error {
 	fs := newFlagSet("docs", "docs [--check] [--measured] [--match TEXT] [FILE…]", docsHelp)
@@ -50,7 +56,7 @@ func runDocs(ctx context.Context, args []string) error {
 		}
 	}
 	opts := docgen.Options{Run: runDocCommand, Measured: *measured, Stamp: measuredStamp, Match: *match}
-	var problems, failed []string
+	var problems, failed, missing []string
 	for _, file := range files {
 		data, err := os.ReadFile(file)
 		if err != nil {
@@ -68,6 +74,9 @@ func runDocs(ctx context.Context, args []string) error {
 		for _, s := range stale {
 			problems = append(problems, fmt.Sprintf("%s:%d: %s: %s", file, s.Line, s.Command, s.Reason))
 		}
+		for _, m := range docgen.Paths(filepath.ToSlash(file), out, docPathExists) {
+			missing = append(missing, fmt.Sprintf("%s:%d: %s: %s", file, m.Line, m.Path, m.Reason))
+		}
 		if !*check && out != string(data) {
 			if err := os.WriteFile(file, []byte(out), 0o644); err != nil {
 				return err
@@ -81,6 +90,10 @@ func runDocs(ctx context.Context, args []string) error {
 			fmt.Fprintln(os.Stderr, p)
 		}
 		return fmt.Errorf("docs: %d files with a failing command", len(failed))
+	}
+	if len(missing) > 0 {
+		fmt.Fprintln(os.Stderr, strings.Join(missing, "\n"))
+		return fmt.Errorf("docs: %d file names that are not in the repository", len(missing))
 	}
 	if *check && len(problems) > 0 {
 		for _, p := range problems {
@@ -103,6 +116,13 @@ func runDocs(ctx context.Context, args []string) error {
 		}
 	}
 	return nil
+}
+
+// docPathExists reports whether a slash-separated path names a file or
+// directory (the docs' file check).
+func docPathExists(p string) bool {
+	_, err := os.Stat(filepath.FromSlash(p))
+	return err == nil
 }
 
 // runDocCommand runs a block's command: a hetquic command through the CLI's
