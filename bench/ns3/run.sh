@@ -85,4 +85,4 @@ for k in npw npc hpw hpc; do eval "$k=\$(median <\"\$tmp/$k\")"; done
 printf '| 1 segment (fixed cost) | ns-3 | %.3f | | | | %.1f | %.1f | |\n' "$n_fct" "$npw" "$npc"
 printf '| 1 segment (fixed cost) | hetquic | %.2f | | | | %.1f | %.1f | |\n' "$h_fct" "$hpw" "$hpc"
 echo
-echo "Load average after: $(uptime | sed 's/.*load average: //'). Goals (issue 14): loop ≤ 0.05 × ns-3, process ≤ 0.3 × ns-3."
+echo "Load average after: $(uptime | sed 's/.*load average: //'). Goals: loop ≤ 0.05 × ns-3, process ≤ 0.3 × ns-3."
