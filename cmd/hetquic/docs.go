@@ -84,6 +84,13 @@ func runDocs(ctx context.Context, args []string) error {
 			fmt.Printf("%s: regenerated\n", file)
 		}
 	}
+	return docsVerdict(*check, failed, missing, problems)
+}
+
+// docsVerdict reports what a docs run found, worst first: failing
+// commands, names of files that are not there, stale blocks (with --check),
+// measured blocks that do not say when, how and under what load.
+func docsVerdict(check bool, failed, missing, problems []string) error {
 	if len(failed) > 0 {
 		fmt.Fprintln(os.Stderr, strings.Join(failed, "\n"))
 		for _, p := range problems {
@@ -95,13 +102,13 @@ func runDocs(ctx context.Context, args []string) error {
 		fmt.Fprintln(os.Stderr, strings.Join(missing, "\n"))
 		return fmt.Errorf("docs: %d file names that are not in the repository", len(missing))
 	}
-	if *check && len(problems) > 0 {
+	if check && len(problems) > 0 {
 		for _, p := range problems {
 			fmt.Fprintln(os.Stderr, p)
 		}
 		return fmt.Errorf("docs: %d stale generated blocks (run hetquic docs)", len(problems))
 	}
-	if !*check {
+	if !check {
 		// Rewriting fixes every block but a measured one that does not say
 		// when, how and under what load it was measured.
 		var bad []string
