@@ -50,7 +50,7 @@ type Engine struct {
 
 	mu     sync.Mutex // guards paths and traces
 	paths  []scenario.Path
-	rateTr map[string]scenario.RateTrace
+	rateTr map[string]*scenario.RateTrace
 	lossTr map[string][]bool
 
 	evAlarm   Waiter
@@ -91,7 +91,7 @@ func New(cfg Config) (*Engine, error) {
 		cfg:    cfg,
 		clock:  cfg.Clock,
 		paths:  append([]scenario.Path(nil), cfg.Scenario.Paths...),
-		rateTr: map[string]scenario.RateTrace{},
+		rateTr: map[string]*scenario.RateTrace{},
 		lossTr: map[string][]bool{},
 		done:   make(chan struct{}),
 	}
@@ -106,7 +106,7 @@ func New(cfg Config) (*Engine, error) {
 			if d == Down {
 				lc = p.Down
 			}
-			if err := l.core.configure(lc, e, 0); err != nil {
+			if err := l.core.configure(lc, traceFiles{e}, 0); err != nil {
 				return nil, fmt.Errorf("emu: paths[%d].%s: %w", i, d, err)
 			}
 			e.links[i][d] = l
@@ -316,7 +316,7 @@ func (e *Engine) Apply(path string, patch *scenario.Patch) error {
 	for d, lc := range []scenario.Link{np.Up, np.Down} {
 		l := e.links[i][d]
 		l.mu.Lock()
-		err := l.core.configure(lc, e, now)
+		err := l.core.configure(lc, traceFiles{e}, now)
 		l.mu.Unlock()
 		if err != nil {
 			return err
@@ -382,22 +382,29 @@ func (e *Engine) pathIndex(name string) int {
 	return -1
 }
 
-// rateTrace and lossTrace implement traces, caching parsed files.
+// traceFiles resolves the engine's trace files for the link model.
+type traceFiles struct{ e *Engine }
+
+func (t traceFiles) RateTrace(name string) (*scenario.RateTrace, error) { return t.e.rateTrace(name) }
+func (t traceFiles) LossTrace(name string) ([]bool, error)              { return t.e.lossTrace(name) }
+
+// rateTrace and lossTrace resolve trace files, caching parsed files (so a
+// reconfiguration with the same trace keeps its position).
 // Called with e.mu held (or before the engine is shared).
-func (e *Engine) rateTrace(name string) (scenario.RateTrace, error) {
+func (e *Engine) rateTrace(name string) (*scenario.RateTrace, error) {
 	if t, ok := e.rateTr[name]; ok {
 		return t, nil
 	}
 	data, err := e.cfg.Scenario.ReadFile(name)
 	if err != nil {
-		return scenario.RateTrace{}, fmt.Errorf("rate_trace: %w", err)
+		return nil, fmt.Errorf("rate_trace: %w", err)
 	}
 	t, err := scenario.ParseRateTrace(name, data)
 	if err != nil {
-		return scenario.RateTrace{}, fmt.Errorf("rate_trace: %w", err)
+		return nil, fmt.Errorf("rate_trace: %w", err)
 	}
-	e.rateTr[name] = t
-	return t, nil
+	e.rateTr[name] = &t
+	return &t, nil
 }
 
 func (e *Engine) lossTrace(name string) ([]bool, error) {
