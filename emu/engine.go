@@ -3,12 +3,11 @@ package emu
 import (
 	"errors"
 	"fmt"
-	"hash/fnv"
-	"math/rand/v2"
 	"sort"
 	"sync"
 	"time"
 
+	"github.com/hetquic/hetquic/internal/linkmodel"
 	"github.com/hetquic/hetquic/scenario"
 )
 
@@ -100,7 +99,7 @@ func New(cfg Config) (*Engine, error) {
 	e.links = make([][2]*link, len(e.paths))
 	for i, p := range e.paths {
 		for _, d := range []Dir{Up, Down} {
-			rng := rand.New(rand.NewPCG(cfg.Seed, streamID(p.Name, d)))
+			rng := linkmodel.Rand(cfg.Seed, p.Name, d == Down)
 			l := &link{path: i, dir: d, core: newLinkCore(p.Name, d, rng, cfg.MaxPacket, cfg.Log), alarm: e.clock.NewWaiter()}
 			lc := p.Up
 			if d == Down {
@@ -125,14 +124,6 @@ func New(cfg Config) (*Engine, error) {
 		go e.runEvents()
 	}
 	return e, nil
-}
-
-// streamID derives a link's random stream from its path name and direction,
-// so adding a path does not change the randomness of the others.
-func streamID(path string, d Dir) uint64 {
-	h := fnv.New64a()
-	h.Write([]byte(path))
-	return h.Sum64() ^ uint64(d+1)*0x9e3779b97f4a7c15
 }
 
 // Close stops the engine: its goroutines end and held packets are

@@ -2,6 +2,7 @@ package sim
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"time"
 
 	"github.com/hetquic/hetquic/internal/linkmodel"
@@ -43,30 +44,49 @@ func Send(p *Packet, route []*Link, dst Receiver) {
 // traces loaded (the one link model's parameters).
 type LinkParams = linkmodel.Params
 
-// ParamsFromScenario converts one direction of a scenario path, reading
-// trace files relative to the scenario.
-func ParamsFromScenario(s *scenario.Scenario, l scenario.Link) (LinkParams, error) {
-	return linkmodel.FromScenario(l, scenarioTraces{s})
+// scenarioTraces reads and parses the trace files a scenario names, once
+// each: a reconfiguration that keeps a trace keeps its position in it (the
+// emulator's engine caches its traces the same way).
+type scenarioTraces struct {
+	s    *scenario.Scenario
+	rate map[string]*scenario.RateTrace
+	loss map[string][]bool
 }
 
-// scenarioTraces reads and parses the trace files a scenario names.
-type scenarioTraces struct{ s *scenario.Scenario }
+func newScenarioTraces(s *scenario.Scenario) *scenarioTraces {
+	return &scenarioTraces{s: s, rate: map[string]*scenario.RateTrace{}, loss: map[string][]bool{}}
+}
 
-func (t scenarioTraces) RateTrace(name string) (*scenario.RateTrace, error) {
+func (t *scenarioTraces) RateTrace(name string) (*scenario.RateTrace, error) {
+	if tr, ok := t.rate[name]; ok {
+		return tr, nil
+	}
 	data, err := t.s.ReadFile(name)
 	if err != nil {
 		return nil, err
 	}
 	tr, err := scenario.ParseRateTrace(name, data)
-	return &tr, err
+	if err != nil {
+		return nil, err
+	}
+	t.rate[name] = &tr
+	return &tr, nil
 }
 
-func (t scenarioTraces) LossTrace(name string) ([]bool, error) {
+func (t *scenarioTraces) LossTrace(name string) ([]bool, error) {
+	if tr, ok := t.loss[name]; ok {
+		return tr, nil
+	}
 	data, err := t.s.ReadFile(name)
 	if err != nil {
 		return nil, err
 	}
-	return scenario.ParseLossTrace(name, data)
+	tr, err := scenario.ParseLossTrace(name, data)
+	if err != nil {
+		return nil, err
+	}
+	t.loss[name] = tr
+	return tr, nil
 }
 
 // LinkStats counts what a link did.
@@ -89,7 +109,11 @@ type Link struct {
 
 // NewLink returns a link whose random stream is named after it.
 func NewLink(s *Sim, name string, p LinkParams) *Link {
-	return &Link{Name: name, sim: s, m: linkmodel.New(p, s.Rand("link/"+name), s.now)}
+	return newLink(s, name, p, s.Rand("link/"+name))
+}
+
+func newLink(s *Sim, name string, p LinkParams, rng *rand.Rand) *Link {
+	return &Link{Name: name, sim: s, m: linkmodel.New(p, rng, s.now)}
 }
 
 // Params returns the current parameters.
@@ -102,6 +126,10 @@ func (l *Link) SetParams(p LinkParams) { l.m.Configure(p, l.sim.now) }
 // SetDown starts (true) or ends an outage: while down the link drops what
 // it is given and what it would deliver.
 func (l *Link) SetDown(down bool) { l.m.SetDown(l.sim.now, down) }
+
+// Outage makes the link deliver nothing for d from now (see
+// linkmodel.Outage); an outage during an outage extends it.
+func (l *Link) Outage(d time.Duration) { l.m.Outage(l.sim.now, d) }
 
 // Down reports whether the link is in an outage.
 func (l *Link) Down() bool { return l.m.InOutage(l.sim.now) }

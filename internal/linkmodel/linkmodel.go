@@ -26,6 +26,7 @@ package linkmodel
 
 import (
 	"fmt"
+	"hash/fnv"
 	"math/rand/v2"
 	"sort"
 	"time"
@@ -73,6 +74,24 @@ func (p Params) MeanRateBps() float64 {
 		return p.Trace.MeanMbps() * 1e6
 	}
 	return p.RateBps
+}
+
+// goldenGamma spreads the direction over the stream id (2⁶⁴/φ, odd), so the
+// two directions of one path get unrelated streams.
+const goldenGamma = 0x9e3779b97f4a7c15
+
+// Rand returns the random stream of one direction of a scenario path: PCG
+// seeded with seed and a hash of the path's name and direction. Both
+// backends take their links' streams from it, so one scenario and seed draw
+// one sequence, and adding a path does not change the others' draws.
+func Rand(seed uint64, path string, down bool) *rand.Rand {
+	h := fnv.New64a()
+	h.Write([]byte(path))
+	dir := uint64(1)
+	if down {
+		dir = 2
+	}
+	return rand.New(rand.NewPCG(seed, h.Sum64()^dir*goldenGamma))
 }
 
 // Traces resolves the trace files a scenario.Link names.
