@@ -40,30 +40,15 @@ type modeExp struct {
 
 func newModeExp(p *Plan, newEnv EnvFactory, finish func(ctx context.Context, r *Result, workers int) error) *modeExp {
 	e := &modeExp{plan: p, finish: finish}
-	e.Shards = mode.Shards[*Run]{
-		Count: p.Runs,
-		Exec: func(ctx context.Context, shard sweep.Shard, opt runner.Options) (map[int]*Run, error) {
-			part, err := ExecuteShard(ctx, p, shard, opt, newEnv)
-			if err != nil {
-				return nil, err
-			}
-			return part.Runs, nil
-		},
-		Save: func(dir, spec string, shard sweep.Shard, runs map[int]*Run) error {
-			return WritePartial(dir, &Partial{Plan: p, Shard: shard, Runs: runs, Spec: spec})
-		},
-		Read:     func(dirs []string) (map[int]*Run, error) { return ReadPartials(p, dirs) },
-		Assemble: e.assemble,
-	}
+	e.Shards = mode.PlanShards(p, func(ctx context.Context, shard sweep.Shard, opt runner.Options) (map[int]*Run, error) {
+		return ExecuteShard(ctx, p, shard, opt, newEnv)
+	}, e.assemble)
 	return e
 }
 
 func (e *modeExp) Describe() string {
-	s, points := e.plan.Specs[0], ""
-	if e.plan.Swept {
-		points = fmt.Sprintf(" at %d points (%d runs)", len(e.plan.Points), e.plan.Runs())
-	}
-	return fmt.Sprintf("%d paths, %d strategies, %d rounds × %d seeds%s", len(s.PathNames()), len(s.Strategies), s.Rounds, s.Seeds, points)
+	s := e.plan.Specs[0]
+	return fmt.Sprintf("%d paths, %d strategies, %d rounds × %d seeds%s", len(s.PathNames()), len(s.Strategies), s.Rounds, s.Seeds, e.plan.PointsNote())
 }
 
 func (e *modeExp) SetSeeds(n int) error { e.plan.SetSeeds(n); return nil }
@@ -72,7 +57,7 @@ func (e *modeExp) SetSeeds(n int) error { e.plan.SetSeeds(n); return nil }
 // outcome.
 func (e *modeExp) assemble(ctx context.Context, runs map[int]*Run, workers int) (*mode.Outcome, error) {
 	p := e.plan
-	res, err := p.Assemble(runs)
+	res, err := Assemble(p, runs)
 	if err != nil {
 		return nil, err
 	}

@@ -57,3 +57,11 @@ func (s Shards[R]) Merge(ctx context.Context, dirs []string, workers int) (*Outc
 	}
 	return s.Assemble(ctx, runs, workers)
 }
+
+// PlanShards is Shards over a plan (sweep.Plan): its runs counted, written
+// and read by the plan, exec running a shard's runs and assemble making the
+// outcome, the two things a mode supplies.
+func PlanShards[S, T any](p *sweep.Plan[S, T], exec func(ctx context.Context, shard sweep.Shard, opt runner.Options) (map[int]*T, error),
+	assemble func(ctx context.Context, runs map[int]*T, workers int) (*Outcome, error)) Shards[*T] {
+	return Shards[*T]{Count: p.Runs, Exec: exec, Save: p.WritePartial, Read: p.ReadPartials, Assemble: assemble}
+}
