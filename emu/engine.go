@@ -49,8 +49,7 @@ type Engine struct {
 
 	mu     sync.Mutex // guards paths and traces
 	paths  []scenario.Path
-	rateTr map[string]*scenario.RateTrace
-	lossTr map[string][]bool
+	traces *linkmodel.TraceFiles
 
 	evAlarm   Waiter
 	done      chan struct{}
@@ -90,8 +89,7 @@ func New(cfg Config) (*Engine, error) {
 		cfg:    cfg,
 		clock:  cfg.Clock,
 		paths:  append([]scenario.Path(nil), cfg.Scenario.Paths...),
-		rateTr: map[string]*scenario.RateTrace{},
-		lossTr: map[string][]bool{},
+		traces: linkmodel.NewTraceFiles(cfg.Scenario.ReadFile),
 		done:   make(chan struct{}),
 	}
 	bufSize := cfg.MaxPacket + 1
@@ -105,7 +103,7 @@ func New(cfg Config) (*Engine, error) {
 			if d == Down {
 				lc = p.Down
 			}
-			if err := l.core.configure(lc, traceFiles{e}, 0); err != nil {
+			if err := l.core.configure(lc, e.traces, 0); err != nil {
 				return nil, fmt.Errorf("emu: paths[%d].%s: %w", i, d, err)
 			}
 			e.links[i][d] = l
@@ -293,12 +291,12 @@ func (e *Engine) Apply(path string, patch *scenario.Patch) error {
 	// nothing.
 	for _, lc := range []scenario.Link{np.Up, np.Down} {
 		if lc.RateTrace != "" {
-			if _, err := e.rateTrace(lc.RateTrace); err != nil {
+			if _, err := e.traces.RateTrace(lc.RateTrace); err != nil {
 				return err
 			}
 		}
 		if lc.LossTrace != "" {
-			if _, err := e.lossTrace(lc.LossTrace); err != nil {
+			if _, err := e.traces.LossTrace(lc.LossTrace); err != nil {
 				return err
 			}
 		}
@@ -307,7 +305,7 @@ func (e *Engine) Apply(path string, patch *scenario.Patch) error {
 	for d, lc := range []scenario.Link{np.Up, np.Down} {
 		l := e.links[i][d]
 		l.mu.Lock()
-		err := l.core.configure(lc, traceFiles{e}, now)
+		err := l.core.configure(lc, e.traces, now)
 		l.mu.Unlock()
 		if err != nil {
 			return err
@@ -371,45 +369,4 @@ func (e *Engine) pathIndex(name string) int {
 		}
 	}
 	return -1
-}
-
-// traceFiles resolves the engine's trace files for the link model.
-type traceFiles struct{ e *Engine }
-
-func (t traceFiles) RateTrace(name string) (*scenario.RateTrace, error) { return t.e.rateTrace(name) }
-func (t traceFiles) LossTrace(name string) ([]bool, error)              { return t.e.lossTrace(name) }
-
-// rateTrace and lossTrace resolve trace files, caching parsed files (so a
-// reconfiguration with the same trace keeps its position).
-// Called with e.mu held (or before the engine is shared).
-func (e *Engine) rateTrace(name string) (*scenario.RateTrace, error) {
-	if t, ok := e.rateTr[name]; ok {
-		return t, nil
-	}
-	data, err := e.cfg.Scenario.ReadFile(name)
-	if err != nil {
-		return nil, fmt.Errorf("rate_trace: %w", err)
-	}
-	t, err := scenario.ParseRateTrace(name, data)
-	if err != nil {
-		return nil, fmt.Errorf("rate_trace: %w", err)
-	}
-	e.rateTr[name] = &t
-	return &t, nil
-}
-
-func (e *Engine) lossTrace(name string) ([]bool, error) {
-	if t, ok := e.lossTr[name]; ok {
-		return t, nil
-	}
-	data, err := e.cfg.Scenario.ReadFile(name)
-	if err != nil {
-		return nil, fmt.Errorf("loss_trace: %w", err)
-	}
-	t, err := scenario.ParseLossTrace(name, data)
-	if err != nil {
-		return nil, fmt.Errorf("loss_trace: %w", err)
-	}
-	e.lossTr[name] = t
-	return t, nil
 }

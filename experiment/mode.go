@@ -3,7 +3,6 @@ package experiment
 import (
 	"context"
 	"fmt"
-	"io/fs"
 
 	"github.com/hetquic/hetquic/internal/mode"
 	"github.com/hetquic/hetquic/internal/results"
@@ -22,13 +21,9 @@ var (
 // environments newEnv makes; finish, when not nil, completes each point's
 // result before it is summarized (mode real: its offline twin).
 func NewMode(name string, newEnv EnvFactory, finish func(ctx context.Context, r *Result, workers int) error) mode.Mode {
-	return mode.Mode{Name: name, Default: name == ModeOffline, Load: func(fsys fs.FS, file string) (mode.Experiment, error) {
-		p, err := LoadPlan(fsys, file)
-		if err != nil {
-			return nil, err
-		}
-		return newModeExp(p, newEnv, finish), nil
-	}}
+	return mode.Mode{Name: name, Default: name == ModeOffline, Load: mode.PlanLoad(LoadPlan, func(p *Plan) mode.Experiment {
+		return newModeExp(p, newEnv, finish)
+	})}
 }
 
 // modeExp is a loaded experiment of modes offline, trace and real.

@@ -30,7 +30,7 @@ type ratePoint struct {
 // NewHostNet builds the links of sc and schedules its events.
 func NewHostNet(s *Sim, sc *scenario.Scenario) (*HostNet, error) {
 	h := &HostNet{sc: sc, timeline: make([][]ratePoint, len(sc.Paths))}
-	tr := newScenarioTraces(sc)
+	tr := linkmodel.NewTraceFiles(sc.ReadFile) // the emulator's cache: unchanged traces keep their position
 	cur := make([]scenario.Path, len(sc.Paths))
 	copy(cur, sc.Paths)
 	for i, p := range sc.Paths {

@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/hetquic/hetquic/internal/linkmodel"
-	"github.com/hetquic/hetquic/scenario"
 )
 
 // Packet is one datagram in flight. Links look only at Size and the route;
@@ -43,51 +42,6 @@ func Send(p *Packet, route []*Link, dst Receiver) {
 // LinkParams is one direction of a link: what scenario.Link describes, with
 // traces loaded (the one link model's parameters).
 type LinkParams = linkmodel.Params
-
-// scenarioTraces reads and parses the trace files a scenario names, once
-// each: a reconfiguration that keeps a trace keeps its position in it (the
-// emulator's engine caches its traces the same way).
-type scenarioTraces struct {
-	s    *scenario.Scenario
-	rate map[string]*scenario.RateTrace
-	loss map[string][]bool
-}
-
-func newScenarioTraces(s *scenario.Scenario) *scenarioTraces {
-	return &scenarioTraces{s: s, rate: map[string]*scenario.RateTrace{}, loss: map[string][]bool{}}
-}
-
-func (t *scenarioTraces) RateTrace(name string) (*scenario.RateTrace, error) {
-	if tr, ok := t.rate[name]; ok {
-		return tr, nil
-	}
-	data, err := t.s.ReadFile(name)
-	if err != nil {
-		return nil, err
-	}
-	tr, err := scenario.ParseRateTrace(name, data)
-	if err != nil {
-		return nil, err
-	}
-	t.rate[name] = &tr
-	return &tr, nil
-}
-
-func (t *scenarioTraces) LossTrace(name string) ([]bool, error) {
-	if tr, ok := t.loss[name]; ok {
-		return tr, nil
-	}
-	data, err := t.s.ReadFile(name)
-	if err != nil {
-		return nil, err
-	}
-	tr, err := scenario.ParseLossTrace(name, data)
-	if err != nil {
-		return nil, err
-	}
-	t.loss[name] = tr
-	return tr, nil
-}
 
 // LinkStats counts what a link did.
 type LinkStats struct {

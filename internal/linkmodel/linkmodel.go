@@ -100,6 +100,53 @@ type Traces interface {
 	LossTrace(name string) ([]bool, error)
 }
 
+// TraceFiles is Traces over a scenario's files (read, relative to the
+// scenario, by read), each parsed once: a reconfiguration that keeps a
+// trace keeps its position in it, in either backend. Not safe for
+// concurrent use.
+type TraceFiles struct {
+	read func(name string) ([]byte, error)
+	rate map[string]*scenario.RateTrace
+	loss map[string][]bool
+}
+
+// NewTraceFiles returns a cache of the traces read gives.
+func NewTraceFiles(read func(name string) ([]byte, error)) *TraceFiles {
+	return &TraceFiles{read: read, rate: map[string]*scenario.RateTrace{}, loss: map[string][]bool{}}
+}
+
+// RateTrace implements Traces.
+func (t *TraceFiles) RateTrace(name string) (*scenario.RateTrace, error) {
+	return cached(t.rate, name, t.read, "rate_trace", func(name string, data []byte) (*scenario.RateTrace, error) {
+		tr, err := scenario.ParseRateTrace(name, data)
+		return &tr, err
+	})
+}
+
+// LossTrace implements Traces.
+func (t *TraceFiles) LossTrace(name string) ([]bool, error) {
+	return cached(t.loss, name, t.read, "loss_trace", scenario.ParseLossTrace)
+}
+
+// cached returns m[name], reading and parsing it first if needed; errors
+// name the field.
+func cached[T any](m map[string]T, name string, read func(string) ([]byte, error), field string, parse func(string, []byte) (T, error)) (T, error) {
+	if v, ok := m[name]; ok {
+		return v, nil
+	}
+	var zero T
+	data, err := read(name)
+	if err != nil {
+		return zero, fmt.Errorf("%s: %w", field, err)
+	}
+	v, err := parse(name, data)
+	if err != nil {
+		return zero, fmt.Errorf("%s: %w", field, err)
+	}
+	m[name] = v
+	return v, nil
+}
+
 // FromScenario converts one direction of a scenario path. tr may be nil
 // when l names no trace.
 func FromScenario(l scenario.Link, tr Traces) (Params, error) {

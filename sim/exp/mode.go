@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"io/fs"
 
 	"github.com/hetquic/hetquic/internal/mode"
 	"github.com/hetquic/hetquic/internal/results"
@@ -18,13 +17,7 @@ import (
 var Mode = mode.Mode{
 	Name:  "sim",
 	Infer: []string{"variants", "topology", "leo", "mobility", "app", "flows", "path_counts", "transport"},
-	Load: func(fsys fs.FS, name string) (mode.Experiment, error) {
-		p, err := LoadPlan(fsys, name)
-		if err != nil {
-			return nil, err
-		}
-		return newModeExp(p), nil
-	},
+	Load:  mode.PlanLoad(LoadPlan, newModeExp),
 }
 
 // modeExp is a loaded simulator experiment.
@@ -33,7 +26,7 @@ type modeExp struct {
 	p *Plan
 }
 
-func newModeExp(p *Plan) modeExp {
+func newModeExp(p *Plan) mode.Experiment {
 	e := modeExp{p: p}
 	e.Shards = mode.PlanShards(p, func(ctx context.Context, shard sweep.Shard, opt runner.Options) (map[int]*RunResult, error) {
 		return RunShard(ctx, p, shard, opt.Workers, opt.Progress)

@@ -6,7 +6,8 @@ package sched
 
 import (
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 	"time"
 )
 
@@ -115,12 +116,7 @@ func New(name string, nPaths int) (Scheduler, error) {
 
 // Names lists the registered schedulers.
 func Names() []string {
-	var n []string
-	for k := range registry {
-		n = append(n, k)
-	}
-	sort.Strings(n)
-	return n
+	return slices.Sorted(maps.Keys(registry))
 }
 
 // registry maps each scheduler's name to its constructor; a new scheduler

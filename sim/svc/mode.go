@@ -3,7 +3,6 @@ package svc
 import (
 	"context"
 	"fmt"
-	"io/fs"
 
 	"github.com/hetquic/hetquic/internal/mode"
 	"github.com/hetquic/hetquic/internal/results"
@@ -15,13 +14,7 @@ import (
 // over the simulator, QC-MAB and its baselines.
 var Mode = mode.Mode{
 	Name: "video",
-	Load: func(fsys fs.FS, name string) (mode.Experiment, error) {
-		p, err := LoadPlan(fsys, name)
-		if err != nil {
-			return nil, err
-		}
-		return newModeExp(p), nil
-	},
+	Load: mode.PlanLoad(LoadPlan, newModeExp),
 }
 
 // modeExp is a loaded video experiment.
@@ -30,7 +23,7 @@ type modeExp struct {
 	p *Plan
 }
 
-func newModeExp(p *Plan) modeExp {
+func newModeExp(p *Plan) mode.Experiment {
 	e := modeExp{p: p}
 	e.Shards = mode.PlanShards(p, func(ctx context.Context, shard sweep.Shard, opt runner.Options) (map[int]*Result, error) {
 		return RunShard(ctx, p, shard, opt)

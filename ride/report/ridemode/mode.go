@@ -9,7 +9,6 @@ package ridemode
 import (
 	"context"
 	"fmt"
-	"io/fs"
 
 	"github.com/hetquic/hetquic/internal/mode"
 	"github.com/hetquic/hetquic/internal/results"
@@ -22,13 +21,7 @@ import (
 // Mode is mode ride (internal/mode): RIDE against RR, minRTT and Peekaboo.
 var Mode = mode.Mode{
 	Name: "ride",
-	Load: func(fsys fs.FS, name string) (mode.Experiment, error) {
-		p, err := report.LoadPlan(fsys, name)
-		if err != nil {
-			return nil, err
-		}
-		return newModeExp(p), nil
-	},
+	Load: mode.PlanLoad(report.LoadPlan, newModeExp),
 }
 
 // modeExp is a loaded ride evaluation.
@@ -37,7 +30,7 @@ type modeExp struct {
 	p *report.Plan
 }
 
-func newModeExp(p *report.Plan) modeExp {
+func newModeExp(p *report.Plan) mode.Experiment {
 	e := modeExp{p: p}
 	e.Shards = mode.PlanShards(p, func(ctx context.Context, shard sweep.Shard, opt runner.Options) (map[int]*env.Metrics, error) {
 		return report.RunShard(ctx, p, shard, opt)
