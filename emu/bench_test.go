@@ -1,6 +1,7 @@
 package emu
 
 import (
+	"math/rand/v2"
 	"testing"
 	"testing/fstest"
 	"time"
@@ -46,10 +47,8 @@ func BenchmarkEngineInput(b *testing.B) {
 // BenchmarkLinkCore is the impairment model alone (delay + jitter + loss +
 // rate), packets held and released.
 func BenchmarkLinkCore(b *testing.B) {
-	c := newLinkCore("a", Up, nil, DefaultMaxPacket, nil)
-	e := benchEngine(b, "{}")
-	c.rng = e.links[0][0].core.rng
-	if err := c.configure(scenario.Link{DelayMs: 10, JitterMs: 1, Loss: 0.01, RateMbps: 1e4}, e, 0); err != nil {
+	c := newLinkCore("a", Up, rand.New(rand.NewPCG(1, 2)), DefaultMaxPacket, nil)
+	if err := c.configure(scenario.Link{DelayMs: 10, JitterMs: 1, Loss: 0.01, RateMbps: 1e4}, nil, 0); err != nil {
 		b.Fatal(err)
 	}
 	p := &Packet{Data: make([]byte, 1200)}

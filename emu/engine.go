@@ -3,12 +3,11 @@ package emu
 import (
 	"errors"
 	"fmt"
-	"hash/fnv"
-	"math/rand/v2"
 	"sort"
 	"sync"
 	"time"
 
+	"github.com/hetquic/hetquic/internal/linkmodel"
 	"github.com/hetquic/hetquic/scenario"
 )
 
@@ -50,8 +49,7 @@ type Engine struct {
 
 	mu     sync.Mutex // guards paths and traces
 	paths  []scenario.Path
-	rateTr map[string]scenario.RateTrace
-	lossTr map[string][]bool
+	traces *linkmodel.TraceFiles
 
 	evAlarm   Waiter
 	done      chan struct{}
@@ -91,8 +89,7 @@ func New(cfg Config) (*Engine, error) {
 		cfg:    cfg,
 		clock:  cfg.Clock,
 		paths:  append([]scenario.Path(nil), cfg.Scenario.Paths...),
-		rateTr: map[string]scenario.RateTrace{},
-		lossTr: map[string][]bool{},
+		traces: linkmodel.NewTraceFiles(cfg.Scenario.ReadFile),
 		done:   make(chan struct{}),
 	}
 	bufSize := cfg.MaxPacket + 1
@@ -100,13 +97,13 @@ func New(cfg Config) (*Engine, error) {
 	e.links = make([][2]*link, len(e.paths))
 	for i, p := range e.paths {
 		for _, d := range []Dir{Up, Down} {
-			rng := rand.New(rand.NewPCG(cfg.Seed, streamID(p.Name, d)))
+			rng := linkmodel.Rand(cfg.Seed, p.Name, d == Down)
 			l := &link{path: i, dir: d, core: newLinkCore(p.Name, d, rng, cfg.MaxPacket, cfg.Log), alarm: e.clock.NewWaiter()}
 			lc := p.Up
 			if d == Down {
 				lc = p.Down
 			}
-			if err := l.core.configure(lc, e, 0); err != nil {
+			if err := l.core.configure(lc, e.traces, 0); err != nil {
 				return nil, fmt.Errorf("emu: paths[%d].%s: %w", i, d, err)
 			}
 			e.links[i][d] = l
@@ -125,14 +122,6 @@ func New(cfg Config) (*Engine, error) {
 		go e.runEvents()
 	}
 	return e, nil
-}
-
-// streamID derives a link's random stream from its path name and direction,
-// so adding a path does not change the randomness of the others.
-func streamID(path string, d Dir) uint64 {
-	h := fnv.New64a()
-	h.Write([]byte(path))
-	return h.Sum64() ^ uint64(d+1)*0x9e3779b97f4a7c15
 }
 
 // Close stops the engine: its goroutines end and held packets are
@@ -302,12 +291,12 @@ func (e *Engine) Apply(path string, patch *scenario.Patch) error {
 	// nothing.
 	for _, lc := range []scenario.Link{np.Up, np.Down} {
 		if lc.RateTrace != "" {
-			if _, err := e.rateTrace(lc.RateTrace); err != nil {
+			if _, err := e.traces.RateTrace(lc.RateTrace); err != nil {
 				return err
 			}
 		}
 		if lc.LossTrace != "" {
-			if _, err := e.lossTrace(lc.LossTrace); err != nil {
+			if _, err := e.traces.LossTrace(lc.LossTrace); err != nil {
 				return err
 			}
 		}
@@ -316,7 +305,7 @@ func (e *Engine) Apply(path string, patch *scenario.Patch) error {
 	for d, lc := range []scenario.Link{np.Up, np.Down} {
 		l := e.links[i][d]
 		l.mu.Lock()
-		err := l.core.configure(lc, e, now)
+		err := l.core.configure(lc, e.traces, now)
 		l.mu.Unlock()
 		if err != nil {
 			return err
@@ -380,38 +369,4 @@ func (e *Engine) pathIndex(name string) int {
 		}
 	}
 	return -1
-}
-
-// rateTrace and lossTrace implement traces, caching parsed files.
-// Called with e.mu held (or before the engine is shared).
-func (e *Engine) rateTrace(name string) (scenario.RateTrace, error) {
-	if t, ok := e.rateTr[name]; ok {
-		return t, nil
-	}
-	data, err := e.cfg.Scenario.ReadFile(name)
-	if err != nil {
-		return scenario.RateTrace{}, fmt.Errorf("rate_trace: %w", err)
-	}
-	t, err := scenario.ParseRateTrace(name, data)
-	if err != nil {
-		return scenario.RateTrace{}, fmt.Errorf("rate_trace: %w", err)
-	}
-	e.rateTr[name] = t
-	return t, nil
-}
-
-func (e *Engine) lossTrace(name string) ([]bool, error) {
-	if t, ok := e.lossTr[name]; ok {
-		return t, nil
-	}
-	data, err := e.cfg.Scenario.ReadFile(name)
-	if err != nil {
-		return nil, fmt.Errorf("loss_trace: %w", err)
-	}
-	t, err := scenario.ParseLossTrace(name, data)
-	if err != nil {
-		return nil, fmt.Errorf("loss_trace: %w", err)
-	}
-	e.lossTr[name] = t
-	return t, nil
 }

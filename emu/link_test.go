@@ -6,18 +6,19 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hetquic/hetquic/internal/linkmodel"
 	"github.com/hetquic/hetquic/scenario"
 )
 
 type mapTraces struct {
-	rate map[string]scenario.RateTrace
+	rate map[string]*scenario.RateTrace
 	loss map[string][]bool
 }
 
-func (m mapTraces) rateTrace(n string) (scenario.RateTrace, error) { return m.rate[n], nil }
-func (m mapTraces) lossTrace(n string) ([]bool, error)             { return m.loss[n], nil }
+func (m mapTraces) RateTrace(n string) (*scenario.RateTrace, error) { return m.rate[n], nil }
+func (m mapTraces) LossTrace(n string) ([]bool, error)              { return m.loss[n], nil }
 
-func newTestCore(t *testing.T, cfg scenario.Link, tr traces) *linkCore {
+func newTestCore(t *testing.T, cfg scenario.Link, tr linkmodel.Traces) *linkCore {
 	t.Helper()
 	c := newLinkCore("p", Up, rand.New(rand.NewPCG(1, 2)), DefaultMaxPacket, nil)
 	if tr == nil {
@@ -254,7 +255,7 @@ func TestRateLongRun(t *testing.T) {
 
 func TestRateTrace(t *testing.T) {
 	// Opportunities at 1, 2, 2, 5 ms; period 5 ms: 4 × 1500 B per 5 ms.
-	tr := mapTraces{rate: map[string]scenario.RateTrace{"r": {Ms: []uint64{1, 2, 2, 5}}}}
+	tr := mapTraces{rate: map[string]*scenario.RateTrace{"r": {Ms: []uint64{1, 2, 2, 5}}}}
 	tests := []struct {
 		name    string
 		arrive  []time.Duration
@@ -293,7 +294,7 @@ func TestRateTrace(t *testing.T) {
 func TestRateTraceMean(t *testing.T) {
 	rt := scenario.RateTrace{Ms: []uint64{1, 1, 3, 4, 4, 4, 7, 9, 10}}
 	c := newTestCore(t, scenario.Link{RateTrace: "r", QueuePackets: 50},
-		mapTraces{rate: map[string]scenario.RateTrace{"r": rt}})
+		mapTraces{rate: map[string]*scenario.RateTrace{"r": &rt}})
 	var bytes int
 	var last time.Duration
 	for i := range 20000 {

@@ -3,7 +3,6 @@ package experiment
 import (
 	"context"
 	"fmt"
-	"io/fs"
 
 	"github.com/hetquic/hetquic/internal/mode"
 	"github.com/hetquic/hetquic/internal/results"
@@ -22,13 +21,9 @@ var (
 // environments newEnv makes; finish, when not nil, completes each point's
 // result before it is summarized (mode real: its offline twin).
 func NewMode(name string, newEnv EnvFactory, finish func(ctx context.Context, r *Result, workers int) error) mode.Mode {
-	return mode.Mode{Name: name, Default: name == ModeOffline, Load: func(fsys fs.FS, file string) (mode.Experiment, error) {
-		p, err := LoadPlan(fsys, file)
-		if err != nil {
-			return nil, err
-		}
-		return newModeExp(p, newEnv, finish), nil
-	}}
+	return mode.Mode{Name: name, Default: name == ModeOffline, Load: mode.PlanLoad(LoadPlan, func(p *Plan) mode.Experiment {
+		return newModeExp(p, newEnv, finish)
+	})}
 }
 
 // modeExp is a loaded experiment of modes offline, trace and real.
@@ -40,30 +35,15 @@ type modeExp struct {
 
 func newModeExp(p *Plan, newEnv EnvFactory, finish func(ctx context.Context, r *Result, workers int) error) *modeExp {
 	e := &modeExp{plan: p, finish: finish}
-	e.Shards = mode.Shards[*Run]{
-		Count: p.Runs,
-		Exec: func(ctx context.Context, shard sweep.Shard, opt runner.Options) (map[int]*Run, error) {
-			part, err := ExecuteShard(ctx, p, shard, opt, newEnv)
-			if err != nil {
-				return nil, err
-			}
-			return part.Runs, nil
-		},
-		Save: func(dir, spec string, shard sweep.Shard, runs map[int]*Run) error {
-			return WritePartial(dir, &Partial{Plan: p, Shard: shard, Runs: runs, Spec: spec})
-		},
-		Read:     func(dirs []string) (map[int]*Run, error) { return ReadPartials(p, dirs) },
-		Assemble: e.assemble,
-	}
+	e.Shards = mode.PlanShards(p, func(ctx context.Context, shard sweep.Shard, opt runner.Options) (map[int]*Run, error) {
+		return ExecuteShard(ctx, p, shard, opt, newEnv)
+	}, e.assemble)
 	return e
 }
 
 func (e *modeExp) Describe() string {
-	s, points := e.plan.Specs[0], ""
-	if e.plan.Swept {
-		points = fmt.Sprintf(" at %d points (%d runs)", len(e.plan.Points), e.plan.Runs())
-	}
-	return fmt.Sprintf("%d paths, %d strategies, %d rounds × %d seeds%s", len(s.PathNames()), len(s.Strategies), s.Rounds, s.Seeds, points)
+	s := e.plan.Specs[0]
+	return fmt.Sprintf("%d paths, %d strategies, %d rounds × %d seeds%s", len(s.PathNames()), len(s.Strategies), s.Rounds, s.Seeds, e.plan.PointsNote())
 }
 
 func (e *modeExp) SetSeeds(n int) error { e.plan.SetSeeds(n); return nil }
@@ -72,7 +52,7 @@ func (e *modeExp) SetSeeds(n int) error { e.plan.SetSeeds(n); return nil }
 // outcome.
 func (e *modeExp) assemble(ctx context.Context, runs map[int]*Run, workers int) (*mode.Outcome, error) {
 	p := e.plan
-	res, err := p.Assemble(runs)
+	res, err := Assemble(p, runs)
 	if err != nil {
 		return nil, err
 	}

@@ -16,10 +16,7 @@ import (
 // × seeds. A file without a sweep: block has one point with no assignment.
 // Runs are numbered point by point, strategy by strategy, seed by seed; a
 // shard takes runs by that number, so every process agrees on who runs what.
-type Plan struct {
-	Name string
-	*sweep.Set[*Spec]
-}
+type Plan = sweep.Plan[*Spec, Run]
 
 // planLoader is how internal/sweep reads and counts this mode's specs.
 var planLoader = sweep.Loader[*Spec]{
@@ -45,21 +42,7 @@ var planLoader = sweep.Loader[*Spec]{
 
 // LoadPlan reads an experiment file as Load does and expands its sweep.
 func LoadPlan(fsys fs.FS, name string) (*Plan, error) {
-	set, err := sweep.LoadSet(fsys, name, planLoader)
-	if err != nil {
-		return nil, err
-	}
-	return &Plan{Name: set.Specs[0].Name, Set: set}, nil
-}
-
-// Partial is the runs of a plan that one shard carried out.
-type Partial struct {
-	Plan  *Plan
-	Shard sweep.Shard
-	Runs  map[int]*Run // by run number
-	// Spec is the experiment as named on the command line (a built-in
-	// name or a file), so that a merge can find it again.
-	Spec string
+	return sweep.LoadPlan[*Spec, Run](fsys, name, planLoader, func(s *Spec) string { return s.Name })
 }
 
 // ExecuteShard carries out the runs of the plan that shard owns on the one
@@ -67,16 +50,13 @@ type Partial struct {
 // experiment/realenv.NewEnv for mode real). Each run depends only on its
 // point, strategy and seed, so its result is the same in any shard and with
 // any number of workers.
-func ExecuteShard(ctx context.Context, p *Plan, shard sweep.Shard, opt runner.Options, newEnv EnvFactory) (*Partial, error) {
+func ExecuteShard(ctx context.Context, p *Plan, shard sweep.Shard, opt runner.Options, newEnv EnvFactory) (map[int]*Run, error) {
 	envs := newEnvCache(p, newEnv)
 	defer envs.close()
 	if p.Specs[0].Mode == ModeReal {
 		opt.Workers = 1 // one network: runs must not overlap on it
 	}
-	if opt.Name == "" {
-		opt.Name = p.Name
-	}
-	runs, err := sweep.RunOwned(ctx, p.Set, shard, opt, nil, func(ctx context.Context, pi, r int) (*Run, error) {
+	return p.RunShard(ctx, shard, opt, nil, func(ctx context.Context, pi, r int) (*Run, error) {
 		spec := p.Specs[pi]
 		si, seed := r/spec.Seeds, r%spec.Seeds // Runs: strategy by strategy, seed by seed
 		env, err := envs.get(pi, seed)
@@ -90,10 +70,6 @@ func ExecuteShard(ctx context.Context, p *Plan, shard sweep.Shard, opt runner.Op
 		}
 		return run, nil
 	})
-	if err != nil {
-		return nil, err
-	}
-	return &Partial{Plan: p, Shard: shard, Runs: runs}, nil
 }
 
 // envCache makes each (point, seed) environment once, when a run needs it.
@@ -141,20 +117,18 @@ func (c *envCache) close() {
 // ExecuteWith would have returned them. The truth that figures draw comes
 // from the model (a real network's truth is its model's); a real run's
 // offline twin is the caller's to add (experiment/realenv.AddOffline).
-func (p *Plan) Assemble(runs map[int]*Run) ([]*Result, error) {
+func Assemble(p *Plan, runs map[int]*Run) ([]*Result, error) {
 	envs := newEnvCache(p, modelEnv)
 	defer envs.close()
 	out := make([]*Result, len(p.Specs))
 	for pi, spec := range p.Specs {
+		point, err := p.Point(runs, pi)
+		if err != nil {
+			return nil, err
+		}
 		res := &Result{Spec: spec, Paths: spec.PathNames(), Runs: make([][]*Run, len(spec.Strategies))}
-		for si := range res.Runs {
-			res.Runs[si] = make([]*Run, spec.Seeds)
-			for seed := range spec.Seeds {
-				k := p.First(pi) + si*spec.Seeds + seed
-				if res.Runs[si][seed] = runs[k]; runs[k] == nil {
-					return nil, fmt.Errorf("%s: run %d of %d is missing", p.Name, k, p.Runs())
-				}
-			}
+		for si := range res.Runs { // runs: strategy by strategy, seed by seed
+			res.Runs[si] = point[si*spec.Seeds : (si+1)*spec.Seeds]
 		}
 		env, err := envs.get(pi, 0)
 		if err != nil {
@@ -164,18 +138,4 @@ func (p *Plan) Assemble(runs map[int]*Run) ([]*Result, error) {
 		out[pi] = res
 	}
 	return out, nil
-}
-
-// WritePartial writes a shard's runs into dir (sweep.WritePartial).
-func WritePartial(dir string, part *Partial) error {
-	return sweep.WritePartial(dir, sweep.Header{
-		Experiment: part.Plan.Name, Spec: part.Spec, Seeds: part.Plan.Specs[0].Seeds,
-		PlanHash: part.Plan.Hash, Shard: part.Shard.String(), TotalRuns: part.Plan.Runs(),
-	}, part.Runs)
-}
-
-// ReadPartials reads the shards in dirs, written for p, and returns every
-// run once (sweep.ReadPartials).
-func ReadPartials(p *Plan, dirs []string) (map[int]*Run, error) {
-	return sweep.ReadPartials[Run](dirs, p.Name, p.Hash, p.Runs())
 }

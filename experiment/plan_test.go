@@ -50,16 +50,16 @@ func TestPlanShardsAndWorkers(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for k, r := range part.Runs {
+		for k, r := range part {
 			merged[k] = r
 		}
 	}
-	if !reflect.DeepEqual(one.Runs, merged) {
+	if !reflect.DeepEqual(one, merged) {
 		t.Fatal("five shards on three workers differ from one process on one worker")
 	}
 	// The swept delay reaches the environment: on the first point path b
 	// (2 ms) is best, on the last (9 ms) path a is.
-	res, err := p.Assemble(merged)
+	res, err := Assemble(p, merged)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -67,7 +67,7 @@ func TestPlanShardsAndWorkers(t *testing.T) {
 		t.Fatalf("best paths %d and %d, want 1 and 0", res[0].Best[0], res[3].Best[0])
 	}
 	delete(merged, 7)
-	if _, err := p.Assemble(merged); err == nil || !strings.Contains(err.Error(), "missing") {
+	if _, err := Assemble(p, merged); err == nil || !strings.Contains(err.Error(), "missing") {
 		t.Fatalf("assemble without run 7: %v", err)
 	}
 }

@@ -22,9 +22,13 @@ const (
 )
 
 // Jitter returns the link's jitter distribution.
-func (l Link) Jitter() Jitter {
-	s := l.JitterMs
-	switch l.JitterDist {
+func (l Link) Jitter() Jitter { return JitterOf(l.JitterMs, l.JitterDist) }
+
+// JitterOf returns the distribution dist ("normal" or "", "uniform",
+// "pareto") scaled to standard deviation stdMs.
+func JitterOf(stdMs float64, dist string) Jitter {
+	s := stdMs
+	switch dist {
 	case "uniform": // U[0, a): std a/√12
 		return Jitter{1, s * math.Sqrt(12)}
 	case "pareto": // λ((1−U)^(−1/α) − 1)

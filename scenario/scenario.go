@@ -61,7 +61,8 @@ type Link struct {
 	// at which one 1500-byte delivery opportunity occurs; the trace repeats.
 	RateTrace string `yaml:"rate_trace"`
 	// QueuePackets and QueueBytes bound the drop-tail queue in front of the
-	// rate limiter (0: the emulator's default).
+	// rate limiter; both 0: linkmodel.DefaultQueuePackets (1000 packets,
+	// Linux's txqueuelen), in every backend that queues.
 	QueuePackets int `yaml:"queue_packets"`
 	QueueBytes   int `yaml:"queue_bytes"`
 }

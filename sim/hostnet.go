@@ -5,6 +5,7 @@ import (
 	"sort"
 	"time"
 
+	"github.com/hetquic/hetquic/internal/linkmodel"
 	"github.com/hetquic/hetquic/scenario"
 )
 
@@ -29,19 +30,21 @@ type ratePoint struct {
 // NewHostNet builds the links of sc and schedules its events.
 func NewHostNet(s *Sim, sc *scenario.Scenario) (*HostNet, error) {
 	h := &HostNet{sc: sc, timeline: make([][]ratePoint, len(sc.Paths))}
+	tr := linkmodel.NewTraceFiles(sc.ReadFile) // the emulator's cache: unchanged traces keep their position
 	cur := make([]scenario.Path, len(sc.Paths))
 	copy(cur, sc.Paths)
 	for i, p := range sc.Paths {
-		up, err := ParamsFromScenario(sc, p.Up)
+		up, err := linkmodel.FromScenario(p.Up, tr)
 		if err != nil {
 			return nil, fmt.Errorf("paths[%d].up: %w", i, err)
 		}
-		down, err := ParamsFromScenario(sc, p.Down)
+		down, err := linkmodel.FromScenario(p.Down, tr)
 		if err != nil {
 			return nil, fmt.Errorf("paths[%d].down: %w", i, err)
 		}
-		h.Up = append(h.Up, NewLink(s, p.Name+"/up", up))
-		h.Down = append(h.Down, NewLink(s, p.Name+"/down", down))
+		// The emulator's streams for the same scenario and seed.
+		h.Up = append(h.Up, newLink(s, p.Name+"/up", up, linkmodel.Rand(s.seed, p.Name, false)))
+		h.Down = append(h.Down, newLink(s, p.Name+"/down", down, linkmodel.Rand(s.seed, p.Name, true)))
 		h.timeline[i] = []ratePoint{{0, up.MeanRateBps(), down.MeanRateBps(), false}}
 	}
 	events := make([]scenario.Event, len(sc.Events))
@@ -56,11 +59,11 @@ func NewHostNet(s *Sim, sc *scenario.Scenario) (*HostNet, error) {
 				return nil, fmt.Errorf("events[%d].set.%w", k, err)
 			}
 			cur[i] = next
-			up, err := ParamsFromScenario(sc, next.Up)
+			up, err := linkmodel.FromScenario(next.Up, tr)
 			if err != nil {
 				return nil, fmt.Errorf("events[%d]: %w", k, err)
 			}
-			down, err := ParamsFromScenario(sc, next.Down)
+			down, err := linkmodel.FromScenario(next.Down, tr)
 			if err != nil {
 				return nil, fmt.Errorf("events[%d]: %w", k, err)
 			}
@@ -68,9 +71,9 @@ func NewHostNet(s *Sim, sc *scenario.Scenario) (*HostNet, error) {
 			h.timeline[i] = append(h.timeline[i], ratePoint{at, up.MeanRateBps(), down.MeanRateBps(), false})
 			continue
 		}
-		end := at + time.Duration(e.OutageS*float64(time.Second))
-		s.At(at, func() { h.Up[i].SetDown(true); h.Down[i].SetDown(true) })
-		s.At(end, func() { h.Up[i].SetDown(false); h.Down[i].SetDown(false) })
+		d := time.Duration(e.OutageS * float64(time.Second))
+		end := at + d
+		s.At(at, func() { h.Up[i].Outage(d); h.Down[i].Outage(d) })
 		last := h.timeline[i][len(h.timeline[i])-1]
 		h.timeline[i] = append(h.timeline[i], ratePoint{at, 0, 0, true}, ratePoint{end, last.up, last.down, false})
 	}

@@ -52,23 +52,25 @@ func TestLinkLossTraceAndOutage(t *testing.T) {
 	if n != 3 || l.Stats.LossDrops != 6 {
 		t.Fatalf("loss trace 0,1,1 over 9 packets: %d delivered, %d dropped", n, l.Stats.LossDrops)
 	}
-	// An outage drops what arrives and holds the queue; it resumes after.
+	// An outage drops what is offered during it and what it finds in the
+	// queue or in the air (the link model's outage); the link works after.
 	r := NewLink(s, "r", LinkParams{RateBps: 1.2e6, QueuePkts: 10}) // 10 ms per 1500 B
 	n = 0
-	Send(&Packet{Size: 1500}, []*Link{r}, sink)
-	Send(&Packet{Size: 1500}, []*Link{r}, sink)
+	var at []time.Duration
+	sink = receiverFunc(func(*Packet) { n++; at = append(at, s.Now()) })
+	Send(&Packet{Size: 1500}, []*Link{r}, sink) // leaves at 10 ms: inside the outage
+	Send(&Packet{Size: 1500}, []*Link{r}, sink) // leaves at 20 ms: inside
 	s.After(5*time.Millisecond, func() { r.SetDown(true); Send(&Packet{Size: 1500}, []*Link{r}, sink) })
 	s.After(50*time.Millisecond, func() { r.SetDown(false) })
+	s.After(60*time.Millisecond, func() { Send(&Packet{Size: 1500}, []*Link{r}, sink) })
 	s.Run(0, 0, nil)
-	// The packet on the wire when the outage began is lost; the queued one
-	// waits and goes out after it; the one offered during it is dropped.
-	if n != 1 || r.Stats.OutageDrops != 2 {
-		t.Fatalf("outage: %d delivered, %d outage drops; want 1 and 2", n, r.Stats.OutageDrops)
+	if n != 1 || r.Stats.OutageDrops != 3 || at[0] != 70*time.Millisecond {
+		t.Fatalf("outage: %d delivered (at %v), %d outage drops; want 1 at 70ms and 3", n, at, r.Stats.OutageDrops)
 	}
 }
 
-// TestLinkSetParams: a rate change applies to packets that start
-// serialising after it; the queue is kept.
+// TestLinkSetParams: a rate change applies to packets offered after it;
+// packets already offered keep their times.
 func TestLinkSetParams(t *testing.T) {
 	s := New(1)
 	l := NewLink(s, "l", LinkParams{RateBps: 12e6, QueuePkts: 10}) // 1 ms per packet
@@ -77,9 +79,15 @@ func TestLinkSetParams(t *testing.T) {
 	for i := 0; i < 3; i++ {
 		Send(&Packet{Size: 1500}, []*Link{l}, sink)
 	}
-	s.After(500*time.Microsecond, func() { l.SetParams(LinkParams{RateBps: 1.2e6, QueuePkts: 10}) })
+	s.After(500*time.Microsecond, func() {
+		l.SetParams(LinkParams{RateBps: 1.2e6, QueuePkts: 10}) // 10 ms per packet
+		Send(&Packet{Size: 1500}, []*Link{l}, sink)
+	})
 	s.Run(0, 0, nil)
-	want := []time.Duration{time.Millisecond, 11 * time.Millisecond, 21 * time.Millisecond}
+	want := []time.Duration{time.Millisecond, 2 * time.Millisecond, 3 * time.Millisecond, 13 * time.Millisecond}
+	if len(at) != len(want) {
+		t.Fatalf("delivered at %v, want %v", at, want)
+	}
 	for i := range want {
 		if at[i] != want[i] {
 			t.Errorf("packet %d at %v, want %v", i, at[i], want[i])

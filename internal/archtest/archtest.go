@@ -60,6 +60,8 @@ var Rules = []Rule{
 	{Packages: ModeRegistry, OnlyModule: []string{"internal/results", "internal/runner", "internal/sweep", "internal/yamlfile"},
 		Why: "the mode seam knows no mode: modes import it, the command registers them"},
 	{Packages: "scenario", OnlyModule: []string{"internal/yamlfile"}, Why: "the network description is shared by every backend"},
+	{Packages: "internal/linkmodel", OnlyModule: []string{"scenario", "internal/stats"}, DenyStd: slices.DeleteFunc(slices.Clone(pureStd), func(s string) bool { return s == "time" }),
+		Why: "the one link model of emu and sim is pure: time passed in, randomness injected (time only for durations)"},
 	{Packages: "emu/...", Deny: []string{"pcm/...", "agent/...", "experiment/...", "sim/...", "origin"},
 		Why: "the emulator serves everything above it and knows none of it"},
 	{Packages: "origin", Deny: []string{"pcm/...", "agent/...", "experiment/...", "sim/...", "emu/..."}, Why: "an unmodified quic-go origin"},

@@ -2,6 +2,7 @@ package mode
 
 import (
 	"context"
+	"io/fs"
 
 	"github.com/hetquic/hetquic/internal/runner"
 	"github.com/hetquic/hetquic/internal/sweep"
@@ -56,4 +57,24 @@ func (s Shards[R]) Merge(ctx context.Context, dirs []string, workers int) (*Outc
 		return nil, InputError{Err: err}
 	}
 	return s.Assemble(ctx, runs, workers)
+}
+
+// PlanShards is Shards over a plan (sweep.Plan): its runs counted, written
+// and read by the plan, exec running a shard's runs and assemble making the
+// outcome, the two things a mode supplies.
+func PlanShards[S, T any](p *sweep.Plan[S, T], exec func(ctx context.Context, shard sweep.Shard, opt runner.Options) (map[int]*T, error),
+	assemble func(ctx context.Context, runs map[int]*T, workers int) (*Outcome, error)) Shards[*T] {
+	return Shards[*T]{Count: p.Runs, Exec: exec, Save: p.WritePartial, Read: p.ReadPartials, Assemble: assemble}
+}
+
+// PlanLoad is a Mode.Load for a mode whose files load as a plan: load reads
+// and expands the file, experiment wraps the plan.
+func PlanLoad[S, T any](load func(fsys fs.FS, name string) (*sweep.Plan[S, T], error), experiment func(*sweep.Plan[S, T]) Experiment) func(fs.FS, string) (Experiment, error) {
+	return func(fsys fs.FS, name string) (Experiment, error) {
+		p, err := load(fsys, name)
+		if err != nil {
+			return nil, err
+		}
+		return experiment(p), nil
+	}
 }

@@ -37,7 +37,8 @@ type Loader[S any] struct {
 	// or variants); a sweep may change their settings, not which run.
 	Same func(base, point S) error
 	// Runs is the number of runs of a spec (strategies or variants ×
-	// seeds); Seeds and SetSeeds read and override its seeds.
+	// seeds); Seeds and SetSeeds read and override its seeds (SetSeeds nil:
+	// the mode has no seeds to override, and its shards say seeds 0).
 	Runs     func(s S) int
 	Seeds    func(s S) int
 	SetSeeds func(s S, n int)

@@ -22,10 +22,7 @@ import (
 // assignment; a sweep over seed makes the runs seeds × policies. Run
 // numbers are the same in every process, which is what lets shards run
 // apart and merge (internal/sweep), as for the other modes.
-type Plan struct {
-	Name string
-	*sweep.Set[*Spec]
-}
+type Plan = sweep.Plan[*Spec, env.Metrics]
 
 // planLoader is how internal/sweep reads and counts ride specs.
 var planLoader = sweep.Loader[*Spec]{
@@ -45,10 +42,10 @@ var planLoader = sweep.Loader[*Spec]{
 		return nil
 	},
 	Runs: func(s *Spec) int { return numBaselines + s.rides() },
-	// A ride experiment has one seed, seed (sweep it for more); exp
-	// run --seeds is refused before a Set is asked to change it.
-	Seeds:    func(*Spec) int { return 1 },
-	SetSeeds: func(*Spec, int) { panic("ride: no --seeds") },
+	// A ride experiment has one seed, seed (sweep it for more): no
+	// SetSeeds, and exp run --seeds is refused before a Set is asked to
+	// change it.
+	Seeds: func(*Spec) int { return 1 },
 }
 
 // rides is 1 when the spec evaluates a RIDE policy, else 0.
@@ -72,11 +69,7 @@ func Load(fsys fs.FS, name string) (*Spec, error) {
 // LoadPlan reads a ride experiment as Load does and expands its sweep over
 // its fields (seed, ride.frames, ride.policy, ride.max_loss).
 func LoadPlan(fsys fs.FS, name string) (*Plan, error) {
-	set, err := sweep.LoadSet(fsys, name, planLoader)
-	if err != nil {
-		return nil, err
-	}
-	return &Plan{Name: set.Specs[0].Name, Set: set}, nil
+	return sweep.LoadPlan[*Spec, env.Metrics](fsys, name, planLoader, func(s *Spec) string { return s.Name })
 }
 
 // RunShard carries out the runs of p that shard owns on the one runner.
@@ -85,9 +78,8 @@ func LoadPlan(fsys fs.FS, name string) (*Plan, error) {
 // depend on the point's RIDE policy either, so points that differ only in
 // ride.policy (training seeds compared) run each baseline once.
 func RunShard(ctx context.Context, p *Plan, shard sweep.Shard, opt runner.Options) (map[int]*env.Metrics, error) {
-	opt.Name = p.Name
 	var base baselineRuns
-	return sweep.RunOwned(ctx, p.Set, shard, opt, nil, func(_ context.Context, pi, r int) (*env.Metrics, error) {
+	return p.RunShard(ctx, shard, opt, nil, func(_ context.Context, pi, r int) (*env.Metrics, error) {
 		s := p.Specs[pi]
 		cfg := Config{Seed: s.Seed, Frames: s.Ride.Frames, MaxLoss: s.Ride.MaxLoss}
 		run := func() (*env.Metrics, error) {
@@ -149,32 +141,18 @@ func (b *baselineRuns) get(cfg Config, i int, run func() (*env.Metrics, error)) 
 
 // Assemble gathers every run of the plan: each point's metrics, in policy
 // order.
-func (p *Plan) Assemble(runs map[int]*env.Metrics) ([][]env.Metrics, error) {
+func Assemble(p *Plan, runs map[int]*env.Metrics) ([][]env.Metrics, error) {
 	out := make([][]env.Metrics, len(p.Specs))
-	for pi, s := range p.Specs {
-		n := planLoader.Runs(s)
-		for r := range n {
-			k := p.First(pi) + r
-			if runs[k] == nil {
-				return nil, fmt.Errorf("%s: run %d of %d is missing", p.Name, k, p.Runs())
-			}
-			out[pi] = append(out[pi], *runs[k])
+	for pi := range p.Specs {
+		point, err := p.Point(runs, pi)
+		if err != nil {
+			return nil, err
+		}
+		for _, m := range point {
+			out[pi] = append(out[pi], *m)
 		}
 	}
 	return out, nil
-}
-
-// WritePartial writes a shard's runs into dir for exp merge; spec is the
-// experiment as named on the command line.
-func WritePartial(dir, spec string, p *Plan, shard sweep.Shard, runs map[int]*env.Metrics) error {
-	return sweep.WritePartial(dir, sweep.Header{
-		Experiment: p.Name, Spec: spec, PlanHash: p.Hash, Shard: shard.String(), TotalRuns: p.Runs(),
-	}, runs)
-}
-
-// ReadPartials reads the shards in dirs, written for p (sweep.ReadPartials).
-func ReadPartials(p *Plan, dirs []string) (map[int]*env.Metrics, error) {
-	return sweep.ReadPartials[env.Metrics](dirs, p.Name, p.Hash, p.Runs())
 }
 
 // SweepSummary is summary.json of a swept ride experiment.
@@ -187,9 +165,9 @@ type PointSummary struct {
 	Policies []PolicySummary `json:"policies"`
 }
 
-// Summary is point i's summary.json, given its metrics: an unswept
+// PointSummaryFile is point i's summary.json, given its metrics: an unswept
 // experiment's summary.json, or a sweep's points/ID/summary.json.
-func (p *Plan) Summary(i int, ms []env.Metrics) Summary {
+func PointSummaryFile(p *Plan, i int, ms []env.Metrics) Summary {
 	s := p.Specs[i]
 	return Summarize(results.NewHeader(p.Name, s.Mode, []uint64{s.Seed}), s.Ride.Frames, ms)
 }
@@ -202,7 +180,7 @@ func SummarizePlan(p *Plan, ms [][]env.Metrics) *SweepSummary {
 		seeds = append(seeds, s.Seed)
 	}
 	return sweep.NewSummary(results.NewHeader(p.Name, p.Specs[0].Mode, seeds), nil, p.Design, p.Points, func(i int) PointSummary {
-		ps := p.Summary(i, ms[i])
+		ps := PointSummaryFile(p, i, ms[i])
 		return PointSummary{ps.Frames, ps.Policies}
 	})
 }
@@ -218,7 +196,7 @@ func WritePlan(dir string, p *Plan, ms [][]env.Metrics) ([]string, error) {
 		if err != nil {
 			return nil, err
 		}
-		sum := p.Summary(0, ms[0])
+		sum := PointSummaryFile(p, 0, ms[0])
 		data, err := results.MarshalSummary(&sum)
 		if err != nil {
 			return nil, err
@@ -226,7 +204,7 @@ func WritePlan(dir string, p *Plan, ms [][]env.Metrics) ([]string, error) {
 		f := filepath.Join(dir, "summary.json")
 		return append(files, f), os.WriteFile(f, data, 0o644)
 	}
-	point := func(i int) results.Summary { s := p.Summary(i, ms[i]); return &s }
+	point := func(i int) results.Summary { s := PointSummaryFile(p, i, ms[i]); return &s }
 	sum := SummarizePlan(p, ms)
 	return sweep.WriteSweep(dir, p.Points, point, sum, SweepOutcome(p, sum))
 }

@@ -6,7 +6,8 @@ package cc
 
 import (
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 	"time"
 )
 
@@ -79,12 +80,7 @@ func New(name string, cfg Config) (Controller, error) {
 
 // Names lists the registered controllers.
 func Names() []string {
-	var n []string
-	for k := range registry {
-		n = append(n, k)
-	}
-	sort.Strings(n)
-	return n
+	return slices.Sorted(maps.Keys(registry))
 }
 
 var registry = map[string]func(Config) Controller{

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"io/fs"
 
 	"github.com/hetquic/hetquic/internal/mode"
 	"github.com/hetquic/hetquic/internal/results"
@@ -18,13 +17,7 @@ import (
 var Mode = mode.Mode{
 	Name:  "sim",
 	Infer: []string{"variants", "topology", "leo", "mobility", "app", "flows", "path_counts", "transport"},
-	Load: func(fsys fs.FS, name string) (mode.Experiment, error) {
-		p, err := LoadPlan(fsys, name)
-		if err != nil {
-			return nil, err
-		}
-		return newModeExp(p), nil
-	},
+	Load:  mode.PlanLoad(LoadPlan, newModeExp),
 }
 
 // modeExp is a loaded simulator experiment.
@@ -33,28 +26,17 @@ type modeExp struct {
 	p *Plan
 }
 
-func newModeExp(p *Plan) modeExp {
+func newModeExp(p *Plan) mode.Experiment {
 	e := modeExp{p: p}
-	e.Shards = mode.Shards[*RunResult]{
-		Count: p.Runs,
-		Exec: func(ctx context.Context, shard sweep.Shard, opt runner.Options) (map[int]*RunResult, error) {
-			return RunShard(ctx, p, shard, opt.Workers, opt.Progress)
-		},
-		Save: func(dir, spec string, shard sweep.Shard, runs map[int]*RunResult) error {
-			return WritePartial(dir, spec, p, shard, runs)
-		},
-		Read:     func(dirs []string) (map[int]*RunResult, error) { return ReadPartials(p, dirs) },
-		Assemble: e.assemble,
-	}
+	e.Shards = mode.PlanShards(p, func(ctx context.Context, shard sweep.Shard, opt runner.Options) (map[int]*RunResult, error) {
+		return RunShard(ctx, p, shard, opt.Workers, opt.Progress)
+	}, e.assemble)
+	e.Shards.Save = writePartial(p)
 	return e
 }
 
 func (e modeExp) Describe() string {
-	points := ""
-	if e.p.Swept {
-		points = fmt.Sprintf(" at %d points (%d runs)", len(e.p.Points), e.p.Runs())
-	}
-	return fmt.Sprintf("%d variants × %d seeds%s", len(e.p.Specs[0].Variants), e.p.Specs[0].Seeds, points)
+	return fmt.Sprintf("%d variants × %d seeds%s", len(e.p.Specs[0].Variants), e.p.Specs[0].Seeds, e.p.PointsNote())
 }
 
 func (e modeExp) SetSeeds(n int) error { e.p.SetSeeds(n); return nil }
@@ -62,7 +44,7 @@ func (e modeExp) SetSeeds(n int) error { e.p.SetSeeds(n); return nil }
 // assemble turns every run into the outcome.
 func (e modeExp) assemble(_ context.Context, runs map[int]*RunResult, _ int) (*mode.Outcome, error) {
 	p := e.p
-	res, err := p.Assemble(runs)
+	res, err := Assemble(p, runs)
 	if err != nil {
 		return nil, err
 	}

@@ -18,10 +18,7 @@ import (
 // seed, in Spec.jobs order). A file without a sweep: block has one point
 // with no assignment. Run numbers are the same in every process, which is
 // what lets shards run apart and merge (internal/sweep).
-type Plan struct {
-	Name string
-	*sweep.Set[*Spec]
-}
+type Plan = sweep.Plan[*Spec, RunResult]
 
 // planLoader is how internal/sweep reads and counts simulator specs.
 var planLoader = sweep.Loader[*Spec]{
@@ -48,23 +45,19 @@ var planLoader = sweep.Loader[*Spec]{
 // LoadPlan reads a simulator experiment as LoadFS does and expands its
 // sweep over its own and its scenario's fields.
 func LoadPlan(fsys fs.FS, name string) (*Plan, error) {
-	set, err := sweep.LoadSet(fsys, name, planLoader)
-	if err != nil {
-		return nil, err
-	}
-	return &Plan{Name: set.Specs[0].Name, Set: set}, nil
+	return sweep.LoadPlan[*Spec, RunResult](fsys, name, planLoader, func(s *Spec) string { return s.Name })
 }
 
 // RunShard carries out the runs of p that shard owns on the one runner.
 // A run's result depends only on its point, variant, path count and seed,
 // so it is the same in any shard and with any number of workers.
 func RunShard(ctx context.Context, p *Plan, shard sweep.Shard, workers int, progress io.Writer) (map[int]*RunResult, error) {
-	opt := runner.Options{Workers: workers, Progress: progress, Name: p.Name}
+	opt := runner.Options{Workers: workers, Progress: progress}
 	describe := func(r *RunResult) string {
 		return fmt.Sprintf("%s%s seed %d: goodput %.2f Mbit/s, end %.2f s, %d events in %.2f s wall",
 			r.Label, pathsTag(r.Paths), r.Seed, r.GoodputMbps, r.EndS, r.Events, r.WallS)
 	}
-	return sweep.RunOwned(ctx, p.Set, shard, opt, describe, func(ctx context.Context, pi, r int) (*RunResult, error) {
+	return p.RunShard(ctx, shard, opt, describe, func(ctx context.Context, pi, r int) (*RunResult, error) {
 		s := p.Specs[pi]
 		jb := s.jobs()[r]
 		run, err := s.RunOne(ctx, jb.variant, jb.paths, jb.seed)
@@ -76,38 +69,28 @@ func RunShard(ctx context.Context, p *Plan, shard sweep.Shard, workers int, prog
 }
 
 // Assemble turns every run of the plan into one Result per point.
-func (p *Plan) Assemble(runs map[int]*RunResult) ([]*Result, error) {
+func Assemble(p *Plan, runs map[int]*RunResult) ([]*Result, error) {
 	out := make([]*Result, len(p.Specs))
 	for pi, s := range p.Specs {
-		n := len(s.jobs())
-		res := &Result{Spec: s, Runs: make([]*RunResult, n)}
-		for r := range n {
-			k := p.First(pi) + r
-			if res.Runs[r] = runs[k]; runs[k] == nil {
-				return nil, fmt.Errorf("%s: run %d of %d is missing", p.Name, k, p.Runs())
-			}
+		point, err := p.Point(runs, pi)
+		if err != nil {
+			return nil, err
 		}
-		out[pi] = res
+		out[pi] = &Result{Spec: s, Runs: point}
 	}
 	return out, nil
 }
 
-// WritePartial writes a shard's runs into dir. Wall time is dropped: it is
-// the one thing a run measures that differs between two runs of it, and a
-// shard run twice must compare equal.
-func WritePartial(dir, spec string, p *Plan, shard sweep.Shard, runs map[int]*RunResult) error {
-	for _, r := range runs {
-		r.WallS = 0
+// writePartial writes a shard's runs into dir (Plan.WritePartial). Wall
+// time is dropped: it is the one thing a run measures that differs between
+// two runs of it, and a shard run twice must compare equal.
+func writePartial(p *Plan) func(dir, spec string, shard sweep.Shard, runs map[int]*RunResult) error {
+	return func(dir, spec string, shard sweep.Shard, runs map[int]*RunResult) error {
+		for _, r := range runs {
+			r.WallS = 0
+		}
+		return p.WritePartial(dir, spec, shard, runs)
 	}
-	return sweep.WritePartial(dir, sweep.Header{
-		Experiment: p.Name, Spec: spec, Seeds: p.Specs[0].Seeds,
-		PlanHash: p.Hash, Shard: shard.String(), TotalRuns: p.Runs(),
-	}, runs)
-}
-
-// ReadPartials reads the shards in dirs, written for p (sweep.ReadPartials).
-func ReadPartials(p *Plan, dirs []string) (map[int]*RunResult, error) {
-	return sweep.ReadPartials[RunResult](dirs, p.Name, p.Hash, p.Runs())
 }
 
 // SweepSummary is summary.json of a swept simulator experiment.

@@ -97,7 +97,7 @@ func Run(ctx context.Context, s *Spec, workers int, progress io.Writer) (*Result
 	if err != nil {
 		return nil, err
 	}
-	res, err := p.Assemble(runs)
+	res, err := Assemble(p, runs)
 	if err != nil {
 		return nil, err
 	}

@@ -6,7 +6,8 @@ package sched
 
 import (
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 	"time"
 )
 
@@ -106,34 +107,31 @@ type Scheduler interface {
 // New returns the named scheduler for a connection with nPaths paths
 // (reserved for schedulers that size state by path; none needs it yet).
 func New(name string, nPaths int) (Scheduler, error) {
-	switch name {
-	case "rr":
-		return &RoundRobin{}, nil
-	case "minrtt", "lrf":
-		return &MinRTT{name: name}, nil
-	case "blest":
-		return &BLEST{Lambda: 1}, nil
-	case "ecf":
-		return &ECF{Beta: 0.25}, nil
-	case "late":
-		return &LATE{}, nil
-	case "redundant":
-		return &Redundant{}, nil
-	case "mams":
-		return NewMAMS(), nil
-	case "weighted":
-		return &Weighted{}, nil
-	case "single":
-		return &Single{}, nil
+	f, ok := registry[name]
+	if !ok {
+		return nil, fmt.Errorf("unknown scheduler %q (want one of %v)", name, Names())
 	}
-	return nil, fmt.Errorf("unknown scheduler %q (want one of %v)", name, Names())
+	return f(nPaths), nil
 }
 
-// Names lists the schedulers New knows.
+// Names lists the registered schedulers.
 func Names() []string {
-	n := []string{"rr", "minrtt", "lrf", "blest", "ecf", "late", "redundant", "mams", "weighted", "single"}
-	sort.Strings(n)
-	return n
+	return slices.Sorted(maps.Keys(registry))
+}
+
+// registry maps each scheduler's name to its constructor; a new scheduler
+// is one line here.
+var registry = map[string]func(nPaths int) Scheduler{
+	"rr":        func(int) Scheduler { return &RoundRobin{} },
+	"minrtt":    func(int) Scheduler { return &MinRTT{name: "minrtt"} },
+	"lrf":       func(int) Scheduler { return &MinRTT{name: "lrf"} },
+	"blest":     func(int) Scheduler { return &BLEST{Lambda: 1} },
+	"ecf":       func(int) Scheduler { return &ECF{Beta: 0.25} },
+	"late":      func(int) Scheduler { return &LATE{} },
+	"redundant": func(int) Scheduler { return &Redundant{} },
+	"mams":      func(int) Scheduler { return NewMAMS() },
+	"weighted":  func(int) Scheduler { return &Weighted{} },
+	"single":    func(int) Scheduler { return &Single{} },
 }
 
 // fastest returns the path with the lowest smoothed RTT among those ok

@@ -2,6 +2,9 @@ package sched
 
 import (
 	"math"
+	"reflect"
+	"sort"
+	"strings"
 	"testing"
 	"time"
 )
@@ -115,5 +118,30 @@ func TestBinom(t *testing.T) {
 	}
 	if math.Abs(sum-1) > 1e-9 {
 		t.Fatalf("binomial pmf sums to %v", sum)
+	}
+}
+
+// TestRegistry: every registered scheduler is built fresh by New and
+// reports its registry name; an unknown name is an error that lists them.
+func TestRegistry(t *testing.T) {
+	names := Names()
+	if len(names) != len(registry) || !sort.StringsAreSorted(names) {
+		t.Fatalf("Names() = %v", names)
+	}
+	for _, n := range names {
+		a, err := New(n, 2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := New(n, 2)
+		if a.Name() != n {
+			t.Errorf("New(%q).Name() = %q", n, a.Name())
+		}
+		if stateful := reflect.TypeOf(a).Elem().Size() > 0; stateful && a == b {
+			t.Errorf("New(%q) shares one scheduler between connections", n)
+		}
+	}
+	if _, err := New("nope", 2); err == nil || !strings.Contains(err.Error(), "minrtt") {
+		t.Errorf("unknown scheduler: %v", err)
 	}
 }

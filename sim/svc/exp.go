@@ -129,7 +129,7 @@ func Execute(ctx context.Context, s *Spec, opt runner.Options) (*Summary, error)
 	if err != nil {
 		return nil, err
 	}
-	sums, err := p.Assemble(runs)
+	sums, err := Assemble(p, runs)
 	if err != nil {
 		return nil, err
 	}

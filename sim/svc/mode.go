@@ -3,7 +3,6 @@ package svc
 import (
 	"context"
 	"fmt"
-	"io/fs"
 
 	"github.com/hetquic/hetquic/internal/mode"
 	"github.com/hetquic/hetquic/internal/results"
@@ -15,13 +14,7 @@ import (
 // over the simulator, QC-MAB and its baselines.
 var Mode = mode.Mode{
 	Name: "video",
-	Load: func(fsys fs.FS, name string) (mode.Experiment, error) {
-		p, err := LoadPlan(fsys, name)
-		if err != nil {
-			return nil, err
-		}
-		return newModeExp(p), nil
-	},
+	Load: mode.PlanLoad(LoadPlan, newModeExp),
 }
 
 // modeExp is a loaded video experiment.
@@ -30,28 +23,17 @@ type modeExp struct {
 	p *Plan
 }
 
-func newModeExp(p *Plan) modeExp {
+func newModeExp(p *Plan) mode.Experiment {
 	e := modeExp{p: p}
-	e.Shards = mode.Shards[*Result]{
-		Count: p.Runs,
-		Exec: func(ctx context.Context, shard sweep.Shard, opt runner.Options) (map[int]*Result, error) {
-			return RunShard(ctx, p, shard, opt)
-		},
-		Save: func(dir, spec string, shard sweep.Shard, runs map[int]*Result) error {
-			return WritePartial(dir, spec, p, shard, runs)
-		},
-		Read:     func(dirs []string) (map[int]*Result, error) { return ReadPartials(p, dirs) },
-		Assemble: e.assemble,
-	}
+	e.Shards = mode.PlanShards(p, func(ctx context.Context, shard sweep.Shard, opt runner.Options) (map[int]*Result, error) {
+		return RunShard(ctx, p, shard, opt)
+	}, e.assemble)
 	return e
 }
 
 func (e modeExp) Describe() string {
-	s, points := e.p.Specs[0], ""
-	if e.p.Swept {
-		points = fmt.Sprintf(" at %d points (%d runs)", len(e.p.Points), e.p.Runs())
-	}
-	return fmt.Sprintf("%d variants × %d seeds, %g s each%s", len(s.Variants), s.Seeds, s.DurationS, points)
+	s := e.p.Specs[0]
+	return fmt.Sprintf("%d variants × %d seeds, %g s each%s", len(s.Variants), s.Seeds, s.DurationS, e.p.PointsNote())
 }
 
 func (e modeExp) SetSeeds(n int) error { e.p.SetSeeds(n); return nil }
@@ -59,7 +41,7 @@ func (e modeExp) SetSeeds(n int) error { e.p.SetSeeds(n); return nil }
 // assemble summarizes every run into the outcome.
 func (e modeExp) assemble(_ context.Context, runs map[int]*Result, _ int) (*mode.Outcome, error) {
 	p := e.p
-	sums, err := p.Assemble(runs)
+	sums, err := Assemble(p, runs)
 	if err != nil {
 		return nil, err
 	}

@@ -17,10 +17,7 @@ import (
 // sweep: block has one point with no assignment. Run numbers are the same
 // in every process, which is what lets shards run apart and merge
 // (internal/sweep), as for the other modes.
-type Plan struct {
-	Name string
-	*sweep.Set[*Spec]
-}
+type Plan = sweep.Plan[*Spec, Result]
 
 // planLoader is how internal/sweep reads and counts video specs. The
 // scenario is written inline, so a sweep's scenario.… fields are the
@@ -45,19 +42,14 @@ var planLoader = sweep.Loader[*Spec]{
 // LoadPlan reads a video experiment as LoadFS does and expands its sweep
 // over its fields (the inline scenario's among them).
 func LoadPlan(fsys fs.FS, name string) (*Plan, error) {
-	set, err := sweep.LoadSet(fsys, name, planLoader)
-	if err != nil {
-		return nil, err
-	}
-	return &Plan{Name: set.Specs[0].Name, Set: set}, nil
+	return sweep.LoadPlan[*Spec, Result](fsys, name, planLoader, func(s *Spec) string { return s.Name })
 }
 
 // RunShard carries out the runs of p that shard owns on the one runner. A
 // run's result depends only on its point, AP spacing, variant and seed, so
 // it is the same in any shard and with any number of workers.
 func RunShard(ctx context.Context, p *Plan, shard sweep.Shard, opt runner.Options) (map[int]*Result, error) {
-	opt.Name = p.Name
-	return sweep.RunOwned(ctx, p.Set, shard, opt, nil, func(_ context.Context, pi, r int) (*Result, error) {
+	return p.RunShard(ctx, shard, opt, nil, func(_ context.Context, pi, r int) (*Result, error) {
 		s := p.Specs[pi]
 		jb := s.jobs()[r]
 		res, err := s.run(jb)
@@ -69,15 +61,12 @@ func RunShard(ctx context.Context, p *Plan, shard sweep.Shard, opt runner.Option
 }
 
 // Assemble summarizes every run of the plan, one Summary per point.
-func (p *Plan) Assemble(runs map[int]*Result) ([]*Summary, error) {
+func Assemble(p *Plan, runs map[int]*Result) ([]*Summary, error) {
 	out := make([]*Summary, len(p.Specs))
 	for pi, s := range p.Specs {
-		rs := make([]*Result, len(s.jobs()))
-		for r := range rs {
-			k := p.First(pi) + r
-			if rs[r] = runs[k]; rs[r] == nil {
-				return nil, fmt.Errorf("%s: run %d of %d is missing", p.Name, k, p.Runs())
-			}
+		rs, err := p.Point(runs, pi)
+		if err != nil {
+			return nil, err
 		}
 		sum, err := summarize(s, rs)
 		if err != nil {
@@ -86,21 +75,6 @@ func (p *Plan) Assemble(runs map[int]*Result) ([]*Summary, error) {
 		out[pi] = sum
 	}
 	return out, nil
-}
-
-// WritePartial writes a shard's runs into dir for exp merge; spec is the
-// experiment as named on the command line. A run measures no wall time, so
-// a shard run twice writes the same runs.
-func WritePartial(dir, spec string, p *Plan, shard sweep.Shard, runs map[int]*Result) error {
-	return sweep.WritePartial(dir, sweep.Header{
-		Experiment: p.Name, Spec: spec, Seeds: p.Specs[0].Seeds,
-		PlanHash: p.Hash, Shard: shard.String(), TotalRuns: p.Runs(),
-	}, runs)
-}
-
-// ReadPartials reads the shards in dirs, written for p (sweep.ReadPartials).
-func ReadPartials(p *Plan, dirs []string) (map[int]*Result, error) {
-	return sweep.ReadPartials[Result](dirs, p.Name, p.Hash, p.Runs())
 }
 
 // SweepSummary is summary.json of a swept video experiment; its Info is

@@ -1,8 +1,11 @@
-// Package vsreal validates the simulator against real QUIC: the same
-// download over the same path, on quic-go through hetquic's emulator
-// (pcm/measure's bench) and in the simulator (sim/exp), side by side
-// (issue 6). It lives beside sim, not in experiment, so an offline run
-// links neither quic-go nor the simulator.
+// Package vsreal validates the simulator's transport against real QUIC:
+// the same download over the same path, on quic-go through hetquic's
+// emulator (pcm/measure's bench) and in the simulator (sim/exp), side by
+// side. Both sides run the one link model (internal/linkmodel) with the same
+// random streams, and TestLinkDriversAgree checks that the two drivers give
+// the same per-packet drops and delays, so what differs here is the
+// transport. It lives beside sim, not in experiment, so an offline run links
+// neither quic-go nor the simulator.
 package vsreal
 
 import (
@@ -22,8 +25,8 @@ import (
 	simexp "github.com/hetquic/hetquic/sim/exp"
 )
 
-// SimVsReal is one point of the simulator's validation against real QUIC
-// (issue 6): the completion time of one download of SizeBytes over one path
+// SimVsReal is one point of the simulator's validation against real QUIC:
+// the completion time of one download of SizeBytes over one path
 // of RTTms and downstream Loss at RateMbps, on quic-go through the emulator
 // and in the simulator.
 type SimVsReal struct {

@@ -9,7 +9,6 @@ package ridemode
 import (
 	"context"
 	"fmt"
-	"io/fs"
 
 	"github.com/hetquic/hetquic/internal/mode"
 	"github.com/hetquic/hetquic/internal/results"
@@ -22,13 +21,7 @@ import (
 // Mode is mode ride (internal/mode): RIDE against RR, minRTT and Peekaboo.
 var Mode = mode.Mode{
 	Name: "ride",
-	Load: func(fsys fs.FS, name string) (mode.Experiment, error) {
-		p, err := report.LoadPlan(fsys, name)
-		if err != nil {
-			return nil, err
-		}
-		return newModeExp(p), nil
-	},
+	Load: mode.PlanLoad(report.LoadPlan, newModeExp),
 }
 
 // modeExp is a loaded ride evaluation.
@@ -37,19 +30,11 @@ type modeExp struct {
 	p *report.Plan
 }
 
-func newModeExp(p *report.Plan) modeExp {
+func newModeExp(p *report.Plan) mode.Experiment {
 	e := modeExp{p: p}
-	e.Shards = mode.Shards[*env.Metrics]{
-		Count: p.Runs,
-		Exec: func(ctx context.Context, shard sweep.Shard, opt runner.Options) (map[int]*env.Metrics, error) {
-			return report.RunShard(ctx, p, shard, opt)
-		},
-		Save: func(dir, spec string, shard sweep.Shard, runs map[int]*env.Metrics) error {
-			return report.WritePartial(dir, spec, p, shard, runs)
-		},
-		Read:     func(dirs []string) (map[int]*env.Metrics, error) { return report.ReadPartials(p, dirs) },
-		Assemble: e.assemble,
-	}
+	e.Shards = mode.PlanShards(p, func(ctx context.Context, shard sweep.Shard, opt runner.Options) (map[int]*env.Metrics, error) {
+		return report.RunShard(ctx, p, shard, opt)
+	}, e.assemble)
 	return e
 }
 
@@ -65,7 +50,7 @@ func (e modeExp) SetSeeds(int) error {
 // assemble gathers every run into the outcome.
 func (e modeExp) assemble(_ context.Context, runs map[int]*env.Metrics, _ int) (*mode.Outcome, error) {
 	p := e.p
-	ms, err := p.Assemble(runs)
+	ms, err := report.Assemble(p, runs)
 	if err != nil {
 		return nil, err
 	}
@@ -74,7 +59,7 @@ func (e modeExp) assemble(_ context.Context, runs map[int]*env.Metrics, _ int) (
 		sum := report.SummarizePlan(p, ms)
 		o.Tables, o.Summary = []results.Table{report.SweepOutcome(p, sum).Table()}, sum
 	} else {
-		sum := p.Summary(0, ms[0])
+		sum := report.PointSummaryFile(p, 0, ms[0])
 		o.Tables, o.Summary = report.Tables(ms[0]), &sum
 	}
 	o.Text = mode.TablesText(o.Tables)

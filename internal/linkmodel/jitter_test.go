@@ -1,25 +1,25 @@
-package emu
+package linkmodel
 
 import (
 	"math"
 	"math/rand/v2"
 	"testing"
+	"time"
 
 	"github.com/hetquic/hetquic/scenario"
 )
 
-// The emulator's jitter has the standard deviation jitter_ms and the mean
+// The model's jitter has the standard deviation jitter_ms and the mean
 // scenario.Jitter.Mean gives: the offline model relies on both.
 func TestJitterMomentsMatchScenario(t *testing.T) {
 	for _, dist := range []string{"normal", "uniform", "pareto"} {
-		c := newLinkCore("p", Up, rand.New(rand.NewPCG(1, 2)), DefaultMaxPacket, nil)
-		if err := c.configure(scenario.Link{DelayMs: 1, JitterMs: 2, JitterDist: dist}, nil, 0); err != nil {
-			t.Fatal(err)
-		}
+		l := New(Params{Delay: time.Millisecond, Jitter: 2 * time.Millisecond, JitterDist: dist, Reorder: true},
+			rand.New(rand.NewPCG(1, 2)), 0)
 		const n = 400_000
 		var sum, sumSq float64
 		for range n {
-			x := float64(c.jitterSample()) / 1e6 // ms
+			_, _, rel := l.Admit(0, 100, true)
+			x := float64(rel-time.Millisecond) / 1e6 // ms
 			sum += x
 			sumSq += x * x
 		}
