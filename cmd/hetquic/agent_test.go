@@ -155,9 +155,9 @@ func TestAgentServerReload(t *testing.T) {
 	}
 	metrics := ml.Addr().String()
 	ml.Close()
-	cmd := exec.Command(os.Args[0], "agent", "server", "--listen", "127.0.0.1:0", "--self-signed", "--state-dir", filepath.Join(dir, "state"),
+	cmd := exec.Command(hetquicBin, "agent", "server", "--listen", "127.0.0.1:0", "--self-signed", "--state-dir", filepath.Join(dir, "state"),
 		"--write-ca", ca, "--tokens-dir", tokens, "--allow", "127.0.0.1:9", "--metrics", metrics, "-v")
-	cmd.Env = append(os.Environ(), "HETQUIC_TEST_MAIN=1", "NOTIFY_SOCKET="+filepath.Join(dir, "notify"))
+	cmd.Env = append(os.Environ(), "NOTIFY_SOCKET="+filepath.Join(dir, "notify"))
 	var stderr lockedBuffer
 	cmd.Stderr = &stderr
 	if err := cmd.Start(); err != nil {
