@@ -137,7 +137,9 @@ func TestUnauthorizedClient(t *testing.T) {
 	ts := startServer(t, "", nil, up.hostport)
 	good := startClient(t, ts, 1, true, nil)
 	bad := startClient(t, ts, 1, false, func(c *ClientConfig) { c.Token = "wrong-token-wrong-token" })
-	time.Sleep(500 * time.Millisecond)
+	// The refusal is the event to wait for: the client counts it as a
+	// failed dial after ct-server counted the unauthorized hello.
+	waitFor(t, func() bool { return bad.paths[0].dialFailures.Load() > 0 }, "the wrong token refused")
 	if bad.Ready() != 0 {
 		t.Fatal("a client with a wrong token got a connection")
 	}

@@ -164,7 +164,9 @@ func TestPrefetch(t *testing.T) {
 
 func waitFor(t *testing.T, cond func() bool, what string) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
+	// Long: it ends a test whose event never comes, and must outlast any
+	// delay a loaded machine adds to one that does.
+	deadline := time.Now().Add(2 * time.Minute)
 	for !cond() {
 		if time.Now().After(deadline) {
 			t.Fatalf("timed out waiting for %s", what)

@@ -55,7 +55,16 @@ func TestServerWideLimits(t *testing.T) {
 	if err := tc.WaitReady(ctx, 2); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(300 * time.Millisecond)
+	// The third path's refused dial is the event: after it, a third
+	// connection would have shown.
+	overLimit := func() bool {
+		var n int64
+		for _, p := range tc.paths {
+			n += p.dialFailures.Load()
+		}
+		return n > 0
+	}
+	waitFor(t, overLimit, "the connection over max_conns refused")
 	if n := tc.Ready(); n != 2 {
 		t.Fatalf("%d paths connected with max_conns 2", n)
 	}

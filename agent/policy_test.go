@@ -32,11 +32,13 @@ func TestReload(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
 	defer cancel()
 	again := startClient(t, ts, 1, false, nil)
-	time.Sleep(500 * time.Millisecond)
-	again.paths[0].mu.Lock()
-	why := again.paths[0].lastErr
-	again.paths[0].mu.Unlock()
-	if again.Ready() != 0 || !strings.Contains(why, "unknown token") {
+	lastErr := func() string {
+		again.paths[0].mu.Lock()
+		defer again.paths[0].mu.Unlock()
+		return again.paths[0].lastErr
+	}
+	waitFor(t, func() bool { return lastErr() != "" }, "the revoked token's hello answered")
+	if why := lastErr(); again.Ready() != 0 || !strings.Contains(why, "unknown token") {
 		t.Fatalf("revoked token at its next hello: ready %d, %q", again.Ready(), why)
 	}
 	c := startClient(t, ts, 1, false, func(c *ClientConfig) { c.Token = carol })

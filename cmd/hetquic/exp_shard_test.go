@@ -61,7 +61,7 @@ func TestShardsViaSlurmScriptMergeIdentical(t *testing.T) {
 	}
 	out := filepath.Join(dir, "array")
 	const n = 3
-	script, stderr, code := runCLI(t, "exp", "slurm", "sweep-telecom-delay", "--shards", strconv.Itoa(n), "--out", out, "--hetquic", os.Args[0])
+	script, stderr, code := runCLI(t, "exp", "slurm", "sweep-telecom-delay", "--shards", strconv.Itoa(n), "--out", out, "--hetquic", hetquicBin)
 	if code != 0 {
 		t.Fatalf("exp slurm: %d %s", code, stderr)
 	}
@@ -72,7 +72,7 @@ func TestShardsViaSlurmScriptMergeIdentical(t *testing.T) {
 	bash := func(env ...string) {
 		t.Helper()
 		cmd := exec.Command("bash", sh)
-		cmd.Env = append(append(os.Environ(), "HETQUIC_TEST_MAIN=1"), env...)
+		cmd.Env = append(os.Environ(), env...)
 		if b, err := cmd.CombinedOutput(); err != nil {
 			t.Fatalf("bash job.sh %v: %v\n%s", env, err, b)
 		}
@@ -197,7 +197,7 @@ func TestVideoShardsMergeIdentical(t *testing.T) {
 	}
 
 	out := filepath.Join(dir, "array")
-	script, stderr, code := runCLI(t, "exp", "slurm", swept, "--shards", "2", "--out", out, "--hetquic", os.Args[0])
+	script, stderr, code := runCLI(t, "exp", "slurm", swept, "--shards", "2", "--out", out, "--hetquic", hetquicBin)
 	if code != 0 {
 		t.Fatalf("exp slurm: %d %s", code, stderr)
 	}
@@ -207,7 +207,7 @@ func TestVideoShardsMergeIdentical(t *testing.T) {
 	}
 	for _, env := range []string{"SLURM_ARRAY_TASK_ID=0", "SLURM_ARRAY_TASK_ID=1", "MERGE=1"} {
 		cmd := exec.Command("bash", sh)
-		cmd.Env = append(os.Environ(), "HETQUIC_TEST_MAIN=1", env)
+		cmd.Env = append(os.Environ(), env)
 		if b, err := cmd.CombinedOutput(); err != nil {
 			t.Fatalf("bash job.sh %s: %v\n%s", env, err, b)
 		}

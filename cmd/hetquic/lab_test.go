@@ -49,8 +49,7 @@ func TestLabCLI(t *testing.T) {
 	scen := filepath.Join(dir, "s.yaml")
 	os.WriteFile(scen, []byte("name: cli\npaths:\n  - name: wifi0\n    down: {delay_ms: 5}\n  - name: lte0\n"), 0o644)
 	sock := "unix:" + filepath.Join(dir, "control.sock")
-	up := exec.Command(os.Args[0], "lab", "up", scen, "--name", name, "--control", sock)
-	up.Env = append(os.Environ(), "HETQUIC_TEST_MAIN=1")
+	up := exec.Command(hetquicBin, "lab", "up", scen, "--name", name, "--control", sock)
 	stderr, err := up.StderrPipe()
 	if err != nil {
 		t.Fatal(err)

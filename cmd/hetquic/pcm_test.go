@@ -22,8 +22,7 @@ func TestPCMGetQlogDir(t *testing.T) {
 	}
 	addr := udp.LocalAddr().String()
 	udp.Close()
-	srv := exec.Command(os.Args[0], "serve", "--self-signed", "--write-ca", ca, "--listen", addr, "--log", "")
-	srv.Env = append(os.Environ(), "HETQUIC_TEST_MAIN=1")
+	srv := exec.Command(hetquicBin, "serve", "--self-signed", "--write-ca", ca, "--listen", addr, "--log", "")
 	if err := srv.Start(); err != nil {
 		t.Fatal(err)
 	}
