@@ -129,6 +129,7 @@ type Client struct {
 	pushed, migrations                atomic.Int64
 	stripes, limitRetries             atomic.Int64
 	stripeFallbacks, aborts           atomic.Int64
+	reinjections                      atomic.Int64 // stripe pieces requested again on a faster path
 	m                                 *clientMetrics
 	slots                             atomic.Pointer[chan struct{}] // see setMaxStreams
 	gate                              *tunnelGate                   // CONNECT slots, fair between apps

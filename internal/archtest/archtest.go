@@ -68,6 +68,8 @@ var Rules = []Rule{
 	{Packages: "pcm/measure", Deny: []string{"experiment/...", "sim/...", "agent/..."}, Why: "the real-QUIC harness sits beside pcm, below experiments"},
 	{Packages: "agent", Deny: []string{"experiment/...", "sim/...", "emu/...", "pcm/...", "origin"},
 		Why: "the agent is a product; its §V experiments are agent/experiments"},
+	{Packages: "agent/stripesched", OnlyModule: []string{}, DenyStd: slices.DeleteFunc(slices.Clone(pureStd), func(s string) bool { return s == "time" }),
+		Why: "the striping policy is pure: estimates in, piece sizes out (time only for durations)"},
 	{Packages: "sim/...", Deny: []string{"experiment/...", "pcm", "emu/...", "agent/...", "origin"}, Except: []string{"sim/vsreal"},
 		Why: "the simulator depends only on scenario (and sim/… on sim)"},
 	{Packages: "sim/vsreal", Deny: []string{"experiment/...", "agent/..."}, Why: "the sim-vs-real validation"},
