@@ -54,10 +54,15 @@ func (c *Client) stripeable(resp *http.Response) bool {
 }
 
 // bufferWriter is the http.ResponseWriter a piece is fetched into.
+// received, if set, hears of each body write (the stripe's queue per path
+// counts bytes still to come, not whole pieces: a path's pieces share it
+// and land together, and a queue counted in pieces emptied at once and
+// left the path idle for a round trip).
 type bufferWriter struct {
-	h      http.Header
-	status int
-	buf    bytes.Buffer
+	h        http.Header
+	status   int
+	buf      bytes.Buffer
+	received func(n int)
 }
 
 func (b *bufferWriter) Header() http.Header { return b.h }
@@ -69,6 +74,9 @@ func (b *bufferWriter) WriteHeader(code int) {
 func (b *bufferWriter) Write(p []byte) (int, error) {
 	if b.status == 0 {
 		b.status = http.StatusOK
+	}
+	if b.received != nil {
+		b.received(len(p))
 	}
 	return b.buf.Write(p)
 }
@@ -109,7 +117,8 @@ type stripeRun struct {
 	// path fetches its remainder (prefix).
 	from, origAt, cutAt int64
 	origPath            int
-	prefix              bool // the remainder was requested on another path
+	began               time.Time // when the original's head arrived
+	prefix              bool      // the remainder was requested on another path
 
 	mu        sync.Mutex
 	next      int64         // first byte not yet requested
@@ -118,7 +127,7 @@ type stripeRun struct {
 	kick      chan struct{} // closed and replaced when a piece lands or is delivered
 	alive     int           // workers still in the stripe
 	staffed   map[int]int   // workers per path still in the stripe
-	queued    map[int]int64 // bytes requested per path and not yet landed
+	queued    map[int]int64 // bytes requested per path and not yet received
 	est       map[int]*rateEst
 }
 
@@ -131,7 +140,7 @@ func (c *Client) startStripe(w http.ResponseWriter, r *http.Request, hdr http.He
 	c.stripes.Add(1)
 	ctx, cancel := context.WithCancel(r.Context())
 	s := &stripeRun{c: c, r: r, hdr: hdr, validator: resume.Validator(w.Header()), sr: sr, ctx: ctx, cancel: cancel, total: total,
-		next: from, delivered: from, from: from, cutAt: from, origPath: orig, kick: make(chan struct{}),
+		next: from, delivered: from, from: from, cutAt: from, origPath: orig, began: time.Now(), kick: make(chan struct{}),
 		staffed: map[int]int{}, queued: map[int]int64{}, est: map[int]*rateEst{}}
 	pins := c.stripePins(sr)
 	for _, pin := range pins {
@@ -343,6 +352,11 @@ func (s *stripeRun) reinjectPrefix(pin int, own stripesched.Path, all map[int]st
 	if s.prefix || pin == s.origPath || !ok || left < stripesched.MinPiece {
 		return nil
 	}
+	if d := now.Sub(s.began); d > orig.RTT && s.origAt > 0 {
+		// What the original stream has done since its head: a better
+		// estimate of its path than one not yet measured.
+		orig.Rate = float64(s.origAt) / d.Seconds()
+	}
 	if !stripesched.Reinject(own, left, float64(left)/orig.Rate) {
 		return nil
 	}
@@ -389,12 +403,19 @@ func (s *stripeRun) start(pin int, p *piece, now time.Time) *piece {
 
 // fetch requests p on path pin and records what came back.
 func (s *stripeRun) fetch(pin int, p *piece) {
-	data, err := s.c.fetchPiece(p.ctx, s.r, s.hdr, s.validator, s.sr, pin, p.off, p.end)
+	var got int64 // of this copy, counted off the path's queue as they come
+	data, err := s.c.fetchPiece(p.ctx, s.r, s.hdr, s.validator, s.sr, pin, p.off, p.end, func(n int) {
+		s.mu.Lock()
+		k := min(int64(n), p.size()-got)
+		got += k
+		s.queued[pin] -= k
+		s.mu.Unlock()
+	})
 	now := time.Now()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	p.running--
-	s.queued[pin] -= p.size()
+	s.queued[pin] -= p.size() - got
 	if err == nil {
 		s.rate(pin).landed(p.size(), now, s.queued[pin] > 0)
 	}
@@ -518,7 +539,7 @@ const (
 )
 
 // fetchPiece fetches bytes [off, end] of r's URL, on path pin if it can.
-func (c *Client) fetchPiece(ctx context.Context, r *http.Request, hdr http.Header, v string, sr Request, pin int, off, end int64) (data []byte, err error) {
+func (c *Client) fetchPiece(ctx context.Context, r *http.Request, hdr http.Header, v string, sr Request, pin int, off, end int64, received func(int)) (data []byte, err error) {
 	req := (&http.Request{Method: http.MethodGet, URL: r.URL, Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
 		Header: hdr.Clone(), Host: r.Host, Body: http.NoBody}).WithContext(ctx)
 	req.Header.Set("Range", resume.Range{First: off, Last: end}.String())
@@ -526,7 +547,7 @@ func (c *Client) fetchPiece(ctx context.Context, r *http.Request, hdr http.Heade
 		req.Header.Set("If-Range", v) // every piece of the same version
 	}
 	sr.pin = pin + 1
-	bw := &bufferWriter{h: http.Header{}}
+	bw := &bufferWriter{h: http.Header{}, received: received}
 	func() {
 		defer func() {
 			if v := recover(); v != nil {

@@ -21,7 +21,8 @@ type mixPath struct {
 // stripeMixTime downloads size bytes through an agent on memnet whose
 // paths are mix, striped or not, and returns the fake time it took; the
 // response must arrive intact.
-func stripeMixTime(t *testing.T, mix []mixPath, size int64, stripe bool) time.Duration {
+// If halveAt > 0, the first path's rate halves that long after the start.
+func stripeMixTime(t *testing.T, mix []mixPath, size int64, stripe bool, halveAt time.Duration) time.Duration {
 	t.Helper()
 	var took time.Duration
 	synctest.Test(t, func(t *testing.T) {
@@ -38,6 +39,12 @@ func stripeMixTime(t *testing.T, mix []mixPath, size int64, stripe bool) time.Du
 		}
 		m.n.SetDelay(memCTServer.Addr(), mixServerDelay)
 		start := time.Now()
+		if halveAt > 0 {
+			timer := time.AfterFunc(halveAt, func() {
+				m.n.SetLink(memPath(0).Addr, mix[0].rate/2, max(64<<10, int(mix[0].rate*2*mix[0].delay.Seconds())))
+			})
+			defer timer.Stop()
+		}
 		resp, err := m.hc.Get(fmt.Sprintf("http://%s/bytes/%d", memApp, size))
 		if err != nil {
 			t.Fatal(err)
@@ -66,24 +73,26 @@ const mixServerDelay = 5 * time.Millisecond
 func TestStripeNeverBelowBestPath(t *testing.T) {
 	ms := func(n int) time.Duration { return time.Duration(n) * time.Millisecond }
 	for _, c := range []struct {
-		name string
-		mix  []mixPath
-		size int64
+		name    string
+		mix     []mixPath
+		size    int64
+		halveAt time.Duration // the best path's rate halves then
 	}{
-		{"equal", []mixPath{{2e6, ms(5)}, {2e6, ms(5)}}, 8 << 20},
-		{"2:1", []mixPath{{3e6, ms(5)}, {1.5e6, ms(10)}}, 8 << 20},
-		{"4:2:1", []mixPath{{2.4e6, ms(5)}, {1.2e6, ms(15)}, {0.6e6, ms(30)}}, 8 << 20},
-		{"10:1, 10/25 ms", []mixPath{{4e6, ms(5)}, {0.4e6, ms(20)}}, 12 << 20},
-		{"10:1, 2.5× RTT", []mixPath{{4e6, ms(5)}, {0.4e6, ms(60)}}, 12 << 20},
-		{"1:10, slow path first", []mixPath{{4e6, ms(5)}, {0.4e6, ms(20)}}, 12 << 20},
+		{"equal", []mixPath{{2e6, ms(5)}, {2e6, ms(5)}}, 8 << 20, 0},
+		{"2:1", []mixPath{{3e6, ms(5)}, {1.5e6, ms(10)}}, 8 << 20, 0},
+		{"4:2:1", []mixPath{{2.4e6, ms(5)}, {1.2e6, ms(15)}, {0.6e6, ms(30)}}, 8 << 20, 0},
+		{"10:1, 10/25 ms", []mixPath{{4e6, ms(5)}, {0.4e6, ms(20)}}, 12 << 20, 0},
+		{"10:1, 2.5× RTT", []mixPath{{4e6, ms(5)}, {0.4e6, ms(60)}}, 12 << 20, 0},
+		{"1:10, slow path first", []mixPath{{4e6, ms(5)}, {0.4e6, ms(20)}}, 12 << 20, 0},
+		{"2:1, the best path's rate halves", []mixPath{{4e6, ms(5)}, {2e6, ms(10)}}, 12 << 20, time.Second},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			best := stripeMixTime(t, c.mix[:1], c.size, false)
+			best := stripeMixTime(t, c.mix[:1], c.size, false, c.halveAt)
 			mix := c.mix
 			if strings.HasPrefix(c.name, "1:10") {
 				mix = []mixPath{c.mix[1], c.mix[0]}
 			}
-			striped := stripeMixTime(t, mix, c.size, true)
+			striped := stripeMixTime(t, mix, c.size, true, c.halveAt)
 			var sum float64
 			for _, p := range c.mix {
 				sum += p.rate
