@@ -477,7 +477,7 @@ func (c *Client) hello(ctx context.Context, conn *quic.Conn) error {
 		c.setMaxStreams(n)
 	}
 	if n, err := strconv.Atoi(resp.Header.Get(hdrMaxTunnels)); err == nil && n > 0 && n <= 1<<16 {
-		c.gate.setCapacity(n)
+		c.gate.SetCapacity(n)
 	}
 	resp.Body.Close()
 	if resp.StatusCode == http.StatusUnauthorized {

@@ -68,6 +68,7 @@ var Rules = []Rule{
 	{Packages: "pcm/measure", Deny: []string{"experiment/...", "sim/...", "agent/..."}, Why: "the real-QUIC harness sits beside pcm, below experiments"},
 	{Packages: "agent", Deny: []string{"experiment/...", "sim/...", "emu/...", "pcm/...", "origin"},
 		Why: "the agent is a product; its §V experiments are agent/experiments"},
+	{Packages: "agent/tunnelgate", OnlyModule: []string{}, Why: "the tunnel gate is a leaf: slots, apps and a clock"},
 	{Packages: "agent/stripesched", OnlyModule: []string{}, DenyStd: slices.DeleteFunc(slices.Clone(pureStd), func(s string) bool { return s == "time" }),
 		Why: "the striping policy is pure: estimates in, piece sizes out (time only for durations)"},
 	{Packages: "sim/...", Deny: []string{"experiment/...", "pcm", "emu/...", "agent/...", "origin"}, Except: []string{"sim/vsreal"},
