@@ -139,6 +139,7 @@ type Client struct {
 	m                                 *clientMetrics
 	slots                             atomic.Pointer[chan struct{}] // see setMaxStreams
 	gate                              *tunnelgate.Gate              // CONNECT slots, fair between apps
+	pol                               clientPolicy                  // what Reload replaces
 	udp                               udpRoutes                     // UDP flows by connection and stream
 	stallDetectNanos, stallDetections atomic.Int64
 	resumeNanos                       atomic.Int64
@@ -190,6 +191,7 @@ func NewClient(cfg ClientConfig) (*Client, error) {
 	c := &Client{cfg: cfg, cache: cfg.Cache, changeCh: make(chan struct{}),
 		servers: map[*http.Server]struct{}{}, socksListeners: map[net.Listener]struct{}{}, tunnels: map[net.Conn]struct{}{},
 		active: map[net.Conn]bool{}, apps: map[string]*appStats{}, gate: tunnelgate.New(tunnelgate.DefaultSlots, cfg.TunnelIdle, nil)}
+	c.pol.p.Store(&ClientPolicy{Token: cfg.Token, AppRule: cfg.AppRule, Priority: cfg.Priority, AppPaths: cfg.AppPaths})
 	c.gate.OnReclaim = func(app string, idle time.Duration) {
 		cfg.Log.Info("idle tunnel closed for a waiting app (every tunnel slot taken)", "app", app, "idle", idle.Round(time.Millisecond))
 	}
@@ -455,8 +457,8 @@ func (c *Client) identify(r *http.Request) string {
 	if a, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr); ok {
 		local = a
 	}
-	if c.cfg.AppRule.Kind == "header" {
-		return appName(r.Header.Get(c.cfg.AppRule.Header))
+	if rule := c.policy().AppRule; rule.Kind == "header" {
+		return appName(r.Header.Get(rule.Header))
 	}
 	host := r.Host
 	if r.URL != nil && r.URL.Host != "" {
@@ -470,7 +472,7 @@ func (c *Client) identify(r *http.Request) string {
 // host or by local's port, as the AppRule says; a request without headers
 // (SOCKS5) under a header rule is app "socks".
 func (c *Client) identifyTarget(target string, local net.Addr) string {
-	switch c.cfg.AppRule.Kind {
+	switch c.policy().AppRule.Kind {
 	case "port":
 		if local != nil {
 			if _, port, err := net.SplitHostPort(local.String()); err == nil {
@@ -519,7 +521,7 @@ func (c *Client) app(name string) *appStats {
 // and the path it is pinned to (AppPaths), if that path exists.
 func (c *Client) request(app string) Request {
 	r := Request{App: app, Priority: c.priority(app)}
-	if name, ok := c.cfg.AppPaths[app]; ok {
+	if name, ok := c.policy().AppPaths[app]; ok {
 		for _, p := range c.paths {
 			if p.Name == name {
 				r.pin = p.id + 1
@@ -531,7 +533,7 @@ func (c *Client) request(app string) Request {
 }
 
 func (c *Client) priority(app string) int {
-	if p, ok := c.cfg.Priority[app]; ok && p > 0 {
+	if p, ok := c.policy().Priority[app]; ok && p > 0 {
 		return p
 	}
 	return 1

@@ -457,7 +457,7 @@ func (c *Client) hello(ctx context.Context, conn *quic.Conn) error {
 	str.SetDeadline(dl)
 	req, _ := http.NewRequest(http.MethodGet, pathHello, nil)
 	req.Host = "ct"
-	req.Header.Set("Authorization", "Bearer "+c.cfg.Token)
+	req.Header.Set("Authorization", "Bearer "+c.policy().Token)
 	wantPush := c.cache != nil && c.pushAsked.CompareAndSwap(false, true)
 	if wantPush {
 		req.Header.Set(hdrWantPush, "1")
