@@ -104,7 +104,10 @@ type Stripe struct {
 // worker makes before each piece:
 //
 //  1. Pipelining: a path whose queue already covers its round trip and
-//     a piece waits; requesting more only lengthens its queue.
+//     two pieces waits; requesting more only lengthens its queue. Two,
+//     not one: the rate is measured from what the path delivers, so a
+//     pipeline sized exactly to the estimate never lets the estimate
+//     grow (measured: a 150 Mbit/s path held near 40 % of its rate).
 //  2. Window: no piece beyond the reorder window.
 //  3. Blocking (BLEST): unless own would deliver the piece no later
 //     than any other path, the piece is cut so that it lands before the
@@ -122,7 +125,7 @@ func Take(own Path, others []Path, s Stripe) int64 {
 	}
 	least := min(int64(MinPiece), s.Left)
 	size := min(PieceSize(own), s.Left)
-	if own.Queued >= own.bdp()+size {
+	if own.Queued >= own.bdp()+2*size {
 		return 0
 	}
 	size = min(size, s.Window-s.Ahead)

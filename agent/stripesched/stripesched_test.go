@@ -14,8 +14,8 @@ func TestTake(t *testing.T) {
 	fast := path(150, 20) // 150 Mbit/s, 20 ms: PieceSpan is 1.875 MB
 	slow := path(15, 50)  // a tenth of it, farther: 187.5 kB pieces
 	far := path(2, 200)   // satellite-like
-	busyFast := fast      // a fast path whose queue covers its BDP and a piece
-	busyFast.Queued = 1_875_000 + 375_000
+	busyFast := fast      // a fast path whose queue covers its BDP and two pieces
+	busyFast.Queued = 2*1_875_000 + 375_000
 	open := Stripe{Window: 16 << 20, Left: 200 << 20}
 	for _, c := range []struct {
 		name   string
@@ -128,7 +128,7 @@ func TestTakeSomeoneTakes(t *testing.T) {
 				}
 				took, room := false, false
 				for _, v := range views {
-					room = room || v.Queued < v.bdp()+min(PieceSize(v), left)
+					room = room || v.Queued < v.bdp()+2*min(PieceSize(v), left)
 				}
 				for i := range views {
 					others := append(append([]Path{}, views[:i]...), views[i+1:]...)
