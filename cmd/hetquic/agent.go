@@ -343,11 +343,13 @@ func agentClient(ctx context.Context, args []string) error {
 		fmt.Fprintf(os.Stderr, "ct-client SOCKS5 on socks5h://%s\n", l.Addr())
 		go func() { errs <- c.ServeSOCKS(l) }()
 	}
-	sdNotify(log, "READY=1") // the proxy accepts; paths come up on their own
-	defer sdNotify(log, "STOPPING=1")
+	// SIGHUP is caught before READY=1: a reload sent the moment the
+	// service says it is ready must not kill it.
 	hup := make(chan os.Signal, 1)
 	signal.Notify(hup, syscall.SIGHUP)
 	defer signal.Stop(hup)
+	sdNotify(log, "READY=1") // the proxy accepts; paths come up on their own
+	defer sdNotify(log, "STOPPING=1")
 	for {
 		select {
 		case <-hup:
