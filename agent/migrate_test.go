@@ -126,7 +126,9 @@ func testMigrateOnStall(t *testing.T, stripe bool) {
 	var droppedAt time.Time
 	var victim *path
 	body, gap, resp := download(t, tc, fmt.Sprintf("%s/bytes/%d", up.URL, size), func(n int64) {
-		if n > 1_000_000 && !dropped.Load() {
+		// A stripe fetches ahead of the app: cut while its first pieces
+		// are on the way.
+		if (n > 1_000_000 || stripe) && !dropped.Load() {
 			dropped.Store(true)
 			victim = busyPath(t, tc.Client)
 			droppedAt = time.Now()

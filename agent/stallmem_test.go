@@ -46,7 +46,10 @@ func TestMigrateOnStallMem(t *testing.T) {
 						gap, last = max(gap, time.Since(last)), time.Now()
 						h.Write(buf[:k])
 						got += int64(k)
-						if !cut && got > size/4 {
+						// A stripe fetches ahead of the app: cut while its
+						// first pieces are on the way, not a quarter in,
+						// when all may have arrived.
+						if !cut && (got > size/4 || stripe) {
 							cut = true
 							m.n.SetDrop(busyPath(t, m.c).Addr, true)
 						}
