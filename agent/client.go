@@ -18,7 +18,13 @@ import (
 	"time"
 
 	"github.com/quic-go/quic-go"
+
+	"github.com/hetquic/hetquic/agent/tunnelgate"
 )
+
+// DefaultTunnelIdle is how quiet a tunnel must be before it may be closed
+// for a waiting app, and only when every tunnel slot is taken.
+const DefaultTunnelIdle = tunnelgate.DefaultIdle
 
 // AppRule says how ct-client tells apps apart (for scheduling priority and
 // per-app counters): by the request's target host, by the local port the
@@ -98,7 +104,7 @@ type ClientConfig struct {
 	InterfacePoll time.Duration
 	// TunnelIdle is how long a CONNECT tunnel may move no byte before its
 	// slot may be reclaimed for another tunnel when all of ct-server's
-	// tunnel slots are taken (default DefaultTunnelIdle; see tunnelGate).
+	// tunnel slots are taken (default DefaultTunnelIdle; see package tunnelgate).
 	TunnelIdle time.Duration
 	// Log receives the noteworthy events, with key/value attributes
 	// (default: discarded); its records carry side=ct-client.
@@ -129,9 +135,11 @@ type Client struct {
 	pushed, migrations                atomic.Int64
 	stripes, limitRetries             atomic.Int64
 	stripeFallbacks, aborts           atomic.Int64
+	reinjections                      atomic.Int64 // stripe pieces requested again on a faster path
 	m                                 *clientMetrics
 	slots                             atomic.Pointer[chan struct{}] // see setMaxStreams
-	gate                              *tunnelGate                   // CONNECT slots, fair between apps
+	gate                              *tunnelgate.Gate              // CONNECT slots, fair between apps
+	pol                               clientPolicy                  // what Reload replaces
 	udp                               udpRoutes                     // UDP flows by connection and stream
 	stallDetectNanos, stallDetections atomic.Int64
 	resumeNanos                       atomic.Int64
@@ -182,7 +190,11 @@ func NewClient(cfg ClientConfig) (*Client, error) {
 	}
 	c := &Client{cfg: cfg, cache: cfg.Cache, changeCh: make(chan struct{}),
 		servers: map[*http.Server]struct{}{}, socksListeners: map[net.Listener]struct{}{}, tunnels: map[net.Conn]struct{}{},
-		active: map[net.Conn]bool{}, apps: map[string]*appStats{}, gate: newTunnelGate(defaultTunnelSlots, cfg.TunnelIdle)}
+		active: map[net.Conn]bool{}, apps: map[string]*appStats{}, gate: tunnelgate.New(tunnelgate.DefaultSlots, cfg.TunnelIdle, nil)}
+	c.pol.p.Store(&ClientPolicy{Token: cfg.Token, AppRule: cfg.AppRule, Priority: cfg.Priority, AppPaths: cfg.AppPaths})
+	c.gate.OnReclaim = func(app string, idle time.Duration) {
+		cfg.Log.Info("idle tunnel closed for a waiting app (every tunnel slot taken)", "app", app, "idle", idle.Round(time.Millisecond))
+	}
 	c.m = newClientMetrics(c)
 	names := map[string]bool{}
 	for i, lp := range cfg.Paths {
@@ -445,8 +457,8 @@ func (c *Client) identify(r *http.Request) string {
 	if a, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr); ok {
 		local = a
 	}
-	if c.cfg.AppRule.Kind == "header" {
-		return appName(r.Header.Get(c.cfg.AppRule.Header))
+	if rule := c.policy().AppRule; rule.Kind == "header" {
+		return appName(r.Header.Get(rule.Header))
 	}
 	host := r.Host
 	if r.URL != nil && r.URL.Host != "" {
@@ -460,7 +472,7 @@ func (c *Client) identify(r *http.Request) string {
 // host or by local's port, as the AppRule says; a request without headers
 // (SOCKS5) under a header rule is app "socks".
 func (c *Client) identifyTarget(target string, local net.Addr) string {
-	switch c.cfg.AppRule.Kind {
+	switch c.policy().AppRule.Kind {
 	case "port":
 		if local != nil {
 			if _, port, err := net.SplitHostPort(local.String()); err == nil {
@@ -509,7 +521,7 @@ func (c *Client) app(name string) *appStats {
 // and the path it is pinned to (AppPaths), if that path exists.
 func (c *Client) request(app string) Request {
 	r := Request{App: app, Priority: c.priority(app)}
-	if name, ok := c.cfg.AppPaths[app]; ok {
+	if name, ok := c.policy().AppPaths[app]; ok {
 		for _, p := range c.paths {
 			if p.Name == name {
 				r.pin = p.id + 1
@@ -521,7 +533,7 @@ func (c *Client) request(app string) Request {
 }
 
 func (c *Client) priority(app string) int {
-	if p, ok := c.cfg.Priority[app]; ok && p > 0 {
+	if p, ok := c.policy().Priority[app]; ok && p > 0 {
 		return p
 	}
 	return 1
@@ -814,7 +826,7 @@ type openedTunnel struct {
 	hr   *headReader
 	resp *http.Response
 	p    *path
-	slot *gateTicket
+	slot *tunnelgate.Ticket
 }
 
 // refused ends a tunnel ct-server answered with other than 200.
@@ -827,7 +839,7 @@ func (o *openedTunnel) refused() {
 func (o *openedTunnel) abandon(code quic.StreamErrorCode) {
 	o.str.CancelRead(code)
 	o.str.CancelWrite(code)
-	o.c.gate.release(o.slot)
+	o.c.gate.Release(o.slot)
 }
 
 // openAppTunnel is the common start of CONNECT and SOCKS5 CONNECT: a slot
@@ -837,11 +849,11 @@ func (o *openedTunnel) abandon(code quic.StreamErrorCode) {
 // unreachable) and the reason for the app.
 func (c *Client) openAppTunnel(ctx context.Context, app, target string, st *appStats) (*openedTunnel, int, error) {
 	st.requests.Add(1)
-	slot, err := c.gate.acquire(ctx, app)
+	slot, err := c.gate.Acquire(ctx, app)
 	if err != nil {
 		st.failures.Add(1)
 		c.cfg.Log.Warn("CONNECT not admitted", "target", target, "app", app, "err", err)
-		if errors.Is(err, errShareExhausted) {
+		if errors.Is(err, tunnelgate.ErrShareExhausted) {
 			return nil, http.StatusTooManyRequests, err
 		}
 		return nil, http.StatusServiceUnavailable, err
@@ -849,7 +861,7 @@ func (c *Client) openAppTunnel(ctx context.Context, app, target string, st *appS
 	t := &ctTunnel{c: c, target: target, req: c.request(app), slot: slot}
 	str, hr, resp, p, err := c.openTunnel(ctx, t)
 	if err != nil {
-		c.gate.release(slot)
+		c.gate.Release(slot)
 		st.failures.Add(1)
 		c.cfg.Log.Warn("CONNECT failed", "target", target, "err", err)
 		return nil, http.StatusBadGateway, errors.New("ct-server unreachable")
@@ -864,7 +876,7 @@ func (c *Client) openAppTunnel(ctx context.Context, app, target string, st *appS
 // reply (the proxy protocol's success answer) and carries bytes both ways
 // until the tunnel ends, moving it between paths as it must.
 func (c *Client) attachApp(o *openedTunnel, appConn net.Conn, reply []byte, first io.Reader, st *appStats) {
-	defer c.gate.release(o.slot)
+	defer c.gate.Release(o.slot)
 	t := o.t
 	t.id = o.resp.Header.Get(hdrSession)
 	c.mu.Lock()
@@ -878,7 +890,7 @@ func (c *Client) attachApp(o *openedTunnel, appConn net.Conn, reply []byte, firs
 	c.mu.Unlock()
 	// Reclaimed (idle while others wait): a FIN, as a server ends an idle
 	// keep-alive connection; the slot is free at once.
-	c.gate.setReclaim(o.slot, func() { c.gate.release(o.slot); appConn.Close() })
+	c.gate.Attach(o.slot, func() { c.gate.Release(o.slot); appConn.Close() })
 	defer func() {
 		c.mu.Lock()
 		delete(c.tunnels, appConn)

@@ -43,6 +43,21 @@ func livePath(t *testing.T, c *Client, what string, want func(*path) bool) (*pat
 	return nil, nil
 }
 
+// owingPath returns the live connection of a path with response bytes
+// still due on it, or nil.
+func owingPath(c *Client) *quic.Conn {
+	for _, p := range c.paths {
+		p.mu.Lock()
+		conn := p.conn
+		ok := p.outstanding > 0 && conn != nil && conn.Context().Err() == nil
+		p.mu.Unlock()
+		if ok {
+			return conn
+		}
+	}
+	return nil
+}
+
 // downloadTimeout bounds a test download: the largest (6 MB at loopback
 // speed, one stall of about StallTimeout) takes a few seconds under -race
 // on a loaded 2-core machine; a response that never ends fails the test
@@ -111,7 +126,9 @@ func testMigrateOnStall(t *testing.T, stripe bool) {
 	var droppedAt time.Time
 	var victim *path
 	body, gap, resp := download(t, tc, fmt.Sprintf("%s/bytes/%d", up.URL, size), func(n int64) {
-		if n > 1_000_000 && !dropped.Load() {
+		// A stripe fetches ahead of the app: cut while its first pieces
+		// are on the way.
+		if (n > 1_000_000 || stripe) && !dropped.Load() {
 			dropped.Store(true)
 			victim = busyPath(t, tc.Client)
 			droppedAt = time.Now()
@@ -123,6 +140,12 @@ func testMigrateOnStall(t *testing.T, stripe bool) {
 	}
 	if len(body) != size || sha256.Sum256(body) != patternSum(size) {
 		t.Fatalf("got %d bytes, want %d intact (checksum mismatch: bytes lost or duplicated)", len(body), size)
+	}
+	// A stripe may get the cut path's piece again on the other path
+	// before the stall is decided (reinjection): then nothing migrates.
+	if stripe && tc.migrations.Load() == 0 && tc.reinjections.Load() > 0 {
+		t.Logf("the cut path's piece was requested again on the other path (%d reinjections); no migration", tc.reinjections.Load())
+		return
 	}
 	if tc.migrations.Load() < 1 {
 		t.Fatal("no migration counted")
@@ -164,14 +187,17 @@ func TestMigrateOnConnectionDeath(t *testing.T) {
 	// connection with response bytes still due, and kills again, up to
 	// maxKills, while no migration was counted.
 	const maxKills = 3
-	kills, nextKill := 0, int64(500_000)
+	kills, nextKill := 0, int64(0) // from the first bytes: a stripe fetches ahead of the app
 	body, _, resp := download(t, tc, fmt.Sprintf("%s/bytes/%d", up.URL, size), func(n int64) {
 		if n <= nextKill || kills == maxKills || tc.migrations.Load() > 0 {
 			return
 		}
+		victim := owingPath(tc.Client)
+		if victim == nil {
+			return // every byte is fetched already (the stripe's window): nothing to cut
+		}
 		kills++
 		nextKill = n + 1_000_000
-		_, victim := livePath(t, tc.Client, "is receiving a response", func(p *path) bool { return p.outstanding > 0 })
 		var kill []*quic.Conn
 		ts.mu.Lock()
 		for conn := range ts.conns {
@@ -190,8 +216,13 @@ func TestMigrateOnConnectionDeath(t *testing.T) {
 	if resp.StatusCode != 200 || len(body) != size || sha256.Sum256(body) != patternSum(size) {
 		t.Fatalf("status %d, %d bytes of %d, or not intact", resp.StatusCode, len(body), size)
 	}
-	if m := tc.migrations.Load(); m < 1 {
-		t.Fatalf("%d migrations after %d connections killed mid-response, want >= 1", m, kills)
+	// A striped piece cut with its connection may also be requested again
+	// on the other path before it migrates (reinjection).
+	if m := tc.migrations.Load() + tc.reinjections.Load(); kills > 0 && m < 1 {
+		t.Fatalf("%d migrations or reinjections after %d connections killed mid-response, want >= 1", m, kills)
+	}
+	if kills == 0 {
+		t.Fatal("no connection was owing response bytes when the test looked: nothing was cut")
 	}
 	if tc.stallDetections.Load() != 0 {
 		t.Fatalf("a closed connection should not need stall detection")

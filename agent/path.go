@@ -18,6 +18,8 @@ import (
 	"time"
 
 	"github.com/quic-go/quic-go"
+
+	"github.com/hetquic/hetquic/agent/tunnelgate"
 )
 
 // LocalPath is one local interface: a name for logs and metrics and the
@@ -36,7 +38,7 @@ type LocalPath struct {
 // and not suspected (MPTCP's backup flag): it is the fallback when every
 // primary fails. A metered path (a capped mobile plan) gets no requests of
 // its own while a primary works either, but joins a striped download when
-// its pieces shorten it (takePiece): it carries what the primaries cannot
+// its pieces shorten it (stripesched.Take): it carries what the primaries cannot
 // carry fast enough, and nothing else. Both keep their connection up, so
 // the move to them takes no handshake.
 const (
@@ -429,6 +431,9 @@ func (c *Client) dialPath(ctx context.Context, p *path) (*quic.Conn, error) {
 		tlsConf.RootCAs = pool
 	}
 	qc := quicConfig(c.cfg.QUIC, c.cfg.IdleTimeout, 16)
+	if qc.MaxConnectionReceiveWindow == 0 {
+		qc.InitialConnectionReceiveWindow, qc.MaxConnectionReceiveWindow = connWindow, connWindow
+	}
 	dctx, cancel := context.WithTimeout(ctx, qc.HandshakeIdleTimeout+time.Second)
 	defer cancel()
 	conn, err := p.tr.Dial(dctx, raddr, tlsConf, qc)
@@ -452,7 +457,7 @@ func (c *Client) hello(ctx context.Context, conn *quic.Conn) error {
 	str.SetDeadline(dl)
 	req, _ := http.NewRequest(http.MethodGet, pathHello, nil)
 	req.Host = "ct"
-	req.Header.Set("Authorization", "Bearer "+c.cfg.Token)
+	req.Header.Set("Authorization", "Bearer "+c.policy().Token)
 	wantPush := c.cache != nil && c.pushAsked.CompareAndSwap(false, true)
 	if wantPush {
 		req.Header.Set(hdrWantPush, "1")
@@ -477,7 +482,7 @@ func (c *Client) hello(ctx context.Context, conn *quic.Conn) error {
 		c.setMaxStreams(n)
 	}
 	if n, err := strconv.Atoi(resp.Header.Get(hdrMaxTunnels)); err == nil && n > 0 && n <= 1<<16 {
-		c.gate.setCapacity(n)
+		c.gate.SetCapacity(n)
 	}
 	resp.Body.Close()
 	if resp.StatusCode == http.StatusUnauthorized {
@@ -540,42 +545,89 @@ func readPush(r io.Reader) (string, *http.Response, error) {
 
 // watchTunnels checks a path that carries tunnels: a tunnel may be
 // silent for as long as its app likes, so no read timeout can tell a dead
-// path from a quiet one. While tunnels are attached and nothing has arrived
-// for StallTimeout/2, the path is pinged; no pong within StallTimeout/2
-// closes the connection, and its tunnels resume on another path.
+// path from a quiet one. The judge is the transport, not the tunnels: any
+// QUIC packet from ct-server (data, an ACK, a keep-alive) says the path
+// lives, and an app that never reads its tunnels (their flow-control
+// windows full, nothing more sent) cannot make a live path look dead.
+// While tunnels are attached and no packet has arrived for StallTimeout/2,
+// the path is probed below the streams (transportPing); no packet within
+// StallTimeout of the last closes the connection, and its tunnels resume
+// on another path.
 func (c *Client) watchTunnels(p *path, conn *quic.Conn) {
 	half := c.cfg.StallTimeout / 2
 	tick := time.NewTicker(half)
 	defer tick.Stop()
+	seen, heard := conn.ConnectionStats().PacketsReceived, time.Now()
 	for {
 		select {
 		case <-tick.C:
 		case <-conn.Context().Done():
 			return
 		}
-		if p.tunnels.Load() == 0 {
+		if n := conn.ConnectionStats().PacketsReceived; n != seen {
+			seen, heard = n, time.Now()
 			continue
 		}
-		p.mu.Lock()
-		quiet := time.Since(p.lastRecv) >= half
-		p.mu.Unlock()
-		if !quiet {
+		if p.tunnels.Load() == 0 || time.Since(heard) < half {
 			continue
 		}
 		wait := max(half, 2*conn.ConnectionStats().SmoothedRTT)
-		if ping(conn.Context(), conn, wait) {
+		alive, probed := transportPing(conn.Context(), conn, wait)
+		if !probed { // a peer without datagrams: the stream ping
+			alive = ping(conn.Context(), conn, wait)
+		}
+		if alive {
+			seen, heard = conn.ConnectionStats().PacketsReceived, time.Now()
 			continue
 		}
-		p.mu.Lock()
-		silent := time.Since(p.lastRecv) >= c.cfg.StallTimeout
-		p.mu.Unlock()
-		if silent && conn.Context().Err() == nil {
+		if time.Since(heard) >= c.cfg.StallTimeout && conn.Context().Err() == nil {
 			c.cfg.Log.Warn("tunnels' path silent and ping unanswered; closing it", "path", p.Name)
 			c.suspect(p)
 			conn.CloseWithError(codeStalled, "path stalled")
 			return
 		}
 	}
+}
+
+// connWindow is the connection-level receive window ct-client grants each
+// of its connections from the start. Bytes a stream has received and its
+// app has not read hold the connection's window, not only the stream's: an
+// app that never reads its tunnels (each holds at most streamWindow) once
+// filled quic-go's default window (512 KiB, growing only as bytes are
+// read) and stopped every other stream of the connection, its requests,
+// its tunnels' 200s. Twice the default tunnel slots' windows: unread
+// tunnels take at most half. It is credit, not memory: only bytes that
+// arrive and wait for a reader take memory, and each stream bounds those.
+const connWindow = 2 * tunnelgate.DefaultSlots * streamWindow
+
+// livenessProbe is the datagram transportPing sends: a truncated varint,
+// which ct-server's datagram router drops as malformed (udp.go); what
+// counts is that it is ack-eliciting, so ct-server's QUIC stack answers it
+// with an ACK that no stream's flow control can hold back.
+var livenessProbe = []byte{0xff}
+
+// probePoll is how often transportPing looks for the answer: a fraction
+// of any round trip worth measuring, so the wait costs little beyond it.
+const probePoll = 5 * time.Millisecond
+
+// transportPing sends livenessProbe on conn and reports whether any packet
+// arrived within timeout; probed is false when conn cannot carry
+// datagrams (the peer did not enable them).
+func transportPing(ctx context.Context, conn *quic.Conn, timeout time.Duration) (alive, probed bool) {
+	before := conn.ConnectionStats().PacketsReceived
+	if err := conn.SendDatagram(livenessProbe); err != nil {
+		return false, false
+	}
+	deadline := time.Now().Add(timeout)
+	for time.Now().Before(deadline) {
+		if !sleepCtx(ctx, probePoll) {
+			return false, true
+		}
+		if conn.ConnectionStats().PacketsReceived != before {
+			return true, true
+		}
+	}
+	return false, true
 }
 
 // ping asks ct-server for a pong on conn within timeout: is the path alive?

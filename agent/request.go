@@ -238,11 +238,14 @@ func (f *fetch) run() (int64, error) {
 		l.out, l.start = f.request()
 		n, err := l.run()
 		f.delivered += n
+		if errors.Is(err, errStriped) {
+			return plan.run.finish(f.w, f.delivered)
+		}
+		if plan != nil && plan.run != nil {
+			plan.run.abandon() // the original failed before the striped part
+		}
 		if err == nil {
 			return f.delivered, nil
-		}
-		if errors.Is(err, errStriped) {
-			return f.c.stripe(f.w, f.r, f.hdr, f.sr, f.delivered, plan.total)
 		}
 		lastErr = err
 		again, uncounted := f.again(err, p)
@@ -335,7 +338,9 @@ func (f *fetch) fail(err error) error {
 	}
 	// Headers went out: the only honest signal left is to cut the
 	// connection, so the app sees a truncated response, not a short one.
-	f.c.cfg.Log.Warn("aborting the app connection", "method", f.r.Method, "url", f.r.URL.String(), "delivered", f.delivered, "err", err)
+	if _, piece := f.w.(*bufferWriter); !piece { // a stripe piece's failure is the stripe's to report
+		f.c.cfg.Log.Warn("aborting the app connection", "method", f.r.Method, "url", f.r.URL.String(), "delivered", f.delivered, "err", err)
+	}
 	f.c.abortApp(f.w, f.r)
 	return err // not reached
 }
@@ -585,6 +590,7 @@ func (l *leg) accept(resp *http.Response) error {
 		f.headersSent = true
 		if l.plan != nil && f.c.stripeable(resp) {
 			l.plan.total = resp.ContentLength
+			l.plan.run = f.c.startStripe(f.w, f.r, f.hdr, f.sr, l.p.id, f.c.cfg.StripeChunk, resp.ContentLength)
 		}
 	}
 	if resp.ContentLength > 0 {
@@ -621,10 +627,14 @@ func (l *leg) copy(resp *http.Response) (int64, error) {
 				d := min(l.skip, int64(len(chunk)))
 				chunk, l.skip = chunk[d:], l.skip-d
 			}
-			striped := l.plan != nil && l.plan.total > 0 && n+int64(len(chunk)) >= c.cfg.StripeChunk
-			if striped {
-				// The first piece is here: the rest goes striped.
-				chunk = chunk[:c.cfg.StripeChunk-n]
+			striped := false
+			if l.plan != nil && l.plan.run != nil {
+				// The stripe fetches from cut on: stop there.
+				cut := l.plan.run.original(n)
+				striped = n+int64(len(chunk)) >= cut
+				if striped {
+					chunk = chunk[:max(0, cut-n)]
+				}
 			}
 			if len(chunk) > 0 {
 				if _, werr := f.w.Write(chunk); werr != nil {

@@ -46,7 +46,10 @@ func TestMigrateOnStallMem(t *testing.T) {
 						gap, last = max(gap, time.Since(last)), time.Now()
 						h.Write(buf[:k])
 						got += int64(k)
-						if !cut && got > size/4 {
+						// A stripe fetches ahead of the app: cut while its
+						// first pieces are on the way, not a quarter in,
+						// when all may have arrived.
+						if !cut && (got > size/4 || stripe) {
 							cut = true
 							m.n.SetDrop(busyPath(t, m.c).Addr, true)
 						}
@@ -62,9 +65,16 @@ func TestMigrateOnStallMem(t *testing.T) {
 					t.Fatalf("status %d, %d of %d bytes, or not intact", resp.StatusCode, got, size)
 				}
 				resume := time.Duration(m.c.resumeNanos.Load())
-				t.Logf("resume gap %v, longest gap seen by the app %v (fake time)", resume, gap)
-				if m.c.migrations.Load() < 1 || resume <= 0 {
-					t.Fatalf("%d migrations, resume gap %v: the cut was not seen", m.c.migrations.Load(), resume)
+				t.Logf("resume gap %v, longest gap seen by the app %v, %d pieces requested again (fake time)", resume, gap, m.c.reinjections.Load())
+				// A stripe may get the cut path's piece again on the
+				// other path before the stall is decided (reinjection):
+				// then nothing migrates, and the app's gap is shorter.
+				recovered := m.c.migrations.Load() >= 1 && resume > 0
+				if stripe {
+					recovered = recovered || m.c.reinjections.Load() >= 1
+				}
+				if !recovered {
+					t.Fatalf("%d migrations, resume gap %v, %d reinjections: the cut was not seen", m.c.migrations.Load(), resume, m.c.reinjections.Load())
 				}
 				// StallTimeout after the last byte (two quiet halves), and
 				// a half more for a piece whose stream began while another

@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"github.com/quic-go/quic-go"
+
+	"github.com/hetquic/hetquic/agent/tunnelgate"
 )
 
 // Resumable CONNECT tunnels (session-layer stream migration for byte
@@ -434,7 +436,7 @@ type ctTunnel struct {
 	target  string
 	req     Request
 	appConn net.Conn
-	slot    *gateTicket // its CONNECT slot (tunnelGate); touched by traffic
+	slot    *tunnelgate.Ticket // its CONNECT slot; touched by traffic
 
 	rmu sync.Mutex // one resume at a time
 	wmu sync.Mutex // serialises writes up the stream (app copier, replay)
@@ -598,7 +600,7 @@ func (t *ctTunnel) upLoop(first io.Reader) {
 	for {
 		n, rerr := first.Read(buf)
 		if n > 0 {
-			t.slot.touch(time.Now())
+			t.slot.Touch(time.Now())
 			for {
 				_, _, _, ok := t.current()
 				if !ok {
@@ -649,7 +651,7 @@ func (t *ctTunnel) downLoop(st *appStats) {
 		}
 		n, rerr := br.Read(buf)
 		if n > 0 {
-			t.slot.touch(time.Now())
+			t.slot.Touch(time.Now())
 			t.dmu.Lock()
 			t.mu.Lock()
 			stale := t.gen != gen

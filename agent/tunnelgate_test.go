@@ -6,7 +6,6 @@ import (
 	"crypto/sha256"
 	"crypto/tls"
 	"crypto/x509"
-	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -17,87 +16,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
-	"testing/synctest"
 	"time"
 )
-
-// TestTunnelGate: on fake time, a freed slot goes to the waiting app that
-// holds the fewest; an idle tunnel of the app holding the most is
-// reclaimed for a waiter; an app at its share of busy tunnels gets
-// errShareExhausted after shareWait, one below it keeps waiting.
-func TestTunnelGate(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		g := newTunnelGate(4, time.Second)
-		g.shareWait, g.maxWait = 2*time.Second, time.Minute
-		ctx := t.Context()
-		var a []*gateTicket
-		for range 3 {
-			tk, err := g.acquire(ctx, "a")
-			if err != nil {
-				t.Fatal(err)
-			}
-			a = append(a, tk)
-		}
-		b1, _ := g.acquire(ctx, "b")
-		// Full. a (3 held) and b (1 held) wait; a's tunnels stay busy.
-		stopBusy := make(chan struct{})
-		go func() {
-			tick := time.NewTicker(100 * time.Millisecond)
-			defer tick.Stop()
-			for {
-				select {
-				case <-stopBusy:
-					return
-				case now := <-tick.C:
-					for _, tk := range a {
-						tk.touch(now)
-					}
-					b1.touch(now)
-				}
-			}
-		}()
-		type res struct {
-			app string
-			err error
-		}
-		got := make(chan res, 2)
-		go func() { _, err := g.acquire(ctx, "a"); got <- res{"a", err} }()
-		synctest.Wait()
-		go func() { _, err := g.acquire(ctx, "b"); got <- res{"b", err} }()
-		// a holds 3 ≥ its share (4/2): after shareWait it is refused;
-		// b (1 < 2) still waits.
-		r := <-got
-		if r.app != "a" || !errors.Is(r.err, errShareExhausted) {
-			t.Fatalf("first answer %s %v, want a refused with errShareExhausted", r.app, r.err)
-		}
-		select {
-		case r := <-got:
-			t.Fatalf("b answered %v while below its share and nothing freed", r.err)
-		default:
-		}
-		// A slot frees: b gets it.
-		g.release(a[0])
-		if r := <-got; r.app != "b" || r.err != nil {
-			t.Fatalf("after a release: %s %v, want b granted", r.app, r.err)
-		}
-		// Now a: 2, b: 2. a's tunnels go idle: c's request reclaims one of
-		// them (a and b hold the same; only a has idle ones).
-		close(stopBusy)
-		synctest.Wait()
-		var reclaimed atomic.Int32
-		for _, tk := range a[1:] {
-			g.setReclaim(tk, func() { reclaimed.Add(1); g.release(tk) })
-		}
-		time.Sleep(1500 * time.Millisecond) // a's tunnels idle beyond 1 s
-		b1.touch(time.Now())
-		if _, err := g.acquire(ctx, "c"); err != nil {
-			t.Fatalf("c: %v", err)
-		}
-		if reclaimed.Load() != 1 {
-			t.Fatalf("%d tunnels reclaimed for one waiter, want 1", reclaimed.Load())
-		}
-	})
-}
 
 // connectVia opens a CONNECT tunnel through the proxy with extra head
 // lines; it returns the connection and the answer's status.
@@ -145,10 +65,10 @@ func TestConnectFairness(t *testing.T) {
 		c.AppRule = AppRule{Kind: "header", Header: "X-App"}
 		c.TunnelIdle = 300 * time.Millisecond
 	})
-	if c := tc.gate.capacity; c != 4 {
+	if c := tc.gate.Capacity(); c != 4 {
 		t.Fatalf("gate capacity %d, want ct-server's announced 4", c)
 	}
-	tc.gate.shareWait = 500 * time.Millisecond
+	tc.gate.ShareWait = 500 * time.Millisecond
 	var as []net.Conn
 	for range 4 {
 		conn, br, code := connectVia(t, tc.proxy, echo, "X-App: a\r\n")
@@ -192,7 +112,7 @@ func TestConnectShareExhausted(t *testing.T) {
 		c.AppRule = AppRule{Kind: "header", Header: "X-App"}
 		c.TunnelIdle = time.Hour // nothing is idle
 	})
-	tc.gate.shareWait = 300 * time.Millisecond
+	tc.gate.ShareWait = 300 * time.Millisecond
 	var as []net.Conn
 	for range 2 {
 		conn, _, code := connectVia(t, tc.proxy, echo, "X-App: a\r\n")

@@ -71,11 +71,11 @@ type Params struct {
 }
 
 // DefaultScale is each experiment's default Params.Scale.
-var DefaultScale = map[string]float64{"aggregate": 0.25, "outage": 0.25, "loss": 0.1, "prefetch": 0.25, "handshake": 1, "stripe": 0.25}
+var DefaultScale = map[string]float64{"aggregate": 0.25, "outage": 0.25, "loss": 0.1, "prefetch": 0.25, "handshake": 1, "stripe": 0.25, "matrix": 0.2}
 
 // Names are the experiments, in the paper's order.
 // stripe (one object over unequal paths) goes beyond the paper.
-var Names = []string{"handshake", "loss", "aggregate", "outage", "prefetch", "stripe"}
+var Names = []string{"handshake", "loss", "aggregate", "outage", "prefetch", "stripe", "matrix"}
 
 // Load reads and validates an agent experiment file from fsys; its
 // scenario is read relative to it.
@@ -150,8 +150,8 @@ func (s *Spec) Prepare() error {
 		return fmt.Errorf("agent.repeat: %d is outside [1, 100]", p.Repeat)
 	case p.Repeat > 1 && p.Experiment != "aggregate":
 		return fmt.Errorf("agent.repeat: only aggregate repeats")
-	case p.MPTCP && p.Experiment != "aggregate" && p.Experiment != "stripe":
-		return fmt.Errorf("agent.mptcp: only for aggregate and stripe")
+	case p.MPTCP && p.Experiment != "aggregate" && p.Experiment != "stripe" && p.Experiment != "matrix":
+		return fmt.Errorf("agent.mptcp: only for aggregate, stripe and matrix")
 	case p.TCP && p.Experiment != "handshake":
 		return fmt.Errorf("agent.tcp: only for handshake")
 	}
@@ -303,6 +303,22 @@ func Run(ctx context.Context, s *Spec, opt runner.Options, log *slog.Logger) (*R
 		for _, x := range rows {
 			r.chart.bar(x.Mode, x.Ratio)
 		}
+	case "matrix":
+		size := s.bytes(100)
+		r.Setting = fmt.Sprintf("one object of %d bytes per mode and path mix", size)
+		rows, err := one(ctx, opt, func(ctx context.Context) ([]MatrixRow, error) {
+			rows, notes, err := RunMatrix(ctx, MatrixConfig{Size: size, MPTCP: p.MPTCP, Seed: s.Seed, Log: log})
+			r.Notes = append(r.Notes, notes...)
+			return rows, err
+		})
+		if err != nil {
+			return nil, err
+		}
+		r.Rows = rows
+		r.chart = chart{title: fmt.Sprintf("%d bytes per path mix: striped / best path alone", size), y: "goodput striped / best path alone"}
+		for _, x := range rows {
+			r.chart.bar(x.Mix, x.Striped/x.Best)
+		}
 	case "prefetch":
 		size := s.bytes(2.5)
 		r.Setting = fmt.Sprintf("%d bytes pushed vs on demand", size)
@@ -389,6 +405,16 @@ func (r *Result) Tables() []results.Table {
 			t.Rows = append(t.Rows, []string{x.Mode, f0(x.Ms), f1(x.Mbps), f0(x.SumMbps), f2(x.Ratio), x.Shares})
 		}
 		t.Note = "Sum of rates: the down rates of the paths the mode may use."
+	case []MatrixRow:
+		t.Header = []string{"path mix", "paths (Mbit/s / ms RTT)", "ct striped Mbit/s", "ct best path alone", "kernel MPTCP", "striped / best alone", "striped / sum", "striped / MPTCP", "bytes per path"}
+		for _, x := range rows {
+			mptcp, vs := "—", "—"
+			if x.MPTCP > 0 {
+				mptcp, vs = f1(x.MPTCP), f2(x.Striped/x.MPTCP)
+			}
+			t.Rows = append(t.Rows, []string{x.Mix, x.Paths, f1(x.Striped), f1(x.Best), mptcp, f2(x.Striped / x.Best), f2(x.Striped / x.SumMbps), vs, x.Shares})
+		}
+		t.Note = "Goodput of one object per mode; the three modes of a row run one after another in the same run."
 	case []PrefetchRow:
 		t.Header = []string{"mode", "ms", "cache hit", "bytes"}
 		for _, x := range rows {

@@ -20,6 +20,17 @@ func TestBuiltinSpecs(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		if n == "matrix" { // its path mixes are built in (matrix.go)
+			if s.Agent.Experiment != n {
+				t.Fatalf("agent-%s: %+v", n, s.Agent)
+			}
+			for _, m := range matrixMixes {
+				if _, err := m.scenario(); err != nil {
+					t.Fatalf("mix %s: %v", m.name, err)
+				}
+			}
+			continue
+		}
 		if s.Agent.Experiment != n || s.scenario == nil || len(s.scenario.Paths) != 2 {
 			t.Fatalf("agent-%s: %+v", n, s.Agent)
 		}

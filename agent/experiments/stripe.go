@@ -3,12 +3,14 @@ package experiments
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"log/slog"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/hetquic/hetquic/internal/stats"
 	"github.com/hetquic/hetquic/scenario"
@@ -88,7 +90,9 @@ func stripeOnce(ctx context.Context, sc *scenario.Scenario, cfg StripeConfig, pa
 		return StripeRow{}, fmt.Errorf("%s: warm-up: %w", mode, err)
 	}
 	before := e.pathBytes()
+	stop := e.startEvents(sc, cmp.Or(cfg.Log, slog.New(slog.DiscardHandler)))
 	f, err := e.get(ctx, "bulk", cfg.Size)
+	stop()
 	if err != nil {
 		return StripeRow{}, fmt.Errorf("%s: %w", mode, err)
 	}
@@ -106,6 +110,31 @@ func stripeOnce(ctx context.Context, sc *scenario.Scenario, cfg StripeConfig, pa
 	sum := downRate(sc, paths) * 8 / 1e6
 	mbps := float64(cfg.Size) * 8 / 1e6 / f.Dur.Seconds()
 	return StripeRow{Mode: mode, Ms: stats.Ms(f.Dur), Mbps: mbps, SumMbps: sum, Ratio: mbps / sum, Shares: strings.Join(shares, ", ")}, nil
+}
+
+// startEvents applies the scenario's timed events (rate changes, outages)
+// counted from now, the start of the measured transfer; the relay runs
+// none of its own (newEnv). The returned func cancels those not yet due.
+func (e *env) startEvents(sc *scenario.Scenario, log *slog.Logger) (stop func()) {
+	var timers []*time.Timer
+	for _, ev := range sc.Events {
+		timers = append(timers, time.AfterFunc(time.Duration(ev.AtS*float64(time.Second)), func() {
+			var err error
+			if ev.Set != nil {
+				err = e.relay.Engine().Apply(ev.Path, ev.Set)
+			} else if ev.OutageS > 0 {
+				err = e.relay.Engine().Outage(ev.Path, time.Duration(ev.OutageS*float64(time.Second)))
+			}
+			if err != nil {
+				log.Warn("scenario event", "path", ev.Path, "err", err)
+			}
+		}))
+	}
+	return func() {
+		for _, t := range timers {
+			t.Stop()
+		}
+	}
 }
 
 // pathBytes reads ct_client_path_received_bytes_total per path.

@@ -343,21 +343,53 @@ func agentClient(ctx context.Context, args []string) error {
 		fmt.Fprintf(os.Stderr, "ct-client SOCKS5 on socks5h://%s\n", l.Addr())
 		go func() { errs <- c.ServeSOCKS(l) }()
 	}
+	// SIGHUP is caught before READY=1: a reload sent the moment the
+	// service says it is ready must not kill it.
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	defer signal.Stop(hup)
 	sdNotify(log, "READY=1") // the proxy accepts; paths come up on their own
 	defer sdNotify(log, "STOPPING=1")
-	select {
-	case <-ctx.Done():
-		// Drain: responses and tunnels in progress may finish, then
-		// what is left is reset (never a FIN on an incomplete response).
-		dctx, cancel := context.WithTimeout(context.Background(), agent.DefaultClientDrain)
-		defer cancel()
-		log.Info("draining", "for", agent.DefaultClientDrain.String())
-		if err := c.Shutdown(dctx); err != nil {
-			log.Warn(err.Error())
+	for {
+		select {
+		case <-hup:
+			sdNotify(log, "RELOADING=1")
+			reloadClient(c, flags, f, log)
+			sdNotify(log, "READY=1")
+		case <-ctx.Done():
+			// Drain: responses and tunnels in progress may finish, then
+			// what is left is reset (never a FIN on an incomplete response).
+			dctx, cancel := context.WithTimeout(context.Background(), agent.DefaultClientDrain)
+			defer cancel()
+			log.Info("draining", "for", agent.DefaultClientDrain.String())
+			if err := c.Shutdown(dctx); err != nil {
+				log.Warn(err.Error())
+			}
+			return nil
+		case err := <-errs:
+			return err
 		}
-		return nil
-	case err := <-errs:
-		return err
+	}
+}
+
+// reloadClient applies SIGHUP to a running ct-client: the file, flags and
+// token file read again; the token and the apps' rule, priorities and
+// pinned paths replaced (Client.Reload); settings that need a restart
+// named in one log line. A file that fails to load or check leaves the
+// running configuration as it was, with one log line saying why.
+func reloadClient(c *agent.Client, flags *agent.ClientFlags, running agent.ClientFile, log *slog.Logger) {
+	g, err := flags.Load(func(w string) { log.Warn(w) })
+	if err == nil {
+		if names := running.RestartOnly(g); len(names) > 0 {
+			log.Warn("reload: these settings changed but need a restart", "settings", strings.Join(names, ","))
+		}
+		var p agent.ClientPolicy
+		if p, err = g.ClientPolicy(); err == nil {
+			err = c.Reload(p)
+		}
+	}
+	if err != nil {
+		log.Warn("reload failed; the running configuration stays", "err", err)
 	}
 }
 

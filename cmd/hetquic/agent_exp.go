@@ -36,6 +36,11 @@ Experiments:
              --at for --outage: remaining time with and without migration
   loss       (§V-B1, exp. 2) 2.5 MB and 10 MB over one path at 0/1/2/5 % loss
   prefetch   (exp. 5) a pushed (prefetched) object vs the same size on demand
+  stripe     one object striped over the scenario's paths vs its first path
+             alone (--mptcp: and kernel MPTCP in the root lab)
+  matrix     stripe on seven built-in path mixes (equal, 2:1, 4:2:1, 10:1,
+             10:1 with 2.5x the RTT, 1 % loss, a rate that halves), one row
+             per mix: striped, best path alone, MPTCP (--mptcp)
   handshake  (exp. 1, QUIC part) a --size object over one path: through the
              agent (connection always on) vs direct HTTP/3 cold and warm
              (--tcp: and direct HTTPS over TCP in the root lab)
@@ -59,7 +64,7 @@ func agentExperiment(ctx context.Context, args []string) error {
 	rounds := fs.Int("rounds", 0, "handshake: measurements per row (median and min reported; default 10)")
 	lanes := fs.Int("conns-per-path", 0, "loss: QUIC connections on the path (agent --conns-per-path; default 1)")
 	repeat := fs.Int("repeat", 0, "aggregate: runs of every mode (seeds --seed, --seed+1, …), then the mean per mode (default 1)")
-	withMPTCP := fs.Bool("mptcp", false, "aggregate: add the kernel MPTCP baseline (root lab, emu/lab; skipped with a note when unavailable)")
+	withMPTCP := fs.Bool("mptcp", false, "aggregate, stripe, matrix: add the kernel MPTCP baseline (root lab, emu/lab; skipped with a note when unavailable)")
 	withTCP := fs.Bool("tcp", false, "handshake: add direct HTTPS over TCP (root lab, emu/lab)")
 	verbose := fs.Bool("v", false, "log the agent's events to stderr")
 	name, err := parseWithOperand(fs, args, "experiment name ("+strings.Join(agentexp.Names, ", ")+")")

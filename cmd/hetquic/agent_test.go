@@ -210,3 +210,77 @@ func TestAgentServerReload(t *testing.T) {
 		t.Fatalf("agent status of a stopped server: exit %d, %q", code, errs)
 	}
 }
+
+// TestAgentClientReload: SIGHUP makes a running ct-client read its file and
+// token file again (it once killed it, exit 129); a file that does not
+// load leaves the running configuration, with one log line, and the
+// process serves on.
+func TestAgentClientReload(t *testing.T) {
+	dir := t.TempDir()
+	tokenFile := filepath.Join(dir, "token")
+	if _, err := agent.WriteTokenFile(tokenFile, rand.Read); err != nil {
+		t.Fatal(err)
+	}
+	conf := filepath.Join(dir, "client.yaml")
+	write := func(body string) {
+		if err := os.WriteFile(conf, []byte(body), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	base := "server: 127.0.0.1:9\nserver_name: localhost\ntoken_file: " + tokenFile + "\npaths: [lo=127.0.0.1]\nlisten: [127.0.0.1:0]\n"
+	write(base)
+	notify, err := net.ListenUnixgram("unixgram", &net.UnixAddr{Name: filepath.Join(dir, "notify"), Net: "unixgram"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer notify.Close()
+	cmd := exec.Command(os.Args[0], "agent", "client", "--config", conf, "-v")
+	cmd.Env = append(os.Environ(), "HETQUIC_TEST_MAIN=1", "NOTIFY_SOCKET="+filepath.Join(dir, "notify"))
+	var stderr lockedBuffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	defer func() {
+		cmd.Process.Signal(syscall.SIGTERM)
+		<-exited
+	}()
+	notify.SetReadDeadline(time.Now().Add(20 * time.Second))
+	buf := make([]byte, 64)
+	expect := func(state string) {
+		t.Helper()
+		if n, err := notify.Read(buf); err != nil || string(buf[:n]) != state {
+			t.Fatalf("sd_notify: %q %v, want %s; stderr %s", buf[:n], err, state, stderr.String())
+		}
+	}
+	expect("READY=1")
+	write(base + "priority: {video: 3}\napp_rule: port\n")
+	cmd.Process.Signal(syscall.SIGHUP)
+	expect("RELOADING=1")
+	expect("READY=1")
+	waitFor(t, "reloaded", func() bool { return strings.Contains(stderr.String(), "msg=reloaded") })
+	write(base + "paths: [lo=127.0.0.1\n") // an unclosed [
+	cmd.Process.Signal(syscall.SIGHUP)
+	expect("RELOADING=1")
+	expect("READY=1")
+	waitFor(t, "reload refused", func() bool {
+		return strings.Contains(stderr.String(), "reload failed; the running configuration stays")
+	})
+	if !strings.Contains(stderr.String(), "client.yaml:6: did not find expected") {
+		t.Errorf("the unclosed [ is on line 6; stderr %s", stderr.String())
+	}
+	select {
+	case err := <-exited:
+		exited <- err
+		t.Fatalf("ct-client exited after SIGHUP: %v; stderr %s", err, stderr.String())
+	default:
+	}
+	cmd.Process.Signal(syscall.SIGTERM)
+	if err := <-exited; err != nil {
+		t.Fatalf("exit after SIGTERM: %v", err)
+	}
+	exited <- nil
+	t.Logf("stderr: %s", stderr.String())
+}

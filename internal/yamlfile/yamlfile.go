@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"regexp"
+	"strconv"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
@@ -50,11 +51,21 @@ func DecodeNode(name string, n *yaml.Node, v any) error {
 
 var lineRE = regexp.MustCompile(`^(yaml: )?line \d+: `)
 
+// parserErrorRE matches the YAML parser's (not its scanner's) problems.
+var parserErrorRE = regexp.MustCompile(`^(did not find expected |found duplicate %|found incompatible YAML document|found undefined tag handle)`)
+
 // oneLine renders err as ":LINE: problem" (or ": problem" without a line).
 func oneLine(err error) string {
 	msg := strings.TrimPrefix(firstError(err), "yaml: ")
 	if m := regexp.MustCompile(`^line (\d+): (.*)$`).FindStringSubmatch(msg); m != nil {
-		return ":" + m[1] + ": " + tidy(m[2])
+		line, _ := strconv.Atoi(m[1])
+		if parserErrorRE.MatchString(m[2]) {
+			// The library counts a parser error's line from 0 (its
+			// scanner errors it corrects to 1-based): an unclosed [ was
+			// reported on the line before it.
+			line++
+		}
+		return ":" + strconv.Itoa(line) + ": " + tidy(m[2])
 	}
 	return ": " + tidy(msg)
 }

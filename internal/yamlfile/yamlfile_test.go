@@ -18,6 +18,8 @@ func TestDecodeErrorsAreOneLine(t *testing.T) {
 		"name: a\ndelay_ms: five\n": "f.yaml:2: cannot unmarshal !!str `five` into float64",
 		"":                          "f.yaml: empty document",
 		"name: [\n":                 "f.yaml:",
+		// The unclosed [ is on line 3: the parser's own count said 2.
+		"name: a\ndelay_ms: 1\nx: [a\n": "f.yaml:3: did not find expected ',' or ']'",
 	} {
 		var d doc
 		err := Decode("f.yaml", []byte(text), &d)

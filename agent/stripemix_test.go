@@ -1,0 +1,107 @@
+package agent
+
+import (
+	"crypto/sha256"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+	"testing/synctest"
+	"time"
+)
+
+// mixPath is one path of a striping test mix: its access link's rate
+// (bytes/s each way) and the one-way delay its requests and ACKs take.
+type mixPath struct {
+	rate  float64
+	delay time.Duration
+}
+
+// stripeMixTime downloads size bytes through an agent on memnet whose
+// paths are mix, striped or not, and returns the fake time it took; the
+// response must arrive intact.
+// If halveAt > 0, the first path's rate halves that long after the start.
+func stripeMixTime(t *testing.T, mix []mixPath, size int64, stripe bool, halveAt time.Duration) time.Duration {
+	t.Helper()
+	var took time.Duration
+	synctest.Test(t, func(t *testing.T) {
+		m := startMemAgent(t, len(mix), nil, func(c *ClientConfig) {
+			if !stripe {
+				c.StripeMin = -1
+			}
+		})
+		for i, p := range mix {
+			// A queue of one RTT at the rate (at least 64 KiB): a router's
+			// buffer sized to the path, so no path is penalised by bufferbloat.
+			m.n.SetLink(memPath(i).Addr, p.rate, max(64<<10, int(p.rate*4*p.delay.Seconds())))
+			m.n.SetDelay(memPath(i).Addr, p.delay)
+		}
+		m.n.SetDelay(memCTServer.Addr(), mixServerDelay)
+		start := time.Now()
+		if halveAt > 0 {
+			timer := time.AfterFunc(halveAt, func() {
+				m.n.SetLink(memPath(0).Addr, mix[0].rate/2, max(64<<10, int(mix[0].rate*2*mix[0].delay.Seconds())))
+			})
+			defer timer.Stop()
+		}
+		resp, err := m.hc.Get(fmt.Sprintf("http://%s/bytes/%d", memApp, size))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		h := sha256.New()
+		got, err := io.Copy(h, resp.Body)
+		if err != nil || resp.StatusCode != http.StatusOK || got != size || [32]byte(h.Sum(nil)) != patternSum(size) {
+			t.Fatalf("status %d, %d of %d bytes (%v), or not intact", resp.StatusCode, got, size, err)
+		}
+		took = time.Since(start)
+		for _, p := range m.c.paths {
+			t.Logf("path %d: %d bytes, %d requests", p.id, p.bytes.Load(), p.requests.Load())
+		}
+		t.Logf("reinjections %d", m.c.reinjections.Load())
+	})
+	return took
+}
+
+// mixServerDelay is ct-server's one-way delay toward every path.
+const mixServerDelay = 5 * time.Millisecond
+
+// TestStripeNeverBelowBestPath: on fake time over memnet, striping a
+// download over a 10:1 mix of paths (and others) takes no longer than the
+// same download on the best path alone.
+func TestStripeNeverBelowBestPath(t *testing.T) {
+	ms := func(n int) time.Duration { return time.Duration(n) * time.Millisecond }
+	for _, c := range []struct {
+		name    string
+		mix     []mixPath
+		size    int64
+		halveAt time.Duration // the best path's rate halves then
+	}{
+		{"equal", []mixPath{{2e6, ms(5)}, {2e6, ms(5)}}, 8 << 20, 0},
+		{"2:1", []mixPath{{3e6, ms(5)}, {1.5e6, ms(10)}}, 8 << 20, 0},
+		{"4:2:1", []mixPath{{2.4e6, ms(5)}, {1.2e6, ms(15)}, {0.6e6, ms(30)}}, 8 << 20, 0},
+		{"10:1, 10/25 ms", []mixPath{{4e6, ms(5)}, {0.4e6, ms(20)}}, 12 << 20, 0},
+		{"10:1, 2.5× RTT", []mixPath{{4e6, ms(5)}, {0.4e6, ms(60)}}, 12 << 20, 0},
+		{"1:10, slow path first", []mixPath{{4e6, ms(5)}, {0.4e6, ms(20)}}, 12 << 20, 0},
+		{"2:1, the best path's rate halves", []mixPath{{4e6, ms(5)}, {2e6, ms(10)}}, 12 << 20, time.Second},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			best := stripeMixTime(t, c.mix[:1], c.size, false, c.halveAt)
+			mix := c.mix
+			if strings.HasPrefix(c.name, "1:10") {
+				mix = []mixPath{c.mix[1], c.mix[0]}
+			}
+			striped := stripeMixTime(t, mix, c.size, true, c.halveAt)
+			var sum float64
+			for _, p := range c.mix {
+				sum += p.rate
+			}
+			t.Logf("best path alone %v, striped %v (%.2f× faster; %.2f of the summed rate)", best, striped,
+				best.Seconds()/striped.Seconds(), float64(c.size)/sum/striped.Seconds())
+			if striped > best {
+				t.Errorf("striped %v > best path alone %v", striped, best)
+			}
+		})
+	}
+}

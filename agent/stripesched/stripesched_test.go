@@ -1,0 +1,143 @@
+package stripesched
+
+import (
+	"testing"
+	"time"
+)
+
+func mbit(m float64) float64       { return m * 1e6 / 8 }
+func ms(n int) time.Duration       { return time.Duration(n) * time.Millisecond }
+func path(m float64, rtt int) Path { return Path{RTT: ms(rtt), Rate: mbit(m)} }
+
+// TestTake is the decision table: how large a piece a path asks for now.
+func TestTake(t *testing.T) {
+	fast := path(150, 20) // 150 Mbit/s, 20 ms: PieceSpan is 1.875 MB
+	slow := path(15, 50)  // a tenth of it, farther: 187.5 kB pieces
+	far := path(2, 200)   // satellite-like
+	busyFast := fast      // a fast path whose queue covers its BDP and two pieces
+	busyFast.Queued = 2*1_875_000 + 375_000
+	open := Stripe{Window: 16 << 20, Left: 200 << 20}
+	for _, c := range []struct {
+		name   string
+		own    Path
+		others []Path
+		st     Stripe
+		want   int64 // exact, or -1: some size in (0, PieceSize(own)]
+	}{
+		{"alone: its own piece size", fast, nil, open, PieceSize(fast)},
+		{"nothing left", fast, nil, Stripe{Window: 16 << 20}, 0},
+		{"the tail is smaller than a piece", fast, nil, Stripe{Window: 16 << 20, Left: 1000}, 1000},
+		{"pipeline full: wait", busyFast, []Path{slow}, open, 0},
+		{"window full: wait", fast, []Path{slow}, Stripe{Window: 4 << 20, Ahead: 4<<20 - 1000, Left: 100 << 20}, 0},
+		{"window nearly full: the piece is cut to it", fast, []Path{slow}, Stripe{Window: 4 << 20, Ahead: 3 << 20, Left: 100 << 20}, 1 << 20},
+		{"fastest path: never cut for blocking", fast, []Path{slow}, Stripe{Window: 4 << 20, Left: 100 << 20}, PieceSize(fast)},
+		// 15 beside 150: its piece must land before 150 Mbit/s fill the
+		// window behind it: (16 MiB − 18.75 MB/s × 50 ms) / 11 ≈ 1.44 MB,
+		// more than its own piece size.
+		{"slow beside fast, large window: its own piece", slow, []Path{fast}, open, PieceSize(slow)},
+		// 4 MiB window: (4194304 − 937500) / 11 = 296073 B ≥ 187500.
+		{"slow beside fast, 4 MiB window: its own piece", slow, []Path{fast}, Stripe{Window: 4 << 20, Left: 100 << 20}, PieceSize(slow)},
+		// 2 MiB, 1 MiB ahead: (1048576 − 937500) / 11 = 10097 B < MinPiece.
+		{"slow beside fast, window nearly full: only blocks, waits", slow, []Path{fast}, Stripe{Window: 2 << 20, Ahead: 1 << 20, Left: 100 << 20}, 0},
+		// 2 MiB, 0 ahead: (2097152 − 937500) / 11 = 105422 B.
+		{"slow beside fast, small window: a smaller piece", slow, []Path{fast}, Stripe{Window: 2 << 20, Left: 100 << 20}, 105422},
+		// far lands 32 KiB in 0.33 s; fast does 4 MB in 0.23 s.
+		{"far path beside fast, 4 MB left: waits (tail)", far, []Path{fast}, Stripe{Window: 32 << 20, Left: 4e6}, 0},
+		// fast needs 0.45 s for 8 MB: the far path's 32 KiB land first.
+		{"far path beside fast, 8 MB left: a small piece", far, []Path{fast}, Stripe{Window: 32 << 20, Left: 8e6}, MinPiece},
+		{"far path beside fast, 200 MB left: helps", far, []Path{fast}, Stripe{Window: 32 << 20, Left: 200e6}, -1},
+		{"equal paths: each takes its piece", fast, []Path{fast}, open, PieceSize(fast)},
+		{"three paths: the slowest waits for the tail", slow, []Path{fast, path(60, 30)}, Stripe{Window: 32 << 20, Left: 1 << 20}, 0},
+		{"no rate: nothing", Path{RTT: ms(10)}, nil, open, 0},
+	} {
+		got := Take(c.own, c.others, c.st)
+		if (c.want >= 0 && got != c.want) || (c.want < 0 && (got <= 0 || got > PieceSize(c.own))) {
+			t.Errorf("%s: Take = %d, want %d", c.name, got, c.want)
+		}
+	}
+}
+
+func TestPieceSizeAndWindow(t *testing.T) {
+	for _, c := range []struct {
+		p    Path
+		want int64
+	}{
+		{path(150, 20), 1_875_000},
+		{path(0.5, 20), MinPiece},
+		{path(10000, 20), MaxPiece},
+	} {
+		if got := PieceSize(c.p); got != c.want {
+			t.Errorf("PieceSize(%+v) = %d, want %d", c.p, got, c.want)
+		}
+	}
+	for _, c := range []struct {
+		name  string
+		paths []Path
+		want  int64
+	}{
+		{"unknown rates: the floor", []Path{{RTT: ms(10), Rate: 1}}, MinWindow},
+		// 2 × 20.625 MB/s × (50 + 100) ms.
+		{"150 + 15 Mbit/s, 20 / 50 ms", []Path{path(150, 20), path(15, 50)}, 6_187_500},
+		{"10 Gbit/s: the ceiling", []Path{path(10000, 50)}, MaxWindow},
+	} {
+		if got := Window(c.paths); got != c.want {
+			t.Errorf("%s: Window = %d, want %d", c.name, got, c.want)
+		}
+	}
+}
+
+func TestReinject(t *testing.T) {
+	fast := path(150, 20)
+	for _, c := range []struct {
+		name string
+		own  Path
+		size int64
+		due  float64
+		want bool
+	}{
+		// fast lands 187.5 kB in 20 + 10 ms.
+		{"the slow path's piece is due in 100 ms: again on the fast one", fast, 187500, 0.1, true},
+		{"due in 40 ms: not worth 20 ms of margin", fast, 187500, 0.04, false},
+		{"no rate: never", Path{RTT: ms(1)}, 1, 10, false},
+	} {
+		if got := Reinject(c.own, c.size, c.due); got != c.want {
+			t.Errorf("%s: Reinject = %v, want %v", c.name, got, c.want)
+		}
+	}
+}
+
+// TestTakeSomeoneTakes pins the progress property: whatever the views,
+// while the window and the pipelines have room the path that would deliver
+// the next piece soonest takes one, or a stripe could stall with bytes
+// left and every worker waiting (it did once, with three paths and a
+// short tail: each found the other two faster together).
+func TestTakeSomeoneTakes(t *testing.T) {
+	rates := []float64{312500, 312500, 156250, 1.25e6}
+	rtts := []time.Duration{ms(30), ms(30), ms(60), ms(10)}
+	queues := []int64{0, 64 << 10, 96 << 10, 16 << 10}
+	for _, n := range []int{2, 3, 4} {
+		for left := int64(1); left <= 3<<20; left += 97 << 10 {
+			for shift := range 5 {
+				views := make([]Path, n)
+				for i := range views {
+					j := (i + shift) % 4
+					views[i] = Path{RTT: rtts[j], Rate: rates[(j+1)%4], Queued: queues[(j+2)%4]}
+					if shift == 4 {
+						views[i] = Path{RTT: rtts[0], Rate: rates[0]}
+					}
+				}
+				took, room := false, false
+				for _, v := range views {
+					room = room || v.Queued < v.bdp()+2*min(PieceSize(v), left)
+				}
+				for i := range views {
+					others := append(append([]Path{}, views[:i]...), views[i+1:]...)
+					took = took || Take(views[i], others, Stripe{Window: Window(views), Left: left}) > 0
+				}
+				if room && !took {
+					t.Fatalf("%d paths %+v, %d bytes left: no path takes a piece", n, views, left)
+				}
+			}
+		}
+	}
+}
