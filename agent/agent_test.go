@@ -18,7 +18,9 @@ import (
 func TestForwardGET(t *testing.T) {
 	up := startUpstream(t)
 	ts := startServer(t, "", nil, up.hostport)
-	tc := startClient(t, ts, 2, true, nil)
+	// The default stall timeout, shorter than /slow's wait: the slow
+	// app-server below must not count as a stalled path.
+	tc := startClient(t, ts, 2, true, func(c *ClientConfig) { c.StallTimeout = DefaultStallTimeout })
 	for _, n := range []int64{0, 1, 1000, 300_000} {
 		resp, body := tc.get(t, fmt.Sprintf("%s/bytes/%d", up.URL, n))
 		if resp.StatusCode != 200 {

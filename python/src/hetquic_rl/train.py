@@ -179,6 +179,12 @@ def train(timesteps: int, out: Path, seed: int = 1, num_envs: int = 8, frames: i
                                  "learning_rate": LEARNING_RATE, "gamma": GAMMA}
         steps = np.zeros(num_envs, dtype=int)
         total = 0
+        # The untrained start (the seed's initial weights, no training
+        # record: it trained for no step), which a run must beat on the
+        # same evaluation episodes.
+        start = export(models, paths, features, 1, seed, timesteps)
+        del start["training"]
+        save(start, str(out / "checkpoints" / "policy-0.json"))
         vsteps = timesteps // num_envs
         for t in range(vsteps):
             agent.pre_interaction(timestep=t, timesteps=vsteps)
