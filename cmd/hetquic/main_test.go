@@ -54,6 +54,7 @@ func runCLI(t *testing.T, args ...string) (stdout, stderr string, code int) {
 }
 
 func TestBadInputIsOneLineAndExitCode2(t *testing.T) {
+	t.Parallel() // subprocesses only: independent of every other test
 	for _, tc := range []struct {
 		args []string
 		want string
