@@ -43,7 +43,9 @@ func TestForwardGET(t *testing.T) {
 	if string(b) != "hello ct" {
 		t.Fatalf("echo: %q", b)
 	}
-	// A slow app-server is not a stalled path: no migration.
+	// A slow app-server's response arrives, with no migration (that it is
+	// no stall at the default stall timeout is TestSlowAppIsNoStallMem's,
+	// on fake time).
 	resp, body = tc.get(t, up.URL+"/slow")
 	if resp.StatusCode != 200 || string(body) != "slow but alive" {
 		t.Fatalf("slow: %d %q", resp.StatusCode, body)

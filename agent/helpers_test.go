@@ -315,6 +315,14 @@ type testClient struct {
 	hc    *http.Client
 }
 
+// realSocketStallTimeout is the stall timeout of startClient's ct-client:
+// on real sockets a loaded machine can pause a healthy path's goroutines
+// for longer than DefaultStallTimeout, and a false stall would move or cut
+// streams that the test did not mean to touch. A test of stall detection
+// sets its own timeout (migrate_test.go) or runs on memnet in fake time
+// (stallmem_test.go).
+const realSocketStallTimeout = time.Minute
+
 // startClient runs a ct-client with n loopback paths against ts and waits
 // for all of them (wait false: does not wait).
 func startClient(t testing.TB, ts *testServer, n int, wait bool, mod func(*ClientConfig)) *testClient {
@@ -322,7 +330,7 @@ func startClient(t testing.TB, ts *testServer, n int, wait bool, mod func(*Clien
 	cfg := ClientConfig{
 		Server: ts.addr, ServerName: "localhost", TLS: ts.pool, Token: testToken,
 		Paths: loopbackPaths(n), Log: testLog(t),
-		ReconnectMax: time.Second,
+		ReconnectMax: time.Second, StallTimeout: realSocketStallTimeout,
 	}
 	if mod != nil {
 		mod(&cfg)
@@ -346,7 +354,7 @@ func startClient(t testing.TB, ts *testServer, n int, wait bool, mod func(*Clien
 		<-served
 	})
 	if wait {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute) // ends only a client that never connects
 		defer cancel()
 		if err := c.WaitReady(ctx, n); err != nil {
 			t.Fatal(err)

@@ -53,7 +53,7 @@ func TestParseLocalPathNames(t *testing.T) {
 func TestPathRoles(t *testing.T) {
 	up := startUpstream(t)
 	ts := startServer(t, "", nil, up.hostport)
-	tc := startClient(t, ts, 2, true, func(c *ClientConfig) { c.Paths[1].Role = RoleBackup })
+	tc := startClient(t, ts, 2, true, func(c *ClientConfig) { c.Paths[1].Role, c.StallTimeout = RoleBackup, DefaultStallTimeout })
 	for range 6 {
 		if resp, _ := tc.get(t, up.URL+"/bytes/20000"); resp.StatusCode != 200 {
 			t.Fatalf("status %d", resp.StatusCode)

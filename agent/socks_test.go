@@ -65,7 +65,7 @@ func TestSOCKSCurl(t *testing.T) {
 func TestSOCKSTunnelMoves(t *testing.T) {
 	echo := startEcho(t)
 	ts := startServer(t, "", nil, echo)
-	tc := startClient(t, ts, 2, true, nil)
+	tc := startClient(t, ts, 2, true, func(c *ClientConfig) { c.StallTimeout = DefaultStallTimeout }) // the dropped path must stall
 	socks := startSOCKS(t, tc)
 	conn, err := net.Dial("tcp", socks)
 	if err != nil {

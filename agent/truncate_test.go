@@ -2,7 +2,6 @@ package agent
 
 import (
 	"bufio"
-	"crypto/sha256"
 	"errors"
 	"fmt"
 	"io"
@@ -10,7 +9,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -22,44 +20,8 @@ import (
 // complete ends with a TCP reset of the app's connection, never a clean
 // close after a short body.
 
-// TestStripeUnderLimit: striping with a per-client stream limit far below
-// what the pieces want (the 46–50 of 66 bodies cut at
-// max_streams 100): ct-client waits for slots and falls back to one
-// stream, and every body arrives whole.
-func TestStripeUnderLimit(t *testing.T) {
-	up := startUpstream(t)
-	ts := startServer(t, "", func(c *ServerConfig) { c.Limits = Limits{MaxStreams: 3} }, up.hostport)
-	tc := startClient(t, ts, 2, true, nil)
-	// A ct-client that ignores the announced max_streams (an older one, or
-	// one whose slots another process shares): ct-server's 429s bite.
-	tc.slots.Store(nil)
-	const n, size = 4, 5_000_000
-	var wg sync.WaitGroup
-	errs := make(chan error, n)
-	for range n {
-		wg.Go(func() {
-			resp, err := tc.hc.Get(fmt.Sprintf("%s/bytes/%d", up.URL, size))
-			if err != nil {
-				errs <- err
-				return
-			}
-			body, err := io.ReadAll(resp.Body)
-			resp.Body.Close()
-			if err != nil || resp.StatusCode != 200 || sha256.Sum256(body) != patternSum(size) {
-				errs <- fmt.Errorf("status %d, %d bytes, %v", resp.StatusCode, len(body), err)
-			}
-		})
-	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		t.Error(err)
-	}
-	if tc.stripes.Load() == 0 || tc.limitRetries.Load() == 0 {
-		t.Errorf("striped %d, limit retries %d: the limit never bit during striping", tc.stripes.Load(), tc.limitRetries.Load())
-	}
-	t.Logf("striped %d, limit retries %d, fallbacks to one stream %d", tc.stripes.Load(), tc.limitRetries.Load(), tc.stripeFallbacks.Load())
-}
+// TestStripeUnderLimitMem (stripelimit_mem_test.go) checks striping under a
+// stream limit on fake time.
 
 // rawGet sends one request through the proxy on a fresh TCP connection and
 // reads until the connection ends: it returns the status line, the body

@@ -16,6 +16,7 @@ import (
 // The CLI as a newcomer meets it (issue 24): each case's exit code and
 // what stderr must and must not say.
 func TestCLIBehavesLikeUnixTools(t *testing.T) {
+	t.Parallel() // subprocesses only: independent of every other test
 	outFile := filepath.Join(t.TempDir(), "file")
 	os.WriteFile(outFile, []byte("x"), 0o644)
 	for _, tc := range []struct {
@@ -182,6 +183,7 @@ func TestScenarioPathsFromAnyDirectory(t *testing.T) {
 // The demo prints the table the README shows as "this table" (its
 // generated block), digit for digit.
 func TestDemoPrintsTheREADMETable(t *testing.T) {
+	t.Parallel() // subprocesses only: independent of every other test
 	readme, err := os.ReadFile("../../README.md")
 	if err != nil {
 		t.Fatal(err)

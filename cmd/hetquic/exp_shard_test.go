@@ -54,6 +54,7 @@ func sameTree(t *testing.T, want, got string) {
 // them and merged by the script's merge step, write what one process writes,
 // byte for byte; a shard merged twice counts once; a missing one is an error.
 func TestShardsViaSlurmScriptMergeIdentical(t *testing.T) {
+	t.Parallel() // subprocesses only: independent of every other test
 	dir := t.TempDir()
 	single := filepath.Join(dir, "single")
 	if _, stderr, code := runCLI(t, "exp", "run", "sweep-telecom-delay", "--quiet", "--out", single); code != 0 {
@@ -113,6 +114,7 @@ func TestShardsViaSlurmScriptMergeIdentical(t *testing.T) {
 // A simulator sweep shards and merges the same way, also with --seeds
 // overriding the file (the merge finds the override in the shards).
 func TestSimShardsMergeIdentical(t *testing.T) {
+	t.Parallel() // subprocesses only: independent of every other test
 	dir := t.TempDir()
 	single := filepath.Join(dir, "single")
 	if _, stderr, code := runCLI(t, "exp", "run", "sweep-wifi-loss", "--seeds", "1", "--quiet", "--out", single); code != 0 {
@@ -187,6 +189,7 @@ variants:
 // twice counts once; --seeds travels in the shards) and through the
 // generated Slurm job array.
 func TestVideoShardsMergeIdentical(t *testing.T) {
+	t.Parallel() // subprocesses only: independent of every other test
 	dir := t.TempDir()
 	plain := videoSpec(t, dir, "qcmab-shard", "")
 	swept := videoSpec(t, dir, "qcmab-shard-sweep", "sweep:\n  params:\n    scenario.speed_mps: [5, 10]\n")
@@ -241,6 +244,7 @@ func TestNoShardModes(t *testing.T) {
 // video), with and without a sweep over seed (seeds × policies),
 // shards and merges into what one process writes, byte for byte.
 func TestRideShardsMergeIdentical(t *testing.T) {
+	t.Parallel() // subprocesses only: independent of every other test
 	dir := t.TempDir()
 	pol, err := os.ReadFile("../../ride/policies/ride-seed1.json")
 	if err != nil {

@@ -17,8 +17,13 @@ import (
 var hetquicBin string
 
 // TestMain builds hetquicBin into a temporary directory, runs the tests
-// and removes it.
+// and removes it. With HETQUIC_TEST_MAIN=1 the test binary is hetquic
+// itself instead (for a test that starts os.Args[0]; hetquicBin is faster).
 func TestMain(m *testing.M) {
+	if os.Getenv("HETQUIC_TEST_MAIN") == "1" {
+		main()
+		os.Exit(0)
+	}
 	os.Exit(runTests(m))
 }
 
@@ -54,6 +59,7 @@ func runCLI(t *testing.T, args ...string) (stdout, stderr string, code int) {
 }
 
 func TestBadInputIsOneLineAndExitCode2(t *testing.T) {
+	t.Parallel() // subprocesses only: independent of every other test
 	for _, tc := range []struct {
 		args []string
 		want string
