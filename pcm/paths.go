@@ -2,44 +2,41 @@ package pcm
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"math/rand/v2"
-	"net"
 	"time"
-
-	"github.com/quic-go/quic-go"
-	"github.com/quic-go/quic-go/http3"
 
 	"github.com/hetquic/hetquic/pathsel"
 )
 
 // begin admits a request that wants path p (-1: wherever the connection
-// is) and returns the path it goes on and whether the connection moved for
-// it; end must follow when the request's response has been read or given
-// up.
+// is) and returns the path it goes on, whether the connection moved for
+// it, and its flight (takeOffLocked), whose context the request must use;
+// land must follow when its response head has arrived or it gave up.
 //
-// When a switch may happen: only when no request is in flight. A request
-// that arrives while others are in flight goes on the active path at once
-// (Result.Chosen ≠ Path says so), so no request ever waits for another's
-// head or body, and a switch never moves a response under way. A request
-// that arrives during a switch waits for that one switch (its probe is
-// bounded by ProbeTimeout). The price: under steady concurrency the
-// connection rarely moves, which PCM's model — one request per round —
-// never meets; a caller who wants every request on its own path sends
-// them one at a time.
-func (c *Client) begin(ctx context.Context, p int) (active int, switched bool) {
+// When a switch may happen: only when no request waits on the network
+// (no flight). A request that arrives while others wait goes on the
+// active path at once (Result.Chosen ≠ Path says so), so no request ever
+// waits for another's head, and a switch never moves a request that waits
+// for its head. A response body that lies in the caller's hands, unread or
+// between reads, waits for nothing and holds no path: the connection may
+// move under it, QUIC carries its stream along (RFC 9000 §9), and its
+// sample is dropped (it measured two paths). A request that arrives
+// during a switch waits for that one switch (its probe is bounded by
+// ProbeTimeout). Under steady concurrency the connection moves seldom,
+// which PCM's model — one request per round — never meets.
+func (c *Client) begin(ctx context.Context, p int) (active int, switched bool, f *flight) {
 	owned := c.lockSwitch(ctx)
 	defer c.unlockSwitch(owned)
 	if c.pin >= 0 {
 		p = c.pin // the server sends there whatever we choose: notFollowed
 	}
-	if owned && p >= 0 && p != c.active && c.inflight == 0 && (c.migration || p == c.pin) {
+	if owned && p >= 0 && p != c.active && len(c.flights) == 0 && (c.migration || p == c.pin) {
 		switched = c.ensureActiveLocked(ctx, p)
 	}
-	c.inflight++
+	f = c.takeOffLocked(ctx)
 	c.paths[c.active].lastUsed = c.cfg.Now()
-	return c.active, switched
+	return c.active, switched, f
 }
 
 // lockSwitch takes c.mu and the right to switch (c.switching): it waits,
@@ -72,13 +69,6 @@ func (c *Client) unlockSwitch(owned bool) {
 		close(c.switching)
 		c.switching = nil
 	}
-	c.mu.Unlock()
-}
-
-// end ends a request admitted by begin.
-func (c *Client) end() {
-	c.mu.Lock()
-	c.inflight--
 	c.mu.Unlock()
 }
 
@@ -328,20 +318,54 @@ func (c *Client) Resting() []bool {
 	return r
 }
 
-// reviveRested returns rested paths to the selector, which tries a path it
-// has no sample of first: that probe is the path's second chance.
+// reviveRested checks the down paths whose rest has ended, each out of
+// band (checkPath): a path comes back through such a check, never by
+// sending a user's request into it.
 func (c *Client) reviveRested() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	now := c.cfg.Now()
 	for i, ps := range c.paths {
-		if ps.down && !ps.removed && !now.Before(ps.retryAt) {
-			ps.down = false
-			c.selMu.Lock()
-			c.sel.AddPath(pathsel.PathID(i))
-			c.selMu.Unlock()
+		if ps.down && !ps.removed && !ps.checking && !now.Before(ps.retryAt) {
+			ps.checking = true
+			go c.checkPath(i, ps.LocalPath)
 		}
 	}
+}
+
+// revivalHandshakes is how many probe timeouts a revival check's handshake
+// may take: a QUIC handshake needs a round trip more than a probe (the
+// server's flight and the client's Finished), and a margin for the TLS work.
+const revivalHandshakes = 2
+
+// checkPath tries a QUIC handshake of its own to the server on path i's
+// address — any HTTP/3 server answers one, and it spends none of the main
+// connection's connection IDs — and returns the path to the selector when
+// it completes; otherwise the path rests again, for twice as long.
+func (c *Client) checkPath(i int, lp LocalPath) {
+	cfg := c.cfg
+	cfg.Paths, cfg.Selector, cfg.Rebind = []LocalPath{lp}, sideSelector{}, false
+	ctx, cancel := context.WithTimeout(c.conn.Context(), revivalHandshakes*c.cfg.ProbeTimeout)
+	side, err := Dial(ctx, cfg)
+	cancel()
+	if err == nil {
+		side.Close()
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	ps := c.paths[i]
+	ps.checking = false
+	if ps.removed || c.conn.Context().Err() != nil {
+		return
+	}
+	if err != nil {
+		c.markDownLocked(i)
+		return
+	}
+	ps.down = false
+	c.selMu.Lock()
+	c.sel.AddPath(pathsel.PathID(i))
+	c.selMu.Unlock()
 }
 
 // failover leaves the failed active path for the best other one that
@@ -378,10 +402,12 @@ func (c *Client) moveAwayLocked(ctx context.Context, failed int) bool {
 			}
 		}
 	}
+	tried := map[int]bool{failed: true}
 	for _, p := range order {
-		if p == failed || c.paths[p].down || c.paths[p].removed {
+		if tried[p] || c.paths[p].down || c.paths[p].removed {
 			continue
 		}
+		tried[p] = true
 		if err := c.switchLocked(ctx, p); err == nil {
 			return true
 		} else {
@@ -389,34 +415,6 @@ func (c *Client) moveAwayLocked(ctx context.Context, failed int) bool {
 		}
 	}
 	return false
-}
-
-// stallWatch turns "nothing received for a while" into an error: each read
-// of a response must make progress within the stall timeout.
-type stallWatch struct {
-	str   *http3.RequestStream
-	stall time.Duration
-}
-
-func newStallWatch(str *http3.RequestStream, stall time.Duration) *stallWatch {
-	w := &stallWatch{str: str, stall: stall}
-	w.progress()
-	return w
-}
-
-func (w *stallWatch) progress() { w.str.SetReadDeadline(time.Now().Add(w.stall)) }
-
-func (w *stallWatch) stop() { w.str.SetReadDeadline(time.Time{}) }
-
-// explain maps a read deadline to errStalled and abandons the stream.
-func (w *stallWatch) explain(err error) error {
-	var ne net.Error
-	if errors.As(err, &ne) && ne.Timeout() {
-		w.str.CancelRead(quic.StreamErrorCode(http3.ErrCodeRequestCanceled))
-		w.str.CancelWrite(quic.StreamErrorCode(http3.ErrCodeRequestCanceled))
-		return fmt.Errorf("%w: nothing received for %v", errStalled, w.stall)
-	}
-	return err
 }
 
 func newRand(seed uint64) *rand.Rand { return rand.New(rand.NewPCG(seed, 0x70636d)) }

@@ -80,7 +80,8 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 			return nil, err
 		}
 		t.forget(origin, c)
-		if retried || !replayable(req) {
+		var stalled *PathStalledError
+		if retried || !replayable(req) || errors.As(err, &stalled) && !idempotent(req) {
 			return nil, err
 		}
 		c.cfg.Logf("pcm: %s: connection unusable (%v); dialling again", origin, err)
@@ -220,6 +221,19 @@ func replayable(req *http.Request) bool {
 	return req.Body == nil || req.Body == http.NoBody || req.GetBody != nil
 }
 
+// idempotent reports whether sending req twice has the effect of sending
+// it once (RFC 9110 §9.2.2), as net/http decides it: the method, or an
+// Idempotency-Key header the caller set for a POST.
+func idempotent(req *http.Request) bool {
+	switch req.Method {
+	case "", http.MethodGet, http.MethodHead, http.MethodOptions, http.MethodTrace, http.MethodPut, http.MethodDelete:
+		return true
+	}
+	_, key := req.Header["Idempotency-Key"]
+	_, xkey := req.Header["X-Idempotency-Key"]
+	return key || xkey
+}
+
 // rewind returns req ready to be sent again (a fresh body from GetBody).
 func rewind(req *http.Request) (*http.Request, error) {
 	if req.Body == nil || req.Body == http.NoBody {
@@ -245,11 +259,37 @@ func (c *Client) unusable(err error) bool {
 // chooses, after moving the connection there if it can (Client.begin): a
 // Client is an http.RoundTripper for its one origin, and refuses a request
 // for another (a redirect to another server must not reach this one).
+//
+// A request in flight when its path stalls (detectStalls) is sent again on
+// the path the connection moved to, if it can be replayed: an idempotent
+// method (RFC 9110 §9.2.2) whose body, if any, GetBody makes anew — or any
+// method whose head never left (there is no telling here, so only the
+// first rule counts). Otherwise it fails at once with a PathStalledError
+// naming the path. A stall while the caller reads a response body fails
+// that read the same way: the body is the caller's, half read.
 func (c *Client) RoundTrip(req *http.Request) (*http.Response, error) {
 	if err := c.sameOrigin(req); err != nil {
 		closeBody(req)
 		return nil, err
 	}
+	for attempt := 0; ; attempt++ {
+		resp, stalled, err := c.roundTripOnce(req)
+		if stalled == nil || req.Context().Err() != nil {
+			return resp, err
+		}
+		if !replayable(req) || !idempotent(req) || attempt >= c.numPaths() || c.Err() != nil {
+			return nil, stalled
+		}
+		c.cfg.Logf("pcm: %s %s: %v; sending it again", req.Method, req.URL.Path, stalled)
+		if req, err = rewind(req); err != nil {
+			return nil, err
+		}
+	}
+}
+
+// roundTripOnce sends req once; stalled is set when its path stalled
+// under it.
+func (c *Client) roundTripOnce(req *http.Request) (*http.Response, *PathStalledError, error) {
 	ctx := req.Context()
 	c.reviveRested()
 	c.selMu.Lock()
@@ -257,26 +297,30 @@ func (c *Client) RoundTrip(req *http.Request) (*http.Response, error) {
 	c.selMu.Unlock()
 	if err != nil {
 		closeBody(req)
-		return nil, err
+		return nil, nil, err
 	}
 	start := c.cfg.Now()
-	active, _ := c.begin(ctx, int(p))
+	active, _, f := c.begin(ctx, int(p))
 	moves := c.switches.Load()
 	rx := c.rx.snapshot()
 	est := c.cfg.Now() // EstTime (PCM Eq. 3): the stream is opened now
-	resp, err := c.h3.RoundTrip(req)
+	resp, err := c.h3.RoundTrip(req.WithContext(f.ctx))
+	c.land(f)
 	if err != nil {
-		c.end()
-		return nil, err
+		f.cancel(nil)
+		if ps := f.stalled(); ps != nil {
+			return nil, ps, ps
+		}
+		return nil, nil, err
 	}
-	m := &measuredBody{ReadCloser: resp.Body, c: c, moves: moves, rx: rx,
+	m := &measuredBody{ReadCloser: resp.Body, c: c, f: f, moves: moves, rx: rx,
 		res: Result{Chosen: int(p), Path: active, PathName: c.pathName(active), Carrier: -1, Status: resp.StatusCode, Start: start, Est: est}}
 	resp.Body = m
 	resp.Request = req.WithContext(context.WithValue(ctx, resultKey{}, m))
 	if req.Method == http.MethodHead {
 		m.done() // no body to wait for
 	}
-	return resp, nil
+	return resp, nil, nil
 }
 
 // sameOrigin refuses a request whose URL is not this client's origin.
@@ -323,6 +367,7 @@ func ResultOf(resp *http.Response) (res Result, ok bool) {
 type measuredBody struct {
 	io.ReadCloser
 	c     *Client
+	f     *flight // takes off again for each read
 	moves int64
 	rx    []int64 // the ledger when the request was sent
 	res   Result  // read and written by the reader only, until done
@@ -334,7 +379,12 @@ type measuredBody struct {
 }
 
 func (b *measuredBody) Read(p []byte) (int, error) {
+	b.c.resume(b.f)
 	n, err := b.ReadCloser.Read(p)
+	b.c.land(b.f)
+	if ps := b.f.stalled(); ps != nil && err != nil {
+		err = ps
+	}
 	b.res.TotalBytes += int64(n)
 	if errors.Is(err, io.EOF) {
 		b.done()
@@ -354,7 +404,6 @@ func (b *measuredBody) done() {
 func (b *measuredBody) finish(complete bool) {
 	b.once.Do(func() {
 		c := b.c
-		c.end()
 		b.res.End = c.cfg.Now()
 		b.res.Carrier = carrier(b.rx, c.rx.snapshot())
 		if complete && c.switches.Load() == b.moves && !c.moves.sentEarly() {
@@ -369,5 +418,7 @@ func (b *measuredBody) finish(complete bool) {
 // Close ends the body; one closed before its end gives no sample.
 func (b *measuredBody) Close() error {
 	b.finish(false)
-	return b.ReadCloser.Close()
+	err := b.ReadCloser.Close()
+	b.f.cancel(nil)
+	return err
 }
