@@ -78,9 +78,8 @@ type Config struct {
 	// connection may receive nothing while a request waits before its
 	// path counts as failed, the connection moves to the best live path
 	// and the requests that can be replayed are retried there (default
-	// 1 s; stallRTTs × the smoothed RTT when that is larger). Unless
-	// QUIC.KeepAlivePeriod is set, the client asks quic-go for keep-alive
-	// PINGs every StallTimeout/2 (pcm/stall.go says why).
+	// 1 s; stallRTTs × the smoothed RTT when that is larger; pcm/stall.go
+	// says why).
 	StallTimeout time.Duration
 	// DownBackoff is how long a failed path rests before it is tried again
 	// (default 2 s, doubling while it keeps failing, at most 1 min).
@@ -273,8 +272,7 @@ func Dial(ctx context.Context, cfg Config) (*Client, error) {
 }
 
 // handshakeConfigs are the TLS and QUIC configurations of the handshake:
-// the caller's, with h3 as the protocol and, unless the caller chose one,
-// the keep-alive period the stall detector relies on.
+// the caller's, with h3 as the protocol.
 func (c *Client) handshakeConfigs() (*tls.Config, *quic.Config) {
 	tlsConf := c.cfg.TLS.Clone()
 	if tlsConf == nil {
@@ -287,9 +285,6 @@ func (c *Client) handshakeConfigs() (*tls.Config, *quic.Config) {
 	qconf := &quic.Config{}
 	if c.cfg.QUIC != nil {
 		qconf = c.cfg.QUIC.Clone()
-	}
-	if qconf.KeepAlivePeriod == 0 {
-		qconf.KeepAlivePeriod = keepAliveFor(c.cfg.StallTimeout)
 	}
 	return tlsConf, qconf
 }

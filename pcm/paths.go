@@ -134,7 +134,7 @@ func (c *Client) ensureActiveLocked(ctx context.Context, p int) bool {
 		return false // a dead connection: no probe, and no path blamed for it
 	}
 	ps := c.paths[p]
-	if ps.removed || ps.down && c.cfg.Now().Before(ps.retryAt) {
+	if ps.removed || ps.down {
 		return false
 	}
 	if err := c.switchLocked(ctx, p); err != nil {
@@ -305,15 +305,15 @@ func (c *Client) markDownLocked(p int) {
 	c.selMu.Unlock()
 }
 
-// Resting reports, per path, whether it rests after a failure: not to be
-// used before its backoff ends (requests for it go on the active path).
+// Resting reports, per path, whether it is down after a failure: not used
+// (requests for it go on the active path) until a revival check after its
+// backoff succeeds (reviveRested).
 func (c *Client) Resting() []bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	now := c.cfg.Now()
 	r := make([]bool, len(c.paths))
 	for i, ps := range c.paths {
-		r[i] = ps.down && now.Before(ps.retryAt)
+		r[i] = ps.down
 	}
 	return r
 }

@@ -17,10 +17,11 @@ import (
 //
 // "Nothing received" is quic-go's count of received packets. A healthy
 // path whose server is slow to answer (a handler that thinks for
-// seconds) would be silent too, so the client asks for keep-alive PINGs
-// (keepAliveFor): quic-go sends one after a while without receiving
-// anything, and the server's ACK comes back on a live path, never on a
-// dead one.
+// seconds) is silent too, so after half the stall timeout of silence the
+// detector pokes the server (poke): it sends a packet the server must
+// acknowledge, and the ACK comes back on a live path, never on a dead one.
+// An idle connection is never poked, so it still ends at its idle timeout
+// as http3.Transport's does.
 const (
 	// stallRTTs is k in k × SRTT. quic-go's keep-alive PING leaves after
 	// max(KeepAlivePeriod, 1.5 PTO) of silence, a PTO being about
@@ -32,11 +33,12 @@ const (
 	// stall is found between 1 and 1 + 1/stallTicks timeouts after the
 	// last packet, and an idle client costs a check per tick.
 	stallTicks = 4
-	// keepAliveShare is the keep-alive period as a share of the stall
-	// timeout's floor: half, so that a PING and its ACK (one round trip
-	// plus the ack delay) fit in the other half on any path whose RTT is
-	// below half the floor; slower paths are covered by stallRTTs.
-	keepAliveShare = 2
+	// pokeShare: the poke goes out after 1/pokeShare of the stall
+	// timeout, leaving the other half for its ACK — one round trip plus the
+	// server's ack delay (25 ms by default, RFC 9000 §18.2), well within
+	// half of max(8 SRTT, floor) — and for a retransmission after one PTO
+	// if the poke itself is lost.
+	pokeShare = 2
 )
 
 // PathStalledError is the error of a request that was in flight on a
@@ -71,10 +73,6 @@ func (f *flight) stalled() *PathStalledError {
 	}
 	return nil
 }
-
-// keepAliveFor is the keep-alive period the stall detector needs for a
-// stall timeout floor.
-func keepAliveFor(floor time.Duration) time.Duration { return floor / keepAliveShare }
 
 // stallTimeout is the silence after which a path with flights stalls.
 func (c *Client) stallTimeout() time.Duration {
@@ -114,6 +112,7 @@ func (c *Client) detectStalls() {
 	done := c.conn.Context().Done()
 	var seen uint64
 	quiet := time.Now()
+	poked := false
 	for {
 		select {
 		case <-done:
@@ -123,28 +122,54 @@ func (c *Client) detectStalls() {
 		c.reviveRested()
 		now := time.Now()
 		if rx := c.conn.ConnectionStats().PacketsReceived; rx != seen {
-			seen, quiet = rx, now
+			seen, quiet, poked = rx, now, false
 			continue
 		}
-		if p, after, ok := c.stalledPath(now, quiet); ok {
-			c.failStalled(p, after)
-			quiet = time.Now()
+		silence := c.silence(now, quiet)
+		stall := c.stallTimeout()
+		switch {
+		case silence >= stall:
+			c.failStalled(c.Active(), stall)
+			quiet, poked = time.Now(), false
+		case silence >= stall/pokeShare && !poked:
+			c.poke()
+			poked = true
 		}
 	}
 }
 
-// stalledPath reports the active path when flights have waited on it,
-// with nothing received, for the stall timeout.
-func (c *Client) stalledPath(now, quiet time.Time) (p int, after time.Duration, ok bool) {
-	stall := c.stallTimeout()
+// reservedStreamType is an HTTP/3 unidirectional stream type reserved to
+// be ignored (RFC 9114 §6.2.3: 0x1f × N + 0x21, here N = 0): a server
+// reads it and drops the stream, which it must not treat as an error.
+const reservedStreamType = 0x21
+
+// poke makes the server send something: a unidirectional stream of a
+// reserved type, which the server acknowledges (and drops). It costs one
+// of the server's unidirectional stream credits, returned when the stream
+// is done, and a packet each way; a connection out of credits is not
+// poked (OpenUniStream, not OpenUniStreamSync), and the stall is then
+// found without it.
+func (c *Client) poke() {
+	s, err := c.conn.OpenUniStream()
+	if err != nil {
+		return
+	}
+	s.Write([]byte{reservedStreamType})
+	s.Close()
+}
+
+// silence is how long the oldest flight on the active path has waited
+// with nothing received (quiet: the last packet), or 0 without flights.
+func (c *Client) silence(now, quiet time.Time) time.Duration {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	var d time.Duration
 	for f := range c.flights {
-		if f.path == c.active && f.ctx.Err() == nil && now.Sub(later(f.since, quiet)) >= stall {
-			return c.active, stall, true
+		if f.path == c.active && f.ctx.Err() == nil {
+			d = max(d, now.Sub(later(f.since, quiet)))
 		}
 	}
-	return 0, 0, false
+	return d
 }
 
 func later(a, b time.Time) time.Time {
