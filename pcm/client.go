@@ -179,7 +179,12 @@ type Client struct {
 	migration bool
 	// pin is the path a server that does not follow switches keeps
 	// sending to (notFollowed); -1 while the server follows.
-	pin int
+	pin      int
+	pinUntil time.Time // when the pin is re-tested (pinHold)
+	// unfollowedRun counts unfollowed responses carried by path
+	// unfollowedTo since the server last followed elsewhere (notFollowed).
+	unfollowedRun int
+	unfollowedTo  int
 
 	selMu sync.Mutex // guards the selector
 	sel   pathsel.Selector
@@ -366,7 +371,9 @@ type Stats struct {
 	// (none of them gave the selector a sample).
 	Unfollowed int64
 	// Pinned is the path the client stays on since the server was found
-	// not to follow switches (notFollowedLimit), or -1.
+	// not to follow switches (notFollowedLimit in a row), or -1; the pin
+	// lasts pinHold at most, ends when its path goes down, and ClearPin
+	// ends it at once.
 	Pinned int
 }
 
@@ -374,7 +381,7 @@ type Stats struct {
 func (c *Client) Stats() Stats {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return Stats{Unfollowed: c.unfollowed.Load(), Pinned: c.pin}
+	return Stats{Unfollowed: c.unfollowed.Load(), Pinned: c.pinnedLocked()}
 }
 
 // Close closes the connection and every socket.

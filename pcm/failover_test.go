@@ -206,3 +206,43 @@ func TestOpenBodyDoesNotFreezePaths(t *testing.T) {
 		}
 	})
 }
+
+// TestDialRacesPaths: with the first configured path black-holed, Dial
+// completes on the next one a stagger later, not after a handshake
+// timeout, and the connection sits on the path that won.
+func TestDialRacesPaths(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		n := memnet.New()
+		roots := memServe(t, n, origin.Handler(nil), nil)
+		cfg := memConfig(t, n, 3, Config{}, roots)
+		n.SetDrop(memPath(0), true)
+		start := time.Now()
+		c, err := Dial(context.Background(), cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		// The second path starts one stagger in; its handshake is a round
+		// trip or two.
+		if took := time.Since(start); took < dialStagger || took > dialStagger+4*2*oneWay {
+			t.Errorf("dial took %v, want one stagger (%v) and a handshake", took, dialStagger)
+		}
+		if c.Active() != 1 {
+			t.Errorf("connection on path %d, want 1 (0 is cut)", c.Active())
+		}
+		if _, err := c.GetOn(context.Background(), 1, "/bytes/10", nil); err != nil {
+			t.Fatal(err)
+		}
+		// A healthy first path wins alone, within one stagger.
+		n.SetDrop(memPath(0), false)
+		start = time.Now()
+		c2, err := Dial(context.Background(), cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c2.Close()
+		if took := time.Since(start); took >= dialStagger || c2.Active() != 0 {
+			t.Errorf("healthy first path: dial took %v on path %d, want < %v on 0", took, c2.Active(), dialStagger)
+		}
+	})
+}

@@ -28,8 +28,8 @@ import (
 func (c *Client) begin(ctx context.Context, p int) (active int, switched bool, f *flight) {
 	owned := c.lockSwitch(ctx)
 	defer c.unlockSwitch(owned)
-	if c.pin >= 0 {
-		p = c.pin // the server sends there whatever we choose: notFollowed
+	if pin := c.pinnedLocked(); pin >= 0 {
+		p = pin // the server sends there whatever we choose: notFollowed
 	}
 	if owned && p >= 0 && p != c.active && len(c.flights) == 0 && (c.migration || p == c.pin) {
 		switched = c.ensureActiveLocked(ctx, p)
@@ -73,14 +73,27 @@ func (c *Client) unlockSwitch(owned bool) {
 }
 
 // credit gives the selector res's sample when the path the request was
-// sent on carried the response, and marks res Credited; a response that
-// came back on another path is counted (notFollowed) and gives none: its
-// time belongs to no single path.
+// sent on carried the response, and marks res Credited. A response that
+// raced a failover (it measured two paths) gives neither a sample nor
+// evidence about the server; one that came back on another path is
+// counted (notFollowed) and gives no sample: its time belongs to no single
+// path.
 func (c *Client) credit(res *Result) error {
+	if res.Failovers > 0 {
+		return nil
+	}
 	if !res.Followed() {
 		c.notFollowed(*res)
 		return nil
 	}
+	c.mu.Lock()
+	if res.Path != c.unfollowedTo {
+		// The server followed a switch away from where it sent the
+		// unfollowed ones: it does follow. One on that very path says
+		// nothing either way.
+		c.unfollowedRun = 0
+	}
+	c.mu.Unlock()
 	c.selMu.Lock()
 	err := c.sel.Observe(pathsel.PathID(res.Path), res.Sample(c.cfg.PerByte))
 	c.selMu.Unlock()
@@ -88,27 +101,37 @@ func (c *Client) credit(res *Result) error {
 	return err
 }
 
-// notFollowedLimit is how many responses may come back on another path
-// than their request's before the client stops choosing paths and stays on
-// the one the server sends to. Two, not one, so that a single response
-// that raced a switch does not end migration for good; more would only
-// waste requests on a server that, once it stops following, never follows
-// again (picoquic and qh3 follow a client only to an address they have
-// never seen: pcm/README.md).
-const notFollowedLimit = 2
+// notFollowedLimit is how many responses in a row must come back on
+// another path than their request's, all to one path and none followed on
+// another path between, before the client stops choosing paths and stays
+// on the one the server sends to. Three, not one: a response that raced a
+// switch is late, not refusal; more would waste requests on a
+// server that, once it stops following, never follows again (picoquic and
+// qh3 follow a client only to an address they have never seen:
+// pcm/README.md).
+const notFollowedLimit = 3
+
+// pinHold is how long a pin lasts before the client tries switching again:
+// the verdict is re-tested rather than kept for the connection's life (a
+// server may follow again after its own path state changes). Thirty
+// seconds: long enough that a server that never follows costs a few
+// unmeasured requests a minute, short enough that a pin on a path that has
+// become the worse one does not last.
+const pinHold = 30 * time.Second
 
 // notFollowed records a response that came back on another path than its
-// request's, and in the default mode, after notFollowedLimit of them, pins
-// the connection to the path the server sends to: requests then go where
-// their responses come from, and every measurement is of one path again.
-// The default mode probes before every switch, so the server has
-// validated the new path when the request leaves: not following is then
-// the server's choice.
+// request's, and in the default mode, after notFollowedLimit of them to
+// one path on healthy paths, with no followed response elsewhere between, pins the connection to the path the server sends
+// to for pinHold: requests then go where their responses come from, and
+// every measurement is of one path again. The default mode probes before
+// every switch, so the server has validated the new path when the request
+// leaves: not following is then the server's choice. Stats shows the pin;
+// ClearPin ends it; a pinned path that goes down ends it too.
 func (c *Client) notFollowed(res Result) {
 	n := c.unfollowed.Add(1)
 	c.cfg.Logf("pcm: WARNING: the response to stream %d, sent on %s, came back on %s: the server did not follow the switch (%d so far); no sample",
 		res.StreamID, res.PathName, c.pathName(res.Carrier), n)
-	if n < notFollowedLimit || c.multi != nil {
+	if c.multi != nil {
 		// Rebind mode validates nothing before a request, so a server
 		// that validates the new address first (RFC 9000 §9.3; quic-go
 		// does) answers the first request after a rebind on the old one:
@@ -117,12 +140,34 @@ func (c *Client) notFollowed(res Result) {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.pin != res.Carrier {
-		// Pinned already, and the server still sends elsewhere: follow
-		// it there.
-		c.pin = res.Carrier
-		c.cfg.Logf("pcm: WARNING: the server does not follow switches; staying on %s, where it sends", c.paths[c.pin].Name)
+	if c.paths[res.Path].down || c.paths[res.Carrier].down {
+		return // a path that failed says nothing about the server
 	}
+	if res.Carrier != c.unfollowedTo {
+		c.unfollowedRun, c.unfollowedTo = 0, res.Carrier
+	}
+	c.unfollowedRun++
+	if c.unfollowedRun < notFollowedLimit || c.pin == res.Carrier {
+		return
+	}
+	c.pin, c.pinUntil = res.Carrier, c.cfg.Now().Add(pinHold)
+	c.cfg.Logf("pcm: WARNING: the server does not follow switches; staying on %s, where it sends, for %v", c.paths[c.pin].Name, pinHold)
+}
+
+// pinnedLocked is the pin in force, or -1; a pin past its hold ends here.
+func (c *Client) pinnedLocked() int {
+	if c.pin >= 0 && !c.cfg.Now().Before(c.pinUntil) {
+		c.pin, c.unfollowedRun = -1, 0
+	}
+	return c.pin
+}
+
+// ClearPin ends a pin (Stats.Pinned): the client chooses paths again, and
+// the server must show anew that it does not follow.
+func (c *Client) ClearPin() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.pin, c.unfollowedRun = -1, 0
 }
 
 // ensureActiveLocked moves the connection to path p if it can and reports
@@ -297,6 +342,9 @@ func (c *Client) markDownLocked(p int) {
 	ps := c.paths[p]
 	ps.backoff = min(max(2*ps.backoff, c.cfg.DownBackoff), time.Minute)
 	ps.down, ps.retryAt = true, c.cfg.Now().Add(ps.backoff)
+	if c.pin == p {
+		c.pin, c.unfollowedRun = -1, 0 // never stay on a path that failed
+	}
 	if ps.qp != nil && p != c.active {
 		c.closePathLocked(p)
 	}
