@@ -24,6 +24,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/netip"
@@ -102,8 +103,17 @@ type Config struct {
 	ListenPacket func(ip net.IP) (net.PacketConn, error)
 	// Now is the clock of the measurements (default time.Now).
 	Now func() time.Time
-	// Logf receives warnings (default: discarded).
+	// Logf receives warnings (default: Logger's Warn when Logger is set,
+	// else discarded).
 	Logf func(format string, args ...any)
+
+	// As http3.Transport's fields of the same names, for the HTTP/3 layer
+	// of the connection: EnableDatagrams (RFC 9297; it turns QUIC
+	// datagrams on), MaxResponseHeaderBytes, DisableCompression, Logger.
+	EnableDatagrams        bool
+	MaxResponseHeaderBytes int
+	DisableCompression     bool
+	Logger                 *slog.Logger
 }
 
 func (c *Config) setDefaults() error {
@@ -136,6 +146,10 @@ func (c *Config) setDefaults() error {
 		c.ListenPacket = func(ip net.IP) (net.PacketConn, error) {
 			return net.ListenUDP("udp", &net.UDPAddr{IP: ip})
 		}
+	}
+	if c.Logf == nil && c.Logger != nil {
+		l := c.Logger
+		c.Logf = func(format string, args ...any) { l.Warn(fmt.Sprintf(format, args...)) }
 	}
 	if c.Logf == nil {
 		c.Logf = func(string, ...any) {}
@@ -260,7 +274,12 @@ func Dial(ctx context.Context, cfg Config) (*Client, error) {
 	if cfg.Rebind {
 		c.checkRebindAllowed()
 	}
-	c.h3 = (&http3.Transport{}).NewClientConn(conn)
+	c.h3 = (&http3.Transport{
+		EnableDatagrams:        cfg.EnableDatagrams,
+		MaxResponseHeaderBytes: cfg.MaxResponseHeaderBytes,
+		DisableCompression:     cfg.DisableCompression,
+		Logger:                 cfg.Logger,
+	}).NewClientConn(conn)
 	c.paths[c.active].validated = true
 	c.paths[c.active].lastUsed = cfg.Now()
 	if c.sel == nil {
@@ -290,6 +309,9 @@ func (c *Client) handshakeConfigs() (*tls.Config, *quic.Config) {
 	qconf := &quic.Config{}
 	if c.cfg.QUIC != nil {
 		qconf = c.cfg.QUIC.Clone()
+	}
+	if c.cfg.EnableDatagrams {
+		qconf.EnableDatagrams = true // as http3.Transport does
 	}
 	return tlsConf, qconf
 }

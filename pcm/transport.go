@@ -2,13 +2,18 @@ package pcm
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"strings"
 	"sync"
+
+	"github.com/quic-go/quic-go"
+	"github.com/quic-go/quic-go/http3"
 )
 
 // Transport is an http.RoundTripper that carries requests over PCM-QUIC,
@@ -32,17 +37,38 @@ import (
 //     end (PCM Eq. 3) and is reported when the caller has read the body to
 //     EOF, unless the response came back on another path (Result.Carrier);
 //     ResultOf(resp) returns it;
-//   - a response's body holds the connection on its path until it is read
-//     to its end or closed: close bodies, as net/http asks;
-//   - no resumption on another path: a request body is consumed as it is
-//     sent and a response body is read at the caller's pace, so a stalled
-//     path surfaces as an error, as with http3.Transport (Get resumes GETs).
+//   - a response body in the caller's hands holds no path: the
+//     connection moves only while no request waits on the network
+//     (Client.begin), and QUIC carries an open body's stream along;
+//   - failover: a path that stalls (nothing received for the stall
+//     timeout while a request waits) is given up, the connection moves to
+//     the best live path, and replayable requests in flight (idempotent,
+//     with a body GetBody can make anew) are sent again there; others fail
+//     with a PathStalledError naming the path, as does a body read under
+//     way (Get resumes GETs from the byte where they stopped instead).
 type Transport struct {
 	// Config is every origin's client configuration; Server and ServerName
 	// come from the request's URL, and Selector must be nil: each origin
 	// gets its own selector of Config.Strategy, as connections learn per
 	// server.
 	Config Config
+
+	// The fields of http3.Transport, so that a program that sets them can
+	// swap this Transport in. TLSClientConfig and QUICConfig are
+	// Config.TLS and Config.QUIC under http3's names (set one or the
+	// other); EnableDatagrams, MaxResponseHeaderBytes, DisableCompression
+	// and Logger have http3.Transport's meaning (Config holds them too).
+	// Dial must be nil: PCM opens its sockets itself, one per local path
+	// (Config.ListenPacket), and a dial function hands back a connection
+	// on one path only; a non-nil Dial fails every request with that
+	// reason.
+	TLSClientConfig        *tls.Config
+	QUICConfig             *quic.Config
+	Dial                   func(ctx context.Context, addr string, tlsCfg *tls.Config, cfg *quic.Config) (*quic.Conn, error)
+	EnableDatagrams        bool
+	MaxResponseHeaderBytes int
+	DisableCompression     bool
+	Logger                 *slog.Logger
 
 	mu      sync.Mutex
 	origins map[string]*originConn
@@ -61,7 +87,16 @@ var _ http.RoundTripper = (*Transport)(nil)
 
 // RoundTrip sends req over the PCM-QUIC connection of its origin.
 func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
+	return t.RoundTripOpt(req, http3.RoundTripOpt{})
+}
+
+// RoundTripOpt is RoundTrip with http3.Transport's options:
+// OnlyCachedConn fails with http3.ErrNoCachedConn instead of dialling.
+func (t *Transport) RoundTripOpt(req *http.Request, opt http3.RoundTripOpt) (*http.Response, error) {
 	origin, host, err := t.origin(req)
+	if err == nil && opt.OnlyCachedConn && t.cached(origin) == nil {
+		err = http3.ErrNoCachedConn
+	}
 	if err != nil {
 		closeBody(req)
 		return nil, err
@@ -96,14 +131,61 @@ func (t *Transport) origin(req *http.Request) (origin, host string, err error) {
 	if req.URL == nil || req.URL.Scheme != "https" || req.URL.Host == "" {
 		return "", "", fmt.Errorf("pcm: %v: want an https URL", req.URL)
 	}
-	if t.Config.Selector != nil {
-		return "", "", errors.New("pcm: Transport.Config.Selector must be nil: each origin gets its own")
+	if err := t.check(); err != nil {
+		return "", "", err
 	}
 	host, port := req.URL.Hostname(), req.URL.Port()
 	if port == "" {
 		port = "443"
 	}
 	return net.JoinHostPort(host, port), host, nil
+}
+
+// check refuses a Transport whose fields cannot work, in one line.
+func (t *Transport) check() error {
+	switch {
+	case t.Config.Selector != nil:
+		return errors.New("pcm: Transport.Config.Selector must be nil: each origin gets its own")
+	case t.Dial != nil:
+		return errors.New("pcm: Transport.Dial must be nil: PCM opens one socket per local path itself (use Config.ListenPacket)")
+	case t.TLSClientConfig != nil && t.Config.TLS != nil:
+		return errors.New("pcm: set Transport.TLSClientConfig or Transport.Config.TLS, not both")
+	case t.QUICConfig != nil && t.Config.QUIC != nil:
+		return errors.New("pcm: set Transport.QUICConfig or Transport.Config.QUIC, not both")
+	}
+	return nil
+}
+
+// config is every origin's Config: t.Config with the http3.Transport
+// fields folded in.
+func (t *Transport) config() Config {
+	cfg := t.Config
+	if t.TLSClientConfig != nil {
+		cfg.TLS = t.TLSClientConfig
+	}
+	if t.QUICConfig != nil {
+		cfg.QUIC = t.QUICConfig
+	}
+	cfg.EnableDatagrams = cfg.EnableDatagrams || t.EnableDatagrams
+	cfg.DisableCompression = cfg.DisableCompression || t.DisableCompression
+	if t.MaxResponseHeaderBytes != 0 {
+		cfg.MaxResponseHeaderBytes = t.MaxResponseHeaderBytes
+	}
+	if t.Logger != nil {
+		cfg.Logger = t.Logger
+	}
+	return cfg
+}
+
+// cached is origin's live client, or nil: none, a dial under way, or one
+// whose connection has ended.
+func (t *Transport) cached(origin string) *Client {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if c := t.origins[origin].dialled(); c != nil && c.Err() == nil {
+		return c
+	}
+	return nil
 }
 
 // client returns the origin's live client, dialling it (once for all who
@@ -141,7 +223,7 @@ func (t *Transport) client(ctx context.Context, origin, host string) (*Client, e
 // context: the requests that wait for it may give up one by one, and the
 // connection is for all of them; the handshake's own timeout bounds it.
 func (t *Transport) dial(oc *originConn, origin, host string) {
-	cfg := t.Config
+	cfg := t.config()
 	cfg.Server = origin
 	if cfg.ServerName == "" {
 		cfg.ServerName = host
