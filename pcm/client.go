@@ -101,6 +101,10 @@ type Config struct {
 	// fake time under testing/synctest makes probe, stall and failover
 	// tests fast and deterministic.
 	ListenPacket func(ip net.IP) (net.PacketConn, error)
+	// Probes configures the side probes of idle paths (on by default with
+	// two or more paths and the default selector; Probes.Off turns them
+	// off).
+	Probes Probes
 	// Now is the clock of the measurements (default time.Now).
 	Now func() time.Time
 	// Logf receives warnings (default: Logger's Warn when Logger is set,
@@ -142,6 +146,7 @@ func (c *Config) setDefaults() error {
 	if c.Now == nil {
 		c.Now = time.Now
 	}
+	c.Probes.setDefaults()
 	if c.ListenPacket == nil {
 		c.ListenPacket = func(ip net.IP) (net.PacketConn, error) {
 			return net.ListenUDP("udp", &net.UDPAddr{IP: ip})
@@ -199,6 +204,11 @@ type Client struct {
 	// unfollowedTo since the server last followed elsewhere (notFollowed).
 	unfollowedRun int
 	unfollowedTo  int
+
+	// probing says the side probes run (startProbes): they, not the
+	// revival checks, bring a path that is down back; prober runs them.
+	probing bool
+	prober  *AsyncProber
 
 	selMu sync.Mutex // guards the selector
 	sel   pathsel.Selector
@@ -292,6 +302,7 @@ func Dial(ctx context.Context, cfg Config) (*Client, error) {
 		}
 	}
 	go c.detectStalls()
+	c.startProbes()
 	return c, nil
 }
 
@@ -397,13 +408,20 @@ type Stats struct {
 	// lasts pinHold at most, ends when its path goes down, and ClearPin
 	// ends it at once.
 	Pinned int
+	// ProbeBytes is what the side probes (Config.Probes) have sent and
+	// received so far, handshakes included; 0 when they do not run.
+	ProbeBytes uint64
 }
 
 // Stats reports the client's counters.
 func (c *Client) Stats() Stats {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return Stats{Unfollowed: c.unfollowed.Load(), Pinned: c.pinnedLocked()}
+	st := Stats{Unfollowed: c.unfollowed.Load(), Pinned: c.pinnedLocked()}
+	if c.prober != nil {
+		st.ProbeBytes = c.prober.Bytes()
+	}
+	return st
 }
 
 // Close closes the connection and every socket.

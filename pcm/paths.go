@@ -370,6 +370,9 @@ func (c *Client) Resting() []bool {
 // band (checkPath): a path comes back through such a check, never by
 // sending a user's request into it.
 func (c *Client) reviveRested() {
+	if c.probing {
+		return // the side probes bring paths back (probeAnswer)
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	now := c.cfg.Now()
@@ -393,6 +396,7 @@ const revivalHandshakes = 2
 func (c *Client) checkPath(i int, lp LocalPath) {
 	cfg := c.cfg
 	cfg.Paths, cfg.Selector, cfg.Rebind = []LocalPath{lp}, sideSelector{}, false
+	cfg.Probes.Off = true
 	ctx, cancel := context.WithTimeout(c.conn.Context(), revivalHandshakes*c.cfg.ProbeTimeout)
 	side, err := Dial(ctx, cfg)
 	cancel()
