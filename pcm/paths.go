@@ -420,18 +420,6 @@ func (c *Client) checkPath(i int, lp LocalPath) {
 	c.selMu.Unlock()
 }
 
-// failover leaves the failed active path for the best other one that
-// validates, and reports whether it found one.
-func (c *Client) failover(ctx context.Context, failed int) bool {
-	owned := c.lockSwitch(ctx)
-	defer c.unlockSwitch(owned)
-	if !owned {
-		return false
-	}
-	c.markDownLocked(failed)
-	return c.moveAwayLocked(ctx, failed)
-}
-
 // moveAwayLocked moves the connection off path failed to the best other
 // path that validates, and reports whether it found one. lockSwitch is
 // held.
