@@ -80,49 +80,58 @@ func steadyGets(t *testing.T, rt http.RoundTripper, base string, d, cutAt time.D
 // the stall timeout, a probe and the retry fit well within it).
 const maxWait = 2 * time.Second
 
-// TestTransportFailoverInFakeTime: with the active path black-holed, the
-// first configured one, or two in a row, a Transport under steady load
-// loses no GET and none takes over 2 s — in fake time, on emu/memnet.
-func TestTransportFailoverInFakeTime(t *testing.T) {
-	for _, tc := range []struct {
-		name string
-		cut  []int // paths cut, one after another, 2 s apart
-	}{
-		{"active", []int{-1}},
-		{"first", []int{0}},
-		{"two in a row", []int{-1, -1}},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			synctest.Test(t, func(t *testing.T) {
-				n := memnet.New()
-				tr, _, base := memTransport(t, n, origin.Handler(nil), Config{Logf: t.Logf})
-				// Warm up: the connection and the selector's first tries.
-				warm := steadyGets(t, tr, base, 500*time.Millisecond, time.Hour, nil)
-				if warm.failed > 0 {
-					t.Fatalf("before any cut: %v", warm.errs)
-				}
-				c := tr.origins[memServer.String()].c
-				var cutPaths []int
-				cutOne := func(i int) func() {
-					return func() {
-						p := tc.cut[i]
-						if p < 0 {
-							p = c.Active()
-						}
-						cutPaths = append(cutPaths, p)
-						n.SetDrop(memPath(p), true)
-					}
-				}
-				for i := range tc.cut {
-					r := steadyGets(t, tr, base, 3*time.Second, 100*time.Millisecond, cutOne(i))
-					if r.failed > 0 || r.longest > maxWait {
-						t.Errorf("cut %d (path %v): %d of %d failed, longest %v; errors %v", i, cutPaths, r.failed, r.sent, r.longest, r.errs)
-					}
-				}
+// TestFailoverInFakeTime: with the active path black-holed, the first
+// configured one, or two in a row, a Transport or a Client under steady
+// load loses no GET and none takes over 2 s — in fake time, on emu/memnet.
+func TestFailoverInFakeTime(t *testing.T) {
+	for _, api := range []string{"Transport", "Client"} {
+		for _, tc := range []struct {
+			name string
+			cut  []int // paths cut, one after another; -1: the active one
+		}{
+			{"active", []int{-1}},
+			{"first", []int{0}},
+			{"two in a row", []int{-1, -1}},
+		} {
+			t.Run(api+"/"+tc.name, func(t *testing.T) {
+				synctest.Test(t, func(t *testing.T) { failoverCase(t, api, tc.cut) })
 			})
-		})
+		}
 	}
 }
+
+func failoverCase(t *testing.T, api string, cut []int) {
+	n := memnet.New()
+	tr, _, base := memTransport(t, n, origin.Handler(nil), Config{Logf: t.Logf})
+	var rt http.RoundTripper = tr
+	active := func() int { return tr.origins[memServer.String()].c.Active() }
+	if api == "Client" {
+		cfg := tr.Config
+		c := dialConfig(t, cfg)
+		rt, active = c, c.Active
+	}
+	// Warm up: the connection and the selector's first tries.
+	warm := steadyGets(t, rt, base, time.Second, time.Hour, nil)
+	if warm.failed > 0 {
+		t.Fatalf("before any cut: %v", warm.errs)
+	}
+	var cutPaths []int
+	for i := range cut {
+		r := steadyGets(t, rt, base, 3*time.Second, 100*time.Millisecond, func() {
+			p := cut[i]
+			if p < 0 {
+				p = active()
+			}
+			cutPaths = append(cutPaths, p)
+			n.SetDrop(memPath(p), true)
+		})
+		if r.failed > 0 || r.longest > maxWait {
+			t.Errorf("cut %d (paths %v): %d of %d failed, longest %v; errors %v", i, cutPaths, r.failed, r.sent, r.longest, firstErrs(r.errs))
+		}
+	}
+}
+
+func firstErrs(errs []error) []error { return errs[:min(len(errs), 3)] }
 
 // TestNonReplayableFailsNamingPath: a POST whose body cannot be replayed
 // (no GetBody) in flight on a path that stalls fails at once with an error
@@ -143,6 +152,7 @@ func TestNonReplayableFailsNamingPath(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
+		time.Sleep(time.Second) // the server's new connection IDs arrive
 		n.SetDrop(memPath(0), true)
 
 		// io.MultiReader hides the body from NewRequest: no GetBody, so

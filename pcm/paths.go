@@ -14,29 +14,41 @@ import (
 // it, and its flight (takeOffLocked), whose context the request must use;
 // land must follow when its response head has arrived or it gave up.
 //
-// When a switch may happen: only when no request waits on the network
-// (no flight). A request that arrives while others wait goes on the
-// active path at once (Result.Chosen ≠ Path says so), so no request ever
-// waits for another's head, and a switch never moves a request that waits
-// for its head. A response body that lies in the caller's hands, unread or
-// between reads, waits for nothing and holds no path: the connection may
-// move under it, QUIC carries its stream along (RFC 9000 §9), and its
-// sample is dropped (it measured two paths). A request that arrives
-// during a switch waits for that one switch (its probe is bounded by
-// ProbeTimeout). Under steady concurrency the connection moves seldom,
-// which PCM's model — one request per round — never meets.
+// When a switch may happen: when no request waits on the network (no
+// flight), or, under steady load, when busySwitchHold has passed since the
+// last switch. QUIC carries the streams in flight along (RFC 9000 §9), so
+// a switch fails no request; what it costs is the samples of the requests
+// in flight (they measured two paths, and are dropped), and a probe's
+// round trip for the requests that arrive during it (they wait for that
+// one switch, bounded by ProbeTimeout). A request that may not switch goes
+// on the active path at once (Result.Chosen ≠ Path says so). A response
+// body in the caller's hands, unread or between reads, waits for nothing
+// and holds no path.
 func (c *Client) begin(ctx context.Context, p int) (active int, switched bool, f *flight) {
 	owned := c.lockSwitch(ctx)
 	defer c.unlockSwitch(owned)
 	if pin := c.pinnedLocked(); pin >= 0 {
 		p = pin // the server sends there whatever we choose: notFollowed
 	}
-	if owned && p >= 0 && p != c.active && len(c.flights) == 0 && (c.migration || p == c.pin) {
+	if owned && p >= 0 && p != c.active && c.maySwitchLocked() && (c.migration || p == c.pin) {
 		switched = c.ensureActiveLocked(ctx, p)
 	}
 	f = c.takeOffLocked(ctx)
 	c.paths[c.active].lastUsed = c.cfg.Now()
 	return c.active, switched, f
+}
+
+// busySwitchHold is how long after a switch the connection stays put while
+// requests are in flight. A switch under load drops the samples of the
+// requests in flight and makes those that arrive during its probe wait a
+// round trip: at most once a second keeps that to a small share of the
+// requests at any rate, and still brings a loaded client to a better path
+// (or off a worse one after a failover) within a second.
+const busySwitchHold = time.Second
+
+// maySwitchLocked says whether the connection may move now (begin).
+func (c *Client) maySwitchLocked() bool {
+	return len(c.flights) == 0 || c.cfg.Now().Sub(c.lastSwitch) >= busySwitchHold
 }
 
 // lockSwitch takes c.mu and the right to switch (c.switching): it waits,
@@ -200,10 +212,7 @@ func (c *Client) switchLocked(ctx context.Context, p int) error {
 		// Rebind mode: the next packet leaves from p's socket; the server
 		// validates the new address on its own.
 		c.multi.setActive(p)
-		c.active = p
-		c.switches.Add(1)
-		ps.lastUsed = c.cfg.Now()
-		ps.down, ps.backoff = false, 0
+		c.movedLocked(p)
 		return nil
 	}
 	if !ps.validated {
@@ -254,11 +263,24 @@ func (c *Client) switchLocked(ctx context.Context, p int) error {
 		// coming back to it means adding it again.
 		old.validated = false
 	}
+	c.movedLocked(p)
+	return nil
+}
+
+// movedLocked records that the connection is on path p now: the flights
+// moved with it (their streams did), and the stall detector watches them
+// there.
+func (c *Client) movedLocked(p int) {
 	c.active = p
 	c.switches.Add(1)
-	ps.lastUsed = c.cfg.Now()
+	now := c.cfg.Now()
+	c.lastSwitch = now
+	ps := c.paths[p]
+	ps.lastUsed = now
 	ps.down, ps.backoff = false, 0
-	return nil
+	for f := range c.flights {
+		f.path = p
+	}
 }
 
 // awaitMove returns once quic-go has applied the Switch to ps, so that the
@@ -442,19 +464,30 @@ func (c *Client) moveAwayLocked(ctx context.Context, failed int) bool {
 			}
 		}
 	}
-	tried := map[int]bool{failed: true}
-	for _, p := range order {
-		if tried[p] || c.paths[p].down || c.paths[p].removed {
-			continue
-		}
-		tried[p] = true
-		if err := c.switchLocked(ctx, p); err == nil {
-			return true
-		} else {
+	// Two rounds: a probe of a path validated earlier can fail because the
+	// server has retired its connection ID since (it does at every
+	// switch); the failed probe closes the path and frees its ID, and the
+	// second round adds each path afresh.
+	for range failoverRounds {
+		tried := map[int]bool{failed: true}
+		for _, p := range order {
+			if tried[p] || c.paths[p].down || c.paths[p].removed {
+				continue
+			}
+			tried[p] = true
+			err := c.switchLocked(ctx, p)
+			if err == nil {
+				return true
+			}
 			c.cfg.Logf("pcm: failover to %s failed: %v", c.paths[p].Name, err)
 		}
 	}
 	return false
 }
+
+// failoverRounds is how often a failover tries every other path: twice
+// (moveAwayLocked says why), so a failover that finds nothing costs at
+// most two probe timeouts per path before the connection is given up.
+const failoverRounds = 2
 
 func newRand(seed uint64) *rand.Rand { return rand.New(rand.NewPCG(seed, 0x70636d)) }

@@ -72,6 +72,10 @@ type CutRow struct {
 	// those not cut); NaN when the API does not say which path it used.
 	BestShare float64
 	Errors    []string // a few of the errors, for the reader
+	// Cuts are the paths cut, in order; PerPath counts the successes
+	// BestShare is of, per path.
+	Cuts    []int
+	PerPath []int
 }
 
 // MeasureCuts runs every cut with every API over three paths of the given
@@ -186,6 +190,12 @@ func (r *cutRun) drive(ctx context.Context, rq requester, target string) CutRow 
 		r.row.RecoverMs = ms(r.recover.Sub(r.cutTime))
 	}
 	r.row.BestShare = share(r.after, r.best())
+	r.row.PerPath = make([]int, len(r.rtts))
+	for _, p := range r.after {
+		if p >= 0 {
+			r.row.PerPath[p]++
+		}
+	}
 	return r.row
 }
 
@@ -199,6 +209,7 @@ func (r *cutRun) cutOne() {
 		p = r.last
 	}
 	r.isCut[p] = true
+	r.row.Cuts = append(r.row.Cuts, p)
 	r.cutTime = time.Now()
 	r.recover = time.Time{}
 	r.after = nil

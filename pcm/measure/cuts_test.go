@@ -24,8 +24,8 @@ func TestCutsLoseNoRequest(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, r := range rows {
-		t.Logf("%s, %s: %d sent, %d failed, longest %.0f ms, recovered in %.0f ms, %.2f on the best live path",
-			r.Cut, r.API, r.Sent, r.Failed, r.LongestMs, r.RecoverMs, r.BestShare)
+		t.Logf("%s, %s: cut %v; %d sent, %d failed, longest %.0f ms, recovered in %.0f ms, %.2f on the best live path (per path %v)",
+			r.Cut, r.API, r.Cuts, r.Sent, r.Failed, r.LongestMs, r.RecoverMs, r.BestShare, r.PerPath)
 		if r.Failed > 0 {
 			t.Errorf("%s, %s: %d of %d GETs failed: %q", r.Cut, r.API, r.Failed, r.Sent, r.Errors)
 		}
