@@ -31,3 +31,15 @@ func TestCutsLoseNoRequest(t *testing.T) {
 		}
 	}
 }
+
+// TestMeasureCPURuns: the CPU comparison runs and gives positive costs (its
+// numbers are `hetquic pcm cuts`', not asserted: real time).
+func TestMeasureCPURuns(t *testing.T) {
+	c, err := MeasureCPU(context.Background(), 20, 3, 5120)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !(c.PCMus > 0 && c.BaselineUs > 0 && c.Ratio > 0) || c.Rounds != 2 {
+		t.Errorf("cost %+v", c)
+	}
+}
