@@ -25,15 +25,45 @@ import (
 // body in the caller's hands, unread or between reads, waits for nothing
 // and holds no path.
 func (c *Client) begin(ctx context.Context, p int) (active int, switched bool, f *flight) {
+	// The common case, no switch under way and none wanted, takes c.mu
+	// once and no switch token.
+	c.mu.Lock()
+	if c.switching == nil && !c.wantsSwitchLocked(p) {
+		defer c.mu.Unlock()
+		return c.admitLocked(ctx, false)
+	}
+	c.mu.Unlock()
 	owned := c.lockSwitch(ctx)
 	defer c.unlockSwitch(owned)
+	if owned && c.wantsSwitchLocked(p) {
+		switched = c.ensureActiveLocked(ctx, c.wantedLocked(p))
+	}
+	return c.admitLocked(ctx, switched)
+}
+
+// wantedLocked is the path a request that asks for p should go on: the
+// pinned one while a pin holds (notFollowed), else p.
+func (c *Client) wantedLocked(p int) int {
 	if pin := c.pinnedLocked(); pin >= 0 {
-		p = pin // the server sends there whatever we choose: notFollowed
+		return pin // the server sends there whatever we choose
 	}
-	if owned && p >= 0 && p != c.active && c.maySwitchLocked() && (c.migration || p == c.pin) {
-		switched = c.ensureActiveLocked(ctx, p)
+	return p
+}
+
+// wantsSwitchLocked says whether a request that asks for p would move the
+// connection now.
+func (c *Client) wantsSwitchLocked(p int) bool {
+	p = c.wantedLocked(p)
+	if p < 0 || p == c.active || !c.maySwitchLocked() || !c.migration && p != c.pin {
+		return false
 	}
-	f = c.takeOffLocked(ctx)
+	ps := c.paths[p]
+	return !ps.down && !ps.removed
+}
+
+// admitLocked registers the request's flight on the active path.
+func (c *Client) admitLocked(ctx context.Context, switched bool) (int, bool, *flight) {
+	f := c.takeOffLocked(ctx)
 	c.paths[c.active].lastUsed = c.cfg.Now()
 	return c.active, switched, f
 }

@@ -97,6 +97,7 @@ func TestProbeBringsPathBack(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
+		time.Sleep(time.Second) // the server's new connection IDs arrive
 		n.SetDrop(memPath(0), true)
 		if res, err := c.GetOn(ctx, 0, "/bytes/1000", nil); err != nil || res.Failovers != 1 {
 			t.Fatalf("request across the cut: %+v, %v", res, err)

@@ -14,6 +14,8 @@ import (
 
 	"github.com/quic-go/quic-go"
 	"github.com/quic-go/quic-go/http3"
+
+	"github.com/hetquic/hetquic/internal/resume"
 )
 
 // Transport is an http.RoundTripper that carries requests over PCM-QUIC,
@@ -43,9 +45,10 @@ import (
 //   - failover: a path that stalls (nothing received for the stall
 //     timeout while a request waits) is given up, the connection moves to
 //     the best live path, and replayable requests in flight (idempotent,
-//     with a body GetBody can make anew) are sent again there; others fail
-//     with a PathStalledError naming the path, as does a body read under
-//     way (Get resumes GETs from the byte where they stopped instead).
+//     with a body GetBody can make anew) are sent again there, and a GET
+//     body being read resumes from the byte where it stopped (same
+//     version only); other requests fail with a PathStalledError naming
+//     the path.
 type Transport struct {
 	// Config is every origin's client configuration; Server and ServerName
 	// come from the request's URL, and Selector must be nil: each origin
@@ -347,8 +350,10 @@ func (c *Client) unusable(err error) bool {
 // method (RFC 9110 §9.2.2) whose body, if any, GetBody makes anew — or any
 // method whose head never left (there is no telling here, so only the
 // first rule counts). Otherwise it fails at once with a PathStalledError
-// naming the path. A stall while the caller reads a response body fails
-// that read the same way: the body is the caller's, half read.
+// naming the path. A stall while the caller reads the body of a GET
+// resumes it: the rest is asked for again (Range, If-Range) and appended
+// only if it is of the same version (internal/resume); any other body's
+// read fails with the PathStalledError.
 func (c *Client) RoundTrip(req *http.Request) (*http.Response, error) {
 	if err := c.sameOrigin(req); err != nil {
 		closeBody(req)
@@ -397,6 +402,10 @@ func (c *Client) roundTripOnce(req *http.Request) (*http.Response, *PathStalledE
 	}
 	m := &measuredBody{ReadCloser: resp.Body, c: c, f: f, moves: moves, rx: rx,
 		res: Result{Chosen: int(p), Path: active, PathName: c.pathName(active), Carrier: -1, Status: resp.StatusCode, Start: start, Est: est}}
+	if req.Method == http.MethodGet && resp.StatusCode == http.StatusOK && req.Header.Get("Range") == "" && replayable(req) {
+		st := resume.Start(resp)
+		m.req, m.st = req, &st // a stall under the body resumes it
+	}
 	resp.Body = m
 	resp.Request = req.WithContext(context.WithValue(ctx, resultKey{}, m))
 	if req.Method == http.MethodHead {
@@ -448,12 +457,18 @@ func ResultOf(resp *http.Response) (res Result, ok bool) {
 // then or when it is closed.
 type measuredBody struct {
 	io.ReadCloser
-	c     *Client
-	f     *flight // takes off again for each read
-	moves int64
-	rx    []int64 // the ledger when the request was sent
-	res   Result  // read and written by the reader only, until done
-	once  sync.Once
+	c *Client
+	f *flight // takes off again for each read
+	// req and st resume a GET whose path stalls under its body: the rest
+	// is asked for again (Range, If-Range) and appended only if it is of
+	// the same version (internal/resume); resumed says it was.
+	req     *http.Request
+	st      *resume.State
+	resumed bool
+	moves   int64
+	rx      []int64 // the ledger when the request was sent
+	res     Result  // read and written by the reader only, until done
+	once    sync.Once
 
 	mu    sync.Mutex // guards final and ended, which ResultOf reads
 	final Result
@@ -461,17 +476,58 @@ type measuredBody struct {
 }
 
 func (b *measuredBody) Read(p []byte) (int, error) {
-	b.c.resume(b.f)
-	n, err := b.ReadCloser.Read(p)
-	b.c.land(b.f)
-	if ps := b.f.stalled(); ps != nil && err != nil {
+	n, err := b.read(p)
+	if ps := b.f.stalled(); ps != nil && err != nil && !b.resumed {
 		err = ps
+		if body, rerr := b.resumeAfter(ps); rerr == nil {
+			b.ReadCloser, b.resumed, err = body, true, nil
+			b.res.Failovers++
+		}
 	}
 	b.res.TotalBytes += int64(n)
 	if errors.Is(err, io.EOF) {
 		b.done()
 	}
 	return n, err
+}
+
+// read reads the body, as a flight while it waits on the network; a
+// resumed body is another request's, with its own flight.
+func (b *measuredBody) read(p []byte) (int, error) {
+	if b.resumed {
+		return b.ReadCloser.Read(p)
+	}
+	b.c.resume(b.f)
+	n, err := b.ReadCloser.Read(p)
+	b.c.land(b.f)
+	return n, err
+}
+
+// resumeAfter asks again for the rest of a GET whose path stalled under
+// its body (Client.RoundTrip sends it on the path the connection moved
+// to) and returns the new body, positioned after the bytes delivered.
+func (b *measuredBody) resumeAfter(ps *PathStalledError) (io.ReadCloser, error) {
+	if b.st == nil || b.req.Context().Err() != nil {
+		return nil, ps
+	}
+	req := b.req.Clone(b.req.Context())
+	offset := b.res.TotalBytes
+	b.st.Prepare(req.Header, resume.Range{First: offset, Last: -1})
+	resp, err := b.c.RoundTrip(req)
+	if err != nil {
+		return nil, err
+	}
+	skip, err := b.st.Check(resp, offset)
+	if err == nil {
+		_, err = io.CopyN(io.Discard, resp.Body, skip)
+	}
+	if err != nil {
+		resp.Body.Close()
+		return nil, err
+	}
+	b.ReadCloser.Close()
+	b.c.cfg.Logf("pcm: %v; the body of %s resumed from byte %d", ps, b.req.URL.Path, offset)
+	return resp.Body, nil
 }
 
 // done takes the measurement, once: EndTime is now (PCM Eq. 3). The
