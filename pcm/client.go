@@ -118,6 +118,10 @@ type Config struct {
 	MaxResponseHeaderBytes int
 	DisableCompression     bool
 	Logger                 *slog.Logger
+
+	// avoid names the paths a Transport's previous connection to the
+	// server found down: its redial tries them last (dialOrder).
+	avoid map[string]bool
 }
 
 func (c *Config) setDefaults() error {

@@ -38,6 +38,7 @@ func (c *Client) raceDial(ctx context.Context, local *localIndex, tlsConf *tls.C
 	results := make(chan *attempt)
 	timer := time.NewTimer(0)
 	defer timer.Stop()
+	order := c.dialOrder()
 	next, running := 0, 0
 	var errs []error
 	var won *attempt
@@ -45,7 +46,7 @@ func (c *Client) raceDial(ctx context.Context, local *localIndex, tlsConf *tls.C
 		select {
 		case <-timer.C:
 			if next < len(c.paths) {
-				if err := c.startAttempt(rctx, next, local, tlsConf, qconf, results); err != nil {
+				if err := c.startAttempt(rctx, order[next], local, tlsConf, qconf, results); err != nil {
 					errs = append(errs, err)
 					timer.Reset(0)
 				} else {
@@ -80,6 +81,21 @@ func (c *Client) raceDial(ctx context.Context, local *localIndex, tlsConf *tls.C
 	}
 	c.dial, c.moves, c.active = won.tr, won.moves, won.path
 	return won.conn, nil
+}
+
+// dialOrder is the order the race tries the paths in: the configured one,
+// with the paths a previous connection to the server found down
+// (Config.avoid, set by Transport) last.
+func (c *Client) dialOrder() []int {
+	var first, last []int
+	for i, ps := range c.paths {
+		if c.cfg.avoid[ps.Name] {
+			last = append(last, i)
+		} else {
+			first = append(first, i)
+		}
+	}
+	return append(first, last...)
 }
 
 // startAttempt opens path i's handshake socket and starts its handshake,

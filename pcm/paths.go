@@ -405,6 +405,19 @@ func (c *Client) markDownLocked(p int) {
 	c.selMu.Unlock()
 }
 
+// downPaths names the paths that are down.
+func (c *Client) downPaths() map[string]bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	down := map[string]bool{}
+	for _, ps := range c.paths {
+		if ps.down {
+			down[ps.Name] = true
+		}
+	}
+	return down
+}
+
 // Resting reports, per path, whether it is down after a failure: not used
 // (requests for it go on the active path) until a revival check after its
 // backoff succeeds (reviveRested).

@@ -76,6 +76,9 @@ type Transport struct {
 	mu      sync.Mutex
 	origins map[string]*originConn
 	closed  bool
+	// down names, per origin, the paths its last connection found down
+	// when it ended: the redial tries them last.
+	down map[string]map[string]bool
 }
 
 // originConn is one origin's connection, or the dial that makes it: ready
@@ -202,6 +205,10 @@ func (t *Transport) client(ctx context.Context, origin, host string) (*Client, e
 	}
 	oc := t.origins[origin]
 	if c := oc.dialled(); c != nil && c.Err() != nil {
+		if t.down == nil {
+			t.down = map[string]map[string]bool{}
+		}
+		t.down[origin] = c.downPaths()
 		c.Close() // ended: dial again, as http3.Transport does
 		oc = nil
 	}
@@ -228,6 +235,9 @@ func (t *Transport) client(ctx context.Context, origin, host string) (*Client, e
 func (t *Transport) dial(oc *originConn, origin, host string) {
 	cfg := t.config()
 	cfg.Server = origin
+	t.mu.Lock()
+	cfg.avoid = t.down[origin]
+	t.mu.Unlock()
 	if cfg.ServerName == "" {
 		cfg.ServerName = host
 	}
@@ -260,11 +270,17 @@ func (oc *originConn) dialled() *Client {
 	}
 }
 
-// forget drops origin's client c (if still the current one) and closes it.
+// forget drops origin's client c (if still the current one), remembers
+// the paths it found down, and closes it.
 func (t *Transport) forget(origin string, c *Client) {
+	down := c.downPaths()
 	t.mu.Lock()
 	if t.origins[origin].dialled() == c {
 		delete(t.origins, origin)
+		if t.down == nil {
+			t.down = map[string]map[string]bool{}
+		}
+		t.down[origin] = down
 	}
 	t.mu.Unlock()
 	c.Close()
