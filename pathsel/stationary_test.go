@@ -98,7 +98,6 @@ func floorRatio(s stationarySet) float64 {
 // and 1.10 × the oracle, about twice the floor, while Thompson sampling
 // is 1.07 and 1.06 (docs/pcm-default.md). The distribution is logged.
 func TestDefaultOnGeneratedStationarySets(t *testing.T) {
-func TestDefaultOnGeneratedStationarySets(t *testing.T) {
 	const seeds = 8
 	const bound = 1.05
 	// floorShare: the default's excess over the oracle may be at most this
