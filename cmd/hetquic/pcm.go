@@ -336,7 +336,7 @@ func pcmCuts(ctx context.Context, args []string) error {
 		"Sends a 5 KB GET every 10 ms (5 s timeout) over three emulated paths (100 Mbit/s) and black-holes\n"+
 			"paths through the emulator's control API: the active one, the first configured one, two in a row;\n"+
 			"per cut and API, what the requests saw. Then the CPU per small GET, pcm.Transport (three paths)\n"+
-			"against quic-go's http3.Transport, over loopback.")
+			"against quic-go's http3.Transport, over loopback; and what the side probes cost an idle client.")
 	rtts := fs.String("rtts", "20,30,40", "the three paths' round-trip times in ms, comma-separated")
 	gets := fs.Int("cpu-gets", 500, "GETs per transport per CPU round")
 	rounds := fs.Int("cpu-rounds", 7, "CPU rounds (the first is a warm-up)")
@@ -367,5 +367,11 @@ func pcmCuts(ctx context.Context, args []string) error {
 	ct := results.Table{Header: []string{"CPU per 5 KB GET", "pcm.Transport, 3 paths µs", "http3.Transport µs", "ratio (median of rounds)"}}
 	ct.Rows = append(ct.Rows, []string{fmt.Sprintf("%d GETs × %d rounds", cpu.Gets, cpu.Rounds), fmt.Sprintf("%.0f", cpu.PCMus),
 		fmt.Sprintf("%.0f", cpu.BaselineUs), fmt.Sprintf("%.2f", cpu.Ratio)})
-	return results.WriteTables(os.Stdout, []results.Table{t, ct})
+	probe, err := measure.MeasureProbeCost(ctx, rs, 20*time.Second)
+	if err != nil {
+		return err
+	}
+	pt := results.Table{Header: []string{"side probes (defaults), idle client, 3 paths", "bytes/s both ways, handshakes included"}}
+	pt.Rows = append(pt.Rows, []string{fmt.Sprintf("%.0f s", probe.Seconds), fmt.Sprintf("%.0f", probe.BytesPerSecond)})
+	return results.WriteTables(os.Stdout, []results.Table{t, ct, pt})
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/hetquic/hetquic/internal/stats"
 	"github.com/hetquic/hetquic/origin"
 	"github.com/hetquic/hetquic/pcm"
+	"github.com/hetquic/hetquic/scenario"
 )
 
 // CPUCost is the process CPU time (user + system, the origin's included:
@@ -102,4 +103,43 @@ func cpuTime() time.Duration {
 	var ru syscall.Rusage
 	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// ProbeCost is what a Client's side probes (pcm.Config.Probes, defaults)
+// cost on the wire: bytes per second both ways, handshakes included, over
+// an idle connection with three paths.
+type ProbeCost struct {
+	BytesPerSecond float64
+	Seconds        float64
+}
+
+// MeasureProbeCost keeps a Client with default probes idle for d over three
+// emulated paths of the given RTTs and counts its probes' bytes.
+func MeasureProbeCost(ctx context.Context, rtts []float64, d time.Duration) (ProbeCost, error) {
+	sc := &scenario.Scenario{Name: "probe-cost"}
+	for i, rtt := range rtts {
+		l := scenario.Link{DelayMs: rtt / 2, RateMbps: 100}
+		sc.Paths = append(sc.Paths, scenario.Path{Name: fmt.Sprintf("p%d", i), Up: l, Down: l})
+	}
+	b, err := NewBench(sc, 1)
+	if err != nil {
+		return ProbeCost{}, err
+	}
+	defer b.Close()
+	c, err := pcm.Dial(ctx, b.libConfig())
+	if err != nil {
+		return ProbeCost{}, err
+	}
+	defer c.Close()
+	if _, err := c.Get(ctx, "/bytes/10", nil); err != nil {
+		return ProbeCost{}, err
+	}
+	start := time.Now()
+	select {
+	case <-time.After(d):
+	case <-ctx.Done():
+		return ProbeCost{}, ctx.Err()
+	}
+	secs := time.Since(start).Seconds()
+	return ProbeCost{BytesPerSecond: float64(c.Stats().ProbeBytes) / secs, Seconds: secs}, nil
 }
