@@ -11,7 +11,6 @@ import (
 	"math"
 	"math/rand/v2"
 	"net"
-	"net/netip"
 	"net/url"
 	"os"
 	"slices"
@@ -223,28 +222,7 @@ func (f *pcmFlags) dial(ctx context.Context, target string) (*pcm.Client, string
 
 // localPaths resolves --paths: interface names or addresses; empty means
 // every non-loopback address of the host (pcm.DiscoverPaths).
-func localPaths(spec string) ([]pcm.LocalPath, error) {
-	if spec == "" {
-		return pcm.DiscoverPaths()
-	}
-	var out []pcm.LocalPath
-	for _, item := range strings.Split(spec, ",") {
-		item = strings.TrimSpace(item)
-		if a, err := netip.ParseAddr(item); err == nil {
-			out = append(out, pcm.LocalPath{Name: item, Addr: a})
-			continue
-		}
-		if _, err := net.InterfaceByName(item); err != nil {
-			return nil, fmt.Errorf("pcm: --paths: %q is neither an address nor an interface", item)
-		}
-		lp, err := pcm.InterfacePath(item)
-		if err != nil {
-			return nil, fmt.Errorf("pcm: --paths: %w", err)
-		}
-		out = append(out, lp)
-	}
-	return out, nil
-}
+func localPaths(spec string) ([]pcm.LocalPath, error) { return pcm.ParsePaths(spec) }
 
 func notes(r pcm.Result) string {
 	var s string
