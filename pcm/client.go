@@ -194,11 +194,13 @@ type Client struct {
 	// one switch (lockSwitch).
 	mu        sync.Mutex
 	switching chan struct{}
-	// lastSwitch is when the connection last moved (busySwitchHold).
-	lastSwitch time.Time
-	paths      []*pathState
-	active     int
-	flights    map[*flight]struct{} // requests waiting on the network
+	// lastSwitch is when the connection last moved (busySwitchHold);
+	// lastBusySwitch when it last moved with requests in flight
+	// (followSettle).
+	lastSwitch, lastBusySwitch time.Time
+	paths                      []*pathState
+	active                     int
+	flights                    map[*flight]struct{} // requests waiting on the network
 	// migration is false when the server forbade it or AddPath failed:
 	// the client then stays where it is.
 	migration bool

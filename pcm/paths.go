@@ -153,6 +153,21 @@ func (c *Client) credit(res *Result) error {
 // pcm/README.md).
 const notFollowedLimit = 3
 
+// A response is evidence that the server does not follow only when its
+// request left followSettle after the latest switch made while requests
+// were in flight (under load, or a failover): the server, busy with the
+// old path's streams, may go on answering there for a while — through
+// the emulator 14 responses of one such switch came back on the old path
+// and pinned the client. A switch with nothing in flight probes first, so
+// the server has validated the new path before the request leaves, and
+// the response right after it is evidence. Four
+// round trips, at least 250 ms: room for the validation, the ACK delay and
+// a loaded host.
+const (
+	followSettleRTTs  = 4
+	followSettleFloor = 250 * time.Millisecond
+)
+
 // pinHold is how long a pin lasts before the client tries switching again:
 // the verdict is re-tested rather than kept for the connection's life (a
 // server may follow again after its own path state changes). Thirty
@@ -180,10 +195,14 @@ func (c *Client) notFollowed(res Result) {
 		// that is late, not refusal, and the client goes on choosing.
 		return
 	}
+	settle := max(followSettleRTTs*c.conn.ConnectionStats().SmoothedRTT, followSettleFloor)
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.paths[res.Path].down || c.paths[res.Carrier].down {
 		return // a path that failed says nothing about the server
+	}
+	if res.Est.Before(c.lastBusySwitch.Add(settle)) {
+		return // it raced a switch under load: the server may still answer on the old path
 	}
 	if res.Carrier != c.unfollowedTo {
 		c.unfollowedRun, c.unfollowedTo = 0, res.Carrier
@@ -305,6 +324,9 @@ func (c *Client) movedLocked(p int) {
 	c.switches.Add(1)
 	now := c.cfg.Now()
 	c.lastSwitch = now
+	if len(c.flights) > 0 {
+		c.lastBusySwitch = now
+	}
 	ps := c.paths[p]
 	ps.lastUsed = now
 	ps.down, ps.backoff = false, 0

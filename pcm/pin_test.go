@@ -18,9 +18,21 @@ func TestPinOnlyFromEvidence(t *testing.T) {
 		n := memnet.New()
 		c := memDial(t, n, 3, Config{})
 		unfollowed := func(failovers int) Result {
-			return Result{Path: 0, PathName: "p0", Carrier: 1, Failovers: failovers}
+			return Result{Path: 0, PathName: "p0", Carrier: 1, Failovers: failovers, Est: time.Now()}
 		}
 		followed := Result{Path: 0, PathName: "p0", Carrier: 0, Est: time.Now(), End: time.Now().Add(time.Millisecond)}
+		// Responses that raced a switch under load are no evidence.
+		c.mu.Lock()
+		c.lastBusySwitch = time.Now()
+		c.mu.Unlock()
+		for range 2 * notFollowedLimit {
+			r := unfollowed(0)
+			c.credit(&r)
+		}
+		if s := c.Stats(); s.Pinned != -1 {
+			t.Fatalf("pinned to %d by responses that raced a switch under load", s.Pinned)
+		}
+		time.Sleep(time.Second)
 		// Responses that raced a failover are no evidence.
 		for range 2 * notFollowedLimit {
 			r := unfollowed(1)

@@ -290,8 +290,11 @@ func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond)
 // libConfig is a library user's configuration for the bench: every path,
 // the default selector, probes and stall detection.
 func (b *Bench) libConfig() pcm.Config {
-	return pcm.Config{Server: b.relay.Addr().String(), ServerName: "localhost", TLS: b.roots, Paths: b.localPaths()}
+	return pcm.Config{Server: b.relay.Addr().String(), ServerName: "localhost", TLS: b.roots, Paths: b.localPaths(), Logf: cutLogf}
 }
+
+// cutLogf receives the clients' warnings (tests set it).
+var cutLogf func(string, ...any)
 
 func (b *Bench) requester(ctx context.Context, api, base string) (requester, error) {
 	switch api {
