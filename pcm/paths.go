@@ -540,7 +540,9 @@ func (c *Client) moveAwayLocked(ctx context.Context, failed int) bool {
 				continue
 			}
 			tried[p] = true
-			err := c.switchLocked(ctx, p)
+			actx, cancel := context.WithTimeout(ctx, c.failoverProbeTimeout())
+			err := c.switchLocked(actx, p)
+			cancel()
 			if err == nil {
 				return true
 			}
@@ -549,6 +551,26 @@ func (c *Client) moveAwayLocked(ctx context.Context, failed int) bool {
 	}
 	return false
 }
+
+// failoverProbeTimeout bounds each probe of a failover: requests wait for
+// the failover, and a live path answers a probe in one of its round trips,
+// so a failover probe gets failoverProbeRTTs × the connection's smoothed
+// RTT, at least failoverProbeFloor and at most ProbeTimeout. A path slower
+// than that fails the failover probe; when none passes the connection is
+// closed, and a Transport redials, racing every path with a full handshake
+// timeout.
+func (c *Client) failoverProbeTimeout() time.Duration {
+	d := max(failoverProbeRTTs*c.conn.ConnectionStats().SmoothedRTT, failoverProbeFloor)
+	return min(d, c.cfg.ProbeTimeout)
+}
+
+// The failover probe's deadline: eight round trips of the connection
+// (paths of one host rarely differ by more than that), and no less than
+// 250 ms, the dial race's stagger, for a loaded host.
+const (
+	failoverProbeRTTs  = 8
+	failoverProbeFloor = 250 * time.Millisecond
+)
 
 // failoverRounds is how often a failover tries every other path: twice
 // (moveAwayLocked says why), so a failover that finds nothing costs at
