@@ -194,13 +194,12 @@ type Client struct {
 	// one switch (lockSwitch).
 	mu        sync.Mutex
 	switching chan struct{}
-	// lastSwitch is when the connection last moved (busySwitchHold);
-	// lastBusySwitch when it last moved with requests in flight
-	// (followSettle).
-	lastSwitch, lastBusySwitch time.Time
-	paths                      []*pathState
-	active                     int
-	flights                    map[*flight]struct{} // requests waiting on the network
+	// lastBusySwitch is when the connection last moved with requests in
+	// flight: a failover (followSettle).
+	lastBusySwitch time.Time
+	paths          []*pathState
+	active         int
+	flights        map[*flight]struct{} // requests waiting on the network
 	// migration is false when the server forbade it or AddPath failed:
 	// the client then stays where it is.
 	migration bool
@@ -309,8 +308,8 @@ func Dial(ctx context.Context, cfg Config) (*Client, error) {
 			c.sel.AddPath(pathsel.PathID(i))
 		}
 	}
+	c.startProbes() // before the detector, which reads c.probing
 	go c.detectStalls()
-	c.startProbes()
 	return c, nil
 }
 

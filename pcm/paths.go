@@ -15,15 +15,15 @@ import (
 // land must follow when its response head has arrived or it gave up.
 //
 // When a switch may happen: when no request waits on the network (no
-// flight), or, under steady load, when busySwitchHold has passed since the
-// last switch. QUIC carries the streams in flight along (RFC 9000 §9), so
-// a switch fails no request; what it costs is the samples of the requests
-// in flight (they measured two paths, and are dropped), and a probe's
-// round trip for the requests that arrive during it (they wait for that
-// one switch, bounded by ProbeTimeout). A request that may not switch goes
-// on the active path at once (Result.Chosen ≠ Path says so). A response
-// body in the caller's hands, unread or between reads, waits for nothing
-// and holds no path.
+// flight), and at a failover. A request that may not switch goes on the
+// active path at once (Result.Chosen ≠ Path says so); one that arrives
+// during a switch waits for that one switch (bounded by ProbeTimeout). A
+// response body in the caller's hands, unread or between reads, waits for
+// nothing and holds no path: QUIC carries its stream along (RFC 9000 §9).
+// Switching with requests waiting would also move the connection under
+// steady load, but quic-go v0.65 reads the connection's socket state in
+// ConnectionState (which http3 calls as a response head arrives) without
+// the lock its path switch writes it under: the race detector reports it.
 func (c *Client) begin(ctx context.Context, p int) (active int, switched bool, f *flight) {
 	// The common case, no switch under way and none wanted, takes c.mu
 	// once and no switch token.
@@ -68,18 +68,9 @@ func (c *Client) admitLocked(ctx context.Context, switched bool) (int, bool, *fl
 	return c.active, switched, f
 }
 
-// busySwitchHold is how long after a switch the connection stays put while
-// requests are in flight. A switch under load drops the samples of the
-// requests in flight and makes those that arrive during its probe wait a
-// round trip: at most once a second keeps that to a small share of the
-// requests at any rate, and still brings a loaded client to a better path
-// (or off a worse one after a failover) within a second.
-const busySwitchHold = time.Second
-
-// maySwitchLocked says whether the connection may move now (begin).
-func (c *Client) maySwitchLocked() bool {
-	return len(c.flights) == 0 || c.cfg.Now().Sub(c.lastSwitch) >= busySwitchHold
-}
+// maySwitchLocked says whether the connection may move now (begin): only
+// when no request waits on the network.
+func (c *Client) maySwitchLocked() bool { return len(c.flights) == 0 }
 
 // lockSwitch takes c.mu and the right to switch (c.switching): it waits,
 // without holding c.mu, for a switch under way to end, or for ctx (the
@@ -155,7 +146,7 @@ const notFollowedLimit = 3
 
 // A response is evidence that the server does not follow only when its
 // request left followSettle after the latest switch made while requests
-// were in flight (under load, or a failover): the server, busy with the
+// were in flight (a failover): the server, busy with the
 // old path's streams, may go on answering there for a while — through
 // the emulator 14 responses of one such switch came back on the old path
 // and pinned the client. A switch with nothing in flight probes first, so
@@ -323,7 +314,6 @@ func (c *Client) movedLocked(p int) {
 	c.active = p
 	c.switches.Add(1)
 	now := c.cfg.Now()
-	c.lastSwitch = now
 	if len(c.flights) > 0 {
 		c.lastBusySwitch = now
 	}
@@ -540,9 +530,7 @@ func (c *Client) moveAwayLocked(ctx context.Context, failed int) bool {
 				continue
 			}
 			tried[p] = true
-			actx, cancel := context.WithTimeout(ctx, c.failoverProbeTimeout())
-			err := c.switchLocked(actx, p)
-			cancel()
+			err := c.switchLocked(ctx, p)
 			if err == nil {
 				return true
 			}
@@ -551,28 +539,6 @@ func (c *Client) moveAwayLocked(ctx context.Context, failed int) bool {
 	}
 	return false
 }
-
-// failoverProbeTimeout bounds each probe of a failover: requests wait for
-// the failover, and a live path answers a probe in one of its round trips,
-// so a failover probe gets failoverProbeRTTs × the connection's smoothed
-// RTT, at least failoverProbeFloor and at most ProbeTimeout. A path slower
-// than that fails the failover probe; when none passes the connection is
-// closed, and a Transport redials, racing every path with a full handshake
-// timeout.
-func (c *Client) failoverProbeTimeout() time.Duration {
-	d := max(failoverProbeRTTs*c.conn.ConnectionStats().SmoothedRTT, failoverProbeFloor)
-	return min(d, c.cfg.ProbeTimeout)
-}
-
-// The failover probe's deadline: eight round trips of the connection
-// (paths of one host rarely differ by more than that), and no less than
-// 500 ms: on a host under heavy load (load average 30 on 2 cores) probes
-// of a live path were answered after 300 ms and more, and a 250 ms floor
-// failed every failover probe of a run.
-const (
-	failoverProbeRTTs  = 8
-	failoverProbeFloor = 500 * time.Millisecond
-)
 
 // failoverRounds is how often a failover tries every other path: twice
 // (moveAwayLocked says why), so a failover that finds nothing costs at
