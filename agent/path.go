@@ -20,6 +20,7 @@ import (
 	"github.com/quic-go/quic-go"
 
 	"github.com/hetquic/hetquic/agent/tunnelgate"
+	"github.com/hetquic/hetquic/internal/localpath"
 )
 
 // LocalPath is one local interface: a name for logs and metrics and the
@@ -47,80 +48,31 @@ const (
 	RoleMetered = "metered"
 )
 
-// ParseLocalPath parses "NAME=ADDR", "NAME=IFACE" or "ADDR", each
-// optionally followed by "/backup" or "/metered". An interface is resolved
-// to its first global address (IPv4 first; its loopback address for a
-// loopback interface).
+// ParseLocalPath parses one path in localpath's grammar,
+// [NAME=](ADDRESS|INTERFACE)[/ROLE], with ROLE backup or metered; an
+// interface binds to its address by localpath's one rule.
 func ParseLocalPath(s string) (LocalPath, error) {
-	spec, role, hasRole := strings.Cut(s, "/")
-	if hasRole && role != RoleBackup && role != RoleMetered {
-		return LocalPath{}, fmt.Errorf("path %q: role %q: want backup or metered", s, role)
-	}
-	name, addr, found := cutLast(spec, "=")
-	if !found {
-		name, addr = spec, spec
-	}
-	if name == "" {
-		return LocalPath{}, fmt.Errorf("path %q: empty name", s)
-	}
-	a, err := netip.ParseAddr(addr)
-	if err == nil {
-		return LocalPath{Name: name, Addr: a, Role: role}, nil
-	}
-	if addr == "" || !found {
-		return LocalPath{}, fmt.Errorf("path %q: want NAME=IP, NAME=INTERFACE or IP: %w", s, err)
-	}
-	a, err = interfaceAddr(addr)
+	p, err := localpath.Parse(s, interfaceAddrs)
 	if err != nil {
-		return LocalPath{}, fmt.Errorf("path %q: %w", s, err)
+		return LocalPath{}, err
 	}
-	return LocalPath{Name: name, Addr: a, Iface: addr, Role: role}, nil
+	if p.Role != RolePrimary && p.Role != RoleBackup && p.Role != RoleMetered {
+		return LocalPath{}, fmt.Errorf("path %q: role %q: want backup or metered", s, p.Role)
+	}
+	return LocalPath{Name: p.Name, Addr: p.Addr, Iface: p.Iface, Role: p.Role}, nil
 }
 
 // interfaceAddrs lists an interface's addresses (tests replace it).
-var interfaceAddrs = func(name string) ([]netip.Addr, bool, error) {
-	ifc, err := net.InterfaceByName(name)
-	if err != nil {
-		return nil, false, fmt.Errorf("%q is neither an address nor an interface", name)
-	}
-	addrs, err := ifc.Addrs()
-	if err != nil {
-		return nil, false, fmt.Errorf("interface %s: %w", name, err)
-	}
-	var out []netip.Addr
-	for _, a := range addrs {
-		if pfx, err := netip.ParsePrefix(a.String()); err == nil {
-			out = append(out, pfx.Addr())
-		}
-	}
-	return out, ifc.Flags&net.FlagLoopback != 0, nil
-}
+var interfaceAddrs localpath.AddrsFunc = localpath.SystemAddrs
 
-// interfaceAddr is the address a path over interface name binds to: its
-// first global unicast IPv4 address, else IPv6 (loopback addresses count
-// for a loopback interface; link-local ones never).
+// interfaceAddr is the address a path over interface name binds to, by
+// localpath's rule.
 func interfaceAddr(name string) (netip.Addr, error) {
 	addrs, loopback, err := interfaceAddrs(name)
 	if err != nil {
 		return netip.Addr{}, err
 	}
-	var v6 netip.Addr
-	for _, a := range addrs {
-		a = a.Unmap()
-		if !(a.IsGlobalUnicast() || a.IsPrivate() || loopback && a.IsLoopback()) {
-			continue
-		}
-		if a.Is4() {
-			return a, nil
-		}
-		if !v6.IsValid() {
-			v6 = a
-		}
-	}
-	if v6.IsValid() {
-		return v6, nil
-	}
-	return netip.Addr{}, fmt.Errorf("interface %s has no usable address", name)
+	return localpath.Pick(name, addrs, loopback)
 }
 
 // MaxLanes bounds Lanes' n: beyond a few connections per interface the
@@ -153,15 +105,6 @@ func Lanes(paths []LocalPath, n int) ([]LocalPath, error) {
 		}
 	}
 	return out, nil
-}
-
-func cutLast(s, sep string) (string, string, bool) {
-	for i := len(s) - len(sep); i >= 0; i-- {
-		if s[i:i+len(sep)] == sep {
-			return s[:i], s[i+len(sep):], true
-		}
-	}
-	return s, "", false
 }
 
 var errUnauthorized = errors.New("ct-server refused the token (unauthorized)")

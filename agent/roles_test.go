@@ -34,13 +34,14 @@ func TestParseLocalPathNames(t *testing.T) {
 		"loop=lo":                  {Name: "loop", Addr: netip.MustParseAddr("127.0.0.1"), Iface: "lo"},
 		"127.0.0.2":                {Name: "127.0.0.2", Addr: netip.MustParseAddr("127.0.0.2")},
 		"wifi=192.168.1.23/backup": {Name: "wifi", Addr: netip.MustParseAddr("192.168.1.23"), Role: RoleBackup},
+		"wlan0":                    {Name: "wlan0", Addr: netip.MustParseAddr("192.168.1.23"), Iface: "wlan0"},
 	} {
 		got, err := ParseLocalPath(in)
 		if err != nil || got != want {
 			t.Errorf("%q: %+v %v, want %+v", in, got, err, want)
 		}
 	}
-	for _, bad := range []string{"wifi=eth9", "wifi=down", "wifi=wlan0/cheap", "wlan0", "=wlan0", "wifi=wlan0/"} {
+	for _, bad := range []string{"wifi=eth9", "wifi=down", "wifi=wlan0/cheap", "=wlan0", "wifi=wlan0/"} {
 		if got, err := ParseLocalPath(bad); err == nil {
 			t.Errorf("%q accepted: %+v", bad, got)
 		}

@@ -104,12 +104,19 @@ func newProber(s *Spec, st StrategySpec, env Env, sel pathsel.Selector) *prober 
 	return &prober{env: pe, sel: po, every: every, next: every, ws: s.Probe.WorkingSet}
 }
 
-// after advances the clock by round t's wait and sends the probes that
-// fell due, each to the next idle path present (not current).
+// after advances the clock by round t's wait, hands the strategy the
+// answers that came back for paths still present, and sends the probes
+// that fell due, each to the next idle path present (not current).
 func (p *prober) after(t int, waitMs float64, current int, present []bool) error {
 	p.clock += waitMs
 	if pa, ok := p.env.(ProbeAnswerer); ok {
 		for _, a := range pa.Answers() {
+			if int(a.P) >= len(present) || !present[a.P] {
+				// Asked while the path was there; the run has taken it
+				// out of the strategy since (resting, removed): the
+				// strategy no longer knows it, and the answer is stale.
+				continue
+			}
 			if err := p.sel.ObserveProbe(a.P, a.RTTms); err != nil {
 				return err
 			}

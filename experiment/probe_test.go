@@ -131,3 +131,39 @@ func TestProberLateAnswers(t *testing.T) {
 		t.Errorf("selector told %v (asked %v), want %v and no new ask", sel.got, env.asked, want)
 	}
 }
+
+// strictLog is a probeLog whose selector knows only the paths present, as
+// pathsel's strategies do: a probe answer of another path is an error.
+type strictLog struct {
+	probeLog
+	present []bool
+}
+
+func (l *strictLog) ObserveProbe(p pathsel.PathID, rtt float64) error {
+	if int(p) >= len(l.present) || !l.present[p] {
+		return pathsel.ErrUnknownPath
+	}
+	return l.probeLog.ObserveProbe(p, rtt)
+}
+
+// TestProberDropsAnswersOfRemovedPaths: a probe asked while a path was
+// present whose answer comes back after the run took the path out of the
+// strategy (a resting path) is dropped, not handed to the strategy, which
+// would abort the run with "unknown path".
+func TestProberDropsAnswersOfRemovedPaths(t *testing.T) {
+	env := &lateEnv{}
+	present := []bool{true, true, true}
+	sel := &strictLog{present: present}
+	p := &prober{env: env, sel: sel, every: 100, next: 100, ws: 3}
+	if err := p.after(0, 100, 0, present); err != nil {
+		t.Fatal(err)
+	}
+	present[1] = false // the run removed path 1 before its answer came
+	env.answers = []ProbeAnswer{{1, 20}, {2, 31}}
+	if err := p.after(1, 10, 0, present); err != nil {
+		t.Fatalf("an answer of a removed path aborted the run: %v", err)
+	}
+	if want := []ProbeAnswer{{2, 31}}; !slices.Equal(sel.got, want) {
+		t.Errorf("selector told %v, want %v", sel.got, want)
+	}
+}

@@ -24,6 +24,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/netip"
@@ -74,9 +75,12 @@ type Config struct {
 	MaxPaths int
 	// ProbeTimeout bounds a path validation (default 1 s).
 	ProbeTimeout time.Duration
-	// StallTimeout is how long a response may receive nothing before its
-	// path counts as failed and the request is retried on another path
-	// (default 1 s; the smoothed RTT × 4 when that is larger).
+	// StallTimeout is the floor of the stall timeout: how long the
+	// connection may receive nothing while a request waits before its
+	// path counts as failed, the connection moves to the best live path
+	// and the requests that can be replayed are retried there (default
+	// 1 s; stallRTTs × the smoothed RTT when that is larger; pcm/stall.go
+	// says why).
 	StallTimeout time.Duration
 	// DownBackoff is how long a failed path rests before it is tried again
 	// (default 2 s, doubling while it keeps failing, at most 1 min).
@@ -97,10 +101,27 @@ type Config struct {
 	// fake time under testing/synctest makes probe, stall and failover
 	// tests fast and deterministic.
 	ListenPacket func(ip net.IP) (net.PacketConn, error)
+	// Probes configures the side probes of idle paths (on by default with
+	// two or more paths and the default selector; Probes.Off turns them
+	// off).
+	Probes Probes
 	// Now is the clock of the measurements (default time.Now).
 	Now func() time.Time
-	// Logf receives warnings (default: discarded).
+	// Logf receives warnings (default: Logger's Warn when Logger is set,
+	// else discarded).
 	Logf func(format string, args ...any)
+
+	// As http3.Transport's fields of the same names, for the HTTP/3 layer
+	// of the connection: EnableDatagrams (RFC 9297; it turns QUIC
+	// datagrams on), MaxResponseHeaderBytes, DisableCompression, Logger.
+	EnableDatagrams        bool
+	MaxResponseHeaderBytes int
+	DisableCompression     bool
+	Logger                 *slog.Logger
+
+	// avoid names the paths a Transport's previous connection to the
+	// server found down: its redial tries them last (dialOrder).
+	avoid map[string]bool
 }
 
 func (c *Config) setDefaults() error {
@@ -129,10 +150,15 @@ func (c *Config) setDefaults() error {
 	if c.Now == nil {
 		c.Now = time.Now
 	}
+	c.Probes.setDefaults()
 	if c.ListenPacket == nil {
 		c.ListenPacket = func(ip net.IP) (net.PacketConn, error) {
 			return net.ListenUDP("udp", &net.UDPAddr{IP: ip})
 		}
+	}
+	if c.Logf == nil && c.Logger != nil {
+		l := c.Logger
+		c.Logf = func(format string, args ...any) { l.Warn(fmt.Sprintf(format, args...)) }
 	}
 	if c.Logf == nil {
 		c.Logf = func(string, ...any) {}
@@ -159,24 +185,37 @@ type Client struct {
 	h3         *http3.ClientConn
 	remote     *net.UDPAddr
 
-	// mu guards the path state, inflight and switching, briefly: a request
-	// in flight does not hold it, and the connection moves only when none
-	// is in flight (begin), so a path never changes under a request and
-	// every measurement belongs to one path. switching is set while a
+	// mu guards the path state, flights and switching, briefly: a request
+	// in flight does not hold it, and the connection moves only when no
+	// request waits on the network (begin), or when a path stalls
+	// (failStalled). switching is set while a
 	// switch (or a failover, or an admission) is under way, and closed
 	// when it ends: a request that arrives meanwhile waits for at most that
 	// one switch (lockSwitch).
 	mu        sync.Mutex
 	switching chan struct{}
-	paths     []*pathState
-	active    int
-	inflight  int // requests admitted by begin and not yet ended
+	// lastBusySwitch is when the connection last moved with requests in
+	// flight: a failover (followSettle).
+	lastBusySwitch time.Time
+	paths          []*pathState
+	active         int
+	flights        map[*flight]struct{} // requests waiting on the network
 	// migration is false when the server forbade it or AddPath failed:
 	// the client then stays where it is.
 	migration bool
 	// pin is the path a server that does not follow switches keeps
 	// sending to (notFollowed); -1 while the server follows.
-	pin int
+	pin      int
+	pinUntil time.Time // when the pin is re-tested (pinHold)
+	// unfollowedRun counts unfollowed responses carried by path
+	// unfollowedTo since the server last followed elsewhere (notFollowed).
+	unfollowedRun int
+	unfollowedTo  int
+
+	// probing says the side probes run (startProbes): they, not the
+	// revival checks, bring a path that is down back; prober runs them.
+	probing bool
+	prober  *AsyncProber
 
 	selMu sync.Mutex // guards the selector
 	sel   pathsel.Selector
@@ -197,14 +236,21 @@ type pathState struct {
 	validated bool
 	removed   bool // RemovePath: never used again
 	lastUsed  time.Time
-	// down is set when the path failed; it is not chosen before retryAt.
-	down    bool
-	retryAt time.Time
-	backoff time.Duration
+	// down is set when the path failed; it rests until retryAt, and then
+	// comes back when a revival check (checkPath, running while checking)
+	// completes a handshake on it.
+	down     bool
+	checking bool
+	retryAt  time.Time
+	backoff  time.Duration
 }
 
-// Dial opens one socket per local path and the QUIC connection on the
-// first one (the paper picks it at random: put the one you want first).
+// Dial opens one socket per local path and the QUIC connection on
+// whichever path completes a handshake first: the paths are tried in
+// their order, each dialStagger after the one before (RFC 8305's
+// connection attempt delay) or at once when the one before failed, and the
+// first handshake that completes wins (raceDial). Rebind mode, whose one
+// socket moves between paths, dials on the first path only.
 //
 // Its errors name what was wrong: the server address, a Config that
 // cannot work, no local path that binds, the handshake.
@@ -219,62 +265,40 @@ func Dial(ctx context.Context, cfg Config) (*Client, error) {
 	if err != nil {
 		return nil, fmt.Errorf("pcm: server %q: %w", cfg.Server, err)
 	}
-	c := &Client{cfg: cfg, remote: remote, migration: true, pin: -1, sel: cfg.Selector}
+	c := &Client{cfg: cfg, remote: remote, migration: true, pin: -1, sel: cfg.Selector, flights: map[*flight]struct{}{}}
 	local, socks, err := c.bindPaths()
 	if err != nil {
 		return nil, err
 	}
 	c.rx = newRxLedger(len(c.paths))
-	dialTr := c.paths[0].tr
-	if !cfg.Rebind {
-		// The handshake gets a socket of its own on the first path's
-		// address, so that every path, the first included, is later used
-		// through quic-go's path API on its own transport.
-		udp, err := cfg.ListenPacket(c.paths[0].Addr.AsSlice())
-		if err != nil {
-			for _, s := range socks {
-				s.Close()
-			}
-			return nil, fmt.Errorf("pcm: path %s: bind %s: %w", c.paths[0].Name, c.paths[0].Addr, err)
-		}
-		c.dial = &quic.Transport{Conn: udp}
-		dialTr = c.dial
-		local.set(udp.LocalAddr(), 0)
-	}
+	tlsConf, qconf := c.handshakeConfigs()
+	var conn *quic.Conn
 	if cfg.Rebind {
 		c.multi = newMultiConn(socks, c.rx)
 		c.rebind = &quic.Transport{Conn: c.multi}
-		dialTr = c.rebind
+		conn, err = c.rebind.Dial(ctx, remote, tlsConf, qconf)
+		if err != nil {
+			err = fmt.Errorf("pcm: dial %s via %s: %w", cfg.Server, c.paths[0].Name, err)
+		}
+	} else {
+		conn, err = c.raceDial(ctx, local, tlsConf, qconf)
 	}
-	tlsConf := cfg.TLS.Clone()
-	if tlsConf == nil {
-		tlsConf = &tls.Config{}
-	}
-	tlsConf.NextProtos = []string{http3.NextProtoH3}
-	if tlsConf.ServerName == "" {
-		tlsConf.ServerName = cfg.ServerName
-	}
-	qconf := &quic.Config{}
-	if cfg.QUIC != nil {
-		qconf = cfg.QUIC.Clone()
-	}
-	if !cfg.Rebind {
-		dialAddr, _ := addrPort(c.dial.Conn.LocalAddr())
-		c.moves = newMoveWatch(qconf.Tracer, c.rx, local, dialAddr)
-		qconf.Tracer = c.moves.tracer
-	}
-	conn, err := dialTr.Dial(ctx, remote, tlsConf, qconf)
 	if err != nil {
 		c.closeTransports()
-		return nil, fmt.Errorf("pcm: dial %s via %s: %w", cfg.Server, cfg.Paths[0].Name, err)
+		return nil, err
 	}
 	c.conn = conn
 	if cfg.Rebind {
 		c.checkRebindAllowed()
 	}
-	c.h3 = (&http3.Transport{}).NewClientConn(conn)
-	c.paths[0].validated = true
-	c.paths[0].lastUsed = cfg.Now()
+	c.h3 = (&http3.Transport{
+		EnableDatagrams:        cfg.EnableDatagrams,
+		MaxResponseHeaderBytes: cfg.MaxResponseHeaderBytes,
+		DisableCompression:     cfg.DisableCompression,
+		Logger:                 cfg.Logger,
+	}).NewClientConn(conn)
+	c.paths[c.active].validated = true
+	c.paths[c.active].lastUsed = cfg.Now()
 	if c.sel == nil {
 		if c.sel, err = pathsel.New(cfg.Strategy, newRand(cfg.Seed)); err != nil {
 			c.Close()
@@ -284,7 +308,30 @@ func Dial(ctx context.Context, cfg Config) (*Client, error) {
 			c.sel.AddPath(pathsel.PathID(i))
 		}
 	}
+	c.startProbes() // before the detector, which reads c.probing
+	go c.detectStalls()
 	return c, nil
+}
+
+// handshakeConfigs are the TLS and QUIC configurations of the handshake:
+// the caller's, with h3 as the protocol.
+func (c *Client) handshakeConfigs() (*tls.Config, *quic.Config) {
+	tlsConf := c.cfg.TLS.Clone()
+	if tlsConf == nil {
+		tlsConf = &tls.Config{}
+	}
+	tlsConf.NextProtos = []string{http3.NextProtoH3}
+	if tlsConf.ServerName == "" {
+		tlsConf.ServerName = c.cfg.ServerName
+	}
+	qconf := &quic.Config{}
+	if c.cfg.QUIC != nil {
+		qconf = c.cfg.QUIC.Clone()
+	}
+	if c.cfg.EnableDatagrams {
+		qconf.EnableDatagrams = true // as http3.Transport does
+	}
+	return tlsConf, qconf
 }
 
 // checkRebindAllowed turns rebind mode's migration off when the server
@@ -364,15 +411,24 @@ type Stats struct {
 	// (none of them gave the selector a sample).
 	Unfollowed int64
 	// Pinned is the path the client stays on since the server was found
-	// not to follow switches (notFollowedLimit), or -1.
+	// not to follow switches (notFollowedLimit in a row), or -1; the pin
+	// lasts pinHold at most, ends when its path goes down, and ClearPin
+	// ends it at once.
 	Pinned int
+	// ProbeBytes is what the side probes (Config.Probes) have sent and
+	// received so far, handshakes included; 0 when they do not run.
+	ProbeBytes uint64
 }
 
 // Stats reports the client's counters.
 func (c *Client) Stats() Stats {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return Stats{Unfollowed: c.unfollowed.Load(), Pinned: c.pin}
+	st := Stats{Unfollowed: c.unfollowed.Load(), Pinned: c.pinnedLocked()}
+	if c.prober != nil {
+		st.ProbeBytes = c.prober.Bytes()
+	}
+	return st
 }
 
 // Close closes the connection and every socket.
@@ -503,14 +559,15 @@ func (c *Client) GetOn(ctx context.Context, p int, target string, w io.Writer) (
 	for attempt := 0; ; attempt++ {
 		want := p
 		if attempt > 0 {
-			want = -1 // failover chose the path
+			want = -1 // the stall detector chose the path
 		}
-		active, sw := c.begin(ctx, want)
+		active, sw, f := c.begin(ctx, want)
 		if attempt == 0 {
 			switched = sw
 		}
-		r, n, err := c.fetch(ctx, active, target, received, &st, w)
-		c.end()
+		r, n, err := c.fetch(f, active, target, received, &st, w)
+		c.land(f)
+		f.cancel(nil)
 		received += n
 		if attempt == 0 {
 			res = r
@@ -522,17 +579,12 @@ func (c *Client) GetOn(ctx context.Context, p int, target string, w io.Writer) (
 			res.Switched, res.Failovers = switched, attempt
 			return res, nil
 		}
-		if !errors.Is(err, errStalled) || attempt >= len(c.paths) || ctx.Err() != nil {
+		if f.stalled() == nil || attempt >= c.numPaths() || ctx.Err() != nil || c.Err() != nil {
 			return res, err
 		}
-		c.cfg.Logf("pcm: path %s stalled (%v); failing over", r.PathName, err)
-		if !c.failover(ctx, r.Path) {
-			return res, fmt.Errorf("pcm: path %s failed and no other path works: %w", r.PathName, err)
-		}
+		c.cfg.Logf("pcm: stream %d: %v; resuming from byte %d", r.StreamID, err, received)
 	}
 }
-
-var errStalled = errors.New("response stalled")
 
 // copyBufs recycles the response copy buffers: requests are small and many.
 var copyBufs = sync.Pool{New: func() any { b := make([]byte, 32<<10); return &b }}
@@ -543,9 +595,14 @@ var copyBufs = sync.Pool{New: func() any { b := make([]byte, 32<<10); return &b 
 // fetch then records; a later fetch resumes only the same version from
 // exactly offset (internal/resume), so a resource replaced mid-download is
 // an error, never a spliced body.
-func (c *Client) fetch(ctx context.Context, active int, target string, offset int64, st **resume.State, w io.Writer) (res Result, n int64, err error) {
+func (c *Client) fetch(f *flight, active int, target string, offset int64, st **resume.State, w io.Writer) (res Result, n int64, err error) {
 	res = Result{Path: active, PathName: c.pathName(active), Carrier: -1}
-
+	ctx := f.ctx
+	defer func() {
+		if ps := f.stalled(); ps != nil && err != nil {
+			err = ps
+		}
+	}()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "https://"+c.authority()+target, nil)
 	if err != nil {
 		return res, 0, err
@@ -569,16 +626,19 @@ func (c *Client) fetch(ctx context.Context, active int, target string, offset in
 			res.Path, res.PathName = p, c.pathName(p)
 		}
 	}()
-	stall := c.stallTimeout()
-	watch := newStallWatch(str, stall)
-	defer watch.stop()
+	// The stall detector ends f's context: the stream is abandoned then.
+	stop := context.AfterFunc(ctx, func() {
+		str.CancelRead(quic.StreamErrorCode(http3.ErrCodeRequestCanceled))
+		str.CancelWrite(quic.StreamErrorCode(http3.ErrCodeRequestCanceled))
+	})
+	defer stop()
 	if err := str.SendRequestHeader(req); err != nil {
 		return res, 0, err
 	}
 	str.Close() // no body: send FIN
 	resp, err := str.ReadResponse()
 	if err != nil {
-		return res, 0, watch.explain(err)
+		return res, 0, err
 	}
 	res.Status = resp.StatusCode
 	discard := int64(0)
@@ -589,12 +649,9 @@ func (c *Client) fetch(ctx context.Context, active int, target string, offset in
 		resp.Body.Close()
 		return res, 0, err
 	}
-	n, err = copyBody(w, resp.Body, discard, watch)
+	n, err = copyBody(w, resp.Body, discard)
 	res.End = c.cfg.Now() // EndTime: the FIN has arrived
-	if err != nil {
-		return res, n, watch.explain(err)
-	}
-	return res, n, nil
+	return res, n, err
 }
 
 func (c *Client) authority() string {
@@ -605,13 +662,8 @@ func (c *Client) authority() string {
 	return c.cfg.Server
 }
 
-func (c *Client) stallTimeout() time.Duration {
-	return max(c.cfg.StallTimeout, 4*c.conn.ConnectionStats().SmoothedRTT)
-}
-
-// copyBody copies body to w, dropping its first skip bytes, and tells the
-// stall watch about progress.
-func copyBody(w io.Writer, body io.ReadCloser, skip int64, watch *stallWatch) (int64, error) {
+// copyBody copies body to w, dropping its first skip bytes.
+func copyBody(w io.Writer, body io.ReadCloser, skip int64) (int64, error) {
 	defer body.Close()
 	bp := copyBufs.Get().(*[]byte)
 	defer copyBufs.Put(bp)
@@ -620,7 +672,6 @@ func copyBody(w io.Writer, body io.ReadCloser, skip int64, watch *stallWatch) (i
 	for {
 		k, err := body.Read(buf)
 		if k > 0 {
-			watch.progress()
 			chunk := buf[:k]
 			if skip > 0 {
 				d := min(skip, int64(k))

@@ -1,69 +1,59 @@
 package pcm
 
 import (
-	"errors"
 	"fmt"
-	"net"
-	"net/netip"
+
+	"github.com/hetquic/hetquic/internal/localpath"
 )
 
 // DiscoverPaths lists one LocalPath per interface that is up and not a
-// loopback, at its address (interfaceAddr): every network the host can
-// reach the server through, as the PCM paper's client uses them. It is
-// Config's default and `hetquic pcm`'s without --paths.
+// loopback, at its address by the one address rule (localpath.Pick):
+// every network the host can reach the server through, as the PCM paper's
+// client uses them. It is Config's default and `hetquic pcm`'s without
+// --paths.
 func DiscoverPaths() ([]LocalPath, error) {
-	ifaces, err := net.Interfaces()
+	found, err := localpath.Discover()
 	if err != nil {
-		return nil, fmt.Errorf("pcm: list interfaces: %w", err)
+		return nil, fmt.Errorf("pcm: %w", err)
 	}
-	var out []LocalPath
-	for _, ifc := range ifaces {
-		if ifc.Flags&net.FlagLoopback != 0 || ifc.Flags&net.FlagUp == 0 {
-			continue
-		}
-		if a, ok := interfaceAddr(ifc); ok {
-			out = append(out, LocalPath{Name: ifc.Name, Addr: a})
-		}
-	}
-	if len(out) == 0 {
-		return nil, errors.New("pcm: no non-loopback address on this host: give the paths")
+	out := make([]LocalPath, len(found))
+	for i, p := range found {
+		out[i] = LocalPath{Name: p.Name, Addr: p.Addr}
 	}
 	return out, nil
 }
 
-// InterfacePath is the LocalPath of the named interface (its address as
-// DiscoverPaths picks it).
+// InterfacePath is the LocalPath of the named interface (its address by
+// the rule DiscoverPaths uses).
 func InterfacePath(name string) (LocalPath, error) {
-	ifc, err := net.InterfaceByName(name)
+	addrs, loopback, err := localpath.SystemAddrs(name)
 	if err != nil {
-		return LocalPath{}, fmt.Errorf("pcm: no interface %q", name)
+		return LocalPath{}, fmt.Errorf("pcm: %w", err)
 	}
-	a, ok := interfaceAddr(*ifc)
-	if !ok {
-		return LocalPath{}, fmt.Errorf("pcm: interface %s has no address", name)
+	a, err := localpath.Pick(name, addrs, loopback)
+	if err != nil {
+		return LocalPath{}, fmt.Errorf("pcm: %w", err)
 	}
 	return LocalPath{Name: name, Addr: a}, nil
 }
 
-// interfaceAddr is the interface's first IPv4 address, else its first
-// global IPv6 one: a link-local IPv6 address needs a zone a socket bound
-// to it cannot reach a server through.
-func interfaceAddr(ifc net.Interface) (netip.Addr, bool) {
-	addrs, err := ifc.Addrs()
+// ParsePaths parses a --paths list (localpath's grammar: items
+// [NAME=](ADDRESS|INTERFACE), comma-separated); "" discovers the paths.
+// pcm takes no roles.
+func ParsePaths(spec string) ([]LocalPath, error) {
+	if spec == "" {
+		return DiscoverPaths()
+	}
+	parsed, err := localpath.ParseList(spec, localpath.SystemAddrs)
 	if err != nil {
-		return netip.Addr{}, false
+		return nil, fmt.Errorf("pcm: --paths: %w", err)
 	}
-	var v6 netip.Addr
-	for _, a := range addrs {
-		pfx, err := netip.ParsePrefix(a.String())
-		if err != nil {
-			continue
+	out := make([]LocalPath, len(parsed))
+	for i, p := range parsed {
+		if p.Role != "" {
+			return nil, fmt.Errorf("pcm: --paths: path %s: role %q is the agent's; pcm takes none", p.Name, p.Role)
 		}
-		if ip := pfx.Addr(); ip.Is4() {
-			return ip, true
-		} else if ip.IsGlobalUnicast() && !v6.IsValid() {
-			v6 = ip
-		}
+		out[i] = LocalPath{Name: p.Name, Addr: p.Addr}
 	}
-	return v6, v6.IsValid()
+	return out, nil
 }

@@ -88,7 +88,8 @@ func memConfig(t *testing.T, n *memnet.Network, k int, cfg Config, roots *tls.Co
 
 // A path whose packets vanish is given up exactly at the probe deadline;
 // the request is served on the active path; the path rests for the down
-// backoff and is probed again only after it, and the backoff doubles.
+// backoff, comes back only through a revival check after it (never by a
+// request sent into it), and the backoff doubles while checks fail.
 func TestProbeDeadlineAndRest(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		n := memnet.New()
@@ -121,28 +122,29 @@ func TestProbeDeadlineAndRest(t *testing.T) {
 		if got := time.Since(start); got > 2*rtt {
 			t.Errorf("a request for the resting path took %v: it probed again", got)
 		}
-		// After the rest the path is tried again (and fails again).
-		time.Sleep(rest)
-		if r := c.Resting(); r[1] {
-			t.Error("path 1 still resting after its backoff")
+		// After the rest a revival check (a handshake of its own on the
+		// path) tries it, out of band; it fails, and the rest doubles:
+		// still resting one rest and the check's deadline later, and a
+		// request for it is not sent into it.
+		check := revivalHandshakes * probe
+		time.Sleep(rest + check + time.Second)
+		if r := c.Resting(); !r[1] {
+			t.Error("path 1 back after a failed revival check")
 		}
 		start = time.Now()
-		if _, err := c.GetOn(ctx, 1, "/bytes/100", nil); err != nil {
-			t.Fatal(err)
+		if res, err := c.GetOn(ctx, 1, "/bytes/100", nil); err != nil || res.Path != 0 {
+			t.Fatalf("a request for the resting path: %+v, %v", res, err)
 		}
-		if got := time.Since(start); got < probe {
-			t.Errorf("after the rest the path was not probed again (%v)", got)
-		}
-		// The backoff has doubled: still resting after one more rest.
-		time.Sleep(rest)
-		start = time.Now()
-		c.GetOn(ctx, 1, "/bytes/100", nil)
 		if got := time.Since(start); got > 2*rtt {
-			t.Errorf("the backoff did not double: probed again after %v", rest)
+			t.Errorf("a request for the resting path took %v: it probed", got)
 		}
-		// The path comes back: probed after the doubled rest, and used.
+		// The path comes back: the check after the doubled rest succeeds,
+		// and the path is used.
 		n.SetDrop(memPath(1), false)
-		time.Sleep(rest)
+		time.Sleep(2*rest + check)
+		if r := c.Resting(); r[1] {
+			t.Error("path 1 still resting after a revival check that should succeed")
+		}
 		if res, err := c.GetOn(ctx, 1, "/bytes/100", nil); err != nil || res.Path != 1 || !res.Switched {
 			t.Errorf("the recovered path: %+v, %v", res, err)
 		}

@@ -2,45 +2,75 @@ package pcm
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"math/rand/v2"
-	"net"
 	"time"
-
-	"github.com/quic-go/quic-go"
-	"github.com/quic-go/quic-go/http3"
 
 	"github.com/hetquic/hetquic/pathsel"
 )
 
 // begin admits a request that wants path p (-1: wherever the connection
-// is) and returns the path it goes on and whether the connection moved for
-// it; end must follow when the request's response has been read or given
-// up.
+// is) and returns the path it goes on, whether the connection moved for
+// it, and its flight (takeOffLocked), whose context the request must use;
+// land must follow when its response head has arrived or it gave up.
 //
-// When a switch may happen: only when no request is in flight. A request
-// that arrives while others are in flight goes on the active path at once
-// (Result.Chosen ≠ Path says so), so no request ever waits for another's
-// head or body, and a switch never moves a response under way. A request
-// that arrives during a switch waits for that one switch (its probe is
-// bounded by ProbeTimeout). The price: under steady concurrency the
-// connection rarely moves, which PCM's model — one request per round —
-// never meets; a caller who wants every request on its own path sends
-// them one at a time.
-func (c *Client) begin(ctx context.Context, p int) (active int, switched bool) {
+// When a switch may happen: when no request waits on the network (no
+// flight), and at a failover. A request that may not switch goes on the
+// active path at once (Result.Chosen ≠ Path says so); one that arrives
+// during a switch waits for that one switch (bounded by ProbeTimeout). A
+// response body in the caller's hands, unread or between reads, waits for
+// nothing and holds no path: QUIC carries its stream along (RFC 9000 §9).
+// Switching with requests waiting would also move the connection under
+// steady load, but quic-go v0.65 reads the connection's socket state in
+// ConnectionState (which http3 calls as a response head arrives) without
+// the lock its path switch writes it under: the race detector reports it.
+func (c *Client) begin(ctx context.Context, p int) (active int, switched bool, f *flight) {
+	// The common case, no switch under way and none wanted, takes c.mu
+	// once and no switch token.
+	c.mu.Lock()
+	if c.switching == nil && !c.wantsSwitchLocked(p) {
+		defer c.mu.Unlock()
+		return c.admitLocked(ctx, false)
+	}
+	c.mu.Unlock()
 	owned := c.lockSwitch(ctx)
 	defer c.unlockSwitch(owned)
-	if c.pin >= 0 {
-		p = c.pin // the server sends there whatever we choose: notFollowed
+	if owned && c.wantsSwitchLocked(p) {
+		switched = c.ensureActiveLocked(ctx, c.wantedLocked(p))
 	}
-	if owned && p >= 0 && p != c.active && c.inflight == 0 && (c.migration || p == c.pin) {
-		switched = c.ensureActiveLocked(ctx, p)
-	}
-	c.inflight++
-	c.paths[c.active].lastUsed = c.cfg.Now()
-	return c.active, switched
+	return c.admitLocked(ctx, switched)
 }
+
+// wantedLocked is the path a request that asks for p should go on: the
+// pinned one while a pin holds (notFollowed), else p.
+func (c *Client) wantedLocked(p int) int {
+	if pin := c.pinnedLocked(); pin >= 0 {
+		return pin // the server sends there whatever we choose
+	}
+	return p
+}
+
+// wantsSwitchLocked says whether a request that asks for p would move the
+// connection now.
+func (c *Client) wantsSwitchLocked(p int) bool {
+	p = c.wantedLocked(p)
+	if p < 0 || p == c.active || !c.maySwitchLocked() || !c.migration && p != c.pin {
+		return false
+	}
+	ps := c.paths[p]
+	return !ps.down && !ps.removed
+}
+
+// admitLocked registers the request's flight on the active path.
+func (c *Client) admitLocked(ctx context.Context, switched bool) (int, bool, *flight) {
+	f := c.takeOffLocked(ctx)
+	c.paths[c.active].lastUsed = c.cfg.Now()
+	return c.active, switched, f
+}
+
+// maySwitchLocked says whether the connection may move now (begin): only
+// when no request waits on the network.
+func (c *Client) maySwitchLocked() bool { return len(c.flights) == 0 }
 
 // lockSwitch takes c.mu and the right to switch (c.switching): it waits,
 // without holding c.mu, for a switch under way to end, or for ctx (the
@@ -75,22 +105,28 @@ func (c *Client) unlockSwitch(owned bool) {
 	c.mu.Unlock()
 }
 
-// end ends a request admitted by begin.
-func (c *Client) end() {
-	c.mu.Lock()
-	c.inflight--
-	c.mu.Unlock()
-}
-
 // credit gives the selector res's sample when the path the request was
-// sent on carried the response, and marks res Credited; a response that
-// came back on another path is counted (notFollowed) and gives none: its
-// time belongs to no single path.
+// sent on carried the response, and marks res Credited. A response that
+// raced a failover (it measured two paths) gives neither a sample nor
+// evidence about the server; one that came back on another path is
+// counted (notFollowed) and gives no sample: its time belongs to no single
+// path.
 func (c *Client) credit(res *Result) error {
+	if res.Failovers > 0 {
+		return nil
+	}
 	if !res.Followed() {
 		c.notFollowed(*res)
 		return nil
 	}
+	c.mu.Lock()
+	if res.Path != c.unfollowedTo {
+		// The server followed a switch away from where it sent the
+		// unfollowed ones: it does follow. One on that very path says
+		// nothing either way.
+		c.unfollowedRun = 0
+	}
+	c.mu.Unlock()
 	c.selMu.Lock()
 	err := c.sel.Observe(pathsel.PathID(res.Path), res.Sample(c.cfg.PerByte))
 	c.selMu.Unlock()
@@ -98,41 +134,92 @@ func (c *Client) credit(res *Result) error {
 	return err
 }
 
-// notFollowedLimit is how many responses may come back on another path
-// than their request's before the client stops choosing paths and stays on
-// the one the server sends to. Two, not one, so that a single response
-// that raced a switch does not end migration for good; more would only
-// waste requests on a server that, once it stops following, never follows
-// again (picoquic and qh3 follow a client only to an address they have
-// never seen: pcm/README.md).
-const notFollowedLimit = 2
+// notFollowedLimit is how many responses in a row must come back on
+// another path than their request's, all to one path and none followed on
+// another path between, before the client stops choosing paths and stays
+// on the one the server sends to. Three, not one: a response that raced a
+// switch is late, not refusal; more would waste requests on a
+// server that, once it stops following, never follows again (picoquic and
+// qh3 follow a client only to an address they have never seen:
+// pcm/README.md).
+const notFollowedLimit = 3
+
+// A response is evidence that the server does not follow only when its
+// request left followSettle after the latest switch made while requests
+// were in flight (a failover): the server, busy with the
+// old path's streams, may go on answering there for a while — through
+// the emulator 14 responses of one such switch came back on the old path
+// and pinned the client. A switch with nothing in flight probes first, so
+// the server has validated the new path before the request leaves, and
+// the response right after it is evidence. Four
+// round trips, at least 250 ms: room for the validation, the ACK delay and
+// a loaded host.
+const (
+	followSettleRTTs  = 4
+	followSettleFloor = 250 * time.Millisecond
+)
+
+// pinHold is how long a pin lasts before the client tries switching again:
+// the verdict is re-tested rather than kept for the connection's life (a
+// server may follow again after its own path state changes). Thirty
+// seconds: long enough that a server that never follows costs a few
+// unmeasured requests a minute, short enough that a pin on a path that has
+// become the worse one does not last.
+const pinHold = 30 * time.Second
 
 // notFollowed records a response that came back on another path than its
-// request's, and in the default mode, after notFollowedLimit of them, pins
-// the connection to the path the server sends to: requests then go where
-// their responses come from, and every measurement is of one path again.
-// The default mode probes before every switch, so the server has
-// validated the new path when the request leaves: not following is then
-// the server's choice.
+// request's, and in the default mode, after notFollowedLimit of them to
+// one path on healthy paths, with no followed response elsewhere between, pins the connection to the path the server sends
+// to for pinHold: requests then go where their responses come from, and
+// every measurement is of one path again. The default mode probes before
+// every switch, so the server has validated the new path when the request
+// leaves: not following is then the server's choice. Stats shows the pin;
+// ClearPin ends it; a pinned path that goes down ends it too.
 func (c *Client) notFollowed(res Result) {
 	n := c.unfollowed.Add(1)
 	c.cfg.Logf("pcm: WARNING: the response to stream %d, sent on %s, came back on %s: the server did not follow the switch (%d so far); no sample",
 		res.StreamID, res.PathName, c.pathName(res.Carrier), n)
-	if n < notFollowedLimit || c.multi != nil {
+	if c.multi != nil {
 		// Rebind mode validates nothing before a request, so a server
 		// that validates the new address first (RFC 9000 §9.3; quic-go
 		// does) answers the first request after a rebind on the old one:
 		// that is late, not refusal, and the client goes on choosing.
 		return
 	}
+	settle := max(followSettleRTTs*c.conn.ConnectionStats().SmoothedRTT, followSettleFloor)
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.pin != res.Carrier {
-		// Pinned already, and the server still sends elsewhere: follow
-		// it there.
-		c.pin = res.Carrier
-		c.cfg.Logf("pcm: WARNING: the server does not follow switches; staying on %s, where it sends", c.paths[c.pin].Name)
+	if c.paths[res.Path].down || c.paths[res.Carrier].down {
+		return // a path that failed says nothing about the server
 	}
+	if res.Est.Before(c.lastBusySwitch.Add(settle)) {
+		return // it raced a switch under load: the server may still answer on the old path
+	}
+	if res.Carrier != c.unfollowedTo {
+		c.unfollowedRun, c.unfollowedTo = 0, res.Carrier
+	}
+	c.unfollowedRun++
+	if c.unfollowedRun < notFollowedLimit || c.pin == res.Carrier {
+		return
+	}
+	c.pin, c.pinUntil = res.Carrier, c.cfg.Now().Add(pinHold)
+	c.cfg.Logf("pcm: WARNING: the server does not follow switches; staying on %s, where it sends, for %v", c.paths[c.pin].Name, pinHold)
+}
+
+// pinnedLocked is the pin in force, or -1; a pin past its hold ends here.
+func (c *Client) pinnedLocked() int {
+	if c.pin >= 0 && !c.cfg.Now().Before(c.pinUntil) {
+		c.pin, c.unfollowedRun = -1, 0
+	}
+	return c.pin
+}
+
+// ClearPin ends a pin (Stats.Pinned): the client chooses paths again, and
+// the server must show anew that it does not follow.
+func (c *Client) ClearPin() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.pin, c.unfollowedRun = -1, 0
 }
 
 // ensureActiveLocked moves the connection to path p if it can and reports
@@ -144,7 +231,7 @@ func (c *Client) ensureActiveLocked(ctx context.Context, p int) bool {
 		return false // a dead connection: no probe, and no path blamed for it
 	}
 	ps := c.paths[p]
-	if ps.removed || ps.down && c.cfg.Now().Before(ps.retryAt) {
+	if ps.removed || ps.down {
 		return false
 	}
 	if err := c.switchLocked(ctx, p); err != nil {
@@ -165,10 +252,7 @@ func (c *Client) switchLocked(ctx context.Context, p int) error {
 		// Rebind mode: the next packet leaves from p's socket; the server
 		// validates the new address on its own.
 		c.multi.setActive(p)
-		c.active = p
-		c.switches.Add(1)
-		ps.lastUsed = c.cfg.Now()
-		ps.down, ps.backoff = false, 0
+		c.movedLocked(p)
 		return nil
 	}
 	if !ps.validated {
@@ -219,11 +303,26 @@ func (c *Client) switchLocked(ctx context.Context, p int) error {
 		// coming back to it means adding it again.
 		old.validated = false
 	}
+	c.movedLocked(p)
+	return nil
+}
+
+// movedLocked records that the connection is on path p now: the flights
+// moved with it (their streams did), and the stall detector watches them
+// there.
+func (c *Client) movedLocked(p int) {
 	c.active = p
 	c.switches.Add(1)
-	ps.lastUsed = c.cfg.Now()
+	now := c.cfg.Now()
+	if len(c.flights) > 0 {
+		c.lastBusySwitch = now
+	}
+	ps := c.paths[p]
+	ps.lastUsed = now
 	ps.down, ps.backoff = false, 0
-	return nil
+	for f := range c.flights {
+		f.path = p
+	}
 }
 
 // awaitMove returns once quic-go has applied the Switch to ps, so that the
@@ -307,6 +406,9 @@ func (c *Client) markDownLocked(p int) {
 	ps := c.paths[p]
 	ps.backoff = min(max(2*ps.backoff, c.cfg.DownBackoff), time.Minute)
 	ps.down, ps.retryAt = true, c.cfg.Now().Add(ps.backoff)
+	if c.pin == p {
+		c.pin, c.unfollowedRun = -1, 0 // never stay on a path that failed
+	}
 	if ps.qp != nil && p != c.active {
 		c.closePathLocked(p)
 	}
@@ -315,45 +417,84 @@ func (c *Client) markDownLocked(p int) {
 	c.selMu.Unlock()
 }
 
-// Resting reports, per path, whether it rests after a failure: not to be
-// used before its backoff ends (requests for it go on the active path).
+// downPaths names the paths that are down.
+func (c *Client) downPaths() map[string]bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	down := map[string]bool{}
+	for _, ps := range c.paths {
+		if ps.down {
+			down[ps.Name] = true
+		}
+	}
+	return down
+}
+
+// Resting reports, per path, whether it is down after a failure: not used
+// (requests for it go on the active path) until a revival check after its
+// backoff succeeds (reviveRested).
 func (c *Client) Resting() []bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	now := c.cfg.Now()
 	r := make([]bool, len(c.paths))
 	for i, ps := range c.paths {
-		r[i] = ps.down && now.Before(ps.retryAt)
+		r[i] = ps.down
 	}
 	return r
 }
 
-// reviveRested returns rested paths to the selector, which tries a path it
-// has no sample of first: that probe is the path's second chance.
+// reviveRested checks the down paths whose rest has ended, each out of
+// band (checkPath): a path comes back through such a check, never by
+// sending a user's request into it.
 func (c *Client) reviveRested() {
+	if c.probing {
+		return // the side probes bring paths back (probeAnswer)
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	now := c.cfg.Now()
 	for i, ps := range c.paths {
-		if ps.down && !ps.removed && !now.Before(ps.retryAt) {
-			ps.down = false
-			c.selMu.Lock()
-			c.sel.AddPath(pathsel.PathID(i))
-			c.selMu.Unlock()
+		if ps.down && !ps.removed && !ps.checking && !now.Before(ps.retryAt) {
+			ps.checking = true
+			go c.checkPath(i, ps.LocalPath)
 		}
 	}
 }
 
-// failover leaves the failed active path for the best other one that
-// validates, and reports whether it found one.
-func (c *Client) failover(ctx context.Context, failed int) bool {
-	owned := c.lockSwitch(ctx)
-	defer c.unlockSwitch(owned)
-	if !owned {
-		return false
+// revivalHandshakes is how many probe timeouts a revival check's handshake
+// may take: a QUIC handshake needs a round trip more than a probe (the
+// server's flight and the client's Finished), and a margin for the TLS work.
+const revivalHandshakes = 2
+
+// checkPath tries a QUIC handshake of its own to the server on path i's
+// address — any HTTP/3 server answers one, and it spends none of the main
+// connection's connection IDs — and returns the path to the selector when
+// it completes; otherwise the path rests again, for twice as long.
+func (c *Client) checkPath(i int, lp LocalPath) {
+	cfg := c.cfg
+	cfg.Paths, cfg.Selector, cfg.Rebind = []LocalPath{lp}, sideSelector{}, false
+	cfg.Probes.Off = true
+	ctx, cancel := context.WithTimeout(c.conn.Context(), revivalHandshakes*c.cfg.ProbeTimeout)
+	side, err := Dial(ctx, cfg)
+	cancel()
+	if err == nil {
+		side.Close()
 	}
-	c.markDownLocked(failed)
-	return c.moveAwayLocked(ctx, failed)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	ps := c.paths[i]
+	ps.checking = false
+	if ps.removed || c.conn.Context().Err() != nil {
+		return
+	}
+	if err != nil {
+		c.markDownLocked(i)
+		return
+	}
+	ps.down = false
+	c.selMu.Lock()
+	c.sel.AddPath(pathsel.PathID(i))
+	c.selMu.Unlock()
 }
 
 // moveAwayLocked moves the connection off path failed to the best other
@@ -378,45 +519,30 @@ func (c *Client) moveAwayLocked(ctx context.Context, failed int) bool {
 			}
 		}
 	}
-	for _, p := range order {
-		if p == failed || c.paths[p].down || c.paths[p].removed {
-			continue
-		}
-		if err := c.switchLocked(ctx, p); err == nil {
-			return true
-		} else {
+	// Two rounds: a probe of a path validated earlier can fail because the
+	// server has retired its connection ID since (it does at every
+	// switch); the failed probe closes the path and frees its ID, and the
+	// second round adds each path afresh.
+	for range failoverRounds {
+		tried := map[int]bool{failed: true}
+		for _, p := range order {
+			if tried[p] || c.paths[p].down || c.paths[p].removed {
+				continue
+			}
+			tried[p] = true
+			err := c.switchLocked(ctx, p)
+			if err == nil {
+				return true
+			}
 			c.cfg.Logf("pcm: failover to %s failed: %v", c.paths[p].Name, err)
 		}
 	}
 	return false
 }
 
-// stallWatch turns "nothing received for a while" into an error: each read
-// of a response must make progress within the stall timeout.
-type stallWatch struct {
-	str   *http3.RequestStream
-	stall time.Duration
-}
-
-func newStallWatch(str *http3.RequestStream, stall time.Duration) *stallWatch {
-	w := &stallWatch{str: str, stall: stall}
-	w.progress()
-	return w
-}
-
-func (w *stallWatch) progress() { w.str.SetReadDeadline(time.Now().Add(w.stall)) }
-
-func (w *stallWatch) stop() { w.str.SetReadDeadline(time.Time{}) }
-
-// explain maps a read deadline to errStalled and abandons the stream.
-func (w *stallWatch) explain(err error) error {
-	var ne net.Error
-	if errors.As(err, &ne) && ne.Timeout() {
-		w.str.CancelRead(quic.StreamErrorCode(http3.ErrCodeRequestCanceled))
-		w.str.CancelWrite(quic.StreamErrorCode(http3.ErrCodeRequestCanceled))
-		return fmt.Errorf("%w: nothing received for %v", errStalled, w.stall)
-	}
-	return err
-}
+// failoverRounds is how often a failover tries every other path: twice
+// (moveAwayLocked says why), so a failover that finds nothing costs at
+// most two probe timeouts per path before the connection is given up.
+const failoverRounds = 2
 
 func newRand(seed uint64) *rand.Rand { return rand.New(rand.NewPCG(seed, 0x70636d)) }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"sync"
 	"time"
 
 	"github.com/hetquic/hetquic/pathsel"
@@ -16,77 +17,186 @@ import (
 // connection IDs run out at every switch), so each probed path gets a
 // light connection of its own instead: a one-path Client on the path's
 // local address, on which a probe is a request for an empty body
-// (/bytes/0), timed from its stream to its last byte — one round trip,
-// independent of the server's path state. Its cost: a handshake per path
-// (once per side connection), the request's and response's headers and the
-// ACKs per probe (Bytes counts both), and a connection's state on the
-// server per probed path.
+// (Probes.Target, default /bytes/0), timed from its stream to its last
+// byte — one round trip, independent of the server's path state. Its
+// cost: a handshake per side connection, the request's and response's
+// headers and the ACKs per probe (Bytes counts both), and a connection's
+// state on the server per probed path.
+//
+// A side connection is dialled on its path's first probe; with a working
+// set, at most that many are open at once, and probing another path closes
+// the least recently probed one (a handshake more the next time it is
+// probed).
 type SideProber struct {
-	sides   []*Client
+	cfg     Config
 	timeout time.Duration
+	target  string
+	ws      int // most side connections open at once; 0: every path
+
+	mu     sync.Mutex
+	sides  []*Client   // by path; nil: not open
+	used   []time.Time // when each side was last probed
+	closed uint64      // the bytes of side connections closed since
 }
 
-// sideTarget is what a probe asks for: the smallest response an origin
-// serves (origin.Handler: /bytes/N).
+// sideTarget is what a probe asks for by default: the smallest response an
+// origin serves (origin.Handler: /bytes/N).
 const sideTarget = "/bytes/0"
 
-// DialSideProber opens one side connection per path of cfg (cfg.Paths,
-// each on its own; the selector and strategy are not used). timeout
-// bounds one probe: a probe that takes longer measures +Inf.
-func DialSideProber(ctx context.Context, cfg Config, timeout time.Duration) (*SideProber, error) {
+// ErrProbeTarget is a probe's error when the server answered the probe
+// target with a status other than 2xx: the target is wrong for this
+// server, and probing it says nothing about the path.
+var ErrProbeTarget = errors.New("pcm: the probe target does not answer 2xx")
+
+// NewSideProber returns a prober for the paths of cfg (cfg.Paths, each on
+// its own connection; the selector and strategy are not used), dialling
+// nothing yet. timeout bounds one probe (a probe that takes longer
+// measures +Inf), target is the request target of a probe (empty: the
+// default), ws the most side connections open at once (0: all).
+func NewSideProber(cfg Config, timeout time.Duration, target string, ws int) (*SideProber, error) {
 	if timeout <= 0 {
 		return nil, fmt.Errorf("pcm: side prober: timeout %v must be > 0", timeout)
 	}
-	p := &SideProber{timeout: timeout}
-	for _, lp := range cfg.Paths {
-		one := cfg
-		one.Paths = []LocalPath{lp}
-		one.Selector = sideSelector{}
-		// A response that stalls is given up at the probe timeout, not
-		// the client's default second (GetOn waits for its stall watch).
-		one.StallTimeout, one.ProbeTimeout = timeout, timeout
-		c, err := Dial(ctx, one)
-		if err != nil {
-			return nil, errors.Join(fmt.Errorf("pcm: side connection on %s: %w", lp.Name, err), p.Close())
+	if target == "" {
+		target = sideTarget
+	}
+	if err := checkTarget(target); err != nil {
+		return nil, err
+	}
+	return &SideProber{cfg: cfg, timeout: timeout, target: target, ws: ws,
+		sides: make([]*Client, len(cfg.Paths)), used: make([]time.Time, len(cfg.Paths))}, nil
+}
+
+// DialSideProber is NewSideProber with the default target and every side
+// connection dialled at once.
+func DialSideProber(ctx context.Context, cfg Config, timeout time.Duration) (*SideProber, error) {
+	p, err := NewSideProber(cfg, timeout, "", 0)
+	if err != nil {
+		return nil, err
+	}
+	for i := range cfg.Paths {
+		if _, err := p.side(ctx, i); err != nil {
+			return nil, errors.Join(err, p.Close())
 		}
-		p.sides = append(p.sides, c)
 	}
 	return p, nil
+}
+
+// side returns path i's side connection, dialling it (and closing the
+// least recently probed one beyond the working set) when it is not open.
+func (p *SideProber) side(ctx context.Context, i int) (*Client, error) {
+	p.mu.Lock()
+	if c := p.sides[i]; c != nil && c.Err() == nil {
+		p.used[i] = time.Now()
+		p.mu.Unlock()
+		return c, nil
+	}
+	p.mu.Unlock()
+	one := p.cfg
+	one.Paths = []LocalPath{p.cfg.Paths[i]}
+	one.Selector = sideSelector{}
+	// A response that stalls is given up at the probe timeout, not the
+	// client's default second.
+	one.StallTimeout, one.ProbeTimeout = p.timeout, p.timeout
+	c, err := Dial(ctx, one)
+	if err != nil {
+		return nil, fmt.Errorf("pcm: side connection on %s: %w", p.cfg.Paths[i].Name, err)
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if old := p.sides[i]; old != nil {
+		p.retireLocked(i)
+	}
+	p.sides[i], p.used[i] = c, time.Now()
+	p.evictLocked(i)
+	return c, nil
+}
+
+// evictLocked closes the least recently probed side connections, other
+// than keep's, until the working set holds.
+func (p *SideProber) evictLocked(keep int) {
+	for p.ws > 0 {
+		open, lru := 0, -1
+		for j, c := range p.sides {
+			if c == nil {
+				continue
+			}
+			open++
+			if j != keep && (lru < 0 || p.used[j].Before(p.used[lru])) {
+				lru = j
+			}
+		}
+		if open <= p.ws || lru < 0 {
+			return
+		}
+		p.retireLocked(lru)
+	}
+}
+
+func (p *SideProber) retireLocked(i int) {
+	c := p.sides[i]
+	s := c.conn.ConnectionStats()
+	p.closed += s.BytesSent + s.BytesReceived
+	c.Close()
+	p.sides[i] = nil
 }
 
 // Probe measures path i's round trip in ms: +Inf when the probe failed or
 // took longer than the prober's timeout (the path may be down; that is
 // information for the selector, not an error). It blocks for at most the
-// timeout; callers that must not wait run it on a goroutine of their own.
+// timeout (and a side connection's handshake on the path's first probe);
+// callers that must not wait use an AsyncProber.
 func (p *SideProber) Probe(ctx context.Context, i int) float64 {
+	v, _ := p.ProbeErr(ctx, i)
+	return v
+}
+
+// ProbeErr is Probe that also says why a probe measured +Inf; an error
+// wrapping ErrProbeTarget means the server answered, without success.
+func (p *SideProber) ProbeErr(ctx context.Context, i int) (float64, error) {
 	ctx, cancel := context.WithTimeout(ctx, p.timeout)
 	defer cancel()
-	res, err := p.sides[i].GetOn(ctx, 0, sideTarget, nil)
+	c, err := p.side(ctx, i)
 	if err != nil {
-		return math.Inf(1)
+		return math.Inf(1), err
 	}
-	return float64(res.TCT()) / float64(time.Millisecond)
+	res, err := c.GetOn(ctx, 0, p.target, nil)
+	if err != nil {
+		return math.Inf(1), err
+	}
+	if res.Status < 200 || res.Status > 299 {
+		return math.Inf(1), fmt.Errorf("%w: %s answered %d", ErrProbeTarget, p.target, res.Status)
+	}
+	return float64(res.TCT()) / float64(time.Millisecond), nil
 }
 
 // Bytes is what the side connections have sent and received so far
 // (QUIC packets, without UDP and IP headers; quic-go's ConnectionStats),
-// handshakes included.
+// handshakes and closed connections included.
 func (p *SideProber) Bytes() uint64 {
-	var n uint64
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	n := p.closed
 	for _, c := range p.sides {
-		s := c.conn.ConnectionStats()
-		n += s.BytesSent + s.BytesReceived
+		if c != nil {
+			s := c.conn.ConnectionStats()
+			n += s.BytesSent + s.BytesReceived
+		}
 	}
 	return n
 }
 
 // Close closes every side connection and its socket.
 func (p *SideProber) Close() error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
 	var err error
-	for _, c := range p.sides {
-		err = errors.Join(err, c.Close())
+	for i, c := range p.sides {
+		if c != nil {
+			err = errors.Join(err, c.Close())
+			p.sides[i] = nil
+		}
 	}
-	p.sides = nil
 	return err
 }
 

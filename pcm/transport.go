@@ -2,13 +2,20 @@ package pcm
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"strings"
 	"sync"
+
+	"github.com/quic-go/quic-go"
+	"github.com/quic-go/quic-go/http3"
+
+	"github.com/hetquic/hetquic/internal/resume"
 )
 
 // Transport is an http.RoundTripper that carries requests over PCM-QUIC,
@@ -32,11 +39,16 @@ import (
 //     end (PCM Eq. 3) and is reported when the caller has read the body to
 //     EOF, unless the response came back on another path (Result.Carrier);
 //     ResultOf(resp) returns it;
-//   - a response's body holds the connection on its path until it is read
-//     to its end or closed: close bodies, as net/http asks;
-//   - no resumption on another path: a request body is consumed as it is
-//     sent and a response body is read at the caller's pace, so a stalled
-//     path surfaces as an error, as with http3.Transport (Get resumes GETs).
+//   - a response body in the caller's hands holds no path: the
+//     connection moves only while no request waits on the network
+//     (Client.begin), and QUIC carries an open body's stream along;
+//   - failover: a path that stalls (nothing received for the stall
+//     timeout while a request waits) is given up, the connection moves to
+//     the best live path, and replayable requests in flight (idempotent,
+//     with a body GetBody can make anew) are sent again there, and a GET
+//     body being read resumes from the byte where it stopped (same
+//     version only); other requests fail with a PathStalledError naming
+//     the path.
 type Transport struct {
 	// Config is every origin's client configuration; Server and ServerName
 	// come from the request's URL, and Selector must be nil: each origin
@@ -44,9 +56,29 @@ type Transport struct {
 	// server.
 	Config Config
 
+	// The fields of http3.Transport, so that a program that sets them can
+	// swap this Transport in. TLSClientConfig and QUICConfig are
+	// Config.TLS and Config.QUIC under http3's names (set one or the
+	// other); EnableDatagrams, MaxResponseHeaderBytes, DisableCompression
+	// and Logger have http3.Transport's meaning (Config holds them too).
+	// Dial must be nil: PCM opens its sockets itself, one per local path
+	// (Config.ListenPacket), and a dial function hands back a connection
+	// on one path only; a non-nil Dial fails every request with that
+	// reason.
+	TLSClientConfig        *tls.Config
+	QUICConfig             *quic.Config
+	Dial                   func(ctx context.Context, addr string, tlsCfg *tls.Config, cfg *quic.Config) (*quic.Conn, error)
+	EnableDatagrams        bool
+	MaxResponseHeaderBytes int
+	DisableCompression     bool
+	Logger                 *slog.Logger
+
 	mu      sync.Mutex
 	origins map[string]*originConn
 	closed  bool
+	// down names, per origin, the paths its last connection found down
+	// when it ended: the redial tries them last.
+	down map[string]map[string]bool
 }
 
 // originConn is one origin's connection, or the dial that makes it: ready
@@ -61,7 +93,16 @@ var _ http.RoundTripper = (*Transport)(nil)
 
 // RoundTrip sends req over the PCM-QUIC connection of its origin.
 func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
+	return t.RoundTripOpt(req, http3.RoundTripOpt{})
+}
+
+// RoundTripOpt is RoundTrip with http3.Transport's options:
+// OnlyCachedConn fails with http3.ErrNoCachedConn instead of dialling.
+func (t *Transport) RoundTripOpt(req *http.Request, opt http3.RoundTripOpt) (*http.Response, error) {
 	origin, host, err := t.origin(req)
+	if err == nil && opt.OnlyCachedConn && t.cached(origin) == nil {
+		err = http3.ErrNoCachedConn
+	}
 	if err != nil {
 		closeBody(req)
 		return nil, err
@@ -80,7 +121,8 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 			return nil, err
 		}
 		t.forget(origin, c)
-		if retried || !replayable(req) {
+		var stalled *PathStalledError
+		if retried || !replayable(req) || errors.As(err, &stalled) && !idempotent(req) {
 			return nil, err
 		}
 		c.cfg.Logf("pcm: %s: connection unusable (%v); dialling again", origin, err)
@@ -95,14 +137,61 @@ func (t *Transport) origin(req *http.Request) (origin, host string, err error) {
 	if req.URL == nil || req.URL.Scheme != "https" || req.URL.Host == "" {
 		return "", "", fmt.Errorf("pcm: %v: want an https URL", req.URL)
 	}
-	if t.Config.Selector != nil {
-		return "", "", errors.New("pcm: Transport.Config.Selector must be nil: each origin gets its own")
+	if err := t.check(); err != nil {
+		return "", "", err
 	}
 	host, port := req.URL.Hostname(), req.URL.Port()
 	if port == "" {
 		port = "443"
 	}
 	return net.JoinHostPort(host, port), host, nil
+}
+
+// check refuses a Transport whose fields cannot work, in one line.
+func (t *Transport) check() error {
+	switch {
+	case t.Config.Selector != nil:
+		return errors.New("pcm: Transport.Config.Selector must be nil: each origin gets its own")
+	case t.Dial != nil:
+		return errors.New("pcm: Transport.Dial must be nil: PCM opens one socket per local path itself (use Config.ListenPacket)")
+	case t.TLSClientConfig != nil && t.Config.TLS != nil:
+		return errors.New("pcm: set Transport.TLSClientConfig or Transport.Config.TLS, not both")
+	case t.QUICConfig != nil && t.Config.QUIC != nil:
+		return errors.New("pcm: set Transport.QUICConfig or Transport.Config.QUIC, not both")
+	}
+	return nil
+}
+
+// config is every origin's Config: t.Config with the http3.Transport
+// fields folded in.
+func (t *Transport) config() Config {
+	cfg := t.Config
+	if t.TLSClientConfig != nil {
+		cfg.TLS = t.TLSClientConfig
+	}
+	if t.QUICConfig != nil {
+		cfg.QUIC = t.QUICConfig
+	}
+	cfg.EnableDatagrams = cfg.EnableDatagrams || t.EnableDatagrams
+	cfg.DisableCompression = cfg.DisableCompression || t.DisableCompression
+	if t.MaxResponseHeaderBytes != 0 {
+		cfg.MaxResponseHeaderBytes = t.MaxResponseHeaderBytes
+	}
+	if t.Logger != nil {
+		cfg.Logger = t.Logger
+	}
+	return cfg
+}
+
+// cached is origin's live client, or nil: none, a dial under way, or one
+// whose connection has ended.
+func (t *Transport) cached(origin string) *Client {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if c := t.origins[origin].dialled(); c != nil && c.Err() == nil {
+		return c
+	}
+	return nil
 }
 
 // client returns the origin's live client, dialling it (once for all who
@@ -116,6 +205,10 @@ func (t *Transport) client(ctx context.Context, origin, host string) (*Client, e
 	}
 	oc := t.origins[origin]
 	if c := oc.dialled(); c != nil && c.Err() != nil {
+		if t.down == nil {
+			t.down = map[string]map[string]bool{}
+		}
+		t.down[origin] = c.downPaths()
 		c.Close() // ended: dial again, as http3.Transport does
 		oc = nil
 	}
@@ -140,8 +233,11 @@ func (t *Transport) client(ctx context.Context, origin, host string) (*Client, e
 // context: the requests that wait for it may give up one by one, and the
 // connection is for all of them; the handshake's own timeout bounds it.
 func (t *Transport) dial(oc *originConn, origin, host string) {
-	cfg := t.Config
+	cfg := t.config()
 	cfg.Server = origin
+	t.mu.Lock()
+	cfg.avoid = t.down[origin]
+	t.mu.Unlock()
 	if cfg.ServerName == "" {
 		cfg.ServerName = host
 	}
@@ -174,11 +270,17 @@ func (oc *originConn) dialled() *Client {
 	}
 }
 
-// forget drops origin's client c (if still the current one) and closes it.
+// forget drops origin's client c (if still the current one), remembers
+// the paths it found down, and closes it.
 func (t *Transport) forget(origin string, c *Client) {
+	down := c.downPaths()
 	t.mu.Lock()
 	if t.origins[origin].dialled() == c {
 		delete(t.origins, origin)
+		if t.down == nil {
+			t.down = map[string]map[string]bool{}
+		}
+		t.down[origin] = down
 	}
 	t.mu.Unlock()
 	c.Close()
@@ -220,6 +322,19 @@ func replayable(req *http.Request) bool {
 	return req.Body == nil || req.Body == http.NoBody || req.GetBody != nil
 }
 
+// idempotent reports whether sending req twice has the effect of sending
+// it once (RFC 9110 §9.2.2), as net/http decides it: the method, or an
+// Idempotency-Key header the caller set for a POST.
+func idempotent(req *http.Request) bool {
+	switch req.Method {
+	case "", http.MethodGet, http.MethodHead, http.MethodOptions, http.MethodTrace, http.MethodPut, http.MethodDelete:
+		return true
+	}
+	_, key := req.Header["Idempotency-Key"]
+	_, xkey := req.Header["X-Idempotency-Key"]
+	return key || xkey
+}
+
 // rewind returns req ready to be sent again (a fresh body from GetBody).
 func rewind(req *http.Request) (*http.Request, error) {
 	if req.Body == nil || req.Body == http.NoBody {
@@ -245,11 +360,39 @@ func (c *Client) unusable(err error) bool {
 // chooses, after moving the connection there if it can (Client.begin): a
 // Client is an http.RoundTripper for its one origin, and refuses a request
 // for another (a redirect to another server must not reach this one).
+//
+// A request in flight when its path stalls (detectStalls) is sent again on
+// the path the connection moved to, if it can be replayed: an idempotent
+// method (RFC 9110 §9.2.2) whose body, if any, GetBody makes anew — or any
+// method whose head never left (there is no telling here, so only the
+// first rule counts). Otherwise it fails at once with a PathStalledError
+// naming the path. A stall while the caller reads the body of a GET
+// resumes it: the rest is asked for again (Range, If-Range) and appended
+// only if it is of the same version (internal/resume); any other body's
+// read fails with the PathStalledError.
 func (c *Client) RoundTrip(req *http.Request) (*http.Response, error) {
 	if err := c.sameOrigin(req); err != nil {
 		closeBody(req)
 		return nil, err
 	}
+	for attempt := 0; ; attempt++ {
+		resp, stalled, err := c.roundTripOnce(req)
+		if stalled == nil || req.Context().Err() != nil {
+			return resp, err
+		}
+		if !replayable(req) || !idempotent(req) || attempt >= c.numPaths() || c.Err() != nil {
+			return nil, stalled
+		}
+		c.cfg.Logf("pcm: %s %s: %v; sending it again", req.Method, req.URL.Path, stalled)
+		if req, err = rewind(req); err != nil {
+			return nil, err
+		}
+	}
+}
+
+// roundTripOnce sends req once; stalled is set when its path stalled
+// under it.
+func (c *Client) roundTripOnce(req *http.Request) (*http.Response, *PathStalledError, error) {
 	ctx := req.Context()
 	c.reviveRested()
 	c.selMu.Lock()
@@ -257,26 +400,34 @@ func (c *Client) RoundTrip(req *http.Request) (*http.Response, error) {
 	c.selMu.Unlock()
 	if err != nil {
 		closeBody(req)
-		return nil, err
+		return nil, nil, err
 	}
 	start := c.cfg.Now()
-	active, _ := c.begin(ctx, int(p))
+	active, _, f := c.begin(ctx, int(p))
 	moves := c.switches.Load()
 	rx := c.rx.snapshot()
 	est := c.cfg.Now() // EstTime (PCM Eq. 3): the stream is opened now
-	resp, err := c.h3.RoundTrip(req)
+	resp, err := c.h3.RoundTrip(req.WithContext(f.ctx))
+	c.land(f)
 	if err != nil {
-		c.end()
-		return nil, err
+		f.cancel(nil)
+		if ps := f.stalled(); ps != nil {
+			return nil, ps, ps
+		}
+		return nil, nil, err
 	}
-	m := &measuredBody{ReadCloser: resp.Body, c: c, moves: moves, rx: rx,
+	m := &measuredBody{ReadCloser: resp.Body, c: c, f: f, moves: moves, rx: rx,
 		res: Result{Chosen: int(p), Path: active, PathName: c.pathName(active), Carrier: -1, Status: resp.StatusCode, Start: start, Est: est}}
+	if req.Method == http.MethodGet && resp.StatusCode == http.StatusOK && req.Header.Get("Range") == "" && replayable(req) {
+		st := resume.Start(resp)
+		m.req, m.st = req, &st // a stall under the body resumes it
+	}
 	resp.Body = m
 	resp.Request = req.WithContext(context.WithValue(ctx, resultKey{}, m))
 	if req.Method == http.MethodHead {
 		m.done() // no body to wait for
 	}
-	return resp, nil
+	return resp, nil, nil
 }
 
 // sameOrigin refuses a request whose URL is not this client's origin.
@@ -322,11 +473,18 @@ func ResultOf(resp *http.Response) (res Result, ok bool) {
 // then or when it is closed.
 type measuredBody struct {
 	io.ReadCloser
-	c     *Client
-	moves int64
-	rx    []int64 // the ledger when the request was sent
-	res   Result  // read and written by the reader only, until done
-	once  sync.Once
+	c *Client
+	f *flight // takes off again for each read
+	// req and st resume a GET whose path stalls under its body: the rest
+	// is asked for again (Range, If-Range) and appended only if it is of
+	// the same version (internal/resume); resumed says it was.
+	req     *http.Request
+	st      *resume.State
+	resumed bool
+	moves   int64
+	rx      []int64 // the ledger when the request was sent
+	res     Result  // read and written by the reader only, until done
+	once    sync.Once
 
 	mu    sync.Mutex // guards final and ended, which ResultOf reads
 	final Result
@@ -334,12 +492,58 @@ type measuredBody struct {
 }
 
 func (b *measuredBody) Read(p []byte) (int, error) {
-	n, err := b.ReadCloser.Read(p)
+	n, err := b.read(p)
+	if ps := b.f.stalled(); ps != nil && err != nil && !b.resumed {
+		err = ps
+		if body, rerr := b.resumeAfter(ps); rerr == nil {
+			b.ReadCloser, b.resumed, err = body, true, nil
+			b.res.Failovers++
+		}
+	}
 	b.res.TotalBytes += int64(n)
 	if errors.Is(err, io.EOF) {
 		b.done()
 	}
 	return n, err
+}
+
+// read reads the body, as a flight while it waits on the network; a
+// resumed body is another request's, with its own flight.
+func (b *measuredBody) read(p []byte) (int, error) {
+	if b.resumed {
+		return b.ReadCloser.Read(p)
+	}
+	b.c.resume(b.f)
+	n, err := b.ReadCloser.Read(p)
+	b.c.land(b.f)
+	return n, err
+}
+
+// resumeAfter asks again for the rest of a GET whose path stalled under
+// its body (Client.RoundTrip sends it on the path the connection moved
+// to) and returns the new body, positioned after the bytes delivered.
+func (b *measuredBody) resumeAfter(ps *PathStalledError) (io.ReadCloser, error) {
+	if b.st == nil || b.req.Context().Err() != nil {
+		return nil, ps
+	}
+	req := b.req.Clone(b.req.Context())
+	offset := b.res.TotalBytes
+	b.st.Prepare(req.Header, resume.Range{First: offset, Last: -1})
+	resp, err := b.c.RoundTrip(req)
+	if err != nil {
+		return nil, err
+	}
+	skip, err := b.st.Check(resp, offset)
+	if err == nil {
+		_, err = io.CopyN(io.Discard, resp.Body, skip)
+	}
+	if err != nil {
+		resp.Body.Close()
+		return nil, err
+	}
+	b.ReadCloser.Close()
+	b.c.cfg.Logf("pcm: %v; the body of %s resumed from byte %d", ps, b.req.URL.Path, offset)
+	return resp.Body, nil
 }
 
 // done takes the measurement, once: EndTime is now (PCM Eq. 3). The
@@ -354,7 +558,6 @@ func (b *measuredBody) done() {
 func (b *measuredBody) finish(complete bool) {
 	b.once.Do(func() {
 		c := b.c
-		c.end()
 		b.res.End = c.cfg.Now()
 		b.res.Carrier = carrier(b.rx, c.rx.snapshot())
 		if complete && c.switches.Load() == b.moves && !c.moves.sentEarly() {
@@ -369,5 +572,7 @@ func (b *measuredBody) finish(complete bool) {
 // Close ends the body; one closed before its end gives no sample.
 func (b *measuredBody) Close() error {
 	b.finish(false)
-	return b.ReadCloser.Close()
+	err := b.ReadCloser.Close()
+	b.f.cancel(nil)
+	return err
 }

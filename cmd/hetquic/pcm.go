@@ -8,9 +8,9 @@ import (
 	"fmt"
 	"io"
 	"log"
+	"math"
 	"math/rand/v2"
 	"net"
-	"net/netip"
 	"net/url"
 	"os"
 	"slices"
@@ -65,6 +65,7 @@ func runPCM(ctx context.Context, args []string) error {
 		{"bench", "fetch a URL many times, per-path statistics", pcmBench},
 		{"switchcost", "measure what a switch costs (emulated paths)", pcmSwitchCost},
 		{"failover", "measure the pause when the active path is cut", pcmFailover},
+		{"cuts", "steady GETs while paths are cut: Client, Transport, http3.Transport; CPU per GET", pcmCuts},
 	}, args)
 }
 
@@ -221,28 +222,7 @@ func (f *pcmFlags) dial(ctx context.Context, target string) (*pcm.Client, string
 
 // localPaths resolves --paths: interface names or addresses; empty means
 // every non-loopback address of the host (pcm.DiscoverPaths).
-func localPaths(spec string) ([]pcm.LocalPath, error) {
-	if spec == "" {
-		return pcm.DiscoverPaths()
-	}
-	var out []pcm.LocalPath
-	for _, item := range strings.Split(spec, ",") {
-		item = strings.TrimSpace(item)
-		if a, err := netip.ParseAddr(item); err == nil {
-			out = append(out, pcm.LocalPath{Name: item, Addr: a})
-			continue
-		}
-		if _, err := net.InterfaceByName(item); err != nil {
-			return nil, fmt.Errorf("pcm: --paths: %q is neither an address nor an interface", item)
-		}
-		lp, err := pcm.InterfacePath(item)
-		if err != nil {
-			return nil, fmt.Errorf("pcm: --paths: %w", err)
-		}
-		out = append(out, lp)
-	}
-	return out, nil
-}
+func localPaths(spec string) ([]pcm.LocalPath, error) { return pcm.ParsePaths(spec) }
 
 func notes(r pcm.Result) string {
 	var s string
@@ -327,4 +307,49 @@ func pcmFailover(ctx context.Context, args []string) error {
 			fmt.Sprintf("%.0f", slices.Max(pauses)), fmt.Sprint(intact)})
 	}
 	return results.WriteTables(os.Stdout, []results.Table{t})
+}
+
+func pcmCuts(ctx context.Context, args []string) error {
+	fs := newFlagSet("pcm cuts", "pcm cuts [--rtts 20,30,40] [--cpu-gets 500] [--cpu-rounds 7]",
+		"Sends a 5 KB GET every 10 ms (5 s timeout) over three emulated paths (100 Mbit/s) and black-holes\n"+
+			"paths through the emulator's control API: the active one, the first configured one, two in a row;\n"+
+			"per cut and API, what the requests saw. Then the CPU per small GET, pcm.Transport (three paths)\n"+
+			"against quic-go's http3.Transport, over loopback; and what the side probes cost an idle client.")
+	rtts := fs.String("rtts", "20,30,40", "the three paths' round-trip times in ms, comma-separated")
+	gets := fs.Int("cpu-gets", 500, "GETs per transport per CPU round")
+	rounds := fs.Int("cpu-rounds", 7, "CPU rounds (the first is a warm-up)")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	rs, err := parseList(*rtts, strconv.ParseFloat)
+	if err != nil || len(rs) != 3 || *gets < 1 || *rounds < 2 {
+		return badInput(fmt.Errorf("pcm cuts: --rtts %q (want three), --cpu-gets %d (≥ 1), --cpu-rounds %d (≥ 2): %v", *rtts, *gets, *rounds, err))
+	}
+	rows, err := measure.MeasureCuts(ctx, rs, measure.DefaultCutLoad(), []string{measure.APIClient, measure.APITransport, measure.APIBaseline})
+	if err != nil {
+		return err
+	}
+	t := results.Table{Header: []string{"cut", "API", "sent", "failed", "longest ms", "succeeding again after ms", "on the best live path"}}
+	for _, r := range rows {
+		bestShare := "—"
+		if !math.IsNaN(r.BestShare) {
+			bestShare = fmt.Sprintf("%.0f %%", 100*r.BestShare)
+		}
+		t.Rows = append(t.Rows, []string{r.Cut, r.API, fmt.Sprint(r.Sent), fmt.Sprint(r.Failed), fmt.Sprintf("%.0f", r.LongestMs),
+			fmt.Sprintf("%.0f", r.RecoverMs), bestShare})
+	}
+	cpu, err := measure.MeasureCPU(ctx, *gets, *rounds, 5120)
+	if err != nil {
+		return err
+	}
+	ct := results.Table{Header: []string{"CPU per 5 KB GET", "pcm.Transport, 3 paths µs", "http3.Transport µs", "ratio (median of rounds)"}}
+	ct.Rows = append(ct.Rows, []string{fmt.Sprintf("%d GETs × %d rounds", cpu.Gets, cpu.Rounds), fmt.Sprintf("%.0f", cpu.PCMus),
+		fmt.Sprintf("%.0f", cpu.BaselineUs), fmt.Sprintf("%.2f", cpu.Ratio)})
+	probe, err := measure.MeasureProbeCost(ctx, rs, 20*time.Second)
+	if err != nil {
+		return err
+	}
+	pt := results.Table{Header: []string{"side probes (defaults), idle client, 3 paths", "bytes/s both ways, handshakes included"}}
+	pt.Rows = append(pt.Rows, []string{fmt.Sprintf("%.0f s", probe.Seconds), fmt.Sprintf("%.0f", probe.BytesPerSecond)})
+	return results.WriteTables(os.Stdout, []results.Table{t, ct, pt})
 }

@@ -57,6 +57,7 @@ var Rules = []Rule{
 	{Packages: "internal/figure", OnlyModule: []string{}, Why: "figures know no mode"},
 	{Packages: "internal/sweep", OnlyModule: []string{"internal/results", "internal/figure", "internal/runner"}, Why: "sweeps, shards and partial results know no mode"},
 	{Packages: "internal/yamlfile", OnlyModule: []string{}, Why: "a leaf"},
+	{Packages: "internal/localpath", OnlyModule: []string{}, Why: "a leaf: what a local path is, for pcm, the agent and the CLI"},
 	{Packages: ModeRegistry, OnlyModule: []string{"internal/results", "internal/runner", "internal/sweep", "internal/yamlfile"},
 		Why: "the mode seam knows no mode: modes import it, the command registers them"},
 	{Packages: "scenario", OnlyModule: []string{"internal/yamlfile"}, Why: "the network description is shared by every backend"},

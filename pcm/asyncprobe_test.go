@@ -1,4 +1,4 @@
-package realenv
+package pcm
 
 import (
 	"context"
@@ -8,21 +8,19 @@ import (
 	"testing"
 	"testing/synctest"
 	"time"
-
-	"github.com/hetquic/hetquic/pcm"
 )
 
-// TestSideProbesNeverBlock: a probe is asked and answered later, never
+// TestAsyncProberNeverBlocks: a probe is asked and answered later, never
 // waited for — asking takes no time, the answer comes through Answers once
 // the probe has ended, and only once; a probe whose side connections
 // cannot be dialled measures +Inf (information, not an error) and the dial
 // is tried again at the next probe; asking again while a probe is under
 // way asks nothing more; close ends the goroutine, with a probe under way
 // (synctest fails the test on one left behind). Fake time.
-func TestSideProbesNeverBlock(t *testing.T) {
+func TestAsyncProberNeverBlocks(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		var dials atomic.Int32
-		s := newSideProbes(2, func(ctx context.Context) (*pcm.SideProber, error) {
+		s := NewAsyncProber(2, func(ctx context.Context) (*SideProber, error) {
 			dials.Add(1)
 			select { // a dial that takes 50 ms and fails
 			case <-time.After(50 * time.Millisecond):
@@ -31,8 +29,8 @@ func TestSideProbesNeverBlock(t *testing.T) {
 			return nil, errors.New("no route")
 		})
 		start := time.Now()
-		s.Probe(1)
-		s.Probe(1)
+		s.Ask(1)
+		s.Ask(1)
 		if a := s.Answers(); len(a) != 0 {
 			t.Fatalf("answers %v before the probe ended", a)
 		}
@@ -45,13 +43,13 @@ func TestSideProbesNeverBlock(t *testing.T) {
 			t.Fatalf("%d dials for one probe asked twice, want 1", n)
 		}
 		a := s.Answers()
-		if len(a) != 1 || a[0].P != 1 || !math.IsInf(a[0].RTTms, 1) {
+		if len(a) != 1 || a[0].Path != 1 || !math.IsInf(a[0].RTTms, 1) {
 			t.Fatalf("answers %v after path 1's failed probe, want one, +Inf", a)
 		}
 		if a := s.Answers(); len(a) != 0 {
 			t.Fatalf("answers %v handed out twice", a)
 		}
-		s.Probe(1)
+		s.Ask(1)
 		time.Sleep(60 * time.Millisecond)
 		synctest.Wait()
 		if n := dials.Load(); n != 2 {
@@ -60,8 +58,8 @@ func TestSideProbesNeverBlock(t *testing.T) {
 		if s.Bytes() != 0 {
 			t.Fatalf("bytes %d without a side connection", s.Bytes())
 		}
-		s.Probe(0) // under way at close
-		if err := s.close(); err != nil {
+		s.Ask(0) // under way at close
+		if err := s.Close(); err != nil {
 			t.Fatal(err)
 		}
 	})

@@ -1,0 +1,208 @@
+package pcm
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// The stall detector: one per Client, for Get, GetOn and RoundTrip alike.
+// A path has stalled when the connection has received nothing for the
+// stall timeout — max(stallRTTs × smoothed RTT, Config.StallTimeout) —
+// while some request waited on the network (a flight). The detector then
+// marks the path down, cancels the flights on it (PathStalledError), and
+// moves the connection to the best live path; the flights' owners retry
+// what can be replayed there (Client.RoundTrip, GetOn) and fail the rest.
+//
+// "Nothing received" is quic-go's count of received packets. A healthy
+// path whose server is slow to answer (a handler that thinks for
+// seconds) is silent too, so after half the stall timeout of silence the
+// detector pokes the server (poke): it sends a packet the server must
+// acknowledge, and the ACK comes back on a live path, never on a dead one.
+// An idle connection is never poked, so it still ends at its idle timeout
+// as http3.Transport's does.
+const (
+	// stallRTTs is k in k × SRTT. quic-go's keep-alive PING leaves after
+	// max(KeepAlivePeriod, 1.5 PTO) of silence, a PTO being about
+	// SRTT + 4 RTTVAR + the peer's ack delay (≈ 3 SRTT on a jittery path),
+	// and its ACK takes one more round trip: a healthy path can be silent
+	// for ≈ 5.5 SRTT. Eight leaves room for jitter on top.
+	stallRTTs = 8
+	// stallTicks is how often per stall timeout the detector looks: a
+	// stall is found between 1 and 1 + 1/stallTicks timeouts after the
+	// last packet, and an idle client costs a check per tick.
+	stallTicks = 4
+	// pokeShare: the poke goes out after 1/pokeShare of the stall
+	// timeout, leaving the other half for its ACK — one round trip plus the
+	// server's ack delay (25 ms by default, RFC 9000 §18.2), well within
+	// half of max(8 SRTT, floor) — and for a retransmission after one PTO
+	// if the poke itself is lost.
+	pokeShare = 2
+)
+
+// PathStalledError is the error of a request that was in flight on a
+// path that stalled: one that could not be replayed (a body without
+// GetBody, a response body already being read), or one whose retries ran
+// out. Path names the path.
+type PathStalledError struct {
+	Path  string
+	After time.Duration // the silence that counted as a stall
+}
+
+func (e *PathStalledError) Error() string {
+	return fmt.Sprintf("pcm: path %s stalled: nothing received for %v", e.Path, e.After)
+}
+
+// flight is one request's wait on the network: from its send until its
+// response head, and each blocked read of its body. A request whose body
+// lies unread in the caller's hands waits for nothing and is no flight,
+// so it holds no path (Client.begin) and cannot stall one.
+type flight struct {
+	path   int
+	since  time.Time
+	ctx    context.Context
+	cancel context.CancelCauseFunc
+}
+
+// stalled returns the PathStalledError that ended f's context, or nil.
+func (f *flight) stalled() *PathStalledError {
+	var ps *PathStalledError
+	if errors.As(context.Cause(f.ctx), &ps) {
+		return ps
+	}
+	return nil
+}
+
+// stallTimeout is the silence after which a path with flights stalls.
+func (c *Client) stallTimeout() time.Duration {
+	return max(c.cfg.StallTimeout, stallRTTs*c.conn.ConnectionStats().SmoothedRTT)
+}
+
+// takeOffLocked registers a flight on the active path, under c.mu; ctx is the
+// request's context, which the flight's derives from.
+func (c *Client) takeOffLocked(ctx context.Context) *flight {
+	fctx, cancel := context.WithCancelCause(ctx)
+	f := &flight{path: c.active, since: time.Now(), ctx: fctx, cancel: cancel}
+	c.flights[f] = struct{}{}
+	return f
+}
+
+// land ends a flight's wait (it may take off again: resume).
+func (c *Client) land(f *flight) {
+	c.mu.Lock()
+	delete(c.flights, f)
+	c.mu.Unlock()
+}
+
+// resume makes f wait on the network again (a blocked body read).
+func (c *Client) resume(f *flight) {
+	c.mu.Lock()
+	f.path, f.since = c.active, time.Now() // the stream moves with the connection
+	c.flights[f] = struct{}{}
+	c.mu.Unlock()
+}
+
+// detectStalls runs for the connection's life and fails over a path that
+// stalls. It reads received-packet counts, not per-request progress: any
+// packet shows the path alive.
+func (c *Client) detectStalls() {
+	tick := time.NewTicker(c.cfg.StallTimeout / stallTicks)
+	defer tick.Stop()
+	done := c.conn.Context().Done()
+	var seen uint64
+	quiet := time.Now()
+	poked := false
+	for {
+		select {
+		case <-done:
+			return
+		case <-tick.C:
+		}
+		c.reviveRested()
+		now := time.Now()
+		if rx := c.conn.ConnectionStats().PacketsReceived; rx != seen {
+			seen, quiet, poked = rx, now, false
+			continue
+		}
+		silence := c.silence(now, quiet)
+		stall := c.stallTimeout()
+		switch {
+		case silence >= stall:
+			c.failStalled(c.Active(), stall)
+			quiet, poked = time.Now(), false
+		case silence >= stall/pokeShare && !poked:
+			c.poke()
+			poked = true
+		}
+	}
+}
+
+// reservedStreamType is an HTTP/3 unidirectional stream type reserved to
+// be ignored (RFC 9114 §6.2.3: 0x1f × N + 0x21, here N = 0): a server
+// reads it and drops the stream, which it must not treat as an error.
+const reservedStreamType = 0x21
+
+// poke makes the server send something: a unidirectional stream of a
+// reserved type, which the server acknowledges (and drops). It costs one
+// of the server's unidirectional stream credits, returned when the stream
+// is done, and a packet each way; a connection out of credits is not
+// poked (OpenUniStream, not OpenUniStreamSync), and the stall is then
+// found without it.
+func (c *Client) poke() {
+	s, err := c.conn.OpenUniStream()
+	if err != nil {
+		return
+	}
+	s.Write([]byte{reservedStreamType})
+	s.Close()
+}
+
+// silence is how long the oldest flight on the active path has waited
+// with nothing received (quiet: the last packet), or 0 without flights.
+func (c *Client) silence(now, quiet time.Time) time.Duration {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var d time.Duration
+	for f := range c.flights {
+		if f.path == c.active && f.ctx.Err() == nil {
+			d = max(d, now.Sub(later(f.since, quiet)))
+		}
+	}
+	return d
+}
+
+func later(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
+}
+
+// failStalled gives up path p: its flights end with a PathStalledError,
+// it rests (markDownLocked), and the connection moves to the best live
+// path. With none, the connection is closed, so that a Transport dials
+// again at once, racing every path, instead of waiting for the idle
+// timeout.
+func (c *Client) failStalled(p int, after time.Duration) {
+	ctx := c.conn.Context()
+	owned := c.lockSwitch(ctx)
+	if !owned || c.active != p {
+		c.unlockSwitch(owned)
+		return
+	}
+	cause := &PathStalledError{Path: c.paths[p].Name, After: after}
+	for f := range c.flights {
+		if f.path == p {
+			f.cancel(cause)
+		}
+	}
+	c.cfg.Logf("pcm: %v; failing over", cause)
+	c.markDownLocked(p)
+	moved := c.moveAwayLocked(ctx, p)
+	c.unlockSwitch(owned)
+	if !moved {
+		c.cfg.Logf("pcm: no other path works; closing the connection")
+		c.conn.CloseWithError(0, "every path stalled")
+	}
+}
