@@ -10,7 +10,7 @@ import (
 // loginBackoff slows token guessing without locking out the token's owner.
 // ct-server checks a hello's token first, so a correct token always gets
 // in, whatever its address did before (a guesser behind the same NAT or
-// carrier NAT cannot lock a good client out: issue 23 saw a good client
+// carrier NAT cannot lock a good client out: a good client was once
 // refused for 73 s after ten wrong hellos beside it). Only failures are
 // throttled: after loginFreeFailures failed hellos from one source, the
 // 401 of each further failure is held back until the source's block ends

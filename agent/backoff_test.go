@@ -119,7 +119,7 @@ var (
 // TestGoodClientBesideGuesser: a token guesser and a good ct-client behind
 // the same address. The guesser's failures are held back (its answers say
 // why) and the good client is never refused, at any point of the
-// guesser's back-off — issue 23 saw it refused for 73 s.
+// guesser's back-off (it was once refused for 73 s).
 func TestGoodClientBesideGuesser(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		n := memnet.New()

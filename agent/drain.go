@@ -12,7 +12,7 @@ import (
 // AppIdleTimeout closes an app's keep-alive connection that has carried
 // no request for this long. Each costs ct-client a goroutine and buffers,
 // and an app that opens connections and leaves them idle would otherwise
-// hold them for ever (issue 23: 2467 of 3000 still open after 30 s);
+// hold them for ever (an abuse run left 2467 of 3000 open after 30 s);
 // 30 s is longer than browsers keep an idle HTTP/1.1 proxy connection in
 // use between page loads, and an app that waits longer simply reconnects.
 const AppIdleTimeout = 30 * time.Second

@@ -14,7 +14,7 @@ import (
 // what it resolves to. An allow-listed name that resolves to an internal
 // address — ct-server's loopback, the cloud's metadata service at
 // 169.254.169.254, a private network — would make ct-server a bridge into
-// its own network (issue 23 fetched a fake metadata secret through
+// its own network (a fake metadata secret could be fetched through
 // `meta.test → 169.254.169.254`). So every upstream dial resolves the name
 // itself, refuses addresses in internalRanges unless allow_internal lists
 // them, and dials the address it checked (the connection is pinned to it:

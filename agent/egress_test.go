@@ -65,7 +65,7 @@ func (l *logRecorder) has(s string) bool {
 	return false
 }
 
-// TestEgressInternal: issue 23's meta.test → 169.254.169.254 on the
+// TestEgressInternal: a name such as meta.test → 169.254.169.254 on the
 // allow-list is refused with a clear message (403 for the app, the
 // address and range in the log, a warning at start), for GET and CONNECT;
 // a name resolving to an address allow_internal lists is dialled at the

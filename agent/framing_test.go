@@ -13,8 +13,7 @@ import (
 )
 
 // Malformed framing gets 400 wherever it is found, too large a head 431,
-// and an idle keep-alive app connection is closed after AppIdleTimeout
-// (issue 23 item 7).
+// and an idle keep-alive app connection is closed after AppIdleTimeout.
 func TestFramingErrors(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		m := startMemAgent(t, 1, nil, nil)

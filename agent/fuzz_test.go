@@ -11,8 +11,8 @@ import (
 	"time"
 )
 
-// Fuzz targets for every parser of ct-client and ct-server input (issue 12
-// §9). Seeds live in testdata/fuzz/<target>; "go test" runs them, "go test
+// Fuzz targets for every parser of ct-client and ct-server input (every
+// parser has one). Seeds live in testdata/fuzz/<target>; "go test" runs them, "go test
 // -run X -fuzz FuzzParseTarget ./agent" fuzzes one. Each target checks
 // what an accepted input promises, not only that nothing panics.
 

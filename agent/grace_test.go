@@ -19,7 +19,7 @@ const echoBytes = 128 << 10
 // A finished tunnel's replay buffer stays reserved (the client's buffer
 // limit, the server's memory budget) for SessionGrace, in case the stream
 // with its last bytes fails, and is given back when the grace expires:
-// nothing reserved after (issue 23 items 5 and 7; SessionGrace had no test).
+// nothing reserved after.
 func TestTunnelGraceReservation(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		m := startMemAgent(t, 1, func(c *ServerConfig) { c.Allow = append(c.Allow, memEcho) }, nil)

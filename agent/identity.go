@@ -30,8 +30,8 @@ const (
 // first use or when the kept one has expired. The key is written with mode
 // 0600 and the directory with 0700. certPEM is the certificate to hand to
 // clients (--ca). A ct-server restarted with the same dir keeps its
-// identity, so its clients reconnect without a new --ca (issue 12: a new
-// certificate per start stranded them).
+// identity, so its clients reconnect without a new --ca (a new certificate
+// per start would strand them).
 func LoadOrCreateIdentity(dir string, now time.Time, names ...string) (cert tls.Certificate, certPEM []byte, created bool, err error) {
 	cf, kf := filepath.Join(dir, identityCert), filepath.Join(dir, identityKey)
 	certPEM, err = os.ReadFile(cf)

@@ -23,7 +23,7 @@ const (
 	// is cut — 408 if no response head went out, else a reset. A body that
 	// stops is the sender's trouble or its path's, and without a cut each
 	// such request holds a stream slot and an upstream connection for ever
-	// (issue 23: 1 byte/s went on for 42 s and counting). 10 s is ct-server's
+	// (1 byte/s would go on for ever). 10 s is ct-server's
 	// head timeout: a body may be as slow to resume as a head to arrive.
 	BodyIdleTimeout = 10 * time.Second
 	// BodyProgressBytes is the progress a body must make per

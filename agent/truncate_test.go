@@ -16,7 +16,7 @@ import (
 	"github.com/hetquic/hetquic/origin"
 )
 
-// Truncation (issue 12 §3–5): a response or tunnel ct-client cannot
+// Truncation: a response or tunnel ct-client cannot
 // complete ends with a TCP reset of the app's connection, never a clean
 // close after a short body.
 

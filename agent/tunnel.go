@@ -223,7 +223,7 @@ func (se *session) release() {
 // arrive, and the client then resumes. Its bytes stay reserved (the
 // client's buffer limit and the server's memory budget) until it is freed:
 // a client cycling short tunnels held up to ReplayBytes each outside the
-// budget for SessionGrace (issue 23).
+// budget for SessionGrace.
 func (se *session) finish() {
 	se.up.Close()
 	se.mu.Lock()

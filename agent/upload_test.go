@@ -66,7 +66,7 @@ func uploadPair(t testing.TB, rate float64, stall time.Duration) (*testUpstream,
 
 // A request body streams for as long as it keeps moving: 8 MiB over a
 // 20 Mbit/s uplink (4 s, beyond the 10 × StallTimeout the body once had) arrives
-// whole; issue 22 saw 30 MiB cut at 8 s.
+// whole (a fixed body deadline once cut 30 MiB at 8 s).
 func TestUploadStreams(t *testing.T) {
 	up, tc := uploadPair(t, 20*bytesPerMbit, uploadStall)
 	const size = 8 << 20
@@ -88,7 +88,7 @@ func TestEchoStreams(t *testing.T) {
 	wantUpload(t, code, body, size)
 }
 
-// BenchmarkUpload: issue 22's sizes, a 30 MiB upload over a 20 Mbit/s
+// BenchmarkUpload: a 30 MiB upload over a 20 Mbit/s
 // uplink and a 64 MiB streaming echo (bench/agent/upload.sh).
 func BenchmarkUpload(b *testing.B) {
 	for _, c := range []struct {

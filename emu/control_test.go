@@ -13,8 +13,8 @@ import (
 	"github.com/hetquic/hetquic/scenario"
 )
 
-// TestControlRanges: the control API refuses values no link has (issue 12
-// §10: 1e308 ms of delay overflowed to about zero), naming the field.
+// TestControlRanges: the control API refuses values no link has (1e308 ms
+// of delay would overflow to about zero), naming the field.
 func TestControlRanges(t *testing.T) {
 	for _, tc := range []struct {
 		patch, want string

@@ -9,7 +9,7 @@ import (
 	"testing/fstest"
 )
 
-// FuzzLoad: an experiment file (issue 12 §9), with the scenario and trace
+// FuzzLoad: an experiment file, with the scenario and trace
 // it may name beside it. Seeds: the shipped experiments (their scenario
 // pointed at s.yaml) and testdata/fuzz/FuzzLoad. Errors are one line; an
 // accepted spec validates again.

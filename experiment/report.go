@@ -136,8 +136,8 @@ func (s *Summary) Tables() []results.Table {
 }
 
 // defaultTable sets hetquic's default against the oracle and against the
-// strategy with the least cumulative regret among the others (issue 13's
-// bar: ≤ 1.05 × oracle on stationary paths, ≤ 1.10 × on changing ones, and
+// strategy with the least cumulative regret among the others (the
+// default's bar: ≤ 1.05 × oracle on stationary paths, ≤ 1.10 × on changing ones, and
 // regret at most 10 % above the best other's). Absent without both.
 func (s *Summary) defaultTable() (results.Table, bool) {
 	def := s.find(pathsel.Hetquic)

@@ -12,7 +12,7 @@ import (
 )
 
 // TestQuicGoIdleProbesMeasureNoRTT pins what stops out-of-band probes of
-// idle paths (issue 21, docs/pcm-default.md, "Probes on real QUIC") on
+// idle paths (docs/pcm-default.md, "Probes on real QUIC") on
 // quic-go v0.65: once the connection has switched, Path.Probe on validated
 // idle paths (1, 2, 3, 1, 2, 3, 100 ms apart, every round trip 20 ms) is
 // answered late or not at all — measured: 2 of 6 answered, the first after

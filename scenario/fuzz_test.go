@@ -8,7 +8,7 @@ import (
 	"testing/fstest"
 )
 
-// Fuzz targets of the scenario parsers (issue 12 §9). Seeds: the shipped
+// Fuzz targets of the scenario parsers. Seeds: the shipped
 // scenarios and traces, and testdata/fuzz/<target>. An accepted input must
 // keep its promises, and every error is one line.
 

@@ -9,7 +9,7 @@ import (
 // Application-limited sources. Each drives one connection from a start
 // time on, writing what a real application would write when it would
 // write it, so that the sender is often idle (the case where schedulers
-// matter, issue 14). All are deterministic: no randomness, times from the
+// matter). All are deterministic: no randomness, times from the
 // simulator.
 
 // CBR writes a constant bit rate on one stream: Bytes (default one chunk's

@@ -8,7 +8,7 @@ import (
 	"github.com/hetquic/hetquic/internal/cputime"
 )
 
-// benchTransfer is the ns-3 comparison of issue 6: a 10 MB NewReno transfer
+// benchTransfer is the ns-3 comparison: a 10 MB NewReno transfer
 // over n links of 10 Mbit/s, 20 ms one-way delay and a 100-packet drop-tail
 // queue (minRTT scheduler for two links). It reports wall time per simulated
 // transfer (ns/op), simulator events per wall second, and the process's CPU
@@ -32,7 +32,7 @@ func benchTransfer(b *testing.B, n int) {
 func BenchmarkTransfer10MBOneLink(b *testing.B)  { benchTransfer(b, 1) }
 func BenchmarkTransfer10MBTwoLinks(b *testing.B) { benchTransfer(b, 2) }
 
-// BenchmarkPaths is issue 14's "linear cost up to 64 paths": one minRTT
+// BenchmarkPaths checks "linear cost up to 64 paths": one minRTT
 // connection over n paths of 10 Mbit/s and 20 ms each, carrying 1 MB per
 // path (so every n simulates about the same time and n× the packets). The
 // sender fills the scheduler's view of every path for each packet, and the

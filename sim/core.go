@@ -19,7 +19,7 @@ import (
 // A heap entry's key packs the event's sequence number above the slot that
 // holds its callback, so that entries are two words with no pointers: the
 // sift loops then move plain integers and the garbage collector's write
-// barriers never fire there (issue 14's profile: a third of the loop's time
+// barriers never fire there (a profile showed a third of the loop's time
 // went to bulkBarrierPreWrite while entries carried a func and a *Timer).
 const (
 	// slotBits bounds the events scheduled at once to 2^24 (16.7 M; a

@@ -32,8 +32,8 @@ func liveHeap() uint64 {
 
 // TestMemoryFlatInTransferSize: the sender, the receiver and the event
 // queue keep state for the chunks in play, not for the chunks transferred,
-// so the live heap during a 16× larger transfer is no larger (issue 14:
-// about 20 B per chunk were kept for the whole transfer, 0.8 GB at 10 GB).
+// so the live heap during a 16× larger transfer is no larger (20 B per
+// chunk kept for the whole transfer would be 0.8 GB at 10 GB).
 func TestMemoryFlatInTransferSize(t *testing.T) {
 	peak := func(bytes int64) uint64 {
 		var hi uint64
@@ -52,7 +52,7 @@ func TestMemoryFlatInTransferSize(t *testing.T) {
 	}
 }
 
-// TestTransfer10GB is issue 14's memory target, run on request
+// TestTransfer10GB is the simulator's memory target, run on request
 // (HETQUIC_SIM_10GB=1; it simulates 10 GB, ~20 M events): the process's
 // peak resident set stays within 100 MB.
 func TestTransfer10GB(t *testing.T) {

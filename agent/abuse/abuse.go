@@ -1,4 +1,4 @@
-// Package abuse is the agent's load-and-abuse test (issue 12): a real
+// Package abuse is the agent's load-and-abuse test: a real
 // ct-server process under its default configuration, one misbehaving
 // authenticated client beside a well-behaved one, all on loopback. The
 // misbehaving client opens more connections than it may, thousands of

@@ -252,7 +252,7 @@ const cycleWorkers = 8
 // cycle opens short CONNECT tunnels one after another until ctx ends or
 // cfg.Cycles have been run by all workers: each downloads CycleBytes, reads
 // them all and closes. ct-server keeps each finished tunnel's replay
-// buffer for the session grace (issue 23, item 6), so a client cycling
+// buffer for the session grace, so a client cycling
 // tunnels makes it hold rate × grace × buffer: Report.PeakReserved shows
 // whether that memory is counted against memory_budget.
 func (b *badClient) cycle(ctx context.Context, c *quic.Conn) {

@@ -4,7 +4,7 @@
 // in this process. It classifies what the app saw: intact, reset, an error
 // status before any body, or short — a clean end (FIN) before the data's
 // end, which an app cannot tell from a whole response and which must never
-// happen (issue 23: an HTTP/1.0 app exited 0 with 17.9 of 65.5 MB).
+// happen (an HTTP/1.0 app would exit 0 with part of a file).
 //
 // Stops and crashes are the methods the CLI's signal handling calls:
 // ct-client's SIGTERM is Client.Shutdown, ct-server's is Server.Shutdown;

@@ -13,7 +13,7 @@ import (
 	"github.com/hetquic/hetquic/internal/mode"
 )
 
-// The CLI as a newcomer meets it (issue 24): each case's exit code and
+// The CLI as a newcomer meets it: each case's exit code and
 // what stderr must and must not say.
 func TestCLIBehavesLikeUnixTools(t *testing.T) {
 	t.Parallel() // subprocesses only: independent of every other test

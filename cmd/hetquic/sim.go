@@ -112,7 +112,7 @@ func simConext17(ctx context.Context, args []string) error {
 
 func simVsReal(ctx context.Context, args []string) error {
 	fs := newFlagSet("sim vsreal", "sim vsreal [--trials N] [--rate-mbps R] [--md]",
-		"Downloads 1, 5 and 10 MB over one path at three RTT × loss points, on quic-go through\nthe emulator and in the simulator, and prints both medians (issue 6's validation).")
+		"Downloads 1, 5 and 10 MB over one path at three RTT × loss points, on quic-go through\nthe emulator and in the simulator, and prints both medians (the simulator's validation against real QUIC).")
 	trials := fs.Int("trials", 3, "downloads per cell, each way")
 	rate := fs.Float64("rate-mbps", 20, "path rate")
 	md := fs.Bool("md", false, "print a Markdown table (what sim/README.md's measured block holds)")

@@ -28,7 +28,7 @@ func NewNewReno(cfg Config) *NewReno {
 }
 
 // NewNewRenoNS3 is NewReno with ns-3 3.37 TcpNewReno's window growth, for
-// like-for-like comparisons with ns-3 (issue 14): per ACK received, not per
+// like-for-like comparisons with ns-3: per ACK received, not per
 // byte acknowledged — one MSS per ACK in slow start
 // (TcpNewReno::SlowStart) and max(1, MSS²/cwnd) bytes per ACK in
 // congestion avoidance (TcpNewReno::CongestionAvoidance). With an ACK for

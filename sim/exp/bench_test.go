@@ -9,8 +9,8 @@ import (
 	"github.com/hetquic/hetquic/internal/cputime"
 )
 
-// BenchmarkAbilene1000Flows is issue 14's "1000 concurrent flows on an
-// Abilene-size topology": 1000 bulk flows of 100 kB between random node
+// BenchmarkAbilene1000Flows is the "1000 concurrent flows on an
+// Abilene-size topology" target: 1000 bulk flows of 100 kB between random node
 // pairs of builtin:abilene (11 nodes, 14 links of 100 Mbit/s), all started
 // within the first second, each over its shortest path (scheme quic) or over
 // Yen's three shortest with minRTT (lrf). It reports the events of a run and

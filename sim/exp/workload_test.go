@@ -38,7 +38,7 @@ func runVariants(t *testing.T, file string, labels ...string) map[string]Summary
 	return out
 }
 
-// TestHoLWindowSchedulersMatter is issue 14's acceptance check on the
+// TestHoLWindowSchedulersMatter is the acceptance check on the
 // shipped sim-hol-window experiment: with a 256 kB receive window over
 // Wi-Fi + 3G, minRTT's head-of-line blocking makes the download at least
 // 20 % slower than BLEST's, and BLEST is no slower than the fast path

@@ -46,7 +46,7 @@ type LossRegimePair struct {
 // per ACK (newreno-ns3 does too), LinuxReno per segment acknowledged
 // (RFC 9002's NewReno grows per byte); each under both ACK policies, ACK
 // every packet and every second packet (quic-go's, and ns-3's DelAckCount
-// default). The last row is the unlike comparison issue 14 found (+60 %).
+// default). The last row is the unlike comparison (+60 %).
 var LossRegimePairs = []LossRegimePair{
 	{"TcpNewReno", 1, "newreno-ns3", 1, "per-ACK growth, ACK every packet"},
 	{"TcpNewReno", 2, "newreno-ns3", 2, "per-ACK growth, ACK every 2nd packet"},

@@ -9,7 +9,7 @@ import (
 // TestLossRegime runs the table and checks what it is for: compared like
 // for like with ns-3's TcpNewReno (per-ACK growth, the same ACK policy),
 // the simulator is within 20 % of ns-3 at every loss rate up to 2 %, and
-// the unlike comparison of issue 14 (RFC 9002 NewReno against TcpNewReno)
+// the unlike comparison (RFC 9002 NewReno against TcpNewReno)
 // is further off at 1 %. The TcpLinuxReno rows are published, not bounded
 // here (sim/DESIGN.md discusses their gap).
 func TestLossRegime(t *testing.T) {

@@ -6,7 +6,7 @@ import (
 	"testing"
 )
 
-// FuzzParse: a topology file (issue 12 §9). Seeds: the built-in
+// FuzzParse: a topology file. Seeds: the built-in
 // topologies and testdata/fuzz/FuzzParse. Errors are one line.
 func FuzzParse(f *testing.F) {
 	names, _ := fs.Glob(Builtin, "topologies/*.yaml")
