@@ -259,7 +259,7 @@ func TestMigrateBeforeHead(t *testing.T) {
 func TestMigrateTunnel(t *testing.T) {
 	echo := startEcho(t)
 	ts := startServer(t, "", nil, echo)
-	tc := startClient(t, ts, 2, true, nil)
+	tc := startClient(t, ts, 2, true, func(c *ClientConfig) { c.StallTimeout = DefaultStallTimeout }) // the cut path must stall
 	conn, err := net.Dial("tcp", tc.proxy)
 	if err != nil {
 		t.Fatal(err)
