@@ -195,6 +195,7 @@ func expRun(ctx context.Context, args []string, name string) error {
 		return err
 	}
 	if *asJSON {
+		results.Stamp(o.Summary)
 		data, err := results.MarshalSummary(o.Summary)
 		if err != nil {
 			return err

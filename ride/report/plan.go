@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"strconv"
 	"sync"
@@ -219,12 +218,8 @@ func WritePlan(dir string, p *Plan, ms [][]env.Metrics) ([]string, error) {
 			return nil, err
 		}
 		sum := p.Summary(0, ms[0])
-		data, err := results.MarshalSummary(&sum)
-		if err != nil {
-			return nil, err
-		}
 		f := filepath.Join(dir, "summary.json")
-		return append(files, f), os.WriteFile(f, data, 0o644)
+		return append(files, f), results.WriteSummaryFile(f, &sum)
 	}
 	point := func(i int) results.Summary { s := p.Summary(i, ms[i]); return &s }
 	sum := SummarizePlan(p, ms)

@@ -230,7 +230,7 @@ func Write(dir string, ms []env.Metrics, header string) ([]string, error) {
 		rf.Close()
 		return nil, err
 	}
-	fmt.Fprintf(rf, "\nFigures: fig5_7_reward.png, fig5_8_viewport_bitrate.png, fig5_9_throughput.png, fig5_10_rebuffering_{I,B,P}.png (and .svg).\n")
+	fmt.Fprintf(rf, "\nFigures: fig5_7_reward.png, fig5_8_viewport_bitrate.png, fig5_9_throughput.png, fig5_10_rebuffering_{I,B,P}.png (and .svg).\n%s", results.ProvenanceLine())
 	if err := rf.Close(); err != nil {
 		return nil, err
 	}
