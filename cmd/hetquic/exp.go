@@ -17,6 +17,7 @@ import (
 	"github.com/hetquic/hetquic/internal/mode"
 	"github.com/hetquic/hetquic/internal/results"
 	"github.com/hetquic/hetquic/internal/runner"
+	"github.com/hetquic/hetquic/internal/sweep"
 	"github.com/hetquic/hetquic/scenario"
 )
 
@@ -25,7 +26,7 @@ func init() {
 	register(command{name: "demo", summary: "run the default experiment (offline pcm-table5) and write results/", run: runDemo})
 }
 
-const expUsage = `exp run FILE|NAME [--out DIR] [--workers N] [--seeds N] [--json | --md] [--quiet] [--shard i/n]
+const expUsage = `exp run FILE|NAME [--set FIELD=VALUE]… [--out DIR] [--workers N] [--seeds N] [--json | --md] [--quiet] [--shard i/n]
        hetquic exp validate FILE|NAME
        hetquic exp list [--mode MODE]
        hetquic exp merge [--out DIR] [--spec FILE|NAME] SHARD_DIR…
@@ -77,17 +78,63 @@ type loaded struct {
 // loadExperiment loads FILE from disk, or the built-in experiment NAME
 // when no such file exists, whatever its mode.
 func loadExperiment(file string) (*loaded, error) {
+	return loadOverridden(file, nil)
+}
+
+// loadOverridden is loadExperiment with the --set assignments applied to
+// the file (or its scenario) before its mode reads it.
+func loadOverridden(file string, sets []sweep.Assign) (*loaded, error) {
+	fsys, name, err := resolveExperiment(file)
+	if err != nil {
+		return nil, err
+	}
+	over, err := sweep.Override(fsys, name, sets)
+	if err != nil {
+		return nil, fmt.Errorf("--set: %w", err)
+	}
+	l, err := loadFrom(over, name)
+	if err != nil && len(sets) > 0 {
+		return nil, fmt.Errorf("with --set %s: %w", assignsText(sets), err)
+	}
+	return l, err
+}
+
+func assignsText(sets []sweep.Assign) string {
+	var parts []string
+	for _, a := range sets {
+		parts = append(parts, a.Key+"="+a.Value)
+	}
+	return strings.Join(parts, " ")
+}
+
+// assignFlag is the repeatable --set FIELD=VALUE.
+type assignFlag []sweep.Assign
+
+func (a *assignFlag) String() string { return assignsText(*a) }
+
+func (a *assignFlag) Set(s string) error {
+	v, err := sweep.ParseAssign(s)
+	if err != nil {
+		return err
+	}
+	*a = append(*a, v)
+	return nil
+}
+
+// resolveExperiment is the file system and name of FILE on disk, or of the
+// built-in experiment NAME when no such file exists.
+func resolveExperiment(file string) (fs.FS, string, error) {
 	if _, err := os.Stat(file); err == nil {
 		abs, err := hostPath(file)
 		if err != nil {
-			return nil, err
+			return nil, "", err
 		}
-		return loadFrom(hostFS{}, abs)
+		return hostFS{}, abs, nil
 	}
 	name := strings.TrimSuffix(file, ".yaml") + ".yaml"
 	for _, dir := range builtinDirs {
 		if p := path.Join(dir, name); fileExists(hetquic.Files, p) {
-			return loadFrom(hetquic.Files, p)
+			return hetquic.Files, p, nil
 		}
 	}
 	var names []string
@@ -96,7 +143,7 @@ func loadExperiment(file string) (*loaded, error) {
 			names = append(names, b.name)
 		}
 	}
-	return nil, fmt.Errorf("%s: no such file, nor a built-in experiment%s (hetquic exp list)", file, didYouMean(strings.TrimSuffix(file, ".yaml"), names))
+	return nil, "", fmt.Errorf("%s: no such file, nor a built-in experiment%s (hetquic exp list)", file, didYouMean(strings.TrimSuffix(file, ".yaml"), names))
 }
 
 func fileExists(fsys fs.FS, name string) bool {
@@ -109,12 +156,34 @@ func fileExists(fsys fs.FS, name string) bool {
 func loadFrom(fsys fs.FS, name string) (*loaded, error) {
 	env, e, err := mode.Load(fsys, name)
 	if err != nil {
+		if l, ok, ierr := loadInline(fsys, name, err); ok {
+			return l, ierr
+		}
 		if isScenario(fsys, name) {
 			return nil, fmt.Errorf("%s is a scenario file (the network), not an experiment: check it with hetquic scenario validate; an experiment names it with scenario: FILE", name)
 		}
 		return nil, err
 	}
 	return &loaded{env, e}, nil
+}
+
+// loadInline reads an experiment whose mode names its scenario by file but
+// whose file writes it inline (the decoder's "cannot unmarshal !!map into
+// string" at scenario:): the inline scenario is read as a file of its own
+// beside the experiment. ok is false when err is not that case.
+func loadInline(fsys fs.FS, name string, err error) (*loaded, bool, error) {
+	if !strings.Contains(err.Error(), "!!map into string") {
+		return nil, false, nil
+	}
+	inl, moved, ierr := sweep.InlineScenario(fsys, name)
+	if ierr != nil || !moved {
+		return nil, false, nil
+	}
+	env, e, lerr := mode.Load(inl, name)
+	if lerr != nil {
+		return nil, true, fmt.Errorf("%w (the inline scenario read as %s)", lerr, path.Base(sweep.InlineScenarioName(name)))
+	}
+	return &loaded{env, e}, true, nil
 }
 
 // isScenario reports whether name is a valid scenario file (paths, no
@@ -142,6 +211,8 @@ func expRun(ctx context.Context, args []string, name string) error {
 	asMD := fs.Bool("md", false, "print the report's Markdown tables to stdout and write no files unless --out is given; no progress")
 	quiet := fs.Bool("quiet", false, "no progress output on stderr")
 	shardFlag := fs.String("shard", "", "run only shard i/n of the runs (0 ≤ i < n) and write them to --out, for hetquic exp merge")
+	var sets assignFlag
+	fs.Var(&sets, "set", "FIELD=VALUE: change one field of the experiment or its scenario for this run, named as in a sweep: block (rounds, paths[1].down.delay_ms; repeatable)")
 	file, err := parseWithOperand(fs, args, "experiment file or name")
 	if err != nil {
 		return err
@@ -155,11 +226,13 @@ func expRun(ctx context.Context, args []string, name string) error {
 		return badInput(fmt.Errorf("--seeds: %d is outside [1, 10000]", *seeds))
 	case *workers < 0:
 		return badInput(fmt.Errorf("--workers: %d is negative", *workers))
+	case len(sets) > 0 && *shardFlag != "":
+		return badInput(fmt.Errorf("--set with --shard: write the change into the file, so that exp merge reads the same plan"))
 	}
 	if err := checkOutDir(*out); err != nil {
 		return badInput(err)
 	}
-	l, err := loadExperiment(file)
+	l, err := loadOverridden(file, sets)
 	if err != nil {
 		return badInput(err)
 	}
