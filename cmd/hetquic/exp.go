@@ -241,6 +241,13 @@ func expRun(ctx context.Context, args []string, name string) error {
 			return badInput(err)
 		}
 	}
+	var dir string
+	fresh := false
+	if *shardFlag == "" {
+		if dir, fresh, err = prepareOut(*out, l.env.Name, *asMD); err != nil {
+			return err
+		}
+	}
 	opt := runner.Options{Workers: *workers, Progress: os.Stderr, Name: l.env.Name}
 	if *quiet || *asMD {
 		opt.Progress = nil
@@ -251,21 +258,32 @@ func expRun(ctx context.Context, args []string, name string) error {
 	if *shardFlag != "" {
 		return expRunShard(ctx, l, file, *shardFlag, *out, *asJSON || *asMD, opt)
 	}
+	if dir != "" && !*quiet && !*asMD {
+		fmt.Fprintf(os.Stderr, "writing to %s\n", dir)
+	}
 	o, err := l.Run(ctx, opt)
 	if err != nil {
+		if fresh {
+			os.Remove(dir) // the run's own directory, still empty
+		}
 		return err
 	}
 	if *asMD {
-		if *out != "" {
-			if _, _, err := writeTo(ctx, o, *out, l.env.Name); err != nil {
+		if dir != "" {
+			if _, _, err := writeTo(ctx, o, dir, l.env.Name); err != nil {
 				return err
 			}
 		}
 		return results.WriteTables(os.Stdout, o.Tables)
 	}
-	dir, files, err := writeTo(ctx, o, *out, l.env.Name)
+	dir, files, err := writeTo(ctx, o, dir, l.env.Name)
 	if err != nil {
 		return err
+	}
+	if fresh {
+		if err := linkLatest(dir); err != nil {
+			fmt.Fprintf(os.Stderr, "hetquic: %s/%s not updated: %v\n", filepath.Dir(dir), latestLink, err)
+		}
 	}
 	if *asJSON {
 		results.Stamp(o.Summary)
@@ -285,6 +303,23 @@ func expRun(ctx context.Context, args []string, name string) error {
 	}
 	fmt.Printf("\n%d runs in %.1f s; wrote %d files to %s (open %s)\n", o.Runs, time.Since(start).Seconds(), len(files), dir, filepath.Join(dir, "report.md"))
 	return nil
+}
+
+// prepareOut is where a run writes, settled before it runs: --out (claimed:
+// writable, and new, empty or this experiment's), nothing for --md without
+// --out, else a fresh results/NAME/RUN (fresh: the caller links latest).
+func prepareOut(out, name string, mdOnly bool) (dir string, fresh bool, err error) {
+	switch {
+	case out != "":
+		if err := claimOutDir(out, name); err != nil {
+			return "", false, badInput(err)
+		}
+		return out, false, nil
+	case mdOnly:
+		return "", false, nil
+	}
+	dir, err = newRunDir(name, time.Now())
+	return dir, err == nil, err
 }
 
 // checkOutDir refuses an --out that cannot become a results directory (a

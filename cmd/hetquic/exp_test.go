@@ -160,3 +160,49 @@ scenario:
 		t.Errorf("bad inline scenario: exit %d, stderr %q", code, stderr)
 	}
 }
+
+// Without --out every run writes a directory of its own under
+// results/NAME and latest links the newest; --out refuses another
+// experiment's results and a directory that cannot be made, before any run.
+func TestExpRunOutputNeverMixes(t *testing.T) {
+	dir := t.TempDir()
+	t.Chdir(dir)
+	run := func(args ...string) (string, int) {
+		_, stderr, code := runCLI(t, append([]string{"exp", "run", "pcm-table5", "--seeds", "1", "--set", "rounds=3", "--quiet"}, args...)...)
+		return stderr, code
+	}
+	for range 2 {
+		if stderr, code := run(); code != 0 {
+			t.Fatalf("exp run: %d %s", code, stderr)
+		}
+	}
+	runs, _ := filepath.Glob(filepath.Join("results", "pcm-table5", "2*"))
+	if len(runs) != 2 {
+		t.Fatalf("run directories %v, want 2", runs)
+	}
+	latest, err := os.Readlink(filepath.Join("results", "pcm-table5", "latest"))
+	if err != nil || latest != filepath.Base(runs[1]) {
+		t.Fatalf("latest → %q (%v), want %s", latest, err, filepath.Base(runs[1]))
+	}
+	for _, r := range runs {
+		if _, err := os.Stat(filepath.Join(r, "summary.json")); err != nil {
+			t.Errorf("%s: %v", r, err)
+		}
+	}
+	if stderr, code := run("--out", runs[0]); code != 0 { // its own earlier run: replaced
+		t.Fatalf("--out an earlier run: %d %s", code, stderr)
+	}
+	_, stderr, code := runCLI(t, "exp", "run", "sim-dash", "--seeds", "1", "--out", runs[0])
+	if code != 2 || strings.Count(strings.TrimSpace(stderr), "\n") != 0 || !strings.Contains(stderr, "holds the results of experiment pcm-table5") {
+		t.Errorf("--out another experiment's results: %d %q", code, stderr)
+	}
+	os.WriteFile(filepath.Join(dir, "notes.txt"), []byte("mine"), 0o644)
+	if stderr, code := run("--out", dir); code != 2 || !strings.Contains(stderr, "holds no summary.json") {
+		t.Errorf("--out a foreign directory: %d %q", code, stderr)
+	}
+	blocker := filepath.Join(dir, "file")
+	os.WriteFile(blocker, nil, 0o644)
+	if stderr, code := run("--out", filepath.Join(blocker, "sub")); code != 2 || strings.Contains(stderr, "runs in") {
+		t.Errorf("--out under a file: %d %q", code, stderr)
+	}
+}
