@@ -86,7 +86,7 @@ func LoadPlan(fsys fs.FS, name string) (*Plan, error) {
 func RunShard(ctx context.Context, p *Plan, shard sweep.Shard, opt runner.Options) (map[int]*env.Metrics, error) {
 	opt.Name = p.Name
 	var base baselineRuns
-	return sweep.RunOwned(ctx, p.Set, shard, opt, nil, func(_ context.Context, pi, r int) (*env.Metrics, error) {
+	return sweep.RunOwned(ctx, p.Set, shard, opt, nil, func(ctx context.Context, pi, r int) (*env.Metrics, error) {
 		s := p.Specs[pi]
 		cfg := Config{Seed: s.Seed, Frames: s.Ride.Frames, MaxLoss: s.Ride.MaxLoss}
 		run := func() (*env.Metrics, error) {
@@ -94,7 +94,7 @@ func RunShard(ctx context.Context, p *Plan, shard sweep.Shard, opt runner.Option
 			if err != nil {
 				return nil, err
 			}
-			m, err := evaluate(cfg, pols[r])
+			m, err := evaluate(ctx, cfg, pols[r])
 			if err != nil {
 				return nil, fmt.Errorf("%s%w", p.PointPrefix(pi), err)
 			}
