@@ -33,7 +33,7 @@ const expUsage = `exp run FILE|NAME [--set FIELD=VALUE]… [--out DIR] [--worker
        hetquic exp slurm FILE|NAME --shards N [--out DIR] [--hetquic PATH] [--partition P] [--time T] [--mem-mb M]`
 
 func runExp(ctx context.Context, args []string) error {
-	return runSubcommand(ctx, "exp", expHelp, []subcommand{
+	return runSubcommand(ctx, "exp", expHelp(), []subcommand{
 		{"run", "run an experiment of any mode; table, CSV, JSON, figures, report", func(ctx context.Context, args []string) error { return expRun(ctx, args, "exp run") }},
 		{"validate", "load an experiment and what it names, report the first problem", func(_ context.Context, args []string) error { return expValidate(args, "exp validate") }},
 		{"list", "list the built-in experiments of every mode", func(_ context.Context, args []string) error { return expListCmd(args, "exp list", "") }},
@@ -42,24 +42,34 @@ func runExp(ctx context.Context, args []string) error {
 	}, args)
 }
 
-const expHelp = `An experiment file (see docs/experiments.md) names its mode and what it runs:
-  offline  strategies × seeds × rounds on the scenario's TCT model (pathsel)
-  trace    the same over a recorded trace
-  real     the same with real HTTP/3 requests by PCM-QUIC through the emulator
-  sim      simulator variants (scheduler, congestion control, path scheme)
-  agent    one of the Cybertwin agent's §V experiments through the emulator
-FILE is a path; NAME is a built-in experiment (hetquic exp list), used when no
+// expHelp is exp's help: every registered mode (modeSummaries) and how
+// FILE and --out are read.
+func expHelp() string {
+	var b strings.Builder
+	b.WriteString("An experiment file (see docs/experiments.md) names its mode and what it runs:\n")
+	for _, m := range mode.Names() {
+		fmt.Fprintf(&b, "  %-8s %s\n", m, modeSummaries[m])
+	}
+	return b.String() + expHelpTail
+}
+
+const expHelpTail = `FILE is a path; NAME is a built-in experiment (hetquic exp list), used when no
 such file exists.
 
 run writes CSV, summary.json, figures (PNG and SVG) and report.md into --out
-(default results/NAME); run --md prints only the report's Markdown tables (what
+(new, empty or an earlier run of the same experiment), else into a directory
+of its own, results/NAME/RUN, with results/NAME/latest linking the newest;
+--set FIELD=VALUE changes a field for this run; run --md prints only the report's Markdown tables (what
 doc markers paste) and writes files only with --out.`
 
 func runDemo(ctx context.Context, args []string) error {
 	fs := newFlagSet("demo", "demo [--out DIR]", "Runs the built-in default experiment, PCM journal §5.1 offline (pcm-table5):\nits strategies × 20 seeds × 1000 rounds; prints the table, writes the report.")
-	out := fs.String("out", "", "output directory (default results/pcm-table5)")
+	out := fs.String("out", "", "output directory (default results/pcm-table5/RUN, linked by results/pcm-table5/latest)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
+	}
+	if fs.NArg() > 0 {
+		return badInput(fmt.Errorf("demo takes no arguments, got %q (hetquic exp run NAME runs another experiment)", fs.Arg(0)))
 	}
 	runArgs := []string{"pcm-table5"}
 	if *out != "" {
@@ -203,7 +213,7 @@ func (l *loaded) sharded() (mode.Sharded, error) {
 }
 
 func expRun(ctx context.Context, args []string, name string) error {
-	fs := newFlagSet(name, expUsage, expHelp)
+	fs := newFlagSet(name, expUsage, expHelp())
 	out := fs.String("out", "", "output directory (default results/NAME, NAME from the experiment file)")
 	workers := fs.Int("workers", 0, "runs in parallel (default: one per CPU); results do not depend on it")
 	seeds := fs.Int("seeds", 0, "seeds (runs per strategy or variant), overriding the file's (1-10000)")
