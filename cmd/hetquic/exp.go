@@ -229,17 +229,7 @@ func expRun(ctx context.Context, args []string, name string) error {
 	}
 	seedsSet := false
 	fs.Visit(func(f *flag.Flag) { seedsSet = seedsSet || f.Name == "seeds" })
-	switch {
-	case *asJSON && *asMD:
-		return badInput(fmt.Errorf("%s: --json and --md exclude each other", name))
-	case seedsSet && (*seeds < 1 || *seeds > 10000):
-		return badInput(fmt.Errorf("--seeds: %d is outside [1, 10000]", *seeds))
-	case *workers < 0:
-		return badInput(fmt.Errorf("--workers: %d is negative", *workers))
-	case len(sets) > 0 && *shardFlag != "":
-		return badInput(fmt.Errorf("--set with --shard: write the change into the file, so that exp merge reads the same plan"))
-	}
-	if err := checkOutDir(*out); err != nil {
+	if err := checkRunFlags(name, *asJSON, *asMD, seedsSet, *seeds, *workers, len(sets) > 0, *shardFlag != "", *out); err != nil {
 		return badInput(err)
 	}
 	l, err := loadOverridden(file, sets)
@@ -278,24 +268,57 @@ func expRun(ctx context.Context, args []string, name string) error {
 		}
 		return err
 	}
-	if *asMD {
-		if dir != "" {
-			if _, _, err := writeTo(ctx, o, dir, l.env.Name); err != nil {
+	d := delivery{dir: dir, fresh: fresh, json: *asJSON, md: *asMD, tablesOnly: name == "demo", experiment: l.env.Name, start: start}
+	return d.deliver(ctx, o)
+}
+
+// checkRunFlags refuses exp run's flags that contradict each other or are
+// out of range, before anything is loaded.
+func checkRunFlags(name string, asJSON, asMD, seedsSet bool, seeds, workers int, set, shard bool, out string) error {
+	switch {
+	case asJSON && asMD:
+		return fmt.Errorf("%s: --json and --md exclude each other", name)
+	case seedsSet && (seeds < 1 || seeds > 10000):
+		return fmt.Errorf("--seeds: %d is outside [1, 10000]", seeds)
+	case workers < 0:
+		return fmt.Errorf("--workers: %d is negative", workers)
+	case set && shard:
+		return fmt.Errorf("--set with --shard: write the change into the file, so that exp merge reads the same plan")
+	}
+	return checkOutDir(out)
+}
+
+// delivery is what exp run does with an outcome: where it writes and what
+// it prints.
+type delivery struct {
+	dir        string
+	fresh      bool // dir is a new results/NAME/RUN: link latest to it
+	json, md   bool
+	tablesOnly bool // demo: print the report's tables (what the README shows)
+	experiment string
+	start      time.Time // for the last line only
+}
+
+// deliver writes o's files and prints what the flags ask for.
+func (d delivery) deliver(ctx context.Context, o *mode.Outcome) error {
+	if d.md {
+		if d.dir != "" {
+			if _, _, err := writeTo(ctx, o, d.dir, d.experiment); err != nil {
 				return err
 			}
 		}
 		return results.WriteTables(os.Stdout, o.Tables)
 	}
-	dir, files, err := writeTo(ctx, o, dir, l.env.Name)
+	dir, files, err := writeTo(ctx, o, d.dir, d.experiment)
 	if err != nil {
 		return err
 	}
-	if fresh {
+	if d.fresh {
 		if err := linkLatest(dir); err != nil {
 			fmt.Fprintf(os.Stderr, "hetquic: %s/%s not updated: %v\n", filepath.Dir(dir), latestLink, err)
 		}
 	}
-	if *asJSON {
+	if d.json {
 		results.Stamp(o.Summary)
 		data, err := results.MarshalSummary(o.Summary)
 		if err != nil {
@@ -305,13 +328,13 @@ func expRun(ctx context.Context, args []string, name string) error {
 		return err
 	}
 	text := o.Text
-	if name == "demo" {
-		text = mode.TablesText(o.Tables) // the report's tables: what the README shows
+	if d.tablesOnly {
+		text = mode.TablesText(o.Tables)
 	}
 	if err := text(os.Stdout); err != nil {
 		return err
 	}
-	fmt.Printf("\n%d runs in %.1f s; wrote %d files to %s (open %s)\n", o.Runs, time.Since(start).Seconds(), len(files), dir, filepath.Join(dir, "report.md"))
+	fmt.Printf("\n%d runs in %.1f s; wrote %d files to %s (open %s)\n", o.Runs, time.Since(d.start).Seconds(), len(files), dir, filepath.Join(dir, "report.md"))
 	return nil
 }
 
