@@ -61,6 +61,7 @@ func TestLoadRejectsBadInput(t *testing.T) {
 		{base + "strategies: [{strategy: polling}]\nmodel: {packet_bytes: 0, timeout_ms: -1}\n", "model.timeout_ms"},
 		{"name: x\nmode: trace\ntrace: ../s/trace.csv\nrounds: 50\nstrategies: [{strategy: polling}]\n", "rounds: 50 exceeds the trace's 6 rounds"},
 		{"name: x\nrounds: 5\nstrategies: [{strategy: polling}]\n", "scenario: missing"},
+		{"name: x\nscenario: ../s/two-paths.yaml\nstrategies: [{strategy: polling}]\n", "rounds: missing (or 0): give the number of requests each run makes"},
 		{base + "strategies: [{strategy: polling}]\nprobe: {per_second: -1}\n", "probe.per_second: -1 is outside [0, 1000]"},
 		{base + "strategies: [{strategy: polling}]\nprobe: {per_second: 5, working_set: -2}\n", "probe.working_set: -2 must be ≥ 1"},
 		{base + "strategies: [{strategy: hetquic, probe_stretch: 0.5}]\n", "strategies[0].probe_stretch: 0.5 is outside [1, 1e9)"},

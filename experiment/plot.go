@@ -212,6 +212,48 @@ func pathTicks(paths []string) plot.ConstantTicks {
 	return ticks
 }
 
+// chosenRunGlyphs is the longest stay on one path drawn as separate markers;
+// a longer stay is one bar from its first round to its last, which looks the
+// same at a figure's resolution and keeps the SVG small (a thousand rounds
+// × 14 strategies as markers made 2 MB).
+const chosenRunGlyphs = 2
+
+// addChosenPaths adds path[t] (round t+1) to p: a marker per round of a
+// short stay on a path, a bar per long one.
+func addChosenPaths(p *plot.Plot, path []int16, glyph draw.GlyphStyle) error {
+	glyph.Radius = vg.Points(1.3)
+	var pts plotter.XYs
+	for a := 0; a < len(path); {
+		b := a
+		for b+1 < len(path) && path[b+1] == path[a] {
+			b++
+		}
+		if b-a+1 <= chosenRunGlyphs {
+			for t := a; t <= b; t++ {
+				pts = append(pts, plotter.XY{X: float64(t + 1), Y: float64(path[t])})
+			}
+		} else {
+			l, err := plotter.NewLine(plotter.XYs{{X: float64(a + 1), Y: float64(path[a])}, {X: float64(b + 1), Y: float64(path[a])}})
+			if err != nil {
+				return err
+			}
+			l.LineStyle = draw.LineStyle{Color: glyph.Color, Width: 2 * glyph.Radius}
+			p.Add(l)
+		}
+		a = b + 1
+	}
+	if len(pts) == 0 {
+		return nil
+	}
+	sc, err := plotter.NewScatter(pts)
+	if err != nil {
+		return err
+	}
+	sc.GlyphStyle = glyph
+	p.Add(sc)
+	return nil
+}
+
 // chosenPathFigure draws, for the first seed, the path each strategy chose
 // in each round: one panel per strategy, the best path shaded.
 func chosenPathFigure(name string, r *Result) error {
@@ -245,17 +287,9 @@ func chosenPathFigure(name string, r *Result) error {
 			l.LineStyle = draw.LineStyle{Color: color.NRGBA{0, 160, 0, 70}, Width: vg.Points(6)}
 			p.Add(l)
 		}
-		pts := make(plotter.XYs, rounds)
-		for t := range rounds {
-			pts[t] = plotter.XY{X: float64(t + 1), Y: float64(run.Path[t])}
-		}
-		sc, err := plotter.NewScatter(pts)
-		if err != nil {
+		if err := addChosenPaths(p, run.Path[:rounds], figure.Glyph(i)); err != nil {
 			return err
 		}
-		sc.GlyphStyle = figure.Glyph(i)
-		sc.GlyphStyle.Radius = vg.Points(1.3)
-		p.Add(sc)
 		plots[i/cols][i%cols] = p
 	}
 	w, h := 12*vg.Inch, vg.Length(rows)*2.2*vg.Inch+0.4*vg.Inch

@@ -319,6 +319,8 @@ func (s *Spec) validate() error {
 		return fmt.Errorf("real.timeout_ms: %v must be a finite number > 0", s.Real.TimeoutMs)
 	case s.Mode == ModeTrace && s.Trace == "":
 		return fmt.Errorf("trace: missing (mode trace needs one)")
+	case s.Mode != ModeTrace && s.Rounds == 0:
+		return fmt.Errorf("rounds: missing (or 0): give the number of requests each run makes, 1 to %d", maxRounds)
 	case s.Mode != ModeTrace && s.Rounds < 1, s.Rounds < 0, s.Rounds > maxRounds:
 		return fmt.Errorf("rounds: %d is outside [1, %d]", s.Rounds, maxRounds)
 	case s.Sample != SampleTCT && s.Sample != SampleTCTPerByte:

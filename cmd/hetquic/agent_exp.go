@@ -171,12 +171,8 @@ func writeAgentOutputs(res *agentexp.Result, out, pngFile, jsonFile string) erro
 	if jsonFile == "" {
 		return nil
 	}
-	data, err := results.MarshalSummary(res.Summary())
-	if err != nil {
-		return err
-	}
 	if err := os.MkdirAll(filepath.Dir(jsonFile), 0o755); err != nil {
 		return err
 	}
-	return os.WriteFile(jsonFile, data, 0o644)
+	return results.WriteSummaryFile(jsonFile, res.Summary())
 }

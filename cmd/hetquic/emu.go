@@ -41,13 +41,27 @@ func runEmu(ctx context.Context, args []string) error {
 }
 
 func emuRelay(ctx context.Context, args []string) error {
-	fs := newFlagSet("emu relay", "emu relay --scenario FILE --listen ADDR --server ADDR --paths IP,IP,... [flags]", `
+	fs := newFlagSet("emu relay", `emu relay --scenario FILE --listen ADDR --server ADDR --paths IP,IP,... [flags]
+       hetquic emu relay --delay D [--rate R] [--loss L] [--queue N] [--jitter D] [--link [NAME:]KEY=V,…]… --server ADDR --paths IP,… [flags]`, `
 Relay UDP between a multi-homed client on loopback and a server, impairing
 each path as the scenario says. The client binds one address per path (the
 --paths list, in the scenario's path order) and sends to --listen; the relay
 forwards to --server from one socket per client address, so the server sees
-a different client address per path. Runs until Ctrl-C.`)
-	scen := fs.String("scenario", "", "scenario file (YAML)")
+a different client address per path. Runs until Ctrl-C.
+
+Without a scenario file, the link flags describe every path (both
+directions, like mm-delay): --delay 20ms --rate 10mbit --loss 1%; --link
+gives one path each (its keys over the flags), e.g.
+  --link wifi:delay=10ms,rate=50mbit --link lte:delay=40ms,rate=10mbit,loss=0.5%`)
+	scen := fs.String("scenario", "", "scenario file (YAML); or describe the links with the flags below")
+	var lf linkFlags
+	fs.StringVar(&lf.delay, "delay", "", "one-way delay of every path, each direction (20ms; a bare number is ms)")
+	fs.StringVar(&lf.jitter, "jitter", "", "standard deviation of the extra delay (2ms)")
+	fs.StringVar(&lf.rate, "rate", "", "bottleneck rate of every path, each direction (10mbit, 500kbit, 1gbit; a bare number is Mbit/s)")
+	fs.StringVar(&lf.loss, "loss", "", "random loss of every path, each direction (1% or 0.01)")
+	fs.StringVar(&lf.queue, "queue", "", "drop-tail queue in front of the rate limiter, packets")
+	var links stringList
+	fs.Var(&links, "link", "one path: [NAME:]delay=D,rate=R,loss=L,queue=N,jitter=D over the flags above (repeatable, in --paths order)")
 	listen := fs.String("listen", "127.0.0.1:4433", "address the client sends to")
 	server := fs.String("server", "", "address of the real server")
 	paths := fs.String("paths", "", "client source IPs, one per scenario path, comma-separated (e.g. 127.0.0.11,127.0.0.12)")
@@ -61,10 +75,14 @@ a different client address per path. Runs until Ctrl-C.`)
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	if *scen == "" || *server == "" || *paths == "" {
-		return badInput(errors.New("emu relay: --scenario, --server and --paths are required"))
+	if *server == "" || *paths == "" {
+		return badInput(errors.New("emu relay: --server and --paths are required"))
 	}
-	s, err := loadScenarioFile(*scen)
+	pa, err := parseAddrs(*paths)
+	if err != nil {
+		return badInput(err)
+	}
+	s, err := relayScenario(*scen, lf, links, len(pa))
 	if err != nil {
 		return badInput(err)
 	}
@@ -75,14 +93,6 @@ a different client address per path. Runs until Ctrl-C.`)
 	sa, err := netip.ParseAddrPort(*server)
 	if err != nil {
 		return badInput(fmt.Errorf("--server: %v", err))
-	}
-	var pa []netip.Addr
-	for _, f := range strings.Split(*paths, ",") {
-		a, err := netip.ParseAddr(strings.TrimSpace(f))
-		if err != nil {
-			return badInput(fmt.Errorf("--paths: %v", err))
-		}
-		pa = append(pa, a)
 	}
 	if len(pa) != len(s.Paths) {
 		return badInput(fmt.Errorf("--paths: %d addresses for the scenario's %d paths", len(pa), len(s.Paths)))
@@ -127,6 +137,34 @@ a different client address per path. Runs until Ctrl-C.`)
 		logCloser.Close()
 	}
 	return err
+}
+
+// parseAddrs is --paths: comma-separated client source IPs.
+func parseAddrs(list string) ([]netip.Addr, error) {
+	var pa []netip.Addr
+	for _, f := range strings.Split(list, ",") {
+		a, err := netip.ParseAddr(strings.TrimSpace(f))
+		if err != nil {
+			return nil, fmt.Errorf("--paths: %v", err)
+		}
+		pa = append(pa, a)
+	}
+	return pa, nil
+}
+
+// relayScenario is the scenario file, or the one the link flags describe
+// for n paths; not both, and not neither.
+func relayScenario(file string, lf linkFlags, links []string, n int) (*scenario.Scenario, error) {
+	flags := lf.spec() != "" || len(links) > 0
+	switch {
+	case file != "" && flags:
+		return nil, errors.New("emu relay: give --scenario or the link flags (--delay, --rate, --loss, --queue, --jitter, --link), not both")
+	case file != "":
+		return loadScenarioFile(file)
+	case !flags:
+		return nil, errors.New("emu relay: give --scenario FILE or describe the links (--delay 20ms --rate 10mbit, or --link per path)")
+	}
+	return inlineScenario(lf, links, n)
 }
 
 func emuSet(ctx context.Context, args []string) error {

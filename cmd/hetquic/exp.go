@@ -17,6 +17,7 @@ import (
 	"github.com/hetquic/hetquic/internal/mode"
 	"github.com/hetquic/hetquic/internal/results"
 	"github.com/hetquic/hetquic/internal/runner"
+	"github.com/hetquic/hetquic/internal/sweep"
 	"github.com/hetquic/hetquic/scenario"
 )
 
@@ -25,14 +26,14 @@ func init() {
 	register(command{name: "demo", summary: "run the default experiment (offline pcm-table5) and write results/", run: runDemo})
 }
 
-const expUsage = `exp run FILE|NAME [--out DIR] [--workers N] [--seeds N] [--json | --md] [--quiet] [--shard i/n]
+const expUsage = `exp run FILE|NAME [--set FIELD=VALUE]… [--out DIR] [--workers N] [--seeds N] [--json | --md] [--quiet] [--shard i/n]
        hetquic exp validate FILE|NAME
        hetquic exp list [--mode MODE]
        hetquic exp merge [--out DIR] [--spec FILE|NAME] SHARD_DIR…
        hetquic exp slurm FILE|NAME --shards N [--out DIR] [--hetquic PATH] [--partition P] [--time T] [--mem-mb M]`
 
 func runExp(ctx context.Context, args []string) error {
-	return runSubcommand(ctx, "exp", expHelp, []subcommand{
+	return runSubcommand(ctx, "exp", expHelp(), []subcommand{
 		{"run", "run an experiment of any mode; table, CSV, JSON, figures, report", func(ctx context.Context, args []string) error { return expRun(ctx, args, "exp run") }},
 		{"validate", "load an experiment and what it names, report the first problem", func(_ context.Context, args []string) error { return expValidate(args, "exp validate") }},
 		{"list", "list the built-in experiments of every mode", func(_ context.Context, args []string) error { return expListCmd(args, "exp list", "") }},
@@ -41,24 +42,34 @@ func runExp(ctx context.Context, args []string) error {
 	}, args)
 }
 
-const expHelp = `An experiment file (see docs/experiments.md) names its mode and what it runs:
-  offline  strategies × seeds × rounds on the scenario's TCT model (pathsel)
-  trace    the same over a recorded trace
-  real     the same with real HTTP/3 requests by PCM-QUIC through the emulator
-  sim      simulator variants (scheduler, congestion control, path scheme)
-  agent    one of the Cybertwin agent's §V experiments through the emulator
-FILE is a path; NAME is a built-in experiment (hetquic exp list), used when no
+// expHelp is exp's help: every registered mode (modeSummaries) and how
+// FILE and --out are read.
+func expHelp() string {
+	var b strings.Builder
+	b.WriteString("An experiment file (see docs/experiments.md) names its mode and what it runs:\n")
+	for _, m := range mode.Names() {
+		fmt.Fprintf(&b, "  %-8s %s\n", m, modeSummaries[m])
+	}
+	return b.String() + expHelpTail
+}
+
+const expHelpTail = `FILE is a path; NAME is a built-in experiment (hetquic exp list), used when no
 such file exists.
 
 run writes CSV, summary.json, figures (PNG and SVG) and report.md into --out
-(default results/NAME); run --md prints only the report's Markdown tables (what
+(new, empty or an earlier run of the same experiment), else into a directory
+of its own, results/NAME/RUN, with results/NAME/latest linking the newest;
+--set FIELD=VALUE changes a field for this run; run --md prints only the report's Markdown tables (what
 doc markers paste) and writes files only with --out.`
 
 func runDemo(ctx context.Context, args []string) error {
 	fs := newFlagSet("demo", "demo [--out DIR]", "Runs the built-in default experiment, PCM journal §5.1 offline (pcm-table5):\nits strategies × 20 seeds × 1000 rounds; prints the table, writes the report.")
-	out := fs.String("out", "", "output directory (default results/pcm-table5)")
+	out := fs.String("out", "", "output directory (default results/pcm-table5/RUN, linked by results/pcm-table5/latest)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
+	}
+	if fs.NArg() > 0 {
+		return badInput(fmt.Errorf("demo takes no arguments, got %q (hetquic exp run NAME runs another experiment)", fs.Arg(0)))
 	}
 	runArgs := []string{"pcm-table5"}
 	if *out != "" {
@@ -77,17 +88,63 @@ type loaded struct {
 // loadExperiment loads FILE from disk, or the built-in experiment NAME
 // when no such file exists, whatever its mode.
 func loadExperiment(file string) (*loaded, error) {
+	return loadOverridden(file, nil)
+}
+
+// loadOverridden is loadExperiment with the --set assignments applied to
+// the file (or its scenario) before its mode reads it.
+func loadOverridden(file string, sets []sweep.Assign) (*loaded, error) {
+	fsys, name, err := resolveExperiment(file)
+	if err != nil {
+		return nil, err
+	}
+	over, err := sweep.Override(fsys, name, sets)
+	if err != nil {
+		return nil, fmt.Errorf("--set: %w", err)
+	}
+	l, err := loadFrom(over, name)
+	if err != nil && len(sets) > 0 {
+		return nil, fmt.Errorf("with --set %s: %w", assignsText(sets), err)
+	}
+	return l, err
+}
+
+func assignsText(sets []sweep.Assign) string {
+	var parts []string
+	for _, a := range sets {
+		parts = append(parts, a.Key+"="+a.Value)
+	}
+	return strings.Join(parts, " ")
+}
+
+// assignFlag is the repeatable --set FIELD=VALUE.
+type assignFlag []sweep.Assign
+
+func (a *assignFlag) String() string { return assignsText(*a) }
+
+func (a *assignFlag) Set(s string) error {
+	v, err := sweep.ParseAssign(s)
+	if err != nil {
+		return err
+	}
+	*a = append(*a, v)
+	return nil
+}
+
+// resolveExperiment is the file system and name of FILE on disk, or of the
+// built-in experiment NAME when no such file exists.
+func resolveExperiment(file string) (fs.FS, string, error) {
 	if _, err := os.Stat(file); err == nil {
 		abs, err := hostPath(file)
 		if err != nil {
-			return nil, err
+			return nil, "", err
 		}
-		return loadFrom(hostFS{}, abs)
+		return hostFS{}, abs, nil
 	}
 	name := strings.TrimSuffix(file, ".yaml") + ".yaml"
 	for _, dir := range builtinDirs {
 		if p := path.Join(dir, name); fileExists(hetquic.Files, p) {
-			return loadFrom(hetquic.Files, p)
+			return hetquic.Files, p, nil
 		}
 	}
 	var names []string
@@ -96,7 +153,7 @@ func loadExperiment(file string) (*loaded, error) {
 			names = append(names, b.name)
 		}
 	}
-	return nil, fmt.Errorf("%s: no such file, nor a built-in experiment%s (hetquic exp list)", file, didYouMean(strings.TrimSuffix(file, ".yaml"), names))
+	return nil, "", fmt.Errorf("%s: no such file, nor a built-in experiment%s (hetquic exp list)", file, didYouMean(strings.TrimSuffix(file, ".yaml"), names))
 }
 
 func fileExists(fsys fs.FS, name string) bool {
@@ -109,12 +166,34 @@ func fileExists(fsys fs.FS, name string) bool {
 func loadFrom(fsys fs.FS, name string) (*loaded, error) {
 	env, e, err := mode.Load(fsys, name)
 	if err != nil {
+		if l, ok, ierr := loadInline(fsys, name, err); ok {
+			return l, ierr
+		}
 		if isScenario(fsys, name) {
 			return nil, fmt.Errorf("%s is a scenario file (the network), not an experiment: check it with hetquic scenario validate; an experiment names it with scenario: FILE", name)
 		}
 		return nil, err
 	}
 	return &loaded{env, e}, nil
+}
+
+// loadInline reads an experiment whose mode names its scenario by file but
+// whose file writes it inline (the decoder's "cannot unmarshal !!map into
+// string" at scenario:): the inline scenario is read as a file of its own
+// beside the experiment. ok is false when err is not that case.
+func loadInline(fsys fs.FS, name string, err error) (*loaded, bool, error) {
+	if !strings.Contains(err.Error(), "!!map into string") {
+		return nil, false, nil
+	}
+	inl, moved, ierr := sweep.InlineScenario(fsys, name)
+	if ierr != nil || !moved {
+		return nil, false, nil
+	}
+	env, e, lerr := mode.Load(inl, name)
+	if lerr != nil {
+		return nil, true, fmt.Errorf("%w (the inline scenario read as %s)", lerr, path.Base(sweep.InlineScenarioName(name)))
+	}
+	return &loaded{env, e}, true, nil
 }
 
 // isScenario reports whether name is a valid scenario file (paths, no
@@ -134,7 +213,7 @@ func (l *loaded) sharded() (mode.Sharded, error) {
 }
 
 func expRun(ctx context.Context, args []string, name string) error {
-	fs := newFlagSet(name, expUsage, expHelp)
+	fs := newFlagSet(name, expUsage, expHelp())
 	out := fs.String("out", "", "output directory (default results/NAME, NAME from the experiment file)")
 	workers := fs.Int("workers", 0, "runs in parallel (default: one per CPU); results do not depend on it")
 	seeds := fs.Int("seeds", 0, "seeds (runs per strategy or variant), overriding the file's (1-10000)")
@@ -142,30 +221,31 @@ func expRun(ctx context.Context, args []string, name string) error {
 	asMD := fs.Bool("md", false, "print the report's Markdown tables to stdout and write no files unless --out is given; no progress")
 	quiet := fs.Bool("quiet", false, "no progress output on stderr")
 	shardFlag := fs.String("shard", "", "run only shard i/n of the runs (0 ≤ i < n) and write them to --out, for hetquic exp merge")
+	var sets assignFlag
+	fs.Var(&sets, "set", "FIELD=VALUE: change one field of the experiment or its scenario for this run, named as in a sweep: block (rounds, paths[1].down.delay_ms; repeatable)")
 	file, err := parseWithOperand(fs, args, "experiment file or name")
 	if err != nil {
 		return err
 	}
 	seedsSet := false
 	fs.Visit(func(f *flag.Flag) { seedsSet = seedsSet || f.Name == "seeds" })
-	switch {
-	case *asJSON && *asMD:
-		return badInput(fmt.Errorf("%s: --json and --md exclude each other", name))
-	case seedsSet && (*seeds < 1 || *seeds > 10000):
-		return badInput(fmt.Errorf("--seeds: %d is outside [1, 10000]", *seeds))
-	case *workers < 0:
-		return badInput(fmt.Errorf("--workers: %d is negative", *workers))
-	}
-	if err := checkOutDir(*out); err != nil {
+	if err := checkRunFlags(name, *asJSON, *asMD, seedsSet, *seeds, *workers, len(sets) > 0, *shardFlag != "", *out); err != nil {
 		return badInput(err)
 	}
-	l, err := loadExperiment(file)
+	l, err := loadOverridden(file, sets)
 	if err != nil {
 		return badInput(err)
 	}
 	if seedsSet {
 		if err := l.SetSeeds(*seeds); err != nil {
 			return badInput(err)
+		}
+	}
+	var dir string
+	fresh := false
+	if *shardFlag == "" {
+		if dir, fresh, err = prepareOut(*out, l.env.Name, *asMD); err != nil {
+			return err
 		}
 	}
 	opt := runner.Options{Workers: *workers, Progress: os.Stderr, Name: l.env.Name}
@@ -178,23 +258,68 @@ func expRun(ctx context.Context, args []string, name string) error {
 	if *shardFlag != "" {
 		return expRunShard(ctx, l, file, *shardFlag, *out, *asJSON || *asMD, opt)
 	}
+	if dir != "" && !*quiet && !*asMD {
+		fmt.Fprintf(os.Stderr, "writing to %s\n", dir)
+	}
 	o, err := l.Run(ctx, opt)
 	if err != nil {
+		if fresh {
+			os.Remove(dir) // the run's own directory, still empty
+		}
 		return err
 	}
-	if *asMD {
-		if *out != "" {
-			if _, _, err := writeTo(ctx, o, *out, l.env.Name); err != nil {
+	d := delivery{dir: dir, fresh: fresh, json: *asJSON, md: *asMD, tablesOnly: name == "demo", experiment: l.env.Name, start: start}
+	return d.deliver(ctx, o)
+}
+
+// checkRunFlags refuses exp run's flags that contradict each other or are
+// out of range, before anything is loaded.
+func checkRunFlags(name string, asJSON, asMD, seedsSet bool, seeds, workers int, set, shard bool, out string) error {
+	switch {
+	case asJSON && asMD:
+		return fmt.Errorf("%s: --json and --md exclude each other", name)
+	case seedsSet && (seeds < 1 || seeds > 10000):
+		return fmt.Errorf("--seeds: %d is outside [1, 10000]", seeds)
+	case workers < 0:
+		return fmt.Errorf("--workers: %d is negative", workers)
+	case set && shard:
+		return fmt.Errorf("--set with --shard: write the change into the file, so that exp merge reads the same plan")
+	}
+	return checkOutDir(out)
+}
+
+// delivery is what exp run does with an outcome: where it writes and what
+// it prints.
+type delivery struct {
+	dir        string
+	fresh      bool // dir is a new results/NAME/RUN: link latest to it
+	json, md   bool
+	tablesOnly bool // demo: print the report's tables (what the README shows)
+	experiment string
+	start      time.Time // for the last line only
+}
+
+// deliver writes o's files and prints what the flags ask for.
+func (d delivery) deliver(ctx context.Context, o *mode.Outcome) error {
+	if d.md {
+		if d.dir != "" {
+			if _, _, err := writeTo(ctx, o, d.dir, d.experiment); err != nil {
 				return err
 			}
 		}
 		return results.WriteTables(os.Stdout, o.Tables)
 	}
-	dir, files, err := writeTo(ctx, o, *out, l.env.Name)
+	dir, files, err := writeTo(ctx, o, d.dir, d.experiment)
 	if err != nil {
 		return err
 	}
-	if *asJSON {
+	if d.fresh {
+		if err := linkLatest(dir); err != nil {
+			fmt.Fprintf(os.Stderr, "hetquic: %s/%s not updated: %v\n", filepath.Dir(dir), latestLink, err)
+		}
+	}
+	if d.json {
+		results.Stamp(o.Summary)
 		data, err := results.MarshalSummary(o.Summary)
 		if err != nil {
 			return err
@@ -203,14 +328,31 @@ func expRun(ctx context.Context, args []string, name string) error {
 		return err
 	}
 	text := o.Text
-	if name == "demo" {
-		text = mode.TablesText(o.Tables) // the report's tables: what the README shows
+	if d.tablesOnly {
+		text = mode.TablesText(o.Tables)
 	}
 	if err := text(os.Stdout); err != nil {
 		return err
 	}
-	fmt.Printf("\n%d runs in %.1f s; wrote %d files to %s (open %s)\n", o.Runs, time.Since(start).Seconds(), len(files), dir, filepath.Join(dir, "report.md"))
+	fmt.Printf("\n%d runs in %.1f s; wrote %d files to %s (open %s)\n", o.Runs, time.Since(d.start).Seconds(), len(files), dir, filepath.Join(dir, "report.md"))
 	return nil
+}
+
+// prepareOut is where a run writes, settled before it runs: --out (claimed:
+// writable, and new, empty or this experiment's), nothing for --md without
+// --out, else a fresh results/NAME/RUN (fresh: the caller links latest).
+func prepareOut(out, name string, mdOnly bool) (dir string, fresh bool, err error) {
+	switch {
+	case out != "":
+		if err := claimOutDir(out, name); err != nil {
+			return "", false, badInput(err)
+		}
+		return out, false, nil
+	case mdOnly:
+		return "", false, nil
+	}
+	dir, err = newRunDir(name, time.Now())
+	return dir, err == nil, err
 }
 
 // checkOutDir refuses an --out that cannot become a results directory (a

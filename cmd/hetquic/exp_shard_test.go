@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/hetquic/hetquic/internal/results"
 )
 
 // readTree maps every file under dir, except the shards and Slurm logs, to its bytes.
@@ -26,7 +28,7 @@ func readTree(t *testing.T, dir string) map[string][]byte {
 		}
 		if !d.IsDir() {
 			data, err := os.ReadFile(p)
-			files[rel] = data
+			files[rel] = withoutProvenance(t, rel, data)
 			return err
 		}
 		return nil
@@ -35,6 +37,35 @@ func readTree(t *testing.T, dir string) map[string][]byte {
 		t.Fatal(err)
 	}
 	return files
+}
+
+// withoutProvenance is a written file less what names the process that
+// wrote it (the provenance: version, cores, load), which two runs of the
+// same experiment need not share.
+func withoutProvenance(t *testing.T, name string, data []byte) []byte {
+	t.Helper()
+	switch filepath.Base(name) {
+	case "summary.json":
+		var m map[string]any
+		if err := json.Unmarshal(data, &m); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if _, ok := m["provenance"]; !ok {
+			t.Fatalf("%s has no provenance", name)
+		}
+		delete(m, "provenance")
+		out, _ := json.Marshal(m)
+		return out
+	case "report.md":
+		var keep []string
+		for _, l := range strings.Split(string(data), "\n") {
+			if !strings.HasPrefix(l, results.ProvenancePrefix) {
+				keep = append(keep, l)
+			}
+		}
+		return []byte(strings.Join(keep, "\n"))
+	}
+	return data
 }
 
 func sameTree(t *testing.T, want, got string) {

@@ -166,7 +166,7 @@ func parseFlagsAny(fs *flag.FlagSet, args []string) error {
 	case err == nil:
 		return nil
 	case errors.Is(err, flag.ErrHelp):
-		fmt.Fprint(out, buf.String())
+		fmt.Fprint(os.Stdout, buf.String()) // asked for: stdout, like group help (| less)
 		return err
 	}
 	return badInput(fmt.Errorf("%s: %w (hetquic %s -h lists its flags)", fs.Name(), err, fs.Name()))

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"fmt"
+	"github.com/hetquic/hetquic/internal/mode"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -109,9 +110,22 @@ func TestHelpAndList(t *testing.T) {
 	if code != 0 || !strings.Contains(stdout, "exp") || !strings.Contains(stdout, "demo") {
 		t.Errorf("help: %d %q", code, stdout)
 	}
-	_, stderr, code := runCLI(t, "exp", "run", "--help")
-	if code != 0 || !strings.Contains(stderr, "--workers") {
-		t.Errorf("exp run --help: %d %q", code, stderr)
+	// Help asked for goes to stdout (| less), a leaf command's as a group's.
+	for _, args := range [][]string{{"exp", "run", "--help"}, {"exp", "-h"}, {"version", "-h"}, {"emu", "relay", "-h"}} {
+		stdout, stderr, code := runCLI(t, args...)
+		if code != 0 || !strings.HasPrefix(stdout, "Usage: hetquic ") || stderr != "" {
+			t.Errorf("%v: %d, stdout %q, stderr %q", args, code, stdout, stderr)
+		}
+	}
+	// exp -h lists every registered mode.
+	stdout, _, _ = runCLI(t, "exp", "-h")
+	for _, m := range mode.Names() {
+		if modeSummaries[m] == "" || !strings.Contains(stdout, "\n  "+m+" ") {
+			t.Errorf("exp -h: mode %s not listed with a summary", m)
+		}
+	}
+	if _, stderr, code := runCLI(t, "demo", "extra-arg"); code != 2 || !strings.Contains(stderr, `demo takes no arguments, got "extra-arg"`) {
+		t.Errorf("demo extra-arg: %d %q", code, stderr)
 	}
 	stdout, _, code = runCLI(t, "exp", "list")
 	if code != 0 || !strings.Contains(stdout, "pcm-table5") || !strings.Contains(stdout, "pcm-window") {

@@ -26,5 +26,17 @@ func init() {
 	)
 }
 
+// modeSummaries is each registered mode in exp -h (TestExpHelpListsEveryMode
+// fails on a mode without one).
+var modeSummaries = map[string]string{
+	"offline": "strategies × seeds × rounds on the scenario's TCT model (pathsel)",
+	"trace":   "the same over a recorded trace",
+	"real":    "the same with real HTTP/3 requests by PCM-QUIC through the emulator",
+	"sim":     "simulator variants (scheduler, congestion control, path scheme)",
+	"agent":   "one of the Cybertwin agent's §V experiments through the emulator",
+	"video":   "DASH-SVC video with frame FEC over the simulator: QC-MAB, Peekaboo, LEAP (thesis ch. 4)",
+	"ride":    "RIDE's 360° video evaluation against RR, minRTT and Peekaboo (thesis ch. 5)",
+}
+
 // builtinDirs are where the built-in experiments live in hetquic.Files.
 var builtinDirs = []string{"experiments", "sim/experiments", "sim/svc/experiments"}

@@ -82,7 +82,7 @@ const markers = 8
 // legend entry for label.
 func AddLine(p *plot.Plot, i int, label string, xys plotter.XYs) (Entry, error) {
 	e := Entry{Label: label, Style: LineStyle(i), Glyph: Glyph(i)}
-	l, err := plotter.NewLine(xys)
+	l, err := plotter.NewLine(Thin(xys, maxLinePoints))
 	if err != nil {
 		return e, err
 	}
@@ -111,6 +111,7 @@ func NewPlot(title, x, y string) *plot.Plot {
 	p.Title.Text = title
 	p.X.Label.Text = x
 	p.Y.Label.Text = y
+	p.X.Tick.Marker, p.Y.Tick.Marker = NiceTicks{}, NiceTicks{}
 	p.Add(plotter.NewGrid())
 	return p
 }

@@ -42,6 +42,9 @@ type Header struct {
 	// Mode is offline, trace, real, sim or agent.
 	Mode  string   `json:"mode"`
 	Seeds []uint64 `json:"seeds"` // every seed run, in order
+	// Provenance is the build and machine that wrote the file (Stamp;
+	// WriteSummary stamps it). Absent from a summary only marshalled.
+	Provenance *Provenance `json:"provenance,omitempty"`
 }
 
 // NewHeader is the header of an experiment's summary at SchemaVersion.
@@ -171,11 +174,13 @@ func (d *Dir) WriteCSV(name string, header []string, n int, row func(i int) []st
 	return c.Close()
 }
 
-// WriteSummary writes s as summary.json (indented, one trailing newline).
+// WriteSummary writes s as summary.json (indented, one trailing newline),
+// stamped with the current provenance (Stamp).
 // It fails, naming the problem, when the header is missing or not at
 // SchemaVersion, or when a number is NaN or infinite (JSON cannot hold
 // one; the mode must say what "no data" is).
 func (d *Dir) WriteSummary(s Summary) error {
+	Stamp(s)
 	data, err := MarshalSummary(s)
 	if err != nil {
 		return err
@@ -259,13 +264,13 @@ func WriteTables(w io.Writer, tables []Table) error {
 }
 
 // WriteReport writes report.md: markdown, which a mode builds around its
-// Tables (setup above, figures below).
+// Tables (setup above, figures below), and the provenance line last.
 func (d *Dir) WriteReport(markdown string) error {
 	p, err := d.Path("report.md")
 	if err != nil {
 		return err
 	}
-	if err := os.WriteFile(p, []byte(markdown), 0o644); err != nil {
+	if err := os.WriteFile(p, []byte(markdown+ProvenanceLine()), 0o644); err != nil {
 		return err
 	}
 	d.add(p)

@@ -17,6 +17,9 @@ import (
 	"io"
 	"runtime"
 	"sync"
+	"time"
+
+	"github.com/hetquic/hetquic/internal/progress"
 )
 
 // Options tune a run.
@@ -25,14 +28,18 @@ type Options struct {
 	// share something that is not safe for concurrent use (one real
 	// network) ask for 1.
 	Workers int
-	// Progress, when not nil, gets progress lines: "name: k/n label" for
-	// every finished job when Describe is set, else about twenty
-	// "name: k/n runs" lines over the whole run.
+	// Progress, when not nil, gets the run's progress (internal/progress):
+	// on a terminal one line redrawn every second, "name: k/n runs, T
+	// elapsed, about E left"; into a pipe a line for every finished job when
+	// Describe is set, else about twenty over the whole run, and a
+	// heartbeat line when a long job leaves it silent.
 	Progress io.Writer
 	Name     string
 	// Describe, when set, describes finished job i for its progress line
 	// (e.g. its goodput); it runs under the progress lock.
 	Describe func(i int) string
+	// Now is the progress's clock (time.Now when nil; tests inject one).
+	Now func() time.Time
 }
 
 // Run calls job(ctx, i) for every i in [0, n) and waits for all of them.
@@ -51,6 +58,12 @@ func Run(ctx context.Context, n int, opt Options, job func(ctx context.Context, 
 	workers = min(workers, n)
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
+	bar := opt.bar(n)
+	if bar != nil {
+		defer bar.Finish()
+		stop := tick(bar)
+		defer stop()
+	}
 
 	var (
 		mu    sync.Mutex
@@ -85,7 +98,9 @@ func Run(ctx context.Context, n int, opt Options, job func(ctx context.Context, 
 					cancel(err)
 				case err == nil:
 					done++
-					opt.progress(done, n, i)
+					if bar != nil {
+						bar.Step(done, opt.describe(i))
+					}
 				}
 				mu.Unlock()
 			}
@@ -108,21 +123,41 @@ func safe(ctx context.Context, i int, job func(context.Context, int) error) (err
 	return job(ctx, i)
 }
 
-func (o Options) progress(done, n, i int) {
+// bar is the run's progress bar, nil without Options.Progress.
+func (o Options) bar(n int) *progress.Bar {
 	if o.Progress == nil {
-		return
+		return nil
 	}
-	name := o.Name
-	if name != "" {
-		name += ": "
+	return progress.New(o.Progress, o.Name, n, progress.Options{TTY: progress.IsTerminal(o.Progress), Now: o.Now})
+}
+
+func (o Options) describe(i int) string {
+	if o.Describe == nil {
+		return ""
 	}
-	if o.Describe != nil {
-		fmt.Fprintf(o.Progress, "%s%d/%d %s\n", name, done, n, o.Describe(i))
-		return
-	}
-	// About twenty lines, whatever the size of the experiment.
-	if step := max(1, n/20); done%step == 0 || done == n {
-		fmt.Fprintf(o.Progress, "%s%d/%d runs\n", name, done, n)
+	return o.Describe(i)
+}
+
+// tick calls bar.Tick every progress.Redraw until stop is called (stop
+// waits for the goroutine to end).
+func tick(bar *progress.Bar) (stop func()) {
+	t := time.NewTicker(progress.Redraw)
+	quit, ended := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(ended)
+		for {
+			select {
+			case <-t.C:
+				bar.Tick()
+			case <-quit:
+				return
+			}
+		}
+	}()
+	return func() {
+		t.Stop()
+		close(quit)
+		<-ended
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"math/rand/v2"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -92,19 +93,34 @@ func TestPanicIsAnError(t *testing.T) {
 	}
 }
 
+// fakeClock advances a second each time it is read.
+type fakeClock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *fakeClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.t = c.t.Add(time.Second)
+	return c.t
+}
+
 func TestProgress(t *testing.T) {
 	var b bytes.Buffer
-	if err := Run(context.Background(), 40, Options{Workers: 3, Progress: &b, Name: "x"}, func(context.Context, int) error { return nil }); err != nil {
+	clock := &fakeClock{}
+	if err := Run(context.Background(), 40, Options{Workers: 3, Progress: &b, Name: "x", Now: clock.Now}, func(context.Context, int) error { return nil }); err != nil {
 		t.Fatal(err)
 	}
 	lines := strings.Split(strings.TrimSpace(b.String()), "\n")
-	if len(lines) != 20 || lines[19] != "x: 40/40 runs" {
+	if len(lines) != 20 || !strings.HasPrefix(lines[19], "x: 40/40 runs, ") || !strings.Contains(lines[0], "x: 2/40 runs, ") || !strings.Contains(lines[0], " left") {
 		t.Fatalf("progress: %q", lines)
 	}
 	b.Reset()
-	Run(context.Background(), 2, Options{Workers: 1, Progress: &b, Describe: func(i int) string { return "job" }}, func(context.Context, int) error { return nil })
-	if b.String() != "1/2 job\n2/2 job\n" {
-		t.Fatalf("described progress: %q", b.String())
+	clock = &fakeClock{}
+	Run(context.Background(), 2, Options{Workers: 1, Progress: &b, Describe: func(i int) string { return "job" }, Now: clock.Now}, func(context.Context, int) error { return nil })
+	if want := "1/2 runs (job), 1.0 s elapsed, about 1.0 s left\n2/2 runs (job), 2.0 s elapsed\n"; b.String() != want {
+		t.Fatalf("described progress: %q, want %q", b.String(), want)
 	}
 	if err := Run(context.Background(), 0, Options{}, nil); err != nil {
 		t.Fatalf("no jobs: %v", err)

@@ -31,12 +31,12 @@ func parseKey(key string) ([]segment, error) {
 	}
 	var segs []segment
 	for part := range strings.SplitSeq(key, ".") {
-		name, rest, _ := strings.Cut(part, "[")
+		name, rest, bracket := strings.Cut(part, "[")
 		if name == "" {
 			return nil, fmt.Errorf("%s: empty name in the field path", key)
 		}
 		seg := segment{name: name}
-		if rest != "" {
+		if bracket {
 			rest = "[" + rest
 		}
 		for rest != "" {

@@ -16,31 +16,31 @@ import (
 // them in place of the originals, so a mode's ordinary loader reads the point
 // and resolves relative names exactly as for the originals.
 func PointFiles(fsys fs.FS, name, scenarioName string, p Point) (fs.FS, error) {
-	data, err := fs.ReadFile(fsys, name)
+	return rewrite(fsys, name, scenarioName, p.Assigns, true)
+}
+
+// rewrite is the experiment file name and its scenario scenarioName ("" for
+// none) with assigns applied, served in place of the originals; dropSweep
+// leaves the experiment's sweep: block out (a point runs itself only).
+func rewrite(fsys fs.FS, name, scenarioName string, assigns []Assign, dropSweep bool) (fs.FS, error) {
+	specDoc, err := readDoc(fsys, name)
 	if err != nil {
 		return nil, err
 	}
-	var specDoc yaml.Node
-	if err := yaml.Unmarshal(data, &specDoc); err != nil {
-		return nil, err
+	if dropSweep {
+		deleteKey(specDoc, "sweep")
 	}
-	deleteKey(&specDoc, "sweep")
 	var scenDoc *yaml.Node
 	if scenarioName != "" {
-		data, err := fs.ReadFile(fsys, scenarioName)
-		if err != nil {
-			return nil, err
-		}
-		scenDoc = new(yaml.Node)
-		if err := yaml.Unmarshal(data, scenDoc); err != nil {
+		if scenDoc, err = readDoc(fsys, scenarioName); err != nil {
 			return nil, err
 		}
 	}
-	if err := Apply(&specDoc, scenDoc, p); err != nil {
+	if err := Apply(specDoc, scenDoc, Point{Assigns: assigns}); err != nil {
 		return nil, err
 	}
 	files := map[string][]byte{}
-	if files[name], err = yaml.Marshal(&specDoc); err != nil {
+	if files[name], err = yaml.Marshal(specDoc); err != nil {
 		return nil, err
 	}
 	if scenDoc != nil {
@@ -49,6 +49,19 @@ func PointFiles(fsys fs.FS, name, scenarioName string, p Point) (fs.FS, error) {
 		}
 	}
 	return Overlay{Base: fsys, Files: files}, nil
+}
+
+// readDoc is file name of fsys as a YAML node tree.
+func readDoc(fsys fs.FS, name string) (*yaml.Node, error) {
+	data, err := fs.ReadFile(fsys, name)
+	if err != nil {
+		return nil, err
+	}
+	doc := new(yaml.Node)
+	if err := yaml.Unmarshal(data, doc); err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	return doc, nil
 }
 
 func deleteKey(doc *yaml.Node, key string) {

@@ -359,7 +359,7 @@ func TestRunOwned(t *testing.T) {
 	}
 	var progress strings.Builder
 	_, err = RunOwned(context.Background(), set, All, runner.Options{Workers: 1, Progress: &progress}, func(v *int) string { return "v=" + strconv.Itoa(*v) }, run)
-	if err != nil || !strings.Contains(progress.String(), "5/5 v=4") {
+	if err != nil || !strings.Contains(progress.String(), "5/5 runs (v=4)") {
 		t.Fatalf("progress %q, %v", progress.String(), err)
 	}
 	if _, err := RunOwned(context.Background(), set, All, runner.Options{}, nil, func(context.Context, int, int) (*int, error) {

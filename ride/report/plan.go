@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"strconv"
 	"sync"
@@ -79,7 +78,7 @@ func LoadPlan(fsys fs.FS, name string) (*Plan, error) {
 // ride.policy (training seeds compared) run each baseline once.
 func RunShard(ctx context.Context, p *Plan, shard sweep.Shard, opt runner.Options) (map[int]*env.Metrics, error) {
 	var base baselineRuns
-	return p.RunShard(ctx, shard, opt, nil, func(_ context.Context, pi, r int) (*env.Metrics, error) {
+	return p.RunShard(ctx, shard, opt, nil, func(ctx context.Context, pi, r int) (*env.Metrics, error) {
 		s := p.Specs[pi]
 		cfg := Config{Seed: s.Seed, Frames: s.Ride.Frames, MaxLoss: s.Ride.MaxLoss}
 		run := func() (*env.Metrics, error) {
@@ -87,7 +86,7 @@ func RunShard(ctx context.Context, p *Plan, shard sweep.Shard, opt runner.Option
 			if err != nil {
 				return nil, err
 			}
-			m, err := evaluate(cfg, pols[r])
+			m, err := evaluate(ctx, cfg, pols[r])
 			if err != nil {
 				return nil, fmt.Errorf("%s%w", p.PointPrefix(pi), err)
 			}
@@ -197,12 +196,8 @@ func WritePlan(dir string, p *Plan, ms [][]env.Metrics) ([]string, error) {
 			return nil, err
 		}
 		sum := PointSummaryFile(p, 0, ms[0])
-		data, err := results.MarshalSummary(&sum)
-		if err != nil {
-			return nil, err
-		}
 		f := filepath.Join(dir, "summary.json")
-		return append(files, f), os.WriteFile(f, data, 0o644)
+		return append(files, f), results.WriteSummaryFile(f, &sum)
 	}
 	point := func(i int) results.Summary { s := PointSummaryFile(p, i, ms[i]); return &s }
 	sum := SummarizePlan(p, ms)

@@ -54,9 +54,9 @@ func (cfg Config) envConfig() env.Config {
 // cancelled ctx starts no further policy.
 func Evaluate(ctx context.Context, cfg Config, policies []ride.Policy, opt runner.Options) ([]env.Metrics, error) {
 	out := make([]env.Metrics, len(policies))
-	err := runner.Run(ctx, len(policies), opt, func(_ context.Context, k int) error {
+	err := runner.Run(ctx, len(policies), opt, func(ctx context.Context, k int) error {
 		var err error
-		out[k], err = evaluate(cfg, policies[k])
+		out[k], err = evaluate(ctx, cfg, policies[k])
 		return err
 	})
 	if err != nil {
@@ -66,8 +66,8 @@ func Evaluate(ctx context.Context, cfg Config, policies []ride.Policy, opt runne
 }
 
 // evaluate runs policy p on the episode cfg selects and measures it.
-func evaluate(cfg Config, p ride.Policy) (env.Metrics, error) {
-	e, err := env.Run(cfg.envConfig(), p)
+func evaluate(ctx context.Context, cfg Config, p ride.Policy) (env.Metrics, error) {
+	e, err := env.RunContext(ctx, cfg.envConfig(), p)
 	if err != nil {
 		return env.Metrics{}, fmt.Errorf("%s: %w", p.Name(), err)
 	}
@@ -230,7 +230,7 @@ func Write(dir string, ms []env.Metrics, header string) ([]string, error) {
 		rf.Close()
 		return nil, err
 	}
-	fmt.Fprintf(rf, "\nFigures: fig5_7_reward.png, fig5_8_viewport_bitrate.png, fig5_9_throughput.png, fig5_10_rebuffering_{I,B,P}.png (and .svg).\n")
+	fmt.Fprintf(rf, "\nFigures: fig5_7_reward.png, fig5_8_viewport_bitrate.png, fig5_9_throughput.png, fig5_10_rebuffering_{I,B,P}.png (and .svg).\n%s", results.ProvenanceLine())
 	if err := rf.Close(); err != nil {
 		return nil, err
 	}

@@ -61,16 +61,18 @@ func (e modeExp) assemble(_ context.Context, runs map[int]*RunResult, _ int) (*m
 	return o, nil
 }
 
-// writeText prints summaries as the terminal's fixed-width table.
+// writeText prints summaries as the terminal's fixed-width table; every
+// column names its unit, and a line below says what the columns measure.
 func writeText(w io.Writer, sums []Summary) error {
-	fmt.Fprintf(w, "%-14s %5s %10s %8s %8s %8s %9s %9s %8s %8s\n", "variant", "paths", "goodput", "fct_p50", "p90_ms", "p99_ms", "reord_ms", "loss_%", "unfin", "wall_s")
+	fmt.Fprintf(w, "%-14s %5s %12s %10s %12s %12s %12s %7s %6s %8s\n", "variant", "paths", "goodput_Mbps", "fct_p50_s", "delay_p90_ms", "delay_p99_ms", "reorder_ms", "loss_%", "unfin", "wall_s")
 	for _, s := range sums {
 		paths := "all"
 		if s.Paths > 0 {
 			paths = fmt.Sprint(s.Paths)
 		}
-		fmt.Fprintf(w, "%-14s %5s %10.2f %8.2f %8.1f %8.1f %9.2f %9.3f %8d %8.2f\n", s.Label, paths, s.GoodputMbps, s.FCTP50S,
+		fmt.Fprintf(w, "%-14s %5s %12.2f %10.2f %12.1f %12.1f %12.2f %7.3f %6d %8.2f\n", s.Label, paths, s.GoodputMbps, s.FCTP50S,
 			s.DelayP90Ms, s.DelayP99Ms, s.ReorderMeanMs, 100*s.LossRate, s.Unfinished, s.WallPerRunS)
 	}
-	return nil
+	_, err := fmt.Fprintln(w, "goodput: mean over seeds; fct: flow completion time; delay: packet delivery delay; reorder: mean reordering delay; unfin: flows unfinished; wall_s: wall time per run")
+	return err
 }

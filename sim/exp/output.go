@@ -348,6 +348,52 @@ func report(r *Result, sums []Summary, figs []string) string {
 	return b.String()
 }
 
+// identicalRows names the variants whose rows match in every column but the
+// label ("RR, minRTT and BLEST give identical results."), "" when none do:
+// a reader questions equal rows, so the report says they are no typo.
+func identicalRows(rows [][]string) string {
+	var groups [][]string
+	seen := map[string]int{}
+	for _, r := range rows {
+		key := strings.Join(r[1:], "\x00")
+		if i, ok := seen[key]; ok {
+			groups[i] = append(groups[i], r[0])
+			continue
+		}
+		seen[key] = len(groups)
+		groups = append(groups, []string{r[0]})
+	}
+	var parts []string
+	for _, g := range groups {
+		if len(g) > 1 {
+			parts = append(parts, joinAnd(g))
+		}
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return strings.Join(parts, "; ") + " give identical results (bit for bit, every seed)."
+}
+
+// identicalWhy is the reason schedulers tie, for the application kinds where
+// it is known (sim/README.md, "Schedulers").
+func identicalWhy(s *Spec) string {
+	if s.App.Kind != "" && s.App.Kind != "bulk" {
+		return " They differ only where several paths have room at once."
+	}
+	return " A bulk transfer is window-limited: every ACK frees room on exactly one path, and any scheduler must send there; " +
+		"schedulers differ only when several paths have room at once (start and tail, application-limited traffic, many paths) " +
+		"or the receive window binds (sim/README.md, \"Shipped experiments\")."
+}
+
+// joinAnd is "a", "a and b", "a, b and c".
+func joinAnd(xs []string) string {
+	if len(xs) == 1 {
+		return xs[0]
+	}
+	return strings.Join(xs[:len(xs)-1], ", ") + " and " + xs[len(xs)-1]
+}
+
 // Tables are the report's tables (what `hetquic exp run NAME --md`
 // prints): deterministic, no wall times.
 func Tables(s *Spec, sums []Summary) []results.Table {
@@ -373,6 +419,9 @@ func Tables(s *Spec, sums []Summary) []results.Table {
 			row = append(row, fmt.Sprintf("%.1f %%", 100*x.SegmentsMissed))
 		}
 		t.Rows = append(t.Rows, row)
+	}
+	if same := identicalRows(t.Rows); same != "" {
+		t.Note += " " + same + identicalWhy(s)
 	}
 	out := []results.Table{t}
 	if k := s.App.Kind; k == "streams" || k == "video" || k == "reqresp" || k == "cbr" {
