@@ -234,8 +234,8 @@ func TestAgentClientReload(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer notify.Close()
-	cmd := exec.Command(os.Args[0], "agent", "client", "--config", conf, "-v")
-	cmd.Env = append(os.Environ(), "HETQUIC_TEST_MAIN=1", "NOTIFY_SOCKET="+filepath.Join(dir, "notify"))
+	cmd := exec.Command(hetquicBin, "agent", "client", "--config", conf, "-v")
+	cmd.Env = append(os.Environ(), "NOTIFY_SOCKET="+filepath.Join(dir, "notify"))
 	var stderr lockedBuffer
 	cmd.Stderr = &stderr
 	if err := cmd.Start(); err != nil {

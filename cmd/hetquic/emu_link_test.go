@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"context"
 	"net"
-	"os"
 	"os/exec"
 	"strings"
 	"testing"
@@ -91,9 +90,8 @@ func TestEmuRelayWithoutFile(t *testing.T) {
 	}()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	cmd := exec.CommandContext(ctx, os.Args[0], "emu", "relay", "--delay", "5ms", "--rate", "10mbit", "--loss", "0%",
+	cmd := exec.CommandContext(ctx, hetquicBin, "emu", "relay", "--delay", "5ms", "--rate", "10mbit", "--loss", "0%",
 		"--queue", "64", "--server", echo.LocalAddr().String(), "--paths", "127.0.0.1", "--listen", "127.0.0.1:0")
-	cmd.Env = append(os.Environ(), "HETQUIC_TEST_MAIN=1")
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)

@@ -18,13 +18,8 @@ import (
 var hetquicBin string
 
 // TestMain builds hetquicBin into a temporary directory, runs the tests
-// and removes it. With HETQUIC_TEST_MAIN=1 the test binary is hetquic
-// itself instead (for a test that starts os.Args[0]; hetquicBin is faster).
+// and removes it.
 func TestMain(m *testing.M) {
-	if os.Getenv("HETQUIC_TEST_MAIN") == "1" {
-		main()
-		os.Exit(0)
-	}
 	os.Exit(runTests(m))
 }
 
