@@ -585,10 +585,10 @@ func reason(r claims.Result) string {
 	why := strings.Join(r.Why, "; ")
 	switch r.Verdict {
 	case claims.NotATest, claims.NotApplicable, claims.PaperInconsistent:
-		return fmt.Sprintf("%s: %s (%s %s: own verdict %s)", r.Verdict, why, strings.TrimPrefix(iv, "its "), "by the conditions", r.Own)
+		return fmt.Sprintf("%s: %s (by the claim's conditions alone, %s gives %s)", r.Verdict, why, strings.TrimPrefix(iv, "its "), r.Own)
 	case claims.Inconclusive:
 		if why != "" {
-			return fmt.Sprintf("inconclusive: %s (%s: own verdict %s)", why, strings.TrimPrefix(iv, "its "), r.Own)
+			return fmt.Sprintf("inconclusive: %s (by the claim's conditions alone, %s gives %s)", why, strings.TrimPrefix(iv, "its "), r.Own)
 		}
 	}
 	switch r.Verdict {

@@ -208,7 +208,15 @@ func (c *Claim) trivial(r *Result) bool {
 		return false
 	}
 	overlap := r.Lo <= r.Base.Hi+roundoff && r.Base.Lo <= r.Hi+roundoff
-	return overlap || (r.Own == Reproduced && c.Reproduced.Holds(r.Base.Value))
+	return overlap || (r.Own == Reproduced && c.Reproduced.inside(r.Base.Value))
+}
+
+// inside reports whether v lies strictly inside the values the condition
+// holds on: a comparator's ratio of 1 on the edge of "≤ 1" does not pass
+// "A beats B", a policy that is B.
+func (d *Condition) inside(v float64) bool {
+	lo, hi := d.bounds()
+	return v > lo && v < hi
 }
 
 func (c *Claim) trivialWhy(r *Result) string {
