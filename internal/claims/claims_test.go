@@ -300,16 +300,20 @@ func TestJudgeOverrules(t *testing.T) {
 		name       string
 		queue, cal float64
 		hits       []float64
+		base       float64
 		want, own  Verdict
 		why        string
 	}{
-		{"baseline passes the test", 5, 91, []float64{60, 62, 61}, NotATest, Reproduced, "passes the same test"},
-		{"overlaps the baseline", 5, 91, []float64{5, 45, 25}, NotATest, Inconclusive, "cannot be told from"},
-		{"refuted stays", 5, 91, []float64{2, 3, 2.5}, Refuted, Refuted, ""},
-		{"no queue", 0, 91, []float64{60, 62, 61}, NotApplicable, Reproduced, "a queue builds"},
-		{"comparator off", 5, 79, []float64{60, 62, 61}, Inconclusive, Reproduced, "not calibrated"},
-		{"one run", 5, 91, []float64{60}, Inconclusive, Reproduced, "one run"},
+		{"baseline passes the test", 5, 91, []float64{60, 62, 61}, 25, NotATest, Reproduced, "passes the same test"},
+		{"baseline passes, one run", 5, 91, []float64{60}, 25, NotATest, Reproduced, "passes the same test"},
+		{"overlaps the baseline", 5, 91, []float64{5, 45, 25}, 15, NotATest, Inconclusive, "cannot be told from"},
+		{"apart from the baseline", 5, 91, []float64{60, 62, 61}, 15, Reproduced, Reproduced, ""},
+		{"refuted stays", 5, 91, []float64{2, 3, 2.5}, 2.5, Refuted, Refuted, ""},
+		{"no queue", 0, 91, []float64{60, 62, 61}, 25, NotApplicable, Reproduced, "a queue builds"},
+		{"comparator off", 5, 79, []float64{60, 62, 61}, 25, Inconclusive, Reproduced, "not calibrated"},
+		{"one run", 5, 91, []float64{60}, 15, Inconclusive, Reproduced, "one run"},
 	} {
+		*c.Baseline.Value = tc.base
 		r := Judge(c, hitSummaries(t, tc.queue, tc.cal, tc.hits...)...)
 		if r.Err != nil || r.Verdict != tc.want || r.Own != tc.own || !strings.Contains(strings.Join(r.Why, ";"), tc.why) {
 			t.Errorf("%s: got %v (own %v, why %q, err %v), want %v (own %v) saying %q", tc.name, r.Verdict, r.Own, r.Why, r.Err, tc.want, tc.own, tc.why)

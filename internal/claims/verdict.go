@@ -136,6 +136,9 @@ func (c *Claim) decide(r *Result, summaries []any) {
 		r.Verdict, r.Why = NotApplicable, unmet
 	case len(calib) > 0:
 		r.Verdict, r.Why = Inconclusive, calib
+	case r.Base != nil && r.Own == Reproduced && c.Reproduced.inside(r.Base.Value):
+		r.Verdict = NotATest
+		r.Why = []string{c.trivialWhy(r)}
 	case len(r.Values) == 1 && !c.Deterministic:
 		r.Verdict = Inconclusive
 		r.Why = []string{"one run of an experiment that is not deterministic: no interval to judge"}
