@@ -25,15 +25,20 @@ func init() {
 
 const reproduceHelp = `Runs the built-in experiments behind every claim of every paper hetquic
 reproduces (claims/*.yaml; format in docs/claims.md) and writes one page,
-DIR/index.md: per claim the paper's figure or table, the paper's number,
-hetquic's number, the setting and a verdict — reproduced, not reproduced or
-refuted — with the reason where one is known. Each experiment's full results
-(report.md, summary.json, figures) are in DIR/NAME/.
+DIR/index.md, and the same records as data, DIR/index.json: per claim the
+paper's figure or table, the paper's number, hetquic's number, what a trivial
+baseline scores, the setting and a verdict — reproduced, not reproduced,
+refuted, inconclusive, not a test, not applicable or paper inconsistent — with
+the reason. Each experiment's full results (report.md, summary.json, figures)
+are in DIR/NAME/.
 
+Each step prints the time spent and an estimate of the time left. Runs go
+--workers at a time: by default the cores the load average leaves free.
 --quick runs the slow experiments with the fewer seeds their claims files
 name, so the page takes minutes. --md prints the claims tables on stdout
-(no timings: what a doc's generated block holds). Exit status 1 when an
-experiment or a sensitivity sweep fails or a summary lacks a claim's metric.`
+(no timings: what a doc's generated block holds); --counts the verdict
+counts per paper as a Markdown table. Exit status 1 when an experiment or a
+sensitivity sweep fails or a summary lacks a claim's metric.`
 
 func runReproduce(ctx context.Context, args []string) error {
 	flags := newFlagSet("reproduce", "reproduce [--quick] [--out DIR] [--paper ID,…] [--md | --counts] [--workers N]", reproduceHelp)
