@@ -529,6 +529,13 @@ func writePaper(w io.Writer, pr paperResult, head pageHead) {
 		}
 	}
 	fmt.Fprintln(w)
+	if len(f.Unclaimed) > 0 {
+		fmt.Fprintf(w, "Results of the paper without a claim here:\n\n")
+		for _, u := range f.Unclaimed {
+			fmt.Fprintf(w, "- %s: %s — %s\n", oneLine(u.Where), strings.TrimSuffix(oneLine(u.What), "."), strings.TrimSuffix(oneLine(u.Why), ".")+".")
+		}
+		fmt.Fprintln(w)
+	}
 }
 
 // baseNumber is the trivial baseline's score, "—" for a claim without one.

@@ -44,6 +44,17 @@ type File struct {
 	// value and says, per claim, whether its verdict holds across the
 	// range or at which value it flips.
 	Sensitivity []Sensitivity `yaml:"sensitivity"`
+	// Unclaimed lists the paper's headline results that have no claim,
+	// each with why (no experiment yet, needs a testbed): the page prints
+	// them, so a reader sees what is not checked as well as what is.
+	Unclaimed []Unclaimed `yaml:"unclaimed"`
+}
+
+// Unclaimed is a headline result of the paper without a claim.
+type Unclaimed struct {
+	Where string `yaml:"where"` // "Fig. 3"
+	What  string `yaml:"what"`  // the result, in one sentence
+	Why   string `yaml:"why"`   // why it has no claim
 }
 
 // Sensitivity is one guessed setting of one experiment and its plausible
@@ -223,6 +234,11 @@ func (f *File) check() error {
 			return fmt.Errorf("claims[%d]: duplicate id %q", i, c.ID)
 		}
 		seen[c.ID] = true
+	}
+	for i, u := range f.Unclaimed {
+		if strings.TrimSpace(u.Where) == "" || strings.TrimSpace(u.What) == "" || strings.TrimSpace(u.Why) == "" {
+			return fmt.Errorf("unclaimed[%d]: where, what and why are all needed", i)
+		}
 	}
 	for i, sn := range f.Sensitivity {
 		if err := sn.check(f); err != nil {
@@ -447,6 +463,12 @@ func Judge(c *Claim, summaries ...any) Result {
 	m, err := measure(c.Metric, c.Over, c.Scale, summaries)
 	r := Result{Claim: c, Value: m.value, CI: m.ci, Values: m.values, Lo: math.NaN(), Hi: math.NaN()}
 	if err != nil {
+		// A run without the effect may lack the value too (no recovery
+		// to time, a comparator of 0): the failed precondition says why.
+		if unmet, _, uerr := c.unmet(summaries); uerr == nil && len(unmet) > 0 {
+			r.Verdict, r.Why = NotApplicable, append(unmet, "no value: "+err.Error())
+			return r
+		}
 		r.Verdict, r.Err = Failed, err
 		return r
 	}
