@@ -188,6 +188,17 @@ func TestParseRejects(t *testing.T) {
 		{"claims:\n", "full:\n  demo-exp: {seeds: 0}\nclaims:\n", "full.demo-exp.seeds: 0, want ≥ 1"},
 		{"claims:\n", "sensitivity:\n  - {experiment: demo-exp, param: a, values: [1, 2], guess: 1, spread: true, seeds: 2}\nclaims:\n", "a spread entry runs its experiment's seeds"},
 		{"claims:\n", "quick:\n  demo-exp: {seeds: -1}\nclaims:\n", "quick.demo-exp.seeds: -1"},
+		{"    claim: it is 2× faster\n", "    claim: x\n    baseline: {value: 1}\n", "baseline: what: missing"},
+		{"    claim: it is 2× faster\n", "    claim: x\n    baseline: {what: w}\n", "baseline: value or metric: exactly one"},
+		{"    claim: it is 2× faster\n", "    claim: x\n    baseline: {what: w, value: 1, metric: a}\n", "baseline: value or metric: exactly one"},
+		{"    claim: it is 2× faster\n", "    claim: x\n    baseline: {what: w, metric: 'rows[x'}\n", "baseline:"},
+		{"    claim: it is 2× faster\n", "    claim: x\n    preconditions: [{metric: a, holds: {at_least: 1}}]\n", "preconditions[0]: what: missing"},
+		{"    claim: it is 2× faster\n", "    claim: x\n    preconditions: [{what: w, metric: a, holds: {}}]\n", "preconditions[0]: holds: no condition"},
+		{"    claim: it is 2× faster\n", "    claim: x\n    preconditions: [{what: w, metric: a, holds: {within_rel: 0.1}}]\n", "need a paper value"},
+		{"    claim: it is 2× faster\n", "    claim: x\n    range: [1, 1]\n", "range: [1 1], want [lo, hi]"},
+		{"    claim: it is 2× faster\n", "    claim: x\n    inconsistent: {where: l. 3}\n", "inconsistent: where and text"},
+		{"    claim: it is 2× faster\n", "    claim: x\n    measured: {values: [1], command: c, date: 2024-01-01}\n    baseline: {what: w, metric: a}\n", "no summary to read it from"},
+		{"claims:\n", "unclaimed:\n  - {where: Fig. 2, what: w}\nclaims:\n", "unclaimed[0]: where, what and why"},
 	} {
 		in := strings.Replace(base, tc.old, tc.new, 1)
 		if in == base {
