@@ -525,7 +525,11 @@ func writePaper(w io.Writer, pr paperResult, head pageHead) {
 		}
 		if fig := head.figs[r.Claim.Experiment]; fig != "" && !shown[fig] {
 			shown[fig] = true
-			fmt.Fprintf(w, "\n  ![%s](%s)\n\n", r.Claim.Experiment, fig)
+			caption := r.Claim.Experiment + ": its figure"
+			if path.Base(fig) == "sweep.png" {
+				caption = r.Claim.Experiment + ": its main metric per seed, per variant (the seed sweep's figure)"
+			}
+			fmt.Fprintf(w, "\n  *%s:*\n\n  ![%s](%s)\n\n", caption, caption, fig)
 		}
 	}
 	fmt.Fprintln(w)
