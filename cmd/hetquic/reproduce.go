@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"io/fs"
@@ -12,6 +13,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/hetquic/hetquic"
 	"github.com/hetquic/hetquic/internal/claims"
@@ -23,43 +25,44 @@ func init() {
 
 const reproduceHelp = `Runs the built-in experiments behind every claim of every paper hetquic
 reproduces (claims/*.yaml; format in docs/claims.md) and writes one page,
-DIR/index.md: per claim the paper's figure or table, the paper's number,
-hetquic's number, the setting and a verdict — reproduced, not reproduced or
-refuted — with the reason where one is known. Each experiment's full results
-(report.md, summary.json, figures) are in DIR/NAME/.
+DIR/index.md, and the same records as data, DIR/index.json: per claim the
+paper's figure or table, the paper's number, hetquic's number, what a trivial
+baseline scores, the setting and a verdict — reproduced, not reproduced,
+refuted, inconclusive, not a test, not applicable or paper inconsistent — with
+the reason. Each experiment's full results (report.md, summary.json, figures)
+are in DIR/NAME/.
 
+Each step prints the time spent and an estimate of the time left. Runs go
+--workers at a time: by default the cores the load average leaves free.
 --quick runs the slow experiments with the fewer seeds their claims files
 name, so the page takes minutes. --md prints the claims tables on stdout
-(no timings: what a doc's generated block holds). Exit status 1 when an
-experiment or a sensitivity sweep fails or a summary lacks a claim's metric.`
+(no timings: what a doc's generated block holds); --counts the verdict
+counts per paper as a Markdown table. Exit status 1 when an experiment or a
+sensitivity sweep fails or a summary lacks a claim's metric.`
 
 func runReproduce(ctx context.Context, args []string) error {
-	flags := newFlagSet("reproduce", "reproduce [--quick] [--out DIR] [--paper ID,…] [--md]", reproduceHelp)
+	flags := newFlagSet("reproduce", "reproduce [--quick] [--out DIR] [--paper ID,…] [--md | --counts] [--workers N]", reproduceHelp)
 	quick := flags.Bool("quick", false, "fewer seeds for the slow experiments (claims files' quick: entries)")
-	out := flags.String("out", "results", "output directory: DIR/index.md and DIR/NAME/ per experiment")
+	out := flags.String("out", "results", "output directory: DIR/index.md, DIR/index.json and DIR/NAME/ per experiment")
 	papers := flags.String("paper", "", "only these papers (comma-separated ids; default all)")
 	md := flags.Bool("md", false, "print the claims tables on stdout instead of the verdict counts")
+	counts := flags.Bool("counts", false, "print the verdict counts per paper as a Markdown table on stdout (no timings)")
+	workers := flags.Int("workers", 0, "runs in parallel (default: the cores the load average leaves free, at least 1); results do not depend on it")
 	claimsDir := flags.String("claims", "", "read claims from this directory instead of the built-in ones")
 	if err := parseFlags(flags, args); err != nil {
 		return err
 	}
-	if flags.NArg() > 0 {
+	switch {
+	case flags.NArg() > 0:
 		return badInput(fmt.Errorf("reproduce: unexpected argument %q", flags.Arg(0)))
+	case *md && *counts:
+		return badInput(errors.New("reproduce: --md and --counts exclude each other"))
+	case *workers < 0:
+		return badInput(fmt.Errorf("--workers: %d is negative", *workers))
 	}
-	var src fs.FS = hetquic.Files
-	dir := "claims"
-	if *claimsDir != "" {
-		src, dir = os.DirFS(*claimsDir), "."
-	}
-	files, err := claims.LoadAll(src, dir)
+	files, err := loadClaims(*claimsDir, *papers)
 	if err != nil {
 		return badInput(err)
-	}
-	if *papers != "" {
-		files, err = selectPapers(files, strings.Split(*papers, ","))
-		if err != nil {
-			return badInput(err)
-		}
 	}
 	runs := plan(files, *quick)
 	tree, err := materialize()
@@ -67,31 +70,46 @@ func runReproduce(ctx context.Context, args []string) error {
 		return err
 	}
 	defer os.RemoveAll(tree)
+	m := currentMachine(*workers)
+	indexFile, jsonFile := filepath.Join(*out, "index.md"), filepath.Join(*out, "index.json")
+	quiet := *md || *counts
+	prog := newProgress(io.Discard, jsonFile, runs, m.Workers, time.Now)
+	if !quiet {
+		prog.w = os.Stderr
+		prog.plan(m)
+	}
 	for i := range runs {
 		r := &runs[i]
-		if !*md {
-			fmt.Fprintf(os.Stderr, "reproduce: %s (%d of %d)…\n", r.label(), i+1, len(runs))
-		}
+		r.Workers = m.Workers
+		prog.step(i)
 		r.run(ctx, tree, filepath.Join(*out, r.dirName()), mainRun(runs[:i], r.Name))
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
+		prog.finished(i, r.Elapsed)
 	}
 	page := judge(files, runs)
+	figs := figures(*out, runs)
 	var index strings.Builder
-	writePage(&index, page, runs, *quick, true)
+	writePage(&index, page, runs, pageHead{quick: *quick, machine: &m, figs: figs})
 	if err := os.MkdirAll(*out, 0o755); err != nil {
 		return err
 	}
-	indexFile := filepath.Join(*out, "index.md")
 	if err := os.WriteFile(indexFile, []byte(index.String()), 0o644); err != nil {
 		return err
 	}
-	if *md {
-		writePage(os.Stdout, page, runs, *quick, false)
-	} else {
+	command := "hetquic " + strings.Join(append([]string{"reproduce"}, args...), " ")
+	if err := writeIndexJSON(jsonFile, command, m, time.Since(prog.start), page, runs, figs); err != nil {
+		return err
+	}
+	switch {
+	case *md:
+		writePage(os.Stdout, page, runs, pageHead{quick: *quick})
+	case *counts:
+		writeCountsMD(os.Stdout, page)
+	default:
 		writeCounts(os.Stdout, page)
-		fmt.Printf("\nwrote %s\n", indexFile)
+		fmt.Printf("\nwrote %s and %s in %s\n", indexFile, jsonFile, fmtDur(time.Since(prog.start)))
 	}
 	if n := page.count(claims.Failed); n > 0 {
 		return fmt.Errorf("reproduce: %d claims could not be judged (see %s)", n, indexFile)
@@ -102,6 +120,21 @@ func runReproduce(ctx context.Context, args []string) error {
 		}
 	}
 	return nil
+}
+
+// loadClaims reads the built-in claims (or dir's) and keeps the papers
+// named in ids (comma-separated; "" keeps all).
+func loadClaims(dir, ids string) ([]*claims.File, error) {
+	var src fs.FS = hetquic.Files
+	sub := "claims"
+	if dir != "" {
+		src, sub = os.DirFS(dir), "."
+	}
+	files, err := claims.LoadAll(src, sub)
+	if err != nil || ids == "" {
+		return files, err
+	}
+	return selectPapers(files, strings.Split(ids, ","))
 }
 
 func selectPapers(files []*claims.File, ids []string) ([]*claims.File, error) {
@@ -344,22 +377,65 @@ func (pr paperResult) counts() map[claims.Verdict]int {
 }
 
 func writeCounts(w io.Writer, p page) {
-	fmt.Fprintf(w, "%-16s %6s %10s %14s %7s %12s %5s\n", "paper", "claims", "reproduced", "not reproduced", "refuted", "inconclusive", "error")
+	fmt.Fprintf(w, "%-16s %6s", "paper", "claims")
+	for _, v := range claims.Verdicts {
+		fmt.Fprintf(w, " %*s", max(len(v), 5), v)
+	}
+	fmt.Fprintln(w)
 	for _, pr := range p {
 		n := pr.counts()
-		fmt.Fprintf(w, "%-16s %6d %10d %14d %7d %12d %5d\n", pr.File.Paper, len(pr.Results),
-			n[claims.Reproduced], n[claims.NotReproduced], n[claims.Refuted], n[claims.Inconclusive], n[claims.Failed])
+		fmt.Fprintf(w, "%-16s %6d", pr.File.Paper, len(pr.Results))
+		for _, v := range claims.Verdicts {
+			fmt.Fprintf(w, " %*d", max(len(v), 5), n[v])
+		}
+		fmt.Fprintln(w)
 	}
 }
 
-// writePage writes the results page. full adds the title, the experiments
-// with their seeds and timings; without it the text is deterministic.
-func writePage(w io.Writer, p page, runs []claimRun, quick, full bool) {
+// writeCountsMD is the counts as a Markdown table, with a total row.
+func writeCountsMD(w io.Writer, p page) {
+	fmt.Fprint(w, "| paper | claims |")
+	for _, v := range claims.Verdicts {
+		fmt.Fprintf(w, " %s |", v)
+	}
+	fmt.Fprint(w, "\n|---|---|"+strings.Repeat("---|", len(claims.Verdicts))+"\n")
+	total, all := map[claims.Verdict]int{}, 0
+	for _, pr := range p {
+		n := pr.counts()
+		fmt.Fprintf(w, "| %s | %d |", pr.File.Paper, len(pr.Results))
+		for _, v := range claims.Verdicts {
+			fmt.Fprintf(w, " %d |", n[v])
+			total[v] += n[v]
+		}
+		all += len(pr.Results)
+		fmt.Fprintln(w)
+	}
+	fmt.Fprintf(w, "| **all** | %d |", all)
+	for _, v := range claims.Verdicts {
+		fmt.Fprintf(w, " %d |", total[v])
+	}
+	fmt.Fprintln(w)
+}
+
+// pageHead is what the full page adds to the deterministic tables: the
+// machine and version (nil: the tables alone, as a doc block holds them)
+// and each experiment's figure.
+type pageHead struct {
+	quick   bool
+	machine *machine
+	figs    map[string]string
+}
+
+// writePage writes the results page. With head.machine it adds the title,
+// the version line, the experiments with their seeds and timings and the
+// figures; without it the text is deterministic.
+func writePage(w io.Writer, p page, runs []claimRun, head pageHead) {
+	full := head.machine != nil
 	if full {
-		writeHeader(w, p, runs, quick)
+		writeHeader(w, p, runs, head)
 	}
 	for _, pr := range p {
-		writePaper(w, pr, full)
+		writePaper(w, pr, head)
 	}
 	if full {
 		fmt.Fprintf(w, "## Experiments\n\n| experiment | ran | time | results |\n|---|---|---|---|\n")
@@ -383,21 +459,19 @@ func writePage(w io.Writer, p page, runs []claimRun, quick, full bool) {
 	}
 }
 
-func writeHeader(w io.Writer, p page, runs []claimRun, quick bool) {
+func writeHeader(w io.Writer, p page, runs []claimRun, head pageHead) {
 	cmd := "hetquic reproduce"
-	if quick {
+	if head.quick {
 		cmd += " --quick"
 	}
-	fmt.Fprintf(w, "# Reproducing the papers\n\nWritten by `%s`. Each claim below is a paper's number, hetquic's number for the same\n"+
-		"metric from the named experiment — the mean over its seeds with the 95 %% Student-t interval — and a verdict\n"+
+	fmt.Fprintf(w, "# Reproducing the papers\n\nWritten by `%s` (%s). Each claim below is a paper's number, hetquic's number for the same\n"+
+		"metric from the named experiment — the mean over its seeds with the 95 %% Student-t interval, cut to the metric's range — and a verdict\n"+
 		"by the conditions of `claims/PAPER.yaml`: a verdict holds for every value in the interval, and a claim whose\n"+
-		"interval straddles a threshold is **inconclusive** (format and verdict rules: docs/claims.md).\n\n", cmd)
-	fmt.Fprintf(w, "| paper | claims | reproduced | not reproduced | refuted | inconclusive | error |\n|---|---|---|---|---|---|---|\n")
-	for _, pr := range p {
-		n := pr.counts()
-		fmt.Fprintf(w, "| %s | %d | %d | %d | %d | %d | %d |\n", pr.File.Paper, len(pr.Results),
-			n[claims.Reproduced], n[claims.NotReproduced], n[claims.Refuted], n[claims.Inconclusive], n[claims.Failed])
-	}
+		"interval straddles a threshold, or that rests on one run of a random experiment, is **inconclusive**. A claim whose trivial\n"+
+		"baseline scores the same or passes the same test is **not a test**; one whose run lacks the effect the claim is about is\n"+
+		"**not applicable**; one the paper also contradicts is **paper inconsistent** (format and verdict rules: docs/claims.md).\n"+
+		"The same records as data: [index.json](index.json).\n\n", cmd, head.machine)
+	writeCountsMD(w, p)
 	fmt.Fprintln(w)
 	var fewer []string
 	for _, r := range runs {
@@ -412,11 +486,11 @@ func writeHeader(w io.Writer, p page, runs []claimRun, quick bool) {
 	}
 }
 
-func writePaper(w io.Writer, pr paperResult, full bool) {
+func writePaper(w io.Writer, pr paperResult, head pageHead) {
 	f := pr.File
-	hdr := "##"
-	if !full {
-		hdr = "###"
+	hdr := "###"
+	if head.machine != nil {
+		hdr = "##"
 	}
 	fmt.Fprintf(w, "%s %s (`%s`)\n\n", hdr, f.Title, f.Paper)
 	src := strings.TrimSuffix(oneLine(f.Citation), ".") + "."
@@ -424,24 +498,64 @@ func writePaper(w io.Writer, pr paperResult, full bool) {
 		src += " Text: " + oneLine(f.Source) + "."
 	}
 	fmt.Fprintf(w, "Source: %s\n\n", src)
-	fmt.Fprintf(w, "| claim | where | paper | hetquic (mean [95 %% CI]) | reproduced if | refuted if | experiment | verdict |\n|---|---|---|---|---|---|---|---|\n")
+	n := pr.counts()
+	var cs []string
+	for _, v := range claims.Verdicts {
+		if n[v] > 0 {
+			cs = append(cs, fmt.Sprintf("%d %s", n[v], v))
+		}
+	}
+	fmt.Fprintf(w, "%d claims: %s.\n\n", len(pr.Results), strings.Join(cs, ", "))
+	fmt.Fprintf(w, "| claim | where | paper | hetquic (mean [95 %% CI]) | trivial baseline | reproduced if | refuted if | experiment | verdict |\n|---|---|---|---|---|---|---|---|---|\n")
 	for _, r := range pr.Results {
 		c := r.Claim
 		ref := "—"
 		if c.Refuted != nil {
 			ref = c.Refuted.String()
 		}
-		fmt.Fprintf(w, "| %s: %s | %s | %s | %s | %s | %s | %s | **%s** |\n", c.ID, cell(c.Claim), cell(c.Where),
-			cell(paperNumber(c)), cell(ourNumber(r)), cell(c.Reproduced.String()), cell(ref), c.Experiment, r.Verdict)
+		fmt.Fprintf(w, "| %s: %s | %s | %s | %s | %s | %s | %s | %s | **%s** |\n", c.ID, cell(c.Claim), cell(c.Where),
+			cell(paperNumber(c)), cell(ourNumber(r)), cell(baseNumber(r)), cell(c.Reproduced.String()), cell(ref), c.Experiment, r.Verdict)
 	}
 	fmt.Fprintln(w)
+	shown := map[string]bool{}
 	for i, r := range pr.Results {
 		fmt.Fprintf(w, "- **%s** — %s\n", r.Claim.ID, strings.Join(explain(r, pr.Runs[i]), "; "))
 		for _, s := range pr.Sens[i] {
 			fmt.Fprintf(w, "  - %s\n", s)
 		}
+		if fig := head.figs[r.Claim.Experiment]; fig != "" && !shown[fig] {
+			shown[fig] = true
+			caption := r.Claim.Experiment + ": its figure"
+			if path.Base(fig) == "sweep.png" {
+				caption = r.Claim.Experiment + ": its main metric per seed, per variant (the seed sweep's figure)"
+			}
+			fmt.Fprintf(w, "\n  *%s:*\n\n  ![%s](%s)\n\n", caption, caption, fig)
+		}
 	}
 	fmt.Fprintln(w)
+	if len(f.Unclaimed) > 0 {
+		fmt.Fprintf(w, "Results of the paper without a claim here:\n\n")
+		for _, u := range f.Unclaimed {
+			fmt.Fprintf(w, "- %s: %s — %s\n", oneLine(u.Where), strings.TrimSuffix(oneLine(u.What), "."), strings.TrimSuffix(oneLine(u.Why), ".")+".")
+		}
+		fmt.Fprintln(w)
+	}
+}
+
+// baseNumber is the trivial baseline's score, "—" for a claim without one.
+func baseNumber(r claims.Result) string {
+	b := r.Claim.Baseline
+	if b == nil {
+		return "—"
+	}
+	if r.Base == nil {
+		return oneLine(b.What)
+	}
+	v := formatNum(r.Base.Value)
+	if r.Base.Lo != r.Base.Hi {
+		v += fmt.Sprintf(" [%s, %s]", formatNum(r.Base.Lo), formatNum(r.Base.Hi))
+	}
+	return oneLine(b.What) + ": " + withUnit(v, r.Claim.Unit)
 }
 
 // explain is a claim's line under the table: the setting, what ran and
@@ -478,8 +592,20 @@ func explain(r claims.Result, run *claimRun) []string {
 func reason(r claims.Result) string {
 	c := r.Claim
 	iv, in := "its value "+formatNum(r.Value), "satisfies"
+	if c.Deterministic && math.IsNaN(r.CI) {
+		iv = "its value " + formatNum(r.Value) + " (deterministic: one run is the value)"
+	}
 	if !math.IsNaN(r.CI) {
 		iv, in = fmt.Sprintf("its 95 %% interval [%s, %s]", formatNum(r.Low()), formatNum(r.High())), "is everywhere"
+	}
+	why := strings.Join(r.Why, "; ")
+	switch r.Verdict {
+	case claims.NotATest, claims.NotApplicable, claims.PaperInconsistent:
+		return fmt.Sprintf("%s: %s (by the claim's conditions alone, %s gives %s)", r.Verdict, why, strings.TrimPrefix(iv, "its "), r.Own)
+	case claims.Inconclusive:
+		if why != "" {
+			return fmt.Sprintf("inconclusive: %s (by the claim's conditions alone, %s gives %s)", why, strings.TrimPrefix(iv, "its "), r.Own)
+		}
 	}
 	switch r.Verdict {
 	case claims.Refuted:
@@ -511,8 +637,13 @@ func ourNumber(r claims.Result) string {
 		return "—"
 	}
 	v := formatNum(r.Value)
-	if !math.IsNaN(r.CI) {
+	switch {
+	case !math.IsNaN(r.CI):
 		v += fmt.Sprintf(" [%s, %s]", formatNum(r.Low()), formatNum(r.High()))
+	case r.Claim.Deterministic:
+		v += " (deterministic)"
+	default:
+		v += " (one run)"
 	}
 	return withUnit(v, r.Claim.Unit)
 }

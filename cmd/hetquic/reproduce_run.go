@@ -49,6 +49,8 @@ type claimRun struct {
 	Summaries [][]any
 	Err       error
 	Elapsed   time.Duration
+	// Workers is how many of its runs go at once (0: one per CPU).
+	Workers int
 }
 
 // expFile is a built-in experiment file as reproduce needs to know it.
@@ -216,6 +218,9 @@ func (e *expFile) fileValue(param string) (string, bool) {
 
 func (r *claimRun) runFile(ctx context.Context, file, dir string, swept bool) error {
 	args := []string{"exp", "run", file, "--out", dir, "--quiet"}
+	if r.Workers > 0 {
+		args = append(args, "--workers", strconv.Itoa(r.Workers))
+	}
 	if _, err := captureOutput(func() error { return dispatch(ctx, args) }); err != nil {
 		return fmt.Errorf("hetquic exp run %s: %w", r.Name, err)
 	}

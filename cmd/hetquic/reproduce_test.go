@@ -1,11 +1,15 @@
 package main
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/hetquic/hetquic"
 	"github.com/hetquic/hetquic/internal/claims"
@@ -68,7 +72,7 @@ func TestReproducePage(t *testing.T) {
 					row = l
 				}
 			}
-			if !strings.Contains(row, "| **reproduced** |") && !strings.Contains(row, "| **not reproduced** |") && !strings.Contains(row, "| **refuted** |") && !strings.Contains(row, "| **inconclusive** |") {
+			if !slices.ContainsFunc(claims.Verdicts, func(v claims.Verdict) bool { return strings.HasSuffix(row, "| **"+string(v)+"** |") }) {
 				t.Errorf("claim %s: row %q has no verdict", c.ID, row)
 			}
 		}
@@ -203,4 +207,88 @@ func claimsDir(t *testing.T, body string) string {
 		t.Fatal(err)
 	}
 	return dir
+}
+
+// TestReproduceIndexJSON: index.json holds one record per claim with its
+// value, interval, conditions, baseline and verdict, and the version line;
+// a trivial baseline that passes the test makes the claim "not a test".
+func TestReproduceIndexJSON(t *testing.T) {
+	dir, out := claimsDir(t, `claims:
+  - {id: a, where: Fig. 1, claim: c, experiment: pcm-ab, metric: 'strategies[label=hetquic-a0.8].mean_tct_ms', paper_value: 1, reproduced: {at_least: 0}, baseline: {what: a policy that does nothing, value: 5}}
+`), t.TempDir()
+	_, stderr, code := runCLI(t, "reproduce", "--claims", dir, "--out", out, "--workers", "1")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	data, err := os.ReadFile(filepath.Join(out, "index.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var idx indexJSON
+	if err := json.Unmarshal(data, &idx); err != nil {
+		t.Fatal(err)
+	}
+	if len(idx.Claims) != 1 || len(idx.Counts) != 1 || len(idx.Runs) != 1 {
+		t.Fatalf("index.json: %d claims, %d papers, %d runs, want 1 each", len(idx.Claims), len(idx.Counts), len(idx.Runs))
+	}
+	c := idx.Claims[0]
+	if c.Verdict != string(claims.NotATest) || c.Own != string(claims.Reproduced) || c.Value == nil || c.Low == nil || c.Baseline == nil || len(c.Values) != 20 || c.Reproduced != "≥ 0" {
+		t.Errorf("record %+v: want not a test (own reproduced) with value, interval, 20 values, baseline and condition", c)
+	}
+	if idx.Machine.Workers != 1 || !strings.HasPrefix(idx.Machine.Version, "hetquic ") || idx.Counts[0].Counts["not a test"] != 1 {
+		t.Errorf("machine %+v, counts %v", idx.Machine, idx.Counts[0].Counts)
+	}
+	page, _ := os.ReadFile(filepath.Join(out, "index.md"))
+	if !strings.Contains(string(page), "hetquic ") || !strings.Contains(string(page), "cores, load") || !strings.Contains(string(page), "| not a test |") {
+		t.Errorf("page lacks the version line or the counts:\n%s", page)
+	}
+	if !strings.Contains(stderr, "[1/1] pcm-ab… elapsed") {
+		t.Errorf("stderr lacks the step's progress line: %q", stderr)
+	}
+}
+
+// TestShareWorkers: reproduce runs as many runs at once as the load
+// leaves cores free, at least one.
+func TestShareWorkers(t *testing.T) {
+	for _, tc := range []struct {
+		cores int
+		load  float64
+		want  int
+	}{{2, 0.3, 2}, {2, 1.2, 1}, {2, 21, 1}, {16, 3.5, 13}, {4, -1, 4}} {
+		if got := shareWorkers(tc.cores, tc.load); got != tc.want {
+			t.Errorf("%d cores at load %g: %d workers, want %d", tc.cores, tc.load, got, tc.want)
+		}
+	}
+}
+
+// TestProgressETA: the estimate comes from the last run's times where it
+// had the step, else from the seconds per point of the steps done.
+func TestProgressETA(t *testing.T) {
+	dir := t.TempDir()
+	old := indexJSON{Machine: machine{Workers: 2}, Runs: []runJSON{{Label: "a", Elapsed: 10}}}
+	data, _ := json.Marshal(old)
+	file := filepath.Join(dir, "index.json")
+	if err := os.WriteFile(file, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	runs := []claimRun{{Name: "a", Seeds: 2}, {Name: "b", Seeds: 4}, {Name: "c", Seeds: 2}}
+	now := time.Unix(0, 0)
+	var buf bytes.Buffer
+	p := newProgress(&buf, file, runs, 1, func() time.Time { return now })
+	p.step(0)
+	now = now.Add(20 * time.Second)
+	p.finished(0, 20*time.Second)
+	p.step(1) // b: no last time, no point done without one
+	now = now.Add(40 * time.Second)
+	p.finished(1, 40*time.Second)
+	p.step(2) // c: 2 points at b's 10 s per point
+	want := "reproduce: [1/3] a… elapsed 0s, ETA unknown yet\n" +
+		"reproduce: [2/3] b… elapsed 20s, ETA unknown yet\n" +
+		"reproduce: [3/3] c… elapsed 1m00s, ETA 20s\n"
+	if buf.String() != want {
+		t.Errorf("got\n%swant\n%s", buf.String(), want)
+	}
+	if p.last["a"] != 20 {
+		t.Errorf("a's last time %g s at 2 workers, want 20 s at 1", p.last["a"])
+	}
 }

@@ -44,6 +44,17 @@ type File struct {
 	// value and says, per claim, whether its verdict holds across the
 	// range or at which value it flips.
 	Sensitivity []Sensitivity `yaml:"sensitivity"`
+	// Unclaimed lists the paper's headline results that have no claim,
+	// each with why (no experiment yet, needs a testbed): the page prints
+	// them, so a reader sees what is not checked as well as what is.
+	Unclaimed []Unclaimed `yaml:"unclaimed"`
+}
+
+// Unclaimed is a headline result of the paper without a claim.
+type Unclaimed struct {
+	Where string `yaml:"where"` // "Fig. 3"
+	What  string `yaml:"what"`  // the result, in one sentence
+	Why   string `yaml:"why"`   // why it has no claim
 }
 
 // Sensitivity is one guessed setting of one experiment and its plausible
@@ -108,6 +119,28 @@ type Claim struct {
 	// runs (the real agent through the emulator needs netns): the values
 	// an earlier run measured, judged like a run's, with how and when.
 	Measured *Measured `yaml:"measured"`
+
+	// Baseline is what a trivial policy or a comparator scores on the same
+	// metric by construction (round-robin's hit rate, never-skip's skip
+	// ratio, a cache hit's fetch time): a claim whose interval cannot be
+	// told from it, or whose test the baseline passes too, is "not a test".
+	Baseline *Baseline `yaml:"baseline"`
+	// Preconditions are what the claim is about and the run must show (a
+	// handover happens, a queue builds): one that fails makes the claim
+	// "not applicable" to the run, or, for a calibration of the baseline
+	// the claim rests on, "inconclusive".
+	Preconditions []Precondition `yaml:"preconditions"`
+	// Deterministic: the experiment has no randomness, so one run is the
+	// value. Without it a single value is "inconclusive": one run of a
+	// random experiment is not an interval.
+	Deterministic bool `yaml:"deterministic"`
+	// Range is the metric's possible values (a share: [0, 100] %): the
+	// interval is cut to it, as the true mean cannot lie outside.
+	Range []float64 `yaml:"range"`
+	// Inconsistent names the paper's other sentence that states the
+	// opposite: the claim is judged against its own sentence, and the
+	// verdict is "paper inconsistent".
+	Inconsistent *Inconsistent `yaml:"inconsistent"`
 }
 
 // Measured is a claim's value from a recorded run: one value per run or
@@ -144,7 +177,18 @@ const (
 	Inconclusive Verdict = "inconclusive"
 	// Failed: the experiment did not run or its summary lacks the metric.
 	Failed Verdict = "error"
+	// NotATest: a trivial policy or the baseline by construction scores
+	// the same, or passes the same test: the verdict could not fail.
+	NotATest Verdict = "not a test"
+	// NotApplicable: a precondition of the claim failed in the run (no
+	// handover, no queue): the run lacks the effect the claim is about.
+	NotApplicable Verdict = "not applicable"
+	// PaperInconsistent: the paper states the claim and its opposite.
+	PaperInconsistent Verdict = "paper inconsistent"
 )
+
+// Verdicts lists every verdict in the order the pages count them.
+var Verdicts = []Verdict{Reproduced, NotReproduced, Refuted, Inconclusive, NotATest, NotApplicable, PaperInconsistent, Failed}
 
 var idRE = regexp.MustCompile(`^[a-z0-9][a-z0-9-]*$`)
 
@@ -190,6 +234,11 @@ func (f *File) check() error {
 			return fmt.Errorf("claims[%d]: duplicate id %q", i, c.ID)
 		}
 		seen[c.ID] = true
+	}
+	for i, u := range f.Unclaimed {
+		if strings.TrimSpace(u.Where) == "" || strings.TrimSpace(u.What) == "" || strings.TrimSpace(u.Why) == "" {
+			return fmt.Errorf("unclaimed[%d]: where, what and why are all needed", i)
+		}
 	}
 	for i, sn := range f.Sensitivity {
 		if err := sn.check(f); err != nil {
@@ -263,6 +312,9 @@ func (c *Claim) check() error {
 		if err := c.Measured.check(); err != nil {
 			return fmt.Errorf("measured: %w", err)
 		}
+	}
+	if err := c.checkJudging(); err != nil {
+		return err
 	}
 	c.Reproduced.paper = c.PaperValue
 	if err := c.Reproduced.check(); err != nil {
@@ -379,68 +431,109 @@ type Result struct {
 	Values  []float64
 	Verdict Verdict
 	Err     error // why the claim could not be judged
+	// Lo and Hi are the interval the verdict is of: Value ± CI cut to the
+	// claim's Range, the value itself for one run.
+	Lo, Hi float64
+	// Own is the verdict of the interval against the claim's conditions
+	// alone, before a baseline, precondition or the paper's other sentence
+	// changed it into Verdict.
+	Own Verdict
+	// Base is the baseline's score (nil without one).
+	Base *Interval
+	// Why says what made Verdict differ from Own: the precondition that
+	// failed, the one run, the baseline.
+	Why []string
 }
+
+// Interval is a value with the ends of its 95 % interval.
+type Interval struct{ Value, Lo, Hi float64 }
 
 // Low and High are the ends of the 95 % interval (the value itself for one
-// seed).
-func (r Result) Low() float64  { return r.Value - r.half() }
-func (r Result) High() float64 { return r.Value + r.half() }
-
-func (r Result) half() float64 {
-	if math.IsNaN(r.CI) {
-		return 0
-	}
-	return r.CI
-}
+// run).
+func (r Result) Low() float64  { return r.Lo }
+func (r Result) High() float64 { return r.Hi }
 
 // Judge evaluates claim c on decoded summary.json files of its experiment,
 // one per seed: the mean of the claim's value and its 95 % Student-t
-// interval, and the verdict of that interval (Verdict). A ratio claim
-// (over:) is the ratio of the two means, its interval by the delta method
-// (paired seeds), so that a seed whose denominator is 0 does not void it.
+// interval, and the verdict of that interval (Verdict), then the checks
+// that can overrule it (decide). A ratio claim (over:) is the ratio of the
+// two means, its interval by the delta method (paired seeds), so that a
+// seed whose denominator is 0 does not void it.
 func Judge(c *Claim, summaries ...any) Result {
-	fail := func(err error) Result {
-		return Result{Claim: c, Value: math.NaN(), CI: math.NaN(), Verdict: Failed, Err: err}
+	m, err := measure(c.Metric, c.Over, c.Scale, summaries)
+	r := Result{Claim: c, Value: m.value, CI: m.ci, Values: m.values, Lo: math.NaN(), Hi: math.NaN()}
+	if err != nil {
+		// A run without the effect may lack the value too (no recovery
+		// to time, a comparator of 0): the failed precondition says why.
+		if unmet, _, uerr := c.unmet(summaries); uerr == nil && len(unmet) > 0 {
+			r.Verdict, r.Why = NotApplicable, append(unmet, "no value: "+err.Error())
+			return r
+		}
+		r.Verdict, r.Err = Failed, err
+		return r
 	}
+	c.decide(&r, summaries)
+	return r
+}
+
+// measurement is a metric's mean over seeds, its 95 % half-width (NaN for
+// one seed) and the per-seed values.
+type measurement struct {
+	value, ci float64
+	values    []float64
+}
+
+// measure reads metric (divided by over, times scale) from every summary.
+func measure(metric, over string, scale *float64, summaries []any) (measurement, error) {
+	m := measurement{value: math.NaN(), ci: math.NaN()}
 	var nums, dens []float64
 	for _, s := range summaries {
-		v, err := Lookup(s, c.Metric)
+		v, err := Lookup(s, metric)
 		if err != nil {
-			return fail(err)
+			return m, err
 		}
 		nums = append(nums, v)
-		if c.Over != "" {
-			d, err := Lookup(s, c.Over)
+		if over != "" {
+			d, err := Lookup(s, over)
 			if err != nil {
-				return fail(err)
+				return m, err
 			}
 			dens = append(dens, d)
 		}
 	}
-	if c.Over == "" {
-		return JudgeValues(c, scaleAll(c, nums))
-	}
 	if len(nums) == 0 {
-		return fail(errors.New("no values to judge"))
+		return m, errors.New("no values to judge")
+	}
+	if over == "" {
+		m.value, m.values = stats.Mean(nums), nums
+		if len(nums) > 1 {
+			m.ci = stats.CI95(nums)
+		}
+		return m.scaled(scale), nil
 	}
 	md := stats.Mean(dens)
 	if md == 0 {
-		return fail(fmt.Errorf("%s is 0: cannot divide by it", c.Over))
+		return m, fmt.Errorf("%s is 0: cannot divide by it", over)
 	}
-	r := Result{Claim: c, Value: stats.Mean(nums) / md, CI: math.NaN()}
-	if k := len(nums); k > 1 {
-		r.CI = ratioCI(nums, dens, r.Value)
+	m.value = stats.Mean(nums) / md
+	if len(nums) > 1 {
+		m.ci = ratioCI(nums, dens, m.value)
 	}
 	for i := range nums {
-		r.Values = append(r.Values, nums[i]/dens[i])
+		m.values = append(m.values, nums[i]/dens[i])
 	}
-	if c.Scale != nil {
-		r.Value *= *c.Scale
-		r.CI *= math.Abs(*c.Scale)
-		r.Values = scaleAll(c, r.Values)
+	return m.scaled(scale), nil
+}
+
+func (m measurement) scaled(scale *float64) measurement {
+	if scale == nil {
+		return m
 	}
-	r.Verdict = c.Verdict(r.Low(), r.High())
-	return r
+	out := measurement{value: m.value * *scale, ci: m.ci * math.Abs(*scale)}
+	for _, v := range m.values {
+		out.values = append(out.values, v**scale)
+	}
+	return out
 }
 
 // ratioCI is the half-width of the 95 % interval of ratio = mean(n)/mean(d)
@@ -458,21 +551,10 @@ func ratioCI(n, d []float64, ratio float64) float64 {
 	return stats.TQuantile(0.975, len(n)-1) * math.Sqrt(math.Max(v, 0))
 }
 
-func scaleAll(c *Claim, vs []float64) []float64 {
-	if c.Scale == nil {
-		return vs
-	}
-	out := make([]float64, len(vs))
-	for i, v := range vs {
-		out[i] = v * *c.Scale
-	}
-	return out
-}
-
 // JudgeValues judges claim c on its per-seed values (already divided and
 // scaled: a claims file's measured values).
 func JudgeValues(c *Claim, vals []float64) Result {
-	r := Result{Claim: c, Values: vals, Value: math.NaN(), CI: math.NaN()}
+	r := Result{Claim: c, Values: vals, Value: math.NaN(), CI: math.NaN(), Lo: math.NaN(), Hi: math.NaN()}
 	if len(vals) == 0 {
 		r.Verdict, r.Err = Failed, errors.New("no values to judge")
 		return r
@@ -481,7 +563,7 @@ func JudgeValues(c *Claim, vals []float64) Result {
 	if len(vals) > 1 {
 		r.CI = stats.CI95(vals)
 	}
-	r.Verdict = c.Verdict(r.Low(), r.High())
+	c.decide(&r, nil)
 	return r
 }
 

@@ -39,6 +39,7 @@ func TestJudgeVerdicts(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := &f.Claims[0]
+	c.Deterministic = true // one run is the value
 	for _, tc := range []struct {
 		newSpeed float64
 		want     Verdict
@@ -56,6 +57,10 @@ func TestJudgeVerdicts(t *testing.T) {
 		if r.Err != nil || r.Verdict != tc.want || math.Abs(r.Value-tc.value) > 1e-12 {
 			t.Errorf("new speed %g: got %v %g (%v), want %v %g", tc.newSpeed, r.Verdict, r.Value, r.Err, tc.want, tc.value)
 		}
+	}
+	c.Deterministic = false
+	if r := Judge(c, summary(t, `{"rows":[{"label":"old","speed":10},{"label":"new","speed":21}]}`)); r.Verdict != Inconclusive || r.Own != Reproduced || len(r.Why) != 1 {
+		t.Errorf("one run, not deterministic: got %v (own %v, why %q), want inconclusive (own reproduced)", r.Verdict, r.Own, r.Why)
 	}
 	r := Judge(c, summary(t, `{"rows":[{"label":"old","speed":10}]}`))
 	if r.Verdict != Failed || r.Err == nil || !strings.Contains(r.Err.Error(), "label=new") {
@@ -183,6 +188,17 @@ func TestParseRejects(t *testing.T) {
 		{"claims:\n", "full:\n  demo-exp: {seeds: 0}\nclaims:\n", "full.demo-exp.seeds: 0, want ≥ 1"},
 		{"claims:\n", "sensitivity:\n  - {experiment: demo-exp, param: a, values: [1, 2], guess: 1, spread: true, seeds: 2}\nclaims:\n", "a spread entry runs its experiment's seeds"},
 		{"claims:\n", "quick:\n  demo-exp: {seeds: -1}\nclaims:\n", "quick.demo-exp.seeds: -1"},
+		{"    claim: it is 2× faster\n", "    claim: x\n    baseline: {value: 1}\n", "baseline: what: missing"},
+		{"    claim: it is 2× faster\n", "    claim: x\n    baseline: {what: w}\n", "baseline: value or metric: exactly one"},
+		{"    claim: it is 2× faster\n", "    claim: x\n    baseline: {what: w, value: 1, metric: a}\n", "baseline: value or metric: exactly one"},
+		{"    claim: it is 2× faster\n", "    claim: x\n    baseline: {what: w, metric: 'rows[x'}\n", "baseline:"},
+		{"    claim: it is 2× faster\n", "    claim: x\n    preconditions: [{metric: a, holds: {at_least: 1}}]\n", "preconditions[0]: what: missing"},
+		{"    claim: it is 2× faster\n", "    claim: x\n    preconditions: [{what: w, metric: a, holds: {}}]\n", "preconditions[0]: holds: no condition"},
+		{"    claim: it is 2× faster\n", "    claim: x\n    preconditions: [{what: w, metric: a, holds: {within_rel: 0.1}}]\n", "need a paper value"},
+		{"    claim: it is 2× faster\n", "    claim: x\n    range: [1, 1]\n", "range: [1 1], want [lo, hi]"},
+		{"    claim: it is 2× faster\n", "    claim: x\n    inconsistent: {where: l. 3}\n", "inconsistent: where and text"},
+		{"    claim: it is 2× faster\n", "    claim: x\n    measured: {values: [1], command: c, date: 2024-01-01}\n    baseline: {what: w, metric: a}\n", "no summary to read it from"},
+		{"claims:\n", "unclaimed:\n  - {where: Fig. 2, what: w}\nclaims:\n", "unclaimed[0]: where, what and why"},
 	} {
 		in := strings.Replace(base, tc.old, tc.new, 1)
 		if in == base {
@@ -248,4 +264,89 @@ func FuzzParse(f *testing.F) {
 			Judge(&c.Claims[i], map[string]any{})
 		}
 	})
+}
+
+// trivialClaim is a hit-rate claim whose baseline is round-robin's 25 %
+// by construction and whose preconditions are a queue and a calibration.
+const trivialClaim = `
+paper: demo
+title: A demo paper
+citation: 'A. Author: "A demo paper", Demo Conf. 2024'
+claims:
+  - id: hit
+    where: Fig. 3
+    claim: the scheme picks the best path at least 20 % of the time
+    experiment: demo-exp
+    metric: rows[label=new].hit
+    unit: "%"
+    paper_value: 25
+    range: [0, 100]
+    reproduced: {at_least: 20}
+    refuted: {at_most: 10}
+    baseline: {what: round-robin over four paths, value: 25}
+    preconditions:
+      - {what: a queue builds, metric: queue, holds: {at_least: 1}}
+      - {what: the comparator at its paper numbers, metric: cal, holds: {between: [90, 92]}, calibration: true}
+`
+
+func hitSummaries(t *testing.T, queue, cal float64, hits ...float64) []any {
+	var out []any
+	for _, h := range hits {
+		out = append(out, summary(t, `{"queue":`+jsonNum(queue)+`,"cal":`+jsonNum(cal)+`,"rows":[{"label":"new","hit":`+jsonNum(h)+`}]}`))
+	}
+	return out
+}
+
+// TestJudgeOverrules: a baseline that passes the test, a failed
+// precondition, an uncalibrated baseline and a one-run value each
+// overrule the interval's own verdict, and say why; a share's interval
+// stays in [0, 100].
+func TestJudgeOverrules(t *testing.T) {
+	f, err := Parse("demo.yaml", []byte(trivialClaim))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := &f.Claims[0]
+	for _, tc := range []struct {
+		name       string
+		queue, cal float64
+		hits       []float64
+		base       float64
+		want, own  Verdict
+		why        string
+	}{
+		{"baseline passes the test", 5, 91, []float64{60, 62, 61}, 25, NotATest, Reproduced, "passes the same test"},
+		{"baseline passes, one run", 5, 91, []float64{60}, 25, NotATest, Reproduced, "passes the same test"},
+		{"overlaps the baseline", 5, 91, []float64{5, 45, 25}, 15, NotATest, Inconclusive, "cannot be told from"},
+		{"apart from the baseline", 5, 91, []float64{60, 62, 61}, 15, Reproduced, Reproduced, ""},
+		{"refuted stays", 5, 91, []float64{2, 3, 2.5}, 2.5, Refuted, Refuted, ""},
+		{"no queue", 0, 91, []float64{60, 62, 61}, 25, NotApplicable, Reproduced, "a queue builds"},
+		{"comparator off", 5, 79, []float64{60, 62, 61}, 25, Inconclusive, Reproduced, "not calibrated"},
+		{"one run", 5, 91, []float64{60}, 15, Inconclusive, Reproduced, "one run"},
+	} {
+		*c.Baseline.Value = tc.base
+		r := Judge(c, hitSummaries(t, tc.queue, tc.cal, tc.hits...)...)
+		if r.Err != nil || r.Verdict != tc.want || r.Own != tc.own || !strings.Contains(strings.Join(r.Why, ";"), tc.why) {
+			t.Errorf("%s: got %v (own %v, why %q, err %v), want %v (own %v) saying %q", tc.name, r.Verdict, r.Own, r.Why, r.Err, tc.want, tc.own, tc.why)
+		}
+	}
+	r := Judge(c, hitSummaries(t, 5, 91, 99, 100, 100)...)
+	if r.High() > 100 || r.Low() < 0 || r.High() != 100 {
+		t.Errorf("share near 100: interval [%g, %g], want it cut at 100", r.Low(), r.High())
+	}
+}
+
+// TestJudgeInconsistent: a claim the paper also contradicts is judged
+// against its own sentence, and the verdict says the paper states both.
+func TestJudgeInconsistent(t *testing.T) {
+	f, err := Parse("demo.yaml", []byte(good+`    inconsistent: {where: "§5, l. 679", text: "the old one is fastest"}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := &f.Claims[0]
+	r := Judge(c, summary(t, `{"rows":[{"label":"old","speed":10},{"label":"new","speed":20}]}`), summary(t, `{"rows":[{"label":"old","speed":10},{"label":"new","speed":20.2}]}`), summary(t, `{"rows":[{"label":"old","speed":10},{"label":"new","speed":19.8}]}`))
+	if r.Verdict != PaperInconsistent || r.Own != Reproduced || !strings.Contains(r.Why[0], "l. 679") {
+		t.Errorf("got %v (own %v, why %q), want paper inconsistent (own reproduced) naming the other sentence", r.Verdict, r.Own, r.Why)
+	}
 }

@@ -57,6 +57,9 @@ type Summary struct {
 	AppDelayP90Ms float64 `json:"app_delay_p90_ms,omitempty"`
 	// LEO specs (thesis ch. 3) only.
 	LEO *LEOSummary `json:"leo,omitempty"`
+	// HandoversPerRun (drives only): handovers begun before the
+	// transfer's last delivery, the mean over runs.
+	HandoversPerRun *float64 `json:"handovers_per_run,omitempty"`
 }
 
 // LEOSummary is what a LEO spec adds to a Summary.
@@ -96,6 +99,7 @@ func (r *Result) Summaries() []Summary {
 		sent, lost, drops uint64
 		miss, segs        int
 		events, wall      float64
+		handovers         int
 	}
 	var accs []*acc
 	for _, run := range r.Runs {
@@ -136,6 +140,7 @@ func (r *Result) Summaries() []Summary {
 		a.segs += run.Segments
 		a.events += float64(run.Events)
 		a.wall += run.WallS
+		a.handovers += run.Handovers
 	}
 	for i := range out {
 		s, a := &out[i], accs[i]
@@ -168,6 +173,10 @@ func (r *Result) Summaries() []Summary {
 			s.SegmentsMissed = float64(a.miss) / float64(a.segs)
 		}
 		s.EventsPerRun, s.WallPerRunS = a.events/float64(s.Runs), a.wall/float64(s.Runs)
+		if r.Spec.Mobility != nil {
+			h := float64(a.handovers) / float64(s.Runs)
+			s.HandoversPerRun = &h
+		}
 		sq := stats.Quantiles(toF64(a.stream), .5, .9)
 		s.StreamP50Ms, s.StreamP90Ms = orZero(sq[0]), orZero(sq[1])
 		s.AppDelayP90Ms = orZero(stats.Quantiles(toF64(a.app), .9)[0])

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/hetquic/hetquic/internal/sweep"
+	"github.com/hetquic/hetquic/scenario"
 	"github.com/hetquic/hetquic/sim"
 	"github.com/hetquic/hetquic/sim/topo"
 )
@@ -56,6 +57,10 @@ type RunResult struct {
 	Events            uint64
 	WallS             float64
 	LEO               *LEOResult // LEO specs only
+	// Handovers is, for a drive (mobility specs), how many handover
+	// outages began before the transfer's last delivery: a claim about
+	// handling handovers needs a transfer that meets one.
+	Handovers int
 }
 
 // job is one run to do.
@@ -200,8 +205,23 @@ func (s *Spec) RunOne(ctx context.Context, v, n int, seed uint64) (*RunResult, e
 		return nil, err
 	}
 	rc.delays.finish(r)
+	if s.Mobility != nil && s.sc != nil {
+		r.Handovers = handoversBefore(s.sc.Events, rc.last.Seconds())
+	}
 	r.WallS = time.Since(start).Seconds()
 	return r, nil
+}
+
+// handoversBefore counts the outages (a drive's handovers) that begin
+// before t seconds.
+func handoversBefore(events []scenario.Event, t float64) int {
+	n := 0
+	for _, e := range events {
+		if e.OutageS > 0 && e.AtS < t {
+			n++
+		}
+	}
+	return n
 }
 
 // stopper stops the simulation when ctx is cancelled (checked every 1 s of

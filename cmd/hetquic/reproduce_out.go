@@ -1,0 +1,312 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/hetquic/hetquic/internal/claims"
+	"github.com/hetquic/hetquic/internal/version"
+)
+
+// machine is what the page's version line records: the build, the cores
+// and the load average before the run, and the workers sized from them.
+type machine struct {
+	Version string  `json:"version"`
+	Cores   int     `json:"cores"`
+	Load    float64 `json:"load1"` // 1-minute load average before the run (NaN: unknown)
+	Workers int     `json:"workers"`
+}
+
+// loadAverage is the 1-minute load average, NaN where /proc has none.
+func loadAverage() float64 {
+	data, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return math.NaN()
+	}
+	f := strings.Fields(string(data))
+	if len(f) == 0 {
+		return math.NaN()
+	}
+	v, err := strconv.ParseFloat(f[0], 64)
+	if err != nil {
+		return math.NaN()
+	}
+	return v
+}
+
+// shareWorkers is how many runs reproduce starts at once: the cores that
+// the load leaves free, at least one. On a shared machine more would
+// oversubscribe the cores, and every job, this one included, would slow
+// by more than it gains.
+func shareWorkers(cores int, load float64) int {
+	if math.IsNaN(load) || load < 0 {
+		return max(cores, 1)
+	}
+	return max(cores-int(math.Floor(load)), 1)
+}
+
+func (m machine) String() string {
+	load := "unknown"
+	if !math.IsNaN(m.Load) {
+		load = strconv.FormatFloat(m.Load, 'f', 2, 64)
+	}
+	return fmt.Sprintf("%s; %d cores, load %s before the run; %d workers", m.Version, m.Cores, load, m.Workers)
+}
+
+func currentMachine(workers int) machine {
+	m := machine{Version: version.Get().String(), Cores: runtime.NumCPU(), Load: loadAverage()}
+	m.Workers = workers
+	if m.Workers == 0 {
+		m.Workers = shareWorkers(m.Cores, m.Load)
+	}
+	return m
+}
+
+// indexJSON is DIR/index.json: the page as data, one record per claim.
+type indexJSON struct {
+	Command string      `json:"command"`
+	Machine machine     `json:"machine"`
+	Date    string      `json:"date"`
+	Elapsed float64     `json:"elapsed_s"`
+	Counts  []paperJSON `json:"papers"`
+	Claims  []claimJSON `json:"claims"`
+	Runs    []runJSON   `json:"runs"`
+}
+
+type paperJSON struct {
+	Paper  string         `json:"paper"`
+	Claims int            `json:"claims"`
+	Counts map[string]int `json:"counts"` // verdict → claims
+}
+
+type claimJSON struct {
+	Paper      string    `json:"paper"`
+	ID         string    `json:"id"`
+	Where      string    `json:"where"`
+	Claim      string    `json:"claim"`
+	Experiment string    `json:"experiment"`
+	Metric     string    `json:"metric"`
+	Over       string    `json:"over,omitempty"`
+	Unit       string    `json:"unit,omitempty"`
+	PaperValue *float64  `json:"paper_value"`
+	PaperText  string    `json:"paper_text,omitempty"`
+	Value      *float64  `json:"value"`
+	Low        *float64  `json:"low"`  // the 95 % interval the verdict is of
+	High       *float64  `json:"high"` // (the value itself for one run)
+	Values     []float64 `json:"values"`
+	Reproduced string    `json:"reproduced_if"`
+	Refuted    string    `json:"refuted_if,omitempty"`
+	Baseline   *baseJSON `json:"baseline,omitempty"`
+	Setting    string    `json:"setting,omitempty"`
+	Ran        string    `json:"ran"`
+	Verdict    string    `json:"verdict"`
+	Own        string    `json:"own_verdict,omitempty"` // against the claim's conditions alone
+	Why        []string  `json:"why,omitempty"`
+	Figure     string    `json:"figure,omitempty"` // relative to the page
+	Error      string    `json:"error,omitempty"`
+}
+
+type baseJSON struct {
+	What  string   `json:"what"`
+	Value *float64 `json:"value"`
+	Low   *float64 `json:"low"`
+	High  *float64 `json:"high"`
+}
+
+type runJSON struct {
+	Experiment string  `json:"experiment"`
+	Param      string  `json:"param,omitempty"`
+	Label      string  `json:"label"`
+	Ran        string  `json:"ran"`
+	Elapsed    float64 `json:"elapsed_s"`
+	Dir        string  `json:"dir"`
+	Error      string  `json:"error,omitempty"`
+}
+
+// num is a JSON number, null for NaN (JSON has none).
+func num(v float64) *float64 {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return nil
+	}
+	return &v
+}
+
+func writeIndexJSON(file, command string, m machine, elapsed time.Duration, p page, runs []claimRun, figs map[string]string) error {
+	idx := indexJSON{Command: command, Machine: m, Date: time.Now().UTC().Format(time.RFC3339), Elapsed: elapsed.Seconds()}
+	for _, pr := range p {
+		counts := map[string]int{}
+		for v, n := range pr.counts() {
+			counts[string(v)] = n
+		}
+		idx.Counts = append(idx.Counts, paperJSON{Paper: pr.File.Paper, Claims: len(pr.Results), Counts: counts})
+		for i, r := range pr.Results {
+			idx.Claims = append(idx.Claims, claimRecord(r, pr.Runs[i], figs))
+		}
+	}
+	for _, r := range runs {
+		rec := runJSON{Experiment: r.Name, Param: r.Param, Label: r.label(), Ran: r.ran(), Elapsed: r.Elapsed.Seconds(), Dir: r.dirName()}
+		if r.Err != nil {
+			rec.Error = oneLine(r.Err.Error())
+		}
+		idx.Runs = append(idx.Runs, rec)
+	}
+	data, err := json.MarshalIndent(idx, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(file, append(data, '\n'), 0o644)
+}
+
+func claimRecord(r claims.Result, run *claimRun, figs map[string]string) claimJSON {
+	c := r.Claim
+	rec := claimJSON{Paper: r.Paper, ID: c.ID, Where: c.Where, Claim: oneLine(c.Claim), Experiment: c.Experiment,
+		Metric: c.Metric, Over: c.Over, Unit: c.Unit, PaperValue: c.PaperValue, PaperText: c.PaperText,
+		Value: num(r.Value), Low: num(r.Low()), High: num(r.High()), Values: r.Values,
+		Reproduced: c.Reproduced.String(), Setting: oneLine(c.Setting), Verdict: string(r.Verdict), Why: r.Why,
+		Figure: figs[c.Experiment]}
+	if r.Own != "" && r.Own != r.Verdict {
+		rec.Own = string(r.Own)
+	}
+	if c.Refuted != nil {
+		rec.Refuted = c.Refuted.String()
+	}
+	if c.Baseline != nil && r.Base != nil {
+		rec.Baseline = &baseJSON{What: oneLine(c.Baseline.What), Value: num(r.Base.Value), Low: num(r.Base.Lo), High: num(r.Base.Hi)}
+	}
+	switch {
+	case c.Measured != nil:
+		rec.Ran = fmt.Sprintf("measured %s by %s", c.Measured.Date, oneLine(c.Measured.Command))
+	case run != nil:
+		rec.Ran = run.ran()
+	}
+	if r.Err != nil {
+		rec.Error = oneLine(r.Err.Error())
+	}
+	return rec
+}
+
+// figures finds, per experiment of the main runs, the figure its run drew
+// (a PNG at the top of its directory, else in its first point's), as a
+// path relative to the page.
+func figures(out string, runs []claimRun) map[string]string {
+	figs := map[string]string{}
+	for _, r := range runs {
+		if !r.Main || r.Err != nil {
+			continue
+		}
+		for _, pattern := range []string{"*.png", "points/*/*.png"} {
+			m, _ := filepath.Glob(filepath.Join(out, r.dirName(), pattern))
+			if len(m) == 0 {
+				continue
+			}
+			slices.Sort(m)
+			if rel, err := filepath.Rel(out, m[0]); err == nil {
+				figs[r.Name] = filepath.ToSlash(rel)
+			}
+			break
+		}
+	}
+	return figs
+}
+
+// progress prints one line per step: which, how far, the time spent and
+// an estimate of the time left, from the times of the last run in the
+// same directory where it had the step, else from the seconds per point
+// of the steps done so far.
+type progress struct {
+	w       io.Writer
+	start   time.Time
+	now     func() time.Time
+	last    map[string]float64 // label → seconds in the last run (scaled to this run's workers)
+	weights []float64          // points per step
+	labels  []string
+	done    float64 // seconds of the steps done without a last time
+	doneW   float64 // their points
+}
+
+// newProgress reads the last run's times from DIR/index.json (if any),
+// scaled by the ratio of its workers to this run's.
+func newProgress(w io.Writer, indexFile string, runs []claimRun, workers int, now func() time.Time) *progress {
+	p := &progress{w: w, now: now, start: now(), last: map[string]float64{}}
+	if data, err := os.ReadFile(indexFile); err == nil {
+		var old indexJSON
+		if json.Unmarshal(data, &old) == nil && old.Machine.Workers > 0 {
+			scale := float64(old.Machine.Workers) / float64(max(workers, 1))
+			for _, r := range old.Runs {
+				if r.Error == "" {
+					p.last[r.Label] = r.Elapsed * math.Max(scale, 1)
+				}
+			}
+		}
+	}
+	for _, r := range runs {
+		p.labels = append(p.labels, r.label())
+		seeds := r.Seeds
+		if e, err := readExpFile(r.Name); seeds == 0 && err == nil {
+			seeds = e.seeds
+		}
+		p.weights = append(p.weights, float64(max(seeds, 1)*max(len(r.Vals), 1)))
+	}
+	return p
+}
+
+// plan is the first line: how many steps and, where the last run knew
+// every one, about how long they take.
+func (p *progress) plan(m machine) {
+	total, known := 0.0, true
+	for _, l := range p.labels {
+		s, ok := p.last[l]
+		total, known = total+s, known && ok
+	}
+	est := "no earlier run in the output directory to estimate from: estimates follow the first steps"
+	if known {
+		est = "about " + fmtDur(time.Duration(total*float64(time.Second))) + " (the last run's times)"
+	}
+	fmt.Fprintf(p.w, "reproduce: %d steps (%s); %s\n", len(p.labels), m, est)
+}
+
+// step announces step i (0-based) before it runs.
+func (p *progress) step(i int) {
+	el := p.now().Sub(p.start)
+	fmt.Fprintf(p.w, "reproduce: [%d/%d] %s… elapsed %s, %s\n", i+1, len(p.labels), p.labels[i], fmtDur(el), p.eta(i))
+}
+
+// finished records step i's time.
+func (p *progress) finished(i int, d time.Duration) {
+	if _, ok := p.last[p.labels[i]]; !ok {
+		p.done += d.Seconds()
+		p.doneW += p.weights[i]
+	}
+}
+
+func (p *progress) eta(i int) string {
+	left := 0.0
+	for k := i; k < len(p.labels); k++ {
+		if s, ok := p.last[p.labels[k]]; ok {
+			left += s
+			continue
+		}
+		if p.doneW == 0 {
+			return "ETA unknown yet"
+		}
+		left += p.done / p.doneW * p.weights[k]
+	}
+	return "ETA " + fmtDur(time.Duration(left*float64(time.Second)))
+}
+
+func fmtDur(d time.Duration) string {
+	d = d.Round(time.Second)
+	if d < time.Minute {
+		return fmt.Sprintf("%ds", int(d.Seconds()))
+	}
+	return fmt.Sprintf("%dm%02ds", int(d.Minutes()), int(d.Seconds())%60)
+}
