@@ -15,7 +15,7 @@ import (
 // that a slow path carries packets the fast paths will not have reached by
 // the time it delivers them (low reordering delay).
 //
-// Readings where the thesis is vague (documented in sim/README.md):
+// Readings where the thesis is vague (documented in sim/DESIGN.md):
 //   - Algorithm 1 line 4 initialises Q_P once but accumulates inside the
 //     j loop for every i; we reset Q_P for each i, so Q_P is the expected
 //     delivery of paths m_1..m_i within OWD_{m_i} (τ_{m_i}/2 in the thesis).
@@ -162,7 +162,7 @@ func (m *MAMS) replan(v *View) {
 // RTT plus the queueing the smoothed RTT shows (SRTT − MinRTT), as the
 // queue sits in front of the data direction. The thesis writes τ_p/2; with
 // a standing queue τ/2 misjudges when a new packet arrives, which made MAMS
-// place slow-path packets too far ahead (sim/README.md).
+// place slow-path packets too far ahead (sim/DESIGN.md).
 func owd(p *PathView) time.Duration {
 	if p.MinRTT <= 0 {
 		return p.SRTT / 2
