@@ -3,7 +3,6 @@ package experiments
 import (
 	"context"
 	"errors"
-	"fmt"
 	"math"
 	"testing"
 	"time"
@@ -12,56 +11,40 @@ import (
 	"github.com/hetquic/hetquic/scenario"
 )
 
+// TestAggregation runs experiment 3 end to end through the emulator: four
+// rows, every transfer complete, and none faster than the paths' summed rate
+// allows (load can slow a run, never speed it up). Whether aggregation beats
+// one path is a speed, which real time on a shared machine cannot decide:
+// agent's TestStripeNeverBelowBestPath checks it on fake time, and
+// `hetquic agent experiment aggregate` measures it (agent/README.md).
 func TestAggregation(t *testing.T) {
 	if testing.Short() {
-		t.Skip("two 3.5 MB transfers through the emulator (~10 s); runs without -short")
+		t.Skip("3.5 MB transfers through the emulator (~10 s); runs without -short")
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second) // up to two runs
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	// Two lossless 10 Mbit/s paths (the big object is striped, > 2 MiB):
-	// ideal 1.4 s, one path 2.8 s, so that the check below has a wide
-	// margin on a loaded machine.
+	// Two lossless 10 Mbit/s paths (the big object is striped, > 2 MiB).
 	link := scenario.Link{DelayMs: 15, RateMbps: 10, QueueBytes: 250_000}
 	sc := &scenario.Scenario{Name: "agg-test", Paths: []scenario.Path{
 		{Name: "a", Up: scenario.Link{DelayMs: 15}, Down: link},
 		{Name: "b", Up: scenario.Link{DelayMs: 15}, Down: link},
 	}}
-	// Loose: aggregating both paths, with one or two connections each,
-	// beats one path. Each mode's makespan is the best of up to aggRuns
-	// runs (the pinned baseline's too): under -race on a loaded 2-core
-	// machine one run of "2 conns/path" once took as long as one path
-	// (3111 vs 2911 ms) while the others aggregated; a regression that
-	// stops aggregation fails every run.
-	const aggRuns = 2
-	best := map[string]float64{}
-	var slower []string
-	for run := range aggRuns {
-		rows, err := RunAggregation(ctx, AggConfig{Scenario: sc, Big: 3_000_000, Small: 500_000, Seed: 1})
-		if err != nil {
-			t.Fatal(err)
-		}
-		logRows(t, rows)
-		if len(rows) != 4 {
-			t.Fatalf("%d rows", len(rows))
-		}
-		for _, r := range rows {
-			if b, ok := best[r.Mode]; !ok || r.MakespanMs < b {
-				best[r.Mode] = r.MakespanMs
-			}
-		}
-		pinned := best[rows[3].Mode]
-		slower = slower[:0]
-		for _, r := range rows[:2] {
-			if best[r.Mode] >= pinned {
-				slower = append(slower, fmt.Sprintf("%s %.0f ms not faster than one path %.0f ms (best of %d runs)", r.Mode, best[r.Mode], pinned, run+1))
-			}
-		}
-		if len(slower) == 0 {
-			return
-		}
+	rows, err := RunAggregation(ctx, AggConfig{Scenario: sc, Big: 3_000_000, Small: 500_000, Seed: 1})
+	if err != nil {
+		t.Fatal(err)
 	}
-	for _, s := range slower {
-		t.Error(s)
+	logRows(t, rows)
+	if len(rows) != 4 {
+		t.Fatalf("%d rows, want 4", len(rows))
+	}
+	// The emulator serialises exactly at the rate; 5 % covers the
+	// headers and timer granularity.
+	const physicsSlack = 0.95
+	for _, r := range rows {
+		if !(r.MakespanMs >= physicsSlack*r.IdealMs) || r.MakespanMs < r.BigMs || r.MakespanMs < r.SmallMs {
+			t.Errorf("%s: makespan %.0f ms, big %.0f ms, small %.0f ms against an ideal of %.0f ms: faster than the links allow or inconsistent",
+				r.Mode, r.MakespanMs, r.BigMs, r.SmallMs, r.IdealMs)
+		}
 	}
 }
 
