@@ -60,7 +60,11 @@ func uploadPair(t testing.TB, rate float64, stall time.Duration) (*testUpstream,
 	if rate > 0 {
 		ts.pc.shape(rate, 10*time.Millisecond, 64)
 	}
-	tc := startClient(t, ts, 2, true, func(c *ClientConfig) { c.StallTimeout = stall })
+	tc := startClient(t, ts, 2, true, func(c *ClientConfig) {
+		if stall > 0 { // else startClient's, which a loaded machine's pauses do not reach
+			c.StallTimeout = stall
+		}
+	})
 	return up, tc
 }
 
@@ -79,7 +83,7 @@ func TestUploadStreams(t *testing.T) {
 // A streaming echo is full duplex: the answer is read while the body is
 // still going out (else the answer fills the stream window and both
 // sides wait, until the old total cut the body at 10 × StallTimeout).
-// 16 MiB, many times the stream and connection windows; the default
+// 16 MiB, many times the stream and connection windows; startClient's long
 // StallTimeout, as a loaded machine's starved reads are no test here.
 func TestEchoStreams(t *testing.T) {
 	up, tc := uploadPair(t, 0, 0)
