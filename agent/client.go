@@ -766,7 +766,9 @@ func (s *stallWatch) explain(err error) error {
 func (c *Client) suspect(p *path) {
 	p.stalls.Add(1)
 	p.mu.Lock()
-	p.suspectUntil = time.Now().Add(c.cfg.SuspectFor)
+	if until := time.Now().Add(c.cfg.SuspectFor); until.After(p.suspectUntil) { // never shortens a failback hold
+		p.suspectUntil = until
+	}
 	p.mu.Unlock()
 }
 
