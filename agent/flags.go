@@ -258,21 +258,12 @@ func (f ServerFile) Policy(warn func(string)) (Policy, error) {
 // RestartOnly names the settings that differ between f and g and that a
 // reload does not apply (they need a restart).
 func (f ServerFile) RestartOnly(g ServerFile) []string {
-	var names []string
-	for _, x := range []struct {
-		name string
-		a, b any
-	}{
+	return changed([]setting{
 		{"listen", f.Listen, g.Listen}, {"cert", f.Cert, g.Cert}, {"key", f.Key, g.Key},
 		{"self_signed", f.SelfSigned, g.SelfSigned}, {"state_dir", f.StateDir, g.StateDir},
 		{"memory_budget", f.MemoryBudget, g.MemoryBudget}, {"header_timeout_ms", f.HeaderTimeoutMS, g.HeaderTimeoutMS},
 		{"metrics", f.Metrics, g.Metrics}, {"qlog_dir", f.QlogDir, g.QlogDir},
-	} {
-		if x.a != x.b {
-			names = append(names, x.name)
-		}
-	}
-	return names
+	})
 }
 
 // ClientFlags are the flags of "hetquic agent client": the YAML file
