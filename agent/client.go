@@ -766,9 +766,7 @@ func (s *stallWatch) explain(err error) error {
 func (c *Client) suspect(p *path) {
 	p.stalls.Add(1)
 	p.mu.Lock()
-	if until := time.Now().Add(c.cfg.SuspectFor); until.After(p.suspectUntil) { // never shortens a failback hold
-		p.suspectUntil = until
-	}
+	p.suspectUntil = time.Now().Add(c.cfg.SuspectFor)
 	p.mu.Unlock()
 }
 

@@ -19,6 +19,7 @@ import (
 
 	"github.com/quic-go/quic-go"
 
+	"github.com/hetquic/hetquic/agent/tunnelgate"
 	"github.com/hetquic/hetquic/internal/localpath"
 )
 
@@ -157,13 +158,10 @@ type path struct {
 	streams      int
 	weight       int
 	lastErr      string
-	rate         float64       // EWMA delivery rate, bytes/s; see rateSample
-	want         netip.Addr    // the address the path should use (invalid: its interface is gone)
-	bound        netip.Addr    // the address pc is bound to (runPath's alone)
-	checking     bool          // confirmDead runs (guarded by Client.mu)
-	everUp       bool          // it has had a connection (runPath's alone)
-	lastRTT      time.Duration // its last connection's smoothed RTT
-	holdEnds     time.Time     // the end of its failback hold (zero: none)
+	rate         float64    // EWMA delivery rate, bytes/s; see rateSample
+	want         netip.Addr // the address the path should use (invalid: its interface is gone)
+	bound        netip.Addr // the address pc is bound to (runPath's alone)
+	checking     bool       // confirmDead runs (guarded by Client.mu)
 
 	requests, bytes, stalls, reconnects, dialFailures atomic.Int64
 	tunnels                                           atomic.Int64 // tunnels attached now
@@ -234,15 +232,13 @@ func (c *Client) runPath(ctx context.Context, p *path) {
 			if !sleepCtx(ctx, backoff) {
 				return
 			}
-			backoff = nextBackoff(backoff, c.cfg.ReconnectMax, p.everUp && !errors.Is(err, errUnauthorized))
+			backoff = min(2*backoff, c.cfg.ReconnectMax)
 			continue
 		}
 		up := time.Now()
 		p.mu.Lock()
-		p.conn, p.lastErr, p.suspectUntil = conn, "", holdUntil(p.everUp, up)
-		p.holdEnds = p.suspectUntil
+		p.conn, p.lastErr, p.suspectUntil = conn, "", time.Time{}
 		p.mu.Unlock()
-		p.everUp = true
 		c.cfg.Log.Info("path connected", "path", p.Name, "remote", conn.RemoteAddr().String(), "local", conn.LocalAddr().String())
 		c.changed()
 		var pushes sync.WaitGroup
@@ -256,7 +252,7 @@ func (c *Client) runPath(ctx context.Context, p *path) {
 		}
 		pushes.Wait()
 		p.mu.Lock()
-		p.conn, p.lastRTT = nil, conn.ConnectionStats().SmoothedRTT
+		p.conn = nil
 		p.lastErr = shortErr(context.Cause(conn.Context()))
 		p.mu.Unlock()
 		c.changed()
@@ -273,70 +269,6 @@ func (c *Client) runPath(ctx context.Context, p *path) {
 		}
 		backoff = min(2*backoff, c.cfg.ReconnectMax)
 	}
-}
-
-// FailbackHold is how long a path that lost its connection must stay
-// connected again before it gets new requests, striped pieces and moved
-// tunnels while another path is usable (it is held as suspect until
-// then): long enough to outlast a radio's flaps (a Wi-Fi roam or an LTE
-// handover drops and restores a link within a few seconds, several times)
-// and several liveness checks, short enough that a transfer moved to a
-// worse path for a cut comes back within seconds. A path that fails again
-// inside the hold starts it over, so a flapping path attracts no traffic.
-const FailbackHold = 5 * time.Second
-
-// holding says p reconnected after a loss less than FailbackHold ago.
-func (p *path) holding(now time.Time) bool {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return !p.holdEnds.IsZero() && now.Before(p.holdEnds)
-}
-
-// holdUntil is when a path connected at up may be used again: at once
-// on its first connection, after FailbackHold on a reconnection.
-func holdUntil(reconnected bool, up time.Time) time.Time {
-	if !reconnected {
-		return time.Time{}
-	}
-	return up.Add(FailbackHold)
-}
-
-// lostDialMin is the shortest dial attempt of a path that lost its
-// connection; an attempt lasts lostDialRTTs of the path's last round trip
-// if longer (a satellite path's handshake and hello take 2–3 of them). A
-// dial's Initial packets are resent ever more rarely (doubling), so one
-// long attempt notices the network's return late; short ones in a row
-// notice it within one attempt.
-const (
-	lostDialMin  = time.Second
-	lostDialRTTs = 5
-)
-
-// dialTimeout is how long a dial of p may take: full for a first
-// connection, short for a path back from a loss.
-func (p *path) dialTimeout(full time.Duration) time.Duration {
-	p.mu.Lock()
-	rtt := p.lastRTT
-	p.mu.Unlock()
-	if !p.everUp {
-		return full
-	}
-	return min(full, max(lostDialMin, lostDialRTTs*rtt))
-}
-
-// lostRetryMax caps the redial backoff of a path that has been connected
-// before (not refused): with lostDialMin it finds the network's return
-// within about 1.5 s, so failback starts within FailbackHold + 2 s of it;
-// a dial costs a few Initial packets.
-const lostRetryMax = 500 * time.Millisecond
-
-// nextBackoff doubles the redial backoff up to max, or lostRetryMax for a
-// path that lost its connection.
-func nextBackoff(cur, maxBackoff time.Duration, lost bool) time.Duration {
-	if lost {
-		maxBackoff = min(maxBackoff, lostRetryMax)
-	}
-	return min(2*cur, maxBackoff)
 }
 
 func sleepCtx(ctx context.Context, d time.Duration) bool {
@@ -445,7 +377,7 @@ func (c *Client) dialPath(ctx context.Context, p *path) (*quic.Conn, error) {
 	if qc.MaxConnectionReceiveWindow == 0 {
 		qc.InitialConnectionReceiveWindow, qc.MaxConnectionReceiveWindow = connWindow, connWindow
 	}
-	dctx, cancel := context.WithTimeout(ctx, p.dialTimeout(qc.HandshakeIdleTimeout+time.Second))
+	dctx, cancel := context.WithTimeout(ctx, qc.HandshakeIdleTimeout+time.Second)
 	defer cancel()
 	conn, err := p.tr.Dial(dctx, raddr, tlsConf, qc)
 	if err != nil {
@@ -554,9 +486,7 @@ func readPush(r io.Reader) (string, *http.Response, error) {
 	return u, resp, nil
 }
 
-// watchTunnels checks a path that carries tunnels, or is within its
-// failback hold (it must prove itself alive all along: a connection that
-// merely survives a short cut unused is not a healthy path). A tunnel may be
+// watchTunnels checks a path that carries tunnels: a tunnel may be
 // silent for as long as its app likes, so no read timeout can tell a dead
 // path from a quiet one. The judge is the transport, not the tunnels: any
 // QUIC packet from ct-server (data, an ACK, a keep-alive) says the path
@@ -581,7 +511,7 @@ func (c *Client) watchTunnels(p *path, conn *quic.Conn) {
 			seen, heard = n, time.Now()
 			continue
 		}
-		if (p.tunnels.Load() == 0 && !p.holding(time.Now())) || time.Since(heard) < half {
+		if p.tunnels.Load() == 0 || time.Since(heard) < half {
 			continue
 		}
 		wait := max(half, 2*conn.ConnectionStats().SmoothedRTT)
@@ -594,7 +524,7 @@ func (c *Client) watchTunnels(p *path, conn *quic.Conn) {
 			continue
 		}
 		if time.Since(heard) >= c.cfg.StallTimeout && conn.Context().Err() == nil {
-			c.cfg.Log.Warn("path silent and ping unanswered (tunnels on it, or within its failback hold); closing it", "path", p.Name)
+			c.cfg.Log.Warn("tunnels' path silent and ping unanswered; closing it", "path", p.Name)
 			c.suspect(p)
 			conn.CloseWithError(codeStalled, "path stalled")
 			return
@@ -608,12 +538,10 @@ func (c *Client) watchTunnels(p *path, conn *quic.Conn) {
 // app that never reads its tunnels (each holds at most streamWindow) once
 // filled quic-go's default window (512 KiB, growing only as bytes are
 // read) and stopped every other stream of the connection, its requests,
-// its tunnels' 200s. Unread tunnels can hold at most what ct-server's
-// budget lets their replay buffers keep (every byte sent and not yet read
-// is in one), so twice the default budget: unread tunnels take at most
-// half. It is credit, not memory: only bytes that arrive and wait for a
-// reader take memory, and each stream bounds those.
-const connWindow = 2 * defaultMaxBufferBytes
+// its tunnels' 200s. Twice the default tunnel slots' windows: unread
+// tunnels take at most half. It is credit, not memory: only bytes that
+// arrive and wait for a reader take memory, and each stream bounds those.
+const connWindow = 2 * tunnelgate.DefaultSlots * streamWindow
 
 // livenessProbe is the datagram transportPing sends: a truncated varint,
 // which ct-server's datagram router drops as malformed (udp.go); what

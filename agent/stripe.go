@@ -127,7 +127,6 @@ type stripeRun struct {
 	kick      chan struct{} // closed and replaced when a piece lands or is delivered
 	alive     int           // workers still in the stripe
 	staffed   map[int]int   // workers per path still in the stripe
-	staffedAt time.Time     // when restaff last looked
 	queued    map[int]int64 // bytes requested per path and not yet received
 	est       map[int]*rateEst
 }
@@ -142,7 +141,7 @@ func (c *Client) startStripe(w http.ResponseWriter, r *http.Request, hdr http.He
 	ctx, cancel := context.WithCancel(r.Context())
 	s := &stripeRun{c: c, r: r, hdr: hdr, validator: resume.Validator(w.Header()), sr: sr, ctx: ctx, cancel: cancel, total: total,
 		next: from, delivered: from, from: from, cutAt: from, origPath: orig, began: time.Now(), kick: make(chan struct{}),
-		staffed: map[int]int{}, queued: map[int]int64{}, est: map[int]*rateEst{}, staffedAt: time.Now()}
+		staffed: map[int]int{}, queued: map[int]int64{}, est: map[int]*rateEst{}}
 	pins := c.stripePins(sr)
 	for _, pin := range pins {
 		s.staffed[pin]++
@@ -194,55 +193,18 @@ func (s *stripeRun) finish(w http.ResponseWriter, n int64) (int64, error) {
 // stripePins lists the workers' paths, stripeWorkers per connected path
 // the request may use: an app pinned to a path (AppPaths) stays there,
 // and backup paths wait while a primary is up.
-// A suspect path (stalled, or back from a loss and within FailbackHold)
-// gets workers only when no other path can.
 func (c *Client) stripePins(sr Request) []int {
-	var pins, held []int
-	now := time.Now()
-	primary := c.primaryUp(nil, now)
+	var pins []int
+	primary := c.primaryUp(nil, time.Now())
 	for _, p := range c.paths {
 		pinned := sr.pin > 0 && p.id != sr.pin-1
-		p.mu.Lock()
-		conn, suspect := p.conn, now.Before(p.suspectUntil)
-		p.mu.Unlock()
-		if conn == nil || (p.Role == RoleBackup && primary) || pinned {
-			continue
-		}
-		for range stripeWorkers {
-			if suspect {
-				held = append(held, p.id)
-			} else {
+		if p.current() != nil && (p.Role != RoleBackup || !primary) && !pinned {
+			for range stripeWorkers {
 				pins = append(pins, p.id)
 			}
 		}
 	}
-	if len(pins) == 0 {
-		return held
-	}
 	return pins
-}
-
-// restaffEvery is how often a stripe looks for a path it has no workers
-// on (one that came back, or ended its failback hold): often enough to add
-// little to FailbackHold, rarely enough to cost nothing per piece.
-const restaffEvery = 250 * time.Millisecond
-
-// restaff starts workers on paths the stripe may now use and has none on
-// (failback: a better path back from a cut gets the next pieces once its
-// hold is over); mu held, by a worker (so wg is not at zero).
-func (s *stripeRun) restaff(now time.Time) {
-	if now.Sub(s.staffedAt) < restaffEvery {
-		return
-	}
-	s.staffedAt = now
-	for _, pin := range s.c.stripePins(s.sr) {
-		if s.staffed[pin] >= stripeWorkers {
-			continue
-		}
-		s.staffed[pin]++
-		s.alive++
-		s.wg.Go(func() { s.work(pin) })
-	}
 }
 
 // deliver writes the pieces to w in order as they land; it returns the
@@ -358,7 +320,6 @@ func (s *stripeRun) decide(pin int) (p *piece, wait <-chan struct{}, gone bool) 
 		own = stripesched.Path{Rate: ectDefaultRate}
 	}
 	now := time.Now()
-	s.restaff(now)
 	st := stripesched.Stripe{Window: stripesched.Window(append([]stripesched.Path{own}, others...)),
 		Ahead: s.next - s.delivered, Left: s.total - s.next}
 	if size := stripesched.Take(own, others, st); size > 0 {

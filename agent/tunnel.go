@@ -74,53 +74,6 @@ func (r *replayBuf) add(p []byte) {
 	r.b = append(r.b, p...)
 }
 
-// growth is how many bytes add(n bytes) adds to the buffer's capacity.
-func (r *replayBuf) growth(n int) int {
-	n = min(n, ReplayBytes)
-	keep := min(len(r.b), ReplayBytes-n)
-	if need := keep + n; need > cap(r.b) {
-		return min(max(2*cap(r.b), need, 64<<10), ReplayBytes) - cap(r.b)
-	}
-	return 0
-}
-
-// replayWait is how often a tunnel whose replay buffer must grow looks
-// again for the memory its client's budget refused: a budget frees as
-// other work ends, and meanwhile the upstream waits (TCP holds it back),
-// which is what a full budget should do to the busiest client's tunnels.
-const replayWait = 50 * time.Millisecond
-
-// reserveReplay reserves what the replay buffer needs to take n more
-// bytes, waiting while the budget is full; false when the session ended
-// meanwhile.
-func (se *session) reserveReplay(n int) bool {
-	se.mu.Lock()
-	g := int64(se.replay.growth(n))
-	se.mu.Unlock()
-	if g == 0 {
-		return true
-	}
-	for !se.srv.reserveBytes(se.owner, g) {
-		if !sleepCtx(se.srv.ctx, replayWait) {
-			return false
-		}
-		se.mu.Lock()
-		gone := se.closed || se.released
-		se.mu.Unlock()
-		if gone {
-			return false
-		}
-	}
-	se.mu.Lock()
-	defer se.mu.Unlock()
-	if se.closed || se.released {
-		se.srv.unreserve(se.owner, g)
-		return false
-	}
-	se.grown += g
-	return true
-}
-
 // session is ct-server's side of a resumable tunnel.
 type session struct {
 	id    string
@@ -142,7 +95,6 @@ type session struct {
 	appDone  bool  // the client finished sending
 	finished bool  // both directions done; kept SessionGrace for a late resume
 	released bool  // the client's tunnel slot is given back
-	grown    int64 // the replay buffer's bytes reserved beyond TunnelIdleCost
 	held     int64 // bytes still reserved after the slot went back: the replay buffer's
 	closed   bool
 	timer    *time.Timer
@@ -161,7 +113,7 @@ func (s *Server) openSession(str *quic.Stream, hr *headReader, cs *clientState, 
 		str.CancelRead(codeOK)
 		s.upstreamFailed(str, upstream, err)
 		str.Close()
-		s.done(cs, workTunnel, TunnelIdleCost)
+		s.done(cs, workTunnel, TunnelCost)
 		return
 	}
 	se := &session{id: newSessionID(), owner: cs, up: up, srv: s}
@@ -170,7 +122,7 @@ func (s *Server) openSession(str *quic.Stream, hr *headReader, cs *clientState, 
 	if s.ctx.Err() != nil {
 		s.mu.Unlock()
 		up.Close()
-		s.done(cs, workTunnel, TunnelIdleCost)
+		s.done(cs, workTunnel, TunnelCost)
 		str.CancelRead(codeShutdown)
 		str.CancelWrite(codeShutdown)
 		return
@@ -255,16 +207,12 @@ func (se *session) close() {
 func (se *session) release() {
 	se.mu.Lock()
 	done, held := se.released, se.held
-	if !done {
-		held = se.grown
-	}
-	se.released, se.held, se.grown = true, 0, 0
+	se.released, se.held = true, 0
 	se.replay.b = nil
 	se.mu.Unlock()
 	if !done {
-		se.srv.done(se.owner, workTunnel, TunnelIdleCost)
-	}
-	if held > 0 {
+		se.srv.done(se.owner, workTunnel, TunnelCost)
+	} else if held > 0 {
 		se.srv.unreserve(se.owner, held)
 	}
 }
@@ -288,13 +236,14 @@ func (se *session) finish() {
 		se.timer.Stop()
 	}
 	se.timer = time.AfterFunc(SessionGrace, se.close)
-	slot := !se.released
+	keep, slot := int64(0), !se.released
 	if slot {
-		se.released, se.held, se.grown = true, se.grown, 0
+		keep = min(int64(cap(se.replay.b)), TunnelCost)
+		se.released, se.held = true, keep
 	}
 	se.mu.Unlock()
 	if slot {
-		se.srv.done(se.owner, workTunnel, TunnelIdleCost)
+		se.srv.done(se.owner, workTunnel, TunnelCost-keep)
 	}
 }
 
@@ -434,9 +383,6 @@ func (se *session) pumpDown() {
 				se.close()
 				return
 			} else if wait > 0 && !sleepCtx(se.srv.ctx, wait) {
-				return
-			}
-			if !se.reserveReplay(n) {
 				return
 			}
 			se.wmu.Lock()
@@ -654,7 +600,7 @@ func (t *ctTunnel) upLoop(first io.Reader) {
 	for {
 		n, rerr := first.Read(buf)
 		if n > 0 {
-			t.slot.Sent(time.Now())
+			t.slot.Touch(time.Now())
 			for {
 				_, _, _, ok := t.current()
 				if !ok {
