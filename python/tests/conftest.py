@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -38,12 +39,31 @@ def single_run(hetquic, tmp_path_factory) -> dict[str, bytes]:
 
 
 def tree(d: Path) -> dict[str, bytes]:
-    """Every file under D but the shards, by relative path."""
+    """Every file under D but the shards, by relative path, less the
+    provenance (the version, cores and load of the process that wrote it,
+    which two runs of one experiment need not share)."""
     return {
-        str(p.relative_to(d)): p.read_bytes()
+        str(p.relative_to(d)): without_provenance(p.name, p.read_bytes())
         for p in sorted(d.rglob("*"))
         if p.is_file() and p.relative_to(d).parts[0] != "shards"
     }
+
+
+# The line report.md ends with (internal/results.ProvenancePrefix).
+PROVENANCE_PREFIX = b"Produced by "
+
+
+def without_provenance(name: str, data: bytes) -> bytes:
+    """DATA less its provenance: summary.json's "provenance" key, report.md's
+    "Produced by ..." line; other files as they are."""
+    if name == "summary.json":
+        summary = json.loads(data)
+        assert "provenance" in summary, "summary.json has no provenance"
+        del summary["provenance"]
+        return json.dumps(summary, sort_keys=True).encode()
+    if name == "report.md":
+        return b"\n".join(l for l in data.split(b"\n") if not l.startswith(PROVENANCE_PREFIX))
+    return data
 
 
 def assert_same_files(want: dict[str, bytes], got: dict[str, bytes]) -> None:
