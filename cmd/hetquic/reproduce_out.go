@@ -7,14 +7,12 @@ import (
 	"math"
 	"os"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/hetquic/hetquic/internal/claims"
-	"github.com/hetquic/hetquic/internal/version"
+	"github.com/hetquic/hetquic/internal/results"
 )
 
 // machine is what the page's version line records: the build, the cores
@@ -24,23 +22,6 @@ type machine struct {
 	Cores   int     `json:"cores"`
 	Load    float64 `json:"load1"` // 1-minute load average before the run (NaN: unknown)
 	Workers int     `json:"workers"`
-}
-
-// loadAverage is the 1-minute load average, NaN where /proc has none.
-func loadAverage() float64 {
-	data, err := os.ReadFile("/proc/loadavg")
-	if err != nil {
-		return math.NaN()
-	}
-	f := strings.Fields(string(data))
-	if len(f) == 0 {
-		return math.NaN()
-	}
-	v, err := strconv.ParseFloat(f[0], 64)
-	if err != nil {
-		return math.NaN()
-	}
-	return v
 }
 
 // shareWorkers is how many runs reproduce starts at once: the cores that
@@ -63,7 +44,11 @@ func (m machine) String() string {
 }
 
 func currentMachine(workers int) machine {
-	m := machine{Version: version.Get().String(), Cores: runtime.NumCPU(), Load: loadAverage()}
+	p := results.CurrentProvenance()
+	m := machine{Version: p.Hetquic.String(), Cores: p.Cores, Load: math.NaN()}
+	if len(p.LoadAvg) > 0 {
+		m.Load = p.LoadAvg[0]
+	}
 	m.Workers = workers
 	if m.Workers == 0 {
 		m.Workers = shareWorkers(m.Cores, m.Load)
