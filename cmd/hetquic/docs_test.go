@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -77,5 +78,52 @@ func TestShellBlockMarkdown(t *testing.T) {
 		if err != nil || got != c.want {
 			t.Errorf("%s: got %q, %v; want %q", c.cmd, got, err, c.want)
 		}
+	}
+}
+
+// TestDocsArgs: docs gives reproduce a worker per core unless the block
+// names its own; other commands run as written.
+func TestDocsArgs(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{"reproduce --paper thesis-ch2 --md", "reproduce --paper thesis-ch2 --md --workers 4"},
+		{"reproduce --md --workers 1", "reproduce --md --workers 1"},
+		{"reproduce --md --workers=3", "reproduce --md --workers=3"},
+		{"exp run pcm-table5 --md", "exp run pcm-table5 --md"},
+		{"sim components --md", "sim components --md"},
+	} {
+		if got := strings.Join(docsArgs(strings.Fields(tc.in), 4), " "); got != tc.want {
+			t.Errorf("docsArgs(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}
+
+// TestMemoRun: a deterministic block's command runs once per docs run,
+// a measured block's every time, and a failure is not remembered.
+func TestMemoRun(t *testing.T) {
+	calls := map[string]int{}
+	fail := true
+	run := memoRun(func(_ context.Context, b docgen.Block) (string, error) {
+		calls[b.Command]++
+		if b.Command == "flaky" && fail {
+			fail = false
+			return "", fmt.Errorf("failed once")
+		}
+		return fmt.Sprintf("%s #%d", b.Command, calls[b.Command]), nil
+	})
+	ctx := context.Background()
+	for range 3 {
+		if out, _ := run(ctx, docgen.Block{Command: "a"}); out != "a #1" {
+			t.Errorf("deterministic block: got %q, want the first run's output", out)
+		}
+		run(ctx, docgen.Block{Command: "m", Measured: true})
+	}
+	if calls["m"] != 3 {
+		t.Errorf("measured block ran %d times in 3 asks, want 3", calls["m"])
+	}
+	if _, err := run(ctx, docgen.Block{Command: "flaky"}); err == nil {
+		t.Fatal("flaky: want the first run's error")
+	}
+	if out, err := run(ctx, docgen.Block{Command: "flaky"}); err != nil || out != "flaky #2" {
+		t.Errorf("flaky after a failure: %q, %v; want a second run", out, err)
 	}
 }
