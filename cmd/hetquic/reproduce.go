@@ -35,7 +35,11 @@ are in DIR/NAME/.
 Each step prints the time spent and an estimate of the time left. Runs go
 --workers at a time: by default the cores the load average leaves free.
 --quick runs the slow experiments with the fewer seeds their claims files
-name, so the page takes minutes. --md prints the claims tables on stdout
+name and no sensitivity sweep, so the page takes minutes; what the full run
+judges does not change. Each paper's baselines are calibrated first (its
+claims file's calibration: entries): a claim resting on a baseline that
+misses the paper's own number for it is inconclusive. --calibrate runs and
+prints only those checks. --md prints the claims tables on stdout
 (no timings: what a doc's generated block holds); --counts the verdict
 counts per paper as a Markdown table. Exit status 1 when an experiment or a
 sensitivity sweep fails or a summary lacks a claim's metric.`
@@ -49,14 +53,15 @@ func runReproduce(ctx context.Context, args []string) error {
 	counts := flags.Bool("counts", false, "print the verdict counts per paper as a Markdown table on stdout (no timings)")
 	workers := flags.Int("workers", 0, "runs in parallel (default: the cores the load average leaves free, at least 1); results do not depend on it")
 	claimsDir := flags.String("claims", "", "read claims from this directory instead of the built-in ones")
+	calib := flags.Bool("calibrate", false, "run only what the papers' baseline calibrations read and print their tables on stdout (no page)")
 	if err := parseFlags(flags, args); err != nil {
 		return err
 	}
 	switch {
 	case flags.NArg() > 0:
 		return badInput(fmt.Errorf("reproduce: unexpected argument %q", flags.Arg(0)))
-	case *md && *counts:
-		return badInput(errors.New("reproduce: --md and --counts exclude each other"))
+	case *md && *counts, *calib && (*md || *counts):
+		return badInput(errors.New("reproduce: --md, --counts and --calibrate exclude each other"))
 	case *workers < 0:
 		return badInput(fmt.Errorf("--workers: %d is negative", *workers))
 	}
@@ -65,6 +70,9 @@ func runReproduce(ctx context.Context, args []string) error {
 		return badInput(err)
 	}
 	runs := plan(files, *quick)
+	if *calib {
+		runs = calibrationOnly(runs, files)
+	}
 	tree, err := materialize()
 	if err != nil {
 		return err
@@ -87,6 +95,10 @@ func runReproduce(ctx context.Context, args []string) error {
 			return ctx.Err()
 		}
 		prog.finished(i, r.Elapsed)
+	}
+	if *calib {
+		writeCalibrations(os.Stdout, files, runs)
+		return runErrors(runs, *out)
 	}
 	page := judge(files, runs)
 	figs := figures(*out, runs)
@@ -114,9 +126,15 @@ func runReproduce(ctx context.Context, args []string) error {
 	if n := page.count(claims.Failed); n > 0 {
 		return fmt.Errorf("reproduce: %d claims could not be judged (see %s)", n, indexFile)
 	}
+	return runErrors(runs, indexFile)
+}
+
+// runErrors is the first run that failed, as the command's error; see
+// names where its error is written.
+func runErrors(runs []claimRun, see string) error {
 	for _, r := range runs {
 		if r.Err != nil {
-			return fmt.Errorf("reproduce: %s could not be swept (see %s): %s", r.label(), indexFile, oneLine(r.Err.Error()))
+			return fmt.Errorf("reproduce: %s could not be swept (see %s): %s", r.label(), see, oneLine(r.Err.Error()))
 		}
 	}
 	return nil
@@ -199,6 +217,9 @@ func plan(files []*claims.File, quick bool) []claimRun {
 				m.At = slices.Index(sn.Values, sn.Guess)
 				continue
 			}
+			if quick {
+				continue // --quick runs no sensitivity sweep: the page says so under each claim
+			}
 			n := seeds[sn.Experiment]
 			if sn.Seeds > 0 && (n == 0 || sn.Seeds < n) {
 				n = sn.Seeds
@@ -249,6 +270,8 @@ type paperResult struct {
 	Runs    []*claimRun // the run behind each result (nil: measured)
 	// Sens[i] are claim i's lines on its guessed settings.
 	Sens [][]string
+	// Cals are the paper's baseline calibrations, checked first.
+	Cals []calLine
 }
 
 type page []paperResult
@@ -281,7 +304,7 @@ func findRun(runs []claimRun, name, param string) *claimRun {
 func judge(files []*claims.File, runs []claimRun) page {
 	var p page
 	for _, f := range files {
-		pr := paperResult{File: f, Sens: make([][]string, len(f.Claims))}
+		pr := paperResult{File: f, Sens: make([][]string, len(f.Claims)), Cals: calibrate(f, runs)}
 		for i := range f.Claims {
 			c := &f.Claims[i]
 			if c.Measured != nil {
@@ -292,11 +315,14 @@ func judge(files []*claims.File, runs []claimRun) page {
 			}
 			run := mainRun(runs, c.Experiment)
 			r := judgeRun(c, run, run.At)
+			claims.ApplyCalibrations(&r, calsAt(f, pr.Cals, run, run.At))
 			r.Paper = f.Paper
 			pr.Results, pr.Runs = append(pr.Results, r), append(pr.Runs, run)
 			for _, sn := range f.Sensitivity {
 				if sn.Experiment == c.Experiment {
-					pr.Sens[i] = append(pr.Sens[i], sensitivity(c, &sn, findRun(runs, sn.Experiment, sn.Param)))
+					sr := findRun(runs, sn.Experiment, sn.Param)
+					cals := func(k int) map[string]claims.CalResult { return calsAt(f, pr.Cals, sr, k) }
+					pr.Sens[i] = append(pr.Sens[i], sensitivity(c, &sn, sr, cals))
 				}
 			}
 		}
@@ -316,7 +342,7 @@ func judgeRun(c *claims.Claim, run *claimRun, i int) claims.Result {
 // sensitivity is claim c's line on one guessed setting: its verdict at
 // every value of the range, and where it flips (for a spread entry: over
 // the replicates, such as policies trained with other seeds).
-func sensitivity(c *claims.Claim, sn *claims.Sensitivity, run *claimRun) string {
+func sensitivity(c *claims.Claim, sn *claims.Sensitivity, run *claimRun, cals func(int) map[string]claims.CalResult) string {
 	head := fmt.Sprintf("sensitivity: `%s` (guessed %s", sn.Param, shortValue(sn.Guess))
 	if sn.Spread {
 		head = fmt.Sprintf("spread over `%s` (the experiment's %s", sn.Param, shortValue(sn.Guess))
@@ -325,6 +351,9 @@ func sensitivity(c *claims.Claim, sn *claims.Sensitivity, run *claimRun) string 
 		head += "; " + strings.TrimSuffix(oneLine(sn.Why), ".")
 	}
 	head += ")"
+	if run == nil {
+		return head + ": not swept (--quick runs no sensitivity sweep; `hetquic reproduce` does)"
+	}
 	if run.Err != nil {
 		return head + ": could not be swept: " + oneLine(run.Err.Error())
 	}
@@ -333,6 +362,7 @@ func sensitivity(c *claims.Claim, sn *claims.Sensitivity, run *claimRun) string 
 	lo, hi := math.Inf(1), math.Inf(-1)
 	for i, v := range sn.Values {
 		r := judgeRun(c, run, i)
+		claims.ApplyCalibrations(&r, cals(i))
 		verdicts[i] = r.Verdict
 		num := formatNum(r.Value)
 		if sn.Spread && !math.IsNaN(r.CI) {
@@ -479,6 +509,10 @@ func writeHeader(w io.Writer, p page, runs []claimRun, head pageHead) {
 			fewer = append(fewer, fmt.Sprintf("`%s` (%d of %d seeds)", r.Name, r.Seeds, r.Full))
 		}
 	}
+	if head.quick {
+		fmt.Fprintf(w, "**Quick run** (`--quick`): the slow experiments ran fewer seeds (below), and no sensitivity sweep ran, so no\n"+
+			"verdict's sensitivity line and no calibration's search across a guessed setting is on this page; `hetquic reproduce` runs them.\n\n")
+	}
 	if len(fewer) > 0 {
 		fmt.Fprintf(w, "**Verdicts that depend on the seed count**: these experiments ran fewer seeds than the full run — %s.\n"+
 			"Their claims' intervals are wider; a decided verdict holds at the 95 %% level, but an inconclusive one may be\n"+
@@ -506,6 +540,7 @@ func writePaper(w io.Writer, pr paperResult, head pageHead) {
 		}
 	}
 	fmt.Fprintf(w, "%d claims: %s.\n\n", len(pr.Results), strings.Join(cs, ", "))
+	writeCalibration(w, pr)
 	fmt.Fprintf(w, "| claim | where | paper | hetquic (mean [95 %% CI]) | trivial baseline | reproduced if | refuted if | experiment | verdict |\n|---|---|---|---|---|---|---|---|---|\n")
 	for _, r := range pr.Results {
 		c := r.Claim

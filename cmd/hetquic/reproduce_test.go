@@ -189,11 +189,55 @@ claims:
 	sum := func(v float64) any { return map[string]any{"v": v} }
 	run := &claimRun{Name: "e", Param: "ride.policy", Seeds: 3, First: 1, Full: 5,
 		Summaries: [][]any{{sum(2), sum(2.1), sum(1.9)}, {sum(0.5), sum(0.6), sum(0.7)}}}
-	got := sensitivity(&f.Claims[0], &f.Sensitivity[0], run)
+	got := sensitivity(&f.Claims[0], &f.Sensitivity[0], run, func(int) map[string]claims.CalResult { return nil })
 	want := "spread over `ride.policy` (the experiment's s2; training seeds) over 3 of the full run's 5 seeds (1–3): " +
 		"flips: reproduced → refuted at s2, means 0.6 … 2 [s1 → 2 [1.752, 2.248] (reproduced); s2 → 0.6 [0.3516, 0.8484] (refuted)]"
 	if got != want {
 		t.Errorf("got  %s\nwant %s", got, want)
+	}
+}
+
+// TestCalibrationJudgesFirst: a claim resting on a baseline that misses
+// its paper number is inconclusive on the main run; the calibration table
+// says where the searched setting meets the paper, and the sensitivity
+// line judges the claim there with the baseline calibrated at that value.
+func TestCalibrationJudgesFirst(t *testing.T) {
+	f, err := claims.Parse("x.yaml", []byte(`paper: x
+title: X
+citation: c
+sensitivity:
+  - {experiment: e, param: loss, values: ["0", "1"], guess: "0", why: unstated}
+calibration:
+  - {id: rr, what: RR's rate, where: Fig. 1, experiment: e, metric: rr, unit: "%", paper_value: 10, tolerance: {within_rel: 0.5}, search: loss}
+claims:
+  - {id: a, where: w, claim: c, experiment: e, metric: v, over: rr, paper_value: 2, reproduced: {within_rel: 0.25}, refuted: {at_most: 1}, rests_on: [rr]}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum := func(v, rr float64) any { return map[string]any{"v": v, "rr": rr} }
+	runs := []claimRun{
+		{Name: "e", Main: true, Seeds: 3, First: 1, Full: 3, Summaries: [][]any{{sum(40, 20), sum(42, 21), sum(38, 19)}}},
+		{Name: "e", Param: "loss", Vals: []string{"0", "1"}, Guess: "0", Seeds: 3, First: 1, Full: 3,
+			Summaries: [][]any{{sum(40, 20), sum(42, 21), sum(38, 19)}, {sum(20, 10), sum(21, 10.5), sum(19, 9.5)}}},
+	}
+	p := judge([]*claims.File{f}, runs)
+	r := p[0].Results[0]
+	if r.Verdict != claims.Inconclusive || r.Own != claims.Reproduced || !strings.Contains(strings.Join(r.Why, ";"), "not calibrated: RR's rate is 20 %") {
+		t.Errorf("main run: %v (own %v, why %q), want inconclusive naming the uncalibrated baseline", r.Verdict, r.Own, r.Why)
+	}
+	var b strings.Builder
+	writeCalibration(&b, p[0])
+	for _, want := range []string{"`hetquic reproduce --calibrate --paper x`", "| rr: RR's rate | Fig. 1 | 10 % | 20 [17.52, 22.48] %, 3 seeds (1–3) |", "`loss`: calibrated at 1 [0 → 20; 1 → 10]", "| **no** |"} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("calibration table lacks %q:\n%s", want, b.String())
+		}
+	}
+	if s := p[0].Sens[0][0]; !strings.Contains(s, "flips: inconclusive → reproduced at 1") {
+		t.Errorf("sensitivity line %q: want the claim judged at the calibrated value", s)
+	}
+	if got := calibrationOnly(append(runs, claimRun{Name: "other", Main: true}), []*claims.File{f}); len(got) != 2 {
+		t.Errorf("--calibrate plans %d runs, want the experiment and its search sweep", len(got))
 	}
 }
 
