@@ -110,3 +110,49 @@ func resultOf(dir string) string {
 	}
 	return h.Experiment
 }
+
+// reproduceMark marks a directory as reproduce's, so that a later
+// reproduce may write into it again (a run stopped before its page
+// leaves no index.json, but its mark).
+const reproduceMark = ".hetquic-reproduce"
+
+// reproduceOut is where reproduce writes, settled before any run: --out
+// (new, empty or an earlier reproduce's; anything else is refused), else a
+// fresh results/reproduce/RUN (fresh: link latest to it once the page is
+// written). prev is the index.json of the last run, for the estimates.
+func reproduceOut(out string, now time.Time) (dir string, fresh bool, prev string, err error) {
+	if out == "" {
+		prev = filepath.Join("results", "reproduce", latestLink, "index.json")
+		dir, err = newRunDir("reproduce", now)
+		if err == nil {
+			err = os.WriteFile(filepath.Join(dir, reproduceMark), nil, 0o644)
+		}
+		return dir, err == nil, prev, err
+	}
+	if err := claimReproduceDir(out); err != nil {
+		return "", false, "", badInput(err)
+	}
+	return out, false, filepath.Join(out, "index.json"), nil
+}
+
+// claimReproduceDir makes --out DIR ready for reproduce: created, writable,
+// and empty (dot files aside) or marked as an earlier reproduce's.
+func claimReproduceDir(dir string) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("--out: %w", err)
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return fmt.Errorf("--out: %w", err)
+	}
+	_, marked := os.Stat(filepath.Join(dir, reproduceMark))
+	for _, e := range entries {
+		if !strings.HasPrefix(e.Name(), ".") && marked != nil {
+			return fmt.Errorf("--out: %s is not empty and is not an earlier reproduce's output (no %s): give a new or empty directory (or leave --out out: results/reproduce/RUN)", dir, reproduceMark)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(dir, reproduceMark), nil, 0o644); err != nil {
+		return fmt.Errorf("--out: %s is not writable: %w", dir, err)
+	}
+	return nil
+}

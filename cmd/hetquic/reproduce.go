@@ -30,7 +30,10 @@ paper's figure or table, the paper's number, hetquic's number, what a trivial
 baseline scores, the setting and a verdict — reproduced, not reproduced,
 refuted, inconclusive, not a test, not applicable or paper inconsistent — with
 the reason. Each experiment's full results (report.md, summary.json, figures)
-are in DIR/NAME/.
+are in DIR/NAME/. Without --out, DIR is results/reproduce/RUN (RUN: the UTC
+start time) and results/reproduce/latest links the newest, so an earlier
+page is never overwritten; --out DIR must be new, empty or an earlier
+reproduce's output.
 
 Each step prints the time spent and an estimate of the time left. Runs go
 --workers at a time: by default the cores the load average leaves free.
@@ -47,7 +50,7 @@ sensitivity sweep fails or a summary lacks a claim's metric.`
 func runReproduce(ctx context.Context, args []string) error {
 	flags := newFlagSet("reproduce", "reproduce [--quick] [--out DIR] [--paper ID,…] [--md | --counts] [--workers N]", reproduceHelp)
 	quick := flags.Bool("quick", false, "fewer seeds for the slow experiments (claims files' quick: entries)")
-	out := flags.String("out", "results", "output directory: DIR/index.md, DIR/index.json and DIR/NAME/ per experiment")
+	outFlag := flags.String("out", "", "output directory: DIR/index.md, DIR/index.json and DIR/NAME/ per experiment (default results/reproduce/RUN, linked by results/reproduce/latest); new, empty or an earlier reproduce's")
 	papers := flags.String("paper", "", "only these papers (comma-separated ids; default all)")
 	md := flags.Bool("md", false, "print the claims tables on stdout instead of the verdict counts")
 	counts := flags.Bool("counts", false, "print the verdict counts per paper as a Markdown table on stdout (no timings)")
@@ -73,15 +76,19 @@ func runReproduce(ctx context.Context, args []string) error {
 	if *calib {
 		runs = calibrationOnly(runs, files)
 	}
+	dir, fresh, prev, err := reproduceOut(*outFlag, time.Now())
+	if err != nil {
+		return err
+	}
 	tree, err := materialize()
 	if err != nil {
 		return err
 	}
 	defer os.RemoveAll(tree)
 	m := currentMachine(*workers)
-	indexFile, jsonFile := filepath.Join(*out, "index.md"), filepath.Join(*out, "index.json")
+	indexFile, jsonFile := filepath.Join(dir, "index.md"), filepath.Join(dir, "index.json")
 	quiet := *md || *counts
-	prog := newProgress(io.Discard, jsonFile, runs, m.Workers, time.Now)
+	prog := newProgress(io.Discard, prev, runs, m.Workers, time.Now)
 	if !quiet {
 		prog.w = os.Stderr
 		prog.plan(m)
@@ -90,7 +97,7 @@ func runReproduce(ctx context.Context, args []string) error {
 		r := &runs[i]
 		r.Workers = m.Workers
 		prog.step(i)
-		r.run(ctx, tree, filepath.Join(*out, r.dirName()), mainRun(runs[:i], r.Name))
+		r.run(ctx, tree, filepath.Join(dir, r.dirName()), mainRun(runs[:i], r.Name))
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
@@ -98,13 +105,13 @@ func runReproduce(ctx context.Context, args []string) error {
 	}
 	if *calib {
 		writeCalibrations(os.Stdout, files, runs)
-		return runErrors(runs, *out)
+		return runErrors(runs, dir)
 	}
 	page := judge(files, runs)
-	figs := figures(*out, runs)
+	figs := figures(dir, runs)
 	var index strings.Builder
 	writePage(&index, page, runs, pageHead{quick: *quick, machine: &m, figs: figs})
-	if err := os.MkdirAll(*out, 0o755); err != nil {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
 	if err := os.WriteFile(indexFile, []byte(index.String()), 0o644); err != nil {
@@ -113,6 +120,11 @@ func runReproduce(ctx context.Context, args []string) error {
 	command := "hetquic " + strings.Join(append([]string{"reproduce"}, args...), " ")
 	if err := writeIndexJSON(jsonFile, command, m, time.Since(prog.start), page, runs, figs); err != nil {
 		return err
+	}
+	if fresh {
+		if err := linkLatest(dir); err != nil {
+			fmt.Fprintf(os.Stderr, "hetquic: %s/%s not updated: %v\n", filepath.Dir(dir), latestLink, err)
+		}
 	}
 	switch {
 	case *md:

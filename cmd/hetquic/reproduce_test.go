@@ -336,3 +336,42 @@ func TestProgressETA(t *testing.T) {
 		t.Errorf("a's last time %g s at 2 workers, want 20 s at 1", p.last["a"])
 	}
 }
+
+// TestReproduceOutDir: without --out each run gets results/reproduce/RUN;
+// --out takes a new or empty directory, or an earlier reproduce's, and
+// refuses one holding anything else before any run.
+func TestReproduceOutDir(t *testing.T) {
+	t.Chdir(t.TempDir())
+	now := time.Date(2026, 11, 28, 12, 0, 0, 0, time.UTC)
+	dir, fresh, prev, err := reproduceOut("", now)
+	if err != nil || !fresh || dir != filepath.Join("results", "reproduce", "20261128T120000Z") || prev != filepath.Join("results", "reproduce", "latest", "index.json") {
+		t.Fatalf("default: %q fresh %v prev %q err %v", dir, fresh, prev, err)
+	}
+	if err := linkLatest(dir); err != nil {
+		t.Fatal(err)
+	}
+	if again, _, _, _ := reproduceOut("", now); again == dir {
+		t.Errorf("a second run in the same second reuses %s", dir)
+	}
+	if target, err := os.Readlink(filepath.Join("results", "reproduce", "latest")); err != nil || target != "20261128T120000Z" {
+		t.Errorf("latest links %q (%v)", target, err)
+	}
+	if err := os.MkdirAll("foreign", 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join("foreign", "rounds.csv"), []byte("x\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, _, err := reproduceOut("foreign", now); err == nil || !strings.Contains(err.Error(), "not an earlier reproduce's output") {
+		t.Errorf("foreign --out: err %v, want a refusal", err)
+	}
+	if _, _, _, err := reproduceOut("new", now); err != nil {
+		t.Errorf("new --out: %v", err)
+	}
+	if err := os.WriteFile(filepath.Join("new", "index.md"), []byte("# page\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if d, fresh, prev, err := reproduceOut("new", now); err != nil || fresh || d != "new" || prev != filepath.Join("new", "index.json") {
+		t.Errorf("an earlier reproduce's --out: %q fresh %v prev %q err %v", d, fresh, prev, err)
+	}
+}
