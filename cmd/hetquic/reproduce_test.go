@@ -107,8 +107,9 @@ func TestReproduceReportsUnjudgedClaims(t *testing.T) {
 
 // TestReproduceIntervalsAndSensitivity: a claim's value is the mean over
 // the seeds that ran, with its interval; --quick says which experiments
-// ran fewer seeds; a sensitivity entry gives each claim a line with its
-// verdict at every value of the guessed setting.
+// ran fewer seeds and that it swept no guessed setting; the full run's
+// sensitivity entry gives each claim a line with its verdict at every
+// value of the guessed setting.
 func TestReproduceIntervalsAndSensitivity(t *testing.T) {
 	dir, out := claimsDir(t, `quick:
   pcm-ab: {seeds: 3}
@@ -128,11 +129,24 @@ claims:
 		"hetquic ran 3 of the full run's 20 seeds (1–3)", // what ran, not the file's setting
 		"`pcm-ab` (3 of 20 seeds)",                       // which verdicts depend on the seed count
 		"reproduced: its 95 % interval [",                // why, from the numbers
-		"sensitivity: `rounds` (guessed 1000; the paper does not say) over 3 of the full run's 20 seeds (1–3): **reproduced** at every value 100–1000",
+		"**Quick run** (`--quick`)",                      // the page says what quick leaves out
+		"sensitivity: `rounds` (guessed 1000; the paper does not say): not swept (--quick runs no sensitivity sweep",
+	} {
+		if !strings.Contains(string(page), want) {
+			t.Errorf("quick page lacks %q:\n%s", want, page)
+		}
+	}
+	full := t.TempDir()
+	if _, stderr, code := runCLI(t, "reproduce", "--claims", dir, "--out", full); code != 0 {
+		t.Fatalf("full run: exit %d: %s", code, stderr)
+	}
+	page, _ = os.ReadFile(filepath.Join(full, "index.md"))
+	for _, want := range []string{
+		"sensitivity: `rounds` (guessed 1000; the paper does not say) over 20 seeds (1–20): **reproduced** at every value 100–1000",
 		"at 1000, the experiment's own value, the runs above", // the guess's points not run twice
 	} {
 		if !strings.Contains(string(page), want) {
-			t.Errorf("page lacks %q:\n%s", want, page)
+			t.Errorf("full page lacks %q:\n%s", want, page)
 		}
 	}
 }
@@ -141,7 +155,7 @@ claims:
 // file (a ride evaluation's one) and --quick fewer; a spread entry's
 // replicates are swept in the experiment's own run, its claims judged at
 // the guess; a sensitivity entry two papers share runs once, at the seeds
-// of the smaller.
+// of the smaller, and --quick runs none.
 func TestReproducePlan(t *testing.T) {
 	parse := func(body string) *claims.File {
 		f, err := claims.Parse("x.yaml", []byte("paper: x\ntitle: X\ncitation: c\n"+body+
@@ -157,17 +171,16 @@ func TestReproducePlan(t *testing.T) {
 			"  - {experiment: ride-eval, param: ride.policy, values: [a, b, c], guess: b, spread: true}\n" + fmt.Sprintf(loss, "")),
 		parse("sensitivity:\n" + fmt.Sprintf(loss, ", seeds: 2")),
 	}
-	for _, tc := range []struct {
-		quick      bool
-		main, sens int
-	}{{false, 5, 2}, {true, 3, 2}} {
-		runs := plan(files, tc.quick)
-		if len(runs) != 2 || !runs[0].Main || runs[0].Param != "ride.policy" || runs[0].At != 1 || runs[1].Main || runs[1].Param != "ride.max_loss" {
-			t.Fatalf("quick %v: runs %+v, want the evaluation over the replicates (judged at b) and one sweep", tc.quick, runs)
-		}
-		if runs[0].Seeds != tc.main || runs[0].Full != 5 || runs[1].Seeds != tc.sens {
-			t.Errorf("quick %v: seeds %d (full %d) and %d, want %d (5) and %d", tc.quick, runs[0].Seeds, runs[0].Full, runs[1].Seeds, tc.main, tc.sens)
-		}
+	runs := plan(files, false)
+	if len(runs) != 2 || !runs[0].Main || runs[0].Param != "ride.policy" || runs[0].At != 1 || runs[1].Main || runs[1].Param != "ride.max_loss" {
+		t.Fatalf("runs %+v, want the evaluation over the replicates (judged at b) and one sweep", runs)
+	}
+	if runs[0].Seeds != 5 || runs[0].Full != 5 || runs[1].Seeds != 2 {
+		t.Errorf("seeds %d (full %d) and %d, want 5 (5) and 2", runs[0].Seeds, runs[0].Full, runs[1].Seeds)
+	}
+	quick := plan(files, true)
+	if len(quick) != 1 || !quick[0].Main || quick[0].Param != "ride.policy" || quick[0].Seeds != 3 || quick[0].Full != 5 {
+		t.Errorf("--quick: runs %+v, want only the evaluation over the replicates, 3 of 5 seeds", quick)
 	}
 }
 
