@@ -63,7 +63,7 @@ func runReproduce(ctx context.Context, args []string) error {
 	switch {
 	case flags.NArg() > 0:
 		return badInput(fmt.Errorf("reproduce: unexpected argument %q", flags.Arg(0)))
-	case *md && *counts, *calib && (*md || *counts):
+	case btoi(*md)+btoi(*counts)+btoi(*calib) > 1:
 		return badInput(errors.New("reproduce: --md, --counts and --calibrate exclude each other"))
 	case *workers < 0:
 		return badInput(fmt.Errorf("--workers: %d is negative", *workers))
@@ -86,41 +86,24 @@ func runReproduce(ctx context.Context, args []string) error {
 	}
 	defer os.RemoveAll(tree)
 	m := currentMachine(*workers)
-	indexFile, jsonFile := filepath.Join(dir, "index.md"), filepath.Join(dir, "index.json")
-	quiet := *md || *counts
 	prog := newProgress(io.Discard, prev, runs, m.Workers, time.Now)
-	if !quiet {
+	if !*md && !*counts {
 		prog.w = os.Stderr
 		prog.plan(m)
 	}
-	for i := range runs {
-		r := &runs[i]
-		r.Workers = m.Workers
-		prog.step(i)
-		r.run(ctx, tree, filepath.Join(dir, r.dirName()), mainRun(runs[:i], r.Name))
-		if ctx.Err() != nil {
-			return ctx.Err()
-		}
-		prog.finished(i, r.Elapsed)
+	if err := runAll(ctx, runs, tree, dir, m.Workers, prog); err != nil {
+		return err
 	}
 	if *calib {
 		writeCalibrations(os.Stdout, files, runs)
 		return runErrors(runs, dir)
 	}
 	page := judge(files, runs)
-	figs := figures(dir, runs)
-	var index strings.Builder
-	writePage(&index, page, runs, pageHead{quick: *quick, machine: &m, figs: figs})
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
-	}
-	if err := os.WriteFile(indexFile, []byte(index.String()), 0o644); err != nil {
-		return err
-	}
 	command := "hetquic " + strings.Join(append([]string{"reproduce"}, args...), " ")
-	if err := writeIndexJSON(jsonFile, command, m, time.Since(prog.start), page, runs, figs); err != nil {
+	if err := writeIndex(dir, command, m, time.Since(prog.start), page, runs, *quick); err != nil {
 		return err
 	}
+	indexFile, jsonFile := filepath.Join(dir, "index.md"), filepath.Join(dir, "index.json")
 	if fresh {
 		if err := linkLatest(dir); err != nil {
 			fmt.Fprintf(os.Stderr, "hetquic: %s/%s not updated: %v\n", filepath.Dir(dir), latestLink, err)
@@ -139,6 +122,43 @@ func runReproduce(ctx context.Context, args []string) error {
 		return fmt.Errorf("reproduce: %d claims could not be judged (see %s)", n, indexFile)
 	}
 	return runErrors(runs, indexFile)
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// runAll runs every step in turn, each into DIR/its directory, printing
+// its progress; it stops at once when ctx is cancelled.
+func runAll(ctx context.Context, runs []claimRun, tree, dir string, workers int, prog *progress) error {
+	for i := range runs {
+		r := &runs[i]
+		r.Workers = workers
+		prog.step(i)
+		r.run(ctx, tree, filepath.Join(dir, r.dirName()), mainRun(runs[:i], r.Name))
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		prog.finished(i, r.Elapsed)
+	}
+	return nil
+}
+
+// writeIndex writes the page, DIR/index.md, and its data, DIR/index.json.
+func writeIndex(dir, command string, m machine, elapsed time.Duration, p page, runs []claimRun, quick bool) error {
+	figs := figures(dir, runs)
+	var index strings.Builder
+	writePage(&index, p, runs, pageHead{quick: quick, machine: &m, figs: figs})
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(dir, "index.md"), []byte(index.String()), 0o644); err != nil {
+		return err
+	}
+	return writeIndexJSON(filepath.Join(dir, "index.json"), command, m, elapsed, p, runs, figs)
 }
 
 // runErrors is the first run that failed, as the command's error; see
@@ -223,29 +243,36 @@ func plan(files []*claims.File, quick bool) []claimRun {
 	slices.SortFunc(runs, func(a, b claimRun) int { return strings.Compare(a.Name, b.Name) })
 	for _, f := range files {
 		for _, sn := range f.Sensitivity {
-			if m := mainRun(runs, sn.Experiment); sn.Spread && m != nil && (m.Param == "" || m.Param == sn.Param) {
-				// The replicates and the verdict's run are one sweep.
-				m.Param, m.Vals, m.Guess = sn.Param, sn.Values, sn.Guess
-				m.At = slices.Index(sn.Values, sn.Guess)
-				continue
-			}
-			if quick {
-				continue // --quick runs no sensitivity sweep: the page says so under each claim
-			}
-			n := seeds[sn.Experiment]
-			if sn.Seeds > 0 && (n == 0 || sn.Seeds < n) {
-				n = sn.Seeds
-			}
-			if r := findRun(runs, sn.Experiment, sn.Param); r != nil { // another paper's claims share it
-				if n > 0 && (r.Seeds == 0 || n < r.Seeds) {
-					r.Seeds = n
-				}
-				continue
-			}
-			runs = append(runs, claimRun{Name: sn.Experiment, Param: sn.Param, Vals: sn.Values, Guess: sn.Guess, Seeds: n, Full: full[sn.Experiment]})
+			runs = planSensitivity(runs, sn, seeds[sn.Experiment], full[sn.Experiment], quick)
 		}
 	}
 	return runs
+}
+
+// planSensitivity adds sensitivity entry sn to runs: a spread entry's
+// replicates become the experiment's own run; a guessed setting gets a
+// sweep of its own (none under --quick), at the fewer of the entry's
+// seeds and the run's (n), once when two papers name it.
+func planSensitivity(runs []claimRun, sn claims.Sensitivity, n, full int, quick bool) []claimRun {
+	if m := mainRun(runs, sn.Experiment); sn.Spread && m != nil && (m.Param == "" || m.Param == sn.Param) {
+		// The replicates and the verdict's run are one sweep.
+		m.Param, m.Vals, m.Guess = sn.Param, sn.Values, sn.Guess
+		m.At = slices.Index(sn.Values, sn.Guess)
+		return runs
+	}
+	if quick {
+		return runs // --quick runs no sensitivity sweep: the page says so under each claim
+	}
+	if sn.Seeds > 0 && (n == 0 || sn.Seeds < n) {
+		n = sn.Seeds
+	}
+	if r := findRun(runs, sn.Experiment, sn.Param); r != nil { // another paper's claims share it
+		if n > 0 && (r.Seeds == 0 || n < r.Seeds) {
+			r.Seeds = n
+		}
+		return runs
+	}
+	return append(runs, claimRun{Name: sn.Experiment, Param: sn.Param, Vals: sn.Values, Guess: sn.Guess, Seeds: n, Full: full})
 }
 
 // dirName is where a run's results go under --out.
