@@ -145,9 +145,9 @@ func claimReproduceDir(dir string) error {
 	if err != nil {
 		return fmt.Errorf("--out: %w", err)
 	}
-	_, marked := os.Stat(filepath.Join(dir, reproduceMark))
+	ours := isReproduceDir(dir)
 	for _, e := range entries {
-		if !strings.HasPrefix(e.Name(), ".") && marked != nil {
+		if !strings.HasPrefix(e.Name(), ".") && !ours {
 			return fmt.Errorf("--out: %s is not empty and is not an earlier reproduce's output (no %s): give a new or empty directory (or leave --out out: results/reproduce/RUN)", dir, reproduceMark)
 		}
 	}
@@ -155,4 +155,20 @@ func claimReproduceDir(dir string) error {
 		return fmt.Errorf("--out: %s is not writable: %w", dir, err)
 	}
 	return nil
+}
+
+// isReproduceDir: dir holds reproduce's mark, or the index.json of a
+// reproduce run written before the mark existed.
+func isReproduceDir(dir string) bool {
+	if _, err := os.Stat(filepath.Join(dir, reproduceMark)); err == nil {
+		return true
+	}
+	data, err := os.ReadFile(filepath.Join(dir, "index.json"))
+	if err != nil {
+		return false
+	}
+	var idx struct {
+		Command string `json:"command"`
+	}
+	return json.Unmarshal(data, &idx) == nil && strings.HasPrefix(idx.Command, "hetquic reproduce")
 }

@@ -20,7 +20,7 @@ import (
 )
 
 func init() {
-	register(command{name: "reproduce", summary: "run every paper's experiments and judge each claim: results/index.md", run: runReproduce})
+	register(command{name: "reproduce", summary: "judge each paper's claims by its experiments: results/reproduce/RUN", run: runReproduce})
 }
 
 const reproduceHelp = `Runs the built-in experiments behind every claim of every paper hetquic

@@ -378,6 +378,12 @@ func TestReproduceOutDir(t *testing.T) {
 	if _, _, _, err := reproduceOut("foreign", now); err == nil || !strings.Contains(err.Error(), "not an earlier reproduce's output") {
 		t.Errorf("foreign --out: err %v, want a refusal", err)
 	}
+	if err := os.WriteFile(filepath.Join("foreign", "index.json"), []byte(`{"command": "hetquic reproduce --quick"}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, _, err := reproduceOut("foreign", now); err != nil {
+		t.Errorf("an earlier reproduce page without the mark: %v", err)
+	}
 	if _, _, _, err := reproduceOut("new", now); err != nil {
 		t.Errorf("new --out: %v", err)
 	}
