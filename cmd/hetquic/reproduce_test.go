@@ -394,3 +394,32 @@ func TestReproduceOutDir(t *testing.T) {
 		t.Errorf("an earlier reproduce's --out: %q fresh %v prev %q err %v", d, fresh, prev, err)
 	}
 }
+
+// TestReproduceCalibrateCommand: --calibrate runs only what the
+// calibrations read, prints their table and writes no page; a claim
+// resting on a calibration that misses is inconclusive on the page.
+func TestReproduceCalibrateCommand(t *testing.T) {
+	dir, out := claimsDir(t, `calibration:
+  - {id: base, what: "the a = 0.8 default's mean TCT", where: Fig. 14, experiment: pcm-ab, metric: 'strategies[label=hetquic-a0.8].mean_tct_ms', unit: ms, paper_value: 1, tolerance: {within_rel: 0.1}}
+claims:
+  - {id: a, where: Fig. 1, claim: c, experiment: pcm-ab, metric: 'strategies[label=hetquic-a0.2].mean_tct_ms', paper_value: 1, reproduced: {at_least: 0}, rests_on: [base]}
+`), t.TempDir()
+	stdout, stderr, code := runCLI(t, "reproduce", "--calibrate", "--claims", dir, "--out", out)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if !strings.Contains(stdout, "| base: the a = 0.8 default's mean TCT | Fig. 14 | 1 ms |") || !strings.Contains(stdout, "| **no** |") {
+		t.Errorf("--calibrate printed %q, want the calibration's row, not calibrated", stdout)
+	}
+	if _, err := os.Stat(filepath.Join(out, "index.md")); err == nil {
+		t.Error("--calibrate wrote a page")
+	}
+	page := t.TempDir()
+	if _, stderr, code := runCLI(t, "reproduce", "--claims", dir, "--out", page); code != 0 {
+		t.Fatalf("page: exit %d: %s", code, stderr)
+	}
+	data, _ := os.ReadFile(filepath.Join(page, "index.md"))
+	if !strings.Contains(string(data), "inconclusive: the baseline is not calibrated: the a = 0.8 default's mean TCT is") {
+		t.Errorf("page lacks the uncalibrated baseline's verdict:\n%s", data)
+	}
+}
