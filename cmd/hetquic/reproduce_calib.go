@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strings"
 
 	"github.com/hetquic/hetquic/internal/claims"
@@ -96,6 +97,48 @@ func writeCalibration(w io.Writer, pr paperResult) {
 			withUnit(formatNum(*cal.PaperValue), cal.Unit), cell(ours), cell(cal.Tolerance.String()), cell(searchCell(l)), ok)
 	}
 	fmt.Fprintln(w)
+	for _, line := range searchVerdicts(pr.Cals) {
+		fmt.Fprintf(w, "%s\n\n", line)
+	}
+}
+
+// searchVerdicts says, per searched setting, whether one of its values
+// calibrates every baseline searched over it at once, which is what the
+// paper's comparisons need (one setting for all of its baselines).
+func searchVerdicts(lines []calLine) []string {
+	var params []string
+	common := map[string][]string{}
+	for _, l := range lines {
+		if l.Search == nil {
+			continue
+		}
+		p := l.Cal.Search
+		if _, ok := common[p]; !ok {
+			params = append(params, p)
+			common[p] = slices.Clone(l.At)
+		}
+		common[p] = slices.DeleteFunc(common[p], func(v string) bool {
+			k := slices.Index(l.At, v)
+			return k < 0 || !l.Search[k].OK
+		})
+	}
+	var out []string
+	for _, p := range params {
+		if vals := common[p]; len(vals) > 0 {
+			out = append(out, fmt.Sprintf("Across `%s`, %s calibrates every baseline searched over it (the claims' sensitivity lines show them there; the verdicts above are at the experiment's own value).", p, strings.Join(short(vals), ", ")))
+			continue
+		}
+		out = append(out, fmt.Sprintf("Across `%s`, no value calibrates every baseline searched over it at once.", p))
+	}
+	return out
+}
+
+func short(vals []string) []string {
+	out := make([]string, len(vals))
+	for i, v := range vals {
+		out[i] = shortValue(v)
+	}
+	return out
 }
 
 // searchCell says where in the searched setting's range the baseline

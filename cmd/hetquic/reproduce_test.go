@@ -241,7 +241,8 @@ claims:
 	}
 	var b strings.Builder
 	writeCalibration(&b, p[0])
-	for _, want := range []string{"`hetquic reproduce --calibrate --paper x`", "| rr: RR's rate | Fig. 1 | 10 % | 20 [17.52, 22.48] %, 3 seeds (1–3) |", "`loss`: calibrated at 1 [0 → 20; 1 → 10]", "| **no** |"} {
+	for _, want := range []string{"`hetquic reproduce --calibrate --paper x`", "| rr: RR's rate | Fig. 1 | 10 % | 20 [17.52, 22.48] %, 3 seeds (1–3) |", "`loss`: calibrated at 1 [0 → 20; 1 → 10]", "| **no** |",
+		"Across `loss`, 1 calibrates every baseline searched over it"} {
 		if !strings.Contains(b.String(), want) {
 			t.Errorf("calibration table lacks %q:\n%s", want, b.String())
 		}
@@ -421,5 +422,30 @@ claims:
 	data, _ := os.ReadFile(filepath.Join(page, "index.md"))
 	if !strings.Contains(string(data), "inconclusive: the baseline is not calibrated: the a = 0.8 default's mean TCT is") {
 		t.Errorf("page lacks the uncalibrated baseline's verdict:\n%s", data)
+	}
+}
+
+// TestSearchVerdicts: a searched setting calibrates the paper's baselines
+// only at a value where every one of them meets the paper.
+func TestSearchVerdicts(t *testing.T) {
+	line := func(ok ...bool) calLine {
+		l := calLine{CalResult: claims.CalResult{Cal: &claims.Calibration{Search: "loss"}}, At: []string{"0", "1", "2"}}
+		for _, o := range ok {
+			l.Search = append(l.Search, claims.CalResult{OK: o})
+		}
+		return l
+	}
+	for _, tc := range []struct {
+		lines []calLine
+		want  string
+	}{
+		{[]calLine{line(false, true, true), line(false, false, true)}, "Across `loss`, 2 calibrates every baseline"},
+		{[]calLine{line(false, true, false), line(false, false, true)}, "Across `loss`, no value calibrates every baseline"},
+		{[]calLine{{CalResult: claims.CalResult{Cal: &claims.Calibration{Search: "loss"}}}}, ""},
+	} {
+		got := strings.Join(searchVerdicts(tc.lines), "\n")
+		if (tc.want == "" && got != "") || !strings.Contains(got, tc.want) {
+			t.Errorf("got %q, want %q", got, tc.want)
+		}
 	}
 }
