@@ -351,9 +351,8 @@ func TestProgressETA(t *testing.T) {
 	}
 }
 
-// TestReproduceOutDir: without --out each run gets results/reproduce/RUN;
-// --out takes a new or empty directory, or an earlier reproduce's, and
-// refuses one holding anything else before any run.
+// TestReproduceOutDir: without --out each run gets results/reproduce/RUN,
+// and results/reproduce/latest links the newest.
 func TestReproduceOutDir(t *testing.T) {
 	t.Chdir(t.TempDir())
 	now := time.Date(2026, 11, 28, 12, 0, 0, 0, time.UTC)
@@ -370,6 +369,13 @@ func TestReproduceOutDir(t *testing.T) {
 	if target, err := os.Readlink(filepath.Join("results", "reproduce", "latest")); err != nil || target != "20261128T120000Z" {
 		t.Errorf("latest links %q (%v)", target, err)
 	}
+}
+
+// TestReproduceOutFlag: --out takes a new or empty directory, or an
+// earlier reproduce's, and refuses one holding anything else.
+func TestReproduceOutFlag(t *testing.T) {
+	t.Chdir(t.TempDir())
+	now := time.Date(2026, 11, 28, 12, 0, 0, 0, time.UTC)
 	if err := os.MkdirAll("foreign", 0o755); err != nil {
 		t.Fatal(err)
 	}
