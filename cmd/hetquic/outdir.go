@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 )
@@ -171,4 +172,33 @@ func isReproduceDir(dir string) bool {
 		Command string `json:"command"`
 	}
 	return json.Unmarshal(data, &idx) == nil && strings.HasPrefix(idx.Command, "hetquic reproduce")
+}
+
+// pruneStale removes from an earlier reproduce's directory the steps its
+// last page recorded (index.json's runs) that this run does not have, so
+// that the new page's directory holds no results of another run. Only
+// plain names that index.json lists are removed.
+func pruneStale(dir string, keep []string) error {
+	data, err := os.ReadFile(filepath.Join(dir, "index.json"))
+	if err != nil {
+		return nil // no earlier page: nothing recorded to prune
+	}
+	var idx struct {
+		Runs []struct {
+			Dir string `json:"dir"`
+		} `json:"runs"`
+	}
+	if err := json.Unmarshal(data, &idx); err != nil {
+		return nil
+	}
+	for _, r := range idx.Runs {
+		name := r.Dir
+		if name == "" || name != filepath.Base(name) || strings.HasPrefix(name, ".") || slices.Contains(keep, name) {
+			continue
+		}
+		if err := os.RemoveAll(filepath.Join(dir, name)); err != nil {
+			return fmt.Errorf("--out: removing the earlier run's %s: %w", name, err)
+		}
+	}
+	return nil
 }

@@ -80,6 +80,11 @@ func runReproduce(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
+	if !*calib {
+		if err := pruneStale(dir, dirNames(runs)); err != nil {
+			return err
+		}
+	}
 	tree, err := materialize()
 	if err != nil {
 		return err
@@ -122,6 +127,15 @@ func runReproduce(ctx context.Context, args []string) error {
 		return fmt.Errorf("reproduce: %d claims could not be judged (see %s)", n, indexFile)
 	}
 	return runErrors(runs, indexFile)
+}
+
+// dirNames are the runs' directories under the output directory.
+func dirNames(runs []claimRun) []string {
+	var out []string
+	for _, r := range runs {
+		out = append(out, r.dirName())
+	}
+	return out
 }
 
 func btoi(b bool) int {

@@ -455,3 +455,27 @@ func TestSearchVerdicts(t *testing.T) {
 		}
 	}
 }
+
+// TestPruneStale: in an earlier reproduce's directory the steps its page
+// recorded that this run lacks are removed, the others and anything the
+// page did not record stay.
+func TestPruneStale(t *testing.T) {
+	dir := t.TempDir()
+	for _, d := range []string{"a", "a-sweep-x", "mine"} {
+		if err := os.MkdirAll(filepath.Join(dir, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	idx := `{"command": "hetquic reproduce", "runs": [{"dir": "a"}, {"dir": "a-sweep-x"}, {"dir": "../escape"}]}`
+	if err := os.WriteFile(filepath.Join(dir, "index.json"), []byte(idx), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := pruneStale(dir, []string{"a"}); err != nil {
+		t.Fatal(err)
+	}
+	for d, want := range map[string]bool{"a": true, "a-sweep-x": false, "mine": true} {
+		if _, err := os.Stat(filepath.Join(dir, d)); (err == nil) != want {
+			t.Errorf("%s: present %v, want %v", d, err == nil, want)
+		}
+	}
+}
