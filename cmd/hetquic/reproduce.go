@@ -20,7 +20,7 @@ import (
 )
 
 func init() {
-	register(command{name: "reproduce", summary: "run every paper's experiments and judge each claim: results/index.md", run: runReproduce})
+	register(command{name: "reproduce", summary: "judge each paper's claims by its experiments: results/reproduce/RUN", run: runReproduce})
 }
 
 const reproduceHelp = `Runs the built-in experiments behind every claim of every paper hetquic
@@ -30,12 +30,19 @@ paper's figure or table, the paper's number, hetquic's number, what a trivial
 baseline scores, the setting and a verdict — reproduced, not reproduced,
 refuted, inconclusive, not a test, not applicable or paper inconsistent — with
 the reason. Each experiment's full results (report.md, summary.json, figures)
-are in DIR/NAME/.
+are in DIR/NAME/. Without --out, DIR is results/reproduce/RUN (RUN: the UTC
+start time) and results/reproduce/latest links the newest, so an earlier
+page is never overwritten; --out DIR must be new, empty or an earlier
+reproduce's output.
 
 Each step prints the time spent and an estimate of the time left. Runs go
 --workers at a time: by default the cores the load average leaves free.
 --quick runs the slow experiments with the fewer seeds their claims files
-name, so the page takes minutes. --md prints the claims tables on stdout
+name and no sensitivity sweep, so the page takes minutes; what the full run
+judges does not change. Each paper's baselines are calibrated first (its
+claims file's calibration: entries): a claim resting on a baseline that
+misses the paper's own number for it is inconclusive. --calibrate runs and
+prints only those checks. --md prints the claims tables on stdout
 (no timings: what a doc's generated block holds); --counts the verdict
 counts per paper as a Markdown table. Exit status 1 when an experiment or a
 sensitivity sweep fails or a summary lacks a claim's metric.`
@@ -43,20 +50,21 @@ sensitivity sweep fails or a summary lacks a claim's metric.`
 func runReproduce(ctx context.Context, args []string) error {
 	flags := newFlagSet("reproduce", "reproduce [--quick] [--out DIR] [--paper ID,…] [--md | --counts] [--workers N]", reproduceHelp)
 	quick := flags.Bool("quick", false, "fewer seeds for the slow experiments (claims files' quick: entries)")
-	out := flags.String("out", "results", "output directory: DIR/index.md, DIR/index.json and DIR/NAME/ per experiment")
+	outFlag := flags.String("out", "", "output directory: DIR/index.md, DIR/index.json and DIR/NAME/ per experiment (default results/reproduce/RUN, linked by results/reproduce/latest); new, empty or an earlier reproduce's")
 	papers := flags.String("paper", "", "only these papers (comma-separated ids; default all)")
 	md := flags.Bool("md", false, "print the claims tables on stdout instead of the verdict counts")
 	counts := flags.Bool("counts", false, "print the verdict counts per paper as a Markdown table on stdout (no timings)")
 	workers := flags.Int("workers", 0, "runs in parallel (default: the cores the load average leaves free, at least 1); results do not depend on it")
 	claimsDir := flags.String("claims", "", "read claims from this directory instead of the built-in ones")
+	calib := flags.Bool("calibrate", false, "run only what the papers' baseline calibrations read and print their tables on stdout (no page)")
 	if err := parseFlags(flags, args); err != nil {
 		return err
 	}
 	switch {
 	case flags.NArg() > 0:
 		return badInput(fmt.Errorf("reproduce: unexpected argument %q", flags.Arg(0)))
-	case *md && *counts:
-		return badInput(errors.New("reproduce: --md and --counts exclude each other"))
+	case btoi(*md)+btoi(*counts)+btoi(*calib) > 1:
+		return badInput(errors.New("reproduce: --md, --counts and --calibrate exclude each other"))
 	case *workers < 0:
 		return badInput(fmt.Errorf("--workers: %d is negative", *workers))
 	}
@@ -65,42 +73,46 @@ func runReproduce(ctx context.Context, args []string) error {
 		return badInput(err)
 	}
 	runs := plan(files, *quick)
+	if *calib {
+		runs = calibrationOnly(runs, files)
+	}
+	dir, fresh, prev, err := reproduceOut(*outFlag, time.Now())
+	if err != nil {
+		return err
+	}
+	if !*calib {
+		if err := pruneStale(dir, dirNames(runs)); err != nil {
+			return err
+		}
+	}
 	tree, err := materialize()
 	if err != nil {
 		return err
 	}
 	defer os.RemoveAll(tree)
 	m := currentMachine(*workers)
-	indexFile, jsonFile := filepath.Join(*out, "index.md"), filepath.Join(*out, "index.json")
-	quiet := *md || *counts
-	prog := newProgress(io.Discard, jsonFile, runs, m.Workers, time.Now)
-	if !quiet {
+	prog := newProgress(io.Discard, prev, runs, m.Workers, time.Now)
+	if !*md && !*counts {
 		prog.w = os.Stderr
 		prog.plan(m)
 	}
-	for i := range runs {
-		r := &runs[i]
-		r.Workers = m.Workers
-		prog.step(i)
-		r.run(ctx, tree, filepath.Join(*out, r.dirName()), mainRun(runs[:i], r.Name))
-		if ctx.Err() != nil {
-			return ctx.Err()
-		}
-		prog.finished(i, r.Elapsed)
+	if err := runAll(ctx, runs, tree, dir, m.Workers, prog); err != nil {
+		return err
+	}
+	if *calib {
+		writeCalibrations(os.Stdout, files, runs)
+		return runErrors(runs, dir)
 	}
 	page := judge(files, runs)
-	figs := figures(*out, runs)
-	var index strings.Builder
-	writePage(&index, page, runs, pageHead{quick: *quick, machine: &m, figs: figs})
-	if err := os.MkdirAll(*out, 0o755); err != nil {
-		return err
-	}
-	if err := os.WriteFile(indexFile, []byte(index.String()), 0o644); err != nil {
-		return err
-	}
 	command := "hetquic " + strings.Join(append([]string{"reproduce"}, args...), " ")
-	if err := writeIndexJSON(jsonFile, command, m, time.Since(prog.start), page, runs, figs); err != nil {
+	if err := writeIndex(dir, command, m, time.Since(prog.start), page, runs, *quick); err != nil {
 		return err
+	}
+	indexFile, jsonFile := filepath.Join(dir, "index.md"), filepath.Join(dir, "index.json")
+	if fresh {
+		if err := linkLatest(dir); err != nil {
+			fmt.Fprintf(os.Stderr, "hetquic: %s/%s not updated: %v\n", filepath.Dir(dir), latestLink, err)
+		}
 	}
 	switch {
 	case *md:
@@ -114,9 +126,61 @@ func runReproduce(ctx context.Context, args []string) error {
 	if n := page.count(claims.Failed); n > 0 {
 		return fmt.Errorf("reproduce: %d claims could not be judged (see %s)", n, indexFile)
 	}
+	return runErrors(runs, indexFile)
+}
+
+// dirNames are the runs' directories under the output directory.
+func dirNames(runs []claimRun) []string {
+	var out []string
+	for _, r := range runs {
+		out = append(out, r.dirName())
+	}
+	return out
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// runAll runs every step in turn, each into DIR/its directory, printing
+// its progress; it stops at once when ctx is cancelled.
+func runAll(ctx context.Context, runs []claimRun, tree, dir string, workers int, prog *progress) error {
+	for i := range runs {
+		r := &runs[i]
+		r.Workers = workers
+		prog.step(i)
+		r.run(ctx, tree, filepath.Join(dir, r.dirName()), mainRun(runs[:i], r.Name))
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		prog.finished(i, r.Elapsed)
+	}
+	return nil
+}
+
+// writeIndex writes the page, DIR/index.md, and its data, DIR/index.json.
+func writeIndex(dir, command string, m machine, elapsed time.Duration, p page, runs []claimRun, quick bool) error {
+	figs := figures(dir, runs)
+	var index strings.Builder
+	writePage(&index, p, runs, pageHead{quick: quick, machine: &m, figs: figs})
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(dir, "index.md"), []byte(index.String()), 0o644); err != nil {
+		return err
+	}
+	return writeIndexJSON(filepath.Join(dir, "index.json"), command, m, elapsed, p, runs, figs)
+}
+
+// runErrors is the first run that failed, as the command's error; see
+// names where its error is written.
+func runErrors(runs []claimRun, see string) error {
 	for _, r := range runs {
 		if r.Err != nil {
-			return fmt.Errorf("reproduce: %s could not be swept (see %s): %s", r.label(), indexFile, oneLine(r.Err.Error()))
+			return fmt.Errorf("reproduce: %s could not be swept (see %s): %s", r.label(), see, oneLine(r.Err.Error()))
 		}
 	}
 	return nil
@@ -193,26 +257,36 @@ func plan(files []*claims.File, quick bool) []claimRun {
 	slices.SortFunc(runs, func(a, b claimRun) int { return strings.Compare(a.Name, b.Name) })
 	for _, f := range files {
 		for _, sn := range f.Sensitivity {
-			if m := mainRun(runs, sn.Experiment); sn.Spread && m != nil && (m.Param == "" || m.Param == sn.Param) {
-				// The replicates and the verdict's run are one sweep.
-				m.Param, m.Vals, m.Guess = sn.Param, sn.Values, sn.Guess
-				m.At = slices.Index(sn.Values, sn.Guess)
-				continue
-			}
-			n := seeds[sn.Experiment]
-			if sn.Seeds > 0 && (n == 0 || sn.Seeds < n) {
-				n = sn.Seeds
-			}
-			if r := findRun(runs, sn.Experiment, sn.Param); r != nil { // another paper's claims share it
-				if n > 0 && (r.Seeds == 0 || n < r.Seeds) {
-					r.Seeds = n
-				}
-				continue
-			}
-			runs = append(runs, claimRun{Name: sn.Experiment, Param: sn.Param, Vals: sn.Values, Guess: sn.Guess, Seeds: n, Full: full[sn.Experiment]})
+			runs = planSensitivity(runs, sn, seeds[sn.Experiment], full[sn.Experiment], quick)
 		}
 	}
 	return runs
+}
+
+// planSensitivity adds sensitivity entry sn to runs: a spread entry's
+// replicates become the experiment's own run; a guessed setting gets a
+// sweep of its own (none under --quick), at the fewer of the entry's
+// seeds and the run's (n), once when two papers name it.
+func planSensitivity(runs []claimRun, sn claims.Sensitivity, n, full int, quick bool) []claimRun {
+	if m := mainRun(runs, sn.Experiment); sn.Spread && m != nil && (m.Param == "" || m.Param == sn.Param) {
+		// The replicates and the verdict's run are one sweep.
+		m.Param, m.Vals, m.Guess = sn.Param, sn.Values, sn.Guess
+		m.At = slices.Index(sn.Values, sn.Guess)
+		return runs
+	}
+	if quick {
+		return runs // --quick runs no sensitivity sweep: the page says so under each claim
+	}
+	if sn.Seeds > 0 && (n == 0 || sn.Seeds < n) {
+		n = sn.Seeds
+	}
+	if r := findRun(runs, sn.Experiment, sn.Param); r != nil { // another paper's claims share it
+		if n > 0 && (r.Seeds == 0 || n < r.Seeds) {
+			r.Seeds = n
+		}
+		return runs
+	}
+	return append(runs, claimRun{Name: sn.Experiment, Param: sn.Param, Vals: sn.Values, Guess: sn.Guess, Seeds: n, Full: full})
 }
 
 // dirName is where a run's results go under --out.
@@ -249,6 +323,8 @@ type paperResult struct {
 	Runs    []*claimRun // the run behind each result (nil: measured)
 	// Sens[i] are claim i's lines on its guessed settings.
 	Sens [][]string
+	// Cals are the paper's baseline calibrations, checked first.
+	Cals []calLine
 }
 
 type page []paperResult
@@ -281,7 +357,7 @@ func findRun(runs []claimRun, name, param string) *claimRun {
 func judge(files []*claims.File, runs []claimRun) page {
 	var p page
 	for _, f := range files {
-		pr := paperResult{File: f, Sens: make([][]string, len(f.Claims))}
+		pr := paperResult{File: f, Sens: make([][]string, len(f.Claims)), Cals: calibrate(f, runs)}
 		for i := range f.Claims {
 			c := &f.Claims[i]
 			if c.Measured != nil {
@@ -292,11 +368,14 @@ func judge(files []*claims.File, runs []claimRun) page {
 			}
 			run := mainRun(runs, c.Experiment)
 			r := judgeRun(c, run, run.At)
+			claims.ApplyCalibrations(&r, calsAt(f, pr.Cals, run, run.At))
 			r.Paper = f.Paper
 			pr.Results, pr.Runs = append(pr.Results, r), append(pr.Runs, run)
 			for _, sn := range f.Sensitivity {
 				if sn.Experiment == c.Experiment {
-					pr.Sens[i] = append(pr.Sens[i], sensitivity(c, &sn, findRun(runs, sn.Experiment, sn.Param)))
+					sr := findRun(runs, sn.Experiment, sn.Param)
+					cals := func(k int) map[string]claims.CalResult { return calsAt(f, pr.Cals, sr, k) }
+					pr.Sens[i] = append(pr.Sens[i], sensitivity(c, &sn, sr, cals))
 				}
 			}
 		}
@@ -316,7 +395,7 @@ func judgeRun(c *claims.Claim, run *claimRun, i int) claims.Result {
 // sensitivity is claim c's line on one guessed setting: its verdict at
 // every value of the range, and where it flips (for a spread entry: over
 // the replicates, such as policies trained with other seeds).
-func sensitivity(c *claims.Claim, sn *claims.Sensitivity, run *claimRun) string {
+func sensitivity(c *claims.Claim, sn *claims.Sensitivity, run *claimRun, cals func(int) map[string]claims.CalResult) string {
 	head := fmt.Sprintf("sensitivity: `%s` (guessed %s", sn.Param, shortValue(sn.Guess))
 	if sn.Spread {
 		head = fmt.Sprintf("spread over `%s` (the experiment's %s", sn.Param, shortValue(sn.Guess))
@@ -325,6 +404,9 @@ func sensitivity(c *claims.Claim, sn *claims.Sensitivity, run *claimRun) string 
 		head += "; " + strings.TrimSuffix(oneLine(sn.Why), ".")
 	}
 	head += ")"
+	if run == nil {
+		return head + ": not swept (--quick runs no sensitivity sweep; `hetquic reproduce` does)"
+	}
 	if run.Err != nil {
 		return head + ": could not be swept: " + oneLine(run.Err.Error())
 	}
@@ -333,6 +415,7 @@ func sensitivity(c *claims.Claim, sn *claims.Sensitivity, run *claimRun) string 
 	lo, hi := math.Inf(1), math.Inf(-1)
 	for i, v := range sn.Values {
 		r := judgeRun(c, run, i)
+		claims.ApplyCalibrations(&r, cals(i))
 		verdicts[i] = r.Verdict
 		num := formatNum(r.Value)
 		if sn.Spread && !math.IsNaN(r.CI) {
@@ -479,6 +562,10 @@ func writeHeader(w io.Writer, p page, runs []claimRun, head pageHead) {
 			fewer = append(fewer, fmt.Sprintf("`%s` (%d of %d seeds)", r.Name, r.Seeds, r.Full))
 		}
 	}
+	if head.quick {
+		fmt.Fprintf(w, "**Quick run** (`--quick`): the slow experiments ran fewer seeds (below), and no sensitivity sweep ran, so no\n"+
+			"verdict's sensitivity line and no calibration's search across a guessed setting is on this page; `hetquic reproduce` runs them.\n\n")
+	}
 	if len(fewer) > 0 {
 		fmt.Fprintf(w, "**Verdicts that depend on the seed count**: these experiments ran fewer seeds than the full run — %s.\n"+
 			"Their claims' intervals are wider; a decided verdict holds at the 95 %% level, but an inconclusive one may be\n"+
@@ -506,6 +593,7 @@ func writePaper(w io.Writer, pr paperResult, head pageHead) {
 		}
 	}
 	fmt.Fprintf(w, "%d claims: %s.\n\n", len(pr.Results), strings.Join(cs, ", "))
+	writeCalibration(w, pr)
 	fmt.Fprintf(w, "| claim | where | paper | hetquic (mean [95 %% CI]) | trivial baseline | reproduced if | refuted if | experiment | verdict |\n|---|---|---|---|---|---|---|---|---|\n")
 	for _, r := range pr.Results {
 		c := r.Claim

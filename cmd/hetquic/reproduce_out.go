@@ -64,7 +64,31 @@ type indexJSON struct {
 	Elapsed float64     `json:"elapsed_s"`
 	Counts  []paperJSON `json:"papers"`
 	Claims  []claimJSON `json:"claims"`
-	Runs    []runJSON   `json:"runs"`
+	// Calibrations are the baselines' own numbers, checked before the
+	// claims resting on them were judged.
+	Calibrations []calJSON `json:"calibrations"`
+	Runs         []runJSON `json:"runs"`
+}
+
+type calJSON struct {
+	Paper      string    `json:"paper"`
+	ID         string    `json:"id"`
+	What       string    `json:"what"`
+	Where      string    `json:"where"`
+	Experiment string    `json:"experiment"`
+	Metric     string    `json:"metric"`
+	PaperValue float64   `json:"paper_value"`
+	Value      *float64  `json:"value"`
+	Low        *float64  `json:"low"`
+	High       *float64  `json:"high"`
+	Values     []float64 `json:"values"`
+	Tolerance  string    `json:"tolerance"`
+	Calibrated bool      `json:"calibrated"`
+	// CalibratedAt are the searched setting's values where the baseline
+	// meets the paper (absent without a search).
+	Search       string   `json:"search,omitempty"`
+	CalibratedAt []string `json:"calibrated_at,omitempty"`
+	Error        string   `json:"error,omitempty"`
 }
 
 type paperJSON struct {
@@ -136,6 +160,9 @@ func writeIndexJSON(file, command string, m machine, elapsed time.Duration, p pa
 		for i, r := range pr.Results {
 			idx.Claims = append(idx.Claims, claimRecord(r, pr.Runs[i], figs))
 		}
+		for _, l := range pr.Cals {
+			idx.Calibrations = append(idx.Calibrations, calRecord(pr.File.Paper, l))
+		}
 	}
 	for _, r := range runs {
 		rec := runJSON{Experiment: r.Name, Param: r.Param, Label: r.label(), Ran: r.ran(), Elapsed: r.Elapsed.Seconds(), Dir: r.dirName()}
@@ -149,6 +176,22 @@ func writeIndexJSON(file, command string, m machine, elapsed time.Duration, p pa
 		return err
 	}
 	return os.WriteFile(file, append(data, '\n'), 0o644)
+}
+
+func calRecord(paper string, l calLine) calJSON {
+	cal := l.Cal
+	rec := calJSON{Paper: paper, ID: cal.ID, What: oneLine(cal.What), Where: cal.Where, Experiment: cal.Experiment,
+		Metric: cal.Metric, PaperValue: *cal.PaperValue, Value: num(l.Value), Low: num(l.Lo), High: num(l.Hi),
+		Values: l.Values, Tolerance: cal.Tolerance.String(), Calibrated: l.OK, Search: cal.Search}
+	for k, r := range l.Search {
+		if r.OK {
+			rec.CalibratedAt = append(rec.CalibratedAt, l.At[k])
+		}
+	}
+	if l.Err != nil {
+		rec.Error = oneLine(l.Err.Error())
+	}
+	return rec
 }
 
 func claimRecord(r claims.Result, run *claimRun, figs map[string]string) claimJSON {

@@ -107,8 +107,9 @@ func TestReproduceReportsUnjudgedClaims(t *testing.T) {
 
 // TestReproduceIntervalsAndSensitivity: a claim's value is the mean over
 // the seeds that ran, with its interval; --quick says which experiments
-// ran fewer seeds; a sensitivity entry gives each claim a line with its
-// verdict at every value of the guessed setting.
+// ran fewer seeds and that it swept no guessed setting; the full run's
+// sensitivity entry gives each claim a line with its verdict at every
+// value of the guessed setting.
 func TestReproduceIntervalsAndSensitivity(t *testing.T) {
 	dir, out := claimsDir(t, `quick:
   pcm-ab: {seeds: 3}
@@ -128,11 +129,24 @@ claims:
 		"hetquic ran 3 of the full run's 20 seeds (1–3)", // what ran, not the file's setting
 		"`pcm-ab` (3 of 20 seeds)",                       // which verdicts depend on the seed count
 		"reproduced: its 95 % interval [",                // why, from the numbers
-		"sensitivity: `rounds` (guessed 1000; the paper does not say) over 3 of the full run's 20 seeds (1–3): **reproduced** at every value 100–1000",
+		"**Quick run** (`--quick`)",                      // the page says what quick leaves out
+		"sensitivity: `rounds` (guessed 1000; the paper does not say): not swept (--quick runs no sensitivity sweep",
+	} {
+		if !strings.Contains(string(page), want) {
+			t.Errorf("quick page lacks %q:\n%s", want, page)
+		}
+	}
+	full := t.TempDir()
+	if _, stderr, code := runCLI(t, "reproduce", "--claims", dir, "--out", full); code != 0 {
+		t.Fatalf("full run: exit %d: %s", code, stderr)
+	}
+	page, _ = os.ReadFile(filepath.Join(full, "index.md"))
+	for _, want := range []string{
+		"sensitivity: `rounds` (guessed 1000; the paper does not say) over 20 seeds (1–20): **reproduced** at every value 100–1000",
 		"at 1000, the experiment's own value, the runs above", // the guess's points not run twice
 	} {
 		if !strings.Contains(string(page), want) {
-			t.Errorf("page lacks %q:\n%s", want, page)
+			t.Errorf("full page lacks %q:\n%s", want, page)
 		}
 	}
 }
@@ -141,7 +155,7 @@ claims:
 // file (a ride evaluation's one) and --quick fewer; a spread entry's
 // replicates are swept in the experiment's own run, its claims judged at
 // the guess; a sensitivity entry two papers share runs once, at the seeds
-// of the smaller.
+// of the smaller, and --quick runs none.
 func TestReproducePlan(t *testing.T) {
 	parse := func(body string) *claims.File {
 		f, err := claims.Parse("x.yaml", []byte("paper: x\ntitle: X\ncitation: c\n"+body+
@@ -157,17 +171,16 @@ func TestReproducePlan(t *testing.T) {
 			"  - {experiment: ride-eval, param: ride.policy, values: [a, b, c], guess: b, spread: true}\n" + fmt.Sprintf(loss, "")),
 		parse("sensitivity:\n" + fmt.Sprintf(loss, ", seeds: 2")),
 	}
-	for _, tc := range []struct {
-		quick      bool
-		main, sens int
-	}{{false, 5, 2}, {true, 3, 2}} {
-		runs := plan(files, tc.quick)
-		if len(runs) != 2 || !runs[0].Main || runs[0].Param != "ride.policy" || runs[0].At != 1 || runs[1].Main || runs[1].Param != "ride.max_loss" {
-			t.Fatalf("quick %v: runs %+v, want the evaluation over the replicates (judged at b) and one sweep", tc.quick, runs)
-		}
-		if runs[0].Seeds != tc.main || runs[0].Full != 5 || runs[1].Seeds != tc.sens {
-			t.Errorf("quick %v: seeds %d (full %d) and %d, want %d (5) and %d", tc.quick, runs[0].Seeds, runs[0].Full, runs[1].Seeds, tc.main, tc.sens)
-		}
+	runs := plan(files, false)
+	if len(runs) != 2 || !runs[0].Main || runs[0].Param != "ride.policy" || runs[0].At != 1 || runs[1].Main || runs[1].Param != "ride.max_loss" {
+		t.Fatalf("runs %+v, want the evaluation over the replicates (judged at b) and one sweep", runs)
+	}
+	if runs[0].Seeds != 5 || runs[0].Full != 5 || runs[1].Seeds != 2 {
+		t.Errorf("seeds %d (full %d) and %d, want 5 (5) and 2", runs[0].Seeds, runs[0].Full, runs[1].Seeds)
+	}
+	quick := plan(files, true)
+	if len(quick) != 1 || !quick[0].Main || quick[0].Param != "ride.policy" || quick[0].Seeds != 3 || quick[0].Full != 5 {
+		t.Errorf("--quick: runs %+v, want only the evaluation over the replicates, 3 of 5 seeds", quick)
 	}
 }
 
@@ -189,11 +202,56 @@ claims:
 	sum := func(v float64) any { return map[string]any{"v": v} }
 	run := &claimRun{Name: "e", Param: "ride.policy", Seeds: 3, First: 1, Full: 5,
 		Summaries: [][]any{{sum(2), sum(2.1), sum(1.9)}, {sum(0.5), sum(0.6), sum(0.7)}}}
-	got := sensitivity(&f.Claims[0], &f.Sensitivity[0], run)
+	got := sensitivity(&f.Claims[0], &f.Sensitivity[0], run, func(int) map[string]claims.CalResult { return nil })
 	want := "spread over `ride.policy` (the experiment's s2; training seeds) over 3 of the full run's 5 seeds (1–3): " +
 		"flips: reproduced → refuted at s2, means 0.6 … 2 [s1 → 2 [1.752, 2.248] (reproduced); s2 → 0.6 [0.3516, 0.8484] (refuted)]"
 	if got != want {
 		t.Errorf("got  %s\nwant %s", got, want)
+	}
+}
+
+// TestCalibrationJudgesFirst: a claim resting on a baseline that misses
+// its paper number is inconclusive on the main run; the calibration table
+// says where the searched setting meets the paper, and the sensitivity
+// line judges the claim there with the baseline calibrated at that value.
+func TestCalibrationJudgesFirst(t *testing.T) {
+	f, err := claims.Parse("x.yaml", []byte(`paper: x
+title: X
+citation: c
+sensitivity:
+  - {experiment: e, param: loss, values: ["0", "1"], guess: "0", why: unstated}
+calibration:
+  - {id: rr, what: RR's rate, where: Fig. 1, experiment: e, metric: rr, unit: "%", paper_value: 10, tolerance: {within_rel: 0.5}, search: loss}
+claims:
+  - {id: a, where: w, claim: c, experiment: e, metric: v, over: rr, paper_value: 2, reproduced: {within_rel: 0.25}, refuted: {at_most: 1}, rests_on: [rr]}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum := func(v, rr float64) any { return map[string]any{"v": v, "rr": rr} }
+	runs := []claimRun{
+		{Name: "e", Main: true, Seeds: 3, First: 1, Full: 3, Summaries: [][]any{{sum(40, 20), sum(42, 21), sum(38, 19)}}},
+		{Name: "e", Param: "loss", Vals: []string{"0", "1"}, Guess: "0", Seeds: 3, First: 1, Full: 3,
+			Summaries: [][]any{{sum(40, 20), sum(42, 21), sum(38, 19)}, {sum(20, 10), sum(21, 10.5), sum(19, 9.5)}}},
+	}
+	p := judge([]*claims.File{f}, runs)
+	r := p[0].Results[0]
+	if r.Verdict != claims.Inconclusive || r.Own != claims.Reproduced || !strings.Contains(strings.Join(r.Why, ";"), "not calibrated: RR's rate is 20 %") {
+		t.Errorf("main run: %v (own %v, why %q), want inconclusive naming the uncalibrated baseline", r.Verdict, r.Own, r.Why)
+	}
+	var b strings.Builder
+	writeCalibration(&b, p[0])
+	for _, want := range []string{"`hetquic reproduce --calibrate --paper x`", "| rr: RR's rate | Fig. 1 | 10 % | 20 [17.52, 22.48] %, 3 seeds (1–3) |", "`loss`: calibrated at 1 [0 → 20; 1 → 10]", "| **no** |",
+		"Across `loss`, 1 calibrates every baseline searched over it"} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("calibration table lacks %q:\n%s", want, b.String())
+		}
+	}
+	if s := p[0].Sens[0][0]; !strings.Contains(s, "flips: inconclusive → reproduced at 1") {
+		t.Errorf("sensitivity line %q: want the claim judged at the calibrated value", s)
+	}
+	if got := calibrationOnly(append(runs, claimRun{Name: "other", Main: true}), []*claims.File{f}); len(got) != 2 {
+		t.Errorf("--calibrate plans %d runs, want the experiment and its search sweep", len(got))
 	}
 }
 
@@ -290,5 +348,134 @@ func TestProgressETA(t *testing.T) {
 	}
 	if p.last["a"] != 20 {
 		t.Errorf("a's last time %g s at 2 workers, want 20 s at 1", p.last["a"])
+	}
+}
+
+// TestReproduceOutDir: without --out each run gets results/reproduce/RUN,
+// and results/reproduce/latest links the newest.
+func TestReproduceOutDir(t *testing.T) {
+	t.Chdir(t.TempDir())
+	now := time.Date(2026, 11, 28, 12, 0, 0, 0, time.UTC)
+	dir, fresh, prev, err := reproduceOut("", now)
+	if err != nil || !fresh || dir != filepath.Join("results", "reproduce", "20261128T120000Z") || prev != filepath.Join("results", "reproduce", "latest", "index.json") {
+		t.Fatalf("default: %q fresh %v prev %q err %v", dir, fresh, prev, err)
+	}
+	if err := linkLatest(dir); err != nil {
+		t.Fatal(err)
+	}
+	if again, _, _, _ := reproduceOut("", now); again == dir {
+		t.Errorf("a second run in the same second reuses %s", dir)
+	}
+	if target, err := os.Readlink(filepath.Join("results", "reproduce", "latest")); err != nil || target != "20261128T120000Z" {
+		t.Errorf("latest links %q (%v)", target, err)
+	}
+}
+
+// TestReproduceOutFlag: --out takes a new or empty directory, or an
+// earlier reproduce's, and refuses one holding anything else.
+func TestReproduceOutFlag(t *testing.T) {
+	t.Chdir(t.TempDir())
+	now := time.Date(2026, 11, 28, 12, 0, 0, 0, time.UTC)
+	if err := os.MkdirAll("foreign", 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join("foreign", "rounds.csv"), []byte("x\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, _, err := reproduceOut("foreign", now); err == nil || !strings.Contains(err.Error(), "not an earlier reproduce's output") {
+		t.Errorf("foreign --out: err %v, want a refusal", err)
+	}
+	if err := os.WriteFile(filepath.Join("foreign", "index.json"), []byte(`{"command": "hetquic reproduce --quick"}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, _, err := reproduceOut("foreign", now); err != nil {
+		t.Errorf("an earlier reproduce page without the mark: %v", err)
+	}
+	if _, _, _, err := reproduceOut("new", now); err != nil {
+		t.Errorf("new --out: %v", err)
+	}
+	if err := os.WriteFile(filepath.Join("new", "index.md"), []byte("# page\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if d, fresh, prev, err := reproduceOut("new", now); err != nil || fresh || d != "new" || prev != filepath.Join("new", "index.json") {
+		t.Errorf("an earlier reproduce's --out: %q fresh %v prev %q err %v", d, fresh, prev, err)
+	}
+}
+
+// TestReproduceCalibrateCommand: --calibrate runs only what the
+// calibrations read, prints their table and writes no page; a claim
+// resting on a calibration that misses is inconclusive on the page.
+func TestReproduceCalibrateCommand(t *testing.T) {
+	dir, out := claimsDir(t, `calibration:
+  - {id: base, what: "the a = 0.8 default's mean TCT", where: Fig. 14, experiment: pcm-ab, metric: 'strategies[label=hetquic-a0.8].mean_tct_ms', unit: ms, paper_value: 1, tolerance: {within_rel: 0.1}}
+claims:
+  - {id: a, where: Fig. 1, claim: c, experiment: pcm-ab, metric: 'strategies[label=hetquic-a0.2].mean_tct_ms', paper_value: 1, reproduced: {at_least: 0}, rests_on: [base]}
+`), t.TempDir()
+	stdout, stderr, code := runCLI(t, "reproduce", "--calibrate", "--claims", dir, "--out", out)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if !strings.Contains(stdout, "| base: the a = 0.8 default's mean TCT | Fig. 14 | 1 ms |") || !strings.Contains(stdout, "| **no** |") {
+		t.Errorf("--calibrate printed %q, want the calibration's row, not calibrated", stdout)
+	}
+	if _, err := os.Stat(filepath.Join(out, "index.md")); err == nil {
+		t.Error("--calibrate wrote a page")
+	}
+	page := t.TempDir()
+	if _, stderr, code := runCLI(t, "reproduce", "--claims", dir, "--out", page); code != 0 {
+		t.Fatalf("page: exit %d: %s", code, stderr)
+	}
+	data, _ := os.ReadFile(filepath.Join(page, "index.md"))
+	if !strings.Contains(string(data), "inconclusive: the baseline is not calibrated: the a = 0.8 default's mean TCT is") {
+		t.Errorf("page lacks the uncalibrated baseline's verdict:\n%s", data)
+	}
+}
+
+// TestSearchVerdicts: a searched setting calibrates the paper's baselines
+// only at a value where every one of them meets the paper.
+func TestSearchVerdicts(t *testing.T) {
+	line := func(ok ...bool) calLine {
+		l := calLine{CalResult: claims.CalResult{Cal: &claims.Calibration{Search: "loss"}}, At: []string{"0", "1", "2"}}
+		for _, o := range ok {
+			l.Search = append(l.Search, claims.CalResult{OK: o})
+		}
+		return l
+	}
+	for _, tc := range []struct {
+		lines []calLine
+		want  string
+	}{
+		{[]calLine{line(false, true, true), line(false, false, true)}, "Across `loss`, 2 calibrates every baseline"},
+		{[]calLine{line(false, true, false), line(false, false, true)}, "Across `loss`, no value calibrates every baseline"},
+		{[]calLine{{CalResult: claims.CalResult{Cal: &claims.Calibration{Search: "loss"}}}}, ""},
+	} {
+		got := strings.Join(searchVerdicts(tc.lines), "\n")
+		if (tc.want == "" && got != "") || !strings.Contains(got, tc.want) {
+			t.Errorf("got %q, want %q", got, tc.want)
+		}
+	}
+}
+
+// TestPruneStale: in an earlier reproduce's directory the steps its page
+// recorded that this run lacks are removed, the others and anything the
+// page did not record stay.
+func TestPruneStale(t *testing.T) {
+	dir := t.TempDir()
+	for _, d := range []string{"a", "a-sweep-x", "mine"} {
+		if err := os.MkdirAll(filepath.Join(dir, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	idx := `{"command": "hetquic reproduce", "runs": [{"dir": "a"}, {"dir": "a-sweep-x"}, {"dir": "../escape"}]}`
+	if err := os.WriteFile(filepath.Join(dir, "index.json"), []byte(idx), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := pruneStale(dir, []string{"a"}); err != nil {
+		t.Fatal(err)
+	}
+	for d, want := range map[string]bool{"a": true, "a-sweep-x": false, "mine": true} {
+		if _, err := os.Stat(filepath.Join(dir, d)); (err == nil) != want {
+			t.Errorf("%s: present %v, want %v", d, err == nil, want)
+		}
 	}
 }

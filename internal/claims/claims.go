@@ -48,6 +48,9 @@ type File struct {
 	// each with why (no experiment yet, needs a testbed): the page prints
 	// them, so a reader sees what is not checked as well as what is.
 	Unclaimed []Unclaimed `yaml:"unclaimed"`
+	// Calibration lists the baselines' own numbers in the paper, checked
+	// on the run before the claims that compare with them are judged.
+	Calibration []Calibration `yaml:"calibration"`
 }
 
 // Unclaimed is a headline result of the paper without a claim.
@@ -127,8 +130,7 @@ type Claim struct {
 	Baseline *Baseline `yaml:"baseline"`
 	// Preconditions are what the claim is about and the run must show (a
 	// handover happens, a queue builds): one that fails makes the claim
-	// "not applicable" to the run, or, for a calibration of the baseline
-	// the claim rests on, "inconclusive".
+	// "not applicable" to the run.
 	Preconditions []Precondition `yaml:"preconditions"`
 	// Deterministic: the experiment has no randomness, so one run is the
 	// value. Without it a single value is "inconclusive": one run of a
@@ -141,6 +143,9 @@ type Claim struct {
 	// opposite: the claim is judged against its own sentence, and the
 	// verdict is "paper inconsistent".
 	Inconsistent *Inconsistent `yaml:"inconsistent"`
+	// RestsOn names the file's calibrations of the baseline the claim
+	// compares with: when one fails the claim is "inconclusive".
+	RestsOn []string `yaml:"rests_on"`
 }
 
 // Measured is a claim's value from a recorded run: one value per run or
@@ -245,7 +250,7 @@ func (f *File) check() error {
 			return fmt.Errorf("sensitivity[%d] (%s): %w", i, sn.Param, err)
 		}
 	}
-	return nil
+	return f.checkCalibrations()
 }
 
 func (sn *Sensitivity) check(f *File) error {
@@ -465,7 +470,7 @@ func Judge(c *Claim, summaries ...any) Result {
 	if err != nil {
 		// A run without the effect may lack the value too (no recovery
 		// to time, a comparator of 0): the failed precondition says why.
-		if unmet, _, uerr := c.unmet(summaries); uerr == nil && len(unmet) > 0 {
+		if unmet, uerr := c.unmet(summaries); uerr == nil && len(unmet) > 0 {
 			r.Verdict, r.Why = NotApplicable, append(unmet, "no value: "+err.Error())
 			return r
 		}

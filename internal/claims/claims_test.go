@@ -267,7 +267,8 @@ func FuzzParse(f *testing.F) {
 }
 
 // trivialClaim is a hit-rate claim whose baseline is round-robin's 25 %
-// by construction and whose preconditions are a queue and a calibration.
+// by construction, whose precondition is a queue and which rests on the
+// calibration of a comparator.
 const trivialClaim = `
 paper: demo
 title: A demo paper
@@ -286,7 +287,9 @@ claims:
     baseline: {what: round-robin over four paths, value: 25}
     preconditions:
       - {what: a queue builds, metric: queue, holds: {at_least: 1}}
-      - {what: the comparator at its paper numbers, metric: cal, holds: {between: [90, 92]}, calibration: true}
+    rests_on: [comparator]
+calibration:
+  - {id: comparator, what: the comparator's own number, where: Fig. 2, experiment: demo-exp, metric: cal, paper_value: 91, tolerance: {within_abs: 1}}
 `
 
 func hitSummaries(t *testing.T, queue, cal float64, hits ...float64) []any {
@@ -325,7 +328,9 @@ func TestJudgeOverrules(t *testing.T) {
 		{"one run", 5, 91, []float64{60}, 15, Inconclusive, Reproduced, "one run"},
 	} {
 		*c.Baseline.Value = tc.base
-		r := Judge(c, hitSummaries(t, tc.queue, tc.cal, tc.hits...)...)
+		sums := hitSummaries(t, tc.queue, tc.cal, tc.hits...)
+		r := Judge(c, sums...)
+		ApplyCalibrations(&r, map[string]CalResult{"comparator": f.Calibration[0].Check(sums...)})
 		if r.Err != nil || r.Verdict != tc.want || r.Own != tc.own || !strings.Contains(strings.Join(r.Why, ";"), tc.why) {
 			t.Errorf("%s: got %v (own %v, why %q, err %v), want %v (own %v) saying %q", tc.name, r.Verdict, r.Own, r.Why, r.Err, tc.want, tc.own, tc.why)
 		}
@@ -348,5 +353,52 @@ func TestJudgeInconsistent(t *testing.T) {
 	r := Judge(c, summary(t, `{"rows":[{"label":"old","speed":10},{"label":"new","speed":20}]}`), summary(t, `{"rows":[{"label":"old","speed":10},{"label":"new","speed":20.2}]}`), summary(t, `{"rows":[{"label":"old","speed":10},{"label":"new","speed":19.8}]}`))
 	if r.Verdict != PaperInconsistent || r.Own != Reproduced || !strings.Contains(r.Why[0], "l. 679") {
 		t.Errorf("got %v (own %v, why %q), want paper inconsistent (own reproduced) naming the other sentence", r.Verdict, r.Own, r.Why)
+	}
+}
+
+// TestCalibrationCheck: a calibration holds when the mean over seeds lies
+// within its tolerance of the paper's number; a claim resting on a failed
+// one is inconclusive and names it, a not-applicable claim stays so.
+func TestCalibrationCheck(t *testing.T) {
+	f, err := Parse("demo.yaml", []byte(trivialClaim))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cal := &f.Calibration[0]
+	for _, tc := range []struct {
+		cal float64
+		ok  bool
+	}{{91, true}, {90, true}, {92.5, false}, {79, false}} {
+		if got := cal.Check(hitSummaries(t, 5, tc.cal, 60, 61)...); got.OK != tc.ok || got.Value != tc.cal {
+			t.Errorf("cal %g: ok %v (value %g), want %v", tc.cal, got.OK, got.Value, tc.ok)
+		}
+	}
+	if got := cal.Check(summary(t, `{}`)); got.OK || got.Err == nil || !strings.Contains(got.Line(), "could not be calibrated") {
+		t.Errorf("missing metric: ok %v, err %v, line %q; want a failed calibration naming why", got.OK, got.Err, got.Line())
+	}
+	r := Result{Claim: &f.Claims[0], Verdict: NotApplicable}
+	ApplyCalibrations(&r, map[string]CalResult{"comparator": cal.Check(hitSummaries(t, 0, 79, 60)...)})
+	if r.Verdict != NotApplicable {
+		t.Errorf("not applicable claim on a failed calibration: %v, want it to stay not applicable", r.Verdict)
+	}
+}
+
+// TestCalibrationParse: a calibration needs the paper's number and an
+// experiment of the file; a claim rests only on the file's calibrations.
+func TestCalibrationParse(t *testing.T) {
+	for _, tc := range []struct{ from, to, want string }{
+		{"rests_on: [comparator]", "rests_on: [other]", `"other" is not a calibration`},
+		{"experiment: demo-exp, metric: cal", "experiment: nope, metric: cal", "not the experiment of a claim"},
+		{"paper_value: 91, tolerance", "tolerance", "paper_value: missing"},
+		{"what: the comparator's own number, where: Fig. 2,", "what: the comparator's own number,", "what and where"},
+		{"tolerance: {within_abs: 1}", "tolerance: {within_abs: 1}, search: x.y", "not a sensitivity setting"},
+	} {
+		src := strings.Replace(trivialClaim, tc.from, tc.to, 1)
+		if src == trivialClaim {
+			t.Fatalf("%q not in the demo file", tc.from)
+		}
+		if _, err := Parse("demo.yaml", []byte(src)); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s → %s: err %v, want one saying %q", tc.from, tc.to, err, tc.want)
+		}
 	}
 }

@@ -28,11 +28,6 @@ type Precondition struct {
 	Over   string    `yaml:"over"`
 	Scale  *float64  `yaml:"scale"`
 	Holds  Condition `yaml:"holds"`
-	// Calibration marks the calibration of the baseline the claim is
-	// judged against (LEAP at the thesis's own LEAP numbers): when it
-	// fails the claim is "inconclusive", as its comparator is not the
-	// paper's, rather than "not applicable".
-	Calibration bool `yaml:"calibration"`
 }
 
 // Inconsistent is the paper's other sentence that states the opposite of
@@ -116,14 +111,14 @@ func (p *Precondition) check(measured bool) error {
 
 // decide sets the interval and the verdict of a measured result: the
 // interval's own verdict (Own), then, in this order, a failed
-// precondition (not applicable), an uncalibrated baseline or one run of a
-// random experiment (inconclusive), a baseline the interval cannot be told
+// precondition (not applicable), one run of a random experiment
+// (inconclusive), a baseline the interval cannot be told
 // from (not a test), the paper's contradiction (paper inconsistent).
 func (c *Claim) decide(r *Result, summaries []any) {
 	r.Lo, r.Hi = c.interval(r.Value, r.CI)
 	r.Own = c.Verdict(r.Lo, r.Hi)
 	r.Verdict = r.Own
-	unmet, calib, err := c.unmet(summaries)
+	unmet, err := c.unmet(summaries)
 	if err == nil && c.Baseline != nil {
 		r.Base, err = c.baseline(summaries)
 	}
@@ -134,8 +129,6 @@ func (c *Claim) decide(r *Result, summaries []any) {
 	switch {
 	case len(unmet) > 0:
 		r.Verdict, r.Why = NotApplicable, unmet
-	case len(calib) > 0:
-		r.Verdict, r.Why = Inconclusive, calib
 	case r.Base != nil && r.Own == Reproduced && c.Reproduced.inside(r.Base.Value):
 		r.Verdict = NotATest
 		r.Why = []string{c.trivialWhy(r)}
@@ -166,25 +159,19 @@ func (c *Claim) interval(value, ci float64) (lo, hi float64) {
 }
 
 // unmet lists the preconditions that fail in the run: the facts the claim
-// presumes (not applicable), and the baseline's calibrations.
-func (c *Claim) unmet(summaries []any) (facts, calib []string, err error) {
+// presumes.
+func (c *Claim) unmet(summaries []any) ([]string, error) {
+	var facts []string
 	for _, p := range c.Preconditions {
 		m, err := measure(p.Metric, p.Over, p.Scale, summaries)
 		if err != nil {
-			return nil, nil, fmt.Errorf("precondition %q: %w", p.What, err)
+			return nil, fmt.Errorf("precondition %q: %w", p.What, err)
 		}
-		if p.Holds.Holds(m.value) {
-			continue
+		if !p.Holds.Holds(m.value) {
+			facts = append(facts, fmt.Sprintf("precondition failed: %s (%s is %s, needs %s)", oneLine(p.What), p.Metric, fmtNum(m.value), p.Holds.String()))
 		}
-		line := fmt.Sprintf("precondition failed: %s (%s is %s, needs %s)", oneLine(p.What), p.Metric, fmtNum(m.value), p.Holds.String())
-		if p.Calibration {
-			line = fmt.Sprintf("the baseline is not calibrated: %s (%s is %s, needs %s)", oneLine(p.What), p.Metric, fmtNum(m.value), p.Holds.String())
-			calib = append(calib, line)
-			continue
-		}
-		facts = append(facts, line)
 	}
-	return facts, calib, nil
+	return facts, nil
 }
 
 // baseline scores the claim's baseline: its value, or its metric's mean
