@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -78,29 +77,6 @@ func TestExpListWholeDescriptions(t *testing.T) {
 	}
 	if cut == 0 {
 		t.Fatal("no built-in description has a second sentence: the test checks nothing")
-	}
-}
-
-// Ctrl-C stops a run, says "interrupted" and exits 130. The signal goes
-// once the run has said it started (its header line), not after a sleep
-// that a loaded machine may outlast before main installs its handler.
-func TestInterruptExits130(t *testing.T) {
-	cmd := exec.Command(hetquicBin, "exp", "run", "pcm-table5", "--seeds", "10000", "--out", t.TempDir())
-	var errb lockedBuffer
-	cmd.Stderr = &errb
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	errb.waitLine(t, "experiment pcm-table5")
-	cmd.Process.Signal(os.Interrupt)
-	err := cmd.Wait()
-	lines := strings.Split(strings.TrimSpace(errb.String()), "\n")
-	var ee *exec.ExitError
-	if !errors.As(err, &ee) || ee.ExitCode() != 130 || lines[len(lines)-1] != "hetquic: interrupted" {
-		t.Fatalf("after SIGINT: %v, stderr %q; want exit 130 and hetquic: interrupted last", err, errb.String())
-	}
-	if exitCode(context.Canceled, false, &bytes.Buffer{}) != 1 || exitCode(badInput(errors.New("x")), false, &bytes.Buffer{}) != 2 {
-		t.Error("exit codes without a signal are not 1 and 2")
 	}
 }
 

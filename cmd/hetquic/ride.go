@@ -47,7 +47,7 @@ A is -1 (skip the tile) or a path index. A bad request is answered
 }
 
 func rideEval(ctx context.Context, args []string) error {
-	fs := newFlagSet("ride eval", "ride eval [--policy FILE] [--baselines=false] [--video V] [--frames N] [--seed S] [--workers N] [--out DIR] [--md | --json]",
+	fs := newFlagSet("ride eval", "ride eval [--policy FILE] [--baselines=false] [--video V] [--frames N] [--seed S] [--workers N] [--out DIR] [--md | --json] [--quiet]",
 		`Plays the test video (video 4) with RIDE's exported actor (--policy, a
 hetquic-ride-mlp/1 JSON file from python -m hetquic_rl.train) and with RR,
 minRTT and Peekaboo, each on the same simulated network, and writes
@@ -63,6 +63,7 @@ validation video, which chooses among trained policies.`)
 	asJSON := fs.Bool("json", false, "print the per-policy summary (JSON) and write no files")
 	baselines := fs.Bool("baselines", true, "play RR, minRTT and Peekaboo too (false: only --policy, e.g. to choose among checkpoints)")
 	workers := fs.Int("workers", 0, "policies played at once (default: one per CPU); results do not depend on it")
+	quiet := fs.Bool("quiet", false, "no progress output on stderr")
 	video := fs.Int("video", env.TestVideo, fmt.Sprintf("video to play: %d test, %d validation, 0–3 training", env.TestVideo, env.ValidationVideo))
 	if err := parseFlags(fs, args); err != nil {
 		return err
@@ -103,7 +104,12 @@ validation video, which chooses among trained policies.`)
 	if len(pols) == 0 {
 		return badInput(fmt.Errorf("ride eval: --baselines=false without --policy leaves nothing to play"))
 	}
-	ms, err := report.Evaluate(ctx, report.Config{Seed: *seed, Frames: *frames, Video: video}, pols, runner.Options{Workers: *workers})
+	opt := runner.Options{Workers: *workers}
+	if !*md && !*quiet {
+		opt.Progress, opt.Name = os.Stderr, "ride eval"
+		fmt.Fprintf(os.Stderr, "ride eval: %s on video %d, seed %d, %s\n", policyNames(pols), *video, *seed, framesText(*frames))
+	}
+	ms, err := report.Evaluate(ctx, report.Config{Seed: *seed, Frames: *frames, Video: video}, pols, opt)
 	if err != nil {
 		return err
 	}
@@ -125,4 +131,21 @@ validation video, which chooses among trained policies.`)
 	}
 	fmt.Printf("\nwrote %d files to %s (open %s)\n", len(files), *out, filepath.Join(*out, "report.md"))
 	return nil
+}
+
+// policyNames lists the policies an evaluation plays, for its first line.
+func policyNames(pols []ride.Policy) string {
+	names := make([]string, len(pols))
+	for i, p := range pols {
+		names[i] = p.Name()
+	}
+	return strings.Join(names, ", ")
+}
+
+// framesText is --frames for a reader (0 plays the whole video).
+func framesText(frames int) string {
+	if frames == 0 {
+		return "all frames"
+	}
+	return fmt.Sprintf("%d frames", frames)
 }

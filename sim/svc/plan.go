@@ -49,10 +49,10 @@ func LoadPlan(fsys fs.FS, name string) (*Plan, error) {
 // run's result depends only on its point, AP spacing, variant and seed, so
 // it is the same in any shard and with any number of workers.
 func RunShard(ctx context.Context, p *Plan, shard sweep.Shard, opt runner.Options) (map[int]*Result, error) {
-	return p.RunShard(ctx, shard, opt, nil, func(_ context.Context, pi, r int) (*Result, error) {
+	return p.RunShard(ctx, shard, opt, nil, func(ctx context.Context, pi, r int) (*Result, error) {
 		s := p.Specs[pi]
 		jb := s.jobs()[r]
-		res, err := s.run(jb)
+		res, err := s.run(ctx, jb)
 		if err != nil {
 			return nil, fmt.Errorf("%s%s seed %d: %w", p.PointPrefix(pi), jb.v.Label, jb.seed, err)
 		}
