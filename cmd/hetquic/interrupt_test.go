@@ -63,9 +63,9 @@ func TestInterrupt(t *testing.T) {
 		}
 	})
 	if measure && !t.Failed() {
-		fmt.Println("| command | SIGINT to exit |\n|---|---|")
+		fmt.Println("| what | command | SIGINT to exit |\n|---|---|---|")
 		for i, c := range interruptCases {
-			fmt.Printf("| `hetquic %s` | %.0f ms |\n", strings.Join(c.args[:2], " "), took[i].Seconds()*1000)
+			fmt.Printf("| %s | `hetquic %s` | %.0f ms |\n", c.name, strings.Join(c.args, " "), took[i].Seconds()*1000)
 		}
 	}
 }
