@@ -169,8 +169,41 @@ func TestDemoPrintsTheREADMETable(t *testing.T) {
 	if !ok || !strings.Contains(block, "| strategy |") {
 		t.Fatal("README.md has no pcm-table5 block")
 	}
-	stdout, stderr, code := runCLI(t, "demo", "--out", t.TempDir())
+	out := t.TempDir()
+	stdout, stderr, code := runCLI(t, "demo", "--out", out)
 	if code != 0 || !strings.Contains(stdout, strings.TrimSpace(block)) {
 		t.Fatalf("demo (exit %d) does not print the README's table:\n%s\n%s", code, stdout, stderr)
+	}
+	checkDemoSizes(t, out)
+}
+
+// demoFileLimit bounds each file the demo writes: a reader opens a figure
+// in a browser and downloads the results, so no file should be the 14 MB
+// CSV or 2 MB SVG it once wrote (the rounds are gzipped, the figures
+// drawn at the detail a reader can see).
+const demoFileLimit = 3 << 20
+
+// demoSVGLimit bounds each SVG: a figure of a few panels of 1000 rounds
+// needs some hundred kilobytes, not megabytes.
+const demoSVGLimit = 400 << 10
+
+func checkDemoSizes(t *testing.T, dir string) {
+	t.Helper()
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		info, err := e.Info()
+		if err != nil {
+			t.Fatal(err)
+		}
+		limit := int64(demoFileLimit)
+		if strings.HasSuffix(e.Name(), ".svg") {
+			limit = demoSVGLimit
+		}
+		if info.Size() > limit {
+			t.Errorf("demo wrote %s of %d bytes, over %d", e.Name(), info.Size(), limit)
+		}
 	}
 }
