@@ -135,6 +135,13 @@ func SweepOutcome(p *Plan, sum *SweepSummary) *sweep.Outcome {
 		Cell:   func(pi, si int) string { r := row(pi, si); return f2(r.IRPct) + " / " + f2(r.MeanQuality) },
 		Setup:  fmt.Sprintf("%d seed(s) a point, %g s each.", first.Seeds, first.DurationS),
 	}
+	if first.Seeds > 1 {
+		o.SpreadLabel = fmt.Sprintf("95 %% interval of the mean over %d seeds", first.Seeds)
+		o.Spread = func(pi, si int) (float64, float64) {
+			r := row(pi, si)
+			return r.IRPct - r.IRCI95Pct, r.IRPct + r.IRCI95Pct
+		}
+	}
 	for _, r := range sum.Points[0].Data.Rows {
 		label := r.Label
 		if r.SpacingM > 0 {
