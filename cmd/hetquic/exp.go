@@ -309,15 +309,11 @@ func (d delivery) deliver(ctx context.Context, o *mode.Outcome) error {
 		}
 		return results.WriteTables(os.Stdout, o.Tables)
 	}
-	dir, files, err := writeTo(ctx, o, d.dir, d.experiment)
+	files, err := d.write(ctx, o)
 	if err != nil {
 		return err
 	}
-	if d.fresh {
-		if err := linkLatest(dir); err != nil {
-			fmt.Fprintf(os.Stderr, "hetquic: %s/%s not updated: %v\n", filepath.Dir(dir), latestLink, err)
-		}
-	}
+	dir := d.dir
 	if d.json {
 		results.Stamp(o.Summary)
 		data, err := results.MarshalSummary(o.Summary)
@@ -338,20 +334,46 @@ func (d delivery) deliver(ctx context.Context, o *mode.Outcome) error {
 	return nil
 }
 
+// write writes o's files into d.dir and, when it is a fresh run directory,
+// links results/NAME/latest to it; a fresh directory left empty by a
+// failed write is removed.
+func (d delivery) write(ctx context.Context, o *mode.Outcome) ([]string, error) {
+	_, files, err := writeTo(ctx, o, d.dir, d.experiment)
+	if err != nil {
+		if d.fresh {
+			os.Remove(d.dir)
+		}
+		return nil, err
+	}
+	if d.fresh {
+		if err := linkLatest(d.dir); err != nil {
+			fmt.Fprintf(os.Stderr, "hetquic: %s/%s not updated: %v\n", filepath.Dir(d.dir), latestLink, err)
+		}
+	}
+	return files, nil
+}
+
 // prepareOut is where a run writes, settled before it runs: --out (claimed:
 // writable, and new, empty or this experiment's), nothing for --md without
 // --out, else a fresh results/NAME/RUN (fresh: the caller links latest).
 func prepareOut(out, name string, mdOnly bool) (dir string, fresh bool, err error) {
-	switch {
-	case out != "":
-		if err := claimOutDir(out, name); err != nil {
+	if mdOnly && out == "" {
+		return "", false, nil
+	}
+	return prepareOutAs(out, name, name)
+}
+
+// prepareOutAs is prepareOut for a command whose results directory,
+// results/DIRNAME/RUN, is named otherwise than the experiment its
+// summary.json records (ride eval: results/ride-eval, "ride eval").
+func prepareOutAs(out, dirName, experiment string) (dir string, fresh bool, err error) {
+	if out != "" {
+		if err := claimOutDir(out, experiment, dirName); err != nil {
 			return "", false, badInput(err)
 		}
 		return out, false, nil
-	case mdOnly:
-		return "", false, nil
 	}
-	dir, err = newRunDir(name, time.Now())
+	dir, err = newRunDir(dirName, time.Now())
 	return dir, err == nil, err
 }
 

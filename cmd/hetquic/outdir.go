@@ -61,9 +61,10 @@ func linkLatest(dir string) error {
 // claimOutDir makes --out DIR ready before any run, so that a directory
 // that cannot be written fails at once: it creates DIR, checks that a file
 // can be written there, and refuses a directory holding anything but an
-// earlier result of experiment name (entries that exp slurm's shards and
+// earlier result of experiment name, whose own runs go under
+// results/DIRNAME (entries that exp slurm's shards and
 // logs use, and dot files, do not count).
-func claimOutDir(dir, name string) error {
+func claimOutDir(dir, name, dirName string) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("--out: %w", err)
 	}
@@ -91,7 +92,7 @@ func claimOutDir(dir, name string) error {
 		if owner != "" {
 			what = "the results of experiment " + owner
 		}
-		return fmt.Errorf("--out: %s is not empty and holds %s, not an earlier run of %s: give a new or empty directory (or leave --out out: results/%s/RUN)", dir, what, name, name)
+		return fmt.Errorf("--out: %s is not empty and holds %s, not an earlier run of %s: give a new or empty directory (or leave --out out: results/%s/RUN)", dir, what, name, dirName)
 	}
 	return nil
 }

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/hetquic/hetquic/internal/mode"
 	"github.com/hetquic/hetquic/internal/results"
 	"github.com/hetquic/hetquic/internal/runner"
 	"github.com/hetquic/hetquic/ride"
@@ -58,7 +59,7 @@ validation video, which chooses among trained policies.`)
 	policy := fs.String("policy", "", "RIDE weights (JSON); empty: baselines only")
 	frames := fs.Int("frames", 0, "frames of the test video (0: all 1800)")
 	seed := fs.Uint64("seed", 1, "seed of the network, the user's head movement and Peekaboo")
-	out := fs.String("out", "results/ride-eval", "output directory")
+	out := fs.String("out", "", "output directory: new, empty or an earlier ride eval's (default results/ride-eval/RUN, linked by results/ride-eval/latest)")
 	md := fs.Bool("md", false, "print the per-policy and claims tables (markdown) and write no files")
 	asJSON := fs.Bool("json", false, "print the per-policy summary (JSON) and write no files")
 	baselines := fs.Bool("baselines", true, "play RR, minRTT and Peekaboo too (false: only --policy, e.g. to choose among checkpoints)")
@@ -104,34 +105,62 @@ validation video, which chooses among trained policies.`)
 	if len(pols) == 0 {
 		return badInput(fmt.Errorf("ride eval: --baselines=false without --policy leaves nothing to play"))
 	}
+	d := delivery{experiment: rideEvalName}
+	if !*md && !*asJSON {
+		if err := checkOutDir(*out); err != nil {
+			return badInput(err)
+		}
+		var err error
+		if d.dir, d.fresh, err = prepareOutAs(*out, "ride-eval", rideEvalName); err != nil {
+			return err
+		}
+	}
 	opt := runner.Options{Workers: *workers}
 	if !*md && !*quiet {
 		opt.Progress, opt.Name = os.Stderr, "ride eval"
 		fmt.Fprintf(os.Stderr, "ride eval: %s on video %d, seed %d, %s\n", policyNames(pols), *video, *seed, framesText(*frames))
 	}
+	if d.dir != "" && !*quiet {
+		fmt.Fprintf(os.Stderr, "writing to %s\n", d.dir)
+	}
 	ms, err := report.Evaluate(ctx, report.Config{Seed: *seed, Frames: *frames, Video: video}, pols, opt)
 	if err != nil {
+		if d.fresh {
+			os.Remove(d.dir) // the evaluation's own directory, still empty
+		}
 		return err
 	}
+	sum := report.Summarize(results.NewHeader(rideEvalName, "ride", []uint64{*seed}), *frames, ms)
 	switch {
 	case *asJSON:
 		enc := json.NewEncoder(os.Stdout)
 		enc.SetIndent("", "  ")
-		return enc.Encode(report.Summarize(results.NewHeader("ride eval", "ride", []uint64{*seed}), *frames, ms))
+		return enc.Encode(sum)
 	case *md:
 		return results.WriteTables(os.Stdout, report.Tables(ms))
 	}
 	header := fmt.Sprintf("Command: `hetquic ride eval %s`. Video %d, seed %d, frames %d (0: all).", strings.Join(args, " "), *video, *seed, *frames)
-	files, err := report.Write(*out, ms, header)
+	o := &mode.Outcome{Write: func(_ context.Context, dir string) ([]string, error) {
+		files, err := report.Write(dir, ms, header)
+		if err != nil {
+			return nil, err
+		}
+		f := filepath.Join(dir, "summary.json")
+		return append(files, f), results.WriteSummaryFile(f, &sum)
+	}}
+	files, err := d.write(ctx, o)
 	if err != nil {
 		return err
 	}
 	if err := results.WriteTables(os.Stdout, report.Tables(ms)); err != nil {
 		return err
 	}
-	fmt.Printf("\nwrote %d files to %s (open %s)\n", len(files), *out, filepath.Join(*out, "report.md"))
+	fmt.Printf("\nwrote %d files to %s (open %s)\n", len(files), d.dir, filepath.Join(d.dir, "report.md"))
 	return nil
 }
+
+// rideEvalName is what ride eval's summary.json names as its experiment.
+const rideEvalName = "ride eval"
 
 // policyNames lists the policies an evaluation plays, for its first line.
 func policyNames(pols []ride.Policy) string {
