@@ -69,48 +69,18 @@ validation video, which chooses among trained policies.`)
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	if fs.NArg() > 0 {
-		return badInput(fmt.Errorf("ride eval: unexpected argument %q", fs.Arg(0)))
+	if err := checkRideEvalFlags(fs.Args(), *frames, *workers, *video); err != nil {
+		return badInput(err)
 	}
-	if *frames < 0 {
-		return badInput(fmt.Errorf("ride eval: --frames %d must be ≥ 0", *frames))
-	}
-	if *workers < 0 {
-		return badInput(fmt.Errorf("ride eval: --workers %d is negative", *workers))
-	}
-	if *video < 0 || *video >= env.Videos {
-		return badInput(fmt.Errorf("ride eval: --video %d: want 0…%d", *video, env.Videos-1))
-	}
-	var pols []ride.Policy
-	if *policy != "" {
-		f, err := os.Open(*policy)
-		if err != nil {
-			return badInput(err)
-		}
-		m, err := ride.ReadMLP(f)
-		f.Close()
-		if err != nil {
-			return badInput(fmt.Errorf("%s: %w", *policy, err))
-		}
-		m.Label = "ride"
-		pols = append(pols, m)
-	}
-	if *baselines {
-		base, err := report.Baselines(*seed)
-		if err != nil {
-			return err
-		}
-		pols = append(pols, base...)
-	}
-	if len(pols) == 0 {
-		return badInput(fmt.Errorf("ride eval: --baselines=false without --policy leaves nothing to play"))
+	pols, err := ridePolicies(*policy, *baselines, *seed)
+	if err != nil {
+		return err
 	}
 	d := delivery{experiment: rideEvalName}
 	if !*md && !*asJSON {
 		if err := checkOutDir(*out); err != nil {
 			return badInput(err)
 		}
-		var err error
 		if d.dir, d.fresh, err = prepareOutAs(*out, "ride-eval", rideEvalName); err != nil {
 			return err
 		}
@@ -140,13 +110,64 @@ validation video, which chooses among trained policies.`)
 		return results.WriteTables(os.Stdout, report.Tables(ms))
 	}
 	header := fmt.Sprintf("Command: `hetquic ride eval %s`. Video %d, seed %d, frames %d (0: all).", strings.Join(args, " "), *video, *seed, *frames)
+	return deliverRideEval(ctx, d, ms, &sum, header)
+}
+
+// checkRideEvalFlags refuses ride eval's operands and out-of-range flags.
+func checkRideEvalFlags(operands []string, frames, workers, video int) error {
+	switch {
+	case len(operands) > 0:
+		return fmt.Errorf("ride eval: unexpected argument %q", operands[0])
+	case frames < 0:
+		return fmt.Errorf("ride eval: --frames %d must be ≥ 0", frames)
+	case workers < 0:
+		return fmt.Errorf("ride eval: --workers %d is negative", workers)
+	case video < 0 || video >= env.Videos:
+		return fmt.Errorf("ride eval: --video %d: want 0…%d", video, env.Videos-1)
+	}
+	return nil
+}
+
+// ridePolicies are the policies ride eval plays: the actor in file (none
+// when empty) and, with baselines, RR, minRTT and Peekaboo.
+func ridePolicies(file string, baselines bool, seed uint64) ([]ride.Policy, error) {
+	var pols []ride.Policy
+	if file != "" {
+		f, err := os.Open(file)
+		if err != nil {
+			return nil, badInput(err)
+		}
+		m, err := ride.ReadMLP(f)
+		f.Close()
+		if err != nil {
+			return nil, badInput(fmt.Errorf("%s: %w", file, err))
+		}
+		m.Label = "ride"
+		pols = append(pols, m)
+	}
+	if baselines {
+		base, err := report.Baselines(seed)
+		if err != nil {
+			return nil, err
+		}
+		pols = append(pols, base...)
+	}
+	if len(pols) == 0 {
+		return nil, badInput(fmt.Errorf("ride eval: --baselines=false without --policy leaves nothing to play"))
+	}
+	return pols, nil
+}
+
+// deliverRideEval writes the evaluation's figures, CSVs, report and
+// summary.json into d's directory and prints its table.
+func deliverRideEval(ctx context.Context, d delivery, ms []env.Metrics, sum *report.Summary, header string) error {
 	o := &mode.Outcome{Write: func(_ context.Context, dir string) ([]string, error) {
 		files, err := report.Write(dir, ms, header)
 		if err != nil {
 			return nil, err
 		}
 		f := filepath.Join(dir, "summary.json")
-		return append(files, f), results.WriteSummaryFile(f, &sum)
+		return append(files, f), results.WriteSummaryFile(f, sum)
 	}}
 	files, err := d.write(ctx, o)
 	if err != nil {
