@@ -56,3 +56,19 @@ func TestWritersKeepRunsApart(t *testing.T) {
 		})
 	}
 }
+
+// emu measure runs its measurements one at a time with progress on stderr
+// and prints each mode's results in the order the modes were given.
+func TestEmuMeasureProgressAndOrder(t *testing.T) {
+	stdout, stderr, code := runCLI(t, "emu", "measure", "--mode", "loss,delay", "--loss", "0.01", "--count", "200", "--delay-ms", "1", "--duration", "200ms")
+	if code != 0 {
+		t.Fatalf("emu measure: %d %s", code, stderr)
+	}
+	lines := strings.Split(strings.TrimSpace(stdout), "\n")
+	if len(lines) != 2 || !strings.Contains(lines[0], `"loss"`) || !strings.Contains(lines[1], `"delay"`) {
+		t.Errorf("results %q: want the loss measurement, then the delay one", lines)
+	}
+	if !strings.Contains(stderr, "emu measure: 2/2 runs") {
+		t.Errorf("no progress on stderr: %q", stderr)
+	}
+}
