@@ -346,8 +346,8 @@ func (d delivery) write(ctx context.Context, o *mode.Outcome) ([]string, error) 
 		return nil, err
 	}
 	if d.fresh {
-		if err := linkLatest(d.dir); err != nil {
-			fmt.Fprintf(os.Stderr, "hetquic: %s/%s not updated: %v\n", filepath.Dir(d.dir), latestLink, err)
+		if err := results.LinkLatest(d.dir); err != nil {
+			fmt.Fprintf(os.Stderr, "hetquic: %s/%s not updated: %v\n", filepath.Dir(d.dir), results.LatestLink, err)
 		}
 	}
 	return files, nil
@@ -368,12 +368,12 @@ func prepareOut(out, name string, mdOnly bool) (dir string, fresh bool, err erro
 // summary.json records (ride eval: results/ride-eval, "ride eval").
 func prepareOutAs(out, dirName, experiment string) (dir string, fresh bool, err error) {
 	if out != "" {
-		if err := claimOutDir(out, experiment, dirName); err != nil {
+		if err := results.ClaimOutDir(out, experiment, dirName); err != nil {
 			return "", false, badInput(err)
 		}
 		return out, false, nil
 	}
-	dir, err = newRunDir(dirName, time.Now())
+	dir, err = results.NewRunDir(dirName, time.Now())
 	return dir, err == nil, err
 }
 

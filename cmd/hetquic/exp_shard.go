@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/hetquic/hetquic/internal/mode"
+	"github.com/hetquic/hetquic/internal/results"
 	"github.com/hetquic/hetquic/internal/runner"
 	"github.com/hetquic/hetquic/internal/sweep"
 )
@@ -130,7 +131,7 @@ func expSlurm(_ context.Context, args []string) error {
 		}
 	}
 	if *out == "" { // a run directory of its own, named when the script is written
-		*out = filepath.Join("results", l.env.Name, time.Now().UTC().Format(runStampLayout))
+		*out = filepath.Join("results", l.env.Name, time.Now().UTC().Format(results.RunStampLayout))
 	}
 	if *shards > total {
 		return badInput(fmt.Errorf("exp slurm: --shards %d is more than the experiment's %d runs", *shards, total))
