@@ -14,8 +14,9 @@ import (
 )
 
 // interruptCase is one long-running command that Ctrl-C must stop: its
-// arguments (OUT stands for a fresh directory) and the stderr text that says
-// it has started its work, after which the signal goes.
+// arguments (OUT stands for a fresh directory; without --out it runs in an
+// empty one) and the stderr text that says it has started its work, after
+// which the signal goes.
 type interruptCase struct {
 	name   string
 	args   []string
@@ -31,6 +32,7 @@ type interruptCase struct {
 // would run on for minutes and time the test out.
 var interruptCases = []interruptCase{
 	{"exp run offline", []string{"exp", "run", "pcm-table5", "--seeds", "10000", "--out", "OUT"}, "experiment pcm-table5", false},
+	{"exp run, own directory", []string{"exp", "run", "pcm-table5", "--seeds", "10000"}, "writing to", false},
 	{"exp run sim", []string{"exp", "run", "sim-urban", "--seeds", "1", "--workers", "1", "--set", "duration_s=100000", "--set", "app.size_mb=100000", "--out", "OUT"}, "writing to", false},
 	{"sim run", []string{"sim", "run", "sim-urban", "--seeds", "1", "--workers", "1", "--set", "duration_s=100000", "--set", "app.size_mb=100000", "--out", "OUT"}, "writing to", false},
 	{"exp run video", []string{"exp", "run", "qcmab-fig4-9", "--seeds", "1", "--workers", "1", "--set", "duration_s=3600", "--out", "OUT"}, "writing to", false},
@@ -46,7 +48,7 @@ const measureInterruptEnv = "HETQUIC_INTERRUPT_MEASURE"
 
 // Ctrl-C stops every long command, inside a run too: it says "hetquic:
 // interrupted" last, exits 130 and leaves no results that look complete (no
-// summary.json or report.md in --out). The signal goes once the command has
+// summary.json or report.md in --out, no results/NAME/RUN of its own). The signal goes once the command has
 // said it started, not after a sleep that a loaded machine may outlast
 // before main installs its handler.
 func TestInterrupt(t *testing.T) {
@@ -79,6 +81,7 @@ func interrupt(t *testing.T, c interruptCase) time.Duration {
 		args[i] = strings.ReplaceAll(a, "OUT", out)
 	}
 	cmd := exec.Command(hetquicBin, args...)
+	cmd.Dir = t.TempDir() // where a run without --out makes results/NAME/RUN
 	var errb lockedBuffer
 	cmd.Stderr = &errb
 	if err := cmd.Start(); err != nil {
@@ -112,6 +115,9 @@ func interrupt(t *testing.T, c interruptCase) time.Duration {
 		if _, err := os.Stat(filepath.Join(out, f)); err == nil {
 			t.Errorf("an interrupted run left %s in %s, as if it had finished", f, out)
 		}
+	}
+	if runs, _ := filepath.Glob(filepath.Join(cmd.Dir, "results", "*", "*")); len(runs) > 0 {
+		t.Errorf("an interrupted run left %v: its own directory (or a latest link to it)", runs)
 	}
 	return took
 }
