@@ -8,13 +8,19 @@ import (
 	"github.com/hetquic/hetquic/internal/results"
 )
 
-// WriteRounds writes rounds.csv into d: one line per round of every run,
+// RoundsFile holds every round of every run. It is gzipped: the demo's
+// 14 strategies × 20 seeds × 1000 rounds are 14 MB of CSV, 2.4 MB
+// compressed, and pandas, R and zcat read it as it is. Every number the
+// summary and figures are computed from is in it.
+const RoundsFile = "rounds.csv.gz"
+
+// WriteRounds writes RoundsFile into d: one line per round of every run,
 // with
 //
 //	round, strategy, seed, path, size_bytes, tct_ms,
 //	regret (cumulative pseudo-regret after the round), hit (1 on a best path).
 func WriteRounds(d *results.Dir, r *Result) error {
-	c, err := d.CreateCSV("rounds.csv", "round", "strategy", "seed", "path", "size_bytes", "tct_ms", "regret", "hit")
+	c, err := d.CreateCSV(RoundsFile, "round", "strategy", "seed", "path", "size_bytes", "tct_ms", "regret", "hit")
 	if err != nil {
 		return err
 	}
@@ -37,7 +43,7 @@ func WriteRounds(d *results.Dir, r *Result) error {
 	return c.Close()
 }
 
-// WriteAll writes rounds.csv, summary.json, the figures (PNG and SVG) and
+// WriteAll writes RoundsFile, summary.json, the figures (PNG and SVG) and
 // report.md into dir, and returns the files written.
 func WriteAll(ctx context.Context, dir string, r *Result, s *Summary) ([]string, error) {
 	d, err := results.Create(dir)

@@ -218,30 +218,24 @@ func pathTicks(paths []string) plot.ConstantTicks {
 // × 14 strategies as markers made 2 MB).
 const chosenRunGlyphs = 2
 
-// addChosenPaths adds path[t] (round t+1) to p: a marker per round of a
-// short stay on a path, a bar per long one.
+// chosenColumns is how many columns of markers a panel of the chosen-path
+// figure holds: a panel is about 270 pt wide and a marker 2.6 pt across,
+// so 100 columns set markers side by side: as dense as a reader can tell
+// them apart, and the thinned panel looks like one with a marker per round.
+const chosenColumns = 100
+
+// addChosenPaths adds path[t] (round t+1) to p at the detail a reader can
+// see: the rounds fall into chosenColumns columns, and each path gets a bar
+// over every stretch of more than chosenRunGlyphs columns it held whole,
+// and a marker (at its first round there) in every other column it was
+// chosen in. With at most chosenColumns rounds a column is a round: a
+// marker per round of a short stay, a bar per long one. Every path a
+// strategy tried stays visible, and the SVG stays the size of the picture
+// (a marker per round made it 1 MB).
 func addChosenPaths(p *plot.Plot, path []int16, glyph draw.GlyphStyle) error {
 	glyph.Radius = vg.Points(1.3)
-	var pts plotter.XYs
-	for a := 0; a < len(path); {
-		b := a
-		for b+1 < len(path) && path[b+1] == path[a] {
-			b++
-		}
-		if b-a+1 <= chosenRunGlyphs {
-			for t := a; t <= b; t++ {
-				pts = append(pts, plotter.XY{X: float64(t + 1), Y: float64(path[t])})
-			}
-		} else {
-			l, err := plotter.NewLine(plotter.XYs{{X: float64(a + 1), Y: float64(path[a])}, {X: float64(b + 1), Y: float64(path[a])}})
-			if err != nil {
-				return err
-			}
-			l.LineStyle = draw.LineStyle{Color: glyph.Color, Width: 2 * glyph.Radius}
-			p.Add(l)
-		}
-		a = b + 1
-	}
+	segs, pts := chosenMarks(path)
+	p.Add(stays{segs: segs, style: draw.LineStyle{Color: glyph.Color, Width: 2 * glyph.Radius}})
 	if len(pts) == 0 {
 		return nil
 	}
@@ -252,6 +246,86 @@ func addChosenPaths(p *plot.Plot, path []int16, glyph draw.GlyphStyle) error {
 	sc.GlyphStyle = glyph
 	p.Add(sc)
 	return nil
+}
+
+// chosenMarks is what addChosenPaths draws for path: the bars (first and
+// last round of a stay) and the markers.
+func chosenMarks(path []int16) (bars [][2]plotter.XY, markers plotter.XYs) {
+	width := max(1, (len(path)+chosenColumns-1)/chosenColumns)
+	cols := (len(path) + width - 1) / width
+	for k := range slices.Max(path) + 1 {
+		held, first := columnsHeld(path, k, width, cols)
+		for c := 0; c < cols; {
+			d := c
+			for d < cols && held[d] {
+				d++
+			}
+			switch {
+			case d-c > chosenRunGlyphs:
+				bars = append(bars, [2]plotter.XY{{X: float64(c*width + 1), Y: float64(k)}, {X: float64(min(d*width, len(path))), Y: float64(k)}})
+				c = d
+				continue
+			case first[c] >= 0:
+				markers = append(markers, plotter.XY{X: float64(first[c] + 1), Y: float64(k)})
+			}
+			c++
+		}
+	}
+	return bars, markers
+}
+
+// columnsHeld reports, for each column of width rounds, whether every
+// round in it chose path k, and the first round that did (-1: none).
+func columnsHeld(path []int16, k int16, width, cols int) (held []bool, first []int) {
+	held, first = make([]bool, cols), make([]int, cols)
+	for c := range cols {
+		first[c], held[c] = -1, true
+		for t := c * width; t < min((c+1)*width, len(path)); t++ {
+			if path[t] != k {
+				held[c] = false
+			} else if first[c] < 0 {
+				first[c] = t
+			}
+		}
+	}
+	return held, first
+}
+
+// stays draws segments (a strategy's stays on its paths) as one stroked
+// path, which an SVG writes as one element rather than one per segment.
+type stays struct {
+	segs  [][2]plotter.XY
+	style draw.LineStyle
+}
+
+// Plot implements plot.Plotter.
+func (s stays) Plot(c draw.Canvas, plt *plot.Plot) {
+	if len(s.segs) == 0 {
+		return
+	}
+	trX, trY := plt.Transforms(&c)
+	var path vg.Path
+	for _, sg := range s.segs {
+		path.Move(vg.Point{X: trX(sg[0].X), Y: trY(sg[0].Y)})
+		path.Line(vg.Point{X: trX(sg[1].X), Y: trY(sg[1].Y)})
+	}
+	c.SetLineStyle(s.style)
+	c.Stroke(path)
+}
+
+// bestSteps is the best path per round as a line with a corner only where
+// the best path changes (a point per round made most of the SVG).
+func bestSteps(best []int16) plotter.XYs {
+	var xys plotter.XYs
+	for t, b := range best {
+		if t == 0 || b != best[t-1] {
+			if t > 0 {
+				xys = append(xys, plotter.XY{X: float64(t), Y: float64(best[t-1])})
+			}
+			xys = append(xys, plotter.XY{X: float64(t + 1), Y: float64(b)})
+		}
+	}
+	return append(xys, plotter.XY{X: float64(len(best)), Y: float64(best[len(best)-1])})
 }
 
 // chosenPathFigure draws, for the first seed, the path each strategy chose
@@ -276,11 +350,7 @@ func chosenPathFigure(name string, r *Result) error {
 		p.Y.Min, p.Y.Max = -0.5, float64(len(r.Paths))-0.5
 		p.X.Min, p.X.Max = 0, float64(rounds)
 		if len(r.Best) > 0 {
-			best := make(plotter.XYs, rounds)
-			for t := range rounds {
-				best[t] = plotter.XY{X: float64(t + 1), Y: float64(run.Best[t])}
-			}
-			l, err := plotter.NewLine(best)
+			l, err := plotter.NewLine(bestSteps(run.Best[:rounds]))
 			if err != nil {
 				return err
 			}

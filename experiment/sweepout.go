@@ -71,7 +71,29 @@ func SweepOutcome(p *Plan, sum *SweepSummary) *sweep.Outcome {
 		o.Metric = "mean TCT / oracle's"
 		o.Y = func(pi, si int) float64 { return *st(pi, si).RatioToOracle }
 	}
+	if n := p.Specs[0].Seeds; n > 1 {
+		o.SpreadLabel = fmt.Sprintf("95 %% interval of the mean over %d seeds", n)
+		o.Spread = func(pi, si int) (float64, float64) {
+			s := st(pi, si)
+			return s.MeanTCTms - s.MeanTCTCI95ms, s.MeanTCTms + s.MeanTCTCI95ms
+		}
+		if sum.Points[0].Data.Strategies[0].RatioToOracle != nil {
+			o.SpreadLabel += ", over the oracle's mean"
+			o.Spread = func(pi, si int) (float64, float64) { return ratioInterval(st(pi, si)) }
+		}
+	}
 	return o
+}
+
+// ratioInterval is a strategy's 95 % interval of the mean TCT divided by
+// the oracle's mean (its own spread left out: the oracle is the yardstick).
+func ratioInterval(s StrategySummary) (lo, hi float64) {
+	r := *s.RatioToOracle
+	if s.MeanTCTms == 0 {
+		return r, r
+	}
+	rel := s.MeanTCTCI95ms / s.MeanTCTms
+	return r * (1 - rel), r * (1 + rel)
 }
 
 func num(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }

@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"context"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -329,5 +330,32 @@ func TestHeapMatchesReference(t *testing.T) {
 		if sq.Pending() != 0 {
 			t.Fatalf("seed %d: %d entries left after Run", seed, sq.Pending())
 		}
+	}
+}
+
+// A run whose context ends stops within ctxEvery events (Ctrl-C inside a
+// long run); one whose context never ends runs every event.
+func TestStopOn(t *testing.T) {
+	run := func(ctx context.Context) uint64 {
+		s := New(1)
+		s.StopOn(ctx)
+		var tick func()
+		n := 0
+		tick = func() {
+			if n++; n < 10*ctxEvery {
+				s.After(time.Millisecond, tick)
+			}
+		}
+		s.At(0, tick)
+		s.Run(0, 0, nil)
+		return s.Events()
+	}
+	if got := run(context.Background()); got != 10*ctxEvery {
+		t.Errorf("live context: %d events, want %d", got, 10*ctxEvery)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if got := run(ctx); got != ctxEvery {
+		t.Errorf("ended context: %d events, want %d (one look's worth)", got, ctxEvery)
 	}
 }

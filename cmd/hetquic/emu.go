@@ -16,6 +16,7 @@ import (
 	"github.com/hetquic/hetquic/emu"
 	"github.com/hetquic/hetquic/emu/udprelay"
 	"github.com/hetquic/hetquic/internal/results"
+	"github.com/hetquic/hetquic/internal/runner"
 	"github.com/hetquic/hetquic/scenario"
 )
 
@@ -310,6 +311,7 @@ mode or several, comma-separated, measured in that order.
 	fs.BoolVar(&m.load.GSO, "gso", false, "forward: load generator sends with UDP GSO, sink reads with GRO")
 	fs.BoolVar(&m.load.NoOffload, "no-offload", false, "forward: the relay does not use UDP GSO/GRO")
 	md := fs.Bool("md", false, "print a Markdown table per mode (goal met per row) instead of JSON lines")
+	quiet := fs.Bool("quiet", false, "no progress output on stderr")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -335,12 +337,17 @@ mode or several, comma-separated, measured in that order.
 	if len(list) == 0 {
 		return badInput(errors.New("--mode: give delay, rate, loss or forward"))
 	}
+	opt := runner.Options{Workers: 1, Name: "emu measure"} // one at a time: measurements share the CPUs
+	if !*quiet {
+		opt.Progress = os.Stderr
+	}
+	byMode, err := m.measureAll(ctx, list, opt)
+	if err != nil {
+		return err
+	}
 	enc := json.NewEncoder(os.Stdout)
 	for i, mode := range list {
-		rs, err := m.measure(ctx, mode)
-		if err != nil {
-			return err
-		}
+		rs := byMode[i]
 		if !*md {
 			for _, r := range rs {
 				if err := enc.Encode(r); err != nil {
@@ -368,45 +375,71 @@ type measureFlags struct {
 	delays, rates, losses []float64
 }
 
-// measure runs one mode's measurements.
-func (m measureFlags) measure(ctx context.Context, mode string) ([]udprelay.MeasureResult, error) {
-	var one func(v float64) (udprelay.MeasureResult, error)
-	var points []float64
-	switch mode {
-	case "delay":
-		points, one = m.delays, func(v float64) (udprelay.MeasureResult, error) {
-			return udprelay.MeasureDelay(ctx, v, m.pps, m.size, m.dur)
+// measurement is one measurement of a mode (the mode's index in the list).
+type measurement struct {
+	mode int
+	run  func(ctx context.Context) (udprelay.MeasureResult, error)
+}
+
+// measureAll runs every measurement of the modes in list, one at a time on
+// the runner (its progress, Ctrl-C between and inside measurements), and
+// returns each mode's results in order.
+func (m measureFlags) measureAll(ctx context.Context, list []string, opt runner.Options) ([][]udprelay.MeasureResult, error) {
+	var all []measurement
+	for i, mode := range list {
+		for _, run := range m.measurements(mode) {
+			all = append(all, measurement{i, run})
 		}
-	case "rate":
-		points, one = m.rates, func(v float64) (udprelay.MeasureResult, error) { return udprelay.MeasureRate(ctx, v, m.size, m.dur) }
-	case "loss":
-		points, one = m.losses, func(v float64) (udprelay.MeasureResult, error) {
-			return udprelay.MeasureLoss(ctx, v, m.pps, m.count, m.seed)
-		}
-	default: // forward: a baseline, then up and down
-		base, err := udprelay.MeasureBaseline(ctx, m.size, m.dur, m.load)
-		if err != nil {
-			return nil, err
-		}
-		out := []udprelay.MeasureResult{base}
-		for _, d := range []emu.Dir{emu.Up, emu.Down} {
-			r, err := udprelay.MeasureForward(ctx, d, m.size, m.dur, m.load)
-			if err != nil {
-				return nil, err
-			}
-			out = append(out, r)
-		}
-		return out, nil
 	}
-	var out []udprelay.MeasureResult
-	for _, v := range points {
-		r, err := one(v)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, r)
+	got := make([]udprelay.MeasureResult, len(all))
+	err := runner.Run(ctx, len(all), opt, func(ctx context.Context, j int) error {
+		var err error
+		got[j], err = all[j].run(ctx)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	out := make([][]udprelay.MeasureResult, len(list))
+	for j, ms := range all {
+		out[ms.mode] = append(out[ms.mode], got[j])
 	}
 	return out, nil
+}
+
+// measurements are one mode's measurements, in order.
+func (m measureFlags) measurements(mode string) []func(ctx context.Context) (udprelay.MeasureResult, error) {
+	var out []func(ctx context.Context) (udprelay.MeasureResult, error)
+	switch mode {
+	case "delay":
+		for _, v := range m.delays {
+			out = append(out, func(ctx context.Context) (udprelay.MeasureResult, error) {
+				return udprelay.MeasureDelay(ctx, v, m.pps, m.size, m.dur)
+			})
+		}
+	case "rate":
+		for _, v := range m.rates {
+			out = append(out, func(ctx context.Context) (udprelay.MeasureResult, error) {
+				return udprelay.MeasureRate(ctx, v, m.size, m.dur)
+			})
+		}
+	case "loss":
+		for _, v := range m.losses {
+			out = append(out, func(ctx context.Context) (udprelay.MeasureResult, error) {
+				return udprelay.MeasureLoss(ctx, v, m.pps, m.count, m.seed)
+			})
+		}
+	default: // forward: a baseline, then up and down
+		out = append(out, func(ctx context.Context) (udprelay.MeasureResult, error) {
+			return udprelay.MeasureBaseline(ctx, m.size, m.dur, m.load)
+		})
+		for _, d := range []emu.Dir{emu.Up, emu.Down} {
+			out = append(out, func(ctx context.Context) (udprelay.MeasureResult, error) {
+				return udprelay.MeasureForward(ctx, d, m.size, m.dur, m.load)
+			})
+		}
+	}
+	return out
 }
 
 // parseNonNegatives reads a comma-separated list of numbers ≥ 0 (flag names

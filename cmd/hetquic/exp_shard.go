@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/hetquic/hetquic/internal/mode"
+	"github.com/hetquic/hetquic/internal/results"
 	"github.com/hetquic/hetquic/internal/runner"
 	"github.com/hetquic/hetquic/internal/sweep"
 )
@@ -47,7 +48,7 @@ func expMerge(ctx context.Context, args []string) error {
 		"Joins the partial results of `hetquic exp run SPEC --shard i/n --out SHARD_DIR` into\n"+
 			"the summary, CSV, figures and report one process would have written. A shard\n"+
 			"given twice counts once; a missing run is an error naming it.")
-	out := fs.String("out", "", "output directory (default results/NAME)")
+	out := fs.String("out", "", "output directory: new, empty or an earlier result of the experiment (default results/NAME/RUN, linked by results/NAME/latest)")
 	specFlag := fs.String("spec", "", "the experiment (default: as the shards name it)")
 	workers := fs.Int("workers", 0, "parallelism for what merging recomputes (real mode's offline twin)")
 	if err := parseFlagsAny(fs, args); err != nil {
@@ -76,20 +77,27 @@ func expMerge(ctx context.Context, args []string) error {
 			return badInput(err)
 		}
 	}
+	if err := checkOutDir(*out); err != nil {
+		return badInput(err)
+	}
 	o, err := sh.Merge(ctx, dirs, *workers)
 	if errors.As(err, new(mode.InputError)) {
 		return badInput(err)
 	} else if err != nil {
 		return err
 	}
-	dir, files, err := writeTo(ctx, o, *out, l.env.Name)
+	d := delivery{experiment: l.env.Name}
+	if d.dir, d.fresh, err = prepareOut(*out, l.env.Name, false); err != nil {
+		return err
+	}
+	files, err := d.write(ctx, o)
 	if err != nil {
 		return err
 	}
 	if err := o.Text(os.Stdout); err != nil {
 		return err
 	}
-	fmt.Printf("\nmerged %d shard directories, %d runs in %.1f s; wrote %d files to %s\n", len(dirs), o.Runs, time.Since(start).Seconds(), len(files), dir)
+	fmt.Printf("\nmerged %d shard directories, %d runs in %.1f s; wrote %d files to %s\n", len(dirs), o.Runs, time.Since(start).Seconds(), len(files), d.dir)
 	return nil
 }
 
@@ -99,7 +107,7 @@ func expSlurm(_ context.Context, args []string) error {
 		"Prints a Slurm job-array script: one array task per shard (exp run --shard), and,\n"+
 			"submitted again with MERGE=1 after the array, exp merge. The script's header says how.")
 	shards := fs.Int("shards", 0, "number of shards (array tasks)")
-	out := fs.String("out", "", "results directory as the compute nodes see it (default results/NAME)")
+	out := fs.String("out", "", "results directory as the compute nodes see it (default results/NAME/RUN, RUN the time the script is written)")
 	bin := fs.String("hetquic", "", "the hetquic binary as the compute nodes see it (default: this one)")
 	partition := fs.String("partition", "", "#SBATCH --partition (default: the site's)")
 	limit := fs.String("time", "", "#SBATCH --time per shard, e.g. 00:30:00 (default: the site's)")
@@ -122,8 +130,8 @@ func expSlurm(_ context.Context, args []string) error {
 			return err
 		}
 	}
-	if *out == "" {
-		*out = filepath.Join("results", l.env.Name)
+	if *out == "" { // a run directory of its own, named when the script is written
+		*out = filepath.Join("results", l.env.Name, time.Now().UTC().Format(results.RunStampLayout))
 	}
 	if *shards > total {
 		return badInput(fmt.Errorf("exp slurm: --shards %d is more than the experiment's %d runs", *shards, total))

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"compress/gzip"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -89,10 +91,7 @@ func TestExpRunSet(t *testing.T) {
 	if _, stderr, code := runCLI(t, "exp", "run", "pcm-table5", "--seeds", "1", "--set", "rounds=7", "--set", "paths[0].down.delay_ms=50", "--out", out, "--quiet"); code != 0 {
 		t.Fatalf("exp run --set: %d %s", code, stderr)
 	}
-	data, err := os.ReadFile(filepath.Join(out, "rounds.csv"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	data := readGzip(t, filepath.Join(out, "rounds.csv.gz"))
 	if rows := strings.Count(string(data), "\n") - 1; rows%7 != 0 || rows == 0 || rows > 7*20 {
 		t.Errorf("rounds.csv has %d rows; want 7 rounds per strategy", rows)
 	}
@@ -205,4 +204,23 @@ func TestExpRunOutputNeverMixes(t *testing.T) {
 	if stderr, code := run("--out", filepath.Join(blocker, "sub")); code != 2 || strings.Contains(stderr, "runs in") {
 		t.Errorf("--out under a file: %d %q", code, stderr)
 	}
+}
+
+// readGzip is the content of a gzipped file (rounds.csv.gz).
+func readGzip(t *testing.T, name string) string {
+	t.Helper()
+	f, err := os.Open(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	z, err := gzip.NewReader(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := io.ReadAll(z)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(data)
 }

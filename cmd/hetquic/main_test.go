@@ -93,7 +93,7 @@ func TestExpRunWritesResults(t *testing.T) {
 	if !strings.Contains(stdout, "psa-opt-lognormal") || !strings.Contains(stderr, "runs") {
 		t.Errorf("no table or no progress:\n%s\n%s", stdout, stderr)
 	}
-	for _, f := range []string{"rounds.csv", "summary.json", "report.md", "tct_per_round.png", "chosen_path.png"} {
+	for _, f := range []string{"rounds.csv.gz", "summary.json", "report.md", "tct_per_round.png", "chosen_path.png"} {
 		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
 			t.Error(err)
 		}

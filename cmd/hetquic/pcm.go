@@ -19,6 +19,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	progressbar "github.com/hetquic/hetquic/internal/progress"
 	"github.com/hetquic/hetquic/internal/results"
 	"github.com/hetquic/hetquic/internal/stats"
 	"github.com/hetquic/hetquic/pathsel"
@@ -142,11 +143,14 @@ func pcmBench(ctx context.Context, args []string) error {
 	perPath := map[string][]float64{}
 	var all []float64
 	switches := 0
+	bar := progressbar.New(os.Stderr, "pcm bench", *rounds, progressbar.Options{TTY: progressbar.IsTerminal(os.Stderr)})
+	defer bar.Finish()
 	for i := range *rounds {
 		res, err := c.Get(ctx, path, nil)
 		if err != nil {
 			return fmt.Errorf("round %d: %w", i, err)
 		}
+		bar.Step(i+1, "")
 		t := stats.Ms(res.TCT())
 		perPath[res.PathName] = append(perPath[res.PathName], t)
 		all = append(all, t)

@@ -11,8 +11,8 @@ import (
 )
 
 // hetquic pcm get against hetquic serve: three requests over two loopback
-// paths, the connection's qlog written to --qlog-dir, and a URL that is
-// not one refused with exit 2.
+// paths, the connection's qlog written to --qlog-dir; pcm bench's rounds
+// with progress on stderr; and a URL that is not one refused with exit 2.
 func TestPCMGetQlogDir(t *testing.T) {
 	dir := t.TempDir()
 	ca := filepath.Join(dir, "ca.pem")
@@ -44,6 +44,10 @@ func TestPCMGetQlogDir(t *testing.T) {
 	files, _ := filepath.Glob(filepath.Join(qlogs, "*.sqlog"))
 	if len(files) != 1 {
 		t.Errorf("--qlog-dir holds %v, want one connection's qlog", files)
+	}
+	stdout, stderr, code := runCLI(t, "pcm", "bench", "https://"+addr+"/bytes/1000", "--ca", ca, "--paths", "127.0.0.11,127.0.0.12", "--rounds", "3")
+	if code != 0 || !strings.Contains(stdout, "in 3 requests") || !strings.Contains(stderr, "pcm bench: 3/3 runs") {
+		t.Errorf("pcm bench: exit %d, no summary or no progress:\n%s\n%s", code, stdout, stderr)
 	}
 	_, stderr, code = runCLI(t, "pcm", "get", "bytes/14", "--paths", "127.0.0.11")
 	if code != 2 || !strings.Contains(stderr, `"bytes/14"`) {

@@ -16,6 +16,7 @@ package results
 
 import (
 	"bufio"
+	"compress/gzip"
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
@@ -108,13 +109,17 @@ func (d *Dir) AddFigure(png string) string {
 // encoding/csv, so a label with a comma or quote stays one field).
 type CSV struct {
 	f    *os.File
+	z    *gzip.Writer // nil unless the name ends in .gz
 	b    *bufio.Writer
 	w    *csv.Writer
 	name string
 	cols int
 }
 
-// CreateCSV starts name (relative to the directory) with the header row.
+// CreateCSV starts name (relative to the directory) with the header row. A
+// name ending in .gz is written gzip-compressed (what pandas, R and zcat
+// read as they are), for tables too long to ship plain; the stream carries
+// no time stamp, so equal rows give equal bytes.
 func (d *Dir) CreateCSV(name string, header ...string) (*CSV, error) {
 	p, err := d.Path(name)
 	if err != nil {
@@ -124,8 +129,14 @@ func (d *Dir) CreateCSV(name string, header ...string) (*CSV, error) {
 	if err != nil {
 		return nil, err
 	}
-	b := bufio.NewWriterSize(f, 1<<16)
-	c := &CSV{f: f, b: b, w: csv.NewWriter(b), name: name, cols: len(header)}
+	c := &CSV{f: f, name: name, cols: len(header)}
+	var dst io.Writer = f
+	if strings.HasSuffix(name, ".gz") {
+		c.z = gzip.NewWriter(f)
+		dst = c.z
+	}
+	c.b = bufio.NewWriterSize(dst, 1<<16)
+	c.w = csv.NewWriter(c.b)
 	if err := c.w.Write(header); err != nil {
 		f.Close()
 		return nil, err
@@ -149,6 +160,11 @@ func (c *CSV) Close() error {
 	err := c.w.Error()
 	if err == nil {
 		err = c.b.Flush()
+	}
+	if c.z != nil {
+		if zerr := c.z.Close(); err == nil {
+			err = zerr
+		}
 	}
 	if cerr := c.f.Close(); err == nil {
 		err = cerr

@@ -2,11 +2,13 @@ package results
 
 import (
 	"bytes"
+	"compress/gzip"
 	"encoding/csv"
 	"encoding/json"
 	"math"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -135,5 +137,43 @@ func TestFigureWritesPNGAndSVG(t *testing.T) {
 	}
 	if md := FigureMarkdown(png, "cap"); !strings.Contains(md, "![f.png](f.png)") || !strings.Contains(md, "[f.svg](f.svg)") {
 		t.Fatalf("figure markdown %q", md)
+	}
+}
+
+// A .gz CSV reads back through gzip as the plain one would, and the same
+// rows give the same bytes (no time stamp in the stream), which the shard
+// merges' byte-for-byte comparisons rely on.
+func TestCSVGzip(t *testing.T) {
+	write := func() []byte {
+		d, err := Create(t.TempDir())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := d.WriteCSV("r.csv.gz", []string{"round", "label"}, 1000, func(i int) []string { return []string{strconv.Itoa(i), "PSA, b"} }); err != nil {
+			t.Fatal(err)
+		}
+		data, err := os.ReadFile(filepath.Join(d.Root(), "r.csv.gz"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return data
+	}
+	a, b := write(), write()
+	if !bytes.Equal(a, b) {
+		t.Error("the same rows gave different gzip bytes")
+	}
+	z, err := gzip.NewReader(bytes.NewReader(a))
+	if err != nil {
+		t.Fatal(err)
+	}
+	recs, err := csv.NewReader(z).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(recs) != 1001 || recs[1000][0] != "999" || recs[1000][1] != "PSA, b" {
+		t.Fatalf("read back %d records, last %q", len(recs), recs[len(recs)-1])
+	}
+	if len(a) > 1000*len("999,\"PSA, b\"\n")/2 {
+		t.Errorf("%d bytes: not compressed", len(a))
 	}
 }

@@ -3,9 +3,11 @@ package sweep
 import (
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
+	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
 
@@ -31,6 +33,13 @@ type Outcome struct {
 	YLabel string
 	Y      func(p, s int) float64
 	Cell   func(p, s int) string
+	// Spread, when set, is the interval around Y over the point's seeds
+	// (lo ≤ Y ≤ hi) that the figure draws as error bars, so that a reader
+	// sees which differences between series exceed the seed-to-seed noise;
+	// SpreadLabel says what the interval is ("95 % interval of the mean over
+	// 5 seeds").
+	Spread      func(p, s int) (lo, hi float64)
+	SpreadLabel string
 	// Setup is a line of the report on what each point ran.
 	Setup string
 }
@@ -129,7 +138,11 @@ func (o *Outcome) figure(name string) error {
 	if yl == "" {
 		yl = o.Metric
 	}
-	p := figure.NewPlot(o.Name+": sweep", xl, yl)
+	title := o.Name + ": sweep"
+	if o.Spread != nil {
+		title += " (bars: " + o.SpreadLabel + ")"
+	}
+	p := figure.NewPlot(title, xl, yl)
 	var entries []figure.Entry
 	for s, label := range o.Series {
 		xys := make(plotter.XYs, len(o.Points))
@@ -141,6 +154,58 @@ func (o *Outcome) figure(name string) error {
 			return err
 		}
 		entries = append(entries, e)
+		if o.Spread != nil {
+			if err := o.addSpread(p, s, xys, dodge(xs, s, len(o.Series))); err != nil {
+				return err
+			}
+		}
 	}
 	return figure.SaveWithLegend(name, p, entries, figure.Size{W: 9 * vg.Inch, H: 5 * vg.Inch, Legend: 2 * vg.Inch})
+}
+
+// spreadBars are a series' error bars: the interval of each point.
+type spreadBars struct {
+	plotter.XYs
+	lo, hi []float64
+}
+
+// YError implements plotter.YErrorer: the distances below and above Y.
+func (b spreadBars) YError(i int) (float64, float64) {
+	return b.XYs[i].Y - b.lo[i], b.hi[i] - b.XYs[i].Y
+}
+
+// dodgeShare is how far apart, as a share of the x range, the error bars of
+// neighbouring series stand at one point: enough to tell overlapping bars
+// apart, little enough that each stays by its marker.
+const dodgeShare = 0.006
+
+// dodge is the x offset of series s of n's error bars.
+func dodge(xs []float64, s, n int) float64 {
+	span := slices.Max(xs) - slices.Min(xs)
+	if span == 0 {
+		span = 1
+	}
+	return (float64(s) - float64(n-1)/2) * dodgeShare * span
+}
+
+// addSpread draws series s's interval at each point as an error bar in the
+// series' colour, dx to the side of the point.
+func (o *Outcome) addSpread(p *plot.Plot, s int, xys plotter.XYs, dx float64) error {
+	b := spreadBars{XYs: make(plotter.XYs, len(xys)), lo: make([]float64, len(xys)), hi: make([]float64, len(xys))}
+	for i := range xys {
+		b.XYs[i] = plotter.XY{X: xys[i].X + dx, Y: xys[i].Y}
+		b.lo[i], b.hi[i] = o.Spread(i, s)
+		if !(b.lo[i] <= xys[i].Y && xys[i].Y <= b.hi[i]) {
+			return fmt.Errorf("%s at point %s: interval [%g, %g] does not hold %g", o.Series[s], o.Points[i].ID, b.lo[i], b.hi[i], xys[i].Y)
+		}
+	}
+	eb, err := plotter.NewYErrorBars(b)
+	if err != nil {
+		return err
+	}
+	eb.LineStyle = figure.LineStyle(s)
+	eb.LineStyle.Dashes = nil
+	eb.CapWidth = vg.Points(5)
+	p.Add(eb)
+	return nil
 }

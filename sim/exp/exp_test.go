@@ -2,6 +2,7 @@ package exp
 
 import (
 	"context"
+	"errors"
 	"math"
 	"os"
 	"path/filepath"
@@ -306,5 +307,21 @@ func TestFriendlinessWithoutSharedBins(t *testing.T) {
 	once := &RunResult{Bins: []float64{5, 6}, LEO: &LEOResult{SharedBins: []bool{false, true}, BgBins: []float64{1, 2}}}
 	if mp, bg, n := friendliness([]*RunResult{never, once}); mp != 6 || bg != 2 || n != 1 {
 		t.Errorf("one shared bin: %v, %v, %d; want 6, 2, 1", mp, bg, n)
+	}
+}
+
+// Every kind of run (scenario, topology, LEO) stops inside the simulation
+// once its context ends and reports the context's error (Ctrl-C).
+func TestRunOneStopsOnContext(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	for _, name := range []string{"sim-drive", "sim-abilene-10mb", "maco-throughput"} {
+		s, err := Load("../experiments/" + name + ".yaml")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r, err := s.RunOne(ctx, 0, 0, s.Seed); !errors.Is(err, context.Canceled) || r != nil {
+			t.Errorf("%s cancelled: %v, %v; want no result and context.Canceled", name, r, err)
+		}
 	}
 }

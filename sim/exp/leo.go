@@ -231,7 +231,7 @@ func (s *Spec) runLEO(ctx context.Context, sm *sim.Sim, va Variant, rc *recorder
 	rc.first = time.Duration(c.StartS * float64(time.Second))
 	sm.At(rc.first, watch)
 	s.startApp(sm, conn, &fr, rc.first, rc, func() { sm.Stop() })
-	sm.Run(until, time.Second, stopper(ctx, sm))
+	sm.Run(until, 0, nil)
 	for _, w := range watches {
 		w.end()
 	}

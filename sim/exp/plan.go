@@ -5,12 +5,14 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/hetquic/hetquic/internal/results"
 	"github.com/hetquic/hetquic/internal/runner"
+	"github.com/hetquic/hetquic/internal/stats"
 	"github.com/hetquic/hetquic/internal/sweep"
 )
 
@@ -137,6 +139,14 @@ func SweepOutcome(p *Plan, sum *SweepSummary) *sweep.Outcome {
 		Y:      func(pi, si int) float64 { return v(pi, si).GoodputMbps },
 		Cell:   func(pi, si int) string { s := v(pi, si); return fmt.Sprintf("%.2f / %.2f", s.GoodputMbps, s.FCTMeanS) },
 		Setup:  fmt.Sprintf("%d seed(s) a point.", p.Specs[0].Seeds),
+	}
+	if n := p.Specs[0].Seeds; n > 1 {
+		half := stats.TQuantile(0.975, n-1) / math.Sqrt(float64(n))
+		o.SpreadLabel = fmt.Sprintf("95 %% interval of the mean over %d seeds", n)
+		o.Spread = func(pi, si int) (float64, float64) {
+			s := v(pi, si)
+			return s.GoodputMbps - half*s.GoodputStdMbps, s.GoodputMbps + half*s.GoodputStdMbps
+		}
 	}
 	for _, s := range sum.Points[0].Data.Summaries {
 		o.Series = append(o.Series, s.Label+pathsTag(s.Paths))

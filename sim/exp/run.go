@@ -193,6 +193,7 @@ func (s *Spec) RunOne(ctx context.Context, v, n int, seed uint64) (*RunResult, e
 	r := &RunResult{Label: va.Label, Variant: v, Paths: n, Seed: seed}
 	rc := &recorder{r: r, bin: time.Duration(s.BinMs * float64(time.Millisecond)), delays: delayRecorder{keepAll: s.ExactChunkDelays}}
 	sm := sim.New(seed)
+	sm.StopOn(ctx)
 	var err error
 	if s.tp != nil {
 		err = s.runTopology(ctx, sm, va, rc)
@@ -224,16 +225,6 @@ func handoversBefore(events []scenario.Event, t float64) int {
 	return n
 }
 
-// stopper stops the simulation when ctx is cancelled (checked every 1 s of
-// virtual time) and returns the progress callback for sim.Run.
-func stopper(ctx context.Context, s *sim.Sim) func(time.Duration) {
-	return func(time.Duration) {
-		if ctx.Err() != nil {
-			s.Stop()
-		}
-	}
-}
-
 func (s *Spec) runScenario(ctx context.Context, sm *sim.Sim, va Variant, n int, rc *recorder) error {
 	net, err := sim.NewHostNet(sm, s.sc)
 	if err != nil {
@@ -255,7 +246,7 @@ func (s *Spec) runScenario(ctx context.Context, sm *sim.Sim, va Variant, n int, 
 		fr.Paths = append(fr.Paths, p.Name)
 	}
 	s.startApp(sm, conn, &fr, 0, rc, func() { sm.Stop() })
-	sm.Run(time.Duration(s.DurationS*float64(time.Second)), time.Second, stopper(ctx, sm))
+	sm.Run(time.Duration(s.DurationS*float64(time.Second)), 0, nil)
 	rc.r.Flows = []FlowResult{fr}
 	rc.r.Completed = fr.FCTS >= 0
 	rc.finish(sm, []*sim.Conn{conn}, net.Links())
@@ -400,7 +391,7 @@ func (s *Spec) runTopology(ctx context.Context, sm *sim.Sim, va Variant, rc *rec
 			})
 		})
 	}
-	sm.Run(time.Duration(s.DurationS*float64(time.Second)), time.Second, stopper(ctx, sm))
+	sm.Run(time.Duration(s.DurationS*float64(time.Second)), 0, nil)
 	if setupErr != nil {
 		return setupErr
 	}

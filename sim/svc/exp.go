@@ -116,8 +116,8 @@ func (s *Spec) jobs() []job {
 }
 
 // run carries out job j of the spec.
-func (s *Spec) run(j job) (*Result, error) {
-	return Run(s.scenario(j.spacing), j.v, j.seed, j.logger)
+func (s *Spec) run(ctx context.Context, j job) (*Result, error) {
+	return Run(ctx, s.scenario(j.spacing), j.v, j.seed, j.logger)
 }
 
 // Execute runs every variant (× AP spacing) on every seed with the one

@@ -1,6 +1,7 @@
 package svc
 
 import (
+	"context"
 	"math"
 	"testing"
 	"time"
@@ -190,11 +191,11 @@ func TestAssignOffsets(t *testing.T) {
 // the ablation codes every frame; both run the same scenario.
 func TestLEAPRedundancyAdapts(t *testing.T) {
 	sc := Scenario{Kind: "backbone", Duration: 20 * time.Second}
-	leap, err := Run(sc, Variant{Label: "LEAP", Controller: LEAP}, 1, false)
+	leap, err := Run(context.Background(), sc, Variant{Label: "LEAP", Controller: LEAP}, 1, false)
 	if err != nil {
 		t.Fatal(err)
 	}
-	abl, err := Run(sc, Variant{Label: "LEAP-FEC-BBR", Controller: LEAPFECBBR}, 1, false)
+	abl, err := Run(context.Background(), sc, Variant{Label: "LEAP-FEC-BBR", Controller: LEAPFECBBR}, 1, false)
 	if err != nil {
 		t.Fatal(err)
 	}

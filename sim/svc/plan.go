@@ -49,10 +49,10 @@ func LoadPlan(fsys fs.FS, name string) (*Plan, error) {
 // run's result depends only on its point, AP spacing, variant and seed, so
 // it is the same in any shard and with any number of workers.
 func RunShard(ctx context.Context, p *Plan, shard sweep.Shard, opt runner.Options) (map[int]*Result, error) {
-	return p.RunShard(ctx, shard, opt, nil, func(_ context.Context, pi, r int) (*Result, error) {
+	return p.RunShard(ctx, shard, opt, nil, func(ctx context.Context, pi, r int) (*Result, error) {
 		s := p.Specs[pi]
 		jb := s.jobs()[r]
-		res, err := s.run(jb)
+		res, err := s.run(ctx, jb)
 		if err != nil {
 			return nil, fmt.Errorf("%s%s seed %d: %w", p.PointPrefix(pi), jb.v.Label, jb.seed, err)
 		}
@@ -134,6 +134,13 @@ func SweepOutcome(p *Plan, sum *SweepSummary) *sweep.Outcome {
 		Y:      func(pi, si int) float64 { return row(pi, si).IRPct },
 		Cell:   func(pi, si int) string { r := row(pi, si); return f2(r.IRPct) + " / " + f2(r.MeanQuality) },
 		Setup:  fmt.Sprintf("%d seed(s) a point, %g s each.", first.Seeds, first.DurationS),
+	}
+	if first.Seeds > 1 {
+		o.SpreadLabel = fmt.Sprintf("95 %% interval of the mean over %d seeds", first.Seeds)
+		o.Spread = func(pi, si int) (float64, float64) {
+			r := row(pi, si)
+			return r.IRPct - r.IRCI95Pct, r.IRPct + r.IRCI95Pct
+		}
 	}
 	for _, r := range sum.Points[0].Data.Rows {
 		label := r.Label

@@ -2,6 +2,7 @@ package svc
 
 import (
 	"cmp"
+	"context"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -127,8 +128,9 @@ func (l *layerRec) decodedAt() time.Duration {
 	return at[l.k-1]
 }
 
-// Run simulates one variant in one scenario with one seed.
-func Run(sc Scenario, v Variant, seed uint64, keepLog bool) (*Result, error) {
+// Run simulates one variant in one scenario with one seed. It stops with
+// ctx's error, results discarded, once ctx ends (Ctrl-C inside a run).
+func Run(ctx context.Context, sc Scenario, v Variant, seed uint64, keepLog bool) (*Result, error) {
 	if err := sc.validate(); err != nil {
 		return nil, err
 	}
@@ -139,6 +141,7 @@ func Run(sc Scenario, v Variant, seed uint64, keepLog bool) (*Result, error) {
 		return nil, err
 	}
 	s := sim.New(seed)
+	s.StopOn(ctx)
 	w := newWorld(s, sc)
 	cfg := sim.ConnConfig{CC: "cubic", Scheduler: "minrtt", RecvWindow: 4 << 20}
 	if v.Controller == LEAPFECBBR {
@@ -188,6 +191,9 @@ func Run(sc Scenario, v Variant, seed uint64, keepLog bool) (*Result, error) {
 	}
 	s.At(time.Duration(nFrames)*FrameInterval, func() { r.finish(nFrames - 1) })
 	s.Run(sc.Duration+2*time.Second, 0, nil)
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	r.collect()
 	return r.res, nil
 }

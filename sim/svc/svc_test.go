@@ -2,6 +2,7 @@ package svc
 
 import (
 	"context"
+	"errors"
 	"math"
 	"reflect"
 	"slices"
@@ -34,7 +35,7 @@ func TestRunSmoke(t *testing.T) {
 		{Label: "LEAP-FEC-BBR", Controller: LEAPFECBBR},
 		{Label: "minRTT", Controller: MinRTT},
 	} {
-		r, err := Run(lattice, v, 1, false)
+		r, err := Run(context.Background(), lattice, v, 1, false)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -69,8 +70,8 @@ func mean(x []float64) float64 {
 }
 
 func TestDeterministic(t *testing.T) {
-	a, _ := Run(lattice, Variant{Controller: QCMAB}, 7, true)
-	b, _ := Run(lattice, Variant{Controller: QCMAB}, 7, true)
+	a, _ := Run(context.Background(), lattice, Variant{Controller: QCMAB}, 7, true)
+	b, _ := Run(context.Background(), lattice, Variant{Controller: QCMAB}, 7, true)
 	if !reflect.DeepEqual(a, b) {
 		t.Fatal("same seed, different results")
 	}
@@ -129,7 +130,7 @@ func TestSpecErrors(t *testing.T) {
 func TestBackgroundLoad(t *testing.T) {
 	goodput := func(load float64) float64 {
 		sc := Scenario{Kind: "backbone", Background: true, BackgroundLoad: load, Duration: 20 * time.Second}
-		r, err := Run(sc, Variant{Controller: MinRTT}, 3, false)
+		r, err := Run(context.Background(), sc, Variant{Controller: MinRTT}, 3, false)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -273,10 +274,20 @@ func BenchmarkRun(b *testing.B) {
 	} {
 		b.Run(sc.Kind, func(b *testing.B) {
 			for i := range b.N {
-				if _, err := Run(sc, Variant{Controller: QCMAB}, uint64(i)+1, false); err != nil {
+				if _, err := Run(context.Background(), sc, Variant{Controller: QCMAB}, uint64(i)+1, false); err != nil {
 					b.Fatal(err)
 				}
 			}
 		})
+	}
+}
+
+// A run whose context has ended stops inside the simulation and reports
+// the context's error, not results from a cut-short run (Ctrl-C).
+func TestRunStopsOnContext(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if r, err := Run(ctx, lattice, Variant{Controller: QCMAB}, 1, false); !errors.Is(err, context.Canceled) || r != nil {
+		t.Errorf("cancelled run: %v, %v; want no result and context.Canceled", r, err)
 	}
 }

@@ -382,7 +382,7 @@ def main(argv: Optional[list[str]] = None) -> int:
     ap.add_argument("--address", default=None,
                     help="'local' (the default): start a cluster on this machine; Ray: 'auto' (a running "
                          "local cluster), 'ray://HOST:10001' (a remote one); Dask: 'tcp://HOST:8786' (a scheduler)")
-    ap.add_argument("--out", default=None, help="results directory (default results/NAME)")
+    ap.add_argument("--out", default=None, help="results directory (default results/NAME/<UTC start time>)")
     ap.add_argument("--shards", type=int, default=0, help=f"number of shards (default {SHARDS_PER_CPU} per CPU)")
     ap.add_argument("--retries", type=int, default=DEFAULT_RETRIES, help="retries per failed shard")
     ap.add_argument("--hetquic", default=None, help="the hetquic binary to ship (default: hetquic on PATH)")
@@ -398,7 +398,8 @@ def main(argv: Optional[list[str]] = None) -> int:
         is_file = os.path.exists(os.path.join(args.working_dir or ".", args.spec))
         working_dir = Path(args.working_dir or ".").resolve() if is_file else None
         name = Path(args.spec).stem
-        out = Path(args.out or os.path.join("results", name))
+        # a run directory of its own, as `hetquic exp run` makes: results/NAME/<UTC start>
+        out = Path(args.out or os.path.join("results", name, time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())))
 
         res = run_sweep(args.spec, binary=binary, out=out, engine=args.engine, address=args.address, shards=args.shards,
                         retries=args.retries, working_dir=working_dir, progress=not args.no_progress)

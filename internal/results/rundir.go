@@ -1,4 +1,4 @@
-package main
+package results
 
 import (
 	"encoding/json"
@@ -11,27 +11,28 @@ import (
 	"time"
 )
 
-// Where exp run writes. Without --out every run gets a directory of its own,
-// results/NAME/RUN (RUN: the UTC start time), and results/NAME/latest links
-// the newest, so an earlier run's results are never overwritten (as SEM
-// users keep them). --out DIR names the directory itself: it must be new,
-// empty, or an earlier result of the same experiment, which the run replaces.
+// Where a command writes. Without --out every run gets a directory of its
+// own, results/NAME/RUN (RUN: the UTC start time), and results/NAME/latest
+// links the newest, so an earlier run's results are never overwritten (as
+// SEM users keep them). --out DIR names the directory itself: it must be
+// new, empty, or an earlier result of the same experiment, which the run
+// replaces.
 
-// latestLink names the newest run of an experiment under results/NAME.
-const latestLink = "latest"
+// LatestLink names the newest run of an experiment under results/NAME.
+const LatestLink = "latest"
 
-// runStampLayout names a run directory by its UTC start time; it sorts in
+// RunStampLayout names a run directory by its UTC start time; it sorts in
 // time order.
-const runStampLayout = "20060102T150405Z"
+const RunStampLayout = "20060102T150405Z"
 
-// newRunDir makes results/NAME/RUN for a run started at now: a fresh
+// NewRunDir makes results/NAME/RUN for a run started at now: a fresh
 // directory, with -2, -3, … when a run started in the same second.
-func newRunDir(name string, now time.Time) (string, error) {
+func NewRunDir(name string, now time.Time) (string, error) {
 	base := filepath.Join("results", name)
 	if err := os.MkdirAll(base, 0o755); err != nil {
 		return "", fmt.Errorf("results: %w", err)
 	}
-	stamp := now.UTC().Format(runStampLayout)
+	stamp := now.UTC().Format(RunStampLayout)
 	for i := 1; ; i++ {
 		dir := filepath.Join(base, stamp)
 		if i > 1 {
@@ -47,24 +48,25 @@ func newRunDir(name string, now time.Time) (string, error) {
 	}
 }
 
-// linkLatest points results/NAME/latest at run dir (replacing the link
-// atomically); where links cannot be made it says so and goes on.
-func linkLatest(dir string) error {
+// LinkLatest points results/NAME/latest at run dir (replacing the link
+// atomically).
+func LinkLatest(dir string) error {
 	parent := filepath.Dir(dir)
-	tmp := filepath.Join(parent, "."+latestLink+"-"+filepath.Base(dir))
+	tmp := filepath.Join(parent, "."+LatestLink+"-"+filepath.Base(dir))
 	os.Remove(tmp)
 	if err := os.Symlink(filepath.Base(dir), tmp); err != nil {
 		return err
 	}
-	return os.Rename(tmp, filepath.Join(parent, latestLink))
+	return os.Rename(tmp, filepath.Join(parent, LatestLink))
 }
 
-// claimOutDir makes --out DIR ready before any run, so that a directory
+// ClaimOutDir makes --out DIR ready before any run, so that a directory
 // that cannot be written fails at once: it creates DIR, checks that a file
 // can be written there, and refuses a directory holding anything but an
-// earlier result of experiment name (entries that exp slurm's shards and
-// logs use, and dot files, do not count).
-func claimOutDir(dir, name string) error {
+// earlier result of experiment name, whose own runs go under
+// results/DIRNAME (entries that exp slurm's shards and logs use, and dot
+// files, do not count).
+func ClaimOutDir(dir, name, dirName string) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("--out: %w", err)
 	}
@@ -92,7 +94,7 @@ func claimOutDir(dir, name string) error {
 		if owner != "" {
 			what = "the results of experiment " + owner
 		}
-		return fmt.Errorf("--out: %s is not empty and holds %s, not an earlier run of %s: give a new or empty directory (or leave --out out: results/%s/RUN)", dir, what, name, name)
+		return fmt.Errorf("--out: %s is not empty and holds %s, not an earlier run of %s: give a new or empty directory (or leave --out out: results/%s/RUN)", dir, what, name, dirName)
 	}
 	return nil
 }
