@@ -17,6 +17,7 @@ import (
 
 	"github.com/hetquic/hetquic"
 	"github.com/hetquic/hetquic/internal/claims"
+	"github.com/hetquic/hetquic/internal/results"
 )
 
 func init() {
@@ -110,8 +111,8 @@ func runReproduce(ctx context.Context, args []string) error {
 	}
 	indexFile, jsonFile := filepath.Join(dir, "index.md"), filepath.Join(dir, "index.json")
 	if fresh {
-		if err := linkLatest(dir); err != nil {
-			fmt.Fprintf(os.Stderr, "hetquic: %s/%s not updated: %v\n", filepath.Dir(dir), latestLink, err)
+		if err := results.LinkLatest(dir); err != nil {
+			fmt.Fprintf(os.Stderr, "hetquic: %s/%s not updated: %v\n", filepath.Dir(dir), results.LatestLink, err)
 		}
 	}
 	switch {

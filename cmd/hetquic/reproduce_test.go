@@ -13,6 +13,7 @@ import (
 
 	"github.com/hetquic/hetquic"
 	"github.com/hetquic/hetquic/internal/claims"
+	"github.com/hetquic/hetquic/internal/results"
 )
 
 // TestClaimsNameBuiltinExperiments: every shipped claims file parses and
@@ -360,7 +361,7 @@ func TestReproduceOutDir(t *testing.T) {
 	if err != nil || !fresh || dir != filepath.Join("results", "reproduce", "20261128T120000Z") || prev != filepath.Join("results", "reproduce", "latest", "index.json") {
 		t.Fatalf("default: %q fresh %v prev %q err %v", dir, fresh, prev, err)
 	}
-	if err := linkLatest(dir); err != nil {
+	if err := results.LinkLatest(dir); err != nil {
 		t.Fatal(err)
 	}
 	if again, _, _, _ := reproduceOut("", now); again == dir {
