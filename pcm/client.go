@@ -197,9 +197,19 @@ type Client struct {
 	// lastBusySwitch is when the connection last moved with requests in
 	// flight: a failover (followSettle).
 	lastBusySwitch time.Time
-	paths          []*pathState
-	active         int
-	flights        map[*flight]struct{} // requests waiting on the network
+	// drained, while a request drains the connection for a switch under
+	// load (drainLocked), is closed by the last flight to land; lastDrain
+	// is when the last drain began (drainEvery).
+	drained   chan struct{}
+	lastDrain time.Time
+	// lastLanded is when a flight last landed (wantsDrainLocked).
+	lastLanded time.Time
+	// wantRun counts the requests in a row that asked for path wantTo
+	// (wantsDrainLocked).
+	wantTo, wantRun int
+	paths           []*pathState
+	active          int
+	flights         map[*flight]struct{} // requests waiting on the network
 	// migration is false when the server forbade it or AddPath failed:
 	// the client then stays where it is.
 	migration bool
