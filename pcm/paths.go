@@ -96,10 +96,11 @@ func (c *Client) wantsDrainLocked(p int) bool {
 		c.wantTo, c.wantRun = q, 0
 	}
 	c.wantRun++
-	if len(c.flights) == 0 || c.wantRun < drainPersist || c.cfg.Now().Sub(c.lastDrain) < c.drainEvery() {
+	// The cheap tests first: this runs for every request.
+	if q < 0 || q == c.active || len(c.flights) == 0 || c.wantRun < drainPersist || !c.migration && q != c.pin {
 		return false
 	}
-	if q < 0 || q == c.active || !c.migration && q != c.pin {
+	if c.cfg.Now().Sub(c.lastDrain) < c.drainEvery() {
 		return false
 	}
 	if ps := c.paths[q]; ps.down || ps.removed {
