@@ -204,6 +204,9 @@ type Client struct {
 	lastDrain time.Time
 	// lastLanded is when a flight last landed (wantsDrainLocked).
 	lastLanded time.Time
+	// drainedFrom is the path the last drain left (-1 before any): a
+	// drain back to it, a re-probe's return, is not rate-limited.
+	drainedFrom int
 	// wantRun counts the requests in a row that asked for path wantTo
 	// (wantsDrainLocked).
 	wantTo, wantRun int
@@ -275,7 +278,7 @@ func Dial(ctx context.Context, cfg Config) (*Client, error) {
 	if err != nil {
 		return nil, fmt.Errorf("pcm: server %q: %w", cfg.Server, err)
 	}
-	c := &Client{cfg: cfg, remote: remote, migration: true, pin: -1, sel: cfg.Selector, flights: map[*flight]struct{}{}}
+	c := &Client{cfg: cfg, remote: remote, migration: true, pin: -1, drainedFrom: -1, sel: cfg.Selector, flights: map[*flight]struct{}{}}
 	local, socks, err := c.bindPaths()
 	if err != nil {
 		return nil, err

@@ -100,8 +100,8 @@ func (c *Client) wantsDrainLocked(p int) bool {
 	if q < 0 || q == c.active || len(c.flights) == 0 || c.wantRun < drainPersist || !c.migration && q != c.pin {
 		return false
 	}
-	if c.cfg.Now().Sub(c.lastDrain) < c.drainEvery() {
-		return false
+	if q != c.drainedFrom && c.cfg.Now().Sub(c.lastDrain) < c.drainEvery() {
+		return false // back to where the last drain left is not rate-limited: a re-probe's return
 	}
 	if ps := c.paths[q]; ps.down || ps.removed {
 		return false
@@ -122,7 +122,8 @@ func (c *Client) wantsDrainLocked(p int) bool {
 // lockSwitch is still wanted: another request's drain may have moved the
 // connection meanwhile.
 func (c *Client) stillDrainsLocked(p int) bool {
-	return len(c.flights) > 0 && c.wantedLocked(p) != c.active && c.cfg.Now().Sub(c.lastDrain) >= c.drainEvery()
+	q := c.wantedLocked(p)
+	return len(c.flights) > 0 && q != c.active && (q == c.drainedFrom || c.cfg.Now().Sub(c.lastDrain) >= c.drainEvery())
 }
 
 // drainLocked holds the switch token (so new requests wait, as they do for
@@ -132,7 +133,7 @@ func (c *Client) stillDrainsLocked(p int) bool {
 // waiting; if they have not all landed, the request goes where the
 // connection is.
 func (c *Client) drainLocked(ctx context.Context) {
-	c.lastDrain = c.cfg.Now()
+	c.lastDrain, c.drainedFrom = c.cfg.Now(), c.active
 	ch := make(chan struct{})
 	c.drained = ch
 	wait := c.drainWait()
