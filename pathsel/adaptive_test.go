@@ -144,6 +144,35 @@ func TestAdaptiveFindsIdleImprovement(t *testing.T) {
 // interval τ(K−1)·(gap/r + hysteresis) plus a few rounds.
 const maxFind = 70
 
+// TestAdaptiveLoneSamplesKeepTheirOrder: paths tried once are ranked as
+// their samples are, however many there are and whatever spread another
+// path has shown — a slow path tried once is not tried again before a fast
+// one, and a slow path's wide spread is not lent to the others in ms.
+func TestAdaptiveLoneSamplesKeepTheirOrder(t *testing.T) {
+	for _, k := range []int{2, 4, 8, 16} {
+		s := mustNew(t, Default(), 1)
+		for i := range k {
+			addPaths(t, s, PathID(i))
+		}
+		// One try each, slowest last (it is then the current path).
+		for i := k - 1; i >= 0; i-- {
+			observe(t, s, PathID(i), 10*float64(i+1))
+		}
+		if got := choose(t, s); got != 0 {
+			t.Errorf("%d paths tried once: chose path %d (%g ms), want path 0 (10 ms)", k, got, 10*float64(got+1))
+		}
+		// The slowest path shows a wide spread (in ms); the others, tried
+		// once, must not inherit it as a width that brings them back.
+		observe(t, s, PathID(k-1), 10*float64(k)*2)
+		for range 3 {
+			observe(t, s, 0, 10)
+		}
+		if got := choose(t, s); got != 0 && k > 2 {
+			t.Errorf("%d paths, the slowest jittery: chose path %d (%g ms), want path 0", k, got, 10*float64(got+1))
+		}
+	}
+}
+
 // TestAdaptiveReprobeBackoff pins reprobe_backoff: each re-probe that finds
 // the idle path unchanged doubles its re-probe period, up to the cap, and a
 // change detected anywhere (here on the active path) resets every period.

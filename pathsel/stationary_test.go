@@ -88,21 +88,27 @@ func floorRatio(s stationarySet) float64 {
 	return 1 + (sum-float64(len(s.mean))*best)/(genRounds*best)
 }
 
+// stationaryBound is the bound on the default over the oracle.
+const stationaryBound = 1.05
+
+// floorShare: the default's excess over the oracle may be at most this many
+// times the floor's where the floor leaves no room under stationaryBound:
+// measured 1.4 on the test's sets and at most 1.6 on the held-out ones;
+// 1.75 leaves room for a change elsewhere in the default, not for second
+// tries of every path (2.1 at 16 paths before loneWidth).
+const floorShare = 1.75
+
 // TestDefaultOnGeneratedStationarySets: on generated stationary sets of 2
 // to 16 paths (random means and spreads, several seeds each), the
 // default's total task time over the oracle's, on average over the sets of
 // each size, is at most 1.05 — or, where one try of each path alone costs
-// a good part of that (12 and 16 paths over genRounds requests), at most
-// floorShare times the floor's excess. The second bound is what the
-// default achieves today, not the goal: with 12 and 16 paths it is 1.07
-// and 1.10 × the oracle, about twice the floor, while Thompson sampling
-// is 1.07 and 1.06 (docs/pcm-default.md). The distribution is logged.
+// most of that (16 paths over genRounds requests: 1.045), at most
+// floorShare times the floor's excess. Today 12 paths are at 1.047 and 16
+// at 1.061, about 1.4 times the floor's excess (Thompson sampling: 1.066
+// and 1.064); before single-sample paths kept their order (loneWidth) they
+// were at 1.069 and 1.095. The distribution is logged (docs/pcm-default.md).
 func TestDefaultOnGeneratedStationarySets(t *testing.T) {
 	const seeds = 8
-	const bound = 1.05
-	// floorShare: the default's excess over the oracle may be at most this
-	// many times the floor's (see above).
-	const floorShare = 2.5
 	for _, k := range []int{2, 3, 4, 6, 8, 12, 16} {
 		var ratios []float64
 		var floor, thompson float64
@@ -119,8 +125,38 @@ func TestDefaultOnGeneratedStationarySets(t *testing.T) {
 		}
 		t.Logf("%2d paths: mean %.3f × oracle (min %.3f, median %.3f, max %.3f); one try of each path %.3f; thompson %.3f",
 			k, mean, ratios[0], ratios[len(ratios)/2], ratios[len(ratios)-1], floor, thompson)
-		if limit := max(bound, 1+floorShare*(floor-1)); mean > limit {
+		if limit := max(stationaryBound, 1+floorShare*(floor-1)); mean > limit {
 			t.Errorf("%d paths: the default is %.3f × the oracle on average (sets %s), want ≤ %.3f", k, mean, fmt.Sprint(ratios), limit)
+		}
+	}
+}
+
+// TestDefaultOnHeldOutStationarySets: the same bound on sets drawn from
+// another stream than the test above (its seeds are no tuning target), 64
+// per size in eight batches of eight; the batches' spread is logged, so
+// that the test above's eight-set mean is read against it.
+func TestDefaultOnHeldOutStationarySets(t *testing.T) {
+	const batches, perBatch = 8, 8
+	const heldOutStream = 77 // any stream other than the test above's sizes
+	for _, k := range []int{2, 3, 4, 6, 8, 12, 16} {
+		var means []float64
+		var mean, floor float64
+		for b := range uint64(batches) {
+			m := 0.0
+			for i := range uint64(perBatch) {
+				seed := 1000 + b*perBatch + i
+				set := genSet(k, rand.New(rand.NewPCG(seed, uint64(k)+heldOutStream)))
+				m += ratioToOracle(t, Default(), set, seed) / perBatch
+				floor += floorRatio(set) / (batches * perBatch)
+			}
+			means = append(means, m)
+			mean += m / batches
+		}
+		slices.Sort(means)
+		t.Logf("%2d paths: mean %.3f × oracle over %d sets (batches of %d: min %.3f, median %.3f, max %.3f); one try of each path %.3f",
+			k, mean, batches*perBatch, perBatch, means[0], means[batches/2], means[batches-1], floor)
+		if limit := max(stationaryBound, 1+floorShare*(floor-1)); mean > limit {
+			t.Errorf("%d paths: the default is %.3f × the oracle on average over held-out sets, want ≤ %.3f", k, mean, limit)
 		}
 	}
 }

@@ -197,9 +197,22 @@ type Client struct {
 	// lastBusySwitch is when the connection last moved with requests in
 	// flight: a failover (followSettle).
 	lastBusySwitch time.Time
-	paths          []*pathState
-	active         int
-	flights        map[*flight]struct{} // requests waiting on the network
+	// drained, while a request drains the connection for a switch under
+	// load (drainLocked), is closed by the last flight to land; lastDrain
+	// is when the last drain began (drainEvery).
+	drained   chan struct{}
+	lastDrain time.Time
+	// lastLanded is when a flight last landed (wantsDrainLocked).
+	lastLanded time.Time
+	// drainedFrom is the path the last drain left (-1 before any): a
+	// drain back to it, a re-probe's return, is not rate-limited.
+	drainedFrom int
+	// wantRun counts the requests in a row that asked for path wantTo
+	// (wantsDrainLocked).
+	wantTo, wantRun int
+	paths           []*pathState
+	active          int
+	flights         map[*flight]struct{} // requests waiting on the network
 	// migration is false when the server forbade it or AddPath failed:
 	// the client then stays where it is.
 	migration bool
@@ -265,7 +278,7 @@ func Dial(ctx context.Context, cfg Config) (*Client, error) {
 	if err != nil {
 		return nil, fmt.Errorf("pcm: server %q: %w", cfg.Server, err)
 	}
-	c := &Client{cfg: cfg, remote: remote, migration: true, pin: -1, sel: cfg.Selector, flights: map[*flight]struct{}{}}
+	c := &Client{cfg: cfg, remote: remote, migration: true, pin: -1, drainedFrom: -1, sel: cfg.Selector, flights: map[*flight]struct{}{}}
 	local, socks, err := c.bindPaths()
 	if err != nil {
 		return nil, err

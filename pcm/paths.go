@@ -15,8 +15,13 @@ import (
 // land must follow when its response head has arrived or it gave up.
 //
 // When a switch may happen: when no request waits on the network (no
-// flight), and at a failover. A request that may not switch goes on the
-// active path at once (Result.Chosen ≠ Path says so); one that arrives
+// flight), and at a failover. Under a load that never leaves the network
+// empty, a request whose path the selector keeps asking for drains the
+// connection first (wantsDrainLocked: new requests wait up to about a
+// round trip for those on the network to land, at most once per
+// drainEvery), so that a loaded client follows its selector too. A
+// request that may not switch goes on the active path at once
+// (Result.Chosen ≠ Path says so); one that arrives
 // during a switch waits for that one switch (bounded by ProbeTimeout). A
 // response body in the caller's hands, unread or between reads, waits for
 // nothing and holds no path: QUIC carries its stream along (RFC 9000 §9).
@@ -28,15 +33,26 @@ func (c *Client) begin(ctx context.Context, p int) (active int, switched bool, f
 	// The common case, no switch under way and none wanted, takes c.mu
 	// once and no switch token.
 	c.mu.Lock()
-	if c.switching == nil && !c.wantsSwitchLocked(p) {
+	drain := c.wantsDrainLocked(p)
+	if c.switching == nil && !drain && !c.wantsSwitchLocked(p) {
 		defer c.mu.Unlock()
 		return c.admitLocked(ctx, false)
 	}
 	c.mu.Unlock()
 	owned := c.lockSwitch(ctx)
 	defer c.unlockSwitch(owned)
+	drained := owned && drain && c.stillDrainsLocked(p)
+	if drained {
+		c.drainLocked(ctx)
+	}
 	if owned && c.wantsSwitchLocked(p) {
 		switched = c.ensureActiveLocked(ctx, c.wantedLocked(p))
+	}
+	if switched && drained {
+		// The requests held by the drain leave at once: their responses
+		// measure that burst, and may come back on the old path while
+		// the server validates the new one (racedBusySwitchLocked).
+		c.lastBusySwitch = c.cfg.Now()
 	}
 	return c.admitLocked(ctx, switched)
 }
@@ -59,6 +75,103 @@ func (c *Client) wantsSwitchLocked(p int) bool {
 	}
 	ps := c.paths[p]
 	return !ps.down && !ps.removed
+}
+
+// wantsDrainLocked says whether a request that asks for p should drain
+// the connection first: p is another usable path, requests wait on the
+// network (so no switch may happen now: begin says why), and no drain
+// began within drainEvery. Without drains a steadily loaded client would
+// stay for good on whatever path it was on when the load began, or moved
+// to at a failover, whatever the selector learns.
+//
+// Only a wish the selector keeps (drainPersist requests in a row asking
+// for the same path: not a polling strategy's turn, nor a single request
+// aimed at a path) and only while every request on the network is young
+// enough to land within the drain (a slow response holds no one) and
+// responses are landing (on a path that just died, a drain would only add
+// its wait to the failover's).
+func (c *Client) wantsDrainLocked(p int) bool {
+	q := c.wantedLocked(p)
+	if q != c.wantTo {
+		c.wantTo, c.wantRun = q, 0
+	}
+	c.wantRun++
+	// The cheap tests first: this runs for every request.
+	if q < 0 || q == c.active || len(c.flights) == 0 || c.wantRun < drainPersist || !c.migration && q != c.pin {
+		return false
+	}
+	if q != c.drainedFrom && c.cfg.Now().Sub(c.lastDrain) < c.drainEvery() {
+		return false // back to where the last drain left is not rate-limited: a re-probe's return
+	}
+	if ps := c.paths[q]; ps.down || ps.removed {
+		return false
+	}
+	wait := c.drainWait()
+	if time.Since(c.lastLanded) > wait/2 {
+		return false // responses are not coming back: no drain would end
+	}
+	for f := range c.flights {
+		if time.Since(f.since) > wait {
+			return false
+		}
+	}
+	return true
+}
+
+// stillDrainsLocked says whether a drain wantsDrainLocked asked for before
+// lockSwitch is still wanted: another request's drain may have moved the
+// connection meanwhile.
+func (c *Client) stillDrainsLocked(p int) bool {
+	q := c.wantedLocked(p)
+	return len(c.flights) > 0 && q != c.active && (q == c.drainedFrom || c.cfg.Now().Sub(c.lastDrain) >= c.drainEvery())
+}
+
+// drainLocked holds the switch token (so new requests wait, as they do for
+// a switch) until the requests on the network have landed, for at most
+// drainWait; c.mu is held on entry and on return, released while waiting.
+// The switch that follows (begin) then moves a connection with no request
+// waiting; if they have not all landed, the request goes where the
+// connection is.
+func (c *Client) drainLocked(ctx context.Context) {
+	c.lastDrain, c.drainedFrom = c.cfg.Now(), c.active
+	ch := make(chan struct{})
+	c.drained = ch
+	wait := c.drainWait()
+	c.mu.Unlock()
+	t := time.NewTimer(wait)
+	select {
+	case <-ch:
+	case <-t.C:
+	case <-ctx.Done():
+	}
+	t.Stop()
+	c.mu.Lock()
+	if c.drained == ch {
+		c.drained = nil
+	}
+}
+
+// Drains under load. A drain holds new requests for about a round trip
+// (what the last ones sent need to come back): drainRTTs smoothed RTTs,
+// at least drainFloor (a loaded host's scheduling; memnet's tiny RTTs).
+// Drains are at most one per drainEvery: drainEveryRTTs smoothed RTTs, at
+// least drainEveryFloor, so that their pauses cost a loaded client at
+// most about drainRTTs/drainEveryRTTs (a quarter) of its time even if
+// the selector wants another path at every request.
+const (
+	drainPersist    = 4
+	drainRTTs       = 2
+	drainFloor      = 20 * time.Millisecond
+	drainEveryRTTs  = 8
+	drainEveryFloor = 250 * time.Millisecond
+)
+
+func (c *Client) drainWait() time.Duration {
+	return max(drainFloor, drainRTTs*c.conn.ConnectionStats().SmoothedRTT)
+}
+
+func (c *Client) drainEvery() time.Duration {
+	return max(drainEveryFloor, drainEveryRTTs*c.conn.ConnectionStats().SmoothedRTT)
 }
 
 // admitLocked registers the request's flight on the active path.
@@ -126,7 +239,16 @@ func (c *Client) credit(res *Result) error {
 		// nothing either way.
 		c.unfollowedRun = 0
 	}
+	// Sent in the burst that follows a failover or a drain (the requests
+	// held meanwhile, all at once): it measured that backlog, not the
+	// path. Measured on emu/memnet: such samples put the best live path at
+	// 5 × its round trip, and the change detector then forgot its past, so
+	// the client left it for a worse one.
+	raced := c.racedBusySwitchLocked(*res)
 	c.mu.Unlock()
+	if raced {
+		return nil
+	}
 	c.selMu.Lock()
 	err := c.sel.Observe(pathsel.PathID(res.Path), res.Sample(c.cfg.PerByte))
 	c.selMu.Unlock()
@@ -186,13 +308,12 @@ func (c *Client) notFollowed(res Result) {
 		// that is late, not refusal, and the client goes on choosing.
 		return
 	}
-	settle := max(followSettleRTTs*c.conn.ConnectionStats().SmoothedRTT, followSettleFloor)
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.paths[res.Path].down || c.paths[res.Carrier].down {
 		return // a path that failed says nothing about the server
 	}
-	if res.Est.Before(c.lastBusySwitch.Add(settle)) {
+	if c.racedBusySwitchLocked(res) {
 		return // it raced a switch under load: the server may still answer on the old path
 	}
 	if res.Carrier != c.unfollowedTo {
@@ -204,6 +325,13 @@ func (c *Client) notFollowed(res Result) {
 	}
 	c.pin, c.pinUntil = res.Carrier, c.cfg.Now().Add(pinHold)
 	c.cfg.Logf("pcm: WARNING: the server does not follow switches; staying on %s, where it sends, for %v", c.paths[c.pin].Name, pinHold)
+}
+
+// racedBusySwitchLocked says whether res was sent within followSettle of
+// the connection's last move with requests in flight (a failover).
+func (c *Client) racedBusySwitchLocked(res Result) bool {
+	settle := max(followSettleRTTs*c.conn.ConnectionStats().SmoothedRTT, followSettleFloor)
+	return res.Est.Before(c.lastBusySwitch.Add(settle))
 }
 
 // pinnedLocked is the pin in force, or -1; a pin past its hold ends here.

@@ -92,6 +92,11 @@ func (c *Client) takeOffLocked(ctx context.Context) *flight {
 func (c *Client) land(f *flight) {
 	c.mu.Lock()
 	delete(c.flights, f)
+	c.lastLanded = time.Now()
+	if len(c.flights) == 0 && c.drained != nil {
+		close(c.drained)
+		c.drained = nil
+	}
 	c.mu.Unlock()
 }
 
@@ -200,6 +205,13 @@ func (c *Client) failStalled(p int, after time.Duration) {
 	c.cfg.Logf("pcm: %v; failing over", cause)
 	c.markDownLocked(p)
 	moved := c.moveAwayLocked(ctx, p)
+	if moved {
+		// A failover is a move under load even when the cancelled
+		// flights have landed by now: the requests held meanwhile leave
+		// at once, and their responses measure that burst
+		// (racedBusySwitchLocked).
+		c.lastBusySwitch = c.cfg.Now()
+	}
 	c.unlockSwitch(owned)
 	if !moved {
 		c.cfg.Logf("pcm: no other path works; closing the connection")

@@ -314,20 +314,23 @@ func pcmFailover(ctx context.Context, args []string) error {
 }
 
 func pcmCuts(ctx context.Context, args []string) error {
-	fs := newFlagSet("pcm cuts", "pcm cuts [--rtts 20,30,40] [--cpu-gets 500] [--cpu-rounds 7]",
+	fs := newFlagSet("pcm cuts", "pcm cuts [--rtts 20,30,40] [--setups 3] [--seed 1] [--cpu-gets 500] [--cpu-rounds 7]",
 		"Sends a 5 KB GET every 10 ms (5 s timeout) over three emulated paths (100 Mbit/s) and black-holes\n"+
 			"paths through the emulator's control API: the active one, the first configured one, two in a row;\n"+
-			"per cut and API, what the requests saw. Then the CPU per small GET, pcm.Transport (three paths)\n"+
+			"per cut and API, what the requests saw; then the same cuts, Client and Transport, on --setups\n"+
+			"three-path setups drawn from --seed (RTTs log-uniform 10–150 ms). Then the CPU per small GET, pcm.Transport (three paths)\n"+
 			"against quic-go's http3.Transport, over loopback; and what the side probes cost an idle client.")
 	rtts := fs.String("rtts", "20,30,40", "the three paths' round-trip times in ms, comma-separated")
+	setups := fs.Int("setups", 3, "generated three-path setups (0: none)")
+	seed := fs.Uint64("seed", 1, "seed of the generated setups")
 	gets := fs.Int("cpu-gets", 500, "GETs per transport per CPU round")
 	rounds := fs.Int("cpu-rounds", 7, "CPU rounds (the first is a warm-up)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	rs, err := parseList(*rtts, strconv.ParseFloat)
-	if err != nil || len(rs) != 3 || *gets < 1 || *rounds < 2 {
-		return badInput(fmt.Errorf("pcm cuts: --rtts %q (want three), --cpu-gets %d (≥ 1), --cpu-rounds %d (≥ 2): %v", *rtts, *gets, *rounds, err))
+	if err != nil || len(rs) != 3 || *gets < 1 || *rounds < 2 || *setups < 0 {
+		return badInput(fmt.Errorf("pcm cuts: --rtts %q (want three), --setups %d (≥ 0), --cpu-gets %d (≥ 1), --cpu-rounds %d (≥ 2): %v", *rtts, *setups, *gets, *rounds, err))
 	}
 	rows, err := measure.MeasureCuts(ctx, rs, measure.DefaultCutLoad(), []string{measure.APIClient, measure.APITransport, measure.APIBaseline})
 	if err != nil {
@@ -342,6 +345,10 @@ func pcmCuts(ctx context.Context, args []string) error {
 		t.Rows = append(t.Rows, []string{r.Cut, r.API, fmt.Sprint(r.Sent), fmt.Sprint(r.Failed), fmt.Sprintf("%.0f", r.LongestMs),
 			fmt.Sprintf("%.0f", r.RecoverMs), bestShare})
 	}
+	gt, err := generatedCuts(ctx, *seed, *setups)
+	if err != nil {
+		return err
+	}
 	cpu, err := measure.MeasureCPU(ctx, *gets, *rounds, 5120)
 	if err != nil {
 		return err
@@ -355,5 +362,26 @@ func pcmCuts(ctx context.Context, args []string) error {
 	}
 	pt := results.Table{Header: []string{"side probes (defaults), idle client, 3 paths", "bytes/s both ways, handshakes included"}}
 	pt.Rows = append(pt.Rows, []string{fmt.Sprintf("%.0f s", probe.Seconds), fmt.Sprintf("%.0f", probe.BytesPerSecond)})
-	return results.WriteTables(os.Stdout, []results.Table{t, ct, pt})
+	tables := []results.Table{t}
+	if *setups > 0 {
+		tables = append(tables, gt)
+	}
+	return results.WriteTables(os.Stdout, append(tables, ct, pt))
+}
+
+// generatedCuts runs the cuts, Client and Transport, on n setups drawn
+// from seed: the share on the best live path on setups no test fixes.
+func generatedCuts(ctx context.Context, seed uint64, n int) (results.Table, error) {
+	t := results.Table{Header: []string{"setup (RTTs ms)", "cut", "API", "failed of sent", "longest ms", "on the best live path"}}
+	for _, rs := range measure.GenerateCutSetups(seed, n) {
+		rows, err := measure.MeasureCuts(ctx, rs, measure.DefaultCutLoad(), []string{measure.APIClient, measure.APITransport})
+		if err != nil {
+			return t, err
+		}
+		for _, r := range rows {
+			t.Rows = append(t.Rows, []string{fmt.Sprintf("seed %d: %g / %g / %g", seed, rs[0], rs[1], rs[2]), r.Cut, r.API,
+				fmt.Sprintf("%d of %d", r.Failed, r.Sent), fmt.Sprintf("%.0f", r.LongestMs), fmt.Sprintf("%.0f %%", 100*r.BestShare)})
+		}
+	}
+	return t, nil
 }

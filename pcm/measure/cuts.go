@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"math/rand/v2"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -387,4 +388,23 @@ func (b *Bench) baseline(base string) requester {
 			tr.Conn.Close()
 		}
 	}}
+}
+
+// Generated setups' round-trip range: a LAN-like 10 ms to a distant LTE
+// cell's 150 ms, log-uniform, in random order (the best path is not
+// always the first configured).
+const genMinRTT, genMaxRTT = 10.0, 150.0
+
+// GenerateCutSetups draws n three-path setups (each path's RTT in ms) from
+// seed: setups that no test fixes, for the share on the best live path.
+func GenerateCutSetups(seed uint64, n int) [][]float64 {
+	rng := rand.New(rand.NewPCG(seed, 0x63757473))
+	setups := make([][]float64, n)
+	for i := range setups {
+		for range 3 {
+			rtt := genMinRTT * math.Pow(genMaxRTT/genMinRTT, rng.Float64())
+			setups[i] = append(setups[i], math.Round(rtt))
+		}
+	}
+	return setups
 }

