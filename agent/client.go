@@ -10,7 +10,6 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"net/netip"
 	"slices"
 	"strings"
 	"sync"
@@ -19,6 +18,7 @@ import (
 
 	"github.com/quic-go/quic-go"
 
+	"github.com/hetquic/hetquic/agent/pathchoice"
 	"github.com/hetquic/hetquic/agent/tunnelgate"
 )
 
@@ -59,8 +59,8 @@ type ClientConfig struct {
 	Token  string // bearer token ct-server knows this client by
 	// Paths are the local interfaces: one always-on connection each.
 	Paths []LocalPath
-	// Scheduler places requests on paths (default: DefaultScheduler).
-	Scheduler Scheduler
+	// Scheduler places requests on paths (default: pathchoice.DefaultScheduler).
+	Scheduler pathchoice.Scheduler
 	AppRule   AppRule        // default: by host
 	Priority  map[string]int // app → priority (default 1)
 	// AppPaths pins apps to paths by name (app → path): their requests
@@ -182,7 +182,7 @@ func NewClient(cfg ClientConfig) (*Client, error) {
 		}
 	}
 	if cfg.Scheduler == nil {
-		s, err := NewScheduler(DefaultScheduler, len(cfg.Paths), 1)
+		s, err := pathchoice.NewScheduler(pathchoice.DefaultScheduler, len(cfg.Paths), 1)
 		if err != nil {
 			return nil, err
 		}
@@ -335,65 +335,19 @@ const DefaultStallTimeout = 800 * time.Millisecond
 // pathWait bounds how long a request waits for some path to come up.
 const pathWait = 5 * time.Second
 
-// pick chooses the path of a request. Paths in avoid (tried already by this
-// request), their sibling lanes (same local address: likely the same
-// failure) and suspected paths are left out while others are up, in that
-// order of giving in.
-func (c *Client) pick(ctx context.Context, r Request, avoid map[int]bool) (*path, *quic.Conn, error) {
-	var avoidAddr map[netip.Addr]bool // nil (reads as empty) on a first attempt
-	for id := range avoid {
-		if avoidAddr == nil {
-			avoidAddr = map[netip.Addr]bool{}
-		}
-		avoidAddr[c.paths[id].Addr] = true
-	}
+// pick chooses the path of a request by pathchoice.Choose on a snapshot of
+// the paths, waiting (up to pathWait) for a change while none is up. Paths
+// in avoid were tried already by this request.
+func (c *Client) pick(ctx context.Context, r pathchoice.Request, avoid map[int]bool) (*path, *quic.Conn, error) {
 	deadline := time.NewTimer(pathWait)
 	defer deadline.Stop()
 	for {
 		c.mu.Lock()
 		ch := c.changeCh
 		c.mu.Unlock()
-		now := time.Now()
-		if r.pin > 0 && r.pin <= len(c.paths) {
-			p := c.paths[r.pin-1]
-			p.mu.Lock()
-			conn := p.conn
-			ok := conn != nil && conn.Context().Err() == nil && !avoid[p.id] && !now.Before(p.suspectUntil)
-			p.mu.Unlock()
-			if ok {
-				return p, conn, nil
-			}
-		}
-		primaryOK := c.primaryUp(avoid, now)
-		for pass := 0; pass < 4; pass++ {
-			var views []PathView
-			conns := map[int]*quic.Conn{}
-			for _, p := range c.paths {
-				p.mu.Lock()
-				ok := p.conn != nil && p.conn.Context().Err() == nil && (p.Role == RolePrimary || !primaryOK) && (pass >= 3 || !avoid[p.id]) &&
-					(pass >= 2 || !now.Before(p.suspectUntil) || p.suspectUntil.IsZero()) && (pass >= 1 || !avoidAddr[p.Addr])
-				if ok {
-					st := p.conn.ConnectionStats()
-					rate := p.rate
-					if rate == 0 && st.SmoothedRTT > 0 {
-						// No sample yet: what the congestion window allows.
-						rate = float64(st.CongestionWindow) / st.SmoothedRTT.Seconds()
-					}
-					views = append(views, PathView{ID: p.id, SRTT: st.SmoothedRTT,
-						Outstanding: p.outstanding, Streams: p.streams, Weight: p.weight, Rate: rate})
-					conns[p.id] = p.conn
-				}
-				p.mu.Unlock()
-			}
-			if len(views) == 0 {
-				continue
-			}
-			id := c.cfg.Scheduler.Pick(r, views)
-			conn, ok := conns[id]
-			if !ok { // a policy must return one of the views; be safe
-				id, conn = views[0].ID, conns[views[0].ID]
-			}
-			return c.paths[id], conn, nil
+		views, conns := c.snapshot()
+		if id := pathchoice.Choose(r, views, avoid, time.Now(), c.cfg.Scheduler); id >= 0 {
+			return c.paths[id], conns[id], nil
 		}
 		select {
 		case <-ch:
@@ -405,21 +359,28 @@ func (c *Client) pick(ctx context.Context, r Request, avoid map[int]bool) (*path
 	}
 }
 
-// primaryUp says a primary path (RolePrimary) is connected, not suspected
-// and not in avoid: backup and metered paths then get no requests.
-func (c *Client) primaryUp(avoid map[int]bool, now time.Time) bool {
-	for _, p := range c.paths {
-		if p.Role != RolePrimary || avoid[p.id] {
-			continue
-		}
+// snapshot is every path's state for pathchoice, read under the path's
+// lock, and the connection each up path had then.
+func (c *Client) snapshot() ([]pathchoice.Path, []*quic.Conn) {
+	views := make([]pathchoice.Path, len(c.paths))
+	conns := make([]*quic.Conn, len(c.paths))
+	for i, p := range c.paths {
 		p.mu.Lock()
-		ok := p.conn != nil && p.conn.Context().Err() == nil && !now.Before(p.suspectUntil)
-		p.mu.Unlock()
-		if ok {
-			return true
+		v := pathchoice.Path{View: pathchoice.PathView{ID: p.id, Outstanding: p.outstanding, Streams: p.streams, Weight: p.weight, Rate: p.rate},
+			Addr: p.Addr, Primary: p.Role == RolePrimary, SuspectUntil: p.suspectUntil}
+		if v.Up = p.conn != nil && p.conn.Context().Err() == nil; v.Up {
+			st := p.conn.ConnectionStats()
+			v.View.SRTT = st.SmoothedRTT
+			if v.View.Rate == 0 && st.SmoothedRTT > 0 {
+				// No sample yet: what the congestion window allows.
+				v.View.Rate = float64(st.CongestionWindow) / st.SmoothedRTT.Seconds()
+			}
+			conns[i] = p.conn
 		}
+		p.mu.Unlock()
+		views[i] = v
 	}
-	return false
+	return views, conns
 }
 
 // ServeHTTP is the proxy: CONNECT tunnels and absolute-form http:// requests.
@@ -519,12 +480,12 @@ func (c *Client) app(name string) *appStats {
 
 // request is what the scheduler knows of a request of app: its priority
 // and the path it is pinned to (AppPaths), if that path exists.
-func (c *Client) request(app string) Request {
-	r := Request{App: app, Priority: c.priority(app)}
+func (c *Client) request(app string) pathchoice.Request {
+	r := pathchoice.Request{App: app, Priority: c.priority(app)}
 	if name, ok := c.policy().AppPaths[app]; ok {
 		for _, p := range c.paths {
 			if p.Name == name {
-				r.pin = p.id + 1
+				r.Pin = p.id + 1
 				break
 			}
 		}

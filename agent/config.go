@@ -42,7 +42,7 @@ type ClientFile struct {
 	ConnsPerPath   int               `yaml:"conns_per_path"` // QUIC connections per interface (default 1; see Lanes)
 	Listen         []string          `yaml:"listen"`         // proxy listen addresses
 	Socks          []string          `yaml:"socks"`          // SOCKS5 listen addresses (none by default)
-	Scheduler      string            `yaml:"scheduler"`      // see SchedulerNames
+	Scheduler      string            `yaml:"scheduler"`      // see pathchoice.SchedulerNames
 	AppRule        string            `yaml:"app_rule"`       // host | port | header:NAME
 	Priority       map[string]int    `yaml:"priority"`       // app → priority
 	AppPaths       map[string]string `yaml:"app_paths"`      // app → path name it is pinned to

@@ -12,6 +12,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/hetquic/hetquic/agent/pathchoice"
 )
 
 // flagOverlay lays command-line flags over a YAML file: every flag given
@@ -289,7 +291,7 @@ func RegisterClientFlags(fs *flag.FlagSet) *ClientFlags {
 	o.integer(fs, "conns-per-path", "QUIC connections per interface, 1 to 4 (default 1): more fill lossy links (agent/README.md, Lanes)", func(f *ClientFile, n int64) { f.ConnsPerPath = int(n) })
 	o.list(fs, "listen", "proxy listen addresses, comma-separated (default 127.0.0.1:8080)", false, func(f *ClientFile) *[]string { return &f.Listen })
 	o.list(fs, "socks", "SOCKS5 listen addresses, comma-separated (default none; e.g. 127.0.0.1:1080)", false, func(f *ClientFile) *[]string { return &f.Socks })
-	o.str(fs, "scheduler", fmt.Sprintf("path scheduler, one of %v (default %s)", SchedulerNames, DefaultScheduler), func(f *ClientFile) *string { return &f.Scheduler })
+	o.str(fs, "scheduler", fmt.Sprintf("path scheduler, one of %v (default %s)", pathchoice.SchedulerNames, pathchoice.DefaultScheduler), func(f *ClientFile) *string { return &f.Scheduler })
 	o.str(fs, "app-rule", "how apps are told apart: host, port or header:NAME (default host)", func(f *ClientFile) *string { return &f.AppRule })
 	o.millis(fs, "stall-timeout", "silence after which a response's path is checked and the stream moved (default 800ms)", func(f *ClientFile) *int64 { return &f.StallTimeoutMS })
 	o.str(fs, "metrics", "serve Prometheus metrics and /healthz on host:port", func(f *ClientFile) *string { return &f.Metrics })
@@ -329,7 +331,7 @@ func (cf *ClientFlags) Load(warn func(string)) (ClientFile, error) {
 	if len(f.Paths) == 0 {
 		return f, errors.New("agent client: give --paths (one local address per interface)")
 	}
-	f.Scheduler = cmpOr(f.Scheduler, DefaultScheduler)
+	f.Scheduler = cmpOr(f.Scheduler, pathchoice.DefaultScheduler)
 	if len(f.Listen) == 0 {
 		f.Listen = []string{"127.0.0.1:8080"}
 	}
@@ -360,7 +362,7 @@ func (f ClientFile) ClientConfig(now time.Time) (ClientConfig, error) {
 	if cfg.Paths, err = Lanes(cfg.Paths, max(f.ConnsPerPath, 1)); err != nil {
 		return cfg, fmt.Errorf("agent client: %w", err)
 	}
-	if cfg.Scheduler, err = NewScheduler(f.Scheduler, len(cfg.Paths), 1); err != nil {
+	if cfg.Scheduler, err = pathchoice.NewScheduler(f.Scheduler, len(cfg.Paths), 1); err != nil {
 		return cfg, fmt.Errorf("agent client: %w", err)
 	}
 	if f.AppRule != "" {

@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/hetquic/hetquic/agent/pathchoice"
 )
 
 // TestFlagsOverFile: a flag given overrides the file (a zero value too),
@@ -44,7 +46,7 @@ func TestFlagsOverFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	if c.Token != "t1" || len(c.Paths) != 2 || c.StallTimeoutMS != 2000 || c.ServerName != "ct.example" ||
-		c.Scheduler != DefaultScheduler || c.Listen[0] != "127.0.0.1:8080" || c.Cache == nil || c.Cache.MaxBytes != 256<<20 {
+		c.Scheduler != pathchoice.DefaultScheduler || c.Listen[0] != "127.0.0.1:8080" || c.Cache == nil || c.Cache.MaxBytes != 256<<20 {
 		t.Fatalf("%+v", c)
 	}
 	if len(warned) != 1 || !strings.Contains(warned[0], "mode 0644") {

@@ -12,6 +12,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/prometheus/common/expfmt"
+
+	"github.com/hetquic/hetquic/agent/pathchoice"
 )
 
 // Metrics go through the Prometheus client library: each Client and Server
@@ -261,7 +263,7 @@ func (c *Client) Prefetch(ctx context.Context, rawURL string) error {
 	if _, err := upstreamOf(rawURL); err != nil {
 		return fmt.Errorf("prefetch %q: %w", rawURL, err)
 	}
-	_, conn, err := c.pick(ctx, Request{App: "prefetch", Priority: 1}, nil)
+	_, conn, err := c.pick(ctx, pathchoice.Request{App: "prefetch", Priority: 1}, nil)
 	if err != nil {
 		return fmt.Errorf("prefetch: %w", err)
 	}

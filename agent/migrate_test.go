@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/quic-go/quic-go"
+
+	"github.com/hetquic/hetquic/agent/pathchoice"
 )
 
 // busyPath returns a path with a request in progress and its connection
@@ -235,7 +237,7 @@ func TestMigrateBeforeHead(t *testing.T) {
 	ts := startServer(t, "", nil, up.hostport)
 	tc := startClient(t, ts, 2, true, func(c *ClientConfig) {
 		c.StallTimeout = DefaultStallTimeout
-		c.Scheduler, _ = NewScheduler(SchedRR, 2, 1)
+		c.Scheduler, _ = pathchoice.NewScheduler(pathchoice.SchedRR, 2, 1)
 	})
 	ts.pc.setDrop(tc.paths[0].Addr, true)
 	for i := range 2 {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/quic-go/quic-go"
 
+	"github.com/hetquic/hetquic/agent/pathchoice"
 	"github.com/hetquic/hetquic/internal/resume"
 )
 
@@ -152,13 +153,13 @@ func (b *idleBody) clear() { b.setDeadline(time.Time{}) }
 // another StallTimeout/2. No pong: the path is dead, the stream moves (about
 // StallTimeout after the last byte). A pong: the app-server is slow, not the
 // path, and the stream keeps waiting (up to ResponseHeadTimeout for a head).
-func (c *Client) forward(w http.ResponseWriter, r *http.Request, sr Request) (int64, error) {
+func (c *Client) forward(w http.ResponseWriter, r *http.Request, sr pathchoice.Request) (int64, error) {
 	return c.newFetch(w, r, sr, 0, false).run()
 }
 
 // forwardFrom is forward for a response of which delivered body bytes
 // (and the head, if headersSent) went to the app already.
-func (c *Client) forwardFrom(w http.ResponseWriter, r *http.Request, sr Request, delivered int64, headersSent bool) (int64, error) {
+func (c *Client) forwardFrom(w http.ResponseWriter, r *http.Request, sr pathchoice.Request, delivered int64, headersSent bool) (int64, error) {
 	return c.newFetch(w, r, sr, delivered, headersSent).run()
 }
 
@@ -172,7 +173,7 @@ type fetch struct {
 	w   http.ResponseWriter
 	r   *http.Request
 	ctx context.Context
-	sr  Request
+	sr  pathchoice.Request
 	hdr http.Header // the app's header, hop-by-hop fields removed
 
 	resumable bool // GET/HEAD, no body, at most one range: may go on elsewhere
@@ -188,7 +189,7 @@ type fetch struct {
 	free        int // retries after our own closing of a connection that do not count
 }
 
-func (c *Client) newFetch(w http.ResponseWriter, r *http.Request, sr Request, delivered int64, headersSent bool) *fetch {
+func (c *Client) newFetch(w http.ResponseWriter, r *http.Request, sr pathchoice.Request, delivered int64, headersSent bool) *fetch {
 	f := &fetch{c: c, w: w, r: r, ctx: r.Context(), sr: sr, delivered: delivered, headersSent: headersSent, avoid: map[int]bool{}}
 	hasBody := r.Body != nil && r.Body != http.NoBody
 	f.resumable = (r.Method == http.MethodGet || r.Method == http.MethodHead) && (!hasBody || r.ContentLength == 0)

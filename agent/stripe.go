@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/hetquic/hetquic/agent/pathchoice"
 	"github.com/hetquic/hetquic/agent/stripesched"
 	"github.com/hetquic/hetquic/internal/resume"
 )
@@ -106,7 +107,7 @@ type stripeRun struct {
 	r         *http.Request
 	hdr       http.Header
 	validator string
-	sr        Request
+	sr        pathchoice.Request
 	ctx       context.Context
 	cancel    context.CancelFunc
 	wg        sync.WaitGroup
@@ -136,7 +137,7 @@ type stripeRun struct {
 // bytes before from to the app: waiting for those first (on what may be
 // the slowest path) before asking for the rest once cost a stripe most of
 // its gain. finish hands the rest to the app; abandon stops it.
-func (c *Client) startStripe(w http.ResponseWriter, r *http.Request, hdr http.Header, sr Request, orig int, from, total int64) *stripeRun {
+func (c *Client) startStripe(w http.ResponseWriter, r *http.Request, hdr http.Header, sr pathchoice.Request, orig int, from, total int64) *stripeRun {
 	c.stripes.Add(1)
 	ctx, cancel := context.WithCancel(r.Context())
 	s := &stripeRun{c: c, r: r, hdr: hdr, validator: resume.Validator(w.Header()), sr: sr, ctx: ctx, cancel: cancel, total: total,
@@ -193,11 +194,12 @@ func (s *stripeRun) finish(w http.ResponseWriter, n int64) (int64, error) {
 // stripePins lists the workers' paths, stripeWorkers per connected path
 // the request may use: an app pinned to a path (AppPaths) stays there,
 // and backup paths wait while a primary is up.
-func (c *Client) stripePins(sr Request) []int {
+func (c *Client) stripePins(sr pathchoice.Request) []int {
 	var pins []int
-	primary := c.primaryUp(nil, time.Now())
+	views, _ := c.snapshot()
+	primary := pathchoice.PrimaryUp(views, nil, time.Now())
 	for _, p := range c.paths {
-		pinned := sr.pin > 0 && p.id != sr.pin-1
+		pinned := sr.Pin > 0 && p.id != sr.Pin-1
 		if p.current() != nil && (p.Role != RoleBackup || !primary) && !pinned {
 			for range stripeWorkers {
 				pins = append(pins, p.id)
@@ -317,7 +319,7 @@ func (s *stripeRun) decide(pin int) (p *piece, wait <-chan struct{}, gone bool) 
 			s.staffed[pin]--
 			return nil, nil, true
 		}
-		own = stripesched.Path{Rate: ectDefaultRate}
+		own = stripesched.Path{Rate: pathchoice.DefaultRate}
 	}
 	now := time.Now()
 	st := stripesched.Stripe{Window: stripesched.Window(append([]stripesched.Path{own}, others...)),
@@ -461,7 +463,7 @@ func (s *stripeRun) views(pin int) (own stripesched.Path, others []stripesched.P
 			rate = float64(st.CongestionWindow) / st.SmoothedRTT.Seconds()
 		}
 		if rate <= 0 {
-			rate = ectDefaultRate
+			rate = pathchoice.DefaultRate
 		}
 		v := stripesched.Path{RTT: st.SmoothedRTT, Rate: rate, Queued: max(out, s.queued[p.id])}
 		all[p.id] = v
@@ -539,14 +541,14 @@ const (
 )
 
 // fetchPiece fetches bytes [off, end] of r's URL, on path pin if it can.
-func (c *Client) fetchPiece(ctx context.Context, r *http.Request, hdr http.Header, v string, sr Request, pin int, off, end int64, received func(int)) (data []byte, err error) {
+func (c *Client) fetchPiece(ctx context.Context, r *http.Request, hdr http.Header, v string, sr pathchoice.Request, pin int, off, end int64, received func(int)) (data []byte, err error) {
 	req := (&http.Request{Method: http.MethodGet, URL: r.URL, Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
 		Header: hdr.Clone(), Host: r.Host, Body: http.NoBody}).WithContext(ctx)
 	req.Header.Set("Range", resume.Range{First: off, Last: end}.String())
 	if v != "" {
 		req.Header.Set("If-Range", v) // every piece of the same version
 	}
-	sr.pin = pin + 1
+	sr.Pin = pin + 1
 	bw := &bufferWriter{h: http.Header{}, received: received}
 	func() {
 		defer func() {

@@ -16,6 +16,7 @@ import (
 
 	"github.com/quic-go/quic-go"
 
+	"github.com/hetquic/hetquic/agent/pathchoice"
 	"github.com/hetquic/hetquic/agent/tunnelgate"
 )
 
@@ -434,7 +435,7 @@ func (se *session) pumpDown() {
 type ctTunnel struct {
 	c       *Client
 	target  string
-	req     Request
+	req     pathchoice.Request
 	appConn net.Conn
 	slot    *tunnelgate.Ticket // its CONNECT slot; touched by traffic
 

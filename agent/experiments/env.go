@@ -23,6 +23,7 @@ import (
 
 	"github.com/hetquic/hetquic"
 	"github.com/hetquic/hetquic/agent"
+	"github.com/hetquic/hetquic/agent/pathchoice"
 	"github.com/hetquic/hetquic/emu/udprelay"
 	"github.com/hetquic/hetquic/internal/selfsigned"
 	"github.com/hetquic/hetquic/origin"
@@ -48,7 +49,7 @@ type envConfig struct {
 	Scenario *scenario.Scenario
 	// Paths are the scenario paths (by name) the client uses; nil: all.
 	Paths        []string
-	Scheduler    string        // "": agent.DefaultScheduler
+	Scheduler    string        // "": pathchoice.DefaultScheduler
 	StripeMin    int64         // 0: agent default; < 0: no striping
 	Lanes        int           // QUIC connections per path (0: 1; agent.Lanes)
 	StallTimeout time.Duration // 0: agent default
@@ -146,7 +147,7 @@ func newEnv(ctx context.Context, cfg envConfig) (_ *env, err error) {
 		ReconnectMax: time.Second, Log: cfg.Log,
 	}
 	if cfg.Scheduler != "" {
-		if ccfg.Scheduler, err = agent.NewScheduler(cfg.Scheduler, len(paths), cfg.Seed); err != nil {
+		if ccfg.Scheduler, err = pathchoice.NewScheduler(cfg.Scheduler, len(paths), cfg.Seed); err != nil {
 			return nil, err
 		}
 	}

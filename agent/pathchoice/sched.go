@@ -1,4 +1,4 @@
-package agent
+package pathchoice
 
 import (
 	"fmt"
@@ -30,7 +30,7 @@ type PathView struct {
 type Request struct {
 	App      string // the app, by the client's AppRule
 	Priority int    // the app's priority (>= 1; higher is more important)
-	pin      int    // path ID + 1 a stripe worker is bound to (0: none); bypasses Pick
+	Pin      int    // path ID + 1 a stripe worker is bound to (0: none); bypasses Pick
 }
 
 // Scheduler places requests on paths (Cybertwin §IV: "a new QUIC stream on
@@ -154,8 +154,9 @@ type ect struct{}
 // not arrived): a typical small object.
 const ectUnit = 64 << 10
 
-// ectDefaultRate stands for a path with no rate sample yet.
-const ectDefaultRate = 1 << 20
+// DefaultRate stands for a path with no rate sample yet (ect here, the
+// striping policy in the client).
+const DefaultRate = 1 << 20
 
 func (ect) Pick(_ Request, ps []PathView) int {
 	known := 0.0
@@ -168,7 +169,7 @@ func (ect) Pick(_ Request, ps []PathView) int {
 			rate = known // untried: as good as the best, so it is tried
 		}
 		if rate <= 0 {
-			rate = ectDefaultRate
+			rate = DefaultRate
 		}
 		return p.SRTT.Seconds() + float64(p.Outstanding+int64(p.Streams+1)*ectUnit)/rate
 	}
