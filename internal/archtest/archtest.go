@@ -75,7 +75,7 @@ var Rules = []Rule{
 	{Packages: "agent/tunnelgate", OnlyModule: []string{}, Why: "the tunnel gate is a leaf: slots, apps and a clock"},
 	{Packages: "agent/pathchoice", OnlyModule: []string{"pathsel"},
 		DenyStd: slices.DeleteFunc(slices.Clone(pureStd), func(s string) bool { return s == "time" || s == "net/netip" }),
-		Why: "ct-client's path choice is pure: the paths' state and now in, a path out (time for instants, netip for addresses as values)"},
+		Why:     "ct-client's path choice is pure: the paths' state and now in, a path out (time for instants, netip for addresses as values)"},
 	{Packages: "agent/stripesched", OnlyModule: []string{}, DenyStd: slices.DeleteFunc(slices.Clone(pureStd), func(s string) bool { return s == "time" }),
 		Why: "the striping policy is pure: estimates in, piece sizes out (time only for durations)"},
 	{Packages: "sim/...", Deny: []string{"experiment/...", "pcm", "emu/...", "agent/...", "origin"}, Except: []string{"sim/vsreal"},
