@@ -18,7 +18,7 @@ import (
 // to loginMaxBlock. A sequential guesser thus gets one answer per block;
 // a parallel one is bounded by the pre-auth caps and loginTarpitPerSource
 // (beyond it, answers go at once). What makes guessing hopeless is not
-// this table but MinTokenBits: 2^96 guesses at a million a second take
+// this table but identity.MinTokenBits: 2^96 guesses at a million a second take
 // 2.5e15 years.
 //
 // Sources are IPv4 addresses and IPv6 /64 prefixes (one host's usual

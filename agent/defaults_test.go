@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/quic-go/quic-go"
+
+	"github.com/hetquic/hetquic/agent/identity"
 )
 
 func TestTokenBits(t *testing.T) {
@@ -26,8 +28,8 @@ func TestTokenBits(t *testing.T) {
 		{"Zq3vX9kLm2Rt8WpB4nYc7Hs1Jd6Fg0Ae5Ui-Qo_Kx2M", false},
 		{testToken, false},
 	} {
-		if weak := TokenBits(tc.tok) < MinTokenBits; weak != tc.weak {
-			t.Errorf("%q: %.0f bits, weak %v, want %v", tc.tok, TokenBits(tc.tok), weak, tc.weak)
+		if weak := identity.TokenBits(tc.tok) < identity.MinTokenBits; weak != tc.weak {
+			t.Errorf("%q: %.0f bits, weak %v, want %v", tc.tok, identity.TokenBits(tc.tok), weak, tc.weak)
 		}
 	}
 	p := testPair(t)

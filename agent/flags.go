@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/hetquic/hetquic/agent/identity"
 	"github.com/hetquic/hetquic/agent/pathchoice"
 )
 
@@ -199,7 +200,7 @@ func ReadTokenFile(name string, warn func(string)) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if w := CheckTokenFile(name); w != "" {
+	if w := identity.CheckTokenFile(name); w != "" {
 		warn(w)
 	}
 	return strings.TrimSpace(string(b)), nil
@@ -223,7 +224,7 @@ func (f ServerFile) TLS(now time.Time, log *slog.Logger) (conf *tls.Config, cert
 		if host, _, err := net.SplitHostPort(f.Listen); err == nil && host != "" && host != "0.0.0.0" && host != "::" {
 			names = append(names, host)
 		}
-		c, certPEM, created, err := LoadOrCreateIdentity(dir, now, names...)
+		c, certPEM, created, err := identity.LoadOrCreateIdentity(dir, now, names...)
 		if err != nil {
 			return nil, nil, fmt.Errorf("agent server: %w", err)
 		}

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"net"
 	"time"
+
+	"github.com/hetquic/hetquic/agent/identity"
 )
 
 // Policy is the part of a ct-server's configuration that Reload replaces
@@ -87,8 +89,8 @@ func (s *Server) addClients(pol *policy, p Policy, old *policy) error {
 		if seen[c.ID] {
 			return fmt.Errorf("agent server: client id %q twice", c.ID)
 		}
-		if bits := TokenBits(c.Token); bits < MinTokenBits && !s.cfg.AllowWeakTokens {
-			return fmt.Errorf("agent server: client %q: token too weak (about %.0f bits, want >= %d; make one with \"hetquic agent token\")", c.ID, bits, MinTokenBits)
+		if bits := identity.TokenBits(c.Token); bits < identity.MinTokenBits && !s.cfg.AllowWeakTokens {
+			return fmt.Errorf("agent server: client %q: token too weak (about %.0f bits, want >= %d; make one with \"hetquic agent token\")", c.ID, bits, identity.MinTokenBits)
 		}
 		seen[c.ID] = true
 		lim := defaults

@@ -77,7 +77,7 @@ type ServerConfig struct {
 	// MaxPrefetchUpstream bounds the prefetch fetches running at once
 	// over all clients (default 16): hints wait for a turn.
 	MaxPrefetchUpstream int
-	// AllowWeakTokens accepts client tokens below MinTokenBits (tests of
+	// AllowWeakTokens accepts client tokens below identity.MinTokenBits (tests of
 	// old configurations only).
 	AllowWeakTokens bool
 	// Log receives the noteworthy events, with key/value attributes

@@ -34,6 +34,7 @@ import (
 	"time"
 
 	"github.com/hetquic/hetquic/agent"
+	"github.com/hetquic/hetquic/agent/identity"
 	"github.com/hetquic/hetquic/internal/stats"
 	"github.com/hetquic/hetquic/origin"
 )
@@ -186,11 +187,11 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	up := upL.Addr().String()
 
 	// ct-server: default limits, two clients.
-	goodTok, err := agent.NewToken(rand.Read)
+	goodTok, err := identity.NewToken(rand.Read)
 	if err != nil {
 		return nil, err
 	}
-	badTok, err := agent.NewToken(rand.Read)
+	badTok, err := identity.NewToken(rand.Read)
 	if err != nil {
 		return nil, err
 	}

@@ -24,6 +24,7 @@ import (
 
 	"github.com/hetquic/hetquic/agent"
 	"github.com/hetquic/hetquic/agent/abuse"
+	"github.com/hetquic/hetquic/agent/identity"
 )
 
 func init() {
@@ -114,7 +115,7 @@ ct-server (--token-file) and ct-client (--token-file).`)
 	if fs.NArg() != 1 {
 		return badInput(errors.New("agent token: give the file to write, e.g. hetquic agent token ct.token"))
 	}
-	if _, err := agent.WriteTokenFile(fs.Arg(0), rand.Read); err != nil {
+	if _, err := identity.WriteTokenFile(fs.Arg(0), rand.Read); err != nil {
 		return badInput(fmt.Errorf("agent token: %w", err))
 	}
 	fmt.Fprintf(os.Stderr, "wrote a new token to %s (mode 0600)\n", fs.Arg(0))

@@ -1,4 +1,9 @@
-package agent
+// Package identity is ct-server's and ct-client's credentials on disk: the
+// self-signed TLS identity a ct-server keeps in its state directory, client
+// token files (made, checked for their mode) and the estimate of a token's
+// strength that ct-server demands. It is apart from both ends because the
+// command (hetquic agent token, --state-dir) uses it without starting either.
+package identity
 
 import (
 	"crypto/tls"
@@ -7,6 +12,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"math"
 	"os"
 	"path/filepath"
 	"time"
@@ -136,4 +142,59 @@ func CheckTokenFile(name string) string {
 		return fmt.Sprintf("token file %s has mode %04o: other users can read it; chmod 600 %s", name, st.Mode().Perm(), name)
 	}
 	return ""
+}
+
+// MinTokenBits is the least estimated entropy of a client token that
+// NewServer accepts (unless ServerConfig.AllowWeakTokens): 96 bits keep an
+// online guesser, slowed further by the login back-off, hopeless. "hetquic
+// agent token" makes 256-bit tokens.
+const MinTokenBits = 96
+
+// TokenBits estimates the entropy of a token in bits: its length times the
+// smaller of the empirical Shannon entropy per character and log2 of the
+// alphabet its characters come from. It is an upper bound for a random
+// token and catches the usual weak ones ("aaaa…", a word repeated, a run
+// of the alphabet), not every guessable one.
+func TokenBits(tok string) float64 {
+	if tok == "" {
+		return 0
+	}
+	counts := map[rune]int{}
+	var lower, upper, digit, other, hexOnly bool = false, false, false, false, true
+	n := 0
+	for _, r := range tok {
+		counts[r]++
+		n++
+		switch {
+		case r >= 'a' && r <= 'z':
+			lower = true
+		case r >= 'A' && r <= 'Z':
+			upper = true
+		case r >= '0' && r <= '9':
+			digit = true
+		default:
+			other = true
+		}
+		if !(r >= '0' && r <= '9' || r >= 'a' && r <= 'f' || r >= 'A' && r <= 'F') {
+			hexOnly = false
+		}
+	}
+	alphabet := 0
+	for _, c := range []struct {
+		on   bool
+		size int
+	}{{lower, 26}, {upper, 26}, {digit, 10}, {other, 32}} {
+		if c.on {
+			alphabet += c.size
+		}
+	}
+	if hexOnly {
+		alphabet = 16
+	}
+	h := 0.0
+	for _, k := range counts {
+		p := float64(k) / float64(n)
+		h -= p * math.Log2(p)
+	}
+	return float64(n) * min(h, math.Log2(float64(alphabet)))
 }
