@@ -13,6 +13,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/hetquic/hetquic/agent/ops"
 )
 
 // 200 app requests at once through the agent pair over two paths: all
@@ -141,7 +143,7 @@ func TestMetricsEndpoint(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := &http.Server{Handler: MetricsHandler(tc.Registry(), func() error { return nil })}
+	srv := &http.Server{Handler: ops.MetricsHandler(tc.Registry(), func() error { return nil })}
 	go srv.Serve(l)
 	defer srv.Close()
 	resp, err := http.Get("http://" + l.Addr().String() + "/metrics")

@@ -35,6 +35,7 @@ import (
 
 	"github.com/hetquic/hetquic/agent"
 	"github.com/hetquic/hetquic/agent/identity"
+	"github.com/hetquic/hetquic/agent/ops"
 	"github.com/hetquic/hetquic/internal/stats"
 	"github.com/hetquic/hetquic/origin"
 )
@@ -397,15 +398,15 @@ func readStatus(pid int, field string) int64 {
 }
 
 // scrape reads ct-server's metrics (empty when it cannot).
-func scrape(metrics string) agent.Metrics {
+func scrape(metrics string) ops.Metrics {
 	resp, err := http.Get("http://" + metrics + "/metrics")
 	if err != nil {
-		return agent.Metrics{}
+		return ops.Metrics{}
 	}
 	defer resp.Body.Close()
-	m, err := agent.ReadMetrics(resp.Body)
+	m, err := ops.ReadMetrics(resp.Body)
 	if err != nil {
-		return agent.Metrics{}
+		return ops.Metrics{}
 	}
 	return m
 }

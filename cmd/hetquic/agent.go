@@ -25,6 +25,7 @@ import (
 	"github.com/hetquic/hetquic/agent"
 	"github.com/hetquic/hetquic/agent/abuse"
 	"github.com/hetquic/hetquic/agent/identity"
+	"github.com/hetquic/hetquic/agent/ops"
 )
 
 func init() {
@@ -70,7 +71,7 @@ func serveMetrics(addr string, g prometheus.Gatherer, health func() error, log *
 		return nil, badInput(fmt.Errorf("metrics listen %s: %w", addr, err))
 	}
 	warnNonLoopback(log, "--metrics", l.Addr(), "the metrics endpoint has no authentication and shows client ids")
-	srv := &http.Server{Handler: agent.MetricsHandler(g, health), ReadHeaderTimeout: 5 * time.Second}
+	srv := &http.Server{Handler: ops.MetricsHandler(g, health), ReadHeaderTimeout: 5 * time.Second}
 	go srv.Serve(l)
 	log.Info("metrics", "url", "http://"+l.Addr().String()+"/metrics", "health", "http://"+l.Addr().String()+"/healthz")
 	return func() { srv.Close() }, nil
@@ -154,7 +155,7 @@ bit.`)
 	if resp.StatusCode != http.StatusOK {
 		return fmt.Errorf("agent status: %s answered %s", u, resp.Status)
 	}
-	if err := agent.WriteStatus(os.Stdout, resp.Body); err != nil {
+	if err := ops.WriteStatus(os.Stdout, resp.Body); err != nil {
 		return fmt.Errorf("agent status: %s: %w", u, err)
 	}
 	return nil
@@ -281,7 +282,7 @@ func runServer(ctx context.Context, srv *agent.Server, pc net.PacketConn, drain 
 
 // sdNotify tells systemd (Type=notify units) about the service's state.
 func sdNotify(log *slog.Logger, state string) {
-	if _, err := agent.SdNotify(state); err != nil {
+	if _, err := ops.SdNotify(state); err != nil {
 		log.Warn("sd_notify", "state", state, "err", err)
 	}
 }
