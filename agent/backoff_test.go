@@ -14,6 +14,7 @@ import (
 
 	"github.com/quic-go/quic-go"
 
+	"github.com/hetquic/hetquic/agent/wire"
 	"github.com/hetquic/hetquic/emu/memnet"
 	"github.com/hetquic/hetquic/internal/selfsigned"
 )
@@ -220,7 +221,7 @@ func memHello(t *testing.T, n *memnet.Network, tlsConf *tls.Config, token string
 	ctx, cancel := context.WithTimeout(context.Background(), 2*loginMaxBlock)
 	defer cancel()
 	tc := tlsConf.Clone()
-	tc.NextProtos = []string{ALPN}
+	tc.NextProtos = []string{wire.ALPN}
 	conn, err := tr.Dial(ctx, net.UDPAddrFromAddrPort(memServerAddr), tc, &quic.Config{})
 	if err != nil {
 		t.Errorf("dial: %v", err)
@@ -232,15 +233,15 @@ func memHello(t *testing.T, n *memnet.Network, tlsConf *tls.Config, token string
 		t.Errorf("hello: %v", err)
 		return 0, ""
 	}
-	req, _ := http.NewRequest(http.MethodGet, pathHello, nil)
+	req, _ := http.NewRequest(http.MethodGet, wire.PathHello, nil)
 	req.Host = "ct"
 	req.Header.Set("Authorization", "Bearer "+token)
 	req.Write(str)
 	str.Close()
-	resp, err := newHeadReader(str).readResponse(req)
+	resp, err := wire.NewHeadReader(str).ReadResponse(req)
 	if err != nil {
 		return 0, err.Error()
 	}
 	resp.Body.Close()
-	return resp.StatusCode, resp.Header.Get(hdrError)
+	return resp.StatusCode, resp.Header.Get(wire.HdrError)
 }

@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"github.com/quic-go/quic-go"
+
+	"github.com/hetquic/hetquic/agent/wire"
 )
 
 // rawProxy sends raw bytes to the proxy and returns the status line (or
@@ -39,7 +41,7 @@ func TestProxyBadInput(t *testing.T) {
 	up := startUpstream(t)
 	ts := startServer(t, "", nil, up.hostport)
 	tc := startClient(t, ts, 1, true, func(c *ClientConfig) { c.HeaderTimeout = 300 * time.Millisecond })
-	huge := strings.Repeat("a", MaxHeaderBytes+8192)
+	huge := strings.Repeat("a", wire.MaxHeaderBytes+8192)
 	cases := []struct {
 		name, raw, want string
 	}{
@@ -100,7 +102,7 @@ func rawConn(t *testing.T, ts *testServer, token string) *quic.Conn {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	conn, err := quic.DialAddr(ctx, ts.addr, &tls.Config{RootCAs: ts.pool.RootCAs, ServerName: "localhost", NextProtos: []string{ALPN}}, nil)
+	conn, err := quic.DialAddr(ctx, ts.addr, &tls.Config{RootCAs: ts.pool.RootCAs, ServerName: "localhost", NextProtos: []string{wire.ALPN}}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -159,7 +161,7 @@ func TestServerBadStreams(t *testing.T) {
 		{"not allowed", "GET http://10.1.2.3/ HTTP/1.1\r\nHost: 10.1.2.3\r\n\r\n", "403"},
 		{"prefetch not allowed", "GET /_ct/prefetch?url=http%3A%2F%2F10.1.2.3%2F HTTP/1.1\r\nHost: ct\r\n\r\n", "403"},
 		{"prefetch bad url", "GET /_ct/prefetch?url=ftp%3A%2F%2Fx HTTP/1.1\r\nHost: ct\r\n\r\n", "400"},
-		{"head too large", "GET http://" + up.hostport + "/ HTTP/1.1\r\nX: " + strings.Repeat("b", MaxHeaderBytes) + "\r\n\r\n", "431"},
+		{"head too large", "GET http://" + up.hostport + "/ HTTP/1.1\r\nX: " + strings.Repeat("b", wire.MaxHeaderBytes) + "\r\n\r\n", "431"},
 		{"connect no port", "CONNECT example.com HTTP/1.1\r\nHost: x\r\n\r\n", "400"},
 	}
 	for _, c := range cases {
@@ -184,7 +186,7 @@ func TestServerBadStreams(t *testing.T) {
 		select {
 		case <-bad.Context().Done():
 			var ae *quic.ApplicationError
-			if err := context.Cause(bad.Context()); !errors.As(err, &ae) || ae.ErrorCode != codeUnauthorized {
+			if err := context.Cause(bad.Context()); !errors.As(err, &ae) || ae.ErrorCode != wire.CodeUnauthorized {
 				t.Errorf("%s: closed with %v", c.name, err)
 			}
 		case <-time.After(5 * time.Second):

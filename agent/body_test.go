@@ -15,6 +15,7 @@ import (
 
 	"github.com/quic-go/quic-go"
 
+	"github.com/hetquic/hetquic/agent/wire"
 	"github.com/hetquic/hetquic/origin"
 )
 
@@ -115,7 +116,7 @@ func TestServerBodyIdleCut(t *testing.T) {
 		}
 		resp.Body.Close()
 		if resp.StatusCode != http.StatusRequestTimeout || took < BodyIdleTimeout || took > BodyIdleTimeout+time.Second {
-			t.Fatalf("status %d %q after %v, want 408 after %v", resp.StatusCode, resp.Header.Get(hdrError), took, BodyIdleTimeout)
+			t.Fatalf("status %d %q after %v, want 408 after %v", resp.StatusCode, resp.Header.Get(wire.HdrError), took, BodyIdleTimeout)
 		}
 	})
 }
@@ -129,7 +130,7 @@ func memAuthConn(t *testing.T, m *memAgent) *quic.Conn {
 	}
 	tr := &quic.Transport{Conn: pc}
 	t.Cleanup(func() { tr.Close(); pc.Close() })
-	tc := &tls.Config{RootCAs: m.pair.Pool, ServerName: "localhost", NextProtos: []string{ALPN}}
+	tc := &tls.Config{RootCAs: m.pair.Pool, ServerName: "localhost", NextProtos: []string{wire.ALPN}}
 	conn, err := tr.Dial(context.Background(), net.UDPAddrFromAddrPort(memCTServer), tc, &quic.Config{})
 	if err != nil {
 		t.Fatal(err)
@@ -139,7 +140,7 @@ func memAuthConn(t *testing.T, m *memAgent) *quic.Conn {
 	if err != nil {
 		t.Fatal(err)
 	}
-	fmt.Fprintf(str, "GET %s HTTP/1.1\r\nHost: ct\r\nAuthorization: Bearer %s\r\n\r\n", pathHello, testToken)
+	fmt.Fprintf(str, "GET %s HTTP/1.1\r\nHost: ct\r\nAuthorization: Bearer %s\r\n\r\n", wire.PathHello, testToken)
 	str.Close()
 	resp, err := http.ReadResponse(bufio.NewReader(str), nil)
 	if err != nil || resp.StatusCode != 200 {

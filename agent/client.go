@@ -18,8 +18,10 @@ import (
 
 	"github.com/quic-go/quic-go"
 
+	"github.com/hetquic/hetquic/agent/cache"
 	"github.com/hetquic/hetquic/agent/pathchoice"
 	"github.com/hetquic/hetquic/agent/tunnelgate"
+	"github.com/hetquic/hetquic/agent/wire"
 )
 
 // DefaultTunnelIdle is how quiet a tunnel must be before it may be closed
@@ -50,7 +52,7 @@ type ClientConfig struct {
 	// Server is ct-server's UDP host:port, ServerName its TLS name.
 	Server     string
 	ServerName string
-	TLS        *tls.Config // RootCAs; NextProtos is set to ALPN
+	TLS        *tls.Config // RootCAs; NextProtos is set to wire.ALPN
 	// CAFile, if set, is a PEM file of certificates to trust for ct-server,
 	// read again before every dial: a ct-server that made a new
 	// self-signed certificate is trusted as soon as the file is replaced,
@@ -80,7 +82,7 @@ type ClientConfig struct {
 	// (default 100 ms, doubling to 5 s).
 	ReconnectMin, ReconnectMax time.Duration
 	// Cache holds prefetched responses (nil: no prefetch).
-	Cache *Cache
+	Cache *cache.Cache
 	QUIC  *quic.Config
 	// ListenPacket opens the socket of a path (default: UDP on addr:0).
 	// Tests wrap it to impair a path.
@@ -116,7 +118,7 @@ type ClientConfig struct {
 type Client struct {
 	cfg   ClientConfig
 	paths []*path
-	cache *Cache
+	cache *cache.Cache
 
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -268,7 +270,7 @@ func (c *Client) Serve(l net.Listener) error {
 		ReadHeaderTimeout: c.cfg.HeaderTimeout, // an app dribbling its head is cut off
 		IdleTimeout:       AppIdleTimeout,
 		ConnState:         c.trackConn,
-		MaxHeaderBytes:    MaxHeaderBytes,
+		MaxHeaderBytes:    wire.MaxHeaderBytes,
 		ErrorLog:          nil,
 		ConnContext: func(ctx context.Context, conn net.Conn) context.Context {
 			return context.WithValue(ctx, appConnKey{}, conn) // for abortApp
@@ -591,7 +593,7 @@ func isConnErr(err error) bool {
 	var se *quic.StreamError
 	var te *quic.TransportError
 	var sr *quic.StatelessResetError
-	if errors.As(err, &se) && se.Remote && se.ErrorCode == codeLimit {
+	if errors.As(err, &se) && se.Remote && se.ErrorCode == wire.CodeLimit {
 		return false // ct-server enforced a limit: another path gets the same
 	}
 	return errors.As(err, &ae) || errors.As(err, &ie) || errors.As(err, &se) || errors.As(err, &te) ||
@@ -711,7 +713,7 @@ func (c *Client) confirmDead(p *path, conn *quic.Conn) {
 		p.mu.Unlock()
 		if silent && c.ctx.Err() == nil {
 			c.cfg.Log.Warn("path silent and ping unanswered; closing its connection", "path", p.Name)
-			conn.CloseWithError(codeStalled, "path stalled")
+			conn.CloseWithError(wire.CodeStalled, "path stalled")
 		}
 	})
 }
@@ -741,7 +743,7 @@ var copyBufs = sync.Pool{New: func() any { b := make([]byte, 32<<10); return &b 
 // tunnel.go): when its path fails, the tunnel moves to another path with
 // no byte lost or duplicated.
 func (c *Client) connect(w http.ResponseWriter, r *http.Request) {
-	target, err := normHostPort(r.RequestURI, "")
+	target, err := wire.NormHostPort(r.RequestURI, "")
 	if err != nil {
 		http.Error(w, "ct-client: CONNECT target: "+err.Error(), http.StatusBadRequest)
 		return
@@ -767,7 +769,7 @@ func (c *Client) connect(w http.ResponseWriter, r *http.Request) {
 	}
 	appConn, brw, err := http.NewResponseController(w).Hijack()
 	if err != nil {
-		o.abandon(codeOK)
+		o.abandon(wire.CodeOK)
 		return
 	}
 	// The app's bytes sent right after its head are in brw's buffer.
@@ -784,7 +786,7 @@ type openedTunnel struct {
 	c    *Client
 	t    *ctTunnel
 	str  *quic.Stream
-	hr   *headReader
+	hr   *wire.HeadReader
 	resp *http.Response
 	p    *path
 	slot *tunnelgate.Ticket
@@ -793,7 +795,7 @@ type openedTunnel struct {
 // refused ends a tunnel ct-server answered with other than 200.
 func (o *openedTunnel) refused() {
 	o.resp.Body.Close()
-	o.abandon(codeOK)
+	o.abandon(wire.CodeOK)
 }
 
 // abandon drops the stream and gives the slot back.
@@ -839,12 +841,12 @@ func (c *Client) openAppTunnel(ctx context.Context, app, target string, st *appS
 func (c *Client) attachApp(o *openedTunnel, appConn net.Conn, reply []byte, first io.Reader, st *appStats) {
 	defer c.gate.Release(o.slot)
 	t := o.t
-	t.id = o.resp.Header.Get(hdrSession)
+	t.id = o.resp.Header.Get(wire.HdrSession)
 	c.mu.Lock()
 	if c.closed {
 		c.mu.Unlock()
 		appConn.Close()
-		o.abandon(codeShutdown)
+		o.abandon(wire.CodeShutdown)
 		return
 	}
 	c.tunnels[appConn] = struct{}{}
@@ -859,18 +861,18 @@ func (c *Client) attachApp(o *openedTunnel, appConn net.Conn, reply []byte, firs
 		appConn.Close()
 	}()
 	if _, err := appConn.Write(reply); err != nil {
-		o.abandon(codeOK)
+		o.abandon(wire.CodeOK)
 		return
 	}
 	o.p.addLoad(0, 1, t.req.Priority)
 	o.p.tunnels.Add(1)
-	t.appConn, t.str, t.br, t.p = appConn, o.str, o.hr.br, o.p
+	t.appConn, t.str, t.br, t.p = appConn, o.str, o.hr.Rest(), o.p
 	c.runTunnel(t, first, st)
 }
 
 // openTunnel opens t's stream on a path, trying others when one fails and
 // waiting (as forward does) while ct-server refuses it for its limits.
-func (c *Client) openTunnel(ctx context.Context, t *ctTunnel) (*quic.Stream, *headReader, *http.Response, *path, error) {
+func (c *Client) openTunnel(ctx context.Context, t *ctTunnel) (*quic.Stream, *wire.HeadReader, *http.Response, *path, error) {
 	avoid := map[int]bool{}
 	refusals := 0
 	var err error
@@ -883,14 +885,14 @@ func (c *Client) openTunnel(ctx context.Context, t *ctTunnel) (*quic.Stream, *he
 		p.requests.Add(1)
 		var (
 			str  *quic.Stream
-			hr   *headReader
+			hr   *wire.HeadReader
 			resp *http.Response
 		)
 		str, hr, resp, err = t.openTunnelStream(ctx, p, conn, 0)
 		if err == nil && refusedByLimits(resp) && refusals < limitRetries {
 			resp.Body.Close()
-			str.CancelRead(codeOK)
-			str.CancelWrite(codeOK)
+			str.CancelRead(wire.CodeOK)
+			str.CancelWrite(wire.CodeOK)
 			refusals++
 			c.limitRetries.Add(1)
 			delete(avoid, p.id)
@@ -915,7 +917,7 @@ func (c *Client) openTunnel(ctx context.Context, t *ctTunnel) (*quic.Stream, *he
 // upstream answers).
 func refusedByLimits(resp *http.Response) bool {
 	return (resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode == http.StatusServiceUnavailable) &&
-		resp.Header.Get(hdrError) != "" && resp.Header.Get("Retry-After") != ""
+		resp.Header.Get(wire.HdrError) != "" && resp.Header.Get("Retry-After") != ""
 }
 
 // discard is the logger of a configuration that sets none.

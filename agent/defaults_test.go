@@ -13,6 +13,7 @@ import (
 	"github.com/quic-go/quic-go"
 
 	"github.com/hetquic/hetquic/agent/identity"
+	"github.com/hetquic/hetquic/agent/wire"
 )
 
 func TestTokenBits(t *testing.T) {
@@ -96,7 +97,7 @@ func TestServerWideLimits(t *testing.T) {
 	}()
 	refused := 0
 	for range 4 {
-		c, err := quic.DialAddr(ctx, ts.addr, &tls.Config{RootCAs: ts.pool.RootCAs, ServerName: "localhost", NextProtos: []string{ALPN}}, nil)
+		c, err := quic.DialAddr(ctx, ts.addr, &tls.Config{RootCAs: ts.pool.RootCAs, ServerName: "localhost", NextProtos: []string{wire.ALPN}}, nil)
 		var te *quic.TransportError
 		if errors.As(err, &te) && te.ErrorCode == quic.ConnectionRefused {
 			refused++ // before the TLS handshake

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/hetquic/hetquic/agent/cache"
 	"github.com/hetquic/hetquic/agent/identity"
 	"github.com/hetquic/hetquic/agent/pathchoice"
 )
@@ -382,7 +383,7 @@ func (f ClientFile) ClientConfig(now time.Time) (ClientConfig, error) {
 		if ttl == 0 {
 			ttl = 10 * time.Minute
 		}
-		if cfg.Cache, err = OpenCache(f.Cache.Dir, f.Cache.MaxBytes, ttl, now); err != nil {
+		if cfg.Cache, err = cache.OpenCache(f.Cache.Dir, f.Cache.MaxBytes, ttl, now); err != nil {
 			return cfg, fmt.Errorf("agent client: %w", err)
 		}
 	}

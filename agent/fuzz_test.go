@@ -2,19 +2,14 @@ package agent
 
 import (
 	"bytes"
-	"encoding/json"
 	"net"
 	"net/http"
 	"net/netip"
 	"strings"
 	"testing"
-	"time"
-)
 
-// Fuzz targets for every parser of ct-client and ct-server input (every
-// parser has one). Seeds live in testdata/fuzz/<target>; "go test" runs them, "go test
-// -run X -fuzz FuzzParseTarget ./agent" fuzzes one. Each target checks
-// what an accepted input promises, not only that nothing panics.
+	"github.com/hetquic/hetquic/agent/wire"
+)
 
 func oneLineErr(t *testing.T, err error) {
 	if err != nil && strings.Contains(err.Error(), "\n") {
@@ -22,63 +17,10 @@ func oneLineErr(t *testing.T, err error) {
 	}
 }
 
-// FuzzParseTarget: a stream's request head → what ct-server does with it.
-// An accepted upstream is canonical (lower case, explicit port), so the
-// allow-list compares like with like.
-func FuzzParseTarget(f *testing.F) {
-	for _, s := range []string{
-		"GET http://App.Example:80/x HTTP/1.1\r\nHost: a\r\n\r\n",
-		"CONNECT [::1]:443 HTTP/1.1\r\nHost: x\r\n\r\n",
-		"GET /_ct/prefetch?url=http%3A%2F%2Fapp%2Fbig HTTP/1.1\r\nHost: ct\r\n\r\n",
-		"GET /_ct/hello HTTP/1.1\r\nHost: ct\r\nAuthorization: Bearer x\r\n\r\n",
-		"GET http://u:p@app/ HTTP/1.1\r\nHost: a\r\n\r\n",
-	} {
-		f.Add([]byte(s))
-	}
-	f.Fuzz(func(t *testing.T, data []byte) {
-		req, err := newHeadReader(bytes.NewReader(data)).readRequest()
-		if err != nil {
-			return
-		}
-		tg, err := ParseTarget(req)
-		oneLineErr(t, err)
-		if err != nil {
-			return
-		}
-		switch tg.Kind {
-		case KindForward, KindConnect, KindPrefetch:
-			again, err := normHostPort(tg.Upstream, "")
-			if err != nil || again != tg.Upstream {
-				t.Fatalf("upstream %q not canonical: %q, %v", tg.Upstream, again, err)
-			}
-		case KindHello, KindPing:
-		default:
-			t.Fatalf("kind %v", tg.Kind)
-		}
-	})
-}
-
-// FuzzNormHostPort: the allow-list key; idempotent, a real port.
-func FuzzNormHostPort(f *testing.F) {
-	for _, s := range []string{"app:80", "APP.", "[::ffff:127.0.0.1]:8080", "127.1", "a%2f@b:1", "[::1", "h:0"} {
-		f.Add(s, "80")
-		f.Add(s, "")
-	}
-	f.Fuzz(func(t *testing.T, hp, def string) {
-		out, err := normHostPort(hp, def)
-		oneLineErr(t, err)
-		if err != nil {
-			return
-		}
-		again, err := normHostPort(out, "")
-		if err != nil || again != out {
-			t.Fatalf("%q → %q → %q, %v", hp, out, again, err)
-		}
-		if strings.ToLower(out) != out {
-			t.Fatalf("%q not lower case", out)
-		}
-	})
-}
+// Fuzz targets for every parser of ct-client and ct-server input (every
+// parser has one). Seeds live in testdata/fuzz/<target>; "go test" runs them, "go test
+// -run X -fuzz FuzzParseTarget ./agent" fuzzes one. Each target checks
+// what an accepted input promises, not only that nothing panics.
 
 // FuzzResumeHeaders: the tunnel resume request (Ct-Session,
 // Ct-Resume-Down) and answer (Ct-Resume-Up).
@@ -88,11 +30,11 @@ func FuzzResumeHeaders(f *testing.F) {
 	f.Add("0123456789ABCDEF0123456789ABCDEF", "+3", "10", int64(10), int64(10))
 	f.Fuzz(func(t *testing.T, id, down, up string, low, high int64) {
 		h := http.Header{}
-		h.Set(hdrSession, id)
-		h.Set(hdrResumeDown, down)
+		h.Set(wire.HdrSession, id)
+		h.Set(wire.HdrResumeDown, down)
 		gotID, from, err := parseResume(h)
 		oneLineErr(t, err)
-		if err == nil && (from < 0 || len(gotID) != 32 || gotID != h.Get(hdrSession)) {
+		if err == nil && (from < 0 || len(gotID) != 32 || gotID != h.Get(wire.HdrSession)) {
 			t.Fatalf("accepted id %q from %d", gotID, from)
 		}
 		n, err := parseResumeUp(up, low, high)
@@ -116,33 +58,11 @@ func FuzzReadPush(f *testing.F) {
 			return
 		}
 		defer resp.Body.Close()
-		if resp.StatusCode != 200 || resp.Header.Get(hdrPushURL) != "" {
-			t.Fatalf("accepted status %d, header left %q", resp.StatusCode, resp.Header.Get(hdrPushURL))
+		if resp.StatusCode != 200 || resp.Header.Get(wire.HdrPushURL) != "" {
+			t.Fatalf("accepted status %d, header left %q", resp.StatusCode, resp.Header.Get(wire.HdrPushURL))
 		}
-		if _, err := upstreamOf(u); err != nil {
+		if _, err := wire.UpstreamOf(u); err != nil {
 			t.Fatalf("accepted URL %q: %v", u, err)
-		}
-	})
-}
-
-// FuzzCacheMeta: a cache entry's metadata file found at start-up.
-func FuzzCacheMeta(f *testing.F) {
-	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	f.Add([]byte(`{"url":"http://app/x","status":200,"header":{"Etag":["\"1\""]},"stored":"2025-12-31T23:00:00Z","expires":"2026-01-01T01:00:00Z","size":3}`), int64(3))
-	f.Add([]byte(`{"url":"http://app/x","status":0,"expires":"2027-01-01T00:00:00Z","size":3}`), int64(3))
-	f.Add([]byte(`{"url":`), int64(0))
-	f.Fuzz(func(t *testing.T, data []byte, size int64) {
-		var probe struct {
-			URL string `json:"url"`
-		}
-		_ = json.Unmarshal(data, &probe) // the key the file would be stored under
-		m, err := parseCacheMeta(keyOf(probe.URL), data, size, now)
-		oneLineErr(t, err)
-		if err != nil {
-			return
-		}
-		if m.Status < 200 || m.Status > 299 || m.Size != size || !now.Before(m.Expires) {
-			t.Fatalf("accepted %+v", m)
 		}
 	})
 }
@@ -232,7 +152,7 @@ cache: {dir: /tmp/c, max_bytes: 1000}
 `
 
 // FuzzSocksRequest: the SOCKS5 greeting and request parsers never panic,
-// and a parsed target is a host:port that normHostPort accepts or refuses
+// and a parsed target is a host:port that wire.NormHostPort accepts or refuses
 // with an error (never a panic).
 func FuzzSocksRequest(f *testing.F) {
 	f.Add([]byte{5, 1, 0, 5, 1, 0, 1, 127, 0, 0, 1, 0, 80})
@@ -251,7 +171,7 @@ func FuzzSocksRequest(f *testing.F) {
 		if _, _, err := net.SplitHostPort(req.target); err != nil {
 			t.Fatalf("target %q does not split: %v", req.target, err)
 		}
-		normHostPort(req.target, "")
+		wire.NormHostPort(req.target, "")
 	})
 }
 
@@ -273,27 +193,6 @@ func FuzzSocksUDP(f *testing.F) {
 		}
 		if 3+len(addr)+len(payload) != len(b) {
 			t.Fatalf("header %d + payload %d bytes of %d", len(addr), len(payload), len(b))
-		}
-	})
-}
-
-// FuzzUDPDatagram: the datagram prefix and the connect-udp path parsers
-// never panic; a parsed datagram frames back to the same bytes when its
-// varints were minimal, and a parsed path is a host:port.
-func FuzzUDPDatagram(f *testing.F) {
-	f.Add([]byte{0x02, 0x00, 'x'}, "/.well-known/masque/udp/192.0.2.6/443/")
-	f.Add([]byte{0x40, 0x02, 0x00}, "/.well-known/masque/udp/2001%3Adb8%3A%3A1/53/")
-	f.Add([]byte{0x80}, "/.well-known/masque/udp/a/0/")
-	f.Fuzz(func(t *testing.T, b []byte, p string) {
-		if id, payload, err := parseDatagram(b); err == nil {
-			if back := appendDatagram(nil, id, payload); len(back) > len(b) {
-				t.Fatalf("% x reframed longer: % x", b, back)
-			}
-		}
-		if hp, err := parseUDPPath(p); err == nil {
-			if _, _, err := net.SplitHostPort(hp); err != nil {
-				t.Fatalf("%q → %q: %v", p, hp, err)
-			}
 		}
 	})
 }

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"sync"
 	"time"
+
+	"github.com/hetquic/hetquic/agent/wire"
 )
 
 // Limits bound what one ct-client (all of its connections together) may
@@ -43,10 +45,10 @@ type Limits struct {
 // buffers, the upstream connection's buffers, quic-go's stream state, the
 // Go heap's slack), 0.94 MiB per tunnel whose client reads nothing. A
 // tunnel whose client reads part of the data can fill its replay buffer,
-// so it reserves ReplayBytes on top of a request's cost.
+// so it reserves wire.ReplayBytes on top of a request's cost.
 const (
 	StreamCost = 256 << 10
-	TunnelCost = ReplayBytes + StreamCost
+	TunnelCost = wire.ReplayBytes + StreamCost
 )
 
 // DefaultLimits are the per-client limits of a server configured with

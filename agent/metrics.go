@@ -13,6 +13,7 @@ import (
 
 	"github.com/hetquic/hetquic/agent/ops"
 	"github.com/hetquic/hetquic/agent/pathchoice"
+	"github.com/hetquic/hetquic/agent/wire"
 )
 
 // Metrics go through the Prometheus client library: each Client and Server
@@ -129,7 +130,7 @@ func (c *Client) collect(ch chan<- prometheus.Metric) {
 	ops.Emit(ch, "ct_client_aborts_total", "App connections reset because a response or tunnel could not be completed.", counter, float64(c.aborts.Load()))
 	var hits int64
 	if c.cache != nil {
-		hits = c.cache.hits.Load()
+		hits = c.cache.Hits()
 	}
 	ops.Emit(ch, "ct_client_cache_hits_total", "Requests answered from the prefetch cache.", counter, float64(hits))
 	ops.Emit(ch, "ct_client_pushes_total", "Responses pushed by ct-server into the cache.", counter, float64(c.pushed.Load()))
@@ -212,7 +213,7 @@ func (c *Client) Prefetch(ctx context.Context, rawURL string) error {
 	if c.cache == nil {
 		return fmt.Errorf("prefetch: ct-client has no cache")
 	}
-	if _, err := upstreamOf(rawURL); err != nil {
+	if _, err := wire.UpstreamOf(rawURL); err != nil {
 		return fmt.Errorf("prefetch %q: %w", rawURL, err)
 	}
 	_, conn, err := c.pick(ctx, pathchoice.Request{App: "prefetch", Priority: 1}, nil)
@@ -223,19 +224,19 @@ func (c *Client) Prefetch(ctx context.Context, rawURL string) error {
 	if err != nil {
 		return fmt.Errorf("prefetch: %w", err)
 	}
-	defer str.CancelRead(codeOK)
+	defer str.CancelRead(wire.CodeOK)
 	str.SetDeadline(time.Now().Add(10 * time.Second))
-	if _, err := fmt.Fprintf(str, "GET %s?url=%s HTTP/1.1\r\nHost: ct\r\n\r\n", pathPrefetch, url.QueryEscape(rawURL)); err != nil {
+	if _, err := fmt.Fprintf(str, "GET %s?url=%s HTTP/1.1\r\nHost: ct\r\n\r\n", wire.PathPrefetch, url.QueryEscape(rawURL)); err != nil {
 		return fmt.Errorf("prefetch: %w", err)
 	}
 	str.Close()
-	resp, err := newHeadReader(str).readResponse(nil)
+	resp, err := wire.NewHeadReader(str).ReadResponse(nil)
 	if err != nil {
 		return fmt.Errorf("prefetch: %w", err)
 	}
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusAccepted {
-		return fmt.Errorf("prefetch %s: ct-server says %d %s", rawURL, resp.StatusCode, resp.Header.Get(hdrError))
+		return fmt.Errorf("prefetch %s: ct-server says %d %s", rawURL, resp.StatusCode, resp.Header.Get(wire.HdrError))
 	}
 	return nil
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/quic-go/quic-go"
 
 	"github.com/hetquic/hetquic/agent/tunnelgate"
+	"github.com/hetquic/hetquic/agent/wire"
 	"github.com/hetquic/hetquic/internal/localpath"
 )
 
@@ -138,7 +139,7 @@ func (c *Client) explainDial(err error) string {
 	case strings.Contains(msg, "CONNECTION_REFUSED"):
 		return " — ct-server refused the connection before its handshake: too many connections that have not said hello, from this address or in all (pre-auth caps), or it is shutting down"
 	case strings.Contains(msg, "no application protocol"):
-		return " — the server at that address is not a ct-server (ALPN " + ALPN + ")"
+		return " — the server at that address is not a ct-server (wire.ALPN " + wire.ALPN + ")"
 	}
 	return ""
 }
@@ -248,7 +249,7 @@ func (c *Client) runPath(ctx context.Context, p *path) {
 		select {
 		case <-conn.Context().Done():
 		case <-ctx.Done():
-			conn.CloseWithError(codeShutdown, "ct-client closing")
+			conn.CloseWithError(wire.CodeShutdown, "ct-client closing")
 		}
 		pushes.Wait()
 		p.mu.Lock()
@@ -319,7 +320,7 @@ func (c *Client) watchInterfaces(ctx context.Context) {
 			}
 			c.cfg.Log.Warn("interface changed; moving the path", "path", p.Name, "iface", p.Iface, "addr", a)
 			if conn != nil {
-				conn.CloseWithError(codeShutdown, "interface address changed")
+				conn.CloseWithError(wire.CodeShutdown, "interface address changed")
 			}
 			c.changed()
 		}
@@ -361,7 +362,7 @@ func (c *Client) dialPath(ctx context.Context, p *path) (*quic.Conn, error) {
 	if tlsConf == nil {
 		tlsConf = &tls.Config{}
 	}
-	tlsConf.NextProtos = []string{ALPN}
+	tlsConf.NextProtos = []string{wire.ALPN}
 	tlsConf.MinVersion = tls.VersionTLS13
 	if tlsConf.ServerName == "" {
 		tlsConf.ServerName = c.cfg.ServerName
@@ -384,7 +385,7 @@ func (c *Client) dialPath(ctx context.Context, p *path) (*quic.Conn, error) {
 		return nil, fmt.Errorf("dial %s: %w%s", c.cfg.Server, err, c.explainDial(err))
 	}
 	if err := c.hello(dctx, conn); err != nil {
-		conn.CloseWithError(codeOK, "")
+		conn.CloseWithError(wire.CodeOK, "")
 		return nil, err
 	}
 	return conn, nil
@@ -395,24 +396,24 @@ func (c *Client) hello(ctx context.Context, conn *quic.Conn) error {
 	if err != nil {
 		return fmt.Errorf("hello: %w", err)
 	}
-	defer str.CancelRead(codeOK)
+	defer str.CancelRead(wire.CodeOK)
 	dl, _ := ctx.Deadline()
 	str.SetDeadline(dl)
-	req, _ := http.NewRequest(http.MethodGet, pathHello, nil)
+	req, _ := http.NewRequest(http.MethodGet, wire.PathHello, nil)
 	req.Host = "ct"
 	req.Header.Set("Authorization", "Bearer "+c.policy().Token)
 	wantPush := c.cache != nil && c.pushAsked.CompareAndSwap(false, true)
 	if wantPush {
-		req.Header.Set(hdrWantPush, "1")
+		req.Header.Set(wire.HdrWantPush, "1")
 	}
 	if err := req.Write(str); err != nil {
 		return fmt.Errorf("hello: %w", err)
 	}
 	str.Close()
-	resp, err := newHeadReader(str).readResponse(req)
+	resp, err := wire.NewHeadReader(str).ReadResponse(req)
 	if err != nil {
 		var ae *quic.ApplicationError
-		if errors.As(err, &ae) && ae.ErrorCode == codeUnauthorized {
+		if errors.As(err, &ae) && ae.ErrorCode == wire.CodeUnauthorized {
 			return errUnauthorized
 		}
 		if wantPush {
@@ -421,15 +422,15 @@ func (c *Client) hello(ctx context.Context, conn *quic.Conn) error {
 		return fmt.Errorf("hello: %w", err)
 	}
 	io.Copy(io.Discard, io.LimitReader(resp.Body, 4096))
-	if n, err := strconv.Atoi(resp.Header.Get(hdrMaxStreams)); err == nil && n > 0 && n <= 1<<20 {
+	if n, err := strconv.Atoi(resp.Header.Get(wire.HdrMaxStreams)); err == nil && n > 0 && n <= 1<<20 {
 		c.setMaxStreams(n)
 	}
-	if n, err := strconv.Atoi(resp.Header.Get(hdrMaxTunnels)); err == nil && n > 0 && n <= 1<<16 {
+	if n, err := strconv.Atoi(resp.Header.Get(wire.HdrMaxTunnels)); err == nil && n > 0 && n <= 1<<16 {
 		c.gate.SetCapacity(n)
 	}
 	resp.Body.Close()
 	if resp.StatusCode == http.StatusUnauthorized {
-		return fmt.Errorf("%w: %s", errUnauthorized, resp.Header.Get(hdrError)) // ct-server's reason
+		return fmt.Errorf("%w: %s", errUnauthorized, resp.Header.Get(wire.HdrError)) // ct-server's reason
 	}
 	if resp.StatusCode != http.StatusOK {
 		return fmt.Errorf("hello: status %d", resp.StatusCode)
@@ -451,14 +452,14 @@ func (c *Client) acceptPushes(conn *quic.Conn) {
 				if err != nil {
 					c.cfg.Log.Warn("push rejected", "err", err)
 				}
-				rs.CancelRead(codeOK)
+				rs.CancelRead(wire.CodeOK)
 				return
 			}
 			defer resp.Body.Close()
 			rs.SetReadDeadline(time.Time{})
 			if err := c.cache.Put(u, resp, time.Now()); err != nil {
 				c.cfg.Log.Warn("push failed", "url", u, "err", err)
-				rs.CancelRead(codeOK)
+				rs.CancelRead(wire.CodeOK)
 				return
 			}
 			c.pushed.Add(1)
@@ -469,19 +470,19 @@ func (c *Client) acceptPushes(conn *quic.Conn) {
 // readPush reads a push stream's head: a 200 response carrying the
 // absolute http:// URL it is for in Ct-Push-Url (removed from the header).
 func readPush(r io.Reader) (string, *http.Response, error) {
-	resp, err := newHeadReader(r).readResponse(nil)
+	resp, err := wire.NewHeadReader(r).ReadResponse(nil)
 	if err != nil {
 		return "", nil, err
 	}
-	u := resp.Header.Get(hdrPushURL)
-	resp.Header.Del(hdrPushURL)
+	u := resp.Header.Get(wire.HdrPushURL)
+	resp.Header.Del(wire.HdrPushURL)
 	if resp.StatusCode != http.StatusOK {
 		resp.Body.Close()
 		return "", nil, fmt.Errorf("push of %q: status %d", u, resp.StatusCode)
 	}
-	if _, err := upstreamOf(u); err != nil {
+	if _, err := wire.UpstreamOf(u); err != nil {
 		resp.Body.Close()
-		return "", nil, fmt.Errorf("push %s %q: %w", hdrPushURL, u, err)
+		return "", nil, fmt.Errorf("push %s %q: %w", wire.HdrPushURL, u, err)
 	}
 	return u, resp, nil
 }
@@ -526,7 +527,7 @@ func (c *Client) watchTunnels(p *path, conn *quic.Conn) {
 		if time.Since(heard) >= c.cfg.StallTimeout && conn.Context().Err() == nil {
 			c.cfg.Log.Warn("tunnels' path silent and ping unanswered; closing it", "path", p.Name)
 			c.suspect(p)
-			conn.CloseWithError(codeStalled, "path stalled")
+			conn.CloseWithError(wire.CodeStalled, "path stalled")
 			return
 		}
 	}
@@ -535,13 +536,13 @@ func (c *Client) watchTunnels(p *path, conn *quic.Conn) {
 // connWindow is the connection-level receive window ct-client grants each
 // of its connections from the start. Bytes a stream has received and its
 // app has not read hold the connection's window, not only the stream's: an
-// app that never reads its tunnels (each holds at most streamWindow) once
+// app that never reads its tunnels (each holds at most wire.StreamWindow) once
 // filled quic-go's default window (512 KiB, growing only as bytes are
 // read) and stopped every other stream of the connection, its requests,
 // its tunnels' 200s. Twice the default tunnel slots' windows: unread
 // tunnels take at most half. It is credit, not memory: only bytes that
 // arrive and wait for a reader take memory, and each stream bounds those.
-const connWindow = 2 * tunnelgate.DefaultSlots * streamWindow
+const connWindow = 2 * tunnelgate.DefaultSlots * wire.StreamWindow
 
 // livenessProbe is the datagram transportPing sends: a truncated varint,
 // which ct-server's datagram router drops as malformed (udp.go); what
@@ -581,14 +582,14 @@ func ping(ctx context.Context, conn *quic.Conn, timeout time.Duration) bool {
 	if err != nil {
 		return false
 	}
-	defer str.CancelRead(codeOK)
+	defer str.CancelRead(wire.CodeOK)
 	dl, _ := ctx.Deadline()
 	str.SetDeadline(dl)
-	if _, err := io.WriteString(str, "GET "+pathPing+" HTTP/1.1\r\nHost: ct\r\n\r\n"); err != nil {
+	if _, err := io.WriteString(str, "GET "+wire.PathPing+" HTTP/1.1\r\nHost: ct\r\n\r\n"); err != nil {
 		return false
 	}
 	str.Close()
-	resp, err := newHeadReader(str).readResponse(nil)
+	resp, err := wire.NewHeadReader(str).ReadResponse(nil)
 	if err != nil {
 		return false
 	}

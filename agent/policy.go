@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/hetquic/hetquic/agent/identity"
+	"github.com/hetquic/hetquic/agent/wire"
 )
 
 // Policy is the part of a ct-server's configuration that Reload replaces
@@ -43,7 +44,7 @@ func (s *Server) newPolicy(p Policy, old *policy) (*policy, error) {
 	}
 	pol := &policy{allowList: p.Allow, allow: map[string]bool{}, prefetch: p.Prefetch}
 	for _, a := range p.Allow {
-		hp, err := normHostPort(a, "80")
+		hp, err := wire.NormHostPort(a, "80")
 		if err != nil {
 			return nil, fmt.Errorf("agent server: allow %q: %w", a, err)
 		}
@@ -61,7 +62,7 @@ func (s *Server) newPolicy(p Policy, old *policy) (*policy, error) {
 		return nil, err
 	}
 	for _, u := range p.Prefetch {
-		hp, err := upstreamOf(u)
+		hp, err := wire.UpstreamOf(u)
 		if err != nil {
 			return nil, fmt.Errorf("agent server: prefetch %q: %w", u, err)
 		}

@@ -13,6 +13,7 @@ import (
 	"github.com/quic-go/quic-go"
 
 	"github.com/hetquic/hetquic/agent/pathchoice"
+	"github.com/hetquic/hetquic/agent/wire"
 	"github.com/hetquic/hetquic/internal/resume"
 )
 
@@ -207,7 +208,7 @@ func (c *Client) newFetch(w http.ResponseWriter, r *http.Request, sr pathchoice.
 		f.body = newIdleBody(r.Body, rc.SetReadDeadline)
 	}
 	f.hdr = r.Header.Clone()
-	removeHopHeaders(f.hdr)
+	wire.RemoveHopHeaders(f.hdr)
 	if _, ok := f.hdr["User-Agent"]; !ok {
 		f.hdr["User-Agent"] = []string{""} // pass the app's absence on: no Go default
 	}
@@ -305,7 +306,7 @@ func (f *fetch) again(err error, p *path) (again, uncounted bool) {
 		return false, false
 	}
 	var ae *quic.ApplicationError
-	if errors.As(err, &ae) && !ae.Remote && ae.ErrorCode == codeStalled && f.free > 0 {
+	if errors.As(err, &ae) && !ae.Remote && ae.ErrorCode == wire.CodeStalled && f.free > 0 {
 		f.free-- // a sibling stream's stall closed this connection under us
 		uncounted = true
 	}
@@ -392,7 +393,7 @@ func (l *leg) run() (int64, error) {
 		return 0, fmt.Errorf("%w: open stream: %v", errStalled, err)
 	}
 	l.opened = time.Now()
-	stop := context.AfterFunc(f.ctx, func() { l.str.CancelRead(codeOK); l.str.CancelWrite(codeOK) })
+	stop := context.AfterFunc(f.ctx, func() { l.str.CancelRead(wire.CodeOK); l.str.CancelWrite(wire.CodeOK) })
 	defer stop()
 	l.send()
 	defer l.endSend()
@@ -401,8 +402,8 @@ func (l *leg) run() (int64, error) {
 
 // abort resets both directions of the stream: the attempt is over.
 func (l *leg) abort() {
-	l.str.CancelRead(codeStalled)
-	l.str.CancelWrite(codeStalled)
+	l.str.CancelRead(wire.CodeStalled)
+	l.str.CancelWrite(wire.CodeStalled)
 }
 
 // send writes the request on the stream in the background; a failure
@@ -428,7 +429,7 @@ func (l *leg) send() {
 		l.sendErr = err
 		close(l.sent)
 		if err != nil {
-			l.str.CancelRead(codeStalled) // wakes the response side
+			l.str.CancelRead(wire.CodeStalled) // wakes the response side
 		} else if l.out.Body != nil {
 			l.armHead()
 		}
@@ -444,7 +445,7 @@ func (l *leg) endSend() {
 		if b, ok := l.out.Body.(*idleBody); ok {
 			b.stop()
 		}
-		l.str.CancelWrite(codeStalled)
+		l.str.CancelWrite(wire.CodeStalled)
 		<-l.sent
 	}
 	l.headMu.Lock()
@@ -478,7 +479,7 @@ func (l *leg) armHead() {
 		l.headLate = late
 		l.headMu.Unlock()
 		if late {
-			l.str.CancelRead(codeStalled)
+			l.str.CancelRead(wire.CodeStalled)
 		}
 	})
 }
@@ -514,8 +515,8 @@ func (l *leg) cause(err error) error {
 func (l *leg) receive() (n int64, err error) {
 	f := l.f
 	l.watch = &stallWatch{c: f.c, p: l.p, conn: l.conn, ctx: f.ctx, sending: l.sending}
-	hr := newHeadReader(l.watch.reader(l.str))
-	resp, err := hr.readResponse(l.out)
+	hr := wire.NewHeadReader(l.watch.reader(l.str))
+	resp, err := hr.ReadResponse(l.out)
 	l.headMu.Lock()
 	l.gotHead = true
 	l.headMu.Unlock()
@@ -572,15 +573,15 @@ func (l *leg) accept(resp *http.Response) error {
 		}
 		l.skip = skip
 	} else {
-		if refused && resp.Header.Get(hdrError) != "" && resp.Header.Get("Retry-After") != "" &&
+		if refused && resp.Header.Get(wire.HdrError) != "" && resp.Header.Get("Retry-After") != "" &&
 			(out.Method == http.MethodGet || out.Method == http.MethodHead) && out.Body == nil {
 			// ct-server's own limits refused it (not the app-server:
 			// ct-server strips Ct-Error from upstream responses): wait
 			// for a slot.
-			return fmt.Errorf("%w: %d %s", errRefused, resp.StatusCode, resp.Header.Get(hdrError))
+			return fmt.Errorf("%w: %d %s", errRefused, resp.StatusCode, resp.Header.Get(wire.HdrError))
 		}
 		h := f.w.Header()
-		removeHopHeaders(resp.Header)
+		wire.RemoveHopHeaders(resp.Header)
 		for k, vs := range resp.Header {
 			h[k] = vs
 		}

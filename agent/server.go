@@ -20,6 +20,8 @@ import (
 	"time"
 
 	"github.com/quic-go/quic-go"
+
+	"github.com/hetquic/hetquic/agent/wire"
 )
 
 // ClientAuth is one ct-client ct-server accepts: an id for logs and
@@ -32,7 +34,7 @@ type ClientAuth struct {
 
 // ServerConfig configures a ct-server.
 type ServerConfig struct {
-	// TLS holds the server certificate; NextProtos is set to ALPN.
+	// TLS holds the server certificate; NextProtos is set to wire.ALPN.
 	TLS *tls.Config
 	// QUIC tunes the connections (nil: agent defaults, see quicConfig).
 	QUIC *quic.Config
@@ -168,7 +170,7 @@ func NewServer(cfg ServerConfig) (*Server, error) {
 		MaxIdleConnsPerHost:    64,
 		IdleConnTimeout:        30 * time.Second,
 		ResponseHeaderTimeout:  cfg.UpstreamTimeout,
-		MaxResponseHeaderBytes: MaxHeaderBytes,
+		MaxResponseHeaderBytes: wire.MaxHeaderBytes,
 	}
 	s.ctx, s.cancel = context.WithCancel(context.Background())
 	return s, nil
@@ -195,7 +197,7 @@ func quicConfig(base *quic.Config, idle time.Duration, streams int64) *quic.Conf
 	}
 	c.EnableDatagrams = true // UDP flows (udp.go)
 	if c.MaxStreamReceiveWindow == 0 {
-		c.MaxStreamReceiveWindow = streamWindow // tunnel resume relies on it (tunnel.go)
+		c.MaxStreamReceiveWindow = wire.StreamWindow // tunnel resume relies on it (tunnel.go)
 	}
 	if c.InitialStreamReceiveWindow == 0 || c.InitialStreamReceiveWindow > c.MaxStreamReceiveWindow {
 		c.InitialStreamReceiveWindow = min(512<<10, c.MaxStreamReceiveWindow)
@@ -204,7 +206,7 @@ func quicConfig(base *quic.Config, idle time.Duration, streams int64) *quic.Conf
 }
 
 // unauthorizedLinger is how long a refused connection stays open for its
-// 401 response to arrive; the connection is closed with codeUnauthorized
+// 401 response to arrive; the connection is closed with wire.CodeUnauthorized
 // after it either way.
 const unauthorizedLinger = 100 * time.Millisecond
 
@@ -216,7 +218,7 @@ const DefaultIdleTimeout = 20 * time.Second
 // it on return.
 func (s *Server) Serve(pc net.PacketConn) error {
 	tlsConf := s.cfg.TLS.Clone()
-	tlsConf.NextProtos = []string{ALPN}
+	tlsConf.NextProtos = []string{wire.ALPN}
 	tlsConf.MinVersion = tls.VersionTLS13
 	tr := &quic.Transport{Conn: pc, ConnContext: s.admitConn, VerifySourceAddress: s.verifySource}
 	ln, err := tr.Listen(tlsConf, quicConfig(s.cfg.QUIC, DefaultIdleTimeout, 1000))
@@ -253,7 +255,7 @@ func (s *Server) Serve(pc net.PacketConn) error {
 		s.mu.Lock()
 		if s.ctx.Err() != nil {
 			s.mu.Unlock()
-			conn.CloseWithError(codeShutdown, "shutting down")
+			conn.CloseWithError(wire.CodeShutdown, "shutting down")
 			return nil
 		}
 		s.conns[conn] = nil
@@ -356,7 +358,7 @@ func (s *Server) Close() error {
 	s.mu.Lock()
 	s.cancel()
 	for c := range s.conns {
-		c.CloseWithError(codeShutdown, "ct-server shutting down")
+		c.CloseWithError(wire.CodeShutdown, "ct-server shutting down")
 	}
 	ln, tr, pc := s.ln, s.tr, s.pc
 	s.mu.Unlock()
@@ -443,9 +445,9 @@ func (s *Server) handleConn(conn *quic.Conn) {
 		// A moment for the 401 or 429 to arrive before the connection goes.
 		sleepCtx(s.ctx, unauthorizedLinger)
 		if refused {
-			conn.CloseWithError(codeLimit, "too many connections")
+			conn.CloseWithError(wire.CodeLimit, "too many connections")
 		} else {
-			conn.CloseWithError(codeUnauthorized, "unauthorized")
+			conn.CloseWithError(wire.CodeUnauthorized, "unauthorized")
 		}
 		return
 	}
@@ -487,14 +489,14 @@ func (s *Server) hello(conn *quic.Conn) (cs *clientState, wantPush, refused bool
 	}
 	defer str.Close()
 	str.SetReadDeadline(time.Now().Add(s.cfg.HelloTimeout))
-	req, err := newHeadReader(str).readRequest()
+	req, err := wire.NewHeadReader(str).ReadRequest()
 	if err != nil {
 		s.loginFailed(conn, str, http.StatusBadRequest, "bad hello")
 		return nil, false, false
 	}
-	t, err := ParseTarget(req)
-	if err != nil || t.Kind != KindHello {
-		s.loginFailed(conn, str, http.StatusUnauthorized, "first stream must be "+pathHello)
+	t, err := wire.ParseTarget(req)
+	if err != nil || t.Kind != wire.KindHello {
+		s.loginFailed(conn, str, http.StatusUnauthorized, "first stream must be "+wire.PathHello)
 		return nil, false, false
 	}
 	token, ok := strings.CutPrefix(req.Header.Get("Authorization"), "Bearer ")
@@ -506,22 +508,22 @@ func (s *Server) hello(conn *quic.Conn) (cs *clientState, wantPush, refused bool
 	if !cs.addConn() {
 		s.m.limitHits.WithLabelValues(limConns).Inc()
 		s.cfg.Log.Warn("connection limit; refusing one", "client", cs.id, "max_conns", cs.currentLimits().MaxConns, "remote", conn.RemoteAddr().String())
-		errorResponse(str, http.StatusTooManyRequests, "too many connections")
+		wire.ErrorResponse(str, http.StatusTooManyRequests, "too many connections")
 		return nil, false, true
 	}
 	resp := &http.Response{StatusCode: http.StatusOK, ProtoMajor: 1, ProtoMinor: 1,
-		Header: http.Header{hdrClient: {cs.id}}, ContentLength: 0, Body: http.NoBody}
+		Header: http.Header{wire.HdrClient: {cs.id}}, ContentLength: 0, Body: http.NoBody}
 	if n := cs.currentLimits().MaxStreams; n > 0 { // ct-client keeps to it rather than meet 429s
-		resp.Header.Set(hdrMaxStreams, strconv.Itoa(n))
+		resp.Header.Set(wire.HdrMaxStreams, strconv.Itoa(n))
 	}
 	if n := cs.currentLimits().tunnelSlots(); n > 0 { // ct-client queues CONNECTs beyond it
-		resp.Header.Set(hdrMaxTunnels, strconv.Itoa(n))
+		resp.Header.Set(wire.HdrMaxTunnels, strconv.Itoa(n))
 	}
 	if err := resp.Write(str); err != nil {
 		cs.dropConn()
 		return nil, false, true
 	}
-	return cs, req.Header.Get(hdrWantPush) == "1", false
+	return cs, req.Header.Get(wire.HdrWantPush) == "1", false
 }
 
 // loginFailed records a failed hello and answers it on str (nil: no
@@ -571,7 +573,7 @@ func (s *Server) loginFailed(conn *quic.Conn, str *quic.Stream, code int, reason
 	reason = snap.refusal(reason, hold)
 	s.cfg.Log.Warn("hello refused; closing", "remote", conn.RemoteAddr().String(), "reason", reason)
 	if str != nil {
-		errorResponse(str, code, reason)
+		wire.ErrorResponse(str, code, reason)
 	}
 }
 
@@ -584,34 +586,34 @@ func (s *Server) handleStream(conn *quic.Conn, cs *clientState, str *quic.Stream
 	}()
 	headDeadline := time.Now().Add(s.cfg.HeaderTimeout)
 	str.SetReadDeadline(headDeadline)
-	hr := newHeadReader(str)
-	req, err := hr.readRequest()
+	hr := wire.NewHeadReader(str)
+	req, err := hr.ReadRequest()
 	if err != nil {
 		s.badRequests.Add(1)
 		code, reason := http.StatusBadRequest, "malformed request"
-		if errors.Is(err, ErrHeaderTooLarge) {
+		if errors.Is(err, wire.ErrHeaderTooLarge) {
 			code, reason = http.StatusRequestHeaderFieldsTooLarge, "request head too large"
 		} else if isTimeout(err) || !time.Now().Before(headDeadline) {
 			code, reason = http.StatusRequestTimeout, "request head timeout"
 		}
 		s.cfg.Log.Warn("bad stream", "client", cs.id, "err", err)
-		str.CancelRead(codeOK)
-		errorResponse(str, code, reason)
+		str.CancelRead(wire.CodeOK)
+		wire.ErrorResponse(str, code, reason)
 		return
 	}
 	str.SetReadDeadline(time.Time{})
-	t, err := ParseTarget(req)
+	t, err := wire.ParseTarget(req)
 	if err != nil {
 		s.badRequests.Add(1)
-		str.CancelRead(codeOK)
-		errorResponse(str, http.StatusBadRequest, err.Error())
+		str.CancelRead(wire.CodeOK)
+		wire.ErrorResponse(str, http.StatusBadRequest, err.Error())
 		return
 	}
 	switch t.Kind {
-	case KindHello:
-		errorResponse(str, http.StatusBadRequest, "hello only on the first stream")
+	case wire.KindHello:
+		wire.ErrorResponse(str, http.StatusBadRequest, "hello only on the first stream")
 		return
-	case KindPing:
+	case wire.KindPing:
 		resp := &http.Response{StatusCode: http.StatusOK, ProtoMajor: 1, ProtoMinor: 1,
 			Header: http.Header{}, ContentLength: 4, Body: io.NopCloser(strings.NewReader("pong"))}
 		resp.Write(str)
@@ -620,34 +622,34 @@ func (s *Server) handleStream(conn *quic.Conn, cs *clientState, str *quic.Stream
 	if !s.pol.Load().allow[t.Upstream] {
 		s.forbidden.Add(1)
 		s.cfg.Log.Warn("upstream not allowed", "client", cs.id, "upstream", t.Upstream)
-		str.CancelRead(codeOK)
-		errorResponse(str, http.StatusForbidden, "upstream "+t.Upstream+" is not allowed")
+		str.CancelRead(wire.CodeOK)
+		wire.ErrorResponse(str, http.StatusForbidden, "upstream "+t.Upstream+" is not allowed")
 		return
 	}
-	if t.Kind == KindConnect && req.Header.Get(hdrSession) != "" && req.Header.Get(hdrSession) != "new" {
+	if t.Kind == wire.KindConnect && req.Header.Get(wire.HdrSession) != "" && req.Header.Get(wire.HdrSession) != "new" {
 		closeStr = false
 		s.resumeSession(str, hr, cs, req) // the session holds its slot already
 		return
 	}
 	w, cost := workRequest, int64(StreamCost)
 	switch t.Kind {
-	case KindConnect:
+	case wire.KindConnect:
 		w, cost = workTunnel, TunnelCost
-	case KindPrefetch:
+	case wire.KindPrefetch:
 		w = workPrefetch
 	}
 	if code, lim := s.admit(cs, w, cost); code != 0 {
 		s.cfg.Log.Warn("stream refused by a limit", "client", cs.id, "kind", t.Kind, "limit", lim)
-		str.CancelRead(codeOK)
+		str.CancelRead(wire.CodeOK)
 		h := http.Header{}
 		if lim != limBytes { // the others free as work ends; the quota does not
 			h.Set("Retry-After", retryAfter)
 		}
-		errorResponseH(str, code, h, "limit reached: "+lim)
+		wire.ErrorResponseH(str, code, h, "limit reached: "+lim)
 		return
 	}
 	start := time.Now()
-	if t.Kind == KindConnect && req.Header.Get(hdrSession) == "new" {
+	if t.Kind == wire.KindConnect && req.Header.Get(wire.HdrSession) == "new" {
 		closeStr = false
 		s.openSession(str, hr, cs, t.Upstream) // releases the slot when the session ends
 		return
@@ -656,11 +658,11 @@ func (s *Server) handleStream(conn *quic.Conn, cs *clientState, str *quic.Stream
 		s.done(cs, w, cost)
 		s.m.duration.WithLabelValues(t.Kind.String()).Observe(time.Since(start).Seconds())
 	}()
-	if t.Kind == KindUDP {
+	if t.Kind == wire.KindUDP {
 		s.udpFlow(conn, str, t.Upstream)
 		return
 	}
-	if t.Kind == KindPrefetch {
+	if t.Kind == wire.KindPrefetch {
 		resp := &http.Response{StatusCode: http.StatusAccepted, ProtoMajor: 1, ProtoMinor: 1,
 			Header: http.Header{}, ContentLength: 0, Body: http.NoBody}
 		resp.Write(str)
@@ -669,17 +671,17 @@ func (s *Server) handleStream(conn *quic.Conn, cs *clientState, str *quic.Stream
 	}
 	lw := &limitedWriter{w: str, c: cs, done: s.ctx.Done()}
 	var werr error
-	if t.Kind == KindConnect {
+	if t.Kind == wire.KindConnect {
 		werr = s.tunnel(str, hr, lw, t.Upstream)
 	} else {
 		werr = s.forward(str, req, lw)
 	}
 	if werr != nil {
-		code := quic.StreamErrorCode(codeAborted)
+		code := quic.StreamErrorCode(wire.CodeAborted)
 		if errors.Is(werr, errQuota) {
 			s.m.limitHits.WithLabelValues(limBytes).Inc()
 			s.cfg.Log.Warn("byte quota exhausted", "client", cs.id)
-			code = codeLimit
+			code = wire.CodeLimit
 		}
 		str.CancelWrite(code)
 	}
@@ -723,7 +725,7 @@ func (s *Server) forward(str *quic.Stream, req *http.Request, w io.Writer) error
 	out := req.WithContext(ctx)
 	out.RequestURI = ""
 	out.Header = req.Header.Clone()
-	removeHopHeaders(out.Header)
+	wire.RemoveHopHeaders(out.Header)
 	if req.Body != nil && req.Body != http.NoBody {
 		body := newIdleBody(req.Body, str.SetReadDeadline) // a stalled body is cut, not waited for
 		defer body.clear()
@@ -731,12 +733,12 @@ func (s *Server) forward(str *quic.Stream, req *http.Request, w io.Writer) error
 	}
 	resp, err := s.up.RoundTrip(out)
 	if err != nil {
-		str.CancelRead(codeOK)
+		str.CancelRead(wire.CodeOK)
 		return s.upstreamFailed(w, req.URL.Host, err)
 	}
 	defer resp.Body.Close()
-	removeHopHeaders(resp.Header)
-	resp.Header.Del(hdrError) // only ct-server's own refusals carry it
+	wire.RemoveHopHeaders(resp.Header)
+	resp.Header.Del(wire.HdrError) // only ct-server's own refusals carry it
 	return resp.Write(w)
 }
 
@@ -754,7 +756,7 @@ func (s *Server) upstreamFailed(w io.Writer, upstream string, err error) error {
 		s.forbidden.Add(1)
 		s.m.limitHits.WithLabelValues(limEgress).Inc()
 		s.cfg.Log.Warn("upstream refused by the egress rules", "upstream", upstream, "err", ee.Error())
-		return errorResponse(w, http.StatusForbidden, "upstream "+upstream+" resolves to an internal address")
+		return wire.ErrorResponse(w, http.StatusForbidden, "upstream "+upstream+" resolves to an internal address")
 	case errors.Is(err, errBodyIdle):
 		code, reason = http.StatusRequestTimeout, "request body idle"
 	case errors.As(err, &be):
@@ -763,14 +765,14 @@ func (s *Server) upstreamFailed(w io.Writer, upstream string, err error) error {
 		code, reason = http.StatusGatewayTimeout, "upstream timeout"
 	}
 	s.cfg.Log.Warn("upstream failed", "upstream", upstream, "err", err)
-	return errorResponse(w, code, reason)
+	return wire.ErrorResponse(w, code, reason)
 }
 
 // tunnel connects str to a TCP connection to upstream (CONNECT).
-func (s *Server) tunnel(str *quic.Stream, hr *headReader, w io.Writer, upstream string) error {
+func (s *Server) tunnel(str *quic.Stream, hr *wire.HeadReader, w io.Writer, upstream string) error {
 	up, err := s.dialUpstream(str.Context(), "tcp", upstream)
 	if err != nil {
-		str.CancelRead(codeOK)
+		str.CancelRead(wire.CodeOK)
 		return s.upstreamFailed(w, upstream, err)
 	}
 	defer up.Close()
@@ -782,14 +784,14 @@ func (s *Server) tunnel(str *quic.Stream, hr *headReader, w io.Writer, upstream 
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		io.Copy(up, hr.br) // the client's bytes, including any read ahead
+		io.Copy(up, hr.Rest()) // the client's bytes, including any read ahead
 		if tc, ok := up.(*net.TCPConn); ok {
 			tc.CloseWrite()
 		}
 	}()
 	_, err = io.Copy(w, up)
 	if err != nil {
-		str.CancelRead(codeOK)
+		str.CancelRead(wire.CodeOK)
 		up.Close()
 	}
 	// The upstream finished sending: FIN the stream (deferred Close) and
@@ -800,7 +802,7 @@ func (s *Server) tunnel(str *quic.Stream, hr *headReader, w io.Writer, upstream 
 	select {
 	case <-done:
 	case <-s.ctx.Done():
-		str.CancelRead(codeShutdown)
+		str.CancelRead(wire.CodeShutdown)
 		<-done
 	}
 	return err
@@ -836,10 +838,10 @@ func (s *Server) push(conn *quic.Conn, cs *clientState, rawURL string) {
 	if err != nil {
 		return
 	}
-	removeHopHeaders(resp.Header)
-	resp.Header.Set(hdrPushURL, rawURL)
+	wire.RemoveHopHeaders(resp.Header)
+	resp.Header.Set(wire.HdrPushURL, rawURL)
 	if err := resp.Write(&limitedWriter{w: ustr, c: cs, done: s.ctx.Done()}); err != nil {
-		ustr.CancelWrite(codeLimit)
+		ustr.CancelWrite(wire.CodeLimit)
 		return
 	}
 	ustr.Close()

@@ -15,6 +15,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/hetquic/hetquic/agent/wire"
 )
 
 // SOCKS5 (RFC 1928) beside the HTTP proxy, for apps that speak SOCKS but
@@ -254,7 +256,7 @@ func (c *Client) serveSOCKSConn(conn net.Conn) {
 // socksConnect is a SOCKS5 CONNECT: a CONNECT tunnel (openAppTunnel,
 // attachApp) answered in SOCKS5.
 func (c *Client) socksConnect(conn net.Conn, br *bufio.Reader, target string) {
-	target, err := normHostPort(target, "")
+	target, err := wire.NormHostPort(target, "")
 	if err != nil || strings.HasSuffix(target, ":0") {
 		conn.Write(socksReply(socksRefused))
 		conn.Close()
@@ -269,7 +271,7 @@ func (c *Client) socksConnect(conn net.Conn, br *bufio.Reader, target string) {
 		return
 	}
 	if o.resp.StatusCode != http.StatusOK {
-		c.cfg.Log.Warn("SOCKS5 CONNECT refused by ct-server", "target", target, "status", o.resp.StatusCode, "reason", o.resp.Header.Get(hdrError))
+		c.cfg.Log.Warn("SOCKS5 CONNECT refused by ct-server", "target", target, "status", o.resp.StatusCode, "reason", o.resp.Header.Get(wire.HdrError))
 		conn.Write(socksReply(socksCode(o.resp.StatusCode)))
 		o.refused()
 		conn.Close()
@@ -374,7 +376,7 @@ func (c *Client) socksUDP(ctrl net.Conn, br *bufio.Reader) {
 			c.cfg.Log.Warn("SOCKS5 UDP datagram dropped", "err", err)
 			continue
 		}
-		if target, err = normHostPort(target, ""); err != nil {
+		if target, err = wire.NormHostPort(target, ""); err != nil {
 			continue
 		}
 		f := flows[target]

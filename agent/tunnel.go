@@ -18,57 +18,28 @@ import (
 
 	"github.com/hetquic/hetquic/agent/pathchoice"
 	"github.com/hetquic/hetquic/agent/tunnelgate"
+	"github.com/hetquic/hetquic/agent/wire"
 )
 
-// Resumable CONNECT tunnels (session-layer stream migration for byte
-// streams). A CONNECT carrying "Ct-Session: new" opens a session at
-// ct-server: the upstream TCP connection outlives the QUIC stream, and
-// ct-server keeps the last ReplayBytes bytes it sent down. When the
-// stream's path fails, ct-client opens a stream on another path with
-//
-//	CONNECT host:port HTTP/1.1
-//	Ct-Session: ID
-//	Ct-Resume-Down: N      (bytes of the tunnel ct-client has delivered to the app)
-//
-// and ct-server answers 200 with "Ct-Resume-Up: M" (bytes of the app's
-// data it has written upstream), replays its bytes from N on, and carries
-// on; ct-client re-sends its own bytes from M on from a replay buffer of
-// the same size. Each side's replay buffer is as large as the QUIC stream
-// receive window it grants the other, so every byte the peer may not have
-// delivered yet is still in the buffer: no byte is lost or duplicated. A
-// session left detached for SessionGrace ends, and its upstream connection
-// is closed; a resume after that gets 404.
-const (
-	hdrSession    = "Ct-Session"
-	hdrResumeDown = "Ct-Resume-Down"
-	hdrResumeUp   = "Ct-Resume-Up"
-)
-
-// ReplayBytes is the replay buffer of a tunnel on each side, and the QUIC
-// stream receive window each side grants (see above).
-const ReplayBytes = 2 << 20
-
-// streamWindow is the QUIC stream receive window both sides grant: with
-// the reader's buffers it stays below ReplayBytes.
-const streamWindow = 1 << 20
+// Resumable CONNECT tunnels: the protocol is in package wire's comment.
 
 // SessionGrace is how long ct-server keeps a detached tunnel session.
 const SessionGrace = 10 * time.Second
 
-// replayBuf keeps the last ReplayBytes bytes of a tunnel direction. It
-// grows as it fills and never beyond ReplayBytes (append's growth would
-// take it to about 1.25× that), so a tunnel costs at most ReplayBytes here.
+// replayBuf keeps the last wire.ReplayBytes bytes of a tunnel direction. It
+// grows as it fills and never beyond wire.ReplayBytes (append's growth would
+// take it to about 1.25× that), so a tunnel costs at most wire.ReplayBytes here.
 type replayBuf struct{ b []byte }
 
 func (r *replayBuf) add(p []byte) {
-	if len(p) >= ReplayBytes {
-		p = p[len(p)-ReplayBytes:]
+	if len(p) >= wire.ReplayBytes {
+		p = p[len(p)-wire.ReplayBytes:]
 	}
-	if drop := len(r.b) + len(p) - ReplayBytes; drop > 0 {
+	if drop := len(r.b) + len(p) - wire.ReplayBytes; drop > 0 {
 		r.b = r.b[:copy(r.b, r.b[drop:])]
 	}
 	if need := len(r.b) + len(p); need > cap(r.b) {
-		nb := make([]byte, len(r.b), min(max(2*cap(r.b), need, 64<<10), ReplayBytes))
+		nb := make([]byte, len(r.b), min(max(2*cap(r.b), need, 64<<10), wire.ReplayBytes))
 		copy(nb, r.b)
 		r.b = nb
 	}
@@ -108,10 +79,10 @@ func newSessionID() string {
 }
 
 // openSession dials upstream and runs a new session on str.
-func (s *Server) openSession(str *quic.Stream, hr *headReader, cs *clientState, upstream string) {
+func (s *Server) openSession(str *quic.Stream, hr *wire.HeadReader, cs *clientState, upstream string) {
 	up, err := s.dialUpstream(s.ctx, "tcp", upstream)
 	if err != nil {
-		str.CancelRead(codeOK)
+		str.CancelRead(wire.CodeOK)
 		s.upstreamFailed(str, upstream, err)
 		str.Close()
 		s.done(cs, workTunnel, TunnelCost)
@@ -124,8 +95,8 @@ func (s *Server) openSession(str *quic.Stream, hr *headReader, cs *clientState, 
 		s.mu.Unlock()
 		up.Close()
 		s.done(cs, workTunnel, TunnelCost)
-		str.CancelRead(codeShutdown)
-		str.CancelWrite(codeShutdown)
+		str.CancelRead(wire.CodeShutdown)
+		str.CancelWrite(wire.CodeShutdown)
 		return
 	}
 	s.sessions[se.id] = se
@@ -136,14 +107,14 @@ func (s *Server) openSession(str *quic.Stream, hr *headReader, cs *clientState, 
 }
 
 // resumeSession attaches str to the session the request names.
-func (s *Server) resumeSession(str *quic.Stream, hr *headReader, cs *clientState, req *http.Request) {
+func (s *Server) resumeSession(str *quic.Stream, hr *wire.HeadReader, cs *clientState, req *http.Request) {
 	id, from, err := parseResume(req.Header)
 	s.mu.Lock()
 	se := s.sessions[id]
 	s.mu.Unlock()
 	if se == nil || se.owner != cs || err != nil {
-		str.CancelRead(codeOK)
-		errorResponse(str, http.StatusNotFound, "no such tunnel session")
+		str.CancelRead(wire.CodeOK)
+		wire.ErrorResponse(str, http.StatusNotFound, "no such tunnel session")
 		str.Close()
 		return
 	}
@@ -153,13 +124,13 @@ func (s *Server) resumeSession(str *quic.Stream, hr *headReader, cs *clientState
 // parseResume reads a resume request's session id and the byte count
 // ct-client has delivered (Ct-Session, Ct-Resume-Down).
 func parseResume(h http.Header) (id string, from int64, err error) {
-	id = h.Get(hdrSession)
+	id = h.Get(wire.HdrSession)
 	if len(id) != 32 || strings.Trim(id, "0123456789abcdef") != "" {
-		return "", 0, fmt.Errorf("%s %q: not a session id", hdrSession, id)
+		return "", 0, fmt.Errorf("%s %q: not a session id", wire.HdrSession, id)
 	}
-	from, err = strconv.ParseInt(h.Get(hdrResumeDown), 10, 64)
+	from, err = strconv.ParseInt(h.Get(wire.HdrResumeDown), 10, 64)
 	if err != nil || from < 0 {
-		return "", 0, fmt.Errorf("%s %q: want a byte count", hdrResumeDown, h.Get(hdrResumeDown))
+		return "", 0, fmt.Errorf("%s %q: want a byte count", wire.HdrResumeDown, h.Get(wire.HdrResumeDown))
 	}
 	return id, from, nil
 }
@@ -169,7 +140,7 @@ func parseResume(h http.Header) (id string, from int64, err error) {
 func parseResumeUp(v string, low, high int64) (int64, error) {
 	n, err := strconv.ParseInt(v, 10, 64)
 	if err != nil || n < low || n > high {
-		return 0, fmt.Errorf("%s %q: outside the replay buffer %d..%d", hdrResumeUp, v, low, high)
+		return 0, fmt.Errorf("%s %q: outside the replay buffer %d..%d", wire.HdrResumeUp, v, low, high)
 	}
 	return n, nil
 }
@@ -191,9 +162,9 @@ func (se *session) close() {
 	se.mu.Unlock()
 	se.up.Close()
 	if str != nil {
-		str.CancelRead(codeShutdown)
+		str.CancelRead(wire.CodeShutdown)
 		if !finished {
-			str.CancelWrite(codeAborted) // never a clean FIN for a broken tunnel
+			str.CancelWrite(wire.CodeAborted) // never a clean FIN for a broken tunnel
 		}
 	}
 	se.srv.mu.Lock()
@@ -223,7 +194,7 @@ func (se *session) release() {
 // stream carrying the last bytes and the FIN may still fail before they
 // arrive, and the client then resumes. Its bytes stay reserved (the
 // client's buffer limit and the server's memory budget) until it is freed:
-// a client cycling short tunnels held up to ReplayBytes each outside the
+// a client cycling short tunnels held up to wire.ReplayBytes each outside the
 // budget for SessionGrace.
 func (se *session) finish() {
 	se.up.Close()
@@ -276,13 +247,13 @@ func (se *session) detach(gen int) {
 
 // attach makes str the session's stream, replaying from byte from, and
 // copies what the client sends upstream until the stream ends.
-func (se *session) attach(str *quic.Stream, hr *headReader, from int64) {
+func (se *session) attach(str *quic.Stream, hr *wire.HeadReader, from int64) {
 	se.mu.Lock()
 	old := se.str
 	se.mu.Unlock()
 	if old != nil && old != str {
-		old.CancelRead(codeStalled)
-		old.CancelWrite(codeStalled)
+		old.CancelRead(wire.CodeStalled)
+		old.CancelWrite(wire.CodeStalled)
 	}
 	se.wmu.Lock()
 	se.umu.Lock()
@@ -292,11 +263,11 @@ func (se *session) attach(str *quic.Stream, hr *headReader, from int64) {
 		se.mu.Unlock()
 		se.umu.Unlock()
 		se.wmu.Unlock()
-		str.CancelRead(codeOK)
+		str.CancelRead(wire.CodeOK)
 		if closed {
-			errorResponse(str, http.StatusNotFound, "tunnel session ended")
+			wire.ErrorResponse(str, http.StatusNotFound, "tunnel session ended")
 		} else {
-			errorResponse(str, http.StatusConflict, "resume offset outside the replay buffer")
+			wire.ErrorResponse(str, http.StatusConflict, "resume offset outside the replay buffer")
 		}
 		str.Close()
 		return
@@ -313,8 +284,8 @@ func (se *session) attach(str *quic.Stream, hr *headReader, from int64) {
 	se.cond.Broadcast()
 	se.mu.Unlock()
 	se.umu.Unlock()
-	head := "HTTP/1.1 200 Connection established\r\n" + hdrSession + ": " + se.id + "\r\n" +
-		hdrResumeUp + ": " + strconv.FormatInt(recvUp, 10) + "\r\n\r\n"
+	head := "HTTP/1.1 200 Connection established\r\n" + wire.HdrSession + ": " + se.id + "\r\n" +
+		wire.HdrResumeUp + ": " + strconv.FormatInt(recvUp, 10) + "\r\n\r\n"
 	_, err := io.WriteString(str, head)
 	if err == nil && len(data) > 0 {
 		_, err = str.Write(data)
@@ -330,7 +301,7 @@ func (se *session) attach(str *quic.Stream, hr *headReader, from int64) {
 	// Client → upstream.
 	buf := make([]byte, 32<<10)
 	for {
-		n, rerr := hr.br.Read(buf)
+		n, rerr := hr.Rest().Read(buf)
 		if n > 0 {
 			se.umu.Lock()
 			se.mu.Lock()
@@ -460,7 +431,7 @@ type ctTunnel struct {
 
 // openTunnelStream sends the CONNECT (new or resume) on a path and reads
 // the answer head.
-func (t *ctTunnel) openTunnelStream(ctx context.Context, p *path, conn *quic.Conn, resumeFrom int64) (*quic.Stream, *headReader, *http.Response, error) {
+func (t *ctTunnel) openTunnelStream(ctx context.Context, p *path, conn *quic.Conn, resumeFrom int64) (*quic.Stream, *wire.HeadReader, *http.Response, error) {
 	octx, cancel := context.WithTimeout(ctx, t.c.cfg.StallTimeout)
 	str, err := conn.OpenStreamSync(octx)
 	cancel()
@@ -469,22 +440,22 @@ func (t *ctTunnel) openTunnelStream(ctx context.Context, p *path, conn *quic.Con
 	}
 	head := "CONNECT " + t.target + " HTTP/1.1\r\nHost: " + t.target + "\r\n"
 	if t.id == "" {
-		head += hdrSession + ": new\r\n"
+		head += wire.HdrSession + ": new\r\n"
 	} else {
-		head += hdrSession + ": " + t.id + "\r\n" + hdrResumeDown + ": " + strconv.FormatInt(resumeFrom, 10) + "\r\n"
+		head += wire.HdrSession + ": " + t.id + "\r\n" + wire.HdrResumeDown + ": " + strconv.FormatInt(resumeFrom, 10) + "\r\n"
 	}
 	str.SetDeadline(time.Now().Add(max(4*t.c.cfg.StallTimeout, 5*time.Second)))
 	if _, err := io.WriteString(str, head+"\r\n"); err != nil {
-		str.CancelRead(codeOK)
-		str.CancelWrite(codeOK)
+		str.CancelRead(wire.CodeOK)
+		str.CancelWrite(wire.CodeOK)
 		return nil, nil, nil, err
 	}
 	sr := &stallReader{s: str, d: 0, p: p}
-	hr := newHeadReader(sr)
-	resp, err := hr.readResponse(&http.Request{Method: http.MethodConnect})
+	hr := wire.NewHeadReader(sr)
+	resp, err := hr.ReadResponse(&http.Request{Method: http.MethodConnect})
 	if err != nil {
-		str.CancelRead(codeOK)
-		str.CancelWrite(codeOK)
+		str.CancelRead(wire.CodeOK)
+		str.CancelWrite(wire.CodeOK)
 		return nil, nil, nil, err
 	}
 	str.SetDeadline(time.Time{})
@@ -504,8 +475,8 @@ func (t *ctTunnel) resume(gen int) bool {
 	}
 	old, oldPath := t.str, t.p
 	t.mu.Unlock()
-	old.CancelRead(codeStalled)
-	old.CancelWrite(codeStalled)
+	old.CancelRead(wire.CodeStalled)
+	old.CancelWrite(wire.CodeStalled)
 	t.wmu.Lock()
 	defer t.wmu.Unlock()
 	t.dmu.Lock()
@@ -533,18 +504,18 @@ func (t *ctTunnel) resume(gen int) bool {
 		}
 		if resp.StatusCode != http.StatusOK {
 			resp.Body.Close()
-			str.CancelRead(codeOK)
-			str.CancelWrite(codeOK)
-			t.c.cfg.Log.Warn("tunnel resume refused", "target", t.target, "status", resp.StatusCode, "reason", resp.Header.Get(hdrError))
+			str.CancelRead(wire.CodeOK)
+			str.CancelWrite(wire.CodeOK)
+			t.c.cfg.Log.Warn("tunnel resume refused", "target", t.target, "status", resp.StatusCode, "reason", resp.Header.Get(wire.HdrError))
 			break
 		}
 		t.mu.Lock()
 		low := t.sentUp - int64(len(t.upBuf.b))
-		upAt, err := parseResumeUp(resp.Header.Get(hdrResumeUp), low, t.sentUp)
+		upAt, err := parseResumeUp(resp.Header.Get(wire.HdrResumeUp), low, t.sentUp)
 		if err != nil {
 			t.mu.Unlock()
-			str.CancelRead(codeOK)
-			str.CancelWrite(codeOK)
+			str.CancelRead(wire.CodeOK)
+			str.CancelWrite(wire.CodeOK)
 			t.c.cfg.Log.Warn("tunnel failed", "target", t.target, "err", err)
 			break
 		}
@@ -552,8 +523,8 @@ func (t *ctTunnel) resume(gen int) bool {
 		appEOF := t.appEOF
 		t.mu.Unlock()
 		if _, err := str.Write(data); err != nil {
-			str.CancelRead(codeOK)
-			str.CancelWrite(codeOK)
+			str.CancelRead(wire.CodeOK)
+			str.CancelWrite(wire.CodeOK)
 			continue
 		}
 		if appEOF {
@@ -562,7 +533,7 @@ func (t *ctTunnel) resume(gen int) bool {
 		p.addLoad(0, 1, t.req.Priority)
 		p.tunnels.Add(1)
 		t.mu.Lock()
-		t.str, t.br, t.p = str, hr.br, p
+		t.str, t.br, t.p = str, hr.Rest(), p
 		t.resumes++
 		t.cond.Broadcast()
 		t.mu.Unlock()
@@ -702,7 +673,7 @@ func (c *Client) runTunnel(t *ctTunnel, first io.Reader, st *appStats) {
 	t.cond.Broadcast()
 	t.mu.Unlock()
 	if !failed && str != nil {
-		str.CancelRead(codeOK) // the FIN went up in upLoop
+		str.CancelRead(wire.CodeOK) // the FIN went up in upLoop
 		p.addLoad(0, -1, -t.req.Priority)
 		p.tunnels.Add(-1)
 	}

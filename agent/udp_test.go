@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"golang.org/x/net/dns/dnsmessage"
+
+	"github.com/hetquic/hetquic/agent/wire"
 )
 
 // startUDPServer answers every datagram on UDP loopback with what
@@ -177,25 +179,25 @@ func TestSOCKSUDPDNS(t *testing.T) {
 // form, and bad paths are refused.
 func TestUDPPaths(t *testing.T) {
 	for _, target := range []string{"192.0.2.6:443", "[2001:db8::42]:53", "dns.example:53"} {
-		p, err := udpRequestPath(target)
+		p, err := wire.UDPRequestPath(target)
 		if err != nil {
 			t.Fatal(err)
 		}
-		got, err := parseUDPPath(p)
+		got, err := wire.ParseUDPPath(p)
 		if err != nil || got != target {
 			t.Errorf("%s → %s → %q %v", target, p, got, err)
 		}
 	}
-	for _, bad := range []string{"/x", udpPathPrefix, udpPathPrefix + "h/0/", udpPathPrefix + "h/70000/", udpPathPrefix + "h/53/x/", udpPathPrefix + "%zz/53/"} {
-		if got, err := parseUDPPath(bad); err == nil {
+	for _, bad := range []string{"/x", wire.UDPPathPrefix, wire.UDPPathPrefix + "h/0/", wire.UDPPathPrefix + "h/70000/", wire.UDPPathPrefix + "h/53/x/", wire.UDPPathPrefix + "%zz/53/"} {
+		if got, err := wire.ParseUDPPath(bad); err == nil {
 			t.Errorf("%q parsed as %q", bad, got)
 		}
 	}
-	b := appendDatagram(nil, 8, []byte("payload"))
-	if id, p, err := parseDatagram(b); err != nil || id != 8 || string(p) != "payload" {
+	b := wire.AppendDatagram(nil, 8, []byte("payload"))
+	if id, p, err := wire.ParseDatagram(b); err != nil || id != 8 || string(p) != "payload" {
 		t.Fatalf("datagram round trip: %d %q %v", id, p, err)
 	}
-	if _, _, err := parseDatagram([]byte{0x02, 0x01, 'x'}); err == nil {
+	if _, _, err := wire.ParseDatagram([]byte{0x02, 0x01, 'x'}); err == nil {
 		t.Fatal("context ID 1 accepted")
 	}
 }

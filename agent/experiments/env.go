@@ -23,6 +23,7 @@ import (
 
 	"github.com/hetquic/hetquic"
 	"github.com/hetquic/hetquic/agent"
+	"github.com/hetquic/hetquic/agent/cache"
 	"github.com/hetquic/hetquic/agent/pathchoice"
 	"github.com/hetquic/hetquic/emu/udprelay"
 	"github.com/hetquic/hetquic/internal/selfsigned"
@@ -66,7 +67,7 @@ type env struct {
 	srv      *agent.Server
 	srvDone  chan error
 	cl       *agent.Client
-	cache    *agent.Cache
+	cache    *cache.Cache
 	cacheDir string
 	proxyL   net.Listener
 	served   chan struct{}
@@ -155,7 +156,7 @@ func newEnv(ctx context.Context, cfg envConfig) (_ *env, err error) {
 		if e.cacheDir, err = os.MkdirTemp("", "ct-exp-cache-"); err != nil {
 			return nil, err
 		}
-		if e.cache, err = agent.OpenCache(e.cacheDir, 1<<30, time.Hour, time.Now()); err != nil {
+		if e.cache, err = cache.OpenCache(e.cacheDir, 1<<30, time.Hour, time.Now()); err != nil {
 			return nil, err
 		}
 		ccfg.Cache = e.cache

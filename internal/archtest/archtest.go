@@ -75,6 +75,8 @@ var Rules = []Rule{
 	{Packages: "agent/tunnelgate", OnlyModule: []string{}, Why: "the tunnel gate is a leaf: slots, apps and a clock"},
 	{Packages: "agent/identity", OnlyModule: []string{"internal/selfsigned"}, Why: "credentials on disk, a leaf: neither end of the agent"},
 	{Packages: "agent/ops", OnlyModule: []string{}, Why: "metrics plumbing, status and sd_notify know neither end of the agent"},
+	{Packages: "agent/wire", OnlyModule: []string{}, Why: "the protocol both ends share: a leaf, so that neither end imports the other"},
+	{Packages: "agent/cache", OnlyModule: []string{"agent/wire"}, Why: "ct-client's prefetch store knows the protocol's headers, not the client"},
 	{Packages: "agent/pathchoice", OnlyModule: []string{"pathsel"},
 		DenyStd: slices.DeleteFunc(slices.Clone(pureStd), func(s string) bool { return s == "time" || s == "net/netip" }),
 		Why:     "ct-client's path choice is pure: the paths' state and now in, a path out (time for instants, netip for addresses as values)"},

@@ -1,4 +1,4 @@
-package agent
+package cache
 
 import (
 	"crypto/sha256"
@@ -15,6 +15,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/hetquic/hetquic/agent/wire"
 )
 
 // Cache is ct-client's prefetch cache (Cybertwin §V-B1: content prefetched
@@ -192,7 +194,7 @@ func (c *Cache) Put(u string, resp *http.Response, now time.Time) error {
 		return fmt.Errorf("cache: %s: %w", u, err)
 	}
 	h := resp.Header.Clone()
-	removeHopHeaders(h)
+	wire.RemoveHopHeaders(h)
 	h.Del("Content-Length")
 	m := cacheMeta{URL: u, Status: resp.StatusCode, Header: h, Stored: now, Expires: exp, Size: n}
 	data, _ := json.Marshal(m)
@@ -250,6 +252,9 @@ func (c *Cache) Len() int { c.mu.Lock(); defer c.mu.Unlock(); return len(c.entri
 
 // Size reports the body bytes held.
 func (c *Cache) Size() int64 { c.mu.Lock(); defer c.mu.Unlock(); return c.size }
+
+// Hits is the number of requests the cache has answered.
+func (c *Cache) Hits() int64 { return c.hits.Load() }
 
 // Serve answers r from the cache if it holds a fresh copy of r.URL, and
 // says whether it did. Range requests are served from the copy too.

@@ -1,4 +1,4 @@
-package agent
+package wire
 
 import (
 	"bufio"
@@ -57,13 +57,13 @@ func TestParseTarget(t *testing.T) {
 
 func TestHeadLimit(t *testing.T) {
 	big := "GET http://a/ HTTP/1.1\r\nX: " + strings.Repeat("y", MaxHeaderBytes) + "\r\n\r\n"
-	if _, err := newHeadReader(strings.NewReader(big)).readRequest(); !errors.Is(err, ErrHeaderTooLarge) {
+	if _, err := NewHeadReader(strings.NewReader(big)).ReadRequest(); !errors.Is(err, ErrHeaderTooLarge) {
 		t.Fatalf("big head: %v", err)
 	}
 	// The bound is on the head only: a large body reads on.
 	body := strings.Repeat("z", 3*MaxHeaderBytes)
-	raw := "POST http://a/ HTTP/1.1\r\nHost: a\r\nContent-Length: " + itoa(len(body)) + "\r\n\r\n" + body
-	req, err := newHeadReader(strings.NewReader(raw)).readRequest()
+	raw := "POST http://a/ HTTP/1.1\r\nHost: a\r\nContent-Length: " + strconv.Itoa(len(body)) + "\r\n\r\n" + body
+	req, err := NewHeadReader(strings.NewReader(raw)).ReadRequest()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -72,8 +72,6 @@ func TestHeadLimit(t *testing.T) {
 		t.Fatalf("body: %d bytes, %v", len(b), err)
 	}
 }
-
-func itoa(n int) string { return strconv.Itoa(n) }
 
 // FuzzReadHead feeds arbitrary bytes to what ct-server does with a stream's
 // first bytes (bounded head read, then ParseTarget) and to the response
@@ -92,11 +90,11 @@ func FuzzReadHead(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		if req, err := newHeadReader(bytes.NewReader(data)).readRequest(); err == nil {
+		if req, err := NewHeadReader(bytes.NewReader(data)).ReadRequest(); err == nil {
 			if tg, err := ParseTarget(req); err == nil {
 				switch tg.Kind {
 				case KindForward, KindConnect, KindPrefetch:
-					if _, err := normHostPort(tg.Upstream, ""); err != nil {
+					if _, err := NormHostPort(tg.Upstream, ""); err != nil {
 						t.Fatalf("accepted upstream %q is not host:port: %v", tg.Upstream, err)
 					}
 				case KindHello, KindPing:
@@ -106,32 +104,8 @@ func FuzzReadHead(f *testing.F) {
 			}
 			io.Copy(io.Discard, io.LimitReader(req.Body, 1<<20))
 		}
-		if resp, err := newHeadReader(bytes.NewReader(data)).readResponse(nil); err == nil {
+		if resp, err := NewHeadReader(bytes.NewReader(data)).ReadResponse(nil); err == nil {
 			io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<20))
 		}
 	})
-}
-
-func TestParseHelpers(t *testing.T) {
-	if lp, err := ParseLocalPath("wifi=127.0.0.2"); err != nil || lp.Name != "wifi" || lp.Addr.String() != "127.0.0.2" {
-		t.Errorf("%+v %v", lp, err)
-	}
-	if lp, err := ParseLocalPath("::1"); err != nil || lp.Name != "::1" {
-		t.Errorf("%+v %v", lp, err)
-	}
-	for _, bad := range []string{"", "wifi=", "=1.2.3.4", "wifi=notanip"} {
-		if _, err := ParseLocalPath(bad); err == nil {
-			t.Errorf("%q accepted", bad)
-		}
-	}
-	for in, want := range map[string]AppRule{"host": {Kind: "host"}, "port": {Kind: "port"}, "header:x-app": {Kind: "header", Header: "X-App"}} {
-		if got, err := ParseAppRule(in); err != nil || got != want {
-			t.Errorf("%q: %+v %v", in, got, err)
-		}
-	}
-	for _, bad := range []string{"", "header:", "ip"} {
-		if _, err := ParseAppRule(bad); err == nil {
-			t.Errorf("%q accepted", bad)
-		}
-	}
 }

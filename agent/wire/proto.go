@@ -1,34 +1,4 @@
-// Package agent is the Cybertwin agent (Cybertwin paper §IV): a ct-client on
-// the device that is a local HTTP proxy for app-clients, and a ct-server in
-// the cloud that talks plain HTTP/TCP to the app-servers beside it. Between
-// them the ct-client keeps one always-on QUIC connection per local interface;
-// every app request rides its own QUIC stream on the connection a pathchoice.Scheduler
-// picks, and a response whose connection stalls or dies carries on over
-// another connection from the byte where it stopped (stream migration).
-//
-// # Wire protocol ("ct/1", ALPN "hetquic-ct/1")
-//
-// Every client-initiated bidirectional stream carries exactly one HTTP/1.1
-// request in wire format and gets exactly one HTTP/1.1 response: the
-// application's own request, re-encoded in absolute form
-// ("GET http://app:80/x HTTP/1.1"), or a CONNECT whose 200 response turns the
-// rest of the stream into a raw byte tunnel. Reusing HTTP/1.1 framing keeps
-// the agent's own format down to three control requests, all origin-form
-// under /_ct/:
-//
-//	GET /_ct/hello     first stream of every connection; Authorization: Bearer TOKEN
-//	GET /_ct/ping      liveness probe, 200 "pong"
-//	GET /_ct/prefetch?url=U   ask ct-server to fetch U and push it (a hint)
-//
-// and one server-initiated unidirectional stream type, a push: an HTTP/1.1
-// response carrying the pushed URL in the Ct-Push-Url header, for the
-// ct-client's prefetch cache.
-//
-// HTTP/3 would have framed requests just as well, but CONNECT tunnels,
-// mid-response resumption and pushes need stream-level control that
-// quic-go's http3 package does not expose; one HTTP/1.1 message per stream
-// needs nothing beyond net/http's parser, which is fuzzed here (FuzzReadHead).
-package agent
+package wire
 
 import (
 	"bufio"
@@ -49,30 +19,30 @@ const ALPN = "hetquic-ct/1"
 
 // Control paths (origin-form requests on a stream).
 const (
-	pathHello    = "/_ct/hello"
-	pathPing     = "/_ct/ping"
-	pathPrefetch = "/_ct/prefetch"
+	PathHello    = "/_ct/hello"
+	PathPing     = "/_ct/ping"
+	PathPrefetch = "/_ct/prefetch"
 )
 
 // Headers of the agent's own protocol.
 const (
-	hdrClient   = "Ct-Client"    // hello response: the authenticated client id
-	hdrWantPush = "Ct-Want-Push" // hello request: push the prefetch list here
-	hdrPushURL  = "Ct-Push-Url"  // push: the URL the pushed response is for
-	hdrError    = "Ct-Error"     // error responses from ct-server: a short reason
+	HdrClient   = "Ct-Client"    // hello response: the authenticated client id
+	HdrWantPush = "Ct-Want-Push" // hello request: push the prefetch list here
+	HdrPushURL  = "Ct-Push-Url"  // push: the URL the pushed response is for
+	HdrError    = "Ct-Error"     // error responses from ct-server: a short reason
 	// hello response: the client's max_streams, which ct-client keeps to
-	hdrMaxStreams = "Ct-Max-Streams"
-	hdrMaxTunnels = "Ct-Max-Tunnels"
+	HdrMaxStreams = "Ct-Max-Streams"
+	HdrMaxTunnels = "Ct-Max-Tunnels"
 )
 
 // QUIC application error codes of the agent.
 const (
-	codeOK           = 0x0
-	codeUnauthorized = 0x101 // hello missing or its token unknown
-	codeShutdown     = 0x102 // the peer is closing
-	codeStalled      = 0x103 // stream reset by ct-client after a stall
-	codeLimit        = 0x104 // stream reset by ct-server: a per-client limit
-	codeAborted      = 0x106 // stream reset by ct-server: the upstream response or tunnel broke
+	CodeOK           = 0x0
+	CodeUnauthorized = 0x101 // hello missing or its token unknown
+	CodeShutdown     = 0x102 // the peer is closing
+	CodeStalled      = 0x103 // stream reset by ct-client after a stall
+	CodeLimit        = 0x104 // stream reset by ct-server: a per-client limit
+	CodeAborted      = 0x106 // stream reset by ct-server: the upstream response or tunnel broke
 )
 
 // MaxHeaderBytes bounds the request or response head (request line and
@@ -106,19 +76,23 @@ func (l *headLimiter) Read(p []byte) (int, error) {
 
 func (l *headLimiter) lift() { l.n = -1 }
 
-// headReader reads HTTP/1.1 messages from r with a bounded head.
-type headReader struct {
+// HeadReader reads HTTP/1.1 messages from r with a bounded head.
+type HeadReader struct {
 	lim *headLimiter
 	br  *bufio.Reader
 }
 
-func newHeadReader(r io.Reader) *headReader {
+// Rest is the stream after the head: what the head's reads buffered, then
+// the rest (a tunnel's first bytes may arrive with its CONNECT).
+func (h *HeadReader) Rest() *bufio.Reader { return h.br }
+
+func NewHeadReader(r io.Reader) *HeadReader {
 	lim := &headLimiter{r: r, n: MaxHeaderBytes}
-	return &headReader{lim: lim, br: bufio.NewReaderSize(lim, 16<<10)}
+	return &HeadReader{lim: lim, br: bufio.NewReaderSize(lim, 16<<10)}
 }
 
 // readRequest reads one request head; its body reads on without the bound.
-func (h *headReader) readRequest() (*http.Request, error) {
+func (h *HeadReader) ReadRequest() (*http.Request, error) {
 	req, err := http.ReadRequest(h.br)
 	if err != nil {
 		if errors.Is(err, ErrHeaderTooLarge) {
@@ -140,7 +114,7 @@ func (h *headReader) readRequest() (*http.Request, error) {
 }
 
 // readResponse reads one response head to req.
-func (h *headReader) readResponse(req *http.Request) (*http.Response, error) {
+func (h *HeadReader) ReadResponse(req *http.Request) (*http.Response, error) {
 	resp, err := http.ReadResponse(h.br, req)
 	if err != nil {
 		if errors.Is(err, ErrHeaderTooLarge) {
@@ -195,7 +169,7 @@ type Target struct {
 // one of the forms in the package comment is an error here.
 func ParseTarget(req *http.Request) (Target, error) {
 	if req.Method == http.MethodConnect {
-		hp, err := normHostPort(req.RequestURI, "")
+		hp, err := NormHostPort(req.RequestURI, "")
 		if err != nil {
 			return Target{}, fmt.Errorf("CONNECT target: %w", err)
 		}
@@ -207,19 +181,19 @@ func ParseTarget(req *http.Request) (Target, error) {
 	}
 	if !u.IsAbs() {
 		switch {
-		case u.Path == pathHello && req.Method == http.MethodGet:
+		case u.Path == PathHello && req.Method == http.MethodGet:
 			return Target{Kind: KindHello}, nil
-		case u.Path == pathPing && req.Method == http.MethodGet:
+		case u.Path == PathPing && req.Method == http.MethodGet:
 			return Target{Kind: KindPing}, nil
-		case strings.HasPrefix(u.Path, udpPathPrefix) && req.Method == http.MethodGet && strings.EqualFold(req.Header.Get("Upgrade"), udpUpgrade):
-			hp, err := parseUDPPath(u.Path)
+		case strings.HasPrefix(u.Path, UDPPathPrefix) && req.Method == http.MethodGet && strings.EqualFold(req.Header.Get("Upgrade"), UDPUpgrade):
+			hp, err := ParseUDPPath(u.Path)
 			if err != nil {
 				return Target{}, err
 			}
 			return Target{Kind: KindUDP, Upstream: hp}, nil
-		case u.Path == pathPrefetch && req.Method == http.MethodGet:
+		case u.Path == PathPrefetch && req.Method == http.MethodGet:
 			raw := u.Query().Get("url")
-			hp, err := upstreamOf(raw)
+			hp, err := UpstreamOf(raw)
 			if err != nil {
 				return Target{}, fmt.Errorf("prefetch url: %w", err)
 			}
@@ -227,15 +201,15 @@ func ParseTarget(req *http.Request) (Target, error) {
 		}
 		return Target{}, fmt.Errorf("%s %q: not an absolute http:// URL nor a ct/1 control request", req.Method, u.Path)
 	}
-	hp, err := upstreamOf(u.String())
+	hp, err := UpstreamOf(u.String())
 	if err != nil {
 		return Target{}, err
 	}
 	return Target{Kind: KindForward, Upstream: hp}, nil
 }
 
-// upstreamOf returns the allow-list key of an absolute http:// URL.
-func upstreamOf(raw string) (string, error) {
+// UpstreamOf returns the allow-list key of an absolute http:// URL.
+func UpstreamOf(raw string) (string, error) {
 	u, err := url.Parse(raw)
 	if err != nil {
 		return "", err
@@ -246,12 +220,12 @@ func upstreamOf(raw string) (string, error) {
 	if u.User != nil {
 		return "", errors.New("userinfo in URL not allowed")
 	}
-	return normHostPort(u.Host, "80")
+	return NormHostPort(u.Host, "80")
 }
 
-// normHostPort lower-cases host:port, adding defPort when the port is
+// NormHostPort lower-cases host:port, adding defPort when the port is
 // missing (an error when defPort is empty).
-func normHostPort(hp, defPort string) (string, error) {
+func NormHostPort(hp, defPort string) (string, error) {
 	if hp == "" {
 		return "", errors.New("empty host")
 	}
@@ -278,7 +252,7 @@ var hopHeaders = []string{
 	"Proxy-Authorization", "Te", "Trailer", "Transfer-Encoding", "Upgrade",
 }
 
-func removeHopHeaders(h http.Header) {
+func RemoveHopHeaders(h http.Header) {
 	for _, f := range h.Values("Connection") {
 		for _, name := range strings.Split(f, ",") {
 			if name = strings.TrimSpace(name); name != "" {
@@ -291,18 +265,18 @@ func removeHopHeaders(h http.Header) {
 	}
 }
 
-// errorResponse writes a short ct-server error response to w. reason is
+// ErrorResponse writes a short ct-server error response to w. reason is
 // terse: what the app may know, never the server's internals (those go to
 // the log).
-func errorResponse(w io.Writer, code int, reason string) error {
-	return errorResponseH(w, code, http.Header{}, reason)
+func ErrorResponse(w io.Writer, code int, reason string) error {
+	return ErrorResponseH(w, code, http.Header{}, reason)
 }
 
-// errorResponseH is errorResponse with extra headers h.
-func errorResponseH(w io.Writer, code int, h http.Header, reason string) error {
+// ErrorResponseH is ErrorResponse with extra headers h.
+func ErrorResponseH(w io.Writer, code int, h http.Header, reason string) error {
 	body := reason + "\n"
 	h.Set("Content-Type", "text/plain; charset=utf-8")
-	h.Set(hdrError, reason)
+	h.Set(HdrError, reason)
 	resp := &http.Response{
 		StatusCode:    code,
 		ProtoMajor:    1,

@@ -1,0 +1,93 @@
+package wire
+
+import (
+	"bytes"
+	"net"
+	"strings"
+	"testing"
+)
+
+func oneLineErr(t *testing.T, err error) {
+	if err != nil && strings.Contains(err.Error(), "\n") {
+		t.Fatalf("error is not one line: %q", err)
+	}
+}
+
+// FuzzParseTarget: a stream's request head → what ct-server does with it.
+// An accepted upstream is canonical (lower case, explicit port), so the
+// allow-list compares like with like.
+func FuzzParseTarget(f *testing.F) {
+	for _, s := range []string{
+		"GET http://App.Example:80/x HTTP/1.1\r\nHost: a\r\n\r\n",
+		"CONNECT [::1]:443 HTTP/1.1\r\nHost: x\r\n\r\n",
+		"GET /_ct/prefetch?url=http%3A%2F%2Fapp%2Fbig HTTP/1.1\r\nHost: ct\r\n\r\n",
+		"GET /_ct/hello HTTP/1.1\r\nHost: ct\r\nAuthorization: Bearer x\r\n\r\n",
+		"GET http://u:p@app/ HTTP/1.1\r\nHost: a\r\n\r\n",
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		req, err := NewHeadReader(bytes.NewReader(data)).ReadRequest()
+		if err != nil {
+			return
+		}
+		tg, err := ParseTarget(req)
+		oneLineErr(t, err)
+		if err != nil {
+			return
+		}
+		switch tg.Kind {
+		case KindForward, KindConnect, KindPrefetch:
+			again, err := NormHostPort(tg.Upstream, "")
+			if err != nil || again != tg.Upstream {
+				t.Fatalf("upstream %q not canonical: %q, %v", tg.Upstream, again, err)
+			}
+		case KindHello, KindPing:
+		default:
+			t.Fatalf("kind %v", tg.Kind)
+		}
+	})
+}
+
+// FuzzNormHostPort: the allow-list key; idempotent, a real port.
+func FuzzNormHostPort(f *testing.F) {
+	for _, s := range []string{"app:80", "APP.", "[::ffff:127.0.0.1]:8080", "127.1", "a%2f@b:1", "[::1", "h:0"} {
+		f.Add(s, "80")
+		f.Add(s, "")
+	}
+	f.Fuzz(func(t *testing.T, hp, def string) {
+		out, err := NormHostPort(hp, def)
+		oneLineErr(t, err)
+		if err != nil {
+			return
+		}
+		again, err := NormHostPort(out, "")
+		if err != nil || again != out {
+			t.Fatalf("%q → %q → %q, %v", hp, out, again, err)
+		}
+		if strings.ToLower(out) != out {
+			t.Fatalf("%q not lower case", out)
+		}
+	})
+}
+
+// FuzzUDPDatagram: the datagram prefix and the connect-udp path parsers
+// never panic; a parsed datagram frames back to the same bytes when its
+// varints were minimal, and a parsed path is a host:port.
+func FuzzUDPDatagram(f *testing.F) {
+	f.Add([]byte{0x02, 0x00, 'x'}, "/.well-known/masque/udp/192.0.2.6/443/")
+	f.Add([]byte{0x40, 0x02, 0x00}, "/.well-known/masque/udp/2001%3Adb8%3A%3A1/53/")
+	f.Add([]byte{0x80}, "/.well-known/masque/udp/a/0/")
+	f.Fuzz(func(t *testing.T, b []byte, p string) {
+		if id, payload, err := ParseDatagram(b); err == nil {
+			if back := AppendDatagram(nil, id, payload); len(back) > len(b) {
+				t.Fatalf("% x reframed longer: % x", b, back)
+			}
+		}
+		if hp, err := ParseUDPPath(p); err == nil {
+			if _, _, err := net.SplitHostPort(hp); err != nil {
+				t.Fatalf("%q → %q: %v", p, hp, err)
+			}
+		}
+	})
+}
