@@ -142,7 +142,7 @@ type Client struct {
 	slots                             atomic.Pointer[chan struct{}] // see setMaxStreams
 	gate                              *tunnelgate.Gate              // CONNECT slots, fair between apps
 	pol                               clientPolicy                  // what Reload replaces
-	udp                               udpRoutes                     // UDP flows by connection and stream
+	udp                               wire.DatagramRoutes           // UDP flows by connection and stream
 	stallDetectNanos, stallDetections atomic.Int64
 	resumeNanos                       atomic.Int64
 }

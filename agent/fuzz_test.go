@@ -3,7 +3,6 @@ package agent
 import (
 	"bytes"
 	"net"
-	"net/http"
 	"net/netip"
 	"strings"
 	"testing"
@@ -21,29 +20,6 @@ func oneLineErr(t *testing.T, err error) {
 // parser has one). Seeds live in testdata/fuzz/<target>; "go test" runs them, "go test
 // -run X -fuzz FuzzParseTarget ./agent" fuzzes one. Each target checks
 // what an accepted input promises, not only that nothing panics.
-
-// FuzzResumeHeaders: the tunnel resume request (Ct-Session,
-// Ct-Resume-Down) and answer (Ct-Resume-Up).
-func FuzzResumeHeaders(f *testing.F) {
-	f.Add("0123456789abcdef0123456789abcdef", "1048576", "5", int64(0), int64(10))
-	f.Add("new", "-1", "x", int64(5), int64(4))
-	f.Add("0123456789ABCDEF0123456789ABCDEF", "+3", "10", int64(10), int64(10))
-	f.Fuzz(func(t *testing.T, id, down, up string, low, high int64) {
-		h := http.Header{}
-		h.Set(wire.HdrSession, id)
-		h.Set(wire.HdrResumeDown, down)
-		gotID, from, err := parseResume(h)
-		oneLineErr(t, err)
-		if err == nil && (from < 0 || len(gotID) != 32 || gotID != h.Get(wire.HdrSession)) {
-			t.Fatalf("accepted id %q from %d", gotID, from)
-		}
-		n, err := parseResumeUp(up, low, high)
-		oneLineErr(t, err)
-		if err == nil && (n < low || n > high) {
-			t.Fatalf("resume-up %d outside %d..%d", n, low, high)
-		}
-	})
-}
 
 // FuzzReadPush: a push stream from ct-server. An accepted push is a 200
 // for an absolute http:// URL.

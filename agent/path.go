@@ -245,7 +245,7 @@ func (c *Client) runPath(ctx context.Context, p *path) {
 		var pushes sync.WaitGroup
 		pushes.Go(func() { c.acceptPushes(conn) })
 		pushes.Go(func() { c.watchTunnels(p, conn) })
-		pushes.Go(func() { c.udp.dispatch(c.ctx, conn) })
+		pushes.Go(func() { c.udp.Dispatch(c.ctx, conn) })
 		select {
 		case <-conn.Context().Done():
 		case <-ctx.Done():

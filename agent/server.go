@@ -104,7 +104,7 @@ type Server struct {
 	ln       *quic.Listener
 	conns    map[*quic.Conn]*clientState // nil value: not yet authenticated
 	sessions map[string]*session         // resumable tunnels by id
-	udp      udpRoutes                   // UDP flows by connection and stream
+	udp      wire.DatagramRoutes         // UDP flows by connection and stream
 
 	preauth    int                // connections before hello, in total
 	preauthBy  map[netip.Addr]int // and per source address
@@ -460,7 +460,7 @@ func (s *Server) handleConn(conn *quic.Conn) {
 	s.cfg.Log.Info("client connected", "client", cs.id, "remote", conn.RemoteAddr().String())
 	var wg sync.WaitGroup
 	defer wg.Wait()
-	wg.Go(func() { s.udp.dispatch(s.ctx, conn) }) // UDP flows' datagrams
+	wg.Go(func() { s.udp.Dispatch(s.ctx, conn) }) // UDP flows' datagrams
 	if wantPush {
 		for _, u := range s.pol.Load().prefetch {
 			wg.Go(func() { s.push(conn, cs, u) })

@@ -10,7 +10,6 @@ import (
 	"net"
 	"net/http"
 	"strconv"
-	"strings"
 	"sync"
 	"time"
 
@@ -26,26 +25,6 @@ import (
 // SessionGrace is how long ct-server keeps a detached tunnel session.
 const SessionGrace = 10 * time.Second
 
-// replayBuf keeps the last wire.ReplayBytes bytes of a tunnel direction. It
-// grows as it fills and never beyond wire.ReplayBytes (append's growth would
-// take it to about 1.25× that), so a tunnel costs at most wire.ReplayBytes here.
-type replayBuf struct{ b []byte }
-
-func (r *replayBuf) add(p []byte) {
-	if len(p) >= wire.ReplayBytes {
-		p = p[len(p)-wire.ReplayBytes:]
-	}
-	if drop := len(r.b) + len(p) - wire.ReplayBytes; drop > 0 {
-		r.b = r.b[:copy(r.b, r.b[drop:])]
-	}
-	if need := len(r.b) + len(p); need > cap(r.b) {
-		nb := make([]byte, len(r.b), min(max(2*cap(r.b), need, 64<<10), wire.ReplayBytes))
-		copy(nb, r.b)
-		r.b = nb
-	}
-	r.b = append(r.b, p...)
-}
-
 // session is ct-server's side of a resumable tunnel.
 type session struct {
 	id    string
@@ -60,7 +39,7 @@ type session struct {
 	cond     *sync.Cond
 	str      *quic.Stream // nil while detached
 	gen      int
-	replay   replayBuf // the last bytes sent down; it ends at sentDown
+	replay   wire.ReplayBuf // the last bytes sent down; it ends at sentDown
 	sentDown int64
 	recvUp   int64
 	upDone   bool  // the upstream finished sending
@@ -108,7 +87,7 @@ func (s *Server) openSession(str *quic.Stream, hr *wire.HeadReader, cs *clientSt
 
 // resumeSession attaches str to the session the request names.
 func (s *Server) resumeSession(str *quic.Stream, hr *wire.HeadReader, cs *clientState, req *http.Request) {
-	id, from, err := parseResume(req.Header)
+	id, from, err := wire.ParseResume(req.Header)
 	s.mu.Lock()
 	se := s.sessions[id]
 	s.mu.Unlock()
@@ -119,30 +98,6 @@ func (s *Server) resumeSession(str *quic.Stream, hr *wire.HeadReader, cs *client
 		return
 	}
 	se.attach(str, hr, from)
-}
-
-// parseResume reads a resume request's session id and the byte count
-// ct-client has delivered (Ct-Session, Ct-Resume-Down).
-func parseResume(h http.Header) (id string, from int64, err error) {
-	id = h.Get(wire.HdrSession)
-	if len(id) != 32 || strings.Trim(id, "0123456789abcdef") != "" {
-		return "", 0, fmt.Errorf("%s %q: not a session id", wire.HdrSession, id)
-	}
-	from, err = strconv.ParseInt(h.Get(wire.HdrResumeDown), 10, 64)
-	if err != nil || from < 0 {
-		return "", 0, fmt.Errorf("%s %q: want a byte count", wire.HdrResumeDown, h.Get(wire.HdrResumeDown))
-	}
-	return id, from, nil
-}
-
-// parseResumeUp reads ct-server's answer to a resume: how many of the
-// app's bytes it has, which must lie in the replay buffer [low, high].
-func parseResumeUp(v string, low, high int64) (int64, error) {
-	n, err := strconv.ParseInt(v, 10, 64)
-	if err != nil || n < low || n > high {
-		return 0, fmt.Errorf("%s %q: outside the replay buffer %d..%d", wire.HdrResumeUp, v, low, high)
-	}
-	return n, nil
 }
 
 // close ends the session: the upstream connection, the stream, the slot.
@@ -180,7 +135,7 @@ func (se *session) release() {
 	se.mu.Lock()
 	done, held := se.released, se.held
 	se.released, se.held = true, 0
-	se.replay.b = nil
+	se.replay.Free()
 	se.mu.Unlock()
 	if !done {
 		se.srv.done(se.owner, workTunnel, TunnelCost)
@@ -210,7 +165,7 @@ func (se *session) finish() {
 	se.timer = time.AfterFunc(SessionGrace, se.close)
 	keep, slot := int64(0), !se.released
 	if slot {
-		keep = min(int64(cap(se.replay.b)), TunnelCost)
+		keep = min(int64(se.replay.Cap()), TunnelCost)
 		se.released, se.held = true, keep
 	}
 	se.mu.Unlock()
@@ -258,7 +213,7 @@ func (se *session) attach(str *quic.Stream, hr *wire.HeadReader, from int64) {
 	se.wmu.Lock()
 	se.umu.Lock()
 	se.mu.Lock()
-	if se.closed || from > se.sentDown || from < se.sentDown-int64(len(se.replay.b)) {
+	if se.closed || from > se.sentDown || from < se.sentDown-int64(len(se.replay.Bytes())) {
 		closed := se.closed
 		se.mu.Unlock()
 		se.umu.Unlock()
@@ -279,7 +234,7 @@ func (se *session) attach(str *quic.Stream, hr *wire.HeadReader, from int64) {
 		se.timer.Stop()
 		se.timer = nil
 	}
-	data := append([]byte(nil), se.replay.b[int64(len(se.replay.b))-(se.sentDown-from):]...)
+	data := append([]byte(nil), se.replay.Bytes()[int64(len(se.replay.Bytes()))-(se.sentDown-from):]...)
 	recvUp, upDone := se.recvUp, se.upDone
 	se.cond.Broadcast()
 	se.mu.Unlock()
@@ -359,7 +314,7 @@ func (se *session) pumpDown() {
 			}
 			se.wmu.Lock()
 			se.mu.Lock()
-			se.replay.add(buf[:n])
+			se.replay.Add(buf[:n])
 			se.sentDown += int64(n)
 			str, gen := se.str, se.gen
 			se.mu.Unlock()
@@ -423,7 +378,7 @@ type ctTunnel struct {
 	gen      int
 	recvDown int64
 	sentUp   int64
-	upBuf    replayBuf // the last bytes sent up; it ends at sentUp
+	upBuf    wire.ReplayBuf // the last bytes sent up; it ends at sentUp
 	appEOF   bool
 	failed   bool
 	resumes  int
@@ -510,8 +465,8 @@ func (t *ctTunnel) resume(gen int) bool {
 			break
 		}
 		t.mu.Lock()
-		low := t.sentUp - int64(len(t.upBuf.b))
-		upAt, err := parseResumeUp(resp.Header.Get(wire.HdrResumeUp), low, t.sentUp)
+		low := t.sentUp - int64(len(t.upBuf.Bytes()))
+		upAt, err := wire.ParseResumeUp(resp.Header.Get(wire.HdrResumeUp), low, t.sentUp)
 		if err != nil {
 			t.mu.Unlock()
 			str.CancelRead(wire.CodeOK)
@@ -519,7 +474,7 @@ func (t *ctTunnel) resume(gen int) bool {
 			t.c.cfg.Log.Warn("tunnel failed", "target", t.target, "err", err)
 			break
 		}
-		data := append([]byte(nil), t.upBuf.b[upAt-low:]...)
+		data := append([]byte(nil), t.upBuf.Bytes()[upAt-low:]...)
 		appEOF := t.appEOF
 		t.mu.Unlock()
 		if _, err := str.Write(data); err != nil {
@@ -586,7 +541,7 @@ func (t *ctTunnel) upLoop(first io.Reader) {
 					t.wmu.Unlock()
 					continue
 				}
-				t.upBuf.add(buf[:n])
+				t.upBuf.Add(buf[:n])
 				t.sentUp += int64(n)
 				t.mu.Unlock()
 				_, werr := str.Write(buf[:n])

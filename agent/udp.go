@@ -26,55 +26,6 @@ const (
 	maxUDPPayload = 64 << 10
 )
 
-// udpRoutes maps (connection, stream) to the flow that receives its
-// datagrams; each side keeps one.
-type udpRoutes struct {
-	mu sync.Mutex
-	m  map[udpKey]func([]byte)
-}
-
-type udpKey struct {
-	conn *quic.Conn
-	id   quic.StreamID
-}
-
-func (r *udpRoutes) add(conn *quic.Conn, id quic.StreamID, deliver func([]byte)) {
-	r.mu.Lock()
-	if r.m == nil {
-		r.m = map[udpKey]func([]byte){}
-	}
-	r.m[udpKey{conn, id}] = deliver
-	r.mu.Unlock()
-}
-
-func (r *udpRoutes) remove(conn *quic.Conn, id quic.StreamID) {
-	r.mu.Lock()
-	delete(r.m, udpKey{conn, id})
-	r.mu.Unlock()
-}
-
-// dispatch receives conn's datagrams and hands each to its flow until the
-// connection ends. Malformed or unrouted datagrams are dropped, as a UDP
-// stack drops what no socket wants.
-func (r *udpRoutes) dispatch(ctx context.Context, conn *quic.Conn) {
-	for {
-		b, err := conn.ReceiveDatagram(ctx)
-		if err != nil {
-			return
-		}
-		id, payload, err := wire.ParseDatagram(b)
-		if err != nil {
-			continue
-		}
-		r.mu.Lock()
-		deliver := r.m[udpKey{conn, id}]
-		r.mu.Unlock()
-		if deliver != nil {
-			deliver(payload)
-		}
-	}
-}
-
 // ---- ct-server ----
 
 // udpFlow runs a connect-udp stream at ct-server: admitted already, the
@@ -99,8 +50,8 @@ func (s *Server) udpFlow(conn *quic.Conn, str *quic.Stream, target string) {
 	}
 	// The route exists before the 101 goes out: ct-client sends its first
 	// datagram as soon as it reads the 101, and an unrouted one is dropped.
-	s.udp.add(conn, str.StreamID(), func(p []byte) { up.Write(p); touch() })
-	defer s.udp.remove(conn, str.StreamID())
+	s.udp.Add(conn, str.StreamID(), func(p []byte) { up.Write(p); touch() })
+	defer s.udp.Remove(conn, str.StreamID())
 	resp := &http.Response{StatusCode: http.StatusSwitchingProtocols, ProtoMajor: 1, ProtoMinor: 1,
 		Header: http.Header{"Connection": {"Upgrade"}, "Upgrade": {wire.UDPUpgrade}, "Capsule-Protocol": {"?1"}}}
 	if err := resp.Write(str); err != nil {
@@ -203,7 +154,7 @@ func (f *clientUDPFlow) open(ctx context.Context) error {
 			return &udpRefused{status}
 		}
 		f.str, f.conn, f.release = str, conn, release
-		c.udp.add(conn, str.StreamID(), f.deliver)
+		c.udp.Add(conn, str.StreamID(), f.deliver)
 		return nil
 	}
 	release()
@@ -273,7 +224,7 @@ func (f *clientUDPFlow) endLocked() {
 	if f.str == nil {
 		return
 	}
-	f.c.udp.remove(f.conn, f.str.StreamID())
+	f.c.udp.Remove(f.conn, f.str.StreamID())
 	f.str.CancelRead(wire.CodeOK)
 	f.str.Close()
 	f.release()

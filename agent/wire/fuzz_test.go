@@ -3,6 +3,7 @@ package wire
 import (
 	"bytes"
 	"net"
+	"net/http"
 	"strings"
 	"testing"
 )
@@ -88,6 +89,29 @@ func FuzzUDPDatagram(f *testing.F) {
 			if _, _, err := net.SplitHostPort(hp); err != nil {
 				t.Fatalf("%q → %q: %v", p, hp, err)
 			}
+		}
+	})
+}
+
+// FuzzResumeHeaders: the tunnel resume request (Ct-Session,
+// Ct-Resume-Down) and answer (Ct-Resume-Up).
+func FuzzResumeHeaders(f *testing.F) {
+	f.Add("0123456789abcdef0123456789abcdef", "1048576", "5", int64(0), int64(10))
+	f.Add("new", "-1", "x", int64(5), int64(4))
+	f.Add("0123456789ABCDEF0123456789ABCDEF", "+3", "10", int64(10), int64(10))
+	f.Fuzz(func(t *testing.T, id, down, up string, low, high int64) {
+		h := http.Header{}
+		h.Set(HdrSession, id)
+		h.Set(HdrResumeDown, down)
+		gotID, from, err := ParseResume(h)
+		oneLineErr(t, err)
+		if err == nil && (from < 0 || len(gotID) != 32 || gotID != h.Get(HdrSession)) {
+			t.Fatalf("accepted id %q from %d", gotID, from)
+		}
+		n, err := ParseResumeUp(up, low, high)
+		oneLineErr(t, err)
+		if err == nil && (n < low || n > high) {
+			t.Fatalf("resume-up %d outside %d..%d", n, low, high)
 		}
 	})
 }
