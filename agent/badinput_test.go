@@ -16,6 +16,7 @@ import (
 
 	"github.com/quic-go/quic-go"
 
+	"github.com/hetquic/hetquic/agent/server"
 	"github.com/hetquic/hetquic/agent/wire"
 )
 
@@ -147,7 +148,7 @@ func rawStream(t *testing.T, conn *quic.Conn, raw string, dribble time.Duration)
 
 func TestServerBadStreams(t *testing.T) {
 	up := startUpstream(t)
-	ts := startServer(t, "", func(c *ServerConfig) {
+	ts := startServer(t, "", func(c *server.Config) {
 		c.HeaderTimeout = 300 * time.Millisecond
 		c.HelloTimeout = 500 * time.Millisecond
 	}, up.hostport)
@@ -207,9 +208,9 @@ func TestServerBadStreams(t *testing.T) {
 
 func TestServerLimits(t *testing.T) {
 	up := startUpstream(t)
-	ts := startServer(t, "", func(c *ServerConfig) {
-		c.Clients[0].Limits = &Limits{MaxStreams: 1}
-		c.Clients[1].Limits = &Limits{MaxBytes: 300_000}
+	ts := startServer(t, "", func(c *server.Config) {
+		c.Clients[0].Limits = &server.Limits{MaxStreams: 1}
+		c.Clients[1].Limits = &server.Limits{MaxBytes: 300_000}
 	}, up.hostport)
 	alice := startClient(t, ts, 1, true, nil)
 	bob := startClient(t, ts, 1, true, func(c *ClientConfig) { c.Token = testToken + "-bob" })
@@ -223,10 +224,7 @@ func TestServerLimits(t *testing.T) {
 		})
 		if i == 0 { // the first holds alice's one slot before the second asks
 			waitFor(t, func() bool {
-				cs := ts.pol.Load().clients[0]
-				cs.mu.Lock()
-				defer cs.mu.Unlock()
-				return cs.streams == 1
+				return ts.Usage().Clients[0].Streams == 1
 			}, "alice's first stream")
 		}
 	}
@@ -282,7 +280,7 @@ func TestServerLimits(t *testing.T) {
 func TestServerRate(t *testing.T) {
 	up := startUpstream(t)
 	const rate = 1 << 20
-	ts := startServer(t, "", func(c *ServerConfig) { c.Limits = Limits{RateBytesPerSec: rate} }, up.hostport)
+	ts := startServer(t, "", func(c *server.Config) { c.Limits = server.Limits{RateBytesPerSec: rate} }, up.hostport)
 	tc := startClient(t, ts, 1, true, nil)
 	start := time.Now()
 	const size = 3 << 20

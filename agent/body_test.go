@@ -15,6 +15,7 @@ import (
 
 	"github.com/quic-go/quic-go"
 
+	"github.com/hetquic/hetquic/agent/idlebody"
 	"github.com/hetquic/hetquic/agent/wire"
 	"github.com/hetquic/hetquic/origin"
 )
@@ -36,9 +37,9 @@ func trickle(w io.Writer, body []byte, chunk int, stop <-chan struct{}) {
 	}
 }
 
-// A request body at 1 byte/s is cut by ct-client once BodyIdleTimeout
-// passes without BodyProgressBytes: the app gets 408 (no head went out),
-// at BodyIdleTimeout exactly in fake time, and ct-server holds nothing for
+// A request body at 1 byte/s is cut by ct-client once idlebody.Timeout
+// passes without idlebody.ProgressBytes: the app gets 408 (no head went out),
+// at idlebody.Timeout exactly in fake time, and ct-server holds nothing for
 // it afterwards. Issue 23 saw it go on for 42 s and counting.
 func TestBodyIdleCut(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
@@ -56,20 +57,20 @@ func TestBodyIdleCut(t *testing.T) {
 			t.Fatal(err)
 		}
 		resp.Body.Close()
-		if resp.StatusCode != http.StatusRequestTimeout || took < BodyIdleTimeout || took > BodyIdleTimeout+time.Second {
-			t.Fatalf("status %d after %v, want 408 after %v", resp.StatusCode, took, BodyIdleTimeout)
+		if resp.StatusCode != http.StatusRequestTimeout || took < idlebody.Timeout || took > idlebody.Timeout+time.Second {
+			t.Fatalf("status %d after %v, want 408 after %v", resp.StatusCode, took, idlebody.Timeout)
 		}
 		conn.Close()
 		time.Sleep(time.Second)
 		synctest.Wait()
-		if r := m.s.reserved.Load(); r != 0 {
+		if r := m.s.Usage().Reserved; r != 0 {
 			t.Fatalf("ct-server still reserves %d bytes for the cut request", r)
 		}
 	})
 }
 
-// A slow body that keeps moving (150 bytes/s, above BodyProgressBytes per
-// BodyIdleTimeout) is never cut, however long it takes: no total deadline.
+// A slow body that keeps moving (150 bytes/s, above idlebody.ProgressBytes per
+// idlebody.Timeout) is never cut, however long it takes: no total deadline.
 func TestBodySlowButMoving(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		m := startMemAgent(t, 1, nil, nil)
@@ -95,7 +96,7 @@ func TestBodySlowButMoving(t *testing.T) {
 }
 
 // ct-server cuts an idle body by itself too (a ct-client of another make,
-// or one whose app-side cut failed): 408 after BodyIdleTimeout.
+// or one whose app-side cut failed): 408 after idlebody.Timeout.
 func TestServerBodyIdleCut(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		m := startMemAgent(t, 1, nil, nil)
@@ -115,8 +116,8 @@ func TestServerBodyIdleCut(t *testing.T) {
 			t.Fatal(err)
 		}
 		resp.Body.Close()
-		if resp.StatusCode != http.StatusRequestTimeout || took < BodyIdleTimeout || took > BodyIdleTimeout+time.Second {
-			t.Fatalf("status %d %q after %v, want 408 after %v", resp.StatusCode, resp.Header.Get(wire.HdrError), took, BodyIdleTimeout)
+		if resp.StatusCode != http.StatusRequestTimeout || took < idlebody.Timeout || took > idlebody.Timeout+time.Second {
+			t.Fatalf("status %d %q after %v, want 408 after %v", resp.StatusCode, resp.Header.Get(wire.HdrError), took, idlebody.Timeout)
 		}
 	})
 }

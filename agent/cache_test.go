@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/hetquic/hetquic/agent/cache"
+	"github.com/hetquic/hetquic/agent/server"
 )
 
 // Prefetch end to end: ct-server pushes its list when the client connects,
@@ -15,7 +16,7 @@ import (
 // no request to the app-server; the cache survives a client restart.
 func TestPrefetch(t *testing.T) {
 	up := startUpstream(t)
-	ts := startServer(t, "", func(c *ServerConfig) {
+	ts := startServer(t, "", func(c *server.Config) {
 		c.Prefetch = []string{"http://" + up.hostport + "/bytes/100000", "http://" + up.hostport + "/fresh", "http://" + up.hostport + "/nostore"}
 	}, up.hostport)
 	dir := t.TempDir()

@@ -19,6 +19,7 @@ import (
 	"github.com/quic-go/quic-go"
 
 	"github.com/hetquic/hetquic/agent/cache"
+	"github.com/hetquic/hetquic/agent/idlebody"
 	"github.com/hetquic/hetquic/agent/pathchoice"
 	"github.com/hetquic/hetquic/agent/tunnelgate"
 	"github.com/hetquic/hetquic/agent/wire"
@@ -76,7 +77,7 @@ type ClientConfig struct {
 	// SuspectFor is how long a stalled path gets no new requests (default 3 s).
 	SuspectFor time.Duration
 	// IdleTimeout is QUIC's MaxIdleTimeout; keep-alives go every quarter
-	// (default DefaultIdleTimeout).
+	// (default wire.DefaultIdleTimeout).
 	IdleTimeout time.Duration
 	// ReconnectMin and ReconnectMax bound the reconnection backoff
 	// (default 100 ms, doubling to 5 s).
@@ -163,7 +164,7 @@ func NewClient(cfg ClientConfig) (*Client, error) {
 	}
 	cfg.StallTimeout = cmp.Or(cfg.StallTimeout, DefaultStallTimeout)
 	cfg.SuspectFor = cmp.Or(cfg.SuspectFor, 3*time.Second)
-	cfg.IdleTimeout = cmp.Or(cfg.IdleTimeout, DefaultIdleTimeout)
+	cfg.IdleTimeout = cmp.Or(cfg.IdleTimeout, wire.DefaultIdleTimeout)
 	cfg.ReconnectMin = cmp.Or(cfg.ReconnectMin, 100*time.Millisecond)
 	cfg.ReconnectMax = cmp.Or(cfg.ReconnectMax, 5*time.Second)
 	cfg.MaxAttempts = cmp.Or(cfg.MaxAttempts, 2*len(cfg.Paths)+1)
@@ -521,11 +522,6 @@ func (r *stallReader) Read(b []byte) (int, error) {
 	return n, err
 }
 
-func isTimeout(err error) bool {
-	var ne net.Error
-	return errors.As(err, &ne) && ne.Timeout()
-}
-
 // errStalled marks an attempt given up because its path went silent.
 var errStalled = errors.New("path stalled")
 
@@ -632,7 +628,7 @@ func (w *watchedReader) Read(b []byte) (int, error) {
 		if n > 0 {
 			w.s.last = time.Now()
 		}
-		if err == nil || !isTimeout(err) || n > 0 {
+		if err == nil || !idlebody.IsTimeout(err) || n > 0 {
 			return n, err
 		}
 		if !w.s.alive() {

@@ -3,8 +3,9 @@ package agent
 import (
 	"errors"
 	"fmt"
-	"reflect"
 	"sync/atomic"
+
+	"github.com/hetquic/hetquic/agent/ops"
 )
 
 // ClientPolicy is the part of ct-client's configuration that Reload
@@ -70,28 +71,11 @@ func (f ClientFile) ClientPolicy() (ClientPolicy, error) {
 // reload does not apply (they need a restart): the paths and connections,
 // listeners, scheduler, timeouts, cache, metrics and qlog.
 func (f ClientFile) RestartOnly(g ClientFile) []string {
-	return changed([]setting{
-		{"server", f.Server, g.Server}, {"server_name", f.ServerName, g.ServerName}, {"ca", f.CA, g.CA},
-		{"paths", f.Paths, g.Paths}, {"conns_per_path", f.ConnsPerPath, g.ConnsPerPath},
-		{"listen", f.Listen, g.Listen}, {"socks", f.Socks, g.Socks}, {"scheduler", f.Scheduler, g.Scheduler},
-		{"stall_timeout_ms", f.StallTimeoutMS, g.StallTimeoutMS}, {"idle_timeout_ms", f.IdleTimeoutMS, g.IdleTimeoutMS},
-		{"cache", f.Cache, g.Cache}, {"metrics", f.Metrics, g.Metrics}, {"qlog_dir", f.QlogDir, g.QlogDir},
+	return ops.Changed([]ops.Setting{
+		{Name: "server", A: f.Server, B: g.Server}, {Name: "server_name", A: f.ServerName, B: g.ServerName}, {Name: "ca", A: f.CA, B: g.CA},
+		{Name: "paths", A: f.Paths, B: g.Paths}, {Name: "conns_per_path", A: f.ConnsPerPath, B: g.ConnsPerPath},
+		{Name: "listen", A: f.Listen, B: g.Listen}, {Name: "socks", A: f.Socks, B: g.Socks}, {Name: "scheduler", A: f.Scheduler, B: g.Scheduler},
+		{Name: "stall_timeout_ms", A: f.StallTimeoutMS, B: g.StallTimeoutMS}, {Name: "idle_timeout_ms", A: f.IdleTimeoutMS, B: g.IdleTimeoutMS},
+		{Name: "cache", A: f.Cache, B: g.Cache}, {Name: "metrics", A: f.Metrics, B: g.Metrics}, {Name: "qlog_dir", A: f.QlogDir, B: g.QlogDir},
 	})
-}
-
-// setting is one configuration field's name and its value in two files.
-type setting struct {
-	name string
-	a, b any
-}
-
-// changed names the settings whose two values differ.
-func changed(settings []setting) []string {
-	var names []string
-	for _, x := range settings {
-		if !reflect.DeepEqual(x.a, x.b) {
-			names = append(names, x.name)
-		}
-	}
-	return names
 }

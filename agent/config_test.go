@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/hetquic/hetquic/agent/server"
 )
 
 func TestLoadFiles(t *testing.T) {
@@ -25,7 +27,7 @@ clients:
   - {id: alice, token: 0123456789abcdef01, limits: {max_bytes: 100}}
 metrics: 127.0.0.1:9100
 `)
-	f, err := LoadServerFile(srv)
+	f, err := server.LoadFile(srv)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -61,7 +63,7 @@ cache: {dir: /tmp/c, max_bytes: 1000000, default_ttl_s: 60}
 		p := write(bad.name, bad.text)
 		var err error
 		if strings.HasPrefix(bad.name, "s") {
-			_, err = LoadServerFile(p)
+			_, err = server.LoadFile(p)
 		} else {
 			_, err = LoadClientFile(p)
 		}

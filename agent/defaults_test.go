@@ -13,6 +13,7 @@ import (
 	"github.com/quic-go/quic-go"
 
 	"github.com/hetquic/hetquic/agent/identity"
+	"github.com/hetquic/hetquic/agent/server"
 	"github.com/hetquic/hetquic/agent/wire"
 )
 
@@ -34,8 +35,8 @@ func TestTokenBits(t *testing.T) {
 		}
 	}
 	p := testPair(t)
-	_, err := NewServer(ServerConfig{TLS: &tls.Config{Certificates: []tls.Certificate{p.Cert}},
-		Clients: []ClientAuth{{ID: "a", Token: "passwordpassword"}}})
+	_, err := server.NewServer(server.Config{TLS: &tls.Config{Certificates: []tls.Certificate{p.Cert}},
+		Clients: []server.ClientAuth{{ID: "a", Token: "passwordpassword"}}})
 	if err == nil || !strings.Contains(err.Error(), "token too weak") {
 		t.Fatalf("weak token: %v", err)
 	}
@@ -46,9 +47,9 @@ func TestTokenBits(t *testing.T) {
 // counted.
 func TestServerWideLimits(t *testing.T) {
 	up := startUpstream(t)
-	ts := startServer(t, "", func(c *ServerConfig) {
-		c.MemoryBudget = StreamCost // one request at a time, all clients
-		c.Limits = Limits{MaxConns: 2}
+	ts := startServer(t, "", func(c *server.Config) {
+		c.MemoryBudget = server.StreamCost // one request at a time, all clients
+		c.Limits = server.Limits{MaxConns: 2}
 		c.MaxPreAuthPerSource = 2
 		c.HelloTimeout = 2 * time.Second
 	}, up.hostport)
@@ -78,7 +79,7 @@ func TestServerWideLimits(t *testing.T) {
 			resp.Body.Close()
 		}
 	})
-	waitFor(t, func() bool { return ts.reserved.Load() > 0 }, "first request admitted")
+	waitFor(t, func() bool { return ts.Usage().Reserved > 0 }, "first request admitted")
 	resp, err := tc.hc.Post(up.URL+"/slow", "text/plain", strings.NewReader("x"))
 	if err != nil {
 		t.Fatal(err)
@@ -141,7 +142,7 @@ func TestShutdownDrains(t *testing.T) {
 		resp.Body.Close()
 		slow <- resp.StatusCode
 	}()
-	waitFor(t, func() bool { return ts.reserved.Load() > 0 }, "slow request admitted")
+	waitFor(t, func() bool { return ts.Usage().Reserved > 0 }, "slow request admitted")
 	done := make(chan error, 1)
 	go func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)

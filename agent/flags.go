@@ -5,17 +5,14 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"log/slog"
 	"net"
-	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/hetquic/hetquic/agent/cache"
-	"github.com/hetquic/hetquic/agent/identity"
 	"github.com/hetquic/hetquic/agent/pathchoice"
+	"github.com/hetquic/hetquic/agent/server"
 )
 
 // flagOverlay lays command-line flags over a YAML file: every flag given
@@ -125,7 +122,7 @@ type ServerFlags struct {
 	Config  string        // --config
 	WriteCA string        // --write-ca: where the self-signed certificate goes for clients
 	Drain   time.Duration // --drain
-	over    flagOverlay[ServerFile]
+	over    flagOverlay[server.File]
 }
 
 // RegisterServerFlags registers ct-server's flags on fs.
@@ -135,26 +132,26 @@ func RegisterServerFlags(fs *flag.FlagSet) *ServerFlags {
 	fs.StringVar(&sf.Config, "config", "", "YAML configuration file (flags override it)")
 	fs.StringVar(&sf.WriteCA, "write-ca", "", "with --self-signed: write the certificate to FILE for clients' --ca")
 	fs.DurationVar(&sf.Drain, "drain", 10*time.Second, "on Ctrl-C/SIGTERM, let streams in progress finish for up to this long")
-	o.str(fs, "listen", "UDP address to listen on (default 0.0.0.0:4433)", func(f *ServerFile) *string { return &f.Listen })
-	o.str(fs, "cert", "PEM certificate chain", func(f *ServerFile) *string { return &f.Cert })
-	o.str(fs, "key", "PEM private key", func(f *ServerFile) *string { return &f.Key })
-	o.boolean(fs, "self-signed", "use a self-signed certificate, kept in --state-dir across restarts", func(f *ServerFile) *bool { return &f.SelfSigned })
-	o.str(fs, "state-dir", "with --self-signed: keep the certificate and key here (default $HOME/.local/state/hetquic)", func(f *ServerFile) *string { return &f.StateDir })
-	o.list(fs, "allow", "upstream app-servers host:port, comma-separated (added to the file's allow-list)", true, func(f *ServerFile) *[]string { return &f.Allow })
-	o.list(fs, "allow-internal", "internal addresses or prefixes (10.1.2.3,192.168.0.0/24) allow-listed names may resolve to, comma-separated (added to the file's allow_internal)", true, func(f *ServerFile) *[]string { return &f.AllowInternal })
-	o.str(fs, "token", "accept one client, id \"default\", with this token (>= 96 bits; see agent token)", func(f *ServerFile) *string { return &f.Token })
-	o.str(fs, "token-file", "like --token, read from FILE (make one with: hetquic agent token FILE)", func(f *ServerFile) *string { return &f.TokenFile })
-	o.str(fs, "tokens-dir", "accept one client per file in DIR: the file name is its id, the content its token", func(f *ServerFile) *string { return &f.TokensDir })
-	o.str(fs, "metrics", "serve Prometheus metrics and /healthz on host:port", func(f *ServerFile) *string { return &f.Metrics })
-	o.str(fs, "qlog-dir", "write a qlog trace per connection into DIR", func(f *ServerFile) *string { return &f.QlogDir })
-	o.integer(fs, "memory-budget", "bytes all clients' work may reserve before new work gets 503 (default 512 MiB)", func(f *ServerFile, n int64) { f.MemoryBudget = n })
+	o.str(fs, "listen", "UDP address to listen on (default 0.0.0.0:4433)", func(f *server.File) *string { return &f.Listen })
+	o.str(fs, "cert", "PEM certificate chain", func(f *server.File) *string { return &f.Cert })
+	o.str(fs, "key", "PEM private key", func(f *server.File) *string { return &f.Key })
+	o.boolean(fs, "self-signed", "use a self-signed certificate, kept in --state-dir across restarts", func(f *server.File) *bool { return &f.SelfSigned })
+	o.str(fs, "state-dir", "with --self-signed: keep the certificate and key here (default $HOME/.local/state/hetquic)", func(f *server.File) *string { return &f.StateDir })
+	o.list(fs, "allow", "upstream app-servers host:port, comma-separated (added to the file's allow-list)", true, func(f *server.File) *[]string { return &f.Allow })
+	o.list(fs, "allow-internal", "internal addresses or prefixes (10.1.2.3,192.168.0.0/24) allow-listed names may resolve to, comma-separated (added to the file's allow_internal)", true, func(f *server.File) *[]string { return &f.AllowInternal })
+	o.str(fs, "token", "accept one client, id \"default\", with this token (>= 96 bits; see agent token)", func(f *server.File) *string { return &f.Token })
+	o.str(fs, "token-file", "like --token, read from FILE (make one with: hetquic agent token FILE)", func(f *server.File) *string { return &f.TokenFile })
+	o.str(fs, "tokens-dir", "accept one client per file in DIR: the file name is its id, the content its token", func(f *server.File) *string { return &f.TokensDir })
+	o.str(fs, "metrics", "serve Prometheus metrics and /healthz on host:port", func(f *server.File) *string { return &f.Metrics })
+	o.str(fs, "qlog-dir", "write a qlog trace per connection into DIR", func(f *server.File) *string { return &f.QlogDir })
+	o.integer(fs, "memory-budget", "bytes all clients' work may reserve before new work gets 503 (default 512 MiB)", func(f *server.File, n int64) { f.MemoryBudget = n })
 	return sf
 }
 
 // Load reads --config (if given), lays the flags over it and fills in the
 // defaults. Errors name the file or flag that was wrong.
-func (sf *ServerFlags) Load() (ServerFile, error) {
-	f, err := loadOver(sf.Config, LoadServerFile, &sf.over)
+func (sf *ServerFlags) Load() (server.File, error) {
+	f, err := loadOver(sf.Config, server.LoadFile, &sf.over)
 	if err != nil {
 		return f, err
 	}
@@ -165,109 +162,6 @@ func (sf *ServerFlags) Load() (ServerFile, error) {
 		return f, errors.New("agent server: --memory-budget must be >= 0")
 	}
 	return f, nil
-}
-
-// Authorized returns the clients f accepts: its clients list, one client
-// "default" for token or token_file, and one per file of tokens_dir.
-// warn receives warnings about token files others can read.
-func (f ServerFile) Authorized(warn func(string)) ([]ClientAuth, error) {
-	clients := append([]ClientAuth(nil), f.Clients...)
-	tok := f.Token
-	if f.TokenFile != "" {
-		var err error
-		if tok, err = ReadTokenFile(f.TokenFile, warn); err != nil {
-			return nil, err
-		}
-	}
-	if tok != "" {
-		clients = append(clients, ClientAuth{ID: "default", Token: tok})
-	}
-	if f.TokensDir != "" {
-		dir, err := ReadTokensDir(f.TokensDir, warn)
-		if err != nil {
-			return nil, err
-		}
-		clients = append(clients, dir...)
-	}
-	if len(clients) == 0 {
-		return nil, errors.New("agent server: no clients: give --token-file (make one with: hetquic agent token FILE), --tokens-dir, --token or clients in --config")
-	}
-	return clients, nil
-}
-
-// ReadTokenFile reads a token file, calling warn when others can read it.
-func ReadTokenFile(name string, warn func(string)) (string, error) {
-	b, err := os.ReadFile(name)
-	if err != nil {
-		return "", err
-	}
-	if w := identity.CheckTokenFile(name); w != "" {
-		warn(w)
-	}
-	return strings.TrimSpace(string(b)), nil
-}
-
-// TLS returns ct-server's certificate: the self-signed identity kept in
-// StateDir (certPEM is then the certificate for clients' --ca) or the
-// Cert/Key pair.
-func (f ServerFile) TLS(now time.Time, log *slog.Logger) (conf *tls.Config, certPEM []byte, err error) {
-	switch {
-	case f.SelfSigned:
-		dir := f.StateDir
-		if dir == "" {
-			home, err := os.UserHomeDir()
-			if err != nil {
-				return nil, nil, errors.New("agent server: --self-signed needs --state-dir (no home directory)")
-			}
-			dir = filepath.Join(home, ".local", "state", "hetquic")
-		}
-		var names []string
-		if host, _, err := net.SplitHostPort(f.Listen); err == nil && host != "" && host != "0.0.0.0" && host != "::" {
-			names = append(names, host)
-		}
-		c, certPEM, created, err := identity.LoadOrCreateIdentity(dir, now, names...)
-		if err != nil {
-			return nil, nil, fmt.Errorf("agent server: %w", err)
-		}
-		if created {
-			log.Warn("made a new self-signed certificate; clients need it as --ca", "state_dir", dir)
-		} else {
-			log.Info("reusing the self-signed certificate", "state_dir", dir)
-		}
-		return &tls.Config{Certificates: []tls.Certificate{c}}, certPEM, nil
-	case f.Cert != "" && f.Key != "":
-		c, err := tls.LoadX509KeyPair(f.Cert, f.Key)
-		if err != nil {
-			return nil, nil, fmt.Errorf("agent server: certificate: %w", err)
-		}
-		return &tls.Config{Certificates: []tls.Certificate{c}}, nil, nil
-	}
-	return nil, nil, errors.New("agent server: give --cert and --key, or --self-signed")
-}
-
-// Policy is what ct-server reloads on SIGHUP (Server.Reload): who may
-// connect and where they may go, with the token files read again. warn
-// receives warnings about token files others can read.
-func (f ServerFile) Policy(warn func(string)) (Policy, error) {
-	clients, err := f.Authorized(warn)
-	if err != nil {
-		return Policy{}, err
-	}
-	if len(f.Allow) == 0 {
-		return Policy{}, errors.New("agent server: empty allow-list: give --allow or allow in --config (ct-server never forwards anywhere)")
-	}
-	return Policy{Clients: clients, Limits: f.Limits, Allow: f.Allow, AllowInternal: f.AllowInternal, Prefetch: f.Prefetch}, nil
-}
-
-// RestartOnly names the settings that differ between f and g and that a
-// reload does not apply (they need a restart).
-func (f ServerFile) RestartOnly(g ServerFile) []string {
-	return changed([]setting{
-		{"listen", f.Listen, g.Listen}, {"cert", f.Cert, g.Cert}, {"key", f.Key, g.Key},
-		{"self_signed", f.SelfSigned, g.SelfSigned}, {"state_dir", f.StateDir, g.StateDir},
-		{"memory_budget", f.MemoryBudget, g.MemoryBudget}, {"header_timeout_ms", f.HeaderTimeoutMS, g.HeaderTimeoutMS},
-		{"metrics", f.Metrics, g.Metrics}, {"qlog_dir", f.QlogDir, g.QlogDir},
-	})
 }
 
 // ClientFlags are the flags of "hetquic agent client": the YAML file
@@ -323,7 +217,7 @@ func (cf *ClientFlags) Load(warn func(string)) (ClientFile, error) {
 	}
 	f.ServerName = cmpOr(f.ServerName, host)
 	if f.TokenFile != "" {
-		if f.Token, err = ReadTokenFile(f.TokenFile, warn); err != nil {
+		if f.Token, err = server.ReadTokenFile(f.TokenFile, warn); err != nil {
 			return f, err
 		}
 	}

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/hetquic/hetquic/agent/pathchoice"
+	"github.com/hetquic/hetquic/agent/server"
 )
 
 // TestFlagsOverFile: a flag given overrides the file (a zero value too),
@@ -75,18 +76,18 @@ func TestTokensDir(t *testing.T) {
 	os.WriteFile(filepath.Join(dir, ".bob.swp"), []byte("junk"), 0o600)
 	os.Mkdir(filepath.Join(dir, "sub"), 0o700)
 	var warned int
-	got, err := ServerFile{TokensDir: dir, Token: "tokD"}.Authorized(func(string) { warned++ })
+	got, err := server.File{TokensDir: dir, Token: "tokD"}.Authorized(func(string) { warned++ })
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []ClientAuth{{ID: "default", Token: "tokD"}, {ID: "alice", Token: "tokA"}, {ID: "bob", Token: "tokB"}}
+	want := []server.ClientAuth{{ID: "default", Token: "tokD"}, {ID: "alice", Token: "tokA"}, {ID: "bob", Token: "tokB"}}
 	if len(got) != 3 || got[0] != want[0] || got[1] != want[1] || got[2] != want[2] || warned != 1 {
 		t.Fatalf("%+v, %d warnings", got, warned)
 	}
-	if _, err := (ServerFile{}).Authorized(func(string) {}); err == nil || !strings.Contains(err.Error(), "hetquic agent token FILE") {
+	if _, err := (server.File{}).Authorized(func(string) {}); err == nil || !strings.Contains(err.Error(), "hetquic agent token FILE") {
 		t.Fatalf("no clients: %v", err)
 	}
-	if _, err := (ServerFile{TokensDir: filepath.Join(dir, "none")}).Authorized(func(string) {}); err == nil || !strings.Contains(err.Error(), "tokens_dir") {
+	if _, err := (server.File{TokensDir: filepath.Join(dir, "none")}).Authorized(func(string) {}); err == nil || !strings.Contains(err.Error(), "tokens_dir") {
 		t.Fatalf("missing dir: %v", err)
 	}
 }

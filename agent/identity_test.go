@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hetquic/hetquic/agent/server"
 	"github.com/hetquic/hetquic/internal/selfsigned"
 )
 
@@ -36,8 +37,8 @@ func TestClientRereadsCA(t *testing.T) {
 		}
 	}
 	writeCA(a)
-	with := func(p *selfsigned.Pair) func(*ServerConfig) {
-		return func(c *ServerConfig) { c.TLS = &tls.Config{Certificates: []tls.Certificate{p.Cert}} }
+	with := func(p *selfsigned.Pair) func(*server.Config) {
+		return func(c *server.Config) { c.TLS = &tls.Config{Certificates: []tls.Certificate{p.Cert}} }
 	}
 	ts := startServer(t, "", with(a), up.hostport)
 	tc := startClient(t, ts, 1, true, func(c *ClientConfig) {

@@ -76,10 +76,6 @@ func interfaceAddr(name string) (netip.Addr, error) {
 	return localpath.Pick(name, addrs, loopback)
 }
 
-// MaxLanes bounds Lanes' n: beyond a few connections per interface the
-// extra loss tolerance is small and the unfairness to other flows large.
-const MaxLanes = 4
-
 // Lanes returns paths with each interface repeated n times: lane 1 keeps
 // the interface's name, lane k > 1 is named "NAME#k". Every lane is a QUIC
 // connection of its own over that interface, with its own congestion
@@ -92,8 +88,8 @@ const MaxLanes = 4
 // interface). Lanes of one interface share its address; ct-client moves a
 // failed stream to another interface before it tries a sibling lane.
 func Lanes(paths []LocalPath, n int) ([]LocalPath, error) {
-	if n < 1 || n > MaxLanes {
-		return nil, fmt.Errorf("connections per path %d: want 1 to %d", n, MaxLanes)
+	if n < 1 || n > wire.MaxLanes {
+		return nil, fmt.Errorf("connections per path %d: want 1 to %d", n, wire.MaxLanes)
 	}
 	var out []LocalPath
 	for _, p := range paths {
@@ -254,7 +250,7 @@ func (c *Client) runPath(ctx context.Context, p *path) {
 		pushes.Wait()
 		p.mu.Lock()
 		p.conn = nil
-		p.lastErr = shortErr(context.Cause(conn.Context()))
+		p.lastErr = wire.ShortErr(context.Cause(conn.Context()))
 		p.mu.Unlock()
 		c.changed()
 		if ctx.Err() != nil {
@@ -374,7 +370,7 @@ func (c *Client) dialPath(ctx context.Context, p *path) (*quic.Conn, error) {
 		}
 		tlsConf.RootCAs = pool
 	}
-	qc := quicConfig(c.cfg.QUIC, c.cfg.IdleTimeout, 16)
+	qc := wire.QUICConfig(c.cfg.QUIC, c.cfg.IdleTimeout, 16)
 	if qc.MaxConnectionReceiveWindow == 0 {
 		qc.InitialConnectionReceiveWindow, qc.MaxConnectionReceiveWindow = connWindow, connWindow
 	}

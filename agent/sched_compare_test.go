@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/hetquic/hetquic/agent/pathchoice"
+	"github.com/hetquic/hetquic/agent/server"
 )
 
 // linkSpec is one path's downlink in the comparison: rate in bytes/s and
@@ -37,7 +38,7 @@ type compareResult struct {
 // as links say, with the named scheduler.
 func runWorkload(t testing.TB, sched string, links []linkSpec, items []workItem) compareResult {
 	up := startUpstream(t)
-	ts := startServer(t, "", func(c *ServerConfig) { c.Log = nil }, up.hostport)
+	ts := startServer(t, "", func(c *server.Config) { c.Log = nil }, up.hostport)
 	byIP := map[string]linkSpec{}
 	paths := loopbackPaths(len(links))
 	for i, l := range links {

@@ -360,7 +360,7 @@ func (c *Client) socksUDP(ctrl net.Conn, br *bufio.Reader) {
 	}()
 	var appAddr *net.UDPAddr
 	var wmu sync.Mutex
-	buf := make([]byte, maxUDPPayload)
+	buf := make([]byte, wire.MaxUDPPayload)
 	for {
 		n, from, err := pc.ReadFromUDP(buf)
 		if err != nil {

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/hetquic/hetquic/agent/server"
 )
 
 // startSOCKS serves SOCKS5 for tc on a loopback port and returns it.
@@ -36,7 +38,7 @@ func TestSOCKSCurl(t *testing.T) {
 	}
 	up := startUpstream(t)
 	_, port, _ := net.SplitHostPort(up.hostport)
-	ts := startServer(t, "", func(c *ServerConfig) { c.AllowInternal = []string{"127.0.0.1"} }, up.hostport, "localhost:"+port) // localhost resolves to loopback (egress rules)
+	ts := startServer(t, "", func(c *server.Config) { c.AllowInternal = []string{"127.0.0.1"} }, up.hostport, "localhost:"+port) // localhost resolves to loopback (egress rules)
 	tc := startClient(t, ts, 2, true, nil)
 	socks := startSOCKS(t, tc)
 	want := patternSum(3_000_000)

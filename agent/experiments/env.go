@@ -25,6 +25,7 @@ import (
 	"github.com/hetquic/hetquic/agent"
 	"github.com/hetquic/hetquic/agent/cache"
 	"github.com/hetquic/hetquic/agent/pathchoice"
+	"github.com/hetquic/hetquic/agent/server"
 	"github.com/hetquic/hetquic/emu/udprelay"
 	"github.com/hetquic/hetquic/internal/selfsigned"
 	"github.com/hetquic/hetquic/origin"
@@ -64,7 +65,7 @@ type env struct {
 	relay    *udprelay.Relay
 	up       *http.Server
 	upURL    string // http://host:port of the app-server
-	srv      *agent.Server
+	srv      *server.Server
 	srvDone  chan error
 	cl       *agent.Client
 	cache    *cache.Cache
@@ -102,9 +103,9 @@ func newEnv(ctx context.Context, cfg envConfig) (_ *env, err error) {
 	for _, p := range cfg.Prefetch {
 		prefetch = append(prefetch, e.upURL+p)
 	}
-	e.srv, err = agent.NewServer(agent.ServerConfig{
+	e.srv, err = server.NewServer(server.Config{
 		TLS:      &tls.Config{Certificates: []tls.Certificate{pair.Cert}},
-		Clients:  []agent.ClientAuth{{ID: "device", Token: token}},
+		Clients:  []server.ClientAuth{{ID: "device", Token: token}},
 		Allow:    []string{ul.Addr().String()},
 		Prefetch: prefetch,
 		Log:      cfg.Log,

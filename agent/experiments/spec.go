@@ -12,7 +12,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/hetquic/hetquic/agent"
+	"github.com/hetquic/hetquic/agent/wire"
 	"github.com/hetquic/hetquic/internal/figure"
 	"github.com/hetquic/hetquic/internal/results"
 	"github.com/hetquic/hetquic/internal/runner"
@@ -142,8 +142,8 @@ func (s *Spec) Prepare() error {
 		return fmt.Errorf("agent.scale: %g is outside (0, 10]", p.Scale)
 	case !(p.AtS > 0 && p.AtS <= 600) || !(p.OutageS > 0 && p.OutageS <= 600):
 		return fmt.Errorf("agent.at_s, agent.outage_s: %g, %g must be in (0, 600]", p.AtS, p.OutageS)
-	case p.ConnsPerPath < 1 || p.ConnsPerPath > agent.MaxLanes:
-		return fmt.Errorf("agent.conns_per_path: %d is outside [1, %d]", p.ConnsPerPath, agent.MaxLanes)
+	case p.ConnsPerPath < 1 || p.ConnsPerPath > wire.MaxLanes:
+		return fmt.Errorf("agent.conns_per_path: %d is outside [1, %d]", p.ConnsPerPath, wire.MaxLanes)
 	case p.SizeBytes < 1 || p.Rounds < 1 || p.Rounds > 10000:
 		return fmt.Errorf("agent.size_bytes, agent.rounds: %d, %d must be ≥ 1 (rounds ≤ 10000)", p.SizeBytes, p.Rounds)
 	case p.Repeat < 1 || p.Repeat > 100:

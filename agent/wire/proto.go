@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"time"
 
 	"golang.org/x/net/http/httpguts"
 )
@@ -43,6 +44,17 @@ const (
 	CodeStalled      = 0x103 // stream reset by ct-client after a stall
 	CodeLimit        = 0x104 // stream reset by ct-server: a per-client limit
 	CodeAborted      = 0x106 // stream reset by ct-server: the upstream response or tunnel broke
+)
+
+// DefaultUpstreamTimeout is ct-server's, and ct-client waits for a response
+// head a little longer (so the app gets ct-server's 504, not a cut).
+const (
+	// DefaultUpstreamTimeout (ct-server, ServerConfig.UpstreamTimeout)
+	// bounds dialling an app-server and waiting for its response head
+	// after the whole request went to it: an app-server that accepts and
+	// never answers would otherwise hold the stream's slot for ever; 30 s
+	// is a patient browser's wait.
+	DefaultUpstreamTimeout = 30 * time.Second
 )
 
 // MaxHeaderBytes bounds the request or response head (request line and
@@ -287,3 +299,12 @@ func ErrorResponseH(w io.Writer, code int, h http.Header, reason string) error {
 	}
 	return resp.Write(w)
 }
+
+// MaxLanes bounds the QUIC connections a client opens per interface
+// (agent.Lanes; ct-server counts a client's connections by it): beyond a few connections per interface the
+// extra loss tolerance is small and the unfairness to other flows large.
+const MaxLanes = 4
+
+// DefaultIdleTimeout is the agent's QUIC MaxIdleTimeout; keep-alives go
+// every quarter of it.
+const DefaultIdleTimeout = 20 * time.Second

@@ -74,3 +74,6 @@ func ParseDatagram(b []byte) (quic.StreamID, []byte, error) {
 	}
 	return quic.StreamID(q * 4), b[n+m:], nil
 }
+
+// MaxUDPPayload is the largest UDP payload read from a socket (either end).
+const MaxUDPPayload = 64 << 10

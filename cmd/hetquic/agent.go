@@ -26,6 +26,7 @@ import (
 	"github.com/hetquic/hetquic/agent/abuse"
 	"github.com/hetquic/hetquic/agent/identity"
 	"github.com/hetquic/hetquic/agent/ops"
+	"github.com/hetquic/hetquic/agent/server"
 )
 
 func init() {
@@ -202,7 +203,7 @@ func agentServer(ctx context.Context, args []string) error {
 			return badInput(fmt.Errorf("agent server: --write-ca: %w", err))
 		}
 	}
-	srv, err := agent.NewServer(agent.ServerConfig{
+	srv, err := server.NewServer(server.Config{
 		TLS: tlsConf, QUIC: qlogConfig(f.QlogDir), Clients: pol.Clients, Limits: pol.Limits, Allow: pol.Allow, AllowInternal: pol.AllowInternal,
 		Prefetch: pol.Prefetch, HeaderTimeout: time.Duration(f.HeaderTimeoutMS) * time.Millisecond, Log: log,
 		MemoryBudget: f.MemoryBudget,
@@ -213,7 +214,7 @@ func agentServer(ctx context.Context, args []string) error {
 	if os.Getenv("GOMEMLIMIT") == "" {
 		// The budget bounds what work reserves; a soft limit a little
 		// above twice it makes the GC work before the heap doubles past it.
-		debug.SetMemoryLimit(2*max(f.MemoryBudget, agent.DefaultMemoryBudget) + 64<<20)
+		debug.SetMemoryLimit(2*max(f.MemoryBudget, server.DefaultMemoryBudget) + 64<<20)
 	}
 	pc, err := net.ListenPacket("udp", f.Listen)
 	if err != nil {
@@ -247,7 +248,7 @@ func agentServer(ctx context.Context, args []string) error {
 // runServer serves until ctx ends, then drains for up to drain. SIGHUP
 // calls reload (the configuration and token files, read again); a reload
 // that fails leaves the running configuration as it was.
-func runServer(ctx context.Context, srv *agent.Server, pc net.PacketConn, drain time.Duration, reload func() error, log *slog.Logger) error {
+func runServer(ctx context.Context, srv *server.Server, pc net.PacketConn, drain time.Duration, reload func() error, log *slog.Logger) error {
 	hup := make(chan os.Signal, 1)
 	signal.Notify(hup, syscall.SIGHUP)
 	defer signal.Stop(hup)

@@ -1,4 +1,4 @@
-package agent
+package server
 
 import (
 	"cmp"
@@ -21,6 +21,7 @@ import (
 
 	"github.com/quic-go/quic-go"
 
+	"github.com/hetquic/hetquic/agent/idlebody"
 	"github.com/hetquic/hetquic/agent/wire"
 )
 
@@ -32,11 +33,11 @@ type ClientAuth struct {
 	Limits *Limits `yaml:"limits"`
 }
 
-// ServerConfig configures a ct-server.
-type ServerConfig struct {
+// Config configures a ct-server.
+type Config struct {
 	// TLS holds the server certificate; NextProtos is set to wire.ALPN.
 	TLS *tls.Config
-	// QUIC tunes the connections (nil: agent defaults, see quicConfig).
+	// QUIC tunes the connections (nil: agent defaults, see wire.QUICConfig).
 	QUIC *quic.Config
 	// Clients are the ct-clients allowed in. There is no anonymous access.
 	Clients []ClientAuth
@@ -90,7 +91,7 @@ type ServerConfig struct {
 // Server is a ct-server. Create it with NewServer, run it with Serve, stop
 // it with Close.
 type Server struct {
-	cfg ServerConfig
+	cfg Config
 	pol atomic.Pointer[policy] // who may connect, where to (Reload replaces it)
 	up  *http.Transport
 
@@ -119,7 +120,7 @@ type Server struct {
 	conns0, unauthorized, badRequests, forbidden atomic.Int64
 }
 
-// Server-wide defaults (ServerConfig).
+// Server-wide defaults (Config).
 const (
 	// DefaultMemoryBudget: what all clients' work may reserve. With the
 	// Go heap's overhead the process stays under about twice this.
@@ -129,7 +130,7 @@ const (
 	// 18 MB.
 	DefaultMaxPreAuth = 256
 	// DefaultMaxPreAuthPerSource: a device has a few interfaces with up
-	// to MaxLanes connections each, all dialling at once after a restart.
+	// to wire.MaxLanes connections each, all dialling at once after a restart.
 	DefaultMaxPreAuthPerSource = 16
 	// retryAfter is the Retry-After of a refusal by a limit that frees as
 	// work finishes (all but the byte quota): typically within a second.
@@ -137,17 +138,17 @@ const (
 )
 
 // NewServer checks cfg and builds a server.
-func NewServer(cfg ServerConfig) (*Server, error) {
+func NewServer(cfg Config) (*Server, error) {
 	if cfg.TLS == nil || len(cfg.TLS.Certificates) == 0 && cfg.TLS.GetCertificate == nil {
 		return nil, errors.New("agent server: TLS certificate required")
 	}
 	cfg.HeaderTimeout = cmp.Or(cfg.HeaderTimeout, 10*time.Second)
-	cfg.UpstreamTimeout = cmp.Or(cfg.UpstreamTimeout, DefaultUpstreamTimeout)
+	cfg.UpstreamTimeout = cmp.Or(cfg.UpstreamTimeout, wire.DefaultUpstreamTimeout)
 	cfg.HelloTimeout = cmp.Or(cfg.HelloTimeout, 5*time.Second)
 	if cfg.Dial == nil {
 		cfg.Dial = (&net.Dialer{Timeout: cfg.UpstreamTimeout}).DialContext
 	}
-	cfg.Log = cmp.Or(cfg.Log, discard).With("side", "ct-server")
+	cfg.Log = cmp.Or(cfg.Log, slog.New(slog.DiscardHandler)).With("side", "ct-server")
 	cfg.MemoryBudget = cmp.Or(cfg.MemoryBudget, DefaultMemoryBudget)
 	cfg.MaxPreAuth = cmp.Or(cfg.MaxPreAuth, DefaultMaxPreAuth)
 	cfg.MaxPreAuthPerSource = cmp.Or(cfg.MaxPreAuthPerSource, DefaultMaxPreAuthPerSource)
@@ -176,43 +177,10 @@ func NewServer(cfg ServerConfig) (*Server, error) {
 	return s, nil
 }
 
-// quicConfig is the agent's QUIC configuration: the paper keeps each
-// connection alive with KeepAlivePeriod = MaxIdleTimeout/4 (§IV-B).
-func quicConfig(base *quic.Config, idle time.Duration, streams int64) *quic.Config {
-	var c quic.Config
-	if base != nil {
-		c = *base
-	}
-	if c.MaxIdleTimeout == 0 {
-		c.MaxIdleTimeout = idle
-	}
-	if c.KeepAlivePeriod == 0 {
-		c.KeepAlivePeriod = c.MaxIdleTimeout / 4
-	}
-	if c.HandshakeIdleTimeout == 0 {
-		c.HandshakeIdleTimeout = 3 * time.Second
-	}
-	if c.MaxIncomingStreams == 0 {
-		c.MaxIncomingStreams = streams
-	}
-	c.EnableDatagrams = true // UDP flows (udp.go)
-	if c.MaxStreamReceiveWindow == 0 {
-		c.MaxStreamReceiveWindow = wire.StreamWindow // tunnel resume relies on it (tunnel.go)
-	}
-	if c.InitialStreamReceiveWindow == 0 || c.InitialStreamReceiveWindow > c.MaxStreamReceiveWindow {
-		c.InitialStreamReceiveWindow = min(512<<10, c.MaxStreamReceiveWindow)
-	}
-	return &c
-}
-
 // unauthorizedLinger is how long a refused connection stays open for its
 // 401 response to arrive; the connection is closed with wire.CodeUnauthorized
 // after it either way.
 const unauthorizedLinger = 100 * time.Millisecond
-
-// DefaultIdleTimeout is the agent's QUIC MaxIdleTimeout; keep-alives go
-// every quarter of it.
-const DefaultIdleTimeout = 20 * time.Second
 
 // Serve accepts connections on pc until Close. It takes pc over and closes
 // it on return.
@@ -221,7 +189,7 @@ func (s *Server) Serve(pc net.PacketConn) error {
 	tlsConf.NextProtos = []string{wire.ALPN}
 	tlsConf.MinVersion = tls.VersionTLS13
 	tr := &quic.Transport{Conn: pc, ConnContext: s.admitConn, VerifySourceAddress: s.verifySource}
-	ln, err := tr.Listen(tlsConf, quicConfig(s.cfg.QUIC, DefaultIdleTimeout, 1000))
+	ln, err := tr.Listen(tlsConf, wire.QUICConfig(s.cfg.QUIC, wire.DefaultIdleTimeout, 1000))
 	if err != nil {
 		pc.Close()
 		return fmt.Errorf("agent server: listen: %w", err)
@@ -593,7 +561,7 @@ func (s *Server) handleStream(conn *quic.Conn, cs *clientState, str *quic.Stream
 		code, reason := http.StatusBadRequest, "malformed request"
 		if errors.Is(err, wire.ErrHeaderTooLarge) {
 			code, reason = http.StatusRequestHeaderFieldsTooLarge, "request head too large"
-		} else if isTimeout(err) || !time.Now().Before(headDeadline) {
+		} else if idlebody.IsTimeout(err) || !time.Now().Before(headDeadline) {
 			code, reason = http.StatusRequestTimeout, "request head timeout"
 		}
 		s.cfg.Log.Warn("bad stream", "client", cs.id, "err", err)
@@ -727,8 +695,8 @@ func (s *Server) forward(str *quic.Stream, req *http.Request, w io.Writer) error
 	out.Header = req.Header.Clone()
 	wire.RemoveHopHeaders(out.Header)
 	if req.Body != nil && req.Body != http.NoBody {
-		body := newIdleBody(req.Body, str.SetReadDeadline) // a stalled body is cut, not waited for
-		defer body.clear()
+		body := idlebody.New(req.Body, str.SetReadDeadline) // a stalled body is cut, not waited for
+		defer body.Clear()
 		out.Body = body
 	}
 	resp, err := s.up.RoundTrip(out)
@@ -749,7 +717,7 @@ func (s *Server) forward(str *quic.Stream, req *http.Request, w io.Writer) error
 // else 502.
 func (s *Server) upstreamFailed(w io.Writer, upstream string, err error) error {
 	var ee *EgressError
-	var be *appBodyError
+	var be *idlebody.AppError
 	code, reason := http.StatusBadGateway, "upstream unavailable"
 	switch {
 	case errors.As(err, &ee):
@@ -757,11 +725,11 @@ func (s *Server) upstreamFailed(w io.Writer, upstream string, err error) error {
 		s.m.limitHits.WithLabelValues(limEgress).Inc()
 		s.cfg.Log.Warn("upstream refused by the egress rules", "upstream", upstream, "err", ee.Error())
 		return wire.ErrorResponse(w, http.StatusForbidden, "upstream "+upstream+" resolves to an internal address")
-	case errors.Is(err, errBodyIdle):
+	case errors.Is(err, idlebody.ErrIdle):
 		code, reason = http.StatusRequestTimeout, "request body idle"
 	case errors.As(err, &be):
 		code, reason = http.StatusBadRequest, "malformed request body"
-	case isTimeout(err):
+	case idlebody.IsTimeout(err):
 		code, reason = http.StatusGatewayTimeout, "upstream timeout"
 	}
 	s.cfg.Log.Warn("upstream failed", "upstream", upstream, "err", err)
@@ -847,10 +815,14 @@ func (s *Server) push(conn *quic.Conn, cs *clientState, rawURL string) {
 	ustr.Close()
 }
 
-func shortErr(err error) string {
-	msg := err.Error()
-	if len(msg) > 200 {
-		msg = msg[:200]
+// sleepCtx waits d or until ctx ends; it reports whether d passed.
+func sleepCtx(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
 	}
-	return msg
 }

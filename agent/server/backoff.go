@@ -1,4 +1,4 @@
-package agent
+package server
 
 import (
 	"container/list"
@@ -12,10 +12,10 @@ import (
 // in, whatever its address did before (a guesser behind the same NAT or
 // carrier NAT cannot lock a good client out: a good client was once
 // refused for 73 s after ten wrong hellos beside it). Only failures are
-// throttled: after loginFreeFailures failed hellos from one source, the
+// throttled: after LoginFreeFailures failed hellos from one source, the
 // 401 of each further failure is held back until the source's block ends
-// (a tarpit), and the block doubles with each failure from loginFirstBlock
-// to loginMaxBlock. A sequential guesser thus gets one answer per block;
+// (a tarpit), and the block doubles with each failure from LoginFirstBlock
+// to LoginMaxBlock. A sequential guesser thus gets one answer per block;
 // a parallel one is bounded by the pre-auth caps and loginTarpitPerSource
 // (beyond it, answers go at once). What makes guessing hopeless is not
 // this table but identity.MinTokenBits: 2^96 guesses at a million a second take
@@ -48,13 +48,13 @@ type loginFailures struct {
 }
 
 const (
-	// loginFreeFailures: a client with a stale token retries a few times
+	// LoginFreeFailures: a client with a stale token retries a few times
 	// before its operator notices; those answers come at once.
-	loginFreeFailures = 3
-	loginFirstBlock   = time.Second
-	// loginMaxBlock caps the hold of a failure's answer: also the longest a
+	LoginFreeFailures = 3
+	LoginFirstBlock   = time.Second
+	// LoginMaxBlock caps the hold of a failure's answer: also the longest a
 	// tarpitted connection stays open.
-	loginMaxBlock = time.Minute
+	LoginMaxBlock = time.Minute
 	// loginForget: a source that failed nothing for this long starts over.
 	loginForget = 15 * time.Minute
 	// loginTableSize bounds the table: about 150 bytes an entry, 600 KB.
@@ -127,9 +127,9 @@ func (b *loginBackoff) fail(src netip.Addr, now time.Time) *loginFailures {
 	f := e.Value.(*loginFailures)
 	f.n++
 	f.last = now
-	if f.n > loginFreeFailures {
-		block := loginFirstBlock << min(f.n-loginFreeFailures-1, 10)
-		f.until = now.Add(min(block, loginMaxBlock))
+	if f.n > LoginFreeFailures {
+		block := LoginFirstBlock << min(f.n-LoginFreeFailures-1, 10)
+		f.until = now.Add(min(block, LoginMaxBlock))
 	}
 	return f
 }
@@ -137,7 +137,7 @@ func (b *loginBackoff) fail(src netip.Addr, now time.Time) *loginFailures {
 // refusal is the reason a refused hello's client logs (Ct-Error): what
 // was wrong and, once its source is backing off, why the answer came late.
 func (f *loginFailures) refusal(reason string, held time.Duration) string {
-	if f == nil || f.n <= loginFreeFailures {
+	if f == nil || f.n <= LoginFreeFailures {
 		return reason
 	}
 	return fmt.Sprintf("%s (login back-off: %d failed hellos from %s; this answer was held %s)", reason, f.n, f.src, held.Round(time.Millisecond))

@@ -1,4 +1,4 @@
-package agent
+package server
 
 import (
 	"context"
@@ -25,7 +25,7 @@ import (
 // no resolver did.
 
 // Resolver looks up a host's addresses. *net.Resolver satisfies it; tests
-// inject a fake (ServerConfig.Resolver).
+// inject a fake (Config.Resolver).
 type Resolver interface {
 	LookupNetIP(ctx context.Context, network, host string) ([]netip.Addr, error)
 }
@@ -131,7 +131,7 @@ func (e *EgressError) Error() string {
 type egress struct {
 	allowInternal []netip.Prefix
 	resolver      Resolver
-	connect       func(ctx context.Context, network, addr string) (net.Conn, error) // ServerConfig.Dial, per address
+	connect       func(ctx context.Context, network, addr string) (net.Conn, error) // Config.Dial, per address
 }
 
 // refusal is the EgressError for a, or nil when a may be dialled.

@@ -1,4 +1,4 @@
-package agent
+package server
 
 import (
 	"cmp"
@@ -54,12 +54,12 @@ const (
 // DefaultLimits are the per-client limits of a server configured with
 // none. They let one well-behaved device use the server fully (a browser
 // opens tens of requests, a device has a few interfaces of at most
-// MaxLanes connections each) while a misbehaving one holds at most
+// wire.MaxLanes connections each) while a misbehaving one holds at most
 // MaxBufferBytes of memory (the abuse test, agent/README.md).
 var DefaultLimits = Limits{
 	MaxStreams:     128,
 	MaxTunnels:     32,
-	MaxConns:       2 * MaxLanes,
+	MaxConns:       2 * wire.MaxLanes,
 	MaxPrefetch:    8,
 	MaxBufferBytes: 96 << 20,
 }
