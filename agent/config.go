@@ -1,9 +1,13 @@
 package agent
 
 import (
+	"crypto/tls"
 	"fmt"
 	"os"
+	"time"
 
+	"github.com/hetquic/hetquic/agent/cache"
+	"github.com/hetquic/hetquic/agent/pathchoice"
 	"github.com/hetquic/hetquic/agent/wire"
 	"github.com/hetquic/hetquic/internal/yamlfile"
 )
@@ -68,4 +72,47 @@ func ParseClientFile(name string, data []byte) (ClientFile, error) {
 		}
 	}
 	return f, nil
+}
+
+// ClientConfig turns a loaded file into a ClientConfig: paths and lanes,
+// scheduler, app rule, CA and cache. QUIC and Log are left to the caller.
+func (f ClientFile) ClientConfig(now time.Time) (ClientConfig, error) {
+	cfg := ClientConfig{Server: f.Server, ServerName: f.ServerName, Token: f.Token, Priority: f.Priority, AppPaths: f.AppPaths,
+		StallTimeout: time.Duration(f.StallTimeoutMS) * time.Millisecond, IdleTimeout: time.Duration(f.IdleTimeoutMS) * time.Millisecond,
+		TLS: &tls.Config{}}
+	for _, p := range f.Paths {
+		lp, err := ParseLocalPath(p)
+		if err != nil {
+			return cfg, fmt.Errorf("agent client: %w", err)
+		}
+		cfg.Paths = append(cfg.Paths, lp)
+	}
+	var err error
+	if cfg.Paths, err = Lanes(cfg.Paths, max(f.ConnsPerPath, 1)); err != nil {
+		return cfg, fmt.Errorf("agent client: %w", err)
+	}
+	if cfg.Scheduler, err = pathchoice.NewScheduler(f.Scheduler, len(cfg.Paths), 1); err != nil {
+		return cfg, fmt.Errorf("agent client: %w", err)
+	}
+	if f.AppRule != "" {
+		if cfg.AppRule, err = ParseAppRule(f.AppRule); err != nil {
+			return cfg, fmt.Errorf("agent client: %w", err)
+		}
+	}
+	if f.CA != "" {
+		if _, err := LoadCAFile(f.CA); err != nil {
+			return cfg, fmt.Errorf("agent client: --ca: %w", err)
+		}
+		cfg.CAFile = f.CA // re-read before every dial
+	}
+	if f.Cache != nil {
+		ttl := time.Duration(f.Cache.DefaultTTLS) * time.Second
+		if ttl == 0 {
+			ttl = 10 * time.Minute
+		}
+		if cfg.Cache, err = cache.OpenCache(f.Cache.Dir, f.Cache.MaxBytes, ttl, now); err != nil {
+			return cfg, fmt.Errorf("agent client: %w", err)
+		}
+	}
+	return cfg, nil
 }

@@ -15,6 +15,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/hetquic/hetquic/internal/selfsigned"
@@ -197,4 +198,16 @@ func TokenBits(tok string) float64 {
 		h -= p * math.Log2(p)
 	}
 	return float64(n) * min(h, math.Log2(float64(alphabet)))
+}
+
+// ReadTokenFile reads a token file, calling warn when others can read it.
+func ReadTokenFile(name string, warn func(string)) (string, error) {
+	b, err := os.ReadFile(name)
+	if err != nil {
+		return "", err
+	}
+	if w := CheckTokenFile(name); w != "" {
+		warn(w)
+	}
+	return strings.TrimSpace(string(b)), nil
 }

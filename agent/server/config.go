@@ -91,7 +91,7 @@ func ReadTokensDir(dir string, warn func(string)) ([]ClientAuth, error) {
 		if st, err := os.Stat(name); err != nil || !st.Mode().IsRegular() {
 			continue
 		}
-		tok, err := ReadTokenFile(name, warn)
+		tok, err := identity.ReadTokenFile(name, warn)
 		if err != nil {
 			return nil, fmt.Errorf("tokens_dir: %w", err)
 		}
@@ -108,7 +108,7 @@ func (f File) Authorized(warn func(string)) ([]ClientAuth, error) {
 	tok := f.Token
 	if f.TokenFile != "" {
 		var err error
-		if tok, err = ReadTokenFile(f.TokenFile, warn); err != nil {
+		if tok, err = identity.ReadTokenFile(f.TokenFile, warn); err != nil {
 			return nil, err
 		}
 	}
@@ -126,18 +126,6 @@ func (f File) Authorized(warn func(string)) ([]ClientAuth, error) {
 		return nil, errors.New("agent server: no clients: give --token-file (make one with: hetquic agent token FILE), --tokens-dir, --token or clients in --config")
 	}
 	return clients, nil
-}
-
-// ReadTokenFile reads a token file, calling warn when others can read it.
-func ReadTokenFile(name string, warn func(string)) (string, error) {
-	b, err := os.ReadFile(name)
-	if err != nil {
-		return "", err
-	}
-	if w := identity.CheckTokenFile(name); w != "" {
-		warn(w)
-	}
-	return strings.TrimSpace(string(b)), nil
 }
 
 // TLS returns ct-server's certificate: the self-signed identity kept in

@@ -58,10 +58,6 @@ func runAgent(ctx context.Context, args []string) error {
 	}, args)
 }
 
-// splitList splits a comma-separated flag value (the agent's flags and
-// agent_exp.go's share one implementation).
-var splitList = agent.SplitList
-
 // serveMetrics serves Prometheus metrics and /healthz on addr ("" none).
 func serveMetrics(addr string, g prometheus.Gatherer, health func() error, log *slog.Logger) (func(), error) {
 	if addr == "" {
@@ -172,7 +168,7 @@ func qlogConfig(dir string) *quic.Config {
 
 func agentServer(ctx context.Context, args []string) error {
 	fs := newFlagSet("agent server", "agent server [--config FILE] [flags]", agentHelp)
-	flags := agent.RegisterServerFlags(fs)
+	flags := registerServerFlags(fs)
 	logFormat := fs.String("log-format", "text", "log format: text or json (stderr)")
 	verbose := fs.Bool("v", false, "log connections and refusals (info level)")
 	if err := parseFlags(fs, args); err != nil {
@@ -290,7 +286,7 @@ func sdNotify(log *slog.Logger, state string) {
 
 func agentClient(ctx context.Context, args []string) error {
 	fs := newFlagSet("agent client", "agent client [--config FILE] [flags]", agentHelp)
-	flags := agent.RegisterClientFlags(fs)
+	flags := registerClientFlags(fs)
 	logFormat := fs.String("log-format", "text", "log format: text or json (stderr)")
 	verbose := fs.Bool("v", false, "log connections, stalls and migrations (info level)")
 	if err := parseFlags(fs, args); err != nil {
@@ -380,7 +376,7 @@ func agentClient(ctx context.Context, args []string) error {
 // pinned paths replaced (Client.Reload); settings that need a restart
 // named in one log line. A file that fails to load or check leaves the
 // running configuration as it was, with one log line saying why.
-func reloadClient(c *agent.Client, flags *agent.ClientFlags, running agent.ClientFile, log *slog.Logger) {
+func reloadClient(c *agent.Client, flags *clientFlags, running agent.ClientFile, log *slog.Logger) {
 	g, err := flags.Load(func(w string) { log.Warn(w) })
 	if err == nil {
 		if names := running.RestartOnly(g); len(names) > 0 {

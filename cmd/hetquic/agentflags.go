@@ -1,7 +1,7 @@
-package agent
+package main
 
 import (
-	"crypto/tls"
+	"cmp"
 	"errors"
 	"flag"
 	"fmt"
@@ -10,7 +10,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/hetquic/hetquic/agent/cache"
+	"github.com/hetquic/hetquic/agent"
+	"github.com/hetquic/hetquic/agent/identity"
 	"github.com/hetquic/hetquic/agent/pathchoice"
 	"github.com/hetquic/hetquic/agent/server"
 )
@@ -19,7 +20,7 @@ import (
 // records a setter, and apply runs them in order after the file is read.
 // A flag left out keeps the file's value; a flag given overrides it, even
 // with a zero value. Flags are registered with one line each (see
-// RegisterServerFlags), so a new file field gets its flag without a new
+// registerServerFlags), so a new file field gets its flag without a new
 // merge rule in cmd.
 type flagOverlay[T any] struct {
 	sets []func(*T)
@@ -43,7 +44,7 @@ func (o *flagOverlay[T]) str(fs *flag.FlagSet, name, usage string, field func(*T
 // extends) *field.
 func (o *flagOverlay[T]) list(fs *flag.FlagSet, name, usage string, add bool, field func(*T) *[]string) {
 	fs.Func(name, usage, func(v string) error {
-		items := SplitList(v)
+		items := splitList(v)
 		o.sets = append(o.sets, func(f *T) {
 			if add {
 				*field(f) = append(*field(f), items...)
@@ -105,8 +106,8 @@ func loadOver[T any](name string, load func(string) (T, error), over *flagOverla
 	return f, nil
 }
 
-// SplitList splits a comma-separated flag value, dropping empty items.
-func SplitList(s string) []string {
+// splitList splits a comma-separated flag value, dropping empty items.
+func splitList(s string) []string {
 	var out []string
 	for _, x := range strings.Split(s, ",") {
 		if x = strings.TrimSpace(x); x != "" {
@@ -116,18 +117,18 @@ func SplitList(s string) []string {
 	return out
 }
 
-// ServerFlags are the flags of "hetquic agent server": the YAML file
+// serverFlags are the flags of "hetquic agent server": the YAML file
 // (--config) and the flags laid over it. Load after the FlagSet is parsed.
-type ServerFlags struct {
+type serverFlags struct {
 	Config  string        // --config
 	WriteCA string        // --write-ca: where the self-signed certificate goes for clients
 	Drain   time.Duration // --drain
 	over    flagOverlay[server.File]
 }
 
-// RegisterServerFlags registers ct-server's flags on fs.
-func RegisterServerFlags(fs *flag.FlagSet) *ServerFlags {
-	sf := &ServerFlags{}
+// registerServerFlags registers ct-server's flags on fs.
+func registerServerFlags(fs *flag.FlagSet) *serverFlags {
+	sf := &serverFlags{}
 	o := &sf.over
 	fs.StringVar(&sf.Config, "config", "", "YAML configuration file (flags override it)")
 	fs.StringVar(&sf.WriteCA, "write-ca", "", "with --self-signed: write the certificate to FILE for clients' --ca")
@@ -150,7 +151,7 @@ func RegisterServerFlags(fs *flag.FlagSet) *ServerFlags {
 
 // Load reads --config (if given), lays the flags over it and fills in the
 // defaults. Errors name the file or flag that was wrong.
-func (sf *ServerFlags) Load() (server.File, error) {
+func (sf *serverFlags) Load() (server.File, error) {
 	f, err := loadOver(sf.Config, server.LoadFile, &sf.over)
 	if err != nil {
 		return f, err
@@ -164,34 +165,34 @@ func (sf *ServerFlags) Load() (server.File, error) {
 	return f, nil
 }
 
-// ClientFlags are the flags of "hetquic agent client": the YAML file
+// clientFlags are the flags of "hetquic agent client": the YAML file
 // (--config) and the flags laid over it. Load after the FlagSet is parsed.
-type ClientFlags struct {
+type clientFlags struct {
 	Config     string // --config
 	cacheDir   string
 	cacheBytes int64
-	over       flagOverlay[ClientFile]
+	over       flagOverlay[agent.ClientFile]
 }
 
-// RegisterClientFlags registers ct-client's flags on fs.
-func RegisterClientFlags(fs *flag.FlagSet) *ClientFlags {
-	cf := &ClientFlags{}
+// registerClientFlags registers ct-client's flags on fs.
+func registerClientFlags(fs *flag.FlagSet) *clientFlags {
+	cf := &clientFlags{}
 	o := &cf.over
 	fs.StringVar(&cf.Config, "config", "", "YAML configuration file (flags override it)")
-	o.str(fs, "server", "ct-server UDP host:port", func(f *ClientFile) *string { return &f.Server })
-	o.str(fs, "server-name", "ct-server's TLS name (default: the host of --server)", func(f *ClientFile) *string { return &f.ServerName })
-	o.str(fs, "ca", "PEM certificate to trust for ct-server (e.g. from agent server --write-ca)", func(f *ClientFile) *string { return &f.CA })
-	o.str(fs, "token", "this client's token", func(f *ClientFile) *string { return &f.Token })
-	o.str(fs, "token-file", "read the token from FILE", func(f *ClientFile) *string { return &f.TokenFile })
-	o.list(fs, "paths", "local interfaces NAME=IP, NAME=INTERFACE (its address followed while running) or IP, each optionally /backup or /metered, comma-separated: one QUIC connection each (see --conns-per-path)", false, func(f *ClientFile) *[]string { return &f.Paths })
-	o.integer(fs, "conns-per-path", "QUIC connections per interface, 1 to 4 (default 1): more fill lossy links (agent/README.md, Lanes)", func(f *ClientFile, n int64) { f.ConnsPerPath = int(n) })
-	o.list(fs, "listen", "proxy listen addresses, comma-separated (default 127.0.0.1:8080)", false, func(f *ClientFile) *[]string { return &f.Listen })
-	o.list(fs, "socks", "SOCKS5 listen addresses, comma-separated (default none; e.g. 127.0.0.1:1080)", false, func(f *ClientFile) *[]string { return &f.Socks })
-	o.str(fs, "scheduler", fmt.Sprintf("path scheduler, one of %v (default %s)", pathchoice.SchedulerNames, pathchoice.DefaultScheduler), func(f *ClientFile) *string { return &f.Scheduler })
-	o.str(fs, "app-rule", "how apps are told apart: host, port or header:NAME (default host)", func(f *ClientFile) *string { return &f.AppRule })
-	o.millis(fs, "stall-timeout", "silence after which a response's path is checked and the stream moved (default 800ms)", func(f *ClientFile) *int64 { return &f.StallTimeoutMS })
-	o.str(fs, "metrics", "serve Prometheus metrics and /healthz on host:port", func(f *ClientFile) *string { return &f.Metrics })
-	o.str(fs, "qlog-dir", "write a qlog trace per connection into DIR", func(f *ClientFile) *string { return &f.QlogDir })
+	o.str(fs, "server", "ct-server UDP host:port", func(f *agent.ClientFile) *string { return &f.Server })
+	o.str(fs, "server-name", "ct-server's TLS name (default: the host of --server)", func(f *agent.ClientFile) *string { return &f.ServerName })
+	o.str(fs, "ca", "PEM certificate to trust for ct-server (e.g. from agent server --write-ca)", func(f *agent.ClientFile) *string { return &f.CA })
+	o.str(fs, "token", "this client's token", func(f *agent.ClientFile) *string { return &f.Token })
+	o.str(fs, "token-file", "read the token from FILE", func(f *agent.ClientFile) *string { return &f.TokenFile })
+	o.list(fs, "paths", "local interfaces NAME=IP, NAME=INTERFACE (its address followed while running) or IP, each optionally /backup or /metered, comma-separated: one QUIC connection each (see --conns-per-path)", false, func(f *agent.ClientFile) *[]string { return &f.Paths })
+	o.integer(fs, "conns-per-path", "QUIC connections per interface, 1 to 4 (default 1): more fill lossy links (agent/README.md, Lanes)", func(f *agent.ClientFile, n int64) { f.ConnsPerPath = int(n) })
+	o.list(fs, "listen", "proxy listen addresses, comma-separated (default 127.0.0.1:8080)", false, func(f *agent.ClientFile) *[]string { return &f.Listen })
+	o.list(fs, "socks", "SOCKS5 listen addresses, comma-separated (default none; e.g. 127.0.0.1:1080)", false, func(f *agent.ClientFile) *[]string { return &f.Socks })
+	o.str(fs, "scheduler", fmt.Sprintf("path scheduler, one of %v (default %s)", pathchoice.SchedulerNames, pathchoice.DefaultScheduler), func(f *agent.ClientFile) *string { return &f.Scheduler })
+	o.str(fs, "app-rule", "how apps are told apart: host, port or header:NAME (default host)", func(f *agent.ClientFile) *string { return &f.AppRule })
+	o.millis(fs, "stall-timeout", "silence after which a response's path is checked and the stream moved (default 800ms)", func(f *agent.ClientFile) *int64 { return &f.StallTimeoutMS })
+	o.str(fs, "metrics", "serve Prometheus metrics and /healthz on host:port", func(f *agent.ClientFile) *string { return &f.Metrics })
+	o.str(fs, "qlog-dir", "write a qlog trace per connection into DIR", func(f *agent.ClientFile) *string { return &f.QlogDir })
 	fs.StringVar(&cf.cacheDir, "cache-dir", "", "prefetch cache directory (enables prefetch)")
 	fs.Int64Var(&cf.cacheBytes, "cache-bytes", 256<<20, "prefetch cache size bound in bytes")
 	return cf
@@ -200,13 +201,13 @@ func RegisterClientFlags(fs *flag.FlagSet) *ClientFlags {
 // Load reads --config (if given), lays the flags over it, reads the token
 // file and fills in the defaults. Errors name what was wrong; warn
 // receives warnings about the token file.
-func (cf *ClientFlags) Load(warn func(string)) (ClientFile, error) {
-	f, err := loadOver(cf.Config, LoadClientFile, &cf.over)
+func (cf *clientFlags) Load(warn func(string)) (agent.ClientFile, error) {
+	f, err := loadOver(cf.Config, agent.LoadClientFile, &cf.over)
 	if err != nil {
 		return f, err
 	}
 	if cf.cacheDir != "" {
-		f.Cache = &CacheFile{Dir: cf.cacheDir, MaxBytes: cf.cacheBytes}
+		f.Cache = &agent.CacheFile{Dir: cf.cacheDir, MaxBytes: cf.cacheBytes}
 	}
 	if f.Server == "" {
 		return f, errors.New("agent client: give --server or server in --config")
@@ -215,9 +216,9 @@ func (cf *ClientFlags) Load(warn func(string)) (ClientFile, error) {
 	if err != nil {
 		return f, fmt.Errorf("agent client: --server %q: %w", f.Server, err)
 	}
-	f.ServerName = cmpOr(f.ServerName, host)
+	f.ServerName = cmp.Or(f.ServerName, host)
 	if f.TokenFile != "" {
-		if f.Token, err = server.ReadTokenFile(f.TokenFile, warn); err != nil {
+		if f.Token, err = identity.ReadTokenFile(f.TokenFile, warn); err != nil {
 			return f, err
 		}
 	}
@@ -227,59 +228,9 @@ func (cf *ClientFlags) Load(warn func(string)) (ClientFile, error) {
 	if len(f.Paths) == 0 {
 		return f, errors.New("agent client: give --paths (one local address per interface)")
 	}
-	f.Scheduler = cmpOr(f.Scheduler, pathchoice.DefaultScheduler)
+	f.Scheduler = cmp.Or(f.Scheduler, pathchoice.DefaultScheduler)
 	if len(f.Listen) == 0 {
 		f.Listen = []string{"127.0.0.1:8080"}
 	}
 	return f, nil
-}
-
-func cmpOr(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
-}
-
-// ClientConfig turns a loaded file into a ClientConfig: paths and lanes,
-// scheduler, app rule, CA and cache. QUIC and Log are left to the caller.
-func (f ClientFile) ClientConfig(now time.Time) (ClientConfig, error) {
-	cfg := ClientConfig{Server: f.Server, ServerName: f.ServerName, Token: f.Token, Priority: f.Priority, AppPaths: f.AppPaths,
-		StallTimeout: time.Duration(f.StallTimeoutMS) * time.Millisecond, IdleTimeout: time.Duration(f.IdleTimeoutMS) * time.Millisecond,
-		TLS: &tls.Config{}}
-	for _, p := range f.Paths {
-		lp, err := ParseLocalPath(p)
-		if err != nil {
-			return cfg, fmt.Errorf("agent client: %w", err)
-		}
-		cfg.Paths = append(cfg.Paths, lp)
-	}
-	var err error
-	if cfg.Paths, err = Lanes(cfg.Paths, max(f.ConnsPerPath, 1)); err != nil {
-		return cfg, fmt.Errorf("agent client: %w", err)
-	}
-	if cfg.Scheduler, err = pathchoice.NewScheduler(f.Scheduler, len(cfg.Paths), 1); err != nil {
-		return cfg, fmt.Errorf("agent client: %w", err)
-	}
-	if f.AppRule != "" {
-		if cfg.AppRule, err = ParseAppRule(f.AppRule); err != nil {
-			return cfg, fmt.Errorf("agent client: %w", err)
-		}
-	}
-	if f.CA != "" {
-		if _, err := LoadCAFile(f.CA); err != nil {
-			return cfg, fmt.Errorf("agent client: --ca: %w", err)
-		}
-		cfg.CAFile = f.CA // re-read before every dial
-	}
-	if f.Cache != nil {
-		ttl := time.Duration(f.Cache.DefaultTTLS) * time.Second
-		if ttl == 0 {
-			ttl = 10 * time.Minute
-		}
-		if cfg.Cache, err = cache.OpenCache(f.Cache.Dir, f.Cache.MaxBytes, ttl, now); err != nil {
-			return cfg, fmt.Errorf("agent client: %w", err)
-		}
-	}
-	return cfg, nil
 }

@@ -1,4 +1,4 @@
-package agent
+package main
 
 import (
 	"flag"
@@ -9,18 +9,17 @@ import (
 	"testing"
 
 	"github.com/hetquic/hetquic/agent/pathchoice"
-	"github.com/hetquic/hetquic/agent/server"
 )
 
-// TestFlagsOverFile: a flag given overrides the file (a zero value too),
-// a flag left out keeps the file's value, --allow extends the file's
-// allow-list, and the client's defaults fill what neither gave.
-func TestFlagsOverFile(t *testing.T) {
+// TestServerFlagsOverFile: a flag given overrides the file (a zero value
+// too), a flag left out keeps the file's value, --allow extends the file's
+// allow-list.
+func TestServerFlagsOverFile(t *testing.T) {
 	dir := t.TempDir()
 	sy := filepath.Join(dir, "s.yaml")
 	os.WriteFile(sy, []byte("listen: 127.0.0.1:1\nallow: [a:80]\nmemory_budget: 1000\nmetrics: 127.0.0.1:9\n"), 0o600)
 	fs := flag.NewFlagSet("s", flag.ContinueOnError)
-	sf := RegisterServerFlags(fs)
+	sf := registerServerFlags(fs)
 	if err := fs.Parse([]string{"--config", sy, "--allow", "b:80,c:81", "--memory-budget", "0", "--self-signed", "--token", "x"}); err != nil {
 		t.Fatal(err)
 	}
@@ -32,12 +31,19 @@ func TestFlagsOverFile(t *testing.T) {
 		!slices.Equal(f.Allow, []string{"a:80", "b:80", "c:81"}) || f.Token != "x" {
 		t.Fatalf("%+v", f)
 	}
+}
+
+// TestClientFlagsOverFile: flags over the client's file, a world-readable
+// token file warned about, the client's defaults filling what neither gave,
+// and a bad flag value refused.
+func TestClientFlagsOverFile(t *testing.T) {
+	dir := t.TempDir()
 	cy := filepath.Join(dir, "c.yaml")
 	os.WriteFile(cy, []byte("server: ct.example:4433\ntoken: t0\npaths: [wifi=10.0.0.2]\nstall_timeout_ms: 500\n"), 0o600)
 	tf := filepath.Join(dir, "tok")
 	os.WriteFile(tf, []byte("t1\n"), 0o644)
-	fs = flag.NewFlagSet("c", flag.ContinueOnError)
-	cf := RegisterClientFlags(fs)
+	fs := flag.NewFlagSet("c", flag.ContinueOnError)
+	cf := registerClientFlags(fs)
 	if err := fs.Parse([]string{"--config", cy, "--token-file", tf, "--paths", "a=10.0.0.3,b=10.0.0.4", "--stall-timeout", "2s", "--cache-dir", dir}); err != nil {
 		t.Fatal(err)
 	}
@@ -56,7 +62,7 @@ func TestFlagsOverFile(t *testing.T) {
 	for _, bad := range [][]string{{"--stall-timeout", "fast"}, {"--conns-per-path", "two"}} {
 		fs := flag.NewFlagSet("c", flag.ContinueOnError)
 		fs.SetOutput(discardWriter{})
-		RegisterClientFlags(fs)
+		registerClientFlags(fs)
 		if err := fs.Parse(bad); err == nil {
 			t.Errorf("%v: no error", bad)
 		}
@@ -66,28 +72,3 @@ func TestFlagsOverFile(t *testing.T) {
 type discardWriter struct{}
 
 func (discardWriter) Write(p []byte) (int, error) { return len(p), nil }
-
-// TestTokensDir: one client per file, dotfiles skipped, a world-readable
-// file warned about.
-func TestTokensDir(t *testing.T) {
-	dir := t.TempDir()
-	os.WriteFile(filepath.Join(dir, "alice"), []byte("tokA\n"), 0o600)
-	os.WriteFile(filepath.Join(dir, "bob"), []byte("tokB"), 0o640)
-	os.WriteFile(filepath.Join(dir, ".bob.swp"), []byte("junk"), 0o600)
-	os.Mkdir(filepath.Join(dir, "sub"), 0o700)
-	var warned int
-	got, err := server.File{TokensDir: dir, Token: "tokD"}.Authorized(func(string) { warned++ })
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := []server.ClientAuth{{ID: "default", Token: "tokD"}, {ID: "alice", Token: "tokA"}, {ID: "bob", Token: "tokB"}}
-	if len(got) != 3 || got[0] != want[0] || got[1] != want[1] || got[2] != want[2] || warned != 1 {
-		t.Fatalf("%+v, %d warnings", got, warned)
-	}
-	if _, err := (server.File{}).Authorized(func(string) {}); err == nil || !strings.Contains(err.Error(), "hetquic agent token FILE") {
-		t.Fatalf("no clients: %v", err)
-	}
-	if _, err := (server.File{TokensDir: filepath.Join(dir, "none")}).Authorized(func(string) {}); err == nil || !strings.Contains(err.Error(), "tokens_dir") {
-		t.Fatalf("missing dir: %v", err)
-	}
-}
