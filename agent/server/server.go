@@ -552,9 +552,39 @@ func (s *Server) handleStream(conn *quic.Conn, cs *clientState, str *quic.Stream
 			str.Close()
 		}
 	}()
+	hr, req, t, ok := s.readStreamHead(cs, str)
+	if !ok || s.control(str, t) || !s.allowed(cs, str, t) {
+		return
+	}
+	session := req.Header.Get(wire.HdrSession)
+	if t.Kind == wire.KindConnect && session != "" && session != "new" {
+		closeStr = false
+		s.resumeSession(str, hr, cs, req) // the session holds its slot already
+		return
+	}
+	w, cost, ok := s.admitStream(cs, str, t)
+	if !ok {
+		return
+	}
+	if t.Kind == wire.KindConnect && session == "new" {
+		closeStr = false
+		s.openSession(str, hr, cs, t.Upstream) // releases the slot when the session ends
+		return
+	}
+	start := time.Now()
+	defer func() {
+		s.done(cs, w, cost)
+		s.m.duration.WithLabelValues(t.Kind.String()).Observe(time.Since(start).Seconds())
+	}()
+	s.serveWork(conn, cs, str, hr, req, t)
+}
+
+// readStreamHead reads and classifies a stream's request within
+// HeaderTimeout; on failure it answers the stream and ok is false.
+func (s *Server) readStreamHead(cs *clientState, str *quic.Stream) (hr *wire.HeadReader, req *http.Request, t wire.Target, ok bool) {
 	headDeadline := time.Now().Add(s.cfg.HeaderTimeout)
 	str.SetReadDeadline(headDeadline)
-	hr := wire.NewHeadReader(str)
+	hr = wire.NewHeadReader(str)
 	req, err := hr.ReadRequest()
 	if err != nil {
 		s.badRequests.Add(1)
@@ -567,70 +597,79 @@ func (s *Server) handleStream(conn *quic.Conn, cs *clientState, str *quic.Stream
 		s.cfg.Log.Warn("bad stream", "client", cs.id, "err", err)
 		str.CancelRead(wire.CodeOK)
 		wire.ErrorResponse(str, code, reason)
-		return
+		return nil, nil, t, false
 	}
 	str.SetReadDeadline(time.Time{})
-	t, err := wire.ParseTarget(req)
-	if err != nil {
+	if t, err = wire.ParseTarget(req); err != nil {
 		s.badRequests.Add(1)
 		str.CancelRead(wire.CodeOK)
 		wire.ErrorResponse(str, http.StatusBadRequest, err.Error())
-		return
+		return nil, nil, t, false
 	}
+	return hr, req, t, true
+}
+
+// control answers the control requests that need no upstream (a late
+// hello, a ping); it reports whether t was one.
+func (s *Server) control(str *quic.Stream, t wire.Target) bool {
 	switch t.Kind {
 	case wire.KindHello:
 		wire.ErrorResponse(str, http.StatusBadRequest, "hello only on the first stream")
-		return
+		return true
 	case wire.KindPing:
 		resp := &http.Response{StatusCode: http.StatusOK, ProtoMajor: 1, ProtoMinor: 1,
 			Header: http.Header{}, ContentLength: 4, Body: io.NopCloser(strings.NewReader("pong"))}
 		resp.Write(str)
-		return
+		return true
 	}
-	if !s.pol.Load().allow[t.Upstream] {
-		s.forbidden.Add(1)
-		s.cfg.Log.Warn("upstream not allowed", "client", cs.id, "upstream", t.Upstream)
-		str.CancelRead(wire.CodeOK)
-		wire.ErrorResponse(str, http.StatusForbidden, "upstream "+t.Upstream+" is not allowed")
-		return
+	return false
+}
+
+// allowed says t's upstream is in the allow-list, answering 403 if not.
+func (s *Server) allowed(cs *clientState, str *quic.Stream, t wire.Target) bool {
+	if s.pol.Load().allow[t.Upstream] {
+		return true
 	}
-	if t.Kind == wire.KindConnect && req.Header.Get(wire.HdrSession) != "" && req.Header.Get(wire.HdrSession) != "new" {
-		closeStr = false
-		s.resumeSession(str, hr, cs, req) // the session holds its slot already
-		return
-	}
-	w, cost := workRequest, int64(StreamCost)
+	s.forbidden.Add(1)
+	s.cfg.Log.Warn("upstream not allowed", "client", cs.id, "upstream", t.Upstream)
+	str.CancelRead(wire.CodeOK)
+	wire.ErrorResponse(str, http.StatusForbidden, "upstream "+t.Upstream+" is not allowed")
+	return false
+}
+
+// admitStream takes the slot and memory t's work costs, answering the
+// limit that refused it if one did.
+func (s *Server) admitStream(cs *clientState, str *quic.Stream, t wire.Target) (w work, cost int64, ok bool) {
+	w, cost = workRequest, int64(StreamCost)
 	switch t.Kind {
 	case wire.KindConnect:
 		w, cost = workTunnel, TunnelCost
 	case wire.KindPrefetch:
 		w = workPrefetch
 	}
-	if code, lim := s.admit(cs, w, cost); code != 0 {
-		s.cfg.Log.Warn("stream refused by a limit", "client", cs.id, "kind", t.Kind, "limit", lim)
-		str.CancelRead(wire.CodeOK)
-		h := http.Header{}
-		if lim != limBytes { // the others free as work ends; the quota does not
-			h.Set("Retry-After", retryAfter)
-		}
-		wire.ErrorResponseH(str, code, h, "limit reached: "+lim)
-		return
+	code, lim := s.admit(cs, w, cost)
+	if code == 0 {
+		return w, cost, true
 	}
-	start := time.Now()
-	if t.Kind == wire.KindConnect && req.Header.Get(wire.HdrSession) == "new" {
-		closeStr = false
-		s.openSession(str, hr, cs, t.Upstream) // releases the slot when the session ends
-		return
+	s.cfg.Log.Warn("stream refused by a limit", "client", cs.id, "kind", t.Kind, "limit", lim)
+	str.CancelRead(wire.CodeOK)
+	h := http.Header{}
+	if lim != limBytes { // the others free as work ends; the quota does not
+		h.Set("Retry-After", retryAfter)
 	}
-	defer func() {
-		s.done(cs, w, cost)
-		s.m.duration.WithLabelValues(t.Kind.String()).Observe(time.Since(start).Seconds())
-	}()
-	if t.Kind == wire.KindUDP {
+	wire.ErrorResponseH(str, code, h, "limit reached: "+lim)
+	return w, cost, false
+}
+
+// serveWork serves an admitted stream: a UDP flow, a prefetch hint, a
+// plain tunnel or a forwarded request; a broken one is reset (with
+// CodeLimit when the byte quota ran out).
+func (s *Server) serveWork(conn *quic.Conn, cs *clientState, str *quic.Stream, hr *wire.HeadReader, req *http.Request, t wire.Target) {
+	switch t.Kind {
+	case wire.KindUDP:
 		s.udpFlow(conn, str, t.Upstream)
 		return
-	}
-	if t.Kind == wire.KindPrefetch {
+	case wire.KindPrefetch:
 		resp := &http.Response{StatusCode: http.StatusAccepted, ProtoMajor: 1, ProtoMinor: 1,
 			Header: http.Header{}, ContentLength: 0, Body: http.NoBody}
 		resp.Write(str)

@@ -205,12 +205,8 @@ func (se *session) attach(str *quic.Stream, hr *wire.HeadReader, from int64) {
 		old.CancelWrite(wire.CodeStalled)
 	}
 	se.wmu.Lock()
-	se.umu.Lock()
-	se.mu.Lock()
-	if se.closed || from > se.sentDown || from < se.sentDown-int64(len(se.replay.Bytes())) {
-		closed := se.closed
-		se.mu.Unlock()
-		se.umu.Unlock()
+	a, closed, ok := se.adopt(str, from)
+	if !ok {
 		se.wmu.Unlock()
 		str.CancelRead(wire.CodeOK)
 		if closed {
@@ -221,72 +217,110 @@ func (se *session) attach(str *quic.Stream, hr *wire.HeadReader, from int64) {
 		str.Close()
 		return
 	}
+	head := "HTTP/1.1 200 Connection established\r\n" + wire.HdrSession + ": " + se.id + "\r\n" +
+		wire.HdrResumeUp + ": " + strconv.FormatInt(a.recvUp, 10) + "\r\n\r\n"
+	_, err := io.WriteString(str, head)
+	if err == nil && len(a.replay) > 0 {
+		_, err = str.Write(a.replay)
+	}
+	if err == nil && a.upDone {
+		str.Close()
+	}
+	se.wmu.Unlock()
+	if err != nil {
+		se.detach(a.gen)
+		return
+	}
+	se.pumpUp(hr.Rest(), a.gen)
+}
+
+// attachment is what a new attachment starts from: its generation, the
+// bytes to replay down, the app bytes received so far (the client resends
+// from there), and whether upstream has finished already.
+type attachment struct {
+	gen    int
+	replay []byte
+	recvUp int64
+	upDone bool
+}
+
+// adopt makes str the session's stream (se.wmu held) when from lies in the
+// replay buffer and the session is open; closed says why not otherwise.
+func (se *session) adopt(str *quic.Stream, from int64) (a attachment, closed, ok bool) {
+	se.umu.Lock()
+	defer se.umu.Unlock()
+	se.mu.Lock()
+	defer se.mu.Unlock()
+	if se.closed || from > se.sentDown || from < se.sentDown-int64(len(se.replay.Bytes())) {
+		return a, se.closed, false
+	}
 	se.gen++
-	gen := se.gen
 	se.str = str
 	if se.timer != nil && !se.finished {
 		se.timer.Stop()
 		se.timer = nil
 	}
-	data := append([]byte(nil), se.replay.Bytes()[int64(len(se.replay.Bytes()))-(se.sentDown-from):]...)
-	recvUp, upDone := se.recvUp, se.upDone
+	a = attachment{gen: se.gen, recvUp: se.recvUp, upDone: se.upDone,
+		replay: append([]byte(nil), se.replay.Bytes()[int64(len(se.replay.Bytes()))-(se.sentDown-from):]...)}
 	se.cond.Broadcast()
-	se.mu.Unlock()
-	se.umu.Unlock()
-	head := "HTTP/1.1 200 Connection established\r\n" + wire.HdrSession + ": " + se.id + "\r\n" +
-		wire.HdrResumeUp + ": " + strconv.FormatInt(recvUp, 10) + "\r\n\r\n"
-	_, err := io.WriteString(str, head)
-	if err == nil && len(data) > 0 {
-		_, err = str.Write(data)
-	}
-	if err == nil && upDone {
-		str.Close()
-	}
-	se.wmu.Unlock()
-	if err != nil {
-		se.detach(gen)
-		return
-	}
-	// Client → upstream.
+	return a, false, true
+}
+
+// pumpUp copies client → upstream for attachment gen until the stream
+// ends, a newer attachment takes over, or upstream fails.
+func (se *session) pumpUp(r io.Reader, gen int) {
 	buf := make([]byte, 32<<10)
 	for {
-		n, rerr := hr.Rest().Read(buf)
-		if n > 0 {
-			se.umu.Lock()
-			se.mu.Lock()
-			current := se.gen == gen && !se.closed
-			se.mu.Unlock()
-			if !current {
-				se.umu.Unlock()
-				return // a newer attachment took over; it re-receives these bytes
-			}
-			_, werr := se.up.Write(buf[:n])
-			se.mu.Lock()
-			se.recvUp += int64(n)
-			se.mu.Unlock()
-			se.umu.Unlock()
-			if werr != nil {
-				se.close()
-				return
-			}
+		n, rerr := r.Read(buf)
+		if n > 0 && !se.sendUp(buf[:n], gen) {
+			return
 		}
 		if errors.Is(rerr, io.EOF) {
-			if tc, ok := se.up.(*net.TCPConn); ok {
-				tc.CloseWrite()
-			}
-			se.mu.Lock()
-			se.appDone = true
-			done := se.upDone
-			se.mu.Unlock()
-			if done {
-				se.finish()
-			}
+			se.upEOF()
 			return
 		}
 		if rerr != nil {
 			se.detach(gen)
 			return
 		}
+	}
+}
+
+// sendUp writes b upstream if gen is still the attachment; it reports
+// whether the pump goes on.
+func (se *session) sendUp(b []byte, gen int) bool {
+	se.umu.Lock()
+	se.mu.Lock()
+	current := se.gen == gen && !se.closed
+	se.mu.Unlock()
+	if !current {
+		se.umu.Unlock()
+		return false // a newer attachment took over; it re-receives these bytes
+	}
+	_, werr := se.up.Write(b)
+	se.mu.Lock()
+	se.recvUp += int64(len(b))
+	se.mu.Unlock()
+	se.umu.Unlock()
+	if werr != nil {
+		se.close()
+		return false
+	}
+	return true
+}
+
+// upEOF passes the client's end of data upstream; the session finishes if
+// upstream has ended too.
+func (se *session) upEOF() {
+	if tc, ok := se.up.(*net.TCPConn); ok {
+		tc.CloseWrite()
+	}
+	se.mu.Lock()
+	se.appDone = true
+	done := se.upDone
+	se.mu.Unlock()
+	if done {
+		se.finish()
 	}
 }
 
