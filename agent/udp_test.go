@@ -11,6 +11,7 @@ import (
 
 	"golang.org/x/net/dns/dnsmessage"
 
+	"github.com/hetquic/hetquic/agent/socks5"
 	"github.com/hetquic/hetquic/agent/wire"
 )
 
@@ -75,7 +76,7 @@ func socksAssociate(t *testing.T, socks string) (net.Conn, *net.UDPAddr) {
 	ctrl.Write([]byte{5, 1, 0, 5, 3, 0, 1, 0, 0, 0, 0, 0, 0})
 	ctrl.SetReadDeadline(time.Now().Add(10 * time.Second))
 	r := make([]byte, 2+10)
-	if _, err := io.ReadFull(ctrl, r); err != nil || r[2] != 5 || r[3] != 0 || r[5] != socksAtypIPv4 {
+	if _, err := io.ReadFull(ctrl, r); err != nil || r[2] != 5 || r[3] != 0 || r[5] != socks5.AtypIPv4 {
 		t.Fatalf("UDP ASSOCIATE: % x %v", r, err)
 	}
 	ctrl.SetReadDeadline(time.Time{})
@@ -87,7 +88,7 @@ func socksAssociate(t *testing.T, socks string) (net.Conn, *net.UDPAddr) {
 func socksUDPHeader(target string) []byte {
 	ap := netip.MustParseAddrPort(target)
 	ip := ap.Addr().As4()
-	h := append([]byte{0, 0, 0, socksAtypIPv4}, ip[:]...)
+	h := append([]byte{0, 0, 0, socks5.AtypIPv4}, ip[:]...)
 	return binary.BigEndian.AppendUint16(h, ap.Port())
 }
 
@@ -143,7 +144,7 @@ func TestSOCKSUDPDNS(t *testing.T) {
 	if err != nil {
 		t.Fatalf("no DNS answer through the agent: %v", err)
 	}
-	target, _, payload, err := parseSocksUDP(answer)
+	target, _, payload, err := socks5.ParseUDP(answer)
 	if err != nil || target != dns {
 		t.Fatalf("answer header: %q %v, want from %s", target, err, dns)
 	}
@@ -163,13 +164,13 @@ func TestSOCKSUDPDNS(t *testing.T) {
 	for _, size := range []int{1, 100, 1000} {
 		msg := bytes.Repeat([]byte{byte(size)}, size)
 		back, err := udpExchange(app, relay, append(socksUDPHeader(echo), msg...), func(b []byte) bool {
-			_, _, got, err := parseSocksUDP(b)
+			_, _, got, err := socks5.ParseUDP(b)
 			return err == nil && len(got) == size
 		})
 		if err != nil {
 			t.Fatalf("echo of %d bytes: %v", size, err)
 		}
-		if _, _, got, err := parseSocksUDP(back); err != nil || !bytes.Equal(got, msg) {
+		if _, _, got, err := socks5.ParseUDP(back); err != nil || !bytes.Equal(got, msg) {
 			t.Fatalf("echo of %d bytes: %d back, %v", size, len(got), err)
 		}
 	}
