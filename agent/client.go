@@ -662,7 +662,7 @@ func (s *stallWatch) alive() bool {
 	s.p.mu.Lock()
 	recent := time.Since(s.p.lastRecv) < half
 	s.p.mu.Unlock()
-	if recent || ping(s.ctx, s.conn, half) {
+	if recent || wire.Ping(s.ctx, s.conn, half) {
 		return true
 	}
 	// Other streams may have got bytes while the ping went unanswered (a
@@ -701,7 +701,7 @@ func (c *Client) confirmDead(p *path, conn *quic.Conn) {
 			p.checking = false
 			c.mu.Unlock()
 		}()
-		if ping(c.ctx, conn, max(c.cfg.StallTimeout, 2*conn.ConnectionStats().SmoothedRTT)) {
+		if wire.Ping(c.ctx, conn, max(c.cfg.StallTimeout, 2*conn.ConnectionStats().SmoothedRTT)) {
 			return
 		}
 		p.mu.Lock()
@@ -893,7 +893,7 @@ func (c *Client) openTunnel(ctx context.Context, t *ctTunnel) (*quic.Stream, *wi
 			c.limitRetries.Add(1)
 			delete(avoid, p.id)
 			attempt--
-			if !sleepCtx(ctx, min(limitRetryFirst<<refusals, limitRetryMax)) {
+			if !wire.SleepCtx(ctx, min(limitRetryFirst<<refusals, limitRetryMax)) {
 				return nil, nil, nil, nil, ctx.Err()
 			}
 			continue

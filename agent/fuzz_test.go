@@ -1,7 +1,6 @@
 package agent
 
 import (
-	"bytes"
 	"strings"
 	"testing"
 
@@ -18,28 +17,6 @@ func oneLineErr(t *testing.T, err error) {
 // parser has one). Seeds live in testdata/fuzz/<target>; "go test" runs them, "go test
 // -run X -fuzz FuzzParseTarget ./agent" fuzzes one. Each target checks
 // what an accepted input promises, not only that nothing panics.
-
-// FuzzReadPush: a push stream from ct-server. An accepted push is a 200
-// for an absolute http:// URL.
-func FuzzReadPush(f *testing.F) {
-	f.Add([]byte("HTTP/1.1 200 OK\r\nCt-Push-Url: http://app/x\r\nContent-Length: 3\r\n\r\nabc"))
-	f.Add([]byte("HTTP/1.1 200 OK\r\nCt-Push-Url: file:///etc/passwd\r\n\r\n"))
-	f.Add([]byte("HTTP/1.1 302 Found\r\nCt-Push-Url: http://app/x\r\n\r\n"))
-	f.Fuzz(func(t *testing.T, data []byte) {
-		u, resp, err := readPush(bytes.NewReader(data))
-		oneLineErr(t, err)
-		if err != nil {
-			return
-		}
-		defer resp.Body.Close()
-		if resp.StatusCode != 200 || resp.Header.Get(wire.HdrPushURL) != "" {
-			t.Fatalf("accepted status %d, header left %q", resp.StatusCode, resp.Header.Get(wire.HdrPushURL))
-		}
-		if _, err := wire.UpstreamOf(u); err != nil {
-			t.Fatalf("accepted URL %q: %v", u, err)
-		}
-	})
-}
 
 func FuzzClientFile(f *testing.F) {
 	f.Add([]byte(sampleClientYAML))

@@ -226,7 +226,7 @@ func (c *Client) runPath(ctx context.Context, p *path) {
 			if errors.Is(err, errUnauthorized) {
 				backoff = c.cfg.ReconnectMax
 			}
-			if !sleepCtx(ctx, backoff) {
+			if !wire.SleepCtx(ctx, backoff) {
 				return
 			}
 			backoff = min(2*backoff, c.cfg.ReconnectMax)
@@ -261,21 +261,10 @@ func (c *Client) runPath(ctx context.Context, p *path) {
 		if time.Since(up) > 4*c.cfg.ReconnectMax {
 			backoff = c.cfg.ReconnectMin // it was up a good while: start over
 		}
-		if !sleepCtx(ctx, backoff) {
+		if !wire.SleepCtx(ctx, backoff) {
 			return
 		}
 		backoff = min(2*backoff, c.cfg.ReconnectMax)
-	}
-}
-
-func sleepCtx(ctx context.Context, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return true
-	case <-ctx.Done():
-		return false
 	}
 }
 
@@ -333,13 +322,13 @@ func (c *Client) rebind(ctx context.Context, p *path) bool {
 		return true
 	}
 	if !want.IsValid() {
-		sleepCtx(ctx, c.cfg.InterfacePoll)
+		wire.SleepCtx(ctx, c.cfg.InterfacePoll)
 		return false
 	}
 	pc, err := c.cfg.ListenPacket(net.IP(want.AsSlice()))
 	if err != nil {
 		c.cfg.Log.Warn("path cannot bind its new address", "path", p.Name, "addr", want, "err", err)
-		sleepCtx(ctx, c.cfg.InterfacePoll)
+		wire.SleepCtx(ctx, c.cfg.InterfacePoll)
 		return false
 	}
 	p.tr.Close()
@@ -443,7 +432,7 @@ func (c *Client) acceptPushes(conn *quic.Conn) {
 		}
 		c.wg.Go(func() {
 			rs.SetReadDeadline(time.Now().Add(c.cfg.IdleTimeout))
-			u, resp, err := readPush(rs)
+			u, resp, err := wire.ReadPush(rs)
 			if err != nil || c.cache == nil {
 				if err != nil {
 					c.cfg.Log.Warn("push rejected", "err", err)
@@ -463,26 +452,6 @@ func (c *Client) acceptPushes(conn *quic.Conn) {
 	}
 }
 
-// readPush reads a push stream's head: a 200 response carrying the
-// absolute http:// URL it is for in Ct-Push-Url (removed from the header).
-func readPush(r io.Reader) (string, *http.Response, error) {
-	resp, err := wire.NewHeadReader(r).ReadResponse(nil)
-	if err != nil {
-		return "", nil, err
-	}
-	u := resp.Header.Get(wire.HdrPushURL)
-	resp.Header.Del(wire.HdrPushURL)
-	if resp.StatusCode != http.StatusOK {
-		resp.Body.Close()
-		return "", nil, fmt.Errorf("push of %q: status %d", u, resp.StatusCode)
-	}
-	if _, err := wire.UpstreamOf(u); err != nil {
-		resp.Body.Close()
-		return "", nil, fmt.Errorf("push %s %q: %w", wire.HdrPushURL, u, err)
-	}
-	return u, resp, nil
-}
-
 // watchTunnels checks a path that carries tunnels: a tunnel may be
 // silent for as long as its app likes, so no read timeout can tell a dead
 // path from a quiet one. The judge is the transport, not the tunnels: any
@@ -490,7 +459,7 @@ func readPush(r io.Reader) (string, *http.Response, error) {
 // lives, and an app that never reads its tunnels (their flow-control
 // windows full, nothing more sent) cannot make a live path look dead.
 // While tunnels are attached and no packet has arrived for StallTimeout/2,
-// the path is probed below the streams (transportPing); no packet within
+// the path is probed below the streams (wire.TransportPing); no packet within
 // StallTimeout of the last closes the connection, and its tunnels resume
 // on another path.
 func (c *Client) watchTunnels(p *path, conn *quic.Conn) {
@@ -512,9 +481,9 @@ func (c *Client) watchTunnels(p *path, conn *quic.Conn) {
 			continue
 		}
 		wait := max(half, 2*conn.ConnectionStats().SmoothedRTT)
-		alive, probed := transportPing(conn.Context(), conn, wait)
+		alive, probed := wire.TransportPing(conn.Context(), conn, wait)
 		if !probed { // a peer without datagrams: the stream ping
-			alive = ping(conn.Context(), conn, wait)
+			alive = wire.Ping(conn.Context(), conn, wait)
 		}
 		if alive {
 			seen, heard = conn.ConnectionStats().PacketsReceived, time.Now()
@@ -539,56 +508,3 @@ func (c *Client) watchTunnels(p *path, conn *quic.Conn) {
 // tunnels take at most half. It is credit, not memory: only bytes that
 // arrive and wait for a reader take memory, and each stream bounds those.
 const connWindow = 2 * tunnelgate.DefaultSlots * wire.StreamWindow
-
-// livenessProbe is the datagram transportPing sends: a truncated varint,
-// which ct-server's datagram router drops as malformed (udp.go); what
-// counts is that it is ack-eliciting, so ct-server's QUIC stack answers it
-// with an ACK that no stream's flow control can hold back.
-var livenessProbe = []byte{0xff}
-
-// probePoll is how often transportPing looks for the answer: a fraction
-// of any round trip worth measuring, so the wait costs little beyond it.
-const probePoll = 5 * time.Millisecond
-
-// transportPing sends livenessProbe on conn and reports whether any packet
-// arrived within timeout; probed is false when conn cannot carry
-// datagrams (the peer did not enable them).
-func transportPing(ctx context.Context, conn *quic.Conn, timeout time.Duration) (alive, probed bool) {
-	before := conn.ConnectionStats().PacketsReceived
-	if err := conn.SendDatagram(livenessProbe); err != nil {
-		return false, false
-	}
-	deadline := time.Now().Add(timeout)
-	for time.Now().Before(deadline) {
-		if !sleepCtx(ctx, probePoll) {
-			return false, true
-		}
-		if conn.ConnectionStats().PacketsReceived != before {
-			return true, true
-		}
-	}
-	return false, true
-}
-
-// ping asks ct-server for a pong on conn within timeout: is the path alive?
-func ping(ctx context.Context, conn *quic.Conn, timeout time.Duration) bool {
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	str, err := conn.OpenStreamSync(ctx)
-	if err != nil {
-		return false
-	}
-	defer str.CancelRead(wire.CodeOK)
-	dl, _ := ctx.Deadline()
-	str.SetDeadline(dl)
-	if _, err := io.WriteString(str, "GET "+wire.PathPing+" HTTP/1.1\r\nHost: ct\r\n\r\n"); err != nil {
-		return false
-	}
-	str.Close()
-	resp, err := wire.NewHeadReader(str).ReadResponse(nil)
-	if err != nil {
-		return false
-	}
-	resp.Body.Close()
-	return resp.StatusCode == http.StatusOK
-}

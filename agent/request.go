@@ -189,7 +189,7 @@ func (f *fetch) again(err error, p *path) (again, uncounted bool) {
 		f.refusals++
 		c.limitRetries.Add(1)
 		delete(f.avoid, p.id)
-		return sleepCtx(f.ctx, min(limitRetryFirst<<f.refusals, limitRetryMax)), true
+		return wire.SleepCtx(f.ctx, min(limitRetryFirst<<f.refusals, limitRetryMax)), true
 	}
 	// A stream deadline that fired (seen on a starved machine as a bare
 	// "deadline exceeded") is the path's trouble like a stall: move, do

@@ -411,7 +411,7 @@ func (s *Server) handleConn(conn *quic.Conn) {
 	}
 	if cs == nil {
 		// A moment for the 401 or 429 to arrive before the connection goes.
-		sleepCtx(s.ctx, unauthorizedLinger)
+		wire.SleepCtx(s.ctx, unauthorizedLinger)
 		if refused {
 			conn.CloseWithError(wire.CodeLimit, "too many connections")
 		} else {
@@ -529,7 +529,7 @@ func (s *Server) loginFailed(conn *quic.Conn, str *quic.Stream, code int, reason
 			s.releasePreauth(slot)
 		}
 		start := time.Now()
-		sleepCtx(s.ctx, hold)
+		wire.SleepCtx(s.ctx, hold)
 		hold = time.Since(start) // less when ct-server closes meanwhile
 		s.mu.Lock()
 		s.tarpit--
@@ -852,16 +852,4 @@ func (s *Server) push(conn *quic.Conn, cs *clientState, rawURL string) {
 		return
 	}
 	ustr.Close()
-}
-
-// sleepCtx waits d or until ctx ends; it reports whether d passed.
-func sleepCtx(ctx context.Context, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return true
-	case <-ctx.Done():
-		return false
-	}
 }

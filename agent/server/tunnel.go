@@ -337,7 +337,7 @@ func (se *session) pumpDown() {
 			if wait, err := se.owner.take(n, time.Now()); err != nil {
 				se.close()
 				return
-			} else if wait > 0 && !sleepCtx(se.srv.ctx, wait) {
+			} else if wait > 0 && !wire.SleepCtx(se.srv.ctx, wait) {
 				return
 			}
 			se.wmu.Lock()

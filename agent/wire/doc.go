@@ -2,7 +2,8 @@
 // thing both ends of the agent share: the stream request forms and their
 // parser, the bounded head reader, the agent's headers and QUIC error codes,
 // tunnel resumption's headers and replay size, connect-udp paths and the
-// datagram framing. It is apart so that neither end imports the other.
+// datagram framing, the push stream's head and the liveness probes. It is
+// apart so that neither end imports the other.
 //
 // # Wire protocol ("ct/1", ALPN "hetquic-ct/1")
 //

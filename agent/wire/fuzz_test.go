@@ -115,3 +115,25 @@ func FuzzResumeHeaders(f *testing.F) {
 		}
 	})
 }
+
+// FuzzReadPush: a push stream from ct-server. An accepted push is a 200
+// for an absolute http:// URL.
+func FuzzReadPush(f *testing.F) {
+	f.Add([]byte("HTTP/1.1 200 OK\r\nCt-Push-Url: http://app/x\r\nContent-Length: 3\r\n\r\nabc"))
+	f.Add([]byte("HTTP/1.1 200 OK\r\nCt-Push-Url: file:///etc/passwd\r\n\r\n"))
+	f.Add([]byte("HTTP/1.1 302 Found\r\nCt-Push-Url: http://app/x\r\n\r\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		u, resp, err := ReadPush(bytes.NewReader(data))
+		oneLineErr(t, err)
+		if err != nil {
+			return
+		}
+		defer resp.Body.Close()
+		if resp.StatusCode != 200 || resp.Header.Get(HdrPushURL) != "" {
+			t.Fatalf("accepted status %d, header left %q", resp.StatusCode, resp.Header.Get(HdrPushURL))
+		}
+		if _, err := UpstreamOf(u); err != nil {
+			t.Fatalf("accepted URL %q: %v", u, err)
+		}
+	})
+}
