@@ -81,6 +81,8 @@ var Rules = []Rule{
 		Why: "ct-server shares the protocol and a few leaves with ct-client, never the client itself"},
 	{Packages: "agent/idlebody", OnlyModule: []string{}, Why: "the request body's progress rule both ends apply, a leaf"},
 	{Packages: "agent/socks5", OnlyModule: []string{}, Why: "the SOCKS5 wire format, pure parsing: a leaf"},
+	{Packages: "agent/stripe", OnlyModule: []string{"agent/pathchoice", "agent/stripesched"},
+		Why: "the striping engine reaches the client through its Host interface only"},
 	{Packages: "agent/pathchoice", OnlyModule: []string{"pathsel"},
 		DenyStd: slices.DeleteFunc(slices.Clone(pureStd), func(s string) bool { return s == "time" || s == "net/netip" }),
 		Why:     "ct-client's path choice is pure: the paths' state and now in, a path out (time for instants, netip for addresses as values)"},
