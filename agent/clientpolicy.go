@@ -4,8 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"sync/atomic"
-
-	"github.com/hetquic/hetquic/agent/ops"
 )
 
 // ClientPolicy is the part of ct-client's configuration that Reload
@@ -53,29 +51,4 @@ func (c *Client) hasPath(name string) bool {
 		}
 	}
 	return false
-}
-
-// ClientPolicy is the reloadable part of a loaded file (Client.Reload).
-func (f ClientFile) ClientPolicy() (ClientPolicy, error) {
-	p := ClientPolicy{Token: f.Token, Priority: f.Priority, AppPaths: f.AppPaths}
-	if f.AppRule != "" {
-		var err error
-		if p.AppRule, err = ParseAppRule(f.AppRule); err != nil {
-			return p, fmt.Errorf("agent client: %w", err)
-		}
-	}
-	return p, nil
-}
-
-// RestartOnly names the settings that differ between f and g and that a
-// reload does not apply (they need a restart): the paths and connections,
-// listeners, scheduler, timeouts, cache, metrics and qlog.
-func (f ClientFile) RestartOnly(g ClientFile) []string {
-	return ops.Changed([]ops.Setting{
-		{Name: "server", A: f.Server, B: g.Server}, {Name: "server_name", A: f.ServerName, B: g.ServerName}, {Name: "ca", A: f.CA, B: g.CA},
-		{Name: "paths", A: f.Paths, B: g.Paths}, {Name: "conns_per_path", A: f.ConnsPerPath, B: g.ConnsPerPath},
-		{Name: "listen", A: f.Listen, B: g.Listen}, {Name: "socks", A: f.Socks, B: g.Socks}, {Name: "scheduler", A: f.Scheduler, B: g.Scheduler},
-		{Name: "stall_timeout_ms", A: f.StallTimeoutMS, B: g.StallTimeoutMS}, {Name: "idle_timeout_ms", A: f.IdleTimeoutMS, B: g.IdleTimeoutMS},
-		{Name: "cache", A: f.Cache, B: g.Cache}, {Name: "metrics", A: f.Metrics, B: g.Metrics}, {Name: "qlog_dir", A: f.QlogDir, B: g.QlogDir},
-	})
 }

@@ -24,6 +24,7 @@ import (
 
 	"github.com/hetquic/hetquic/agent"
 	"github.com/hetquic/hetquic/agent/abuse"
+	"github.com/hetquic/hetquic/agent/clientfile"
 	"github.com/hetquic/hetquic/agent/identity"
 	"github.com/hetquic/hetquic/agent/ops"
 	"github.com/hetquic/hetquic/agent/server"
@@ -303,7 +304,7 @@ func agentClient(ctx context.Context, args []string) error {
 	if err != nil {
 		return badInput(err)
 	}
-	cfg, err := f.ClientConfig(time.Now())
+	cfg, err := f.Config(time.Now())
 	if err != nil {
 		return badInput(err)
 	}
@@ -376,14 +377,14 @@ func agentClient(ctx context.Context, args []string) error {
 // pinned paths replaced (Client.Reload); settings that need a restart
 // named in one log line. A file that fails to load or check leaves the
 // running configuration as it was, with one log line saying why.
-func reloadClient(c *agent.Client, flags *clientFlags, running agent.ClientFile, log *slog.Logger) {
+func reloadClient(c *agent.Client, flags *clientFlags, running clientfile.File, log *slog.Logger) {
 	g, err := flags.Load(func(w string) { log.Warn(w) })
 	if err == nil {
 		if names := running.RestartOnly(g); len(names) > 0 {
 			log.Warn("reload: these settings changed but need a restart", "settings", strings.Join(names, ","))
 		}
 		var p agent.ClientPolicy
-		if p, err = g.ClientPolicy(); err == nil {
+		if p, err = g.Policy(); err == nil {
 			err = c.Reload(p)
 		}
 	}

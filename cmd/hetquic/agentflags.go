@@ -10,7 +10,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/hetquic/hetquic/agent"
+	"github.com/hetquic/hetquic/agent/clientfile"
 	"github.com/hetquic/hetquic/agent/identity"
 	"github.com/hetquic/hetquic/agent/pathchoice"
 	"github.com/hetquic/hetquic/agent/server"
@@ -171,7 +171,7 @@ type clientFlags struct {
 	Config     string // --config
 	cacheDir   string
 	cacheBytes int64
-	over       flagOverlay[agent.ClientFile]
+	over       flagOverlay[clientfile.File]
 }
 
 // registerClientFlags registers ct-client's flags on fs.
@@ -179,20 +179,20 @@ func registerClientFlags(fs *flag.FlagSet) *clientFlags {
 	cf := &clientFlags{}
 	o := &cf.over
 	fs.StringVar(&cf.Config, "config", "", "YAML configuration file (flags override it)")
-	o.str(fs, "server", "ct-server UDP host:port", func(f *agent.ClientFile) *string { return &f.Server })
-	o.str(fs, "server-name", "ct-server's TLS name (default: the host of --server)", func(f *agent.ClientFile) *string { return &f.ServerName })
-	o.str(fs, "ca", "PEM certificate to trust for ct-server (e.g. from agent server --write-ca)", func(f *agent.ClientFile) *string { return &f.CA })
-	o.str(fs, "token", "this client's token", func(f *agent.ClientFile) *string { return &f.Token })
-	o.str(fs, "token-file", "read the token from FILE", func(f *agent.ClientFile) *string { return &f.TokenFile })
-	o.list(fs, "paths", "local interfaces NAME=IP, NAME=INTERFACE (its address followed while running) or IP, each optionally /backup or /metered, comma-separated: one QUIC connection each (see --conns-per-path)", false, func(f *agent.ClientFile) *[]string { return &f.Paths })
-	o.integer(fs, "conns-per-path", "QUIC connections per interface, 1 to 4 (default 1): more fill lossy links (agent/README.md, Lanes)", func(f *agent.ClientFile, n int64) { f.ConnsPerPath = int(n) })
-	o.list(fs, "listen", "proxy listen addresses, comma-separated (default 127.0.0.1:8080)", false, func(f *agent.ClientFile) *[]string { return &f.Listen })
-	o.list(fs, "socks", "SOCKS5 listen addresses, comma-separated (default none; e.g. 127.0.0.1:1080)", false, func(f *agent.ClientFile) *[]string { return &f.Socks })
-	o.str(fs, "scheduler", fmt.Sprintf("path scheduler, one of %v (default %s)", pathchoice.SchedulerNames, pathchoice.DefaultScheduler), func(f *agent.ClientFile) *string { return &f.Scheduler })
-	o.str(fs, "app-rule", "how apps are told apart: host, port or header:NAME (default host)", func(f *agent.ClientFile) *string { return &f.AppRule })
-	o.millis(fs, "stall-timeout", "silence after which a response's path is checked and the stream moved (default 800ms)", func(f *agent.ClientFile) *int64 { return &f.StallTimeoutMS })
-	o.str(fs, "metrics", "serve Prometheus metrics and /healthz on host:port", func(f *agent.ClientFile) *string { return &f.Metrics })
-	o.str(fs, "qlog-dir", "write a qlog trace per connection into DIR", func(f *agent.ClientFile) *string { return &f.QlogDir })
+	o.str(fs, "server", "ct-server UDP host:port", func(f *clientfile.File) *string { return &f.Server })
+	o.str(fs, "server-name", "ct-server's TLS name (default: the host of --server)", func(f *clientfile.File) *string { return &f.ServerName })
+	o.str(fs, "ca", "PEM certificate to trust for ct-server (e.g. from agent server --write-ca)", func(f *clientfile.File) *string { return &f.CA })
+	o.str(fs, "token", "this client's token", func(f *clientfile.File) *string { return &f.Token })
+	o.str(fs, "token-file", "read the token from FILE", func(f *clientfile.File) *string { return &f.TokenFile })
+	o.list(fs, "paths", "local interfaces NAME=IP, NAME=INTERFACE (its address followed while running) or IP, each optionally /backup or /metered, comma-separated: one QUIC connection each (see --conns-per-path)", false, func(f *clientfile.File) *[]string { return &f.Paths })
+	o.integer(fs, "conns-per-path", "QUIC connections per interface, 1 to 4 (default 1): more fill lossy links (agent/README.md, Lanes)", func(f *clientfile.File, n int64) { f.ConnsPerPath = int(n) })
+	o.list(fs, "listen", "proxy listen addresses, comma-separated (default 127.0.0.1:8080)", false, func(f *clientfile.File) *[]string { return &f.Listen })
+	o.list(fs, "socks", "SOCKS5 listen addresses, comma-separated (default none; e.g. 127.0.0.1:1080)", false, func(f *clientfile.File) *[]string { return &f.Socks })
+	o.str(fs, "scheduler", fmt.Sprintf("path scheduler, one of %v (default %s)", pathchoice.SchedulerNames, pathchoice.DefaultScheduler), func(f *clientfile.File) *string { return &f.Scheduler })
+	o.str(fs, "app-rule", "how apps are told apart: host, port or header:NAME (default host)", func(f *clientfile.File) *string { return &f.AppRule })
+	o.millis(fs, "stall-timeout", "silence after which a response's path is checked and the stream moved (default 800ms)", func(f *clientfile.File) *int64 { return &f.StallTimeoutMS })
+	o.str(fs, "metrics", "serve Prometheus metrics and /healthz on host:port", func(f *clientfile.File) *string { return &f.Metrics })
+	o.str(fs, "qlog-dir", "write a qlog trace per connection into DIR", func(f *clientfile.File) *string { return &f.QlogDir })
 	fs.StringVar(&cf.cacheDir, "cache-dir", "", "prefetch cache directory (enables prefetch)")
 	fs.Int64Var(&cf.cacheBytes, "cache-bytes", 256<<20, "prefetch cache size bound in bytes")
 	return cf
@@ -201,13 +201,13 @@ func registerClientFlags(fs *flag.FlagSet) *clientFlags {
 // Load reads --config (if given), lays the flags over it, reads the token
 // file and fills in the defaults. Errors name what was wrong; warn
 // receives warnings about the token file.
-func (cf *clientFlags) Load(warn func(string)) (agent.ClientFile, error) {
-	f, err := loadOver(cf.Config, agent.LoadClientFile, &cf.over)
+func (cf *clientFlags) Load(warn func(string)) (clientfile.File, error) {
+	f, err := loadOver(cf.Config, clientfile.Load, &cf.over)
 	if err != nil {
 		return f, err
 	}
 	if cf.cacheDir != "" {
-		f.Cache = &agent.CacheFile{Dir: cf.cacheDir, MaxBytes: cf.cacheBytes}
+		f.Cache = &clientfile.CacheFile{Dir: cf.cacheDir, MaxBytes: cf.cacheBytes}
 	}
 	if f.Server == "" {
 		return f, errors.New("agent client: give --server or server in --config")

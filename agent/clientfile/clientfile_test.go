@@ -1,4 +1,4 @@
-package agent
+package clientfile
 
 import (
 	"os"
@@ -44,7 +44,7 @@ app_rule: port
 priority: {"8080": 4}
 cache: {dir: /tmp/c, max_bytes: 1000000, default_ttl_s: 60}
 `)
-	c, err := LoadClientFile(cli)
+	c, err := Load(cli)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -65,7 +65,7 @@ cache: {dir: /tmp/c, max_bytes: 1000000, default_ttl_s: 60}
 		if strings.HasPrefix(bad.name, "s") {
 			_, err = server.LoadFile(p)
 		} else {
-			_, err = LoadClientFile(p)
+			_, err = Load(p)
 		}
 		if err == nil || !strings.Contains(err.Error(), bad.want) || strings.Contains(err.Error(), "\n") {
 			t.Errorf("%s: %v, want one line with %q", bad.name, err, bad.want)

@@ -1,29 +1,19 @@
-package agent
+package clientfile
 
 import (
-	"strings"
 	"testing"
 
 	"github.com/hetquic/hetquic/agent/wire"
 )
 
-func oneLineErr(t *testing.T, err error) {
-	if err != nil && strings.Contains(err.Error(), "\n") {
-		t.Fatalf("error is not one line: %q", err)
-	}
-}
-
-// Fuzz targets for every parser of ct-client and ct-server input (every
-// parser has one). Seeds live in testdata/fuzz/<target>; "go test" runs them, "go test
-// -run X -fuzz FuzzParseTarget ./agent" fuzzes one. Each target checks
-// what an accepted input promises, not only that nothing panics.
-
+// FuzzClientFile: ct-client's file; what Parse accepts is in range (seeds in
+// testdata/fuzz/FuzzClientFile).
 func FuzzClientFile(f *testing.F) {
 	f.Add([]byte(sampleClientYAML))
 	f.Add([]byte("conns_per_path: 9\n"))
 	f.Add([]byte("cache: {dir: \"\", max_bytes: -1}\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		cf, err := ParseClientFile("c.yaml", data)
+		cf, err := Parse("c.yaml", data)
 		if err != nil {
 			return
 		}
