@@ -21,6 +21,7 @@ import (
 	"github.com/hetquic/hetquic/agent/cache"
 	"github.com/hetquic/hetquic/agent/idlebody"
 	"github.com/hetquic/hetquic/agent/pathchoice"
+	"github.com/hetquic/hetquic/agent/tunnel"
 	"github.com/hetquic/hetquic/agent/tunnelgate"
 	"github.com/hetquic/hetquic/agent/wire"
 )
@@ -245,7 +246,7 @@ func (c *Client) Close() error {
 	// A response or tunnel cut here is incomplete: reset, never a FIN
 	// an app could take for the end of its data.
 	for conn := range c.active {
-		resetOnClose(conn)
+		tunnel.ResetOnClose(conn)
 	}
 	for s := range c.servers {
 		s.Close()
@@ -254,7 +255,7 @@ func (c *Client) Close() error {
 		l.Close()
 	}
 	for t := range c.tunnels {
-		resetOnClose(t)
+		tunnel.ResetOnClose(t)
 		t.Close()
 	}
 	c.mu.Unlock()
@@ -523,7 +524,7 @@ func (r *stallReader) Read(b []byte) (int, error) {
 }
 
 // errStalled marks an attempt given up because its path went silent.
-var errStalled = errors.New("path stalled")
+var errStalled = tunnel.ErrStalled
 
 // errRefused marks a resume ct-server refused for a limit (429, 503).
 var errRefused = errors.New("refused by ct-server's limits")
@@ -568,17 +569,10 @@ func (c *Client) abortApp(w http.ResponseWriter, r *http.Request) {
 	if _, piece := w.(*bufferWriter); !piece {
 		c.aborts.Add(1)
 		if conn, ok := r.Context().Value(appConnKey{}).(net.Conn); ok {
-			resetOnClose(conn)
+			tunnel.ResetOnClose(conn)
 		}
 	}
 	panic(http.ErrAbortHandler) // net/http closes the connection
-}
-
-// resetOnClose makes conn's Close send a TCP RST instead of a FIN.
-func resetOnClose(conn net.Conn) {
-	if tc, ok := conn.(*net.TCPConn); ok {
-		tc.SetLinger(0)
-	}
 }
 
 // isConnErr says err is the stream or connection failing (not the app or
@@ -780,7 +774,7 @@ func (c *Client) connect(w http.ResponseWriter, r *http.Request) {
 // (resp says how ct-server answered), not yet joined to its app.
 type openedTunnel struct {
 	c    *Client
-	t    *ctTunnel
+	t    *tunnel.Tunnel
 	str  *quic.Stream
 	hr   *wire.HeadReader
 	resp *http.Response
@@ -817,7 +811,7 @@ func (c *Client) openAppTunnel(ctx context.Context, app, target string, st *appS
 		}
 		return nil, http.StatusServiceUnavailable, err
 	}
-	t := &ctTunnel{c: c, target: target, req: c.request(app), slot: slot}
+	t := tunnel.New(tunnelHost{c}, target, c.request(app), slot)
 	str, hr, resp, p, err := c.openTunnel(ctx, t)
 	if err != nil {
 		c.gate.Release(slot)
@@ -836,8 +830,6 @@ func (c *Client) openAppTunnel(ctx context.Context, app, target string, st *appS
 // until the tunnel ends, moving it between paths as it must.
 func (c *Client) attachApp(o *openedTunnel, appConn net.Conn, reply []byte, first io.Reader, st *appStats) {
 	defer c.gate.Release(o.slot)
-	t := o.t
-	t.id = o.resp.Header.Get(wire.HdrSession)
 	c.mu.Lock()
 	if c.closed {
 		c.mu.Unlock()
@@ -860,20 +852,53 @@ func (c *Client) attachApp(o *openedTunnel, appConn net.Conn, reply []byte, firs
 		o.abandon(wire.CodeOK)
 		return
 	}
-	o.p.addLoad(0, 1, t.req.Priority)
-	o.p.tunnels.Add(1)
-	t.appConn, t.str, t.br, t.p = appConn, o.str, o.hr.Rest(), o.p
-	c.runTunnel(t, first, st)
+	o.t.Run(appConn, o.resp.Header.Get(wire.HdrSession), o.str, o.hr.Rest(), tunnelPath{o.p}, first, func(n int) { st.bytes.Add(int64(n)) })
 }
+
+// tunnelHost is the client as its tunnels' Host.
+type tunnelHost struct{ c *Client }
+
+func (h tunnelHost) Pick(ctx context.Context, req pathchoice.Request, avoid map[int]bool) (tunnel.Path, *quic.Conn, error) {
+	p, conn, err := h.c.pick(ctx, req, avoid)
+	if err != nil {
+		return nil, nil, err
+	}
+	return tunnelPath{p}, conn, nil
+}
+
+func (h tunnelHost) Context() context.Context    { return h.c.ctx }
+func (h tunnelHost) StallTimeout() time.Duration { return h.c.cfg.StallTimeout }
+func (h tunnelHost) MaxAttempts() int            { return h.c.cfg.MaxAttempts }
+func (h tunnelHost) Log() *slog.Logger           { return h.c.cfg.Log }
+func (h tunnelHost) Moved()                      { h.c.migrations.Add(1) }
+func (h tunnelHost) Resumed(d time.Duration)     { h.c.resumeNanos.Store(int64(d)) }
+func (h tunnelHost) Aborted()                    { h.c.aborts.Add(1) }
+
+// tunnelPath is a path as a tunnel uses it.
+type tunnelPath struct{ p *path }
+
+func (t tunnelPath) ID() int      { return t.p.id }
+func (t tunnelPath) Name() string { return t.p.Name }
+
+// Carry counts the tunnel in the path's load (a stream with the app's
+// priority as weight) and its tunnels.
+func (t tunnelPath) Carry(delta, priority int) {
+	t.p.addLoad(0, delta, delta*priority)
+	t.p.tunnels.Add(int64(delta))
+}
+
+// Reader reads a tunnel's head on the path: the stream's own deadline
+// stays, and what arrives counts as the path's.
+func (t tunnelPath) Reader(str *quic.Stream) io.Reader { return &stallReader{s: str, d: 0, p: t.p} }
 
 // openTunnel opens t's stream on a path, trying others when one fails and
 // waiting (as forward does) while ct-server refuses it for its limits.
-func (c *Client) openTunnel(ctx context.Context, t *ctTunnel) (*quic.Stream, *wire.HeadReader, *http.Response, *path, error) {
+func (c *Client) openTunnel(ctx context.Context, t *tunnel.Tunnel) (*quic.Stream, *wire.HeadReader, *http.Response, *path, error) {
 	avoid := map[int]bool{}
 	refusals := 0
 	var err error
 	for attempt := 0; attempt < c.cfg.MaxAttempts; attempt++ {
-		p, conn, perr := c.pick(ctx, t.req, avoid)
+		p, conn, perr := c.pick(ctx, t.Request(), avoid)
 		if perr != nil {
 			return nil, nil, nil, nil, perr
 		}
@@ -884,7 +909,7 @@ func (c *Client) openTunnel(ctx context.Context, t *ctTunnel) (*quic.Stream, *wi
 			hr   *wire.HeadReader
 			resp *http.Response
 		)
-		str, hr, resp, err = t.openTunnelStream(ctx, p, conn, 0)
+		str, hr, resp, err = t.Open(ctx, tunnelPath{p}, conn, 0)
 		if err == nil && refusedByLimits(resp) && refusals < limitRetries {
 			resp.Body.Close()
 			str.CancelRead(wire.CodeOK)

@@ -1,10 +1,17 @@
-package agent
+// Package tunnel is ct-client's side of a resumable CONNECT tunnel: the
+// CONNECT (new or resume) on a stream, the copy loops both ways with the
+// replay buffer of the app's bytes, and the move to another path when the
+// stream's path fails, with no byte lost or duplicated (the protocol is in
+// package wire's comment). It reaches the client through Host and Path
+// only: the client picks paths, counts, and owns the app's connection.
+package tunnel
 
 import (
 	"context"
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"strconv"
@@ -18,11 +25,38 @@ import (
 	"github.com/hetquic/hetquic/agent/wire"
 )
 
-// Resumable CONNECT tunnels: the protocol is in package wire's comment.
+// Host is what a tunnel needs of the client.
+type Host interface {
+	// Pick chooses a path for the tunnel's stream, avoiding those in avoid.
+	Pick(ctx context.Context, req pathchoice.Request, avoid map[int]bool) (Path, *quic.Conn, error)
+	// Context ends when the client stops.
+	Context() context.Context
+	StallTimeout() time.Duration // the client's stall decision
+	MaxAttempts() int            // paths tried for one resume
+	Log() *slog.Logger
+	Moved()                  // a tunnel left a failed stream
+	Resumed(d time.Duration) // and went on after d
+	Aborted()                // a tunnel could not resume: its app connection was reset
+}
 
-// ctTunnel is ct-client's side of a resumable tunnel.
-type ctTunnel struct {
-	c       *Client
+// Path is one of the client's paths as a tunnel uses it.
+type Path interface {
+	ID() int
+	Name() string
+	// Carry counts a tunnel on the path (delta +1) or off it (-1), with its
+	// app's priority.
+	Carry(delta, priority int)
+	// Reader reads str for the path, counting what arrives as the path's.
+	Reader(str *quic.Stream) io.Reader
+}
+
+// ErrStalled marks a tunnel stream that could not be opened on its path
+// in StallTimeout.
+var ErrStalled = errors.New("path stalled")
+
+// Tunnel is ct-client's side of a resumable tunnel.
+type Tunnel struct {
+	host    Host
 	target  string
 	req     pathchoice.Request
 	appConn net.Conn
@@ -37,7 +71,7 @@ type ctTunnel struct {
 	id       string
 	str      *quic.Stream
 	br       io.Reader // the current stream's reader (after its head)
-	p        *path
+	p        Path
 	gen      int
 	recvDown int64
 	sentUp   int64
@@ -47,14 +81,14 @@ type ctTunnel struct {
 	resumes  int
 }
 
-// openTunnelStream sends the CONNECT (new or resume) on a path and reads
+// Open sends the CONNECT (new or resume) on a path and reads
 // the answer head.
-func (t *ctTunnel) openTunnelStream(ctx context.Context, p *path, conn *quic.Conn, resumeFrom int64) (*quic.Stream, *wire.HeadReader, *http.Response, error) {
-	octx, cancel := context.WithTimeout(ctx, t.c.cfg.StallTimeout)
+func (t *Tunnel) Open(ctx context.Context, p Path, conn *quic.Conn, resumeFrom int64) (*quic.Stream, *wire.HeadReader, *http.Response, error) {
+	octx, cancel := context.WithTimeout(ctx, t.host.StallTimeout())
 	str, err := conn.OpenStreamSync(octx)
 	cancel()
 	if err != nil {
-		return nil, nil, nil, fmt.Errorf("%w: open stream: %v", errStalled, err)
+		return nil, nil, nil, fmt.Errorf("%w: open stream: %v", ErrStalled, err)
 	}
 	head := "CONNECT " + t.target + " HTTP/1.1\r\nHost: " + t.target + "\r\n"
 	if t.id == "" {
@@ -62,14 +96,13 @@ func (t *ctTunnel) openTunnelStream(ctx context.Context, p *path, conn *quic.Con
 	} else {
 		head += wire.HdrSession + ": " + t.id + "\r\n" + wire.HdrResumeDown + ": " + strconv.FormatInt(resumeFrom, 10) + "\r\n"
 	}
-	str.SetDeadline(time.Now().Add(max(4*t.c.cfg.StallTimeout, 5*time.Second)))
+	str.SetDeadline(time.Now().Add(max(4*t.host.StallTimeout(), 5*time.Second)))
 	if _, err := io.WriteString(str, head+"\r\n"); err != nil {
 		str.CancelRead(wire.CodeOK)
 		str.CancelWrite(wire.CodeOK)
 		return nil, nil, nil, err
 	}
-	sr := &stallReader{s: str, d: 0, p: p}
-	hr := wire.NewHeadReader(sr)
+	hr := wire.NewHeadReader(p.Reader(str))
 	resp, err := hr.ReadResponse(&http.Request{Method: http.MethodConnect})
 	if err != nil {
 		str.CancelRead(wire.CodeOK)
@@ -82,7 +115,7 @@ func (t *ctTunnel) openTunnelStream(ctx context.Context, p *path, conn *quic.Con
 
 // resume moves the tunnel to another path after attachment gen failed.
 // It reports whether the tunnel goes on.
-func (t *ctTunnel) resume(gen int) bool {
+func (t *Tunnel) resume(gen int) bool {
 	t.rmu.Lock()
 	defer t.rmu.Unlock()
 	t.mu.Lock()
@@ -104,27 +137,26 @@ func (t *ctTunnel) resume(gen int) bool {
 	from := t.recvDown
 	t.mu.Unlock()
 	t.dmu.Unlock()
-	oldPath.addLoad(0, -1, -t.req.Priority)
-	oldPath.tunnels.Add(-1)
-	t.c.migrations.Add(1)
-	avoid := map[int]bool{oldPath.id: true}
+	oldPath.Carry(-1, t.req.Priority)
+	t.host.Moved()
+	avoid := map[int]bool{oldPath.ID(): true}
 	start := time.Now()
-	for attempt := 0; attempt < t.c.cfg.MaxAttempts && t.c.ctx.Err() == nil; attempt++ {
-		p, conn, err := t.c.pick(t.c.ctx, t.req, avoid)
+	for attempt := 0; attempt < t.host.MaxAttempts() && t.host.Context().Err() == nil; attempt++ {
+		p, conn, err := t.host.Pick(t.host.Context(), t.req, avoid)
 		if err != nil {
 			break
 		}
-		avoid[p.id] = true
-		str, hr, resp, err := t.openTunnelStream(t.c.ctx, p, conn, from)
+		avoid[p.ID()] = true
+		str, hr, resp, err := t.Open(t.host.Context(), p, conn, from)
 		if err != nil {
-			t.c.cfg.Log.Warn("tunnel resume failed", "target", t.target, "path", p.Name, "err", err)
+			t.host.Log().Warn("tunnel resume failed", "target", t.target, "path", p.Name(), "err", err)
 			continue
 		}
 		if resp.StatusCode != http.StatusOK {
 			resp.Body.Close()
 			str.CancelRead(wire.CodeOK)
 			str.CancelWrite(wire.CodeOK)
-			t.c.cfg.Log.Warn("tunnel resume refused", "target", t.target, "status", resp.StatusCode, "reason", resp.Header.Get(wire.HdrError))
+			t.host.Log().Warn("tunnel resume refused", "target", t.target, "status", resp.StatusCode, "reason", resp.Header.Get(wire.HdrError))
 			break
 		}
 		t.mu.Lock()
@@ -134,7 +166,7 @@ func (t *ctTunnel) resume(gen int) bool {
 			t.mu.Unlock()
 			str.CancelRead(wire.CodeOK)
 			str.CancelWrite(wire.CodeOK)
-			t.c.cfg.Log.Warn("tunnel failed", "target", t.target, "err", err)
+			t.host.Log().Warn("tunnel failed", "target", t.target, "err", err)
 			break
 		}
 		data := append([]byte(nil), t.upBuf.Bytes()[upAt-low:]...)
@@ -148,24 +180,23 @@ func (t *ctTunnel) resume(gen int) bool {
 		if appEOF {
 			str.Close()
 		}
-		p.addLoad(0, 1, t.req.Priority)
-		p.tunnels.Add(1)
+		p.Carry(1, t.req.Priority)
 		t.mu.Lock()
 		t.str, t.br, t.p = str, hr.Rest(), p
 		t.resumes++
 		t.cond.Broadcast()
 		t.mu.Unlock()
-		t.c.resumeNanos.Store(int64(time.Since(start)))
-		t.c.cfg.Log.Info("tunnel moved", "target", t.target, "from", oldPath.Name, "to", p.Name, "down_from_byte", from, "up_from_byte", upAt)
+		t.host.Resumed(time.Since(start))
+		t.host.Log().Info("tunnel moved", "target", t.target, "from", oldPath.Name(), "to", p.Name(), "down_from_byte", from, "up_from_byte", upAt)
 		return true
 	}
 	// The tunnel cannot go on: reset the app's connection, so a protocol
 	// that ends its data with the connection sees an error, not an end.
 	// Before failed is set: downLoop then closes the connection too, and
 	// that close must already be a reset.
-	t.c.cfg.Log.Warn("tunnel cannot resume; resetting the app connection", "target", t.target, "down_bytes", from)
-	t.c.aborts.Add(1)
-	resetOnClose(t.appConn)
+	t.host.Log().Warn("tunnel cannot resume; resetting the app connection", "target", t.target, "down_bytes", from)
+	t.host.Aborted()
+	ResetOnClose(t.appConn)
 	t.mu.Lock()
 	t.failed = true
 	t.cond.Broadcast()
@@ -175,7 +206,7 @@ func (t *ctTunnel) resume(gen int) bool {
 }
 
 // current waits for an attached stream; ok is false once the tunnel failed.
-func (t *ctTunnel) current() (str *quic.Stream, br io.Reader, gen int, ok bool) {
+func (t *Tunnel) current() (str *quic.Stream, br io.Reader, gen int, ok bool) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	for t.str == nil && !t.failed {
@@ -185,7 +216,7 @@ func (t *ctTunnel) current() (str *quic.Stream, br io.Reader, gen int, ok bool) 
 }
 
 // upLoop copies app → stream, keeping the replay buffer.
-func (t *ctTunnel) upLoop(first io.Reader) {
+func (t *Tunnel) upLoop(first io.Reader) {
 	buf := make([]byte, 32<<10)
 	for {
 		n, rerr := first.Read(buf)
@@ -232,7 +263,7 @@ func (t *ctTunnel) upLoop(first io.Reader) {
 }
 
 // downLoop copies stream → app until ct-server's FIN.
-func (t *ctTunnel) downLoop(st *appStats) {
+func (t *Tunnel) downLoop(delivered func(n int)) {
 	buf := make([]byte, 32<<10)
 	for {
 		_, br, gen, ok := t.current()
@@ -254,7 +285,7 @@ func (t *ctTunnel) downLoop(st *appStats) {
 				t.mu.Lock()
 				t.recvDown += int64(n)
 				t.mu.Unlock()
-				st.bytes.Add(int64(n))
+				delivered(n)
 			}
 			t.dmu.Unlock()
 		}
@@ -275,12 +306,27 @@ func (t *ctTunnel) downLoop(st *appStats) {
 	}
 }
 
-// tunnel runs a resumable CONNECT for the app (hijacked already by connect).
-func (c *Client) runTunnel(t *ctTunnel, first io.Reader, st *appStats) {
+// New is a tunnel to target for an app whose requests are req, holding
+// slot (touched by its traffic); Open then opens its stream.
+func New(host Host, target string, req pathchoice.Request, slot *tunnelgate.Ticket) *Tunnel {
+	return &Tunnel{host: host, target: target, req: req, slot: slot}
+}
+
+// Request is the tunnel's app request, for the choice of its path.
+func (t *Tunnel) Request() pathchoice.Request { return t.req }
+
+// Run carries the app's connection over the tunnel, whose stream str (read
+// through rest after its head) ct-server answered with session id on path
+// p: bytes both ways until either end finishes, moving between paths as it
+// must. first is the app's side to read (its connection, after any bytes
+// read ahead); delivered hears of the bytes given to the app.
+func (t *Tunnel) Run(appConn net.Conn, id string, str *quic.Stream, rest io.Reader, p Path, first io.Reader, delivered func(n int)) {
+	p.Carry(1, t.req.Priority)
+	t.id, t.appConn, t.str, t.br, t.p = id, appConn, str, rest, p
 	t.cond = sync.NewCond(&t.mu)
 	var up sync.WaitGroup
 	up.Go(func() { t.upLoop(first) })
-	t.downLoop(st)
+	t.downLoop(delivered)
 	// ct-server finished (or the tunnel failed): close the app's connection,
 	// which ends the up direction too.
 	t.appConn.Close()
@@ -292,7 +338,14 @@ func (c *Client) runTunnel(t *ctTunnel, first io.Reader, st *appStats) {
 	t.mu.Unlock()
 	if !failed && str != nil {
 		str.CancelRead(wire.CodeOK) // the FIN went up in upLoop
-		p.addLoad(0, -1, -t.req.Priority)
-		p.tunnels.Add(-1)
+		p.Carry(-1, t.req.Priority)
+	}
+}
+
+// ResetOnClose makes closing conn a reset (RST), not an end (FIN), so that
+// an app whose protocol ends its data with the connection sees an error.
+func ResetOnClose(conn net.Conn) {
+	if tc, ok := conn.(*net.TCPConn); ok {
+		tc.SetLinger(0)
 	}
 }
