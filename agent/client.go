@@ -730,7 +730,7 @@ const rateSampleBytes = 256 << 10
 var copyBufs = sync.Pool{New: func() any { b := make([]byte, 32<<10); return &b }}
 
 // connect tunnels a CONNECT through ct-server as a resumable session (see
-// tunnel.go): when its path fails, the tunnel moves to another path with
+// package tunnel): when its path fails, the tunnel moves to another path with
 // no byte lost or duplicated.
 func (c *Client) connect(w http.ResponseWriter, r *http.Request) {
 	target, err := wire.NormHostPort(r.RequestURI, "")

@@ -24,7 +24,7 @@ import (
 // large each piece is, which path takes it, how far ahead of the app the
 // paths may run (the reorder window) and when a piece that holds the app
 // up is requested again on a faster path is the policy of package
-// stripesched; this file runs it. Each piece is an ordinary request, so a
+// stripesched; package stripe runs it. Each piece is an ordinary request, so a
 // piece whose path fails moves like any other (stream migration). Memory
 // is bounded by the window (stripesched.MaxWindow at most).
 const (
