@@ -145,7 +145,7 @@ func TestUnauthorizedClient(t *testing.T) {
 	if bad.Ready() != 0 {
 		t.Fatal("a client with a wrong token got a connection")
 	}
-	if ts.unauthorized.Load() == 0 {
+	if ts.Usage().Unauthorized == 0 {
 		t.Fatal("server did not count the unauthorized client")
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)

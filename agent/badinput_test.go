@@ -15,6 +15,9 @@ import (
 	"time"
 
 	"github.com/quic-go/quic-go"
+
+	"github.com/hetquic/hetquic/agent/server"
+	"github.com/hetquic/hetquic/agent/wire"
 )
 
 // rawProxy sends raw bytes to the proxy and returns the status line (or
@@ -39,7 +42,7 @@ func TestProxyBadInput(t *testing.T) {
 	up := startUpstream(t)
 	ts := startServer(t, "", nil, up.hostport)
 	tc := startClient(t, ts, 1, true, func(c *ClientConfig) { c.HeaderTimeout = 300 * time.Millisecond })
-	huge := strings.Repeat("a", MaxHeaderBytes+8192)
+	huge := strings.Repeat("a", wire.MaxHeaderBytes+8192)
 	cases := []struct {
 		name, raw, want string
 	}{
@@ -100,7 +103,7 @@ func rawConn(t *testing.T, ts *testServer, token string) *quic.Conn {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	conn, err := quic.DialAddr(ctx, ts.addr, &tls.Config{RootCAs: ts.pool.RootCAs, ServerName: "localhost", NextProtos: []string{ALPN}}, nil)
+	conn, err := quic.DialAddr(ctx, ts.addr, &tls.Config{RootCAs: ts.pool.RootCAs, ServerName: "localhost", NextProtos: []string{wire.ALPN}}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -145,7 +148,7 @@ func rawStream(t *testing.T, conn *quic.Conn, raw string, dribble time.Duration)
 
 func TestServerBadStreams(t *testing.T) {
 	up := startUpstream(t)
-	ts := startServer(t, "", func(c *ServerConfig) {
+	ts := startServer(t, "", func(c *server.Config) {
 		c.HeaderTimeout = 300 * time.Millisecond
 		c.HelloTimeout = 500 * time.Millisecond
 	}, up.hostport)
@@ -159,7 +162,7 @@ func TestServerBadStreams(t *testing.T) {
 		{"not allowed", "GET http://10.1.2.3/ HTTP/1.1\r\nHost: 10.1.2.3\r\n\r\n", "403"},
 		{"prefetch not allowed", "GET /_ct/prefetch?url=http%3A%2F%2F10.1.2.3%2F HTTP/1.1\r\nHost: ct\r\n\r\n", "403"},
 		{"prefetch bad url", "GET /_ct/prefetch?url=ftp%3A%2F%2Fx HTTP/1.1\r\nHost: ct\r\n\r\n", "400"},
-		{"head too large", "GET http://" + up.hostport + "/ HTTP/1.1\r\nX: " + strings.Repeat("b", MaxHeaderBytes) + "\r\n\r\n", "431"},
+		{"head too large", "GET http://" + up.hostport + "/ HTTP/1.1\r\nX: " + strings.Repeat("b", wire.MaxHeaderBytes) + "\r\n\r\n", "431"},
 		{"connect no port", "CONNECT example.com HTTP/1.1\r\nHost: x\r\n\r\n", "400"},
 	}
 	for _, c := range cases {
@@ -184,7 +187,7 @@ func TestServerBadStreams(t *testing.T) {
 		select {
 		case <-bad.Context().Done():
 			var ae *quic.ApplicationError
-			if err := context.Cause(bad.Context()); !errors.As(err, &ae) || ae.ErrorCode != codeUnauthorized {
+			if err := context.Cause(bad.Context()); !errors.As(err, &ae) || ae.ErrorCode != wire.CodeUnauthorized {
 				t.Errorf("%s: closed with %v", c.name, err)
 			}
 		case <-time.After(5 * time.Second):
@@ -205,9 +208,9 @@ func TestServerBadStreams(t *testing.T) {
 
 func TestServerLimits(t *testing.T) {
 	up := startUpstream(t)
-	ts := startServer(t, "", func(c *ServerConfig) {
-		c.Clients[0].Limits = &Limits{MaxStreams: 1}
-		c.Clients[1].Limits = &Limits{MaxBytes: 300_000}
+	ts := startServer(t, "", func(c *server.Config) {
+		c.Clients[0].Limits = &server.Limits{MaxStreams: 1}
+		c.Clients[1].Limits = &server.Limits{MaxBytes: 300_000}
 	}, up.hostport)
 	alice := startClient(t, ts, 1, true, nil)
 	bob := startClient(t, ts, 1, true, func(c *ClientConfig) { c.Token = testToken + "-bob" })
@@ -221,10 +224,7 @@ func TestServerLimits(t *testing.T) {
 		})
 		if i == 0 { // the first holds alice's one slot before the second asks
 			waitFor(t, func() bool {
-				cs := ts.pol.Load().clients[0]
-				cs.mu.Lock()
-				defer cs.mu.Unlock()
-				return cs.streams == 1
+				return ts.Usage().Clients[0].Streams == 1
 			}, "alice's first stream")
 		}
 	}
@@ -280,7 +280,7 @@ func TestServerLimits(t *testing.T) {
 func TestServerRate(t *testing.T) {
 	up := startUpstream(t)
 	const rate = 1 << 20
-	ts := startServer(t, "", func(c *ServerConfig) { c.Limits = Limits{RateBytesPerSec: rate} }, up.hostport)
+	ts := startServer(t, "", func(c *server.Config) { c.Limits = server.Limits{RateBytesPerSec: rate} }, up.hostport)
 	tc := startClient(t, ts, 1, true, nil)
 	start := time.Now()
 	const size = 3 << 20

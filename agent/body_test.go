@@ -15,6 +15,8 @@ import (
 
 	"github.com/quic-go/quic-go"
 
+	"github.com/hetquic/hetquic/agent/idlebody"
+	"github.com/hetquic/hetquic/agent/wire"
 	"github.com/hetquic/hetquic/origin"
 )
 
@@ -35,9 +37,9 @@ func trickle(w io.Writer, body []byte, chunk int, stop <-chan struct{}) {
 	}
 }
 
-// A request body at 1 byte/s is cut by ct-client once BodyIdleTimeout
-// passes without BodyProgressBytes: the app gets 408 (no head went out),
-// at BodyIdleTimeout exactly in fake time, and ct-server holds nothing for
+// A request body at 1 byte/s is cut by ct-client once idlebody.Timeout
+// passes without idlebody.ProgressBytes: the app gets 408 (no head went out),
+// at idlebody.Timeout exactly in fake time, and ct-server holds nothing for
 // it afterwards. Issue 23 saw it go on for 42 s and counting.
 func TestBodyIdleCut(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
@@ -55,20 +57,20 @@ func TestBodyIdleCut(t *testing.T) {
 			t.Fatal(err)
 		}
 		resp.Body.Close()
-		if resp.StatusCode != http.StatusRequestTimeout || took < BodyIdleTimeout || took > BodyIdleTimeout+time.Second {
-			t.Fatalf("status %d after %v, want 408 after %v", resp.StatusCode, took, BodyIdleTimeout)
+		if resp.StatusCode != http.StatusRequestTimeout || took < idlebody.Timeout || took > idlebody.Timeout+time.Second {
+			t.Fatalf("status %d after %v, want 408 after %v", resp.StatusCode, took, idlebody.Timeout)
 		}
 		conn.Close()
 		time.Sleep(time.Second)
 		synctest.Wait()
-		if r := m.s.reserved.Load(); r != 0 {
+		if r := m.s.Usage().Reserved; r != 0 {
 			t.Fatalf("ct-server still reserves %d bytes for the cut request", r)
 		}
 	})
 }
 
-// A slow body that keeps moving (150 bytes/s, above BodyProgressBytes per
-// BodyIdleTimeout) is never cut, however long it takes: no total deadline.
+// A slow body that keeps moving (150 bytes/s, above idlebody.ProgressBytes per
+// idlebody.Timeout) is never cut, however long it takes: no total deadline.
 func TestBodySlowButMoving(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		m := startMemAgent(t, 1, nil, nil)
@@ -94,7 +96,7 @@ func TestBodySlowButMoving(t *testing.T) {
 }
 
 // ct-server cuts an idle body by itself too (a ct-client of another make,
-// or one whose app-side cut failed): 408 after BodyIdleTimeout.
+// or one whose app-side cut failed): 408 after idlebody.Timeout.
 func TestServerBodyIdleCut(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		m := startMemAgent(t, 1, nil, nil)
@@ -114,8 +116,8 @@ func TestServerBodyIdleCut(t *testing.T) {
 			t.Fatal(err)
 		}
 		resp.Body.Close()
-		if resp.StatusCode != http.StatusRequestTimeout || took < BodyIdleTimeout || took > BodyIdleTimeout+time.Second {
-			t.Fatalf("status %d %q after %v, want 408 after %v", resp.StatusCode, resp.Header.Get(hdrError), took, BodyIdleTimeout)
+		if resp.StatusCode != http.StatusRequestTimeout || took < idlebody.Timeout || took > idlebody.Timeout+time.Second {
+			t.Fatalf("status %d %q after %v, want 408 after %v", resp.StatusCode, resp.Header.Get(wire.HdrError), took, idlebody.Timeout)
 		}
 	})
 }
@@ -129,7 +131,7 @@ func memAuthConn(t *testing.T, m *memAgent) *quic.Conn {
 	}
 	tr := &quic.Transport{Conn: pc}
 	t.Cleanup(func() { tr.Close(); pc.Close() })
-	tc := &tls.Config{RootCAs: m.pair.Pool, ServerName: "localhost", NextProtos: []string{ALPN}}
+	tc := &tls.Config{RootCAs: m.pair.Pool, ServerName: "localhost", NextProtos: []string{wire.ALPN}}
 	conn, err := tr.Dial(context.Background(), net.UDPAddrFromAddrPort(memCTServer), tc, &quic.Config{})
 	if err != nil {
 		t.Fatal(err)
@@ -139,7 +141,7 @@ func memAuthConn(t *testing.T, m *memAgent) *quic.Conn {
 	if err != nil {
 		t.Fatal(err)
 	}
-	fmt.Fprintf(str, "GET %s HTTP/1.1\r\nHost: ct\r\nAuthorization: Bearer %s\r\n\r\n", pathHello, testToken)
+	fmt.Fprintf(str, "GET %s HTTP/1.1\r\nHost: ct\r\nAuthorization: Bearer %s\r\n\r\n", wire.PathHello, testToken)
 	str.Close()
 	resp, err := http.ReadResponse(bufio.NewReader(str), nil)
 	if err != nil || resp.StatusCode != 200 {

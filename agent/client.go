@@ -10,7 +10,6 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"net/netip"
 	"slices"
 	"strings"
 	"sync"
@@ -19,7 +18,12 @@ import (
 
 	"github.com/quic-go/quic-go"
 
+	"github.com/hetquic/hetquic/agent/cache"
+	"github.com/hetquic/hetquic/agent/idlebody"
+	"github.com/hetquic/hetquic/agent/pathchoice"
+	"github.com/hetquic/hetquic/agent/tunnel"
 	"github.com/hetquic/hetquic/agent/tunnelgate"
+	"github.com/hetquic/hetquic/agent/wire"
 )
 
 // DefaultTunnelIdle is how quiet a tunnel must be before it may be closed
@@ -50,7 +54,7 @@ type ClientConfig struct {
 	// Server is ct-server's UDP host:port, ServerName its TLS name.
 	Server     string
 	ServerName string
-	TLS        *tls.Config // RootCAs; NextProtos is set to ALPN
+	TLS        *tls.Config // RootCAs; NextProtos is set to wire.ALPN
 	// CAFile, if set, is a PEM file of certificates to trust for ct-server,
 	// read again before every dial: a ct-server that made a new
 	// self-signed certificate is trusted as soon as the file is replaced,
@@ -59,8 +63,8 @@ type ClientConfig struct {
 	Token  string // bearer token ct-server knows this client by
 	// Paths are the local interfaces: one always-on connection each.
 	Paths []LocalPath
-	// Scheduler places requests on paths (default: DefaultScheduler).
-	Scheduler Scheduler
+	// Scheduler places requests on paths (default: pathchoice.DefaultScheduler).
+	Scheduler pathchoice.Scheduler
 	AppRule   AppRule        // default: by host
 	Priority  map[string]int // app → priority (default 1)
 	// AppPaths pins apps to paths by name (app → path): their requests
@@ -74,13 +78,13 @@ type ClientConfig struct {
 	// SuspectFor is how long a stalled path gets no new requests (default 3 s).
 	SuspectFor time.Duration
 	// IdleTimeout is QUIC's MaxIdleTimeout; keep-alives go every quarter
-	// (default DefaultIdleTimeout).
+	// (default wire.DefaultIdleTimeout).
 	IdleTimeout time.Duration
 	// ReconnectMin and ReconnectMax bound the reconnection backoff
 	// (default 100 ms, doubling to 5 s).
 	ReconnectMin, ReconnectMax time.Duration
 	// Cache holds prefetched responses (nil: no prefetch).
-	Cache *Cache
+	Cache *cache.Cache
 	QUIC  *quic.Config
 	// ListenPacket opens the socket of a path (default: UDP on addr:0).
 	// Tests wrap it to impair a path.
@@ -116,7 +120,7 @@ type ClientConfig struct {
 type Client struct {
 	cfg   ClientConfig
 	paths []*path
-	cache *Cache
+	cache *cache.Cache
 
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -140,7 +144,7 @@ type Client struct {
 	slots                             atomic.Pointer[chan struct{}] // see setMaxStreams
 	gate                              *tunnelgate.Gate              // CONNECT slots, fair between apps
 	pol                               clientPolicy                  // what Reload replaces
-	udp                               udpRoutes                     // UDP flows by connection and stream
+	udp                               wire.DatagramRoutes           // UDP flows by connection and stream
 	stallDetectNanos, stallDetections atomic.Int64
 	resumeNanos                       atomic.Int64
 }
@@ -161,7 +165,7 @@ func NewClient(cfg ClientConfig) (*Client, error) {
 	}
 	cfg.StallTimeout = cmp.Or(cfg.StallTimeout, DefaultStallTimeout)
 	cfg.SuspectFor = cmp.Or(cfg.SuspectFor, 3*time.Second)
-	cfg.IdleTimeout = cmp.Or(cfg.IdleTimeout, DefaultIdleTimeout)
+	cfg.IdleTimeout = cmp.Or(cfg.IdleTimeout, wire.DefaultIdleTimeout)
 	cfg.ReconnectMin = cmp.Or(cfg.ReconnectMin, 100*time.Millisecond)
 	cfg.ReconnectMax = cmp.Or(cfg.ReconnectMax, 5*time.Second)
 	cfg.MaxAttempts = cmp.Or(cfg.MaxAttempts, 2*len(cfg.Paths)+1)
@@ -182,7 +186,7 @@ func NewClient(cfg ClientConfig) (*Client, error) {
 		}
 	}
 	if cfg.Scheduler == nil {
-		s, err := NewScheduler(DefaultScheduler, len(cfg.Paths), 1)
+		s, err := pathchoice.NewScheduler(pathchoice.DefaultScheduler, len(cfg.Paths), 1)
 		if err != nil {
 			return nil, err
 		}
@@ -242,7 +246,7 @@ func (c *Client) Close() error {
 	// A response or tunnel cut here is incomplete: reset, never a FIN
 	// an app could take for the end of its data.
 	for conn := range c.active {
-		resetOnClose(conn)
+		tunnel.ResetOnClose(conn)
 	}
 	for s := range c.servers {
 		s.Close()
@@ -251,7 +255,7 @@ func (c *Client) Close() error {
 		l.Close()
 	}
 	for t := range c.tunnels {
-		resetOnClose(t)
+		tunnel.ResetOnClose(t)
 		t.Close()
 	}
 	c.mu.Unlock()
@@ -268,7 +272,7 @@ func (c *Client) Serve(l net.Listener) error {
 		ReadHeaderTimeout: c.cfg.HeaderTimeout, // an app dribbling its head is cut off
 		IdleTimeout:       AppIdleTimeout,
 		ConnState:         c.trackConn,
-		MaxHeaderBytes:    MaxHeaderBytes,
+		MaxHeaderBytes:    wire.MaxHeaderBytes,
 		ErrorLog:          nil,
 		ConnContext: func(ctx context.Context, conn net.Conn) context.Context {
 			return context.WithValue(ctx, appConnKey{}, conn) // for abortApp
@@ -335,65 +339,19 @@ const DefaultStallTimeout = 800 * time.Millisecond
 // pathWait bounds how long a request waits for some path to come up.
 const pathWait = 5 * time.Second
 
-// pick chooses the path of a request. Paths in avoid (tried already by this
-// request), their sibling lanes (same local address: likely the same
-// failure) and suspected paths are left out while others are up, in that
-// order of giving in.
-func (c *Client) pick(ctx context.Context, r Request, avoid map[int]bool) (*path, *quic.Conn, error) {
-	var avoidAddr map[netip.Addr]bool // nil (reads as empty) on a first attempt
-	for id := range avoid {
-		if avoidAddr == nil {
-			avoidAddr = map[netip.Addr]bool{}
-		}
-		avoidAddr[c.paths[id].Addr] = true
-	}
+// pick chooses the path of a request by pathchoice.Choose on a snapshot of
+// the paths, waiting (up to pathWait) for a change while none is up. Paths
+// in avoid were tried already by this request.
+func (c *Client) pick(ctx context.Context, r pathchoice.Request, avoid map[int]bool) (*path, *quic.Conn, error) {
 	deadline := time.NewTimer(pathWait)
 	defer deadline.Stop()
 	for {
 		c.mu.Lock()
 		ch := c.changeCh
 		c.mu.Unlock()
-		now := time.Now()
-		if r.pin > 0 && r.pin <= len(c.paths) {
-			p := c.paths[r.pin-1]
-			p.mu.Lock()
-			conn := p.conn
-			ok := conn != nil && conn.Context().Err() == nil && !avoid[p.id] && !now.Before(p.suspectUntil)
-			p.mu.Unlock()
-			if ok {
-				return p, conn, nil
-			}
-		}
-		primaryOK := c.primaryUp(avoid, now)
-		for pass := 0; pass < 4; pass++ {
-			var views []PathView
-			conns := map[int]*quic.Conn{}
-			for _, p := range c.paths {
-				p.mu.Lock()
-				ok := p.conn != nil && p.conn.Context().Err() == nil && (p.Role == RolePrimary || !primaryOK) && (pass >= 3 || !avoid[p.id]) &&
-					(pass >= 2 || !now.Before(p.suspectUntil) || p.suspectUntil.IsZero()) && (pass >= 1 || !avoidAddr[p.Addr])
-				if ok {
-					st := p.conn.ConnectionStats()
-					rate := p.rate
-					if rate == 0 && st.SmoothedRTT > 0 {
-						// No sample yet: what the congestion window allows.
-						rate = float64(st.CongestionWindow) / st.SmoothedRTT.Seconds()
-					}
-					views = append(views, PathView{ID: p.id, SRTT: st.SmoothedRTT,
-						Outstanding: p.outstanding, Streams: p.streams, Weight: p.weight, Rate: rate})
-					conns[p.id] = p.conn
-				}
-				p.mu.Unlock()
-			}
-			if len(views) == 0 {
-				continue
-			}
-			id := c.cfg.Scheduler.Pick(r, views)
-			conn, ok := conns[id]
-			if !ok { // a policy must return one of the views; be safe
-				id, conn = views[0].ID, conns[views[0].ID]
-			}
-			return c.paths[id], conn, nil
+		views, conns := c.snapshot()
+		if id := pathchoice.Choose(r, views, avoid, time.Now(), c.cfg.Scheduler); id >= 0 {
+			return c.paths[id], conns[id], nil
 		}
 		select {
 		case <-ch:
@@ -405,21 +363,28 @@ func (c *Client) pick(ctx context.Context, r Request, avoid map[int]bool) (*path
 	}
 }
 
-// primaryUp says a primary path (RolePrimary) is connected, not suspected
-// and not in avoid: backup and metered paths then get no requests.
-func (c *Client) primaryUp(avoid map[int]bool, now time.Time) bool {
-	for _, p := range c.paths {
-		if p.Role != RolePrimary || avoid[p.id] {
-			continue
-		}
+// snapshot is every path's state for pathchoice, read under the path's
+// lock, and the connection each up path had then.
+func (c *Client) snapshot() ([]pathchoice.Path, []*quic.Conn) {
+	views := make([]pathchoice.Path, len(c.paths))
+	conns := make([]*quic.Conn, len(c.paths))
+	for i, p := range c.paths {
 		p.mu.Lock()
-		ok := p.conn != nil && p.conn.Context().Err() == nil && !now.Before(p.suspectUntil)
-		p.mu.Unlock()
-		if ok {
-			return true
+		v := pathchoice.Path{View: pathchoice.PathView{ID: p.id, Outstanding: p.outstanding, Streams: p.streams, Weight: p.weight, Rate: p.rate},
+			Addr: p.Addr, Primary: p.Role == RolePrimary, SuspectUntil: p.suspectUntil}
+		if v.Up = p.conn != nil && p.conn.Context().Err() == nil; v.Up {
+			st := p.conn.ConnectionStats()
+			v.View.SRTT = st.SmoothedRTT
+			if v.View.Rate == 0 && st.SmoothedRTT > 0 {
+				// No sample yet: what the congestion window allows.
+				v.View.Rate = float64(st.CongestionWindow) / st.SmoothedRTT.Seconds()
+			}
+			conns[i] = p.conn
 		}
+		p.mu.Unlock()
+		views[i] = v
 	}
-	return false
+	return views, conns
 }
 
 // ServeHTTP is the proxy: CONNECT tunnels and absolute-form http:// requests.
@@ -519,12 +484,12 @@ func (c *Client) app(name string) *appStats {
 
 // request is what the scheduler knows of a request of app: its priority
 // and the path it is pinned to (AppPaths), if that path exists.
-func (c *Client) request(app string) Request {
-	r := Request{App: app, Priority: c.priority(app)}
+func (c *Client) request(app string) pathchoice.Request {
+	r := pathchoice.Request{App: app, Priority: c.priority(app)}
 	if name, ok := c.policy().AppPaths[app]; ok {
 		for _, p := range c.paths {
 			if p.Name == name {
-				r.pin = p.id + 1
+				r.Pin = p.id + 1
 				break
 			}
 		}
@@ -558,13 +523,8 @@ func (r *stallReader) Read(b []byte) (int, error) {
 	return n, err
 }
 
-func isTimeout(err error) bool {
-	var ne net.Error
-	return errors.As(err, &ne) && ne.Timeout()
-}
-
 // errStalled marks an attempt given up because its path went silent.
-var errStalled = errors.New("path stalled")
+var errStalled = tunnel.ErrStalled
 
 // errRefused marks a resume ct-server refused for a limit (429, 503).
 var errRefused = errors.New("refused by ct-server's limits")
@@ -609,17 +569,10 @@ func (c *Client) abortApp(w http.ResponseWriter, r *http.Request) {
 	if _, piece := w.(*bufferWriter); !piece {
 		c.aborts.Add(1)
 		if conn, ok := r.Context().Value(appConnKey{}).(net.Conn); ok {
-			resetOnClose(conn)
+			tunnel.ResetOnClose(conn)
 		}
 	}
 	panic(http.ErrAbortHandler) // net/http closes the connection
-}
-
-// resetOnClose makes conn's Close send a TCP RST instead of a FIN.
-func resetOnClose(conn net.Conn) {
-	if tc, ok := conn.(*net.TCPConn); ok {
-		tc.SetLinger(0)
-	}
 }
 
 // isConnErr says err is the stream or connection failing (not the app or
@@ -630,7 +583,7 @@ func isConnErr(err error) bool {
 	var se *quic.StreamError
 	var te *quic.TransportError
 	var sr *quic.StatelessResetError
-	if errors.As(err, &se) && se.Remote && se.ErrorCode == codeLimit {
+	if errors.As(err, &se) && se.Remote && se.ErrorCode == wire.CodeLimit {
 		return false // ct-server enforced a limit: another path gets the same
 	}
 	return errors.As(err, &ae) || errors.As(err, &ie) || errors.As(err, &se) || errors.As(err, &te) ||
@@ -669,7 +622,7 @@ func (w *watchedReader) Read(b []byte) (int, error) {
 		if n > 0 {
 			w.s.last = time.Now()
 		}
-		if err == nil || !isTimeout(err) || n > 0 {
+		if err == nil || !idlebody.IsTimeout(err) || n > 0 {
 			return n, err
 		}
 		if !w.s.alive() {
@@ -703,7 +656,7 @@ func (s *stallWatch) alive() bool {
 	s.p.mu.Lock()
 	recent := time.Since(s.p.lastRecv) < half
 	s.p.mu.Unlock()
-	if recent || ping(s.ctx, s.conn, half) {
+	if recent || wire.Ping(s.ctx, s.conn, half) {
 		return true
 	}
 	// Other streams may have got bytes while the ping went unanswered (a
@@ -742,7 +695,7 @@ func (c *Client) confirmDead(p *path, conn *quic.Conn) {
 			p.checking = false
 			c.mu.Unlock()
 		}()
-		if ping(c.ctx, conn, max(c.cfg.StallTimeout, 2*conn.ConnectionStats().SmoothedRTT)) {
+		if wire.Ping(c.ctx, conn, max(c.cfg.StallTimeout, 2*conn.ConnectionStats().SmoothedRTT)) {
 			return
 		}
 		p.mu.Lock()
@@ -750,7 +703,7 @@ func (c *Client) confirmDead(p *path, conn *quic.Conn) {
 		p.mu.Unlock()
 		if silent && c.ctx.Err() == nil {
 			c.cfg.Log.Warn("path silent and ping unanswered; closing its connection", "path", p.Name)
-			conn.CloseWithError(codeStalled, "path stalled")
+			conn.CloseWithError(wire.CodeStalled, "path stalled")
 		}
 	})
 }
@@ -777,10 +730,10 @@ const rateSampleBytes = 256 << 10
 var copyBufs = sync.Pool{New: func() any { b := make([]byte, 32<<10); return &b }}
 
 // connect tunnels a CONNECT through ct-server as a resumable session (see
-// tunnel.go): when its path fails, the tunnel moves to another path with
+// package tunnel): when its path fails, the tunnel moves to another path with
 // no byte lost or duplicated.
 func (c *Client) connect(w http.ResponseWriter, r *http.Request) {
-	target, err := normHostPort(r.RequestURI, "")
+	target, err := wire.NormHostPort(r.RequestURI, "")
 	if err != nil {
 		http.Error(w, "ct-client: CONNECT target: "+err.Error(), http.StatusBadRequest)
 		return
@@ -806,7 +759,7 @@ func (c *Client) connect(w http.ResponseWriter, r *http.Request) {
 	}
 	appConn, brw, err := http.NewResponseController(w).Hijack()
 	if err != nil {
-		o.abandon(codeOK)
+		o.abandon(wire.CodeOK)
 		return
 	}
 	// The app's bytes sent right after its head are in brw's buffer.
@@ -821,9 +774,9 @@ func (c *Client) connect(w http.ResponseWriter, r *http.Request) {
 // (resp says how ct-server answered), not yet joined to its app.
 type openedTunnel struct {
 	c    *Client
-	t    *ctTunnel
+	t    *tunnel.Tunnel
 	str  *quic.Stream
-	hr   *headReader
+	hr   *wire.HeadReader
 	resp *http.Response
 	p    *path
 	slot *tunnelgate.Ticket
@@ -832,7 +785,7 @@ type openedTunnel struct {
 // refused ends a tunnel ct-server answered with other than 200.
 func (o *openedTunnel) refused() {
 	o.resp.Body.Close()
-	o.abandon(codeOK)
+	o.abandon(wire.CodeOK)
 }
 
 // abandon drops the stream and gives the slot back.
@@ -858,7 +811,7 @@ func (c *Client) openAppTunnel(ctx context.Context, app, target string, st *appS
 		}
 		return nil, http.StatusServiceUnavailable, err
 	}
-	t := &ctTunnel{c: c, target: target, req: c.request(app), slot: slot}
+	t := tunnel.New(tunnelHost{c}, target, c.request(app), slot)
 	str, hr, resp, p, err := c.openTunnel(ctx, t)
 	if err != nil {
 		c.gate.Release(slot)
@@ -877,13 +830,11 @@ func (c *Client) openAppTunnel(ctx context.Context, app, target string, st *appS
 // until the tunnel ends, moving it between paths as it must.
 func (c *Client) attachApp(o *openedTunnel, appConn net.Conn, reply []byte, first io.Reader, st *appStats) {
 	defer c.gate.Release(o.slot)
-	t := o.t
-	t.id = o.resp.Header.Get(hdrSession)
 	c.mu.Lock()
 	if c.closed {
 		c.mu.Unlock()
 		appConn.Close()
-		o.abandon(codeShutdown)
+		o.abandon(wire.CodeShutdown)
 		return
 	}
 	c.tunnels[appConn] = struct{}{}
@@ -898,23 +849,56 @@ func (c *Client) attachApp(o *openedTunnel, appConn net.Conn, reply []byte, firs
 		appConn.Close()
 	}()
 	if _, err := appConn.Write(reply); err != nil {
-		o.abandon(codeOK)
+		o.abandon(wire.CodeOK)
 		return
 	}
-	o.p.addLoad(0, 1, t.req.Priority)
-	o.p.tunnels.Add(1)
-	t.appConn, t.str, t.br, t.p = appConn, o.str, o.hr.br, o.p
-	c.runTunnel(t, first, st)
+	o.t.Run(appConn, o.resp.Header.Get(wire.HdrSession), o.str, o.hr.Rest(), tunnelPath{o.p}, first, func(n int) { st.bytes.Add(int64(n)) })
 }
+
+// tunnelHost is the client as its tunnels' Host.
+type tunnelHost struct{ c *Client }
+
+func (h tunnelHost) Pick(ctx context.Context, req pathchoice.Request, avoid map[int]bool) (tunnel.Path, *quic.Conn, error) {
+	p, conn, err := h.c.pick(ctx, req, avoid)
+	if err != nil {
+		return nil, nil, err
+	}
+	return tunnelPath{p}, conn, nil
+}
+
+func (h tunnelHost) Context() context.Context    { return h.c.ctx }
+func (h tunnelHost) StallTimeout() time.Duration { return h.c.cfg.StallTimeout }
+func (h tunnelHost) MaxAttempts() int            { return h.c.cfg.MaxAttempts }
+func (h tunnelHost) Log() *slog.Logger           { return h.c.cfg.Log }
+func (h tunnelHost) Moved()                      { h.c.migrations.Add(1) }
+func (h tunnelHost) Resumed(d time.Duration)     { h.c.resumeNanos.Store(int64(d)) }
+func (h tunnelHost) Aborted()                    { h.c.aborts.Add(1) }
+
+// tunnelPath is a path as a tunnel uses it.
+type tunnelPath struct{ p *path }
+
+func (t tunnelPath) ID() int      { return t.p.id }
+func (t tunnelPath) Name() string { return t.p.Name }
+
+// Carry counts the tunnel in the path's load (a stream with the app's
+// priority as weight) and its tunnels.
+func (t tunnelPath) Carry(delta, priority int) {
+	t.p.addLoad(0, delta, delta*priority)
+	t.p.tunnels.Add(int64(delta))
+}
+
+// Reader reads a tunnel's head on the path: the stream's own deadline
+// stays, and what arrives counts as the path's.
+func (t tunnelPath) Reader(str *quic.Stream) io.Reader { return &stallReader{s: str, d: 0, p: t.p} }
 
 // openTunnel opens t's stream on a path, trying others when one fails and
 // waiting (as forward does) while ct-server refuses it for its limits.
-func (c *Client) openTunnel(ctx context.Context, t *ctTunnel) (*quic.Stream, *headReader, *http.Response, *path, error) {
+func (c *Client) openTunnel(ctx context.Context, t *tunnel.Tunnel) (*quic.Stream, *wire.HeadReader, *http.Response, *path, error) {
 	avoid := map[int]bool{}
 	refusals := 0
 	var err error
 	for attempt := 0; attempt < c.cfg.MaxAttempts; attempt++ {
-		p, conn, perr := c.pick(ctx, t.req, avoid)
+		p, conn, perr := c.pick(ctx, t.Request(), avoid)
 		if perr != nil {
 			return nil, nil, nil, nil, perr
 		}
@@ -922,19 +906,19 @@ func (c *Client) openTunnel(ctx context.Context, t *ctTunnel) (*quic.Stream, *he
 		p.requests.Add(1)
 		var (
 			str  *quic.Stream
-			hr   *headReader
+			hr   *wire.HeadReader
 			resp *http.Response
 		)
-		str, hr, resp, err = t.openTunnelStream(ctx, p, conn, 0)
+		str, hr, resp, err = t.Open(ctx, tunnelPath{p}, conn, 0)
 		if err == nil && refusedByLimits(resp) && refusals < limitRetries {
 			resp.Body.Close()
-			str.CancelRead(codeOK)
-			str.CancelWrite(codeOK)
+			str.CancelRead(wire.CodeOK)
+			str.CancelWrite(wire.CodeOK)
 			refusals++
 			c.limitRetries.Add(1)
 			delete(avoid, p.id)
 			attempt--
-			if !sleepCtx(ctx, min(limitRetryFirst<<refusals, limitRetryMax)) {
+			if !wire.SleepCtx(ctx, min(limitRetryFirst<<refusals, limitRetryMax)) {
 				return nil, nil, nil, nil, ctx.Err()
 			}
 			continue
@@ -954,7 +938,7 @@ func (c *Client) openTunnel(ctx context.Context, t *ctTunnel) (*quic.Stream, *he
 // upstream answers).
 func refusedByLimits(resp *http.Response) bool {
 	return (resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode == http.StatusServiceUnavailable) &&
-		resp.Header.Get(hdrError) != "" && resp.Header.Get("Retry-After") != ""
+		resp.Header.Get(wire.HdrError) != "" && resp.Header.Get("Retry-After") != ""
 }
 
 // discard is the logger of a configuration that sets none.

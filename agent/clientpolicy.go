@@ -3,7 +3,6 @@ package agent
 import (
 	"errors"
 	"fmt"
-	"reflect"
 	"sync/atomic"
 )
 
@@ -52,46 +51,4 @@ func (c *Client) hasPath(name string) bool {
 		}
 	}
 	return false
-}
-
-// ClientPolicy is the reloadable part of a loaded file (Client.Reload).
-func (f ClientFile) ClientPolicy() (ClientPolicy, error) {
-	p := ClientPolicy{Token: f.Token, Priority: f.Priority, AppPaths: f.AppPaths}
-	if f.AppRule != "" {
-		var err error
-		if p.AppRule, err = ParseAppRule(f.AppRule); err != nil {
-			return p, fmt.Errorf("agent client: %w", err)
-		}
-	}
-	return p, nil
-}
-
-// RestartOnly names the settings that differ between f and g and that a
-// reload does not apply (they need a restart): the paths and connections,
-// listeners, scheduler, timeouts, cache, metrics and qlog.
-func (f ClientFile) RestartOnly(g ClientFile) []string {
-	return changed([]setting{
-		{"server", f.Server, g.Server}, {"server_name", f.ServerName, g.ServerName}, {"ca", f.CA, g.CA},
-		{"paths", f.Paths, g.Paths}, {"conns_per_path", f.ConnsPerPath, g.ConnsPerPath},
-		{"listen", f.Listen, g.Listen}, {"socks", f.Socks, g.Socks}, {"scheduler", f.Scheduler, g.Scheduler},
-		{"stall_timeout_ms", f.StallTimeoutMS, g.StallTimeoutMS}, {"idle_timeout_ms", f.IdleTimeoutMS, g.IdleTimeoutMS},
-		{"cache", f.Cache, g.Cache}, {"metrics", f.Metrics, g.Metrics}, {"qlog_dir", f.QlogDir, g.QlogDir},
-	})
-}
-
-// setting is one configuration field's name and its value in two files.
-type setting struct {
-	name string
-	a, b any
-}
-
-// changed names the settings whose two values differ.
-func changed(settings []setting) []string {
-	var names []string
-	for _, x := range settings {
-		if !reflect.DeepEqual(x.a, x.b) {
-			names = append(names, x.name)
-		}
-	}
-	return names
 }

@@ -33,7 +33,7 @@ func TestClientReload(t *testing.T) {
 		r, _ := http.NewRequest(http.MethodGet, "http://"+memApp+"/", nil)
 		r.Header.Set("X-App", "video")
 		app := m.c.identify(r)
-		if req := m.c.request(app); app != "video" || req.Priority != 3 || req.pin != 2 {
+		if req := m.c.request(app); app != "video" || req.Priority != 3 || req.Pin != 2 {
 			t.Fatalf("after reload: app %q, request %+v; want video, priority 3, pinned to path 1", app, req)
 		}
 	})

@@ -11,6 +11,10 @@ import (
 	"time"
 
 	"github.com/quic-go/quic-go"
+
+	"github.com/hetquic/hetquic/agent/identity"
+	"github.com/hetquic/hetquic/agent/server"
+	"github.com/hetquic/hetquic/agent/wire"
 )
 
 func TestTokenBits(t *testing.T) {
@@ -26,13 +30,13 @@ func TestTokenBits(t *testing.T) {
 		{"Zq3vX9kLm2Rt8WpB4nYc7Hs1Jd6Fg0Ae5Ui-Qo_Kx2M", false},
 		{testToken, false},
 	} {
-		if weak := TokenBits(tc.tok) < MinTokenBits; weak != tc.weak {
-			t.Errorf("%q: %.0f bits, weak %v, want %v", tc.tok, TokenBits(tc.tok), weak, tc.weak)
+		if weak := identity.TokenBits(tc.tok) < identity.MinTokenBits; weak != tc.weak {
+			t.Errorf("%q: %.0f bits, weak %v, want %v", tc.tok, identity.TokenBits(tc.tok), weak, tc.weak)
 		}
 	}
 	p := testPair(t)
-	_, err := NewServer(ServerConfig{TLS: &tls.Config{Certificates: []tls.Certificate{p.Cert}},
-		Clients: []ClientAuth{{ID: "a", Token: "passwordpassword"}}})
+	_, err := server.NewServer(server.Config{TLS: &tls.Config{Certificates: []tls.Certificate{p.Cert}},
+		Clients: []server.ClientAuth{{ID: "a", Token: "passwordpassword"}}})
 	if err == nil || !strings.Contains(err.Error(), "token too weak") {
 		t.Fatalf("weak token: %v", err)
 	}
@@ -43,9 +47,9 @@ func TestTokenBits(t *testing.T) {
 // counted.
 func TestServerWideLimits(t *testing.T) {
 	up := startUpstream(t)
-	ts := startServer(t, "", func(c *ServerConfig) {
-		c.MemoryBudget = StreamCost // one request at a time, all clients
-		c.Limits = Limits{MaxConns: 2}
+	ts := startServer(t, "", func(c *server.Config) {
+		c.MemoryBudget = server.StreamCost // one request at a time, all clients
+		c.Limits = server.Limits{MaxConns: 2}
 		c.MaxPreAuthPerSource = 2
 		c.HelloTimeout = 2 * time.Second
 	}, up.hostport)
@@ -75,7 +79,7 @@ func TestServerWideLimits(t *testing.T) {
 			resp.Body.Close()
 		}
 	})
-	waitFor(t, func() bool { return ts.reserved.Load() > 0 }, "first request admitted")
+	waitFor(t, func() bool { return ts.Usage().Reserved > 0 }, "first request admitted")
 	resp, err := tc.hc.Post(up.URL+"/slow", "text/plain", strings.NewReader("x"))
 	if err != nil {
 		t.Fatal(err)
@@ -94,7 +98,7 @@ func TestServerWideLimits(t *testing.T) {
 	}()
 	refused := 0
 	for range 4 {
-		c, err := quic.DialAddr(ctx, ts.addr, &tls.Config{RootCAs: ts.pool.RootCAs, ServerName: "localhost", NextProtos: []string{ALPN}}, nil)
+		c, err := quic.DialAddr(ctx, ts.addr, &tls.Config{RootCAs: ts.pool.RootCAs, ServerName: "localhost", NextProtos: []string{wire.ALPN}}, nil)
 		var te *quic.TransportError
 		if errors.As(err, &te) && te.ErrorCode == quic.ConnectionRefused {
 			refused++ // before the TLS handshake
@@ -138,7 +142,7 @@ func TestShutdownDrains(t *testing.T) {
 		resp.Body.Close()
 		slow <- resp.StatusCode
 	}()
-	waitFor(t, func() bool { return ts.reserved.Load() > 0 }, "slow request admitted")
+	waitFor(t, func() bool { return ts.Usage().Reserved > 0 }, "slow request admitted")
 	done := make(chan error, 1)
 	go func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)

@@ -7,6 +7,8 @@ import (
 	"net/http"
 	"sync"
 	"time"
+
+	"github.com/hetquic/hetquic/agent/wire"
 )
 
 // AppIdleTimeout closes an app's keep-alive connection that has carried
@@ -55,7 +57,7 @@ func (c *Client) Shutdown(ctx context.Context) error {
 		wg.Go(func() { s.Shutdown(ctx) }) // returns when its requests are done, or at ctx's end
 	}
 	wg.Wait()
-	for c.inProgress() > 0 && sleepCtx(ctx, 20*time.Millisecond) {
+	for c.inProgress() > 0 && wire.SleepCtx(ctx, 20*time.Millisecond) {
 	}
 	left := c.inProgress()
 	c.Close()

@@ -10,6 +10,8 @@ import (
 	"testing"
 	"testing/synctest"
 	"time"
+
+	"github.com/hetquic/hetquic/agent/wire"
 )
 
 // Malformed framing gets 400 wherever it is found, too large a head 431,
@@ -63,7 +65,7 @@ func TestFramingErrors(t *testing.T) {
 			}
 			resp.Body.Close()
 			if resp.StatusCode != c.want {
-				t.Errorf("ct-server, %s: status %d %q, want %d", c.name, resp.StatusCode, resp.Header.Get(hdrError), c.want)
+				t.Errorf("ct-server, %s: status %d %q, want %d", c.name, resp.StatusCode, resp.Header.Get(wire.HdrError), c.want)
 			}
 		}
 		// Idle keep-alive: open, one request, then silence.

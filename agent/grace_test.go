@@ -8,6 +8,8 @@ import (
 	"testing"
 	"testing/synctest"
 	"time"
+
+	"github.com/hetquic/hetquic/agent/server"
 )
 
 // memEcho is a TCP-like echo server on m's pipe network.
@@ -17,12 +19,12 @@ const memEcho = "10.6.0.7:7"
 const echoBytes = 128 << 10
 
 // A finished tunnel's replay buffer stays reserved (the client's buffer
-// limit, the server's memory budget) for SessionGrace, in case the stream
+// limit, the server's memory budget) for server.SessionGrace, in case the stream
 // with its last bytes fails, and is given back when the grace expires:
 // nothing reserved after.
 func TestTunnelGraceReservation(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		m := startMemAgent(t, 1, func(c *ServerConfig) { c.Allow = append(c.Allow, memEcho) }, nil)
+		m := startMemAgent(t, 1, func(c *server.Config) { c.Allow = append(c.Allow, memEcho) }, nil)
 		el := m.pn.listen(memEcho)
 		defer el.Close()
 		go func() {
@@ -52,23 +54,20 @@ func TestTunnelGraceReservation(t *testing.T) {
 		conn.Close()
 		time.Sleep(time.Second)
 		synctest.Wait()
-		held := m.s.reserved.Load()
-		if held <= 0 || held > TunnelCost {
-			t.Fatalf("finished tunnel: %d bytes reserved, want its replay buffer's (0 < n ≤ %d)", held, TunnelCost)
+		held := m.s.Usage().Reserved
+		if held <= 0 || held > server.TunnelCost {
+			t.Fatalf("finished tunnel: %d bytes reserved, want its replay buffer's (0 < n ≤ %d)", held, server.TunnelCost)
 		}
-		if n := m.s.pol.Load().clients[0].tunnels; n != 0 {
+		if n := m.s.Usage().Clients[0].Tunnels; n != 0 {
 			t.Fatalf("finished tunnel still holds its slot (%d)", n)
 		}
-		time.Sleep(SessionGrace)
+		time.Sleep(server.SessionGrace)
 		synctest.Wait()
-		if r := m.s.reserved.Load(); r != 0 {
-			t.Fatalf("%d bytes reserved after SessionGrace", r)
+		if r := m.s.Usage().Reserved; r != 0 {
+			t.Fatalf("%d bytes reserved after server.SessionGrace", r)
 		}
-		m.s.mu.Lock()
-		n := len(m.s.sessions)
-		m.s.mu.Unlock()
-		if n != 0 {
-			t.Fatalf("%d sessions after SessionGrace", n)
+		if n := m.s.Usage().Sessions; n != 0 {
+			t.Fatalf("%d sessions after server.SessionGrace", n)
 		}
 	})
 }

@@ -19,6 +19,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hetquic/hetquic/agent/server"
 	"github.com/hetquic/hetquic/internal/leakcheck"
 	"github.com/hetquic/hetquic/internal/selfsigned"
 	"github.com/hetquic/hetquic/origin"
@@ -232,7 +233,7 @@ func startEcho(t testing.TB) string {
 }
 
 type testServer struct {
-	*Server
+	*server.Server
 	addr string
 	pc   *impairConn
 	pool *tls.Config
@@ -258,19 +259,19 @@ func testPair(t testing.TB) *selfsigned.Pair {
 
 // startServer runs a ct-server on 127.0.0.1 (addr "" picks a port)
 // allowing the given upstreams.
-func startServer(t testing.TB, addr string, mod func(*ServerConfig), allow ...string) *testServer {
+func startServer(t testing.TB, addr string, mod func(*server.Config), allow ...string) *testServer {
 	t.Helper()
 	p := testPair(t)
-	cfg := ServerConfig{
+	cfg := server.Config{
 		TLS:     &tls.Config{Certificates: []tls.Certificate{p.Cert}},
-		Clients: []ClientAuth{{ID: "alice", Token: testToken}, {ID: "bob", Token: testToken + "-bob"}},
+		Clients: []server.ClientAuth{{ID: "alice", Token: testToken}, {ID: "bob", Token: testToken + "-bob"}},
 		Allow:   allow,
 		Log:     testLog(t),
 	}
 	if mod != nil {
 		mod(&cfg)
 	}
-	s, err := NewServer(cfg)
+	s, err := server.NewServer(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

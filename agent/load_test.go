@@ -13,6 +13,9 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/hetquic/hetquic/agent/ops"
+	"github.com/hetquic/hetquic/agent/server"
 )
 
 // 200 app requests at once through the agent pair over two paths: all
@@ -100,12 +103,12 @@ func TestLoad200(t *testing.T) {
 	// ~27 MB crossed the agent; buffers are per stream and bounded (QUIC
 	// flow control windows, 32 KiB copy buffers), so the heap may grow by
 	// what the requests in progress hold, not with the bytes moved: at
-	// most StreamCost each (ct-server's reservation for a request's
+	// most server.StreamCost each (ct-server's reservation for a request's
 	// buffers) plus ct-client's 32 KiB copy buffer and 32 KiB of bufio
 	// per app connection: 200 × 320 KiB = 62.5 MiB. Observed 2026-11-26
 	// on a loaded 2-core machine: 42 MiB, 51 MiB under -race (the old
 	// bound, 400 MiB, could not fail).
-	if per := int64(StreamCost + 64<<10); growth > n*per {
+	if per := int64(server.StreamCost + 64<<10); growth > n*per {
 		t.Fatalf("heap grew %d MiB, more than %d requests × %d KiB", growth>>20, n, per>>10)
 	}
 	var sb strings.Builder
@@ -141,7 +144,7 @@ func TestMetricsEndpoint(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := &http.Server{Handler: MetricsHandler(tc.Registry(), func() error { return nil })}
+	srv := &http.Server{Handler: ops.MetricsHandler(tc.Registry(), func() error { return nil })}
 	go srv.Serve(l)
 	defer srv.Close()
 	resp, err := http.Get("http://" + l.Addr().String() + "/metrics")
@@ -188,7 +191,7 @@ func TestMetricsEndpoint(t *testing.T) {
 // upstream share it, so this is a lower bound for ct-server alone).
 func BenchmarkServerThroughput(b *testing.B) {
 	up := startUpstream(b)
-	ts := startServer(b, "", func(c *ServerConfig) { c.Log = nil }, up.hostport)
+	ts := startServer(b, "", func(c *server.Config) { c.Log = nil }, up.hostport)
 	tc := startClient(b, ts, 1, true, func(c *ClientConfig) { c.Log = nil })
 	const size = 8 << 20
 	u := fmt.Sprintf("%s/bytes/%d", up.URL, size)
@@ -210,7 +213,7 @@ func BenchmarkServerThroughput(b *testing.B) {
 // BenchmarkParallelRequests: 64 KB responses, requests in parallel.
 func BenchmarkParallelRequests(b *testing.B) {
 	up := startUpstream(b)
-	ts := startServer(b, "", func(c *ServerConfig) { c.Log = nil }, up.hostport)
+	ts := startServer(b, "", func(c *server.Config) { c.Log = nil }, up.hostport)
 	tc := startClient(b, ts, 2, true, func(c *ClientConfig) { c.Log = nil })
 	u := up.URL + "/bytes/65536"
 	b.SetBytes(65536)

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hetquic/hetquic/agent/server"
 	"github.com/hetquic/hetquic/emu/memnet"
 	"github.com/hetquic/hetquic/internal/selfsigned"
 	"github.com/hetquic/hetquic/origin"
@@ -88,7 +89,7 @@ func (n *pipeNet) Dial(ctx context.Context, _, addr string) (net.Conn, error) {
 type memAgent struct {
 	n      *memnet.Network
 	pn     *pipeNet
-	s      *Server
+	s      *server.Server
 	c      *Client
 	hc     *http.Client
 	pair   *selfsigned.Pair
@@ -105,7 +106,7 @@ func memPath(i int) LocalPath {
 }
 
 // startMemAgent must run inside the synctest bubble of the test.
-func startMemAgent(t *testing.T, paths int, modS func(*ServerConfig), modC func(*ClientConfig)) *memAgent {
+func startMemAgent(t *testing.T, paths int, modS func(*server.Config), modC func(*ClientConfig)) *memAgent {
 	t.Helper()
 	m := &memAgent{n: memnet.New(), pn: &pipeNet{}}
 	t.Cleanup(m.close)
@@ -121,13 +122,13 @@ func startMemAgent(t *testing.T, paths int, modS func(*ServerConfig), modC func(
 		t.Fatal(err)
 	}
 	m.pair = p
-	scfg := ServerConfig{TLS: &tls.Config{Certificates: []tls.Certificate{p.Cert}},
-		Clients: []ClientAuth{{ID: "alice", Token: testToken}}, Allow: []string{memApp}, // an address: no resolver needed
+	scfg := server.Config{TLS: &tls.Config{Certificates: []tls.Certificate{p.Cert}},
+		Clients: []server.ClientAuth{{ID: "alice", Token: testToken}}, Allow: []string{memApp}, // an address: no resolver needed
 		Dial: m.pn.Dial, Log: testLog(t)}
 	if modS != nil {
 		modS(&scfg)
 	}
-	s, err := NewServer(scfg)
+	s, err := server.NewServer(scfg)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,46 +10,16 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
-	"github.com/prometheus/common/expfmt"
+
+	"github.com/hetquic/hetquic/agent/ops"
+	"github.com/hetquic/hetquic/agent/pathchoice"
+	"github.com/hetquic/hetquic/agent/wire"
 )
 
 // Metrics go through the Prometheus client library: each Client and Server
 // has its own registry (no global state, so tests can run several), with
 // collectors that read the live counters at scrape time and histograms of
 // request latency.
-
-// collector turns a function that emits const metrics into a
-// prometheus.Collector (unchecked: it describes nothing up front).
-type collector func(ch chan<- prometheus.Metric)
-
-func (collector) Describe(chan<- *prometheus.Desc)      {}
-func (f collector) Collect(ch chan<- prometheus.Metric) { f(ch) }
-
-// emit sends one sample of a metric described on the fly.
-func emit(ch chan<- prometheus.Metric, name, help string, typ prometheus.ValueType, v float64, labels ...string) {
-	var keys, vals []string
-	for i := 0; i+1 < len(labels); i += 2 {
-		keys, vals = append(keys, labels[i]), append(vals, labels[i+1])
-	}
-	ch <- prometheus.MustNewConstMetric(prometheus.NewDesc(name, help, keys, nil), typ, v, vals...)
-}
-
-// latencyBuckets (seconds) span a cached hit on loopback to a large
-// download on a slow path.
-var latencyBuckets = []float64{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60}
-
-// writeText writes what g gathers in Prometheus text format.
-func writeText(w io.Writer, g prometheus.Gatherer) {
-	mfs, err := g.Gather()
-	if err != nil {
-		fmt.Fprintf(w, "# gather: %v\n", err)
-	}
-	enc := expfmt.NewEncoder(w, expfmt.NewFormat(expfmt.TypeTextPlain))
-	for _, mf := range mfs {
-		enc.Encode(mf)
-	}
-}
 
 // clientMetrics are ct-client's registry and histograms.
 type clientMetrics struct {
@@ -60,16 +30,16 @@ type clientMetrics struct {
 func newClientMetrics(c *Client) *clientMetrics {
 	m := &clientMetrics{reg: prometheus.NewRegistry(),
 		duration: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "ct_client_request_duration_seconds",
-			Help: "App requests: time from the request head to the response's last byte.", Buckets: latencyBuckets})}
-	m.reg.MustRegister(m.duration, collector(c.collect))
+			Help: "App requests: time from the request head to the response's last byte.", Buckets: ops.LatencyBuckets})}
+	m.reg.MustRegister(m.duration, ops.Collector(c.collect))
 	return m
 }
 
-// Registry is ct-client's Prometheus registry (for MetricsHandler).
+// Registry is ct-client's Prometheus registry (for ops.MetricsHandler).
 func (c *Client) Registry() prometheus.Gatherer { return c.m.reg }
 
 // WriteMetrics writes ct-client's metrics in Prometheus text format.
-func (c *Client) WriteMetrics(w io.Writer) { writeText(w, c.m.reg) }
+func (c *Client) WriteMetrics(w io.Writer) { ops.WriteText(w, c.m.reg) }
 
 // collect emits ct-client's counters: per path, per app, and for stream
 // migration and the prefetch cache.
@@ -122,7 +92,7 @@ func (c *Client) collect(ch chan<- prometheus.Metric) {
 	}
 	for _, m := range pathMetrics {
 		for _, p := range c.paths {
-			emit(ch, m.name, m.help, m.typ, m.val(p), "path", p.Name)
+			ops.Emit(ch, m.name, m.help, m.typ, m.val(p), "path", p.Name)
 		}
 	}
 	c.mu.Lock()
@@ -145,111 +115,28 @@ func (c *Client) collect(ch chan<- prometheus.Metric) {
 		{"ct_client_app_failures_total", "App requests that failed.", func(a *appStats) int64 { return a.failures.Load() }},
 	} {
 		for i, n := range names {
-			emit(ch, m.name, m.help, counter, float64(m.val(apps[i])), "app", n)
+			ops.Emit(ch, m.name, m.help, counter, float64(m.val(apps[i])), "app", n)
 		}
 	}
-	emit(ch, "ct_client_migrations_total", "Streams moved to another path mid-request.", counter, float64(c.migrations.Load()))
+	ops.Emit(ch, "ct_client_migrations_total", "Streams moved to another path mid-request.", counter, float64(c.migrations.Load()))
 	ch <- prometheus.MustNewConstSummary(prometheus.NewDesc("ct_client_stall_detect_seconds", "Time from a stream's last byte to the stall decision.", nil, nil),
 		uint64(c.stallDetections.Load()), time.Duration(c.stallDetectNanos.Load()).Seconds(), nil)
-	emit(ch, "ct_client_last_resume_gap_seconds", "Last migration: last byte on the old path to response head on the new one.", gauge, time.Duration(c.resumeNanos.Load()).Seconds())
-	emit(ch, "ct_client_striped_total", "Responses fetched over several paths in Range pieces.", counter, float64(c.stripes.Load()))
-	emit(ch, "ct_client_limit_retries_total", "Requests and pieces retried after ct-server's limits refused them (429 or 503 with Retry-After).", counter, float64(c.limitRetries.Load()))
-	emit(ch, "ct_client_stripe_fallbacks_total", "Striped responses finished on one stream after pieces were refused.", counter, float64(c.stripeFallbacks.Load()))
-	emit(ch, "ct_client_stripe_reinjections_total", "Striped pieces that held the app up, requested again on a faster path.", counter, float64(c.reinjections.Load()))
-	emit(ch, "ct_client_tunnels_reclaimed_total", "Idle tunnels closed for a waiting app while every tunnel slot was taken (oldest idle first).", counter, float64(c.gate.Reclaimed()))
-	emit(ch, "ct_client_aborts_total", "App connections reset because a response or tunnel could not be completed.", counter, float64(c.aborts.Load()))
+	ops.Emit(ch, "ct_client_last_resume_gap_seconds", "Last migration: last byte on the old path to response head on the new one.", gauge, time.Duration(c.resumeNanos.Load()).Seconds())
+	ops.Emit(ch, "ct_client_striped_total", "Responses fetched over several paths in Range pieces.", counter, float64(c.stripes.Load()))
+	ops.Emit(ch, "ct_client_limit_retries_total", "Requests and pieces retried after ct-server's limits refused them (429 or 503 with Retry-After).", counter, float64(c.limitRetries.Load()))
+	ops.Emit(ch, "ct_client_stripe_fallbacks_total", "Striped responses finished on one stream after pieces were refused.", counter, float64(c.stripeFallbacks.Load()))
+	ops.Emit(ch, "ct_client_stripe_reinjections_total", "Striped pieces that held the app up, requested again on a faster path.", counter, float64(c.reinjections.Load()))
+	ops.Emit(ch, "ct_client_tunnels_reclaimed_total", "Idle tunnels closed for a waiting app while every tunnel slot was taken (oldest idle first).", counter, float64(c.gate.Reclaimed()))
+	ops.Emit(ch, "ct_client_aborts_total", "App connections reset because a response or tunnel could not be completed.", counter, float64(c.aborts.Load()))
 	var hits int64
 	if c.cache != nil {
-		hits = c.cache.hits.Load()
+		hits = c.cache.Hits()
 	}
-	emit(ch, "ct_client_cache_hits_total", "Requests answered from the prefetch cache.", counter, float64(hits))
-	emit(ch, "ct_client_pushes_total", "Responses pushed by ct-server into the cache.", counter, float64(c.pushed.Load()))
+	ops.Emit(ch, "ct_client_cache_hits_total", "Requests answered from the prefetch cache.", counter, float64(hits))
+	ops.Emit(ch, "ct_client_pushes_total", "Responses pushed by ct-server into the cache.", counter, float64(c.pushed.Load()))
 	if c.cache != nil {
-		emit(ch, "ct_client_cache_bytes", "Body bytes in the prefetch cache.", gauge, float64(c.cache.Size()))
+		ops.Emit(ch, "ct_client_cache_bytes", "Body bytes in the prefetch cache.", gauge, float64(c.cache.Size()))
 	}
-}
-
-// serverMetrics are ct-server's registry, refusal counters and histograms.
-type serverMetrics struct {
-	reg       *prometheus.Registry
-	limitHits *prometheus.CounterVec
-	duration  *prometheus.HistogramVec
-}
-
-func newServerMetrics(s *Server) *serverMetrics {
-	m := &serverMetrics{reg: prometheus.NewRegistry(),
-		limitHits: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "ct_server_limit_hits_total",
-			Help: "Work refused or cut by a limit: per-client (streams, tunnels, conns, prefetch, buffer_bytes, bytes), server-wide (memory_budget, preauth_total, preauth_source, login_backoff)."},
-			[]string{"limit"}),
-		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "ct_server_stream_duration_seconds",
-			Help: "Admitted streams: request head to the end of the response, tunnel or push, by kind.", Buckets: latencyBuckets},
-			[]string{"kind"})}
-	for _, l := range []string{limStreams, limTunnels, limConns, limPrefetch, limBuffer, limBytes, limMemory, limPreAuthTotal, limPreAuthSource, limLoginBackoff} {
-		m.limitHits.WithLabelValues(l) // every limit shows, at 0 until it bites
-	}
-	m.reg.MustRegister(m.limitHits, m.duration, collector(s.collect))
-	return m
-}
-
-// Registry is ct-server's Prometheus registry (for MetricsHandler).
-func (s *Server) Registry() prometheus.Gatherer { return s.m.reg }
-
-// WriteMetrics writes ct-server's metrics in Prometheus text format.
-func (s *Server) WriteMetrics(w io.Writer) { writeText(w, s.m.reg) }
-
-// collect emits ct-server's per-client gauges and counters.
-func (s *Server) collect(ch chan<- prometheus.Metric) {
-	s.mu.Lock()
-	preauth := s.preauth
-	s.mu.Unlock()
-	gauge, counter := prometheus.GaugeValue, prometheus.CounterValue
-	for _, cs := range s.pol.Load().clients {
-		cs.mu.Lock()
-		for _, m := range []struct {
-			name, help string
-			typ        prometheus.ValueType
-			v          float64
-		}{
-			{"ct_server_client_connections", "Authenticated connections of the client.", gauge, float64(cs.conns)},
-			{"ct_server_client_streams", "Requests and prefetch hints in progress.", gauge, float64(cs.streams)},
-			{"ct_server_client_tunnels", "CONNECT tunnels open (attached or awaiting a resume).", gauge, float64(cs.tunnels)},
-			{"ct_server_client_buffer_bytes", "Memory reserved by the client's work.", gauge, float64(cs.buffered)},
-			{"ct_server_client_requests_total", "Requests, hints and tunnels accepted.", counter, float64(cs.requests)},
-			{"ct_server_client_denied_total", "Work refused by a per-client limit.", counter, float64(cs.denied)},
-			{"ct_server_client_sent_bytes_total", "Response, tunnel and push bytes sent.", counter, float64(cs.sent)},
-		} {
-			emit(ch, m.name, m.help, m.typ, m.v, "client", cs.id)
-		}
-		cs.mu.Unlock()
-	}
-	emit(ch, "ct_server_preauth_connections", "Connections that have not said hello yet.", gauge, float64(preauth))
-	emit(ch, "ct_server_reserved_bytes", "Memory reserved by all clients' work (against the memory budget).", gauge, float64(s.reserved.Load()))
-	for _, m := range []struct {
-		name, help string
-		v          int64
-	}{
-		{"ct_server_connections_total", "QUIC connections accepted.", s.conns0.Load()},
-		{"ct_server_unauthorized_total", "Connections closed for a missing or unknown token.", s.unauthorized.Load()},
-		{"ct_server_bad_requests_total", "Streams with a malformed or unsupported request.", s.badRequests.Load()},
-		{"ct_server_forbidden_total", "Requests for an upstream not in the allow-list.", s.forbidden.Load()},
-	} {
-		emit(ch, m.name, m.help, counter, float64(m.v))
-	}
-}
-
-// MetricsHandler serves g on GET /metrics and health on GET /healthz (200
-// "ok", or 503 and the reason while health returns an error).
-func MetricsHandler(g prometheus.Gatherer, health func() error) http.Handler {
-	mux := http.NewServeMux()
-	mux.Handle("GET /metrics", promhttp.HandlerFor(g, promhttp.HandlerOpts{}))
-	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
-		if err := health(); err != nil {
-			http.Error(w, err.Error(), http.StatusServiceUnavailable)
-			return
-		}
-		io.WriteString(w, "ok\n")
-	})
-	return mux
 }
 
 // Prefetch asks ct-server to fetch rawURL and push it into the cache (a
@@ -258,10 +145,10 @@ func (c *Client) Prefetch(ctx context.Context, rawURL string) error {
 	if c.cache == nil {
 		return fmt.Errorf("prefetch: ct-client has no cache")
 	}
-	if _, err := upstreamOf(rawURL); err != nil {
+	if _, err := wire.UpstreamOf(rawURL); err != nil {
 		return fmt.Errorf("prefetch %q: %w", rawURL, err)
 	}
-	_, conn, err := c.pick(ctx, Request{App: "prefetch", Priority: 1}, nil)
+	_, conn, err := c.pick(ctx, pathchoice.Request{App: "prefetch", Priority: 1}, nil)
 	if err != nil {
 		return fmt.Errorf("prefetch: %w", err)
 	}
@@ -269,19 +156,19 @@ func (c *Client) Prefetch(ctx context.Context, rawURL string) error {
 	if err != nil {
 		return fmt.Errorf("prefetch: %w", err)
 	}
-	defer str.CancelRead(codeOK)
+	defer str.CancelRead(wire.CodeOK)
 	str.SetDeadline(time.Now().Add(10 * time.Second))
-	if _, err := fmt.Fprintf(str, "GET %s?url=%s HTTP/1.1\r\nHost: ct\r\n\r\n", pathPrefetch, url.QueryEscape(rawURL)); err != nil {
+	if _, err := fmt.Fprintf(str, "GET %s?url=%s HTTP/1.1\r\nHost: ct\r\n\r\n", wire.PathPrefetch, url.QueryEscape(rawURL)); err != nil {
 		return fmt.Errorf("prefetch: %w", err)
 	}
 	str.Close()
-	resp, err := newHeadReader(str).readResponse(nil)
+	resp, err := wire.NewHeadReader(str).ReadResponse(nil)
 	if err != nil {
 		return fmt.Errorf("prefetch: %w", err)
 	}
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusAccepted {
-		return fmt.Errorf("prefetch %s: ct-server says %d %s", rawURL, resp.StatusCode, resp.Header.Get(hdrError))
+		return fmt.Errorf("prefetch %s: ct-server says %d %s", rawURL, resp.StatusCode, resp.Header.Get(wire.HdrError))
 	}
 	return nil
 }

@@ -13,6 +13,10 @@ import (
 	"time"
 
 	"github.com/quic-go/quic-go"
+
+	"github.com/hetquic/hetquic/agent/pathchoice"
+	"github.com/hetquic/hetquic/agent/server"
+	"github.com/hetquic/hetquic/agent/wire"
 )
 
 // busyPath returns a path with a request in progress and its connection
@@ -113,8 +117,8 @@ func TestMigrateOnStall(t *testing.T) {
 
 func testMigrateOnStall(t *testing.T, stripe bool) {
 	up := startUpstream(t)
-	ts := startServer(t, "", func(c *ServerConfig) {
-		c.Limits = Limits{RateBytesPerSec: 3 << 20} // ~2 s for the response: time to cut a path
+	ts := startServer(t, "", func(c *server.Config) {
+		c.Limits = server.Limits{RateBytesPerSec: 3 << 20} // ~2 s for the response: time to cut a path
 	}, up.hostport)
 	tc := startClient(t, ts, 2, true, func(c *ClientConfig) {
 		c.StallTimeout = DefaultStallTimeout
@@ -171,8 +175,8 @@ func testMigrateOnStall(t *testing.T, stripe bool) {
 // stream moves at once (no stall wait).
 func TestMigrateOnConnectionDeath(t *testing.T) {
 	up := startUpstream(t)
-	ts := startServer(t, "", func(c *ServerConfig) {
-		c.Limits = Limits{RateBytesPerSec: 3 << 20}
+	ts := startServer(t, "", func(c *server.Config) {
+		c.Limits = server.Limits{RateBytesPerSec: 3 << 20}
 	}, up.hostport)
 	tc := startClient(t, ts, 2, true, func(c *ClientConfig) {
 		// Far longer than the download: what moves the stream here must
@@ -198,13 +202,11 @@ func TestMigrateOnConnectionDeath(t *testing.T) {
 		kills++
 		nextKill = n + 1_000_000
 		var kill []*quic.Conn
-		ts.mu.Lock()
-		for conn := range ts.conns {
+		for _, conn := range ts.Conns() {
 			if conn.RemoteAddr().String() == victim.LocalAddr().String() {
 				kill = append(kill, conn)
 			}
 		}
-		ts.mu.Unlock()
 		if len(kill) == 0 {
 			t.Fatalf("ct-server has no connection from %s", victim.LocalAddr())
 		}
@@ -235,7 +237,7 @@ func TestMigrateBeforeHead(t *testing.T) {
 	ts := startServer(t, "", nil, up.hostport)
 	tc := startClient(t, ts, 2, true, func(c *ClientConfig) {
 		c.StallTimeout = DefaultStallTimeout
-		c.Scheduler, _ = NewScheduler(SchedRR, 2, 1)
+		c.Scheduler, _ = pathchoice.NewScheduler(pathchoice.SchedRR, 2, 1)
 	})
 	ts.pc.setDrop(tc.paths[0].Addr, true)
 	for i := range 2 {
@@ -414,7 +416,7 @@ func TestLanes(t *testing.T) {
 	if want := "[p0=127.0.0.21 p0#2=127.0.0.21 p1=127.0.0.22 p1#2=127.0.0.22]"; fmt.Sprint(got) != want {
 		t.Fatalf("lanes %v, want %s", got, want)
 	}
-	for _, n := range []int{0, MaxLanes + 1} {
+	for _, n := range []int{0, wire.MaxLanes + 1} {
 		if _, err := Lanes(ps, n); err == nil {
 			t.Errorf("Lanes(%d) accepted", n)
 		}
@@ -426,8 +428,8 @@ func TestLanes(t *testing.T) {
 // that shares the dead interface.
 func TestMigrateAcrossInterfacesNotLanes(t *testing.T) {
 	up := startUpstream(t)
-	ts := startServer(t, "", func(c *ServerConfig) {
-		c.Limits = Limits{RateBytesPerSec: 3 << 20} // ~1.3 s for the response: time to cut a path
+	ts := startServer(t, "", func(c *server.Config) {
+		c.Limits = server.Limits{RateBytesPerSec: 3 << 20} // ~1.3 s for the response: time to cut a path
 	}, up.hostport)
 	tc := startClient(t, ts, 2, false, func(c *ClientConfig) {
 		c.Paths, _ = Lanes(c.Paths, 2)

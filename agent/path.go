@@ -20,6 +20,7 @@ import (
 	"github.com/quic-go/quic-go"
 
 	"github.com/hetquic/hetquic/agent/tunnelgate"
+	"github.com/hetquic/hetquic/agent/wire"
 	"github.com/hetquic/hetquic/internal/localpath"
 )
 
@@ -75,10 +76,6 @@ func interfaceAddr(name string) (netip.Addr, error) {
 	return localpath.Pick(name, addrs, loopback)
 }
 
-// MaxLanes bounds Lanes' n: beyond a few connections per interface the
-// extra loss tolerance is small and the unfairness to other flows large.
-const MaxLanes = 4
-
 // Lanes returns paths with each interface repeated n times: lane 1 keeps
 // the interface's name, lane k > 1 is named "NAME#k". Every lane is a QUIC
 // connection of its own over that interface, with its own congestion
@@ -91,8 +88,8 @@ const MaxLanes = 4
 // interface). Lanes of one interface share its address; ct-client moves a
 // failed stream to another interface before it tries a sibling lane.
 func Lanes(paths []LocalPath, n int) ([]LocalPath, error) {
-	if n < 1 || n > MaxLanes {
-		return nil, fmt.Errorf("connections per path %d: want 1 to %d", n, MaxLanes)
+	if n < 1 || n > wire.MaxLanes {
+		return nil, fmt.Errorf("connections per path %d: want 1 to %d", n, wire.MaxLanes)
 	}
 	var out []LocalPath
 	for _, p := range paths {
@@ -138,7 +135,7 @@ func (c *Client) explainDial(err error) string {
 	case strings.Contains(msg, "CONNECTION_REFUSED"):
 		return " — ct-server refused the connection before its handshake: too many connections that have not said hello, from this address or in all (pre-auth caps), or it is shutting down"
 	case strings.Contains(msg, "no application protocol"):
-		return " — the server at that address is not a ct-server (ALPN " + ALPN + ")"
+		return " — the server at that address is not a ct-server (wire.ALPN " + wire.ALPN + ")"
 	}
 	return ""
 }
@@ -229,7 +226,7 @@ func (c *Client) runPath(ctx context.Context, p *path) {
 			if errors.Is(err, errUnauthorized) {
 				backoff = c.cfg.ReconnectMax
 			}
-			if !sleepCtx(ctx, backoff) {
+			if !wire.SleepCtx(ctx, backoff) {
 				return
 			}
 			backoff = min(2*backoff, c.cfg.ReconnectMax)
@@ -244,16 +241,16 @@ func (c *Client) runPath(ctx context.Context, p *path) {
 		var pushes sync.WaitGroup
 		pushes.Go(func() { c.acceptPushes(conn) })
 		pushes.Go(func() { c.watchTunnels(p, conn) })
-		pushes.Go(func() { c.udp.dispatch(c.ctx, conn) })
+		pushes.Go(func() { c.udp.Dispatch(c.ctx, conn) })
 		select {
 		case <-conn.Context().Done():
 		case <-ctx.Done():
-			conn.CloseWithError(codeShutdown, "ct-client closing")
+			conn.CloseWithError(wire.CodeShutdown, "ct-client closing")
 		}
 		pushes.Wait()
 		p.mu.Lock()
 		p.conn = nil
-		p.lastErr = shortErr(context.Cause(conn.Context()))
+		p.lastErr = wire.ShortErr(context.Cause(conn.Context()))
 		p.mu.Unlock()
 		c.changed()
 		if ctx.Err() != nil {
@@ -264,21 +261,10 @@ func (c *Client) runPath(ctx context.Context, p *path) {
 		if time.Since(up) > 4*c.cfg.ReconnectMax {
 			backoff = c.cfg.ReconnectMin // it was up a good while: start over
 		}
-		if !sleepCtx(ctx, backoff) {
+		if !wire.SleepCtx(ctx, backoff) {
 			return
 		}
 		backoff = min(2*backoff, c.cfg.ReconnectMax)
-	}
-}
-
-func sleepCtx(ctx context.Context, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return true
-	case <-ctx.Done():
-		return false
 	}
 }
 
@@ -319,7 +305,7 @@ func (c *Client) watchInterfaces(ctx context.Context) {
 			}
 			c.cfg.Log.Warn("interface changed; moving the path", "path", p.Name, "iface", p.Iface, "addr", a)
 			if conn != nil {
-				conn.CloseWithError(codeShutdown, "interface address changed")
+				conn.CloseWithError(wire.CodeShutdown, "interface address changed")
 			}
 			c.changed()
 		}
@@ -336,13 +322,13 @@ func (c *Client) rebind(ctx context.Context, p *path) bool {
 		return true
 	}
 	if !want.IsValid() {
-		sleepCtx(ctx, c.cfg.InterfacePoll)
+		wire.SleepCtx(ctx, c.cfg.InterfacePoll)
 		return false
 	}
 	pc, err := c.cfg.ListenPacket(net.IP(want.AsSlice()))
 	if err != nil {
 		c.cfg.Log.Warn("path cannot bind its new address", "path", p.Name, "addr", want, "err", err)
-		sleepCtx(ctx, c.cfg.InterfacePoll)
+		wire.SleepCtx(ctx, c.cfg.InterfacePoll)
 		return false
 	}
 	p.tr.Close()
@@ -361,7 +347,7 @@ func (c *Client) dialPath(ctx context.Context, p *path) (*quic.Conn, error) {
 	if tlsConf == nil {
 		tlsConf = &tls.Config{}
 	}
-	tlsConf.NextProtos = []string{ALPN}
+	tlsConf.NextProtos = []string{wire.ALPN}
 	tlsConf.MinVersion = tls.VersionTLS13
 	if tlsConf.ServerName == "" {
 		tlsConf.ServerName = c.cfg.ServerName
@@ -373,7 +359,7 @@ func (c *Client) dialPath(ctx context.Context, p *path) (*quic.Conn, error) {
 		}
 		tlsConf.RootCAs = pool
 	}
-	qc := quicConfig(c.cfg.QUIC, c.cfg.IdleTimeout, 16)
+	qc := wire.QUICConfig(c.cfg.QUIC, c.cfg.IdleTimeout, 16)
 	if qc.MaxConnectionReceiveWindow == 0 {
 		qc.InitialConnectionReceiveWindow, qc.MaxConnectionReceiveWindow = connWindow, connWindow
 	}
@@ -384,7 +370,7 @@ func (c *Client) dialPath(ctx context.Context, p *path) (*quic.Conn, error) {
 		return nil, fmt.Errorf("dial %s: %w%s", c.cfg.Server, err, c.explainDial(err))
 	}
 	if err := c.hello(dctx, conn); err != nil {
-		conn.CloseWithError(codeOK, "")
+		conn.CloseWithError(wire.CodeOK, "")
 		return nil, err
 	}
 	return conn, nil
@@ -395,24 +381,24 @@ func (c *Client) hello(ctx context.Context, conn *quic.Conn) error {
 	if err != nil {
 		return fmt.Errorf("hello: %w", err)
 	}
-	defer str.CancelRead(codeOK)
+	defer str.CancelRead(wire.CodeOK)
 	dl, _ := ctx.Deadline()
 	str.SetDeadline(dl)
-	req, _ := http.NewRequest(http.MethodGet, pathHello, nil)
+	req, _ := http.NewRequest(http.MethodGet, wire.PathHello, nil)
 	req.Host = "ct"
 	req.Header.Set("Authorization", "Bearer "+c.policy().Token)
 	wantPush := c.cache != nil && c.pushAsked.CompareAndSwap(false, true)
 	if wantPush {
-		req.Header.Set(hdrWantPush, "1")
+		req.Header.Set(wire.HdrWantPush, "1")
 	}
 	if err := req.Write(str); err != nil {
 		return fmt.Errorf("hello: %w", err)
 	}
 	str.Close()
-	resp, err := newHeadReader(str).readResponse(req)
+	resp, err := wire.NewHeadReader(str).ReadResponse(req)
 	if err != nil {
 		var ae *quic.ApplicationError
-		if errors.As(err, &ae) && ae.ErrorCode == codeUnauthorized {
+		if errors.As(err, &ae) && ae.ErrorCode == wire.CodeUnauthorized {
 			return errUnauthorized
 		}
 		if wantPush {
@@ -421,15 +407,15 @@ func (c *Client) hello(ctx context.Context, conn *quic.Conn) error {
 		return fmt.Errorf("hello: %w", err)
 	}
 	io.Copy(io.Discard, io.LimitReader(resp.Body, 4096))
-	if n, err := strconv.Atoi(resp.Header.Get(hdrMaxStreams)); err == nil && n > 0 && n <= 1<<20 {
+	if n, err := strconv.Atoi(resp.Header.Get(wire.HdrMaxStreams)); err == nil && n > 0 && n <= 1<<20 {
 		c.setMaxStreams(n)
 	}
-	if n, err := strconv.Atoi(resp.Header.Get(hdrMaxTunnels)); err == nil && n > 0 && n <= 1<<16 {
+	if n, err := strconv.Atoi(resp.Header.Get(wire.HdrMaxTunnels)); err == nil && n > 0 && n <= 1<<16 {
 		c.gate.SetCapacity(n)
 	}
 	resp.Body.Close()
 	if resp.StatusCode == http.StatusUnauthorized {
-		return fmt.Errorf("%w: %s", errUnauthorized, resp.Header.Get(hdrError)) // ct-server's reason
+		return fmt.Errorf("%w: %s", errUnauthorized, resp.Header.Get(wire.HdrError)) // ct-server's reason
 	}
 	if resp.StatusCode != http.StatusOK {
 		return fmt.Errorf("hello: status %d", resp.StatusCode)
@@ -446,44 +432,24 @@ func (c *Client) acceptPushes(conn *quic.Conn) {
 		}
 		c.wg.Go(func() {
 			rs.SetReadDeadline(time.Now().Add(c.cfg.IdleTimeout))
-			u, resp, err := readPush(rs)
+			u, resp, err := wire.ReadPush(rs)
 			if err != nil || c.cache == nil {
 				if err != nil {
 					c.cfg.Log.Warn("push rejected", "err", err)
 				}
-				rs.CancelRead(codeOK)
+				rs.CancelRead(wire.CodeOK)
 				return
 			}
 			defer resp.Body.Close()
 			rs.SetReadDeadline(time.Time{})
 			if err := c.cache.Put(u, resp, time.Now()); err != nil {
 				c.cfg.Log.Warn("push failed", "url", u, "err", err)
-				rs.CancelRead(codeOK)
+				rs.CancelRead(wire.CodeOK)
 				return
 			}
 			c.pushed.Add(1)
 		})
 	}
-}
-
-// readPush reads a push stream's head: a 200 response carrying the
-// absolute http:// URL it is for in Ct-Push-Url (removed from the header).
-func readPush(r io.Reader) (string, *http.Response, error) {
-	resp, err := newHeadReader(r).readResponse(nil)
-	if err != nil {
-		return "", nil, err
-	}
-	u := resp.Header.Get(hdrPushURL)
-	resp.Header.Del(hdrPushURL)
-	if resp.StatusCode != http.StatusOK {
-		resp.Body.Close()
-		return "", nil, fmt.Errorf("push of %q: status %d", u, resp.StatusCode)
-	}
-	if _, err := upstreamOf(u); err != nil {
-		resp.Body.Close()
-		return "", nil, fmt.Errorf("push %s %q: %w", hdrPushURL, u, err)
-	}
-	return u, resp, nil
 }
 
 // watchTunnels checks a path that carries tunnels: a tunnel may be
@@ -493,7 +459,7 @@ func readPush(r io.Reader) (string, *http.Response, error) {
 // lives, and an app that never reads its tunnels (their flow-control
 // windows full, nothing more sent) cannot make a live path look dead.
 // While tunnels are attached and no packet has arrived for StallTimeout/2,
-// the path is probed below the streams (transportPing); no packet within
+// the path is probed below the streams (wire.TransportPing); no packet within
 // StallTimeout of the last closes the connection, and its tunnels resume
 // on another path.
 func (c *Client) watchTunnels(p *path, conn *quic.Conn) {
@@ -515,9 +481,9 @@ func (c *Client) watchTunnels(p *path, conn *quic.Conn) {
 			continue
 		}
 		wait := max(half, 2*conn.ConnectionStats().SmoothedRTT)
-		alive, probed := transportPing(conn.Context(), conn, wait)
+		alive, probed := wire.TransportPing(conn.Context(), conn, wait)
 		if !probed { // a peer without datagrams: the stream ping
-			alive = ping(conn.Context(), conn, wait)
+			alive = wire.Ping(conn.Context(), conn, wait)
 		}
 		if alive {
 			seen, heard = conn.ConnectionStats().PacketsReceived, time.Now()
@@ -526,7 +492,7 @@ func (c *Client) watchTunnels(p *path, conn *quic.Conn) {
 		if time.Since(heard) >= c.cfg.StallTimeout && conn.Context().Err() == nil {
 			c.cfg.Log.Warn("tunnels' path silent and ping unanswered; closing it", "path", p.Name)
 			c.suspect(p)
-			conn.CloseWithError(codeStalled, "path stalled")
+			conn.CloseWithError(wire.CodeStalled, "path stalled")
 			return
 		}
 	}
@@ -535,63 +501,10 @@ func (c *Client) watchTunnels(p *path, conn *quic.Conn) {
 // connWindow is the connection-level receive window ct-client grants each
 // of its connections from the start. Bytes a stream has received and its
 // app has not read hold the connection's window, not only the stream's: an
-// app that never reads its tunnels (each holds at most streamWindow) once
+// app that never reads its tunnels (each holds at most wire.StreamWindow) once
 // filled quic-go's default window (512 KiB, growing only as bytes are
 // read) and stopped every other stream of the connection, its requests,
 // its tunnels' 200s. Twice the default tunnel slots' windows: unread
 // tunnels take at most half. It is credit, not memory: only bytes that
 // arrive and wait for a reader take memory, and each stream bounds those.
-const connWindow = 2 * tunnelgate.DefaultSlots * streamWindow
-
-// livenessProbe is the datagram transportPing sends: a truncated varint,
-// which ct-server's datagram router drops as malformed (udp.go); what
-// counts is that it is ack-eliciting, so ct-server's QUIC stack answers it
-// with an ACK that no stream's flow control can hold back.
-var livenessProbe = []byte{0xff}
-
-// probePoll is how often transportPing looks for the answer: a fraction
-// of any round trip worth measuring, so the wait costs little beyond it.
-const probePoll = 5 * time.Millisecond
-
-// transportPing sends livenessProbe on conn and reports whether any packet
-// arrived within timeout; probed is false when conn cannot carry
-// datagrams (the peer did not enable them).
-func transportPing(ctx context.Context, conn *quic.Conn, timeout time.Duration) (alive, probed bool) {
-	before := conn.ConnectionStats().PacketsReceived
-	if err := conn.SendDatagram(livenessProbe); err != nil {
-		return false, false
-	}
-	deadline := time.Now().Add(timeout)
-	for time.Now().Before(deadline) {
-		if !sleepCtx(ctx, probePoll) {
-			return false, true
-		}
-		if conn.ConnectionStats().PacketsReceived != before {
-			return true, true
-		}
-	}
-	return false, true
-}
-
-// ping asks ct-server for a pong on conn within timeout: is the path alive?
-func ping(ctx context.Context, conn *quic.Conn, timeout time.Duration) bool {
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	str, err := conn.OpenStreamSync(ctx)
-	if err != nil {
-		return false
-	}
-	defer str.CancelRead(codeOK)
-	dl, _ := ctx.Deadline()
-	str.SetDeadline(dl)
-	if _, err := io.WriteString(str, "GET "+pathPing+" HTTP/1.1\r\nHost: ct\r\n\r\n"); err != nil {
-		return false
-	}
-	str.Close()
-	resp, err := newHeadReader(str).readResponse(nil)
-	if err != nil {
-		return false
-	}
-	resp.Body.Close()
-	return resp.StatusCode == http.StatusOK
-}
+const connWindow = 2 * tunnelgate.DefaultSlots * wire.StreamWindow

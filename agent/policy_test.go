@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/hetquic/hetquic/agent/server"
 )
 
 // TestReload: a reload revokes a token without dropping its client's
@@ -18,7 +20,7 @@ func TestReload(t *testing.T) {
 	ts := startServer(t, "", nil, up.hostport)
 	alice := startClient(t, ts, 1, true, nil)
 	carol := testToken + "-carol"
-	err := ts.Reload(Policy{Clients: []ClientAuth{{ID: "carol", Token: carol}, {ID: "alice2", Token: testToken + "-x", Limits: &Limits{MaxStreams: 7}}},
+	err := ts.Reload(server.Policy{Clients: []server.ClientAuth{{ID: "carol", Token: carol}, {ID: "alice2", Token: testToken + "-x", Limits: &server.Limits{MaxStreams: 7}}},
 		Allow: []string{up.hostport, other.hostport}})
 	if err != nil {
 		t.Fatal(err)
@@ -45,26 +47,21 @@ func TestReload(t *testing.T) {
 	if err := c.WaitReady(ctx, 1); err != nil {
 		t.Fatalf("new client: %v", err)
 	}
-	// A client that stays keeps its state (carol's connection) and takes
-	// its new limits.
-	before := ts.pol.Load().clients[0]
-	if err := ts.Reload(Policy{Clients: []ClientAuth{{ID: "carol", Token: carol, Limits: &Limits{MaxStreams: 3}}}, Allow: []string{up.hostport}}); err != nil {
+	// A client that stays keeps its state (carol's connection, which a new
+	// state would not count) and takes its new limits.
+	if err := ts.Reload(server.Policy{Clients: []server.ClientAuth{{ID: "carol", Token: carol, Limits: &server.Limits{MaxStreams: 3}}}, Allow: []string{up.hostport}}); err != nil {
 		t.Fatal(err)
 	}
-	cs := ts.pol.Load().clients[0]
-	cs.mu.Lock()
-	conns := cs.conns
-	cs.mu.Unlock()
-	if cs != before || cs.currentLimits().MaxStreams != 3 || conns != 1 {
-		t.Fatalf("carol's state replaced (%v, %d conns) or limits not taken: %+v", cs != before, conns, cs.currentLimits())
+	if cu := ts.Usage().Clients[0]; cu.Limits.MaxStreams != 3 || cu.Conns != 1 {
+		t.Fatalf("carol's state replaced (%d conns) or limits not taken: %+v", cu.Conns, cu.Limits)
 	}
 	if resp, _ := alice.get(t, other.URL+"/bytes/10"); resp.StatusCode != http.StatusForbidden {
 		t.Fatalf("upstream removed from the allow-list: %d", resp.StatusCode)
 	}
-	for _, bad := range []Policy{
-		{Clients: []ClientAuth{{ID: "weak", Token: "passwordpassword"}}, Allow: []string{up.hostport}},
+	for _, bad := range []server.Policy{
+		{Clients: []server.ClientAuth{{ID: "weak", Token: "passwordpassword"}}, Allow: []string{up.hostport}},
 		{Allow: []string{up.hostport}},
-		{Clients: []ClientAuth{{ID: "alice", Token: testToken}}, Allow: []string{up.hostport}, AllowInternal: []string{"10.0.0.1/8"}},
+		{Clients: []server.ClientAuth{{ID: "alice", Token: testToken}}, Allow: []string{up.hostport}, AllowInternal: []string{"10.0.0.1/8"}},
 	} {
 		if err := ts.Reload(bad); err == nil {
 			t.Errorf("%+v: accepted", bad)

@@ -12,134 +12,29 @@ import (
 
 	"github.com/quic-go/quic-go"
 
+	"github.com/hetquic/hetquic/agent/idlebody"
+	"github.com/hetquic/hetquic/agent/pathchoice"
+	"github.com/hetquic/hetquic/agent/wire"
 	"github.com/hetquic/hetquic/internal/resume"
 )
 
 // Timeouts of the request path. None bounds a whole request: a body or a
 // response may take as long as it keeps moving.
 const (
-	// BodyIdleTimeout: a request body (the app's to ct-client, ct-client's
-	// to ct-server) that delivers fewer than BodyProgressBytes in this long
-	// is cut — 408 if no response head went out, else a reset. A body that
-	// stops is the sender's trouble or its path's, and without a cut each
-	// such request holds a stream slot and an upstream connection for ever
-	// (1 byte/s would go on for ever). 10 s is ct-server's
-	// head timeout: a body may be as slow to resume as a head to arrive.
-	BodyIdleTimeout = 10 * time.Second
-	// BodyProgressBytes is the progress a body must make per
-	// BodyIdleTimeout (so at least ~100 bytes/s): counting single bytes as
-	// progress would let 1 byte/s hold its slot for ever (Apache's
-	// mod_reqtimeout MinRate, not nginx's read-to-read timeout). Interactive
-	// byte streams belong in CONNECT tunnels, which have no such rule.
-	BodyProgressBytes = 1 << 10
 	// ResponseHeadTimeout bounds ct-client's wait for a response head
 	// after the whole request went out: ct-server's own wait for the
-	// app-server (DefaultUpstreamTimeout, after which it answers 504) plus
+	// app-server (wire.DefaultUpstreamTimeout, after which it answers 504) plus
 	// 5 s, so the app gets ct-server's answer rather than this cut. A head
 	// that is late while pings answer means a slow app-server, not a dead
 	// path (stall detection keeps waiting), so without this bound a
 	// request to an app-server that never answers was held for ever.
-	ResponseHeadTimeout = DefaultUpstreamTimeout + 5*time.Second
-	// DefaultUpstreamTimeout (ct-server, ServerConfig.UpstreamTimeout)
-	// bounds dialling an app-server and waiting for its response head
-	// after the whole request went to it: an app-server that accepts and
-	// never answers would otherwise hold the stream's slot for ever; 30 s
-	// is a patient browser's wait.
-	DefaultUpstreamTimeout = 30 * time.Second
+	ResponseHeadTimeout = wire.DefaultUpstreamTimeout + 5*time.Second
 )
 
 var (
-	// errBodyIdle: the request body made no progress for BodyIdleTimeout.
-	errBodyIdle = errors.New("request body idle")
 	// errHeadTimeout: no response head within ResponseHeadTimeout.
 	errHeadTimeout = errors.New("no response head")
-	// errSendStopped: the attempt sending a body ended first.
-	errSendStopped = errors.New("request body: sending stopped")
 )
-
-// appBodyError is the app's request body failing (malformed framing,
-// idle, closed): the app's trouble, answered with 400 or 408, never a path
-// to move from.
-type appBodyError struct{ err error }
-
-func (e *appBodyError) Error() string { return "request body: " + e.err.Error() }
-func (e *appBodyError) Unwrap() error { return e.err }
-
-// idleBody reads a request body that must deliver BodyProgressBytes per
-// BodyIdleTimeout: each read's deadline (set through setDeadline, the
-// app connection's or the stream's) is the end of the current progress
-// window. stop cuts it from outside (the attempt that sends it ended).
-type idleBody struct {
-	r           io.ReadCloser
-	setDeadline func(time.Time) error
-	idle        time.Duration
-	min         int64
-
-	mu      sync.Mutex
-	window  time.Time // start of the progress window
-	n       int64     // bytes in the window
-	stopped bool
-	err     *appBodyError // the body's failure, once it failed
-}
-
-// failure is the body's failure (nil: none): http.Request.Write hides it
-// in a type of its own.
-func (b *idleBody) failure() error {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if b.err == nil {
-		return nil
-	}
-	return b.err
-}
-
-func newIdleBody(r io.ReadCloser, setDeadline func(time.Time) error) *idleBody {
-	return &idleBody{r: r, setDeadline: setDeadline, idle: BodyIdleTimeout, min: BodyProgressBytes}
-}
-
-func (b *idleBody) Read(p []byte) (int, error) {
-	b.mu.Lock()
-	if b.stopped {
-		b.mu.Unlock()
-		return 0, errSendStopped
-	}
-	if b.window.IsZero() {
-		b.window = time.Now()
-	}
-	end := b.window.Add(b.idle)
-	b.setDeadline(end)
-	b.mu.Unlock()
-	n, err := b.r.Read(p)
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if b.n += int64(n); b.n >= b.min {
-		b.window, b.n = time.Now(), 0
-	}
-	if b.stopped {
-		return n, errSendStopped // our cut, not the app's failure
-	}
-	if err != nil && err != io.EOF {
-		if isTimeout(err) && !time.Now().Before(end) {
-			err = errBodyIdle
-		}
-		b.err = &appBodyError{err}
-		return n, b.err
-	}
-	return n, err
-}
-
-func (b *idleBody) Close() error { return b.r.Close() }
-
-// stop makes a pending and every later Read fail at once.
-func (b *idleBody) stop() {
-	b.mu.Lock()
-	b.stopped = true
-	b.mu.Unlock()
-	b.setDeadline(time.Unix(1, 0))
-}
-
-// clear lifts the deadline the body set (the connection may carry more).
-func (b *idleBody) clear() { b.setDeadline(time.Time{}) }
 
 // forward sends r through ct-server and writes the response to w. When
 // the path stalls or its connection dies mid-response, a GET or HEAD carries
@@ -152,13 +47,13 @@ func (b *idleBody) clear() { b.setDeadline(time.Time{}) }
 // another StallTimeout/2. No pong: the path is dead, the stream moves (about
 // StallTimeout after the last byte). A pong: the app-server is slow, not the
 // path, and the stream keeps waiting (up to ResponseHeadTimeout for a head).
-func (c *Client) forward(w http.ResponseWriter, r *http.Request, sr Request) (int64, error) {
+func (c *Client) forward(w http.ResponseWriter, r *http.Request, sr pathchoice.Request) (int64, error) {
 	return c.newFetch(w, r, sr, 0, false).run()
 }
 
 // forwardFrom is forward for a response of which delivered body bytes
 // (and the head, if headersSent) went to the app already.
-func (c *Client) forwardFrom(w http.ResponseWriter, r *http.Request, sr Request, delivered int64, headersSent bool) (int64, error) {
+func (c *Client) forwardFrom(w http.ResponseWriter, r *http.Request, sr pathchoice.Request, delivered int64, headersSent bool) (int64, error) {
 	return c.newFetch(w, r, sr, delivered, headersSent).run()
 }
 
@@ -172,13 +67,13 @@ type fetch struct {
 	w   http.ResponseWriter
 	r   *http.Request
 	ctx context.Context
-	sr  Request
+	sr  pathchoice.Request
 	hdr http.Header // the app's header, hop-by-hop fields removed
 
 	resumable bool // GET/HEAD, no body, at most one range: may go on elsewhere
 	orig      resume.Range
 	hasRange  bool
-	body      *idleBody // the app's request body (nil: none); read once
+	body      *idlebody.Body // the app's request body (nil: none); read once
 
 	delivered   int64 // body bytes written to w
 	headersSent bool
@@ -188,7 +83,7 @@ type fetch struct {
 	free        int // retries after our own closing of a connection that do not count
 }
 
-func (c *Client) newFetch(w http.ResponseWriter, r *http.Request, sr Request, delivered int64, headersSent bool) *fetch {
+func (c *Client) newFetch(w http.ResponseWriter, r *http.Request, sr pathchoice.Request, delivered int64, headersSent bool) *fetch {
 	f := &fetch{c: c, w: w, r: r, ctx: r.Context(), sr: sr, delivered: delivered, headersSent: headersSent, avoid: map[int]bool{}}
 	hasBody := r.Body != nil && r.Body != http.NoBody
 	f.resumable = (r.Method == http.MethodGet || r.Method == http.MethodHead) && (!hasBody || r.ContentLength == 0)
@@ -203,10 +98,10 @@ func (c *Client) newFetch(w http.ResponseWriter, r *http.Request, sr Request, de
 		// echo's response fills the window before the body ends); net/http
 		// would otherwise stop the body at the response's first flush.
 		rc.EnableFullDuplex()
-		f.body = newIdleBody(r.Body, rc.SetReadDeadline)
+		f.body = idlebody.New(r.Body, rc.SetReadDeadline)
 	}
 	f.hdr = r.Header.Clone()
-	removeHopHeaders(f.hdr)
+	wire.RemoveHopHeaders(f.hdr)
 	if _, ok := f.hdr["User-Agent"]; !ok {
 		f.hdr["User-Agent"] = []string{""} // pass the app's absence on: no Go default
 	}
@@ -215,7 +110,7 @@ func (c *Client) newFetch(w http.ResponseWriter, r *http.Request, sr Request, de
 
 func (f *fetch) run() (int64, error) {
 	if f.body != nil {
-		defer f.body.clear()
+		defer f.body.Clear()
 	}
 	attempts := 1
 	if f.resumable {
@@ -294,17 +189,17 @@ func (f *fetch) again(err error, p *path) (again, uncounted bool) {
 		f.refusals++
 		c.limitRetries.Add(1)
 		delete(f.avoid, p.id)
-		return sleepCtx(f.ctx, min(limitRetryFirst<<f.refusals, limitRetryMax)), true
+		return wire.SleepCtx(f.ctx, min(limitRetryFirst<<f.refusals, limitRetryMax)), true
 	}
 	// A stream deadline that fired (seen on a starved machine as a bare
 	// "deadline exceeded") is the path's trouble like a stall: move, do
 	// not abort. The app's own body failing is not.
-	var be *appBodyError
-	if f.ctx.Err() != nil || errors.As(err, &be) || !errors.Is(err, errStalled) && !isConnErr(err) && !isTimeout(err) {
+	var be *idlebody.AppError
+	if f.ctx.Err() != nil || errors.As(err, &be) || !errors.Is(err, errStalled) && !isConnErr(err) && !idlebody.IsTimeout(err) {
 		return false, false
 	}
 	var ae *quic.ApplicationError
-	if errors.As(err, &ae) && !ae.Remote && ae.ErrorCode == codeStalled && f.free > 0 {
+	if errors.As(err, &ae) && !ae.Remote && ae.ErrorCode == wire.CodeStalled && f.free > 0 {
 		f.free-- // a sibling stream's stall closed this connection under us
 		uncounted = true
 	}
@@ -318,12 +213,12 @@ func (f *fetch) again(err error, p *path) (again, uncounted bool) {
 func (f *fetch) fail(err error) error {
 	if !f.headersSent {
 		// Terse for the app; the detail goes to the log (ServeHTTP).
-		var be *appBodyError
+		var be *idlebody.AppError
 		switch {
 		case errors.Is(err, errRefused):
 			f.w.Header().Set("Retry-After", "1")
 			http.Error(f.w, "ct-client: ct-server busy (per-client limits)", http.StatusServiceUnavailable)
-		case errors.Is(err, errBodyIdle):
+		case errors.Is(err, idlebody.ErrIdle):
 			f.w.Header().Set("Connection", "close")
 			http.Error(f.w, "ct-client: request body idle", http.StatusRequestTimeout)
 		case errors.As(err, &be):
@@ -391,7 +286,7 @@ func (l *leg) run() (int64, error) {
 		return 0, fmt.Errorf("%w: open stream: %v", errStalled, err)
 	}
 	l.opened = time.Now()
-	stop := context.AfterFunc(f.ctx, func() { l.str.CancelRead(codeOK); l.str.CancelWrite(codeOK) })
+	stop := context.AfterFunc(f.ctx, func() { l.str.CancelRead(wire.CodeOK); l.str.CancelWrite(wire.CodeOK) })
 	defer stop()
 	l.send()
 	defer l.endSend()
@@ -400,14 +295,14 @@ func (l *leg) run() (int64, error) {
 
 // abort resets both directions of the stream: the attempt is over.
 func (l *leg) abort() {
-	l.str.CancelRead(codeStalled)
-	l.str.CancelWrite(codeStalled)
+	l.str.CancelRead(wire.CodeStalled)
+	l.str.CancelWrite(wire.CodeStalled)
 }
 
 // send writes the request on the stream in the background; a failure
 // other than ct-server refusing the rest (STOP_SENDING: its answer
 // follows) stops the response side too. Each write may wait for flow
-// control up to BodyIdleTimeout.
+// control up to idlebody.Timeout.
 func (l *leg) send() {
 	l.sent = make(chan struct{})
 	if l.out.Body == nil {
@@ -415,8 +310,8 @@ func (l *leg) send() {
 	}
 	go func() {
 		err := l.out.WriteProxy(&idleWriter{l.str})
-		if b, ok := l.out.Body.(*idleBody); ok && err != nil && b.failure() != nil {
-			err = b.failure()
+		if b, ok := l.out.Body.(*idlebody.Body); ok && err != nil && b.Failure() != nil {
+			err = b.Failure()
 		}
 		var se *quic.StreamError
 		if errors.As(err, &se) && se.Remote {
@@ -427,7 +322,7 @@ func (l *leg) send() {
 		l.sendErr = err
 		close(l.sent)
 		if err != nil {
-			l.str.CancelRead(codeStalled) // wakes the response side
+			l.str.CancelRead(wire.CodeStalled) // wakes the response side
 		} else if l.out.Body != nil {
 			l.armHead()
 		}
@@ -440,10 +335,10 @@ func (l *leg) endSend() {
 	select {
 	case <-l.sent:
 	default:
-		if b, ok := l.out.Body.(*idleBody); ok {
-			b.stop()
+		if b, ok := l.out.Body.(*idlebody.Body); ok {
+			b.Stop()
 		}
-		l.str.CancelWrite(codeStalled)
+		l.str.CancelWrite(wire.CodeStalled)
 		<-l.sent
 	}
 	l.headMu.Lock()
@@ -477,7 +372,7 @@ func (l *leg) armHead() {
 		l.headLate = late
 		l.headMu.Unlock()
 		if late {
-			l.str.CancelRead(codeStalled)
+			l.str.CancelRead(wire.CodeStalled)
 		}
 	})
 }
@@ -495,7 +390,7 @@ func (l *leg) cause(err error) error {
 	// the request's context (net/http), which may wake this side before
 	// the failure reaches the sender.
 	l.endSend()
-	var be *appBodyError
+	var be *idlebody.AppError
 	if first || errors.As(l.sendErr, &be) {
 		return l.sendErr
 	}
@@ -513,8 +408,8 @@ func (l *leg) cause(err error) error {
 func (l *leg) receive() (n int64, err error) {
 	f := l.f
 	l.watch = &stallWatch{c: f.c, p: l.p, conn: l.conn, ctx: f.ctx, sending: l.sending}
-	hr := newHeadReader(l.watch.reader(l.str))
-	resp, err := hr.readResponse(l.out)
+	hr := wire.NewHeadReader(l.watch.reader(l.str))
+	resp, err := hr.ReadResponse(l.out)
 	l.headMu.Lock()
 	l.gotHead = true
 	l.headMu.Unlock()
@@ -544,7 +439,7 @@ func (l *leg) receive() (n int64, err error) {
 // start of the gap a migration then costs) and says why it failed.
 func (l *leg) failed(err error) error {
 	err = l.cause(err)
-	if errors.Is(err, errStalled) || isConnErr(err) || isTimeout(err) {
+	if errors.Is(err, errStalled) || isConnErr(err) || idlebody.IsTimeout(err) {
 		l.f.stalledAt = l.watch.last
 	}
 	return err
@@ -571,15 +466,15 @@ func (l *leg) accept(resp *http.Response) error {
 		}
 		l.skip = skip
 	} else {
-		if refused && resp.Header.Get(hdrError) != "" && resp.Header.Get("Retry-After") != "" &&
+		if refused && resp.Header.Get(wire.HdrError) != "" && resp.Header.Get("Retry-After") != "" &&
 			(out.Method == http.MethodGet || out.Method == http.MethodHead) && out.Body == nil {
 			// ct-server's own limits refused it (not the app-server:
 			// ct-server strips Ct-Error from upstream responses): wait
 			// for a slot.
-			return fmt.Errorf("%w: %d %s", errRefused, resp.StatusCode, resp.Header.Get(hdrError))
+			return fmt.Errorf("%w: %d %s", errRefused, resp.StatusCode, resp.Header.Get(wire.HdrError))
 		}
 		h := f.w.Header()
-		removeHopHeaders(resp.Header)
+		wire.RemoveHopHeaders(resp.Header)
 		for k, vs := range resp.Header {
 			h[k] = vs
 		}
@@ -658,12 +553,12 @@ func (l *leg) copy(resp *http.Response) (int64, error) {
 }
 
 // idleWriter writes to a stream with a deadline per write: a write that
-// waits BodyIdleTimeout for flow control (ct-server not reading, or the
+// waits idlebody.Timeout for flow control (ct-server not reading, or the
 // path gone without the stall watch noticing) fails.
 type idleWriter struct{ s *quic.Stream }
 
 func (w *idleWriter) Write(b []byte) (int, error) {
-	w.s.SetWriteDeadline(time.Now().Add(BodyIdleTimeout))
+	w.s.SetWriteDeadline(time.Now().Add(idlebody.Timeout))
 	return w.s.Write(b)
 }
 

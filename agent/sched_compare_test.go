@@ -9,6 +9,9 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/hetquic/hetquic/agent/pathchoice"
+	"github.com/hetquic/hetquic/agent/server"
 )
 
 // linkSpec is one path's downlink in the comparison: rate in bytes/s and
@@ -35,7 +38,7 @@ type compareResult struct {
 // as links say, with the named scheduler.
 func runWorkload(t testing.TB, sched string, links []linkSpec, items []workItem) compareResult {
 	up := startUpstream(t)
-	ts := startServer(t, "", func(c *ServerConfig) { c.Log = nil }, up.hostport)
+	ts := startServer(t, "", func(c *server.Config) { c.Log = nil }, up.hostport)
 	byIP := map[string]linkSpec{}
 	paths := loopbackPaths(len(links))
 	for i, l := range links {
@@ -44,7 +47,7 @@ func runWorkload(t testing.TB, sched string, links []linkSpec, items []workItem)
 	name, nostripe := strings.CutSuffix(sched, "/nostripe")
 	tc := startClient(t, ts, len(links), true, func(c *ClientConfig) {
 		c.Log = nil
-		c.Scheduler, _ = NewScheduler(name, len(links), 1)
+		c.Scheduler, _ = pathchoice.NewScheduler(name, len(links), 1)
 		if nostripe {
 			c.StripeMin = -1
 		}
@@ -145,7 +148,7 @@ func efficiency(r compareResult, links []linkSpec) float64 {
 //
 //	go test -run '^$' -bench SchedulerComparison -benchtime 2x ./agent
 func BenchmarkSchedulerComparison(b *testing.B) {
-	policies := append(append([]string(nil), SchedulerNames...), SchedPriority+"/nostripe", SchedLOB+"/nostripe", SchedMinRTT+"/nostripe")
+	policies := append(append([]string(nil), pathchoice.SchedulerNames...), pathchoice.SchedPriority+"/nostripe", pathchoice.SchedLOB+"/nostripe", pathchoice.SchedMinRTT+"/nostripe")
 	for _, sc := range compareScenarios {
 		for _, policy := range policies {
 			b.Run(sc.name+"/"+policy, func(b *testing.B) {

@@ -6,6 +6,8 @@ import (
 	"testing"
 	"testing/synctest"
 	"time"
+
+	"github.com/hetquic/hetquic/agent/server"
 )
 
 // slowAppWait is how long the slow app-server of TestSlowAppIsNoStallMem
@@ -22,7 +24,7 @@ const slowAppWait = 2 * DefaultStallTimeout
 func TestSlowAppIsNoStallMem(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		const slowApp = "10.6.0.81:80"
-		m := startMemAgent(t, 2, func(c *ServerConfig) { c.Allow = append(c.Allow, slowApp) }, nil)
+		m := startMemAgent(t, 2, func(c *server.Config) { c.Allow = append(c.Allow, slowApp) }, nil)
 		mux := http.NewServeMux()
 		mux.HandleFunc("/slow", func(w http.ResponseWriter, r *http.Request) {
 			time.Sleep(slowAppWait)

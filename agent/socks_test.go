@@ -3,7 +3,6 @@ package agent
 import (
 	"bytes"
 	"crypto/sha256"
-	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -11,6 +10,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/hetquic/hetquic/agent/server"
+	"github.com/hetquic/hetquic/agent/socks5"
 )
 
 // startSOCKS serves SOCKS5 for tc on a loopback port and returns it.
@@ -36,7 +38,7 @@ func TestSOCKSCurl(t *testing.T) {
 	}
 	up := startUpstream(t)
 	_, port, _ := net.SplitHostPort(up.hostport)
-	ts := startServer(t, "", func(c *ServerConfig) { c.AllowInternal = []string{"127.0.0.1"} }, up.hostport, "localhost:"+port) // localhost resolves to loopback (egress rules)
+	ts := startServer(t, "", func(c *server.Config) { c.AllowInternal = []string{"127.0.0.1"} }, up.hostport, "localhost:"+port) // localhost resolves to loopback (egress rules)
 	tc := startClient(t, ts, 2, true, nil)
 	socks := startSOCKS(t, tc)
 	want := patternSum(3_000_000)
@@ -120,8 +122,8 @@ func TestSOCKSBadInput(t *testing.T) {
 	}{
 		{"SOCKS4", []byte{4, 1, 0, 80, 127, 0, 0, 1, 0}, nil},
 		{"no acceptable method", []byte{5, 1, 2}, []byte{5, 0xff}},
-		{"BIND", []byte{5, 1, 0, 5, 2, 0, 1, 127, 0, 0, 1, 0, 80}, append([]byte{5, 0}, socksReply(socksCmdUnsupp)...)},
-		{"address type 9", []byte{5, 1, 0, 5, 1, 0, 9}, append([]byte{5, 0}, socksReply(socksAtypUnsupp)...)},
+		{"BIND", []byte{5, 1, 0, 5, 2, 0, 1, 127, 0, 0, 1, 0, 80}, append([]byte{5, 0}, socks5.Reply(socks5.CmdUnsupported)...)},
+		{"address type 9", []byte{5, 1, 0, 5, 1, 0, 9}, append([]byte{5, 0}, socks5.Reply(socks5.AtypUnsupported)...)},
 	} {
 		conn, err := net.Dial("tcp", socks)
 		if err != nil {
@@ -134,37 +136,5 @@ func TestSOCKSBadInput(t *testing.T) {
 		if err != nil || !bytes.Equal(got, c.want) {
 			t.Errorf("%s: got % x (%v), want % x and the connection closed", c.name, got, err, c.want)
 		}
-	}
-}
-
-// TestReadSocksRequest: the request parser on every address type.
-func TestReadSocksRequest(t *testing.T) {
-	v6 := net.ParseIP("2001:db8::1")
-	for _, c := range []struct {
-		in   []byte
-		want socksRequest
-		code byte // expected errSocks code, 0: none
-	}{
-		{[]byte{5, 1, 0, 1, 10, 0, 0, 1, 1, 187}, socksRequest{1, "10.0.0.1:443"}, 0},
-		{append(append([]byte{5, 1, 0, 4}, v6...), 0, 80), socksRequest{1, "[2001:db8::1]:80"}, 0},
-		{append([]byte{5, 1, 0, 3, 11}, "example.com\x00\x50"...), socksRequest{1, "example.com:80"}, 0},
-		{[]byte{5, 3, 0, 1, 0, 0, 0, 0, 0, 1}, socksRequest{3, "0.0.0.0:1"}, 0},
-		{[]byte{5, 1, 0, 3, 0, 0, 80}, socksRequest{}, socksFailure},
-		{[]byte{5, 3, 0, 1, 10, 0, 0, 1, 0, 0}, socksRequest{3, "10.0.0.1:0"}, 0},
-		{[]byte{5, 1, 1, 1, 10, 0, 0, 1, 0, 80}, socksRequest{}, socksFailure},
-		{[]byte{4, 1, 0, 1, 10, 0, 0, 1, 0, 80}, socksRequest{}, socksFailure},
-		{[]byte{5, 1, 0, 7}, socksRequest{}, socksAtypUnsupp},
-	} {
-		got, err := readSocksRequest(bytes.NewReader(c.in))
-		var se *errSocks
-		switch {
-		case c.code != 0 && (!errors.As(err, &se) || se.code != c.code):
-			t.Errorf("% x: err %v, want code %d", c.in, err, c.code)
-		case c.code == 0 && (err != nil || got != c.want):
-			t.Errorf("% x: %+v %v, want %+v", c.in, got, err, c.want)
-		}
-	}
-	if _, err := readSocksRequest(bytes.NewReader([]byte{5, 1, 0, 1, 10})); !errors.Is(err, io.ErrUnexpectedEOF) {
-		t.Errorf("truncated: %v", err)
 	}
 }

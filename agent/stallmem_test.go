@@ -29,41 +29,7 @@ func TestMigrateOnStallMem(t *testing.T) {
 				}
 				m.n.SetDelay(memCTServer.Addr(), 5*time.Millisecond)
 				const size = 4_000_000
-				resp, err := m.hc.Get(fmt.Sprintf("http://%s/bytes/%d", memApp, size))
-				if err != nil {
-					t.Fatal(err)
-				}
-				defer resp.Body.Close()
-				h := sha256.New()
-				buf := make([]byte, 32<<10)
-				var got int64
-				var gap time.Duration
-				last := time.Now()
-				cut := false
-				for {
-					k, err := resp.Body.Read(buf)
-					if k > 0 {
-						gap, last = max(gap, time.Since(last)), time.Now()
-						h.Write(buf[:k])
-						got += int64(k)
-						// A stripe fetches ahead of the app: cut while its
-						// first pieces are on the way, not a quarter in,
-						// when all may have arrived.
-						if !cut && (got > size/4 || stripe) {
-							cut = true
-							m.n.SetDrop(busyPath(t, m.c).Addr, true)
-						}
-					}
-					if err == io.EOF {
-						break
-					}
-					if err != nil {
-						t.Fatalf("after %d bytes: %v", got, err)
-					}
-				}
-				if resp.StatusCode != http.StatusOK || got != size || [32]byte(h.Sum(nil)) != patternSum(size) {
-					t.Fatalf("status %d, %d of %d bytes, or not intact", resp.StatusCode, got, size)
-				}
+				gap := readCutting(t, m, size, stripe)
 				resume := time.Duration(m.c.resumeNanos.Load())
 				t.Logf("resume gap %v, longest gap seen by the app %v, %d pieces requested again (fake time)", resume, gap, m.c.reinjections.Load())
 				// A stripe may get the cut path's piece again on the
@@ -85,4 +51,43 @@ func TestMigrateOnStallMem(t *testing.T) {
 			})
 		})
 	}
+}
+
+// readCutting GETs size bytes through m and drops the path carrying them
+// once the response is under way (at once for a stripe, which fetches ahead
+// of the app; a quarter in otherwise). It checks the response is 200 and
+// intact and returns the longest gap between reads.
+func readCutting(t *testing.T, m *memAgent, size int64, stripe bool) (gap time.Duration) {
+	var got int64
+	resp, err := m.hc.Get(fmt.Sprintf("http://%s/bytes/%d", memApp, size))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	h := sha256.New()
+	buf := make([]byte, 32<<10)
+	last := time.Now()
+	cut := false
+	for {
+		k, err := resp.Body.Read(buf)
+		if k > 0 {
+			gap, last = max(gap, time.Since(last)), time.Now()
+			h.Write(buf[:k])
+			got += int64(k)
+			if !cut && (got > size/4 || stripe) {
+				cut = true
+				m.n.SetDrop(busyPath(t, m.c).Addr, true)
+			}
+		}
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatalf("after %d bytes: %v", got, err)
+		}
+	}
+	if resp.StatusCode != http.StatusOK || got != size || [32]byte(h.Sum(nil)) != patternSum(size) {
+		t.Fatalf("status %d, %d of %d bytes, or not intact", resp.StatusCode, got, size)
+	}
+	return gap
 }

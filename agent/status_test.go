@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"strings"
 	"testing"
+
+	"github.com/hetquic/hetquic/agent/ops"
 )
 
 // TestWriteStatus: "agent status" of a ct-client after a request (its path
@@ -21,7 +23,7 @@ func TestWriteStatus(t *testing.T) {
 	}
 	var m, out bytes.Buffer
 	tc.WriteMetrics(&m)
-	if err := WriteStatus(&out, &m); err != nil {
+	if err := ops.WriteStatus(&out, &m); err != nil {
 		t.Fatal(err)
 	}
 	s := out.String()
@@ -33,7 +35,7 @@ func TestWriteStatus(t *testing.T) {
 	m.Reset()
 	out.Reset()
 	ts.WriteMetrics(&m)
-	if err := WriteStatus(&out, &m); err != nil {
+	if err := ops.WriteStatus(&out, &m); err != nil {
 		t.Fatal(err)
 	}
 	s = out.String()
@@ -42,7 +44,7 @@ func TestWriteStatus(t *testing.T) {
 		t.Fatalf("server status:\n%s", s)
 	}
 	for _, bad := range []string{"not metrics {", "other_metric 1\n"} {
-		if err := WriteStatus(&out, strings.NewReader(bad)); err == nil {
+		if err := ops.WriteStatus(&out, strings.NewReader(bad)); err == nil {
 			t.Errorf("%q: no error", bad)
 		}
 	}

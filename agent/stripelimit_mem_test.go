@@ -7,6 +7,8 @@ import (
 	"sync"
 	"testing"
 	"testing/synctest"
+
+	"github.com/hetquic/hetquic/agent/server"
 )
 
 // TestStripeUnderLimitMem: striping with a per-client stream limit far
@@ -16,7 +18,7 @@ import (
 // machine cannot stretch past their budget, as it did on real sockets.
 func TestStripeUnderLimitMem(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		m := startMemAgent(t, 2, func(c *ServerConfig) { c.Limits = Limits{MaxStreams: 3} }, nil)
+		m := startMemAgent(t, 2, func(c *server.Config) { c.Limits = server.Limits{MaxStreams: 3} }, nil)
 		// A ct-client that ignores the announced max_streams (an older
 		// one, or one whose slots another process shares): ct-server's
 		// 429s bite.

@@ -17,6 +17,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/hetquic/hetquic/agent/server"
 )
 
 // connectVia opens a CONNECT tunnel through the proxy with extra head
@@ -60,7 +62,7 @@ func echoOnce(conn net.Conn, br *bufio.Reader) error {
 // exhausted — while B, below its share, waits and gets the next free slot.
 func TestConnectFairness(t *testing.T) {
 	echo := startEcho(t)
-	ts := startServer(t, "", func(c *ServerConfig) { c.Limits.MaxTunnels = 4 }, echo)
+	ts := startServer(t, "", func(c *server.Config) { c.Limits.MaxTunnels = 4 }, echo)
 	tc := startClient(t, ts, 1, true, func(c *ClientConfig) {
 		c.AppRule = AppRule{Kind: "header", Header: "X-App"}
 		c.TunnelIdle = 300 * time.Millisecond
@@ -107,7 +109,7 @@ func TestConnectFairness(t *testing.T) {
 // and gets the slot A frees.
 func TestConnectShareExhausted(t *testing.T) {
 	echo := startEcho(t)
-	ts := startServer(t, "", func(c *ServerConfig) { c.Limits.MaxTunnels = 2 }, echo)
+	ts := startServer(t, "", func(c *server.Config) { c.Limits.MaxTunnels = 2 }, echo)
 	tc := startClient(t, ts, 1, true, func(c *ClientConfig) {
 		c.AppRule = AppRule{Kind: "header", Header: "X-App"}
 		c.TunnelIdle = time.Hour // nothing is idle

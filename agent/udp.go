@@ -7,220 +7,17 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"net/url"
-	"strconv"
-	"strings"
 	"sync"
 	"time"
 
 	"github.com/quic-go/quic-go"
-	"github.com/quic-go/quic-go/quicvarint"
+
+	"github.com/hetquic/hetquic/agent/wire"
 )
 
-// UDP over the agent, with the semantics of CONNECT-UDP (RFC 9298) on QUIC
-// DATAGRAM frames (RFC 9221). A UDP flow to host:port is one request
-// stream, in RFC 9298's HTTP/1.1 form:
-//
-//	GET /.well-known/masque/udp/{host}/{port}/ HTTP/1.1
-//	Connection: Upgrade
-//	Upgrade: connect-udp
-//	Capsule-Protocol: ?1
-//
-// answered "101 Switching Protocols" by ct-server, which then holds a UDP
-// socket connected to the target (after the same allow-list check as
-// every other stream). The stream stays open as long as the flow: either
-// side ending it ends the flow. Each UDP payload travels as one QUIC
-// DATAGRAM on the stream's connection, prefixed as RFC 9297 prescribes
-// for HTTP/3: the quarter stream ID (stream ID / 4) and context ID 0, both
-// QUIC varints. Datagrams are unreliable like UDP: one lost or too large
-// for the path (quic-go's DatagramTooLargeError) is dropped. A flow
-// whose connection dies is opened again on another path with the next
-// payload the app sends.
-const (
-	udpPathPrefix = "/.well-known/masque/udp/"
-	udpUpgrade    = "connect-udp"
-	// udpFlowIdle ends a flow at ct-server that moved no datagram this
-	// long (a UDP association has no end of its own).
-	udpFlowIdle = 2 * time.Minute
-	// maxUDPPayload is the largest UDP payload read from a socket.
-	maxUDPPayload = 64 << 10
-)
-
-// udpRequestPath is the RFC 9298 URI path for target host:port.
-func udpRequestPath(target string) (string, error) {
-	host, port, err := net.SplitHostPort(target)
-	if err != nil {
-		return "", err
-	}
-	return udpPathPrefix + url.PathEscape(host) + "/" + port + "/", nil
-}
-
-// parseUDPPath reads the target host:port of an RFC 9298 request path.
-func parseUDPPath(p string) (string, error) {
-	rest, ok := strings.CutPrefix(p, udpPathPrefix)
-	if !ok {
-		return "", fmt.Errorf("connect-udp path %q: want %s{host}/{port}/", p, udpPathPrefix)
-	}
-	host, port, ok := strings.Cut(strings.TrimSuffix(rest, "/"), "/")
-	if !ok || host == "" || strings.Contains(port, "/") {
-		return "", fmt.Errorf("connect-udp path %q: want %s{host}/{port}/", p, udpPathPrefix)
-	}
-	h, err := url.PathUnescape(host)
-	if err != nil {
-		return "", fmt.Errorf("connect-udp host %q: %w", host, err)
-	}
-	if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 {
-		return "", fmt.Errorf("connect-udp port %q: want 1 to 65535", port)
-	}
-	return normHostPort(net.JoinHostPort(h, port), "")
-}
-
-// appendDatagram frames payload for the flow on stream id.
-func appendDatagram(b []byte, id quic.StreamID, payload []byte) []byte {
-	b = quicvarint.Append(b, uint64(id)/4)
-	b = quicvarint.Append(b, 0) // context ID 0: a UDP payload
-	return append(b, payload...)
-}
-
-// parseDatagram splits a DATAGRAM into its flow's stream ID and UDP
-// payload; datagrams of other contexts are errors (none are registered).
-func parseDatagram(b []byte) (quic.StreamID, []byte, error) {
-	q, n, err := quicvarint.Parse(b)
-	if err != nil {
-		return 0, nil, fmt.Errorf("datagram: quarter stream ID: %w", err)
-	}
-	if q > (1<<62-1)/4 {
-		return 0, nil, errors.New("datagram: quarter stream ID too large")
-	}
-	ctxID, m, err := quicvarint.Parse(b[n:])
-	if err != nil {
-		return 0, nil, fmt.Errorf("datagram: context ID: %w", err)
-	}
-	if ctxID != 0 {
-		return 0, nil, fmt.Errorf("datagram: context ID %d not registered", ctxID)
-	}
-	return quic.StreamID(q * 4), b[n+m:], nil
-}
-
-// udpRoutes maps (connection, stream) to the flow that receives its
-// datagrams; each side keeps one.
-type udpRoutes struct {
-	mu sync.Mutex
-	m  map[udpKey]func([]byte)
-}
-
-type udpKey struct {
-	conn *quic.Conn
-	id   quic.StreamID
-}
-
-func (r *udpRoutes) add(conn *quic.Conn, id quic.StreamID, deliver func([]byte)) {
-	r.mu.Lock()
-	if r.m == nil {
-		r.m = map[udpKey]func([]byte){}
-	}
-	r.m[udpKey{conn, id}] = deliver
-	r.mu.Unlock()
-}
-
-func (r *udpRoutes) remove(conn *quic.Conn, id quic.StreamID) {
-	r.mu.Lock()
-	delete(r.m, udpKey{conn, id})
-	r.mu.Unlock()
-}
-
-// dispatch receives conn's datagrams and hands each to its flow until the
-// connection ends. Malformed or unrouted datagrams are dropped, as a UDP
-// stack drops what no socket wants.
-func (r *udpRoutes) dispatch(ctx context.Context, conn *quic.Conn) {
-	for {
-		b, err := conn.ReceiveDatagram(ctx)
-		if err != nil {
-			return
-		}
-		id, payload, err := parseDatagram(b)
-		if err != nil {
-			continue
-		}
-		r.mu.Lock()
-		deliver := r.m[udpKey{conn, id}]
-		r.mu.Unlock()
-		if deliver != nil {
-			deliver(payload)
-		}
-	}
-}
+// UDP over the agent: the protocol is in package wire's comment.
 
 // ---- ct-server ----
-
-// udpFlow runs a connect-udp stream at ct-server: admitted already, the
-// target allowed. It answers 101, relays datagrams both ways and ends
-// with the stream, the connection, or udpFlowIdle without traffic.
-func (s *Server) udpFlow(conn *quic.Conn, str *quic.Stream, target string) {
-	// Resolved, checked against the egress rules and pinned, as a TCP
-	// upstream is.
-	up, err := s.dialUpstream(s.ctx, "udp", target)
-	if err != nil {
-		str.CancelRead(codeOK)
-		s.upstreamFailed(str, target, err)
-		return
-	}
-	defer up.Close()
-	active := make(chan struct{}, 1)
-	touch := func() {
-		select {
-		case active <- struct{}{}:
-		default:
-		}
-	}
-	// The route exists before the 101 goes out: ct-client sends its first
-	// datagram as soon as it reads the 101, and an unrouted one is dropped.
-	s.udp.add(conn, str.StreamID(), func(p []byte) { up.Write(p); touch() })
-	defer s.udp.remove(conn, str.StreamID())
-	resp := &http.Response{StatusCode: http.StatusSwitchingProtocols, ProtoMajor: 1, ProtoMinor: 1,
-		Header: http.Header{"Connection": {"Upgrade"}, "Upgrade": {udpUpgrade}, "Capsule-Protocol": {"?1"}}}
-	if err := resp.Write(str); err != nil {
-		return
-	}
-	var wg sync.WaitGroup
-	defer wg.Wait()
-	defer up.Close() // ends the reader below
-	wg.Go(func() {
-		buf := make([]byte, maxUDPPayload)
-		var out []byte
-		for {
-			n, err := up.Read(buf)
-			if err != nil {
-				if errors.Is(err, net.ErrClosed) {
-					return
-				}
-				continue // an ICMP error on a connected socket: UDP goes on
-			}
-			out = appendDatagram(out[:0], str.StreamID(), buf[:n])
-			conn.SendDatagram(out) // too large or queue full: dropped, as UDP
-			touch()
-		}
-	})
-	ended := make(chan struct{})
-	wg.Go(func() { io.Copy(io.Discard, str); close(ended) }) // no capsules are defined; the end ends the flow
-	idle := time.NewTimer(udpFlowIdle)
-	defer idle.Stop()
-	for {
-		select {
-		case <-active:
-			idle.Reset(udpFlowIdle)
-			continue
-		case <-ended:
-		case <-idle.C:
-			str.CancelRead(codeOK)
-		case <-conn.Context().Done():
-		case <-s.ctx.Done():
-			str.CancelRead(codeShutdown)
-		}
-		str.Close()
-		return
-	}
-}
 
 // ---- ct-client ----
 
@@ -254,7 +51,7 @@ func (c *Client) openUDP(ctx context.Context, app, target string, deliver func([
 // open opens the flow's stream on a path (f.mu held or f not shared yet).
 func (f *clientUDPFlow) open(ctx context.Context) error {
 	c := f.c
-	p, err := udpRequestPath(f.target)
+	p, err := wire.UDPRequestPath(f.target)
 	if err != nil {
 		return err
 	}
@@ -279,7 +76,7 @@ func (f *clientUDPFlow) open(ctx context.Context) error {
 			return &udpRefused{status}
 		}
 		f.str, f.conn, f.release = str, conn, release
-		c.udp.add(conn, str.StreamID(), f.deliver)
+		c.udp.Add(conn, str.StreamID(), f.deliver)
 		return nil
 	}
 	release()
@@ -301,22 +98,22 @@ func openUDPStream(ctx context.Context, conn *quic.Conn, p string, wait time.Dur
 		return nil, 0, err
 	}
 	str.SetDeadline(time.Now().Add(max(4*wait, 5*time.Second)))
-	head := "GET " + p + " HTTP/1.1\r\nHost: ct\r\nConnection: Upgrade\r\nUpgrade: " + udpUpgrade + "\r\nCapsule-Protocol: ?1\r\n\r\n"
+	head := "GET " + p + " HTTP/1.1\r\nHost: ct\r\nConnection: Upgrade\r\nUpgrade: " + wire.UDPUpgrade + "\r\nCapsule-Protocol: ?1\r\n\r\n"
 	if _, err := io.WriteString(str, head); err != nil {
-		str.CancelRead(codeOK)
-		str.CancelWrite(codeOK)
+		str.CancelRead(wire.CodeOK)
+		str.CancelWrite(wire.CodeOK)
 		return nil, 0, err
 	}
-	resp, err := newHeadReader(str).readResponse(&http.Request{Method: http.MethodGet})
+	resp, err := wire.NewHeadReader(str).ReadResponse(&http.Request{Method: http.MethodGet})
 	if err != nil {
-		str.CancelRead(codeOK)
-		str.CancelWrite(codeOK)
+		str.CancelRead(wire.CodeOK)
+		str.CancelWrite(wire.CodeOK)
 		return nil, 0, err
 	}
 	str.SetDeadline(time.Time{})
 	if resp.StatusCode != http.StatusSwitchingProtocols {
-		str.CancelRead(codeOK)
-		str.CancelWrite(codeOK)
+		str.CancelRead(wire.CodeOK)
+		str.CancelWrite(wire.CodeOK)
 	}
 	return str, resp.StatusCode, nil
 }
@@ -336,7 +133,7 @@ func (f *clientUDPFlow) send(ctx context.Context, payload []byte) error {
 			return err
 		}
 	}
-	f.out = appendDatagram(f.out[:0], f.str.StreamID(), payload)
+	f.out = wire.AppendDatagram(f.out[:0], f.str.StreamID(), payload)
 	err := f.conn.SendDatagram(f.out)
 	var tooLarge *quic.DatagramTooLargeError
 	if errors.As(err, &tooLarge) {
@@ -349,8 +146,8 @@ func (f *clientUDPFlow) endLocked() {
 	if f.str == nil {
 		return
 	}
-	f.c.udp.remove(f.conn, f.str.StreamID())
-	f.str.CancelRead(codeOK)
+	f.c.udp.Remove(f.conn, f.str.StreamID())
+	f.str.CancelRead(wire.CodeOK)
 	f.str.Close()
 	f.release()
 	f.str = nil

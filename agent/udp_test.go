@@ -10,6 +10,9 @@ import (
 	"time"
 
 	"golang.org/x/net/dns/dnsmessage"
+
+	"github.com/hetquic/hetquic/agent/socks5"
+	"github.com/hetquic/hetquic/agent/wire"
 )
 
 // startUDPServer answers every datagram on UDP loopback with what
@@ -73,7 +76,7 @@ func socksAssociate(t *testing.T, socks string) (net.Conn, *net.UDPAddr) {
 	ctrl.Write([]byte{5, 1, 0, 5, 3, 0, 1, 0, 0, 0, 0, 0, 0})
 	ctrl.SetReadDeadline(time.Now().Add(10 * time.Second))
 	r := make([]byte, 2+10)
-	if _, err := io.ReadFull(ctrl, r); err != nil || r[2] != 5 || r[3] != 0 || r[5] != socksAtypIPv4 {
+	if _, err := io.ReadFull(ctrl, r); err != nil || r[2] != 5 || r[3] != 0 || r[5] != socks5.AtypIPv4 {
 		t.Fatalf("UDP ASSOCIATE: % x %v", r, err)
 	}
 	ctrl.SetReadDeadline(time.Time{})
@@ -85,7 +88,7 @@ func socksAssociate(t *testing.T, socks string) (net.Conn, *net.UDPAddr) {
 func socksUDPHeader(target string) []byte {
 	ap := netip.MustParseAddrPort(target)
 	ip := ap.Addr().As4()
-	h := append([]byte{0, 0, 0, socksAtypIPv4}, ip[:]...)
+	h := append([]byte{0, 0, 0, socks5.AtypIPv4}, ip[:]...)
 	return binary.BigEndian.AppendUint16(h, ap.Port())
 }
 
@@ -141,7 +144,7 @@ func TestSOCKSUDPDNS(t *testing.T) {
 	if err != nil {
 		t.Fatalf("no DNS answer through the agent: %v", err)
 	}
-	target, _, payload, err := parseSocksUDP(answer)
+	target, _, payload, err := socks5.ParseUDP(answer)
 	if err != nil || target != dns {
 		t.Fatalf("answer header: %q %v, want from %s", target, err, dns)
 	}
@@ -161,13 +164,13 @@ func TestSOCKSUDPDNS(t *testing.T) {
 	for _, size := range []int{1, 100, 1000} {
 		msg := bytes.Repeat([]byte{byte(size)}, size)
 		back, err := udpExchange(app, relay, append(socksUDPHeader(echo), msg...), func(b []byte) bool {
-			_, _, got, err := parseSocksUDP(b)
+			_, _, got, err := socks5.ParseUDP(b)
 			return err == nil && len(got) == size
 		})
 		if err != nil {
 			t.Fatalf("echo of %d bytes: %v", size, err)
 		}
-		if _, _, got, err := parseSocksUDP(back); err != nil || !bytes.Equal(got, msg) {
+		if _, _, got, err := socks5.ParseUDP(back); err != nil || !bytes.Equal(got, msg) {
 			t.Fatalf("echo of %d bytes: %d back, %v", size, len(got), err)
 		}
 	}
@@ -177,25 +180,25 @@ func TestSOCKSUDPDNS(t *testing.T) {
 // form, and bad paths are refused.
 func TestUDPPaths(t *testing.T) {
 	for _, target := range []string{"192.0.2.6:443", "[2001:db8::42]:53", "dns.example:53"} {
-		p, err := udpRequestPath(target)
+		p, err := wire.UDPRequestPath(target)
 		if err != nil {
 			t.Fatal(err)
 		}
-		got, err := parseUDPPath(p)
+		got, err := wire.ParseUDPPath(p)
 		if err != nil || got != target {
 			t.Errorf("%s → %s → %q %v", target, p, got, err)
 		}
 	}
-	for _, bad := range []string{"/x", udpPathPrefix, udpPathPrefix + "h/0/", udpPathPrefix + "h/70000/", udpPathPrefix + "h/53/x/", udpPathPrefix + "%zz/53/"} {
-		if got, err := parseUDPPath(bad); err == nil {
+	for _, bad := range []string{"/x", wire.UDPPathPrefix, wire.UDPPathPrefix + "h/0/", wire.UDPPathPrefix + "h/70000/", wire.UDPPathPrefix + "h/53/x/", wire.UDPPathPrefix + "%zz/53/"} {
+		if got, err := wire.ParseUDPPath(bad); err == nil {
 			t.Errorf("%q parsed as %q", bad, got)
 		}
 	}
-	b := appendDatagram(nil, 8, []byte("payload"))
-	if id, p, err := parseDatagram(b); err != nil || id != 8 || string(p) != "payload" {
+	b := wire.AppendDatagram(nil, 8, []byte("payload"))
+	if id, p, err := wire.ParseDatagram(b); err != nil || id != 8 || string(p) != "payload" {
 		t.Fatalf("datagram round trip: %d %q %v", id, p, err)
 	}
-	if _, _, err := parseDatagram([]byte{0x02, 0x01, 'x'}); err == nil {
+	if _, _, err := wire.ParseDatagram([]byte{0x02, 0x01, 'x'}); err == nil {
 		t.Fatal("context ID 1 accepted")
 	}
 }

@@ -10,6 +10,8 @@ import (
 	"testing"
 	"testing/synctest"
 	"time"
+
+	"github.com/hetquic/hetquic/agent/server"
 )
 
 // TestUnreadTunnelsDoNotKillPaths: on fake time over memnet, one app opens
@@ -21,7 +23,7 @@ import (
 func TestUnreadTunnelsDoNotKillPaths(t *testing.T) {
 	const tunnels = 32
 	synctest.Test(t, func(t *testing.T) {
-		m := startMemAgent(t, 2, func(s *ServerConfig) { s.Limits.MaxTunnels = tunnels }, nil)
+		m := startMemAgent(t, 2, func(s *server.Config) { s.Limits.MaxTunnels = tunnels }, nil)
 		for i := range 2 {
 			m.n.SetLink(memPath(i).Addr, 4e6, 256<<10)
 			m.n.SetDelay(memPath(i).Addr, 5*time.Millisecond)

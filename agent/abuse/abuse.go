@@ -34,6 +34,8 @@ import (
 	"time"
 
 	"github.com/hetquic/hetquic/agent"
+	"github.com/hetquic/hetquic/agent/identity"
+	"github.com/hetquic/hetquic/agent/ops"
 	"github.com/hetquic/hetquic/internal/stats"
 	"github.com/hetquic/hetquic/origin"
 )
@@ -186,11 +188,72 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	up := upL.Addr().String()
 
 	// ct-server: default limits, two clients.
-	goodTok, err := agent.NewToken(rand.Read)
+	sp, err := startServer(cfg, dir, up)
 	if err != nil {
 		return nil, err
 	}
-	badTok, err := agent.NewToken(rand.Read)
+	defer sp.stop()
+	if err := waitHealthy(ctx, sp.metricsAddr); err != nil {
+		return nil, fmt.Errorf("abuse: ct-server did not come up: %w", err)
+	}
+	pid, udpAddr, metricsAddr := sp.cmd.Process.Pid, sp.udpAddr, sp.metricsAddr
+	rep := &Report{Config: cfg, BaseRSS: readStatus(pid, "VmRSS")}
+	logf("abuse: ct-server pid %d on %s, RSS %d MiB before the abuse", pid, udpAddr, rep.BaseRSS>>20)
+
+	// The good client: a real ct-client and an app behind it.
+	good, proxy, err := startGood(udpAddr, sp.ca, sp.goodTok)
+	if err != nil {
+		return nil, err
+	}
+	defer good.Close()
+	rctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var load goodLoad
+	load.start(rctx, cfg, proxy, up, logf)
+
+	// The misbehaving client.
+	var peak int64 // written by sample until sw.Wait
+	var sw sync.WaitGroup
+	sw.Go(func() { sample(rctx, pid, metricsAddr, &peak, &rep.PeakReserved) })
+	bad := &badClient{addr: udpAddr, ca: sp.ca, token: sp.badTok, up: up, cfg: cfg, logf: logf}
+	abuseCtx, stopAbuse := context.WithTimeout(rctx, cfg.Duration)
+	defer stopAbuse()
+	bad.run(abuseCtx)
+	<-abuseCtx.Done()
+	cancel()
+	load.wg.Wait()
+	sw.Wait()
+	rep.PeakRSS = max(readStatus(pid, "VmHWM"), peak)
+	rep.LimitHits = scrapeLimitHits(metricsAddr)
+	bad.close()
+	rep.Accepted = bad.counts()
+	lat := load.lat
+	rep.GoodReqs, rep.GoodFailed, rep.BytesOK = len(lat), int(load.failed.Load()), load.bytesOK.Load()
+	if len(lat) > 0 {
+		q := stats.Quantiles(stats.FloatsMs(lat), 0.50, 0.99)
+		rep.P50, rep.P99 = stats.DurationMs(q[0]), stats.DurationMs(q[1])
+	}
+	rep.Elapsed = time.Since(start)
+	rep.check(cfg)
+	return rep, nil
+}
+
+// serverProc is the ct-server process under test: its addresses, the CA
+// file it wrote, and the two clients' tokens.
+type serverProc struct {
+	cmd                      *exec.Cmd
+	udpAddr, metricsAddr, ca string
+	goodTok, badTok          string
+}
+
+// startServer starts ct-server by cfg.Server with default limits, an
+// allow-list of up and two clients, good and bad; its files go in dir.
+func startServer(cfg Config, dir, up string) (*serverProc, error) {
+	goodTok, err := identity.NewToken(rand.Read)
+	if err != nil {
+		return nil, err
+	}
+	badTok, err := identity.NewToken(rand.Read)
 	if err != nil {
 		return nil, err
 	}
@@ -216,85 +279,56 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("abuse: start ct-server: %w", err)
 	}
-	defer func() {
-		cmd.Process.Signal(syscall.SIGTERM)
-		done := make(chan struct{})
-		go func() { cmd.Wait(); close(done) }()
-		select {
-		case <-done:
-		case <-time.After(5 * time.Second):
-			cmd.Process.Kill()
-			<-done
-		}
-	}()
-	pid := cmd.Process.Pid
-	if err := waitHealthy(ctx, metricsAddr); err != nil {
-		return nil, fmt.Errorf("abuse: ct-server did not come up: %w", err)
-	}
-	rep := &Report{Config: cfg, BaseRSS: readStatus(pid, "VmRSS")}
-	logf("abuse: ct-server pid %d on %s, RSS %d MiB before the abuse", pid, udpAddr, rep.BaseRSS>>20)
+	return &serverProc{cmd: cmd, udpAddr: udpAddr, metricsAddr: metricsAddr, ca: ca, goodTok: goodTok, badTok: badTok}, nil
+}
 
-	// The good client: a real ct-client and an app behind it.
-	good, proxy, err := startGood(udpAddr, ca, goodTok)
-	if err != nil {
-		return nil, err
+// stop ends ct-server with SIGTERM, killing it after 5 s.
+func (p *serverProc) stop() {
+	p.cmd.Process.Signal(syscall.SIGTERM)
+	done := make(chan struct{})
+	go func() { p.cmd.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		p.cmd.Process.Kill()
+		<-done
 	}
-	defer good.Close()
-	rctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	var gw sync.WaitGroup
-	var lat []time.Duration
-	var latMu sync.Mutex
-	var bytesOK atomic.Int64
-	var failed atomic.Int64
+}
+
+// goodLoad is the good client's app: workers fetching and checking
+// GoodBytes each through the proxy until the context ends.
+type goodLoad struct {
+	wg              sync.WaitGroup
+	mu              sync.Mutex
+	lat             []time.Duration // of the requests that succeeded
+	bytesOK, failed atomic.Int64
+}
+
+// start runs cfg.GoodWorkers workers against the app-server up.
+func (g *goodLoad) start(ctx context.Context, cfg Config, proxy *url.URL, up string, logf func(string, ...any)) {
 	for range cfg.GoodWorkers {
-		gw.Go(func() {
+		g.wg.Go(func() {
 			tr := &http.Transport{Proxy: http.ProxyURL(proxy), DisableCompression: true}
 			defer tr.CloseIdleConnections()
 			hc := &http.Client{Transport: tr, Timeout: 30 * time.Second}
-			for rctx.Err() == nil {
+			for ctx.Err() == nil {
 				t0 := time.Now()
-				n, err := getChecked(rctx, hc, fmt.Sprintf("http://%s/bytes/%d", up, cfg.GoodBytes), cfg.GoodBytes)
-				if rctx.Err() != nil {
+				n, err := getChecked(ctx, hc, fmt.Sprintf("http://%s/bytes/%d", up, cfg.GoodBytes), cfg.GoodBytes)
+				if ctx.Err() != nil {
 					return
 				}
 				if err != nil {
-					failed.Add(1)
+					g.failed.Add(1)
 					logf("abuse: good request: %v", err)
 					continue
 				}
-				latMu.Lock()
-				lat = append(lat, time.Since(t0))
-				latMu.Unlock()
-				bytesOK.Add(n)
+				g.mu.Lock()
+				g.lat = append(g.lat, time.Since(t0))
+				g.mu.Unlock()
+				g.bytesOK.Add(n)
 			}
 		})
 	}
-
-	// The misbehaving client.
-	var peak int64 // written by sample until sw.Wait
-	var sw sync.WaitGroup
-	sw.Go(func() { sample(rctx, pid, metricsAddr, &peak, &rep.PeakReserved) })
-	bad := &badClient{addr: udpAddr, ca: ca, token: badTok, up: up, cfg: cfg, logf: logf}
-	abuseCtx, stopAbuse := context.WithTimeout(rctx, cfg.Duration)
-	defer stopAbuse()
-	bad.run(abuseCtx)
-	<-abuseCtx.Done()
-	cancel()
-	gw.Wait()
-	sw.Wait()
-	rep.PeakRSS = max(readStatus(pid, "VmHWM"), peak)
-	rep.LimitHits = scrapeLimitHits(metricsAddr)
-	bad.close()
-	rep.Accepted = bad.counts()
-	rep.GoodReqs, rep.GoodFailed, rep.BytesOK = len(lat), int(failed.Load()), bytesOK.Load()
-	if len(lat) > 0 {
-		q := stats.Quantiles(stats.FloatsMs(lat), 0.50, 0.99)
-		rep.P50, rep.P99 = stats.DurationMs(q[0]), stats.DurationMs(q[1])
-	}
-	rep.Elapsed = time.Since(start)
-	rep.check(cfg)
-	return rep, nil
 }
 
 // check lists the bounds the run broke in r.Violations.
@@ -396,15 +430,15 @@ func readStatus(pid int, field string) int64 {
 }
 
 // scrape reads ct-server's metrics (empty when it cannot).
-func scrape(metrics string) agent.Metrics {
+func scrape(metrics string) ops.Metrics {
 	resp, err := http.Get("http://" + metrics + "/metrics")
 	if err != nil {
-		return agent.Metrics{}
+		return ops.Metrics{}
 	}
 	defer resp.Body.Close()
-	m, err := agent.ReadMetrics(resp.Body)
+	m, err := ops.ReadMetrics(resp.Body)
 	if err != nil {
-		return agent.Metrics{}
+		return ops.Metrics{}
 	}
 	return m
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/quic-go/quic-go"
 
 	"github.com/hetquic/hetquic/agent"
+	"github.com/hetquic/hetquic/agent/wire"
 )
 
 // badClient is the misbehaving authenticated client: it speaks ct/1 over
@@ -40,7 +41,7 @@ func (b *badClient) tls() (*tls.Config, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &tls.Config{RootCAs: pool, ServerName: "localhost", NextProtos: []string{agent.ALPN}}, nil
+	return &tls.Config{RootCAs: pool, ServerName: "localhost", NextProtos: []string{wire.ALPN}}, nil
 }
 
 // run starts every kind of abuse and returns at once; close ends it.

@@ -23,6 +23,9 @@ import (
 
 	"github.com/hetquic/hetquic"
 	"github.com/hetquic/hetquic/agent"
+	"github.com/hetquic/hetquic/agent/cache"
+	"github.com/hetquic/hetquic/agent/pathchoice"
+	"github.com/hetquic/hetquic/agent/server"
 	"github.com/hetquic/hetquic/emu/udprelay"
 	"github.com/hetquic/hetquic/internal/selfsigned"
 	"github.com/hetquic/hetquic/origin"
@@ -48,7 +51,7 @@ type envConfig struct {
 	Scenario *scenario.Scenario
 	// Paths are the scenario paths (by name) the client uses; nil: all.
 	Paths        []string
-	Scheduler    string        // "": agent.DefaultScheduler
+	Scheduler    string        // "": pathchoice.DefaultScheduler
 	StripeMin    int64         // 0: agent default; < 0: no striping
 	Lanes        int           // QUIC connections per path (0: 1; agent.Lanes)
 	StallTimeout time.Duration // 0: agent default
@@ -62,10 +65,10 @@ type env struct {
 	relay    *udprelay.Relay
 	up       *http.Server
 	upURL    string // http://host:port of the app-server
-	srv      *agent.Server
+	srv      *server.Server
 	srvDone  chan error
 	cl       *agent.Client
-	cache    *agent.Cache
+	cache    *cache.Cache
 	cacheDir string
 	proxyL   net.Listener
 	served   chan struct{}
@@ -82,7 +85,36 @@ func newEnv(ctx context.Context, cfg envConfig) (_ *env, err error) {
 			e.Close()
 		}
 	}()
-	// App-server.
+	ul, err := e.startApp()
+	if err != nil {
+		return nil, err
+	}
+	pair, err := selfsigned.New()
+	if err != nil {
+		return nil, err
+	}
+	udp, err := e.startServer(cfg, pair, ul)
+	if err != nil {
+		return nil, err
+	}
+	// The emulated paths.
+	quiet := *cfg.Scenario
+	quiet.Events = nil // experiments drive events themselves
+	if e.relay, err = udprelay.Loopback(&quiet, udp.LocalAddr().(*net.UDPAddr).AddrPort(), cfg.Seed); err != nil {
+		return nil, err
+	}
+	ccfg, err := e.clientConfig(cfg, pair)
+	if err != nil {
+		return nil, err
+	}
+	if err := e.startClient(ctx, ccfg); err != nil {
+		return nil, err
+	}
+	return e, nil
+}
+
+// startApp starts the app-server.
+func (e *env) startApp() (net.Listener, error) {
 	ul, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, err
@@ -90,19 +122,20 @@ func newEnv(ctx context.Context, cfg envConfig) (_ *env, err error) {
 	e.up = &http.Server{Handler: origin.Handler(nil), ReadHeaderTimeout: 5 * time.Second}
 	go e.up.Serve(ul)
 	e.upURL = "http://" + ul.Addr().String()
+	return ul, nil
+}
 
-	// ct-server.
-	pair, err := selfsigned.New()
-	if err != nil {
-		return nil, err
-	}
+// startServer starts ct-server on a loopback UDP socket, allowed to reach
+// the app-server on ul and to push cfg.Prefetch.
+func (e *env) startServer(cfg envConfig, pair *selfsigned.Pair, ul net.Listener) (*net.UDPConn, error) {
 	var prefetch []string
 	for _, p := range cfg.Prefetch {
 		prefetch = append(prefetch, e.upURL+p)
 	}
-	e.srv, err = agent.NewServer(agent.ServerConfig{
+	var err error
+	e.srv, err = server.NewServer(server.Config{
 		TLS:      &tls.Config{Certificates: []tls.Certificate{pair.Cert}},
-		Clients:  []agent.ClientAuth{{ID: "device", Token: token}},
+		Clients:  []server.ClientAuth{{ID: "device", Token: token}},
 		Allow:    []string{ul.Addr().String()},
 		Prefetch: prefetch,
 		Log:      cfg.Log,
@@ -116,15 +149,13 @@ func newEnv(ctx context.Context, cfg envConfig) (_ *env, err error) {
 	}
 	e.srvDone = make(chan error, 1)
 	go func() { e.srvDone <- e.srv.Serve(udp) }()
+	return udp, nil
+}
 
-	// The emulated paths.
-	quiet := *cfg.Scenario
-	quiet.Events = nil // experiments drive events themselves
-	if e.relay, err = udprelay.Loopback(&quiet, udp.LocalAddr().(*net.UDPAddr).AddrPort(), cfg.Seed); err != nil {
-		return nil, err
-	}
-
-	// ct-client.
+// clientConfig is ct-client's configuration over the relay's paths (those
+// cfg.Paths names, each cfg.Lanes times), with the scheduler and cache cfg
+// asks for.
+func (e *env) clientConfig(cfg envConfig, pair *selfsigned.Pair) (agent.ClientConfig, error) {
 	addrs := e.relay.PathAddrs()
 	var paths []agent.LocalPath
 	for i, p := range cfg.Scenario.Paths {
@@ -133,10 +164,11 @@ func newEnv(ctx context.Context, cfg envConfig) (_ *env, err error) {
 		}
 	}
 	if len(paths) == 0 {
-		return nil, fmt.Errorf("no scenario path among %v", cfg.Paths)
+		return agent.ClientConfig{}, fmt.Errorf("no scenario path among %v", cfg.Paths)
 	}
-	if paths, err = agent.Lanes(paths, max(cfg.Lanes, 1)); err != nil {
-		return nil, err
+	paths, err := agent.Lanes(paths, max(cfg.Lanes, 1))
+	if err != nil {
+		return agent.ClientConfig{}, err
 	}
 	ccfg := agent.ClientConfig{
 		Server: e.relay.Addr().String(), ServerName: "localhost",
@@ -146,24 +178,31 @@ func newEnv(ctx context.Context, cfg envConfig) (_ *env, err error) {
 		ReconnectMax: time.Second, Log: cfg.Log,
 	}
 	if cfg.Scheduler != "" {
-		if ccfg.Scheduler, err = agent.NewScheduler(cfg.Scheduler, len(paths), cfg.Seed); err != nil {
-			return nil, err
+		if ccfg.Scheduler, err = pathchoice.NewScheduler(cfg.Scheduler, len(paths), cfg.Seed); err != nil {
+			return ccfg, err
 		}
 	}
 	if cfg.Cache {
 		if e.cacheDir, err = os.MkdirTemp("", "ct-exp-cache-"); err != nil {
-			return nil, err
+			return ccfg, err
 		}
-		if e.cache, err = agent.OpenCache(e.cacheDir, 1<<30, time.Hour, time.Now()); err != nil {
-			return nil, err
+		if e.cache, err = cache.OpenCache(e.cacheDir, 1<<30, time.Hour, time.Now()); err != nil {
+			return ccfg, err
 		}
 		ccfg.Cache = e.cache
 	}
+	return ccfg, nil
+}
+
+// startClient starts ct-client and its proxy listener, and waits until
+// every path is up.
+func (e *env) startClient(ctx context.Context, ccfg agent.ClientConfig) error {
+	var err error
 	if e.cl, err = agent.NewClient(ccfg); err != nil {
-		return nil, err
+		return err
 	}
 	if e.proxyL, err = net.Listen("tcp", "127.0.0.1:0"); err != nil {
-		return nil, err
+		return err
 	}
 	e.served = make(chan struct{})
 	go func() { defer close(e.served); e.cl.Serve(e.proxyL) }()
@@ -172,10 +211,10 @@ func newEnv(ctx context.Context, cfg envConfig) (_ *env, err error) {
 	e.hc = &http.Client{Transport: e.tr}
 	wctx, cancel := context.WithTimeout(ctx, 15*time.Second)
 	defer cancel()
-	if err := e.cl.WaitReady(wctx, len(paths)); err != nil {
-		return nil, fmt.Errorf("ct-client paths: %w", err)
+	if err := e.cl.WaitReady(wctx, len(ccfg.Paths)); err != nil {
+		return fmt.Errorf("ct-client paths: %w", err)
 	}
-	return e, nil
+	return nil
 }
 
 // Close stops everything newEnv started, in reverse order.

@@ -3,16 +3,14 @@ package experiments
 import (
 	"cmp"
 	"context"
-	"errors"
 	"fmt"
 	"io/fs"
 	"log/slog"
 	"math"
 	"path"
 	"slices"
-	"time"
 
-	"github.com/hetquic/hetquic/agent"
+	"github.com/hetquic/hetquic/agent/wire"
 	"github.com/hetquic/hetquic/internal/figure"
 	"github.com/hetquic/hetquic/internal/results"
 	"github.com/hetquic/hetquic/internal/runner"
@@ -45,7 +43,7 @@ type Params struct {
 	// (§V-B1, exp. 2), prefetch (exp. 5) or handshake (exp. 1, QUIC part).
 	Experiment string `yaml:"experiment"`
 	// Scale multiplies the paper's object sizes (default per experiment:
-	// DefaultScale), so a run takes under a minute; 1 is the paper's.
+	// the registry), so a run takes under a minute; 1 is the paper's.
 	Scale float64 `yaml:"scale"`
 	// Pin is the single path of aggregate's pinned mode, loss and
 	// handshake (default: the scenario's first).
@@ -69,13 +67,6 @@ type Params struct {
 	MPTCP bool `yaml:"mptcp"`
 	TCP   bool `yaml:"tcp"`
 }
-
-// DefaultScale is each experiment's default Params.Scale.
-var DefaultScale = map[string]float64{"aggregate": 0.25, "outage": 0.25, "loss": 0.1, "prefetch": 0.25, "handshake": 1, "stripe": 0.25, "matrix": 0.2}
-
-// Names are the experiments, in the paper's order.
-// stripe (one object over unequal paths) goes beyond the paper.
-var Names = []string{"handshake", "loss", "aggregate", "outage", "prefetch", "stripe", "matrix"}
 
 // Load reads and validates an agent experiment file from fsys; its
 // scenario is read relative to it.
@@ -117,17 +108,26 @@ func (s *Spec) SetScenario(sc *scenario.Scenario) error {
 // Prepare fills the defaults and validates every field; call it again
 // after changing Agent (flags), before Run.
 func (s *Spec) Prepare() error {
-	p := &s.Agent
 	switch {
 	case s.Name == "":
 		return fmt.Errorf("name: missing")
 	case s.Mode != "agent":
 		return fmt.Errorf("mode: %q, want agent", s.Mode)
-	case !slices.Contains(Names, p.Experiment):
-		return fmt.Errorf("agent.experiment: %q is not one of %v", p.Experiment, Names)
+	}
+	e, ok := lookup(s.Agent.Experiment)
+	if !ok {
+		return fmt.Errorf("agent.experiment: %q is not one of %v", s.Agent.Experiment, Names)
 	}
 	s.Seed = cmp.Or(s.Seed, 1)
-	p.Scale = cmp.Or(p.Scale, DefaultScale[p.Experiment])
+	s.Agent.defaults(e)
+	return s.Agent.check(e)
+}
+
+// defaults fills what p leaves out: e's scale, the outage at 2 s for 5 s,
+// losses 0–5 %, one connection per path, handshake's 10 kB × 10 rounds,
+// one run.
+func (p *Params) defaults(e experiment) {
+	p.Scale = cmp.Or(p.Scale, e.scale)
 	p.AtS = cmp.Or(p.AtS, 2)
 	p.OutageS = cmp.Or(p.OutageS, 5)
 	if len(p.LossesPct) == 0 {
@@ -137,28 +137,42 @@ func (s *Spec) Prepare() error {
 	p.SizeBytes = cmp.Or(p.SizeBytes, 10000)
 	p.Rounds = cmp.Or(p.Rounds, 10)
 	p.Repeat = cmp.Or(p.Repeat, 1)
+}
+
+// check validates p's ranges and the options e takes.
+func (p *Params) check(e experiment) error {
 	switch {
 	case !(p.Scale > 0 && p.Scale <= 10):
 		return fmt.Errorf("agent.scale: %g is outside (0, 10]", p.Scale)
 	case !(p.AtS > 0 && p.AtS <= 600) || !(p.OutageS > 0 && p.OutageS <= 600):
 		return fmt.Errorf("agent.at_s, agent.outage_s: %g, %g must be in (0, 600]", p.AtS, p.OutageS)
-	case p.ConnsPerPath < 1 || p.ConnsPerPath > agent.MaxLanes:
-		return fmt.Errorf("agent.conns_per_path: %d is outside [1, %d]", p.ConnsPerPath, agent.MaxLanes)
+	case p.ConnsPerPath < 1 || p.ConnsPerPath > wire.MaxLanes:
+		return fmt.Errorf("agent.conns_per_path: %d is outside [1, %d]", p.ConnsPerPath, wire.MaxLanes)
 	case p.SizeBytes < 1 || p.Rounds < 1 || p.Rounds > 10000:
 		return fmt.Errorf("agent.size_bytes, agent.rounds: %d, %d must be ≥ 1 (rounds ≤ 10000)", p.SizeBytes, p.Rounds)
 	case p.Repeat < 1 || p.Repeat > 100:
 		return fmt.Errorf("agent.repeat: %d is outside [1, 100]", p.Repeat)
-	case p.Repeat > 1 && p.Experiment != "aggregate":
-		return fmt.Errorf("agent.repeat: only aggregate repeats")
-	case p.MPTCP && p.Experiment != "aggregate" && p.Experiment != "stripe" && p.Experiment != "matrix":
-		return fmt.Errorf("agent.mptcp: only for aggregate, stripe and matrix")
-	case p.TCP && p.Experiment != "handshake":
-		return fmt.Errorf("agent.tcp: only for handshake")
+	}
+	if err := p.checkOptions(e); err != nil {
+		return err
 	}
 	for i, l := range p.LossesPct {
 		if !(l >= 0 && l < 100) {
 			return fmt.Errorf("agent.losses_pct[%d]: %g is outside [0, 100)", i, l)
 		}
+	}
+	return nil
+}
+
+// checkOptions refuses an option e does not take.
+func (p *Params) checkOptions(e experiment) error {
+	switch {
+	case p.Repeat > 1 && !e.repeat:
+		return fmt.Errorf("agent.repeat: only %s repeats", takes(func(e experiment) bool { return e.repeat }))
+	case p.MPTCP && !e.mptcp:
+		return fmt.Errorf("agent.mptcp: only for %s", takes(func(e experiment) bool { return e.mptcp }))
+	case p.TCP && !e.tcp:
+		return fmt.Errorf("agent.tcp: only for %s", takes(func(e experiment) bool { return e.tcp }))
 	}
 	return nil
 }
@@ -196,143 +210,17 @@ func (c *chart) bar(label string, v float64) {
 // Run runs the experiment through the runner (one job per repeat, one at
 // a time: every job owns the loopback's emulator and agents).
 func Run(ctx context.Context, s *Spec, opt runner.Options, log *slog.Logger) (*Result, error) {
-	p := s.Agent
+	e, ok := lookup(s.Agent.Experiment)
+	if !ok {
+		return nil, fmt.Errorf("agent.experiment: %q is not one of %v", s.Agent.Experiment, Names)
+	}
 	r := &Result{Spec: s}
 	opt.Workers = 1
 	if opt.Name == "" {
 		opt.Name = s.Name
 	}
-	sc := s.scenario
-	switch p.Experiment {
-	case "aggregate":
-		big, small := s.bytes(10), s.bytes(2.5)
-		r.Setting = fmt.Sprintf("two apps, %d + %d bytes at once, %d run(s)", big, small, p.Repeat)
-		var notes []string
-		runs, err := runner.Map(ctx, p.Repeat, opt, func(ctx context.Context, i int) ([]AggRow, error) {
-			cfg := AggConfig{Scenario: sc, Big: big, Small: small, Pin: p.Pin, Seed: s.Seed + uint64(i), Log: log}
-			rows, err := RunAggregation(ctx, cfg)
-			if err != nil || !p.MPTCP {
-				return rows, err
-			}
-			m, err := RunAggregationMPTCP(ctx, cfg)
-			switch {
-			case errors.Is(err, ErrNoMPTCP):
-				notes = append(notes, fmt.Sprintf("seed %d: no MPTCP row: %v", cfg.Seed, err))
-				return rows, nil
-			case err != nil:
-				return nil, err
-			}
-			return append(rows, m), nil
-		})
-		if err != nil {
-			return nil, err
-		}
-		var all []AggRow
-		for _, rows := range runs {
-			all = append(all, rows...)
-		}
-		r.Rows, r.Mean, r.Notes = all, MeanAggregation(all), notes
-		r.chart = chart{title: fmt.Sprintf("Two apps at once (%d + %d bytes): aggregate efficiency", big, small), y: "efficiency = ideal / makespan"}
-		for _, m := range r.Mean {
-			r.chart.bar(m.Mode, m.Efficiency)
-		}
-	case "outage":
-		size := s.bytes(10)
-		at, outage := time.Duration(p.AtS*float64(time.Second)), time.Duration(p.OutageS*float64(time.Second))
-		r.Setting = fmt.Sprintf("one download of %d bytes, cut at %v for %v", size, at, outage)
-		rows, err := one(ctx, opt, func(ctx context.Context) ([]OutageRow, error) {
-			return RunOutage(ctx, OutageConfig{Scenario: sc, Size: size, At: at, Outage: outage, Seed: s.Seed, Log: log})
-		})
-		if err != nil {
-			return nil, err
-		}
-		r.Rows = rows
-		r.chart = chart{title: fmt.Sprintf("%d bytes, path cut at %v for %v", size, at, outage), y: "completion time after the cut (s)"}
-		for _, o := range rows {
-			r.chart.bar(o.Mode, o.AfterCutMs/1000)
-		}
-	case "loss":
-		ls := make([]float64, len(p.LossesPct))
-		for i, l := range p.LossesPct {
-			ls[i] = l / 100
-		}
-		sizes := []int64{s.bytes(2.5), s.bytes(10)}
-		r.Setting = fmt.Sprintf("%v bytes alone over one path, %d connection(s), loss %v %%", sizes, p.ConnsPerPath, p.LossesPct)
-		rows, err := one(ctx, opt, func(ctx context.Context) ([]LossRow, error) {
-			return RunLoss(ctx, LossConfig{Scenario: sc, Path: p.Pin, Losses: ls, Sizes: sizes, Lanes: p.ConnsPerPath, Seed: s.Seed, Log: log})
-		})
-		if err != nil {
-			return nil, err
-		}
-		r.Rows = rows
-		r.chart = chart{title: fmt.Sprintf("One path, %d connection(s): goodput vs loss", p.ConnsPerPath), y: "goodput (Mbit/s)"}
-		for _, l := range rows {
-			r.chart.bar(fmt.Sprintf("%g %% loss, %d B", l.Loss*100, l.SizeBytes), l.Mbps)
-		}
-	case "handshake":
-		r.Setting = fmt.Sprintf("%d-byte object, %d rounds", p.SizeBytes, p.Rounds)
-		rows, err := one(ctx, opt, func(ctx context.Context) ([]HandshakeRow, error) {
-			rows, err := RunHandshake(ctx, HandshakeConfig{Scenario: sc, Path: p.Pin, Size: p.SizeBytes, Rounds: p.Rounds, TCP: p.TCP, Seed: s.Seed, Log: log})
-			if errors.Is(err, ErrNoMPTCP) && len(rows) > 0 {
-				r.Notes = append(r.Notes, fmt.Sprintf("no HTTPS/TCP rows: %v", err))
-				err = nil
-			}
-			return rows, err
-		})
-		if err != nil {
-			return nil, err
-		}
-		r.Rows = rows
-		r.chart = chart{title: fmt.Sprintf("%d-byte object: time to the last byte", p.SizeBytes), y: "median over rounds (ms)"}
-		for _, h := range rows {
-			r.chart.bar(h.Mode, h.MedianMs)
-		}
-	case "stripe":
-		size := s.bytes(100)
-		r.Setting = fmt.Sprintf("one object of %d bytes", size)
-		rows, err := one(ctx, opt, func(ctx context.Context) ([]StripeRow, error) {
-			rows, notes, err := RunStripe(ctx, StripeConfig{Scenario: sc, Size: size, MPTCP: p.MPTCP, Seed: s.Seed, Log: log})
-			r.Notes = append(r.Notes, notes...)
-			return rows, err
-		})
-		if err != nil {
-			return nil, err
-		}
-		r.Rows = rows
-		r.chart = chart{title: fmt.Sprintf("%d bytes over unequal paths: goodput / summed rate", size), y: "goodput / sum of path rates"}
-		for _, x := range rows {
-			r.chart.bar(x.Mode, x.Ratio)
-		}
-	case "matrix":
-		size := s.bytes(100)
-		r.Setting = fmt.Sprintf("one object of %d bytes per mode and path mix", size)
-		rows, err := one(ctx, opt, func(ctx context.Context) ([]MatrixRow, error) {
-			rows, notes, err := RunMatrix(ctx, MatrixConfig{Size: size, MPTCP: p.MPTCP, Seed: s.Seed, Log: log})
-			r.Notes = append(r.Notes, notes...)
-			return rows, err
-		})
-		if err != nil {
-			return nil, err
-		}
-		r.Rows = rows
-		r.chart = chart{title: fmt.Sprintf("%d bytes per path mix: striped / best path alone", size), y: "goodput striped / best path alone"}
-		for _, x := range rows {
-			r.chart.bar(x.Mix, x.Striped/x.Best)
-		}
-	case "prefetch":
-		size := s.bytes(2.5)
-		r.Setting = fmt.Sprintf("%d bytes pushed vs on demand", size)
-		rows, err := one(ctx, opt, func(ctx context.Context) ([]PrefetchRow, error) {
-			return RunPrefetch(ctx, PrefetchConfig{Scenario: sc, Size: size, Seed: s.Seed, Log: log})
-		})
-		if err != nil {
-			return nil, err
-		}
-		r.Rows = rows
-		r.chart = chart{title: fmt.Sprintf("%d bytes: prefetched vs on demand", size), y: "time to the last byte (ms)"}
-		for _, f := range rows {
-			r.chart.bar(f.Mode, f.Ms)
-		}
+	if err := e.run(ctx, s, opt, log, r); err != nil {
+		return nil, err
 	}
 	return r, nil
 }

@@ -81,3 +81,39 @@ func TestRunPrefetchSpec(t *testing.T) {
 		t.Fatalf("rows %v", tb.Rows)
 	}
 }
+
+// TestOptionsByExperiment: an option is refused, by the registry's one
+// rule, for an experiment that does not take it, with the experiments that
+// do named; the defaults come from the registry.
+func TestOptionsByExperiment(t *testing.T) {
+	cases := []struct {
+		exp  string
+		set  func(*Params)
+		want string // "": accepted
+	}{
+		{"loss", func(p *Params) { p.MPTCP = true }, "agent.mptcp: only for aggregate, stripe and matrix"},
+		{"matrix", func(p *Params) { p.MPTCP = true }, ""},
+		{"loss", func(p *Params) { p.Repeat = 2 }, "agent.repeat: only aggregate repeats"},
+		{"aggregate", func(p *Params) { p.Repeat = 2 }, ""},
+		{"aggregate", func(p *Params) { p.TCP = true }, "agent.tcp: only for handshake"},
+		{"handshake", func(p *Params) { p.TCP = true }, ""},
+		{"nope", func(*Params) {}, `agent.experiment: "nope" is not one of`},
+	}
+	for _, c := range cases {
+		s := &Spec{Agent: Params{Experiment: c.exp}}
+		s.Name, s.Mode = "t", "agent"
+		c.set(&s.Agent)
+		err := s.Prepare()
+		switch {
+		case c.want == "" && err != nil:
+			t.Errorf("%s: %v", c.exp, err)
+		case c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)):
+			t.Errorf("%s: %v, want %q", c.exp, err, c.want)
+		}
+	}
+	s := &Spec{Agent: Params{Experiment: "loss"}}
+	s.Name, s.Mode = "t", "agent"
+	if err := s.Prepare(); err != nil || s.Agent.Scale != 0.1 {
+		t.Errorf("loss's default scale: %g (%v)", s.Agent.Scale, err)
+	}
+}

@@ -31,6 +31,7 @@ import (
 	"time"
 
 	"github.com/hetquic/hetquic/agent"
+	"github.com/hetquic/hetquic/agent/server"
 	"github.com/hetquic/hetquic/internal/selfsigned"
 	"github.com/hetquic/hetquic/origin"
 )
@@ -94,7 +95,7 @@ type rig struct {
 	upAddr   string
 	echo     net.Listener
 	srvAddr  string
-	srv      *agent.Server
+	srv      *server.Server
 	srvPC    *dropConn
 	srvDone  chan error
 	client   *agent.Client
@@ -200,11 +201,11 @@ func newRig(n int) (*rig, error) {
 const token = "fault-matrix-token-0123456789abcdef"
 
 func (r *rig) startServer(addr string) error {
-	s, err := agent.NewServer(agent.ServerConfig{
+	s, err := server.NewServer(server.Config{
 		TLS:     &tls.Config{Certificates: []tls.Certificate{r.pair.Cert}},
-		Clients: []agent.ClientAuth{{ID: "app", Token: token}},
+		Clients: []server.ClientAuth{{ID: "app", Token: token}},
 		Allow:   []string{r.upAddr, r.echo.Addr().String()},
-		Limits:  agent.Limits{RateBytesPerSec: rate},
+		Limits:  server.Limits{RateBytesPerSec: rate},
 	})
 	if err != nil {
 		return err

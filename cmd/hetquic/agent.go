@@ -24,6 +24,10 @@ import (
 
 	"github.com/hetquic/hetquic/agent"
 	"github.com/hetquic/hetquic/agent/abuse"
+	"github.com/hetquic/hetquic/agent/clientfile"
+	"github.com/hetquic/hetquic/agent/identity"
+	"github.com/hetquic/hetquic/agent/ops"
+	"github.com/hetquic/hetquic/agent/server"
 )
 
 func init() {
@@ -55,10 +59,6 @@ func runAgent(ctx context.Context, args []string) error {
 	}, args)
 }
 
-// splitList splits a comma-separated flag value (the agent's flags and
-// agent_exp.go's share one implementation).
-var splitList = agent.SplitList
-
 // serveMetrics serves Prometheus metrics and /healthz on addr ("" none).
 func serveMetrics(addr string, g prometheus.Gatherer, health func() error, log *slog.Logger) (func(), error) {
 	if addr == "" {
@@ -69,7 +69,7 @@ func serveMetrics(addr string, g prometheus.Gatherer, health func() error, log *
 		return nil, badInput(fmt.Errorf("metrics listen %s: %w", addr, err))
 	}
 	warnNonLoopback(log, "--metrics", l.Addr(), "the metrics endpoint has no authentication and shows client ids")
-	srv := &http.Server{Handler: agent.MetricsHandler(g, health), ReadHeaderTimeout: 5 * time.Second}
+	srv := &http.Server{Handler: ops.MetricsHandler(g, health), ReadHeaderTimeout: 5 * time.Second}
 	go srv.Serve(l)
 	log.Info("metrics", "url", "http://"+l.Addr().String()+"/metrics", "health", "http://"+l.Addr().String()+"/healthz")
 	return func() { srv.Close() }, nil
@@ -114,7 +114,7 @@ ct-server (--token-file) and ct-client (--token-file).`)
 	if fs.NArg() != 1 {
 		return badInput(errors.New("agent token: give the file to write, e.g. hetquic agent token ct.token"))
 	}
-	if _, err := agent.WriteTokenFile(fs.Arg(0), rand.Read); err != nil {
+	if _, err := identity.WriteTokenFile(fs.Arg(0), rand.Read); err != nil {
 		return badInput(fmt.Errorf("agent token: %w", err))
 	}
 	fmt.Fprintf(os.Stderr, "wrote a new token to %s (mode 0600)\n", fs.Arg(0))
@@ -153,7 +153,7 @@ bit.`)
 	if resp.StatusCode != http.StatusOK {
 		return fmt.Errorf("agent status: %s answered %s", u, resp.Status)
 	}
-	if err := agent.WriteStatus(os.Stdout, resp.Body); err != nil {
+	if err := ops.WriteStatus(os.Stdout, resp.Body); err != nil {
 		return fmt.Errorf("agent status: %s: %w", u, err)
 	}
 	return nil
@@ -169,7 +169,7 @@ func qlogConfig(dir string) *quic.Config {
 
 func agentServer(ctx context.Context, args []string) error {
 	fs := newFlagSet("agent server", "agent server [--config FILE] [flags]", agentHelp)
-	flags := agent.RegisterServerFlags(fs)
+	flags := registerServerFlags(fs)
 	logFormat := fs.String("log-format", "text", "log format: text or json (stderr)")
 	verbose := fs.Bool("v", false, "log connections and refusals (info level)")
 	if err := parseFlags(fs, args); err != nil {
@@ -200,7 +200,7 @@ func agentServer(ctx context.Context, args []string) error {
 			return badInput(fmt.Errorf("agent server: --write-ca: %w", err))
 		}
 	}
-	srv, err := agent.NewServer(agent.ServerConfig{
+	srv, err := server.NewServer(server.Config{
 		TLS: tlsConf, QUIC: qlogConfig(f.QlogDir), Clients: pol.Clients, Limits: pol.Limits, Allow: pol.Allow, AllowInternal: pol.AllowInternal,
 		Prefetch: pol.Prefetch, HeaderTimeout: time.Duration(f.HeaderTimeoutMS) * time.Millisecond, Log: log,
 		MemoryBudget: f.MemoryBudget,
@@ -211,7 +211,7 @@ func agentServer(ctx context.Context, args []string) error {
 	if os.Getenv("GOMEMLIMIT") == "" {
 		// The budget bounds what work reserves; a soft limit a little
 		// above twice it makes the GC work before the heap doubles past it.
-		debug.SetMemoryLimit(2*max(f.MemoryBudget, agent.DefaultMemoryBudget) + 64<<20)
+		debug.SetMemoryLimit(2*max(f.MemoryBudget, server.DefaultMemoryBudget) + 64<<20)
 	}
 	pc, err := net.ListenPacket("udp", f.Listen)
 	if err != nil {
@@ -245,7 +245,7 @@ func agentServer(ctx context.Context, args []string) error {
 // runServer serves until ctx ends, then drains for up to drain. SIGHUP
 // calls reload (the configuration and token files, read again); a reload
 // that fails leaves the running configuration as it was.
-func runServer(ctx context.Context, srv *agent.Server, pc net.PacketConn, drain time.Duration, reload func() error, log *slog.Logger) error {
+func runServer(ctx context.Context, srv *server.Server, pc net.PacketConn, drain time.Duration, reload func() error, log *slog.Logger) error {
 	hup := make(chan os.Signal, 1)
 	signal.Notify(hup, syscall.SIGHUP)
 	defer signal.Stop(hup)
@@ -280,14 +280,14 @@ func runServer(ctx context.Context, srv *agent.Server, pc net.PacketConn, drain 
 
 // sdNotify tells systemd (Type=notify units) about the service's state.
 func sdNotify(log *slog.Logger, state string) {
-	if _, err := agent.SdNotify(state); err != nil {
+	if _, err := ops.SdNotify(state); err != nil {
 		log.Warn("sd_notify", "state", state, "err", err)
 	}
 }
 
 func agentClient(ctx context.Context, args []string) error {
 	fs := newFlagSet("agent client", "agent client [--config FILE] [flags]", agentHelp)
-	flags := agent.RegisterClientFlags(fs)
+	flags := registerClientFlags(fs)
 	logFormat := fs.String("log-format", "text", "log format: text or json (stderr)")
 	verbose := fs.Bool("v", false, "log connections, stalls and migrations (info level)")
 	if err := parseFlags(fs, args); err != nil {
@@ -304,7 +304,7 @@ func agentClient(ctx context.Context, args []string) error {
 	if err != nil {
 		return badInput(err)
 	}
-	cfg, err := f.ClientConfig(time.Now())
+	cfg, err := f.Config(time.Now())
 	if err != nil {
 		return badInput(err)
 	}
@@ -377,14 +377,14 @@ func agentClient(ctx context.Context, args []string) error {
 // pinned paths replaced (Client.Reload); settings that need a restart
 // named in one log line. A file that fails to load or check leaves the
 // running configuration as it was, with one log line saying why.
-func reloadClient(c *agent.Client, flags *agent.ClientFlags, running agent.ClientFile, log *slog.Logger) {
+func reloadClient(c *agent.Client, flags *clientFlags, running clientfile.File, log *slog.Logger) {
 	g, err := flags.Load(func(w string) { log.Warn(w) })
 	if err == nil {
 		if names := running.RestartOnly(g); len(names) > 0 {
 			log.Warn("reload: these settings changed but need a restart", "settings", strings.Join(names, ","))
 		}
 		var p agent.ClientPolicy
-		if p, err = g.ClientPolicy(); err == nil {
+		if p, err = g.Policy(); err == nil {
 			err = c.Reload(p)
 		}
 	}

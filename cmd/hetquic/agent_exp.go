@@ -11,8 +11,8 @@ import (
 	"strings"
 
 	"github.com/hetquic/hetquic"
-	"github.com/hetquic/hetquic/agent"
 	agentexp "github.com/hetquic/hetquic/agent/experiments"
+	"github.com/hetquic/hetquic/agent/wire"
 	"github.com/hetquic/hetquic/internal/results"
 	"github.com/hetquic/hetquic/internal/runner"
 )
@@ -86,7 +86,7 @@ func agentExperiment(ctx context.Context, args []string) error {
 		msg  string
 	}{
 		{"repeat", *repeat < 1 || *repeat > 100, fmt.Sprintf("--repeat %d out of [1, 100]", *repeat)},
-		{"conns-per-path", *lanes < 1 || *lanes > agent.MaxLanes, fmt.Sprintf("--conns-per-path %d out of [1, %d]", *lanes, agent.MaxLanes)},
+		{"conns-per-path", *lanes < 1 || *lanes > wire.MaxLanes, fmt.Sprintf("--conns-per-path %d out of [1, %d]", *lanes, wire.MaxLanes)},
 		{"scale", !(*scale > 0 && *scale <= 10), fmt.Sprintf("--scale %g out of (0, 10]", *scale)},
 		{"size", *hsSize < 1, fmt.Sprintf("--size %d must be ≥ 1", *hsSize)},
 		{"rounds", *rounds < 1, fmt.Sprintf("--rounds %d must be ≥ 1", *rounds)},

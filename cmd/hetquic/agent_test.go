@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/hetquic/hetquic/agent"
+	"github.com/hetquic/hetquic/agent/identity"
 )
 
 // TestAgentToken: "agent token FILE" writes a private 256-bit token once.
@@ -134,7 +135,7 @@ func TestAgentServerReload(t *testing.T) {
 	tokens := filepath.Join(dir, "tokens")
 	os.Mkdir(tokens, 0o700)
 	for _, id := range []string{"alice", "bob"} {
-		if _, err := agent.WriteTokenFile(filepath.Join(dir, id+".token"), rand.Read); err != nil {
+		if _, err := identity.WriteTokenFile(filepath.Join(dir, id+".token"), rand.Read); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -218,7 +219,7 @@ func TestAgentServerReload(t *testing.T) {
 func TestAgentClientReload(t *testing.T) {
 	dir := t.TempDir()
 	tokenFile := filepath.Join(dir, "token")
-	if _, err := agent.WriteTokenFile(tokenFile, rand.Read); err != nil {
+	if _, err := identity.WriteTokenFile(tokenFile, rand.Read); err != nil {
 		t.Fatal(err)
 	}
 	conf := filepath.Join(dir, "client.yaml")

@@ -1,0 +1,133 @@
+// Package idlebody is the rule both ends of the agent apply to a request
+// body: it must deliver ProgressBytes per Timeout, or it is cut (the app's
+// body at ct-client, ct-client's at ct-server). A body that stops is its
+// sender's trouble, and without a cut each one holds a stream slot and an
+// upstream connection for ever. It is apart so that ct-client and ct-server
+// share the one rule without importing each other.
+package idlebody
+
+import (
+	"errors"
+	"io"
+	"net"
+	"sync"
+	"time"
+)
+
+// The body's progress rule.
+const (
+	// Timeout: a request body (the app's to ct-client, ct-client's
+	// to ct-server) that delivers fewer than ProgressBytes in this long
+	// is cut — 408 if no response head went out, else a reset. A body that
+	// stops is the sender's trouble or its path's, and without a cut each
+	// such request holds a stream slot and an upstream connection for ever
+	// (1 byte/s would go on for ever). 10 s is ct-server's
+	// head timeout: a body may be as slow to resume as a head to arrive.
+	Timeout = 10 * time.Second
+	// ProgressBytes is the progress a body must make per
+	// Timeout (so at least ~100 bytes/s): counting single bytes as
+	// progress would let 1 byte/s hold its slot for ever (Apache's
+	// mod_reqtimeout MinRate, not nginx's read-to-read timeout). Interactive
+	// byte streams belong in CONNECT tunnels, which have no such rule.
+	ProgressBytes = 1 << 10
+)
+
+var (
+	// ErrIdle: the request body made no progress for Timeout.
+	ErrIdle = errors.New("request body idle")
+	// ErrStopped: the attempt sending a body ended first.
+	ErrStopped = errors.New("request body: sending stopped")
+)
+
+// AppError is the app's request body failing (malformed framing,
+// idle, closed): the app's trouble, answered with 400 or 408, never a path
+// to move from.
+type AppError struct{ err error }
+
+func (e *AppError) Error() string { return "request body: " + e.err.Error() }
+
+func (e *AppError) Unwrap() error { return e.err }
+
+// Body reads a request body that must deliver ProgressBytes per
+// Timeout: each read's deadline (set through setDeadline, the
+// app connection's or the stream's) is the end of the current progress
+// window. stop cuts it from outside (the attempt that sends it ended).
+type Body struct {
+	r           io.ReadCloser
+	setDeadline func(time.Time) error
+	idle        time.Duration
+	min         int64
+
+	mu      sync.Mutex
+	window  time.Time // start of the progress window
+	n       int64     // bytes in the window
+	stopped bool
+	err     *AppError // the body's failure, once it failed
+}
+
+// Failure is the body's failure (nil: none): http.Request.Write hides it
+// in a type of its own.
+func (b *Body) Failure() error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.err == nil {
+		return nil
+	}
+	return b.err
+}
+
+// New wraps r; setDeadline sets the deadline of the connection or stream
+// it reads from.
+func New(r io.ReadCloser, setDeadline func(time.Time) error) *Body {
+	return &Body{r: r, setDeadline: setDeadline, idle: Timeout, min: ProgressBytes}
+}
+
+func (b *Body) Read(p []byte) (int, error) {
+	b.mu.Lock()
+	if b.stopped {
+		b.mu.Unlock()
+		return 0, ErrStopped
+	}
+	if b.window.IsZero() {
+		b.window = time.Now()
+	}
+	end := b.window.Add(b.idle)
+	b.setDeadline(end)
+	b.mu.Unlock()
+	n, err := b.r.Read(p)
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.n += int64(n); b.n >= b.min {
+		b.window, b.n = time.Now(), 0
+	}
+	if b.stopped {
+		return n, ErrStopped // our cut, not the app's failure
+	}
+	if err != nil && err != io.EOF {
+		if IsTimeout(err) && !time.Now().Before(end) {
+			err = ErrIdle
+		}
+		b.err = &AppError{err}
+		return n, b.err
+	}
+	return n, err
+}
+
+func (b *Body) Close() error { return b.r.Close() }
+
+// Stop makes a pending and every later Read fail at once.
+func (b *Body) Stop() {
+	b.mu.Lock()
+	b.stopped = true
+	b.mu.Unlock()
+	b.setDeadline(time.Unix(1, 0))
+}
+
+// Clear lifts the deadline the body set (the connection may carry more).
+func (b *Body) Clear() { b.setDeadline(time.Time{}) }
+
+// IsTimeout says err is a network timeout (a read deadline passed).
+func IsTimeout(err error) bool {
+	var ne net.Error
+	return errors.As(err, &ne) && ne.Timeout()
+}

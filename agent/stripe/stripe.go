@@ -1,0 +1,435 @@
+// Package stripe runs a striped download: one large response fetched over
+// several of ct-client's paths at once in Range pieces and handed to the app
+// in order. Package stripesched is its policy (piece size, reorder window,
+// which path takes a piece, reinjection); this package keeps the pieces,
+// the workers per path, each path's measured rate and the reinjection of
+// the original stream's remainder. It is apart from the client, which it
+// reaches through Host only: the client fetches pieces, reports its paths'
+// state and counts reinjections.
+package stripe
+
+import (
+	"context"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/hetquic/hetquic/agent/pathchoice"
+	"github.com/hetquic/hetquic/agent/stripesched"
+)
+
+// Host is what a stripe needs of the client.
+type Host interface {
+	// Paths is the number of the client's paths; their IDs are 0..n-1.
+	Paths() int
+	// Path is path id's state now; up is false while it has no live
+	// connection.
+	Path(id int) (st PathState, up bool)
+	// Fetch gets bytes [off, end] of the object on path pin (moving like
+	// any request if that path fails); received hears of each write.
+	Fetch(ctx context.Context, pin int, off, end int64, received func(n int)) ([]byte, error)
+	// Reinjected counts a piece (or the original's remainder) requested
+	// again on a faster path.
+	Reinjected()
+}
+
+// PathState is what the client knows of one path.
+type PathState struct {
+	RTT         time.Duration // smoothed RTT of its connection
+	Rate        float64       // the client's delivery-rate estimate, bytes/s (0: none yet)
+	Cwnd        int64         // congestion window, bytes: Cwnd/RTT stands for a rate not yet measured
+	Outstanding int64         // response bytes the path still owes the client
+}
+
+// Start begins fetching bytes [from, total) with workers on pins (a path
+// ID per worker) while the original response's own stream, on origPath,
+// still delivers the bytes before from: waiting for those first (on what
+// may be the slowest path) before asking for the rest once cost a stripe
+// most of its gain. Deliver hands the rest to the app; Abandon stops it.
+func Start(ctx context.Context, host Host, pins []int, origPath int, from, total int64) *Run {
+	ctx, cancel := context.WithCancel(ctx)
+	s := &Run{host: host, ctx: ctx, cancel: cancel, total: total,
+		next: from, delivered: from, from: from, cutAt: from, origPath: origPath, began: time.Now(), kick: make(chan struct{}),
+		staffed: map[int]int{}, queued: map[int]int64{}, est: map[int]*rateEst{}}
+	for _, pin := range pins {
+		s.staffed[pin]++
+	}
+	s.alive = len(pins)
+	for _, pin := range pins {
+		s.wg.Go(func() { s.work(pin) })
+	}
+	return s
+}
+
+// piece is bytes [off, end] of a striped object, requested on one path
+// and, if it held the app up, again on a faster one (the first copy in
+// wins and cancels the other).
+type piece struct {
+	off, end int64
+	path     int       // the path of its first request
+	start    time.Time // when it was first requested
+	copies   int       // requests made for it (guarded by Run.mu)
+	running  int       // of them still running (guarded by Run.mu)
+	ctx      context.Context
+	cancel   context.CancelFunc
+	data     []byte
+	err      error
+	done     chan struct{} // closed once data or err is set
+	landed   bool          // done is closed (guarded by Run.mu)
+}
+
+func (p *piece) size() int64 { return p.end - p.off + 1 }
+
+// Run is one striped download in progress.
+type Run struct {
+	host   Host
+	ctx    context.Context
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+	total  int64
+	// The original response's stream delivers the bytes before the
+	// first piece (from) itself, on path origPath; origAt is how far it
+	// got and cutAt where it is to stop: from, or sooner once a faster
+	// path fetches its remainder (prefix).
+	from, origAt, cutAt int64
+	origPath            int
+	began               time.Time // when the original's head arrived
+	prefix              bool      // the remainder was requested on another path
+
+	mu        sync.Mutex
+	next      int64         // first byte not yet requested
+	delivered int64         // first byte not yet given to the app
+	pieces    []*piece      // requested and not yet given to the app, in order
+	kick      chan struct{} // closed and replaced when a piece lands or is delivered
+	alive     int           // workers still in the stripe
+	staffed   map[int]int   // workers per path still in the stripe
+	queued    map[int]int64 // bytes requested per path and not yet received
+	est       map[int]*rateEst
+}
+
+// Abandon stops a stripe whose original response failed before its first
+// piece: the fetch moves on as any other.
+func (s *Run) Abandon() {
+	s.cancel()
+	s.wg.Wait()
+}
+
+// Original is the original stream's progress: it has given the app n
+// bytes; it returns where it is to stop.
+func (s *Run) Original(n int64) int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.origAt = n
+	return s.cutAt
+}
+
+// Deliver writes the pieces to w in order as they land; it returns the
+// offset reached and why it stopped short, if it did.
+func (s *Run) Deliver(w http.ResponseWriter, written int64) (int64, error) {
+	rc := http.NewResponseController(w)
+	for written < s.total {
+		p, err := s.head()
+		if err != nil {
+			return written, err
+		}
+		if p.end < written { // the original stream got there first
+			p.cancel()
+			s.pop(written)
+			continue
+		}
+		select {
+		case <-p.done:
+		case <-s.ctx.Done():
+			return written, s.ctx.Err()
+		}
+		if p.err != nil {
+			return written, p.err
+		}
+		if _, err := w.Write(p.data[written-p.off:]); err != nil {
+			return written, err
+		}
+		rc.Flush()
+		written = p.end + 1
+		p.data = nil
+		s.pop(written)
+	}
+	return written, nil
+}
+
+// pop drops the head piece: the app has the bytes before written.
+func (s *Run) pop(written int64) {
+	s.mu.Lock()
+	s.pieces = s.pieces[1:]
+	s.delivered = max(s.delivered, written)
+	s.wake()
+	s.mu.Unlock()
+}
+
+// head waits for the next piece the app needs to be requested.
+func (s *Run) head() (*piece, error) {
+	for {
+		s.mu.Lock()
+		if len(s.pieces) > 0 {
+			p := s.pieces[0]
+			s.mu.Unlock()
+			return p, nil
+		}
+		k := s.kick
+		s.mu.Unlock()
+		select {
+		case <-k:
+		case <-s.ctx.Done():
+			return nil, s.ctx.Err()
+		}
+	}
+}
+
+// wake tells waiting workers and the writer that something changed; mu held.
+func (s *Run) wake() {
+	close(s.kick)
+	s.kick = make(chan struct{})
+}
+
+// work is one worker on path pin: take pieces (or second copies of the
+// piece holding the app up) while the policy allows, wait otherwise.
+func (s *Run) work(pin int) {
+	for {
+		p, wait, gone := s.decide(pin)
+		switch {
+		case gone:
+			return
+		case p != nil:
+			s.fetch(pin, p)
+		default:
+			select {
+			case <-wait:
+			case <-time.After(worthPoll):
+			case <-s.ctx.Done():
+				return
+			}
+		}
+	}
+}
+
+// worthPoll is how often a waiting worker looks again when nothing in
+// the stripe changed: its paths' estimates move between pieces too.
+const worthPoll = 20 * time.Millisecond
+
+// decide is one worker's decision (stripesched.Take, then
+// stripesched.Reinject for the head piece): a piece to fetch, or a
+// channel to wait on, or gone when the worker should leave — its path has
+// no connection and other workers remain (the last never leaves with
+// pieces left: its fetch moves like any request).
+func (s *Run) decide(pin int) (p *piece, wait <-chan struct{}, gone bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.ctx.Err() != nil {
+		return nil, nil, true
+	}
+	own, others, all, ok := s.views(pin)
+	if !ok {
+		if s.alive > 1 {
+			s.alive--
+			s.staffed[pin]--
+			return nil, nil, true
+		}
+		own = stripesched.Path{Rate: pathchoice.DefaultRate}
+	}
+	now := time.Now()
+	st := stripesched.Stripe{Window: stripesched.Window(append([]stripesched.Path{own}, others...)),
+		Ahead: s.next - s.delivered, Left: s.total - s.next}
+	if size := stripesched.Take(own, others, st); size > 0 {
+		ctx, cancel := context.WithCancel(s.ctx)
+		p = &piece{off: s.next, end: s.next + size - 1, path: pin, ctx: ctx, cancel: cancel, done: make(chan struct{}), start: now}
+		s.next += size
+		s.pieces = append(s.pieces, p)
+		return s.start(pin, p, now), nil, false
+	}
+	if p := s.reinjectPrefix(pin, own, all, now); p != nil {
+		return p, nil, false
+	}
+	if len(s.pieces) > 0 {
+		h := s.pieces[0]
+		if !h.landed && h.copies == 1 && h.path != pin && stripesched.Reinject(own, h.size(), due(h, all, now)) {
+			s.host.Reinjected()
+			return s.start(pin, h, now), nil, false
+		}
+	}
+	return nil, s.kick, false
+}
+
+// reinjectPrefix requests on path pin the rest of what the original
+// stream still owes when pin would land it sooner (stripesched.Reinject):
+// the original stops where the new piece starts, set as far on as the
+// original gets meanwhile at its path's rate; mu held.
+func (s *Run) reinjectPrefix(pin int, own stripesched.Path, all map[int]stripesched.Path, now time.Time) *piece {
+	orig, ok := all[s.origPath]
+	left := s.from - s.origAt
+	if s.prefix || pin == s.origPath || !ok || left < stripesched.MinPiece {
+		return nil
+	}
+	if d := now.Sub(s.began); d > orig.RTT && s.origAt > 0 {
+		// What the original stream has done since its head: a better
+		// estimate of its path than one not yet measured.
+		orig.Rate = float64(s.origAt) / d.Seconds()
+	}
+	if !stripesched.Reinject(own, left, float64(left)/orig.Rate) {
+		return nil
+	}
+	off := s.origAt + int64(orig.Rate*own.Done(left))
+	if off >= s.from-stripesched.MinPiece/2 {
+		return nil
+	}
+	s.prefix, s.cutAt = true, off
+	s.host.Reinjected()
+	ctx, cancel := context.WithCancel(s.ctx)
+	p := &piece{off: off, end: s.from - 1, path: pin, ctx: ctx, cancel: cancel, done: make(chan struct{}), start: now}
+	s.pieces = append([]*piece{p}, s.pieces...)
+	return s.start(pin, p, now)
+}
+
+// due is when the head piece h should land, in seconds from now, by what
+// is known of its path now (the estimate that placed it may have been
+// wrong): its round trip and its bytes at the path's rate from when it was
+// requested. A piece already later than that is assumed to take as long
+// again as it has taken so far.
+func due(h *piece, all map[int]stripesched.Path, now time.Time) float64 {
+	elapsed := now.Sub(h.start).Seconds()
+	v, ok := all[h.path]
+	if !ok {
+		return elapsed // its path is gone: as late as it gets
+	}
+	left := v.RTT.Seconds() + float64(h.size())/v.Rate - elapsed
+	if left <= 0 {
+		return elapsed
+	}
+	return left
+}
+
+// start counts a request for p on path pin; mu held.
+func (s *Run) start(pin int, p *piece, now time.Time) *piece {
+	p.copies++
+	p.running++
+	if s.queued[pin] == 0 {
+		s.rate(pin).idle(now)
+	}
+	s.queued[pin] += p.size()
+	return p
+}
+
+// fetch requests p on path pin and records what came back.
+func (s *Run) fetch(pin int, p *piece) {
+	var got int64 // of this copy, counted off the path's queue as they come
+	data, err := s.host.Fetch(p.ctx, pin, p.off, p.end, func(n int) {
+		s.mu.Lock()
+		k := min(int64(n), p.size()-got)
+		got += k
+		s.queued[pin] -= k
+		s.mu.Unlock()
+	})
+	now := time.Now()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	p.running--
+	s.queued[pin] -= p.size() - got
+	if err == nil {
+		s.rate(pin).landed(p.size(), now, s.queued[pin] > 0)
+	}
+	switch {
+	case p.landed:
+	case err == nil:
+		p.data, p.landed = data, true
+		close(p.done)
+		p.cancel() // a second copy still running is not needed
+	case p.running == 0:
+		p.err, p.landed = err, true
+		close(p.done)
+		p.cancel()
+	}
+	s.wake()
+}
+
+// views is what the policy knows of path pin and of the other paths that
+// have workers in this stripe and a connection; mu held. A path's rate is
+// what this stripe measured on it, else the client's estimate, else what
+// its congestion window allows per round trip.
+func (s *Run) views(pin int) (own stripesched.Path, others []stripesched.Path, all map[int]stripesched.Path, ok bool) {
+	all = map[int]stripesched.Path{}
+	for id := range s.host.Paths() {
+		if id != pin && s.staffed[id] == 0 {
+			continue
+		}
+		st, up := s.host.Path(id)
+		if !up {
+			if id == pin {
+				return own, nil, all, false
+			}
+			continue
+		}
+		rate := st.Rate
+		if e := s.est[id]; e != nil && e.rate > 0 {
+			rate = e.rate
+		}
+		if rate <= 0 && st.RTT > 0 {
+			rate = float64(st.Cwnd) / st.RTT.Seconds()
+		}
+		if rate <= 0 {
+			rate = pathchoice.DefaultRate
+		}
+		v := stripesched.Path{RTT: st.RTT, Rate: rate, Queued: max(st.Outstanding, s.queued[id])}
+		all[id] = v
+		if id == pin {
+			own, ok = v, true
+		} else {
+			others = append(others, v)
+		}
+	}
+	return own, others, all, ok
+}
+
+// rate is path id's estimator in this stripe; mu held.
+func (s *Run) rate(id int) *rateEst {
+	e := s.est[id]
+	if e == nil {
+		e = &rateEst{}
+		s.est[id] = e
+	}
+	return e
+}
+
+// rateEst measures a path's delivery rate while the stripe keeps it
+// busy: bytes landed over the time since its queue last became non-empty.
+// Pieces on one path share it (its streams interleave), so the landing of
+// one piece says little, the bytes of a busy period much. The period is
+// halved (bytes and time) once longer than rateSpan, so the estimate
+// follows a path whose rate changes within about that long.
+type rateEst struct {
+	from  time.Time // start of the busy period (zero: idle)
+	bytes int64     // landed since from
+	rate  float64   // bytes/s; 0 until measured
+}
+
+// rateSpan is the memory of rateEst: a second holds many pieces of any
+// path worth striping over, and a rate that halves shows within it.
+const rateSpan = time.Second
+
+// idle marks the start of a busy period at now: the path had nothing of
+// the stripe in flight.
+func (e *rateEst) idle(now time.Time) { e.from, e.bytes = now, 0 }
+
+// landed counts n bytes landed at now; busy tells whether the path still
+// has pieces in flight (else the next request starts a new period).
+func (e *rateEst) landed(n int64, now time.Time, busy bool) {
+	if !e.from.IsZero() {
+		e.bytes += n
+		if d := now.Sub(e.from); d > 0 && e.bytes >= stripesched.MinPiece {
+			e.rate = float64(e.bytes) / d.Seconds()
+			if d > rateSpan {
+				e.from, e.bytes = now.Add(-d/2), e.bytes/2
+			}
+		}
+	}
+	if !busy {
+		e.from = time.Time{}
+	}
+}
