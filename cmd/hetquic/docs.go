@@ -127,6 +127,10 @@ func docsVerdict(check bool, failed, missing, problems []string) error {
 	return nil
 }
 
+// slowBlock is how long a block's command runs before docs names it and
+// its time on stderr, so that a CI log shows where the docs check spends.
+const slowBlock = 5 * time.Second
+
 // memoRun runs each generated block's command once per docs run: a
 // deterministic command prints the same whichever block asks, and some
 // docs quote one table in several places (exp run pcm-table5). Measured
@@ -137,7 +141,11 @@ func memoRun(run func(context.Context, docgen.Block) (string, error)) func(conte
 		if out, ok := seen[b.Command]; ok && !b.Measured {
 			return out, nil
 		}
+		start := time.Now()
 		out, err := run(ctx, b)
+		if took := time.Since(start); took >= slowBlock {
+			fmt.Fprintf(os.Stderr, "docs: %s took %.0f s\n", b.Command, took.Seconds())
+		}
 		if err == nil && !b.Measured {
 			seen[b.Command] = out
 		}
