@@ -82,6 +82,15 @@ paths:
     up: {loss: 1}
 `
 
+// replyWait is how long a test waits for a reply that must come: far
+// above the paths' delays, so that only a loaded machine's delay, never the
+// relay's, is in the margin. A reply that must not come is awaited for
+// noReplyWait: a late one would only make such a check pass, never fail.
+const (
+	replyWait   = 10 * time.Second
+	noReplyWait = 300 * time.Millisecond
+)
+
 func roundTrip(t *testing.T, c *net.UDPConn, to netip.AddrPort, msg []byte, wait time.Duration) (time.Duration, bool) {
 	t.Helper()
 	start := time.Now()
@@ -114,23 +123,30 @@ func TestRelayPaths(t *testing.T) {
 		}
 		defer conns[i].Close()
 	}
+	// A round trip is never shorter than the path's delays (the relay holds
+	// each packet for them); how much longer is the machine's load, which
+	// a test does not bound (emu measure reports the relay's accuracy).
 	tests := []struct {
-		path     int
-		min, max time.Duration
-		lost     bool
+		path int
+		min  time.Duration
+		lost bool
 	}{
-		{0, 10 * time.Millisecond, 60 * time.Millisecond, false},
-		{1, 50 * time.Millisecond, 120 * time.Millisecond, false},
-		{2, 0, 0, true},
+		{0, 10 * time.Millisecond, false},
+		{1, 50 * time.Millisecond, false},
+		{2, 0, true},
 	}
 	for _, tt := range tests {
-		rtt, ok := roundTrip(t, conns[tt.path], r.Addr(), []byte("hello"), 300*time.Millisecond)
+		wait := replyWait
+		if tt.lost {
+			wait = noReplyWait
+		}
+		rtt, ok := roundTrip(t, conns[tt.path], r.Addr(), []byte("hello"), wait)
 		if ok == tt.lost {
 			t.Errorf("path %d: delivered=%v, want %v", tt.path, ok, !tt.lost)
 			continue
 		}
-		if ok && (rtt < tt.min || rtt > tt.max) {
-			t.Errorf("path %d: RTT %v, want %v..%v", tt.path, rtt, tt.min, tt.max)
+		if ok && rtt < tt.min {
+			t.Errorf("path %d: RTT %v, shorter than its delays (%v)", tt.path, rtt, tt.min)
 		}
 	}
 	// The server saw one distinct address per delivered path.
@@ -144,14 +160,14 @@ func TestRelayPaths(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer stranger.Close()
-	if _, ok := roundTrip(t, stranger, r.Addr(), []byte("who"), 100*time.Millisecond); ok {
+	if _, ok := roundTrip(t, stranger, r.Addr(), []byte("who"), noReplyWait); ok {
 		t.Error("an unknown source got a reply")
 	}
 	// Oversized and empty datagrams: counted as malformed, never forwarded.
 	conns[0].WriteToUDPAddrPort(make([]byte, emu.DefaultMaxPacket+1), r.Addr())
 	conns[0].WriteToUDPAddrPort(nil, r.Addr())
 	conns[0].WriteToUDPAddrPort(make([]byte, 9000), r.Addr())
-	if _, ok := roundTrip(t, conns[0], r.Addr(), []byte("still alive"), 300*time.Millisecond); !ok {
+	if _, ok := roundTrip(t, conns[0], r.Addr(), []byte("still alive"), replyWait); !ok {
 		t.Error("relay stopped forwarding after malformed packets")
 	}
 	if st := r.Stats(); st.UnknownSource != 1 {
@@ -173,6 +189,12 @@ func TestRelayPaths(t *testing.T) {
 	waitGoroutines(t, before)
 }
 
+// churnIdle is TestRelayChurn's flow idle timeout: short, so that the
+// flows expire soon after the last reply, and far longer than a reply
+// takes on a loaded machine, so that no flow expires while its reply is on
+// the way.
+const churnIdle = time.Second
+
 // TestRelayChurn opens many client addresses, lets them expire, and checks
 // that nothing is left.
 func TestRelayChurn(t *testing.T) {
@@ -183,7 +205,7 @@ func TestRelayChurn(t *testing.T) {
 		Scenario: s, Server: echo.addr(),
 		Listen:      netip.MustParseAddrPort("127.0.0.1:0"),
 		Paths:       LoopbackPathAddrs(2),
-		IdleTimeout: 100 * time.Millisecond,
+		IdleTimeout: churnIdle,
 		MaxFlows:    40,
 	})
 	if err != nil {
@@ -195,13 +217,19 @@ func TestRelayChurn(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		_, ok := roundTrip(t, c, r.Addr(), []byte("x"), 200*time.Millisecond)
+		// The first 40 fit under MaxFlows and must get their reply; the
+		// others may be refused, unless earlier flows have expired.
+		wait := noReplyWait
+		if i < 40 {
+			wait = replyWait
+		}
+		_, ok := roundTrip(t, c, r.Addr(), []byte("x"), wait)
 		c.Close()
 		if !ok && i < 40 {
 			t.Fatalf("client %d: no reply", i)
 		}
 	}
-	deadline := time.Now().Add(3 * time.Second)
+	deadline := time.Now().Add(30 * churnIdle)
 	for r.Stats().FlowsActive > 0 && time.Now().Before(deadline) {
 		time.Sleep(20 * time.Millisecond)
 	}
@@ -212,10 +240,10 @@ func TestRelayChurn(t *testing.T) {
 	if st.FlowsOpened < 40 {
 		t.Errorf("flows_opened %d, want ≥ 40", st.FlowsOpened)
 	}
-	// The flows' goroutines are gone; only the relay's own (2) and the
+	// The flows' goroutines end; only the relay's own (2) and the
 	// engine's (2 per path) remain.
-	if n := runtime.NumGoroutine() - before; n > 2+2*2 {
-		t.Errorf("%d goroutines beyond the relay's fixed ones", n-6)
+	if n, stacks := leakcheck.Wait(before+2+2*2, replyWait); n > before+2+2*2 {
+		t.Errorf("%d goroutines beyond the relay's fixed ones:\n%s", n-before-6, stacks)
 	}
 	r.Close()
 	waitGoroutines(t, before)
@@ -223,7 +251,7 @@ func TestRelayChurn(t *testing.T) {
 
 func waitGoroutines(t *testing.T, want int) {
 	t.Helper()
-	if n, stacks := leakcheck.Wait(want, 2*time.Second); n > want {
+	if n, stacks := leakcheck.Wait(want, replyWait); n > want {
 		t.Errorf("%d goroutines after Close, %d before:\n%s", n, want, stacks)
 	}
 }
