@@ -1,0 +1,5 @@
+//go:build !race
+
+package pcm
+
+const raceEnabled = false
