@@ -242,9 +242,7 @@ func TestRelayChurn(t *testing.T) {
 	}
 	// The flows' goroutines end; only the relay's own (2) and the
 	// engine's (2 per path) remain.
-	if n, stacks := leakcheck.Wait(before+2+2*2, replyWait); n > before+2+2*2 {
-		t.Errorf("%d goroutines beyond the relay's fixed ones:\n%s", n-before-6, stacks)
-	}
+	waitGoroutines(t, before+2+2*2)
 	r.Close()
 	waitGoroutines(t, before)
 }
