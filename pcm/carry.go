@@ -24,9 +24,10 @@ import (
 type rxLedger struct {
 	mu    sync.Mutex
 	bytes []int64 // indexed by path
+	last  int     // the path that received the latest bytes; -1 before any
 }
 
-func newRxLedger(paths int) *rxLedger { return &rxLedger{bytes: make([]int64, paths)} }
+func newRxLedger(paths int) *rxLedger { return &rxLedger{bytes: make([]int64, paths), last: -1} }
 
 func (l *rxLedger) add(path int, n int64) {
 	if path < 0 {
@@ -38,6 +39,14 @@ func (l *rxLedger) add(path int, n int64) {
 		l.bytes = append(l.bytes, 0)
 	}
 	l.bytes[path] += n
+	l.last = path
+}
+
+// lastPath is the path that received the latest bytes, or -1.
+func (l *rxLedger) lastPath() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.last
 }
 
 func (l *rxLedger) snapshot() []int64 {

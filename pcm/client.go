@@ -213,6 +213,11 @@ type Client struct {
 	paths           []*pathState
 	active          int
 	flights         map[*flight]struct{} // requests waiting on the network
+	// holds are the requests waiting for another's switch (begin): they
+	// count toward the active path's silence as flights do, or a switch
+	// whose probe times out would hide a stall of the active path for the
+	// probe's length and add it to the held requests' failover.
+	holds map[*hold]struct{}
 	// migration is false when the server forbade it or AddPath failed:
 	// the client then stays where it is.
 	migration bool
@@ -278,7 +283,7 @@ func Dial(ctx context.Context, cfg Config) (*Client, error) {
 	if err != nil {
 		return nil, fmt.Errorf("pcm: server %q: %w", cfg.Server, err)
 	}
-	c := &Client{cfg: cfg, remote: remote, migration: true, pin: -1, drainedFrom: -1, sel: cfg.Selector, flights: map[*flight]struct{}{}}
+	c := &Client{cfg: cfg, remote: remote, migration: true, pin: -1, drainedFrom: -1, sel: cfg.Selector, flights: map[*flight]struct{}{}, holds: map[*hold]struct{}{}}
 	local, socks, err := c.bindPaths()
 	if err != nil {
 		return nil, err

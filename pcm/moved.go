@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/netip"
 	"sync"
+	"sync/atomic"
 
 	"github.com/quic-go/quic-go"
 	"github.com/quic-go/quic-go/qlog"
@@ -50,6 +51,15 @@ type moveWatch struct {
 	rx     *rxLedger
 	local  *localIndex
 	tuples map[string]netip.AddrPort
+
+	// The stall detector's evidence (Client.heard): acks counts the
+	// server's 1-RTT ACK frames that acknowledged a packet newer than any
+	// before (largestAcked). Only those show that the server hears the
+	// client now; a received packet does not, since a server that has
+	// not followed a switch keeps retransmitting down the old path to a
+	// client whose new path is dead.
+	acks         atomic.Uint64
+	largestAcked int64 // under mu; -1 before any
 }
 
 // notSent marks a watched stream whose first packet has not left yet.
@@ -61,7 +71,7 @@ func newMoveWatch(next func(context.Context, bool, quic.ConnectionID) qlogwriter
 	settled := make(chan struct{})
 	close(settled) // no switch is pending yet
 	return &moveWatch{next: next, streams: map[quic.StreamID]int{}, moved: settled,
-		rx: rx, local: local, tuples: map[string]netip.AddrPort{"": dial}}
+		rx: rx, local: local, tuples: map[string]netip.AddrPort{"": dial}, largestAcked: -1}
 }
 
 // switching records a Switch away from path from; call it before Switch.
@@ -168,12 +178,19 @@ func (w *moveWatch) record(e qlogwriter.Event) {
 }
 
 // received counts the bytes of requests' streams in a received packet for
-// the path it arrived on.
+// the path it arrived on, and the ACKs that acknowledged something new.
 func (w *moveWatch) received(e qlog.PacketReceived) {
 	var n int64
 	for _, f := range e.Frames {
-		if sf, ok := f.Frame.(*qlog.StreamFrame); ok && sf.StreamID%4 == 0 {
-			n += sf.Length
+		switch f := f.Frame.(type) {
+		case *qlog.StreamFrame:
+			if f.StreamID%4 == 0 {
+				n += f.Length
+			}
+		case *qlog.AckFrame:
+			if e.Header.PacketType == qlog.PacketType1RTT {
+				w.ackedUpTo(int64(f.LargestAcked()))
+			}
 		}
 	}
 	if n == 0 {
@@ -183,6 +200,17 @@ func (w *moveWatch) received(e qlog.PacketReceived) {
 	local := w.tuples[e.Tuple]
 	w.mu.Unlock()
 	w.rx.add(w.local.path(local), n)
+}
+
+// ackedUpTo counts an ACK whose largest acknowledged packet is newer
+// than any acknowledged before.
+func (w *moveWatch) ackedUpTo(largest int64) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if largest > w.largestAcked {
+		w.largestAcked = largest
+		w.acks.Add(1)
+	}
 }
 
 // cmpAddr is the first valid of an IPv4 and an IPv6 address.

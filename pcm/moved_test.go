@@ -112,3 +112,50 @@ func TestMoveWatchPassesEventsOn(t *testing.T) {
 		t.Errorf("caller's tracer saw %q", names)
 	}
 }
+
+// acked is a received qlog packet of type pt carrying an ACK of r.
+func acked(pt qlog.PacketType, r qlog.AckRange) qlog.PacketReceived {
+	var e qlog.PacketReceived
+	e.Header.PacketType = pt
+	ack := &qlog.AckFrame{AckRanges: []qlog.AckRange{r}}
+	e.Frames = []qlog.Frame{{Frame: ack}}
+	return e
+}
+
+// TestMoveWatchCountsNewAcks: the stall detector's evidence counts only
+// 1-RTT ACKs that acknowledge a newer packet than any before: a server's
+// retransmissions repeat old ACKs, and handshake packet numbers are
+// another space.
+func TestMoveWatchCountsNewAcks(t *testing.T) {
+	w := newMoveWatch(nil, newRxLedger(2), &localIndex{}, netip.MustParseAddrPort("10.0.0.1:1"))
+	for _, step := range []struct {
+		e    qlog.PacketReceived
+		want uint64
+	}{
+		{acked(qlog.PacketTypeHandshake, qlog.AckRange{Largest: 7}), 0},
+		{acked(qlog.PacketType1RTT, qlog.AckRange{Largest: 3}), 1},
+		{acked(qlog.PacketType1RTT, qlog.AckRange{Largest: 3}), 1}, // repeated
+		{acked(qlog.PacketType1RTT, qlog.AckRange{Largest: 2}), 1}, // older
+		{acked(qlog.PacketType1RTT, qlog.AckRange{Largest: 9}), 2},
+	} {
+		w.record(step.e)
+		if got := w.acks.Load(); got != step.want {
+			t.Fatalf("after an ACK up to %d (%v): %d counted, want %d", step.e.Frames[0].Frame.(*qlog.AckFrame).LargestAcked(), step.e.Header.PacketType, got, step.want)
+		}
+	}
+}
+
+// TestRxLedgerLastPath: the ledger names the path of the latest bytes
+// (the failover's first choice when it is not the path that failed).
+func TestRxLedgerLastPath(t *testing.T) {
+	l := newRxLedger(3)
+	if p := l.lastPath(); p != -1 {
+		t.Fatalf("before any bytes: %d, want -1", p)
+	}
+	l.add(2, 10)
+	l.add(0, 5)
+	l.add(-1, 5) // an unknown tuple changes nothing
+	if p := l.lastPath(); p != 0 {
+		t.Errorf("last path %d, want 0", p)
+	}
+}

@@ -36,10 +36,13 @@ func (c *Client) begin(ctx context.Context, p int) (active int, switched bool, f
 	drain := c.wantsDrainLocked(p)
 	if c.switching == nil && !drain && !c.wantsSwitchLocked(p) {
 		defer c.mu.Unlock()
-		return c.admitLocked(ctx, false)
+		return c.admitLocked(ctx, false, time.Now())
 	}
+	h := &hold{path: c.active, since: time.Now()}
+	c.holds[h] = struct{}{}
 	c.mu.Unlock()
 	owned := c.lockSwitch(ctx)
+	delete(c.holds, h)
 	defer c.unlockSwitch(owned)
 	drained := owned && drain && c.stillDrainsLocked(p)
 	if drained {
@@ -54,7 +57,11 @@ func (c *Client) begin(ctx context.Context, p int) (active int, switched bool, f
 		// the server validates the new one (racedBusySwitchLocked).
 		c.lastBusySwitch = c.cfg.Now()
 	}
-	return c.admitLocked(ctx, switched)
+	since := time.Now()
+	if h.path == c.active {
+		since = h.since // its wait on this path goes on
+	}
+	return c.admitLocked(ctx, switched, since)
 }
 
 // wantedLocked is the path a request that asks for p should go on: the
@@ -175,8 +182,8 @@ func (c *Client) drainEvery() time.Duration {
 }
 
 // admitLocked registers the request's flight on the active path.
-func (c *Client) admitLocked(ctx context.Context, switched bool) (int, bool, *flight) {
-	f := c.takeOffLocked(ctx)
+func (c *Client) admitLocked(ctx context.Context, switched bool, since time.Time) (int, bool, *flight) {
+	f := c.takeOffLocked(ctx, since)
 	c.paths[c.active].lastUsed = c.cfg.Now()
 	return c.active, switched, f
 }
@@ -375,6 +382,13 @@ func (c *Client) ensureActiveLocked(ctx context.Context, p int) bool {
 // switchLocked validates path p if needed (within the working-set budget
 // and a probe deadline) and switches to it. c.mu is held.
 func (c *Client) switchLocked(ctx context.Context, p int) error {
+	return c.switchToLocked(ctx, p, true)
+}
+
+// switchToLocked is switchLocked, with the probe of a path validated
+// before left to probe (FastSwitch's rule when probe is true; skipped when
+// false).
+func (c *Client) switchToLocked(ctx context.Context, p int, probe bool) error {
 	ps := c.paths[p]
 	if c.multi != nil {
 		// Rebind mode: the next packet leaves from p's socket; the server
@@ -399,7 +413,7 @@ func (c *Client) switchLocked(ctx context.Context, p int) error {
 	// new one it keeps sending to the old (for a round trip of the new
 	// path), so the first responses would measure the wrong path. The probe
 	// makes both ends validate before the request (FastSwitch skips it).
-	if !ps.validated || !c.cfg.FastSwitch {
+	if !ps.validated || probe && !c.cfg.FastSwitch {
 		pctx, cancel := context.WithTimeout(ctx, c.cfg.ProbeTimeout)
 		c.mu.Unlock() // waiting on the network: c.switching holds others off
 		err := ps.qp.Probe(pctx)
@@ -632,6 +646,9 @@ func (c *Client) moveAwayLocked(ctx context.Context, failed int) bool {
 	if !c.migration || c.conn.Context().Err() != nil {
 		return false
 	}
+	if c.backToServersPathLocked(ctx, failed) {
+		return true
+	}
 	// The selector's favourite first, then validated paths (a switch to
 	// them needs no probe), then the rest.
 	var order []int
@@ -666,6 +683,31 @@ func (c *Client) moveAwayLocked(ctx context.Context, failed int) bool {
 		}
 	}
 	return false
+}
+
+// backToServersPathLocked moves the connection, without a probe, to the
+// path that carried the latest response bytes when that is another
+// validated one: a server that had not yet followed the switch to the
+// path that failed still sends there, and hears the client there without
+// validating anything. A probe of any other path would need a connection
+// ID of the client's that the server has none of while the client's
+// NEW_CONNECTION_ID frames go down the dead path (quic-go's server then
+// ignores the probe: every probe of a failover timed out), so this path
+// is the one that works at once. It reports whether the connection moved.
+func (c *Client) backToServersPathLocked(ctx context.Context, failed int) bool {
+	p := c.rx.lastPath()
+	if p < 0 || p == failed || p >= len(c.paths) {
+		return false
+	}
+	ps := c.paths[p]
+	if ps.down || ps.removed || !ps.validated || ps.qp == nil {
+		return false
+	}
+	if err := c.switchToLocked(ctx, p, false); err != nil {
+		c.cfg.Logf("pcm: failover to %s, where the server sends, failed: %v", ps.Name, err)
+		return false
+	}
+	return true
 }
 
 // failoverRounds is how often a failover tries every other path: twice

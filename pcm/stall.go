@@ -8,18 +8,24 @@ import (
 )
 
 // The stall detector: one per Client, for Get, GetOn and RoundTrip alike.
-// A path has stalled when the connection has received nothing for the
+// A path has stalled when the server has acknowledged nothing new for the
 // stall timeout — max(stallRTTs × smoothed RTT, Config.StallTimeout) —
-// while some request waited on the network (a flight). The detector then
-// marks the path down, cancels the flights on it (PathStalledError), and
-// moves the connection to the best live path; the flights' owners retry
-// what can be replayed there (Client.RoundTrip, GetOn) and fail the rest.
+// while some request waited on the network (a flight, or a hold behind
+// another's switch). The detector then marks the path down, cancels the
+// flights on it (PathStalledError), and moves the connection to the best
+// live path; the flights' owners retry what can be replayed there
+// (Client.RoundTrip, GetOn) and fail the rest.
 //
-// "Nothing received" is quic-go's count of received packets. A healthy
-// path whose server is slow to answer (a handler that thinks for
-// seconds) is silent too, so after half the stall timeout of silence the
-// detector pokes the server (poke): it sends a packet the server must
-// acknowledge, and the ACK comes back on a live path, never on a dead one.
+// "Acknowledged nothing new" (Client.heard): no ACK of a packet newer than
+// those acknowledged before. Received packets are no evidence: a server
+// that had not yet followed a switch when the new path died keeps
+// retransmitting down the old one, at growing intervals, for seconds. A
+// downloading client's ACKs carry a PING every 20 packets (quic-go), so a
+// transfer is acknowledged as it goes. A healthy path whose server is slow
+// to answer (a handler that thinks for seconds) is silent too, so after
+// half the stall timeout of silence the detector pokes the server (poke):
+// it sends a packet the server must acknowledge, and the ACK comes only
+// through a path that works.
 // An idle connection is never poked, so it still ends at its idle timeout
 // as http3.Transport's does.
 const (
@@ -80,12 +86,20 @@ func (c *Client) stallTimeout() time.Duration {
 }
 
 // takeOffLocked registers a flight on the active path, under c.mu; ctx is the
-// request's context, which the flight's derives from.
-func (c *Client) takeOffLocked(ctx context.Context) *flight {
+// request's context, which the flight's derives from; since is when the
+// request began to wait on this path (its hold, if any, included).
+func (c *Client) takeOffLocked(ctx context.Context, since time.Time) *flight {
 	fctx, cancel := context.WithCancelCause(ctx)
-	f := &flight{path: c.active, since: time.Now(), ctx: fctx, cancel: cancel}
+	f := &flight{path: c.active, since: since, ctx: fctx, cancel: cancel}
 	c.flights[f] = struct{}{}
 	return f
+}
+
+// hold is a request's wait for another's switch (Client.holds): a wait
+// on the network too, though no stream carries it yet.
+type hold struct {
+	path  int
+	since time.Time
 }
 
 // land ends a flight's wait (it may take off again: resume).
@@ -126,7 +140,7 @@ func (c *Client) detectStalls() {
 		}
 		c.reviveRested()
 		now := time.Now()
-		if rx := c.conn.ConnectionStats().PacketsReceived; rx != seen {
+		if rx := c.heard(); rx != seen {
 			seen, quiet, poked = rx, now, false
 			continue
 		}
@@ -141,6 +155,16 @@ func (c *Client) detectStalls() {
 			poked = true
 		}
 	}
+}
+
+// heard counts the signs that the server hears the client: the ACKs of
+// new packets (moveWatch.acks), or in rebind mode, which has no qlog
+// watch, every received packet. The detector only compares two counts.
+func (c *Client) heard() uint64 {
+	if c.moves != nil {
+		return c.moves.acks.Load()
+	}
+	return c.conn.ConnectionStats().PacketsReceived
 }
 
 // reservedStreamType is an HTTP/3 unidirectional stream type reserved to
@@ -163,8 +187,9 @@ func (c *Client) poke() {
 	s.Close()
 }
 
-// silence is how long the oldest flight on the active path has waited
-// with nothing received (quiet: the last packet), or 0 without flights.
+// silence is how long the oldest flight or hold on the active path has
+// waited with nothing received (quiet: the last packet), or 0 without
+// either.
 func (c *Client) silence(now, quiet time.Time) time.Duration {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -172,6 +197,11 @@ func (c *Client) silence(now, quiet time.Time) time.Duration {
 	for f := range c.flights {
 		if f.path == c.active && f.ctx.Err() == nil {
 			d = max(d, now.Sub(later(f.since, quiet)))
+		}
+	}
+	for h := range c.holds {
+		if h.path == c.active {
+			d = max(d, now.Sub(later(h.since, quiet)))
 		}
 	}
 	return d
