@@ -16,8 +16,13 @@ import (
 	"github.com/quic-go/quic-go"
 )
 
-// SessionGrace is how long ct-server keeps a detached tunnel session.
+// SessionGrace is how long ct-server keeps a finished tunnel session's
+// replay buffer for a resume of its last bytes.
 const SessionGrace = 10 * time.Second
+
+// DetachGrace is how long ct-server keeps a detached tunnel session: as
+// long as ct-client holds a tunnel whose paths all failed.
+const DetachGrace = wire.DefaultOutageHold
 
 // session is ct-server's side of a resumable tunnel.
 type session struct {
@@ -26,8 +31,8 @@ type session struct {
 	up    net.Conn
 	srv   *Server
 
-	wmu sync.Mutex // serialises writes down the attached stream (pump, replay)
-	umu sync.Mutex // serialises writes upstream (the attachments' copiers)
+	wmu wire.WaitLock // serialises writes down the attached stream (pump, replay)
+	umu wire.WaitLock // serialises writes upstream (the attachments' copiers)
 
 	mu       sync.Mutex
 	cond     *sync.Cond
@@ -176,7 +181,7 @@ func (s *Server) unreserve(cs *clientState, n int64) {
 	s.reserved.Add(-n)
 }
 
-// detach marks the attachment gen gone; the session waits SessionGrace
+// detach marks the attachment gen gone; the session waits DetachGrace
 // for a resume.
 func (se *session) detach(gen int) {
 	se.mu.Lock()
@@ -191,7 +196,7 @@ func (se *session) detach(gen int) {
 	if se.timer != nil {
 		se.timer.Stop()
 	}
-	se.timer = time.AfterFunc(SessionGrace, se.close)
+	se.timer = time.AfterFunc(DetachGrace, se.close)
 }
 
 // attach makes str the session's stream, replaying from byte from, and
