@@ -109,3 +109,48 @@ func outageUpload(m *memAgent, size int64) error {
 	}
 	return nil
 }
+
+// TestOutageBeyondHold: the same cut outlasting a 3 s OutageHold: the
+// download and the tunnel fail (the app sees an error, never a clean short
+// end) once the hold is over, before any path returns, and ct-client
+// counts the aborts.
+func TestOutageBeyondHold(t *testing.T) {
+	const hold = 3 * time.Second
+	synctest.Test(t, func(t *testing.T) {
+		m := startMemAgent(t, 2, nil, func(c *ClientConfig) { c.OutageHold = hold })
+		for i := range 2 {
+			m.n.SetLink(memPath(i).Addr, 1e6, 128<<10)
+			m.n.SetDelay(memPath(i).Addr, 5*time.Millisecond)
+		}
+		const down = 3 << 20
+		var wg sync.WaitGroup
+		errs := make(chan error, 2)
+		ended := make(chan time.Time, 2)
+		wg.Go(func() { errs <- outageDownload(m, down); ended <- time.Now() })
+		wg.Go(func() { errs <- outageTunnel(t, m, down); ended <- time.Now() })
+		time.Sleep(time.Second)
+		cut := time.Now()
+		for i := range 2 {
+			m.n.SetDrop(memPath(i).Addr, true)
+		}
+		wg.Wait()
+		for i := range 2 {
+			m.n.SetDrop(memPath(i).Addr, false)
+		}
+		close(errs)
+		close(ended)
+		for err := range errs {
+			if err == nil {
+				t.Error("a transfer completed though every path was down past the hold")
+			}
+		}
+		for at := range ended {
+			if d := at.Sub(cut); d < hold || d > hold+5*time.Second {
+				t.Errorf("a transfer ended %v after the cut; want after the %v hold and soon after it", d, hold)
+			}
+		}
+		if m.c.aborts.Load() < 2 {
+			t.Errorf("%d aborts counted, want the download's and the tunnel's", m.c.aborts.Load())
+		}
+	})
+}
