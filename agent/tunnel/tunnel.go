@@ -235,7 +235,7 @@ func (t *Tunnel) upLoop(first io.Reader) {
 	for {
 		n, rerr := first.Read(buf)
 		if n > 0 {
-			t.slot.Touch(time.Now())
+			t.slot.Sent(time.Now()) // the app spoke: its server owes an answer
 			for {
 				_, _, _, ok := t.current()
 				if !ok {
