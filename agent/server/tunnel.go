@@ -24,6 +24,43 @@ const SessionGrace = 10 * time.Second
 // long as ct-client holds a tunnel whose paths all failed.
 const DetachGrace = wire.DefaultOutageHold
 
+// replayWait is how often a tunnel whose replay buffer must grow looks
+// again for the memory its client's budget refused: a budget frees as
+// other work ends, and meanwhile the upstream waits (TCP holds it back),
+// which is what a full budget should do to the busiest client's tunnels.
+const replayWait = 50 * time.Millisecond
+
+// reserveReplay reserves what the replay buffer needs to take n more
+// bytes, waiting while the budget is full; false when the session ended
+// meanwhile.
+func (se *session) reserveReplay(n int) bool {
+	se.mu.Lock()
+	g := int64(se.replay.Growth(n))
+	se.mu.Unlock()
+	if g == 0 {
+		return true
+	}
+	for !se.srv.reserveBytes(se.owner, g) {
+		if !wire.SleepCtx(se.srv.ctx, replayWait) {
+			return false
+		}
+		se.mu.Lock()
+		gone := se.closed || se.released
+		se.mu.Unlock()
+		if gone {
+			return false
+		}
+	}
+	se.mu.Lock()
+	defer se.mu.Unlock()
+	if se.closed || se.released {
+		se.srv.unreserve(se.owner, g)
+		return false
+	}
+	se.grown += g
+	return true
+}
+
 // session is ct-server's side of a resumable tunnel.
 type session struct {
 	id    string
@@ -46,6 +83,7 @@ type session struct {
 	finished bool  // both directions done; kept SessionGrace for a late resume
 	released bool  // the client's tunnel slot is given back
 	held     int64 // bytes still reserved after the slot went back: the replay buffer's
+	grown    int64 // the replay buffer's bytes reserved beyond TunnelIdleCost
 	closed   bool
 	timer    *time.Timer
 }
@@ -63,7 +101,7 @@ func (s *Server) openSession(str *quic.Stream, hr *wire.HeadReader, cs *clientSt
 		str.CancelRead(wire.CodeOK)
 		s.upstreamFailed(str, upstream, err)
 		str.Close()
-		s.done(cs, workTunnel, TunnelCost)
+		s.done(cs, workTunnel, TunnelIdleCost)
 		return
 	}
 	se := &session{id: newSessionID(), owner: cs, up: up, srv: s}
@@ -72,7 +110,7 @@ func (s *Server) openSession(str *quic.Stream, hr *wire.HeadReader, cs *clientSt
 	if s.ctx.Err() != nil {
 		s.mu.Unlock()
 		up.Close()
-		s.done(cs, workTunnel, TunnelCost)
+		s.done(cs, workTunnel, TunnelIdleCost)
 		str.CancelRead(wire.CodeShutdown)
 		str.CancelWrite(wire.CodeShutdown)
 		return
@@ -133,12 +171,16 @@ func (se *session) close() {
 func (se *session) release() {
 	se.mu.Lock()
 	done, held := se.released, se.held
-	se.released, se.held = true, 0
+	if !done {
+		held = se.grown
+	}
+	se.released, se.held, se.grown = true, 0, 0
 	se.replay.Free()
 	se.mu.Unlock()
 	if !done {
-		se.srv.done(se.owner, workTunnel, TunnelCost)
-	} else if held > 0 {
+		se.srv.done(se.owner, workTunnel, TunnelIdleCost)
+	}
+	if held > 0 {
 		se.srv.unreserve(se.owner, held)
 	}
 }
@@ -162,14 +204,13 @@ func (se *session) finish() {
 		se.timer.Stop()
 	}
 	se.timer = time.AfterFunc(SessionGrace, se.close)
-	keep, slot := int64(0), !se.released
+	slot := !se.released
 	if slot {
-		keep = min(int64(se.replay.Cap()), TunnelCost)
-		se.released, se.held = true, keep
+		se.released, se.held, se.grown = true, se.grown, 0
 	}
 	se.mu.Unlock()
 	if slot {
-		se.srv.done(se.owner, workTunnel, TunnelCost-keep)
+		se.srv.done(se.owner, workTunnel, TunnelIdleCost)
 	}
 }
 
@@ -343,6 +384,9 @@ func (se *session) pumpDown() {
 				se.close()
 				return
 			} else if wait > 0 && !wire.SleepCtx(se.srv.ctx, wait) {
+				return
+			}
+			if !se.reserveReplay(n) {
 				return
 			}
 			se.wmu.Lock()

@@ -15,6 +15,16 @@ func (r *ReplayBuf) Cap() int { return cap(r.b) }
 // Free lets the buffer's memory go.
 func (r *ReplayBuf) Free() { r.b = nil }
 
+// Growth is how many bytes Add of n bytes adds to the buffer's memory.
+func (r *ReplayBuf) Growth(n int) int {
+	n = min(n, ReplayBytes)
+	keep := min(len(r.b), ReplayBytes-n)
+	if need := keep + n; need > cap(r.b) {
+		return min(max(2*cap(r.b), need, 64<<10), ReplayBytes) - cap(r.b)
+	}
+	return 0
+}
+
 // Add appends p, dropping the oldest bytes beyond ReplayBytes.
 func (r *ReplayBuf) Add(p []byte) {
 	if len(p) >= ReplayBytes {
