@@ -670,7 +670,7 @@ func (s *stallWatch) alive() bool {
 	s.p.mu.Lock()
 	recent := time.Since(s.p.lastRecv) < half
 	s.p.mu.Unlock()
-	if recent || wire.Ping(s.ctx, s.conn, half) {
+	if recent || transportAlive(s.ctx, s.conn, half) {
 		return true
 	}
 	// Other streams may have got bytes while the ping went unanswered (a
@@ -709,7 +709,7 @@ func (c *Client) confirmDead(p *path, conn *quic.Conn) {
 			p.checking = false
 			c.mu.Unlock()
 		}()
-		if wire.Ping(c.ctx, conn, max(c.cfg.StallTimeout, 2*conn.ConnectionStats().SmoothedRTT)) {
+		if transportAlive(c.ctx, conn, max(c.cfg.StallTimeout, 2*conn.ConnectionStats().SmoothedRTT)) {
 			return
 		}
 		p.mu.Lock()
@@ -720,6 +720,19 @@ func (c *Client) confirmDead(p *path, conn *quic.Conn) {
 			conn.CloseWithError(wire.CodeStalled, "path stalled")
 		}
 	})
+}
+
+// transportAlive probes conn below the streams (wire.TransportPing): any
+// QUIC packet back within timeout says the path lives. A ping on a stream
+// waits behind what an app can hold up (ct-server's stream limit, flow
+// control filled by tunnels the app never reads), and once made healthy
+// paths look dead; only a peer without datagrams gets the stream ping.
+func transportAlive(ctx context.Context, conn *quic.Conn, timeout time.Duration) bool {
+	alive, probed := wire.TransportPing(ctx, conn, timeout)
+	if !probed {
+		return wire.Ping(ctx, conn, timeout)
+	}
+	return alive
 }
 
 func (s *stallWatch) explain(err error) error {

@@ -480,11 +480,7 @@ func (c *Client) watchTunnels(p *path, conn *quic.Conn) {
 			continue
 		}
 		wait := max(half, 2*conn.ConnectionStats().SmoothedRTT)
-		alive, probed := wire.TransportPing(conn.Context(), conn, wait)
-		if !probed { // a peer without datagrams: the stream ping
-			alive = wire.Ping(conn.Context(), conn, wait)
-		}
-		if alive {
+		if transportAlive(conn.Context(), conn, wait) {
 			seen, heard = conn.ConnectionStats().PacketsReceived, time.Now()
 			continue
 		}

@@ -6,6 +6,8 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -88,4 +90,50 @@ func TestConnWindowCoversServerBudget(t *testing.T) {
 	if serverBufferBytes != server.DefaultLimits.MaxBufferBytes {
 		t.Fatalf("serverBufferBytes %d, ct-server's default MaxBufferBytes %d", serverBufferBytes, server.DefaultLimits.MaxBufferBytes)
 	}
+}
+
+// TestConnectBurstNoEOF: on fake time over memnet with ct-server's default
+// limits, 300 apps' CONNECTs arrive at once, each then sends one GET on its
+// tunnel. Every tunnel granted (200) carries its whole response: none is
+// handed over and then closed (the reclaim race: a slot granted, ct-server's
+// refusals waited out, the tunnel reclaimed as idle right after its 200).
+// A refusal (429, 503) is allowed; a 200 and then EOF is not.
+func TestConnectBurstNoEOF(t *testing.T) {
+	const n, size = 300, 64 << 10
+	synctest.Test(t, func(t *testing.T) {
+		m := startMemAgent(t, 2, nil, nil)
+		var wg sync.WaitGroup
+		var granted, refused atomic.Int32
+		errs := make(chan error, n)
+		for i := range n {
+			conn, br := m.rawProxy(t)
+			defer conn.Close()
+			wg.Go(func() {
+				host := fmt.Sprintf("app%d.example:80", i) // an app each: one share each
+				fmt.Fprintf(conn, "CONNECT %s HTTP/1.1\r\nHost: %s\r\n\r\n", memApp, host)
+				resp, err := http.ReadResponse(br, &http.Request{Method: http.MethodConnect})
+				if err != nil {
+					errs <- fmt.Errorf("tunnel %d: no answer to CONNECT: %v", i, err)
+					return
+				}
+				if resp.StatusCode != http.StatusOK {
+					refused.Add(1)
+					return
+				}
+				granted.Add(1)
+				if err := tunnelGet(conn, br, size); err != nil {
+					errs <- fmt.Errorf("tunnel %d: 200 and then %v", i, err)
+				}
+			})
+		}
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			t.Error(err)
+		}
+		t.Logf("%d tunnels granted, %d refused", granted.Load(), refused.Load())
+		if granted.Load() < n/2 {
+			t.Errorf("only %d of %d CONNECTs granted", granted.Load(), n)
+		}
+	})
 }

@@ -66,11 +66,26 @@ var DefaultLimits = Limits{
 	MaxStreams: 128,
 	// A count no browser plus background apps meets (Chromium opens at
 	// most 256 sockets per profile); what bounds tunnels is the memory
-	// budget (384 idle ones by default, fewer as their replay buffers fill).
+	// budget (336 idle ones by default, fewer as their replay buffers fill).
 	MaxTunnels:     512,
 	MaxConns:       2 * wire.MaxLanes,
 	MaxPrefetch:    8,
 	MaxBufferBytes: 96 << 20,
+}
+
+// tunnelShare is the part of MaxBufferBytes (in eighths) a client's
+// tunnels may fill, admitted or growing their replay buffers: the rest (12
+// MiB, 48 requests, by default) stays for its requests, so an app that
+// opens tunnels and never reads them (each filling its replay buffer)
+// slows only its own tunnels, never the device's other apps' requests.
+const tunnelShare = 7
+
+// bufferFor is the buffer limit work w may fill up to.
+func (l Limits) bufferFor(w work) int64 {
+	if w == workTunnel {
+		return l.MaxBufferBytes / 8 * tunnelShare
+	}
+	return l.MaxBufferBytes
 }
 
 // tunnelSlots is how many tunnels the client may hold at once: MaxTunnels,
@@ -79,7 +94,7 @@ var DefaultLimits = Limits{
 func (l Limits) tunnelSlots() int {
 	n := l.MaxTunnels
 	if l.MaxBufferBytes > 0 {
-		byBuf := int(l.MaxBufferBytes / TunnelIdleCost)
+		byBuf := int(l.bufferFor(workTunnel) / TunnelIdleCost)
 		if n <= 0 || byBuf < n {
 			n = max(byBuf, 1)
 		}
@@ -157,7 +172,7 @@ func (c *clientState) acquire(w work, cost int64) string {
 		lim = limStreams
 	case w == workPrefetch && over(c.prefetch, c.limits.MaxPrefetch):
 		lim = limPrefetch
-	case c.limits.MaxBufferBytes > 0 && c.buffered+cost > c.limits.MaxBufferBytes:
+	case c.limits.MaxBufferBytes > 0 && c.buffered+cost > c.limits.bufferFor(w):
 		lim = limBuffer
 	}
 	if lim != "" {
@@ -183,7 +198,7 @@ func (c *clientState) acquire(w work, cost int64) string {
 func (c *clientState) reserve(n int64) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.limits.MaxBufferBytes > 0 && c.buffered+n > c.limits.MaxBufferBytes {
+	if c.limits.MaxBufferBytes > 0 && c.buffered+n > c.limits.bufferFor(workTunnel) {
 		return false
 	}
 	c.buffered += n

@@ -24,37 +24,19 @@ const SessionGrace = 10 * time.Second
 // long as ct-client holds a tunnel whose paths all failed.
 const DetachGrace = wire.DefaultOutageHold
 
-// replayWait is how often a tunnel whose replay buffer must grow looks
-// again for the memory its client's budget refused: a budget frees as
-// other work ends, and meanwhile the upstream waits (TCP holds it back),
-// which is what a full budget should do to the busiest client's tunnels.
-const replayWait = 50 * time.Millisecond
-
-// reserveReplay reserves what the replay buffer needs to take n more
-// bytes, waiting while the budget is full; false when the session ended
-// meanwhile.
-func (se *session) reserveReplay(n int) bool {
-	se.mu.Lock()
+// growReplay reserves what the replay buffer needs to take n more bytes
+// (se.mu held); false when the client's budget (or the server's) refuses
+// them. Then the buffer keeps its size and drops its oldest bytes: the
+// tunnel goes on, and only a resume from before its kept bytes is refused
+// (the app's connection is reset, never served wrong bytes). Waiting for
+// the budget instead stalled a tunnel for as long as other tunnels, idle
+// with full buffers, held it: a 200 and then nothing.
+func (se *session) growReplay(n int) bool {
 	g := int64(se.replay.Growth(n))
-	se.mu.Unlock()
 	if g == 0 {
 		return true
 	}
-	for !se.srv.reserveBytes(se.owner, g) {
-		if !wire.SleepCtx(se.srv.ctx, replayWait) {
-			return false
-		}
-		se.mu.Lock()
-		gone := se.closed || se.released
-		se.mu.Unlock()
-		if gone {
-			return false
-		}
-	}
-	se.mu.Lock()
-	defer se.mu.Unlock()
-	if se.closed || se.released {
-		se.srv.unreserve(se.owner, g)
+	if se.closed || se.released || !se.srv.reserveBytes(se.owner, g) {
 		return false
 	}
 	se.grown += g
@@ -386,12 +368,13 @@ func (se *session) pumpDown() {
 			} else if wait > 0 && !wire.SleepCtx(se.srv.ctx, wait) {
 				return
 			}
-			if !se.reserveReplay(n) {
-				return
-			}
 			se.wmu.Lock()
 			se.mu.Lock()
-			se.replay.Add(buf[:n])
+			if se.growReplay(n) {
+				se.replay.Add(buf[:n])
+			} else {
+				se.replay.AddKeep(buf[:n])
+			}
 			se.sentDown += int64(n)
 			str, gen := se.str, se.gen
 			se.mu.Unlock()
