@@ -129,29 +129,21 @@ func (f *fetch) run() (int64, error) {
 		if attempt >= attempts && !wire.SleepCtx(f.ctx, tunnel.HoldPause) {
 			break
 		}
-		by := time.Now().Add(f.c.cfg.OutageHold)
-		if !f.lost.IsZero() {
-			by = f.lost.Add(f.c.cfg.OutageHold)
-		}
-		p, conn, err := f.c.pickBy(f.ctx, f.sr, f.avoid, by)
+		p, conn, err := f.c.pickBy(f.ctx, f.sr, f.avoid, f.pathBy())
 		if err != nil {
 			lastErr = err
 			break
 		}
 		f.avoid[p.id] = true
-		var plan *stripePlan
-		if attempt == 0 && !f.headersSent && f.r.Method == http.MethodGet && f.resumable && !f.hasRange && f.c.cfg.StripeMin > 0 {
-			plan = &stripePlan{}
-		}
-		l := &leg{f: f, p: p, conn: conn, plan: plan}
+		l := &leg{f: f, p: p, conn: conn, plan: f.stripePlan(attempt)}
 		l.out, l.start = f.request()
 		n, err := l.run()
 		f.delivered += n
 		if errors.Is(err, errStriped) {
-			return plan.run.finish(f.w, f.delivered)
+			return l.plan.run.finish(f.w, f.delivered)
 		}
-		if plan != nil && plan.run != nil {
-			plan.run.abandon() // the original failed before the striped part
+		if l.plan != nil && l.plan.run != nil {
+			l.plan.run.abandon() // the original failed before the striped part
 		}
 		if err == nil {
 			return f.delivered, nil
@@ -161,17 +153,42 @@ func (f *fetch) run() (int64, error) {
 		if !again || !f.resumable && !f.replayable(l) {
 			break
 		}
-		switch {
-		case !pathLost(err):
-			f.lost = time.Time{} // ct-server answered: no outage to hold
-		case f.lost.IsZero() || n > 0:
-			f.lost = time.Now() // the outage, if it is one, starts here
-		}
+		f.noteLoss(err, n)
 		if uncounted {
 			attempt--
 		}
 	}
 	return f.delivered, f.fail(lastErr)
+}
+
+// stripePlan is the plan of attempt: the first attempt of a plain GET may
+// go on striped.
+func (f *fetch) stripePlan(attempt int) *stripePlan {
+	if attempt == 0 && !f.headersSent && f.r.Method == http.MethodGet && f.resumable && !f.hasRange && f.c.cfg.StripeMin > 0 {
+		return &stripePlan{}
+	}
+	return nil
+}
+
+// pathBy is how long the next attempt may wait for a path: the outage
+// hold from the loss, or from now when nothing was lost.
+func (f *fetch) pathBy() time.Time {
+	if f.lost.IsZero() {
+		return time.Now().Add(f.c.cfg.OutageHold)
+	}
+	return f.lost.Add(f.c.cfg.OutageHold)
+}
+
+// noteLoss records what a failed attempt that delivered n bytes says of an
+// outage: a path lost starts one (or starts it again after progress);
+// ct-server answering ends it.
+func (f *fetch) noteLoss(err error, n int64) {
+	switch {
+	case !pathLost(err):
+		f.lost = time.Time{} // ct-server answered: no outage to hold
+	case f.lost.IsZero() || n > 0:
+		f.lost = time.Now() // the outage, if it is one, starts here
+	}
 }
 
 // holding: the fetch lost its path within the outage hold and may go on
