@@ -89,8 +89,13 @@ type ClientConfig struct {
 	// ListenPacket opens the socket of a path (default: UDP on addr:0).
 	// Tests wrap it to impair a path.
 	ListenPacket func(addr net.IP) (net.PacketConn, error)
-	// MaxAttempts bounds the paths one request may try (default: 2×paths+1).
+	// MaxAttempts bounds the paths one request may try (default: 2×paths+1);
+	// while an outage is held (OutageHold) attempts are not counted.
 	MaxAttempts int
+	// OutageHold is how long a request or tunnel whose paths all failed
+	// waits for one to come back (default wire.DefaultOutageHold): the app
+	// sees a stall, and past the hold a reset (or a 502 before any head).
+	OutageHold time.Duration
 	// StripeMin is the smallest response (Content-Length) fetched over
 	// several paths at once in StripeChunk pieces by Range (bandwidth
 	// aggregation for one large object; see stripe.go). 0: the default,
@@ -118,9 +123,11 @@ type ClientConfig struct {
 // Client is a ct-client: a local HTTP proxy whose requests ride QUIC
 // streams to ct-server over the host's interfaces.
 type Client struct {
-	cfg   ClientConfig
-	paths []*path
-	cache *cache.Cache
+	cfg ClientConfig
+	// replayPool holds the request bodies kept for a replay (replaybody.go).
+	replayPool replayPool
+	paths      []*path
+	cache      *cache.Cache
 
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -140,6 +147,7 @@ type Client struct {
 	stripes, limitRetries             atomic.Int64
 	stripeFallbacks, aborts           atomic.Int64
 	reinjections                      atomic.Int64 // stripe pieces requested again on a faster path
+	uploadReplays                     atomic.Int64 // requests sent again from their first byte (replaybody.go)
 	m                                 *clientMetrics
 	slots                             atomic.Pointer[chan struct{}] // see setMaxStreams
 	gate                              *tunnelgate.Gate              // CONNECT slots, fair between apps
@@ -169,6 +177,7 @@ func NewClient(cfg ClientConfig) (*Client, error) {
 	cfg.ReconnectMin = cmp.Or(cfg.ReconnectMin, 100*time.Millisecond)
 	cfg.ReconnectMax = cmp.Or(cfg.ReconnectMax, 5*time.Second)
 	cfg.MaxAttempts = cmp.Or(cfg.MaxAttempts, 2*len(cfg.Paths)+1)
+	cfg.OutageHold = cmp.Or(cfg.OutageHold, wire.DefaultOutageHold)
 	cfg.StripeMin = cmp.Or(cfg.StripeMin, DefaultStripeMin)
 	if cfg.StripeChunk <= 0 {
 		cfg.StripeChunk = DefaultStripeChunk
@@ -336,14 +345,19 @@ func (c *Client) changed() {
 // the re-request's round trip.
 const DefaultStallTimeout = 800 * time.Millisecond
 
-// pathWait bounds how long a request waits for some path to come up.
-const pathWait = 5 * time.Second
+// errNoPath: no path to ct-server came up within the outage hold.
+var errNoPath = errors.New("no path to ct-server is up")
 
 // pick chooses the path of a request by pathchoice.Choose on a snapshot of
-// the paths, waiting (up to pathWait) for a change while none is up. Paths
-// in avoid were tried already by this request.
+// the paths, waiting (up to OutageHold) for a change while none is up.
+// Paths in avoid were tried already by this request.
 func (c *Client) pick(ctx context.Context, r pathchoice.Request, avoid map[int]bool) (*path, *quic.Conn, error) {
-	deadline := time.NewTimer(pathWait)
+	return c.pickBy(ctx, r, avoid, time.Now().Add(c.cfg.OutageHold))
+}
+
+// pickBy is pick waiting for a path until by at the latest.
+func (c *Client) pickBy(ctx context.Context, r pathchoice.Request, avoid map[int]bool, by time.Time) (*path, *quic.Conn, error) {
+	deadline := time.NewTimer(time.Until(by))
 	defer deadline.Stop()
 	for {
 		c.mu.Lock()
@@ -358,7 +372,7 @@ func (c *Client) pick(ctx context.Context, r pathchoice.Request, avoid map[int]b
 		case <-ctx.Done():
 			return nil, nil, ctx.Err()
 		case <-deadline.C:
-			return nil, nil, errors.New("no path to ct-server is up")
+			return nil, nil, errNoPath
 		}
 	}
 }
@@ -656,7 +670,7 @@ func (s *stallWatch) alive() bool {
 	s.p.mu.Lock()
 	recent := time.Since(s.p.lastRecv) < half
 	s.p.mu.Unlock()
-	if recent || wire.Ping(s.ctx, s.conn, half) {
+	if recent || transportAlive(s.ctx, s.conn, half) {
 		return true
 	}
 	// Other streams may have got bytes while the ping went unanswered (a
@@ -695,7 +709,7 @@ func (c *Client) confirmDead(p *path, conn *quic.Conn) {
 			p.checking = false
 			c.mu.Unlock()
 		}()
-		if wire.Ping(c.ctx, conn, max(c.cfg.StallTimeout, 2*conn.ConnectionStats().SmoothedRTT)) {
+		if transportAlive(c.ctx, conn, max(c.cfg.StallTimeout, 2*conn.ConnectionStats().SmoothedRTT)) {
 			return
 		}
 		p.mu.Lock()
@@ -706,6 +720,19 @@ func (c *Client) confirmDead(p *path, conn *quic.Conn) {
 			conn.CloseWithError(wire.CodeStalled, "path stalled")
 		}
 	})
+}
+
+// transportAlive probes conn below the streams (wire.TransportPing): any
+// QUIC packet back within timeout says the path lives. A ping on a stream
+// waits behind what an app can hold up (ct-server's stream limit, flow
+// control filled by tunnels the app never reads), and once made healthy
+// paths look dead; only a peer without datagrams gets the stream ping.
+func transportAlive(ctx context.Context, conn *quic.Conn, timeout time.Duration) bool {
+	alive, probed := wire.TransportPing(ctx, conn, timeout)
+	if !probed {
+		return wire.Ping(ctx, conn, timeout)
+	}
+	return alive
 }
 
 func (s *stallWatch) explain(err error) error {
@@ -869,6 +896,7 @@ func (h tunnelHost) Pick(ctx context.Context, req pathchoice.Request, avoid map[
 func (h tunnelHost) Context() context.Context    { return h.c.ctx }
 func (h tunnelHost) StallTimeout() time.Duration { return h.c.cfg.StallTimeout }
 func (h tunnelHost) MaxAttempts() int            { return h.c.cfg.MaxAttempts }
+func (h tunnelHost) OutageHold() time.Duration   { return h.c.cfg.OutageHold }
 func (h tunnelHost) Log() *slog.Logger           { return h.c.cfg.Log }
 func (h tunnelHost) Moved()                      { h.c.migrations.Add(1) }
 func (h tunnelHost) Resumed(d time.Duration)     { h.c.resumeNanos.Store(int64(d)) }

@@ -125,6 +125,7 @@ func (c *Client) collect(ch chan<- prometheus.Metric) {
 	ops.Emit(ch, "ct_client_striped_total", "Responses fetched over several paths in Range pieces.", counter, float64(c.stripes.Load()))
 	ops.Emit(ch, "ct_client_limit_retries_total", "Requests and pieces retried after ct-server's limits refused them (429 or 503 with Retry-After).", counter, float64(c.limitRetries.Load()))
 	ops.Emit(ch, "ct_client_stripe_fallbacks_total", "Striped responses finished on one stream after pieces were refused.", counter, float64(c.stripeFallbacks.Load()))
+	ops.Emit(ch, "ct_client_upload_replays_total", "Requests with a body sent again from their first byte after their path failed mid-body.", counter, float64(c.uploadReplays.Load()))
 	ops.Emit(ch, "ct_client_stripe_reinjections_total", "Striped pieces that held the app up, requested again on a faster path.", counter, float64(c.reinjections.Load()))
 	ops.Emit(ch, "ct_client_tunnels_reclaimed_total", "Idle tunnels closed for a waiting app while every tunnel slot was taken (oldest idle first).", counter, float64(c.gate.Reclaimed()))
 	ops.Emit(ch, "ct_client_aborts_total", "App connections reset because a response or tunnel could not be completed.", counter, float64(c.aborts.Load()))

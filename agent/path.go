@@ -19,7 +19,6 @@ import (
 
 	"github.com/quic-go/quic-go"
 
-	"github.com/hetquic/hetquic/agent/tunnelgate"
 	"github.com/hetquic/hetquic/agent/wire"
 	"github.com/hetquic/hetquic/internal/localpath"
 )
@@ -481,11 +480,7 @@ func (c *Client) watchTunnels(p *path, conn *quic.Conn) {
 			continue
 		}
 		wait := max(half, 2*conn.ConnectionStats().SmoothedRTT)
-		alive, probed := wire.TransportPing(conn.Context(), conn, wait)
-		if !probed { // a peer without datagrams: the stream ping
-			alive = wire.Ping(conn.Context(), conn, wait)
-		}
-		if alive {
+		if transportAlive(conn.Context(), conn, wait) {
 			seen, heard = conn.ConnectionStats().PacketsReceived, time.Now()
 			continue
 		}
@@ -504,7 +499,15 @@ func (c *Client) watchTunnels(p *path, conn *quic.Conn) {
 // app that never reads its tunnels (each holds at most wire.StreamWindow) once
 // filled quic-go's default window (512 KiB, growing only as bytes are
 // read) and stopped every other stream of the connection, its requests,
-// its tunnels' 200s. Twice the default tunnel slots' windows: unread
-// tunnels take at most half. It is credit, not memory: only bytes that
-// arrive and wait for a reader take memory, and each stream bounds those.
-const connWindow = 2 * tunnelgate.DefaultSlots * wire.StreamWindow
+// its tunnels' 200s. Twice ct-server's default per-client memory budget
+// (server.DefaultLimits.MaxBufferBytes, 96 MiB): the bytes ct-server can
+// have in flight to this client's unread tunnels are bounded by that
+// budget, so they take at most half. It is credit, not memory: only bytes
+// that arrive and wait for a reader take memory, and each stream bounds
+// those.
+const connWindow = 2 * serverBufferBytes
+
+// serverBufferBytes is ct-server's default per-client buffer limit
+// (ct-client does not import ct-server; TestConnWindowCoversServerBudget
+// checks the two agree).
+const serverBufferBytes = 96 << 20

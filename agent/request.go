@@ -14,6 +14,7 @@ import (
 
 	"github.com/hetquic/hetquic/agent/idlebody"
 	"github.com/hetquic/hetquic/agent/pathchoice"
+	"github.com/hetquic/hetquic/agent/tunnel"
 	"github.com/hetquic/hetquic/agent/wire"
 	"github.com/hetquic/hetquic/internal/resume"
 )
@@ -74,10 +75,12 @@ type fetch struct {
 	orig      resume.Range
 	hasRange  bool
 	body      *idlebody.Body // the app's request body (nil: none); read once
+	replay    *replayBody    // the body as attempts send it: again from its start, within a budget
 
 	delivered   int64 // body bytes written to w
 	headersSent bool
 	stalledAt   time.Time // last byte of a stalled attempt (zero: none pending)
+	lost        time.Time // when the attempts began failing for the path (zero: none failed)
 	avoid       map[int]bool
 	refusals    int // ct-server's limit refusals waited out
 	free        int // retries after our own closing of a connection that do not count
@@ -99,6 +102,7 @@ func (c *Client) newFetch(w http.ResponseWriter, r *http.Request, sr pathchoice.
 		// would otherwise stop the body at the response's first flush.
 		rc.EnableFullDuplex()
 		f.body = idlebody.New(r.Body, rc.SetReadDeadline)
+		f.replay = &replayBody{src: f.body, pool: &c.replayPool}
 	}
 	f.hdr = r.Header.Clone()
 	wire.RemoveHopHeaders(f.hdr)
@@ -112,46 +116,108 @@ func (f *fetch) run() (int64, error) {
 	if f.body != nil {
 		defer f.body.Clear()
 	}
+	if f.replay != nil {
+		defer f.replay.drop()
+	}
 	attempts := 1
-	if f.resumable {
+	if f.resumable || f.replay != nil {
 		attempts = f.c.cfg.MaxAttempts
 	}
 	f.free = 2 * attempts
 	var lastErr error
-	for attempt := 0; attempt < attempts; attempt++ {
-		p, conn, err := f.c.pick(f.ctx, f.sr, f.avoid)
+	for attempt := 0; attempt < attempts || f.holding(); attempt++ {
+		if attempt >= attempts && !wire.SleepCtx(f.ctx, tunnel.HoldPause) {
+			break
+		}
+		p, conn, err := f.c.pickBy(f.ctx, f.sr, f.avoid, f.pathBy())
 		if err != nil {
 			lastErr = err
 			break
 		}
 		f.avoid[p.id] = true
-		var plan *stripePlan
-		if attempt == 0 && !f.headersSent && f.r.Method == http.MethodGet && f.resumable && !f.hasRange && f.c.cfg.StripeMin > 0 {
-			plan = &stripePlan{}
-		}
-		l := &leg{f: f, p: p, conn: conn, plan: plan}
+		l := &leg{f: f, p: p, conn: conn, plan: f.stripePlan(attempt)}
 		l.out, l.start = f.request()
 		n, err := l.run()
 		f.delivered += n
 		if errors.Is(err, errStriped) {
-			return plan.run.finish(f.w, f.delivered)
+			return l.plan.run.finish(f.w, f.delivered)
 		}
-		if plan != nil && plan.run != nil {
-			plan.run.abandon() // the original failed before the striped part
+		if l.plan != nil && l.plan.run != nil {
+			l.plan.run.abandon() // the original failed before the striped part
 		}
 		if err == nil {
 			return f.delivered, nil
 		}
 		lastErr = err
 		again, uncounted := f.again(err, p)
-		if !again {
+		if !again || !f.resumable && !f.replayable(l) {
 			break
 		}
+		f.noteLoss(err, n)
 		if uncounted {
 			attempt--
 		}
 	}
 	return f.delivered, f.fail(lastErr)
+}
+
+// stripePlan is the plan of attempt: the first attempt of a plain GET may
+// go on striped.
+func (f *fetch) stripePlan(attempt int) *stripePlan {
+	if attempt == 0 && !f.headersSent && f.r.Method == http.MethodGet && f.resumable && !f.hasRange && f.c.cfg.StripeMin > 0 {
+		return &stripePlan{}
+	}
+	return nil
+}
+
+// pathBy is how long the next attempt may wait for a path: the outage
+// hold from the loss, or from now when nothing was lost.
+func (f *fetch) pathBy() time.Time {
+	if f.lost.IsZero() {
+		return time.Now().Add(f.c.cfg.OutageHold)
+	}
+	return f.lost.Add(f.c.cfg.OutageHold)
+}
+
+// noteLoss records what a failed attempt that delivered n bytes says of an
+// outage: a path lost starts one (or starts it again after progress);
+// ct-server answering ends it.
+func (f *fetch) noteLoss(err error, n int64) {
+	switch {
+	case !pathLost(err):
+		f.lost = time.Time{} // ct-server answered: no outage to hold
+	case f.lost.IsZero() || n > 0:
+		f.lost = time.Now() // the outage, if it is one, starts here
+	}
+}
+
+// holding: the fetch lost its path within the outage hold and may go on
+// trying (waiting for a path) however many attempts that takes, as long
+// as it can go on where it stopped.
+func (f *fetch) holding() bool {
+	return (f.resumable || f.replay != nil) && !f.lost.IsZero() && time.Since(f.lost) < f.c.cfg.OutageHold
+}
+
+// pathLost: an attempt's failure was its path's (a stall, the connection
+// lost), not ct-server resetting the stream (its upstream failed): only
+// the former may be an outage to hold.
+func pathLost(err error) bool {
+	var se *quic.StreamError
+	return !errors.As(err, &se) || !se.Remote
+}
+
+// replayable: a request that cannot go on from where it stopped may be
+// sent again from its first byte after leg l failed, as no head went to
+// the app, its body had not all gone out (so the app-server never got it
+// whole) and every byte read of it is kept (replayBody).
+func (f *fetch) replayable(l *leg) bool {
+	cut := l.sent == nil || l.sendErr != nil // never sent, or not all of it
+	if f.replay == nil || f.headersSent || !cut || !f.replay.rewind() {
+		return false
+	}
+	f.c.uploadReplays.Add(1)
+	f.c.cfg.Log.Info("sending the request again from its first byte", "method", f.r.Method, "url", f.r.URL.String())
+	return true
 }
 
 // request is the next attempt's request to ct-server, asking for the
@@ -160,7 +226,9 @@ func (f *fetch) request() (out *http.Request, start int64) {
 	r := f.r
 	out = &http.Request{Method: r.Method, URL: r.URL, Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
 		Header: f.hdr.Clone(), Host: r.Host}
-	if f.body != nil {
+	if f.replay != nil {
+		out.Body, out.ContentLength, out.TransferEncoding = f.replay, r.ContentLength, r.TransferEncoding
+	} else if f.body != nil {
 		out.Body, out.ContentLength, out.TransferEncoding = f.body, r.ContentLength, r.TransferEncoding
 	}
 	start = f.delivered
@@ -309,9 +377,12 @@ func (l *leg) send() {
 		l.armHead()
 	}
 	go func() {
-		err := l.out.WriteProxy(&idleWriter{l.str})
-		if b, ok := l.out.Body.(*idlebody.Body); ok && err != nil && b.Failure() != nil {
+		iw := &idleWriter{s: l.str}
+		err := l.out.WriteProxy(iw)
+		if b := l.f.body; b != nil && err != nil && b.Failure() != nil {
 			err = b.Failure()
+		} else if err != nil && iw.err != nil {
+			err = iw.err // the stream failed, whatever net/http called it
 		}
 		var se *quic.StreamError
 		if errors.As(err, &se) && se.Remote {
@@ -335,7 +406,7 @@ func (l *leg) endSend() {
 	select {
 	case <-l.sent:
 	default:
-		if b, ok := l.out.Body.(*idlebody.Body); ok {
+		if b := l.f.body; b != nil {
 			b.Stop()
 		}
 		l.str.CancelWrite(wire.CodeStalled)
@@ -555,11 +626,22 @@ func (l *leg) copy(resp *http.Response) (int64, error) {
 // idleWriter writes to a stream with a deadline per write: a write that
 // waits idlebody.Timeout for flow control (ct-server not reading, or the
 // path gone without the stall watch noticing) fails.
-type idleWriter struct{ s *quic.Stream }
+// idleWriter writes a request on its stream, each write waiting for flow
+// control up to idlebody.Timeout. It keeps its first failure: net/http
+// reports a write that failed while it copied the body as the body's read
+// error, and the stream failing is the path's trouble, not the app's.
+type idleWriter struct {
+	s   *quic.Stream
+	err error
+}
 
 func (w *idleWriter) Write(b []byte) (int, error) {
 	w.s.SetWriteDeadline(time.Now().Add(idlebody.Timeout))
-	return w.s.Write(b)
+	n, err := w.s.Write(b)
+	if err != nil && w.err == nil {
+		w.err = err
+	}
+	return n, err
 }
 
 // WriteByte makes idleWriter an io.ByteWriter, which keeps

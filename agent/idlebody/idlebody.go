@@ -123,6 +123,15 @@ func (b *Body) Stop() {
 	b.setDeadline(time.Unix(1, 0))
 }
 
+// Resume undoes Stop for another attempt that sends the body (a replay):
+// its progress window starts afresh at its first read, as the body waited
+// on ct-client, not on the app, meanwhile.
+func (b *Body) Resume() {
+	b.mu.Lock()
+	b.stopped, b.window, b.n = false, time.Time{}, 0
+	b.mu.Unlock()
+}
+
 // Clear lifts the deadline the body set (the connection may carry more).
 func (b *Body) Clear() { b.setDeadline(time.Time{}) }
 

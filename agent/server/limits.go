@@ -45,10 +45,16 @@ type Limits struct {
 // buffers, the upstream connection's buffers, quic-go's stream state, the
 // Go heap's slack), 0.94 MiB per tunnel whose client reads nothing. A
 // tunnel whose client reads part of the data can fill its replay buffer,
-// so it reserves wire.ReplayBytes on top of a request's cost.
+// so it may hold wire.ReplayBytes on top of a request's cost (TunnelCost).
+// A tunnel reserves only TunnelIdleCost when admitted (a tunnel moving no
+// bytes holds what a request holds) and its replay buffer's bytes as the
+// buffer grows (session.reserveReplay): so the per-client tunnel limit is
+// the memory budget, and the idle SSH, IMAP and push channels of a device
+// cost little of it.
 const (
-	StreamCost = 256 << 10
-	TunnelCost = wire.ReplayBytes + StreamCost
+	StreamCost     = 256 << 10
+	TunnelIdleCost = StreamCost
+	TunnelCost     = wire.ReplayBytes + TunnelIdleCost
 )
 
 // DefaultLimits are the per-client limits of a server configured with
@@ -57,20 +63,38 @@ const (
 // wire.MaxLanes connections each) while a misbehaving one holds at most
 // MaxBufferBytes of memory (the abuse test, agent/README.md).
 var DefaultLimits = Limits{
-	MaxStreams:     128,
-	MaxTunnels:     32,
+	MaxStreams: 128,
+	// A count no browser plus background apps meets (Chromium opens at
+	// most 256 sockets per profile); what bounds tunnels is the memory
+	// budget (336 idle ones by default, fewer as their replay buffers fill).
+	MaxTunnels:     512,
 	MaxConns:       2 * wire.MaxLanes,
 	MaxPrefetch:    8,
 	MaxBufferBytes: 96 << 20,
 }
 
+// tunnelShare is the part of MaxBufferBytes (in eighths) a client's
+// tunnels may fill, admitted or growing their replay buffers: the rest (12
+// MiB, 48 requests, by default) stays for its requests, so an app that
+// opens tunnels and never reads them (each filling its replay buffer)
+// slows only its own tunnels, never the device's other apps' requests.
+const tunnelShare = 7
+
+// bufferFor is the buffer limit work w may fill up to.
+func (l Limits) bufferFor(w work) int64 {
+	if w == workTunnel {
+		return l.MaxBufferBytes / 8 * tunnelShare
+	}
+	return l.MaxBufferBytes
+}
+
 // tunnelSlots is how many tunnels the client may hold at once: MaxTunnels,
-// or fewer if MaxBufferBytes cannot reserve TunnelCost for that many; 0
-// when neither bounds them.
+// or fewer if MaxBufferBytes cannot reserve TunnelIdleCost for that many;
+// 0 when neither bounds them.
 func (l Limits) tunnelSlots() int {
 	n := l.MaxTunnels
 	if l.MaxBufferBytes > 0 {
-		byBuf := int(l.MaxBufferBytes / TunnelCost)
+		byBuf := int(l.bufferFor(workTunnel) / TunnelIdleCost)
 		if n <= 0 || byBuf < n {
 			n = max(byBuf, 1)
 		}
@@ -148,7 +172,7 @@ func (c *clientState) acquire(w work, cost int64) string {
 		lim = limStreams
 	case w == workPrefetch && over(c.prefetch, c.limits.MaxPrefetch):
 		lim = limPrefetch
-	case c.limits.MaxBufferBytes > 0 && c.buffered+cost > c.limits.MaxBufferBytes:
+	case c.limits.MaxBufferBytes > 0 && c.buffered+cost > c.limits.bufferFor(w):
 		lim = limBuffer
 	}
 	if lim != "" {
@@ -167,6 +191,18 @@ func (c *clientState) acquire(w work, cost int64) string {
 	c.buffered += cost
 	c.requests++
 	return ""
+}
+
+// reserve takes n bytes of the client's buffer limit, without a slot (a
+// tunnel's replay buffer growing); false if the limit refuses them.
+func (c *clientState) reserve(n int64) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.limits.MaxBufferBytes > 0 && c.buffered+n > c.limits.bufferFor(workTunnel) {
+		return false
+	}
+	c.buffered += n
+	return true
 }
 
 func (c *clientState) release(w work, cost int64) {

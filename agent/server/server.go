@@ -643,7 +643,7 @@ func (s *Server) admitStream(cs *clientState, str *quic.Stream, t wire.Target) (
 	w, cost = workRequest, int64(StreamCost)
 	switch t.Kind {
 	case wire.KindConnect:
-		w, cost = workTunnel, TunnelCost
+		w, cost = workTunnel, TunnelIdleCost
 	case wire.KindPrefetch:
 		w = workPrefetch
 	}
@@ -714,6 +714,23 @@ func (s *Server) admit(cs *clientState, w work, cost int64) (int, string) {
 		return http.StatusTooManyRequests, lim
 	}
 	return 0, ""
+}
+
+// reserveBytes takes n more bytes for cs's work already admitted, against
+// the server's memory budget and the client's buffer limit; false if
+// either refuses them.
+func (s *Server) reserveBytes(cs *clientState, n int64) bool {
+	if b := s.cfg.MemoryBudget; b > 0 && s.reserved.Add(n) > b {
+		s.reserved.Add(-n)
+		return false
+	} else if b <= 0 {
+		s.reserved.Add(n)
+	}
+	if !cs.reserve(n) {
+		s.reserved.Add(-n)
+		return false
+	}
+	return true
 }
 
 // done gives back what admit took.

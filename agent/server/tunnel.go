@@ -16,8 +16,32 @@ import (
 	"github.com/quic-go/quic-go"
 )
 
-// SessionGrace is how long ct-server keeps a detached tunnel session.
+// SessionGrace is how long ct-server keeps a finished tunnel session's
+// replay buffer for a resume of its last bytes.
 const SessionGrace = 10 * time.Second
+
+// DetachGrace is how long ct-server keeps a detached tunnel session: as
+// long as ct-client holds a tunnel whose paths all failed.
+const DetachGrace = wire.DefaultOutageHold
+
+// growReplay reserves what the replay buffer needs to take n more bytes
+// (se.mu held); false when the client's budget (or the server's) refuses
+// them. Then the buffer keeps its size and drops its oldest bytes: the
+// tunnel goes on, and only a resume from before its kept bytes is refused
+// (the app's connection is reset, never served wrong bytes). Waiting for
+// the budget instead stalled a tunnel for as long as other tunnels, idle
+// with full buffers, held it: a 200 and then nothing.
+func (se *session) growReplay(n int) bool {
+	g := int64(se.replay.Growth(n))
+	if g == 0 {
+		return true
+	}
+	if se.closed || se.released || !se.srv.reserveBytes(se.owner, g) {
+		return false
+	}
+	se.grown += g
+	return true
+}
 
 // session is ct-server's side of a resumable tunnel.
 type session struct {
@@ -26,8 +50,8 @@ type session struct {
 	up    net.Conn
 	srv   *Server
 
-	wmu sync.Mutex // serialises writes down the attached stream (pump, replay)
-	umu sync.Mutex // serialises writes upstream (the attachments' copiers)
+	wmu wire.WaitLock // serialises writes down the attached stream (pump, replay)
+	umu wire.WaitLock // serialises writes upstream (the attachments' copiers)
 
 	mu       sync.Mutex
 	cond     *sync.Cond
@@ -41,6 +65,7 @@ type session struct {
 	finished bool  // both directions done; kept SessionGrace for a late resume
 	released bool  // the client's tunnel slot is given back
 	held     int64 // bytes still reserved after the slot went back: the replay buffer's
+	grown    int64 // the replay buffer's bytes reserved beyond TunnelIdleCost
 	closed   bool
 	timer    *time.Timer
 }
@@ -58,7 +83,7 @@ func (s *Server) openSession(str *quic.Stream, hr *wire.HeadReader, cs *clientSt
 		str.CancelRead(wire.CodeOK)
 		s.upstreamFailed(str, upstream, err)
 		str.Close()
-		s.done(cs, workTunnel, TunnelCost)
+		s.done(cs, workTunnel, TunnelIdleCost)
 		return
 	}
 	se := &session{id: newSessionID(), owner: cs, up: up, srv: s}
@@ -67,7 +92,7 @@ func (s *Server) openSession(str *quic.Stream, hr *wire.HeadReader, cs *clientSt
 	if s.ctx.Err() != nil {
 		s.mu.Unlock()
 		up.Close()
-		s.done(cs, workTunnel, TunnelCost)
+		s.done(cs, workTunnel, TunnelIdleCost)
 		str.CancelRead(wire.CodeShutdown)
 		str.CancelWrite(wire.CodeShutdown)
 		return
@@ -128,12 +153,16 @@ func (se *session) close() {
 func (se *session) release() {
 	se.mu.Lock()
 	done, held := se.released, se.held
-	se.released, se.held = true, 0
+	if !done {
+		held = se.grown
+	}
+	se.released, se.held, se.grown = true, 0, 0
 	se.replay.Free()
 	se.mu.Unlock()
 	if !done {
-		se.srv.done(se.owner, workTunnel, TunnelCost)
-	} else if held > 0 {
+		se.srv.done(se.owner, workTunnel, TunnelIdleCost)
+	}
+	if held > 0 {
 		se.srv.unreserve(se.owner, held)
 	}
 }
@@ -157,14 +186,13 @@ func (se *session) finish() {
 		se.timer.Stop()
 	}
 	se.timer = time.AfterFunc(SessionGrace, se.close)
-	keep, slot := int64(0), !se.released
+	slot := !se.released
 	if slot {
-		keep = min(int64(se.replay.Cap()), TunnelCost)
-		se.released, se.held = true, keep
+		se.released, se.held, se.grown = true, se.grown, 0
 	}
 	se.mu.Unlock()
 	if slot {
-		se.srv.done(se.owner, workTunnel, TunnelCost-keep)
+		se.srv.done(se.owner, workTunnel, TunnelIdleCost)
 	}
 }
 
@@ -176,7 +204,7 @@ func (s *Server) unreserve(cs *clientState, n int64) {
 	s.reserved.Add(-n)
 }
 
-// detach marks the attachment gen gone; the session waits SessionGrace
+// detach marks the attachment gen gone; the session waits DetachGrace
 // for a resume.
 func (se *session) detach(gen int) {
 	se.mu.Lock()
@@ -191,7 +219,7 @@ func (se *session) detach(gen int) {
 	if se.timer != nil {
 		se.timer.Stop()
 	}
-	se.timer = time.AfterFunc(SessionGrace, se.close)
+	se.timer = time.AfterFunc(DetachGrace, se.close)
 }
 
 // attach makes str the session's stream, replaying from byte from, and
@@ -342,7 +370,11 @@ func (se *session) pumpDown() {
 			}
 			se.wmu.Lock()
 			se.mu.Lock()
-			se.replay.Add(buf[:n])
+			if se.growReplay(n) {
+				se.replay.Add(buf[:n])
+			} else {
+				se.replay.AddKeep(buf[:n])
+			}
 			se.sentDown += int64(n)
 			str, gen := se.str, se.gen
 			se.mu.Unlock()

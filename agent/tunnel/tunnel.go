@@ -33,6 +33,9 @@ type Host interface {
 	Context() context.Context
 	StallTimeout() time.Duration // the client's stall decision
 	MaxAttempts() int            // paths tried for one resume
+	// OutageHold is how long a resume waits for a path when every path
+	// failed; meanwhile its attempts are not counted against MaxAttempts.
+	OutageHold() time.Duration
 	Log() *slog.Logger
 	Moved()                  // a tunnel left a failed stream
 	Resumed(d time.Duration) // and went on after d
@@ -50,6 +53,11 @@ type Path interface {
 	Reader(str *quic.Stream) io.Reader
 }
 
+// HoldPause is the pause between a request's or tunnel's attempts once
+// they exceed MaxAttempts within the outage hold: a path that comes up and
+// fails at once is not tried again in a busy loop.
+const HoldPause = 250 * time.Millisecond
+
 // ErrStalled marks a tunnel stream that could not be opened on its path
 // in StallTimeout.
 var ErrStalled = errors.New("path stalled")
@@ -62,9 +70,9 @@ type Tunnel struct {
 	appConn net.Conn
 	slot    *tunnelgate.Ticket // its CONNECT slot; touched by traffic
 
-	rmu sync.Mutex // one resume at a time
-	wmu sync.Mutex // serialises writes up the stream (app copier, replay)
-	dmu sync.Mutex // serialises writes to the app
+	rmu wire.WaitLock // one resume at a time (it may wait out an outage)
+	wmu wire.WaitLock // serialises writes up the stream (app copier, replay)
+	dmu wire.WaitLock // serialises writes to the app
 
 	mu       sync.Mutex
 	cond     *sync.Cond
@@ -141,8 +149,14 @@ func (t *Tunnel) resume(gen int) bool {
 	t.host.Moved()
 	avoid := map[int]bool{oldPath.ID(): true}
 	start := time.Now()
-	for attempt := 0; attempt < t.host.MaxAttempts() && t.host.Context().Err() == nil; attempt++ {
-		p, conn, err := t.host.Pick(t.host.Context(), t.req, avoid)
+	hold := t.host.OutageHold()
+	ctx, cancel := context.WithDeadline(t.host.Context(), start.Add(hold))
+	defer cancel()
+	for attempt := 0; ctx.Err() == nil; attempt++ {
+		if attempt >= t.host.MaxAttempts() && !wire.SleepCtx(ctx, HoldPause) {
+			break // the paths keep failing: held till the hold ends
+		}
+		p, conn, err := t.host.Pick(ctx, t.req, avoid)
 		if err != nil {
 			break
 		}
@@ -221,7 +235,7 @@ func (t *Tunnel) upLoop(first io.Reader) {
 	for {
 		n, rerr := first.Read(buf)
 		if n > 0 {
-			t.slot.Touch(time.Now())
+			t.slot.Sent(time.Now()) // the app spoke: its server owes an answer
 			for {
 				_, _, _, ok := t.current()
 				if !ok {

@@ -8,14 +8,17 @@
 // default the target host, so by site for a browser): a freed slot goes to
 // the waiting app that holds the fewest (max-min fairness), and only when
 // every slot is taken does an app's request reclaim an idle tunnel — no
-// byte either way for the idle time — of the app holding the most (its own
+// byte either way for the idle time, and its server spoke last (a tunnel
+// whose app awaits an answer is busy however slow the answer) — of the app
+// holding the most (its own
 // included, as a browser's socket pool closes an idle socket to open a new
 // one), the one idle longest first. A reclaimed tunnel is closed with a
 // FIN, as a server closes an idle keep-alive connection. So one app
 // holding idle tunnels never locks out another, idle tunnels live as long
 // as the slots allow, and an app meets a 429 only when it holds its share
 // (capacity / apps holding or waiting) of busy tunnels and none of them
-// has ended within the share wait: an app whose queue moves keeps waiting.
+// has ended within the share wait, or (503) when no slot has been handed to
+// anyone for MaxWait: an app whose queue moves keeps waiting.
 //
 // A tunnel's idle clock starts when it is attached to its app (Attach),
 // never at the grant: between the two, ct-client may wait out ct-server's
@@ -40,7 +43,8 @@ const (
 	// ShareWait is how long an app holding its share of busy tunnels
 	// waits for one of them to end before a 429.
 	ShareWait = 10 * time.Second
-	// MaxWait is how long an app below its share waits before a 503.
+	// MaxWait is how long an app below its share waits, while no slot
+	// is handed to anyone, before a 503.
 	MaxWait = 60 * time.Second
 	// DefaultSlots is the gate's size until a hello announces ct-server's
 	// limit (a ct-server that announces none has the default).
@@ -72,6 +76,7 @@ type Gate struct {
 	waiting  []*waiter
 	pending  int                  // tunnels reclaimed whose slot is not back yet
 	granted  map[string]time.Time // when each app last got a slot
+	moved    time.Time            // when any app last got a slot
 }
 
 // Ticket is one held slot: its app, when its tunnel last moved a byte
@@ -79,14 +84,28 @@ type Gate struct {
 type Ticket struct {
 	app       string
 	active    atomic.Int64
-	reclaim   func() // guarded by Gate.mu
+	awaiting  atomic.Bool // the app spoke last: its server owes an answer
+	reclaim   func()      // guarded by Gate.mu
 	reclaimed atomic.Bool
 	released  atomic.Bool
 }
 
-// Touch records that the ticket's tunnel moved a byte at now. It does not
-// start the idle clock of a ticket not yet attached.
+// Touch records that the ticket's tunnel carried a byte to its app at
+// now. It does not start the idle clock of a ticket not yet attached.
 func (t *Ticket) Touch(now time.Time) {
+	t.awaiting.Store(false)
+	if t.active.Load() != 0 {
+		t.active.Store(now.UnixNano())
+	}
+}
+
+// Sent records that the app sent bytes on the ticket's tunnel at now.
+// Until a byte comes back (Touch) the tunnel waits on its server — a
+// request or a handshake in flight, however long the server or a loaded
+// machine takes — and is never reclaimed: a quiet tunnel is idle only
+// when its server spoke last, as a keep-alive connection after a response.
+func (t *Ticket) Sent(now time.Time) {
+	t.awaiting.Store(true)
 	if t.active.Load() != 0 {
 		t.active.Store(now.UnixNano())
 	}
@@ -157,6 +176,7 @@ func (g *Gate) takeLocked(app string, now time.Time) *Ticket {
 	}
 	g.held[app][t] = struct{}{}
 	g.granted[app] = now
+	g.moved = now
 	return t
 }
 
@@ -202,7 +222,7 @@ func (g *Gate) victimLocked(app string, now time.Time) *Ticket {
 		}
 		for t := range ts {
 			last := t.active.Load()
-			if t.reclaim == nil || t.reclaimed.Load() || last == 0 || now.Sub(time.Unix(0, last)) < g.idleAfter {
+			if t.reclaim == nil || t.reclaimed.Load() || t.awaiting.Load() || last == 0 || now.Sub(time.Unix(0, last)) < g.idleAfter {
 				continue
 			}
 			if len(ts) > most || last < victim.active.Load() {
@@ -274,10 +294,17 @@ func (g *Gate) step(app string, started time.Time) (reclaim func(), err error) {
 	if last := g.granted[app]; last.After(progress) {
 		progress = last
 	}
+	// A waiter below its share gives up only when no slot has moved to
+	// anyone for MaxWait: behind a long queue that moves (200 requests
+	// over 32 slots on a loaded machine) it waits its turn.
+	freed := started
+	if g.moved.After(freed) {
+		freed = g.moved
+	}
 	switch {
 	case len(g.held[app]) >= g.share() && now.Sub(progress) >= g.ShareWait:
 		err = ErrShareExhausted
-	case now.Sub(started) >= g.MaxWait:
+	case now.Sub(freed) >= g.MaxWait:
 		err = ErrTimeout
 	}
 	return reclaim, err

@@ -179,3 +179,76 @@ func TestReclaimOldestIdle(t *testing.T) {
 		}
 	})
 }
+
+// TestLongQueueMoves: one app, 1 slot, ten requests queued behind a
+// tunnel that ends every 8 s (below ShareWait): every request is granted,
+// the last after 80 s of waiting — far past MaxWait — because the queue
+// kept moving. Before, MaxWait counted from each waiter's arrival, and on a
+// loaded machine the tail of 200 HTTPS requests over 32 slots got 503s.
+func TestLongQueueMoves(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		g := New(1, time.Hour, nil)
+		g.ShareWait, g.MaxWait = 10*time.Second, 60*time.Second
+		ctx := t.Context()
+		first, err := g.Acquire(ctx, "a")
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := make(chan *Ticket, 10)
+		errs := make(chan error, 10)
+		for range 10 {
+			go func() {
+				tk, err := g.Acquire(ctx, "a")
+				if err != nil {
+					errs <- err
+					return
+				}
+				got <- tk
+			}()
+		}
+		synctest.Wait()
+		held := first
+		for i := range 10 {
+			time.Sleep(8 * time.Second) // the tunnel's request ends
+			g.Release(held)
+			select {
+			case held = <-got:
+			case err := <-errs:
+				t.Fatalf("request %d of a moving queue refused: %v", i, err)
+			}
+		}
+	})
+}
+
+// TestNoReclaimAwaitingAnswer: a tunnel whose app spoke last (a request or
+// a TLS handshake waiting on a slow server) is not idle, however long the
+// server takes; once the answer arrives and the tunnel then stays quiet, it
+// may be reclaimed.
+func TestNoReclaimAwaitingAnswer(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		g := New(1, time.Second, nil)
+		g.ShareWait, g.MaxWait = time.Hour, time.Hour
+		ctx := t.Context()
+		tk, err := g.Acquire(ctx, "a")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var closed atomic.Bool
+		g.Attach(tk, func() { closed.Store(true); g.Release(tk) })
+		tk.Sent(time.Now()) // the app's request goes up
+		waited := make(chan error, 1)
+		go func() {
+			_, err := g.Acquire(ctx, "b")
+			waited <- err
+		}()
+		time.Sleep(30 * time.Second) // the server is slow
+		synctest.Wait()
+		if closed.Load() {
+			t.Fatal("a tunnel waiting on its server's answer was reclaimed")
+		}
+		tk.Touch(time.Now()) // the answer arrives; then quiet
+		if err := <-waited; err != nil || !closed.Load() {
+			t.Fatalf("waiter: %v, reclaimed %v; want the tunnel reclaimed once idle after its answer", err, closed.Load())
+		}
+	})
+}

@@ -46,7 +46,7 @@
 // the same size. Each side's replay buffer is as large as the QUIC stream
 // receive window it grants the other, so every byte the peer may not have
 // delivered yet is still in the buffer: no byte is lost or duplicated. A
-// session left detached for SessionGrace ends, and its upstream connection
+// session left detached for DetachGrace (the outage hold) ends, and its upstream connection
 // is closed; a resume after that gets 404.
 //
 // # UDP flows

@@ -305,6 +305,14 @@ func ErrorResponseH(w io.Writer, code int, h http.Header, reason string) error {
 // extra loss tolerance is small and the unfairness to other flows large.
 const MaxLanes = 4
 
+// DefaultOutageHold is how long ct-client holds a request or tunnel whose
+// paths all failed, waiting for one to come back, before the app gets a
+// reset; ct-server keeps a detached tunnel session as long. A laptop
+// between networks, a vehicle in a tunnel or a router's radio re-attaching
+// loses every path for seconds; an app sees that as a stall it waits out,
+// where a reset after a few seconds killed every download and tunnel.
+const DefaultOutageHold = 30 * time.Second
+
 // DefaultIdleTimeout is the agent's QUIC MaxIdleTimeout; keep-alives go
 // every quarter of it.
 const DefaultIdleTimeout = 20 * time.Second

@@ -15,6 +15,31 @@ func (r *ReplayBuf) Cap() int { return cap(r.b) }
 // Free lets the buffer's memory go.
 func (r *ReplayBuf) Free() { r.b = nil }
 
+// Growth is how many bytes Add of n bytes adds to the buffer's memory.
+func (r *ReplayBuf) Growth(n int) int {
+	n = min(n, ReplayBytes)
+	keep := min(len(r.b), ReplayBytes-n)
+	if need := keep + n; need > cap(r.b) {
+		return min(max(2*cap(r.b), need, 64<<10), ReplayBytes) - cap(r.b)
+	}
+	return 0
+}
+
+// AddKeep appends p without growing the buffer's memory: the oldest
+// bytes go to make room (a resume from before them is refused, never
+// served wrong).
+func (r *ReplayBuf) AddKeep(p []byte) {
+	c := cap(r.b)
+	if len(p) >= c {
+		r.b = append(r.b[:0], p[len(p)-c:]...)
+		return
+	}
+	if drop := len(r.b) + len(p) - c; drop > 0 {
+		r.b = r.b[:copy(r.b, r.b[drop:])]
+	}
+	r.b = append(r.b, p...)
+}
+
 // Add appends p, dropping the oldest bytes beyond ReplayBytes.
 func (r *ReplayBuf) Add(p []byte) {
 	if len(p) >= ReplayBytes {

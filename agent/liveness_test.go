@@ -1,0 +1,80 @@
+package agent
+
+import (
+	"context"
+	"crypto/tls"
+	"net/netip"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/quic-go/quic-go"
+
+	"github.com/hetquic/hetquic/agent/wire"
+	"github.com/hetquic/hetquic/emu/memnet"
+	"github.com/hetquic/hetquic/internal/selfsigned"
+)
+
+// TestLivenessFromTransport: on fake time over memnet, a peer whose
+// streams are all held (one stream allowed, taken by a stream nobody
+// reads, as an app's unread tunnels hold ct-server's) answers no stream
+// ping, yet its path is alive: transportAlive, which ct-client's stall and
+// tunnel checks use, says so from the transport's own packets; once the
+// link is cut it says dead.
+func TestLivenessFromTransport(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		n := memnet.New()
+		pair, err := selfsigned.New()
+		if err != nil {
+			t.Fatal(err)
+		}
+		srvAddr := netip.MustParseAddrPort("10.9.0.1:443")
+		spc, err := n.ListenPacket(srvAddr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer spc.Close()
+		conf := wire.QUICConfig(nil, wire.DefaultIdleTimeout, 1) // one stream at a time
+		ln, err := quic.Listen(spc, &tls.Config{Certificates: []tls.Certificate{pair.Cert}, NextProtos: []string{wire.ALPN}}, conf)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer ln.Close()
+		accepted := make(chan *quic.Conn, 1)
+		go func() {
+			c, err := ln.Accept(context.Background())
+			if err == nil {
+				accepted <- c // it never accepts a stream
+			}
+		}()
+		cpc, err := n.ListenPacket(netip.MustParseAddrPort("10.8.0.1:4000"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer cpc.Close()
+		conn, err := quic.Dial(t.Context(), cpc, spc.LocalAddr(), &tls.Config{RootCAs: pair.Pool, ServerName: "localhost", NextProtos: []string{wire.ALPN}}, wire.QUICConfig(nil, wire.DefaultIdleTimeout, 1))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.CloseWithError(0, "")
+		sc := <-accepted
+		defer sc.CloseWithError(0, "")
+		held, err := conn.OpenStreamSync(t.Context())
+		if err != nil {
+			t.Fatal(err)
+		}
+		held.Write([]byte("unread")) // the one stream the peer allows, never read
+		time.Sleep(time.Second)
+		const wait = 400 * time.Millisecond
+		if wire.Ping(t.Context(), conn, wait) {
+			t.Fatal("a stream ping answered though the peer's streams are all held: the test shows nothing")
+		}
+		if !transportAlive(t.Context(), conn, wait) {
+			t.Fatal("a live path judged dead: its streams are held, its transport answers")
+		}
+		n.SetDrop(netip.MustParseAddr("10.8.0.1"), true)
+		if transportAlive(t.Context(), conn, wait) {
+			t.Fatal("a cut path judged alive")
+		}
+	})
+}
