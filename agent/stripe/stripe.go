@@ -343,8 +343,7 @@ func (s *Run) fetch(pin int, p *piece) {
 	s.running--
 	s.queued[pin] -= p.size() - got
 	if err == nil {
-		st, _ := s.host.Path(pin)
-		s.rate(pin).landed(p.size(), now, st.RTT, s.queued[pin] > 0)
+		s.rate(pin).landed(p.size(), now, s.queued[pin] > 0)
 	}
 	switch {
 	case p.landed:
@@ -436,13 +435,6 @@ type rateEst struct {
 	rate  float64   // bytes/s; 0 until measured
 }
 
-// rttShare (in eighths) bounds the part of a busy period taken for the
-// request's round trip: 7/8, so a first measurement is at most 8 × the
-// bytes over the whole period. Without leaving the round trip out, a
-// 300 ms path's first piece measured a twentieth of its rate, and the
-// pipelining rule, sized from the estimate, then kept it low for seconds.
-const rttShare = 7
-
 // rateSpan is the memory of rateEst: a second holds many pieces of any
 // path worth striping over, and a rate that halves shows within it.
 const rateSpan = time.Second
@@ -451,16 +443,17 @@ const rateSpan = time.Second
 // the stripe in flight.
 func (e *rateEst) idle(now time.Time) { e.from, e.bytes = now, 0 }
 
-// landed counts n bytes landed at now on a path of round trip rtt; busy
-// tells whether the path still has pieces in flight (else the next
-// request starts a new period). The period's first round trip carried no
-// bytes (the request was on its way), so it is left out, up to
-// rttShare of the period.
-func (e *rateEst) landed(n int64, now time.Time, rtt time.Duration, busy bool) {
+// landed counts n bytes landed at now; busy tells whether the path still
+// has pieces in flight (else the next request starts a new period). The
+// period's first round trip is counted although no bytes came back in it:
+// leaving out the smoothed RTT, which includes queueing, made estimates
+// of a loaded path up to several times too high, and a slow path that
+// looks fast takes pieces that hold the window.
+func (e *rateEst) landed(n int64, now time.Time, busy bool) {
 	if !e.from.IsZero() {
 		e.bytes += n
 		if d := now.Sub(e.from); d > 0 && e.bytes >= stripesched.MinPiece {
-			e.rate = float64(e.bytes) / (d - min(rtt, d*rttShare/8)).Seconds()
+			e.rate = float64(e.bytes) / d.Seconds()
 			if d > rateSpan {
 				e.from, e.bytes = now.Add(-d/2), e.bytes/2
 			}

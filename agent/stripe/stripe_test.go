@@ -88,31 +88,3 @@ func TestStripeFailsWhole(t *testing.T) {
 		}
 	})
 }
-
-// TestRateEstLeavesOutTheRoundTrip: a busy period's first round trip
-// carried no bytes, so the measured rate leaves it out, up to rttShare of
-// the period; a long period is barely touched.
-func TestRateEstLeavesOutTheRoundTrip(t *testing.T) {
-	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	ms := func(n int) time.Duration { return time.Duration(n) * time.Millisecond }
-	for _, c := range []struct {
-		name  string
-		bytes int64
-		after time.Duration // landing, after the period's first request
-		rtt   time.Duration
-		want  float64 // bytes/s
-	}{
-		// 32 KiB at 250 kB/s behind a 300 ms round trip.
-		{"a probe on a far path", 32768, ms(300) + 131072*time.Microsecond, ms(300), 250e3},
-		{"a round trip longer than the period: 8 × bytes over the period", 32768, ms(100), ms(300), 32768 * 8 / 0.1},
-		{"no round trip known", 65536, ms(50), 0, 65536 / 0.05},
-		{"a long period", 1e6, ms(800), ms(10), 1e6 / 0.79},
-	} {
-		var e rateEst
-		e.idle(t0)
-		e.landed(c.bytes, t0.Add(c.after), c.rtt, false)
-		if d := e.rate/c.want - 1; d > 1e-6 || d < -1e-6 {
-			t.Errorf("%s: rate %.0f, want %.0f", c.name, e.rate, c.want)
-		}
-	}
-}
