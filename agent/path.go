@@ -233,7 +233,7 @@ func (c *Client) runPath(ctx context.Context, p *path) {
 		}
 		up := time.Now()
 		p.mu.Lock()
-		p.conn, p.lastErr, p.suspectUntil = conn, "", time.Time{}
+		p.conn, p.lastErr, p.suspectUntil = conn, "", failbackAt(up, p.reconnects.Load())
 		p.mu.Unlock()
 		c.cfg.Log.Info("path connected", "path", p.Name, "remote", conn.RemoteAddr().String(), "local", conn.LocalAddr().String())
 		c.changed()
@@ -265,6 +265,25 @@ func (c *Client) runPath(ctx context.Context, p *path) {
 		}
 		backoff = min(2*backoff, c.cfg.ReconnectMax)
 	}
+}
+
+// FailbackHold is how long a path that lost its connection and got a new
+// one stays suspected (pathchoice.Choose and stripes give it no new work
+// while another path is usable): a path must be healthy that long before
+// requests and a stripe's pieces go back to it. Hysteresis, so that a path
+// that flaps (seconds up, seconds down) carries nothing instead of losing
+// every piece it is given; long enough to outlast such a flap and the
+// stall detection of a second loss (StallTimeout 0.8 s and a ping), short
+// against a transfer that would otherwise stay on a slower path.
+const FailbackHold = 5 * time.Second
+
+// failbackAt is when a path whose connection came up at up may get new
+// work: at once on its first connection, FailbackHold later after a loss.
+func failbackAt(up time.Time, losses int64) time.Time {
+	if losses == 0 {
+		return time.Time{}
+	}
+	return up.Add(FailbackHold)
 }
 
 // DefaultInterfacePoll is how often interfaces named in paths are looked
@@ -451,7 +470,17 @@ func (c *Client) acceptPushes(conn *quic.Conn) {
 	}
 }
 
-// watchTunnels checks a path that carries tunnels: a tunnel may be
+// held: p gets no new work now (suspected, or back from a loss within
+// FailbackHold).
+func (p *path) held(now time.Time) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return now.Before(p.suspectUntil)
+}
+
+// watchTunnels checks a path that carries tunnels, or that is held (its
+// hold must end on a connection that is alive, not on one that a second
+// cut left idle and unnoticed): a tunnel may be
 // silent for as long as its app likes, so no read timeout can tell a dead
 // path from a quiet one. The judge is the transport, not the tunnels: any
 // QUIC packet from ct-server (data, an ACK, a keep-alive) says the path
@@ -476,7 +505,7 @@ func (c *Client) watchTunnels(p *path, conn *quic.Conn) {
 			seen, heard = n, time.Now()
 			continue
 		}
-		if p.tunnels.Load() == 0 || time.Since(heard) < half {
+		if (p.tunnels.Load() == 0 && !p.held(time.Now())) || time.Since(heard) < half {
 			continue
 		}
 		wait := max(half, 2*conn.ConnectionStats().SmoothedRTT)

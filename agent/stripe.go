@@ -106,7 +106,7 @@ func (h *stripeHost) Path(id int) (stripe.PathState, bool) {
 	p := h.c.paths[id]
 	p.mu.Lock()
 	conn := p.conn
-	st := stripe.PathState{Outstanding: p.outstanding, Rate: p.rate}
+	st := stripe.PathState{Outstanding: p.outstanding, Rate: p.rate, HeldUntil: p.suspectUntil}
 	p.mu.Unlock()
 	if conn == nil || conn.Context().Err() != nil {
 		return st, false
@@ -157,16 +157,17 @@ func (s *stripeRun) finish(w http.ResponseWriter, n int64) (int64, error) {
 	return written, nil
 }
 
-// stripePins lists the workers' paths, stripeWorkers per connected path
-// the request may use: an app pinned to a path (AppPaths) stays there,
-// and backup paths wait while a primary is up.
+// stripePins lists the workers' paths, stripeWorkers per path the request
+// may use, connected or not (a path down now gets the stripe's pieces once
+// it is back and past its FailbackHold): an app pinned to a path (AppPaths)
+// stays there, and backup paths wait while a primary is up.
 func (c *Client) stripePins(sr pathchoice.Request) []int {
 	var pins []int
 	views, _ := c.snapshot()
 	primary := pathchoice.PrimaryUp(views, nil, time.Now())
 	for _, p := range c.paths {
 		pinned := sr.Pin > 0 && p.id != sr.Pin-1
-		if p.current() != nil && (p.Role != RoleBackup || !primary) && !pinned {
+		if (p.Role != RoleBackup || !primary) && !pinned {
 			for range stripeWorkers {
 				pins = append(pins, p.id)
 			}
@@ -202,6 +203,7 @@ func (c *Client) fetchPiece(ctx context.Context, r *http.Request, hdr http.Heade
 	}
 	sr.Pin = pin + 1
 	bw := &bufferWriter{h: http.Header{}, received: received}
+	bw.buf.Grow(int(end - off + 1)) // one allocation, no copies as it grows (CPU per byte)
 	func() {
 		defer func() {
 			if v := recover(); v != nil {

@@ -74,9 +74,20 @@ const mixServerDelay = 5 * time.Millisecond
 // path's pieces is 2–3 × slower and fails by far.
 const mixRunSpread = 0.06
 
+// mixSumBar is the share of the paths' summed rate a striped download
+// must reach on the rows that ask for it (the bar for paths that
+// are not lossy). It holds there with room (0.94–0.96 seen); the other
+// rows' sums include a slow start over a long round trip or a rate that
+// changes, which no scheduler can win back on a download of seconds.
+const mixSumBar = 0.9
+
 // TestStripeNeverBelowBestPath: on fake time over memnet, striping a
-// download over a 10:1 mix of paths (and others) takes no longer than the
-// same download on the best path alone.
+// download over a mix of paths takes no longer than the same download on
+// the best path alone, and on the 10:1 rows no longer at all (no
+// allowance for the runs' spread) and at ≥ mixSumBar of the summed rate.
+// The rows span the class the scheduler is built for, not only the
+// issue's mixes: rates 1:1 to 20:1, round trips 10 to 300 ms, 2 to 3
+// paths, the fast path the far one.
 func TestStripeNeverBelowBestPath(t *testing.T) {
 	ms := func(n int) time.Duration { return time.Duration(n) * time.Millisecond }
 	for _, c := range []struct {
@@ -84,14 +95,17 @@ func TestStripeNeverBelowBestPath(t *testing.T) {
 		mix     []mixPath
 		size    int64
 		halveAt time.Duration // the best path's rate halves then
+		strict  bool          // ≥ the best path alone without allowance, ≥ mixSumBar of the sum
 	}{
-		{"equal", []mixPath{{2e6, ms(5)}, {2e6, ms(5)}}, 8 << 20, 0},
-		{"2:1", []mixPath{{3e6, ms(5)}, {1.5e6, ms(10)}}, 8 << 20, 0},
-		{"4:2:1", []mixPath{{2.4e6, ms(5)}, {1.2e6, ms(15)}, {0.6e6, ms(30)}}, 8 << 20, 0},
-		{"10:1, 10/25 ms", []mixPath{{4e6, ms(5)}, {0.4e6, ms(20)}}, 12 << 20, 0},
-		{"10:1, 2.5× RTT", []mixPath{{4e6, ms(5)}, {0.4e6, ms(60)}}, 12 << 20, 0},
-		{"1:10, slow path first", []mixPath{{4e6, ms(5)}, {0.4e6, ms(20)}}, 12 << 20, 0},
-		{"2:1, the best path's rate halves", []mixPath{{4e6, ms(5)}, {2e6, ms(10)}}, 12 << 20, time.Second},
+		{"equal", []mixPath{{2e6, ms(5)}, {2e6, ms(5)}}, 8 << 20, 0, false},
+		{"2:1", []mixPath{{3e6, ms(5)}, {1.5e6, ms(10)}}, 8 << 20, 0, false},
+		{"4:2:1", []mixPath{{2.4e6, ms(5)}, {1.2e6, ms(15)}, {0.6e6, ms(30)}}, 8 << 20, 0, false},
+		{"10:1, 10/25 ms", []mixPath{{4e6, ms(5)}, {0.4e6, ms(20)}}, 12 << 20, 0, true},
+		{"10:1, 2.5× RTT", []mixPath{{4e6, ms(5)}, {0.4e6, ms(60)}}, 12 << 20, 0, true},
+		{"1:10, slow path first", []mixPath{{4e6, ms(5)}, {0.4e6, ms(20)}}, 12 << 20, 0, false},
+		{"2:1, the best path's rate halves", []mixPath{{4e6, ms(5)}, {2e6, ms(10)}}, 12 << 20, time.Second, false},
+		{"20:1, the slow path 300 ms", []mixPath{{5e6, ms(5)}, {0.25e6, ms(150)}}, 12 << 20, 0, false},
+		{"4:1, the fast path the far one (120 / 10 ms)", []mixPath{{4e6, ms(60)}, {1e6, ms(5)}}, 12 << 20, 0, false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			best := stripeMixTime(t, c.mix[:1], c.size, false, c.halveAt)
@@ -104,10 +118,18 @@ func TestStripeNeverBelowBestPath(t *testing.T) {
 			for _, p := range c.mix {
 				sum += p.rate
 			}
+			ofSum := float64(c.size) / sum / striped.Seconds()
 			t.Logf("best path alone %v, striped %v (%.2f× faster; %.2f of the summed rate)", best, striped,
-				best.Seconds()/striped.Seconds(), float64(c.size)/sum/striped.Seconds())
-			if striped.Seconds() > best.Seconds()*(1+mixRunSpread) {
-				t.Errorf("striped %v > best path alone %v (+%.0f %% for the runs' spread)", striped, best, 100*mixRunSpread)
+				best.Seconds()/striped.Seconds(), ofSum)
+			spread := mixRunSpread
+			if c.strict {
+				spread = 0
+				if ofSum < mixSumBar {
+					t.Errorf("striped reached %.2f of the summed rate, want ≥ %.2f", ofSum, mixSumBar)
+				}
+			}
+			if striped.Seconds() > best.Seconds()*(1+spread) {
+				t.Errorf("striped %v > best path alone %v (+%.0f %% for the runs' spread)", striped, best, 100*spread)
 			}
 		})
 	}

@@ -47,8 +47,11 @@ const (
 // usable. Otherwise only primary paths are candidates while one of them is
 // usable; among candidates, avoided paths, their sibling lanes (same local
 // address) and suspected paths are left out while others remain, given in
-// on in the reverse of that order. s picks among what is left; a pick
-// outside it (a policy's bug) falls back to the first candidate.
+// on in the reverse of that order. Once suspicion is given in on, only the
+// candidates whose suspicion ends first are left (a path suspected of a
+// stall for a moment before one held for FailbackHold after a loss). s
+// picks among what is left; a pick outside it (a policy's bug) falls back
+// to the first candidate.
 func Choose(r Request, paths []Path, avoid map[int]bool, now time.Time, s Scheduler) int {
 	if r.Pin > 0 && r.Pin <= len(paths) && paths[r.Pin-1].usable(avoid, now) {
 		return paths[r.Pin-1].View.ID
@@ -62,10 +65,19 @@ func Choose(r Request, paths []Path, avoid map[int]bool, now time.Time, s Schedu
 	}
 	for pass := passStrict; pass <= passTried; pass++ {
 		var views []PathView
+		var first time.Time // the earliest end of suspicion among them
 		for _, p := range paths {
-			if candidate(p, pass, primaryOK, avoid[p.View.ID], avoidAddr[p.Addr], now) {
-				views = append(views, p.View)
+			if !candidate(p, pass, primaryOK, avoid[p.View.ID], avoidAddr[p.Addr], now) {
+				continue
 			}
+			until := later(p.SuspectUntil, now)
+			if len(views) > 0 && until.After(first) {
+				continue
+			}
+			if len(views) > 0 && until.Before(first) {
+				views = views[:0]
+			}
+			views, first = append(views, p.View), until
 		}
 		if len(views) == 0 {
 			continue
@@ -79,6 +91,14 @@ func Choose(r Request, paths []Path, avoid map[int]bool, now time.Time, s Schedu
 		return views[0].ID
 	}
 	return -1
+}
+
+// later is the later of a and b.
+func later(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
 }
 
 // PrimaryUp says a primary path is usable at now (up, not in avoid, not

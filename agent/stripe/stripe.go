@@ -39,10 +39,15 @@ type PathState struct {
 	Rate        float64       // the client's delivery-rate estimate, bytes/s (0: none yet)
 	Cwnd        int64         // congestion window, bytes: Cwnd/RTT stands for a rate not yet measured
 	Outstanding int64         // response bytes the path still owes the client
+	// HeldUntil: before then the path gets no new pieces while another
+	// path of the stripe is usable (suspected of a stall, or back from a
+	// loss and not yet healthy for the client's failback hold).
+	HeldUntil time.Time
 }
 
 // Start begins fetching bytes [from, total) with workers on pins (a path
-// ID per worker) while the original response's own stream, on origPath,
+// ID per worker; a path down or held now waits, and takes pieces again
+// once it is usable: failback) while the original response's own stream, on origPath,
 // still delivers the bytes before from: waiting for those first (on what
 // may be the slowest path) before asking for the rest once cost a stripe
 // most of its gain. Deliver hands the rest to the app; Abandon stops it.
@@ -54,7 +59,6 @@ func Start(ctx context.Context, host Host, pins []int, origPath int, from, total
 	for _, pin := range pins {
 		s.staffed[pin]++
 	}
-	s.alive = len(pins)
 	for _, pin := range pins {
 		s.wg.Go(func() { s.work(pin) })
 	}
@@ -101,8 +105,8 @@ type Run struct {
 	delivered int64         // first byte not yet given to the app
 	pieces    []*piece      // requested and not yet given to the app, in order
 	kick      chan struct{} // closed and replaced when a piece lands or is delivered
-	alive     int           // workers still in the stripe
-	staffed   map[int]int   // workers per path still in the stripe
+	running   int           // piece requests in progress
+	staffed   map[int]int   // workers per path
 	queued    map[int]int64 // bytes requested per path and not yet received
 	est       map[int]*rateEst
 }
@@ -194,7 +198,7 @@ func (s *Run) wake() {
 // piece holding the app up) while the policy allows, wait otherwise.
 func (s *Run) work(pin int) {
 	for {
-		p, wait, gone := s.decide(pin)
+		p, wait, poll, gone := s.decide(pin)
 		switch {
 		case gone:
 			return
@@ -203,7 +207,7 @@ func (s *Run) work(pin int) {
 		default:
 			select {
 			case <-wait:
-			case <-time.After(worthPoll):
+			case <-time.After(poll):
 			case <-s.ctx.Done():
 				return
 			}
@@ -211,31 +215,35 @@ func (s *Run) work(pin int) {
 	}
 }
 
-// worthPoll is how often a waiting worker looks again when nothing in
-// the stripe changed: its paths' estimates move between pieces too.
-const worthPoll = 20 * time.Millisecond
+// How often a waiting worker looks again when nothing in the stripe
+// changed. worthPoll: its paths' estimates move between pieces too.
+// parkPoll: its path is down or held, which changes on the scale of the
+// failback hold (seconds), and a parked worker should cost little CPU.
+const (
+	worthPoll = 20 * time.Millisecond
+	parkPoll  = 100 * time.Millisecond
+)
 
 // decide is one worker's decision (stripesched.Take, then
 // stripesched.Reinject for the head piece): a piece to fetch, or a
-// channel to wait on, or gone when the worker should leave — its path has
-// no connection and other workers remain (the last never leaves with
-// pieces left: its fetch moves like any request).
-func (s *Run) decide(pin int) (p *piece, wait <-chan struct{}, gone bool) {
+// channel to wait on and how long at most, or gone when the stripe ended.
+// A worker whose path is not usable (usable) parks until it is.
+func (s *Run) decide(pin int) (p *piece, wait <-chan struct{}, poll time.Duration, gone bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.ctx.Err() != nil {
-		return nil, nil, true
-	}
-	own, others, all, ok := s.views(pin)
-	if !ok {
-		if s.alive > 1 {
-			s.alive--
-			s.staffed[pin]--
-			return nil, nil, true
-		}
-		own = stripesched.Path{Rate: pathchoice.DefaultRate}
+		return nil, nil, 0, true
 	}
 	now := time.Now()
+	own, others, all, ok := s.views(pin, now)
+	if !ok {
+		if len(all) > 0 || s.running > 0 {
+			return nil, s.kick, parkPoll, false
+		}
+		// No path of the stripe is up and nothing is on the way: a
+		// piece, which moves like any request and waits for a path.
+		own = stripesched.Path{Rate: pathchoice.DefaultRate}
+	}
 	st := stripesched.Stripe{Window: stripesched.Window(append([]stripesched.Path{own}, others...)),
 		Ahead: s.next - s.delivered, Left: s.total - s.next}
 	if size := stripesched.Take(own, others, st); size > 0 {
@@ -243,19 +251,19 @@ func (s *Run) decide(pin int) (p *piece, wait <-chan struct{}, gone bool) {
 		p = &piece{off: s.next, end: s.next + size - 1, path: pin, ctx: ctx, cancel: cancel, done: make(chan struct{}), start: now}
 		s.next += size
 		s.pieces = append(s.pieces, p)
-		return s.start(pin, p, now), nil, false
+		return s.start(pin, p, now), nil, 0, false
 	}
 	if p := s.reinjectPrefix(pin, own, all, now); p != nil {
-		return p, nil, false
+		return p, nil, 0, false
 	}
 	if len(s.pieces) > 0 {
 		h := s.pieces[0]
 		if !h.landed && h.copies == 1 && h.path != pin && stripesched.Reinject(own, h.size(), due(h, all, now)) {
 			s.host.Reinjected()
-			return s.start(pin, h, now), nil, false
+			return s.start(pin, h, now), nil, 0, false
 		}
 	}
-	return nil, s.kick, false
+	return nil, s.kick, worthPoll, false
 }
 
 // reinjectPrefix requests on path pin the rest of what the original
@@ -310,6 +318,7 @@ func due(h *piece, all map[int]stripesched.Path, now time.Time) float64 {
 func (s *Run) start(pin int, p *piece, now time.Time) *piece {
 	p.copies++
 	p.running++
+	s.running++
 	if s.queued[pin] == 0 {
 		s.rate(pin).idle(now)
 	}
@@ -331,6 +340,7 @@ func (s *Run) fetch(pin int, p *piece) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	p.running--
+	s.running--
 	s.queued[pin] -= p.size() - got
 	if err == nil {
 		s.rate(pin).landed(p.size(), now, s.queued[pin] > 0)
@@ -349,34 +359,26 @@ func (s *Run) fetch(pin int, p *piece) {
 	s.wake()
 }
 
-// views is what the policy knows of path pin and of the other paths that
-// have workers in this stripe and a connection; mu held. A path's rate is
-// what this stripe measured on it, else the client's estimate, else what
-// its congestion window allows per round trip.
-func (s *Run) views(pin int) (own stripesched.Path, others []stripesched.Path, all map[int]stripesched.Path, ok bool) {
+// views is what the policy knows of the paths that have workers in this
+// stripe and are usable now (usable), in all, and split into path pin's
+// own and the others; ok is false when pin is not among them; mu held. A
+// path's rate is what this stripe measured on it, else the client's
+// estimate, else what its congestion window allows per round trip.
+func (s *Run) views(pin int, now time.Time) (own stripesched.Path, others []stripesched.Path, all map[int]stripesched.Path, ok bool) {
 	all = map[int]stripesched.Path{}
-	for id := range s.host.Paths() {
-		if id != pin && s.staffed[id] == 0 {
-			continue
-		}
-		st, up := s.host.Path(id)
-		if !up {
-			if id == pin {
-				return own, nil, all, false
-			}
-			continue
-		}
+	for id, st := range s.usable(now) {
 		rate := st.Rate
 		if e := s.est[id]; e != nil && e.rate > 0 {
 			rate = e.rate
 		}
-		if rate <= 0 && st.RTT > 0 {
+		guess := rate <= 0
+		if guess && st.RTT > 0 {
 			rate = float64(st.Cwnd) / st.RTT.Seconds()
 		}
 		if rate <= 0 {
 			rate = pathchoice.DefaultRate
 		}
-		v := stripesched.Path{RTT: st.RTT, Rate: rate, Queued: max(st.Outstanding, s.queued[id])}
+		v := stripesched.Path{RTT: st.RTT, Rate: rate, Queued: max(st.Outstanding, s.queued[id]), Guess: guess}
 		all[id] = v
 		if id == pin {
 			own, ok = v, true
@@ -385,6 +387,30 @@ func (s *Run) views(pin int) (own stripesched.Path, others []stripesched.Path, a
 		}
 	}
 	return own, others, all, ok
+}
+
+// usable is the state of the stripe's paths that may take pieces now:
+// those up and not held (PathState.HeldUntil), or, when every path up is
+// held, those up — a held path is still better than none; mu held.
+func (s *Run) usable(now time.Time) map[int]PathState {
+	up, free := map[int]PathState{}, map[int]PathState{}
+	for id := range s.host.Paths() {
+		if s.staffed[id] == 0 {
+			continue
+		}
+		st, ok := s.host.Path(id)
+		if !ok {
+			continue
+		}
+		up[id] = st
+		if !now.Before(st.HeldUntil) {
+			free[id] = st
+		}
+	}
+	if len(free) > 0 {
+		return free
+	}
+	return up
 }
 
 // rate is path id's estimator in this stripe; mu held.
@@ -418,7 +444,11 @@ const rateSpan = time.Second
 func (e *rateEst) idle(now time.Time) { e.from, e.bytes = now, 0 }
 
 // landed counts n bytes landed at now; busy tells whether the path still
-// has pieces in flight (else the next request starts a new period).
+// has pieces in flight (else the next request starts a new period). The
+// period's first round trip is counted although no bytes came back in it:
+// leaving out the smoothed RTT, which includes queueing, made estimates
+// of a loaded path up to several times too high, and a slow path that
+// looks fast takes pieces that hold the window.
 func (e *rateEst) landed(n int64, now time.Time, busy bool) {
 	if !e.from.IsZero() {
 		e.bytes += n

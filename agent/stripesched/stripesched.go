@@ -32,6 +32,9 @@ type Path struct {
 	RTT    time.Duration // smoothed round trip
 	Rate   float64       // delivery rate, bytes/s (> 0)
 	Queued int64         // bytes requested on it and not yet received
+	// Guess: Rate is not measured yet but guessed (from the congestion
+	// window, or a default); it may be several times the path's rate.
+	Guess bool
 }
 
 // Done is when the path would have delivered size more bytes requested
@@ -66,10 +69,9 @@ const (
 	MinWindow = 2 << 20
 	// MaxWindow bounds the memory of one striped download.
 	MaxWindow = 32 << 20
-	// windowHeadroom multiplies the bytes the paths deliver in one
-	// round trip of the farthest path plus a piece span: twice, so that
-	// a slow path's piece and the fast paths' pipelines fit together.
-	windowHeadroom = 2
+	// pipelinePieces is how many of its own pieces a path keeps
+	// requested beyond its bandwidth-delay product (Take's rule 1).
+	pipelinePieces = 2
 )
 
 // PieceSize is the piece path p requests when nothing else limits it:
@@ -79,18 +81,33 @@ func PieceSize(p Path) int64 {
 }
 
 // Window is the reorder window in bytes for a download striped over
-// paths: what they deliver together in the farthest path's round trip
-// plus a piece span, windowHeadroom times, within [MinWindow, MaxWindow].
+// paths, within [MinWindow, MaxWindow]: room for every path's pipeline
+// (pipeline: what Take lets it keep requested) and, behind a piece that
+// holds the app, for what all paths deliver while it is out — the
+// longest a path's own piece takes (its round trip and PieceSize at its
+// rate). A window that holds both never stops a fast path while a slow
+// path's piece is on time; one sized from the farthest round trip alone
+// did, where a slow path's smallest piece takes longer than its round
+// trip (a 20 : 1 mix).
 func Window(paths []Path) int64 {
-	var rate float64
-	var rtt time.Duration
+	var rate, wait float64
+	var pipes int64
 	for _, p := range paths {
+		if p.Rate <= 0 {
+			continue
+		}
 		rate += p.Rate
-		rtt = max(rtt, p.RTT)
+		pipes += pipeline(p)
+		wait = max(wait, p.RTT.Seconds()+float64(PieceSize(p))/p.Rate)
 	}
-	w := int64(windowHeadroom * rate * (rtt + PieceSpan).Seconds())
+	w := pipes + int64(rate*wait)
 	return min(max(w, MinWindow), MaxWindow)
 }
+
+// pipeline is how many bytes path p keeps requested and not yet
+// received when nothing else limits it: its bandwidth-delay product and
+// pipelinePieces of its own pieces.
+func pipeline(p Path) int64 { return p.bdp() + pipelinePieces*PieceSize(p) }
 
 // Stripe is the state of one striped download.
 type Stripe struct {
@@ -116,6 +133,13 @@ type Stripe struct {
 //     only if it lands no later than the others would deliver all that
 //     is left without it.
 //
+// A path whose rate is a guess probes, when it has company: one MinPiece
+// at a time until its rate is measured. A guess from the first congestion
+// window made a 10 : 1 mix's slow path look twice as fast as it was and
+// the fast path, its queue full, look slower than that: the slow path's
+// first pieces, sized to the guess, held the window for several round
+// trips while the fast path waited.
+//
 // The fastest path is never refused for the rules 3 and 4, so some path
 // always takes a piece while the window and pipelines allow
 // (TestTakeSomeoneTakes).
@@ -125,12 +149,18 @@ func Take(own Path, others []Path, s Stripe) int64 {
 	}
 	least := min(int64(MinPiece), s.Left)
 	size := min(PieceSize(own), s.Left)
-	if own.Queued >= own.bdp()+2*size {
+	if own.Queued >= own.bdp()+pipelinePieces*size {
 		return 0
 	}
 	size = min(size, s.Window-s.Ahead)
 	if size < least {
 		return 0
+	}
+	if own.Guess && len(others) > 0 {
+		if own.Queued > 0 {
+			return 0
+		}
+		size = least
 	}
 	if fastest(own, others, size) {
 		return size

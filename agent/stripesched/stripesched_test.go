@@ -9,6 +9,9 @@ func mbit(m float64) float64       { return m * 1e6 / 8 }
 func ms(n int) time.Duration       { return time.Duration(n) * time.Millisecond }
 func path(m float64, rtt int) Path { return Path{RTT: ms(rtt), Rate: mbit(m)} }
 
+// guess is p with its rate a guess and queued bytes on the way.
+func guess(p Path, queued int64) Path { p.Guess, p.Queued = true, queued; return p }
+
 // TestTake is the decision table: how large a piece a path asks for now.
 func TestTake(t *testing.T) {
 	fast := path(150, 20) // 150 Mbit/s, 20 ms: PieceSpan is 1.875 MB
@@ -49,6 +52,9 @@ func TestTake(t *testing.T) {
 		{"equal paths: each takes its piece", fast, []Path{fast}, open, PieceSize(fast)},
 		{"three paths: the slowest waits for the tail", slow, []Path{fast, path(60, 30)}, Stripe{Window: 32 << 20, Left: 1 << 20}, 0},
 		{"no rate: nothing", Path{RTT: ms(10)}, nil, open, 0},
+		{"rate a guess, beside another path: one probe piece", guess(fast, 0), []Path{slow}, open, MinPiece},
+		{"rate a guess, its probe out: waits", guess(fast, MinPiece), []Path{slow}, open, 0},
+		{"rate a guess, alone: its own piece size", guess(fast, 0), nil, open, PieceSize(fast)},
 	} {
 		got := Take(c.own, c.others, c.st)
 		if (c.want >= 0 && got != c.want) || (c.want < 0 && (got <= 0 || got > PieceSize(c.own))) {
@@ -76,8 +82,15 @@ func TestPieceSizeAndWindow(t *testing.T) {
 		want  int64
 	}{
 		{"unknown rates: the floor", []Path{{RTT: ms(10), Rate: 1}}, MinWindow},
-		// 2 × 20.625 MB/s × (50 + 100) ms.
-		{"150 + 15 Mbit/s, 20 / 50 ms", []Path{path(150, 20), path(15, 50)}, 6_187_500},
+		// Pipelines 375 000 + 2 × 1 875 000 and 93 750 + 2 × 187 500,
+		// and 20.625 MB/s × (50 + 100) ms behind the slow path's piece.
+		{"150 + 15 Mbit/s, 20 / 50 ms", []Path{path(150, 20), path(15, 50)}, 7_687_500},
+		// A slow path whose smallest piece takes 13 × its round trip: pipelines
+		// 93 750 + 2 × 1 875 000 and 2 500 + 2 × 32 768, and 19 MB/s × (10 ms +
+		// 32 768 B / 250 kB/s) = 2 680 368 B behind its piece.
+		{"150 + 2 Mbit/s, 5 / 10 ms: the slow piece's time, not the RTT", []Path{path(150, 5), path(2, 10)}, 6_592_154},
+		// 375 000 + 2 × 1 875 000, and 18.75 MB/s × 120 ms.
+		{"a path with no rate is left out", []Path{path(150, 20), {RTT: ms(300)}}, 6_375_000},
 		{"10 Gbit/s: the ceiling", []Path{path(10000, 50)}, MaxWindow},
 	} {
 		if got := Window(c.paths); got != c.want {

@@ -1,0 +1,128 @@
+package agent
+
+import (
+	"crypto/sha256"
+	"fmt"
+	"io"
+	"testing"
+	"testing/synctest"
+	"time"
+)
+
+// Failback of a striped transfer's pieces, on memnet and fake time: path 0
+// (1 MB/s) is ten times path 1 (125 kB/s), both 10 ms round trips.
+var failbackRates = []float64{1e6, 125e3}
+
+// failbackRun downloads size bytes striped over failbackRates while events
+// (run in its own goroutine from the transfer's start) cut and restore
+// path 0; it checks the response intact and returns path 0's received
+// bytes sampled every sampleEvery, and whether it had a connection then.
+func failbackRun(t *testing.T, size int64, events func(m *memAgent)) ([]int64, []bool) {
+	t.Helper()
+	var samples []int64
+	var up []bool
+	synctest.Test(t, func(t *testing.T) {
+		m := startMemAgent(t, 2, nil, nil)
+		for i, rate := range failbackRates {
+			m.n.SetLink(memPath(i).Addr, rate, 64<<10)
+			m.n.SetDelay(memPath(i).Addr, 5*time.Millisecond)
+		}
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			resp, err := m.hc.Get(fmt.Sprintf("http://%s/bytes/%d", memApp, size))
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			defer resp.Body.Close()
+			h := sha256.New()
+			got, err := io.Copy(h, resp.Body)
+			if err != nil || got != size || [32]byte(h.Sum(nil)) != patternSum(size) {
+				t.Errorf("%d of %d bytes (%v), or not intact", got, size, err)
+			}
+		}()
+		evDone := make(chan struct{})
+		go func() { defer close(evDone); events(m) }()
+		tick := time.NewTicker(sampleEvery)
+		defer tick.Stop()
+		for {
+			select {
+			case <-done:
+				<-evDone
+				return
+			case <-tick.C:
+				samples = append(samples, m.c.paths[0].bytes.Load())
+				up = append(up, m.c.paths[0].current() != nil)
+			}
+		}
+	})
+	return samples, up
+}
+
+// sampleEvery is how often failbackRun samples path 0's bytes.
+const sampleEvery = 100 * time.Millisecond
+
+// TestStripeFailbackAfterCut: a 10 s cut of the best path moves the striped
+// transfer to the slow one; once the best path is back, the transfer's
+// next pieces return to it once its new connection has been up for
+// FailbackHold, within 2 s more. (Its redial after the cut's end takes up
+// to one handshake timeout more: the attempt under way fails first.)
+func TestStripeFailbackAfterCut(t *testing.T) {
+	const cutAt, cutFor = time.Second, 10 * time.Second
+	samples, up := failbackRun(t, 6<<20, func(m *memAgent) {
+		time.Sleep(cutAt)
+		m.n.SetDrop(memPath(0).Addr, true)
+		time.Sleep(cutFor)
+		m.n.SetDrop(memPath(0).Addr, false)
+	})
+	back := int((cutAt + cutFor) / sampleEvery)
+	if len(samples) <= back {
+		t.Fatalf("the transfer ended %v in, before the cut ended", time.Duration(len(samples))*sampleEvery)
+	}
+	conn := back
+	for conn < len(up) && !up[conn] {
+		conn++
+	}
+	if conn == len(up) {
+		t.Fatalf("path 0 never connected again (%v after it came back)", time.Duration(len(samples)-back)*sampleEvery)
+	}
+	base := samples[conn]
+	for i := conn; i < len(samples); i++ {
+		if samples[i] > base+64<<10 { // more than pings: pieces
+			after := time.Duration(i-conn) * sampleEvery
+			t.Logf("path 0 reconnected %v after the cut ended and carries the transfer again %v later (hold %v)",
+				time.Duration(conn-back)*sampleEvery, after, FailbackHold)
+			if after > FailbackHold+2*time.Second || after < FailbackHold {
+				t.Fatalf("failback %v after the path reconnected, want within [hold %v, hold + 2 s]", after, FailbackHold)
+			}
+			return
+		}
+	}
+	t.Fatalf("path 0 never carried the transfer again (%v after it reconnected)", time.Duration(len(samples)-conn)*sampleEvery)
+}
+
+// TestStripeFlappingPathGetsNoPieces: the best path, once cut, comes back
+// for 3 s and goes again, over and over (each time inside FailbackHold):
+// the transfer stays on the slow path and the flapping one carries none
+// of it.
+func TestStripeFlappingPathGetsNoPieces(t *testing.T) {
+	const cutAt, down, up, flaps = time.Second, 3 * time.Second, 3 * time.Second, 3
+	samples, _ := failbackRun(t, 5<<20, func(m *memAgent) {
+		time.Sleep(cutAt)
+		for range flaps {
+			m.n.SetDrop(memPath(0).Addr, true)
+			time.Sleep(down)
+			m.n.SetDrop(memPath(0).Addr, false)
+			time.Sleep(up)
+		}
+	})
+	settle := int((cutAt + 2*time.Second) / sampleEvery) // pieces in flight at the first cut
+	end := int((cutAt + flaps*(down+up)) / sampleEvery)
+	if len(samples) <= end {
+		t.Fatalf("the transfer ended %v in, before the flapping ended", time.Duration(len(samples))*sampleEvery)
+	}
+	if got := samples[end] - samples[settle]; got > 64<<10 {
+		t.Fatalf("the flapping path carried %d bytes of the transfer while it flapped", got)
+	}
+}
