@@ -385,9 +385,8 @@ func (c *Client) switchLocked(ctx context.Context, p int) error {
 	return c.switchToLocked(ctx, p, true)
 }
 
-// switchToLocked is switchLocked, with the probe of a path validated
-// before left to probe (FastSwitch's rule when probe is true; skipped when
-// false).
+// switchToLocked is switchLocked; with probe false it skips the probe of
+// a path validated before, as FastSwitch does.
 func (c *Client) switchToLocked(ctx context.Context, p int, probe bool) error {
 	ps := c.paths[p]
 	if c.multi != nil {

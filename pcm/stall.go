@@ -57,7 +57,7 @@ type PathStalledError struct {
 }
 
 func (e *PathStalledError) Error() string {
-	return fmt.Sprintf("pcm: path %s stalled: nothing received for %v", e.Path, e.After)
+	return fmt.Sprintf("pcm: path %s stalled: nothing acknowledged for %v", e.Path, e.After)
 }
 
 // flight is one request's wait on the network: from its send until its
@@ -188,7 +188,7 @@ func (c *Client) poke() {
 }
 
 // silence is how long the oldest flight or hold on the active path has
-// waited with nothing received (quiet: the last packet), or 0 without
+// waited with nothing heard (quiet: the last new ACK), or 0 without
 // either.
 func (c *Client) silence(now, quiet time.Time) time.Duration {
 	c.mu.Lock()

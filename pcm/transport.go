@@ -42,7 +42,7 @@ import (
 //   - a response body in the caller's hands holds no path: the
 //     connection moves only while no request waits on the network
 //     (Client.begin), and QUIC carries an open body's stream along;
-//   - failover: a path that stalls (nothing received for the stall
+//   - failover: a path that stalls (nothing acknowledged for the stall
 //     timeout while a request waits) is given up, the connection moves to
 //     the best live path, and replayable requests in flight (idempotent,
 //     with a body GetBody can make anew) are sent again there, and a GET
