@@ -24,6 +24,8 @@ import (
 func TestLivenessFromTransport(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		n := memnet.New()
+		// A certificate of its own, made on the bubble's clock: testPair's
+		// is made in real time and is not yet valid in fake time (2000).
 		pair, err := selfsigned.New()
 		if err != nil {
 			t.Fatal(err)
