@@ -141,22 +141,37 @@ func Closure(h []FrameType, i int) []int {
 // Never.
 func DecodeTimes(h []FrameType, a []time.Duration) []time.Duration {
 	d := make([]time.Duration, len(h))
+	prev := -1         // the last anchor so far: i⁻ of the frames after it
 	for x := range h { // anchors first, in order: each needs only earlier anchors
 		if h[x] == B {
 			continue
 		}
 		d[x] = a[x]
-		if p := prevAnchor(h, x); h[x] == P && p >= 0 {
-			d[x] = max(d[x], d[p])
+		if h[x] == P && prev >= 0 {
+			d[x] = max(d[x], d[prev])
 		}
+		prev = x
 	}
+	// Then each B frame from its two anchors (Deps), found in one pass:
+	// environments call this for every pending decision, so it allocates
+	// nothing but d.
+	prev, next := -1, -1
 	for x := range h {
 		if h[x] != B {
+			prev = x
 			continue
 		}
+		if next < x {
+			if next = nextAnchor(h, x); next < 0 {
+				next = len(h) // none: the GoP ends with B frames
+			}
+		}
 		d[x] = a[x]
-		for _, dep := range Deps(h, x) {
-			d[x] = max(d[x], d[dep])
+		if prev >= 0 {
+			d[x] = max(d[x], d[prev])
+		}
+		if next < len(h) {
+			d[x] = max(d[x], d[next])
 		}
 	}
 	return d

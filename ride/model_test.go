@@ -279,3 +279,36 @@ func TestViewportModel(t *testing.T) {
 		t.Errorf("only %d tiles leave the viewport and return", returns)
 	}
 }
+
+// DecodeTimes agrees with §5.3.3's recursion through Deps on every GoP
+// shape: random runs of I, P and B frames, random arrivals.
+func TestDecodeTimesFollowsDeps(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	for range 500 {
+		h := []FrameType{I}
+		for range rng.IntN(20) {
+			h = append(h, []FrameType{P, B, B}[rng.IntN(3)])
+		}
+		a := make([]time.Duration, len(h))
+		for x := range a {
+			if a[x] = ms(float64(rng.IntN(300))); rng.IntN(8) == 0 {
+				a[x] = Never
+			}
+		}
+		want := make([]time.Duration, len(h))
+		var decode func(x int) time.Duration
+		decode = func(x int) time.Duration {
+			d := a[x]
+			for _, dep := range Deps(h, x) {
+				d = max(d, decode(dep))
+			}
+			return d
+		}
+		for x := range h {
+			want[x] = decode(x)
+		}
+		if got := DecodeTimes(h, a); !slices.Equal(got, want) {
+			t.Fatalf("GoP %v, arrivals %v: DecodeTimes = %v, want %v", h, a, got, want)
+		}
+	}
+}

@@ -192,16 +192,19 @@ type Env struct {
 	meters []rateMeter
 	queued []int // per path: bytes written, not yet delivered
 
-	base    time.Duration // video time of sim time 0
-	first   int           // first decoding position of the episode
-	last    int           // one past the last
-	k       int           // current decoding position
-	queue   []int         // tiles of the current frame still to decide
-	tfs     map[tfKey]*tileFrame
-	pending []*decision
-	nextID  int
-	done    bool
-	steps   int
+	base  time.Duration // video time of sim time 0
+	first int           // first decoding position of the episode
+	last  int           // one past the last
+	k     int           // current decoding position
+	queue []int         // tiles of the current frame still to decide
+	tfs   map[tfKey]*tileFrame
+	// decodeMemo is settle's per-pass memo of decode times by GoP start
+	// and tile (kept to reuse its storage).
+	decodeMemo map[tfKey][]time.Duration
+	pending    []*decision
+	nextID     int
+	done       bool
+	steps      int
 
 	learner Learner
 	// settled accumulates true rewards settled since the last step and
@@ -248,7 +251,7 @@ func New(cfg Config) (*Env, error) {
 	if err != nil {
 		return nil, err
 	}
-	e := &Env{cfg: cfg, video: v, vp: vp, tfs: map[tfKey]*tileFrame{}}
+	e := &Env{cfg: cfg, video: v, vp: vp, tfs: map[tfKey]*tileFrame{}, decodeMemo: map[tfKey][]time.Duration{}}
 	e.level = cfg.Level
 	if e.level < 0 || e.level >= v.Levels {
 		if cfg.Level != -1 {
@@ -545,7 +548,7 @@ func (e *Env) Step(action int) (float64, Info, error) {
 		e.write(action, b.bytes, b)
 		d.cost = ride.TxCost(b.bytes, p.BwBps)
 	}
-	d.pred = e.reward(d, true)
+	d.pred = e.reward(d, e.predictedDecode(d))
 	e.pending = append(e.pending, d)
 	e.steps++
 	e.queue = e.queue[1:]
@@ -560,11 +563,11 @@ func (e *Env) Step(action int) (float64, Info, error) {
 		SettledN: e.settledN, Predicted: d.pred}, nil
 }
 
-// decodedAt is f_{i,z}'s decoded time (§5.3.3) from the arrivals known
-// now, using each unarrived sent frame's Eq. 5.1 estimate when predict is
-// set (else Never).
-func (e *Env) decodedAt(i, z int, predict bool) time.Duration {
-	gs, h, _ := e.gop(i, z)
+// decodeTimes is the decoded time (§5.3.3) of every frame of the GoP that
+// starts at frame gs, for tile z, from the arrivals known now, using each
+// unarrived sent frame's Eq. 5.1 estimate when predict is set (else Never).
+func (e *Env) decodeTimes(gs, z int, predict bool) []time.Duration {
+	h := e.video.Types[gs:e.video.GoPEnd(gs)]
 	a := make([]time.Duration, len(h))
 	for x := range a {
 		a[x] = ride.Never
@@ -577,33 +580,54 @@ func (e *Env) decodedAt(i, z int, predict bool) time.Duration {
 			}
 		}
 	}
-	return ride.DecodeTimes(h, a)[i-gs]
+	return ride.DecodeTimes(h, a)
 }
 
-// reward is Eq. 5.13 for decision d, predicted or true.
-func (e *Env) reward(d *decision, predict bool) float64 {
+// predictedDecode is decision d's decoded time as Step predicts it; a
+// skip is never decoded.
+func (e *Env) predictedDecode(d *decision) time.Duration {
+	if d.action == ride.Skip {
+		return ride.Never
+	}
+	gs := e.video.GoPStart(d.i)
+	return e.decodeTimes(gs, d.z, true)[d.i-gs]
+}
+
+// reward is Eq. 5.13 for decision d, given its decoded time dec (predicted
+// or true).
+func (e *Env) reward(d *decision, dec time.Duration) float64 {
 	if d.action == ride.Skip {
 		return ride.Reward(e.cfg.Reward, true, ride.Stages{}, d.t1, d.gamma, 0)
 	}
-	dec := e.decodedAt(d.i, d.z, predict)
 	return ride.Reward(e.cfg.Reward, false, ride.StagesOf(dec, d.t1, d.t2, d.gamma), d.t1, d.gamma, d.cost)
 }
 
 // settle computes the true reward of every decision whose decoded time is
-// known or whose deadline has passed.
+// known or whose deadline has passed. The pending decisions of one GoP and
+// tile share their decode times, and nothing arrives during a pass, so each
+// GoP-tile's are computed once per pass (memo), not once per decision: this
+// was most of an evaluation's CPU time.
 func (e *Env) settle() {
 	now := e.s.Now()
+	memo := e.decodeMemo
+	clear(memo)
 	keep := e.pending[:0]
 	for _, d := range e.pending {
 		dec := ride.Never
 		if d.action != ride.Skip {
-			dec = e.decodedAt(d.i, d.z, false)
+			gs := e.video.GoPStart(d.i)
+			times, ok := memo[tfKey{gs, d.z}]
+			if !ok {
+				times = e.decodeTimes(gs, d.z, false)
+				memo[tfKey{gs, d.z}] = times
+			}
+			dec = times[d.i-gs]
 		}
 		if dec == ride.Never && now < d.gamma {
 			keep = append(keep, d)
 			continue
 		}
-		r := e.reward(d, false)
+		r := e.reward(d, dec)
 		e.settledSum += r
 		e.correction += r - d.pred
 		e.settledN++
