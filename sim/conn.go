@@ -2,6 +2,7 @@ package sim
 
 import (
 	"fmt"
+	"iter"
 	"math"
 	"slices"
 	"time"
@@ -458,22 +459,50 @@ func (c *Conn) sendWindow() int64 {
 
 // PendingAt implements sched.Queue.
 func (c *Conn) PendingAt(i int) int {
-	if i < len(c.retx) {
-		return c.retx[i]
+	for ch := range c.pendingChunks() {
+		if i == 0 {
+			return ch
+		}
+		i--
 	}
-	i -= len(c.retx)
-	ch := c.nextNew
-	for {
-		if ch >= c.nChunks && c.allocate(&c.active) < 0 {
-			panic(fmt.Sprintf("sim: PendingAt beyond the pending chunks (chunk %d)", ch))
+	panic("sim: pendingChunks ended") // it panics itself past the last chunk
+}
+
+// AppendPending implements sched.Queue: the first n pending chunks in one
+// walk, where n calls of PendingAt walk from the start each time (a
+// MAMS plan over a long queue was quadratic in it: 93 % of sim-urban's CPU).
+func (c *Conn) AppendPending(dst []int, n int) []int {
+	if n <= 0 {
+		return dst
+	}
+	for ch := range c.pendingChunks() {
+		dst = append(dst, ch)
+		if n--; n == 0 {
+			break // before the walk numbers another chunk
 		}
-		if !c.sentAhead[ch] {
-			if i == 0 {
-				return ch
+	}
+	return dst
+}
+
+// pendingChunks yields the pending chunks in PendingAt's order:
+// retransmissions, then new chunks not sent ahead, numbering chunks as it
+// goes. Numbering past the streams' data is a bug in the caller (it asked
+// beyond View.Pending): a panic.
+func (c *Conn) pendingChunks() iter.Seq[int] {
+	return func(yield func(int) bool) {
+		for _, ch := range c.retx {
+			if !yield(ch) {
+				return
 			}
-			i--
 		}
-		ch++
+		for ch := c.nextNew; ; ch++ {
+			if ch >= c.nChunks && c.allocate(&c.active) < 0 {
+				panic(fmt.Sprintf("sim: PendingAt beyond the pending chunks (chunk %d)", ch))
+			}
+			if !c.sentAhead[ch] && !yield(ch) {
+				return
+			}
+		}
 	}
 }
 

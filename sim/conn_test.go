@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"slices"
 	"testing"
 	"time"
 )
@@ -194,6 +195,31 @@ func TestWindowOvershoot(t *testing.T) {
 		}
 		if got != tc.want {
 			t.Errorf("window %d B, overshoot %v: %d packets sent at once, want %d", tc.w, tc.overshoot, got, tc.want)
+		}
+	}
+}
+
+// AppendPending lists what PendingAt gives position by position —
+// retransmissions first, chunks sent ahead skipped — and numbers no more
+// chunks than the last PendingAt would.
+func TestAppendPendingMatchesPendingAt(t *testing.T) {
+	s := New(1)
+	c, err := NewConn(s, ConnConfig{}, dumbbell(s, 1, 10, 10*time.Millisecond, 0, 100))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Write(40 * 1448)
+	c.PendingAt(9) // numbers chunks 0–9
+	c.retx = []int{2, 5}
+	c.sentAhead[c.nextNew+1], c.sentAhead[c.nextNew+4] = true, true
+	for n := range 20 {
+		var want []int
+		for i := range n {
+			want = append(want, c.PendingAt(i))
+		}
+		numbered := c.nChunks
+		if got := c.AppendPending(nil, n); !slices.Equal(got, want) || c.nChunks != numbered {
+			t.Fatalf("AppendPending(%d) = %v (%d chunks numbered), want %v (%d)", n, got, c.nChunks, want, numbered)
 		}
 	}
 }

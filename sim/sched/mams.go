@@ -148,13 +148,10 @@ func (m *MAMS) replan(v *View) {
 		phi = v.Pending
 	}
 	bounds[P] = bounds[P-1] + phi
+	queue := v.Queue.AppendPending(nil, min(bounds[P], v.Pending))
 	for i := 0; i < P; i++ {
-		lo, hi := min(bounds[i], v.Pending), min(bounds[i+1], v.Pending)
-		l := make([]int, 0, hi-lo)
-		for pos := lo; pos < hi; pos++ {
-			l = append(l, v.Queue.PendingAt(pos))
-		}
-		m.plan[m.order[i]] = l
+		lo, hi := min(bounds[i], len(queue)), min(bounds[i+1], len(queue))
+		m.plan[m.order[i]] = queue[lo:hi:hi]
 	}
 }
 

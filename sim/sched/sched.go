@@ -49,6 +49,9 @@ type Queue interface {
 	// PendingAt returns the i-th pending chunk (0 ≤ i < View.Pending):
 	// retransmissions in stream order first, then new chunks in order.
 	PendingAt(i int) int
+	// AppendPending appends the first n pending chunks (n ≤ View.Pending)
+	// to dst: PendingAt(0) … PendingAt(n−1) in one walk.
+	AppendPending(dst []int, n int) []int
 	// IsPending reports whether chunk waits to be sent (not in flight, not acknowledged).
 	IsPending(chunk int) bool
 	// NotSentOn returns the lowest unacknowledged chunk never sent on path,

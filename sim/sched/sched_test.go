@@ -12,6 +12,12 @@ import (
 type fakeQueue struct{ n int }
 
 func (q fakeQueue) PendingAt(i int) int       { return i }
+func (q fakeQueue) AppendPending(dst []int, n int) []int {
+	for i := range n {
+		dst = append(dst, i)
+	}
+	return dst
+}
 func (q fakeQueue) IsPending(c int) bool      { return c >= 0 && c < q.n }
 func (q fakeQueue) NotSentOn(int) (int, bool) { return 0, q.n > 0 }
 func (q fakeQueue) StreamOf(c int) StreamInfo { return StreamInfo{Offset: c} }
