@@ -147,8 +147,14 @@ func efficiency(r compareResult, links []linkSpec) float64 {
 // requests (agent/README.md's table comes from it):
 //
 //	go test -run '^$' -bench SchedulerComparison -benchtime 2x ./agent
+//
+// With -short (CI's run of every benchmark once, to keep it compiling
+// and running) only the first policy runs: each takes seconds of real time.
 func BenchmarkSchedulerComparison(b *testing.B) {
 	policies := append(append([]string(nil), pathchoice.SchedulerNames...), pathchoice.SchedPriority+"/nostripe", pathchoice.SchedLOB+"/nostripe", pathchoice.SchedMinRTT+"/nostripe")
+	if testing.Short() {
+		policies = policies[:1]
+	}
 	for _, sc := range compareScenarios {
 		for _, policy := range policies {
 			b.Run(sc.name+"/"+policy, func(b *testing.B) {
