@@ -65,9 +65,10 @@ const sampleEvery = 100 * time.Millisecond
 
 // TestStripeFailbackAfterCut: a 10 s cut of the best path moves the striped
 // transfer to the slow one; once the best path is back, the transfer's
-// next pieces return to it once its new connection has been up for
-// FailbackHold, within 2 s more. (Its redial after the cut's end takes up
-// to one handshake timeout more: the attempt under way fails first.)
+// next pieces return to it within FailbackHold + 2 s of its return (the
+// redial of a lost path in short attempts finds it within lostDialMin +
+// lostRetryMax: a 4 s attempt found it 1.9 s late), and not before its
+// new connection has been up for FailbackHold.
 func TestStripeFailbackAfterCut(t *testing.T) {
 	const cutAt, cutFor = time.Second, 10 * time.Second
 	samples, up := failbackRun(t, 6<<20, func(m *memAgent) {
@@ -87,14 +88,18 @@ func TestStripeFailbackAfterCut(t *testing.T) {
 	if conn == len(up) {
 		t.Fatalf("path 0 never connected again (%v after it came back)", time.Duration(len(samples)-back)*sampleEvery)
 	}
+	if redial := time.Duration(conn-back) * sampleEvery; redial > lostDialMin+lostRetryMax {
+		t.Errorf("path 0 reconnected %v after its return, want within %v", redial, lostDialMin+lostRetryMax)
+	}
 	base := samples[conn]
 	for i := conn; i < len(samples); i++ {
 		if samples[i] > base+64<<10 { // more than pings: pieces
-			after := time.Duration(i-conn) * sampleEvery
-			t.Logf("path 0 reconnected %v after the cut ended and carries the transfer again %v later (hold %v)",
-				time.Duration(conn-back)*sampleEvery, after, FailbackHold)
-			if after > FailbackHold+2*time.Second || after < FailbackHold {
-				t.Fatalf("failback %v after the path reconnected, want within [hold %v, hold + 2 s]", after, FailbackHold)
+			sinceConn, sinceBack := time.Duration(i-conn)*sampleEvery, time.Duration(i-back)*sampleEvery
+			t.Logf("path 0 reconnected %v after the cut ended and carries the transfer again %v after its return (hold %v)",
+				time.Duration(conn-back)*sampleEvery, sinceBack, FailbackHold)
+			if sinceBack > FailbackHold+2*time.Second || sinceConn < FailbackHold {
+				t.Fatalf("failback %v after the path's return, %v after its new connection; want within hold + 2 s of the return, not before hold %v of the connection",
+					sinceBack, sinceConn, FailbackHold)
 			}
 			return
 		}
@@ -124,5 +129,41 @@ func TestStripeFlappingPathGetsNoPieces(t *testing.T) {
 	}
 	if got := samples[end] - samples[settle]; got > 64<<10 {
 		t.Fatalf("the flapping path carried %d bytes of the transfer while it flapped", got)
+	}
+}
+
+// TestLostPathRedial: a path that lost its connection is dialled in short
+// attempts (at least lostDialMin, lostDialRTTs of its last round trip,
+// never longer than a first dial) with its backoff capped at lostRetryMax;
+// a path never connected, or refused, keeps the full values.
+func TestLostPathRedial(t *testing.T) {
+	const full = 4 * time.Second
+	for _, c := range []struct {
+		rtt  time.Duration
+		want time.Duration
+	}{
+		{0, full}, // never connected
+		{10 * time.Millisecond, lostDialMin},
+		{300 * time.Millisecond, 1500 * time.Millisecond},
+		{2 * time.Second, full},
+	} {
+		p := &path{lastRTT: c.rtt}
+		if got := p.dialTimeout(full); got != c.want {
+			t.Errorf("dialTimeout after a %v RTT = %v, want %v", c.rtt, got, c.want)
+		}
+	}
+	for _, c := range []struct {
+		cur  time.Duration
+		lost bool
+		want time.Duration
+	}{
+		{100 * time.Millisecond, true, 200 * time.Millisecond},
+		{400 * time.Millisecond, true, lostRetryMax},
+		{400 * time.Millisecond, false, 800 * time.Millisecond},
+		{4 * time.Second, false, 5 * time.Second},
+	} {
+		if got := nextBackoff(c.cur, 5*time.Second, c.lost); got != c.want {
+			t.Errorf("nextBackoff(%v, 5s, lost %v) = %v, want %v", c.cur, c.lost, got, c.want)
+		}
 	}
 }
