@@ -919,6 +919,11 @@ func (t tunnelPath) Carry(delta, priority int) {
 // stays, and what arrives counts as the path's.
 func (t tunnelPath) Reader(str *quic.Stream) io.Reader { return &stallReader{s: str, d: 0, p: t.p} }
 
+func (t tunnelPath) Usable(now time.Time) (*quic.Conn, bool) {
+	conn := t.p.current()
+	return conn, conn != nil && !t.p.held(now)
+}
+
 // openTunnel opens t's stream on a path, trying others when one fails and
 // waiting (as forward does) while ct-server refuses it for its limits.
 func (c *Client) openTunnel(ctx context.Context, t *tunnel.Tunnel) (*quic.Stream, *wire.HeadReader, *http.Response, *path, error) {

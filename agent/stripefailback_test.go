@@ -18,6 +18,23 @@ var failbackRates = []float64{1e6, 125e3}
 // path 0; it checks the response intact and returns path 0's received
 // bytes sampled every sampleEvery, and whether it had a connection then.
 func failbackRun(t *testing.T, size int64, events func(m *memAgent)) ([]int64, []bool) {
+	return failbackRunWith(t, events, func(m *memAgent) error {
+		resp, err := m.hc.Get(fmt.Sprintf("http://%s/bytes/%d", memApp, size))
+		if err != nil {
+			return err
+		}
+		defer resp.Body.Close()
+		h := sha256.New()
+		got, err := io.Copy(h, resp.Body)
+		if err != nil || got != size || [32]byte(h.Sum(nil)) != patternSum(size) {
+			return fmt.Errorf("%d of %d bytes (%v), or not intact", got, size, err)
+		}
+		return nil
+	})
+}
+
+// failbackRunWith is failbackRun with the transfer fetch.
+func failbackRunWith(t *testing.T, events func(m *memAgent), fetch func(m *memAgent) error) ([]int64, []bool) {
 	t.Helper()
 	var samples []int64
 	var up []bool
@@ -30,16 +47,8 @@ func failbackRun(t *testing.T, size int64, events func(m *memAgent)) ([]int64, [
 		done := make(chan struct{})
 		go func() {
 			defer close(done)
-			resp, err := m.hc.Get(fmt.Sprintf("http://%s/bytes/%d", memApp, size))
-			if err != nil {
+			if err := fetch(m); err != nil {
 				t.Error(err)
-				return
-			}
-			defer resp.Body.Close()
-			h := sha256.New()
-			got, err := io.Copy(h, resp.Body)
-			if err != nil || got != size || [32]byte(h.Sum(nil)) != patternSum(size) {
-				t.Errorf("%d of %d bytes (%v), or not intact", got, size, err)
 			}
 		}()
 		evDone := make(chan struct{})
@@ -70,14 +79,38 @@ const sampleEvery = 100 * time.Millisecond
 // lostRetryMax: a 4 s attempt found it 1.9 s late), and not before its
 // new connection has been up for FailbackHold.
 func TestStripeFailbackAfterCut(t *testing.T) {
-	const cutAt, cutFor = time.Second, 10 * time.Second
-	samples, up := failbackRun(t, 6<<20, func(m *memAgent) {
-		time.Sleep(cutAt)
-		m.n.SetDrop(memPath(0).Addr, true)
-		time.Sleep(cutFor)
-		m.n.SetDrop(memPath(0).Addr, false)
-	})
-	back := int((cutAt + cutFor) / sampleEvery)
+	samples, up := failbackRun(t, 6<<20, cutPath0)
+	checkFailback(t, samples, up)
+}
+
+// TestTunnelFailbackAfterCut: the same cut under a CONNECT tunnel opened
+// on the best path: the tunnel moves to the slow path for the cut and back
+// to the best one within FailbackHold + 2 s of its return, intact.
+func TestTunnelFailbackAfterCut(t *testing.T) {
+	const size = 5 << 20
+	samples, up := failbackRunWith(t, cutPath0, func(m *memAgent) error { return outageTunnel(t, m, size) })
+	checkFailback(t, samples, up)
+}
+
+// failbackCutAt and failbackCutFor: path 0 is cut failbackCutAt into the
+// transfer for failbackCutFor (the 10 s).
+const failbackCutAt, failbackCutFor = time.Second, 10 * time.Second
+
+// cutPath0 cuts path 0 at failbackCutAt for failbackCutFor.
+func cutPath0(m *memAgent) {
+	time.Sleep(failbackCutAt)
+	m.n.SetDrop(memPath(0).Addr, true)
+	time.Sleep(failbackCutFor)
+	m.n.SetDrop(memPath(0).Addr, false)
+}
+
+// checkFailback: after cutPath0, path 0 reconnected within lostDialMin +
+// lostRetryMax of its return and carried the transfer again within
+// FailbackHold + 2 s of its return, not before FailbackHold of its new
+// connection.
+func checkFailback(t *testing.T, samples []int64, up []bool) {
+	t.Helper()
+	back := int((failbackCutAt + failbackCutFor) / sampleEvery)
 	if len(samples) <= back {
 		t.Fatalf("the transfer ended %v in, before the cut ended", time.Duration(len(samples))*sampleEvery)
 	}
@@ -93,7 +126,7 @@ func TestStripeFailbackAfterCut(t *testing.T) {
 	}
 	base := samples[conn]
 	for i := conn; i < len(samples); i++ {
-		if samples[i] > base+64<<10 { // more than pings: pieces
+		if samples[i] > base+64<<10 { // more than pings: the transfer
 			sinceConn, sinceBack := time.Duration(i-conn)*sampleEvery, time.Duration(i-back)*sampleEvery
 			t.Logf("path 0 reconnected %v after the cut ended and carries the transfer again %v after its return (hold %v)",
 				time.Duration(conn-back)*sampleEvery, sinceBack, FailbackHold)
