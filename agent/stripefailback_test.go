@@ -87,7 +87,7 @@ func TestStripeFailbackAfterCut(t *testing.T) {
 // on the best path: the tunnel moves to the slow path for the cut and back
 // to the best one within FailbackHold + 2 s of its return, intact.
 func TestTunnelFailbackAfterCut(t *testing.T) {
-	const size = 5 << 20
+	const size = 4 << 20 // 1 MB before the cut, 1.25 MB during it, 0.7 MB on the slow path after it
 	samples, up := failbackRunWith(t, cutPath0, func(m *memAgent) error { return outageTunnel(t, m, size) })
 	checkFailback(t, samples, up)
 }
