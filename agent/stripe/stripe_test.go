@@ -44,12 +44,15 @@ func (h *fakeHost) Fetch(ctx context.Context, pin int, off, end int64, received 
 
 func (h *fakeHost) Reinjected() { h.mu.Lock(); h.reinj++; h.mu.Unlock() }
 
+// object is n bytes of a pattern that repeats every 251 bytes (a prime:
+// no piece boundary lines up with it), made without a per-byte loop,
+// which the race detector makes slow for the larger objects.
 func object(n int) []byte {
-	b := make([]byte, n)
-	for i := range b {
-		b[i] = byte(i * 7)
+	unit := make([]byte, 251)
+	for i := range unit {
+		unit[i] = byte(i * 7)
 	}
-	return b
+	return bytes.Repeat(unit, n/len(unit)+1)[:n]
 }
 
 // TestStripeDelivers: with the original stream having given the app the
@@ -131,7 +134,7 @@ func (h *pacedHost) Reinjected() {}
 // and the stripe's λ at the end.
 func stripeLate(t *testing.T, late time.Duration) (slowBytes int64, lambda float64) {
 	synctest.Test(t, func(t *testing.T) {
-		const size = 24 << 20
+		const size = 8 << 20
 		h := &pacedHost{object: object(size), rate: []float64{10e6, 1e6}, rtt: 20 * time.Millisecond,
 			late: map[int]time.Duration{1: late}, fetched: map[int]int64{}}
 		s := Start(context.Background(), h, []int{0, 0, 1, 1}, 0, 0, size)
