@@ -31,6 +31,9 @@ type Host interface {
 	// Reinjected counts a piece (or the original's remainder) requested
 	// again on a faster path.
 	Reinjected()
+	// Blocked counts a slower path's piece that blocked the window (it
+	// raised the stripe's λ: stripesched.NextLambda).
+	Blocked()
 }
 
 // PathState is what the client knows of one path.
@@ -192,6 +195,9 @@ func (s *Run) await(p *piece) error {
 		blocked := !waited.IsZero() && !s.windowAt.Before(waited) && now.After(p.expect)
 		s.lambda = stripesched.NextLambda(s.lambda, blocked)
 		s.mu.Unlock()
+		if blocked {
+			s.host.Blocked()
+		}
 	}
 	return nil
 }

@@ -125,9 +125,10 @@ type Stripe struct {
 const (
 	// MaxLambda: at eight times the others' rate a slower path's piece
 	// must land within an eighth of the time the window allows; on the
-	// mixes worth striping that is under MinPiece, so the path waits
-	// (a path that only adds blocking gets nothing) and is tried again
-	// as λ decays.
+	// mixes worth striping that is under MinPiece, so the path waits (a
+	// path that only adds blocking gets nothing). λ falls only as slower
+	// pieces land on time, so a path cut off entirely stays off for the
+	// rest of that download; the next download starts at λ 1.
 	MaxLambda = 8
 	// LambdaGrow is λ's factor after a piece that blocked: a blocked
 	// window idles the fastest path, so λ reaches its bound within a few
