@@ -147,6 +147,7 @@ type Client struct {
 	stripes, limitRetries             atomic.Int64
 	stripeFallbacks, aborts           atomic.Int64
 	reinjections                      atomic.Int64 // stripe pieces requested again on a faster path
+	stripeBlocks                      atomic.Int64 // slower paths' stripe pieces that blocked the window (stripe.Host.Blocked)
 	uploadReplays                     atomic.Int64 // requests sent again from their first byte (replaybody.go)
 	m                                 *clientMetrics
 	slots                             atomic.Pointer[chan struct{}] // see setMaxStreams
@@ -918,6 +919,11 @@ func (t tunnelPath) Carry(delta, priority int) {
 // Reader reads a tunnel's head on the path: the stream's own deadline
 // stays, and what arrives counts as the path's.
 func (t tunnelPath) Reader(str *quic.Stream) io.Reader { return &stallReader{s: str, d: 0, p: t.p} }
+
+func (t tunnelPath) Usable(now time.Time) (*quic.Conn, bool) {
+	conn := t.p.current()
+	return conn, conn != nil && !t.p.held(now)
+}
 
 // openTunnel opens t's stream on a path, trying others when one fails and
 // waiting (as forward does) while ct-server refuses it for its limits.

@@ -154,10 +154,11 @@ type path struct {
 	streams      int
 	weight       int
 	lastErr      string
-	rate         float64    // EWMA delivery rate, bytes/s; see rateSample
-	want         netip.Addr // the address the path should use (invalid: its interface is gone)
-	bound        netip.Addr // the address pc is bound to (runPath's alone)
-	checking     bool       // confirmDead runs (guarded by Client.mu)
+	rate         float64       // EWMA delivery rate, bytes/s; see rateSample
+	want         netip.Addr    // the address the path should use (invalid: its interface is gone)
+	bound        netip.Addr    // the address pc is bound to (runPath's alone)
+	checking     bool          // confirmDead runs (guarded by Client.mu)
+	lastRTT      time.Duration // its last connection's smoothed RTT (0: never connected)
 
 	requests, bytes, stalls, reconnects, dialFailures atomic.Int64
 	tunnels                                           atomic.Int64 // tunnels attached now
@@ -228,7 +229,7 @@ func (c *Client) runPath(ctx context.Context, p *path) {
 			if !wire.SleepCtx(ctx, backoff) {
 				return
 			}
-			backoff = min(2*backoff, c.cfg.ReconnectMax)
+			backoff = nextBackoff(backoff, c.cfg.ReconnectMax, p.wasUp() && !errors.Is(err, errUnauthorized))
 			continue
 		}
 		up := time.Now()
@@ -248,7 +249,7 @@ func (c *Client) runPath(ctx context.Context, p *path) {
 		}
 		pushes.Wait()
 		p.mu.Lock()
-		p.conn = nil
+		p.conn, p.lastRTT = nil, max(conn.ConnectionStats().SmoothedRTT, time.Nanosecond)
 		p.lastErr = wire.ShortErr(context.Cause(conn.Context()))
 		p.mu.Unlock()
 		c.changed()
@@ -260,11 +261,62 @@ func (c *Client) runPath(ctx context.Context, p *path) {
 		if time.Since(up) > 4*c.cfg.ReconnectMax {
 			backoff = c.cfg.ReconnectMin // it was up a good while: start over
 		}
+		backoff = min(backoff, lostRetryMax)
 		if !wire.SleepCtx(ctx, backoff) {
 			return
 		}
-		backoff = min(2*backoff, c.cfg.ReconnectMax)
+		backoff = nextBackoff(backoff, c.cfg.ReconnectMax, true)
 	}
+}
+
+// A path that lost its connection is dialled again in short attempts,
+// close together, so that its return is noticed within about a second
+// and failback (FailbackHold) counts from then, not from the end of a
+// long attempt begun while the network was away: a dial's Initial
+// packets are resent ever more rarely (the handshake timer doubles), so
+// the 4 s attempt of a first connection noticed a path's return up to
+// 2 s late, and then backed off up to ReconnectMax more.
+const (
+	// lostDialMin is the shortest such attempt.
+	lostDialMin = time.Second
+	// lostDialRTTs: an attempt lasts this many of the path's last smoothed
+	// round trips when that is longer than lostDialMin (a handshake and
+	// the hello take 2–3 round trips; a satellite path's exceed 1 s).
+	lostDialRTTs = 5
+	// lostRetryMax caps the backoff between such attempts (and after the
+	// loss): with lostDialMin the return is found within about 1.5 s, at
+	// the cost of a few Initial packets a second while the path is down.
+	lostRetryMax = 500 * time.Millisecond
+)
+
+// wasUp: p has had a connection (and lost it, or it is being dialled).
+func (p *path) wasUp() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.lastRTT > 0
+}
+
+// dialTimeout is how long a dial of p may take: full for a path never
+// connected (a first contact may need every retransmission), short for
+// one that lost its connection (lostDialMin, lostDialRTTs).
+func (p *path) dialTimeout(full time.Duration) time.Duration {
+	p.mu.Lock()
+	rtt := p.lastRTT
+	p.mu.Unlock()
+	if rtt == 0 {
+		return full
+	}
+	return min(full, max(lostDialMin, lostDialRTTs*rtt))
+}
+
+// nextBackoff doubles the redial backoff up to ceiling, or up to
+// lostRetryMax for a path that lost its connection (lost); a refusal of
+// its token is not lost (retrying it often helps nothing).
+func nextBackoff(cur, ceiling time.Duration, lost bool) time.Duration {
+	if lost {
+		ceiling = min(ceiling, lostRetryMax)
+	}
+	return min(2*cur, ceiling)
 }
 
 // FailbackHold is how long a path that lost its connection and got a new
@@ -381,7 +433,7 @@ func (c *Client) dialPath(ctx context.Context, p *path) (*quic.Conn, error) {
 	if qc.MaxConnectionReceiveWindow == 0 {
 		qc.InitialConnectionReceiveWindow, qc.MaxConnectionReceiveWindow = connWindow, connWindow
 	}
-	dctx, cancel := context.WithTimeout(ctx, qc.HandshakeIdleTimeout+time.Second)
+	dctx, cancel := context.WithTimeout(ctx, p.dialTimeout(qc.HandshakeIdleTimeout+time.Second))
 	defer cancel()
 	conn, err := p.tr.Dial(dctx, raddr, tlsConf, qc)
 	if err != nil {

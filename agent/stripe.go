@@ -101,6 +101,8 @@ type stripeHost struct {
 func (h *stripeHost) Paths() int  { return len(h.c.paths) }
 func (h *stripeHost) Reinjected() { h.c.reinjections.Add(1) }
 
+func (h *stripeHost) Blocked() { h.c.stripeBlocks.Add(1) }
+
 // Path reads path id's state under its lock, and its connection's.
 func (h *stripeHost) Path(id int) (stripe.PathState, bool) {
 	p := h.c.paths[id]

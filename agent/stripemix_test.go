@@ -4,11 +4,16 @@ import (
 	"crypto/sha256"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
+	"net/netip"
 	"strings"
+	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
+
+	"github.com/hetquic/hetquic/internal/linkmodel"
 )
 
 // mixPath is one path of a striping test mix: its access link's rate
@@ -16,6 +21,7 @@ import (
 type mixPath struct {
 	rate  float64
 	delay time.Duration
+	loss  float64 // random loss of the packets toward ct-client (0: none)
 }
 
 // stripeMixTime downloads size bytes through an agent on memnet whose
@@ -30,6 +36,7 @@ func stripeMixTime(t *testing.T, mix []mixPath, size int64, stripe bool, halveAt
 			if !stripe {
 				c.StripeMin = -1
 			}
+			c.ListenPacket = lossyListen(c.ListenPacket, mix)
 		})
 		for i, p := range mix {
 			// A queue of one RTT at the rate (at least 64 KiB): a router's
@@ -62,6 +69,49 @@ func stripeMixTime(t *testing.T, mix []mixPath, size int64, stripe bool, halveAt
 		t.Logf("reinjections %d", m.c.reinjections.Load())
 	})
 	return took
+}
+
+// lossyListen wraps listen so that the socket of each path with loss in
+// mix drops that share of what it receives, drawn by the emulator's link
+// model (seeded per path): memnet's links have no random loss.
+func lossyListen(listen func(net.IP) (net.PacketConn, error), mix []mixPath) func(net.IP) (net.PacketConn, error) {
+	return func(ip net.IP) (net.PacketConn, error) {
+		pc, err := listen(ip)
+		if err != nil {
+			return nil, err
+		}
+		for i, p := range mix {
+			if a, _ := netip.AddrFromSlice(ip); p.loss > 0 && a.Unmap() == memPath(i).Addr {
+				name := fmt.Sprintf("p%d", i)
+				link := linkmodel.New(linkmodel.Params{Loss: p.loss}, linkmodel.Rand(1, name, true), 0)
+				return &lossyConn{PacketConn: pc, link: link, start: time.Now()}, nil
+			}
+		}
+		return pc, nil
+	}
+}
+
+// lossyConn drops what its link model drops of the packets it reads.
+type lossyConn struct {
+	net.PacketConn
+	mu    sync.Mutex
+	link  *linkmodel.Link
+	start time.Time
+}
+
+func (c *lossyConn) ReadFrom(b []byte) (int, net.Addr, error) {
+	for {
+		n, addr, err := c.PacketConn.ReadFrom(b)
+		if err != nil {
+			return n, addr, err
+		}
+		c.mu.Lock()
+		v, _, _ := c.link.Admit(time.Since(c.start), n, true)
+		c.mu.Unlock()
+		if v == linkmodel.Pass {
+			return n, addr, nil
+		}
+	}
 }
 
 // mixServerDelay is ct-server's one-way delay toward every path.
@@ -100,15 +150,16 @@ func TestStripeNeverBelowBestPath(t *testing.T) {
 		halveAt time.Duration // the best path's rate halves then
 		strict  bool          // ≥ the best path alone without allowance, ≥ mixSumBar of the sum
 	}{
-		{"equal", []mixPath{{2e6, ms(5)}, {2e6, ms(5)}}, 8 << 20, 0, false},
-		{"2:1", []mixPath{{3e6, ms(5)}, {1.5e6, ms(10)}}, 8 << 20, 0, false},
-		{"4:2:1", []mixPath{{2.4e6, ms(5)}, {1.2e6, ms(15)}, {0.6e6, ms(30)}}, 8 << 20, 0, false},
-		{"10:1, 10/25 ms", []mixPath{{4e6, ms(5)}, {0.4e6, ms(20)}}, 12 << 20, 0, true},
-		{"10:1, 2.5× RTT", []mixPath{{4e6, ms(5)}, {0.4e6, ms(60)}}, 12 << 20, 0, true},
-		{"1:10, slow path first", []mixPath{{4e6, ms(5)}, {0.4e6, ms(20)}}, 12 << 20, 0, false},
-		{"2:1, the best path's rate halves", []mixPath{{4e6, ms(5)}, {2e6, ms(10)}}, 12 << 20, time.Second, false},
-		{"20:1, the slow path 300 ms", []mixPath{{5e6, ms(5)}, {0.25e6, ms(150)}}, 12 << 20, 0, false},
-		{"4:1, the fast path the far one (120 / 10 ms)", []mixPath{{4e6, ms(60)}, {1e6, ms(5)}}, 12 << 20, 0, false},
+		{"equal", []mixPath{{2e6, ms(5), 0}, {2e6, ms(5), 0}}, 8 << 20, 0, false},
+		{"2:1", []mixPath{{3e6, ms(5), 0}, {1.5e6, ms(10), 0}}, 8 << 20, 0, false},
+		{"4:2:1", []mixPath{{2.4e6, ms(5), 0}, {1.2e6, ms(15), 0}, {0.6e6, ms(30), 0}}, 8 << 20, 0, false},
+		{"10:1, 10/25 ms", []mixPath{{4e6, ms(5), 0}, {0.4e6, ms(20), 0}}, 12 << 20, 0, true},
+		{"10:1, 2.5× RTT", []mixPath{{4e6, ms(5), 0}, {0.4e6, ms(60), 0}}, 12 << 20, 0, true},
+		{"1:10, slow path first", []mixPath{{4e6, ms(5), 0}, {0.4e6, ms(20), 0}}, 12 << 20, 0, false},
+		{"2:1, the best path's rate halves", []mixPath{{4e6, ms(5), 0}, {2e6, ms(10), 0}}, 12 << 20, time.Second, false},
+		{"20:1, the slow path 300 ms", []mixPath{{5e6, ms(5), 0}, {0.25e6, ms(150), 0}}, 12 << 20, 0, false},
+		{"2:1, 1 % loss on the slower", []mixPath{{3e6, ms(5), 0}, {1.5e6, ms(10), 0.01}}, 8 << 20, 0, false},
+		{"4:1, the fast path the far one (120 / 10 ms)", []mixPath{{4e6, ms(60), 0}, {1e6, ms(5), 0}}, 12 << 20, 0, false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			best := stripeMixTime(t, c.mix[:1], c.size, false, c.halveAt)

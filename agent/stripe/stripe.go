@@ -31,6 +31,9 @@ type Host interface {
 	// Reinjected counts a piece (or the original's remainder) requested
 	// again on a faster path.
 	Reinjected()
+	// Blocked counts a slower path's piece that blocked the window (it
+	// raised the stripe's λ: stripesched.NextLambda).
+	Blocked()
 }
 
 // PathState is what the client knows of one path.
@@ -72,6 +75,8 @@ type piece struct {
 	off, end int64
 	path     int       // the path of its first request
 	start    time.Time // when it was first requested
+	slower   bool      // another path had a higher rate when it was taken (stripesched.Swiftest)
+	expect   time.Time // when its path's estimates said it would land
 	copies   int       // requests made for it (guarded by Run.mu)
 	running  int       // of them still running (guarded by Run.mu)
 	ctx      context.Context
@@ -109,6 +114,12 @@ type Run struct {
 	staffed   map[int]int   // workers per path
 	queued    map[int]int64 // bytes requested per path and not yet received
 	est       map[int]*rateEst
+	// lambda is the stripe's BLEST λ (stripesched.NextLambda), learnt
+	// from its slower paths' pieces; windowAt is the last time the
+	// window alone kept the path of the highest rate from requesting
+	// (stripesched.WindowBound, stripesched.Swiftest).
+	lambda   float64
+	windowAt time.Time
 }
 
 // Abandon stops a stripe whose original response failed before its first
@@ -141,13 +152,8 @@ func (s *Run) Deliver(w http.ResponseWriter, written int64) (int64, error) {
 			s.pop(written)
 			continue
 		}
-		select {
-		case <-p.done:
-		case <-s.ctx.Done():
-			return written, s.ctx.Err()
-		}
-		if p.err != nil {
-			return written, p.err
+		if err := s.await(p); err != nil {
+			return written, err
 		}
 		if _, err := w.Write(p.data[written-p.off:]); err != nil {
 			return written, err
@@ -158,6 +164,42 @@ func (s *Run) Deliver(w http.ResponseWriter, written int64) (int64, error) {
 		s.pop(written)
 	}
 	return written, nil
+}
+
+// await waits for head piece p to land and, for a slower path's piece,
+// updates λ: it blocked if it landed later than its path's estimates
+// said, the app waited for it, and meanwhile the window kept the path of
+// the highest rate from requesting. A piece on time that the app waited
+// for is not the estimates' error but the window's size: a path whose
+// rate just fell (its estimate lags by up to rateSpan) blocks with the
+// other path's pieces on time, and growing λ then starved the path that
+// was right.
+func (s *Run) await(p *piece) error {
+	var waited time.Time
+	select {
+	case <-p.done:
+	default:
+		waited = time.Now()
+		select {
+		case <-p.done:
+		case <-s.ctx.Done():
+			return s.ctx.Err()
+		}
+	}
+	if p.err != nil {
+		return p.err
+	}
+	if p.slower {
+		s.mu.Lock()
+		now := time.Now()
+		blocked := !waited.IsZero() && !s.windowAt.Before(waited) && now.After(p.expect)
+		s.lambda = stripesched.NextLambda(s.lambda, blocked)
+		s.mu.Unlock()
+		if blocked {
+			s.host.Blocked()
+		}
+	}
+	return nil
 }
 
 // pop drops the head piece: the app has the bytes before written.
@@ -245,13 +287,17 @@ func (s *Run) decide(pin int) (p *piece, wait <-chan struct{}, poll time.Duratio
 		own = stripesched.Path{Rate: pathchoice.DefaultRate}
 	}
 	st := stripesched.Stripe{Window: stripesched.Window(append([]stripesched.Path{own}, others...)),
-		Ahead: s.next - s.delivered, Left: s.total - s.next}
+		Ahead: s.next - s.delivered, Left: s.total - s.next, Lambda: s.lambda}
 	if size := stripesched.Take(own, others, st); size > 0 {
 		ctx, cancel := context.WithCancel(s.ctx)
-		p = &piece{off: s.next, end: s.next + size - 1, path: pin, ctx: ctx, cancel: cancel, done: make(chan struct{}), start: now}
+		p = &piece{off: s.next, end: s.next + size - 1, path: pin, ctx: ctx, cancel: cancel, done: make(chan struct{}), start: now,
+			slower: !stripesched.Swiftest(own, others), expect: now.Add(seconds(own.Done(size)))}
 		s.next += size
 		s.pieces = append(s.pieces, p)
 		return s.start(pin, p, now), nil, 0, false
+	}
+	if stripesched.WindowBound(own, st) && stripesched.Swiftest(own, others) {
+		s.windowAt = now
 	}
 	if p := s.reinjectPrefix(pin, own, all, now); p != nil {
 		return p, nil, 0, false
@@ -313,6 +359,9 @@ func due(h *piece, all map[int]stripesched.Path, now time.Time) float64 {
 	}
 	return left
 }
+
+// seconds is s seconds as a Duration.
+func seconds(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }
 
 // start counts a request for p on path pin; mu held.
 func (s *Run) start(pin int, p *piece, now time.Time) *piece {

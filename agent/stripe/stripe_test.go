@@ -44,12 +44,17 @@ func (h *fakeHost) Fetch(ctx context.Context, pin int, off, end int64, received 
 
 func (h *fakeHost) Reinjected() { h.mu.Lock(); h.reinj++; h.mu.Unlock() }
 
+func (h *fakeHost) Blocked() {}
+
+// object is n bytes of a pattern that repeats every 251 bytes (a prime:
+// no piece boundary lines up with it), made without a per-byte loop,
+// which the race detector makes slow for the larger objects.
 func object(n int) []byte {
-	b := make([]byte, n)
-	for i := range b {
-		b[i] = byte(i * 7)
+	unit := make([]byte, 251)
+	for i := range unit {
+		unit[i] = byte(i * 7)
 	}
-	return b
+	return bytes.Repeat(unit, n/len(unit)+1)[:n]
 }
 
 // TestStripeDelivers: with the original stream having given the app the
@@ -87,4 +92,110 @@ func TestStripeFailsWhole(t *testing.T) {
 			t.Fatalf("delivered to %d of %d with no error", n, size)
 		}
 	})
+}
+
+// pacedHost is a client of paths whose state says rate and RTT; a fetch
+// takes the RTT and its bytes at the rate, plus late on the path late
+// names (a path whose pieces land later than its estimates say, as a
+// lossy path's do when a packet of theirs is lost).
+type pacedHost struct {
+	object []byte
+	rate   []float64
+	rtt    time.Duration
+	late   map[int]time.Duration
+
+	mu      sync.Mutex
+	fetched map[int]int64 // bytes per path that landed
+	asked   map[int]int64 // bytes per path requested, landed or not
+	blocked int
+	// links: one per path, a token its pieces take in turn (they share
+	// its rate); a channel, not a mutex: a goroutine waiting on a mutex
+	// does not let synctest's clock advance.
+	links map[int]chan struct{}
+}
+
+func (h *pacedHost) Paths() int { return len(h.rate) }
+
+func (h *pacedHost) Path(id int) (PathState, bool) {
+	return PathState{RTT: h.rtt, Rate: h.rate[id]}, true
+}
+
+func (h *pacedHost) Fetch(ctx context.Context, pin int, off, end int64, received func(int)) ([]byte, error) {
+	b := h.object[off : end+1]
+	h.mu.Lock()
+	h.asked[pin] += int64(len(b))
+	h.mu.Unlock()
+	if !sleepCtx(ctx, h.rtt+h.late[pin]) {
+		return nil, ctx.Err()
+	}
+	h.mu.Lock()
+	link := h.links[pin]
+	h.mu.Unlock()
+	select { // the path's rate, one piece after another
+	case link <- struct{}{}:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	ok := sleepCtx(ctx, time.Duration(float64(len(b))/h.rate[pin]*float64(time.Second)))
+	<-link
+	if !ok {
+		return nil, ctx.Err()
+	}
+	received(len(b))
+	h.mu.Lock()
+	h.fetched[pin] += int64(len(b))
+	h.mu.Unlock()
+	return b, nil
+}
+
+func (h *pacedHost) Reinjected() {}
+
+func (h *pacedHost) Blocked() { h.mu.Lock(); h.blocked++; h.mu.Unlock() }
+
+// sleepCtx sleeps d unless ctx ends first; it reports whether it slept.
+func sleepCtx(ctx context.Context, d time.Duration) bool {
+	select {
+	case <-time.After(d):
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+// stripeLate stripes size bytes over a 10 : 1 pair of paths whose slow
+// one is late by late on every piece; it returns the bytes requested on
+// the slow path and how many of its pieces blocked the window (Host.Blocked).
+func stripeLate(t *testing.T, late time.Duration) (slowBytes int64, blocked int) {
+	synctest.Test(t, func(t *testing.T) {
+		const size = 8 << 20
+		h := &pacedHost{object: object(size), rate: []float64{10e6, 1e6}, rtt: 20 * time.Millisecond,
+			late: map[int]time.Duration{1: late}, fetched: map[int]int64{}, asked: map[int]int64{}, links: map[int]chan struct{}{0: make(chan struct{}, 1), 1: make(chan struct{}, 1)}}
+		s := Start(context.Background(), h, []int{0, 0, 1, 1}, 0, 0, size)
+		w := httptest.NewRecorder()
+		n, err := s.Deliver(w, 0)
+		s.Abandon()
+		if err != nil || n != size || !bytes.Equal(w.Body.Bytes(), h.object) {
+			t.Fatalf("delivered to %d of %d: %v", n, size, err)
+		}
+		slowBytes, blocked = h.asked[1], h.blocked
+	})
+	return slowBytes, blocked
+}
+
+// TestStripeBlockingDetected: the event that raises a stripe's λ
+// (BLEST) is detected where it happens and nowhere else. A slower path
+// whose pieces land 400 ms later than its estimates say, while the fast
+// path waits on the window, blocks (Host.Blocked); the same path on time
+// never does, though the app waits on its pieces too. What λ then does
+// to the path's pieces is stripesched's TestTakeLambda.
+func TestStripeBlockingDetected(t *testing.T) {
+	onTime, b0 := stripeLate(t, 0)
+	late, b1 := stripeLate(t, 400*time.Millisecond)
+	t.Logf("slow path on time: %d bytes asked, %d blocked; late 400 ms: %d bytes asked, %d blocked", onTime, b0, late, b1)
+	if b0 > 0 {
+		t.Errorf("%d pieces blocked with the slow path on time, want none", b0)
+	}
+	if b1 == 0 {
+		t.Errorf("late path: no piece blocked (%d bytes asked)", late)
+	}
 }

@@ -154,3 +154,84 @@ func TestTakeSomeoneTakes(t *testing.T) {
 		}
 	}
 }
+
+// TestLambda: λ grows by LambdaGrow on a blocking up to MaxLambda, decays
+// by LambdaDecay otherwise down to 1; 0 (unset) counts as 1.
+func TestLambda(t *testing.T) {
+	for _, c := range []struct {
+		lambda  float64
+		blocked bool
+		want    float64
+	}{
+		{0, false, 1},
+		{0, true, LambdaGrow},
+		{1, true, LambdaGrow},
+		{MaxLambda, true, MaxLambda},
+		{7, true, MaxLambda},
+		{2, false, 2 - LambdaDecay},
+		{1.1, false, 1},
+	} {
+		if got := NextLambda(c.lambda, c.blocked); got != c.want {
+			t.Errorf("NextLambda(%g, %v) = %g, want %g", c.lambda, c.blocked, got, c.want)
+		}
+	}
+}
+
+// TestTakeLambda: λ cuts a slower path's piece as if the others were λ
+// times faster, and once λ > 1 a slower path that would land a small
+// piece first because the fast path's pipeline is full is cut too; the
+// path of the highest rate never is.
+func TestTakeLambda(t *testing.T) {
+	fast, slow := path(150, 20), path(15, 50)
+	busyFast := fast
+	busyFast.Queued = 2*1_875_000 + 375_000 // 0.2 s of queue: slow lands 32 KiB first
+	small := Stripe{Window: 2 << 20, Left: 100 << 20}
+	for _, c := range []struct {
+		name   string
+		own    Path
+		others []Path
+		lambda float64
+		left   int64 // bytes left (0: small's)
+		want   int64
+	}{
+		// (2097152 − 937500) / 11 = 105422 B, as in TestTake.
+		{"λ 1: as without λ", slow, []Path{fast}, 1, 0, 105422},
+		// (2097152 − 2 × 937500) / (1 + 20) = 10578 B < MinPiece.
+		{"λ 2: the slow path waits", slow, []Path{fast}, 2, 0, 0},
+		{"λ 1, fast pipeline full: the slow path lands first, uncut", slow, []Path{busyFast}, 1, MinPiece, MinPiece},
+		{"λ 2, fast pipeline full: cut, waits", slow, []Path{busyFast}, 2, MinPiece, 0},
+		{"the highest rate: never cut", fast, []Path{slow}, MaxLambda, 0, PieceSize(fast)},
+	} {
+		st := small
+		st.Lambda = c.lambda
+		if c.left > 0 {
+			st.Left = c.left
+		}
+		if got := Take(c.own, c.others, st); got != c.want {
+			t.Errorf("%s: Take = %d, want %d", c.name, got, c.want)
+		}
+	}
+}
+
+// TestWindowBound: only the window, not the pipeline or the end of the
+// object, keeps the path from requesting.
+func TestWindowBound(t *testing.T) {
+	fast := path(150, 20)
+	busy := fast
+	busy.Queued = 8 << 20
+	for _, c := range []struct {
+		name string
+		own  Path
+		st   Stripe
+		want bool
+	}{
+		{"window full", fast, Stripe{Window: 4 << 20, Ahead: 4 << 20, Left: 1 << 20}, true},
+		{"window has room", fast, Stripe{Window: 4 << 20, Ahead: 1 << 20, Left: 1 << 20}, false},
+		{"pipeline full", busy, Stripe{Window: 4 << 20, Ahead: 4 << 20, Left: 1 << 20}, false},
+		{"nothing left", fast, Stripe{Window: 4 << 20, Ahead: 4 << 20}, false},
+	} {
+		if got := WindowBound(c.own, c.st); got != c.want {
+			t.Errorf("%s: WindowBound = %v, want %v", c.name, got, c.want)
+		}
+	}
+}

@@ -51,6 +51,9 @@ type Path interface {
 	Carry(delta, priority int)
 	// Reader reads str for the path, counting what arrives as the path's.
 	Reader(str *quic.Stream) io.Reader
+	// Usable: the path has a connection, conn, and may take new work
+	// now (it is not held after a loss: the client's failback hold).
+	Usable(now time.Time) (conn *quic.Conn, ok bool)
 }
 
 // HoldPause is the pause between a request's or tunnel's attempts once
@@ -80,6 +83,8 @@ type Tunnel struct {
 	str      *quic.Stream
 	br       io.Reader // the current stream's reader (after its head)
 	p        Path
+	home     Path      // the path it was opened on: where it moves back (failback)
+	looked   time.Time // when downLoop last looked at home (maybeFailback)
 	gen      int
 	recvDown int64
 	sentUp   int64
@@ -123,7 +128,50 @@ func (t *Tunnel) Open(ctx context.Context, p Path, conn *quic.Conn, resumeFrom i
 
 // resume moves the tunnel to another path after attachment gen failed.
 // It reports whether the tunnel goes on.
-func (t *Tunnel) resume(gen int) bool {
+func (t *Tunnel) resume(gen int) bool { return t.move(gen, nil) }
+
+// FailbackEvery is how often a tunnel that carries data and is off its
+// home path looks whether home is usable again: often against a
+// failback hold of seconds, rarely against the chunks a busy tunnel reads.
+const FailbackEvery = 250 * time.Millisecond
+
+// maybeFailback moves a tunnel that a path failure sent away from home
+// back to it once home is usable (connected and past the client's
+// failback hold), looking every FailbackEvery. downLoop calls it between
+// chunks, a safe point: the move is a resume, lossless both ways (the
+// replay buffers), and costs re-sending what was in flight on the other
+// path. A tunnel whose app finished sending stays where it is.
+func (t *Tunnel) maybeFailback(gen int, now time.Time) {
+	if now.Sub(t.looked) < FailbackEvery {
+		return
+	}
+	t.looked = now
+	t.mu.Lock()
+	home, cur, eof := t.home, t.p, t.appEOF
+	t.mu.Unlock()
+	if home == nil || cur == nil || home.ID() == cur.ID() || eof {
+		return
+	}
+	if _, ok := home.Usable(now); ok {
+		t.move(gen, home)
+	}
+}
+
+// attempt is the path of a move's attempt: home first for a failback,
+// then the client's choice among the paths not yet tried.
+func (t *Tunnel) attempt(ctx context.Context, n int, home Path, avoid map[int]bool) (Path, *quic.Conn, error) {
+	if home != nil && n == 0 {
+		if conn, ok := home.Usable(time.Now()); ok {
+			return home, conn, nil
+		}
+	}
+	return t.host.Pick(ctx, t.req, avoid)
+}
+
+// move moves the tunnel off attachment gen to a new stream: on another
+// path after gen's failed (home nil), or back to home (failback, while
+// gen's still works). It reports whether the tunnel goes on.
+func (t *Tunnel) move(gen int, home Path) bool {
 	t.rmu.Lock()
 	defer t.rmu.Unlock()
 	t.mu.Lock()
@@ -148,6 +196,9 @@ func (t *Tunnel) resume(gen int) bool {
 	oldPath.Carry(-1, t.req.Priority)
 	t.host.Moved()
 	avoid := map[int]bool{oldPath.ID(): true}
+	if home != nil {
+		avoid = map[int]bool{} // the old path works: if home fails, it may take the tunnel back
+	}
 	start := time.Now()
 	hold := t.host.OutageHold()
 	ctx, cancel := context.WithDeadline(t.host.Context(), start.Add(hold))
@@ -156,7 +207,7 @@ func (t *Tunnel) resume(gen int) bool {
 		if attempt >= t.host.MaxAttempts() && !wire.SleepCtx(ctx, HoldPause) {
 			break // the paths keep failing: held till the hold ends
 		}
-		p, conn, err := t.host.Pick(ctx, t.req, avoid)
+		p, conn, err := t.attempt(ctx, attempt, home, avoid)
 		if err != nil {
 			break
 		}
@@ -201,7 +252,7 @@ func (t *Tunnel) resume(gen int) bool {
 		t.cond.Broadcast()
 		t.mu.Unlock()
 		t.host.Resumed(time.Since(start))
-		t.host.Log().Info("tunnel moved", "target", t.target, "from", oldPath.Name(), "to", p.Name(), "down_from_byte", from, "up_from_byte", upAt)
+		t.host.Log().Info("tunnel moved", "target", t.target, "from", oldPath.Name(), "to", p.Name(), "failback", home != nil, "down_from_byte", from, "up_from_byte", upAt)
 		return true
 	}
 	// The tunnel cannot go on: reset the app's connection, so a protocol
@@ -302,6 +353,9 @@ func (t *Tunnel) downLoop(delivered func(n int)) {
 				delivered(n)
 			}
 			t.dmu.Unlock()
+			if !stale {
+				t.maybeFailback(gen, time.Now())
+			}
 		}
 		if errors.Is(rerr, io.EOF) {
 			t.mu.Lock()
@@ -336,7 +390,7 @@ func (t *Tunnel) Request() pathchoice.Request { return t.req }
 // read ahead); delivered hears of the bytes given to the app.
 func (t *Tunnel) Run(appConn net.Conn, id string, str *quic.Stream, rest io.Reader, p Path, first io.Reader, delivered func(n int)) {
 	p.Carry(1, t.req.Priority)
-	t.id, t.appConn, t.str, t.br, t.p = id, appConn, str, rest, p
+	t.id, t.appConn, t.str, t.br, t.p, t.home = id, appConn, str, rest, p, p
 	t.cond = sync.NewCond(&t.mu)
 	var up sync.WaitGroup
 	up.Go(func() { t.upLoop(first) })
