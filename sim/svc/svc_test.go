@@ -304,12 +304,12 @@ func TestFadeMargin(t *testing.T) {
 		return l
 	}
 	for _, d := range []float64{25, 30, 35} {
-		low, def, high := loss(14, d), loss(0, d), loss(22, d)
+		low, def, high := loss(10, d), loss(0, d), loss(22, d)
 		if def != loss(defaultFadeMarginDB, d) {
 			t.Errorf("%g m: margin 0 gives loss %g, the default %g dB gives %g", d, def, defaultFadeMarginDB, loss(defaultFadeMarginDB, d))
 		}
 		if !(low <= def && def <= high && low < high) {
-			t.Errorf("%g m: loss at 14 / 18 / 22 dB = %g / %g / %g, want rising with the margin", d, low, def, high)
+			t.Errorf("%g m: loss at 10 dB / the default / 22 dB = %g / %g / %g, want rising with the margin", d, low, def, high)
 		}
 	}
 	for _, tc := range []struct {
