@@ -97,6 +97,14 @@ func writeCalibration(w io.Writer, pr paperResult) {
 			withUnit(formatNum(*cal.PaperValue), cal.Unit), cell(ours), cell(cal.Tolerance.String()), cell(searchCell(l)), ok)
 	}
 	fmt.Fprintln(w)
+	for _, l := range pr.Cals {
+		if l.Cal.Note != "" {
+			fmt.Fprintf(w, "- **%s**: %s\n", l.Cal.ID, oneLine(l.Cal.Note))
+		}
+	}
+	if slices.ContainsFunc(pr.Cals, func(l calLine) bool { return l.Cal.Note != "" }) {
+		fmt.Fprintln(w)
+	}
 	for _, line := range searchVerdicts(pr.Cals) {
 		fmt.Fprintf(w, "%s\n\n", line)
 	}
