@@ -442,6 +442,10 @@ func TestSearchVerdicts(t *testing.T) {
 		}
 		return l
 	}
+	guessed := func(l calLine, g string) calLine {
+		l.Guess = g
+		return l
+	}
 	for _, tc := range []struct {
 		lines []calLine
 		want  string
@@ -449,6 +453,8 @@ func TestSearchVerdicts(t *testing.T) {
 		{[]calLine{line(false, true, true), line(false, false, true)}, "Across `loss`, 2 calibrates every baseline"},
 		{[]calLine{line(false, true, false), line(false, false, true)}, "Across `loss`, no value calibrates every baseline"},
 		{[]calLine{{CalResult: claims.CalResult{Cal: &claims.Calibration{Search: "loss"}}}}, ""},
+		{[]calLine{guessed(line(false, true, true), "1"), guessed(line(false, true, false), "1")}, "Across `loss`, 1 calibrates every baseline searched over it, and 1 is the experiment's own value"},
+		{[]calLine{guessed(line(false, true, true), "0"), guessed(line(false, true, false), "0")}, "Across `loss`, 1 calibrates every baseline searched over it (the claims' sensitivity lines"},
 	} {
 		got := strings.Join(searchVerdicts(tc.lines), "\n")
 		if (tc.want == "" && got != "") || !strings.Contains(got, tc.want) {
