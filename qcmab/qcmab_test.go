@@ -117,6 +117,40 @@ func TestReward(t *testing.T) {
 	}
 }
 
+// TestRewardGammaLevels: where Γ = 90, 95 and 99 % give a frame the same
+// reward (so UCB takes the same decisions) and where they do not. Γ enters
+// QC-MAB only through Eq. 4.19: it can matter only when at least two BL
+// packets are late (one late packet gives η = 1, the full reward) and yet
+// the on-time share reaches the lower Γ, which needs ≥ 20 BL packets for
+// 90 % against 99 %, ≥ 40 for 95 % against 99 %. A frame whose BL arrives
+// whole or loses many packets is rewarded alike at every level.
+func TestRewardGammaLevels(t *testing.T) {
+	for _, tc := range []struct {
+		name           string
+		f              Frame
+		same90, same95 bool // reward at Γ = 0.90 / 0.95 equals Γ = 0.99's
+	}{
+		{"all on time", Frame{49, 74, 49, 74}, true, true},
+		{"one late BL: η = 1 at every level", Frame{49, 74, 48, 74}, true, true},
+		{"most of the BL late", Frame{49, 74, 10, 30}, true, true},
+		{"two late of 10: below every level", Frame{10, 15, 8, 15}, true, true},
+		{"two late of 23 (91 %): only Γ = 90 % is met", Frame{23, 35, 21, 35}, false, true},
+		{"two late of 49 (96 %): Γ = 90 and 95 % are met", Frame{49, 74, 47, 74}, false, false},
+		{"five late of 107 (95.3 %)", Frame{107, 160, 102, 160}, false, false},
+	} {
+		r := func(g float64) float64 {
+			v, err := Reward(tc.f, g)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return v
+		}
+		if got90, got95 := r(0.90) == r(0.99), r(0.95) == r(0.99); got90 != tc.same90 || got95 != tc.same95 {
+			t.Errorf("%s: same reward as Γ = 99 %% at 90 %% %v, at 95 %% %v; want %v, %v", tc.name, got90, got95, tc.same90, tc.same95)
+		}
+	}
+}
+
 func TestConfigErrors(t *testing.T) {
 	base := DefaultConfig("wifi", "5g")
 	for _, tc := range []struct {

@@ -20,6 +20,8 @@ type calLine struct {
 	// search, or --quick, which runs no sensitivity sweep).
 	At     []string
 	Search []claims.CalResult
+	// Guess is the search's value the experiment itself uses.
+	Guess string
 }
 
 // calibrate checks every calibration of f on its experiment's main run
@@ -31,7 +33,7 @@ func calibrate(f *claims.File, runs []claimRun) []calLine {
 		run := mainRun(runs, cal.Experiment)
 		l := calLine{CalResult: checkCal(cal, run, run.At), Run: run}
 		if sw := findRun(runs, cal.Experiment, cal.Search); cal.Search != "" && sw != nil && !sw.Main {
-			l.At = sw.Vals
+			l.At, l.Guess = sw.Vals, sw.Guess
 			for k := range sw.Vals {
 				l.Search = append(l.Search, checkCal(cal, sw, k))
 			}
@@ -97,6 +99,14 @@ func writeCalibration(w io.Writer, pr paperResult) {
 			withUnit(formatNum(*cal.PaperValue), cal.Unit), cell(ours), cell(cal.Tolerance.String()), cell(searchCell(l)), ok)
 	}
 	fmt.Fprintln(w)
+	for _, l := range pr.Cals {
+		if l.Cal.Note != "" {
+			fmt.Fprintf(w, "- **%s**: %s\n", l.Cal.ID, oneLine(l.Cal.Note))
+		}
+	}
+	if slices.ContainsFunc(pr.Cals, func(l calLine) bool { return l.Cal.Note != "" }) {
+		fmt.Fprintln(w)
+	}
 	for _, line := range searchVerdicts(pr.Cals) {
 		fmt.Fprintf(w, "%s\n\n", line)
 	}
@@ -108,6 +118,7 @@ func writeCalibration(w io.Writer, pr paperResult) {
 func searchVerdicts(lines []calLine) []string {
 	var params []string
 	common := map[string][]string{}
+	guess := map[string]string{}
 	for _, l := range lines {
 		if l.Search == nil {
 			continue
@@ -116,6 +127,7 @@ func searchVerdicts(lines []calLine) []string {
 		if _, ok := common[p]; !ok {
 			params = append(params, p)
 			common[p] = slices.Clone(l.At)
+			guess[p] = l.Guess
 		}
 		common[p] = slices.DeleteFunc(common[p], func(v string) bool {
 			k := slices.Index(l.At, v)
@@ -124,7 +136,12 @@ func searchVerdicts(lines []calLine) []string {
 	}
 	var out []string
 	for _, p := range params {
-		if vals := common[p]; len(vals) > 0 {
+		vals := common[p]
+		if g := guess[p]; g != "" && slices.ContainsFunc(vals, func(v string) bool { return sameValue(v, g) }) {
+			out = append(out, fmt.Sprintf("Across `%s`, %s calibrates every baseline searched over it, and %s is the experiment's own value: the claims below are judged there.", p, strings.Join(short(vals), ", "), shortValue(g)))
+			continue
+		}
+		if len(vals) > 0 {
 			out = append(out, fmt.Sprintf("Across `%s`, %s calibrates every baseline searched over it (the claims' sensitivity lines show them there; the verdicts above are at the experiment's own value).", p, strings.Join(short(vals), ", ")))
 			continue
 		}

@@ -222,7 +222,7 @@ citation: c
 sensitivity:
   - {experiment: e, param: loss, values: ["0", "1"], guess: "0", why: unstated}
 calibration:
-  - {id: rr, what: RR's rate, where: Fig. 1, experiment: e, metric: rr, unit: "%", paper_value: 10, tolerance: {within_rel: 0.5}, search: loss}
+  - {id: rr, what: RR's rate, where: Fig. 1, experiment: e, metric: rr, unit: "%", paper_value: 10, tolerance: {within_rel: 0.5}, search: loss, note: "RR  sends\n every tile twice"}
 claims:
   - {id: a, where: w, claim: c, experiment: e, metric: v, over: rr, paper_value: 2, reproduced: {within_rel: 0.25}, refuted: {at_most: 1}, rests_on: [rr]}
 `))
@@ -243,7 +243,7 @@ claims:
 	var b strings.Builder
 	writeCalibration(&b, p[0])
 	for _, want := range []string{"`hetquic reproduce --calibrate --paper x`", "| rr: RR's rate | Fig. 1 | 10 % | 20 [17.52, 22.48] %, 3 seeds (1–3) |", "`loss`: calibrated at 1 [0 → 20; 1 → 10]", "| **no** |",
-		"Across `loss`, 1 calibrates every baseline searched over it"} {
+		"Across `loss`, 1 calibrates every baseline searched over it", "| **no** |\n\n- **rr**: RR sends every tile twice\n\nAcross"} {
 		if !strings.Contains(b.String(), want) {
 			t.Errorf("calibration table lacks %q:\n%s", want, b.String())
 		}
@@ -442,6 +442,10 @@ func TestSearchVerdicts(t *testing.T) {
 		}
 		return l
 	}
+	guessed := func(l calLine, g string) calLine {
+		l.Guess = g
+		return l
+	}
 	for _, tc := range []struct {
 		lines []calLine
 		want  string
@@ -449,6 +453,8 @@ func TestSearchVerdicts(t *testing.T) {
 		{[]calLine{line(false, true, true), line(false, false, true)}, "Across `loss`, 2 calibrates every baseline"},
 		{[]calLine{line(false, true, false), line(false, false, true)}, "Across `loss`, no value calibrates every baseline"},
 		{[]calLine{{CalResult: claims.CalResult{Cal: &claims.Calibration{Search: "loss"}}}}, ""},
+		{[]calLine{guessed(line(false, true, true), "1"), guessed(line(false, true, false), "1")}, "Across `loss`, 1 calibrates every baseline searched over it, and 1 is the experiment's own value"},
+		{[]calLine{guessed(line(false, true, true), "0"), guessed(line(false, true, false), "0")}, "Across `loss`, 1 calibrates every baseline searched over it (the claims' sensitivity lines"},
 	} {
 		got := strings.Join(searchVerdicts(tc.lines), "\n")
 		if (tc.want == "" && got != "") || !strings.Contains(got, tc.want) {

@@ -30,6 +30,10 @@ type Calibration struct {
 	// entries sweep (ride.max_loss): the check is repeated at each of its
 	// values, so the page says where the baseline would be calibrated.
 	Search string `yaml:"search"`
+	// Note says, in a sentence the page prints under the table, why the
+	// baseline cannot be calibrated here or what its calibration rests on
+	// (a setting chosen to meet it, a narrow margin).
+	Note string `yaml:"note"`
 }
 
 // CalResult is one calibration checked on one run.

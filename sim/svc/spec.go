@@ -51,6 +51,9 @@ type ScenarioSpec struct {
 	// (default 0.5): the thesis gives no on/off periods, so it is a guess
 	// the claims sweep (claims/thesis-ch4.yaml).
 	BackgroundLoad float64 `yaml:"background_load"`
+	// FadeMarginDB (lattice; default 18): the radio model's fading margin,
+	// a guess the thesis leaves open (world.go).
+	FadeMarginDB float64 `yaml:"fade_margin_db"`
 }
 
 // VariantSpec is Variant in YAML.
@@ -173,7 +176,7 @@ func (s *Spec) validate() error {
 func (s *Spec) scenario(sp float64) Scenario {
 	sc := Scenario{Kind: s.Scenario.Kind, APSpacingM: s.Scenario.APSpacingM, AreaM: s.Scenario.AreaM,
 		SpeedMps: s.Scenario.SpeedMps, Background: s.Scenario.Background, BackgroundLoad: s.Scenario.BackgroundLoad,
-		Duration: time.Duration(s.DurationS * float64(time.Second))}
+		FadeMarginDB: s.Scenario.FadeMarginDB, Duration: time.Duration(s.DurationS * float64(time.Second))}
 	if sp > 0 {
 		sc.APSpacingM = sp
 	}

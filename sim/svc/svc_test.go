@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/hetquic/hetquic/internal/runner"
+	"github.com/hetquic/hetquic/sim"
 )
 
 func TestLadder(t *testing.T) {
@@ -289,5 +290,35 @@ func TestRunStopsOnContext(t *testing.T) {
 	cancel()
 	if r, err := Run(ctx, lattice, Variant{Controller: QCMAB}, 1, false); !errors.Is(err, context.Canceled) || r != nil {
 		t.Errorf("cancelled run: %v, %v; want no result and context.Canceled", r, err)
+	}
+}
+
+// TestFadeMargin: the scenario's fading margin sets the loss an AP's link
+// has at a given distance (more margin, more loss), 0 is the default, and
+// only a margin in [0, 40] dB is accepted.
+func TestFadeMargin(t *testing.T) {
+	loss := func(margin, distM float64) float64 {
+		w := newWorld(sim.New(1), Scenario{Kind: "lattice", APSpacingM: 20, AreaM: 100, FadeMarginDB: margin, Duration: time.Second})
+		w.hx, w.hy = w.aps[0].x+distM, w.aps[0].y
+		_, l := w.access(0)
+		return l
+	}
+	for _, d := range []float64{25, 30, 35} {
+		low, def, high := loss(10, d), loss(0, d), loss(22, d)
+		if def != loss(defaultFadeMarginDB, d) {
+			t.Errorf("%g m: margin 0 gives loss %g, the default %g dB gives %g", d, def, defaultFadeMarginDB, loss(defaultFadeMarginDB, d))
+		}
+		if !(low <= def && def <= high && low < high) {
+			t.Errorf("%g m: loss at 10 dB / the default / 22 dB = %g / %g / %g, want rising with the margin", d, low, def, high)
+		}
+	}
+	for _, tc := range []struct {
+		margin float64
+		ok     bool
+	}{{0, true}, {14, true}, {40, true}, {-1, false}, {40.5, false}} {
+		err := Scenario{Kind: "lattice", APSpacingM: 20, AreaM: 100, FadeMarginDB: tc.margin, Duration: time.Second}.validate()
+		if (err == nil) != tc.ok || (err != nil && !strings.Contains(err.Error(), "fade margin")) {
+			t.Errorf("margin %g: %v, want ok %v", tc.margin, err, tc.ok)
+		}
 	}
 }

@@ -25,7 +25,12 @@ type Scenario struct {
 	// BackgroundLoad: the share of time each of them is on, in (0, 1)
 	// (0: the default, 0.5).
 	BackgroundLoad float64
-	Duration       time.Duration
+	// FadeMarginDB (lattice): the fading margin the bit error rate is taken
+	// at (0: the default, defaultFadeMarginDB). The thesis does not state
+	// it, and it sets how much loss the non-switching baselines meet at the
+	// cell edge, so the claims file calibrates it against LEAP's numbers.
+	FadeMarginDB float64
+	Duration     time.Duration
 }
 
 // Radio and wire constants of §4.5.2 and the choices the thesis leaves open.
@@ -43,16 +48,23 @@ const (
 	// xi is Eq. 4.2's efficiency ξ ∈ (0, 1); not given — 0.5 puts the
 	// lattice's rates at 6–11 Mbit/s, across the 5/10 Mbit/s thresholds.
 	xi = 0.5
-	// fadeMarginDB: the bit error rate is taken at the SINR less a fading
-	// margin (a Rayleigh channel needs ≈ 20 dB for 1 % outage), so that loss
-	// rises toward the cell edge (Eq. 4.9 with QPSK, 1500-byte packets):
-	// 18 dB gives 0.005 % at −85 dBm (31 m from a 150 mW AP), 0.17 % at −86,
-	// 3 % at −87, 24 % at −88 and all but nothing through at the −90 dBm
-	// handoff threshold — the loss the thesis's baselines meet before they
-	// hand off.
-	fadeMarginDB = 18.0
-	wiredMbps    = 100    // lattice backbone links
-	wiredPER     = 0.0001 // 0.01 % on every wired link
+	// defaultFadeMarginDB: the bit error rate is taken at the SINR less a
+	// fading margin (a Rayleigh channel needs ≈ 20 dB for 1 % outage), so
+	// that loss rises toward the cell edge (Eq. 4.9 with QPSK, 1500-byte
+	// packets). The thesis does not state it, and it decides how much loss
+	// the baselines that hand off only at the −90 dBm threshold meet first:
+	// at 18 dB (the earlier guess) a 126 mW AP's link loses 0.14 % at
+	// −85.9 dBm and is all but dead before −90 dBm; at 14 dB it loses 0.2 %
+	// at −90 dBm and 19 % at −91.8. 14 dB is where LEAP, which never
+	// switches by itself, meets the thesis's own LEAP numbers in the lattice
+	// (claims/thesis-ch4.yaml calibrates it: Fig. 4.5's IR ≈ 5 % and 91.1 %
+	// of BL packets within 150 ms).
+	defaultFadeMarginDB = 14.0
+	// maxFadeMarginDB bounds a scenario's margin: twice the ≈ 20 dB a
+	// Rayleigh channel needs for 1 % outage, so a larger value is a typo.
+	maxFadeMarginDB = 40.0
+	wiredMbps       = 100    // lattice backbone links
+	wiredPER        = 0.0001 // 0.01 % on every wired link
 	// 5G: the thesis gives no 5G parameters. A steady path, slower than a
 	// good Wi-Fi AP and with a longer backhaul, so that neither interface
 	// dominates: 6 Mbit/s, 0.05 % loss, 30 ms one way.
@@ -102,6 +114,9 @@ func (sc Scenario) validate() error {
 	case "backbone":
 	default:
 		return fmt.Errorf("svc: unknown scenario kind %q (lattice, backbone)", sc.Kind)
+	}
+	if !(sc.FadeMarginDB >= 0 && sc.FadeMarginDB <= maxFadeMarginDB) {
+		return fmt.Errorf("svc: fade margin %v dB must be in [0, %v] (0: the default %v)", sc.FadeMarginDB, maxFadeMarginDB, defaultFadeMarginDB)
 	}
 	if sc.Duration <= 0 {
 		return fmt.Errorf("svc: duration %v must be > 0", sc.Duration)
@@ -232,7 +247,7 @@ func (w *world) access(i int) (bps, loss float64) {
 	}
 	r := a.radio()
 	sinr := r.SINR(w.rss(i))
-	ber := mobility.BER(sinr/math.Pow(10, fadeMarginDB/10), 4)
+	ber := mobility.BER(sinr/math.Pow(10, cmp.Or(w.sc.FadeMarginDB, defaultFadeMarginDB)/10), 4)
 	return r.Capacity(sinr) * 1e6, mobility.PacketLoss(ber, 1500*8, 0)
 }
 
