@@ -9,11 +9,11 @@ import "embed"
 //go:generate go run ./cmd/hetquic docs
 
 // Files holds experiments/*.yaml (offline, trace, real and agent),
-// sim/experiments/*.yaml (simulator), sim/svc/experiments/*.yaml (thesis
+// sim/experiments/*.yaml (simulator), sim/layeredvideo/experiments/*.yaml (thesis
 // ch. 4 video), scenarios/**, claims/*.yaml (the papers' claims that
 // "hetquic reproduce" checks) and ride/policies (the trained RIDE actors ride
 // experiments name) as in the repository, so the relative paths inside them
 // resolve the same way as on disk.
 //
-//go:embed experiments scenarios sim/experiments sim/svc/experiments claims ride/policies
+//go:embed experiments scenarios sim/experiments sim/layeredvideo/experiments claims ride/policies
 var Files embed.FS

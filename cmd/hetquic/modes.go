@@ -7,7 +7,7 @@ import (
 	"github.com/hetquic/hetquic/internal/mode"
 	"github.com/hetquic/hetquic/ride/report/ridemode"
 	simexp "github.com/hetquic/hetquic/sim/exp"
-	"github.com/hetquic/hetquic/sim/svc"
+	"github.com/hetquic/hetquic/sim/layeredvideo"
 )
 
 // The registration list: every mode an experiment file may name, in the
@@ -21,7 +21,7 @@ func init() {
 		realenv.Mode,
 		simexp.Mode,
 		agentmode.Mode,
-		svc.Mode,
+		layeredvideo.Mode,
 		ridemode.Mode,
 	)
 }
@@ -39,4 +39,4 @@ var modeSummaries = map[string]string{
 }
 
 // builtinDirs are where the built-in experiments live in hetquic.Files.
-var builtinDirs = []string{"experiments", "sim/experiments", "sim/svc/experiments"}
+var builtinDirs = []string{"experiments", "sim/experiments", "sim/layeredvideo/experiments"}

@@ -1,4 +1,4 @@
-package svc
+package layeredvideo
 
 import (
 	"context"

@@ -1,4 +1,4 @@
-package svc
+package layeredvideo
 
 // LEAP — the Latency-controlled End-to-end Aggregation Protocol of
 // F. Chiariotti, S. Kucera, A. Zanella, H. Claussen, "LEAP: A latency

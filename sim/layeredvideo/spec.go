@@ -1,4 +1,4 @@
-package svc
+package layeredvideo
 
 import (
 	"embed"
@@ -20,7 +20,7 @@ import (
 // replay evaluation. A YAML file; see experiments/ and README.md.
 type Spec struct {
 	Name        string       `yaml:"name"`
-	Mode        string       `yaml:"mode"` // video (svc.Mode)
+	Mode        string       `yaml:"mode"` // video (Mode)
 	Description string       `yaml:"description"`
 	Figure      string       `yaml:"figure"` // the thesis figure it reproduces
 	Scenario    ScenarioSpec `yaml:"scenario"`

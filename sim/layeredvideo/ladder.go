@@ -1,4 +1,4 @@
-// Package svc is thesis chapter 4's application in the simulator: DASH
+// Package layeredvideo is thesis chapter 4's application in the simulator: DASH
 // video with scalable coding (one base layer, two enhancement layers) over
 // multipath QUIC, a frame every ΔT = 150 ms, frame-level FEC, and the
 // chapter's scenarios — an ultra-dense Wi-Fi lattice crossed by a moving
@@ -7,7 +7,7 @@
 // QC-MAB (package qcmab), Peekaboo (package peekaboo), LEAP (leap.go, from
 // its papers; the older stand-in kept as the ablation leap-fec-bbr) and
 // minRTT. Deterministic from the seed.
-package svc
+package layeredvideo
 
 import (
 	_ "embed"
