@@ -213,6 +213,9 @@ type Client struct {
 	paths           []*pathState
 	active          int
 	flights         map[*flight]struct{} // requests waiting on the network
+	// heads counts the flights that wait for a response head
+	// (maySwitchLocked).
+	heads int
 	// holds are the requests waiting for another's switch (begin): they
 	// count toward the active path's silence as flights do, or a switch
 	// whose probe times out would hide a stall of the active path for the

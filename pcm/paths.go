@@ -104,7 +104,7 @@ func (c *Client) wantsDrainLocked(p int) bool {
 	}
 	c.wantRun++
 	// The cheap tests first: this runs for every request.
-	if q < 0 || q == c.active || len(c.flights) == 0 || c.wantRun < drainPersist || !c.migration && q != c.pin {
+	if q < 0 || q == c.active || c.heads == 0 || c.wantRun < drainPersist || !c.migration && q != c.pin {
 		return false
 	}
 	if q != c.drainedFrom && c.cfg.Now().Sub(c.lastDrain) < c.drainEvery() {
@@ -118,7 +118,7 @@ func (c *Client) wantsDrainLocked(p int) bool {
 		return false // responses are not coming back: no drain would end
 	}
 	for f := range c.flights {
-		if time.Since(f.since) > wait {
+		if f.head && time.Since(f.since) > wait {
 			return false
 		}
 	}
@@ -130,7 +130,7 @@ func (c *Client) wantsDrainLocked(p int) bool {
 // connection meanwhile.
 func (c *Client) stillDrainsLocked(p int) bool {
 	q := c.wantedLocked(p)
-	return len(c.flights) > 0 && q != c.active && (q == c.drainedFrom || c.cfg.Now().Sub(c.lastDrain) >= c.drainEvery())
+	return c.heads > 0 && q != c.active && (q == c.drainedFrom || c.cfg.Now().Sub(c.lastDrain) >= c.drainEvery())
 }
 
 // drainLocked holds the switch token (so new requests wait, as they do for
@@ -189,8 +189,14 @@ func (c *Client) admitLocked(ctx context.Context, switched bool, since time.Time
 }
 
 // maySwitchLocked says whether the connection may move now (begin): only
-// when no request waits on the network.
-func (c *Client) maySwitchLocked() bool { return len(c.flights) == 0 }
+// when no request waits for its response head. quic-go's http3 reads the
+// connection's state (ConnectionState) as each response head arrives,
+// without the lock a path switch writes it under; a body read does not,
+// and its stream moves with the connection. Counting body reads too froze
+// a loaded Transport on its path: a drain's last read to land was
+// followed at once by its reader's next Read, registered again before the
+// drain could switch.
+func (c *Client) maySwitchLocked() bool { return c.heads == 0 }
 
 // lockSwitch takes c.mu and the right to switch (c.switching): it waits,
 // without holding c.mu, for a switch under way to end, or for ctx (the

@@ -63,9 +63,12 @@ func (e *PathStalledError) Error() string {
 // flight is one request's wait on the network: from its send until its
 // response head, and each blocked read of its body. A request whose body
 // lies unread in the caller's hands waits for nothing and is no flight,
-// so it holds no path (Client.begin) and cannot stall one.
+// so it holds no path (Client.begin) and cannot stall one. Both kinds
+// count for the stall detector; only a wait for a response head (head)
+// holds a switch (maySwitchLocked says why).
 type flight struct {
 	path   int
+	head   bool
 	since  time.Time
 	ctx    context.Context
 	cancel context.CancelCauseFunc
@@ -90,8 +93,9 @@ func (c *Client) stallTimeout() time.Duration {
 // request began to wait on this path (its hold, if any, included).
 func (c *Client) takeOffLocked(ctx context.Context, since time.Time) *flight {
 	fctx, cancel := context.WithCancelCause(ctx)
-	f := &flight{path: c.active, since: since, ctx: fctx, cancel: cancel}
+	f := &flight{path: c.active, head: true, since: since, ctx: fctx, cancel: cancel}
 	c.flights[f] = struct{}{}
+	c.heads++
 	return f
 }
 
@@ -105,19 +109,24 @@ type hold struct {
 // land ends a flight's wait (it may take off again: resume).
 func (c *Client) land(f *flight) {
 	c.mu.Lock()
+	if _, ok := c.flights[f]; ok && f.head {
+		c.heads--
+	}
+	f.head = false // what follows are body reads (resume)
 	delete(c.flights, f)
 	c.lastLanded = time.Now()
-	if len(c.flights) == 0 && c.drained != nil {
+	if c.heads == 0 && c.drained != nil {
 		close(c.drained)
 		c.drained = nil
 	}
 	c.mu.Unlock()
 }
 
-// resume makes f wait on the network again (a blocked body read).
+// resume makes f wait on the network again (a blocked body read: no
+// head, so it holds no switch).
 func (c *Client) resume(f *flight) {
 	c.mu.Lock()
-	f.path, f.since = c.active, time.Now() // the stream moves with the connection
+	f.path, f.since, f.head = c.active, time.Now(), false // the stream moves with the connection
 	c.flights[f] = struct{}{}
 	c.mu.Unlock()
 }
