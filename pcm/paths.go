@@ -14,8 +14,9 @@ import (
 // it, and its flight (takeOffLocked), whose context the request must use;
 // land must follow when its response head has arrived or it gave up.
 //
-// When a switch may happen: when no request waits on the network (no
-// flight), and at a failover. Under a load that never leaves the network
+// When a switch may happen: when no request waits for its response head
+// (maySwitchLocked; a blocked body read does not count), and at a
+// failover. Under a load that never leaves the network
 // empty, a request whose path the selector keeps asking for drains the
 // connection first (wantsDrainLocked: new requests wait up to about a
 // round trip for those on the network to land, at most once per
@@ -25,10 +26,11 @@ import (
 // during a switch waits for that one switch (bounded by ProbeTimeout). A
 // response body in the caller's hands, unread or between reads, waits for
 // nothing and holds no path: QUIC carries its stream along (RFC 9000 §9).
-// Switching with requests waiting would also move the connection under
-// steady load, but quic-go v0.65 reads the connection's socket state in
-// ConnectionState (which http3 calls as a response head arrives) without
-// the lock its path switch writes it under: the race detector reports it.
+// Switching with requests waiting for their heads would also move the
+// connection under steady load, but quic-go v0.65 reads the connection's
+// socket state in ConnectionState (which http3 calls as a response head
+// arrives) without the lock its path switch writes it under: the race
+// detector reports it.
 func (c *Client) begin(ctx context.Context, p int) (active int, switched bool, f *flight) {
 	// The common case, no switch under way and none wanted, takes c.mu
 	// once and no switch token.

@@ -34,14 +34,15 @@ import (
 //
 // What a request over Transport gets and does not get, compared with Get:
 //   - path choice and measurement: the selector picks the path (moving
-//     only when no request is in flight: Client.begin); the task
+//     only when no request awaits its response head: Client.begin); the task
 //     completion time runs from the request stream to the response body's
 //     end (PCM Eq. 3) and is reported when the caller has read the body to
 //     EOF, unless the response came back on another path (Result.Carrier);
 //     ResultOf(resp) returns it;
-//   - a response body in the caller's hands holds no path: the
-//     connection moves only while no request waits on the network
-//     (Client.begin), and QUIC carries an open body's stream along;
+//   - a response body in the caller's hands, unread or being read, holds
+//     no path: the connection moves only while no request awaits its
+//     response head (Client.begin), and QUIC carries an open body's
+//     stream along;
 //   - failover: a path that stalls (nothing acknowledged for the stall
 //     timeout while a request waits) is given up, the connection moves to
 //     the best live path, and replayable requests in flight (idempotent,
