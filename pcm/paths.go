@@ -176,11 +176,11 @@ const (
 )
 
 func (c *Client) drainWait() time.Duration {
-	return max(drainFloor, drainRTTs*c.conn.ConnectionStats().SmoothedRTT)
+	return max(drainFloor, drainRTTs*c.s().conn.ConnectionStats().SmoothedRTT)
 }
 
 func (c *Client) drainEvery() time.Duration {
-	return max(drainEveryFloor, drainEveryRTTs*c.conn.ConnectionStats().SmoothedRTT)
+	return max(drainEveryFloor, drainEveryRTTs*c.s().conn.ConnectionStats().SmoothedRTT)
 }
 
 // admitLocked registers the request's flight on the active path.
@@ -345,7 +345,7 @@ func (c *Client) notFollowed(res Result) {
 // racedBusySwitchLocked says whether res was sent within followSettle of
 // the connection's last move with requests in flight (a failover).
 func (c *Client) racedBusySwitchLocked(res Result) bool {
-	settle := max(followSettleRTTs*c.conn.ConnectionStats().SmoothedRTT, followSettleFloor)
+	settle := max(followSettleRTTs*c.s().conn.ConnectionStats().SmoothedRTT, followSettleFloor)
 	return res.Est.Before(c.lastBusySwitch.Add(settle))
 }
 
@@ -370,7 +370,7 @@ func (c *Client) ClearPin() {
 // failure, the connection gone) the connection stays where it is: a
 // request is never failed for want of a path.
 func (c *Client) ensureActiveLocked(ctx context.Context, p int) bool {
-	if c.conn.Context().Err() != nil {
+	if c.s().conn.Context().Err() != nil {
 		return false // a dead connection: no probe, and no path blamed for it
 	}
 	ps := c.paths[p]
@@ -406,7 +406,7 @@ func (c *Client) switchToLocked(ctx context.Context, p int, probe bool) error {
 	}
 	if !ps.validated {
 		c.makeRoomLocked(p)
-		qp, err := c.conn.AddPath(ps.tr)
+		qp, err := c.s().conn.AddPath(ps.tr)
 		if err != nil {
 			// quic-go refuses when the server sent disable_active_migration.
 			c.migration = false
@@ -437,9 +437,9 @@ func (c *Client) switchToLocked(ctx context.Context, p int, probe bool) error {
 		}
 		ps.validated = true
 	}
-	c.moves.switching(c.active)
+	c.s().moves.switching(c.active)
 	if err := ps.qp.Switch(); err != nil {
-		c.moves.settled()
+		c.s().moves.settled()
 		ps.qp.Close()
 		ps.qp, ps.validated = nil, false
 		return fmt.Errorf("switch to %s: %w", ps.Name, err)
@@ -483,11 +483,12 @@ func (c *Client) movedLocked(p int) {
 // it. Without one to spare (the server's stream limit) the request may
 // leave early, and the watch then reports it on the old path.
 func (c *Client) awaitMove(ctx context.Context, ps *pathState) {
-	if c.moves == nil {
+	sess := c.s()
+	if sess.moves == nil {
 		return
 	}
 	if c.wake == nil {
-		s, err := c.conn.OpenUniStream()
+		s, err := sess.conn.OpenUniStream()
 		if err != nil {
 			return
 		}
@@ -498,7 +499,7 @@ func (c *Client) awaitMove(ctx context.Context, ps *pathState) {
 	t := time.NewTimer(c.cfg.ProbeTimeout)
 	defer t.Stop()
 	select {
-	case <-c.moves.settledCh():
+	case <-sess.moves.settledCh():
 	case <-ctx.Done():
 	case <-t.C:
 		c.cfg.Logf("pcm: quic-go did not move the connection to %s within %v", ps.Name, c.cfg.ProbeTimeout)
@@ -623,7 +624,7 @@ func (c *Client) checkPath(i int, lp LocalPath) {
 	cfg := c.cfg
 	cfg.Paths, cfg.Selector, cfg.Rebind = []LocalPath{lp}, sideSelector{}, false
 	cfg.Probes.Off = true
-	ctx, cancel := context.WithTimeout(c.conn.Context(), revivalHandshakes*c.cfg.ProbeTimeout)
+	ctx, cancel := context.WithTimeout(c.life, revivalHandshakes*c.cfg.ProbeTimeout)
 	side, err := Dial(ctx, cfg)
 	cancel()
 	if err == nil {
@@ -633,7 +634,7 @@ func (c *Client) checkPath(i int, lp LocalPath) {
 	defer c.mu.Unlock()
 	ps := c.paths[i]
 	ps.checking = false
-	if ps.removed || c.conn.Context().Err() != nil {
+	if ps.removed || c.life.Err() != nil {
 		return
 	}
 	if err != nil {
@@ -650,7 +651,7 @@ func (c *Client) checkPath(i int, lp LocalPath) {
 // path that validates, and reports whether it found one. lockSwitch is
 // held.
 func (c *Client) moveAwayLocked(ctx context.Context, failed int) bool {
-	if !c.migration || c.conn.Context().Err() != nil {
+	if !c.migration || c.s().conn.Context().Err() != nil {
 		return false
 	}
 	if c.backToServersPathLocked(ctx, failed) {

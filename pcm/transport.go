@@ -408,7 +408,7 @@ func (c *Client) roundTripOnce(req *http.Request) (*http.Response, *PathStalledE
 	moves := c.switches.Load()
 	rx := c.rx.snapshot()
 	est := c.cfg.Now() // EstTime (PCM Eq. 3): the stream is opened now
-	resp, err := c.h3.RoundTrip(req.WithContext(f.ctx))
+	resp, err := c.s().h3.RoundTrip(req.WithContext(f.ctx))
 	c.land(f)
 	if err != nil {
 		f.cancel(nil)
@@ -561,7 +561,7 @@ func (b *measuredBody) finish(complete bool) {
 		c := b.c
 		b.res.End = c.cfg.Now()
 		b.res.Carrier = carrier(b.rx, c.rx.snapshot())
-		if complete && c.switches.Load() == b.moves && !c.moves.sentEarly() {
+		if complete && c.switches.Load() == b.moves && !c.s().moves.sentEarly() {
 			c.credit(&b.res)
 		}
 		b.mu.Lock()
