@@ -9,8 +9,11 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/httptrace"
 	"strings"
 	"sync"
+	"sync/atomic"
+	"time"
 
 	"github.com/quic-go/quic-go"
 	"github.com/quic-go/quic-go/http3"
@@ -407,9 +410,19 @@ func (c *Client) roundTripOnce(req *http.Request) (*http.Response, *PathStalledE
 	active, _, f := c.begin(ctx, int(p))
 	moves := c.switches.Load()
 	rx := c.rx.snapshot()
-	est := c.cfg.Now() // EstTime (PCM Eq. 3): the stream is opened now
-	resp, err := c.s().h3.RoundTrip(req.WithContext(f.ctx))
+	var wrote atomic.Pointer[time.Time]
+	trace := &httptrace.ClientTrace{WroteHeaders: func() { now := c.cfg.Now(); wrote.Store(&now) }}
+	asked := c.cfg.Now()
+	resp, err := c.s().h3.RoundTrip(req.WithContext(httptrace.WithClientTrace(f.ctx, trace)))
 	c.land(f)
+	est := asked
+	if t := wrote.Load(); t != nil {
+		// EstTime (PCM Eq. 3): the request stream exists and its head has
+		// gone out. http3 opens the stream first, waiting for the
+		// server's stream credit: under load that wait is the other
+		// requests', not the path's, and Get does not count it either.
+		est = *t
+	}
 	if err != nil {
 		f.cancel(nil)
 		if ps := f.stalled(); ps != nil {
