@@ -170,20 +170,27 @@ func (c *Config) setDefaults() error {
 // use; requests in flight at the same time share the active path (begin
 // says when the connection may move).
 type Client struct {
-	cfg    Config
-	conn   *quic.Conn
-	dial   *quic.Transport // the handshake's socket (default mode)
+	cfg Config
+	// sess is the connection; a redial (failStalled) replaces it.
+	sess   atomic.Pointer[session]
 	multi  *multiConn      // rebind mode's socket; nil in the default mode
 	rebind *quic.Transport // rebind mode's transport
-	moves  *moveWatch      // when a switch took effect; nil in rebind mode
 	// rx counts what each path received: which path carried a response.
 	rx *rxLedger
+	// local maps the client's sockets to their paths (moveWatch, redial).
+	local *localIndex
 	// wake is an idle stream whose priority changes wake quic-go's run
-	// loop to apply a Switch (awaitMove); wakeUrgent alternates.
+	// loop to apply a Switch (awaitMove); wakeUrgent alternates. Both
+	// belong to the current session and are used with the switch token.
 	wake       *quic.SendStream
 	wakeUrgent bool
-	h3         *http3.ClientConn
 	remote     *net.UDPAddr
+	// life ends when the client has ended: its connection ended and no
+	// redial replaced it (watchSessions); its cause is the connection's.
+	life context.Context
+	end  context.CancelCauseFunc
+	// closed is set by Close (under mu): no redial may follow.
+	closed bool
 
 	// mu guards the path state, flights and switching, briefly: a request
 	// in flight does not hold it, and the connection moves only when no
@@ -213,6 +220,9 @@ type Client struct {
 	paths           []*pathState
 	active          int
 	flights         map[*flight]struct{} // requests waiting on the network
+	// heads counts the flights that wait for a response head
+	// (maySwitchLocked).
+	heads int
 	// holds are the requests waiting for another's switch (begin): they
 	// count toward the active path's silence as flights do, or a switch
 	// whose probe times out would hide a stall of the active path for the
@@ -244,6 +254,19 @@ type Client struct {
 	// one their request was sent on (Stats).
 	unfollowed atomic.Int64
 }
+
+// session is one QUIC connection of a Client and what belongs to it: a
+// redial replaces the whole of it at once, so a reader that took it sees
+// one connection's parts.
+type session struct {
+	conn  *quic.Conn
+	h3    *http3.ClientConn
+	dial  *quic.Transport // the handshake's socket (default mode)
+	moves *moveWatch      // when a switch took effect; nil in rebind mode
+}
+
+// s is the client's current session.
+func (c *Client) s() *session { return c.sess.Load() }
 
 type pathState struct {
 	LocalPath
@@ -283,38 +306,32 @@ func Dial(ctx context.Context, cfg Config) (*Client, error) {
 	if err != nil {
 		return nil, fmt.Errorf("pcm: server %q: %w", cfg.Server, err)
 	}
-	c := &Client{cfg: cfg, remote: remote, migration: true, pin: -1, drainedFrom: -1, sel: cfg.Selector, flights: map[*flight]struct{}{}, holds: map[*hold]struct{}{}}
+	c := &Client{cfg: cfg, remote: remote, migration: true, pin: -1, drainedFrom: -1, sel: cfg.Selector,
+		flights: map[*flight]struct{}{}, holds: map[*hold]struct{}{}}
+	c.life, c.end = context.WithCancelCause(context.Background())
 	local, socks, err := c.bindPaths()
 	if err != nil {
 		return nil, err
 	}
+	c.local = local
 	c.rx = newRxLedger(len(c.paths))
-	tlsConf, qconf := c.handshakeConfigs()
-	var conn *quic.Conn
+	var sess *session
 	if cfg.Rebind {
-		c.multi = newMultiConn(socks, c.rx)
-		c.rebind = &quic.Transport{Conn: c.multi}
-		conn, err = c.rebind.Dial(ctx, remote, tlsConf, qconf)
-		if err != nil {
-			err = fmt.Errorf("pcm: dial %s via %s: %w", cfg.Server, c.paths[0].Name, err)
-		}
+		sess, err = c.dialRebind(ctx, socks)
 	} else {
-		conn, err = c.raceDial(ctx, local, tlsConf, qconf)
+		var won int
+		sess, won, err = c.raceDial(ctx, c.paths, dialOrder(c.paths, cfg.avoid))
+		c.active = won
 	}
 	if err != nil {
+		c.end(err)
 		c.closeTransports()
 		return nil, err
 	}
-	c.conn = conn
+	c.sess.Store(sess)
 	if cfg.Rebind {
 		c.checkRebindAllowed()
 	}
-	c.h3 = (&http3.Transport{
-		EnableDatagrams:        cfg.EnableDatagrams,
-		MaxResponseHeaderBytes: cfg.MaxResponseHeaderBytes,
-		DisableCompression:     cfg.DisableCompression,
-		Logger:                 cfg.Logger,
-	}).NewClientConn(conn)
 	c.paths[c.active].validated = true
 	c.paths[c.active].lastUsed = cfg.Now()
 	if c.sel == nil {
@@ -328,7 +345,45 @@ func Dial(ctx context.Context, cfg Config) (*Client, error) {
 	}
 	c.startProbes() // before the detector, which reads c.probing
 	go c.detectStalls()
+	go c.watchSessions()
 	return c, nil
+}
+
+// dialRebind dials rebind mode's one connection, on the first path.
+func (c *Client) dialRebind(ctx context.Context, socks []net.PacketConn) (*session, error) {
+	c.multi = newMultiConn(socks, c.rx)
+	c.rebind = &quic.Transport{Conn: c.multi}
+	tlsConf, qconf := c.handshakeConfigs()
+	conn, err := c.rebind.Dial(ctx, c.remote, tlsConf, qconf)
+	if err != nil {
+		return nil, fmt.Errorf("pcm: dial %s via %s: %w", c.cfg.Server, c.paths[0].Name, err)
+	}
+	return c.newSession(conn, nil, nil), nil
+}
+
+// newSession wraps a connection that completed its handshake.
+func (c *Client) newSession(conn *quic.Conn, dial *quic.Transport, moves *moveWatch) *session {
+	h3 := (&http3.Transport{
+		EnableDatagrams:        c.cfg.EnableDatagrams,
+		MaxResponseHeaderBytes: c.cfg.MaxResponseHeaderBytes,
+		DisableCompression:     c.cfg.DisableCompression,
+		Logger:                 c.cfg.Logger,
+	}).NewClientConn(conn)
+	return &session{conn: conn, h3: h3, dial: dial, moves: moves}
+}
+
+// watchSessions ends the client (done, cause) when its connection ends
+// and no redial has replaced it: a redial stores the new session before
+// it closes the old one.
+func (c *Client) watchSessions() {
+	for {
+		s := c.s()
+		<-s.conn.Context().Done()
+		if c.s() == s {
+			c.end(context.Cause(s.conn.Context()))
+			return
+		}
+	}
 }
 
 // handshakeConfigs are the TLS and QUIC configurations of the handshake:
@@ -359,7 +414,7 @@ func (c *Client) handshakeConfigs() (*tls.Config, *quic.Config) {
 // parameters; a path that is never probed spends no connection ID, and it
 // is closed at once.
 func (c *Client) checkRebindAllowed() {
-	p, err := c.conn.AddPath(c.rebind)
+	p, err := c.s().conn.AddPath(c.rebind)
 	if err != nil {
 		c.migration = false
 		c.cfg.Logf("pcm: WARNING: migration unavailable (%v); staying on path %s for good", err, c.paths[0].Name)
@@ -409,17 +464,19 @@ func (c *Client) Active() int {
 	return c.active
 }
 
-// Done is closed when the connection has ended: closed by either side,
-// timed out idle, or lost. A Client is then of no further use (Transport
-// dials anew); Err says why.
-func (c *Client) Done() <-chan struct{} { return c.conn.Context().Done() }
+// Done is closed when the client has ended: its connection closed by
+// either side, timed out idle, or lost, and not replaced by a redial (a
+// failover that finds no path that validates dials anew: failStalled). A
+// Client is then of no further use (Transport dials anew); Err says why.
+func (c *Client) Done() <-chan struct{} { return c.life.Done() }
 
 // Err is why the connection ended, or nil while it is alive.
 func (c *Client) Err() error {
-	if c.conn.Context().Err() == nil {
+	ctx := c.s().conn.Context()
+	if ctx.Err() == nil {
 		return nil
 	}
-	return context.Cause(c.conn.Context())
+	return context.Cause(ctx)
 }
 
 // Stats counts what the client saw of the server's behaviour.
@@ -451,7 +508,10 @@ func (c *Client) Stats() Stats {
 
 // Close closes the connection and every socket.
 func (c *Client) Close() error {
-	err := c.conn.CloseWithError(0, "")
+	c.mu.Lock()
+	c.closed = true // no redial after this
+	c.mu.Unlock()
+	err := c.s().conn.CloseWithError(0, "")
 	c.closeTransports()
 	return err
 }
@@ -469,9 +529,16 @@ func (c *Client) closeTransports() {
 		p.tr.Close()
 		p.tr.Conn.Close()
 	}
-	if c.dial != nil {
-		c.dial.Close()
-		c.dial.Conn.Close()
+	if s := c.s(); s != nil {
+		closeDial(s)
+	}
+}
+
+// closeDial closes a session's handshake socket (default mode).
+func closeDial(s *session) {
+	if s.dial != nil {
+		s.dial.Close()
+		s.dial.Conn.Close()
 	}
 }
 
@@ -628,19 +695,20 @@ func (c *Client) fetch(f *flight, active int, target string, offset int64, st **
 	if *st != nil {
 		(*st).Prepare(req.Header, resume.Range{First: offset, Last: -1})
 	}
-	str, err := c.h3.OpenRequestStream(ctx)
+	sess := c.s() // the one begin admitted f on: a redial replaces it only after failing f
+	str, err := sess.h3.OpenRequestStream(ctx)
 	if err != nil {
 		return res, 0, err
 	}
 	res.Est = c.cfg.Now() // EstTime: the stream exists (PCM Eq. 3)
 	res.StreamID = str.StreamID()
-	c.moves.watch(res.StreamID)
+	sess.moves.watch(res.StreamID)
 	rx := c.rx.snapshot()
 	defer func() {
 		res.Carrier = carrier(rx, c.rx.snapshot())
 		// A request that left before the switch to this path took effect
 		// was carried, and measured, on the old path: say so.
-		if p, early := c.moves.leftEarly(res.StreamID); early {
+		if p, early := sess.moves.leftEarly(res.StreamID); early {
 			res.Path, res.PathName = p, c.pathName(p)
 		}
 	}()

@@ -32,21 +32,24 @@ type attempt struct {
 // socket of its own on its path's address, so that every path, the
 // winner's included, is later used through quic-go's path API on its own
 // transport.
-func (c *Client) raceDial(ctx context.Context, local *localIndex, tlsConf *tls.Config, qconf *quic.Config) (*quic.Conn, error) {
+//
+// paths is c.paths as the caller read it under c.mu (a redial runs
+// without c.mu, and AddPath may replace the slice meanwhile).
+func (c *Client) raceDial(ctx context.Context, paths []*pathState, order []int) (*session, int, error) {
+	tlsConf, qconf := c.handshakeConfigs()
 	rctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	results := make(chan *attempt)
 	timer := time.NewTimer(0)
 	defer timer.Stop()
-	order := c.dialOrder()
 	next, running := 0, 0
 	var errs []error
 	var won *attempt
-	for won == nil && (next < len(c.paths) || running > 0) {
+	for won == nil && (next < len(order) || running > 0) {
 		select {
 		case <-timer.C:
-			if next < len(c.paths) {
-				if err := c.startAttempt(rctx, order[next], local, tlsConf, qconf, results); err != nil {
+			if next < len(order) {
+				if err := c.startAttempt(rctx, order[next], paths[order[next]], tlsConf, qconf, results); err != nil {
 					errs = append(errs, err)
 					timer.Reset(0)
 				} else {
@@ -61,7 +64,7 @@ func (c *Client) raceDial(ctx context.Context, local *localIndex, tlsConf *tls.C
 				won = a
 				break
 			}
-			errs = append(errs, fmt.Errorf("via %s: %w", c.paths[a.path].Name, a.err))
+			errs = append(errs, fmt.Errorf("via %s: %w", paths[a.path].Name, a.err))
 			a.tr.Close()
 			a.tr.Conn.Close()
 			timer.Reset(0)
@@ -77,19 +80,22 @@ func (c *Client) raceDial(ctx context.Context, local *localIndex, tlsConf *tls.C
 		a.tr.Conn.Close()
 	}
 	if won == nil {
-		return nil, fmt.Errorf("pcm: dial %s: %w", c.cfg.Server, errors.Join(errs...))
+		return nil, -1, fmt.Errorf("pcm: dial %s: %w", c.cfg.Server, errors.Join(errs...))
 	}
-	c.dial, c.moves, c.active = won.tr, won.moves, won.path
-	return won.conn, nil
+	return c.newSession(won.conn, won.tr, won.moves), won.path, nil
 }
 
 // dialOrder is the order the race tries the paths in: the configured one,
-// with the paths a previous connection to the server found down
-// (Config.avoid, set by Transport) last.
-func (c *Client) dialOrder() []int {
+// with the paths named in avoid last (those a previous connection to the
+// server found down: Config.avoid, set by Transport; at a redial, those
+// down now), and removed ones never. A redial calls it under c.mu.
+func dialOrder(paths []*pathState, avoid map[string]bool) []int {
 	var first, last []int
-	for i, ps := range c.paths {
-		if c.cfg.avoid[ps.Name] {
+	for i, ps := range paths {
+		if ps.removed {
+			continue
+		}
+		if avoid[ps.Name] {
 			last = append(last, i)
 		} else {
 			first = append(first, i)
@@ -100,16 +106,15 @@ func (c *Client) dialOrder() []int {
 
 // startAttempt opens path i's handshake socket and starts its handshake,
 // which reports to results.
-func (c *Client) startAttempt(ctx context.Context, i int, local *localIndex, tlsConf *tls.Config, qconf *quic.Config, results chan<- *attempt) error {
-	ps := c.paths[i]
+func (c *Client) startAttempt(ctx context.Context, i int, ps *pathState, tlsConf *tls.Config, qconf *quic.Config, results chan<- *attempt) error {
 	udp, err := c.cfg.ListenPacket(ps.Addr.AsSlice())
 	if err != nil {
 		return fmt.Errorf("path %s: bind %s: %w", ps.Name, ps.Addr, err)
 	}
-	local.set(udp.LocalAddr(), i)
+	c.local.set(udp.LocalAddr(), i)
 	dialAddr, _ := addrPort(udp.LocalAddr())
 	a := &attempt{path: i, tr: &quic.Transport{Conn: udp}}
-	a.moves = newMoveWatch(qconf.Tracer, c.rx, local, dialAddr)
+	a.moves = newMoveWatch(qconf.Tracer, c.rx, c.local, dialAddr)
 	q := qconf.Clone()
 	q.Tracer = a.moves.tracer
 	go func() {

@@ -217,6 +217,75 @@ func TestOpenBodyDoesNotFreezePaths(t *testing.T) {
 	})
 }
 
+// TestBodyBeingReadDoesNotFreezePaths: a response body that the caller
+// keeps reading while its data trickles in (each Read blocks on the
+// network) does not keep the connection on its path either: the
+// connection may move while a body is read (QUIC carries the stream
+// along; only a request waiting for its response head must not see a
+// switch, begin says why). Before, a blocked body read counted as a
+// request in flight, so under a steady load of short responses — each
+// read to its end just after its head, one read of the last ones always
+// blocked — a Transport's drains ended with a read still registered and
+// the connection stayed where it was dialled or failed over to (0 % on
+// the best live path through the emulator).
+func TestBodyBeingReadDoesNotFreezePaths(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		n := memnet.New()
+		_, hc, base := memTransport(t, n, dripHandler(), Config{Strategy: pathsel.Config{Strategy: pathsel.Polling}})
+		getBody(t, hc, base+"/bytes/10") // dial
+		drip, err := hc.Get(base + "/drip")
+		if err != nil {
+			t.Fatal(err)
+		}
+		read := make(chan int)
+		go func() {
+			b, _ := io.ReadAll(drip.Body)
+			drip.Body.Close()
+			read <- len(b)
+		}()
+		time.Sleep(100 * time.Millisecond) // the reader waits for the next drop
+		seen := map[int]bool{}
+		for range 6 {
+			resp, err := hc.Get(base + "/bytes/10")
+			if err != nil {
+				t.Fatal(err)
+			}
+			io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			r, _ := ResultOf(resp)
+			seen[r.Path] = true
+		}
+		if len(seen) < 2 {
+			t.Errorf("with one body being read the requests went on paths %v, want all", seen)
+		}
+		if got := <-read; got != dripDrops*len(dripDrop) {
+			t.Errorf("the trickled body has %d bytes, want %d", got, dripDrops*len(dripDrop))
+		}
+	})
+}
+
+// dripHandler serves origin.Handler and /drip, a body of dripDrops
+// drops, one every dripEvery, each flushed: its reader blocks on the
+// network between drops.
+func dripHandler() http.Handler {
+	mux := http.NewServeMux()
+	mux.Handle("/", origin.Handler(nil))
+	mux.HandleFunc("/drip", func(w http.ResponseWriter, r *http.Request) {
+		for range dripDrops {
+			w.Write([]byte(dripDrop))
+			w.(http.Flusher).Flush()
+			time.Sleep(dripEvery)
+		}
+	})
+	return mux
+}
+
+const (
+	dripDrops = 40
+	dripEvery = 50 * time.Millisecond
+	dripDrop  = "drop"
+)
+
 // TestDialRacesPaths: with the first configured path black-holed, Dial
 // completes on the next one a stagger later, not after a handshake
 // timeout, and the connection sits on the path that won.

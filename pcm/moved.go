@@ -227,20 +227,33 @@ func (w *moveWatch) tracer(ctx context.Context, isClient bool, id quic.Connectio
 	if w.next != nil {
 		next = w.next(ctx, isClient, id)
 	}
-	return watchTrace{w: w, next: next}
+	return &watchTrace{w: w, next: next}
 }
 
 type watchTrace struct {
 	w    *moveWatch
 	next qlogwriter.Trace // nil when the caller traces nothing
+	// watched is set once the connection's own producer (the first:
+	// quic-go adds it as it creates the connection) has its recorder.
+	watched atomic.Bool
 }
 
-func (t watchTrace) AddProducer() qlogwriter.Recorder {
-	r := watchRecorder{w: t.w}
+// AddProducer gives the connection's producer the watch's recorder. A
+// later one is HTTP/3's (http3.ClientConn): its events (header frames)
+// say nothing about paths, so it gets only the caller's recorder — none
+// without a tracer of the caller's, and http3 then builds no events
+// (measured: 10 of about 300 allocations and 1.3 of 26 kB per small GET
+// through Transport; the CPU ratio to http3.Transport did not change
+// beyond its noise).
+func (t *watchTrace) AddProducer() qlogwriter.Recorder {
+	var next qlogwriter.Recorder
 	if t.next != nil {
-		r.next = t.next.AddProducer()
+		next = t.next.AddProducer()
 	}
-	return r
+	if t.watched.Swap(true) {
+		return next
+	}
+	return watchRecorder{w: t.w, next: next}
 }
 
 type watchRecorder struct {

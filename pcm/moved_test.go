@@ -113,6 +113,33 @@ func TestMoveWatchPassesEventsOn(t *testing.T) {
 	}
 }
 
+// TestMoveWatchSkipsHTTP3Producer: the connection's producer (the first)
+// gets the watch; a later one (http3's) gets only the caller's recorder,
+// or none without a caller's tracer, so that http3 builds no events for
+// nobody — while a caller's tracer still sees http3's events.
+func TestMoveWatchSkipsHTTP3Producer(t *testing.T) {
+	w := newMoveWatch(nil, newRxLedger(2), &localIndex{}, netip.AddrPort{})
+	tr := w.tracer(context.Background(), true, quic.ConnectionID{})
+	if r := tr.AddProducer(); r == nil {
+		t.Fatal("the connection's producer got no recorder")
+	}
+	if r := tr.AddProducer(); r != nil {
+		t.Errorf("http3's producer got a recorder (%T) with no tracer of the caller's", r)
+	}
+	var names []string
+	w = newMoveWatch(func(context.Context, bool, quic.ConnectionID) qlogwriter.Trace { return recording{&names} }, newRxLedger(2), &localIndex{}, netip.AddrPort{})
+	tr = w.tracer(context.Background(), true, quic.ConnectionID{})
+	tr.AddProducer()
+	r := tr.AddProducer()
+	if r == nil {
+		t.Fatal("http3's producer got no recorder although the caller traces")
+	}
+	r.RecordEvent(sent(0))
+	if len(names) != 1 {
+		t.Errorf("caller's tracer saw %q from http3's producer", names)
+	}
+}
+
 // acked is a received qlog packet of type pt carrying an ACK of r.
 func acked(pt qlog.PacketType, r qlog.AckRange) qlog.PacketReceived {
 	var e qlog.PacketReceived

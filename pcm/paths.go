@@ -14,8 +14,9 @@ import (
 // it, and its flight (takeOffLocked), whose context the request must use;
 // land must follow when its response head has arrived or it gave up.
 //
-// When a switch may happen: when no request waits on the network (no
-// flight), and at a failover. Under a load that never leaves the network
+// When a switch may happen: when no request waits for its response head
+// (maySwitchLocked; a blocked body read does not count), and at a
+// failover. Under a load that never leaves the network
 // empty, a request whose path the selector keeps asking for drains the
 // connection first (wantsDrainLocked: new requests wait up to about a
 // round trip for those on the network to land, at most once per
@@ -25,10 +26,11 @@ import (
 // during a switch waits for that one switch (bounded by ProbeTimeout). A
 // response body in the caller's hands, unread or between reads, waits for
 // nothing and holds no path: QUIC carries its stream along (RFC 9000 §9).
-// Switching with requests waiting would also move the connection under
-// steady load, but quic-go v0.65 reads the connection's socket state in
-// ConnectionState (which http3 calls as a response head arrives) without
-// the lock its path switch writes it under: the race detector reports it.
+// Switching with requests waiting for their heads would also move the
+// connection under steady load, but quic-go v0.65 reads the connection's
+// socket state in ConnectionState (which http3 calls as a response head
+// arrives) without the lock its path switch writes it under: the race
+// detector reports it.
 func (c *Client) begin(ctx context.Context, p int) (active int, switched bool, f *flight) {
 	// The common case, no switch under way and none wanted, takes c.mu
 	// once and no switch token.
@@ -104,7 +106,7 @@ func (c *Client) wantsDrainLocked(p int) bool {
 	}
 	c.wantRun++
 	// The cheap tests first: this runs for every request.
-	if q < 0 || q == c.active || len(c.flights) == 0 || c.wantRun < drainPersist || !c.migration && q != c.pin {
+	if q < 0 || q == c.active || c.heads == 0 || c.wantRun < drainPersist || !c.migration && q != c.pin {
 		return false
 	}
 	if q != c.drainedFrom && c.cfg.Now().Sub(c.lastDrain) < c.drainEvery() {
@@ -118,7 +120,7 @@ func (c *Client) wantsDrainLocked(p int) bool {
 		return false // responses are not coming back: no drain would end
 	}
 	for f := range c.flights {
-		if time.Since(f.since) > wait {
+		if f.head && time.Since(f.since) > wait {
 			return false
 		}
 	}
@@ -130,7 +132,7 @@ func (c *Client) wantsDrainLocked(p int) bool {
 // connection meanwhile.
 func (c *Client) stillDrainsLocked(p int) bool {
 	q := c.wantedLocked(p)
-	return len(c.flights) > 0 && q != c.active && (q == c.drainedFrom || c.cfg.Now().Sub(c.lastDrain) >= c.drainEvery())
+	return c.heads > 0 && q != c.active && (q == c.drainedFrom || c.cfg.Now().Sub(c.lastDrain) >= c.drainEvery())
 }
 
 // drainLocked holds the switch token (so new requests wait, as they do for
@@ -174,11 +176,11 @@ const (
 )
 
 func (c *Client) drainWait() time.Duration {
-	return max(drainFloor, drainRTTs*c.conn.ConnectionStats().SmoothedRTT)
+	return max(drainFloor, drainRTTs*c.s().conn.ConnectionStats().SmoothedRTT)
 }
 
 func (c *Client) drainEvery() time.Duration {
-	return max(drainEveryFloor, drainEveryRTTs*c.conn.ConnectionStats().SmoothedRTT)
+	return max(drainEveryFloor, drainEveryRTTs*c.s().conn.ConnectionStats().SmoothedRTT)
 }
 
 // admitLocked registers the request's flight on the active path.
@@ -189,8 +191,14 @@ func (c *Client) admitLocked(ctx context.Context, switched bool, since time.Time
 }
 
 // maySwitchLocked says whether the connection may move now (begin): only
-// when no request waits on the network.
-func (c *Client) maySwitchLocked() bool { return len(c.flights) == 0 }
+// when no request waits for its response head. quic-go's http3 reads the
+// connection's state (ConnectionState) as each response head arrives,
+// without the lock a path switch writes it under; a body read does not,
+// and its stream moves with the connection. Counting body reads too froze
+// a loaded Transport on its path: a drain's last read to land was
+// followed at once by its reader's next Read, registered again before the
+// drain could switch.
+func (c *Client) maySwitchLocked() bool { return c.heads == 0 }
 
 // lockSwitch takes c.mu and the right to switch (c.switching): it waits,
 // without holding c.mu, for a switch under way to end, or for ctx (the
@@ -337,7 +345,7 @@ func (c *Client) notFollowed(res Result) {
 // racedBusySwitchLocked says whether res was sent within followSettle of
 // the connection's last move with requests in flight (a failover).
 func (c *Client) racedBusySwitchLocked(res Result) bool {
-	settle := max(followSettleRTTs*c.conn.ConnectionStats().SmoothedRTT, followSettleFloor)
+	settle := max(followSettleRTTs*c.s().conn.ConnectionStats().SmoothedRTT, followSettleFloor)
 	return res.Est.Before(c.lastBusySwitch.Add(settle))
 }
 
@@ -362,7 +370,7 @@ func (c *Client) ClearPin() {
 // failure, the connection gone) the connection stays where it is: a
 // request is never failed for want of a path.
 func (c *Client) ensureActiveLocked(ctx context.Context, p int) bool {
-	if c.conn.Context().Err() != nil {
+	if c.s().conn.Context().Err() != nil {
 		return false // a dead connection: no probe, and no path blamed for it
 	}
 	ps := c.paths[p]
@@ -398,7 +406,7 @@ func (c *Client) switchToLocked(ctx context.Context, p int, probe bool) error {
 	}
 	if !ps.validated {
 		c.makeRoomLocked(p)
-		qp, err := c.conn.AddPath(ps.tr)
+		qp, err := c.s().conn.AddPath(ps.tr)
 		if err != nil {
 			// quic-go refuses when the server sent disable_active_migration.
 			c.migration = false
@@ -429,9 +437,9 @@ func (c *Client) switchToLocked(ctx context.Context, p int, probe bool) error {
 		}
 		ps.validated = true
 	}
-	c.moves.switching(c.active)
+	c.s().moves.switching(c.active)
 	if err := ps.qp.Switch(); err != nil {
-		c.moves.settled()
+		c.s().moves.settled()
 		ps.qp.Close()
 		ps.qp, ps.validated = nil, false
 		return fmt.Errorf("switch to %s: %w", ps.Name, err)
@@ -475,11 +483,12 @@ func (c *Client) movedLocked(p int) {
 // it. Without one to spare (the server's stream limit) the request may
 // leave early, and the watch then reports it on the old path.
 func (c *Client) awaitMove(ctx context.Context, ps *pathState) {
-	if c.moves == nil {
+	sess := c.s()
+	if sess.moves == nil {
 		return
 	}
 	if c.wake == nil {
-		s, err := c.conn.OpenUniStream()
+		s, err := sess.conn.OpenUniStream()
 		if err != nil {
 			return
 		}
@@ -490,7 +499,7 @@ func (c *Client) awaitMove(ctx context.Context, ps *pathState) {
 	t := time.NewTimer(c.cfg.ProbeTimeout)
 	defer t.Stop()
 	select {
-	case <-c.moves.settledCh():
+	case <-sess.moves.settledCh():
 	case <-ctx.Done():
 	case <-t.C:
 		c.cfg.Logf("pcm: quic-go did not move the connection to %s within %v", ps.Name, c.cfg.ProbeTimeout)
@@ -615,7 +624,7 @@ func (c *Client) checkPath(i int, lp LocalPath) {
 	cfg := c.cfg
 	cfg.Paths, cfg.Selector, cfg.Rebind = []LocalPath{lp}, sideSelector{}, false
 	cfg.Probes.Off = true
-	ctx, cancel := context.WithTimeout(c.conn.Context(), revivalHandshakes*c.cfg.ProbeTimeout)
+	ctx, cancel := context.WithTimeout(c.life, revivalHandshakes*c.cfg.ProbeTimeout)
 	side, err := Dial(ctx, cfg)
 	cancel()
 	if err == nil {
@@ -625,7 +634,7 @@ func (c *Client) checkPath(i int, lp LocalPath) {
 	defer c.mu.Unlock()
 	ps := c.paths[i]
 	ps.checking = false
-	if ps.removed || c.conn.Context().Err() != nil {
+	if ps.removed || c.life.Err() != nil {
 		return
 	}
 	if err != nil {
@@ -642,7 +651,7 @@ func (c *Client) checkPath(i int, lp LocalPath) {
 // path that validates, and reports whether it found one. lockSwitch is
 // held.
 func (c *Client) moveAwayLocked(ctx context.Context, failed int) bool {
-	if !c.migration || c.conn.Context().Err() != nil {
+	if !c.migration || c.s().conn.Context().Err() != nil {
 		return false
 	}
 	if c.backToServersPathLocked(ctx, failed) {

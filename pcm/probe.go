@@ -135,7 +135,7 @@ func (p *SideProber) evictLocked(keep int) {
 
 func (p *SideProber) retireLocked(i int) {
 	c := p.sides[i]
-	s := c.conn.ConnectionStats()
+	s := c.s().conn.ConnectionStats()
 	p.closed += s.BytesSent + s.BytesReceived
 	c.Close()
 	p.sides[i] = nil
@@ -179,7 +179,7 @@ func (p *SideProber) Bytes() uint64 {
 	n := p.closed
 	for _, c := range p.sides {
 		if c != nil {
-			s := c.conn.ConnectionStats()
+			s := c.s().conn.ConnectionStats()
 			n += s.BytesSent + s.BytesReceived
 		}
 	}

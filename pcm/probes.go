@@ -94,7 +94,7 @@ func (c *Client) runProbes(ap *AsyncProber, po pathsel.ProbeObserver) {
 	defer ap.Close()
 	tick := time.NewTicker(time.Duration(float64(time.Second) / c.cfg.Probes.PerSecond))
 	defer tick.Stop()
-	done := c.conn.Context().Done()
+	done := c.life.Done()
 	turn, timeouts, answered := 0, 0, false
 	for {
 		select {
@@ -114,7 +114,7 @@ func (c *Client) runProbes(ap *AsyncProber, po pathsel.ProbeObserver) {
 			}
 			c.probeAnswer(po, a)
 		}
-		if !answered && timeouts >= probeGiveUp && c.conn.ConnectionStats().PacketsReceived > 0 {
+		if !answered && timeouts >= probeGiveUp && c.s().conn.ConnectionStats().PacketsReceived > 0 {
 			c.cfg.Logf("pcm: WARNING: side probes off: %d probes of %s timed out and none answered", timeouts, c.cfg.Probes.Target)
 			return
 		}

@@ -27,9 +27,7 @@ func (c *Client) AddPath(lp LocalPath) (int, error) {
 	// keep a consistent view.
 	c.paths = append(c.paths[:i:i], &pathState{LocalPath: lp, tr: &quic.Transport{Conn: udp}})
 	c.mu.Unlock()
-	if c.moves != nil {
-		c.moves.local.set(udp.LocalAddr(), i)
-	}
+	c.local.set(udp.LocalAddr(), i)
 	c.selMu.Lock()
 	c.sel.AddPath(pathsel.PathID(i))
 	c.selMu.Unlock()
@@ -43,7 +41,7 @@ func (c *Client) AddPath(lp LocalPath) (int, error) {
 // a failover does; with none that works, RemovePath fails and the path
 // stays. Responses in flight on it stall and fail over (Get) or fail.
 func (c *Client) RemovePath(i int) error {
-	ctx := c.conn.Context()
+	ctx := c.s().conn.Context()
 	owned := c.lockSwitch(ctx)
 	defer c.unlockSwitch(owned)
 	if !owned {

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/hetquic/hetquic/pathsel"
 )
 
 // The stall detector: one per Client, for Get, GetOn and RoundTrip alike.
@@ -63,9 +65,12 @@ func (e *PathStalledError) Error() string {
 // flight is one request's wait on the network: from its send until its
 // response head, and each blocked read of its body. A request whose body
 // lies unread in the caller's hands waits for nothing and is no flight,
-// so it holds no path (Client.begin) and cannot stall one.
+// so it holds no path (Client.begin) and cannot stall one. Both kinds
+// count for the stall detector; only a wait for a response head (head)
+// holds a switch (maySwitchLocked says why).
 type flight struct {
 	path   int
+	head   bool
 	since  time.Time
 	ctx    context.Context
 	cancel context.CancelCauseFunc
@@ -82,7 +87,7 @@ func (f *flight) stalled() *PathStalledError {
 
 // stallTimeout is the silence after which a path with flights stalls.
 func (c *Client) stallTimeout() time.Duration {
-	return max(c.cfg.StallTimeout, stallRTTs*c.conn.ConnectionStats().SmoothedRTT)
+	return max(c.cfg.StallTimeout, stallRTTs*c.s().conn.ConnectionStats().SmoothedRTT)
 }
 
 // takeOffLocked registers a flight on the active path, under c.mu; ctx is the
@@ -90,8 +95,9 @@ func (c *Client) stallTimeout() time.Duration {
 // request began to wait on this path (its hold, if any, included).
 func (c *Client) takeOffLocked(ctx context.Context, since time.Time) *flight {
 	fctx, cancel := context.WithCancelCause(ctx)
-	f := &flight{path: c.active, since: since, ctx: fctx, cancel: cancel}
+	f := &flight{path: c.active, head: true, since: since, ctx: fctx, cancel: cancel}
 	c.flights[f] = struct{}{}
+	c.heads++
 	return f
 }
 
@@ -105,19 +111,24 @@ type hold struct {
 // land ends a flight's wait (it may take off again: resume).
 func (c *Client) land(f *flight) {
 	c.mu.Lock()
+	if _, ok := c.flights[f]; ok && f.head {
+		c.heads--
+	}
+	f.head = false // what follows are body reads (resume)
 	delete(c.flights, f)
 	c.lastLanded = time.Now()
-	if len(c.flights) == 0 && c.drained != nil {
+	if c.heads == 0 && c.drained != nil {
 		close(c.drained)
 		c.drained = nil
 	}
 	c.mu.Unlock()
 }
 
-// resume makes f wait on the network again (a blocked body read).
+// resume makes f wait on the network again (a blocked body read: no
+// head, so it holds no switch).
 func (c *Client) resume(f *flight) {
 	c.mu.Lock()
-	f.path, f.since = c.active, time.Now() // the stream moves with the connection
+	f.path, f.since, f.head = c.active, time.Now(), false // the stream moves with the connection
 	c.flights[f] = struct{}{}
 	c.mu.Unlock()
 }
@@ -128,7 +139,7 @@ func (c *Client) resume(f *flight) {
 func (c *Client) detectStalls() {
 	tick := time.NewTicker(c.cfg.StallTimeout / stallTicks)
 	defer tick.Stop()
-	done := c.conn.Context().Done()
+	done := c.life.Done()
 	var seen uint64
 	quiet := time.Now()
 	poked := false
@@ -161,10 +172,11 @@ func (c *Client) detectStalls() {
 // new packets (moveWatch.acks), or in rebind mode, which has no qlog
 // watch, every received packet. The detector only compares two counts.
 func (c *Client) heard() uint64 {
-	if c.moves != nil {
-		return c.moves.acks.Load()
+	s := c.s()
+	if s.moves != nil {
+		return s.moves.acks.Load()
 	}
-	return c.conn.ConnectionStats().PacketsReceived
+	return s.conn.ConnectionStats().PacketsReceived
 }
 
 // reservedStreamType is an HTTP/3 unidirectional stream type reserved to
@@ -179,7 +191,7 @@ const reservedStreamType = 0x21
 // poked (OpenUniStream, not OpenUniStreamSync), and the stall is then
 // found without it.
 func (c *Client) poke() {
-	s, err := c.conn.OpenUniStream()
+	s, err := c.s().conn.OpenUniStream()
 	if err != nil {
 		return
 	}
@@ -216,11 +228,15 @@ func later(a, b time.Time) time.Time {
 
 // failStalled gives up path p: its flights end with a PathStalledError,
 // it rests (markDownLocked), and the connection moves to the best live
-// path. With none, the connection is closed, so that a Transport dials
-// again at once, racing every path, instead of waiting for the idle
+// path. With none that validates — within about a second of a switch,
+// the server may hold no connection ID of the client's to answer a probe
+// with, its NEW_CONNECTION_ID frames having gone down the dead path — the
+// client dials a new connection (redialLocked) and the requests that can
+// be replayed go there; when that fails too, the connection is closed, so
+// that a Transport dials again later instead of waiting for the idle
 // timeout.
 func (c *Client) failStalled(p int, after time.Duration) {
-	ctx := c.conn.Context()
+	ctx := c.s().conn.Context()
 	owned := c.lockSwitch(ctx)
 	if !owned || c.active != p {
 		c.unlockSwitch(owned)
@@ -234,7 +250,11 @@ func (c *Client) failStalled(p int, after time.Duration) {
 	}
 	c.cfg.Logf("pcm: %v; failing over", cause)
 	c.markDownLocked(p)
+	old := c.s()
 	moved := c.moveAwayLocked(ctx, p)
+	if !moved && c.multi == nil {
+		moved = c.redialLocked()
+	}
 	if moved {
 		// A failover is a move under load even when the cancelled
 		// flights have landed by now: the requests held meanwhile leave
@@ -245,6 +265,60 @@ func (c *Client) failStalled(p int, after time.Duration) {
 	c.unlockSwitch(owned)
 	if !moved {
 		c.cfg.Logf("pcm: no other path works; closing the connection")
-		c.conn.CloseWithError(0, "every path stalled")
+		old.conn.CloseWithError(0, "every path stalled")
+	} else if c.s() != old {
+		old.conn.CloseWithError(0, "every path stalled; dialled again")
+		closeDial(old)
 	}
+}
+
+// redialLocked replaces the connection by a new one, raced over the live
+// paths as Dial races them (dialStagger apart, the paths that are down
+// last), and reports whether it did. The switch token is held; c.mu is
+// released during the handshakes. The new session is stored before the
+// old connection is closed (failStalled), so that watchSessions does not
+// end the client, and the requests whose flights the stall ended are sent
+// again on it (Client.RoundTrip, GetOn).
+func (c *Client) redialLocked() bool {
+	if c.closed {
+		return false
+	}
+	avoid := map[string]bool{}
+	for _, ps := range c.paths {
+		if ps.down {
+			avoid[ps.Name] = true
+		}
+	}
+	paths := c.paths
+	order := dialOrder(paths, avoid)
+	c.cfg.Logf("pcm: no other path validates; dialling again")
+	c.mu.Unlock()
+	sess, won, err := c.raceDial(c.life, paths, order)
+	c.mu.Lock()
+	if err == nil && c.closed {
+		sess.conn.CloseWithError(0, "")
+		closeDial(sess)
+		err = errors.New("pcm: closed during the redial")
+	}
+	if err != nil {
+		c.cfg.Logf("pcm: redial failed: %v", err)
+		return false
+	}
+	for _, ps := range c.paths {
+		if ps.qp != nil {
+			ps.qp.Close() // the old connection's
+		}
+		ps.qp, ps.validated = nil, false
+	}
+	c.wake = nil
+	c.sess.Store(sess)
+	if ps := c.paths[won]; ps.down {
+		// A path down won (the live ones did not answer): it is back.
+		c.selMu.Lock()
+		c.sel.AddPath(pathsel.PathID(won))
+		c.selMu.Unlock()
+	}
+	c.paths[won].validated = true
+	c.movedLocked(won)
+	return true
 }

@@ -9,8 +9,11 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/httptrace"
 	"strings"
 	"sync"
+	"sync/atomic"
+	"time"
 
 	"github.com/quic-go/quic-go"
 	"github.com/quic-go/quic-go/http3"
@@ -34,14 +37,15 @@ import (
 //
 // What a request over Transport gets and does not get, compared with Get:
 //   - path choice and measurement: the selector picks the path (moving
-//     only when no request is in flight: Client.begin); the task
+//     only when no request awaits its response head: Client.begin); the task
 //     completion time runs from the request stream to the response body's
 //     end (PCM Eq. 3) and is reported when the caller has read the body to
 //     EOF, unless the response came back on another path (Result.Carrier);
 //     ResultOf(resp) returns it;
-//   - a response body in the caller's hands holds no path: the
-//     connection moves only while no request waits on the network
-//     (Client.begin), and QUIC carries an open body's stream along;
+//   - a response body in the caller's hands, unread or being read, holds
+//     no path: the connection moves only while no request awaits its
+//     response head (Client.begin), and QUIC carries an open body's
+//     stream along;
 //   - failover: a path that stalls (nothing acknowledged for the stall
 //     timeout while a request waits) is given up, the connection moves to
 //     the best live path, and replayable requests in flight (idempotent,
@@ -406,9 +410,19 @@ func (c *Client) roundTripOnce(req *http.Request) (*http.Response, *PathStalledE
 	active, _, f := c.begin(ctx, int(p))
 	moves := c.switches.Load()
 	rx := c.rx.snapshot()
-	est := c.cfg.Now() // EstTime (PCM Eq. 3): the stream is opened now
-	resp, err := c.h3.RoundTrip(req.WithContext(f.ctx))
+	var wrote atomic.Pointer[time.Time]
+	trace := &httptrace.ClientTrace{WroteHeaders: func() { now := c.cfg.Now(); wrote.Store(&now) }}
+	asked := c.cfg.Now()
+	resp, err := c.s().h3.RoundTrip(req.WithContext(httptrace.WithClientTrace(f.ctx, trace)))
 	c.land(f)
+	est := asked
+	if t := wrote.Load(); t != nil {
+		// EstTime (PCM Eq. 3): the request stream exists and its head has
+		// gone out. http3 opens the stream first, waiting for the
+		// server's stream credit: under load that wait is the other
+		// requests', not the path's, and Get does not count it either.
+		est = *t
+	}
 	if err != nil {
 		f.cancel(nil)
 		if ps := f.stalled(); ps != nil {
@@ -560,7 +574,7 @@ func (b *measuredBody) finish(complete bool) {
 		c := b.c
 		b.res.End = c.cfg.Now()
 		b.res.Carrier = carrier(b.rx, c.rx.snapshot())
-		if complete && c.switches.Load() == b.moves && !c.moves.sentEarly() {
+		if complete && c.switches.Load() == b.moves && !c.s().moves.sentEarly() {
 			c.credit(&b.res)
 		}
 		b.mu.Lock()

@@ -10,11 +10,11 @@ import (
 // TestCutsLoseNoRequest: through the emulator (the UDP relay), with each
 // path in turn black-holed through its control API — the active one, the
 // first configured one — neither pcm.Client nor pcm.Transport loses a GET.
-// Two cuts in a row: Transport recovers (a request sent after the second
-// cut succeeds); that no GET is lost there is checked on fake time
-// (pcm's TestFailoverInFakeTime), because in real time a Client whose
-// failover finds no path that validates cannot redial yet (pcm/README.md,
-// "Known limits") and a test that fails by chance would block every change.
+// Two cuts in a row: Transport and Client recover (a request sent after
+// the second cut succeeds); that no GET is lost there is checked on fake
+// time (pcm's TestFailoverInFakeTime), because in real time on a loaded
+// machine a failover can take longer than a request's timeout, and a
+// test that fails by chance would block every change.
 // Real time on a shared machine: it asserts correctness only; the timings
 // are `hetquic pcm cuts`' (pcm/README.md).
 func TestCutsLoseNoRequest(t *testing.T) {
@@ -23,13 +23,12 @@ func TestCutsLoseNoRequest(t *testing.T) {
 	}
 	load := DefaultCutLoad()
 	load.Every = 20 * time.Millisecond // half the issue's rate: a loaded CI machine
-	// The first cut comes after the client's first tries (each a drain
+	// The first cut comes during the client's first tries (each a drain
 	// and a switch under this load, in its first second): a failover
 	// within about a second of a switch can find no path that validates,
-	// and a Client does not redial (pcm/README.md, "Known limits"). With
-	// the cut at 1 s a Client lost every later GET in 3 of 20 trials; at
-	// 2 s in none of 10.
-	load.CutAt, load.Between, load.After = 2*time.Second, 1500*time.Millisecond, 2*time.Second
+	// and the client must then dial again. Before a Client did, a cut at
+	// 1 s lost every later GET in 3 of 20 trials.
+	load.CutAt, load.Between, load.After = time.Second, 1500*time.Millisecond, 2*time.Second
 	rows, err := MeasureCuts(context.Background(), []float64{20, 30, 40}, load, []string{APIClient, APITransport})
 	if err != nil {
 		t.Fatal(err)
@@ -38,7 +37,7 @@ func TestCutsLoseNoRequest(t *testing.T) {
 		t.Logf("%s, %s: cut %v; %d sent, %d failed, longest %.0f ms, recovered in %.0f ms, %.2f on the best live path (per path %v)",
 			r.Cut, r.API, r.Cuts, r.Sent, r.Failed, r.LongestMs, r.RecoverMs, r.BestShare, r.PerPath)
 		switch {
-		case r.Cut == CutTwo && r.API == APITransport && math.IsInf(r.RecoverMs, 1):
+		case r.Cut == CutTwo && math.IsInf(r.RecoverMs, 1):
 			t.Errorf("%s, %s: no request succeeded after the second cut: %q", r.Cut, r.API, r.Errors)
 		case r.Cut != CutTwo && r.Failed > 0:
 			t.Errorf("%s, %s: %d of %d GETs failed: %q", r.Cut, r.API, r.Failed, r.Sent, r.Errors)
