@@ -181,7 +181,7 @@ func Run(ctx context.Context, sc Scenario, v Variant, seed uint64, keepLog bool)
 		r.leap = newLeap(len(w.paths), v.Gamma)
 	case LEAPFECBBR, MinRTT:
 	default:
-		return nil, fmt.Errorf("svc: unknown controller %q (qcmab, peekaboo, leap, leap-fec-bbr, minrtt)", v.Controller)
+		return nil, fmt.Errorf("video: unknown controller %q (qcmab, peekaboo, leap, leap-fec-bbr, minrtt)", v.Controller)
 	}
 	c.Receiver().OnArrive = r.arrive
 	nFrames := int(sc.Duration / FrameInterval)

@@ -109,25 +109,27 @@ func (sc Scenario) validate() error {
 	switch sc.Kind {
 	case "lattice":
 		if !(sc.APSpacingM > 0) || !(sc.AreaM >= sc.APSpacingM) || !(sc.SpeedMps >= 0) {
-			return fmt.Errorf("svc: lattice needs spacing > 0, area ≥ spacing, speed ≥ 0 (got %v, %v, %v)", sc.APSpacingM, sc.AreaM, sc.SpeedMps)
+			return fmt.Errorf("video: lattice needs spacing > 0, area ≥ spacing, speed ≥ 0 (got %v, %v, %v)", sc.APSpacingM, sc.AreaM, sc.SpeedMps)
 		}
 	case "backbone":
 	default:
-		return fmt.Errorf("svc: unknown scenario kind %q (lattice, backbone)", sc.Kind)
+		return fmt.Errorf("video: unknown scenario kind %q (lattice, backbone)", sc.Kind)
 	}
 	if !(sc.FadeMarginDB >= 0 && sc.FadeMarginDB <= maxFadeMarginDB) {
-		return fmt.Errorf("svc: fade margin %v dB must be in [0, %v] (0: the default %v)", sc.FadeMarginDB, maxFadeMarginDB, defaultFadeMarginDB)
+		return fmt.Errorf("video: fade margin %v dB must be in [0, %v] (0: the default %v)", sc.FadeMarginDB, maxFadeMarginDB, defaultFadeMarginDB)
 	}
 	if sc.Duration <= 0 {
-		return fmt.Errorf("svc: duration %v must be > 0", sc.Duration)
+		return fmt.Errorf("video: duration %v must be > 0", sc.Duration)
 	}
 	if !(sc.BackgroundLoad >= 0 && sc.BackgroundLoad < 1) || (sc.BackgroundLoad > 0 && !sc.Background) {
-		return fmt.Errorf("svc: background load %v must be in (0, 1), and only with background (0: the default 0.5)", sc.BackgroundLoad)
+		return fmt.Errorf("video: background load %v must be in (0, 1), and only with background (0: the default 0.5)", sc.BackgroundLoad)
 	}
 	return nil
 }
 
 func newWorld(s *sim.Sim, sc Scenario) *world {
+	// The random streams keep the package's old name, svc: a new name
+	// would draw other numbers for every seed, so every result would move.
 	w := &world{sc: sc, s: s, rng: s.Rand("svc/world")}
 	link := func(name string, mbps, loss, delayMs float64) *sim.Link {
 		return sim.NewLink(s, name, sim.LinkParams{RateBps: mbps * 1e6, Loss: loss, Delay: msDur(delayMs), QueuePkts: queuePkts})
