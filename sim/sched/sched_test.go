@@ -11,7 +11,7 @@ import (
 
 type fakeQueue struct{ n int }
 
-func (q fakeQueue) PendingAt(i int) int       { return i }
+func (q fakeQueue) PendingAt(i int) int { return i }
 func (q fakeQueue) AppendPending(dst []int, n int) []int {
 	for i := range n {
 		dst = append(dst, i)
