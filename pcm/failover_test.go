@@ -200,17 +200,7 @@ func TestOpenBodyDoesNotFreezePaths(t *testing.T) {
 		}
 		defer open.Body.Close()
 		time.Sleep(100 * time.Millisecond) // its body has arrived
-		seen := map[int]bool{}
-		for range 6 {
-			resp, err := hc.Get(base + "/bytes/10")
-			if err != nil {
-				t.Fatal(err)
-			}
-			io.Copy(io.Discard, resp.Body)
-			resp.Body.Close()
-			r, _ := ResultOf(resp)
-			seen[r.Path] = true
-		}
+		seen := pathsOfGets(t, hc, base+"/bytes/10", 6)
 		if len(seen) < 2 {
 			t.Errorf("with one body open the requests went on paths %v, want all", seen)
 		}
@@ -244,17 +234,7 @@ func TestBodyBeingReadDoesNotFreezePaths(t *testing.T) {
 			read <- len(b)
 		}()
 		time.Sleep(100 * time.Millisecond) // the reader waits for the next drop
-		seen := map[int]bool{}
-		for range 6 {
-			resp, err := hc.Get(base + "/bytes/10")
-			if err != nil {
-				t.Fatal(err)
-			}
-			io.Copy(io.Discard, resp.Body)
-			resp.Body.Close()
-			r, _ := ResultOf(resp)
-			seen[r.Path] = true
-		}
+		seen := pathsOfGets(t, hc, base+"/bytes/10", 6)
 		if len(seen) < 2 {
 			t.Errorf("with one body being read the requests went on paths %v, want all", seen)
 		}
@@ -353,4 +333,22 @@ func TestTransportResumesBodyAcrossStall(t *testing.T) {
 			t.Errorf("result %+v (ok %v): want one failover and no sample", r, ok)
 		}
 	})
+}
+
+// pathsOfGets sends n GETs of url one after another, each read to its end,
+// and returns the paths that carried them.
+func pathsOfGets(t *testing.T, hc *http.Client, url string, n int) map[int]bool {
+	t.Helper()
+	seen := map[int]bool{}
+	for range n {
+		resp, err := hc.Get(url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		r, _ := ResultOf(resp)
+		seen[r.Path] = true
+	}
+	return seen
 }
