@@ -15,7 +15,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/hetquic/hetquic"
-	"github.com/hetquic/hetquic/internal/runner"
+	"github.com/hetquic/hetquic/internal/workpool"
 	"github.com/hetquic/hetquic/pathsel"
 )
 
@@ -120,11 +120,11 @@ func TestExecuteIsDeterministic(t *testing.T) {
   - {strategy: hetquic}
   - {strategy: oracle}
 `)
-	a, err := Execute(context.Background(), spec, runner.Options{Workers: 1})
+	a, err := Execute(context.Background(), spec, workpool.Options{Workers: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := Execute(context.Background(), spec, runner.Options{Workers: 4})
+	b, err := Execute(context.Background(), spec, workpool.Options{Workers: 4})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -151,7 +151,7 @@ events:
   - {round: 10, path: fast, set: {both: {delay_ms: 50}}, for_rounds: 5}
   - {round: 100, path: slow, set: {both: {delay_ms: 1, loss: 0}}}
 `)
-	res, err := Execute(context.Background(), spec, runner.Options{})
+	res, err := Execute(context.Background(), spec, workpool.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -170,7 +170,7 @@ func TestTraceMode(t *testing.T) {
 	if spec.Rounds != 6 || !reflect.DeepEqual(spec.PathNames(), []string{"fast", "slow"}) {
 		t.Fatalf("rounds %d paths %v", spec.Rounds, spec.PathNames())
 	}
-	res, err := Execute(context.Background(), spec, runner.Options{})
+	res, err := Execute(context.Background(), spec, workpool.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -213,7 +213,7 @@ func TestBuiltinExperimentsWriteTheirReport(t *testing.T) {
 		// The report is under test, not the numbers: two seeds and at most
 		// 300 rounds keep the whole set cheap under -race.
 		spec.Seeds, spec.Rounds = 2, min(spec.Rounds, 300)
-		res, err := Execute(context.Background(), spec, runner.Options{})
+		res, err := Execute(context.Background(), spec, workpool.Options{})
 		if err != nil {
 			t.Fatalf("%s: %v", e.Name(), err)
 		}
@@ -241,7 +241,7 @@ func TestExecuteCancelled(t *testing.T) {
 	spec := load(t, base+"strategies: [{strategy: polling}]\n")
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if _, err := Execute(ctx, spec, runner.Options{}); err == nil {
+	if _, err := Execute(ctx, spec, workpool.Options{}); err == nil {
 		t.Fatal("cancelled run succeeded")
 	}
 }
@@ -250,7 +250,7 @@ func TestExecuteCancelled(t *testing.T) {
 // rounds and comes back with no history.
 func TestRemoveEvent(t *testing.T) {
 	s := load(t, base+"strategies: [{strategy: polling}, {strategy: hetquic}, {strategy: oracle}]\nevents: [{round: 100, path: fast, remove: true, for_rounds: 50}]\n")
-	res, err := Execute(context.Background(), s, runner.Options{Workers: 2})
+	res, err := Execute(context.Background(), s, workpool.Options{Workers: 2})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -293,7 +293,7 @@ func (e stuckEnv) Do(ctx context.Context, t int, p pathsel.PathID) (Outcome, err
 
 func TestWaitAndRequestsElsewhere(t *testing.T) {
 	s := load(t, base+"strategies: [{strategy: polling}, {strategy: fixed}]\n")
-	res, err := ExecuteWith(context.Background(), s, runner.Options{Workers: 1}, func(s *Spec, seed uint64) (Env, error) {
+	res, err := ExecuteWith(context.Background(), s, workpool.Options{Workers: 1}, func(s *Spec, seed uint64) (Env, error) {
 		e, err := OfflineEnv(s, seed)
 		return stuckEnv{e}, err
 	})
@@ -344,7 +344,7 @@ func TestScenarioEventsTranslatedOrRefused(t *testing.T) {
 	if len(s.Events) != 18 || s.Events[0].Round != 150 || s.Events[1].Round != 152 || s.Events[2].Round != 152 {
 		t.Fatalf("events %+v", s.Events)
 	}
-	res, err := Execute(context.Background(), s, runner.Options{})
+	res, err := Execute(context.Background(), s, workpool.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,7 +6,7 @@ import (
 
 	"github.com/hetquic/hetquic/internal/mode"
 	"github.com/hetquic/hetquic/internal/results"
-	"github.com/hetquic/hetquic/internal/runner"
+	"github.com/hetquic/hetquic/internal/workpool"
 	"github.com/hetquic/hetquic/internal/sweep"
 )
 
@@ -35,7 +35,7 @@ type modeExp struct {
 
 func newModeExp(p *Plan, newEnv EnvFactory, finish func(ctx context.Context, r *Result, workers int) error) *modeExp {
 	e := &modeExp{plan: p, finish: finish}
-	e.Shards = mode.PlanShards(p, func(ctx context.Context, shard sweep.Shard, opt runner.Options) (map[int]*Run, error) {
+	e.Shards = mode.PlanShards(p, func(ctx context.Context, shard sweep.Shard, opt workpool.Options) (map[int]*Run, error) {
 		return ExecuteShard(ctx, p, shard, opt, newEnv)
 	}, e.assemble)
 	return e

@@ -8,7 +8,7 @@ import (
 	"slices"
 	"sync"
 
-	"github.com/hetquic/hetquic/internal/runner"
+	"github.com/hetquic/hetquic/internal/workpool"
 	"github.com/hetquic/hetquic/internal/sweep"
 )
 
@@ -50,7 +50,7 @@ func LoadPlan(fsys fs.FS, name string) (*Plan, error) {
 // experiment/realenv.NewEnv for mode real). Each run depends only on its
 // point, strategy and seed, so its result is the same in any shard and with
 // any number of workers.
-func ExecuteShard(ctx context.Context, p *Plan, shard sweep.Shard, opt runner.Options, newEnv EnvFactory) (map[int]*Run, error) {
+func ExecuteShard(ctx context.Context, p *Plan, shard sweep.Shard, opt workpool.Options, newEnv EnvFactory) (map[int]*Run, error) {
 	envs := newEnvCache(p, newEnv)
 	defer envs.close()
 	if p.Specs[0].Mode == ModeReal {

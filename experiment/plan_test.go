@@ -7,7 +7,7 @@ import (
 	"testing"
 	"testing/fstest"
 
-	"github.com/hetquic/hetquic/internal/runner"
+	"github.com/hetquic/hetquic/internal/workpool"
 	"github.com/hetquic/hetquic/internal/sweep"
 )
 
@@ -40,13 +40,13 @@ func TestPlanShardsAndWorkers(t *testing.T) {
 		t.Fatalf("point 1's sw-ucb window %v, want 20", got)
 	}
 	ctx := context.Background()
-	one, err := ExecuteShard(ctx, p, sweep.All, runner.Options{Workers: 1}, LocalEnv)
+	one, err := ExecuteShard(ctx, p, sweep.All, workpool.Options{Workers: 1}, LocalEnv)
 	if err != nil {
 		t.Fatal(err)
 	}
 	merged := map[int]*Run{}
 	for i := range 5 {
-		part, err := ExecuteShard(ctx, p, sweep.Shard{I: i, N: 5}, runner.Options{Workers: 3}, LocalEnv)
+		part, err := ExecuteShard(ctx, p, sweep.Shard{I: i, N: 5}, workpool.Options{Workers: 3}, LocalEnv)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -13,7 +13,7 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 
 	"github.com/hetquic/hetquic/internal/figure"
-	"github.com/hetquic/hetquic/internal/runner"
+	"github.com/hetquic/hetquic/internal/workpool"
 	"github.com/hetquic/hetquic/internal/stats"
 	"github.com/hetquic/hetquic/pathsel"
 )
@@ -77,7 +77,7 @@ func WriteFigures(ctx context.Context, dir string, r *Result) ([]string, error) 
 	if len(r.Truth) > 0 {
 		jobs = append(jobs, job{figPaths, func() error { return pathFigure(filepath.Join(dir, figPaths), r) }})
 	}
-	err := runner.Run(ctx, len(jobs), runner.Options{}, func(_ context.Context, i int) error {
+	err := workpool.Run(ctx, len(jobs), workpool.Options{}, func(_ context.Context, i int) error {
 		if err := jobs[i].draw(); err != nil {
 			return fmt.Errorf("%s: %w", jobs[i].name, err)
 		}

@@ -6,7 +6,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/hetquic/hetquic/internal/runner"
+	"github.com/hetquic/hetquic/internal/workpool"
 	"github.com/hetquic/hetquic/pathsel"
 )
 
@@ -21,11 +21,11 @@ func TestProbeBudget(t *testing.T) {
   - {strategy: hetquic}
   - {label: hetquic-no-probe, strategy: hetquic, probes: false}
 `
-	with, err := Execute(context.Background(), load(t, base+"probe: {per_second: 20}\n"+strategies), runner.Options{Workers: 1})
+	with, err := Execute(context.Background(), load(t, base+"probe: {per_second: 20}\n"+strategies), workpool.Options{Workers: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
-	without, err := Execute(context.Background(), load(t, base+strategies), runner.Options{Workers: 1})
+	without, err := Execute(context.Background(), load(t, base+strategies), workpool.Options{Workers: 1})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,7 +9,7 @@ import (
 	"math/rand/v2"
 	"time"
 
-	"github.com/hetquic/hetquic/internal/runner"
+	"github.com/hetquic/hetquic/internal/workpool"
 	"github.com/hetquic/hetquic/pathsel"
 )
 
@@ -58,11 +58,11 @@ type Result struct {
 type EnvFactory func(s *Spec, seed uint64) (Env, error)
 
 // Execute runs an offline or trace experiment: every strategy on every
-// seed on the runner's worker pool. Runs are independent and write only
+// seed on the worker pool. Runs are independent and write only
 // their own slot, so any number of workers gives the same Result. Mode real
 // needs the real network's Env, which this package does not link (so an
 // offline run does not link quic-go): run it with experiment/realenv.
-func Execute(ctx context.Context, spec *Spec, opt runner.Options) (*Result, error) {
+func Execute(ctx context.Context, spec *Spec, opt workpool.Options) (*Result, error) {
 	if spec.Mode == ModeReal {
 		return nil, fmt.Errorf("mode %s: run it with experiment/realenv (hetquic exp run does)", spec.Mode)
 	}
@@ -85,7 +85,7 @@ var LocalEnv EnvFactory = modelEnv
 // ExecuteWith runs every strategy on every seed over the environments
 // newEnv makes (one per seed), on opt.Workers workers, or one when the
 // environment cannot be shared (a real network).
-func ExecuteWith(ctx context.Context, spec *Spec, opt runner.Options, newEnv EnvFactory) (*Result, error) {
+func ExecuteWith(ctx context.Context, spec *Spec, opt workpool.Options, newEnv EnvFactory) (*Result, error) {
 	start := time.Now() // for Elapsed only; never a seed
 	seeds := spec.Seeds
 	envs := make([]Env, seeds)
@@ -112,7 +112,7 @@ func ExecuteWith(ctx context.Context, spec *Spec, opt runner.Options, newEnv Env
 	if opt.Name == "" {
 		opt.Name = spec.Name
 	}
-	err := runner.Run(ctx, len(spec.Strategies)*seeds, opt, func(ctx context.Context, j int) error {
+	err := workpool.Run(ctx, len(spec.Strategies)*seeds, opt, func(ctx context.Context, j int) error {
 		si, seed := j/seeds, j%seeds
 		run, err := spec.runOne(ctx, spec.Strategies[si], spec.Seed+uint64(seed), envs[seed])
 		if err != nil {

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/hetquic/hetquic/internal/runner"
+	"github.com/hetquic/hetquic/internal/workpool"
 )
 
 // experiment is one of the paper's §V experiments as Prepare and Run know
@@ -19,7 +19,7 @@ type experiment struct {
 	// mptcp, repeat, tcp: it takes Params.MPTCP, Repeat > 1, TCP.
 	mptcp, repeat, tcp bool
 	// run fills r (Setting, Rows, chart, Notes) from s's Params.
-	run func(ctx context.Context, s *Spec, opt runner.Options, log *slog.Logger, r *Result) error
+	run func(ctx context.Context, s *Spec, opt workpool.Options, log *slog.Logger, r *Result) error
 }
 
 // registry holds the experiments, in the paper's order; a new one is a
@@ -69,7 +69,7 @@ func takes(has func(experiment) bool) string {
 }
 
 // handshakeExperiment: time to the last byte of a small object, per transport (exp. 1).
-func handshakeExperiment(ctx context.Context, s *Spec, opt runner.Options, log *slog.Logger, r *Result) error {
+func handshakeExperiment(ctx context.Context, s *Spec, opt workpool.Options, log *slog.Logger, r *Result) error {
 	p, sc := s.Agent, s.scenario
 	r.Setting = fmt.Sprintf("%d-byte object, %d rounds", p.SizeBytes, p.Rounds)
 	rows, err := one(ctx, opt, func(ctx context.Context) ([]HandshakeRow, error) {
@@ -92,7 +92,7 @@ func handshakeExperiment(ctx context.Context, s *Spec, opt runner.Options, log *
 }
 
 // lossExperiment: one path's goodput against random loss, per object size (exp. 2).
-func lossExperiment(ctx context.Context, s *Spec, opt runner.Options, log *slog.Logger, r *Result) error {
+func lossExperiment(ctx context.Context, s *Spec, opt workpool.Options, log *slog.Logger, r *Result) error {
 	p, sc := s.Agent, s.scenario
 	ls := make([]float64, len(p.LossesPct))
 	for i, l := range p.LossesPct {
@@ -115,12 +115,12 @@ func lossExperiment(ctx context.Context, s *Spec, opt runner.Options, log *slog.
 }
 
 // aggregateExperiment: two apps at once over both paths, repeated (exp. 3).
-func aggregateExperiment(ctx context.Context, s *Spec, opt runner.Options, log *slog.Logger, r *Result) error {
+func aggregateExperiment(ctx context.Context, s *Spec, opt workpool.Options, log *slog.Logger, r *Result) error {
 	p, sc := s.Agent, s.scenario
 	big, small := s.bytes(10), s.bytes(2.5)
 	r.Setting = fmt.Sprintf("two apps, %d + %d bytes at once, %d run(s)", big, small, p.Repeat)
 	var notes []string
-	runs, err := runner.Map(ctx, p.Repeat, opt, func(ctx context.Context, i int) ([]AggRow, error) {
+	runs, err := workpool.Map(ctx, p.Repeat, opt, func(ctx context.Context, i int) ([]AggRow, error) {
 		cfg := AggConfig{Scenario: sc, Big: big, Small: small, Pin: p.Pin, Seed: s.Seed + uint64(i), Log: log}
 		rows, err := RunAggregation(ctx, cfg)
 		if err != nil || !p.MPTCP {
@@ -152,7 +152,7 @@ func aggregateExperiment(ctx context.Context, s *Spec, opt runner.Options, log *
 }
 
 // outageExperiment: one download across a path cut (exp. 4).
-func outageExperiment(ctx context.Context, s *Spec, opt runner.Options, log *slog.Logger, r *Result) error {
+func outageExperiment(ctx context.Context, s *Spec, opt workpool.Options, log *slog.Logger, r *Result) error {
 	p, sc := s.Agent, s.scenario
 	size := s.bytes(10)
 	at, outage := time.Duration(p.AtS*float64(time.Second)), time.Duration(p.OutageS*float64(time.Second))
@@ -172,7 +172,7 @@ func outageExperiment(ctx context.Context, s *Spec, opt runner.Options, log *slo
 }
 
 // prefetchExperiment: a pushed object against one fetched on demand (exp. 5).
-func prefetchExperiment(ctx context.Context, s *Spec, opt runner.Options, log *slog.Logger, r *Result) error {
+func prefetchExperiment(ctx context.Context, s *Spec, opt workpool.Options, log *slog.Logger, r *Result) error {
 	sc := s.scenario
 	size := s.bytes(2.5)
 	r.Setting = fmt.Sprintf("%d bytes pushed vs on demand", size)
@@ -191,7 +191,7 @@ func prefetchExperiment(ctx context.Context, s *Spec, opt runner.Options, log *s
 }
 
 // stripeExperiment: one object striped over unequal paths (beyond the paper).
-func stripeExperiment(ctx context.Context, s *Spec, opt runner.Options, log *slog.Logger, r *Result) error {
+func stripeExperiment(ctx context.Context, s *Spec, opt workpool.Options, log *slog.Logger, r *Result) error {
 	p, sc := s.Agent, s.scenario
 	size := s.bytes(100)
 	r.Setting = fmt.Sprintf("one object of %d bytes", size)
@@ -212,7 +212,7 @@ func stripeExperiment(ctx context.Context, s *Spec, opt runner.Options, log *slo
 }
 
 // matrixExperiment: striping against the best path alone, over path mixes.
-func matrixExperiment(ctx context.Context, s *Spec, opt runner.Options, log *slog.Logger, r *Result) error {
+func matrixExperiment(ctx context.Context, s *Spec, opt workpool.Options, log *slog.Logger, r *Result) error {
 	p := s.Agent
 	size := s.bytes(100)
 	r.Setting = fmt.Sprintf("one object of %d bytes per mode and path mix", size)

@@ -13,7 +13,7 @@ import (
 	"github.com/hetquic/hetquic/agent/wire"
 	"github.com/hetquic/hetquic/internal/figure"
 	"github.com/hetquic/hetquic/internal/results"
-	"github.com/hetquic/hetquic/internal/runner"
+	"github.com/hetquic/hetquic/internal/workpool"
 	"github.com/hetquic/hetquic/internal/yamlfile"
 	"github.com/hetquic/hetquic/scenario"
 )
@@ -207,9 +207,9 @@ func (c *chart) bar(label string, v float64) {
 	c.labels, c.values = append(c.labels, label), append(c.values, v)
 }
 
-// Run runs the experiment through the runner (one job per repeat, one at
+// Run runs the experiment through the worker pool (one job per repeat, one at
 // a time: every job owns the loopback's emulator and agents).
-func Run(ctx context.Context, s *Spec, opt runner.Options, log *slog.Logger) (*Result, error) {
+func Run(ctx context.Context, s *Spec, opt workpool.Options, log *slog.Logger) (*Result, error) {
 	e, ok := lookup(s.Agent.Experiment)
 	if !ok {
 		return nil, fmt.Errorf("agent.experiment: %q is not one of %v", s.Agent.Experiment, Names)
@@ -225,9 +225,9 @@ func Run(ctx context.Context, s *Spec, opt runner.Options, log *slog.Logger) (*R
 	return r, nil
 }
 
-// one runs a single job through the runner.
-func one[T any](ctx context.Context, opt runner.Options, f func(context.Context) (T, error)) (T, error) {
-	out, err := runner.Map(ctx, 1, opt, func(ctx context.Context, _ int) (T, error) { return f(ctx) })
+// one runs a single job through the worker pool.
+func one[T any](ctx context.Context, opt workpool.Options, f func(context.Context) (T, error)) (T, error) {
+	out, err := workpool.Map(ctx, 1, opt, func(ctx context.Context, _ int) (T, error) { return f(ctx) })
 	if err != nil {
 		var zero T
 		return zero, err

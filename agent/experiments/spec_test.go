@@ -9,7 +9,7 @@ import (
 	"testing/fstest"
 
 	"github.com/hetquic/hetquic"
-	"github.com/hetquic/hetquic/internal/runner"
+	"github.com/hetquic/hetquic/internal/workpool"
 )
 
 // Every built-in agent experiment loads, and there is one per §V
@@ -53,7 +53,7 @@ func TestSpecErrors(t *testing.T) {
 	}
 }
 
-// The spec runs through the runner and writes summary.json, the chart and
+// The spec runs through the worker pool and writes summary.json, the chart and
 // report.md; the report's table has a row per mode.
 func TestRunPrefetchSpec(t *testing.T) {
 	s, err := Load(hetquic.Files, "experiments/agent-prefetch.yaml")
@@ -61,7 +61,7 @@ func TestRunPrefetchSpec(t *testing.T) {
 		t.Fatal(err)
 	}
 	s.Agent.Scale = 0.02
-	r, err := Run(context.Background(), s, runner.Options{}, nil)
+	r, err := Run(context.Background(), s, workpool.Options{}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,7 +14,7 @@ import (
 	agentexp "github.com/hetquic/hetquic/agent/experiments"
 	"github.com/hetquic/hetquic/agent/wire"
 	"github.com/hetquic/hetquic/internal/results"
-	"github.com/hetquic/hetquic/internal/runner"
+	"github.com/hetquic/hetquic/internal/workpool"
 )
 
 const agentExpHelp = `Runs one of the Cybertwin paper's §V experiments for the agent: ct-client and
@@ -130,7 +130,7 @@ func agentExperiment(ctx context.Context, args []string) error {
 		log = slog.New(slog.NewTextHandler(os.Stderr, nil))
 	}
 	fmt.Fprintf(os.Stderr, "agent experiment %s: scale %g\n", name, p.Scale)
-	res, err := agentexp.Run(ctx, spec, runner.Options{Progress: os.Stderr}, log)
+	res, err := agentexp.Run(ctx, spec, workpool.Options{Progress: os.Stderr}, log)
 	if err != nil {
 		return err
 	}

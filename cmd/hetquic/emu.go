@@ -16,7 +16,7 @@ import (
 	"github.com/hetquic/hetquic/emu"
 	"github.com/hetquic/hetquic/emu/udprelay"
 	"github.com/hetquic/hetquic/internal/results"
-	"github.com/hetquic/hetquic/internal/runner"
+	"github.com/hetquic/hetquic/internal/workpool"
 	"github.com/hetquic/hetquic/scenario"
 )
 
@@ -337,7 +337,7 @@ mode or several, comma-separated, measured in that order.
 	if len(list) == 0 {
 		return badInput(errors.New("--mode: give delay, rate, loss or forward"))
 	}
-	opt := runner.Options{Workers: 1, Name: "emu measure"} // one at a time: measurements share the CPUs
+	opt := workpool.Options{Workers: 1, Name: "emu measure"} // one at a time: measurements share the CPUs
 	if !*quiet {
 		opt.Progress = os.Stderr
 	}
@@ -384,7 +384,7 @@ type measurement struct {
 // measureAll runs every measurement of the modes in list, one at a time on
 // the runner (its progress, Ctrl-C between and inside measurements), and
 // returns each mode's results in order.
-func (m measureFlags) measureAll(ctx context.Context, list []string, opt runner.Options) ([][]udprelay.MeasureResult, error) {
+func (m measureFlags) measureAll(ctx context.Context, list []string, opt workpool.Options) ([][]udprelay.MeasureResult, error) {
 	var all []measurement
 	for i, mode := range list {
 		for _, run := range m.measurements(mode) {
@@ -392,7 +392,7 @@ func (m measureFlags) measureAll(ctx context.Context, list []string, opt runner.
 		}
 	}
 	got := make([]udprelay.MeasureResult, len(all))
-	err := runner.Run(ctx, len(all), opt, func(ctx context.Context, j int) error {
+	err := workpool.Run(ctx, len(all), opt, func(ctx context.Context, j int) error {
 		var err error
 		got[j], err = all[j].run(ctx)
 		return err

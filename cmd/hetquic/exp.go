@@ -16,7 +16,7 @@ import (
 	"github.com/hetquic/hetquic"
 	"github.com/hetquic/hetquic/internal/mode"
 	"github.com/hetquic/hetquic/internal/results"
-	"github.com/hetquic/hetquic/internal/runner"
+	"github.com/hetquic/hetquic/internal/workpool"
 	"github.com/hetquic/hetquic/internal/sweep"
 	"github.com/hetquic/hetquic/scenario"
 )
@@ -248,7 +248,7 @@ func expRun(ctx context.Context, args []string, name string) error {
 			return err
 		}
 	}
-	opt := runner.Options{Workers: *workers, Progress: os.Stderr, Name: l.env.Name}
+	opt := workpool.Options{Workers: *workers, Progress: os.Stderr, Name: l.env.Name}
 	if *quiet || *asMD {
 		opt.Progress = nil
 	} else {

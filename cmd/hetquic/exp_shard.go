@@ -11,13 +11,13 @@ import (
 
 	"github.com/hetquic/hetquic/internal/mode"
 	"github.com/hetquic/hetquic/internal/results"
-	"github.com/hetquic/hetquic/internal/runner"
+	"github.com/hetquic/hetquic/internal/workpool"
 	"github.com/hetquic/hetquic/internal/sweep"
 )
 
 // expRunShard is exp run --shard: the runs of one shard, written to out for
 // exp merge; a mode without independent runs (agent) says why it has none.
-func expRunShard(ctx context.Context, l *loaded, file, shardFlag, out string, printing bool, opt runner.Options) error {
+func expRunShard(ctx context.Context, l *loaded, file, shardFlag, out string, printing bool, opt workpool.Options) error {
 	shard, err := sweep.ParseShard(shardFlag)
 	if err != nil {
 		return badInput(err)

@@ -10,7 +10,7 @@ import (
 
 	"github.com/hetquic/hetquic/internal/mode"
 	"github.com/hetquic/hetquic/internal/results"
-	"github.com/hetquic/hetquic/internal/runner"
+	"github.com/hetquic/hetquic/internal/workpool"
 	"github.com/hetquic/hetquic/ride"
 	"github.com/hetquic/hetquic/ride/env"
 	"github.com/hetquic/hetquic/ride/report"
@@ -85,7 +85,7 @@ validation video, which chooses among trained policies.`)
 			return err
 		}
 	}
-	opt := runner.Options{Workers: *workers}
+	opt := workpool.Options{Workers: *workers}
 	if !*md && !*quiet {
 		opt.Progress, opt.Name = os.Stderr, "ride eval"
 		fmt.Fprintf(os.Stderr, "ride eval: %s on video %d, seed %d, %s\n", policyNames(pols), *video, *seed, framesText(*frames))

@@ -16,7 +16,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/hetquic/hetquic/experiment"
-	"github.com/hetquic/hetquic/internal/runner"
+	"github.com/hetquic/hetquic/internal/workpool"
 	"github.com/hetquic/hetquic/internal/stats"
 	"github.com/hetquic/hetquic/pathsel"
 	"github.com/hetquic/hetquic/pcm"
@@ -225,7 +225,7 @@ func (e *realEnv) Close() error {
 // run at a time (one emulator per seed), then the same strategies, seeds
 // and task sizes on the offline model (Result.Offline) to set the two side
 // by side.
-func Execute(ctx context.Context, spec *experiment.Spec, opt runner.Options) (*experiment.Result, error) {
+func Execute(ctx context.Context, spec *experiment.Spec, opt workpool.Options) (*experiment.Result, error) {
 	if spec.Mode != experiment.ModeReal {
 		return nil, fmt.Errorf("realenv: mode %s is not real", spec.Mode)
 	}
@@ -242,6 +242,6 @@ func AddOffline(ctx context.Context, res *experiment.Result, workers int) error 
 	offline := *res.Spec
 	offline.Mode = experiment.ModeOffline
 	var err error
-	res.Offline, err = experiment.Execute(ctx, &offline, runner.Options{Workers: workers})
+	res.Offline, err = experiment.Execute(ctx, &offline, workpool.Options{Workers: workers})
 	return err
 }

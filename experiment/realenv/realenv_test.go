@@ -11,7 +11,7 @@ import (
 
 	"github.com/hetquic/hetquic"
 	"github.com/hetquic/hetquic/experiment"
-	"github.com/hetquic/hetquic/internal/runner"
+	"github.com/hetquic/hetquic/internal/workpool"
 )
 
 // Every built-in real experiment runs (shortened: real requests take real
@@ -44,7 +44,7 @@ func TestBuiltinRealExperiments(t *testing.T) {
 		ran++
 		spec.Seeds, spec.Rounds = 1, min(spec.Rounds, 24)
 		spec.Events = nil // their rounds lie past the shortened run
-		res, err := Execute(context.Background(), spec, runner.Options{})
+		res, err := Execute(context.Background(), spec, workpool.Options{})
 		if err != nil {
 			t.Fatalf("%s: %v", e.Name(), err)
 		}

@@ -20,7 +20,7 @@ import (
 	"strings"
 
 	"github.com/hetquic/hetquic/internal/results"
-	"github.com/hetquic/hetquic/internal/runner"
+	"github.com/hetquic/hetquic/internal/workpool"
 	"github.com/hetquic/hetquic/internal/sweep"
 )
 
@@ -53,7 +53,7 @@ type Experiment interface {
 	// a mode without seeds to override says so.
 	SetSeeds(n int) error
 	// Run runs every run in this process.
-	Run(ctx context.Context, opt runner.Options) (*Outcome, error)
+	Run(ctx context.Context, opt workpool.Options) (*Outcome, error)
 }
 
 // Sharded is an Experiment whose runs are independent and numbered the
@@ -66,7 +66,7 @@ type Sharded interface {
 	// RunShard runs the runs shard owns and writes them into dir for
 	// Merge; spec is the experiment as named on the command line. It
 	// returns how many runs it wrote.
-	RunShard(ctx context.Context, shard sweep.Shard, opt runner.Options, dir, spec string) (int, error)
+	RunShard(ctx context.Context, shard sweep.Shard, opt workpool.Options, dir, spec string) (int, error)
 	// Merge reads the shards in dirs and assembles the outcome; workers
 	// bound what merging recomputes. Bad or missing shards are InputErrors.
 	Merge(ctx context.Context, dirs []string, workers int) (*Outcome, error)

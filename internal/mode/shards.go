@@ -4,7 +4,7 @@ import (
 	"context"
 	"io/fs"
 
-	"github.com/hetquic/hetquic/internal/runner"
+	"github.com/hetquic/hetquic/internal/workpool"
 	"github.com/hetquic/hetquic/internal/sweep"
 )
 
@@ -17,7 +17,7 @@ type Shards[R any] struct {
 	// Count is how many runs the experiment has.
 	Count func() int
 	// Exec runs the runs shard owns in this process.
-	Exec func(ctx context.Context, shard sweep.Shard, opt runner.Options) (map[int]R, error)
+	Exec func(ctx context.Context, shard sweep.Shard, opt workpool.Options) (map[int]R, error)
 	// Save writes a shard's runs into dir; spec is the experiment as named
 	// on the command line.
 	Save func(dir, spec string, shard sweep.Shard, runs map[int]R) error
@@ -32,7 +32,7 @@ type Shards[R any] struct {
 func (s Shards[R]) Runs() int { return s.Count() }
 
 // Run runs every run in this process.
-func (s Shards[R]) Run(ctx context.Context, opt runner.Options) (*Outcome, error) {
+func (s Shards[R]) Run(ctx context.Context, opt workpool.Options) (*Outcome, error) {
 	runs, err := s.Exec(ctx, sweep.All, opt)
 	if err != nil {
 		return nil, err
@@ -41,7 +41,7 @@ func (s Shards[R]) Run(ctx context.Context, opt runner.Options) (*Outcome, error
 }
 
 // RunShard runs shard's runs and writes them into dir for Merge.
-func (s Shards[R]) RunShard(ctx context.Context, shard sweep.Shard, opt runner.Options, dir, spec string) (int, error) {
+func (s Shards[R]) RunShard(ctx context.Context, shard sweep.Shard, opt workpool.Options, dir, spec string) (int, error) {
 	runs, err := s.Exec(ctx, shard, opt)
 	if err != nil {
 		return 0, err
@@ -62,7 +62,7 @@ func (s Shards[R]) Merge(ctx context.Context, dirs []string, workers int) (*Outc
 // PlanShards is Shards over a plan (sweep.Plan): its runs counted, written
 // and read by the plan, exec running a shard's runs and assemble making the
 // outcome, the two things a mode supplies.
-func PlanShards[S, T any](p *sweep.Plan[S, T], exec func(ctx context.Context, shard sweep.Shard, opt runner.Options) (map[int]*T, error),
+func PlanShards[S, T any](p *sweep.Plan[S, T], exec func(ctx context.Context, shard sweep.Shard, opt workpool.Options) (map[int]*T, error),
 	assemble func(ctx context.Context, runs map[int]*T, workers int) (*Outcome, error)) Shards[*T] {
 	return Shards[*T]{Count: p.Runs, Exec: exec, Save: p.WritePartial, Read: p.ReadPartials, Assemble: assemble}
 }

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"io/fs"
 
-	"github.com/hetquic/hetquic/internal/runner"
+	"github.com/hetquic/hetquic/internal/workpool"
 )
 
 // Plan is an experiment file of one mode expanded point by point (a Set of
@@ -32,7 +32,7 @@ func LoadPlan[S, T any](fsys fs.FS, name string, l Loader[S], specName func(S) s
 // of point, a function of those alone, so that its result is the same in
 // any shard and with any number of workers; an error is prefixed with the
 // point (PointPrefix) by the caller's run.
-func (p *Plan[S, T]) RunShard(ctx context.Context, shard Shard, opt runner.Options, describe func(*T) string,
+func (p *Plan[S, T]) RunShard(ctx context.Context, shard Shard, opt workpool.Options, describe func(*T) string,
 	run func(ctx context.Context, point, r int) (*T, error)) (map[int]*T, error) {
 	if opt.Name == "" {
 		opt.Name = p.Name

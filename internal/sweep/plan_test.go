@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/hetquic/hetquic/internal/runner"
+	"github.com/hetquic/hetquic/internal/workpool"
 )
 
 // A plan runs its runs, collects a point's in order (a missing one is an
@@ -21,7 +21,7 @@ func TestPlan(t *testing.T) {
 		if p.PointsNote() != "" {
 			t.Errorf("unswept note %q", p.PointsNote())
 		}
-		runs, err := p.RunShard(context.Background(), All, runner.Options{}, nil, func(_ context.Context, _, r int) (*int, error) { return &r, nil })
+		runs, err := p.RunShard(context.Background(), All, workpool.Options{}, nil, func(_ context.Context, _, r int) (*int, error) { return &r, nil })
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -5,7 +5,7 @@ import (
 	"path/filepath"
 
 	"github.com/hetquic/hetquic/internal/results"
-	"github.com/hetquic/hetquic/internal/runner"
+	"github.com/hetquic/hetquic/internal/workpool"
 )
 
 // RunOwned carries out the runs of s that shard owns on the one runner and
@@ -13,15 +13,15 @@ import (
 // depend on nothing else, which makes a run's result the same in any shard
 // and with any number of workers (what lets shards merge bit for bit).
 // describe, when not nil, describes a finished run for its progress line
-// (runner.Options.Describe).
-func RunOwned[S, R any](ctx context.Context, s *Set[S], shard Shard, opt runner.Options, describe func(*R) string,
+// (workpool.Options.Describe).
+func RunOwned[S, R any](ctx context.Context, s *Set[S], shard Shard, opt workpool.Options, describe func(*R) string,
 	run func(ctx context.Context, point, r int) (*R, error)) (map[int]*R, error) {
 	owned := s.Owned(shard)
 	out := make([]*R, len(owned))
 	if describe != nil {
 		opt.Describe = func(j int) string { return describe(out[j]) }
 	}
-	err := runner.Run(ctx, len(owned), opt, func(ctx context.Context, j int) error {
+	err := workpool.Run(ctx, len(owned), opt, func(ctx context.Context, j int) error {
 		pi, r := s.Locate(owned[j])
 		res, err := run(ctx, pi, r)
 		out[j] = res

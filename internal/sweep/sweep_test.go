@@ -12,7 +12,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/hetquic/hetquic/internal/results"
-	"github.com/hetquic/hetquic/internal/runner"
+	"github.com/hetquic/hetquic/internal/workpool"
 )
 
 func block(t *testing.T, src string) *Block {
@@ -337,13 +337,13 @@ func TestApplyInlineScenario(t *testing.T) {
 func TestRunOwned(t *testing.T) {
 	set := Single(5, Loader[int]{Runs: func(n int) int { return n }})
 	run := func(_ context.Context, point, r int) (*int, error) { v := 100*point + r; return &v, nil }
-	all, err := RunOwned(context.Background(), set, All, runner.Options{Workers: 3}, nil, run)
+	all, err := RunOwned(context.Background(), set, All, workpool.Options{Workers: 3}, nil, run)
 	if err != nil || len(all) != 5 {
 		t.Fatalf("all: %v, %d runs", err, len(all))
 	}
 	union := map[int]int{}
 	for i := range 2 {
-		part, err := RunOwned(context.Background(), set, Shard{I: i, N: 2}, runner.Options{}, nil, run)
+		part, err := RunOwned(context.Background(), set, Shard{I: i, N: 2}, workpool.Options{}, nil, run)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -358,11 +358,11 @@ func TestRunOwned(t *testing.T) {
 		t.Fatalf("shards cover %d of 5 runs", len(union))
 	}
 	var progress strings.Builder
-	_, err = RunOwned(context.Background(), set, All, runner.Options{Workers: 1, Progress: &progress}, func(v *int) string { return "v=" + strconv.Itoa(*v) }, run)
+	_, err = RunOwned(context.Background(), set, All, workpool.Options{Workers: 1, Progress: &progress}, func(v *int) string { return "v=" + strconv.Itoa(*v) }, run)
 	if err != nil || !strings.Contains(progress.String(), "5/5 runs (v=4)") {
 		t.Fatalf("progress %q, %v", progress.String(), err)
 	}
-	if _, err := RunOwned(context.Background(), set, All, runner.Options{}, nil, func(context.Context, int, int) (*int, error) {
+	if _, err := RunOwned(context.Background(), set, All, workpool.Options{}, nil, func(context.Context, int, int) (*int, error) {
 		return nil, errors.New("boom")
 	}); err == nil || err.Error() != "boom" {
 		t.Fatalf("a failing run: %v", err)

@@ -9,7 +9,7 @@ import (
 	"sync"
 
 	"github.com/hetquic/hetquic/internal/results"
-	"github.com/hetquic/hetquic/internal/runner"
+	"github.com/hetquic/hetquic/internal/workpool"
 	"github.com/hetquic/hetquic/internal/sweep"
 	"github.com/hetquic/hetquic/ride"
 	"github.com/hetquic/hetquic/ride/env"
@@ -76,7 +76,7 @@ func LoadPlan(fsys fs.FS, name string) (*Plan, error) {
 // in any shard and with any number of workers; a baseline's does not
 // depend on the point's RIDE policy either, so points that differ only in
 // ride.policy (training seeds compared) run each baseline once.
-func RunShard(ctx context.Context, p *Plan, shard sweep.Shard, opt runner.Options) (map[int]*env.Metrics, error) {
+func RunShard(ctx context.Context, p *Plan, shard sweep.Shard, opt workpool.Options) (map[int]*env.Metrics, error) {
 	var base baselineRuns
 	return p.RunShard(ctx, shard, opt, nil, func(ctx context.Context, pi, r int) (*env.Metrics, error) {
 		s := p.Specs[pi]

@@ -16,7 +16,7 @@ import (
 
 	"github.com/hetquic/hetquic/internal/figure"
 	"github.com/hetquic/hetquic/internal/results"
-	"github.com/hetquic/hetquic/internal/runner"
+	"github.com/hetquic/hetquic/internal/workpool"
 	"github.com/hetquic/hetquic/internal/stats"
 	"github.com/hetquic/hetquic/ride"
 	"github.com/hetquic/hetquic/ride/env"
@@ -52,9 +52,9 @@ func (cfg Config) envConfig() env.Config {
 // in its own simulation, on the one runner (opt.Workers at once; 0: one per
 // CPU); results depend on neither the order nor the worker count. A
 // cancelled ctx starts no further policy.
-func Evaluate(ctx context.Context, cfg Config, policies []ride.Policy, opt runner.Options) ([]env.Metrics, error) {
+func Evaluate(ctx context.Context, cfg Config, policies []ride.Policy, opt workpool.Options) ([]env.Metrics, error) {
 	out := make([]env.Metrics, len(policies))
-	err := runner.Run(ctx, len(policies), opt, func(ctx context.Context, k int) error {
+	err := workpool.Run(ctx, len(policies), opt, func(ctx context.Context, k int) error {
 		var err error
 		out[k], err = evaluate(ctx, cfg, policies[k])
 		return err

@@ -9,7 +9,7 @@ import (
 	"testing/fstest"
 
 	"github.com/hetquic/hetquic/internal/results"
-	"github.com/hetquic/hetquic/internal/runner"
+	"github.com/hetquic/hetquic/internal/workpool"
 	"github.com/hetquic/hetquic/internal/stats"
 	"github.com/hetquic/hetquic/internal/sweep"
 	"github.com/hetquic/hetquic/ride"
@@ -23,11 +23,11 @@ func TestEvaluateAndWrite(t *testing.T) {
 	}
 	// RIDE's slot: a policy named "ride" (here always Wi-Fi).
 	pols = append([]ride.Policy{named{"ride", 1}}, pols...)
-	ms, err := Evaluate(context.Background(), Config{Seed: 2, Frames: 60}, pols, runner.Options{})
+	ms, err := Evaluate(context.Background(), Config{Seed: 2, Frames: 60}, pols, workpool.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	again, _ := Evaluate(context.Background(), Config{Seed: 2, Frames: 60}, pols[:1], runner.Options{Workers: 1})
+	again, _ := Evaluate(context.Background(), Config{Seed: 2, Frames: 60}, pols[:1], workpool.Options{Workers: 1})
 	if ms[0].MeanFrameReward() != again[0].MeanFrameReward() {
 		t.Error("the same seed and policy gave another reward")
 	}
@@ -187,7 +187,7 @@ func TestBaselinesShared(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	runs, err := RunShard(context.Background(), p, sweep.All, runner.Options{Workers: 4})
+	runs, err := RunShard(context.Background(), p, sweep.All, workpool.Options{Workers: 4})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,7 +7,7 @@ import (
 
 	"github.com/hetquic/hetquic/internal/mode"
 	"github.com/hetquic/hetquic/internal/results"
-	"github.com/hetquic/hetquic/internal/runner"
+	"github.com/hetquic/hetquic/internal/workpool"
 	"github.com/hetquic/hetquic/internal/sweep"
 )
 
@@ -28,7 +28,7 @@ type modeExp struct {
 
 func newModeExp(p *Plan) mode.Experiment {
 	e := modeExp{p: p}
-	e.Shards = mode.PlanShards(p, func(ctx context.Context, shard sweep.Shard, opt runner.Options) (map[int]*RunResult, error) {
+	e.Shards = mode.PlanShards(p, func(ctx context.Context, shard sweep.Shard, opt workpool.Options) (map[int]*RunResult, error) {
 		return RunShard(ctx, p, shard, opt.Workers, opt.Progress)
 	}, e.assemble)
 	e.Shards.Save = writePartial(p)

@@ -11,7 +11,7 @@ import (
 	"strings"
 
 	"github.com/hetquic/hetquic/internal/results"
-	"github.com/hetquic/hetquic/internal/runner"
+	"github.com/hetquic/hetquic/internal/workpool"
 	"github.com/hetquic/hetquic/internal/stats"
 	"github.com/hetquic/hetquic/internal/sweep"
 )
@@ -50,11 +50,11 @@ func LoadPlan(fsys fs.FS, name string) (*Plan, error) {
 	return sweep.LoadPlan[*Spec, RunResult](fsys, name, planLoader, func(s *Spec) string { return s.Name })
 }
 
-// RunShard carries out the runs of p that shard owns on the one runner.
+// RunShard carries out the runs of p that shard owns on the one worker pool.
 // A run's result depends only on its point, variant, path count and seed,
 // so it is the same in any shard and with any number of workers.
 func RunShard(ctx context.Context, p *Plan, shard sweep.Shard, workers int, progress io.Writer) (map[int]*RunResult, error) {
-	opt := runner.Options{Workers: workers, Progress: progress}
+	opt := workpool.Options{Workers: workers, Progress: progress}
 	describe := func(r *RunResult) string {
 		return fmt.Sprintf("%s%s seed %d: goodput %.2f Mbit/s, end %.2f s, %d events in %.2f s wall",
 			r.Label, pathsTag(r.Paths), r.Seed, r.GoodputMbps, r.EndS, r.Events, r.WallS)

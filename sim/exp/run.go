@@ -92,7 +92,7 @@ type Result struct {
 	Runs []*RunResult
 }
 
-// Run executes every run of s on the runner's pool of workers goroutines
+// Run executes every run of s on the worker pool (workers goroutines)
 // (≤ 0: all cores); the first failing run cancels the others. The results
 // do not depend on the number of workers. progress, when not nil, gets one
 // line per finished run.

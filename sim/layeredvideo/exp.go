@@ -14,7 +14,7 @@ import (
 
 	"github.com/hetquic/hetquic/internal/figure"
 	"github.com/hetquic/hetquic/internal/results"
-	"github.com/hetquic/hetquic/internal/runner"
+	"github.com/hetquic/hetquic/internal/workpool"
 	"github.com/hetquic/hetquic/internal/stats"
 	"github.com/hetquic/hetquic/internal/sweep"
 	"github.com/hetquic/hetquic/qcmab"
@@ -123,7 +123,7 @@ func (s *Spec) run(ctx context.Context, j job) (*Result, error) {
 // Execute runs every variant (× AP spacing) on every seed with the one
 // worker pool and summarizes them; results do not depend on the worker
 // count. A spec with a sweep: block runs through LoadPlan instead.
-func Execute(ctx context.Context, s *Spec, opt runner.Options) (*Summary, error) {
+func Execute(ctx context.Context, s *Spec, opt workpool.Options) (*Summary, error) {
 	p := &Plan{Name: s.Name, Set: sweep.Single(s, planLoader)}
 	runs, err := RunShard(ctx, p, sweep.All, opt)
 	if err != nil {

@@ -6,7 +6,7 @@ import (
 
 	"github.com/hetquic/hetquic/internal/mode"
 	"github.com/hetquic/hetquic/internal/results"
-	"github.com/hetquic/hetquic/internal/runner"
+	"github.com/hetquic/hetquic/internal/workpool"
 	"github.com/hetquic/hetquic/internal/sweep"
 )
 
@@ -25,7 +25,7 @@ type modeExp struct {
 
 func newModeExp(p *Plan) mode.Experiment {
 	e := modeExp{p: p}
-	e.Shards = mode.PlanShards(p, func(ctx context.Context, shard sweep.Shard, opt runner.Options) (map[int]*Result, error) {
+	e.Shards = mode.PlanShards(p, func(ctx context.Context, shard sweep.Shard, opt workpool.Options) (map[int]*Result, error) {
 		return RunShard(ctx, p, shard, opt)
 	}, e.assemble)
 	return e

@@ -8,7 +8,7 @@ import (
 	"strconv"
 
 	"github.com/hetquic/hetquic/internal/results"
-	"github.com/hetquic/hetquic/internal/runner"
+	"github.com/hetquic/hetquic/internal/workpool"
 	"github.com/hetquic/hetquic/internal/sweep"
 )
 
@@ -45,10 +45,10 @@ func LoadPlan(fsys fs.FS, name string) (*Plan, error) {
 	return sweep.LoadPlan[*Spec, Result](fsys, name, planLoader, func(s *Spec) string { return s.Name })
 }
 
-// RunShard carries out the runs of p that shard owns on the one runner. A
+// RunShard carries out the runs of p that shard owns on the one worker pool. A
 // run's result depends only on its point, AP spacing, variant and seed, so
 // it is the same in any shard and with any number of workers.
-func RunShard(ctx context.Context, p *Plan, shard sweep.Shard, opt runner.Options) (map[int]*Result, error) {
+func RunShard(ctx context.Context, p *Plan, shard sweep.Shard, opt workpool.Options) (map[int]*Result, error) {
 	return p.RunShard(ctx, shard, opt, nil, func(ctx context.Context, pi, r int) (*Result, error) {
 		s := p.Specs[pi]
 		jb := s.jobs()[r]

@@ -11,7 +11,7 @@ import (
 	"testing/fstest"
 	"time"
 
-	"github.com/hetquic/hetquic/internal/runner"
+	"github.com/hetquic/hetquic/internal/workpool"
 	"github.com/hetquic/hetquic/sim"
 )
 
@@ -157,7 +157,7 @@ func TestLearningBaselines(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sum, err := Execute(context.Background(), s, runner.Options{Workers: 1})
+	sum, err := Execute(context.Background(), s, workpool.Options{Workers: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -172,7 +172,7 @@ func TestLearningBaselines(t *testing.T) {
 		t.Errorf("peak ratio %g below the means' ratio %g", q.GoodputPeakRatio["m"], q.GoodputMbps/m.GoodputMbps)
 	}
 	s2, _ := Parse("t.yaml", []byte(spec+"seed: 2\n"))
-	sum2, err := Execute(context.Background(), s2, runner.Options{Workers: 1})
+	sum2, err := Execute(context.Background(), s2, workpool.Options{Workers: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -187,11 +187,11 @@ func TestExecuteWorkersIndependent(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	a, err := Execute(context.Background(), s, runner.Options{Workers: 1})
+	a, err := Execute(context.Background(), s, workpool.Options{Workers: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, _ := Execute(context.Background(), s, runner.Options{Workers: 3})
+	b, _ := Execute(context.Background(), s, workpool.Options{Workers: 3})
 	if !reflect.DeepEqual(a, b) {
 		t.Fatal("1 and 3 workers disagree")
 	}

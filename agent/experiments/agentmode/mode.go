@@ -14,7 +14,7 @@ import (
 
 	agentexp "github.com/hetquic/hetquic/agent/experiments"
 	"github.com/hetquic/hetquic/internal/mode"
-	"github.com/hetquic/hetquic/internal/runner"
+	"github.com/hetquic/hetquic/internal/workpool"
 )
 
 // Mode is mode agent (internal/mode). Its runs do not shard: they share
@@ -54,7 +54,7 @@ func (e modeExp) SetSeeds(int) error {
 	return fmt.Errorf("--seeds: mode agent has no seeds to override (its spec's agent.repeat)")
 }
 
-func (e modeExp) Run(ctx context.Context, opt runner.Options) (*mode.Outcome, error) {
+func (e modeExp) Run(ctx context.Context, opt workpool.Options) (*mode.Outcome, error) {
 	res, err := agentexp.Run(ctx, e.s, opt, nil)
 	if err != nil {
 		return nil, err

@@ -12,7 +12,7 @@ import (
 
 	"github.com/hetquic/hetquic/internal/mode"
 	"github.com/hetquic/hetquic/internal/results"
-	"github.com/hetquic/hetquic/internal/runner"
+	"github.com/hetquic/hetquic/internal/workpool"
 	"github.com/hetquic/hetquic/internal/sweep"
 	"github.com/hetquic/hetquic/ride/env"
 	"github.com/hetquic/hetquic/ride/report"
@@ -32,7 +32,7 @@ type modeExp struct {
 
 func newModeExp(p *report.Plan) mode.Experiment {
 	e := modeExp{p: p}
-	e.Shards = mode.PlanShards(p, func(ctx context.Context, shard sweep.Shard, opt runner.Options) (map[int]*env.Metrics, error) {
+	e.Shards = mode.PlanShards(p, func(ctx context.Context, shard sweep.Shard, opt workpool.Options) (map[int]*env.Metrics, error) {
 		return report.RunShard(ctx, p, shard, opt)
 	}, e.assemble)
 	return e

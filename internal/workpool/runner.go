@@ -1,4 +1,4 @@
-// Package runner is hetquic's one worker pool for experiments: every mode
+// Package workpool is hetquic's one worker pool for experiments: every mode
 // (offline, trace, real, sim, agent) hands it n independent jobs. It runs
 // them on a bounded number of goroutines, prints a progress line, and on
 // the first error cancels the jobs still running and returns that error.
@@ -8,7 +8,7 @@
 // and write only its own slot of the caller's result (Map does this for
 // you). Then the result is bit-identical whatever Options.Workers is; the
 // pool only decides when a job runs, never what it computes.
-package runner
+package workpool
 
 import (
 	"context"
