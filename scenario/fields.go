@@ -19,10 +19,10 @@ const (
 	// BackendEmulator is the emulator run in real time (hetquic emu, the
 	// root lab).
 	BackendEmulator = "emulator"
-	// BackendAgent is the agent's §V experiments (agent/experiments): the
+	// BackendAgent is the agent's §V experiments (agent/runner): the
 	// emulator, with events the experiment itself drives.
 	BackendAgent = "agent"
-	// BackendSim is the packet-level simulator (sim/exp).
+	// BackendSim is the packet-level simulator (sim/runner).
 	BackendSim = "sim"
 )
 

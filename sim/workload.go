@@ -7,7 +7,7 @@ import "time"
 // thesis's delivery delay), per-chunk application delay (write →
 // delivery), reordering delay (arrival → delivery), and per-stream
 // completion with deadlines (a frame delivered at t, or missed). It keeps
-// raw samples; sim/exp turns them into quantiles.
+// raw samples; sim/runner turns them into quantiles.
 type WorkloadLog struct {
 	DelayMs, AppDelayMs, ReorderMs []float32
 	// Streams are the StreamDelivered events in delivery order.

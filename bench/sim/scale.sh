@@ -12,7 +12,7 @@ bt=${1:-3x}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 load=$(uptime | sed 's/.*load average: //')
-go test ./sim ./sim/exp -run '^$' -bench 'Paths|Abilene1000Flows' -benchtime "$bt" >"$tmp/bench.txt"
+go test ./sim ./sim/runner -run '^$' -bench 'Paths|Abilene1000Flows' -benchtime "$bt" >"$tmp/bench.txt"
 go test ./sim -run 'TestMemoryFlatInTransferSize' -v -count 1 >"$tmp/flat.txt"
 HETQUIC_SIM_10GB=1 go test ./sim -run 'TestTransfer10GB' -v -count 1 -timeout 20m >"$tmp/10gb.txt"
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Peak RSS of `hetquic sim run` on a 10 GB single-path bulk transfer (issue
 # 24: ≤ 100 MB): the command as a user runs it, writing its files, so the
-# per-chunk delays (sketched past 2^20 chunks, sim/exp/delays.go), the
+# per-chunk delays (sketched past 2^20 chunks, sim/runner/delays.go), the
 # summary, the figures and the CSVs all count. Prints a markdown line for
 # sim/README.md's `gen measured` block. A benchmark, not a test (~35 s).
 #   bash bench/sim/simrun-rss.sh [SIZE_MB]     (default 10000)

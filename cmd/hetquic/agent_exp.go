@@ -11,7 +11,7 @@ import (
 	"strings"
 
 	"github.com/hetquic/hetquic"
-	agentexp "github.com/hetquic/hetquic/agent/experiments"
+	agentrunner "github.com/hetquic/hetquic/agent/runner"
 	"github.com/hetquic/hetquic/agent/wire"
 	"github.com/hetquic/hetquic/internal/results"
 	"github.com/hetquic/hetquic/internal/workpool"
@@ -67,13 +67,13 @@ func agentExperiment(ctx context.Context, args []string) error {
 	withMPTCP := fs.Bool("mptcp", false, "aggregate, stripe, matrix: add the kernel MPTCP baseline (root lab, emu/lab; skipped with a note when unavailable)")
 	withTCP := fs.Bool("tcp", false, "handshake: add direct HTTPS over TCP (root lab, emu/lab)")
 	verbose := fs.Bool("v", false, "log the agent's events to stderr")
-	name, err := parseWithOperand(fs, args, "experiment name ("+strings.Join(agentexp.Names, ", ")+")")
+	name, err := parseWithOperand(fs, args, "experiment name ("+strings.Join(agentrunner.Names, ", ")+")")
 	if err != nil {
 		return err
 	}
-	spec, err := agentexp.Load(hetquic.Files, "experiments/agent-"+name+".yaml")
+	spec, err := agentrunner.Load(hetquic.Files, "experiments/agent-"+name+".yaml")
 	if err != nil {
-		return badInput(fmt.Errorf("agent experiment: unknown experiment %q (%s)", name, strings.Join(agentexp.Names, ", ")))
+		return badInput(fmt.Errorf("agent experiment: unknown experiment %q (%s)", name, strings.Join(agentrunner.Names, ", ")))
 	}
 	p := &spec.Agent
 	set := map[string]bool{}
@@ -130,7 +130,7 @@ func agentExperiment(ctx context.Context, args []string) error {
 		log = slog.New(slog.NewTextHandler(os.Stderr, nil))
 	}
 	fmt.Fprintf(os.Stderr, "agent experiment %s: scale %g\n", name, p.Scale)
-	res, err := agentexp.Run(ctx, spec, workpool.Options{Progress: os.Stderr}, log)
+	res, err := agentrunner.Run(ctx, spec, workpool.Options{Progress: os.Stderr}, log)
 	if err != nil {
 		return err
 	}
@@ -157,7 +157,7 @@ func parseLosses(list string) ([]float64, error) {
 }
 
 // writeAgentOutputs writes what --out, --png and --json ask for.
-func writeAgentOutputs(res *agentexp.Result, out, pngFile, jsonFile string) error {
+func writeAgentOutputs(res *agentrunner.Result, out, pngFile, jsonFile string) error {
 	if out != "" {
 		if _, err := res.WriteAll(out); err != nil {
 			return err

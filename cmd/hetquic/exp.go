@@ -16,8 +16,8 @@ import (
 	"github.com/hetquic/hetquic"
 	"github.com/hetquic/hetquic/internal/mode"
 	"github.com/hetquic/hetquic/internal/results"
-	"github.com/hetquic/hetquic/internal/workpool"
 	"github.com/hetquic/hetquic/internal/sweep"
+	"github.com/hetquic/hetquic/internal/workpool"
 	"github.com/hetquic/hetquic/scenario"
 )
 

@@ -11,8 +11,8 @@ import (
 
 	"github.com/hetquic/hetquic/internal/mode"
 	"github.com/hetquic/hetquic/internal/results"
-	"github.com/hetquic/hetquic/internal/workpool"
 	"github.com/hetquic/hetquic/internal/sweep"
+	"github.com/hetquic/hetquic/internal/workpool"
 )
 
 // expRunShard is exp run --shard: the runs of one shard, written to out for

@@ -1,13 +1,13 @@
 package main
 
 import (
-	"github.com/hetquic/hetquic/agent/experiments/agentmode"
-	"github.com/hetquic/hetquic/experiment"
-	"github.com/hetquic/hetquic/experiment/realenv"
+	"github.com/hetquic/hetquic/agent/runner/agentmode"
 	"github.com/hetquic/hetquic/internal/mode"
 	"github.com/hetquic/hetquic/ride/report/ridemode"
-	simexp "github.com/hetquic/hetquic/sim/exp"
+	"github.com/hetquic/hetquic/runner"
+	"github.com/hetquic/hetquic/runner/realenv"
 	"github.com/hetquic/hetquic/sim/layeredvideo"
+	simrunner "github.com/hetquic/hetquic/sim/runner"
 )
 
 // The registration list: every mode an experiment file may name, in the
@@ -16,10 +16,10 @@ import (
 // package and a line here, plus its built-in directory below if it has one.
 func init() {
 	mode.Register(
-		experiment.Offline, // the default: a file without mode: or any mode's fields
-		experiment.Trace,
+		runner.Offline, // the default: a file without mode: or any mode's fields
+		runner.Trace,
 		realenv.Mode,
-		simexp.Mode,
+		simrunner.Mode,
 		agentmode.Mode,
 		layeredvideo.Mode,
 		ridemode.Mode,

@@ -31,9 +31,9 @@ func TestFixtureViolations(t *testing.T) {
 	for _, want := range []string{
 		"pathsel imports time (path selection is pure",
 		"sim imports pcm (the simulator depends only on scenario",
-		"experiment depends on sim via experiment → sim",
-		"experiment depends on pcm via experiment → sim → pcm",
-		"experiment depends on github.com/quic-go/quic-go via experiment → sim → pcm",
+		"runner depends on sim via runner → sim",
+		"runner depends on pcm via runner → sim → pcm",
+		"runner depends on github.com/quic-go/quic-go via runner → sim → pcm",
 		"emu imports cmd/x: nothing imports the command",
 		"cmd/hetquic/exp.go imports mode package modex: only cmd/hetquic/modes.go names modes",
 	} {

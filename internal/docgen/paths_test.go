@@ -33,7 +33,7 @@ func TestPaths(t *testing.T) {
 		{"sim/README.md", "`topo/topologies/abilene.yaml` and `sim/topo/topologies/abilene.yaml`\n", nil},
 		{"sim/README.md", "ships `topologies/abilene.yaml`\n", []Missing{{1, "topologies/abilene.yaml", "no such file"}}},
 		// not file names: no slash, no extension, patterns, outputs, absolute paths
-		{"x.md", "`go.mod` `exp run` `sim/exp` `results/index.md` `results/NAME/report.md` `runs/LABEL_goodput.csv` `experiments/*.yaml` `sim-abilene-{10,20}mb.yaml` `/dev/net/tun.txt` `points/ID/summary.json`\n", nil},
+		{"x.md", "`go.mod` `exp run` `sim/runner` `results/index.md` `results/NAME/report.md` `runs/LABEL_goodput.csv` `experiments/*.yaml` `sim-abilene-{10,20}mb.yaml` `/dev/net/tun.txt` `points/ID/summary.json`\n", nil},
 		// fenced code and generated blocks are not prose
 		{"x.md", "```sh\ncat `gone/a.md` [x](gone.md)\n```\n<!-- gen: hetquic help --md -->\n[x](gone.md)\n```text\n`gone/b.md`\n```\n<!-- /gen -->\n[y](nope.md)\n",
 			[]Missing{{10, "nope.md", "no such file"}}},

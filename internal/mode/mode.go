@@ -20,8 +20,8 @@ import (
 	"strings"
 
 	"github.com/hetquic/hetquic/internal/results"
-	"github.com/hetquic/hetquic/internal/workpool"
 	"github.com/hetquic/hetquic/internal/sweep"
+	"github.com/hetquic/hetquic/internal/workpool"
 )
 
 // Mode is one backend of experiment files.

@@ -4,8 +4,8 @@ import (
 	"context"
 	"io/fs"
 
-	"github.com/hetquic/hetquic/internal/workpool"
 	"github.com/hetquic/hetquic/internal/sweep"
+	"github.com/hetquic/hetquic/internal/workpool"
 )
 
 // Shards is the one implementation of Sharded's running, sharding and

@@ -2,7 +2,7 @@
 // unmodified quic-go origin behind hetquic's emulator (the UDP relay on
 // loopback, one client address per scenario path), and the measurements
 // run through it: switch cost and failover (PCM journal §4). Real-mode
-// experiments (experiment/realenv) and the simulator's validation
+// experiments (runner/realenv) and the simulator's validation
 // (sim/vsreal) send their requests through the same Bench.
 package measure
 

@@ -9,8 +9,8 @@ import (
 	"sync"
 
 	"github.com/hetquic/hetquic/internal/results"
-	"github.com/hetquic/hetquic/internal/workpool"
 	"github.com/hetquic/hetquic/internal/sweep"
+	"github.com/hetquic/hetquic/internal/workpool"
 	"github.com/hetquic/hetquic/ride"
 	"github.com/hetquic/hetquic/ride/env"
 )

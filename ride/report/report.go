@@ -16,8 +16,8 @@ import (
 
 	"github.com/hetquic/hetquic/internal/figure"
 	"github.com/hetquic/hetquic/internal/results"
-	"github.com/hetquic/hetquic/internal/workpool"
 	"github.com/hetquic/hetquic/internal/stats"
+	"github.com/hetquic/hetquic/internal/workpool"
 	"github.com/hetquic/hetquic/ride"
 	"github.com/hetquic/hetquic/ride/env"
 )

@@ -9,9 +9,9 @@ import (
 	"testing/fstest"
 
 	"github.com/hetquic/hetquic/internal/results"
-	"github.com/hetquic/hetquic/internal/workpool"
 	"github.com/hetquic/hetquic/internal/stats"
 	"github.com/hetquic/hetquic/internal/sweep"
+	"github.com/hetquic/hetquic/internal/workpool"
 	"github.com/hetquic/hetquic/ride"
 	"github.com/hetquic/hetquic/ride/env"
 )

@@ -14,9 +14,9 @@ import (
 
 	"github.com/hetquic/hetquic/internal/figure"
 	"github.com/hetquic/hetquic/internal/results"
-	"github.com/hetquic/hetquic/internal/workpool"
 	"github.com/hetquic/hetquic/internal/stats"
 	"github.com/hetquic/hetquic/internal/sweep"
+	"github.com/hetquic/hetquic/internal/workpool"
 	"github.com/hetquic/hetquic/qcmab"
 )
 

@@ -6,8 +6,8 @@ import (
 
 	"github.com/hetquic/hetquic/internal/mode"
 	"github.com/hetquic/hetquic/internal/results"
-	"github.com/hetquic/hetquic/internal/workpool"
 	"github.com/hetquic/hetquic/internal/sweep"
+	"github.com/hetquic/hetquic/internal/workpool"
 )
 
 // Mode is mode video (internal/mode): thesis ch. 4's SVC video with FEC

@@ -8,8 +8,8 @@ import (
 	"strconv"
 
 	"github.com/hetquic/hetquic/internal/results"
-	"github.com/hetquic/hetquic/internal/workpool"
 	"github.com/hetquic/hetquic/internal/sweep"
+	"github.com/hetquic/hetquic/internal/workpool"
 )
 
 // Plan is a video experiment's points × runs (AP spacing × variant × seed,

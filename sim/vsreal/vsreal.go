@@ -1,6 +1,6 @@
 // Package vsreal validates the simulator's transport against real QUIC:
 // the same download over the same path, on quic-go through hetquic's
-// emulator (pcm/measure's bench) and in the simulator (sim/exp), side by
+// emulator (pcm/measure's bench) and in the simulator (sim/runner), side by
 // side. Both sides run the one link model (internal/linkmodel) with the same
 // random streams, and TestLinkDriversAgree checks that the two drivers give
 // the same per-packet drops and delays, so what differs here is the
@@ -22,7 +22,7 @@ import (
 	"github.com/hetquic/hetquic/internal/stats"
 	"github.com/hetquic/hetquic/pcm/measure"
 	"github.com/hetquic/hetquic/scenario"
-	simexp "github.com/hetquic/hetquic/sim/exp"
+	simrunner "github.com/hetquic/hetquic/sim/runner"
 )
 
 // SimVsReal is one point of the simulator's validation against real QUIC:
@@ -122,11 +122,11 @@ func simMedian(ctx context.Context, dir string, sc *scenario.Scenario, size, tri
 	if err := os.WriteFile(file, []byte(spec), 0o644); err != nil {
 		return 0, err
 	}
-	s, err := simexp.Load(file)
+	s, err := simrunner.Load(file)
 	if err != nil {
 		return 0, err
 	}
-	res, err := simexp.Run(ctx, s, 0, nil)
+	res, err := simrunner.Run(ctx, s, 0, nil)
 	if err != nil {
 		return 0, err
 	}

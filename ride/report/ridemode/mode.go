@@ -12,8 +12,8 @@ import (
 
 	"github.com/hetquic/hetquic/internal/mode"
 	"github.com/hetquic/hetquic/internal/results"
-	"github.com/hetquic/hetquic/internal/workpool"
 	"github.com/hetquic/hetquic/internal/sweep"
+	"github.com/hetquic/hetquic/internal/workpool"
 	"github.com/hetquic/hetquic/ride/env"
 	"github.com/hetquic/hetquic/ride/report"
 )

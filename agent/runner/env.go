@@ -1,0 +1,341 @@
+// Package runner reproduces the Cybertwin paper's §V experiments for
+// the agent (ct-client and ct-server) through hetquic's emulator: every
+// path of a scenario is a udprelay path on loopback between ct-client and
+// ct-server, and the app-server is origin's /bytes over HTTP/1.1 beside
+// ct-server. See agent/README.md, "The paper's §V experiments".
+package runner
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/hetquic/hetquic"
+	"github.com/hetquic/hetquic/agent"
+	"github.com/hetquic/hetquic/agent/cache"
+	"github.com/hetquic/hetquic/agent/pathchoice"
+	"github.com/hetquic/hetquic/agent/server"
+	"github.com/hetquic/hetquic/emu/udprelay"
+	"github.com/hetquic/hetquic/internal/selfsigned"
+	"github.com/hetquic/hetquic/origin"
+	"github.com/hetquic/hetquic/scenario"
+)
+
+// DefaultScenario is the paper's §V-B2 setting: two 2.5 Mbit/s paths with
+// 1 % and 5 % downstream loss.
+const DefaultScenario = "scenarios/cybertwin-2x2.5.yaml"
+
+// LoadDefault loads DefaultScenario from the files built into the binary.
+func LoadDefault() (*scenario.Scenario, error) {
+	return scenario.Load(hetquic.Files, DefaultScenario)
+}
+
+const token = "experiment-token-0123456789abcdef"
+
+// AppHeader names the app of a request (the client's app rule).
+const AppHeader = "X-App"
+
+// envConfig is one ct-client/ct-server pair over an emulated scenario.
+type envConfig struct {
+	Scenario *scenario.Scenario
+	// Paths are the scenario paths (by name) the client uses; nil: all.
+	Paths        []string
+	Scheduler    string        // "": pathchoice.DefaultScheduler
+	StripeMin    int64         // 0: agent default; < 0: no striping
+	Lanes        int           // QUIC connections per path (0: 1; agent.Lanes)
+	StallTimeout time.Duration // 0: agent default
+	Prefetch     []string      // upstream paths (/bytes/N) ct-server pushes
+	Cache        bool          // give the client a prefetch cache
+	Seed         uint64
+	Log          *slog.Logger
+}
+
+type env struct {
+	relay    *udprelay.Relay
+	up       *http.Server
+	upURL    string // http://host:port of the app-server
+	srv      *server.Server
+	srvDone  chan error
+	cl       *agent.Client
+	cache    *cache.Cache
+	cacheDir string
+	proxyL   net.Listener
+	served   chan struct{}
+	tr       *http.Transport
+	hc       *http.Client
+}
+
+// newEnv starts the app-server, ct-server, the relay in front of it and a
+// ct-client over the relay's paths, and waits until every client path is up.
+func newEnv(ctx context.Context, cfg envConfig) (_ *env, err error) {
+	e := &env{}
+	defer func() {
+		if err != nil {
+			e.Close()
+		}
+	}()
+	ul, err := e.startApp()
+	if err != nil {
+		return nil, err
+	}
+	pair, err := selfsigned.New()
+	if err != nil {
+		return nil, err
+	}
+	udp, err := e.startServer(cfg, pair, ul)
+	if err != nil {
+		return nil, err
+	}
+	// The emulated paths.
+	quiet := *cfg.Scenario
+	quiet.Events = nil // experiments drive events themselves
+	if e.relay, err = udprelay.Loopback(&quiet, udp.LocalAddr().(*net.UDPAddr).AddrPort(), cfg.Seed); err != nil {
+		return nil, err
+	}
+	ccfg, err := e.clientConfig(cfg, pair)
+	if err != nil {
+		return nil, err
+	}
+	if err := e.startClient(ctx, ccfg); err != nil {
+		return nil, err
+	}
+	return e, nil
+}
+
+// startApp starts the app-server.
+func (e *env) startApp() (net.Listener, error) {
+	ul, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, err
+	}
+	e.up = &http.Server{Handler: origin.Handler(nil), ReadHeaderTimeout: 5 * time.Second}
+	go e.up.Serve(ul)
+	e.upURL = "http://" + ul.Addr().String()
+	return ul, nil
+}
+
+// startServer starts ct-server on a loopback UDP socket, allowed to reach
+// the app-server on ul and to push cfg.Prefetch.
+func (e *env) startServer(cfg envConfig, pair *selfsigned.Pair, ul net.Listener) (*net.UDPConn, error) {
+	var prefetch []string
+	for _, p := range cfg.Prefetch {
+		prefetch = append(prefetch, e.upURL+p)
+	}
+	var err error
+	e.srv, err = server.NewServer(server.Config{
+		TLS:      &tls.Config{Certificates: []tls.Certificate{pair.Cert}},
+		Clients:  []server.ClientAuth{{ID: "device", Token: token}},
+		Allow:    []string{ul.Addr().String()},
+		Prefetch: prefetch,
+		Log:      cfg.Log,
+	})
+	if err != nil {
+		return nil, err
+	}
+	udp, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	if err != nil {
+		return nil, err
+	}
+	e.srvDone = make(chan error, 1)
+	go func() { e.srvDone <- e.srv.Serve(udp) }()
+	return udp, nil
+}
+
+// clientConfig is ct-client's configuration over the relay's paths (those
+// cfg.Paths names, each cfg.Lanes times), with the scheduler and cache cfg
+// asks for.
+func (e *env) clientConfig(cfg envConfig, pair *selfsigned.Pair) (agent.ClientConfig, error) {
+	addrs := e.relay.PathAddrs()
+	var paths []agent.LocalPath
+	for i, p := range cfg.Scenario.Paths {
+		if cfg.Paths == nil || slices.Contains(cfg.Paths, p.Name) {
+			paths = append(paths, agent.LocalPath{Name: p.Name, Addr: addrs[i]})
+		}
+	}
+	if len(paths) == 0 {
+		return agent.ClientConfig{}, fmt.Errorf("no scenario path among %v", cfg.Paths)
+	}
+	paths, err := agent.Lanes(paths, max(cfg.Lanes, 1))
+	if err != nil {
+		return agent.ClientConfig{}, err
+	}
+	ccfg := agent.ClientConfig{
+		Server: e.relay.Addr().String(), ServerName: "localhost",
+		TLS: &tls.Config{RootCAs: pair.Pool}, Token: token,
+		Paths: paths, AppRule: agent.AppRule{Kind: "header", Header: AppHeader},
+		StripeMin: cfg.StripeMin, StallTimeout: cfg.StallTimeout,
+		ReconnectMax: time.Second, Log: cfg.Log,
+	}
+	if cfg.Scheduler != "" {
+		if ccfg.Scheduler, err = pathchoice.NewScheduler(cfg.Scheduler, len(paths), cfg.Seed); err != nil {
+			return ccfg, err
+		}
+	}
+	if cfg.Cache {
+		if e.cacheDir, err = os.MkdirTemp("", "ct-exp-cache-"); err != nil {
+			return ccfg, err
+		}
+		if e.cache, err = cache.OpenCache(e.cacheDir, 1<<30, time.Hour, time.Now()); err != nil {
+			return ccfg, err
+		}
+		ccfg.Cache = e.cache
+	}
+	return ccfg, nil
+}
+
+// startClient starts ct-client and its proxy listener, and waits until
+// every path is up.
+func (e *env) startClient(ctx context.Context, ccfg agent.ClientConfig) error {
+	var err error
+	if e.cl, err = agent.NewClient(ccfg); err != nil {
+		return err
+	}
+	if e.proxyL, err = net.Listen("tcp", "127.0.0.1:0"); err != nil {
+		return err
+	}
+	e.served = make(chan struct{})
+	go func() { defer close(e.served); e.cl.Serve(e.proxyL) }()
+	proxyURL, _ := url.Parse("http://" + e.proxyL.Addr().String())
+	e.tr = &http.Transport{Proxy: http.ProxyURL(proxyURL), MaxIdleConnsPerHost: 64, DisableCompression: true}
+	e.hc = &http.Client{Transport: e.tr}
+	wctx, cancel := context.WithTimeout(ctx, 15*time.Second)
+	defer cancel()
+	if err := e.cl.WaitReady(wctx, len(ccfg.Paths)); err != nil {
+		return fmt.Errorf("ct-client paths: %w", err)
+	}
+	return nil
+}
+
+// Close stops everything newEnv started, in reverse order.
+func (e *env) Close() {
+	if e.tr != nil {
+		e.tr.CloseIdleConnections()
+	}
+	if e.cl != nil {
+		e.cl.Close()
+		if e.served != nil {
+			<-e.served
+		}
+	} else if e.proxyL != nil {
+		e.proxyL.Close()
+	}
+	if e.relay != nil {
+		e.relay.Close()
+	}
+	if e.srv != nil {
+		e.srv.Close()
+		if e.srvDone != nil {
+			select {
+			case <-e.srvDone:
+			case <-time.After(5 * time.Second):
+			}
+		}
+	}
+	if e.up != nil {
+		e.up.Close()
+	}
+	if e.cacheDir != "" {
+		os.RemoveAll(e.cacheDir)
+	}
+}
+
+// fetch is one app's download as the app sees it.
+type fetch struct {
+	App   string
+	Bytes int64
+	Dur   time.Duration
+	Hit   bool // served from the client's prefetch cache
+}
+
+// get downloads /bytes/size as app through ct-client and checks every byte
+// against origin's pattern.
+func (e *env) get(ctx context.Context, app string, size int64) (fetch, error) {
+	return e.getPath(ctx, app, fmt.Sprintf("/bytes/%d", size), size)
+}
+
+func (e *env) getPath(ctx context.Context, app, path string, size int64) (fetch, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, e.upURL+path, nil)
+	if err != nil {
+		return fetch{}, err
+	}
+	req.Header.Set(AppHeader, app)
+	start := time.Now()
+	resp, err := e.hc.Do(req)
+	if err != nil {
+		return fetch{}, fmt.Errorf("%s GET %s: %w", app, path, err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		b, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
+		return fetch{}, fmt.Errorf("%s GET %s: %s %s", app, path, resp.Status, strings.TrimSpace(string(b)))
+	}
+	n, err := checkPattern(resp.Body)
+	f := fetch{App: app, Bytes: n, Dur: time.Since(start), Hit: resp.Header.Get("Ct-Cache") == "hit"}
+	if err != nil {
+		return f, fmt.Errorf("%s GET %s: after %d bytes: %w", app, path, n, err)
+	}
+	if n != size {
+		return f, fmt.Errorf("%s GET %s: %d bytes, want %d", app, path, n, size)
+	}
+	return f, nil
+}
+
+var errCorrupt = errors.New("body differs from origin's pattern")
+
+// checkPattern reads r to the end and checks it is origin's /bytes pattern.
+func checkPattern(r io.Reader) (int64, error) {
+	buf := make([]byte, 64<<10)
+	var n int64
+	for {
+		k, err := r.Read(buf)
+		for i := range k {
+			if buf[i] != origin.PatternByte(n+int64(i)) {
+				return n + int64(i), errCorrupt
+			}
+		}
+		n += int64(k)
+		if err == io.EOF {
+			return n, nil
+		}
+		if err != nil {
+			return n, err
+		}
+	}
+}
+
+// parallel runs the fetches at once and returns them in order, and the
+// time until the last one ended.
+func (e *env) parallel(ctx context.Context, apps []string, sizes []int64) ([]fetch, time.Duration, error) {
+	out := make([]fetch, len(apps))
+	errs := make([]error, len(apps))
+	var wg sync.WaitGroup
+	start := time.Now()
+	for i := range apps {
+		wg.Go(func() { out[i], errs[i] = e.get(ctx, apps[i], sizes[i]) })
+	}
+	wg.Wait()
+	return out, time.Since(start), errors.Join(errs...)
+}
+
+// downRate is the sum of the down rates (bytes/s) of the named paths (all
+// when names is nil).
+func downRate(s *scenario.Scenario, names []string) float64 {
+	var r float64
+	for _, p := range s.Paths {
+		if names == nil || slices.Contains(names, p.Name) {
+			r += p.Down.RateMbps * 1e6 / 8
+		}
+	}
+	return r
+}

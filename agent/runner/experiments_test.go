@@ -1,0 +1,159 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"math"
+	"testing"
+	"time"
+
+	"github.com/hetquic/hetquic/internal/citest"
+	"github.com/hetquic/hetquic/scenario"
+)
+
+// TestAggregation runs experiment 3 end to end through the emulator: four
+// rows, every transfer complete, and none faster than the paths' summed rate
+// allows (load can slow a run, never speed it up). Whether aggregation beats
+// one path is a speed, which real time on a shared machine cannot decide:
+// agent's TestStripeNeverBelowBestPath checks it on fake time, and
+// `hetquic agent experiment aggregate` measures it (agent/README.md).
+func TestAggregation(t *testing.T) {
+	if testing.Short() {
+		t.Skip("3.5 MB transfers through the emulator (~10 s); runs without -short")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	// Two lossless 10 Mbit/s paths (the big object is striped, > 2 MiB).
+	link := scenario.Link{DelayMs: 15, RateMbps: 10, QueueBytes: 250_000}
+	sc := &scenario.Scenario{Name: "agg-test", Paths: []scenario.Path{
+		{Name: "a", Up: scenario.Link{DelayMs: 15}, Down: link},
+		{Name: "b", Up: scenario.Link{DelayMs: 15}, Down: link},
+	}}
+	rows, err := RunAggregation(ctx, AggConfig{Scenario: sc, Big: 3_000_000, Small: 500_000, Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	logRows(t, rows)
+	if len(rows) != 4 {
+		t.Fatalf("%d rows, want 4", len(rows))
+	}
+	// The emulator serialises exactly at the rate; 5 % covers the
+	// headers and timer granularity.
+	const physicsSlack = 0.95
+	for _, r := range rows {
+		if !(r.MakespanMs >= physicsSlack*r.IdealMs) || r.MakespanMs < r.BigMs || r.MakespanMs < r.SmallMs {
+			t.Errorf("%s: makespan %.0f ms, big %.0f ms, small %.0f ms against an ideal of %.0f ms: faster than the links allow or inconsistent",
+				r.Mode, r.MakespanMs, r.BigMs, r.SmallMs, r.IdealMs)
+		}
+	}
+}
+
+func TestOutage(t *testing.T) {
+	if testing.Short() {
+		t.Skip("waits out a 2 s outage twice (~6 s); runs without -short")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 40*time.Second)
+	defer cancel()
+	rows, err := RunOutage(ctx, OutageConfig{Size: 400_000, At: 400 * time.Millisecond, Outage: 2 * time.Second, Seed: 1})
+	logRows(t, rows)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != 2 || rows[0].Bytes != 400_000 || rows[1].Bytes != 400_000 {
+		t.Fatalf("rows %+v", rows)
+	}
+	if rows[0].Migrations < 1 {
+		t.Errorf("no migration recorded: %+v", rows[0])
+	}
+	// Loose: without migration the download waits out the outage.
+	if rows[0].AfterCutMs >= rows[1].AfterCutMs {
+		t.Errorf("migration %.0f ms not faster than waiting %.0f ms", rows[0].AfterCutMs, rows[1].AfterCutMs)
+	}
+}
+
+func TestLoss(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	rows, err := RunLoss(ctx, LossConfig{Losses: []float64{0, 0.05}, Sizes: []int64{200_000}, Seed: 1})
+	logRows(t, rows)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != 2 || rows[0].Ms <= 0 || rows[1].Ms <= 0 {
+		t.Fatalf("rows %+v", rows)
+	}
+}
+
+func TestPrefetch(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	rows, err := RunPrefetch(ctx, PrefetchConfig{Size: 200_000, Seed: 1})
+	logRows(t, rows)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != 2 || !rows[0].Hit || rows[1].Hit {
+		t.Fatalf("rows %+v", rows)
+	}
+	if rows[0].Ms >= rows[1].Ms {
+		t.Errorf("cache hit %.1f ms not faster than on demand %.1f ms", rows[0].Ms, rows[1].Ms)
+	}
+}
+
+func TestHandshake(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	rows, err := RunHandshake(ctx, HandshakeConfig{Size: 1000, Rounds: 3, TCP: true, Seed: 1})
+	logRows(t, rows)
+	switch {
+	case errors.Is(err, ErrNoMPTCP) && len(rows) == 3:
+		t.Logf("no TCP rows: %v", err)
+	case err != nil:
+		t.Fatal(err)
+	case len(rows) != 5:
+		t.Fatalf("rows %+v", rows)
+	}
+	if len(rows) < 3 {
+		t.Fatalf("rows %+v", rows)
+	}
+	// Loose: a cold HTTP/3 fetch pays a handshake the agent's warm
+	// connection does not.
+	if rows[0].MinMs >= rows[1].MinMs {
+		t.Errorf("agent %.1f ms not faster than cold HTTP/3 %.1f ms", rows[0].MinMs, rows[1].MinMs)
+	}
+}
+
+func TestAggregationMPTCP(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	r, err := RunAggregationMPTCP(ctx, AggConfig{Big: 600_000, Small: 150_000, Seed: 1})
+	if errors.Is(err, ErrNoMPTCP) {
+		citest.Skip(t, err.Error())
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	logRows(t, []AggRow{r})
+	if r.MakespanMs <= 0 || r.Efficiency <= 0 {
+		t.Fatalf("row %+v", r)
+	}
+}
+
+func TestMeanAggregation(t *testing.T) {
+	rows := []AggRow{
+		{Mode: "a", MakespanMs: 100, Efficiency: 0.8},
+		{Mode: "b", MakespanMs: 300, Efficiency: 0.4},
+		{Mode: "a", MakespanMs: 200, Efficiency: 0.9},
+	}
+	got := MeanAggregation(rows)
+	if len(got) != 2 || got[0].Mode != "a" || got[0].Runs != 2 || got[0].MakespanMs != 150 ||
+		math.Abs(got[0].Efficiency-0.85) > 1e-12 || got[1].Runs != 1 || got[1].MakespanMs != 300 {
+		t.Fatalf("%+v", got)
+	}
+}
+
+// logRows logs rows as the report's table.
+func logRows(t *testing.T, rows any) {
+	t.Helper()
+	t.Log("\n" + (&Result{Spec: &Spec{}, Rows: rows}).Tables()[0].Markdown())
+}

@@ -1,0 +1,114 @@
+package runner
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"strings"
+	"time"
+
+	"github.com/hetquic/hetquic/scenario"
+)
+
+// The path-mix matrix: the stripe experiment (ct striped, ct on the best
+// path alone, kernel MPTCP over the same paths) on each mix of
+// matrixMixes, one row per mix. Each mix is a scenario: down rate and RTT
+// per path, queues of about 50 ms at the path's rate, loss where the mix
+// says, and timed events (a rate that halves) started with the measured
+// transfer.
+type matrixMix struct {
+	name   string
+	paths  []mixPath
+	events string // YAML events block, "" for none
+}
+
+type mixPath struct {
+	mbps, rttMs, loss float64
+}
+
+var matrixMixes = []matrixMix{
+	{"equal", []mixPath{{50, 20, 0}, {50, 20, 0}}, ""},
+	{"2 : 1", []mixPath{{80, 20, 0}, {40, 30, 0}}, ""},
+	{"4 : 2 : 1", []mixPath{{80, 10, 0}, {40, 30, 0}, {20, 60, 0}}, ""},
+	{"10 : 1", []mixPath{{150, 20, 0}, {15, 50, 0}}, ""},
+	{"10 : 1, 2.5× the RTT", []mixPath{{150, 20, 0}, {15, 125, 0}}, ""},
+	{"2 : 1, 1 % loss on the second", []mixPath{{80, 20, 0}, {40, 30, 0.01}}, ""},
+	{"2 : 1, the first's rate halves at 1 s", []mixPath{{100, 20, 0}, {50, 30, 0}},
+		"events:\n  - {at_s: 1, path: p0, set: {down: {rate_mbps: 50}}}\n"},
+}
+
+// mixQueue is each path's queue in time at its rate: a router buffer of
+// about one large RTT, as the emulator's scenarios use.
+const mixQueue = 50 * time.Millisecond
+
+// scenario builds the mix's scenario (paths p0, p1, …).
+func (m matrixMix) scenario() (*scenario.Scenario, error) {
+	var b strings.Builder
+	fmt.Fprintf(&b, "name: mix\ndescription: %q\npaths:\n", m.name)
+	for i, p := range m.paths {
+		half := p.rttMs / 2
+		queue := int(p.mbps * 1e6 / 8 * mixQueue.Seconds())
+		fmt.Fprintf(&b, "  - name: p%d\n    up: {delay_ms: %g}\n    down: {delay_ms: %g, rate_mbps: %g, queue_bytes: %d, loss: %g}\n",
+			i, half, half, p.mbps, queue, p.loss)
+	}
+	b.WriteString(m.events)
+	return scenario.Parse(nil, "mix-"+m.name, []byte(b.String()))
+}
+
+// describe is the mix's paths as "150/20 + 15/50 (Mbit/s / ms RTT)".
+func (m matrixMix) describe() string {
+	var parts []string
+	for _, p := range m.paths {
+		s := fmt.Sprintf("%g/%g", p.mbps, p.rttMs)
+		if p.loss > 0 {
+			s += fmt.Sprintf(" %g %% loss", 100*p.loss)
+		}
+		parts = append(parts, s)
+	}
+	return strings.Join(parts, " + ")
+}
+
+// MatrixConfig is the matrix run: one object of Size bytes per mode and mix.
+type MatrixConfig struct {
+	Size  int64
+	MPTCP bool
+	Seed  uint64
+	Log   *slog.Logger
+}
+
+// MatrixRow is one mix: goodput striped, on the best path alone and with
+// kernel MPTCP (0: not run), in Mbit/s, and the summed down rate.
+type MatrixRow struct {
+	Mix     string  `json:"mix"`
+	Paths   string  `json:"paths"`
+	SumMbps float64 `json:"sum_mbps"`
+	Striped float64 `json:"striped_mbps"`
+	Best    float64 `json:"best_alone_mbps"`
+	MPTCP   float64 `json:"mptcp_mbps"`
+	Shares  string  `json:"shares"`
+}
+
+// RunMatrix runs the stripe experiment on every mix.
+func RunMatrix(ctx context.Context, cfg MatrixConfig) ([]MatrixRow, []string, error) {
+	var rows []MatrixRow
+	var notes []string
+	for _, m := range matrixMixes {
+		sc, err := m.scenario()
+		if err != nil {
+			return rows, notes, err
+		}
+		got, n, err := RunStripe(ctx, StripeConfig{Scenario: sc, Size: cfg.Size, MPTCP: cfg.MPTCP, Seed: cfg.Seed, Log: cfg.Log})
+		if err != nil {
+			return rows, notes, fmt.Errorf("mix %s: %w", m.name, err)
+		}
+		if len(n) > 0 && len(notes) == 0 {
+			notes = append(notes, n...)
+		}
+		row := MatrixRow{Mix: m.name, Paths: m.describe(), SumMbps: got[0].SumMbps, Striped: got[0].Mbps, Best: got[1].Mbps, Shares: got[0].Shares}
+		if len(got) > 2 {
+			row.MPTCP = got[2].Mbps
+		}
+		rows = append(rows, row)
+	}
+	return rows, notes, nil
+}

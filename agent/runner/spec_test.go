@@ -1,0 +1,119 @@
+package runner
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"testing/fstest"
+
+	"github.com/hetquic/hetquic"
+	"github.com/hetquic/hetquic/internal/workpool"
+)
+
+// Every built-in agent experiment loads, and there is one per §V
+// experiment.
+func TestBuiltinSpecs(t *testing.T) {
+	for _, n := range Names {
+		s, err := Load(hetquic.Files, "experiments/agent-"+n+".yaml")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n == "matrix" { // its path mixes are built in (matrix.go)
+			if s.Agent.Experiment != n {
+				t.Fatalf("agent-%s: %+v", n, s.Agent)
+			}
+			for _, m := range matrixMixes {
+				if _, err := m.scenario(); err != nil {
+					t.Fatalf("mix %s: %v", m.name, err)
+				}
+			}
+			continue
+		}
+		if s.Agent.Experiment != n || s.scenario == nil || len(s.scenario.Paths) != 2 {
+			t.Fatalf("agent-%s: %+v", n, s.Agent)
+		}
+	}
+}
+
+func TestSpecErrors(t *testing.T) {
+	for _, c := range []struct{ yaml, want string }{
+		{"name: x\nmode: agent\nagent: {experiment: nope}\n", "agent.experiment"},
+		{"name: x\nmode: sim\nagent: {experiment: loss}\n", "mode"},
+		{"name: x\nmode: agent\nagent: {experiment: loss, repeat: 2}\n", "agent.repeat"},
+		{"name: x\nmode: agent\nagent: {experiment: loss, losses_pct: [100]}\n", "agent.losses_pct[0]"},
+		{"name: x\nmode: agent\nagent: {experiment: loss, scale: -1}\n", "agent.scale"},
+		{"name: x\nmode: agent\nagent: {experiment: loss, bogus: 1}\n", "bogus"},
+	} {
+		_, err := Load(fstest.MapFS{"x.yaml": {Data: []byte(c.yaml)}}, "x.yaml")
+		if err == nil || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "\n") {
+			t.Errorf("%q: err = %v, want one line naming %s", c.yaml, err, c.want)
+		}
+	}
+}
+
+// The spec runs through the worker pool and writes summary.json, the chart and
+// report.md; the report's table has a row per mode.
+func TestRunPrefetchSpec(t *testing.T) {
+	s, err := Load(hetquic.Files, "experiments/agent-prefetch.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Agent.Scale = 0.02
+	r, err := Run(context.Background(), s, workpool.Options{}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	files, err := r.WriteAll(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(files) != 4 { // summary.json, prefetch.png, prefetch.svg, report.md
+		t.Fatalf("files %v", files)
+	}
+	sum, _ := os.ReadFile(filepath.Join(dir, "summary.json"))
+	if !strings.Contains(string(sum), `"mode": "agent"`) || !strings.Contains(string(sum), `"schema_version": 1`) {
+		t.Fatalf("summary.json: %s", sum)
+	}
+	if tb := r.Tables()[0]; len(tb.Rows) != 2 {
+		t.Fatalf("rows %v", tb.Rows)
+	}
+}
+
+// TestOptionsByExperiment: an option is refused, by the registry's one
+// rule, for an experiment that does not take it, with the experiments that
+// do named; the defaults come from the registry.
+func TestOptionsByExperiment(t *testing.T) {
+	cases := []struct {
+		exp  string
+		set  func(*Params)
+		want string // "": accepted
+	}{
+		{"loss", func(p *Params) { p.MPTCP = true }, "agent.mptcp: only for aggregate, stripe and matrix"},
+		{"matrix", func(p *Params) { p.MPTCP = true }, ""},
+		{"loss", func(p *Params) { p.Repeat = 2 }, "agent.repeat: only aggregate repeats"},
+		{"aggregate", func(p *Params) { p.Repeat = 2 }, ""},
+		{"aggregate", func(p *Params) { p.TCP = true }, "agent.tcp: only for handshake"},
+		{"handshake", func(p *Params) { p.TCP = true }, ""},
+		{"nope", func(*Params) {}, `agent.experiment: "nope" is not one of`},
+	}
+	for _, c := range cases {
+		s := &Spec{Agent: Params{Experiment: c.exp}}
+		s.Name, s.Mode = "t", "agent"
+		c.set(&s.Agent)
+		err := s.Prepare()
+		switch {
+		case c.want == "" && err != nil:
+			t.Errorf("%s: %v", c.exp, err)
+		case c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)):
+			t.Errorf("%s: %v, want %q", c.exp, err, c.want)
+		}
+	}
+	s := &Spec{Agent: Params{Experiment: "loss"}}
+	s.Name, s.Mode = "t", "agent"
+	if err := s.Prepare(); err != nil || s.Agent.Scale != 0.1 {
+		t.Errorf("loss's default scale: %g (%v)", s.Agent.Scale, err)
+	}
+}

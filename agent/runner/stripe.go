@@ -1,0 +1,161 @@
+package runner
+
+import (
+	"bufio"
+	"bytes"
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/hetquic/hetquic/internal/stats"
+	"github.com/hetquic/hetquic/scenario"
+)
+
+// StripeConfig is the unequal-paths experiment: one object of Size bytes
+// striped over every path of the scenario, against the first path alone
+// and (MPTCP) kernel MPTCP over the same paths in the root lab.
+type StripeConfig struct {
+	Scenario *scenario.Scenario
+	Size     int64
+	MPTCP    bool
+	Seed     uint64
+	Log      *slog.Logger
+}
+
+// StripeRow is one mode of the stripe experiment.
+type StripeRow struct {
+	Mode string  `json:"mode"`
+	Ms   float64 `json:"ms"`
+	Mbps float64 `json:"goodput_mbps"`
+	// SumMbps is the summed down rate of the paths the mode may use (all
+	// of them for striping and MPTCP); Ratio = Mbps / SumMbps.
+	SumMbps float64 `json:"sum_mbps"`
+	Ratio   float64 `json:"ratio"`
+	// Shares is each path's part of the bytes ct-client received ("" for
+	// MPTCP, whose subflows the lab does not count per path).
+	Shares string `json:"shares"`
+}
+
+// RunStripe runs the stripe experiment; a missing MPTCP baseline is a
+// note, not an error.
+func RunStripe(ctx context.Context, cfg StripeConfig) (rows []StripeRow, notes []string, err error) {
+	sc, err := orDefault(cfg.Scenario)
+	if err != nil {
+		return nil, nil, err
+	}
+	// Striped, and the first (fastest) path alone: the slow path alone
+	// would take minutes and says nothing about striping.
+	modes := [][]string{nil, {sc.Paths[0].Name}}
+	for _, paths := range modes {
+		row, err := stripeOnce(ctx, sc, cfg, paths)
+		if err != nil {
+			return rows, notes, err
+		}
+		rows = append(rows, row)
+	}
+	if !cfg.MPTCP {
+		return rows, notes, nil
+	}
+	_, span, err := mptcpFetch(ctx, sc, cfg.Seed, []int64{cfg.Size})
+	switch {
+	case errors.Is(err, ErrNoMPTCP):
+		return rows, append(notes, fmt.Sprintf("no MPTCP row: %v", err)), nil
+	case err != nil:
+		return rows, notes, err
+	}
+	sum := downRate(sc, nil) * 8 / 1e6
+	mbps := float64(cfg.Size) * 8 / 1e6 / span.Seconds()
+	return append(rows, StripeRow{Mode: "kernel MPTCP (lab)", Ms: stats.Ms(span), Mbps: mbps, SumMbps: sum, Ratio: mbps / sum}), notes, nil
+}
+
+// stripeOnce downloads the object through a fresh ct-client over paths
+// (nil: all, striped) and counts what each path carried.
+func stripeOnce(ctx context.Context, sc *scenario.Scenario, cfg StripeConfig, paths []string) (StripeRow, error) {
+	mode := "ct striped over all paths"
+	if paths != nil {
+		mode = "ct on " + paths[0] + " alone"
+	}
+	e, err := newEnv(ctx, envConfig{Scenario: sc, Paths: paths, Seed: cfg.Seed, Log: cfg.Log})
+	if err != nil {
+		return StripeRow{}, fmt.Errorf("%s: %w", mode, err)
+	}
+	defer e.Close()
+	// A warm-up request teaches each path's RTT and rate estimates.
+	if _, _, err := e.parallel(ctx, []string{"warm"}, []int64{3 << 20}); err != nil {
+		return StripeRow{}, fmt.Errorf("%s: warm-up: %w", mode, err)
+	}
+	before := e.pathBytes()
+	stop := e.startEvents(sc, cmp.Or(cfg.Log, slog.New(slog.DiscardHandler)))
+	f, err := e.get(ctx, "bulk", cfg.Size)
+	stop()
+	if err != nil {
+		return StripeRow{}, fmt.Errorf("%s: %w", mode, err)
+	}
+	after := e.pathBytes()
+	var total float64
+	for name, v := range after {
+		total += v - before[name]
+	}
+	var shares []string
+	for _, p := range sc.Paths {
+		if v, ok := after[p.Name]; ok && total > 0 {
+			shares = append(shares, fmt.Sprintf("%s %.0f %%", p.Name, 100*(v-before[p.Name])/total))
+		}
+	}
+	sum := downRate(sc, paths) * 8 / 1e6
+	mbps := float64(cfg.Size) * 8 / 1e6 / f.Dur.Seconds()
+	return StripeRow{Mode: mode, Ms: stats.Ms(f.Dur), Mbps: mbps, SumMbps: sum, Ratio: mbps / sum, Shares: strings.Join(shares, ", ")}, nil
+}
+
+// startEvents applies the scenario's timed events (rate changes, outages)
+// counted from now, the start of the measured transfer; the relay runs
+// none of its own (newEnv). The returned func cancels those not yet due.
+func (e *env) startEvents(sc *scenario.Scenario, log *slog.Logger) (stop func()) {
+	var timers []*time.Timer
+	for _, ev := range sc.Events {
+		timers = append(timers, time.AfterFunc(time.Duration(ev.AtS*float64(time.Second)), func() {
+			var err error
+			if ev.Set != nil {
+				err = e.relay.Engine().Apply(ev.Path, ev.Set)
+			} else if ev.OutageS > 0 {
+				err = e.relay.Engine().Outage(ev.Path, time.Duration(ev.OutageS*float64(time.Second)))
+			}
+			if err != nil {
+				log.Warn("scenario event", "path", ev.Path, "err", err)
+			}
+		}))
+	}
+	return func() {
+		for _, t := range timers {
+			t.Stop()
+		}
+	}
+}
+
+// pathBytes reads ct_client_path_received_bytes_total per path.
+func (e *env) pathBytes() map[string]float64 {
+	var buf bytes.Buffer
+	e.cl.WriteMetrics(&buf)
+	out := map[string]float64{}
+	const prefix = `ct_client_path_received_bytes_total{path="`
+	sc := bufio.NewScanner(&buf)
+	for sc.Scan() {
+		line := sc.Text()
+		rest, ok := strings.CutPrefix(line, prefix)
+		if !ok {
+			continue
+		}
+		name, val, ok := strings.Cut(rest, `"} `)
+		if !ok {
+			continue
+		}
+		v, _ := strconv.ParseFloat(val, 64)
+		out[name] = v
+	}
+	return out
+}

@@ -1,3 +1,0 @@
-package experiment
-
-import _ "example.com/m/sim"

@@ -1,0 +1,3 @@
+package runner
+
+import _ "example.com/m/sim"
