@@ -298,7 +298,7 @@ const (
 	// seeds each), and every mean-TCT bar held at each, pcm-window at
 	// 1.037 × the oracle with 0.75; on eight held-out sets κ = 0.75 left
 	// two near-equal paths at 2.1–3.4× Thompson's regret (1.25: 3.2×).
-	// docs/pcm-default.md, "Against the criteria".
+	// docs/pcm-default-results.md, "Against the criteria".
 	DefaultProbeConfidentSwitch = 0.75
 	// DefaultProbeZ is the threshold, in standard errors, of the change
 	// test on an idle path's probe RTTs (adaptive.ObserveProbe). Lower

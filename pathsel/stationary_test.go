@@ -106,7 +106,7 @@ const floorShare = 1.75
 // floorShare times the floor's excess. Today 12 paths are at 1.047 and 16
 // at 1.061, about 1.4 times the floor's excess (Thompson sampling: 1.066
 // and 1.064); before single-sample paths kept their order (loneWidth) they
-// were at 1.069 and 1.095. The distribution is logged (docs/pcm-default.md).
+// were at 1.069 and 1.095. The distribution is logged (docs/pcm-default-results.md).
 func TestDefaultOnGeneratedStationarySets(t *testing.T) {
 	const seeds = 8
 	for _, k := range []int{2, 3, 4, 6, 8, 12, 16} {
