@@ -144,7 +144,7 @@ func efficiency(r compareResult, links []linkSpec) float64 {
 // BenchmarkSchedulerComparison measures every policy on two shaped loopback
 // paths and reports the makespan, the aggregation efficiency (ideal
 // makespan / measured) and the mean completion time of large and small
-// requests (agent/README.md's table comes from it):
+// requests (agent/DESIGN.md's table comes from it):
 //
 //	go test -run '^$' -bench SchedulerComparison -benchtime 2x ./agent
 //

@@ -8,7 +8,7 @@ import (
 	"time"
 )
 
-// Markdown writes the report as the table agent/README.md carries, with
+// Markdown writes the report as the table agent/DESIGN.md carries, with
 // the date, the command and the load, since these are timings.
 func (r *Report) Markdown(w io.Writer, command, load string, now time.Time) {
 	c := r.Config

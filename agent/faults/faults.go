@@ -448,7 +448,7 @@ func (d *dropConn) WriteTo(b []byte, a net.Addr) (int, error) {
 	return d.PacketConn.WriteTo(b, a)
 }
 
-// Markdown is the matrix as agent/README.md's table.
+// Markdown is the matrix as agent/DESIGN.md's table.
 func Markdown(cells []Cell) string {
 	var b strings.Builder
 	b.WriteString("| fault | " + strings.Join(Kinds, " | ") + " |\n|---|" + strings.Repeat("---|", len(Kinds)) + "\n")

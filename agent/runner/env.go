@@ -2,7 +2,7 @@
 // the agent (ct-client and ct-server) through hetquic's emulator: every
 // path of a scenario is a udprelay path on loopback between ct-client and
 // ct-server, and the app-server is origin's /bytes over HTTP/1.1 beside
-// ct-server. See agent/README.md, "The paper's §V experiments".
+// ct-server. See agent/RESULTS.md, "The paper's §V experiments".
 package runner
 
 import (

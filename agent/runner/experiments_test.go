@@ -16,7 +16,7 @@ import (
 // allows (load can slow a run, never speed it up). Whether aggregation beats
 // one path is a speed, which real time on a shared machine cannot decide:
 // agent's TestStripeNeverBelowBestPath checks it on fake time, and
-// `hetquic agent experiment aggregate` measures it (agent/README.md).
+// `hetquic agent experiment aggregate` measures it (agent/RESULTS.md).
 func TestAggregation(t *testing.T) {
 	if testing.Short() {
 		t.Skip("3.5 MB transfers through the emulator (~10 s); runs without -short")

@@ -41,7 +41,7 @@ type Limits struct {
 // What a request and a tunnel cost ct-server in memory, reserved against
 // MaxBufferBytes and the server's MemoryBudget. Measured as RSS growth per
 // accepted unread one ("hetquic agent abuse --only streams|tunnels",
-// agent/README.md "Memory"): 0.26 MiB per request (head reader, copy
+// agent/DESIGN.md "Memory"): 0.26 MiB per request (head reader, copy
 // buffers, the upstream connection's buffers, quic-go's stream state, the
 // Go heap's slack), 0.94 MiB per tunnel whose client reads nothing. A
 // tunnel whose client reads part of the data can fill its replay buffer,
@@ -61,7 +61,7 @@ const (
 // none. They let one well-behaved device use the server fully (a browser
 // opens tens of requests, a device has a few interfaces of at most
 // wire.MaxLanes connections each) while a misbehaving one holds at most
-// MaxBufferBytes of memory (the abuse test, agent/README.md).
+// MaxBufferBytes of memory (the abuse test, agent/DESIGN.md).
 var DefaultLimits = Limits{
 	MaxStreams: 128,
 	// A count no browser plus background apps meets (Chromium opens at

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Stream migration timings for agent/README.md's `gen measured` block: runs
+# Stream migration timings for agent/DESIGN.md's `gen measured` block: runs
 # TestMigrateOnStall (one stream, and a striped response) and
 # TestMigrateTunnel (a CONNECT tunnel) RUNS times on loopback and prints what
 # each run logged: when the stall was decided and the stream resumed after

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The agent's scheduler comparison for agent/README.md's `gen measured`
+# The agent's scheduler comparison for agent/DESIGN.md's `gen measured`
 # block: BenchmarkSchedulerComparison (agent/sched_compare_test.go) runs every
 # policy, with and without striping, on two loopback paths shaped by a test
 # wrapper on the client's sockets (rate, delay, 64-packet tail-drop queue),

@@ -9,11 +9,11 @@ import (
 // ct-server process under the default configuration, one misbehaving
 // authenticated client and one good one; the command exits 1 if ct-server's
 // peak RSS breaks its bound, a good request fails or a byte is wrong
-// (agent/README.md, "Abuse"). About 12 s; skipped with -short.
+// (agent/DESIGN.md, "Abuse"). About 12 s; skipped with -short.
 //
 // The good client's p99 is a speed, which the machine's load sets: the
 // command's own 2 s bound is for an operator's unloaded run, and its
-// figure is in agent/README.md's measured block. Here the bound is
+// figure is in agent/DESIGN.md's measured block. Here the bound is
 // abuseTestP99, a liveness bound: a good request starved behind the abuse
 // (a tunnel slot or a stream credit never returned) waits for ever, not
 // for seconds. The RSS bound is memory, which the race detector inflates

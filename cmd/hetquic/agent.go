@@ -423,7 +423,7 @@ max_conns, thousands of unread requests, unread CONNECT tunnels, a prefetch
 flood, handshakes that never say hello, short tunnels opened and closed one
 after another) beside a good ct-client that checks
 every byte, and reports ct-server's peak RSS and the good client's latency.
-It exits 1 when a bound is broken (agent/README.md, "Abuse").`)
+It exits 1 when a bound is broken (agent/DESIGN.md, "Abuse").`)
 	full := fs.Bool("full", false, "the issue's size (4x the CI size; about a minute)")
 	md := fs.Bool("md", false, "print the README's markdown block")
 	verbose := fs.Bool("v", false, "progress and ct-server's log on stderr")

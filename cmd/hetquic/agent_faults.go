@@ -18,7 +18,7 @@ SIGTERM, ct-server SIGKILL + restart, path cut, path black-hole) ×
 (HTTP/1.0 body without length, HTTP/1.1 with Content-Length, CONNECT
 tunnel), each fault a third into a 6 MB transfer. Every cell must end
 intact or reset, never short (a clean end before the data's end); it exits
-1 otherwise (agent/README.md, "Faults").`)
+1 otherwise (agent/DESIGN.md, "Faults").`)
 	md := fs.Bool("md", false, "print the README's markdown table only")
 	if err := parseFlags(fs, args); err != nil {
 		return err
