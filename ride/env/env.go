@@ -151,6 +151,9 @@ type bundle struct {
 
 type tfKey struct{ i, z int }
 
+// index is the key's slot in Env.tfs and the memo.
+func (k tfKey) index() int { return k.i*ride.Tiles + k.z }
+
 // decision is one decided viewed tile, until its true reward settles.
 type decision struct {
 	i, z   int
@@ -197,10 +200,17 @@ type Env struct {
 	last  int           // one past the last
 	k     int           // current decoding position
 	queue []int         // tiles of the current frame still to decide
-	tfs   map[tfKey]*tileFrame
-	// decodeMemo is settle's per-pass memo of decode times by GoP start
-	// and tile (kept to reuse its storage).
-	decodeMemo map[tfKey][]time.Duration
+	// tfs holds every tile-frame sent so far, indexed by tfKey.index: a
+	// slice, not a map, since decodeTimes and needed look one up for every
+	// frame of a GoP on every step (the map's hashing was a quarter of an
+	// evaluation's CPU time).
+	tfs []*tileFrame
+	// memo is settle's per-pass memo of decode times by GoP start and tile
+	// (the same index); an entry is valid in the pass its stamp names, so a
+	// pass clears nothing.
+	memo     [][]time.Duration
+	memoPass []uint32
+	pass     uint32
 	pending    []*decision
 	nextID     int
 	done       bool
@@ -251,7 +261,8 @@ func New(cfg Config) (*Env, error) {
 	if err != nil {
 		return nil, err
 	}
-	e := &Env{cfg: cfg, video: v, vp: vp, tfs: map[tfKey]*tileFrame{}, decodeMemo: map[tfKey][]time.Duration{}}
+	n := v.Frames() * ride.Tiles
+	e := &Env{cfg: cfg, video: v, vp: vp, tfs: make([]*tileFrame, n), memo: make([][]time.Duration, n), memoPass: make([]uint32, n)}
 	e.level = cfg.Level
 	if e.level < 0 || e.level >= v.Levels {
 		if cfg.Level != -1 {
@@ -387,7 +398,7 @@ func (e *Env) onDeliver(d sim.Delivery) {
 // delivered records bundle b's arrival.
 func (e *Env) delivered(b *bundle, at time.Duration) {
 	for _, key := range b.members {
-		e.tfs[key].arrived = at
+		e.tfs[key.index()].arrived = at
 	}
 	if e.cfg.Record {
 		e.Arrivals = append(e.Arrivals, Sample{at, b.bytes})
@@ -492,7 +503,7 @@ func (e *Env) needed(i, z int) []tfKey {
 	var out []tfKey
 	for _, x := range ride.Closure(h, i-gs) {
 		key := tfKey{gs + x, z}
-		if tf := e.tfs[key]; tf == nil || !tf.sent {
+		if tf := e.tfs[key.index()]; tf == nil || !tf.sent {
 			out = append(out, key)
 		}
 	}
@@ -543,7 +554,7 @@ func (e *Env) Step(action int) (float64, Info, error) {
 		pred := ride.ArrivalEstimate(now, int(p.Backlog)+b.bytes, e.conn.Payload(), p.BwBps,
 			float64(pv.Cwnd)/1500, p.Loss, p.SRTT)
 		for _, key := range need {
-			e.tfs[key] = &tileFrame{sent: true, path: action, sentAt: now, pred: pred, arrived: ride.Never, bytes: e.size(key), inBundle: b.id}
+			e.tfs[key.index()] = &tileFrame{sent: true, path: action, sentAt: now, pred: pred, arrived: ride.Never, bytes: e.size(key), inBundle: b.id}
 		}
 		e.write(action, b.bytes, b)
 		d.cost = ride.TxCost(b.bytes, p.BwBps)
@@ -571,7 +582,7 @@ func (e *Env) decodeTimes(gs, z int, predict bool) []time.Duration {
 	a := make([]time.Duration, len(h))
 	for x := range a {
 		a[x] = ride.Never
-		if tf := e.tfs[tfKey{gs + x, z}]; tf != nil && tf.sent {
+		if tf := e.tfs[tfKey{gs + x, z}.index()]; tf != nil && tf.sent {
 			switch {
 			case tf.arrived != ride.Never:
 				a[x] = tf.arrived
@@ -609,19 +620,17 @@ func (e *Env) reward(d *decision, dec time.Duration) float64 {
 // was most of an evaluation's CPU time.
 func (e *Env) settle() {
 	now := e.s.Now()
-	memo := e.decodeMemo
-	clear(memo)
+	e.pass++
 	keep := e.pending[:0]
 	for _, d := range e.pending {
 		dec := ride.Never
 		if d.action != ride.Skip {
 			gs := e.video.GoPStart(d.i)
-			times, ok := memo[tfKey{gs, d.z}]
-			if !ok {
-				times = e.decodeTimes(gs, d.z, false)
-				memo[tfKey{gs, d.z}] = times
+			m := tfKey{gs, d.z}.index()
+			if e.memoPass[m] != e.pass {
+				e.memo[m], e.memoPass[m] = e.decodeTimes(gs, d.z, false), e.pass
 			}
-			dec = times[d.i-gs]
+			dec = e.memo[m][d.i-gs]
 		}
 		if dec == ride.Never && now < d.gamma {
 			keep = append(keep, d)
