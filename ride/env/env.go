@@ -211,10 +211,10 @@ type Env struct {
 	memo     [][]time.Duration
 	memoPass []uint32
 	pass     uint32
-	pending    []*decision
-	nextID     int
-	done       bool
-	steps      int
+	pending  []*decision
+	nextID   int
+	done     bool
+	steps    int
 
 	learner Learner
 	// settled accumulates true rewards settled since the last step and
