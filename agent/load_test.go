@@ -2,6 +2,7 @@ package agent
 
 import (
 	"crypto/sha256"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -47,61 +48,29 @@ func TestLoad200(t *testing.T) {
 	// failed at 70 MiB where this test alone grows 39–53 MiB). GCs run
 	// often (loadTestGCPercent) so that the live peak is seen.
 	defer debug.SetGCPercent(debug.SetGCPercent(loadTestGCPercent))
-	var peak atomic.Uint64
 	runtime.GC()
 	base, gcs := liveHeap()
-	stop := make(chan struct{})
-	var sampler sync.WaitGroup
-	sampler.Go(func() {
-		for {
-			if live, _ := liveHeap(); live > peak.Load() {
-				peak.Store(live)
-			}
-			select {
-			case <-stop:
-				return
-			case <-time.After(20 * time.Millisecond):
-			}
-		}
-	})
+	peak := sampleLiveHeap()
 	start := time.Now()
 	var wg sync.WaitGroup
-	var failed atomic.Int64
-	var total atomic.Int64
+	var failed, total atomic.Int64
 	for i := range n {
 		wg.Go(func() {
-			req, _ := http.NewRequest(http.MethodGet, fmt.Sprintf("%s/bytes/%d", up.URL, sizes[i]), nil)
-			req.Header.Set("X-App", fmt.Sprintf("app%d", i%4))
-			resp, err := tc.hc.Do(req)
-			if err != nil {
-				failed.Add(1)
-				t.Errorf("request %d: %v", i, err)
-				return
-			}
-			defer resp.Body.Close()
-			if resp.StatusCode != 200 {
-				b, _ := io.ReadAll(resp.Body)
-				failed.Add(1)
-				t.Errorf("request %d: status %d: %q", i, resp.StatusCode, b)
-				return
-			}
-			h := sha256.New()
-			k, err := io.Copy(h, resp.Body)
+			k, err := loadGet(tc, fmt.Sprintf("%s/bytes/%d", up.URL, sizes[i]), fmt.Sprintf("app%d", i%4), sums[sizes[i]])
 			total.Add(k)
-			if err != nil || resp.StatusCode != 200 || k != sizes[i] || [32]byte(h.Sum(nil)) != sums[sizes[i]] {
+			if err != nil || k != sizes[i] {
 				failed.Add(1)
-				t.Errorf("request %d: status %d, %d of %d bytes, err %v (or checksum mismatch)", i, resp.StatusCode, k, sizes[i], err)
+				t.Errorf("request %d: %d of %d bytes: %v", i, k, sizes[i], err)
 			}
 		})
 	}
 	wg.Wait()
-	close(stop)
-	sampler.Wait()
 	d := time.Since(start)
-	growth := int64(peak.Load()) - int64(base)
+	top := peak()
+	growth := int64(top) - int64(base)
 	_, gcsAfter := liveHeap()
 	t.Logf("%d requests, %.1f MB in %v; peak live heap %.1f MiB, %.1f MiB above the %.1f MiB before (%d GCs)", n, float64(total.Load())/1e6,
-		d.Round(time.Millisecond), float64(peak.Load())/(1<<20), float64(growth)/(1<<20), float64(base)/(1<<20), gcsAfter-gcs)
+		d.Round(time.Millisecond), float64(top)/(1<<20), float64(growth)/(1<<20), float64(base)/(1<<20), gcsAfter-gcs)
 	if failed.Load() > 0 {
 		t.Fatalf("%d requests failed", failed.Load())
 	}
@@ -119,15 +88,67 @@ func TestLoad200(t *testing.T) {
 	if per := int64(server.StreamCost + 64<<10); growth > n*per {
 		t.Fatalf("heap grew %d MiB, more than %d requests × %d KiB", growth>>20, n, per>>10)
 	}
+	checkLoadSpread(t, tc, n)
+}
+
+// loadGet is one of TestLoad200's requests, as app: the bytes of a 200
+// answer whose checksum is sum, or why not.
+func loadGet(tc *testClient, url, app string, sum [32]byte) (int64, error) {
+	req, _ := http.NewRequest(http.MethodGet, url, nil)
+	req.Header.Set("X-App", app)
+	resp, err := tc.hc.Do(req)
+	if err != nil {
+		return 0, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		b, _ := io.ReadAll(resp.Body)
+		return 0, fmt.Errorf("status %d: %q", resp.StatusCode, b)
+	}
+	h := sha256.New()
+	k, err := io.Copy(h, resp.Body)
+	if err == nil && [32]byte(h.Sum(nil)) != sum {
+		err = errors.New("checksum mismatch")
+	}
+	return k, err
+}
+
+// sampleLiveHeap samples liveHeap every 20 ms until the returned stop,
+// which returns the peak seen.
+func sampleLiveHeap() (stop func() uint64) {
+	var peak uint64
+	done := make(chan struct{})
+	var sampler sync.WaitGroup
+	sampler.Go(func() {
+		for {
+			live, _ := liveHeap()
+			peak = max(peak, live)
+			select {
+			case <-done:
+				return
+			case <-time.After(20 * time.Millisecond):
+			}
+		}
+	})
+	return func() uint64 {
+		close(done)
+		sampler.Wait()
+		return peak
+	}
+}
+
+// checkLoadSpread: TestLoad200's n requests counted per app (n/4 each of
+// four), and both paths carried some (the default scheduler spreads load).
+func checkLoadSpread(t *testing.T, tc *testClient, n int) {
+	t.Helper()
 	var sb strings.Builder
 	tc.WriteMetrics(&sb)
 	for i := range 4 {
-		want := fmt.Sprintf("ct_client_app_requests_total{app=\"app%d\"} 50", i)
+		want := fmt.Sprintf("ct_client_app_requests_total{app=\"app%d\"} %d", i, n/4)
 		if !strings.Contains(sb.String(), want) {
 			t.Errorf("metrics lack %q", want)
 		}
 	}
-	// Both paths carried requests (the default scheduler spreads load).
 	for _, p := range tc.paths {
 		if p.requests.Load() == 0 {
 			t.Errorf("path %s carried nothing", p.Name)

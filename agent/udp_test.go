@@ -12,7 +12,6 @@ import (
 	"golang.org/x/net/dns/dnsmessage"
 
 	"github.com/hetquic/hetquic/agent/socks5"
-	"github.com/hetquic/hetquic/agent/wire"
 )
 
 // startUDPServer answers every datagram on UDP loopback with what
@@ -173,32 +172,5 @@ func TestSOCKSUDPDNS(t *testing.T) {
 		if _, _, got, err := socks5.ParseUDP(back); err != nil || !bytes.Equal(got, msg) {
 			t.Fatalf("echo of %d bytes: %d back, %v", size, len(got), err)
 		}
-	}
-}
-
-// TestUDPPaths: the RFC 9298 path template round-trips every address
-// form, and bad paths are refused.
-func TestUDPPaths(t *testing.T) {
-	for _, target := range []string{"192.0.2.6:443", "[2001:db8::42]:53", "dns.example:53"} {
-		p, err := wire.UDPRequestPath(target)
-		if err != nil {
-			t.Fatal(err)
-		}
-		got, err := wire.ParseUDPPath(p)
-		if err != nil || got != target {
-			t.Errorf("%s → %s → %q %v", target, p, got, err)
-		}
-	}
-	for _, bad := range []string{"/x", wire.UDPPathPrefix, wire.UDPPathPrefix + "h/0/", wire.UDPPathPrefix + "h/70000/", wire.UDPPathPrefix + "h/53/x/", wire.UDPPathPrefix + "%zz/53/"} {
-		if got, err := wire.ParseUDPPath(bad); err == nil {
-			t.Errorf("%q parsed as %q", bad, got)
-		}
-	}
-	b := wire.AppendDatagram(nil, 8, []byte("payload"))
-	if id, p, err := wire.ParseDatagram(b); err != nil || id != 8 || string(p) != "payload" {
-		t.Fatalf("datagram round trip: %d %q %v", id, p, err)
-	}
-	if _, _, err := wire.ParseDatagram([]byte{0x02, 0x01, 'x'}); err == nil {
-		t.Fatal("context ID 1 accepted")
 	}
 }

@@ -1,4 +1,4 @@
-package agent
+package socksproxy
 
 import (
 	"context"
@@ -17,15 +17,11 @@ import (
 
 // UDP over the agent: the protocol is in package wire's comment.
 
-// ---- ct-server ----
-
-// ---- ct-client ----
-
-// clientUDPFlow is ct-client's side of one UDP flow to target: the stream
-// and connection it is on now, reopened on a path that works when the
+// flow is ct-client's side of one UDP flow to target: the stream and
+// connection it is on now, reopened on a path that works when the
 // connection has died.
-type clientUDPFlow struct {
-	c       *Client
+type flow struct {
+	h       Host
 	app     string
 	target  string
 	deliver func([]byte) // a datagram from the target, for the app
@@ -38,10 +34,10 @@ type clientUDPFlow struct {
 	out     []byte
 }
 
-// openUDP starts a UDP flow to target (host:port) for app; deliver gets
+// openFlow starts a UDP flow to target (host:port) for app; deliver gets
 // every datagram the target sends back.
-func (c *Client) openUDP(ctx context.Context, app, target string, deliver func([]byte)) (*clientUDPFlow, error) {
-	f := &clientUDPFlow{c: c, app: app, target: target, deliver: deliver}
+func openFlow(ctx context.Context, h Host, app, target string, deliver func([]byte)) (*flow, error) {
+	f := &flow{h: h, app: app, target: target, deliver: deliver}
 	if err := f.open(ctx); err != nil {
 		return nil, err
 	}
@@ -49,48 +45,48 @@ func (c *Client) openUDP(ctx context.Context, app, target string, deliver func([
 }
 
 // open opens the flow's stream on a path (f.mu held or f not shared yet).
-func (f *clientUDPFlow) open(ctx context.Context) error {
-	c := f.c
+func (f *flow) open(ctx context.Context) error {
+	h := f.h
 	p, err := wire.UDPRequestPath(f.target)
 	if err != nil {
 		return err
 	}
-	release, err := c.streamSlot(ctx)
+	release, err := h.StreamSlot(ctx)
 	if err != nil {
 		return err
 	}
 	avoid := map[int]bool{}
-	for attempt := 0; attempt < c.cfg.MaxAttempts; attempt++ {
-		pth, conn, err := c.pick(ctx, c.request(f.app), avoid)
+	for attempt := 0; attempt < h.MaxAttempts(); attempt++ {
+		id, conn, err := h.Pick(ctx, f.app, avoid)
 		if err != nil {
 			release()
 			return err
 		}
-		avoid[pth.id] = true
-		str, status, err := openUDPStream(ctx, conn, p, c.cfg.StallTimeout)
+		avoid[id] = true
+		str, status, err := openStream(ctx, conn, p, h.StallTimeout())
 		if err != nil {
 			continue
 		}
 		if status != http.StatusSwitchingProtocols {
 			release()
-			return &udpRefused{status}
+			return &refusedError{status}
 		}
 		f.str, f.conn, f.release = str, conn, release
-		c.udp.Add(conn, str.StreamID(), f.deliver)
+		h.Datagrams().Add(conn, str.StreamID(), f.deliver)
 		return nil
 	}
 	release()
 	return errors.New("ct-server unreachable")
 }
 
-// udpRefused is ct-server's refusal of a flow, by HTTP status.
-type udpRefused struct{ status int }
+// refusedError is ct-server's refusal of a flow, by HTTP status.
+type refusedError struct{ status int }
 
-func (e *udpRefused) Error() string { return fmt.Sprintf("connect-udp refused: status %d", e.status) }
+func (e *refusedError) Error() string { return fmt.Sprintf("connect-udp refused: status %d", e.status) }
 
-// openUDPStream sends the connect-udp request on conn and reads the head
-// of the answer.
-func openUDPStream(ctx context.Context, conn *quic.Conn, p string, wait time.Duration) (*quic.Stream, int, error) {
+// openStream sends the connect-udp request on conn and reads the head of
+// the answer.
+func openStream(ctx context.Context, conn *quic.Conn, p string, wait time.Duration) (*quic.Stream, int, error) {
 	octx, cancel := context.WithTimeout(ctx, wait)
 	defer cancel()
 	str, err := conn.OpenStreamSync(octx)
@@ -120,7 +116,7 @@ func openUDPStream(ctx context.Context, conn *quic.Conn, p string, wait time.Dur
 
 // send sends one UDP payload to the target; a flow whose connection died
 // is opened again first (on another path).
-func (f *clientUDPFlow) send(ctx context.Context, payload []byte) error {
+func (f *flow) send(ctx context.Context, payload []byte) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.closed {
@@ -142,11 +138,11 @@ func (f *clientUDPFlow) send(ctx context.Context, payload []byte) error {
 	return err
 }
 
-func (f *clientUDPFlow) endLocked() {
+func (f *flow) endLocked() {
 	if f.str == nil {
 		return
 	}
-	f.c.udp.Remove(f.conn, f.str.StreamID())
+	f.h.Datagrams().Remove(f.conn, f.str.StreamID())
 	f.str.CancelRead(wire.CodeOK)
 	f.str.Close()
 	f.release()
@@ -154,7 +150,7 @@ func (f *clientUDPFlow) endLocked() {
 }
 
 // close ends the flow (ct-server closes its socket when the stream ends).
-func (f *clientUDPFlow) close() {
+func (f *flow) close() {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.closed = true
