@@ -3,7 +3,6 @@ package tunnel
 import (
 	"cmp"
 	"context"
-	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -19,11 +18,11 @@ import (
 
 	"github.com/quic-go/quic-go"
 
+	"github.com/hetquic/hetquic/agent/internal/memquic"
 	"github.com/hetquic/hetquic/agent/pathchoice"
 	"github.com/hetquic/hetquic/agent/tunnelgate"
 	"github.com/hetquic/hetquic/agent/wire"
 	"github.com/hetquic/hetquic/emu/memnet"
-	"github.com/hetquic/hetquic/internal/selfsigned"
 )
 
 // The tests' in-memory network: a fake ct-server at ctAddr, the client's
@@ -66,38 +65,15 @@ type session struct {
 	gen int    // the attachment that may append (the latest CONNECT)
 }
 
-func (s *fakeCT) serve(ln *quic.Listener) {
-	var wg sync.WaitGroup
-	defer wg.Wait()
-	for {
-		conn, err := ln.Accept(context.Background())
-		if err != nil {
-			return
-		}
-		wg.Go(func() {
-			var streams sync.WaitGroup
-			defer streams.Wait()
-			for {
-				str, err := conn.AcceptStream(context.Background())
-				if err != nil {
-					return
-				}
-				from := conn.RemoteAddr().(*net.UDPAddr).AddrPort().Addr().Unmap()
-				streams.Go(func() { s.handle(str, from) })
-			}
-		})
-	}
-}
-
-// handle runs one CONNECT stream.
-func (s *fakeCT) handle(str *quic.Stream, from netip.Addr) {
+// handle runs one CONNECT stream of conn.
+func (s *fakeCT) handle(conn *quic.Conn, str *quic.Stream) {
 	defer str.CancelRead(wire.CodeOK)
 	hr := wire.NewHeadReader(str)
 	req, err := hr.ReadRequest()
 	if err != nil {
 		return
 	}
-	sess, gen, answer := s.attach(req.Header, from)
+	sess, gen, answer := s.attach(req.Header, memquic.From(conn))
 	if _, err := io.WriteString(str, answer); err != nil || sess == nil {
 		str.Close()
 		return
@@ -176,7 +152,7 @@ type fakePath struct {
 	id    int
 	addr  netip.Addr
 	tr    *quic.Transport
-	tls   *tls.Config
+	srv   *memquic.Server
 	carry atomic.Int64
 
 	mu       sync.Mutex
@@ -205,7 +181,7 @@ func (p *fakePath) live() *quic.Conn {
 // dial connects the path; it may take work after hold.
 func (p *fakePath) dial(t *testing.T, hold time.Duration) {
 	t.Helper()
-	conn, err := p.tr.Dial(context.Background(), net.UDPAddrFromAddrPort(ctAddr), p.tls, wire.QUICConfig(nil, wire.DefaultIdleTimeout, 16))
+	conn, err := p.srv.Dial(context.Background(), p.tr)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -280,44 +256,26 @@ type rig struct {
 func newRig(t *testing.T) *rig {
 	t.Helper()
 	n := memnet.New()
-	pair, err := selfsigned.New() // inside the bubble: a certificate of fake time
-	if err != nil {
-		t.Fatal(err)
-	}
-	spc, err := n.ListenPacket(ctAddr)
-	if err != nil {
-		t.Fatal(err)
-	}
+	srv := memquic.Listen(t, n, ctAddr)
 	n.SetDelay(ctAddr.Addr(), oneWay)
-	str := &quic.Transport{Conn: spc}
-	ln, err := str.Listen(&tls.Config{Certificates: []tls.Certificate{pair.Cert}, NextProtos: []string{wire.ALPN}}, wire.QUICConfig(nil, wire.DefaultIdleTimeout, 16))
-	if err != nil {
-		t.Fatal(err)
-	}
 	ctx, cancel := context.WithCancel(context.Background())
 	r := &rig{n: n, ct: &fakeCT{sessions: map[string]*session{}}, host: &fakeHost{ctx: ctx}}
 	served := make(chan struct{})
-	go func() { defer close(served); r.ct.serve(ln) }()
+	go func() { defer close(served); srv.Serve(nil, r.ct.handle) }()
 	for i := range 2 {
 		a := netip.AddrFrom4([4]byte{10, 8, 0, byte(1 + i)})
-		pc, err := n.ListenPacket(netip.AddrPortFrom(a, 0))
-		if err != nil {
-			t.Fatal(err)
-		}
 		n.SetDelay(a, oneWay)
-		p := &fakePath{id: i, addr: a, tr: &quic.Transport{Conn: pc}, tls: &tls.Config{RootCAs: pair.Pool, ServerName: "localhost", NextProtos: []string{wire.ALPN}}}
+		p := &fakePath{id: i, addr: a, tr: memquic.Transport(t, n, netip.AddrPortFrom(a, 0)), srv: srv}
 		p.dial(t, 0)
 		r.paths = append(r.paths, p)
 	}
 	r.host.paths = r.paths
-	t.Cleanup(func() {
+	t.Cleanup(func() { // before memquic's: the sockets close after
 		cancel()
 		for _, p := range r.paths {
 			p.cut()
-			p.tr.Close()
 		}
-		ln.Close()
-		str.Close()
+		srv.Close()
 		<-served
 	})
 	return r
