@@ -1,6 +1,6 @@
 // Package agent is ct-client, the device end of the Cybertwin agent
-// (Cybertwin paper §IV): a local HTTP proxy (and SOCKS5 proxy) for
-// app-clients that keeps one always-on QUIC connection per local interface
+// (Cybertwin paper §IV): a local HTTP proxy (and SOCKS5 proxy, package
+// agent/socksproxy) for app-clients that keeps one always-on QUIC connection per local interface
 // to ct-server (package agent/server), the cloud end that talks plain
 // HTTP/TCP to the app-servers beside it. Every app request rides its own
 // QUIC stream on the connection package pathchoice picks, and a response

@@ -84,6 +84,8 @@ var Rules = []Rule{
 	{Packages: "agent/stripe", OnlyModule: []string{"agent/pathchoice", "agent/stripesched"},
 		Why: "the striping engine reaches the client through its Host interface only"},
 	{Packages: "agent/clientfile", Deny: []string{"agent/server"}, Why: "ct-client's file knows the client, not ct-server"},
+	{Packages: "agent/internal/memquic", OnlyModule: []string{"agent/wire", "emu/memnet", "internal/selfsigned"},
+		Why: "the agent's QUIC on memnet, for tests: the protocol's configuration and the in-memory network only"},
 	{Packages: "agent/socksproxy", OnlyModule: []string{"agent/socks5", "agent/wire"},
 		Why: "the SOCKS5 front-end reaches the client through its Host interface only"},
 	{Packages: "agent/tunnel", OnlyModule: []string{"agent/pathchoice", "agent/tunnelgate", "agent/wire"},
