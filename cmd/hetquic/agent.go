@@ -54,6 +54,7 @@ func runAgent(ctx context.Context, args []string) error {
 		{"token", "write a new random client token to a file (mode 0600)", agentToken},
 		{"status", "paths, RTT, bytes and limits hit of a running ct-client or ct-server (from its --metrics)", agentStatus},
 		{"abuse", "load-and-abuse test: a real ct-server beside a misbehaving and a good client", agentAbuse},
+		{"capacity", "ct-server capacity: N two-path ct-clients against one real ct-server, idle then active (RSS per device, handshakes/s, p99 first byte)", agentCapacity},
 		{"faults", "fault matrix: every stop, crash and path failure against each kind of app connection (intact or reset, never short)", agentFaults},
 		{"experiment", "run a Cybertwin §V experiment through the emulator", agentExperiment},
 	}, args)
