@@ -374,8 +374,9 @@ func agentClient(ctx context.Context, args []string) error {
 }
 
 // reloadClient applies SIGHUP to a running ct-client: the file, flags and
-// token file read again; the token and the apps' rule, priorities and
-// pinned paths replaced (Client.Reload); settings that need a restart
+// token file read again; the paths, the token and the apps' rule,
+// priorities and pinned paths replaced (Client.ReloadAll: a path removed
+// hands its transfers to the others, one added is dialled); settings that need a restart
 // named in one log line. A file that fails to load or check leaves the
 // running configuration as it was, with one log line saying why.
 func reloadClient(c *agent.Client, flags *clientFlags, running clientfile.File, log *slog.Logger) {
@@ -385,8 +386,11 @@ func reloadClient(c *agent.Client, flags *clientFlags, running clientfile.File, 
 			log.Warn("reload: these settings changed but need a restart", "settings", strings.Join(names, ","))
 		}
 		var p agent.ClientPolicy
+		var paths []agent.LocalPath
 		if p, err = g.Policy(); err == nil {
-			err = c.Reload(p)
+			if paths, err = g.LocalPaths(); err == nil {
+				err = c.ReloadAll(paths, p)
+			}
 		}
 	}
 	if err != nil {
