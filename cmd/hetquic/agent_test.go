@@ -272,7 +272,9 @@ func TestAgentClientReload(t *testing.T) {
 	cmd.Process.Signal(syscall.SIGHUP)
 	expect("RELOADING=1")
 	expect("READY=1")
-	waitFor(t, "path removed", func() bool { return strings.Contains(stderr.String(), "msg=\"path removed; its transfers move to the others\" side=ct-client path=lo\n") })
+	waitFor(t, "path removed", func() bool {
+		return strings.Contains(stderr.String(), "msg=\"path removed; its transfers move to the others\" side=ct-client path=lo\n")
+	})
 	if strings.Contains(stderr.String(), "need a restart") {
 		t.Errorf("a reload of paths asked for a restart: %s", stderr.String())
 	}
