@@ -8,6 +8,8 @@ import (
 	"slices"
 
 	"github.com/quic-go/quic-go"
+
+	"github.com/hetquic/hetquic/agent/pathchoice"
 )
 
 // newPath is path id on lp, its socket pc.
@@ -117,7 +119,27 @@ func (c *Client) ReloadPaths(want []LocalPath) error {
 		c.startPath(p)
 		c.cfg.Log.Info("path added", "path", p.Name, "addr", p.Addr.String())
 	}
+	c.tellScheduler(gone, added)
 	return nil
+}
+
+// tellScheduler tells a scheduler with state per path (the learned one)
+// of the paths gone and added: one it does not know it never chooses.
+func (c *Client) tellScheduler(gone, added []*path) {
+	ps, ok := c.cfg.Scheduler.(pathchoice.PathSet)
+	if !ok {
+		return
+	}
+	for _, p := range gone {
+		if err := ps.RemovePath(p.id); err != nil {
+			c.cfg.Log.Warn("scheduler: remove path", "path", p.Name, "err", err)
+		}
+	}
+	for _, p := range added {
+		if err := ps.AddPath(p.id); err != nil {
+			c.cfg.Log.Warn("scheduler: add path", "path", p.Name, "err", err)
+		}
+	}
 }
 
 // ReloadAll applies a reloaded file: the paths want (ReloadPaths), then
