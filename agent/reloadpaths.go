@@ -54,7 +54,7 @@ func (c *Client) startPath(p *path) {
 }
 
 // ReloadPaths makes the client's paths those of want (SIGHUP): a running
-// path that want has, equal in every field, stays as it is; one it lacks
+// path that want has (samePath) stays as it is; one it lacks
 // is retired — it takes no new work and its connection is closed, so its
 // requests, stripes and tunnels carry on over the others from the byte
 // where they stopped, as when a path dies; a path of want the client lacks
@@ -78,21 +78,22 @@ func (c *Client) ReloadPaths(want []LocalPath) error {
 		return errors.New("agent client: reload: closed")
 	}
 	cur := c.pathList()
-	keep := map[LocalPath]bool{}
+	keep := make([]bool, len(want)) // want[i] runs already
 	var gone []*path
 	for _, p := range cur {
-		switch {
-		case p.retired.Load():
-		case slices.Contains(want, p.LocalPath):
-			keep[p.LocalPath] = true
-		default:
+		if p.retired.Load() {
+			continue
+		}
+		if i := slices.IndexFunc(want, func(lp LocalPath) bool { return samePath(p.LocalPath, lp) }); i >= 0 && !keep[i] {
+			keep[i] = true
+		} else {
 			gone = append(gone, p)
 		}
 	}
 	next := slices.Clone(cur)
 	var added []*path
-	for _, lp := range want {
-		if keep[lp] {
+	for i, lp := range want {
+		if keep[i] {
 			continue
 		}
 		pc, err := c.cfg.ListenPacket(net.IP(lp.Addr.AsSlice()))
@@ -140,6 +141,16 @@ func (c *Client) tellScheduler(gone, added []*path) {
 			c.cfg.Log.Warn("scheduler: add path", "path", p.Name, "err", err)
 		}
 	}
+}
+
+// samePath: a and b are the same path. One named by interface is the same
+// whatever address its interface has now (watchInterfaces follows it), so
+// a reload does not move its transfers for nothing.
+func samePath(a, b LocalPath) bool {
+	if a.Iface != "" {
+		return a.Name == b.Name && a.Iface == b.Iface && a.Role == b.Role
+	}
+	return a == b
 }
 
 // ReloadAll applies a reloaded file: the paths want (ReloadPaths), then

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"fmt"
 	"io"
+	"net/netip"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -108,4 +109,28 @@ func getIntact(m *memAgent, size int64) error {
 		return fmt.Errorf("%d of %d bytes (%v), or not intact", got, size, err)
 	}
 	return nil
+}
+
+// TestSamePath: a path named by interface is the same whatever its
+// address now; one given by address is the same only in every field.
+func TestSamePath(t *testing.T) {
+	a := LocalPath{Name: "wifi", Addr: netip.MustParseAddr("10.0.0.2"), Iface: "wlan0"}
+	moved := a
+	moved.Addr = netip.MustParseAddr("10.0.0.9")
+	metered := a
+	metered.Role = RoleMetered
+	byAddr := LocalPath{Name: "lte", Addr: netip.MustParseAddr("10.1.0.2")}
+	byAddrMoved := byAddr
+	byAddrMoved.Addr = netip.MustParseAddr("10.1.0.3")
+	for _, c := range []struct {
+		a, b LocalPath
+		want bool
+	}{
+		{a, a, true}, {a, moved, true}, {a, metered, false}, {byAddr, byAddr, true}, {byAddr, byAddrMoved, false},
+		{a, LocalPath{Name: "wifi2", Addr: a.Addr, Iface: "wlan0"}, false},
+	} {
+		if got := samePath(c.a, c.b); got != c.want {
+			t.Errorf("samePath(%v, %v) = %v, want %v", c.a, c.b, got, c.want)
+		}
+	}
 }
