@@ -91,6 +91,7 @@ type Tunnel struct {
 	sentUp   int64
 	upBuf    wire.ReplayBuf // the last bytes sent up; it ends at sentUp
 	appEOF   bool
+	ending   bool // downLoop read ct-server's FIN: no failback any more
 	failed   bool
 	resumes  int
 }
@@ -155,7 +156,7 @@ func (t *Tunnel) maybeFailback(gen int, now time.Time) {
 // tunnel should keep looking: it is away, still sending and not failed.
 func (t *Tunnel) failback(gen int, now time.Time) bool {
 	t.mu.Lock()
-	home, cur, eof, failed := t.home, t.p, t.appEOF, t.failed
+	home, cur, eof, failed := t.home, t.p, t.appEOF, t.failed || t.ending
 	t.mu.Unlock()
 	if home == nil || cur == nil || home.ID() == cur.ID() || eof || failed {
 		return false
@@ -224,7 +225,7 @@ func (t *Tunnel) move(gen int, home Path) bool {
 	t.rmu.Lock()
 	defer t.rmu.Unlock()
 	t.mu.Lock()
-	if t.gen != gen || t.failed {
+	if t.gen != gen || t.failed || (home != nil && t.ending) {
 		ok := !t.failed
 		t.mu.Unlock()
 		return ok
@@ -237,6 +238,11 @@ func (t *Tunnel) move(gen int, home Path) bool {
 	defer t.wmu.Unlock()
 	t.dmu.Lock()
 	t.mu.Lock()
+	if home != nil && t.ending { // ct-server finished while the failback began: nothing to move
+		t.mu.Unlock()
+		t.dmu.Unlock()
+		return true
+	}
 	t.gen++ // chunks read from the old stream are dropped: the server replays them
 	t.str, t.br = nil, nil
 	from := t.recvDown
@@ -415,6 +421,7 @@ func (t *Tunnel) downLoop(delivered func(n int)) {
 		if errors.Is(rerr, io.EOF) {
 			t.mu.Lock()
 			stale := t.gen != gen
+			t.ending = t.ending || !stale
 			t.mu.Unlock()
 			if !stale {
 				return
