@@ -10,7 +10,6 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -126,8 +125,12 @@ type Client struct {
 	cfg ClientConfig
 	// replayPool holds the request bodies kept for a replay (replaybody.go).
 	replayPool replayPool
-	paths      []*path
-	cache      *cache.Cache
+	// paths are every path this client has had, by id: a path removed by
+	// ReloadPaths stays (retired) so that ids stay indices. Written only
+	// under pathsMu, by a new slice each time; read by pathList.
+	paths   []*path
+	pathsMu sync.RWMutex
+	cache   *cache.Cache
 
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -141,6 +144,7 @@ type Client struct {
 	active         map[net.Conn]bool // app connections with a request in progress (trackConn)
 	apps           map[string]*appStats
 	closed         bool
+	watching       bool // watchInterfaces runs
 
 	pushAsked                         atomic.Bool
 	pushed, migrations                atomic.Int64
@@ -222,20 +226,19 @@ func NewClient(cfg ClientConfig) (*Client, error) {
 			c.closeSockets()
 			return nil, fmt.Errorf("agent client: path %s: bind %s: %w", lp.Name, lp.Addr, err)
 		}
-		c.paths = append(c.paths, &path{id: i, LocalPath: lp, pc: pc, tr: &quic.Transport{Conn: pc}, bound: lp.Addr, want: lp.Addr})
+		c.paths = append(c.paths, newPath(i, lp, pc))
 	}
 	c.ctx, c.cancel = context.WithCancel(context.Background())
+	c.mu.Lock()
 	for _, p := range c.paths {
-		c.wg.Go(func() { c.runPath(c.ctx, p) })
+		c.startPath(p)
 	}
-	if c.cfg.InterfacePoll > 0 && slices.ContainsFunc(c.paths, func(p *path) bool { return p.Iface != "" }) {
-		c.wg.Go(func() { c.watchInterfaces(c.ctx) })
-	}
+	c.mu.Unlock()
 	return c, nil
 }
 
 func (c *Client) closeSockets() {
-	for _, p := range c.paths {
+	for _, p := range c.pathList() {
 		p.tr.Close()
 		p.pc.Close()
 	}
@@ -308,8 +311,8 @@ func (c *Client) Serve(l net.Listener) error {
 // Ready reports how many paths have a connection now.
 func (c *Client) Ready() int {
 	n := 0
-	for _, p := range c.paths {
-		if p.current() != nil {
+	for _, p := range c.pathList() {
+		if !p.retired.Load() && p.current() != nil {
 			n++
 		}
 	}
@@ -366,7 +369,7 @@ func (c *Client) pickBy(ctx context.Context, r pathchoice.Request, avoid map[int
 		c.mu.Unlock()
 		views, conns := c.snapshot()
 		if id := pathchoice.Choose(r, views, avoid, time.Now(), c.cfg.Scheduler); id >= 0 {
-			return c.paths[id], conns[id], nil
+			return c.pathList()[id], conns[id], nil
 		}
 		select {
 		case <-ch:
@@ -381,13 +384,14 @@ func (c *Client) pickBy(ctx context.Context, r pathchoice.Request, avoid map[int
 // snapshot is every path's state for pathchoice, read under the path's
 // lock, and the connection each up path had then.
 func (c *Client) snapshot() ([]pathchoice.Path, []*quic.Conn) {
-	views := make([]pathchoice.Path, len(c.paths))
-	conns := make([]*quic.Conn, len(c.paths))
-	for i, p := range c.paths {
+	paths := c.pathList()
+	views := make([]pathchoice.Path, len(paths))
+	conns := make([]*quic.Conn, len(paths))
+	for i, p := range paths {
 		p.mu.Lock()
 		v := pathchoice.Path{View: pathchoice.PathView{ID: p.id, Outstanding: p.outstanding, Streams: p.streams, Weight: p.weight, Rate: p.rate},
 			Addr: p.Addr, Primary: p.Role == RolePrimary, SuspectUntil: p.suspectUntil}
-		if v.Up = p.conn != nil && p.conn.Context().Err() == nil; v.Up {
+		if v.Up = p.conn != nil && p.conn.Context().Err() == nil && !p.retired.Load(); v.Up {
 			st := p.conn.ConnectionStats()
 			v.View.SRTT = st.SmoothedRTT
 			if v.View.Rate == 0 && st.SmoothedRTT > 0 {
@@ -502,8 +506,8 @@ func (c *Client) app(name string) *appStats {
 func (c *Client) request(app string) pathchoice.Request {
 	r := pathchoice.Request{App: app, Priority: c.priority(app)}
 	if name, ok := c.policy().AppPaths[app]; ok {
-		for _, p := range c.paths {
-			if p.Name == name {
+		for _, p := range c.pathList() {
+			if p.Name == name && !p.retired.Load() {
 				r.Pin = p.id + 1
 				break
 			}
@@ -922,7 +926,7 @@ func (t tunnelPath) Reader(str *quic.Stream) io.Reader { return &stallReader{s: 
 
 func (t tunnelPath) Usable(now time.Time) (*quic.Conn, bool) {
 	conn := t.p.current()
-	return conn, conn != nil && !t.p.held(now)
+	return conn, conn != nil && !t.p.held(now) && !t.p.retired.Load()
 }
 
 // openTunnel opens t's stream on a path, trying others when one fails and

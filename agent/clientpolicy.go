@@ -45,8 +45,8 @@ func (c *Client) Reload(p ClientPolicy) error {
 // hasPath: a path of this client is named name (lanes share their
 // interface's name).
 func (c *Client) hasPath(name string) bool {
-	for _, p := range c.paths {
-		if p.Name == name || p.Iface == name {
+	for _, p := range c.pathList() {
+		if !p.retired.Load() && (p.Name == name || p.Iface == name) {
 			return true
 		}
 	}

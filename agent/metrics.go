@@ -91,7 +91,7 @@ func (c *Client) collect(ch chan<- prometheus.Metric) {
 		{"ct_client_path_dial_failures_total", counter, "Failed dials of the path.", func(p *path) float64 { return float64(p.dialFailures.Load()) }},
 	}
 	for _, m := range pathMetrics {
-		for _, p := range c.paths {
+		for _, p := range c.activePaths() {
 			ops.Emit(ch, m.name, m.help, m.typ, m.val(p), "path", p.Name)
 		}
 	}

@@ -162,6 +162,11 @@ type path struct {
 
 	requests, bytes, stalls, reconnects, dialFailures atomic.Int64
 	tunnels                                           atomic.Int64 // tunnels attached now
+
+	// retired: ReloadPaths removed the path; it takes no new work and
+	// stop ended its connection, so its transfers moved to the others.
+	retired atomic.Bool
+	stop    context.CancelFunc // ends runPath (set by startPath)
 }
 
 func (p *path) current() *quic.Conn {
@@ -357,7 +362,7 @@ func (c *Client) watchInterfaces(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		}
-		for _, p := range c.paths {
+		for _, p := range c.activePaths() {
 			if p.Iface == "" {
 				continue
 			}

@@ -96,21 +96,22 @@ type stripeHost struct {
 	hdr       http.Header
 	validator string
 	sr        pathchoice.Request
+	paths     []*path // the client's paths when the stripe began (ReloadPaths may add more)
 }
 
-func (h *stripeHost) Paths() int  { return len(h.c.paths) }
+func (h *stripeHost) Paths() int  { return len(h.paths) }
 func (h *stripeHost) Reinjected() { h.c.reinjections.Add(1) }
 
 func (h *stripeHost) Blocked() { h.c.stripeBlocks.Add(1) }
 
 // Path reads path id's state under its lock, and its connection's.
 func (h *stripeHost) Path(id int) (stripe.PathState, bool) {
-	p := h.c.paths[id]
+	p := h.paths[id]
 	p.mu.Lock()
 	conn := p.conn
 	st := stripe.PathState{Outstanding: p.outstanding, Rate: p.rate, HeldUntil: p.suspectUntil}
 	p.mu.Unlock()
-	if conn == nil || conn.Context().Err() != nil {
+	if conn == nil || conn.Context().Err() != nil || p.retired.Load() {
 		return st, false
 	}
 	cs := conn.ConnectionStats()
@@ -128,8 +129,8 @@ func (h *stripeHost) Fetch(ctx context.Context, pin int, off, end int64, receive
 // hands the rest to the app; abandon stops it.
 func (c *Client) startStripe(w http.ResponseWriter, r *http.Request, hdr http.Header, sr pathchoice.Request, orig int, from, total int64) *stripeRun {
 	c.stripes.Add(1)
-	h := &stripeHost{c: c, r: r, hdr: hdr, validator: resume.Validator(w.Header()), sr: sr}
-	return &stripeRun{Run: stripe.Start(r.Context(), h, c.stripePins(sr), orig, from, total), host: h}
+	h := &stripeHost{c: c, r: r, hdr: hdr, validator: resume.Validator(w.Header()), sr: sr, paths: c.pathList()}
+	return &stripeRun{Run: stripe.Start(r.Context(), h, c.stripePins(sr, h.paths), orig, from, total), host: h}
 }
 
 // original is the original stream's progress (stripe.Run.Original).
@@ -163,11 +164,14 @@ func (s *stripeRun) finish(w http.ResponseWriter, n int64) (int64, error) {
 // may use, connected or not (a path down now gets the stripe's pieces once
 // it is back and past its FailbackHold): an app pinned to a path (AppPaths)
 // stays there, and backup paths wait while a primary is up.
-func (c *Client) stripePins(sr pathchoice.Request) []int {
+func (c *Client) stripePins(sr pathchoice.Request, paths []*path) []int {
 	var pins []int
 	views, _ := c.snapshot()
 	primary := pathchoice.PrimaryUp(views, nil, time.Now())
-	for _, p := range c.paths {
+	for _, p := range paths {
+		if p.retired.Load() {
+			continue
+		}
 		pinned := sr.Pin > 0 && p.id != sr.Pin-1
 		if (p.Role != RoleBackup || !primary) && !pinned {
 			for range stripeWorkers {

@@ -88,16 +88,9 @@ func (f File) Config(now time.Time) (agent.ClientConfig, error) {
 	cfg := agent.ClientConfig{Server: f.Server, ServerName: f.ServerName, Token: f.Token, Priority: f.Priority, AppPaths: f.AppPaths,
 		StallTimeout: time.Duration(f.StallTimeoutMS) * time.Millisecond, IdleTimeout: time.Duration(f.IdleTimeoutMS) * time.Millisecond,
 		TLS: &tls.Config{}}
-	for _, p := range f.Paths {
-		lp, err := agent.ParseLocalPath(p)
-		if err != nil {
-			return cfg, fmt.Errorf("agent client: %w", err)
-		}
-		cfg.Paths = append(cfg.Paths, lp)
-	}
 	var err error
-	if cfg.Paths, err = agent.Lanes(cfg.Paths, max(f.ConnsPerPath, 1)); err != nil {
-		return cfg, fmt.Errorf("agent client: %w", err)
+	if cfg.Paths, err = f.LocalPaths(); err != nil {
+		return cfg, err
 	}
 	if cfg.Scheduler, err = pathchoice.NewScheduler(f.Scheduler, len(cfg.Paths), 1); err != nil {
 		return cfg, fmt.Errorf("agent client: %w", err)
@@ -125,6 +118,23 @@ func (f File) Config(now time.Time) (agent.ClientConfig, error) {
 	return cfg, nil
 }
 
+// LocalPaths are the file's paths, each as conns_per_path lanes.
+func (f File) LocalPaths() ([]agent.LocalPath, error) {
+	var ps []agent.LocalPath
+	for _, p := range f.Paths {
+		lp, err := agent.ParseLocalPath(p)
+		if err != nil {
+			return nil, fmt.Errorf("agent client: %w", err)
+		}
+		ps = append(ps, lp)
+	}
+	ps, err := agent.Lanes(ps, max(f.ConnsPerPath, 1))
+	if err != nil {
+		return nil, fmt.Errorf("agent client: %w", err)
+	}
+	return ps, nil
+}
+
 // Policy is the reloadable part of a loaded file (agent.Client.Reload).
 func (f File) Policy() (agent.ClientPolicy, error) {
 	p := agent.ClientPolicy{Token: f.Token, Priority: f.Priority, AppPaths: f.AppPaths}
@@ -138,12 +148,11 @@ func (f File) Policy() (agent.ClientPolicy, error) {
 }
 
 // RestartOnly names the settings that differ between f and g and that a
-// reload does not apply (they need a restart): the paths and connections,
+// reload does not apply (they need a restart): the server, the
 // listeners, scheduler, timeouts, cache, metrics and qlog.
 func (f File) RestartOnly(g File) []string {
 	return ops.Changed([]ops.Setting{
 		{Name: "server", A: f.Server, B: g.Server}, {Name: "server_name", A: f.ServerName, B: g.ServerName}, {Name: "ca", A: f.CA, B: g.CA},
-		{Name: "paths", A: f.Paths, B: g.Paths}, {Name: "conns_per_path", A: f.ConnsPerPath, B: g.ConnsPerPath},
 		{Name: "listen", A: f.Listen, B: g.Listen}, {Name: "socks", A: f.Socks, B: g.Socks}, {Name: "scheduler", A: f.Scheduler, B: g.Scheduler},
 		{Name: "stall_timeout_ms", A: f.StallTimeoutMS, B: g.StallTimeoutMS}, {Name: "idle_timeout_ms", A: f.IdleTimeoutMS, B: g.IdleTimeoutMS},
 		{Name: "cache", A: f.Cache, B: g.Cache}, {Name: "metrics", A: f.Metrics, B: g.Metrics}, {Name: "qlog_dir", A: f.QlogDir, B: g.QlogDir},

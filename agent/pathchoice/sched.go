@@ -226,6 +226,32 @@ func newLearned(n int, seed uint64) (*learned, error) {
 	return &learned{sel: sel, n: n}, nil
 }
 
+// PathSet is a Scheduler that keeps state per path and hears of paths
+// added and removed while the client runs (ct-client's ReloadPaths);
+// path ids are never reused.
+type PathSet interface {
+	AddPath(id int) error
+	RemovePath(id int) error
+}
+
+// AddPath makes path id one the selector may choose and learn.
+func (l *learned) AddPath(id int) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if err := l.sel.AddPath(pathsel.PathID(id)); err != nil {
+		return err
+	}
+	l.n = max(l.n, id+1)
+	return nil
+}
+
+// RemovePath makes the selector forget path id.
+func (l *learned) RemovePath(id int) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.sel.RemovePath(pathsel.PathID(id))
+}
+
 func (l *learned) Pick(_ Request, ps []PathView) int {
 	l.mu.Lock()
 	id, err := l.sel.Choose()

@@ -119,7 +119,10 @@ func (e *env) startApp() (net.Listener, error) {
 	if err != nil {
 		return nil, err
 	}
-	e.up = &http.Server{Handler: origin.Handler(nil), ReadHeaderTimeout: 5 * time.Second}
+	mux := http.NewServeMux()
+	mux.Handle("/", origin.Handler(nil))
+	mux.HandleFunc("POST /sink", serveSink) // uploads (cuts.go)
+	e.up = &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
 	go e.up.Serve(ul)
 	e.upURL = "http://" + ul.Addr().String()
 	return ul, nil

@@ -219,6 +219,9 @@ func matrixExperiment(ctx context.Context, s *Spec, opt workpool.Options, log *s
 	rows, err := one(ctx, opt, func(ctx context.Context) ([]MatrixRow, error) {
 		rows, notes, err := RunMatrix(ctx, MatrixConfig{Size: size, MPTCP: p.MPTCP, Seed: s.Seed, Log: log})
 		r.Notes = append(r.Notes, notes...)
+		if err == nil {
+			r.Cuts, err = RunCuts(ctx, CutConfig{Seed: s.Seed, Log: log})
+		}
 		return rows, err
 	})
 	if err != nil {

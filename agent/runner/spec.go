@@ -194,7 +194,9 @@ type Result struct {
 	Notes []string
 	// Setting is one line on what was run (sizes, cut, …).
 	Setting string
-	chart   chart
+	// Cuts are the matrix's outage rows (RunCuts), a table of their own.
+	Cuts  []CutRow
+	chart chart
 }
 
 type chart struct {
@@ -311,6 +313,9 @@ func (r *Result) Tables() []results.Table {
 	}
 	for _, n := range r.Notes {
 		t.Note += " " + n + "."
+	}
+	if len(r.Cuts) > 0 {
+		return []results.Table{t, cutTable(r.Cuts)}
 	}
 	return []results.Table{t}
 }

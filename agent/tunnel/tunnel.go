@@ -83,13 +83,15 @@ type Tunnel struct {
 	str      *quic.Stream
 	br       io.Reader // the current stream's reader (after its head)
 	p        Path
-	home     Path      // the path it was opened on: where it moves back (failback)
-	looked   time.Time // when downLoop last looked at home (maybeFailback)
+	home     Path          // the path it was opened on: where it moves back (failback)
+	looked   time.Time     // when downLoop last looked at home (maybeFailback)
+	away     chan struct{} // a move took the tunnel off home (watchHome)
 	gen      int
 	recvDown int64
 	sentUp   int64
 	upBuf    wire.ReplayBuf // the last bytes sent up; it ends at sentUp
 	appEOF   bool
+	ending   bool // downLoop read ct-server's FIN: no failback any more
 	failed   bool
 	resumes  int
 }
@@ -146,14 +148,62 @@ func (t *Tunnel) maybeFailback(gen int, now time.Time) {
 		return
 	}
 	t.looked = now
+	t.failback(gen, now)
+}
+
+// failback moves attachment gen back home if the tunnel is away from it,
+// its app still sends, and home is usable at now. It reports whether the
+// tunnel should keep looking: it is away, still sending and not failed.
+func (t *Tunnel) failback(gen int, now time.Time) bool {
 	t.mu.Lock()
-	home, cur, eof := t.home, t.p, t.appEOF
+	home, cur, eof, failed := t.home, t.p, t.appEOF, t.failed || t.ending
 	t.mu.Unlock()
-	if home == nil || cur == nil || home.ID() == cur.ID() || eof {
-		return
+	if home == nil || cur == nil || home.ID() == cur.ID() || eof || failed {
+		return false
 	}
 	if _, ok := home.Usable(now); ok {
 		t.move(gen, home)
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return !t.failed && t.p != nil && t.p.ID() != home.ID()
+}
+
+// watchHome moves a tunnel that receives nothing (idle, or only
+// uploading) back home: downLoop looks only between the chunks it reads.
+// It sleeps until a move takes the tunnel away from home, then looks
+// every FailbackEvery until the tunnel is home again (or its app finished
+// sending, or it failed), and ends with done.
+func (t *Tunnel) watchHome(done <-chan struct{}) {
+	for {
+		select {
+		case <-t.away:
+		case <-done:
+			return
+		}
+		if !t.lookHome(done) {
+			return
+		}
+	}
+}
+
+// lookHome looks every FailbackEvery until failback says to stop; it
+// reports false when done ended it.
+func (t *Tunnel) lookHome(done <-chan struct{}) bool {
+	tick := time.NewTicker(FailbackEvery)
+	defer tick.Stop()
+	for {
+		select {
+		case <-done:
+			return false
+		case now := <-tick.C:
+			t.mu.Lock()
+			gen := t.gen
+			t.mu.Unlock()
+			if !t.failback(gen, now) {
+				return true
+			}
+		}
 	}
 }
 
@@ -175,7 +225,7 @@ func (t *Tunnel) move(gen int, home Path) bool {
 	t.rmu.Lock()
 	defer t.rmu.Unlock()
 	t.mu.Lock()
-	if t.gen != gen || t.failed {
+	if t.gen != gen || t.failed || (home != nil && t.ending) {
 		ok := !t.failed
 		t.mu.Unlock()
 		return ok
@@ -188,6 +238,11 @@ func (t *Tunnel) move(gen int, home Path) bool {
 	defer t.wmu.Unlock()
 	t.dmu.Lock()
 	t.mu.Lock()
+	if home != nil && t.ending { // ct-server finished while the failback began: nothing to move
+		t.mu.Unlock()
+		t.dmu.Unlock()
+		return true
+	}
 	t.gen++ // chunks read from the old stream are dropped: the server replays them
 	t.str, t.br = nil, nil
 	from := t.recvDown
@@ -250,6 +305,12 @@ func (t *Tunnel) move(gen int, home Path) bool {
 		t.str, t.br, t.p = str, hr.Rest(), p
 		t.resumes++
 		t.cond.Broadcast()
+		if t.home != nil && p.ID() != t.home.ID() {
+			select {
+			case t.away <- struct{}{}:
+			default: // watchHome has been told already
+			}
+		}
 		t.mu.Unlock()
 		t.host.Resumed(time.Since(start))
 		t.host.Log().Info("tunnel moved", "target", t.target, "from", oldPath.Name(), "to", p.Name(), "failback", home != nil, "down_from_byte", from, "up_from_byte", upAt)
@@ -360,6 +421,7 @@ func (t *Tunnel) downLoop(delivered func(n int)) {
 		if errors.Is(rerr, io.EOF) {
 			t.mu.Lock()
 			stale := t.gen != gen
+			t.ending = t.ending || !stale
 			t.mu.Unlock()
 			if !stale {
 				return
@@ -392,12 +454,16 @@ func (t *Tunnel) Run(appConn net.Conn, id string, str *quic.Stream, rest io.Read
 	p.Carry(1, t.req.Priority)
 	t.id, t.appConn, t.str, t.br, t.p, t.home = id, appConn, str, rest, p, p
 	t.cond = sync.NewCond(&t.mu)
+	t.away = make(chan struct{}, 1)
+	done := make(chan struct{})
 	var up sync.WaitGroup
 	up.Go(func() { t.upLoop(first) })
+	up.Go(func() { t.watchHome(done) })
 	t.downLoop(delivered)
 	// ct-server finished (or the tunnel failed): close the app's connection,
 	// which ends the up direction too.
 	t.appConn.Close()
+	close(done)
 	up.Wait()
 	t.mu.Lock()
 	str, p, failed := t.str, t.p, t.failed

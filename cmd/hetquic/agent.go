@@ -54,6 +54,7 @@ func runAgent(ctx context.Context, args []string) error {
 		{"token", "write a new random client token to a file (mode 0600)", agentToken},
 		{"status", "paths, RTT, bytes and limits hit of a running ct-client or ct-server (from its --metrics)", agentStatus},
 		{"abuse", "load-and-abuse test: a real ct-server beside a misbehaving and a good client", agentAbuse},
+		{"capacity", "ct-server capacity: N two-path ct-clients against one real ct-server, idle then active (RSS per device, handshakes/s, p99 first byte)", agentCapacity},
 		{"faults", "fault matrix: every stop, crash and path failure against each kind of app connection (intact or reset, never short)", agentFaults},
 		{"experiment", "run a Cybertwin §V experiment through the emulator", agentExperiment},
 	}, args)
@@ -373,8 +374,9 @@ func agentClient(ctx context.Context, args []string) error {
 }
 
 // reloadClient applies SIGHUP to a running ct-client: the file, flags and
-// token file read again; the token and the apps' rule, priorities and
-// pinned paths replaced (Client.Reload); settings that need a restart
+// token file read again; the paths, the token and the apps' rule,
+// priorities and pinned paths replaced (Client.ReloadAll: a path removed
+// hands its transfers to the others, one added is dialled); settings that need a restart
 // named in one log line. A file that fails to load or check leaves the
 // running configuration as it was, with one log line saying why.
 func reloadClient(c *agent.Client, flags *clientFlags, running clientfile.File, log *slog.Logger) {
@@ -384,8 +386,11 @@ func reloadClient(c *agent.Client, flags *clientFlags, running clientfile.File, 
 			log.Warn("reload: these settings changed but need a restart", "settings", strings.Join(names, ","))
 		}
 		var p agent.ClientPolicy
+		var paths []agent.LocalPath
 		if p, err = g.Policy(); err == nil {
-			err = c.Reload(p)
+			if paths, err = g.LocalPaths(); err == nil {
+				err = c.ReloadAll(paths, p)
+			}
 		}
 	}
 	if err != nil {

@@ -40,7 +40,10 @@ Experiments:
              alone (--mptcp: and kernel MPTCP in the root lab)
   matrix     stripe on seven built-in path mixes (equal, 2:1, 4:2:1, 10:1,
              10:1 with 2.5x the RTT, 1 % loss, a rate that halves), one row
-             per mix: striped, best path alone, MPTCP (--mptcp)
+             per mix: striped, best path alone, MPTCP (--mptcp); then two
+             outage rows: a 10 s cut of the best path (time until the
+             download is back on it) and of every path (a download, a
+             tunnel and a 4 MB upload complete intact)
   handshake  (exp. 1, QUIC part) a --size object over one path: through the
              agent (connection always on) vs direct HTTP/3 cold and warm
              (--tcp: and direct HTTPS over TCP in the root lab)

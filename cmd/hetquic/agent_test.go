@@ -262,6 +262,22 @@ func TestAgentClientReload(t *testing.T) {
 	expect("RELOADING=1")
 	expect("READY=1")
 	waitFor(t, "reloaded", func() bool { return strings.Contains(stderr.String(), "msg=reloaded") })
+	// The paths reload too: one added is dialled, one removed retired.
+	write(strings.Replace(base, "paths: [lo=127.0.0.1]", "paths: [lo=127.0.0.1, lo2=127.0.0.2]", 1))
+	cmd.Process.Signal(syscall.SIGHUP)
+	expect("RELOADING=1")
+	expect("READY=1")
+	waitFor(t, "path added", func() bool { return strings.Contains(stderr.String(), `msg="path added" side=ct-client path=lo2 `) })
+	write(strings.Replace(base, "paths: [lo=127.0.0.1]", "paths: [lo2=127.0.0.2]", 1))
+	cmd.Process.Signal(syscall.SIGHUP)
+	expect("RELOADING=1")
+	expect("READY=1")
+	waitFor(t, "path removed", func() bool {
+		return strings.Contains(stderr.String(), "msg=\"path removed; its transfers move to the others\" side=ct-client path=lo\n")
+	})
+	if strings.Contains(stderr.String(), "need a restart") {
+		t.Errorf("a reload of paths asked for a restart: %s", stderr.String())
+	}
 	write(base + "paths: [lo=127.0.0.1\n") // an unclosed [
 	cmd.Process.Signal(syscall.SIGHUP)
 	expect("RELOADING=1")
