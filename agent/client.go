@@ -22,6 +22,7 @@ import (
 	"github.com/hetquic/hetquic/agent/pathchoice"
 	"github.com/hetquic/hetquic/agent/tunnel"
 	"github.com/hetquic/hetquic/agent/tunnelgate"
+	"github.com/hetquic/hetquic/agent/uploadreplay"
 	"github.com/hetquic/hetquic/agent/wire"
 )
 
@@ -123,8 +124,8 @@ type ClientConfig struct {
 // streams to ct-server over the host's interfaces.
 type Client struct {
 	cfg ClientConfig
-	// replayPool holds the request bodies kept for a replay (replaybody.go).
-	replayPool replayPool
+	// replayPool holds the request bodies kept for a replay (agent/uploadreplay).
+	replayPool uploadreplay.Pool
 	// paths are every path this client has had, by id: a path removed by
 	// ReloadPaths stays (retired) so that ids stay indices. Written only
 	// under pathsMu, by a new slice each time; read by pathList.

@@ -3,22 +3,20 @@ package agent
 import (
 	"context"
 	"crypto/tls"
-	"crypto/x509"
 	"errors"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"net/netip"
-	"os"
 	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/quic-go/quic-go"
 
+	"github.com/hetquic/hetquic/agent/identity"
 	"github.com/hetquic/hetquic/agent/wire"
 	"github.com/hetquic/hetquic/internal/localpath"
 )
@@ -104,40 +102,6 @@ func Lanes(paths []LocalPath, n int) ([]LocalPath, error) {
 }
 
 var errUnauthorized = errors.New("ct-server refused the token (unauthorized)")
-
-// LoadCAFile reads a PEM file of certificates to trust.
-func LoadCAFile(name string) (*x509.CertPool, error) {
-	data, err := os.ReadFile(name)
-	if err != nil {
-		return nil, fmt.Errorf("ca: %w", err)
-	}
-	pool := x509.NewCertPool()
-	if !pool.AppendCertsFromPEM(data) {
-		return nil, fmt.Errorf("ca %s: no PEM certificate", name)
-	}
-	return pool, nil
-}
-
-// explainDial adds what a user can do to a dial error that is not a
-// network one: a certificate the client does not trust.
-func (c *Client) explainDial(err error) string {
-	msg := err.Error()
-	switch {
-	case strings.Contains(msg, "x509:") && strings.Contains(msg, "unknown authority"):
-		src := "the system's CAs"
-		if c.cfg.CAFile != "" {
-			src = c.cfg.CAFile + " (re-read before every dial)"
-		}
-		return fmt.Sprintf(" — ct-server's certificate is not signed by %s: if ct-server made a new self-signed certificate, copy its --write-ca file there (a persistent one: give ct-server --state-dir)", src)
-	case strings.Contains(msg, "x509:"):
-		return " — ct-server's certificate does not verify: check --server-name and the certificate's names and dates"
-	case strings.Contains(msg, "CONNECTION_REFUSED"):
-		return " — ct-server refused the connection before its handshake: too many connections that have not said hello, from this address or in all (pre-auth caps), or it is shutting down"
-	case strings.Contains(msg, "no application protocol"):
-		return " — the server at that address is not a ct-server (wire.ALPN " + wire.ALPN + ")"
-	}
-	return ""
-}
 
 // path is one interface's always-on connection to ct-server.
 type path struct {
@@ -428,7 +392,7 @@ func (c *Client) dialPath(ctx context.Context, p *path) (*quic.Conn, error) {
 		tlsConf.ServerName = c.cfg.ServerName
 	}
 	if c.cfg.CAFile != "" {
-		pool, err := LoadCAFile(c.cfg.CAFile)
+		pool, err := identity.LoadCAFile(c.cfg.CAFile)
 		if err != nil {
 			return nil, err
 		}
@@ -442,7 +406,7 @@ func (c *Client) dialPath(ctx context.Context, p *path) (*quic.Conn, error) {
 	defer cancel()
 	conn, err := p.tr.Dial(dctx, raddr, tlsConf, qc)
 	if err != nil {
-		return nil, fmt.Errorf("dial %s: %w%s", c.cfg.Server, err, c.explainDial(err))
+		return nil, fmt.Errorf("dial %s: %w%s", c.cfg.Server, err, identity.ExplainDial(err, c.cfg.CAFile, wire.ALPN))
 	}
 	if err := c.hello(dctx, conn); err != nil {
 		conn.CloseWithError(wire.CodeOK, "")

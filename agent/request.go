@@ -15,6 +15,7 @@ import (
 	"github.com/hetquic/hetquic/agent/idlebody"
 	"github.com/hetquic/hetquic/agent/pathchoice"
 	"github.com/hetquic/hetquic/agent/tunnel"
+	"github.com/hetquic/hetquic/agent/uploadreplay"
 	"github.com/hetquic/hetquic/agent/wire"
 	"github.com/hetquic/hetquic/internal/resume"
 )
@@ -74,8 +75,8 @@ type fetch struct {
 	resumable bool // GET/HEAD, no body, at most one range: may go on elsewhere
 	orig      resume.Range
 	hasRange  bool
-	body      *idlebody.Body // the app's request body (nil: none); read once
-	replay    *replayBody    // the body as attempts send it: again from its start, within a budget
+	body      *idlebody.Body     // the app's request body (nil: none); read once
+	replay    *uploadreplay.Body // the body as attempts send it: again from its start, within a budget
 
 	delivered   int64 // body bytes written to w
 	headersSent bool
@@ -102,7 +103,7 @@ func (c *Client) newFetch(w http.ResponseWriter, r *http.Request, sr pathchoice.
 		// would otherwise stop the body at the response's first flush.
 		rc.EnableFullDuplex()
 		f.body = idlebody.New(r.Body, rc.SetReadDeadline)
-		f.replay = &replayBody{src: f.body, pool: &c.replayPool}
+		f.replay = uploadreplay.New(f.body, &c.replayPool)
 	}
 	f.hdr = r.Header.Clone()
 	wire.RemoveHopHeaders(f.hdr)
@@ -117,7 +118,7 @@ func (f *fetch) run() (int64, error) {
 		defer f.body.Clear()
 	}
 	if f.replay != nil {
-		defer f.replay.drop()
+		defer f.replay.Drop()
 	}
 	attempts := 1
 	if f.resumable || f.replay != nil {
@@ -209,10 +210,10 @@ func pathLost(err error) bool {
 // replayable: a request that cannot go on from where it stopped may be
 // sent again from its first byte after leg l failed, as no head went to
 // the app, its body had not all gone out (so the app-server never got it
-// whole) and every byte read of it is kept (replayBody).
+// whole) and every byte read of it is kept (uploadreplay.Body).
 func (f *fetch) replayable(l *leg) bool {
 	cut := l.sent == nil || l.sendErr != nil // never sent, or not all of it
-	if f.replay == nil || f.headersSent || !cut || !f.replay.rewind() {
+	if f.replay == nil || f.headersSent || !cut || !f.replay.Rewind() {
 		return false
 	}
 	f.c.uploadReplays.Add(1)

@@ -16,7 +16,7 @@ import (
 
 	"github.com/quic-go/quic-go"
 
-	"github.com/hetquic/hetquic/agent"
+	"github.com/hetquic/hetquic/agent/identity"
 	"github.com/hetquic/hetquic/agent/wire"
 )
 
@@ -37,7 +37,7 @@ type badClient struct {
 }
 
 func (b *badClient) tls() (*tls.Config, error) {
-	pool, err := agent.LoadCAFile(b.ca)
+	pool, err := identity.LoadCAFile(b.ca)
 	if err != nil {
 		return nil, err
 	}

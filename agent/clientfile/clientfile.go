@@ -14,6 +14,7 @@ import (
 
 	"github.com/hetquic/hetquic/agent"
 	"github.com/hetquic/hetquic/agent/cache"
+	"github.com/hetquic/hetquic/agent/identity"
 	"github.com/hetquic/hetquic/agent/ops"
 	"github.com/hetquic/hetquic/agent/pathchoice"
 	"github.com/hetquic/hetquic/agent/wire"
@@ -101,7 +102,7 @@ func (f File) Config(now time.Time) (agent.ClientConfig, error) {
 		}
 	}
 	if f.CA != "" {
-		if _, err := agent.LoadCAFile(f.CA); err != nil {
+		if _, err := identity.LoadCAFile(f.CA); err != nil {
 			return cfg, fmt.Errorf("agent client: --ca: %w", err)
 		}
 		cfg.CAFile = f.CA // re-read before every dial
