@@ -414,15 +414,33 @@ func checkGoroutines(t *testing.T) func() {
 	}
 }
 
-// testLog is a logger that writes the agent's records to the test's log.
+// testLog is a logger that writes the agent's records to the test's log
+// until the test's cleanups run. A goroutine that ends after the test
+// function (a proxy handler of net/http, which Close does not wait for)
+// may still log; t.Log then races with the test's end, so records after
+// the cleanup are dropped.
 func testLog(t testing.TB) *slog.Logger {
-	return slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	w := &testWriter{t: t}
+	t.Cleanup(func() {
+		w.mu.Lock()
+		w.done = true
+		w.mu.Unlock()
+	})
+	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: slog.LevelDebug}))
 }
 
-type testWriter struct{ t testing.TB }
+type testWriter struct {
+	t    testing.TB
+	mu   sync.Mutex
+	done bool
+}
 
-func (w testWriter) Write(p []byte) (int, error) {
-	w.t.Log(strings.TrimSuffix(string(p), "\n"))
+func (w *testWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if !w.done {
+		w.t.Log(strings.TrimSuffix(string(p), "\n"))
+	}
 	return len(p), nil
 }
 

@@ -13,7 +13,10 @@ import (
 // injected table), roles, and what is refused.
 func TestParseLocalPathNames(t *testing.T) {
 	saved := interfaceAddrs
-	defer func() { interfaceAddrs = saved }()
+	// A cleanup, not a defer: cleanups run after the function returns and in
+	// reverse order, so the clients started below are closed (their interface
+	// watchers read interfaceAddrs) before it is restored.
+	t.Cleanup(func() { interfaceAddrs = saved })
 	table := map[string][]netip.Addr{
 		"wlan0": {netip.MustParseAddr("fe80::1"), netip.MustParseAddr("2001:db8::5"), netip.MustParseAddr("192.168.1.23")},
 		"wwan0": {netip.MustParseAddr("fe80::2"), netip.MustParseAddr("2001:db8::7")},
@@ -96,7 +99,10 @@ func TestInterfaceFollows(t *testing.T) {
 	addr := netip.MustParseAddr("127.0.0.21")
 	gone := false
 	saved := interfaceAddrs
-	defer func() { interfaceAddrs = saved }()
+	// A cleanup, not a defer: cleanups run after the function returns and in
+	// reverse order, so the clients started below are closed (their interface
+	// watchers read interfaceAddrs) before it is restored.
+	t.Cleanup(func() { interfaceAddrs = saved })
 	interfaceAddrs = func(name string) ([]netip.Addr, bool, error) {
 		mu.Lock()
 		defer mu.Unlock()
