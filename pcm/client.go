@@ -202,8 +202,14 @@ type Client struct {
 	mu        sync.Mutex
 	switching chan struct{}
 	// lastBusySwitch is when the connection last moved with requests in
-	// flight: a failover (followSettle).
+	// flight: a failover (followSettle). burstUntil ends the followSettle
+	// window after it; burstOpen counts the flights that took off within
+	// such a window and have not landed, burstLanded is when the last of
+	// them landed (racedBusySwitchLocked).
 	lastBusySwitch time.Time
+	burstUntil     time.Time
+	burstOpen      int
+	burstLanded    time.Time
 	// drained, while a request drains the connection for a switch under
 	// load (drainLocked), is closed by the last flight to land; lastDrain
 	// is when the last drain began (drainEvery).

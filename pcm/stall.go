@@ -71,6 +71,7 @@ func (e *PathStalledError) Error() string {
 type flight struct {
 	path   int
 	head   bool
+	burst  bool // took off in a burst after a move under load (racedBusySwitchLocked)
 	since  time.Time
 	ctx    context.Context
 	cancel context.CancelCauseFunc
@@ -98,6 +99,10 @@ func (c *Client) takeOffLocked(ctx context.Context, since time.Time) *flight {
 	f := &flight{path: c.active, head: true, since: since, ctx: fctx, cancel: cancel}
 	c.flights[f] = struct{}{}
 	c.heads++
+	if c.cfg.Now().Before(c.burstUntil) {
+		f.burst = true
+		c.burstOpen++
+	}
 	return f
 }
 
@@ -114,7 +119,11 @@ func (c *Client) land(f *flight) {
 	if _, ok := c.flights[f]; ok && f.head {
 		c.heads--
 	}
-	f.head = false // what follows are body reads (resume)
+	if f.burst {
+		c.burstOpen--
+		c.burstLanded = c.cfg.Now()
+	}
+	f.head, f.burst = false, false // what follows are body reads (resume)
 	delete(c.flights, f)
 	c.lastLanded = time.Now()
 	if c.heads == 0 && c.drained != nil {
@@ -260,7 +269,7 @@ func (c *Client) failStalled(p int, after time.Duration) {
 		// flights have landed by now: the requests held meanwhile leave
 		// at once, and their responses measure that burst
 		// (racedBusySwitchLocked).
-		c.lastBusySwitch = c.cfg.Now()
+		c.busySwitchLocked(c.cfg.Now())
 	}
 	c.unlockSwitch(owned)
 	if !moved {
