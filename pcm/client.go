@@ -79,8 +79,8 @@ type Config struct {
 	// connection may receive nothing while a request waits before its
 	// path counts as failed, the connection moves to the best live path
 	// and the requests that can be replayed are retried there (default
-	// 1 s; stallRTTs × the smoothed RTT when that is larger; pcm/stall.go
-	// says why).
+	// DefaultStallTimeout; stallRTTs × the smoothed RTT when that is
+	// larger; pcm/stall.go says why).
 	StallTimeout time.Duration
 	// DownBackoff is how long a failed path rests before it is tried again
 	// (default 2 s, doubling while it keeps failing, at most 1 min).
@@ -142,7 +142,7 @@ func (c *Config) setDefaults() error {
 		c.ProbeTimeout = time.Second
 	}
 	if c.StallTimeout == 0 {
-		c.StallTimeout = time.Second
+		c.StallTimeout = DefaultStallTimeout
 	}
 	if c.DownBackoff == 0 {
 		c.DownBackoff = 2 * time.Second
