@@ -18,7 +18,7 @@ import (
 // and 20 ms (the 20 ms one cut) on links of 24 and 40 Mbit/s, where the
 // released burst takes longer than followSettle to land. Before the
 // window lasted until the burst had landed, samples sent just after
-// followSettle measured 70 to 110 ms on the 32 ms path.
+// followSettle measured 64 to 110 ms on the 32 ms path.
 func TestNoSampleQueuesBehindReplays(t *testing.T) {
 	for _, api := range []string{"Transport", "Client"} {
 		for _, rate := range []float64{3e6, 5e6} {

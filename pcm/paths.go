@@ -347,9 +347,9 @@ func (c *Client) notFollowed(res Result) {
 // burst that switch released had landed: the requests held or replayed
 // during a failover or a drain leave at once, on a congestion window the
 // switch reset, and a request sent behind them waits its turn. Measured
-// on emu/memnet (32/37/20 ms paths at 8 Mbit/s, a 5 kB GET every 10 ms):
-// the burst took 0.4 s past followSettle to land, and requests sent in
-// that time measured up to 11 × their path's round trip. A burst request
+// on emu/memnet (32/37/20 ms paths at 24 Mbit/s, a 5 kB GET every 10 ms,
+// TestNoSampleQueuesBehindReplays): requests sent just after followSettle
+// measured up to 3.4 × their path's round trip. A burst request
 // still waiting a stall timeout after the window waits for a slow
 // server, not behind the burst (a dead path would have failed over by
 // then): the window ends there at the latest.
