@@ -79,8 +79,8 @@ type Config struct {
 	// connection may receive nothing while a request waits before its
 	// path counts as failed, the connection moves to the best live path
 	// and the requests that can be replayed are retried there (default
-	// 1 s; stallRTTs × the smoothed RTT when that is larger; pcm/stall.go
-	// says why).
+	// DefaultStallTimeout; stallRTTs × the smoothed RTT when that is
+	// larger; pcm/stall.go says why).
 	StallTimeout time.Duration
 	// DownBackoff is how long a failed path rests before it is tried again
 	// (default 2 s, doubling while it keeps failing, at most 1 min).
@@ -142,7 +142,7 @@ func (c *Config) setDefaults() error {
 		c.ProbeTimeout = time.Second
 	}
 	if c.StallTimeout == 0 {
-		c.StallTimeout = time.Second
+		c.StallTimeout = DefaultStallTimeout
 	}
 	if c.DownBackoff == 0 {
 		c.DownBackoff = 2 * time.Second
@@ -202,8 +202,14 @@ type Client struct {
 	mu        sync.Mutex
 	switching chan struct{}
 	// lastBusySwitch is when the connection last moved with requests in
-	// flight: a failover (followSettle).
+	// flight: a failover (followSettle). burstUntil ends the followSettle
+	// window after it; burstOpen counts the flights that took off within
+	// such a window and have not landed, burstLanded is when the last of
+	// them landed (racedBusySwitchLocked).
 	lastBusySwitch time.Time
+	burstUntil     time.Time
+	burstOpen      int
+	burstLanded    time.Time
 	// drained, while a request drains the connection for a switch under
 	// load (drainLocked), is closed by the last flight to land; lastDrain
 	// is when the last drain began (drainEvery).

@@ -23,6 +23,7 @@ type loadResult struct {
 	longest      time.Duration
 	errs         []error
 	paths        map[int]int // requests per path (ResultOf), from the cut on
+	results      []Result    // what ResultOf gave, from the cut on
 }
 
 // steadyGets sends a 5 kB GET every 10 ms for d through rt, each with a 5 s
@@ -68,6 +69,7 @@ func steadyGets(t *testing.T, rt http.RoundTripper, base string, d, cutAt time.D
 			}
 			if r, ok := ResultOf(resp); ok && after {
 				res.paths[r.Path]++
+				res.results = append(res.results, r)
 			}
 		}(cutDone)
 		time.Sleep(10 * time.Millisecond)

@@ -37,10 +37,16 @@ const (
 	// and its ACK takes one more round trip: a healthy path can be silent
 	// for ≈ 5.5 SRTT. Eight leaves room for jitter on top.
 	stallRTTs = 8
-	// stallTicks is how often per stall timeout the detector looks: a
-	// stall is found between 1 and 1 + 1/stallTicks timeouts after the
-	// last packet, and an idle client costs a check per tick.
-	stallTicks = 4
+	// stallTicks is how often per stall timeout floor the detector
+	// looks: the silence is counted from the tick that last saw an ACK,
+	// so a stall is found up to two ticks late, and an idle client costs
+	// a check per tick. Ten: at most a fifth of the floor late, 20 cheap
+	// checks a second with the default floor. With four (and a 1 s
+	// floor) a cut was found 1.27 s after it; with eight, two cuts on
+	// 121 / 39 / 106 ms paths cost a request 2.03 s, with ten 1.74 s
+	// (TestTwoCutsOnSlowPaths): whether the first failover's replays land
+	// before the second cut turns on tens of milliseconds there.
+	stallTicks = 10
 	// pokeShare: the poke goes out after 1/pokeShare of the stall
 	// timeout, leaving the other half for its ACK — one round trip plus the
 	// server's ack delay (25 ms by default, RFC 9000 §18.2), well within
@@ -48,6 +54,17 @@ const (
 	// if the poke itself is lost.
 	pokeShare = 2
 )
+
+// DefaultStallTimeout is Config.StallTimeout's default, the floor of the
+// stall timeout where 8 × SRTT is shorter (paths under 62 ms). Half a
+// second: the poke leaves after 250 ms, and its ACK takes one round trip
+// plus the server's ack delay (25 ms by default), or one PTO more if the
+// poke is lost — under 500 ms on such paths. A whole second made two cuts
+// 2 s apart cost a request over 4 s on paths of 121 / 39 / 106 ms: the
+// requests replayed after the first failover had not all landed on the
+// 106 ms path's fresh congestion window when the second cut came, and
+// waited out a second stall (TestTwoCutsOnSlowPaths).
+const DefaultStallTimeout = 500 * time.Millisecond
 
 // PathStalledError is the error of a request that was in flight on a
 // path that stalled: one that could not be replayed (a body without
@@ -71,6 +88,7 @@ func (e *PathStalledError) Error() string {
 type flight struct {
 	path   int
 	head   bool
+	burst  bool // took off in a burst after a move under load (racedBusySwitchLocked)
 	since  time.Time
 	ctx    context.Context
 	cancel context.CancelCauseFunc
@@ -98,6 +116,10 @@ func (c *Client) takeOffLocked(ctx context.Context, since time.Time) *flight {
 	f := &flight{path: c.active, head: true, since: since, ctx: fctx, cancel: cancel}
 	c.flights[f] = struct{}{}
 	c.heads++
+	if c.cfg.Now().Before(c.burstUntil) {
+		f.burst = true
+		c.burstOpen++
+	}
 	return f
 }
 
@@ -114,7 +136,11 @@ func (c *Client) land(f *flight) {
 	if _, ok := c.flights[f]; ok && f.head {
 		c.heads--
 	}
-	f.head = false // what follows are body reads (resume)
+	if f.burst {
+		c.burstOpen--
+		c.burstLanded = c.cfg.Now()
+	}
+	f.head, f.burst = false, false // what follows are body reads (resume)
 	delete(c.flights, f)
 	c.lastLanded = time.Now()
 	if c.heads == 0 && c.drained != nil {
@@ -260,7 +286,7 @@ func (c *Client) failStalled(p int, after time.Duration) {
 		// flights have landed by now: the requests held meanwhile leave
 		// at once, and their responses measure that burst
 		// (racedBusySwitchLocked).
-		c.lastBusySwitch = c.cfg.Now()
+		c.busySwitchLocked(c.cfg.Now())
 	}
 	c.unlockSwitch(owned)
 	if !moved {
