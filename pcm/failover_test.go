@@ -148,7 +148,7 @@ func TestNonReplayableFailsNamingPath(t *testing.T) {
 		name := c.Paths()[0].Name
 		// Validate every path first, as traffic does: a first probe of a
 		// path never used, sent while the active path is black-holed, times
-		// out on this network (quic-go; not understood yet: pcm/README.md).
+		// out on this network (quic-go; the cause is not understood yet).
 		for _, p := range []int{1, 2, 0} {
 			if _, err := c.GetOn(context.Background(), p, "/bytes/10", nil); err != nil {
 				t.Fatal(err)

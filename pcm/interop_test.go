@@ -220,7 +220,7 @@ func (c countingConn) ReadFrom(b []byte) (int, net.Addr, error) {
 	return n, a, err
 }
 
-// interopRow is one stack's line of the matrix (pcm/README.md).
+// interopRow is one stack's line of the matrix (pcm/RESULTS.md).
 type interopRow struct {
 	stack                        string
 	requests, intact, migrations int
@@ -301,7 +301,7 @@ func interop(t *testing.T, stack, addr string, roots *tls.Config, cfg Config, mi
 	if row.pinned >= 0 {
 		pinned = fmt.Sprintf("after %d, to path %d", row.unfollowed, row.pinned)
 	}
-	// bench/interop/matrix.sh collects these lines into pcm/README.md.
+	// bench/interop/matrix.sh collects these lines into pcm/RESULTS.md.
 	t.Logf("MATRIX | %s | %d | %d | %d/%d | %d/%d | %d/%d | %s |", stack, row.requests, row.migrations,
 		row.intact, row.requests, row.onChosen, row.requests, row.carriedAsCredited, row.requests, pinned)
 	return row

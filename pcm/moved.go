@@ -19,7 +19,7 @@ import (
 // request written while a pass that began before the Switch is still
 // running leaves in that pass, on the old path, and its completion time
 // belongs to the old path (on loopback under load, several in 50 requests:
-// pcm/README.md). quic-go offers no way to wait for the move, but it
+// pcm/RESULTS.md, "Why every switch probes"). quic-go offers no way to wait for the move, but it
 // logs what matters as qlog events from the run loop: the move as
 // tuple_assigned for the default tuple (ID ""), and each packet with its
 // frames. The watch is a qlog Trace that follows

@@ -39,7 +39,7 @@ const (
 	// defaultProbesPerSecond: two a second keep every idle path of a
 	// three-path client sampled each second — fast enough to notice an
 	// idle path that improved within a few seconds — for about the bytes
-	// pcm/README.md measures.
+	// pcm/RESULTS.md measures.
 	defaultProbesPerSecond = 2
 	// defaultProbeWorkingSet: three side connections, as many as quic-go
 	// tracks client paths besides the active one, so the experiment

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The PCM-QUIC interop matrix (pcm/README.md, "Interop"): 30 requests per
+# The PCM-QUIC interop matrix (pcm/RESULTS.md, "Interop"): 30 requests per
 # server stack, polling three loopback addresses, each body checked byte by
 # byte and each response's measured carrier checked against what the
 # client's sockets received (pcm/interop_test.go, interop()).
@@ -16,8 +16,8 @@
 #   tquic 1.6.0: tquic_server from `cargo install tquic_tools` (~25 min).
 #
 # Usage: bash bench/interop/matrix.sh [--rust]
-# Prints the Markdown table for pcm/README.md on stdout; `hetquic docs
-# --measured --match interop pcm/README.md` runs it and stamps the block
+# Prints the Markdown table for pcm/RESULTS.md on stdout; `hetquic docs
+# --measured --match interop pcm/RESULTS.md` runs it and stamps the block
 # with the date and load.
 set -euo pipefail
 cd "$(dirname "$0")/../.."

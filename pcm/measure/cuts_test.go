@@ -16,7 +16,7 @@ import (
 // machine a failover can take longer than a request's timeout, and a
 // test that fails by chance would block every change.
 // Real time on a shared machine: it asserts correctness only; the timings
-// are `hetquic pcm cuts`' (pcm/README.md).
+// are `hetquic pcm cuts`' (pcm/RESULTS.md).
 func TestCutsLoseNoRequest(t *testing.T) {
 	if testing.Short() {
 		t.Skip("real-time emulation: seconds per cut")

@@ -94,7 +94,7 @@ func measureCell(ctx context.Context, rtt float64, size, pairs int, rebind bool)
 }
 
 // SwitchCostTable is the measurement as a table (Markdown where printed:
-// what pcm/README.md's measured block shows).
+// what pcm/RESULTS.md's measured block shows).
 func SwitchCostTable(cells []SwitchCost) results.Table {
 	t := results.Table{Header: []string{"RTT ms", "size bytes", "mode", "stay ms (median)", "after switch ms (median)", "switch cost ms"}}
 	for _, c := range cells {

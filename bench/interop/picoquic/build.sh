@@ -8,7 +8,7 @@
 # Usage: bash bench/interop/picoquic/build.sh DIR
 # Leaves DIR/bin/picoquicdemo; a second run with the binary present does
 # nothing. Needs pip, cmake, a C compiler and OpenSSL's headers
-# (libssl-dev). About 50 s of CPU (pcm/README.md).
+# (libssl-dev). About 50 s of CPU.
 set -euo pipefail
 version=0.6.1
 sha256=72579146e0f22859a5a7c197246604fef460b9e1b578a2910156dff7679efd29
