@@ -30,6 +30,9 @@ type Calibration struct {
 	// entries sweep (ride.max_loss): the check is repeated at each of its
 	// values, so the page says where the baseline would be calibrated.
 	Search string `yaml:"search"`
+	// Range is the metric's possible values, as a claim's: the interval
+	// the page prints is cut to it (a share's stays in [0, 100] %).
+	Range []float64 `yaml:"range"`
 	// Note says, in a sentence the page prints under the table, why the
 	// baseline cannot be calibrated here or what its calibration rests on
 	// (a setting chosen to meet it, a narrow margin).
@@ -68,6 +71,9 @@ func (cal *Calibration) check(f *File) error {
 		if _, err := parsePath(cal.Over); err != nil {
 			return fmt.Errorf("over: %w", err)
 		}
+	}
+	if err := checkRange(cal.Range); err != nil {
+		return err
 	}
 	cal.Tolerance.paper = cal.PaperValue
 	if err := cal.Tolerance.check(); err != nil {
@@ -116,6 +122,7 @@ func (cal *Calibration) Check(summaries ...any) CalResult {
 	if !math.IsNaN(m.ci) {
 		r.Lo, r.Hi = m.value-m.ci, m.value+m.ci
 	}
+	r.Lo, r.Hi = cutToRange(r.Lo, r.Hi, cal.Range)
 	r.OK = cal.Tolerance.Holds(m.value)
 	return r
 }

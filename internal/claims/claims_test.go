@@ -376,6 +376,19 @@ func TestCalibrationCheck(t *testing.T) {
 	if got := cal.Check(summary(t, `{}`)); got.OK || got.Err == nil || !strings.Contains(got.Line(), "could not be calibrated") {
 		t.Errorf("missing metric: ok %v, err %v, line %q; want a failed calibration naming why", got.OK, got.Err, got.Line())
 	}
+	cal.Range = []float64{0, 100}
+	spread := []any{summary(t, `{"cal": 0}`), summary(t, `{"cal": 0}`), summary(t, `{"cal": 9}`)}
+	if got := cal.Check(spread...); got.Lo != 0 || !(got.Hi > 9) || got.Value != 3 {
+		t.Errorf("a share's interval across 0, 0, 9: %g [%g, %g], want 3 with the low end cut to 0", got.Value, got.Lo, got.Hi)
+	}
+	cal.Range = []float64{0, math.Inf(1)} // a ratio's open upper end
+	if got := cal.Check(spread...); got.Lo != 0 || !(got.Hi > 9) || math.IsInf(got.Hi, 0) {
+		t.Errorf("range [0, +Inf] across 0, 0, 9: [%g, %g], want the low end cut to 0 and the high one kept", got.Lo, got.Hi)
+	}
+	cal.Range = nil
+	if got := cal.Check(spread...); !(got.Lo < 0) {
+		t.Errorf("without a range the interval's low end is %g, want it below 0 (the cut above is the range's)", got.Lo)
+	}
 	r := Result{Claim: &f.Claims[0], Verdict: NotApplicable}
 	ApplyCalibrations(&r, map[string]CalResult{"comparator": cal.Check(hitSummaries(t, 0, 79, 60)...)})
 	if r.Verdict != NotApplicable {
@@ -392,6 +405,7 @@ func TestCalibrationParse(t *testing.T) {
 		{"paper_value: 91, tolerance", "tolerance", "paper_value: missing"},
 		{"what: the comparator's own number, where: Fig. 2,", "what: the comparator's own number,", "what and where"},
 		{"tolerance: {within_abs: 1}", "tolerance: {within_abs: 1}, search: x.y", "not a sensitivity setting"},
+		{"tolerance: {within_abs: 1}", "tolerance: {within_abs: 1}, range: [100, 0]", "range: [100 0], want [lo, hi]"},
 	} {
 		src := strings.Replace(trivialClaim, tc.from, tc.to, 1)
 		if src == trivialClaim {

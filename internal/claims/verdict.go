@@ -47,8 +47,8 @@ func (c *Claim) checkJudging() error {
 			return fmt.Errorf("preconditions[%d]: %w", i, err)
 		}
 	}
-	if c.Range != nil && (len(c.Range) != 2 || !(c.Range[0] < c.Range[1])) {
-		return fmt.Errorf("range: %v, want [lo, hi] with lo < hi", c.Range)
+	if err := checkRange(c.Range); err != nil {
+		return err
 	}
 	if in := c.Inconsistent; in != nil && (strings.TrimSpace(in.Where) == "" || strings.TrimSpace(in.Text) == "") {
 		return errors.New("inconsistent: where and text are both needed (the paper's other sentence)")
@@ -152,10 +152,26 @@ func (c *Claim) interval(value, ci float64) (lo, hi float64) {
 	if !math.IsNaN(ci) {
 		lo, hi = value-ci, value+ci
 	}
-	if c.Range != nil {
-		lo, hi = math.Max(lo, c.Range[0]), math.Min(hi, c.Range[1])
+	return cutToRange(lo, hi, c.Range)
+}
+
+// checkRange accepts no range or [lo, hi] with lo < hi; an end may be
+// infinite (.inf in YAML: a ratio of non-negative means is [0, .inf]).
+func checkRange(r []float64) error {
+	if r != nil && (len(r) != 2 || !(r[0] < r[1])) {
+		return fmt.Errorf("range: %v, want [lo, hi] with lo < hi", r)
 	}
-	return lo, hi
+	return nil
+}
+
+// cutToRange cuts an interval to the metric's possible values: the true
+// mean cannot lie outside them, so the cut interval covers it at least as
+// often as the uncut one.
+func cutToRange(lo, hi float64, r []float64) (float64, float64) {
+	if r == nil {
+		return lo, hi
+	}
+	return math.Max(lo, r[0]), math.Min(hi, r[1])
 }
 
 // unmet lists the preconditions that fail in the run: the facts the claim
