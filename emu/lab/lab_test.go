@@ -726,7 +726,7 @@ func TestLabForward(t *testing.T) {
 }
 
 // BenchmarkLabForward measures the lab's forwarding speed against the
-// 150 k packets/s per path and direction goal (emu/README.md): packets/s
+// 150 k packets/s per path and direction goal (emu/RESULTS.md): packets/s
 // out of path 0, upstream, over b.N rounds of 200 ms. Root only.
 func BenchmarkLabForward(b *testing.B) {
 	l := startLab(b, "bfwd", "name: bfwd\npaths:\n  - name: wifi0\n")

@@ -22,7 +22,7 @@ import (
 
 // The fidelity measurements push real UDP through a relay on loopback and
 // compare what comes out with what the scenario asked for. They back the
-// numbers in emu/README.md ("hetquic emu measure").
+// numbers in emu/RESULTS.md ("hetquic emu measure").
 
 // MeasureResult is one measurement.
 type MeasureResult struct {

@@ -7,7 +7,7 @@ import (
 )
 
 // MeasureTable renders the measurements of one mode as the table that
-// emu/README.md and BENCHMARKS.md show (hetquic emu measure --md), each row
+// emu/RESULTS.md and BENCHMARKS.md show (hetquic emu measure --md), each row
 // beside the goal its OK field judged, so a measured block is the command's
 // own output and never a table kept by hand.
 func MeasureTable(mode string, rs []MeasureResult) results.Table {
