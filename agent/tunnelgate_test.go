@@ -16,6 +16,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/hetquic/hetquic/agent/server"
@@ -104,49 +105,68 @@ func TestConnectFairness(t *testing.T) {
 	}
 }
 
-// TestConnectShareExhausted: an app holding all the device's tunnels,
-// busy, gets 429 for one more once shareWait passed; another app waits
-// and gets the slot A frees.
+// TestConnectShareExhausted, on memnet and fake time: an app holding all
+// the device's tunnels, busy, gets 429 for one more once shareWait passed;
+// another app waits (it is below its share) and gets the slot A frees.
 func TestConnectShareExhausted(t *testing.T) {
-	echo := startEcho(t)
-	ts := startServer(t, "", func(c *server.Config) { c.Limits.MaxTunnels = 2 }, echo)
-	tc := startClient(t, ts, 1, true, func(c *ClientConfig) {
-		c.AppRule = AppRule{Kind: "header", Header: "X-App"}
-		c.TunnelIdle = time.Hour // nothing is idle
-	})
-	tc.gate.ShareWait = 300 * time.Millisecond
-	var as []net.Conn
-	for range 2 {
-		conn, _, code := connectVia(t, tc.proxy, echo, "X-App: a\r\n")
-		if code != 200 {
-			t.Fatalf("A's CONNECT: %d", code)
+	synctest.Test(t, func(t *testing.T) {
+		m := startMemAgent(t, 1, func(c *server.Config) { c.Limits.MaxTunnels = 2 }, func(c *ClientConfig) {
+			c.AppRule = AppRule{Kind: "header", Header: "X-App"}
+			c.TunnelIdle = time.Hour // nothing is idle
+		})
+		m.c.gate.ShareWait = 300 * time.Millisecond
+		type res struct {
+			conn net.Conn
+			br   *bufio.Reader
+			code int
 		}
-		as = append(as, conn)
-	}
-	if _, _, code := connectVia(t, tc.proxy, echo, "X-App: a\r\n"); code != http.StatusTooManyRequests {
-		t.Fatalf("A's third CONNECT at its share: %d, want 429", code)
-	}
-	type res struct {
-		conn net.Conn
-		br   *bufio.Reader
-		code int
-	}
-	got := make(chan res, 1)
-	go func() {
-		c, br, code := connectVia(t, tc.proxy, echo, "X-App: b\r\n")
-		got <- res{c, br, code}
-	}()
-	time.Sleep(600 * time.Millisecond) // beyond shareWait: B is below its share, it waits
-	as[0].Close()
-	r := <-got
-	if r.code != 200 {
-		t.Fatalf("B's CONNECT: %d, want 200 once A freed a slot", r.code)
-	}
-	defer r.conn.Close()
-	if err := echoOnce(r.conn, r.br); err != nil {
-		t.Fatal(err)
-	}
-	as[1].Close()
+		connect := func(app string) res {
+			conn, br := m.rawProxy(t)
+			fmt.Fprintf(conn, "CONNECT %s HTTP/1.1\r\nHost: %s\r\nX-App: %s\r\n\r\n", memApp, memApp, app)
+			resp, err := http.ReadResponse(br, &http.Request{Method: http.MethodConnect})
+			if err != nil {
+				t.Errorf("app %s's CONNECT: %v", app, err)
+				return res{conn, br, 0}
+			}
+			return res{conn, br, resp.StatusCode}
+		}
+		var as []res
+		for range 2 {
+			a := connect("a")
+			defer a.conn.Close()
+			if a.code != http.StatusOK {
+				t.Fatalf("A's CONNECT: %d", a.code)
+			}
+			as = append(as, a)
+		}
+		if a := connect("a"); a.code != http.StatusTooManyRequests {
+			t.Fatalf("A's third CONNECT at its share: %d, want 429", a.code)
+		}
+		got := make(chan res, 1)
+		go func() { got <- connect("b") }()
+		time.Sleep(2 * m.c.gate.ShareWait)
+		synctest.Wait()
+		select {
+		case r := <-got:
+			t.Fatalf("B's CONNECT answered %d while A held every slot; want it to wait", r.code)
+		default:
+		}
+		// A's first tunnel ends from the far side (net.Pipe, which the
+		// in-memory network is made of, has no half-close to carry an app's
+		// FIN to the app-server): its server closes after one answer.
+		fmt.Fprintf(as[0].conn, "GET /bytes/10 HTTP/1.1\r\nHost: %s\r\nConnection: close\r\n\r\n", memApp)
+		if resp, err := http.ReadResponse(as[0].br, nil); err != nil || resp.StatusCode != http.StatusOK {
+			t.Fatalf("A's last request: %v %v", resp, err)
+		}
+		r := <-got
+		defer r.conn.Close()
+		if r.code != http.StatusOK {
+			t.Fatalf("B's CONNECT: %d, want 200 once A freed a slot", r.code)
+		}
+		if err := tunnelGet(r.conn, r.br, 1000); err != nil {
+			t.Fatal(err)
+		}
+	})
 }
 
 // TestConnect200HTTPS: 200 HTTPS requests at once from one device, each on
