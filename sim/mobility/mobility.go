@@ -186,6 +186,23 @@ func (h *Drive) Validate() error {
 
 // validate checks one network's fields; errors name the field.
 func (r Radio) validate() error {
+	if err := r.validatePlace(); err != nil {
+		return err
+	}
+	if err := r.validateBudget(); err != nil {
+		return err
+	}
+	if r.Fading != nil {
+		if err := r.Fading.validate(); err != nil {
+			return fmt.Errorf("fading.%w", err)
+		}
+	}
+	return nil
+}
+
+// validatePlace checks where the network's stations are and how the host
+// moves past them.
+func (r Radio) validatePlace() error {
 	switch {
 	case r.Name == "":
 		return fmt.Errorf("name: missing")
@@ -197,6 +214,13 @@ func (r Radio) validate() error {
 		return fmt.Errorf("spacing_m: %v must be > 0", r.SpacingM)
 	case !(r.RoadDistM > 0) && r.Layout == "line":
 		return fmt.Errorf("road_dist_m: %v must be > 0", r.RoadDistM)
+	}
+	return nil
+}
+
+// validateBudget checks the link budget, loss, handover and wired fields.
+func (r Radio) validateBudget() error {
+	switch {
 	case !(r.PathLossExp >= 1 && r.PathLossExp <= 8):
 		return fmt.Errorf("path_loss_exp: %v is outside [1, 8]", r.PathLossExp)
 	case !(r.BandwidthMHz > 0):
@@ -213,11 +237,6 @@ func (r Radio) validate() error {
 		return fmt.Errorf("handover_ms, hysteresis_db: must be ≥ 0")
 	case !(r.DelayMs >= 0) || !(r.JitterMs >= 0) || r.QueuePackets < 0:
 		return fmt.Errorf("delay_ms, jitter_ms, queue_packets: must be ≥ 0")
-	}
-	if r.Fading != nil {
-		if err := r.Fading.validate(); err != nil {
-			return fmt.Errorf("fading.%w", err)
-		}
 	}
 	return nil
 }
