@@ -13,7 +13,9 @@ import (
 //
 // Per sampling step the received power is multiplied by a power gain g
 // drawn from Gamma(m, 1/m) (the power of a Nakagami-m amplitude; mean 1,
-// m = 1 is Rayleigh), so the step's SNR is γ = γ̄·g. A step is a fading
+// m = 1 is Rayleigh), so the step's SNR is γ = γ̄·g; it falls below γ_th
+// with probability P(m, m·γ_th/γ̄) (regularised lower incomplete gamma;
+// Aalo et al.), 1 − exp(−γ_th/γ̄) for m = 1. A step is a fading
 // block: the thesis gives no coherence time, and at 144 km/h the physical
 // one is milliseconds, so step_ms sets how long one fade lasts. The step
 // then loses every packet when γ falls below the decoding threshold γ_th
@@ -70,39 +72,6 @@ func NakagamiGain(rng *rand.Rand, m float64) float64 {
 			return d * v * boost / m
 		}
 	}
-}
-
-// OutageProb is the probability that Nakagami-m fading takes the SNR below
-// threshold γ_th when its mean is γ̄: P(m, m·γ_th/γ̄), the regularised lower
-// incomplete gamma function (Aalo et al., the thesis's ref. [7]); for m = 1
-// it is 1 − exp(−γ_th/γ̄). Both SNRs are linear.
-func OutageProb(m, threshold, mean float64) float64 {
-	if mean <= 0 {
-		return 1
-	}
-	return lowerGammaP(m, m*threshold/mean)
-}
-
-// lowerGammaP is the regularised lower incomplete gamma function P(a, x)
-// by its power series, which converges for every x but needs about x
-// terms; seriesTerms covers x up to a few hundred, beyond which P is 1 to
-// double precision for the shapes Fading allows.
-func lowerGammaP(a, x float64) float64 {
-	const seriesTerms = 2000
-	if x <= 0 {
-		return 0
-	}
-	if x > a+seriesTerms/2 {
-		return 1
-	}
-	term := 1 / a
-	sum := term
-	for n := 1; n < seriesTerms && term > sum*1e-16; n++ {
-		term *= x / (a + float64(n))
-		sum += term
-	}
-	lg, _ := math.Lgamma(a)
-	return math.Min(1, sum*math.Exp(a*math.Log(x)-x-lg))
 }
 
 // DecodingThreshold is the linear SNR at which Eq. 2.8 (with Eq. 2.6's

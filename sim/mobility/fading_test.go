@@ -37,12 +37,12 @@ func TestNakagamiGain(t *testing.T) {
 	}
 }
 
-// TestOutage: OutageProb against the closed forms for m = 1 (Rayleigh:
-// 1 − exp(−γ_th/γ̄)) and m = 2 (1 − e^−x (1 + x), x = 2γ_th/γ̄), and the
-// sampled outage rate of NakagamiGain against it within 0.01 (over 6
-// standard errors) for a fixed seed.
+// TestOutage: the sampled outage rate of NakagamiGain, P(γ̄·g < γ_th),
+// against the closed forms for m = 1 (Rayleigh: 1 − exp(−γ_th/γ̄)) and
+// m = 2 (1 − e^−x (1 + x), x = 2γ_th/γ̄), within 0.01 (over 6 standard
+// errors) for a fixed seed.
 func TestOutage(t *testing.T) {
-	closed := map[float64]func(x float64) float64{
+	closed := map[float64]func(r float64) float64{
 		1: func(r float64) float64 { return 1 - math.Exp(-r) },
 		2: func(r float64) float64 { x := 2 * r; return 1 - math.Exp(-x)*(1+x) },
 	}
@@ -50,9 +50,6 @@ func TestOutage(t *testing.T) {
 		const threshold = 1.0 // 0 dB: the ratio γ_th/γ̄ is what matters
 		mean := dBToLin(tc.meanDB)
 		want := closed[tc.m](threshold / mean)
-		if got := OutageProb(tc.m, threshold, mean); math.Abs(got-want) > 1e-9 {
-			t.Errorf("OutageProb(m %v, γ̄ %v dB) = %v, want %v", tc.m, tc.meanDB, got, want)
-		}
 		rng := rand.New(rand.NewPCG(7, 8))
 		out := 0
 		for i := 0; i < draws; i++ {
@@ -63,9 +60,6 @@ func TestOutage(t *testing.T) {
 		if got := float64(out) / draws; math.Abs(got-want) > 0.01 {
 			t.Errorf("m %v, γ̄ %v dB: sampled outage %v, closed form %v", tc.m, tc.meanDB, got, want)
 		}
-	}
-	if OutageProb(1, 1, 0) != 1 || OutageProb(1, 0, 1) != 0 || OutageProb(0.5, 1e6, 1) != 1 {
-		t.Error("OutageProb at the edges")
 	}
 }
 
