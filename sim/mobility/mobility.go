@@ -2,12 +2,14 @@
 // §2.6.2): base stations / access points along a road, on a hexagonal
 // lattice or in orbit, the host's position
 // over time, SINR → capacity (Eq. 2.15–2.16), SNR → bit error rate → packet
-// loss (Eq. 2.6–2.8) and handover at a received-signal threshold. The
+// loss (Eq. 2.6–2.8), optional Nakagami-m fading with link-failure loss
+// (§2.6.4; fading.go) and handover at a received-signal threshold. The
 // result is an ordinary scenario.Scenario whose timed events change each
 // access path's rate and loss, so the simulator, the MMQUIC BDP forecast
 // (the schedule is known in advance, as a mobility predictor would) and the
-// emulator can all use it. Pure functions; the urban walk draws from its
-// own seeded stream, so the same file always gives the same scenario.
+// emulator can all use it. Pure functions; the urban walk and the fades
+// draw from their own seeded streams, so the same file always gives the
+// same scenario.
 package mobility
 
 import (
@@ -31,10 +33,32 @@ type Drive struct {
 	StartM    float64 `yaml:"start_m"`    // x at t = 0 (y = 0)
 	BlockM    float64 `yaml:"block_m"`    // urban: distance between intersections (default 100)
 	TurnProb  float64 `yaml:"turn_prob"`  // urban: P(left) = P(right) at an intersection (default 0.25)
-	Seed      uint64  `yaml:"seed"`       // urban: the walk's seed
+	Seed      uint64  `yaml:"seed"`       // urban: the walk's seed; with fading, the fades' too
 	DurationS float64 `yaml:"duration_s"` // how long to generate (default 120)
 	StepMs    float64 `yaml:"step_ms"`    // sampling step (default 100)
 	Networks  []Radio `yaml:"networks"`   // one access path each
+	// run keys the fading streams (see ForRun): 0 for the file as given.
+	run uint64
+}
+
+// ForRun is a copy of the drive whose fading is drawn for run seed run (the
+// walk stays the file's), so each seed of an experiment meets its own fades
+// and the same file and seed always give the same scenario.
+func (h *Drive) ForRun(run uint64) *Drive {
+	c := *h
+	c.Networks = append([]Radio(nil), h.Networks...)
+	c.run = run
+	return &c
+}
+
+// Fades reports whether any network fades, so that runs differ by seed.
+func (h *Drive) Fades() bool {
+	for _, r := range h.Networks {
+		if r.Fading != nil {
+			return true
+		}
+	}
+	return false
 }
 
 // Radio is one access technology: its stations, radio link budget and the
@@ -72,6 +96,9 @@ type Radio struct {
 	HandoverDBm  float64 `yaml:"handover_dbm"`
 	HysteresisDB float64 `yaml:"hysteresis_db"`
 	HandoverMs   float64 `yaml:"handover_ms"`
+	// Fading, when set, fades the received power per step and loses the
+	// packets of a step whose SNR falls below the decoding threshold.
+	Fading *Fading `yaml:"fading"`
 	// The wired rest of the path.
 	DelayMs      float64 `yaml:"delay_ms"`
 	JitterMs     float64 `yaml:"jitter_ms"`
@@ -82,9 +109,11 @@ type Radio struct {
 type Sample struct {
 	TimeS, PosM, PosYM float64
 	Station            int
-	RSSdBm, SINRdB     float64
+	RSSdBm, SINRdB     float64 // mean RSS; SINR after fading
+	Gain               float64 // the step's fading power gain (1 without fading)
 	RateMbps, Loss     float64
 	HandoverStartsNow  bool
+	Outage             bool // the faded SNR is below the decoding threshold
 }
 
 // packetBits is Z of Eq. 2.8.
@@ -157,6 +186,23 @@ func (h *Drive) Validate() error {
 
 // validate checks one network's fields; errors name the field.
 func (r Radio) validate() error {
+	if err := r.validatePlace(); err != nil {
+		return err
+	}
+	if err := r.validateBudget(); err != nil {
+		return err
+	}
+	if r.Fading != nil {
+		if err := r.Fading.validate(); err != nil {
+			return fmt.Errorf("fading.%w", err)
+		}
+	}
+	return nil
+}
+
+// validatePlace checks where the network's stations are and how the host
+// moves past them.
+func (r Radio) validatePlace() error {
 	switch {
 	case r.Name == "":
 		return fmt.Errorf("name: missing")
@@ -168,6 +214,13 @@ func (r Radio) validate() error {
 		return fmt.Errorf("spacing_m: %v must be > 0", r.SpacingM)
 	case !(r.RoadDistM > 0) && r.Layout == "line":
 		return fmt.Errorf("road_dist_m: %v must be > 0", r.RoadDistM)
+	}
+	return nil
+}
+
+// validateBudget checks the link budget, loss, handover and wired fields.
+func (r Radio) validateBudget() error {
+	switch {
 	case !(r.PathLossExp >= 1 && r.PathLossExp <= 8):
 		return fmt.Errorf("path_loss_exp: %v is outside [1, 8]", r.PathLossExp)
 	case !(r.BandwidthMHz > 0):
@@ -324,29 +377,46 @@ func (h *Drive) Trace() ([][]Sample, error) {
 	if err := h.Validate(); err != nil {
 		return nil, err
 	}
-	steps := int(h.DurationS*1000/h.StepMs) + 1
 	out := make([][]Sample, len(h.Networks))
 	at := h.walk()
-	for n, r := range h.Networks {
-		serving := r.nearest(at(n, 0))
-		for s := 0; s < steps; s++ {
-			t := float64(s) * h.StepMs / 1000
-			p := at(n, t)
-			rss := r.RSS(r.dist(p, serving))
-			ho := false
-			// Handover (thesis §2.6.2: at an RSS threshold): the best neighbour.
-			if best := r.nearest(p); best != serving && rss < r.HandoverDBm {
-				if nb := r.RSS(r.dist(p, best)); nb >= rss+r.HysteresisDB {
-					serving, rss, ho = best, nb, true
-				}
-			}
-			sinr := r.SINR(rss)
-			out[n] = append(out[n], Sample{TimeS: t, PosM: p.x, PosYM: p.y, Station: serving.i, RSSdBm: rss,
-				SINRdB: 10 * math.Log10(sinr), RateMbps: r.Capacity(sinr),
-				Loss: PacketLoss(BER(sinr, r.QAM), packetBits, r.FECBits), HandoverStartsNow: ho})
-		}
+	for n := range h.Networks {
+		out[n] = h.traceNetwork(n, func(t float64) point { return at(n, t) })
 	}
 	return out, nil
+}
+
+// traceNetwork samples network n every step along the path at.
+func (h *Drive) traceNetwork(n int, at func(t float64) point) []Sample {
+	r := h.Networks[n]
+	steps := int(h.DurationS*1000/h.StepMs) + 1
+	fade := func() float64 { return 1 }
+	threshold := 0.0 // no outage without fading
+	if f := r.Fading; f != nil {
+		rng := rand.New(rand.NewPCG(h.Seed, fadingStream(h.run, n)))
+		fade = func() float64 { return NakagamiGain(rng, f.M) }
+		threshold = f.threshold(r)
+	}
+	out := make([]Sample, 0, steps)
+	serving := r.nearest(at(0))
+	for s := 0; s < steps; s++ {
+		t := float64(s) * h.StepMs / 1000
+		p := at(t)
+		rss := r.RSS(r.dist(p, serving))
+		ho := false
+		// Handover (thesis §2.6.2: at an RSS threshold): the best neighbour.
+		if best := r.nearest(p); best != serving && rss < r.HandoverDBm {
+			if nb := r.RSS(r.dist(p, best)); nb >= rss+r.HysteresisDB {
+				serving, rss, ho = best, nb, true
+			}
+		}
+		g := fade()
+		sinr := r.SINR(rss) * g
+		loss, outage := r.LinkFailureLoss(sinr, threshold)
+		out = append(out, Sample{TimeS: t, PosM: p.x, PosYM: p.y, Station: serving.i, RSSdBm: rss,
+			SINRdB: 10 * math.Log10(sinr), Gain: g, RateMbps: r.Capacity(sinr),
+			Loss: loss, HandoverStartsNow: ho, Outage: outage})
+	}
+	return out
 }
 
 // Scenario generates the scenario: one path per network (both directions

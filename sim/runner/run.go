@@ -200,7 +200,7 @@ func (s *Spec) RunOne(ctx context.Context, v, n int, seed uint64) (*RunResult, e
 	} else if s.LEO != nil {
 		err = s.runLEO(ctx, sm, va, rc)
 	} else {
-		err = s.runScenario(ctx, sm, va, n, rc)
+		err = s.runScenario(ctx, sm, va, n, seed, rc)
 	}
 	if err != nil {
 		return nil, err
@@ -211,6 +211,21 @@ func (s *Spec) RunOne(ctx context.Context, v, n int, seed uint64) (*RunResult, e
 	}
 	r.WallS = time.Since(start).Seconds()
 	return r, nil
+}
+
+// scenarioFor is the scenario run seed seed meets: a fading drive's own
+// draw of fades (mobility.Drive.ForRun), else the one loaded scenario.
+// Fading leaves handovers, which decide on the mean RSS, where s.sc has
+// them.
+func (s *Spec) scenarioFor(seed uint64) (*scenario.Scenario, error) {
+	if s.Mobility == nil || !s.Mobility.Fades() {
+		return s.sc, nil
+	}
+	sc, err := s.Mobility.ForRun(seed).Scenario(s.Name)
+	if err != nil {
+		return nil, fmt.Errorf("mobility: %w", err)
+	}
+	return sc, nil
 }
 
 // handoversBefore counts the outages (a drive's handovers) that begin
@@ -225,8 +240,12 @@ func handoversBefore(events []scenario.Event, t float64) int {
 	return n
 }
 
-func (s *Spec) runScenario(ctx context.Context, sm *sim.Sim, va Variant, n int, rc *recorder) error {
-	net, err := sim.NewHostNet(sm, s.sc)
+func (s *Spec) runScenario(ctx context.Context, sm *sim.Sim, va Variant, n int, seed uint64, rc *recorder) error {
+	sc, err := s.scenarioFor(seed)
+	if err != nil {
+		return err
+	}
+	net, err := sim.NewHostNet(sm, sc)
 	if err != nil {
 		return err
 	}
