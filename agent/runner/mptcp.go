@@ -36,7 +36,7 @@ func RunAggregationMPTCP(ctx context.Context, cfg AggConfig) (AggRow, error) {
 	if err != nil {
 		return AggRow{}, err
 	}
-	durs, span, err := mptcpFetch(ctx, sc, cfg.Seed, []int64{cfg.Big, cfg.Small})
+	durs, span, _, err := mptcpFetch(ctx, sc, cfg.Seed, []int64{cfg.Big, cfg.Small})
 	if err != nil {
 		return AggRow{}, err
 	}
@@ -47,18 +47,19 @@ func RunAggregationMPTCP(ctx context.Context, cfg AggConfig) (AggRow, error) {
 
 // mptcpFetch downloads sizes at once, each over its own MPTCP connection,
 // over sc's paths in the root lab; it returns each one's time and the
-// time until the last ended.
-func mptcpFetch(ctx context.Context, sc *scenario.Scenario, seed uint64, sizes []int64) ([]time.Duration, time.Duration, error) {
+// time until the last ended, and the CPU the transfers took (from the
+// first request to the last byte; cpucost.go).
+func mptcpFetch(ctx context.Context, sc *scenario.Scenario, seed uint64, sizes []int64) ([]time.Duration, time.Duration, cpuUse, error) {
 	if err := lab.Available(); err != nil {
-		return nil, 0, fmt.Errorf("%w: %v", ErrNoMPTCP, err)
+		return nil, 0, cpuUse{}, fmt.Errorf("%w: %v", ErrNoMPTCP, err)
 	}
 	l, err := lab.Up(lab.Config{Name: LabName, Scenario: sc, Seed: seed})
 	if err != nil {
-		return nil, 0, fmt.Errorf("%w: lab: %v", ErrNoMPTCP, err)
+		return nil, 0, cpuUse{}, fmt.Errorf("%w: lab: %v", ErrNoMPTCP, err)
 	}
 	defer l.Close()
 	if why := l.Stats().MPTCP; why != "" {
-		return nil, 0, fmt.Errorf("%w: %s", ErrNoMPTCP, why)
+		return nil, 0, cpuUse{}, fmt.Errorf("%w: %s", ErrNoMPTCP, why)
 	}
 	var ln net.Listener
 	if err := l.InServer(func() (err error) {
@@ -67,7 +68,7 @@ func mptcpFetch(ctx context.Context, sc *scenario.Scenario, seed uint64, sizes [
 		ln, err = lc.Listen(ctx, "tcp4", netip.AddrPortFrom(lab.ServerAddr, 0).String())
 		return err
 	}); err != nil {
-		return nil, 0, err
+		return nil, 0, cpuUse{}, err
 	}
 	srv := &http.Server{Handler: origin.Handler(nil), ReadHeaderTimeout: 5 * time.Second}
 	go srv.Serve(ln)
@@ -88,6 +89,7 @@ func mptcpFetch(ctx context.Context, sc *scenario.Scenario, seed uint64, sizes [
 	durs := make([]time.Duration, len(sizes))
 	errs := make([]error, len(sizes))
 	var wg sync.WaitGroup
+	meter := startCPU()
 	start := time.Now()
 	for i := range sizes {
 		wg.Go(func() {
@@ -112,10 +114,11 @@ func mptcpFetch(ctx context.Context, sc *scenario.Scenario, seed uint64, sizes [
 	}
 	wg.Wait()
 	span := time.Since(start)
+	cpu := meter.stop()
 	if err := errors.Join(errs...); err != nil {
-		return nil, 0, fmt.Errorf("mptcp: %w", err)
+		return nil, 0, cpuUse{}, fmt.Errorf("mptcp: %w", err)
 	}
-	return durs, span, nil
+	return durs, span, cpu, nil
 }
 
 // directHTTPS is experiment 1's TCP baseline: HTTPS (TCP + TLS 1.3,

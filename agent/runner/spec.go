@@ -290,21 +290,13 @@ func (r *Result) Tables() []results.Table {
 			t.Rows = append(t.Rows, []string{x.Mode, f1(x.MedianMs), f1(x.MinMs), f0(x.RTTms)})
 		}
 	case []StripeRow:
-		t.Header = []string{"mode", "ms", "goodput Mbit/s", "sum of rates Mbit/s", "goodput / sum", "bytes per path"}
+		t.Header = []string{"mode", "ms", "goodput Mbit/s", "sum of rates Mbit/s", "goodput / sum", "bytes per path", "CPU-s/GB process, machine"}
 		for _, x := range rows {
-			t.Rows = append(t.Rows, []string{x.Mode, f0(x.Ms), f1(x.Mbps), f0(x.SumMbps), f2(x.Ratio), x.Shares})
+			t.Rows = append(t.Rows, []string{x.Mode, f0(x.Ms), f1(x.Mbps), f0(x.SumMbps), f2(x.Ratio), x.Shares, cpuPair(x.CPUsPerGB, x.MachineCPUsPerGB)})
 		}
-		t.Note = "Sum of rates: the down rates of the paths the mode may use."
+		t.Note = "Sum of rates: the down rates of the paths the mode may use. " + cpuNote
 	case []MatrixRow:
-		t.Header = []string{"path mix", "paths (Mbit/s / ms RTT)", "ct striped Mbit/s", "ct best path alone", "kernel MPTCP", "striped / best alone", "striped / sum", "striped / MPTCP", "bytes per path"}
-		for _, x := range rows {
-			mptcp, vs := "—", "—"
-			if x.MPTCP > 0 {
-				mptcp, vs = f1(x.MPTCP), f2(x.Striped/x.MPTCP)
-			}
-			t.Rows = append(t.Rows, []string{x.Mix, x.Paths, f1(x.Striped), f1(x.Best), mptcp, f2(x.Striped / x.Best), f2(x.Striped / x.SumMbps), vs, x.Shares})
-		}
-		t.Note = "Goodput of one object per mode; the three modes of a row run one after another in the same run."
+		matrixTable(&t, rows)
 	case []PrefetchRow:
 		t.Header = []string{"mode", "ms", "cache hit", "bytes"}
 		for _, x := range rows {
@@ -318,6 +310,43 @@ func (r *Result) Tables() []results.Table {
 		return []results.Table{t, cutTable(r.Cuts)}
 	}
 	return []results.Table{t}
+}
+
+// matrixTable fills t with the matrix's rows.
+func matrixTable(t *results.Table, rows []MatrixRow) {
+	f1, f2 := func(x float64) string { return fmt.Sprintf("%.1f", x) }, func(x float64) string { return fmt.Sprintf("%.2f", x) }
+	t.Header = []string{"path mix", "paths (Mbit/s / ms RTT)", "ct striped Mbit/s", "ct best path alone", "kernel MPTCP", "striped / best alone", "striped / sum", "striped / MPTCP", "bytes per path",
+		"ct striped CPU-s/GB process, machine", "MPTCP CPU-s/GB process, machine", "CPU ct / MPTCP (machine)"}
+	for _, x := range rows {
+		mptcp, vs, cpuVs := "—", "—", "—"
+		if x.MPTCP > 0 {
+			mptcp, vs = f1(x.MPTCP), f2(x.Striped/x.MPTCP)
+		}
+		if x.CPURatio > 0 {
+			cpuVs = f2(x.CPURatio)
+		}
+		t.Rows = append(t.Rows, []string{x.Mix, x.Paths, f1(x.Striped), f1(x.Best), mptcp, f2(x.Striped / x.Best), f2(x.Striped / x.SumMbps), vs, x.Shares,
+			cpuPair(x.CtProcCPU, x.CtCPU), cpuPair(x.MPTCPProcCPU, x.MPTCPCPU), cpuVs})
+	}
+	t.Note = "Goodput of one object per mode; the three modes of a row run one after another in the same run. " + cpuNote
+}
+
+// cpuNote says what the CPU-cost columns count (cpucost.go).
+const cpuNote = "CPU-s/GB: CPU seconds per 10^9 bytes over the measured transfer. Process: this process's user + system time, " +
+	"which for ct holds ct-client, ct-server, the emulator relay and the app, and for MPTCP only the app with its syscalls. " +
+	"Machine: every core's busy time from /proc/stat, softirq included (where the kernel runs MPTCP and the lab's netem), " +
+	"so it counts the emulator's work for both modes alike and compares them; it counts every other tenant too, " +
+	"so it means something only on an otherwise idle machine (see the load above)."
+
+// cpuPair is "process, machine" CPU-s/GB, "—" for one not measured.
+func cpuPair(proc, machine float64) string {
+	s := func(x float64) string {
+		if x <= 0 {
+			return "—"
+		}
+		return fmt.Sprintf("%.1f", x)
+	}
+	return s(proc) + ", " + s(machine)
 }
 
 // WriteAll writes summary.json, the bar chart (PNG and SVG) and report.md

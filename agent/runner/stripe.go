@@ -39,6 +39,11 @@ type StripeRow struct {
 	// Shares is each path's part of the bytes ct-client received ("" for
 	// MPTCP, whose subflows the lab does not count per path).
 	Shares string `json:"shares"`
+	// CPUsPerGB and MachineCPUsPerGB are the transfer's CPU cost in CPU
+	// seconds per GB, this process's and the whole machine's (cpucost.go
+	// says what each counts); 0: not measured.
+	CPUsPerGB        float64 `json:"cpu_s_per_gb"`
+	MachineCPUsPerGB float64 `json:"machine_cpu_s_per_gb"`
 }
 
 // RunStripe runs the stripe experiment; a missing MPTCP baseline is a
@@ -61,7 +66,7 @@ func RunStripe(ctx context.Context, cfg StripeConfig) (rows []StripeRow, notes [
 	if !cfg.MPTCP {
 		return rows, notes, nil
 	}
-	_, span, err := mptcpFetch(ctx, sc, cfg.Seed, []int64{cfg.Size})
+	_, span, cpu, err := mptcpFetch(ctx, sc, cfg.Seed, []int64{cfg.Size})
 	switch {
 	case errors.Is(err, ErrNoMPTCP):
 		return rows, append(notes, fmt.Sprintf("no MPTCP row: %v", err)), nil
@@ -70,7 +75,8 @@ func RunStripe(ctx context.Context, cfg StripeConfig) (rows []StripeRow, notes [
 	}
 	sum := downRate(sc, nil) * 8 / 1e6
 	mbps := float64(cfg.Size) * 8 / 1e6 / span.Seconds()
-	return append(rows, StripeRow{Mode: "kernel MPTCP (lab)", Ms: stats.Ms(span), Mbps: mbps, SumMbps: sum, Ratio: mbps / sum}), notes, nil
+	return append(rows, StripeRow{Mode: "kernel MPTCP (lab)", Ms: stats.Ms(span), Mbps: mbps, SumMbps: sum, Ratio: mbps / sum,
+		CPUsPerGB: perGB(cpu.proc, cfg.Size), MachineCPUsPerGB: perGB(cpu.machine, cfg.Size)}), notes, nil
 }
 
 // stripeOnce downloads the object through a fresh ct-client over paths
@@ -91,7 +97,9 @@ func stripeOnce(ctx context.Context, sc *scenario.Scenario, cfg StripeConfig, pa
 	}
 	before := e.pathBytes()
 	stop := e.startEvents(sc, cmp.Or(cfg.Log, slog.New(slog.DiscardHandler)))
+	meter := startCPU()
 	f, err := e.get(ctx, "bulk", cfg.Size)
+	cpu := meter.stop()
 	stop()
 	if err != nil {
 		return StripeRow{}, fmt.Errorf("%s: %w", mode, err)
@@ -109,7 +117,8 @@ func stripeOnce(ctx context.Context, sc *scenario.Scenario, cfg StripeConfig, pa
 	}
 	sum := downRate(sc, paths) * 8 / 1e6
 	mbps := float64(cfg.Size) * 8 / 1e6 / f.Dur.Seconds()
-	return StripeRow{Mode: mode, Ms: stats.Ms(f.Dur), Mbps: mbps, SumMbps: sum, Ratio: mbps / sum, Shares: strings.Join(shares, ", ")}, nil
+	return StripeRow{Mode: mode, Ms: stats.Ms(f.Dur), Mbps: mbps, SumMbps: sum, Ratio: mbps / sum, Shares: strings.Join(shares, ", "),
+		CPUsPerGB: perGB(cpu.proc, cfg.Size), MachineCPUsPerGB: perGB(cpu.machine, cfg.Size)}, nil
 }
 
 // startEvents applies the scenario's timed events (rate changes, outages)
