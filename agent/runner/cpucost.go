@@ -11,14 +11,15 @@ import (
 //   - process: this process's user + system time. For ct that is
 //     everything the transfer runs on: ct-client, ct-server, the emulator
 //     relay, the app and the app-server all run in this process. For
-//     kernel MPTCP it is only the app and the app-server with their
-//     syscalls: the kernel's TCP, MPTCP and netem work runs in softirq,
-//     charged to no process.
+//     kernel MPTCP it is the app, the app-server and the lab's emulator
+//     (emu/lab moves every packet between TUNs in this process) with
+//     their syscalls, but not the kernel's TCP and MPTCP work, which runs
+//     mostly in softirq, charged to no process.
 //   - machine: the whole machine's busy time from /proc/stat (every core,
 //     softirq included). It counts both modes' work the same way, the
-//     emulator's included (the relay for ct, the lab's qdiscs for MPTCP),
-//     and every other tenant's: it means something only on an otherwise
-//     idle machine, so read it with the run's load line.
+//     emulator's included for both, and every other tenant's: it means
+//     something only on an otherwise idle machine, so read it with the
+//     run's load line.
 //
 // Costs are in CPU seconds per GB (10^9 bytes), 0 where not measured.
 

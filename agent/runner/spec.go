@@ -333,10 +333,10 @@ func matrixTable(t *results.Table, rows []MatrixRow) {
 
 // cpuNote says what the CPU-cost columns count (cpucost.go).
 const cpuNote = "CPU-s/GB: CPU seconds per 10^9 bytes over the measured transfer. Process: this process's user + system time, " +
-	"which for ct holds ct-client, ct-server, the emulator relay and the app, and for MPTCP only the app with its syscalls. " +
-	"Machine: every core's busy time from /proc/stat, softirq included (where the kernel runs MPTCP and the lab's netem), " +
-	"so it counts the emulator's work for both modes alike and compares them; it counts every other tenant too, " +
-	"so it means something only on an otherwise idle machine (see the load above)."
+	"which holds the emulator (the relay for ct, the lab for MPTCP), the app and the app-server for both, ct-client and ct-server for ct, " +
+	"but not the kernel's TCP and MPTCP work, which runs in softirq. " +
+	"Machine: every core's busy time from /proc/stat, softirq included, so it counts both modes alike and compares them; " +
+	"it counts every other tenant too, so it means something only on an otherwise idle machine (see the load above)."
 
 // cpuPair is "process, machine" CPU-s/GB, "—" for one not measured.
 func cpuPair(proc, machine float64) string {
