@@ -194,4 +194,7 @@ func TestMatrixRowCPU(t *testing.T) {
 	if row.MPTCP > 0 && row.MPTCPCPU > 0 && row.CtCPU > 0 && row.CPURatio <= 0 {
 		t.Errorf("both machine costs measured but no ratio: %+v", row)
 	}
+	if row.MPTCP > 0 && row.MPTCPCC == "" {
+		t.Errorf("MPTCP ran but its congestion control is not named: %+v", row)
+	}
 }

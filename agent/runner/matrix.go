@@ -96,6 +96,10 @@ type MatrixRow struct {
 	MPTCPProcCPU float64 `json:"mptcp_process_cpu_s_per_gb"`
 	MPTCPCPU     float64 `json:"mptcp_machine_cpu_s_per_gb"`
 	CPURatio     float64 `json:"ct_over_mptcp_machine_cpu"`
+	// MPTCPCC is kernel MPTCP's congestion control: under random loss a
+	// loss-based one (cubic, reno; quic-go's NewReno is one) and bbr
+	// differ by several times (agent/DESIGN.md, "Striping").
+	MPTCPCC string `json:"mptcp_congestion_control,omitempty"`
 }
 
 // RunMatrix runs the stripe experiment on every mix.
@@ -128,7 +132,7 @@ func runMix(ctx context.Context, m matrixMix, cfg MatrixConfig) (MatrixRow, []st
 	row := MatrixRow{Mix: m.name, Paths: m.describe(), SumMbps: got[0].SumMbps, Striped: got[0].Mbps, Best: got[1].Mbps, Shares: got[0].Shares,
 		CtProcCPU: got[0].CPUsPerGB, CtCPU: got[0].MachineCPUsPerGB}
 	if len(got) > 2 {
-		row.MPTCP, row.MPTCPProcCPU, row.MPTCPCPU = got[2].Mbps, got[2].CPUsPerGB, got[2].MachineCPUsPerGB
+		row.MPTCP, row.MPTCPProcCPU, row.MPTCPCPU, row.MPTCPCC = got[2].Mbps, got[2].CPUsPerGB, got[2].MachineCPUsPerGB, got[2].CC
 		row.CPURatio = costRatio(row.CtCPU, row.MPTCPCPU)
 	}
 	return row, notes, nil

@@ -44,6 +44,9 @@ type StripeRow struct {
 	// says what each counts); 0: not measured.
 	CPUsPerGB        float64 `json:"cpu_s_per_gb"`
 	MachineCPUsPerGB float64 `json:"machine_cpu_s_per_gb"`
+	// CC is kernel MPTCP's congestion control ("" for ct's rows: quic-go
+	// v0.65 always runs NewReno).
+	CC string `json:"congestion_control,omitempty"`
 }
 
 // RunStripe runs the stripe experiment; a missing MPTCP baseline is a
@@ -66,7 +69,7 @@ func RunStripe(ctx context.Context, cfg StripeConfig) (rows []StripeRow, notes [
 	if !cfg.MPTCP {
 		return rows, notes, nil
 	}
-	_, span, cpu, err := mptcpFetch(ctx, sc, cfg.Seed, []int64{cfg.Size})
+	run, err := mptcpFetch(ctx, sc, cfg.Seed, []int64{cfg.Size})
 	switch {
 	case errors.Is(err, ErrNoMPTCP):
 		return rows, append(notes, fmt.Sprintf("no MPTCP row: %v", err)), nil
@@ -74,9 +77,12 @@ func RunStripe(ctx context.Context, cfg StripeConfig) (rows []StripeRow, notes [
 		return rows, notes, err
 	}
 	sum := downRate(sc, nil) * 8 / 1e6
-	mbps := float64(cfg.Size) * 8 / 1e6 / span.Seconds()
-	return append(rows, StripeRow{Mode: "kernel MPTCP (lab)", Ms: stats.Ms(span), Mbps: mbps, SumMbps: sum, Ratio: mbps / sum,
-		CPUsPerGB: perGB(cpu.proc, cfg.Size), MachineCPUsPerGB: perGB(cpu.machine, cfg.Size)}), notes, nil
+	mbps := float64(cfg.Size) * 8 / 1e6 / run.span.Seconds()
+	if run.cc != "" {
+		notes = append(notes, "kernel MPTCP's congestion control: "+run.cc+" (the host's default, which the lab's namespaces inherit)")
+	}
+	return append(rows, StripeRow{Mode: "kernel MPTCP (lab)", Ms: stats.Ms(run.span), Mbps: mbps, SumMbps: sum, Ratio: mbps / sum,
+		CPUsPerGB: perGB(run.cpu.proc, cfg.Size), MachineCPUsPerGB: perGB(run.cpu.machine, cfg.Size), CC: run.cc}), notes, nil
 }
 
 // stripeOnce downloads the object through a fresh ct-client over paths
