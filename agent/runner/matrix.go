@@ -70,10 +70,11 @@ func (m matrixMix) describe() string {
 
 // MatrixConfig is the matrix run: one object of Size bytes per mode and mix.
 type MatrixConfig struct {
-	Size  int64
-	MPTCP bool
-	Seed  uint64
-	Log   *slog.Logger
+	Size    int64
+	MPTCP   bool
+	MPTCPCC string // kernel MPTCP's congestion control ("": the host's default)
+	Seed    uint64
+	Log     *slog.Logger
 }
 
 // MatrixRow is one mix: goodput striped, on the best path alone and with
@@ -125,7 +126,7 @@ func runMix(ctx context.Context, m matrixMix, cfg MatrixConfig) (MatrixRow, []st
 	if err != nil {
 		return MatrixRow{}, nil, err
 	}
-	got, notes, err := RunStripe(ctx, StripeConfig{Scenario: sc, Size: cfg.Size, MPTCP: cfg.MPTCP, Seed: cfg.Seed, Log: cfg.Log})
+	got, notes, err := RunStripe(ctx, StripeConfig{Scenario: sc, Size: cfg.Size, MPTCP: cfg.MPTCP, MPTCPCC: cfg.MPTCPCC, Seed: cfg.Seed, Log: cfg.Log})
 	if err != nil {
 		return MatrixRow{}, notes, err
 	}

@@ -38,7 +38,7 @@ func RunAggregationMPTCP(ctx context.Context, cfg AggConfig) (AggRow, error) {
 	if err != nil {
 		return AggRow{}, err
 	}
-	run, err := mptcpFetch(ctx, sc, cfg.Seed, []int64{cfg.Big, cfg.Small})
+	run, err := mptcpFetch(ctx, sc, cfg.Seed, cfg.MPTCPCC, []int64{cfg.Big, cfg.Small})
 	if err != nil {
 		return AggRow{}, err
 	}
@@ -60,8 +60,9 @@ type mptcpRun struct {
 }
 
 // mptcpFetch downloads sizes at once, each over its own MPTCP connection,
-// over sc's paths in the root lab.
-func mptcpFetch(ctx context.Context, sc *scenario.Scenario, seed uint64, sizes []int64) (mptcpRun, error) {
+// over sc's paths in the root lab, with congestion control cc ("": the
+// host's default).
+func mptcpFetch(ctx context.Context, sc *scenario.Scenario, seed uint64, cc string, sizes []int64) (mptcpRun, error) {
 	if err := lab.Available(); err != nil {
 		return mptcpRun{}, fmt.Errorf("%w: %v", ErrNoMPTCP, err)
 	}
@@ -75,7 +76,7 @@ func mptcpFetch(ctx context.Context, sc *scenario.Scenario, seed uint64, sizes [
 	}
 	var ln net.Listener
 	if err := l.InServer(func() (err error) {
-		var lc net.ListenConfig
+		lc := net.ListenConfig{Control: setCongestion(cc)}
 		lc.SetMultipathTCP(true)
 		ln, err = lc.Listen(ctx, "tcp4", netip.AddrPortFrom(lab.ServerAddr, 0).String())
 		return err
@@ -83,9 +84,10 @@ func mptcpFetch(ctx context.Context, sc *scenario.Scenario, seed uint64, sizes [
 		return mptcpRun{}, err
 	}
 	// The lab's namespaces take the host's net.ipv4.tcp_congestion_control
-	// (bbr on some hosts, cubic on most): accepted subflows inherit the
-	// listener's, so the listener names the baseline's algorithm.
-	cc := congestionControl(ln)
+	// (bbr on some hosts, cubic on most) unless cc is set: accepted
+	// subflows inherit the listener's, so the listener names the
+	// baseline's algorithm.
+	cc = congestionControl(ln)
 	srv := &http.Server{Handler: origin.Handler(nil), ReadHeaderTimeout: 5 * time.Second}
 	go srv.Serve(ln)
 	defer srv.Close()
@@ -208,6 +210,26 @@ func directHTTPS(ctx context.Context, sc *scenario.Scenario, cfg HandshakeConfig
 		tr.CloseIdleConnections()
 	}
 	return cold, warm, nil
+}
+
+// setCongestion is a ListenConfig.Control that sets the socket's TCP
+// congestion control to cc (nil for "": the default).
+func setCongestion(cc string) func(network, address string, rc syscall.RawConn) error {
+	if cc == "" {
+		return nil
+	}
+	return func(_, _ string, rc syscall.RawConn) error {
+		var err error
+		if cerr := rc.Control(func(fd uintptr) {
+			err = unix.SetsockoptString(int(fd), unix.IPPROTO_TCP, unix.TCP_CONGESTION, cc)
+		}); cerr != nil {
+			return cerr
+		}
+		if err != nil {
+			return fmt.Errorf("congestion control %q (see net.ipv4.tcp_available_congestion_control): %w", cc, err)
+		}
+		return nil
+	}
 }
 
 // congestionControl is the TCP congestion control of ln's socket

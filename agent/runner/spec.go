@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"math"
 	"path"
+	"regexp"
 	"slices"
 
 	"github.com/hetquic/hetquic/agent/wire"
@@ -66,6 +67,11 @@ type Params struct {
 	// rows (root lab; skipped with a note where it cannot run).
 	MPTCP bool `yaml:"mptcp"`
 	TCP   bool `yaml:"tcp"`
+	// MPTCPCC is the MPTCP baseline's TCP congestion control (reno, cubic,
+	// bbr, …; "": the host's default, which the lab inherits). Under
+	// random loss a loss-based one and bbr differ several times over
+	// (agent/DESIGN.md, "The lossy row against kernel MPTCP").
+	MPTCPCC string `yaml:"mptcp_cc"`
 }
 
 // Load reads and validates an agent experiment file from fsys; its
@@ -164,6 +170,10 @@ func (p *Params) check(e experiment) error {
 	return nil
 }
 
+// ccName is a Linux TCP congestion control's name (TCP_CA_NAME_MAX 16,
+// with its NUL).
+var ccName = regexp.MustCompile(`^[a-z0-9_]{1,15}$`)
+
 // checkOptions refuses an option e does not take.
 func (p *Params) checkOptions(e experiment) error {
 	switch {
@@ -173,6 +183,10 @@ func (p *Params) checkOptions(e experiment) error {
 		return fmt.Errorf("agent.mptcp: only for %s", takes(func(e experiment) bool { return e.mptcp }))
 	case p.TCP && !e.tcp:
 		return fmt.Errorf("agent.tcp: only for %s", takes(func(e experiment) bool { return e.tcp }))
+	case p.MPTCPCC != "" && !p.MPTCP:
+		return fmt.Errorf("agent.mptcp_cc: only with agent.mptcp")
+	case p.MPTCPCC != "" && !ccName.MatchString(p.MPTCPCC):
+		return fmt.Errorf("agent.mptcp_cc: %q is not a congestion control name (1–15 of a-z, 0-9, _)", p.MPTCPCC)
 	}
 	return nil
 }

@@ -23,6 +23,7 @@ type StripeConfig struct {
 	Scenario *scenario.Scenario
 	Size     int64
 	MPTCP    bool
+	MPTCPCC  string // kernel MPTCP's congestion control ("": the host's default)
 	Seed     uint64
 	Log      *slog.Logger
 }
@@ -69,7 +70,7 @@ func RunStripe(ctx context.Context, cfg StripeConfig) (rows []StripeRow, notes [
 	if !cfg.MPTCP {
 		return rows, notes, nil
 	}
-	run, err := mptcpFetch(ctx, sc, cfg.Seed, []int64{cfg.Size})
+	run, err := mptcpFetch(ctx, sc, cfg.Seed, cfg.MPTCPCC, []int64{cfg.Size})
 	switch {
 	case errors.Is(err, ErrNoMPTCP):
 		return rows, append(notes, fmt.Sprintf("no MPTCP row: %v", err)), nil
@@ -79,7 +80,7 @@ func RunStripe(ctx context.Context, cfg StripeConfig) (rows []StripeRow, notes [
 	sum := downRate(sc, nil) * 8 / 1e6
 	mbps := float64(cfg.Size) * 8 / 1e6 / run.span.Seconds()
 	if run.cc != "" {
-		notes = append(notes, "kernel MPTCP's congestion control: "+run.cc+" (the host's default, which the lab's namespaces inherit)")
+		notes = append(notes, "kernel MPTCP's congestion control: "+ccOrigin(run.cc, cfg.MPTCPCC))
 	}
 	return append(rows, StripeRow{Mode: "kernel MPTCP (lab)", Ms: stats.Ms(run.span), Mbps: mbps, SumMbps: sum, Ratio: mbps / sum,
 		CPUsPerGB: perGB(run.cpu.proc, cfg.Size), MachineCPUsPerGB: perGB(run.cpu.machine, cfg.Size), CC: run.cc}), notes, nil
@@ -173,4 +174,13 @@ func (e *env) pathBytes() map[string]float64 {
 		out[name] = v
 	}
 	return out
+}
+
+// ccOrigin names congestion control cc and where it came from: asked
+// for, or the host's default, which the lab's namespaces inherit.
+func ccOrigin(cc, asked string) string {
+	if asked != "" {
+		return cc + " (agent.mptcp_cc)"
+	}
+	return cc + " (the host's default, which the lab's namespaces inherit)"
 }
