@@ -17,6 +17,7 @@ type AggConfig struct {
 	Big      int64              // bytes of app "big" (paper: 10 MB)
 	Small    int64              // bytes of app "small" (paper: 2.5 MB)
 	Pin      string             // the single path of the pinned mode ("": the first)
+	MPTCPCC  string             // kernel MPTCP's congestion control ("": the host's default)
 	Seed     uint64
 	Log      *slog.Logger
 }

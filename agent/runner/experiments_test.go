@@ -2,6 +2,7 @@ package runner
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"math"
 	"testing"
@@ -156,4 +157,46 @@ func TestMeanAggregation(t *testing.T) {
 func logRows(t *testing.T, rows any) {
 	t.Helper()
 	t.Log("\n" + (&Result{Spec: &Spec{}, Rows: rows}).Tables()[0].Markdown())
+}
+
+// TestMatrixRowCPU runs the matrix's first mix end to end at a small size:
+// the row's JSON carries the CPU-cost fields, and ct's process cost is
+// measured (a transfer through ct takes this process's CPU), and MPTCP
+// runs the congestion control asked for. No bound on
+// any cost or rate: those are the experiment's to measure.
+func TestMatrixRowCPU(t *testing.T) {
+	if testing.Short() {
+		t.Skip("two ct-client/ct-server pairs and the MPTCP lab (~10 s); runs without -short")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	// reno: every Linux has it built in.
+	row, notes, err := runMix(ctx, matrixMixes[0], MatrixConfig{Size: 4_000_000, MPTCP: true, MPTCPCC: "reno", Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("notes %q", notes)
+	logRows(t, []MatrixRow{row})
+	data, err := json.Marshal(row)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var fields map[string]any
+	if err := json.Unmarshal(data, &fields); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{"ct_process_cpu_s_per_gb", "ct_machine_cpu_s_per_gb", "mptcp_process_cpu_s_per_gb", "mptcp_machine_cpu_s_per_gb", "ct_over_mptcp_machine_cpu"} {
+		if _, ok := fields[k]; !ok {
+			t.Errorf("matrix row JSON lacks %q: %s", k, data)
+		}
+	}
+	if row.CtProcCPU <= 0 {
+		t.Errorf("ct's process CPU cost not measured: %+v", row)
+	}
+	if row.MPTCP > 0 && row.MPTCPCPU > 0 && row.CtCPU > 0 && row.CPURatio <= 0 {
+		t.Errorf("both machine costs measured but no ratio: %+v", row)
+	}
+	if row.MPTCP > 0 && row.MPTCPCC != "reno" {
+		t.Errorf("MPTCP ran with congestion control %q, asked for reno: %+v", row.MPTCPCC, row)
+	}
 }

@@ -70,14 +70,19 @@ func (m matrixMix) describe() string {
 
 // MatrixConfig is the matrix run: one object of Size bytes per mode and mix.
 type MatrixConfig struct {
-	Size  int64
-	MPTCP bool
-	Seed  uint64
-	Log   *slog.Logger
+	Size    int64
+	MPTCP   bool
+	MPTCPCC string // kernel MPTCP's congestion control ("": the host's default)
+	Seed    uint64
+	Log     *slog.Logger
 }
 
 // MatrixRow is one mix: goodput striped, on the best path alone and with
-// kernel MPTCP (0: not run), in Mbit/s, and the summed down rate.
+// kernel MPTCP (0: not run), in Mbit/s, and the summed down rate; and the
+// CPU cost of the striped and the MPTCP transfer in CPU seconds per GB
+// (cpucost.go: process and whole machine; 0: not measured). CPURatio is
+// ct's machine-wide cost over MPTCP's, the one comparison that counts
+// both the same way.
 type MatrixRow struct {
 	Mix     string  `json:"mix"`
 	Paths   string  `json:"paths"`
@@ -86,6 +91,16 @@ type MatrixRow struct {
 	Best    float64 `json:"best_alone_mbps"`
 	MPTCP   float64 `json:"mptcp_mbps"`
 	Shares  string  `json:"shares"`
+
+	CtProcCPU    float64 `json:"ct_process_cpu_s_per_gb"`
+	CtCPU        float64 `json:"ct_machine_cpu_s_per_gb"`
+	MPTCPProcCPU float64 `json:"mptcp_process_cpu_s_per_gb"`
+	MPTCPCPU     float64 `json:"mptcp_machine_cpu_s_per_gb"`
+	CPURatio     float64 `json:"ct_over_mptcp_machine_cpu"`
+	// MPTCPCC is kernel MPTCP's congestion control: under random loss a
+	// loss-based one (cubic, reno; quic-go's NewReno is one) and bbr
+	// differ by several times (agent/DESIGN.md, "Striping").
+	MPTCPCC string `json:"mptcp_congestion_control,omitempty"`
 }
 
 // RunMatrix runs the stripe experiment on every mix.
@@ -93,22 +108,33 @@ func RunMatrix(ctx context.Context, cfg MatrixConfig) ([]MatrixRow, []string, er
 	var rows []MatrixRow
 	var notes []string
 	for _, m := range matrixMixes {
-		sc, err := m.scenario()
-		if err != nil {
-			return rows, notes, err
-		}
-		got, n, err := RunStripe(ctx, StripeConfig{Scenario: sc, Size: cfg.Size, MPTCP: cfg.MPTCP, Seed: cfg.Seed, Log: cfg.Log})
+		row, n, err := runMix(ctx, m, cfg)
 		if err != nil {
 			return rows, notes, fmt.Errorf("mix %s: %w", m.name, err)
 		}
 		if len(n) > 0 && len(notes) == 0 {
 			notes = append(notes, n...)
 		}
-		row := MatrixRow{Mix: m.name, Paths: m.describe(), SumMbps: got[0].SumMbps, Striped: got[0].Mbps, Best: got[1].Mbps, Shares: got[0].Shares}
-		if len(got) > 2 {
-			row.MPTCP = got[2].Mbps
-		}
 		rows = append(rows, row)
 	}
 	return rows, notes, nil
+}
+
+// runMix runs the stripe experiment on one mix.
+func runMix(ctx context.Context, m matrixMix, cfg MatrixConfig) (MatrixRow, []string, error) {
+	sc, err := m.scenario()
+	if err != nil {
+		return MatrixRow{}, nil, err
+	}
+	got, notes, err := RunStripe(ctx, StripeConfig{Scenario: sc, Size: cfg.Size, MPTCP: cfg.MPTCP, MPTCPCC: cfg.MPTCPCC, Seed: cfg.Seed, Log: cfg.Log})
+	if err != nil {
+		return MatrixRow{}, notes, err
+	}
+	row := MatrixRow{Mix: m.name, Paths: m.describe(), SumMbps: got[0].SumMbps, Striped: got[0].Mbps, Best: got[1].Mbps, Shares: got[0].Shares,
+		CtProcCPU: got[0].CPUsPerGB, CtCPU: got[0].MachineCPUsPerGB}
+	if len(got) > 2 {
+		row.MPTCP, row.MPTCPProcCPU, row.MPTCPCPU, row.MPTCPCC = got[2].Mbps, got[2].CPUsPerGB, got[2].MachineCPUsPerGB, got[2].CC
+		row.CPURatio = costRatio(row.CtCPU, row.MPTCPCPU)
+	}
+	return row, notes, nil
 }

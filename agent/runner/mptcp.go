@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/netip"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/hetquic/hetquic/emu/lab"
@@ -16,6 +17,7 @@ import (
 	"github.com/hetquic/hetquic/internal/stats"
 	"github.com/hetquic/hetquic/origin"
 	"github.com/hetquic/hetquic/scenario"
+	"golang.org/x/sys/unix"
 )
 
 // LabName is the emu/lab name the MPTCP baseline uses.
@@ -36,39 +38,56 @@ func RunAggregationMPTCP(ctx context.Context, cfg AggConfig) (AggRow, error) {
 	if err != nil {
 		return AggRow{}, err
 	}
-	durs, span, err := mptcpFetch(ctx, sc, cfg.Seed, []int64{cfg.Big, cfg.Small})
+	run, err := mptcpFetch(ctx, sc, cfg.Seed, cfg.MPTCPCC, []int64{cfg.Big, cfg.Small})
 	if err != nil {
 		return AggRow{}, err
 	}
+	durs, span := run.durs, run.span
 	ideal := time.Duration(float64(cfg.Big+cfg.Small) / downRate(sc, nil) * float64(time.Second))
 	return AggRow{Mode: "kernel MPTCP (lab)", Paths: "all", BigMs: stats.Ms(durs[0]), SmallMs: stats.Ms(durs[1]),
 		MakespanMs: stats.Ms(span), IdealMs: stats.Ms(ideal), Efficiency: float64(ideal) / float64(span)}, nil
 }
 
+// mptcpRun is one MPTCP fetch: each download's time, the time until the
+// last ended, the CPU the transfers took (from the first request to the
+// last byte; cpucost.go), and the congestion control of the sending
+// (server) socket as the kernel names it ("" if it would not say).
+type mptcpRun struct {
+	durs []time.Duration
+	span time.Duration
+	cpu  cpuUse
+	cc   string
+}
+
 // mptcpFetch downloads sizes at once, each over its own MPTCP connection,
-// over sc's paths in the root lab; it returns each one's time and the
-// time until the last ended.
-func mptcpFetch(ctx context.Context, sc *scenario.Scenario, seed uint64, sizes []int64) ([]time.Duration, time.Duration, error) {
+// over sc's paths in the root lab, with congestion control cc ("": the
+// host's default).
+func mptcpFetch(ctx context.Context, sc *scenario.Scenario, seed uint64, cc string, sizes []int64) (mptcpRun, error) {
 	if err := lab.Available(); err != nil {
-		return nil, 0, fmt.Errorf("%w: %v", ErrNoMPTCP, err)
+		return mptcpRun{}, fmt.Errorf("%w: %v", ErrNoMPTCP, err)
 	}
 	l, err := lab.Up(lab.Config{Name: LabName, Scenario: sc, Seed: seed})
 	if err != nil {
-		return nil, 0, fmt.Errorf("%w: lab: %v", ErrNoMPTCP, err)
+		return mptcpRun{}, fmt.Errorf("%w: lab: %v", ErrNoMPTCP, err)
 	}
 	defer l.Close()
 	if why := l.Stats().MPTCP; why != "" {
-		return nil, 0, fmt.Errorf("%w: %s", ErrNoMPTCP, why)
+		return mptcpRun{}, fmt.Errorf("%w: %s", ErrNoMPTCP, why)
 	}
 	var ln net.Listener
 	if err := l.InServer(func() (err error) {
-		var lc net.ListenConfig
+		lc := net.ListenConfig{Control: setCongestion(cc)}
 		lc.SetMultipathTCP(true)
 		ln, err = lc.Listen(ctx, "tcp4", netip.AddrPortFrom(lab.ServerAddr, 0).String())
 		return err
 	}); err != nil {
-		return nil, 0, err
+		return mptcpRun{}, err
 	}
+	// The lab's namespaces take the host's net.ipv4.tcp_congestion_control
+	// (bbr on some hosts, cubic on most) unless cc is set: accepted
+	// subflows inherit the listener's, so the listener names the
+	// baseline's algorithm.
+	cc = congestionControl(ln)
 	srv := &http.Server{Handler: origin.Handler(nil), ReadHeaderTimeout: 5 * time.Second}
 	go srv.Serve(ln)
 	defer srv.Close()
@@ -88,6 +107,7 @@ func mptcpFetch(ctx context.Context, sc *scenario.Scenario, seed uint64, sizes [
 	durs := make([]time.Duration, len(sizes))
 	errs := make([]error, len(sizes))
 	var wg sync.WaitGroup
+	meter := startCPU()
 	start := time.Now()
 	for i := range sizes {
 		wg.Go(func() {
@@ -112,10 +132,11 @@ func mptcpFetch(ctx context.Context, sc *scenario.Scenario, seed uint64, sizes [
 	}
 	wg.Wait()
 	span := time.Since(start)
+	cpu := meter.stop()
 	if err := errors.Join(errs...); err != nil {
-		return nil, 0, fmt.Errorf("mptcp: %w", err)
+		return mptcpRun{}, fmt.Errorf("mptcp: %w", err)
 	}
-	return durs, span, nil
+	return mptcpRun{durs: durs, span: span, cpu: cpu, cc: cc}, nil
 }
 
 // directHTTPS is experiment 1's TCP baseline: HTTPS (TCP + TLS 1.3,
@@ -189,4 +210,43 @@ func directHTTPS(ctx context.Context, sc *scenario.Scenario, cfg HandshakeConfig
 		tr.CloseIdleConnections()
 	}
 	return cold, warm, nil
+}
+
+// setCongestion is a ListenConfig.Control that sets the socket's TCP
+// congestion control to cc (nil for "": the default).
+func setCongestion(cc string) func(network, address string, rc syscall.RawConn) error {
+	if cc == "" {
+		return nil
+	}
+	return func(_, _ string, rc syscall.RawConn) error {
+		var err error
+		if cerr := rc.Control(func(fd uintptr) {
+			err = unix.SetsockoptString(int(fd), unix.IPPROTO_TCP, unix.TCP_CONGESTION, cc)
+		}); cerr != nil {
+			return cerr
+		}
+		if err != nil {
+			return fmt.Errorf("congestion control %q (see net.ipv4.tcp_available_congestion_control): %w", cc, err)
+		}
+		return nil
+	}
+}
+
+// congestionControl is the TCP congestion control of ln's socket
+// (getsockopt TCP_CONGESTION), "" where the platform or socket will not
+// say.
+func congestionControl(ln net.Listener) string {
+	sc, ok := ln.(syscall.Conn)
+	if !ok {
+		return ""
+	}
+	rc, err := sc.SyscallConn()
+	if err != nil {
+		return ""
+	}
+	var name string
+	rc.Control(func(fd uintptr) {
+		name, _ = unix.GetsockoptString(int(fd), unix.IPPROTO_TCP, unix.TCP_CONGESTION)
+	})
+	return name
 }

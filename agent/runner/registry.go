@@ -121,7 +121,7 @@ func aggregateExperiment(ctx context.Context, s *Spec, opt workpool.Options, log
 	r.Setting = fmt.Sprintf("two apps, %d + %d bytes at once, %d run(s)", big, small, p.Repeat)
 	var notes []string
 	runs, err := workpool.Map(ctx, p.Repeat, opt, func(ctx context.Context, i int) ([]AggRow, error) {
-		cfg := AggConfig{Scenario: sc, Big: big, Small: small, Pin: p.Pin, Seed: s.Seed + uint64(i), Log: log}
+		cfg := AggConfig{Scenario: sc, Big: big, Small: small, Pin: p.Pin, MPTCPCC: p.MPTCPCC, Seed: s.Seed + uint64(i), Log: log}
 		rows, err := RunAggregation(ctx, cfg)
 		if err != nil || !p.MPTCP {
 			return rows, err
@@ -196,7 +196,7 @@ func stripeExperiment(ctx context.Context, s *Spec, opt workpool.Options, log *s
 	size := s.bytes(100)
 	r.Setting = fmt.Sprintf("one object of %d bytes", size)
 	rows, err := one(ctx, opt, func(ctx context.Context) ([]StripeRow, error) {
-		rows, notes, err := RunStripe(ctx, StripeConfig{Scenario: sc, Size: size, MPTCP: p.MPTCP, Seed: s.Seed, Log: log})
+		rows, notes, err := RunStripe(ctx, StripeConfig{Scenario: sc, Size: size, MPTCP: p.MPTCP, MPTCPCC: p.MPTCPCC, Seed: s.Seed, Log: log})
 		r.Notes = append(r.Notes, notes...)
 		return rows, err
 	})
@@ -217,7 +217,7 @@ func matrixExperiment(ctx context.Context, s *Spec, opt workpool.Options, log *s
 	size := s.bytes(100)
 	r.Setting = fmt.Sprintf("one object of %d bytes per mode and path mix", size)
 	rows, err := one(ctx, opt, func(ctx context.Context) ([]MatrixRow, error) {
-		rows, notes, err := RunMatrix(ctx, MatrixConfig{Size: size, MPTCP: p.MPTCP, Seed: s.Seed, Log: log})
+		rows, notes, err := RunMatrix(ctx, MatrixConfig{Size: size, MPTCP: p.MPTCP, MPTCPCC: p.MPTCPCC, Seed: s.Seed, Log: log})
 		r.Notes = append(r.Notes, notes...)
 		if err == nil {
 			r.Cuts, err = RunCuts(ctx, CutConfig{Seed: s.Seed, Log: log})

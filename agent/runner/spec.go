@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"math"
 	"path"
+	"regexp"
 	"slices"
 
 	"github.com/hetquic/hetquic/agent/wire"
@@ -66,6 +67,11 @@ type Params struct {
 	// rows (root lab; skipped with a note where it cannot run).
 	MPTCP bool `yaml:"mptcp"`
 	TCP   bool `yaml:"tcp"`
+	// MPTCPCC is the MPTCP baseline's TCP congestion control (reno, cubic,
+	// bbr, …; "": the host's default, which the lab inherits). Under
+	// random loss a loss-based one and bbr differ several times over
+	// (agent/DESIGN.md, "The lossy row against kernel MPTCP").
+	MPTCPCC string `yaml:"mptcp_cc"`
 }
 
 // Load reads and validates an agent experiment file from fsys; its
@@ -164,6 +170,10 @@ func (p *Params) check(e experiment) error {
 	return nil
 }
 
+// ccName is a Linux TCP congestion control's name (TCP_CA_NAME_MAX 16,
+// with its NUL).
+var ccName = regexp.MustCompile(`^[a-z0-9_]{1,15}$`)
+
 // checkOptions refuses an option e does not take.
 func (p *Params) checkOptions(e experiment) error {
 	switch {
@@ -173,6 +183,10 @@ func (p *Params) checkOptions(e experiment) error {
 		return fmt.Errorf("agent.mptcp: only for %s", takes(func(e experiment) bool { return e.mptcp }))
 	case p.TCP && !e.tcp:
 		return fmt.Errorf("agent.tcp: only for %s", takes(func(e experiment) bool { return e.tcp }))
+	case p.MPTCPCC != "" && !p.MPTCP:
+		return fmt.Errorf("agent.mptcp_cc: only with agent.mptcp")
+	case p.MPTCPCC != "" && !ccName.MatchString(p.MPTCPCC):
+		return fmt.Errorf("agent.mptcp_cc: %q is not a congestion control name (1–15 of a-z, 0-9, _)", p.MPTCPCC)
 	}
 	return nil
 }
@@ -290,21 +304,13 @@ func (r *Result) Tables() []results.Table {
 			t.Rows = append(t.Rows, []string{x.Mode, f1(x.MedianMs), f1(x.MinMs), f0(x.RTTms)})
 		}
 	case []StripeRow:
-		t.Header = []string{"mode", "ms", "goodput Mbit/s", "sum of rates Mbit/s", "goodput / sum", "bytes per path"}
+		t.Header = []string{"mode", "ms", "goodput Mbit/s", "sum of rates Mbit/s", "goodput / sum", "bytes per path", "CPU-s/GB process, machine"}
 		for _, x := range rows {
-			t.Rows = append(t.Rows, []string{x.Mode, f0(x.Ms), f1(x.Mbps), f0(x.SumMbps), f2(x.Ratio), x.Shares})
+			t.Rows = append(t.Rows, []string{x.Mode, f0(x.Ms), f1(x.Mbps), f0(x.SumMbps), f2(x.Ratio), x.Shares, cpuPair(x.CPUsPerGB, x.MachineCPUsPerGB)})
 		}
-		t.Note = "Sum of rates: the down rates of the paths the mode may use."
+		t.Note = "Sum of rates: the down rates of the paths the mode may use. " + cpuNote
 	case []MatrixRow:
-		t.Header = []string{"path mix", "paths (Mbit/s / ms RTT)", "ct striped Mbit/s", "ct best path alone", "kernel MPTCP", "striped / best alone", "striped / sum", "striped / MPTCP", "bytes per path"}
-		for _, x := range rows {
-			mptcp, vs := "—", "—"
-			if x.MPTCP > 0 {
-				mptcp, vs = f1(x.MPTCP), f2(x.Striped/x.MPTCP)
-			}
-			t.Rows = append(t.Rows, []string{x.Mix, x.Paths, f1(x.Striped), f1(x.Best), mptcp, f2(x.Striped / x.Best), f2(x.Striped / x.SumMbps), vs, x.Shares})
-		}
-		t.Note = "Goodput of one object per mode; the three modes of a row run one after another in the same run."
+		matrixTable(&t, rows)
 	case []PrefetchRow:
 		t.Header = []string{"mode", "ms", "cache hit", "bytes"}
 		for _, x := range rows {
@@ -318,6 +324,43 @@ func (r *Result) Tables() []results.Table {
 		return []results.Table{t, cutTable(r.Cuts)}
 	}
 	return []results.Table{t}
+}
+
+// matrixTable fills t with the matrix's rows.
+func matrixTable(t *results.Table, rows []MatrixRow) {
+	f1, f2 := func(x float64) string { return fmt.Sprintf("%.1f", x) }, func(x float64) string { return fmt.Sprintf("%.2f", x) }
+	t.Header = []string{"path mix", "paths (Mbit/s / ms RTT)", "ct striped Mbit/s", "ct best path alone", "kernel MPTCP", "striped / best alone", "striped / sum", "striped / MPTCP", "bytes per path",
+		"ct striped CPU-s/GB process, machine", "MPTCP CPU-s/GB process, machine", "CPU ct / MPTCP (machine)"}
+	for _, x := range rows {
+		mptcp, vs, cpuVs := "—", "—", "—"
+		if x.MPTCP > 0 {
+			mptcp, vs = f1(x.MPTCP), f2(x.Striped/x.MPTCP)
+		}
+		if x.CPURatio > 0 {
+			cpuVs = f2(x.CPURatio)
+		}
+		t.Rows = append(t.Rows, []string{x.Mix, x.Paths, f1(x.Striped), f1(x.Best), mptcp, f2(x.Striped / x.Best), f2(x.Striped / x.SumMbps), vs, x.Shares,
+			cpuPair(x.CtProcCPU, x.CtCPU), cpuPair(x.MPTCPProcCPU, x.MPTCPCPU), cpuVs})
+	}
+	t.Note = "Goodput of one object per mode; the three modes of a row run one after another in the same run. " + cpuNote
+}
+
+// cpuNote says what the CPU-cost columns count (cpucost.go).
+const cpuNote = "CPU-s/GB: CPU seconds per 10^9 bytes over the measured transfer. Process: this process's user + system time, " +
+	"which holds the emulator (the relay for ct, the lab for MPTCP), the app and the app-server for both, ct-client and ct-server for ct, " +
+	"but not the kernel's TCP and MPTCP work, which runs in softirq. " +
+	"Machine: every core's busy time from /proc/stat, softirq included, so it counts both modes alike and compares them; " +
+	"it counts every other tenant too, so it means something only on an otherwise idle machine (see the load above)."
+
+// cpuPair is "process, machine" CPU-s/GB, "—" for one not measured.
+func cpuPair(proc, machine float64) string {
+	s := func(x float64) string {
+		if x <= 0 {
+			return "—"
+		}
+		return fmt.Sprintf("%.1f", x)
+	}
+	return s(proc) + ", " + s(machine)
 }
 
 // WriteAll writes summary.json, the bar chart (PNG and SVG) and report.md

@@ -93,6 +93,10 @@ func TestOptionsByExperiment(t *testing.T) {
 	}{
 		{"loss", func(p *Params) { p.MPTCP = true }, "agent.mptcp: only for aggregate, stripe and matrix"},
 		{"matrix", func(p *Params) { p.MPTCP = true }, ""},
+		{"matrix", func(p *Params) { p.MPTCP, p.MPTCPCC = true, "cubic" }, ""},
+		{"stripe", func(p *Params) { p.MPTCPCC = "cubic" }, "agent.mptcp_cc: only with agent.mptcp"},
+		{"matrix", func(p *Params) { p.MPTCP, p.MPTCPCC = true, "Cubic;" }, `agent.mptcp_cc: "Cubic;" is not a congestion control name`},
+		{"matrix", func(p *Params) { p.MPTCP, p.MPTCPCC = true, "a_name_too_long_" }, "is not a congestion control name"},
 		{"loss", func(p *Params) { p.Repeat = 2 }, "agent.repeat: only aggregate repeats"},
 		{"aggregate", func(p *Params) { p.Repeat = 2 }, ""},
 		{"aggregate", func(p *Params) { p.TCP = true }, "agent.tcp: only for handshake"},

@@ -23,6 +23,7 @@ type StripeConfig struct {
 	Scenario *scenario.Scenario
 	Size     int64
 	MPTCP    bool
+	MPTCPCC  string // kernel MPTCP's congestion control ("": the host's default)
 	Seed     uint64
 	Log      *slog.Logger
 }
@@ -39,6 +40,14 @@ type StripeRow struct {
 	// Shares is each path's part of the bytes ct-client received ("" for
 	// MPTCP, whose subflows the lab does not count per path).
 	Shares string `json:"shares"`
+	// CPUsPerGB and MachineCPUsPerGB are the transfer's CPU cost in CPU
+	// seconds per GB, this process's and the whole machine's (cpucost.go
+	// says what each counts); 0: not measured.
+	CPUsPerGB        float64 `json:"cpu_s_per_gb"`
+	MachineCPUsPerGB float64 `json:"machine_cpu_s_per_gb"`
+	// CC is kernel MPTCP's congestion control ("" for ct's rows: quic-go
+	// v0.65 always runs NewReno).
+	CC string `json:"congestion_control,omitempty"`
 }
 
 // RunStripe runs the stripe experiment; a missing MPTCP baseline is a
@@ -61,7 +70,7 @@ func RunStripe(ctx context.Context, cfg StripeConfig) (rows []StripeRow, notes [
 	if !cfg.MPTCP {
 		return rows, notes, nil
 	}
-	_, span, err := mptcpFetch(ctx, sc, cfg.Seed, []int64{cfg.Size})
+	run, err := mptcpFetch(ctx, sc, cfg.Seed, cfg.MPTCPCC, []int64{cfg.Size})
 	switch {
 	case errors.Is(err, ErrNoMPTCP):
 		return rows, append(notes, fmt.Sprintf("no MPTCP row: %v", err)), nil
@@ -69,8 +78,12 @@ func RunStripe(ctx context.Context, cfg StripeConfig) (rows []StripeRow, notes [
 		return rows, notes, err
 	}
 	sum := downRate(sc, nil) * 8 / 1e6
-	mbps := float64(cfg.Size) * 8 / 1e6 / span.Seconds()
-	return append(rows, StripeRow{Mode: "kernel MPTCP (lab)", Ms: stats.Ms(span), Mbps: mbps, SumMbps: sum, Ratio: mbps / sum}), notes, nil
+	mbps := float64(cfg.Size) * 8 / 1e6 / run.span.Seconds()
+	if run.cc != "" {
+		notes = append(notes, "kernel MPTCP's congestion control: "+ccOrigin(run.cc, cfg.MPTCPCC))
+	}
+	return append(rows, StripeRow{Mode: "kernel MPTCP (lab)", Ms: stats.Ms(run.span), Mbps: mbps, SumMbps: sum, Ratio: mbps / sum,
+		CPUsPerGB: perGB(run.cpu.proc, cfg.Size), MachineCPUsPerGB: perGB(run.cpu.machine, cfg.Size), CC: run.cc}), notes, nil
 }
 
 // stripeOnce downloads the object through a fresh ct-client over paths
@@ -91,7 +104,9 @@ func stripeOnce(ctx context.Context, sc *scenario.Scenario, cfg StripeConfig, pa
 	}
 	before := e.pathBytes()
 	stop := e.startEvents(sc, cmp.Or(cfg.Log, slog.New(slog.DiscardHandler)))
+	meter := startCPU()
 	f, err := e.get(ctx, "bulk", cfg.Size)
+	cpu := meter.stop()
 	stop()
 	if err != nil {
 		return StripeRow{}, fmt.Errorf("%s: %w", mode, err)
@@ -109,7 +124,8 @@ func stripeOnce(ctx context.Context, sc *scenario.Scenario, cfg StripeConfig, pa
 	}
 	sum := downRate(sc, paths) * 8 / 1e6
 	mbps := float64(cfg.Size) * 8 / 1e6 / f.Dur.Seconds()
-	return StripeRow{Mode: mode, Ms: stats.Ms(f.Dur), Mbps: mbps, SumMbps: sum, Ratio: mbps / sum, Shares: strings.Join(shares, ", ")}, nil
+	return StripeRow{Mode: mode, Ms: stats.Ms(f.Dur), Mbps: mbps, SumMbps: sum, Ratio: mbps / sum, Shares: strings.Join(shares, ", "),
+		CPUsPerGB: perGB(cpu.proc, cfg.Size), MachineCPUsPerGB: perGB(cpu.machine, cfg.Size)}, nil
 }
 
 // startEvents applies the scenario's timed events (rate changes, outages)
@@ -158,4 +174,13 @@ func (e *env) pathBytes() map[string]float64 {
 		out[name] = v
 	}
 	return out
+}
+
+// ccOrigin names congestion control cc and where it came from: asked
+// for, or the host's default, which the lab's namespaces inherit.
+func ccOrigin(cc, asked string) string {
+	if asked != "" {
+		return cc + " (agent.mptcp_cc)"
+	}
+	return cc + " (the host's default, which the lab's namespaces inherit)"
 }

@@ -68,6 +68,7 @@ func agentExperiment(ctx context.Context, args []string) error {
 	lanes := fs.Int("conns-per-path", 0, "loss: QUIC connections on the path (agent --conns-per-path; default 1)")
 	repeat := fs.Int("repeat", 0, "aggregate: runs of every mode (seeds --seed, --seed+1, …), then the mean per mode (default 1)")
 	withMPTCP := fs.Bool("mptcp", false, "aggregate, stripe, matrix: add the kernel MPTCP baseline (root lab, emu/lab; skipped with a note when unavailable)")
+	mptcpCC := fs.String("mptcp-cc", "", "aggregate, stripe, matrix with --mptcp: kernel MPTCP's TCP congestion control, e.g. cubic (default: the host's)")
 	withTCP := fs.Bool("tcp", false, "handshake: add direct HTTPS over TCP (root lab, emu/lab)")
 	verbose := fs.Bool("v", false, "log the agent's events to stderr")
 	name, err := parseWithOperand(fs, args, "experiment name ("+strings.Join(agentrunner.Names, ", ")+")")
@@ -110,7 +111,7 @@ func agentExperiment(ctx context.Context, args []string) error {
 		"at": func() { p.AtS = at.Seconds() }, "outage": func() { p.OutageS = outage.Seconds() },
 		"size": func() { p.SizeBytes = *hsSize }, "rounds": func() { p.Rounds = *rounds },
 		"conns-per-path": func() { p.ConnsPerPath = *lanes }, "repeat": func() { p.Repeat = *repeat },
-		"mptcp": func() { p.MPTCP = *withMPTCP }, "tcp": func() { p.TCP = *withTCP },
+		"mptcp": func() { p.MPTCP = *withMPTCP }, "tcp": func() { p.TCP = *withTCP }, "mptcp-cc": func() { p.MPTCPCC = *mptcpCC },
 	} {
 		if set[flagName] {
 			apply()

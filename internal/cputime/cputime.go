@@ -1,8 +1,9 @@
 //go:build unix
 
-// Package cputime reads the CPU time this process has used, for benchmarks
-// that run on a shared machine: wall time there measures the other
-// tenants as much as the code, CPU time far less so.
+// Package cputime reads the CPU time this process (Process) and the whole
+// machine (Machine) have used, for benchmarks that run on a shared
+// machine: wall time there measures the other tenants as much as the
+// code, process CPU time far less so.
 package cputime
 
 import (
