@@ -678,14 +678,17 @@ func (c *Client) checkPath(i int, lp LocalPath) {
 }
 
 // moveAwayLocked moves the connection off path failed to the best other
-// path that validates, and reports whether it found one. lockSwitch is
-// held.
-func (c *Client) moveAwayLocked(ctx context.Context, failed int) bool {
+// path that validates, and reports whether it found one and, when not,
+// which paths it probed in vain. lockSwitch is held. It probes for at most
+// failoverBudget: a dead path that the client had left before it died
+// (so no stall marked it down) must not hold the failover for a probe
+// timeout per round; past the budget the caller dials a new connection.
+func (c *Client) moveAwayLocked(ctx context.Context, failed int) (moved bool, unanswered []int) {
 	if !c.migration || c.s().conn.Context().Err() != nil {
-		return false
+		return false, nil
 	}
 	if c.backToServersPathLocked(ctx, failed) {
-		return true
+		return true, nil
 	}
 	// The selector's favourite first, then validated paths (a switch to
 	// them needs no probe), then the rest.
@@ -702,25 +705,32 @@ func (c *Client) moveAwayLocked(ctx context.Context, failed int) bool {
 			}
 		}
 	}
+	fctx, cancel := context.WithTimeout(ctx, failoverBudget*c.cfg.ProbeTimeout)
+	defer cancel()
 	// Two rounds: a probe of a path validated earlier can fail because the
 	// server has retired its connection ID since (it does at every
 	// switch); the failed probe closes the path and frees its ID, and the
 	// second round adds each path afresh.
+	failedOnce := map[int]bool{}
 	for range failoverRounds {
 		tried := map[int]bool{failed: true}
 		for _, p := range order {
-			if tried[p] || c.paths[p].down || c.paths[p].removed {
+			if tried[p] || c.paths[p].down || c.paths[p].removed || fctx.Err() != nil {
 				continue
 			}
 			tried[p] = true
-			err := c.switchLocked(ctx, p)
+			err := c.switchLocked(fctx, p)
 			if err == nil {
-				return true
+				return true, nil
 			}
 			c.cfg.Logf("pcm: failover to %s failed: %v", c.paths[p].Name, err)
+			if !failedOnce[p] {
+				failedOnce[p] = true
+				unanswered = append(unanswered, p)
+			}
 		}
 	}
-	return false
+	return false, unanswered
 }
 
 // backToServersPathLocked moves the connection, without a probe, to the
@@ -749,8 +759,16 @@ func (c *Client) backToServersPathLocked(ctx context.Context, failed int) bool {
 }
 
 // failoverRounds is how often a failover tries every other path: twice
-// (moveAwayLocked says why), so a failover that finds nothing costs at
-// most two probe timeouts per path before the connection is given up.
+// (moveAwayLocked says why), within failoverBudget.
 const failoverRounds = 2
+
+// failoverBudget is how many probe timeouts a failover may spend probing
+// before it gives up the connection and dials a new one: one. Each probe
+// that finds no connection ID, or a path dead since the client left it,
+// times out; with a budget per probe, two rounds over two such paths held
+// the stalled requests for four probe timeouts (4 s by default) and they
+// failed at their 5 s deadline (TestFailoverInFakeTime/two in a row,
+// under load, once). A redial races the live paths and costs a handshake.
+const failoverBudget = 1
 
 func newRand(seed uint64) *rand.Rand { return rand.New(rand.NewPCG(seed, 0x70636d)) }

@@ -19,8 +19,8 @@ import (
 // from), so no path validates. The Client dials a new connection (as Dial
 // races the paths, the down ones last) instead of closing, and the
 // request that stalled and every later one succeed: the first after the
-// stall timeout, the failover's probe timeouts and a handshake, the
-// others in one round trip. Before, the connection was closed and every
+// stall timeout, the failover's probe budget and a handshake, the others
+// in one round trip. Before, the connection was closed and every
 // later request failed.
 func TestRedialWhenNoPathValidates(t *testing.T) {
 	for _, api := range []string{"GetOn", "RoundTrip"} {
@@ -55,7 +55,7 @@ func redialCase(t *testing.T, api string) {
 		t.Fatalf("the request that switched: %v", err)
 	}
 	rtt := 4 * oneWay // both ends' delays, there and back
-	first := stall + stall/stallTicks + failoverRounds*2*probe + 2*rtt
+	first := stall + stall/stallTicks + failoverBudget*probe + 2*rtt
 	for i := range 5 {
 		start := time.Now()
 		res, err := redialGet(ctx, c, api)

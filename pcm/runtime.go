@@ -51,8 +51,10 @@ func (c *Client) RemovePath(i int) error {
 		return fmt.Errorf("pcm: RemovePath: no path %d", i)
 	}
 	ps := c.paths[i]
-	if i == c.active && !c.moveAwayLocked(ctx, i) {
-		return fmt.Errorf("pcm: RemovePath: the connection is on %s and no other path works", ps.Name)
+	if i == c.active {
+		if moved, _ := c.moveAwayLocked(ctx, i); !moved {
+			return fmt.Errorf("pcm: RemovePath: the connection is on %s and no other path works", ps.Name)
+		}
 	}
 	ps.removed = true
 	if ps.qp != nil {

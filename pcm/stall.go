@@ -277,9 +277,12 @@ func (c *Client) failStalled(p int, after time.Duration) {
 	c.cfg.Logf("pcm: %v; failing over", cause)
 	c.markDownLocked(p)
 	old := c.s()
-	moved := c.moveAwayLocked(ctx, p)
+	moved, unanswered := c.moveAwayLocked(ctx, p)
 	if !moved && c.multi == nil {
 		moved = c.redialLocked()
+		if moved {
+			c.restUnansweredLocked(unanswered)
+		}
 	}
 	if moved {
 		// A failover is a move under load even when the cancelled
@@ -295,6 +298,20 @@ func (c *Client) failStalled(p int, after time.Duration) {
 	} else if c.s() != old {
 		old.conn.CloseWithError(0, "every path stalled; dialled again")
 		closeDial(old)
+	}
+}
+
+// restUnansweredLocked rests the paths whose probes went unanswered in a
+// failover that ended in a redial, but the one the new connection is on:
+// left live, the selector would soon choose one and hold every request
+// for its probe's timeout, as the failover did. A revival check (a side
+// handshake, which needs no connection ID of this connection) brings a
+// healthy one back after DownBackoff.
+func (c *Client) restUnansweredLocked(unanswered []int) {
+	for _, p := range unanswered {
+		if p != c.active && !c.paths[p].down && !c.paths[p].removed {
+			c.markDownLocked(p)
+		}
 	}
 }
 
