@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"math"
+	"strings"
 	"testing"
 	"time"
 
@@ -110,7 +111,7 @@ func TestHandshake(t *testing.T) {
 		t.Logf("no TCP rows: %v", err)
 	case err != nil:
 		t.Fatal(err)
-	case len(rows) != 5:
+	case len(rows) != 6 || !strings.Contains(rows[5].Mode, "TLS 1.2"):
 		t.Fatalf("rows %+v", rows)
 	}
 	if len(rows) < 3 {
