@@ -71,15 +71,8 @@ func runReproduce(ctx context.Context, args []string) error {
 	if err := parseFlags(flags, args); err != nil {
 		return err
 	}
-	switch {
-	case flags.NArg() > 0:
-		return badInput(fmt.Errorf("reproduce: unexpected argument %q", flags.Arg(0)))
-	case btoi(*md)+btoi(*counts)+btoi(*calib)+btoi(*costs != "") > 1:
-		return badInput(errors.New("reproduce: --md, --counts, --calibrate and --costs exclude each other"))
-	case *costs != "" && *papers != "":
-		return badInput(errors.New("reproduce: --costs records a whole run's costs, not --paper's"))
-	case *workers < 0:
-		return badInput(fmt.Errorf("--workers: %d is negative", *workers))
+	if err := reproduceFlagsErr(flags.Args(), *md, *counts, *calib, *costs, *papers, *workers); err != nil {
+		return badInput(err)
 	}
 	files, err := loadClaims(*claimsDir, *papers)
 	if err != nil {
@@ -104,11 +97,7 @@ func runReproduce(ctx context.Context, args []string) error {
 	}
 	defer os.RemoveAll(tree)
 	m := currentMachine(*workers)
-	shipped, err := readCosts(shippedCosts)
-	if err != nil {
-		return err
-	}
-	prog := newProgress(io.Discard, prev, runs, m.Workers, time.Now, shipped, *quick)
+	prog := newProgress(io.Discard, prev, runs, m.Workers, time.Now, shippedTable(), *quick)
 	if !*md && !*counts {
 		prog.w = os.Stderr
 		prog.plan(m)
@@ -148,6 +137,21 @@ func runReproduce(ctx context.Context, args []string) error {
 		return fmt.Errorf("reproduce: %d claims could not be judged (see %s)", n, indexFile)
 	}
 	return runErrors(runs, indexFile)
+}
+
+// reproduceFlagsErr says what is wrong with reproduce's arguments, or nil.
+func reproduceFlagsErr(rest []string, md, counts, calib bool, costs, papers string, workers int) error {
+	switch {
+	case len(rest) > 0:
+		return fmt.Errorf("reproduce: unexpected argument %q", rest[0])
+	case btoi(md)+btoi(counts)+btoi(calib)+btoi(costs != "") > 1:
+		return errors.New("reproduce: --md, --counts, --calibrate and --costs exclude each other")
+	case costs != "" && papers != "":
+		return errors.New("reproduce: --costs records a whole run's costs, not --paper's")
+	case workers < 0:
+		return fmt.Errorf("--workers: %d is negative", workers)
+	}
+	return nil
 }
 
 // dirNames are the runs' directories under the output directory.

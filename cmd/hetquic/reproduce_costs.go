@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"syscall"
 	"time"
@@ -55,22 +56,35 @@ type stepCost struct {
 	Label      string  `json:"label"`
 	Experiment string  `json:"experiment"`
 	Realtime   bool    `json:"realtime,omitempty"`
+	Swept      bool    `json:"swept,omitempty"` // the file sweeps on its own: one point keeps every worker busy
 	Points     float64 `json:"points"`
 	CPU        float64 `json:"cpu_s"`
 	Wall       float64 `json:"wall_s"`
 }
 
-// seconds is the step's time on this machine with workers at once: its
-// wall time if it runs in real time, else its CPU time over the workers,
-// scaled by points/s.Points (points ≤ 0: s's own).
+// seconds is the step's time on this machine with workers at once, for
+// points points (≤ 0: s's own): its wall time if it runs in real time,
+// else its CPU time over the workers it can keep busy (one point each,
+// unless the experiment sweeps on its own), scaled per point.
 func (s stepCost) seconds(workers int, points float64) float64 {
-	t := s.CPU / float64(max(workers, 1))
-	if s.Realtime {
-		t = s.Wall
+	if points <= 0 {
+		points = s.Points
 	}
-	if points > 0 && s.Points > 0 {
-		t *= points / s.Points
+	t := s.Wall
+	if !s.Realtime {
+		w := float64(max(workers, 1))
+		if !s.Swept {
+			w = min(w, math.Ceil(points))
+		}
+		t = s.CPU / w
 	}
+	return t * points / s.Points
+}
+
+// shippedTable is the cost table the binary ships; one that does not
+// decode (TestShippedCosts keeps it from being committed) prices nothing.
+func shippedTable() costTable {
+	t, _ := readCosts(shippedCosts)
 	return t
 }
 
@@ -184,11 +198,11 @@ func writeCosts(w io.Writer, file, command, date string, m machine, runs []claim
 	}
 	run := &costRun{Date: date, Command: command, Machine: m}
 	for i, r := range runs {
-		mode := ""
-		if e, err := readExpFile(r.Name); err == nil {
-			mode = e.mode
+		var e expFile
+		if f, err := readExpFile(r.Name); err == nil {
+			e = *f
 		}
-		run.Steps = append(run.Steps, stepCost{Label: r.label(), Experiment: r.Name, Realtime: realtimeModes[mode],
+		run.Steps = append(run.Steps, stepCost{Label: r.label(), Experiment: r.Name, Realtime: realtimeModes[e.mode], Swept: e.swept,
 			Points: points[i], CPU: r.CPU.Seconds(), Wall: r.Elapsed.Seconds()})
 	}
 	if quick {
@@ -212,9 +226,12 @@ func writeCostsMD(w io.Writer, run *costRun) {
 	fmt.Fprintf(w, "%d workers on %d cores.\n\n| step | points | CPU s | wall s | priced by |\n|---|---|---|---|---|\n", run.Machine.Workers, run.Machine.Cores)
 	cpu, wall := 0.0, 0.0
 	for _, s := range run.Steps {
-		by := "CPU s / workers"
-		if s.Realtime {
+		by := "CPU s / min(workers, points)"
+		switch {
+		case s.Realtime:
 			by = "wall s (real time)"
+		case s.Swept:
+			by = "CPU s / workers (sweeps on its own)"
 		}
 		fmt.Fprintf(w, "| %s | %g | %.1f | %.1f | %s |\n", s.Label, s.Points, s.CPU, s.Wall, by)
 		cpu, wall = cpu+s.CPU, wall+s.Wall

@@ -16,6 +16,8 @@ func TestCostEstimate(t *testing.T) {
 			{Label: "sim-a", Experiment: "sim-a", Points: 2, CPU: 10, Wall: 6},
 			{Label: "agent-b", Experiment: "agent-b", Realtime: true, Points: 1, CPU: 1, Wall: 8},
 			{Label: "sim-c × x", Experiment: "sim-c", Points: 3, CPU: 30, Wall: 20},
+			{Label: "one", Experiment: "one", Points: 1, CPU: 12, Wall: 12},
+			{Label: "own-sweep", Experiment: "own-sweep", Swept: true, Points: 1, CPU: 12, Wall: 3},
 		}},
 		Full: &costRun{Date: "2026-11-29", Steps: []stepCost{
 			{Label: "sim-a", Experiment: "sim-a", Points: 20, CPU: 90, Wall: 50},
@@ -39,6 +41,8 @@ func TestCostEstimate(t *testing.T) {
 		{"full step priced per point from quick", "sim-c", "sim-c", 10, false, 2, 50, "2026-11-28"},
 		{"other label of the same experiment: per point", "sim-c × y", "sim-c", 6, true, 1, 60, "2026-11-28"},
 		{"real time per point", "agent-b × z", "agent-b", 2, false, 1, 16, "2026-11-28"},
+		{"one point keeps one worker busy", "one", "one", 1, true, 4, 12, "2026-11-28"},
+		{"a file's own sweep keeps every worker busy", "own-sweep", "own-sweep", 1, true, 4, 3, "2026-11-28"},
 		{"unknown experiment", "sim-d", "sim-d", 1, true, 1, -1, ""},
 	}
 	for _, c := range cases {
@@ -68,7 +72,7 @@ func TestCostEstimate(t *testing.T) {
 // the first steps, and the last run's times win where there are any.
 func TestProgressPlanFromCosts(t *testing.T) {
 	table := costTable{Quick: &costRun{Date: "2026-11-28", Steps: []stepCost{
-		{Label: "a", Experiment: "a", Points: 1, CPU: 120, Wall: 100},
+		{Label: "a", Experiment: "a", Points: 2, CPU: 120, Wall: 100},
 		{Label: "b", Experiment: "b", Realtime: true, Points: 1, CPU: 1, Wall: 30},
 	}}}
 	now := func() time.Time { return time.Unix(0, 0) }
@@ -77,11 +81,11 @@ func TestProgressPlanFromCosts(t *testing.T) {
 		p := newProgress(&buf, "/nonexistent/index.json", runs, 2, now, table, true)
 		return p.planEstimate()
 	}
-	if got, want := plan([]claimRun{{Name: "a", Seeds: 1}, {Name: "b", Seeds: 1}}),
+	if got, want := plan([]claimRun{{Name: "a", Seeds: 2}, {Name: "b", Seeds: 1}}),
 		"about 1m30s on this machine with 2 workers, from costs measured 2026-11-28"; got != want {
 		t.Errorf("got %q\nwant %q", got, want)
 	}
-	if got := plan([]claimRun{{Name: "a", Seeds: 1}, {Name: "c", Seeds: 1}}); !strings.HasPrefix(got, "about 1m00s for 1 of the 2 steps") {
+	if got := plan([]claimRun{{Name: "a", Seeds: 2}, {Name: "c", Seeds: 1}}); !strings.HasPrefix(got, "about 1m00s for 1 of the 2 steps") {
 		t.Errorf("got %q, want 1 of 2 steps priced", got)
 	}
 	if got := plan([]claimRun{{Name: "c", Seeds: 1}}); !strings.HasPrefix(got, "no earlier run") {
@@ -142,4 +146,21 @@ func FuzzReadCosts(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestReproduceCostsBadInput: --costs records a whole run, alone.
+func TestReproduceCostsBadInput(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"reproduce", "--costs", "x.json", "--paper", "cybertwin"}, "--costs records a whole run's costs, not --paper's"},
+		{[]string{"reproduce", "--costs", "x.json", "--counts"}, "--md, --counts, --calibrate and --costs exclude each other"},
+	} {
+		_, stderr, code := runCLI(t, tc.args...)
+		lines := strings.Split(strings.TrimSpace(stderr), "\n")
+		if last := lines[len(lines)-1]; code != 2 || !strings.Contains(last, tc.want) {
+			t.Errorf("%v: exit %d, last stderr line %q; want exit 2 and %q", tc.args, code, last, tc.want)
+		}
+	}
 }
