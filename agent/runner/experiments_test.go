@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"math"
+	"strings"
 	"testing"
 	"time"
 
@@ -111,7 +112,7 @@ func TestHandshake(t *testing.T) {
 		t.Logf("no TCP rows: %v", err)
 	case err != nil:
 		t.Fatal(err)
-	case len(rows) != 5:
+	case len(rows) != 6 || !strings.Contains(rows[5].Mode, "TLS 1.2"):
 		t.Fatalf("rows %+v", rows)
 	}
 	if len(rows) < 3 {

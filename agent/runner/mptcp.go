@@ -3,6 +3,7 @@ package runner
 import (
 	"context"
 	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"net"
@@ -139,77 +140,129 @@ func mptcpFetch(ctx context.Context, sc *scenario.Scenario, seed uint64, cc stri
 	return mptcpRun{durs: durs, span: span, cpu: cpu, cc: cc}, nil
 }
 
-// directHTTPS is experiment 1's TCP baseline: HTTPS (TCP + TLS 1.3,
-// HTTP/1.1) to origin's /bytes over the scenario's single path in the root
-// lab; cold is dial + handshakes + request, warm a second request on the
-// same connection.
-func directHTTPS(ctx context.Context, sc *scenario.Scenario, cfg HandshakeConfig) (cold, warm []time.Duration, err error) {
+// httpsTimes are experiment 1's TCP rows: cold and warm times over TLS
+// 1.3 and cold times over TLS 1.2, the Cybertwin paper's comparator.
+type httpsTimes struct {
+	cold13, warm13, cold12 []time.Duration
+}
+
+// directHTTPS is experiment 1's TCP baseline: HTTPS/1.1 over TCP to
+// origin's /bytes over the scenario's single path in the root lab, so TCP
+// meets the same one-way delays as the relay gives the QUIC rows. Each
+// round opens a fresh TCP connection with a fresh TLS client (no session
+// cache, so every handshake is a full one): cold is dial + handshakes +
+// request, warm a second request on the same connection; TLS 1.3 rounds
+// first, then TLS 1.2 (crypto/tls has no False Start, so a TLS 1.2 client
+// waits for the server's Finished before it sends the request).
+func directHTTPS(ctx context.Context, sc *scenario.Scenario, cfg HandshakeConfig) (httpsTimes, error) {
+	var out httpsTimes
 	if err := lab.Available(); err != nil {
-		return nil, nil, fmt.Errorf("%w: %v", ErrNoMPTCP, err)
+		return out, fmt.Errorf("%w: %v", ErrNoMPTCP, err)
 	}
 	l, err := lab.Up(lab.Config{Name: LabName, Scenario: sc, Seed: cfg.Seed})
 	if err != nil {
-		return nil, nil, fmt.Errorf("%w: lab: %v", ErrNoMPTCP, err)
+		return out, fmt.Errorf("%w: lab: %v", ErrNoMPTCP, err)
 	}
 	defer l.Close()
 	pair, err := selfsigned.New()
 	if err != nil {
-		return nil, nil, err
+		return out, err
 	}
 	var ln net.Listener
 	if err := l.InServer(func() (err error) {
 		ln, err = net.Listen("tcp4", netip.AddrPortFrom(lab.ServerAddr, 0).String())
 		return err
 	}); err != nil {
-		return nil, nil, err
+		return out, err
 	}
 	srv := &http.Server{Handler: origin.Handler(nil), ReadHeaderTimeout: 5 * time.Second,
 		TLSConfig: &tls.Config{Certificates: []tls.Certificate{pair.Cert}}}
 	go srv.ServeTLS(ln, "", "")
 	defer srv.Close()
-	target := fmt.Sprintf("https://localhost:%d/bytes/%d", ln.Addr().(*net.TCPAddr).Port, cfg.Size)
 	dst := ln.Addr().String()
-	for range cfg.Rounds {
-		tr := &http.Transport{DisableCompression: true, TLSClientConfig: &tls.Config{RootCAs: pair.Pool},
-			DialContext: func(ctx context.Context, network, _ string) (c net.Conn, err error) {
-				err = l.InClient(func() error {
-					d := net.Dialer{Timeout: 5 * time.Second}
-					c, err = d.DialContext(ctx, "tcp4", dst)
-					return err
-				})
-				return c, err
-			}}
-		hc := &http.Client{Transport: tr}
-		for i := range 2 {
-			start := time.Now()
-			req, err := http.NewRequestWithContext(ctx, http.MethodGet, target, nil)
-			if err != nil {
-				return nil, nil, err
-			}
-			resp, err := hc.Do(req)
-			if err != nil {
-				tr.CloseIdleConnections()
-				return nil, nil, fmt.Errorf("direct HTTPS: %w", err)
-			}
-			n, err := checkPattern(resp.Body)
-			resp.Body.Close()
-			d := time.Since(start)
-			if err == nil && n != cfg.Size {
-				err = fmt.Errorf("%d bytes, want %d", n, cfg.Size)
-			}
-			if err != nil {
-				tr.CloseIdleConnections()
-				return nil, nil, fmt.Errorf("direct HTTPS: %w", err)
-			}
-			if i == 0 {
-				cold = append(cold, d)
-			} else {
-				warm = append(warm, d)
-			}
-		}
-		tr.CloseIdleConnections()
+	dial := func(ctx context.Context, _, _ string) (c net.Conn, err error) {
+		err = l.InClient(func() error {
+			d := net.Dialer{Timeout: 5 * time.Second}
+			c, err = d.DialContext(ctx, "tcp4", dst)
+			return err
+		})
+		return c, err
 	}
-	return cold, warm, nil
+	h := httpsClient{Target: fmt.Sprintf("https://localhost:%d/bytes/%d", ln.Addr().(*net.TCPAddr).Port, cfg.Size),
+		Size: cfg.Size, Pool: pair.Pool, Dial: dial}
+	for range cfg.Rounds {
+		h.Version = tls.VersionTLS13
+		ds, err := h.round(ctx, 2)
+		if err != nil {
+			return out, err
+		}
+		out.cold13, out.warm13 = append(out.cold13, ds[0]), append(out.warm13, ds[1])
+	}
+	for range cfg.Rounds {
+		h.Version = tls.VersionTLS12
+		ds, err := h.round(ctx, 1)
+		if err != nil {
+			return out, err
+		}
+		out.cold12 = append(out.cold12, ds[0])
+	}
+	return out, nil
+}
+
+// httpsClient fetches Target (Size bytes of origin's pattern) over HTTPS/1.1,
+// each round over a fresh connection that must negotiate TLS Version.
+type httpsClient struct {
+	Target  string
+	Size    int64
+	Pool    *x509.CertPool
+	Version uint16 // tls.VersionTLS12 or tls.VersionTLS13: the client's only version
+	Dial    func(ctx context.Context, network, addr string) (net.Conn, error)
+}
+
+// round opens a fresh connection and sends n requests on it, one after the
+// other; the first one's time includes the dial and the handshakes. Each
+// body is checked byte by byte, and the connection's TLS version and
+// protocol (HTTP/1.1) against the wanted ones.
+func (h httpsClient) round(ctx context.Context, n int) ([]time.Duration, error) {
+	tr := &http.Transport{DisableCompression: true, DialContext: h.Dial,
+		TLSClientConfig: &tls.Config{RootCAs: h.Pool, MinVersion: h.Version, MaxVersion: h.Version}}
+	defer tr.CloseIdleConnections()
+	hc := &http.Client{Transport: tr}
+	var ds []time.Duration
+	for range n {
+		start := time.Now()
+		if err := h.get(ctx, hc); err != nil {
+			return nil, fmt.Errorf("direct HTTPS (%s): %w", tls.VersionName(h.Version), err)
+		}
+		ds = append(ds, time.Since(start))
+	}
+	return ds, nil
+}
+
+// get fetches Target once and checks the answer.
+func (h httpsClient) get(ctx context.Context, hc *http.Client) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, h.Target, nil)
+	if err != nil {
+		return err
+	}
+	resp, err := hc.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	switch {
+	case resp.TLS == nil:
+		return errors.New("not over TLS")
+	case resp.TLS.Version != h.Version:
+		return fmt.Errorf("negotiated %s, want %s", tls.VersionName(resp.TLS.Version), tls.VersionName(h.Version))
+	case resp.ProtoMajor != 1:
+		return fmt.Errorf("protocol %s, want HTTP/1.1", resp.Proto)
+	}
+	n, err := checkPattern(resp.Body)
+	if err == nil && n != h.Size {
+		err = fmt.Errorf("%d bytes, want %d", n, h.Size)
+	}
+	return err
 }
 
 // setCongestion is a ListenConfig.Control that sets the socket's TCP

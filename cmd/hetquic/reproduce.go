@@ -36,7 +36,16 @@ start time) and results/reproduce/latest links the newest, so an earlier
 page is never overwritten; --out DIR must be new, empty or an earlier
 reproduce's output.
 
-Each step prints the time spent and an estimate of the time left. Runs go
+The first line says about how long the run will take on this machine: from
+the last run's times in the same output directory, else (a first run) from
+the step costs the binary ships (cmd/hetquic/reproduce_costs.json, written
+by "reproduce [--quick] --costs FILE" on a measuring run: each step's CPU
+seconds, spread over this run's workers, or its wall seconds for the
+real-time agent and real modes; a full run's step without a full
+measurement is priced per point from --quick's), with the date they were
+measured. --costs FILE records this run's costs there and prints them
+instead of the counts. Each step prints the time spent and an estimate of
+the time left. Runs go
 --workers at a time: by default the cores the load average leaves free.
 --quick runs the slow experiments with the fewer seeds their claims files
 name and no sensitivity sweep, so the page takes minutes; what the full run
@@ -58,16 +67,12 @@ func runReproduce(ctx context.Context, args []string) error {
 	workers := flags.Int("workers", 0, "runs in parallel (default: the cores the load average leaves free, at least 1); results do not depend on it")
 	claimsDir := flags.String("claims", "", "read claims from this directory instead of the built-in ones")
 	calib := flags.Bool("calibrate", false, "run only what the papers' baseline calibrations read and print their tables on stdout (no page)")
+	costs := flags.String("costs", "", "record each step's measured CPU and wall time as FILE's quick or full cost table (the one the binary ships is "+costsFile+") and print it on stdout")
 	if err := parseFlags(flags, args); err != nil {
 		return err
 	}
-	switch {
-	case flags.NArg() > 0:
-		return badInput(fmt.Errorf("reproduce: unexpected argument %q", flags.Arg(0)))
-	case btoi(*md)+btoi(*counts)+btoi(*calib) > 1:
-		return badInput(errors.New("reproduce: --md, --counts and --calibrate exclude each other"))
-	case *workers < 0:
-		return badInput(fmt.Errorf("--workers: %d is negative", *workers))
+	if err := reproduceFlagsErr(flags.Args(), *md, *counts, *calib, *costs, *papers, *workers); err != nil {
+		return badInput(err)
 	}
 	files, err := loadClaims(*claimsDir, *papers)
 	if err != nil {
@@ -92,7 +97,7 @@ func runReproduce(ctx context.Context, args []string) error {
 	}
 	defer os.RemoveAll(tree)
 	m := currentMachine(*workers)
-	prog := newProgress(io.Discard, prev, runs, m.Workers, time.Now)
+	prog := newProgress(io.Discard, prev, runs, m.Workers, time.Now, shippedTable(), *quick)
 	if !*md && !*counts {
 		prog.w = os.Stderr
 		prog.plan(m)
@@ -116,6 +121,10 @@ func runReproduce(ctx context.Context, args []string) error {
 		}
 	}
 	switch {
+	case *costs != "":
+		if err := writeCosts(os.Stdout, *costs, command, prog.start.UTC().Format("2006-01-02"), m, runs, prog.weights, *quick); err != nil {
+			return err
+		}
 	case *md:
 		writePage(os.Stdout, page, runs, pageHead{quick: *quick})
 	case *counts:
@@ -128,6 +137,21 @@ func runReproduce(ctx context.Context, args []string) error {
 		return fmt.Errorf("reproduce: %d claims could not be judged (see %s)", n, indexFile)
 	}
 	return runErrors(runs, indexFile)
+}
+
+// reproduceFlagsErr says what is wrong with reproduce's arguments, or nil.
+func reproduceFlagsErr(rest []string, md, counts, calib bool, costs, papers string, workers int) error {
+	switch {
+	case len(rest) > 0:
+		return fmt.Errorf("reproduce: unexpected argument %q", rest[0])
+	case btoi(md)+btoi(counts)+btoi(calib)+btoi(costs != "") > 1:
+		return errors.New("reproduce: --md, --counts, --calibrate and --costs exclude each other")
+	case costs != "" && papers != "":
+		return errors.New("reproduce: --costs records a whole run's costs, not --paper's")
+	case workers < 0:
+		return fmt.Errorf("--workers: %d is negative", workers)
+	}
+	return nil
 }
 
 // dirNames are the runs' directories under the output directory.
@@ -153,7 +177,9 @@ func runAll(ctx context.Context, runs []claimRun, tree, dir string, workers int,
 		r := &runs[i]
 		r.Workers = workers
 		prog.step(i)
+		cpu := cpuTime()
 		r.run(ctx, tree, filepath.Join(dir, r.dirName()), mainRun(runs[:i], r.Name))
+		r.CPU = cpuTime() - cpu
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}

@@ -248,23 +248,28 @@ func figures(out string, runs []claimRun) map[string]string {
 
 // progress prints one line per step: which, how far, the time spent and
 // an estimate of the time left, from the times of the last run in the
-// same directory where it had the step, else from the seconds per point
-// of the steps done so far.
+// same directory where it had the step, else from the shipped cost table
+// (reproduce_costs.json: CPU seconds over this run's workers, or wall
+// seconds for real-time steps), else from the seconds per point of the
+// steps done so far.
 type progress struct {
 	w       io.Writer
 	start   time.Time
 	now     func() time.Time
 	last    map[string]float64 // label → seconds in the last run (scaled to this run's workers)
-	weights []float64          // points per step
+	est     costEstimate       // label → seconds from the cost table
+	workers int
+	weights []float64 // points per step
 	labels  []string
 	done    float64 // seconds of the steps done without a last time
 	doneW   float64 // their points
 }
 
 // newProgress reads the last run's times from DIR/index.json (if any),
-// scaled by the ratio of its workers to this run's.
-func newProgress(w io.Writer, indexFile string, runs []claimRun, workers int, now func() time.Time) *progress {
-	p := &progress{w: w, now: now, start: now(), last: map[string]float64{}}
+// scaled by the ratio of its workers to this run's, and prices every step
+// from costs, the cost table of this kind of run (quick or full).
+func newProgress(w io.Writer, indexFile string, runs []claimRun, workers int, now func() time.Time, costs costTable, quick bool) *progress {
+	p := &progress{w: w, now: now, start: now(), last: map[string]float64{}, workers: max(workers, 1)}
 	if data, err := os.ReadFile(indexFile); err == nil {
 		var old indexJSON
 		if json.Unmarshal(data, &old) == nil && old.Machine.Workers > 0 {
@@ -276,30 +281,52 @@ func newProgress(w io.Writer, indexFile string, runs []claimRun, workers int, no
 			}
 		}
 	}
+	var names []string
 	for _, r := range runs {
 		p.labels = append(p.labels, r.label())
-		seeds := r.Seeds
-		if e, err := readExpFile(r.Name); seeds == 0 && err == nil {
-			seeds = e.seeds
-		}
-		p.weights = append(p.weights, float64(max(seeds, 1)*max(len(r.Vals), 1)))
+		names = append(names, r.Name)
+		p.weights = append(p.weights, r.points())
 	}
+	p.est = costs.estimate(p.labels, names, p.weights, quick, p.workers)
 	return p
 }
 
-// plan is the first line: how many steps and, where the last run knew
-// every one, about how long they take.
+// points is a step's runs: seeds × values.
+func (r *claimRun) points() float64 {
+	seeds := r.Seeds
+	if e, err := readExpFile(r.Name); seeds == 0 && err == nil {
+		seeds = e.seeds
+	}
+	return float64(max(seeds, 1) * max(len(r.Vals), 1))
+}
+
+// plan is the first line: how many steps and about how long they take,
+// from the last run's times where it knew every step, else from the cost
+// table.
 func (p *progress) plan(m machine) {
-	total, known := 0.0, true
+	fmt.Fprintf(p.w, "reproduce: %d steps (%s); %s\n", len(p.labels), m, p.planEstimate())
+}
+
+// planEstimate says how long the run will take and from what.
+func (p *progress) planEstimate() string {
+	total, fromLast, priced := 0.0, 0, 0
 	for _, l := range p.labels {
-		s, ok := p.last[l]
-		total, known = total+s, known && ok
+		if s, ok := p.last[l]; ok {
+			total, fromLast, priced = total+s, fromLast+1, priced+1
+		} else if s, ok := p.est.secs[l]; ok {
+			total, priced = total+s, priced+1
+		}
 	}
-	est := "no earlier run in the output directory to estimate from: estimates follow the first steps"
-	if known {
-		est = "about " + fmtDur(time.Duration(total*float64(time.Second))) + " (the last run's times)"
+	about := "about " + fmtDur(time.Duration(total*float64(time.Second)))
+	switch {
+	case fromLast == len(p.labels):
+		return about + " (the last run's times)"
+	case priced == 0:
+		return "no earlier run in the output directory and no measured cost to estimate from: estimates follow the first steps"
+	case priced < len(p.labels):
+		about = fmt.Sprintf("%s for %d of the %d steps (the others follow the first steps)", about, priced, len(p.labels))
 	}
-	fmt.Fprintf(p.w, "reproduce: %d steps (%s); %s\n", len(p.labels), m, est)
+	return fmt.Sprintf("%s on this machine with %d workers, from costs measured %s", about, p.workers, p.est.date)
 }
 
 // step announces step i (0-based) before it runs.
@@ -320,6 +347,10 @@ func (p *progress) eta(i int) string {
 	left := 0.0
 	for k := i; k < len(p.labels); k++ {
 		if s, ok := p.last[p.labels[k]]; ok {
+			left += s
+			continue
+		}
+		if s, ok := p.est.secs[p.labels[k]]; ok {
 			left += s
 			continue
 		}

@@ -49,6 +49,7 @@ type claimRun struct {
 	Summaries [][]any
 	Err       error
 	Elapsed   time.Duration
+	CPU       time.Duration // the process's CPU time while it ran (runAll)
 	// Workers is how many of its runs go at once (0: one per CPU).
 	Workers int
 }

@@ -333,7 +333,7 @@ func TestProgressETA(t *testing.T) {
 	runs := []claimRun{{Name: "a", Seeds: 2}, {Name: "b", Seeds: 4}, {Name: "c", Seeds: 2}}
 	now := time.Unix(0, 0)
 	var buf bytes.Buffer
-	p := newProgress(&buf, file, runs, 1, func() time.Time { return now })
+	p := newProgress(&buf, file, runs, 1, func() time.Time { return now }, costTable{}, false)
 	p.step(0)
 	now = now.Add(20 * time.Second)
 	p.finished(0, 20*time.Second)
