@@ -11,7 +11,6 @@
 package abuse
 
 import (
-	"bufio"
 	"cmp"
 	"context"
 	"crypto/rand"
@@ -25,13 +24,11 @@ import (
 	"net/url"
 	"os"
 	"os/exec"
-	"path/filepath"
-	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
+
+	"github.com/hetquic/hetquic/agent/internal/serverproc"
 
 	"github.com/hetquic/hetquic/agent"
 	"github.com/hetquic/hetquic/agent/identity"
@@ -192,16 +189,16 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer sp.stop()
-	if err := waitHealthy(ctx, sp.metricsAddr); err != nil {
+	defer sp.Stop()
+	if err := sp.WaitHealthy(ctx); err != nil {
 		return nil, fmt.Errorf("abuse: ct-server did not come up: %w", err)
 	}
-	pid, udpAddr, metricsAddr := sp.cmd.Process.Pid, sp.udpAddr, sp.metricsAddr
-	rep := &Report{Config: cfg, BaseRSS: readStatus(pid, "VmRSS")}
+	pid, udpAddr, metricsAddr := sp.Pid(), sp.UDPAddr, sp.MetricsAddr
+	rep := &Report{Config: cfg, BaseRSS: serverproc.Status(pid, "VmRSS")}
 	logf("abuse: ct-server pid %d on %s, RSS %d MiB before the abuse", pid, udpAddr, rep.BaseRSS>>20)
 
 	// The good client: a real ct-client and an app behind it.
-	good, proxy, err := startGood(udpAddr, sp.ca, sp.goodTok)
+	good, proxy, err := startGood(udpAddr, sp.CA, sp.goodTok)
 	if err != nil {
 		return nil, err
 	}
@@ -215,7 +212,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	var peak int64 // written by sample until sw.Wait
 	var sw sync.WaitGroup
 	sw.Go(func() { sample(rctx, pid, metricsAddr, &peak, &rep.PeakReserved) })
-	bad := &badClient{addr: udpAddr, ca: sp.ca, token: sp.badTok, up: up, cfg: cfg, logf: logf}
+	bad := &badClient{addr: udpAddr, ca: sp.CA, token: sp.badTok, up: up, cfg: cfg, logf: logf}
 	abuseCtx, stopAbuse := context.WithTimeout(rctx, cfg.Duration)
 	defer stopAbuse()
 	bad.run(abuseCtx)
@@ -223,7 +220,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	cancel()
 	load.wg.Wait()
 	sw.Wait()
-	rep.PeakRSS = max(readStatus(pid, "VmHWM"), peak)
+	rep.PeakRSS = max(serverproc.Status(pid, "VmHWM"), peak)
 	rep.LimitHits = scrapeLimitHits(metricsAddr)
 	bad.close()
 	rep.Accepted = bad.counts()
@@ -238,12 +235,11 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	return rep, nil
 }
 
-// serverProc is the ct-server process under test: its addresses, the CA
-// file it wrote, and the two clients' tokens.
+// serverProc is the ct-server process under test and the two clients'
+// tokens.
 type serverProc struct {
-	cmd                      *exec.Cmd
-	udpAddr, metricsAddr, ca string
-	goodTok, badTok          string
+	*serverproc.Proc
+	goodTok, badTok string
 }
 
 // startServer starts ct-server by cfg.Server with default limits, an
@@ -257,42 +253,12 @@ func startServer(cfg Config, dir, up string) (*serverProc, error) {
 	if err != nil {
 		return nil, err
 	}
-	conf := filepath.Join(dir, "server.yaml")
-	if err := os.WriteFile(conf, fmt.Appendf(nil, "allow: [%s]\nclients:\n  - {id: good, token: %q}\n  - {id: bad, token: %q}\n", up, goodTok, badTok), 0o600); err != nil {
-		return nil, err
-	}
-	udpAddr, err := freeAddr("udp")
+	conf := fmt.Sprintf("allow: [%s]\nclients:\n  - {id: good, token: %q}\n  - {id: bad, token: %q}\n", up, goodTok, badTok)
+	p, err := serverproc.Start(cfg.Server, dir, conf, cfg.Log)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("abuse: %w", err)
 	}
-	metricsAddr, err := freeAddr("tcp")
-	if err != nil {
-		return nil, err
-	}
-	ca := filepath.Join(dir, "ca.pem")
-	cmd := cfg.Server("--config", conf, "--listen", udpAddr, "--self-signed", "--state-dir", filepath.Join(dir, "state"),
-		"--write-ca", ca, "--metrics", metricsAddr, "--drain", "1s")
-	cmd.Stderr = nil
-	if cfg.Log != nil {
-		cmd.Stderr = cfg.Log
-	}
-	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("abuse: start ct-server: %w", err)
-	}
-	return &serverProc{cmd: cmd, udpAddr: udpAddr, metricsAddr: metricsAddr, ca: ca, goodTok: goodTok, badTok: badTok}, nil
-}
-
-// stop ends ct-server with SIGTERM, killing it after 5 s.
-func (p *serverProc) stop() {
-	p.cmd.Process.Signal(syscall.SIGTERM)
-	done := make(chan struct{})
-	go func() { p.cmd.Wait(); close(done) }()
-	select {
-	case <-done:
-	case <-time.After(5 * time.Second):
-		p.cmd.Process.Kill()
-		<-done
-	}
+	return &serverProc{Proc: p, goodTok: goodTok, badTok: badTok}, nil
 }
 
 // goodLoad is the good client's app: workers fetching and checking
@@ -352,7 +318,7 @@ func (rep *Report) check(cfg Config) {
 // ends.
 func sample(ctx context.Context, pid int, metrics string, peakRSS, peakReserved *int64) {
 	for i := 0; ctx.Err() == nil; i++ {
-		if v := readStatus(pid, "VmRSS"); v > *peakRSS {
+		if v := serverproc.Status(pid, "VmRSS"); v > *peakRSS {
 			*peakRSS = v
 		}
 		if i%4 == 0 { // a scrape costs more than a read of /proc
@@ -371,62 +337,6 @@ func sleep(ctx context.Context, d time.Duration) {
 	case <-t.C:
 	case <-ctx.Done():
 	}
-}
-
-// freeAddr returns a loopback address free for network "udp" or "tcp"
-// just now (ct-server binds it a moment later).
-func freeAddr(network string) (string, error) {
-	if network == "udp" {
-		pc, err := net.ListenPacket("udp", "127.0.0.1:0")
-		if err != nil {
-			return "", err
-		}
-		defer pc.Close()
-		return pc.LocalAddr().String(), nil
-	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return "", err
-	}
-	defer l.Close()
-	return l.Addr().String(), nil
-}
-
-func waitHealthy(ctx context.Context, metrics string) error {
-	ctx, cancel := context.WithTimeout(ctx, 20*time.Second)
-	defer cancel()
-	for {
-		resp, err := http.Get("http://" + metrics + "/healthz")
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == 200 {
-				return nil
-			}
-		}
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("%w (last: %v)", ctx.Err(), err)
-		case <-time.After(50 * time.Millisecond):
-		}
-	}
-}
-
-// readStatus reads a "kB" field of /proc/PID/status in bytes (0 if it
-// cannot: not Linux, or the process is gone).
-func readStatus(pid int, field string) int64 {
-	f, err := os.Open(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		return 0
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		if v, ok := strings.CutPrefix(sc.Text(), field+":"); ok {
-			kb, _ := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
-			return kb << 10
-		}
-	}
-	return 0
 }
 
 // scrape reads ct-server's metrics (empty when it cannot).

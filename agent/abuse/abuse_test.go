@@ -6,7 +6,6 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"strings"
 	"testing"
 	"time"
@@ -65,22 +64,6 @@ func TestMarkdown(t *testing.T) {
 	if s := b.String(); !strings.Contains(s, "| ct-server RSS growth per accepted unread tunnel | 0.86 MiB |") ||
 		!strings.Contains(s, "**bounds broken: p99 3s > 2s**") || r.Passed() {
 		t.Errorf("with Only and a violation:\n%s", s)
-	}
-}
-
-// TestReadStatus reads this process's own /proc status.
-func TestReadStatus(t *testing.T) {
-	if _, err := os.Stat("/proc/self/status"); err != nil {
-		t.Skip("no /proc (not Linux)")
-	}
-	if rss := readStatus(os.Getpid(), "VmRSS"); rss < 1<<20 {
-		t.Fatalf("VmRSS %d bytes", rss)
-	}
-	if v := readStatus(os.Getpid(), "NoSuchField"); v != 0 {
-		t.Fatalf("unknown field: %d", v)
-	}
-	if v := readStatus(1<<30, "VmRSS"); v != 0 {
-		t.Fatalf("no such process: %d", v)
 	}
 }
 

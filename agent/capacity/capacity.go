@@ -14,7 +14,6 @@
 package capacity
 
 import (
-	"bufio"
 	"context"
 	"crypto/rand"
 	"crypto/tls"
@@ -28,12 +27,12 @@ import (
 	"net/url"
 	"os"
 	"os/exec"
-	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
+
+	"github.com/hetquic/hetquic/agent/internal/serverproc"
+	"github.com/hetquic/hetquic/internal/cputime"
 
 	"github.com/hetquic/hetquic/agent"
 	"github.com/hetquic/hetquic/agent/identity"
@@ -207,12 +206,12 @@ func runOne(ctx context.Context, cfg Config, n int, up string) (Row, error) {
 	if err != nil {
 		return Row{}, err
 	}
-	defer sp.stop()
-	if err := waitHealthy(ctx, sp.metricsAddr); err != nil {
+	defer sp.Stop()
+	if err := sp.WaitHealthy(ctx); err != nil {
 		return Row{}, fmt.Errorf("capacity: ct-server did not come up: %w", err)
 	}
-	pid := sp.cmd.Process.Pid
-	row := Row{Devices: n, BaseRSS: readStatus(pid, "VmRSS")}
+	pid := sp.Pid()
+	row := Row{Devices: n, BaseRSS: serverproc.Status(pid, "VmRSS")}
 	devs := make([]*device, 0, n)
 	defer func() { closeDevices(devs) }()
 	start := time.Now()
@@ -225,19 +224,19 @@ func runOne(ctx context.Context, cfg Config, n int, up string) (Row, error) {
 	}
 	row.HandshakeTime, row.Handshakes = time.Since(start), 2*n
 	cfg.logf("capacity: %d devices connected in %v; idle for %v", n, row.HandshakeTime.Round(time.Millisecond), cfg.Idle)
-	cpu0 := readCPU(pid)
+	cpu0 := serverproc.CPU(pid)
 	if !sleep(ctx, cfg.Idle) {
 		return Row{}, ctx.Err()
 	}
-	row.IdleCPU, row.IdleRSS = readCPU(pid)-cpu0, readStatus(pid, "VmRSS")
+	row.IdleCPU, row.IdleRSS = serverproc.CPU(pid)-cpu0, serverproc.Status(pid, "VmRSS")
 	for _, d := range devs {
 		row.PathsUp += d.c.Ready()
 	}
 	cfg.logf("capacity: idle RSS %d MiB; active for %v", row.IdleRSS>>20, cfg.Active)
-	cpu0, lab0 := readCPU(pid), selfCPU()
+	cpu0, lab0 := serverproc.CPU(pid), cputime.Process()
 	ttfb, failed := activePhase(ctx, cfg, devs, up)
-	row.ActiveCPU, row.LabCPU = readCPU(pid)-cpu0, selfCPU()-lab0
-	row.PeakRSS = readStatus(pid, "VmHWM")
+	row.ActiveCPU, row.LabCPU = serverproc.CPU(pid)-cpu0, cputime.Process()-lab0
+	row.PeakRSS = serverproc.Status(pid, "VmHWM")
 	row.Requests, row.Failed = len(ttfb), failed
 	row.P50, row.P99 = quantile(ttfb, 0.50), quantile(ttfb, 0.99)
 	return row, nil
@@ -265,7 +264,7 @@ func devicePaths(i int) []agent.LocalPath {
 func dialWave(ctx context.Context, sp *serverProc, lo, hi int) ([]*device, error) {
 	var devs []*device
 	for i := lo; i < hi; i++ {
-		c, err := agent.NewClient(agent.ClientConfig{Server: sp.udpAddr, ServerName: "localhost", CAFile: sp.ca, TLS: &tls.Config{},
+		c, err := agent.NewClient(agent.ClientConfig{Server: sp.UDPAddr, ServerName: "localhost", CAFile: sp.CA, TLS: &tls.Config{},
 			Token: sp.tokens[i], Paths: devicePaths(i)})
 		if err != nil {
 			return devs, fmt.Errorf("capacity: device %d: %w", i, err)
@@ -395,12 +394,11 @@ func checkBody(r io.Reader, size int) error {
 	return nil
 }
 
-// serverProc is the ct-server process under test: its addresses, the CA
-// file it wrote and the devices' tokens.
+// serverProc is the ct-server process under test and the devices'
+// tokens.
 type serverProc struct {
-	cmd                      *exec.Cmd
-	udpAddr, metricsAddr, ca string
-	tokens                   []string
+	*serverproc.Proc
+	tokens []string
 }
 
 // startServer starts ct-server by cfg.Server with default limits, an
@@ -417,39 +415,11 @@ func startServer(cfg Config, dir, up string, n int) (*serverProc, error) {
 		tokens[i] = tok
 		fmt.Fprintf(&conf, "  - {id: dev%d, token: %q}\n", i, tok)
 	}
-	confFile := filepath.Join(dir, "server.yaml")
-	if err := os.WriteFile(confFile, []byte(conf.String()), 0o600); err != nil {
-		return nil, err
-	}
-	udpAddr, err := freeAddr("udp")
+	p, err := serverproc.Start(cfg.Server, dir, conf.String(), cfg.Log)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("capacity: %w", err)
 	}
-	metricsAddr, err := freeAddr("tcp")
-	if err != nil {
-		return nil, err
-	}
-	ca := filepath.Join(dir, "ca.pem")
-	cmd := cfg.Server("--config", confFile, "--listen", udpAddr, "--self-signed", "--state-dir", filepath.Join(dir, "state"),
-		"--write-ca", ca, "--metrics", metricsAddr, "--drain", "1s")
-	cmd.Stderr = cfg.Log
-	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("capacity: start ct-server: %w", err)
-	}
-	return &serverProc{cmd: cmd, udpAddr: udpAddr, metricsAddr: metricsAddr, ca: ca, tokens: tokens}, nil
-}
-
-// stop ends ct-server with SIGTERM, killing it after 5 s.
-func (p *serverProc) stop() {
-	p.cmd.Process.Signal(syscall.SIGTERM)
-	done := make(chan struct{})
-	go func() { p.cmd.Wait(); close(done) }()
-	select {
-	case <-done:
-	case <-time.After(5 * time.Second):
-		p.cmd.Process.Kill()
-		<-done
-	}
+	return &serverProc{Proc: p, tokens: tokens}, nil
 }
 
 // sleep waits d or until ctx ends; it reports whether ctx is still live.
@@ -462,100 +432,4 @@ func sleep(ctx context.Context, d time.Duration) bool {
 	case <-ctx.Done():
 		return false
 	}
-}
-
-// freeAddr returns a loopback address free for network "udp" or "tcp"
-// just now (ct-server binds it a moment later).
-func freeAddr(network string) (string, error) {
-	if network == "udp" {
-		pc, err := net.ListenPacket("udp", "127.0.0.1:0")
-		if err != nil {
-			return "", err
-		}
-		defer pc.Close()
-		return pc.LocalAddr().String(), nil
-	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return "", err
-	}
-	defer l.Close()
-	return l.Addr().String(), nil
-}
-
-// waitHealthy waits (up to 20 s) for ct-server's /healthz to answer 200.
-func waitHealthy(ctx context.Context, metrics string) error {
-	ctx, cancel := context.WithTimeout(ctx, 20*time.Second)
-	defer cancel()
-	for {
-		resp, err := http.Get("http://" + metrics + "/healthz")
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return nil
-			}
-		}
-		if !sleep(ctx, 50*time.Millisecond) {
-			return fmt.Errorf("%w (last: %v)", ctx.Err(), err)
-		}
-	}
-}
-
-// readStatus reads a "kB" field of /proc/PID/status in bytes (0 if it
-// cannot: not Linux, or the process is gone).
-func readStatus(pid int, field string) int64 {
-	f, err := os.Open(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		return 0
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		if v, ok := strings.CutPrefix(sc.Text(), field+":"); ok {
-			kb, _ := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
-			return kb << 10
-		}
-	}
-	return 0
-}
-
-// clockTick is /proc's unit of CPU time (USER_HZ, 100 on Linux).
-const clockTick = 10 * time.Millisecond
-
-// readCPU is the user + system CPU time of process pid (0 if it cannot).
-func readCPU(pid int) time.Duration {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return 0
-	}
-	return parseStatCPU(string(b))
-}
-
-// selfCPU is this process's user + system CPU time.
-func selfCPU() time.Duration {
-	var ru syscall.Rusage
-	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
-
-// parseStatCPU reads utime + stime from a /proc/PID/stat line: the 12th
-// and 13th fields after the command name, which may hold spaces and
-// parentheses, so the fields are counted from its last ')'.
-func parseStatCPU(s string) time.Duration {
-	i := strings.LastIndexByte(s, ')')
-	if i < 0 {
-		return 0
-	}
-	f := strings.Fields(s[i+1:])
-	if len(f) < 13 {
-		return 0
-	}
-	u, err1 := strconv.ParseInt(f[11], 10, 64)
-	st, err2 := strconv.ParseInt(f[12], 10, 64)
-	if err1 != nil || err2 != nil {
-		return 0
-	}
-	return time.Duration(u+st) * clockTick
 }

@@ -18,25 +18,6 @@ func TestWithDefaults(t *testing.T) {
 	}
 }
 
-// TestParseStatCPU: utime + stime counted from the command name's last
-// ')', which may hold spaces and parentheses; a short or bad line is 0.
-func TestParseStatCPU(t *testing.T) {
-	for _, c := range []struct {
-		line string
-		want time.Duration
-	}{
-		{"1234 (hetquic) S 1 2 3 4 5 6 7 8 9 10 250 50 0 0 20 0", 3 * time.Second},
-		{"1234 (a b) c)) S 1 2 3 4 5 6 7 8 9 10 1 2 0 0", 30 * time.Millisecond},
-		{"1234 (hetquic) S 1 2 3", 0},
-		{"1234 (hetquic) S 1 2 3 4 5 6 7 8 9 10 x 2 0 0", 0},
-		{"no paren", 0},
-	} {
-		if got := parseStatCPU(c.line); got != c.want {
-			t.Errorf("%q: %v, want %v", c.line, got, c.want)
-		}
-	}
-}
-
 // TestGapsSeeded: the same seed and device draw the same gaps, another
 // device others, and their mean is near the interval.
 func TestGapsSeeded(t *testing.T) {

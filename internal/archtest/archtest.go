@@ -86,6 +86,8 @@ var Rules = []Rule{
 	{Packages: "agent/clientfile", Deny: []string{"agent/server"}, Why: "ct-client's file knows the client, not ct-server"},
 	{Packages: "agent/internal/memquic", OnlyModule: []string{"agent/wire", "emu/memnet", "internal/selfsigned"},
 		Why: "the agent's QUIC on memnet, for tests: the protocol's configuration and the in-memory network only"},
+	{Packages: "agent/internal/serverproc", OnlyModule: []string{},
+		Why: "a ct-server process for the benchmarks, started through the caller's command: a leaf"},
 	{Packages: "agent/uploadreplay", OnlyModule: []string{"agent/idlebody"},
 		Why: "an upload's replay buffer is one bounded buffer over the body's progress rule, nothing of the client"},
 	{Packages: "agent/socksproxy", OnlyModule: []string{"agent/socks5", "agent/wire"},
