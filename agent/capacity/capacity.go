@@ -225,7 +225,7 @@ func runOne(ctx context.Context, cfg Config, n int, up string) (Row, error) {
 	row.HandshakeTime, row.Handshakes = time.Since(start), 2*n
 	cfg.logf("capacity: %d devices connected in %v; idle for %v", n, row.HandshakeTime.Round(time.Millisecond), cfg.Idle)
 	cpu0 := serverproc.CPU(pid)
-	if !sleep(ctx, cfg.Idle) {
+	if !wire.SleepCtx(ctx, cfg.Idle) {
 		return Row{}, ctx.Err()
 	}
 	row.IdleCPU, row.IdleRSS = serverproc.CPU(pid)-cpu0, serverproc.Status(pid, "VmRSS")
@@ -334,7 +334,7 @@ func (d *device) app(ctx context.Context, cfg Config, gap func() time.Duration, 
 	var ttfb []time.Duration
 	failed := 0
 	u := fmt.Sprintf("http://%s/bytes/%d", up, cfg.Bytes)
-	for sleep(ctx, gap()) {
+	for wire.SleepCtx(ctx, gap()) {
 		t, err := fetch(ctx, hc, u, cfg.Bytes)
 		switch {
 		case ctx.Err() != nil: // cut by the phase's end: neither
@@ -420,16 +420,4 @@ func startServer(cfg Config, dir, up string, n int) (*serverProc, error) {
 		return nil, fmt.Errorf("capacity: %w", err)
 	}
 	return &serverProc{Proc: p, tokens: tokens}, nil
-}
-
-// sleep waits d or until ctx ends; it reports whether ctx is still live.
-func sleep(ctx context.Context, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return true
-	case <-ctx.Done():
-		return false
-	}
 }

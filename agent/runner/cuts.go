@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/hetquic/hetquic/agent"
+	"github.com/hetquic/hetquic/agent/wire"
 	"github.com/hetquic/hetquic/internal/results"
 	"github.com/hetquic/hetquic/origin"
 )
@@ -103,7 +104,7 @@ func cutBest(ctx context.Context, cfg CutConfig) (CutRow, error) {
 	done := make(chan error, 1)
 	start := time.Now()
 	go func() { _, err := e.get(ctx, "app", size); done <- err }()
-	if !sleepCtx(ctx, cutAt) {
+	if !wire.SleepCtx(ctx, cutAt) {
 		return row, ctx.Err()
 	}
 	if err := eng.Outage("p0", cfg.Cut); err != nil {
@@ -164,7 +165,7 @@ func cutAll(ctx context.Context, cfg CutConfig) (CutRow, error) {
 	wg.Go(func() { _, errs[0] = e.get(ctx, "dl", cutObject) })
 	wg.Go(func() { errs[1] = e.tunnelGet(ctx, cutObject) })
 	wg.Go(func() { errs[2] = e.upload(ctx, cutUploadBytes) })
-	if sleepCtx(ctx, cutAt) {
+	if wire.SleepCtx(ctx, cutAt) {
 		eng := e.relay.Engine()
 		for _, p := range sc.Paths {
 			if err := eng.Outage(p.Name, cfg.Cut); err != nil {
@@ -280,18 +281,6 @@ func (p *pacedPattern) Read(b []byte) (int, error) {
 	}
 	p.off += int64(n)
 	return n, nil
-}
-
-// sleepCtx waits d or until ctx ends; it reports whether ctx is live.
-func sleepCtx(ctx context.Context, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return true
-	case <-ctx.Done():
-		return false
-	}
 }
 
 // cutTable is the outage rows as the matrix's second table.
