@@ -61,8 +61,9 @@ func TestBuiltinRealExperiments(t *testing.T) {
 // checkRealOracle: the oracle is measured on the real side, from polling's
 // rounds. Polling sends rounds/paths requests to each path; one that a
 // failover or a late switch carried elsewhere is credited to the path that
-// carried it, so the shares may differ a little on a loaded machine, never
-// the total.
+// carried it, so the shares differ on a loaded machine (3 of 8 on one path
+// once in five -count runs beside a CI run, load 4), never the total: the
+// test asks for every path measured and the exact total.
 func checkRealOracle(t *testing.T, name string, spec *runner.Spec, res *runner.Result, sum *runner.Summary) {
 	t.Helper()
 	o := sum.RealOracle
@@ -72,8 +73,8 @@ func checkRealOracle(t *testing.T, name string, spec *runner.Spec, res *runner.R
 	total := 0
 	for _, pm := range o.PerPath {
 		total += pm.Samples
-		if pm.Samples < spec.Rounds/len(res.Paths)/2 {
-			t.Errorf("%s: path %s measured %d times by polling, want about %d", name, pm.Path, pm.Samples, spec.Rounds/len(res.Paths))
+		if pm.Samples < 1 {
+			t.Errorf("%s: path %s never measured by polling (%d rounds over %d paths)", name, pm.Path, spec.Rounds, len(res.Paths))
 		}
 		if pm.Objective < 0 || pm.MeanTCTms <= 0 {
 			t.Errorf("%s: %+v", name, pm)
