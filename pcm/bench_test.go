@@ -6,7 +6,9 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/quic-go/quic-go"
 	"github.com/quic-go/quic-go/http3"
@@ -64,4 +66,61 @@ func BenchmarkRequest(b *testing.B) {
 			}
 		}
 	})
+}
+
+// BenchmarkTransport is the issue's CPU comparison (the "CPU per 5 KB
+// GET" table of hetquic pcm cuts, pcm/measure.MeasureCPU) as a benchmark
+// that can be profiled: 5 KB GETs through an http.Client over
+// pcm.Transport with three loopback paths (default strategy and side
+// probes) and over quic-go's http3.Transport, against one origin in this
+// process. cpu-µs/op is the process's CPU per GET, the origin's included,
+// as the cuts command counts it.
+func BenchmarkTransport(b *testing.B) {
+	srv := startOrigin(b)
+	roots := &tls.Config{RootCAs: srv.pool.RootCAs, ServerName: "localhost"}
+	url := "https://" + srv.addr + "/bytes/5120"
+	b.Run("http3.Transport", func(b *testing.B) {
+		tr := &http3.Transport{TLSClientConfig: roots}
+		defer tr.Close()
+		benchGets(b, tr, url)
+	})
+	b.Run("pcm.Transport-3-paths", func(b *testing.B) {
+		tr := &Transport{Config: Config{ServerName: "localhost", TLS: roots, Paths: loopbackPaths(3)}}
+		defer tr.Close()
+		benchGets(b, tr, url)
+	})
+}
+
+// benchWarmGets are the GETs before the clock starts: the dial, and the
+// selector's first tries of each path.
+const benchWarmGets = 50
+
+// benchGets times b.N GETs of url through rt after benchWarmGets.
+func benchGets(b *testing.B, rt http.RoundTripper, url string) {
+	hc := &http.Client{Transport: rt}
+	get := func() {
+		resp, err := hc.Get(url)
+		if err != nil {
+			b.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+	}
+	for range benchWarmGets {
+		get()
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	cpu := processCPU()
+	for range b.N {
+		get()
+	}
+	b.ReportMetric(float64(processCPU()-cpu)/float64(time.Microsecond)/float64(b.N), "cpu-µs/op")
+}
+
+// processCPU is the process's user + system CPU time.
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

@@ -49,10 +49,22 @@ func (l *rxLedger) lastPath() int {
 	return l.last
 }
 
-func (l *rxLedger) snapshot() []int64 {
+func (l *rxLedger) snapshot() []int64 { return l.snapshotTo(nil) }
+
+// snapshotTo appends the ledger to buf: a request's own buffer, so that
+// taking the snapshot allocates nothing when the paths fit.
+func (l *rxLedger) snapshotTo(buf []int64) []int64 {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return append([]int64(nil), l.bytes...)
+	return append(buf, l.bytes...)
+}
+
+// carrierSince is carrier(before, a snapshot taken now), without taking
+// the snapshot.
+func (l *rxLedger) carrierSince(before []int64) int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return carrier(before, l.bytes)
 }
 
 // carrier is the path that received the most bytes between two snapshots

@@ -711,7 +711,7 @@ func (c *Client) fetch(f *flight, active int, target string, offset int64, st **
 	sess.moves.watch(res.StreamID)
 	rx := c.rx.snapshot()
 	defer func() {
-		res.Carrier = carrier(rx, c.rx.snapshot())
+		res.Carrier = c.rx.carrierSince(rx)
 		// A request that left before the switch to this path took effect
 		// was carried, and measured, on the old path: say so.
 		if p, early := sess.moves.leftEarly(res.StreamID); early {

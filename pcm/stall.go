@@ -96,6 +96,9 @@ type flight struct {
 
 // stalled returns the PathStalledError that ended f's context, or nil.
 func (f *flight) stalled() *PathStalledError {
+	if f.ctx.Err() == nil {
+		return nil // the common case, checked on every body read: no errors.As, which allocates
+	}
 	var ps *PathStalledError
 	if errors.As(context.Cause(f.ctx), &ps) {
 		return ps

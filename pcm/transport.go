@@ -145,10 +145,10 @@ func (t *Transport) origin(req *http.Request) (origin, host string, err error) {
 		return "", "", err
 	}
 	host, port := req.URL.Hostname(), req.URL.Port()
-	if port == "" {
-		port = "443"
+	if port != "" {
+		return req.URL.Host, host, nil // host:port already, without building it anew for each request
 	}
-	return net.JoinHostPort(host, port), host, nil
+	return net.JoinHostPort(host, "443"), host, nil
 }
 
 // check refuses a Transport whose fields cannot work, in one line.
@@ -408,20 +408,22 @@ func (c *Client) roundTripOnce(req *http.Request) (*http.Response, *PathStalledE
 	}
 	start := c.cfg.Now()
 	active, _, f := c.begin(ctx, int(p))
-	moves := c.switches.Load()
-	rx := c.rx.snapshot()
-	var wrote atomic.Pointer[time.Time]
-	trace := &httptrace.ClientTrace{WroteHeaders: func() { now := c.cfg.Now(); wrote.Store(&now) }}
+	// One allocation holds what the request measures (the trace's hook
+	// included): small GETs are many, and each allocation costs its share
+	// of the collector's time (pcm/RESULTS.md, "CPU per 5 KB GET").
+	m := &measuredBody{c: c, f: f, moves: c.switches.Load()}
+	m.rx = c.rx.snapshotTo(m.rxBuf[:0])
+	m.trace.WroteHeaders = m.wroteHeaders
 	asked := c.cfg.Now()
-	resp, err := c.s().h3.RoundTrip(req.WithContext(httptrace.WithClientTrace(f.ctx, trace)))
+	resp, err := c.s().h3.RoundTrip(req.WithContext(httptrace.WithClientTrace(f.ctx, &m.trace)))
 	c.land(f)
 	est := asked
-	if t := wrote.Load(); t != nil {
+	if m.wrote.Load() {
 		// EstTime (PCM Eq. 3): the request stream exists and its head has
 		// gone out. http3 opens the stream first, waiting for the
 		// server's stream credit: under load that wait is the other
 		// requests', not the path's, and Get does not count it either.
-		est = *t
+		est = m.wroteAt
 	}
 	if err != nil {
 		f.cancel(nil)
@@ -430,11 +432,10 @@ func (c *Client) roundTripOnce(req *http.Request) (*http.Response, *PathStalledE
 		}
 		return nil, nil, err
 	}
-	m := &measuredBody{ReadCloser: resp.Body, c: c, f: f, moves: moves, rx: rx,
-		res: Result{Chosen: int(p), Path: active, PathName: c.pathName(active), Carrier: -1, Status: resp.StatusCode, Start: start, Est: est}}
+	m.ReadCloser = resp.Body
+	m.res = Result{Chosen: int(p), Path: active, PathName: c.pathName(active), Carrier: -1, Status: resp.StatusCode, Start: start, Est: est}
 	if req.Method == http.MethodGet && resp.StatusCode == http.StatusOK && req.Header.Get("Range") == "" && replayable(req) {
-		st := resume.Start(resp)
-		m.req, m.st = req, &st // a stall under the body resumes it
+		m.req, m.st = req, resume.Start(resp) // a stall under the body resumes it
 	}
 	resp.Body = m
 	resp.Request = req.WithContext(context.WithValue(ctx, resultKey{}, m))
@@ -489,20 +490,38 @@ type measuredBody struct {
 	io.ReadCloser
 	c *Client
 	f *flight // takes off again for each read
-	// req and st resume a GET whose path stalls under its body: the rest
-	// is asked for again (Range, If-Range) and appended only if it is of
-	// the same version (internal/resume); resumed says it was.
+	// req and st resume a GET whose path stalls under its body (req is
+	// nil for any other): the rest is asked for again (Range, If-Range)
+	// and appended only if it is of the same version (internal/resume);
+	// resumed says it was.
 	req     *http.Request
-	st      *resume.State
+	st      resume.State
 	resumed bool
 	moves   int64
-	rx      []int64 // the ledger when the request was sent
-	res     Result  // read and written by the reader only, until done
+	rx      []int64 // the ledger when the request was sent, in rxBuf when it fits
+	rxBuf   [inlinePaths]int64
+	res     Result // read and written by the reader only, until done
 	once    sync.Once
+	// trace reports when the request's head went out (wroteHeaders):
+	// wroteAt, published by wrote.
+	trace   httptrace.ClientTrace
+	wroteAt time.Time
+	wrote   atomic.Bool
 
 	mu    sync.Mutex // guards final and ended, which ResultOf reads
 	final Result
 	ended bool
+}
+
+// inlinePaths is how many paths' ledger counts a request keeps without
+// an allocation of their own: a multi-homed host rarely has more
+// interfaces (Wi-Fi, cellular, Ethernet, a VPN); more still work.
+const inlinePaths = 4
+
+// wroteHeaders is the request's httptrace hook: its head has gone out.
+func (b *measuredBody) wroteHeaders() {
+	b.wroteAt = b.c.cfg.Now()
+	b.wrote.Store(true)
 }
 
 func (b *measuredBody) Read(p []byte) (int, error) {
@@ -537,7 +556,7 @@ func (b *measuredBody) read(p []byte) (int, error) {
 // its body (Client.RoundTrip sends it on the path the connection moved
 // to) and returns the new body, positioned after the bytes delivered.
 func (b *measuredBody) resumeAfter(ps *PathStalledError) (io.ReadCloser, error) {
-	if b.st == nil || b.req.Context().Err() != nil {
+	if b.req == nil || b.req.Context().Err() != nil {
 		return nil, ps
 	}
 	req := b.req.Clone(b.req.Context())
@@ -573,7 +592,7 @@ func (b *measuredBody) finish(complete bool) {
 	b.once.Do(func() {
 		c := b.c
 		b.res.End = c.cfg.Now()
-		b.res.Carrier = carrier(b.rx, c.rx.snapshot())
+		b.res.Carrier = c.rx.carrierSince(b.rx)
 		if complete && c.switches.Load() == b.moves && !c.s().moves.sentEarly() {
 			c.credit(&b.res)
 		}
