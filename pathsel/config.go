@@ -415,18 +415,7 @@ func (c Config) withDefaults() Config {
 	if c.Bound == "" {
 		c.Bound = d.Bound
 	}
-	if c.Window == nil {
-		c.Window = d.Window
-	}
-	if c.Scope == "" {
-		c.Scope = d.Scope
-	}
-	if c.C.Mode == "" {
-		c.C = d.C
-	}
-	if c.Resample == nil {
-		c.Resample = d.Resample
-	}
+	c.fillWindow(d)
 	if c.Epsilon == nil {
 		c.Epsilon = d.Epsilon
 	}
@@ -461,6 +450,22 @@ func (c Config) withDefaults() Config {
 		c.ProbeStretch = d.ProbeStretch
 	}
 	return c
+}
+
+// fillWindow fills the window and PSA's interpretation choices from d.
+func (c *Config) fillWindow(d Config) {
+	if c.Window == nil {
+		c.Window = d.Window
+	}
+	if c.Scope == "" {
+		c.Scope = d.Scope
+	}
+	if c.C.Mode == "" {
+		c.C = d.C
+	}
+	if c.Resample == nil {
+		c.Resample = d.Resample
+	}
 }
 
 // Validate reports the first bad field as "field: problem": the strategy,
