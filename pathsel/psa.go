@@ -22,10 +22,10 @@ import "math"
 //     ("Calculate C according to Eq.21") stands between the two stages,
 //     outside stage two's loop; "adaptive" recomputes it every round, as
 //     §4.2's name for it ("an adaptive C value selection strategy") allows;
-//     a number fixes it;
+//     a number fixes it; "spread" is hetquic's per-path width (see width);
 //   - the window's scope (Scope): Rounds, the last S tasks over all paths,
-//     as §4.1 says ("uses the latest S task completion time records", not
-//     the latest S of each path); PerPath keeps each path's last S;
+//     as §4.1 reads ("uses the latest S task completion time records",
+//     whichever path they came from); PerPath keeps each path's last S;
 //   - forced re-sampling (Resample): a path with no sample left in the
 //     window is taken before any ranking, as §5.2.3 describes S = 50
 //     ("forces the algorithm to use both Path-1 and Path-3 at least once
