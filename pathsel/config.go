@@ -99,6 +99,11 @@ type Config struct {
 	Window *int   `yaml:"window"`
 	Scope  Scope  `yaml:"window_scope"`
 	C      CParam `yaml:"c"`
+	// Resample makes PSA take a path that has no sample left in its window
+	// (under Scope Rounds: unused for S rounds) before it ranks any path;
+	// false ranks such a path by Eq. 19/20 with N_k = 0, an infinite bonus
+	// (see psa). Unset: true, the paper's reading. Only psa reads it.
+	Resample *bool `yaml:"resample"`
 
 	// Hysteresis makes PSA stay on the path it is on unless another one's
 	// indicator is lower by more than this fraction of the current path's
@@ -346,7 +351,8 @@ func iptr(v int) *int        { return &v }
 func bptr(v bool) *bool      { return &v }
 
 // paperDefaults are the settings of PCM journal §5.1: a = 0.8, S = 100 over
-// rounds, lognormal, variance, g = 10 %, optimistic, C from Eq. 21 once.
+// rounds, lognormal, variance, g = 10 %, optimistic, C from Eq. 21 once, a
+// path with no sample left in the window re-sampled before any ranking.
 func paperDefaults() Config {
 	return Config{
 		A:          ptr(0.8),
@@ -357,6 +363,7 @@ func paperDefaults() Config {
 		Window:     iptr(100),
 		Scope:      Rounds,
 		C:          CParam{Mode: "initial"},
+		Resample:   bptr(true),
 		Epsilon:    ptr(0.05),
 		Gamma:      0.99,
 		Hysteresis: ptr(0),
@@ -385,7 +392,7 @@ func (c Config) withDefaults() Config {
 	switch c.Strategy {
 	case Hetquic:
 		d = Default()
-		d.Trim, d.Epsilon, d.Gamma = ptr(0.10), ptr(0.05), 0.99
+		d.Trim, d.Epsilon, d.Gamma, d.Resample = ptr(0.10), ptr(0.05), 0.99, bptr(true)
 	case PSA, SWUCB:
 	default:
 		d.Window = iptr(0)
@@ -408,15 +415,7 @@ func (c Config) withDefaults() Config {
 	if c.Bound == "" {
 		c.Bound = d.Bound
 	}
-	if c.Window == nil {
-		c.Window = d.Window
-	}
-	if c.Scope == "" {
-		c.Scope = d.Scope
-	}
-	if c.C.Mode == "" {
-		c.C = d.C
-	}
+	c.fillWindow(d)
 	if c.Epsilon == nil {
 		c.Epsilon = d.Epsilon
 	}
@@ -451,6 +450,22 @@ func (c Config) withDefaults() Config {
 		c.ProbeStretch = d.ProbeStretch
 	}
 	return c
+}
+
+// fillWindow fills the window and PSA's interpretation choices from d.
+func (c *Config) fillWindow(d Config) {
+	if c.Window == nil {
+		c.Window = d.Window
+	}
+	if c.Scope == "" {
+		c.Scope = d.Scope
+	}
+	if c.C.Mode == "" {
+		c.C = d.C
+	}
+	if c.Resample == nil {
+		c.Resample = d.Resample
+	}
 }
 
 // Validate reports the first bad field as "field: problem": the strategy,

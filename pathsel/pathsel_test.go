@@ -140,6 +140,37 @@ func TestPSAInitialCIsComputedOnce(t *testing.T) {
 	}
 }
 
+// Without forced re-sampling, a path that aged out of the window over rounds
+// is ranked with N_k = 0, an infinite bonus (PCM Eq. 19/20): the optimistic
+// bound takes it as forced re-sampling would, the pessimistic one never again.
+// A path never observed is still tried first (Algorithm 1's stage one).
+func TestPSAResampleOff(t *testing.T) {
+	for _, tc := range []struct {
+		bound        Bound
+		reExploresAt int
+	}{{Optimistic, 5}, {Pessimistic, -1}} {
+		s := mustNew(t, Config{Strategy: PSA, Bound: tc.bound, Window: iptr(5), Resample: bptr(false)}, 1)
+		addPaths(t, s, 1, 2)
+		observe(t, s, choose(t, s), 10) // path 1
+		observe(t, s, choose(t, s), 50) // path 2, clearly worse
+		got := -1
+		for round := 0; round < 20; round++ {
+			p := choose(t, s)
+			if p == 2 && got < 0 {
+				got = round
+			}
+			observe(t, s, p, 10)
+		}
+		if got != tc.reExploresAt {
+			t.Errorf("%s: took the aged-out path first at round %d, want %d (-1: never)", tc.bound, got, tc.reExploresAt)
+		}
+		addPaths(t, s, 3)
+		if p := choose(t, s); p != 3 {
+			t.Errorf("%s: chose %d with path 3 never observed, want 3", tc.bound, p)
+		}
+	}
+}
+
 // With the window over rounds, a path unused for S rounds has no sample left
 // and is explored again (PCM §5.2.3); with a per-path window it is not.
 func TestWindowScopes(t *testing.T) {

@@ -11,17 +11,32 @@ import "math"
 //
 // with − for the optimistic bound (Eq. 19) and + for the pessimistic one
 // (Eq. 20), T replaced by S once T > S, and N_k the path's samples in the
-// window. A path with no sample in the window (new, or unused for S rounds)
-// is taken before any ranking: stage one again, for that path.
+// window. A path never observed (at the start, or added since) is taken
+// before any ranking: stage one again, for that path.
 //
-// Choices the paper leaves open, and what this code does:
-//   - the window counts rounds over all paths by default (Scope Rounds);
-//   - var(X) with one sample is 0 (see estimator.of);
-//   - C (Eq. 21) is the mean of r_k over the paths, computed once when every
-//     path first has a sample, as Algorithm 1 line 12 places it, and again
-//     after a path is added (CParam "initial"); "adaptive" recomputes it
-//     every round; a number fixes it;
-//   - ties go to the later path, as Algorithm 1 line 17 (I_k ≤ I_min) does.
+// Three choices the paper leaves open are Config fields, so that an
+// experiment can sweep them (runner's psa: block); the default is the
+// reading given here, with the sentence it rests on:
+//   - C of Eq. 21 (CParam): "initial" computes it once, when every path
+//     first has a sample, and again after a path is added, because line 12
+//     ("Calculate C according to Eq.21") stands between the two stages,
+//     outside stage two's loop; "adaptive" recomputes it every round, as
+//     §4.2's name for it ("an adaptive C value selection strategy") allows;
+//     a number fixes it; "spread" is hetquic's per-path width (see width);
+//   - the window's scope (Scope): Rounds, the last S tasks over all paths,
+//     as §4.1 reads ("uses the latest S task completion time records",
+//     whichever path they came from); PerPath keeps each path's last S;
+//   - forced re-sampling (Resample): a path with no sample left in the
+//     window is taken before any ranking, as §5.2.3 describes S = 50
+//     ("forces the algorithm to use both Path-1 and Path-3 at least once
+//     within 50 rounds"); Algorithm 1's stage two has no such step, and
+//     without it (false) the path is ranked by Eq. 19/20 with N_k = 0, an
+//     infinite bonus: the optimistic bound still takes it, the pessimistic
+//     one never again. Under Scope PerPath no sample ages out, so the
+//     choice matters only under Rounds.
+//
+// Other choices, fixed: var(X) with one sample is 0 (see estimator.of);
+// ties go to the later path, as Algorithm 1 line 17 (I_k ≤ I_min) does.
 type psa struct {
 	t     *tracker
 	est   estimator
@@ -30,6 +45,10 @@ type psa struct {
 	c     CParam
 	cInit float64 // C of mode "initial"
 	cOK   bool
+	// resample is Config.Resample; seen holds the paths observed at least
+	// once, which stage one need not try again when resample is off.
+	resample bool
+	seen     map[*pathStat]bool
 	// hysteresis and current implement Config.Hysteresis: current is the
 	// path of the last observation (where the connection is).
 	hysteresis float64
@@ -44,6 +63,8 @@ func newPSA(cfg Config) *psa {
 		sign: -1,
 		c:    cfg.C,
 
+		resample:   *cfg.Resample,
+		seen:       map[*pathStat]bool{},
 		hysteresis: *cfg.Hysteresis,
 	}
 	if cfg.Bound == Pessimistic {
@@ -61,6 +82,7 @@ func (s *psa) RemovePath(p PathID) error {
 	if s.current != nil && s.current.id == p {
 		s.current = nil
 	}
+	delete(s.seen, s.t.find(p))
 	return s.t.RemovePath(p)
 }
 
@@ -69,6 +91,7 @@ func (s *psa) Observe(p PathID, x float64) error {
 		return err
 	}
 	s.current = s.t.find(p)
+	s.seen[s.current] = true
 	return nil
 }
 
@@ -76,7 +99,7 @@ func (s *psa) Choose() (PathID, error) {
 	if len(s.t.paths) == 0 {
 		return 0, ErrNoPaths
 	}
-	if p, ok := s.t.unexplored(); ok {
+	if p, ok := s.stageOne(); ok {
 		return p.id, nil
 	}
 	c := s.explorationC()
@@ -84,6 +107,12 @@ func (s *psa) Choose() (PathID, error) {
 	best, bestI := s.t.paths[0], math.Inf(1)
 	stayI, stayR := math.Inf(1), 0.0
 	for _, p := range s.t.paths {
+		if p.n == 0 { // Resample off: no estimate, an infinite bonus
+			if i := s.sign * math.Inf(1); i <= bestI {
+				best, bestI = p, i
+			}
+			continue
+		}
 		e := s.est.of(p)
 		if s.c.Mode == "spread" {
 			c = s.width(p, e)
@@ -103,6 +132,18 @@ func (s *psa) Choose() (PathID, error) {
 		return s.current.id, nil
 	}
 	return best.id, nil
+}
+
+// stageOne is the path to take before any ranking: the first (in the order
+// added) with no sample in the window, if it was never observed or, with
+// Resample, whatever the reason.
+func (s *psa) stageOne() (*pathStat, bool) {
+	for _, p := range s.t.paths {
+		if p.n == 0 && (s.resample || !s.seen[p]) {
+			return p, true
+		}
+	}
+	return nil, false
 }
 
 // width is the confidence width of mode "spread": the path's own standard
@@ -126,7 +167,8 @@ func (s *psa) width(p *pathStat, e estimate) float64 {
 	return w
 }
 
-// explorationC is C of Eq. 21 (or the fixed value); every path has a sample.
+// explorationC is C of Eq. 21 (or the fixed value): the mean r_k over the
+// paths with a sample in the window (all of them unless Resample is off).
 func (s *psa) explorationC() float64 {
 	switch s.c.Mode {
 	case "fixed":
@@ -137,10 +179,18 @@ func (s *psa) explorationC() float64 {
 		}
 	}
 	var sum float64
+	k := 0
 	for _, p := range s.t.paths {
+		if p.n == 0 {
+			continue
+		}
 		e := s.est.of(p)
 		sum += s.obj.Value(e.mean, e.variance)
+		k++
 	}
-	s.cInit, s.cOK = sum/float64(len(s.t.paths)), true
+	if k == 0 { // every indicator is infinite: C does not matter
+		return 0
+	}
+	s.cInit, s.cOK = sum/float64(k), true
 	return s.cInit
 }

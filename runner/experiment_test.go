@@ -67,6 +67,9 @@ func TestLoadRejectsBadInput(t *testing.T) {
 		{base + "strategies: [{strategy: hetquic, probe_stretch: 0.5}]\n", "strategies[0].probe_stretch: 0.5 is outside [1, 1e9)"},
 		{base + "strategies: [{strategy: polling}]\nevents: [{round: 5, path: fast, remove: true, set: {both: {delay_ms: 1}}}]\n", "events[0]: set and remove exclude each other"},
 		{base + "strategies: [{strategy: polling}]\nevents: [{round: 5, path: fast, remove: true}, {round: 6, path: slow, remove: true}]\n", "events: round 6 removes every path"},
+		{base + "strategies: [{strategy: polling}]\npsa: {window_scope: all}\n", "e/x.yaml: psa.window_scope: \"all\" is not rounds or path"},
+		{base + "strategies: [{strategy: polling}]\npsa: {c: sometimes}\n", "c: want initial, adaptive or a number, got \"sometimes\""},
+		{base + "strategies: [{strategy: polling}]\npsa: {resample: maybe}\n", "e/x.yaml:6: cannot unmarshal !!str `maybe` into bool"},
 	} {
 		_, err := Load(specFS(tc.body), "e/x.yaml")
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
@@ -76,6 +79,27 @@ func TestLoadRejectsBadInput(t *testing.T) {
 		if strings.Contains(err.Error(), "\n") {
 			t.Errorf("error is not one line: %q", err)
 		}
+	}
+}
+
+// The psa: block fills the open choices of every psa row that leaves them
+// unset, and only of psa rows.
+func TestPSAChoicesBlock(t *testing.T) {
+	s := load(t, base+`psa: {c: adaptive, window_scope: path, resample: false}
+strategies:
+  - {label: a, strategy: psa}
+  - {label: b, strategy: psa, c: 3, window_scope: rounds, resample: true}
+  - {label: c, strategy: sw-ucb}
+`)
+	a, b, c := s.Strategies[0].Config.Defaults(), s.Strategies[1].Config.Defaults(), s.Strategies[2].Config
+	if a.C.Mode != "adaptive" || a.Scope != pathsel.PerPath || *a.Resample {
+		t.Errorf("psa row without its own choices: c %s, scope %s, resample %v; want the block's", a.C, a.Scope, *a.Resample)
+	}
+	if b.C.Mode != "fixed" || b.Scope != pathsel.Rounds || !*b.Resample {
+		t.Errorf("psa row with its own choices: c %s, scope %s, resample %v; want its own", b.C, b.Scope, *b.Resample)
+	}
+	if c.C.Mode != "" || c.Scope != "" || c.Resample != nil {
+		t.Errorf("sw-ucb took the psa block: %+v", c)
 	}
 }
 

@@ -42,7 +42,11 @@ type Spec struct {
 	// rate): r = a·E + (1−a)·spread of the sample (PCM Eq. 18).
 	Objective  Objective      `yaml:"objective"`
 	Strategies []StrategySpec `yaml:"strategies"`
-	Events     []RoundEvent   `yaml:"events"`
+	// PSA sets the choices PCM's Algorithm 1 leaves open for every
+	// strategy psa that does not set them itself, so that one sweep
+	// field (psa.c) moves the optimistic and pessimistic rows together.
+	PSA    PSAChoices   `yaml:"psa"`
+	Events []RoundEvent `yaml:"events"`
 	// SecondsPerRound translates the scenario's timed events (at_s) into
 	// rounds for modes offline and real, which count rounds, not seconds:
 	// an event applies from round ⌊at_s / SecondsPerRound⌋ (events past the
@@ -114,6 +118,33 @@ func (s *Spec) objectiveFor(st StrategySpec) pathsel.Objective {
 		o.Spread = st.Config.Defaults().Spread
 	}
 	return o
+}
+
+// PSAChoices are the interpretation choices of PCM journal Algorithm 1
+// (pathsel's psa doc says what each value reads the paper as): C of Eq. 21
+// once or every round, the window's scope, and forced re-sampling of a path
+// with no sample left in the window. Unset fields keep pathsel's defaults,
+// the paper's reading.
+type PSAChoices struct {
+	C        pathsel.CParam `yaml:"c"`
+	Scope    pathsel.Scope  `yaml:"window_scope"`
+	Resample *bool          `yaml:"resample"`
+}
+
+// applyTo fills st's unset choices when st is a PSA.
+func (p PSAChoices) applyTo(st *StrategySpec) {
+	if st.Strategy != pathsel.PSA {
+		return
+	}
+	if st.C.Mode == "" {
+		st.C = p.C
+	}
+	if st.Scope == "" {
+		st.Scope = p.Scope
+	}
+	if st.Resample == nil {
+		st.Resample = p.Resample
+	}
 }
 
 // StrategySpec is one strategy under test; Label names it in outputs
@@ -303,6 +334,7 @@ func (s *Spec) setDefaults() {
 		if s.Strategies[i].Label == "" {
 			s.Strategies[i].Label = string(s.Strategies[i].Strategy)
 		}
+		s.PSA.applyTo(&s.Strategies[i])
 	}
 }
 
@@ -355,6 +387,10 @@ func (s *Spec) validateParts() error {
 	}
 	if err := s.Probe.validate(); err != nil {
 		return err
+	}
+	psa := pathsel.Config{Strategy: pathsel.PSA, C: s.PSA.C, Scope: s.PSA.Scope, Resample: s.PSA.Resample}
+	if err := psa.Validate(); err != nil {
+		return fmt.Errorf("psa.%w", err)
 	}
 	if s.Mode == ModeReal && !slices.ContainsFunc(s.Strategies, func(st StrategySpec) bool { return st.Strategy == pathsel.Polling }) {
 		return fmt.Errorf("strategies: mode real needs a polling strategy: its rounds measure every path, and the best of them in hindsight is the real-side oracle")
