@@ -108,16 +108,19 @@ func TestFailoverOnOutageEvent(t *testing.T) {
 // without a fresh validation the server would answer on the old path for a
 // round trip (a request on a 100 ms path measured 56 ms after a 10 ms one,
 // and one on the 10 ms path 56 ms after the 100 ms one). The lower bound
-// holds for every request (load only adds); the upper bound, which splits
-// the difference, for the best of the four requests at each place of the
-// cycle (the bug is systematic; a loaded CI machine delays single requests).
+// holds for every request (load only adds). The other direction is checked
+// against the cycle itself, not against a fixed time that a loaded machine
+// can exceed: the best of the four requests that switch from the slow path
+// to a fast one may exceed the best of the four that switch between the
+// fast ones by less than a third of the RTTs' difference (the bug added half,
+// 46 ms; load delays both alike).
 func TestMeasuresTheChosenPathAfterSwitches(t *testing.T) {
 	paths := []scenario.Path{symmetric("slow", 50), symmetric("fast", 5), symmetric("fast2", 5)}
 	c, _ := emulated(t, paths, Config{StallTimeout: noFalseStalls, Logf: t.Logf})
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	cycle := []int{1, 0, 0, 2}
-	rtt, maxMs := []float64{100, 10, 10}, []float64{160, 45, 45}
+	rtt := []float64{100, 10, 10}
 	best := []float64{math.Inf(1), math.Inf(1), math.Inf(1), math.Inf(1)}
 	early, prev := 0, 0
 	for i := range 16 {
@@ -146,9 +149,9 @@ func TestMeasuresTheChosenPathAfterSwitches(t *testing.T) {
 	if early > 3 {
 		t.Errorf("%d of 12 switching requests left before their switch took effect", early)
 	}
-	for k, p := range cycle {
-		if best[k] > maxMs[p] {
-			t.Errorf("requests %d, %d, … on %s: best TCT %.1f ms, want at most %.0f", k, k+4, paths[p].Name, best[k], maxMs[p])
-		}
+	// cycle[3] (fast2) follows the slow path; cycle[0] (fast) follows fast2.
+	if slack := (rtt[0] - rtt[1]) / 3; best[3] > best[0]+slack {
+		t.Errorf("best TCT on %s after the slow path %.1f ms, after a fast one (on %s) %.1f ms: want less than %.0f ms more",
+			paths[2].Name, best[3], paths[1].Name, best[0], slack)
 	}
 }
