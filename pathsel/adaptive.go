@@ -284,9 +284,9 @@ func (s *adaptive) Observe(id PathID, x float64) error {
 //     and rests again. Measured on generated stationary sets with the
 //     library's probes (pathsel/stationary_test.go), forgetting the
 //     samples at the probe's word, as before, left 16 paths at 1.066 ×
-//     the oracle (held-out 1.074), against 1.057 (1.068) with this rule:
-//     jitter taken for a fall, and a jittery path learnt again over
-//     several tries. An earlier rule that tried the
+//     the oracle (held-out 1.074), against 1.062 (1.068) with this rule
+//     and the task spread in probeShift: jitter taken for a fall, and a
+//     jittery path learnt again over several tries. An earlier rule that tried the
 //     path only when the fall could make it better than the current path
 //     (its evaluation scaled by the fall) missed the change whenever the
 //     current path's own change was not yet detected (pcm-window's regret

@@ -222,16 +222,35 @@ func floorRatio(s stationarySet) float64 {
 const stationaryBound = 1.05
 
 // floorShare: the default's excess over the oracle may be at most this many
-// times the floor's where the floor leaves no room under stationaryBound:
-// measured 1.4 on the test's sets and at most 1.6 on the held-out ones;
-// 1.75 leaves room for a change elsewhere in the default, not for second
-// tries of every path (2.1 at 16 paths before loneWidth).
+// times the floor's where the floor leaves no room under stationaryBound
+// (12 and 16 paths): without probes measured 1.4 on the test's sets and at
+// most 1.6 on the held-out ones; 1.75 leaves room for a change elsewhere
+// in the default, not for second tries of every path (2.1 at 16 paths
+// before loneWidth).
 const floorShare = 1.75
+
+// probeFloorShare is floorShare with the library's probes: measured 1.29
+// and 1.38 on the test's sets (12 and 16 paths), 1.52 and 1.36 on the
+// held-out ones (12 paths: 1.0501 × the oracle). The probes come too late to
+// spare the first tries (see TestDefaultOnGeneratedStationarySets), so at
+// 16 paths the floor alone is 1.045–1.050.
+const probeFloorShare = 1.6
 
 // TestDefaultOnGeneratedStationarySets: on generated stationary sets of 2
 // to 16 paths (random means and spreads, several seeds each), the
 // default's total task time over the oracle's, on average over the sets of
-// each size. The distribution is logged (docs/pcm-default-results.md).
+// each size, without probes (the offline request-only case) and with the
+// library's default side probes (libProber), is at most 1.05 — or, where
+// one try of each path alone costs most of that, at most floorShare
+// (probeFloorShare) times the floor's excess. The distribution is logged
+// (docs/pcm-default-results.md, "Generated stationary sets").
+//
+// With probes the default meets 1.05 up to 12 paths; at 16 it cannot while
+// it tries every path first: the library's first probe is asked after
+// 500 ms of requests and answered at the next tick, 1 s in, in the order of
+// the paths, by when the first tries (about 85 ms each on these sets) have
+// covered most of them. Probes then decide which paths are worth a re-try
+// (probeFloor), not which are worth a first one.
 func TestDefaultOnGeneratedStationarySets(t *testing.T) {
 	const seeds = 8
 	for _, probes := range []bool{false, true} {
@@ -251,7 +270,7 @@ func TestDefaultOnGeneratedStationarySets(t *testing.T) {
 			}
 			t.Logf("%s %2d paths: mean %.3f × oracle (min %.3f, median %.3f, max %.3f); one try of each path %.3f; thompson %.3f",
 				probeLabel(probes), k, mean, ratios[0], ratios[len(ratios)/2], ratios[len(ratios)-1], floor, thompson)
-			if limit := stationaryLimit(floor); mean > limit {
+			if limit := stationaryLimit(probes, floor); mean > limit {
 				t.Errorf("%s, %d paths: the default is %.3f × the oracle on average (sets %s), want ≤ %.3f", probeLabel(probes), k, mean, fmt.Sprint(ratios), limit)
 			}
 		}
@@ -265,11 +284,15 @@ func probeLabel(probes bool) string {
 	return "no probes"
 }
 
-// stationaryLimit is the bound on the default's mean over the oracle, with
-// probes or without: 1.05, or floorShare times the floor's excess where
-// one try of each path leaves no room under it.
-func stationaryLimit(floor float64) float64 {
-	return max(stationaryBound, 1+floorShare*(floor-1))
+// stationaryLimit is the bound on the default's mean over the oracle: 1.05,
+// or floorShare (probeFloorShare with probes) times the floor's excess
+// where one try of each path leaves no room under it.
+func stationaryLimit(probes bool, floor float64) float64 {
+	share := floorShare
+	if probes {
+		share = probeFloorShare
+	}
+	return max(stationaryBound, 1+share*(floor-1))
 }
 
 // TestDefaultOnHeldOutStationarySets: the same bound on sets drawn from
@@ -297,7 +320,7 @@ func TestDefaultOnHeldOutStationarySets(t *testing.T) {
 			slices.Sort(means)
 			t.Logf("%s %2d paths: mean %.3f × oracle over %d sets (batches of %d: min %.3f, median %.3f, max %.3f); one try of each path %.3f",
 				probeLabel(probes), k, mean, batches*perBatch, perBatch, means[0], means[batches/2], means[batches-1], floor)
-			if limit := stationaryLimit(floor); mean > limit {
+			if limit := stationaryLimit(probes, floor); mean > limit {
 				t.Errorf("%s, %d paths: the default is %.3f × the oracle on average over held-out sets, want ≤ %.3f", probeLabel(probes), k, mean, limit)
 			}
 		}
