@@ -286,12 +286,12 @@ func (s *adaptive) Observe(id PathID, x float64) error {
 //     samples at the probe's word, as before, left 16 paths at 1.066 ×
 //     the oracle (held-out 1.074), against 1.062 (1.068) with this rule
 //     and the task spread in probeShift: jitter taken for a fall, and a
-//     jittery path learnt again over several tries. An earlier rule that tried the
-//     path only when the fall could make it better than the current path
-//     (its evaluation scaled by the fall) missed the change whenever the
-//     current path's own change was not yet detected (pcm-window's regret
-//     2.1× the unconditional rule's); the floor is far looser (a round
-//     trip, a times, at ProbeZ below its level);
+//     jittery path learnt again over several tries. An earlier rule that
+//     tried the path only when the fall could make it better than the
+//     current path (its evaluation scaled by the fall) missed the change
+//     whenever the current path's own change was not yet detected
+//     (pcm-window's regret 2.1× the unconditional rule's); the floor is
+//     far looser (a round trip, a times, at ProbeZ below its level);
 //   - RTT rose, or two probes in a row timed out (the path may be down):
 //     its re-probe bonus starts again from zero, so it is not re-tried for
 //     nothing;
