@@ -236,7 +236,9 @@ func TestAdaptiveReprobeBackoff(t *testing.T) {
 // then path 0 (20 ms, best) carries n rounds while path 1 is probed as
 // the row says; the last column is the next choice. Path 1 is re-probed
 // by request after about `bound` rounds without probes, ProbeStretch
-// times later while its probes find it unchanged.
+// times later while its probes find its RTT unchanged at 16 ms, and
+// never while they find it at 24 ms: its tasks then take at least that,
+// more than path 0's (the probe floor).
 func TestAdaptiveProbes(t *testing.T) {
 	r0 := 0.8*20 + 0.2*0.2
 	r1 := 0.8*24 + 0.2*0.24
@@ -248,6 +250,7 @@ func TestAdaptiveProbes(t *testing.T) {
 		return func(r int) (float64, bool) { return rtt(r), r%5 == 4 }
 	}
 	steady := func(int) float64 { return 24 }
+	below := func(int) float64 { return 16 } // an RTT below path 0's task times
 	step := func(at int, before, after float64) func(int) float64 {
 		return func(r int) float64 {
 			if r >= at {
@@ -270,7 +273,8 @@ func TestAdaptiveProbes(t *testing.T) {
 	}{
 		{"no probes: re-tried after its bound", false, bound * 11 / 10, at(nil), 1},
 		{"unchanged RTT: not re-tried after the bound", false, bound * 3, every5(steady), 0},
-		{"unchanged RTT: re-tried after ProbeStretch × the bound", false, stretched * 12 / 10, every5(steady), 1},
+		{"unchanged RTT below path 0's tasks: re-tried after ProbeStretch × the bound", false, stretched * 12 / 10, every5(below), 1},
+		{"unchanged RTT above path 0's tasks: never re-tried", false, stretched * 12 / 10, every5(steady), 0},
 		{"RTT fell 24 → 8 ms: re-tried at once", false, 105, every5(step(100, 24, 8)), 1},
 		{"RTT fell 24 → 23 ms: not re-tried", false, 205, every5(step(100, 24, 23)), 0},
 		{"RTT rose 24 → 40 ms: its re-probe waits from the rise", false, stretched * 105 / 100, every5(step(stretched/10, 24, 40)), 0},
@@ -280,7 +284,7 @@ func TestAdaptiveProbes(t *testing.T) {
 			if r == 9 {
 				return inf, true
 			}
-			return 24, r%5 == 4
+			return 16, r%5 == 4
 		}, 1},
 		{"few probes: a big fall is seen at the second", false, 12, at(map[int]float64{3: 24, 11: 8}), 1},
 		{"few probes: a jittery path's ordinary low probe is no fall", false, 12, at(map[int]float64{3: 24, 11: 20}), 0},
@@ -308,6 +312,93 @@ func TestAdaptiveProbes(t *testing.T) {
 			}
 			if got := choose(t, s); got != tc.want {
 				t.Errorf("chose %d after %d rounds, want %d (bound %d)", got, tc.n, tc.want, bound)
+			}
+		})
+	}
+}
+
+// TestAdaptiveFallenProbeAsksOneTry: a probe whose RTT fell asks for one
+// try of the idle path; the path's task samples are forgotten only if that
+// try's time fell too, so a probe that was only jitter costs one request,
+// not a path learned again from scratch.
+func TestAdaptiveFallenProbeAsksOneTry(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		try      float64 // the time of the try the fall asks for, and of path 1's probes after
+		kept     int     // path 1's task samples after the try
+		min, max int     // path 1's tries in the next 200 rounds
+	}{
+		{"the try confirms the fall: path 1 carries on", 8, 1, 195, 200},
+		{"the try does not: path 1 rests again", 24, 51, 0, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := mustNew(t, Default(), 1)
+			addPaths(t, s, 0, 1)
+			for i := range 50 {
+				observe(t, s, 1, 24*(1+0.01*float64(i%2*2-1)))
+			}
+			po := s.(ProbeObserver)
+			for r := range 100 {
+				observe(t, s, 0, 20*(1+0.01*float64(r%2*2-1)))
+				if r%5 == 4 {
+					po.ObserveProbe(1, 24)
+				}
+			}
+			po.ObserveProbe(1, 8)
+			if got := choose(t, s); got != 1 {
+				t.Fatalf("after a fallen probe chose %d, want 1", got)
+			}
+			observe(t, s, 1, tc.try)
+			if n := s.(*adaptive).paths[1].n(); n != tc.kept {
+				t.Errorf("path 1 keeps %d task samples after its try, want %d", n, tc.kept)
+			}
+			tries := 0
+			for r := range 200 {
+				p := choose(t, s)
+				if p == 1 {
+					tries++
+					observe(t, s, 1, tc.try*(1+0.01*float64(r%2*2-1)))
+				} else {
+					observe(t, s, 0, 20*(1+0.01*float64(r%2*2-1)))
+					if r%5 == 4 {
+						po.ObserveProbe(1, tc.try)
+					}
+				}
+			}
+			if tries < tc.min || tries > tc.max {
+				t.Errorf("path 1 was tried %d times in 200 rounds after its try, want %d–%d", tries, tc.min, tc.max)
+			}
+		})
+	}
+}
+
+// TestAdaptiveProbeFloorGatesNewPaths: a path added with no task sample is
+// tried first — unless its probes already show a round trip above what
+// the current path's tasks take (it cannot be better); a probed path
+// whose RTT is low is tried.
+func TestAdaptiveProbeFloorGatesNewPaths(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		rtt  float64
+		want PathID
+	}{
+		{"probes at 40 ms beside tasks of 20 ms: not tried", 40, 0},
+		{"probes at 5 ms: tried", 5, 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := mustNew(t, Default(), 1)
+			addPaths(t, s, 0, 1)
+			for r := range 100 {
+				observe(t, s, 1, 30*(1+0.01*float64(r%2*2-1)))
+				observe(t, s, 0, 20*(1+0.01*float64(r%2*2-1)))
+			}
+			addPaths(t, s, 2)
+			po := s.(ProbeObserver)
+			for range 3 {
+				po.ObserveProbe(2, tc.rtt)
+			}
+			if got := choose(t, s); got != tc.want {
+				t.Errorf("chose %d, want %d", got, tc.want)
 			}
 		})
 	}
