@@ -47,8 +47,9 @@ const (
 	// pokeWaits is how many PTOs a poke's ACK may take before the path
 	// counts as stalled: one for the ACK itself, and one for a lost poke
 	// or a lost ACK of it — quic-go sends a probe packet one PTO after
-	// the poke, and that probe's ACK comes within one more PTO (RFC
-	// 9002 §6.2.4: a probe elicits an ACK at once).
+	// the poke (RFC 9002 §6.2.4), and that probe's ACK comes within one
+	// more PTO (a round trip and at most max_ack_delay; at once when the
+	// poke was lost and the probe arrives after a gap, RFC 9000 §13.2.1).
 	pokeWaits = 2
 	// pokeShare: the poke goes out after max(floor/pokeShare, one PTO)
 	// of silence. Sooner than a PTO it proves nothing a request's own
