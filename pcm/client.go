@@ -75,12 +75,13 @@ type Config struct {
 	MaxPaths int
 	// ProbeTimeout bounds a path validation (default 1 s).
 	ProbeTimeout time.Duration
-	// StallTimeout is the floor of the stall timeout: how long the
-	// connection may receive nothing while a request waits before its
-	// path counts as failed, the connection moves to the best live path
-	// and the requests that can be replayed are retried there (default
-	// DefaultStallTimeout; stallRTTs × the smoothed RTT when that is
-	// larger; pcm/stall.go says why).
+	// StallTimeout is the floor of the stall timeout: the least time
+	// the server may acknowledge nothing new while a request waits before
+	// its path counts as failed, the connection moves to the best live
+	// path and the requests that can be replayed are retried there
+	// (default DefaultStallTimeout). On slower paths the stall waits
+	// longer: for a poke's ACK, two probe timeouts (pcm/stall.go says
+	// why).
 	StallTimeout time.Duration
 	// DownBackoff is how long a failed path rests before it is tried again
 	// (default 2 s, doubling while it keeps failing, at most 1 min).

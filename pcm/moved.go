@@ -5,6 +5,7 @@ import (
 	"net/netip"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/quic-go/quic-go"
 	"github.com/quic-go/quic-go/qlog"
@@ -60,6 +61,9 @@ type moveWatch struct {
 	// client whose new path is dead.
 	acks         atomic.Uint64
 	largestAcked int64 // under mu; -1 before any
+	// maxAckDelay is the server's max_ack_delay transport parameter
+	// (0 until it arrives): the detector's waits include it.
+	maxAckDelay atomic.Int64
 }
 
 // notSent marks a watched stream whose first packet has not left yet.
@@ -152,6 +156,10 @@ func (w *moveWatch) record(e qlogwriter.Event) {
 		}
 	case qlog.PacketReceived:
 		w.received(e)
+	case qlog.ParametersSet:
+		if e.Initiator == qlog.InitiatorRemote {
+			w.maxAckDelay.Store(int64(e.MaxAckDelay))
+		}
 	case qlog.PacketSent:
 		w.mu.Lock()
 		defer w.mu.Unlock()
@@ -211,6 +219,15 @@ func (w *moveWatch) ackedUpTo(largest int64) {
 		w.largestAcked = largest
 		w.acks.Add(1)
 	}
+}
+
+// peerMaxAckDelay is the server's max_ack_delay, or the default when it
+// is not known (nil-safe: rebind mode has no watch).
+func (w *moveWatch) peerMaxAckDelay() time.Duration {
+	if w == nil || w.maxAckDelay.Load() == 0 {
+		return defaultMaxAckDelay
+	}
+	return time.Duration(w.maxAckDelay.Load())
 }
 
 // cmpAddr is the first valid of an IPv4 and an IPv6 address.

@@ -10,13 +10,14 @@ import (
 )
 
 // The stall detector: one per Client, for Get, GetOn and RoundTrip alike.
-// A path has stalled when the server has acknowledged nothing new for the
-// stall timeout — max(stallRTTs × smoothed RTT, Config.StallTimeout) —
-// while some request waited on the network (a flight, or a hold behind
-// another's switch). The detector then marks the path down, cancels the
-// flights on it (PathStalledError), and moves the connection to the best
-// live path; the flights' owners retry what can be replayed there
-// (Client.RoundTrip, GetOn) and fail the rest.
+// A path has stalled when the server has acknowledged nothing new while
+// some request waited on the network (a flight, or a hold behind
+// another's switch) for at least Config.StallTimeout, and a poke (below)
+// sent in that silence has gone unacknowledged for pokeWaits probe
+// timeouts. The detector then marks the path down, cancels the flights on
+// it (PathStalledError), and moves the connection to the best live path;
+// the flights' owners retry what can be replayed there (Client.RoundTrip,
+// GetOn) and fail the rest.
 //
 // "Acknowledged nothing new" (Client.heard): no ACK of a packet newer than
 // those acknowledged before. Received packets are no evidence: a server
@@ -24,19 +25,42 @@ import (
 // retransmitting down the old one, at growing intervals, for seconds. A
 // downloading client's ACKs carry a PING every 20 packets (quic-go), so a
 // transfer is acknowledged as it goes. A healthy path whose server is slow
-// to answer (a handler that thinks for seconds) is silent too, so after
-// half the stall timeout of silence the detector pokes the server (poke):
-// it sends a packet the server must acknowledge, and the ACK comes only
-// through a path that works.
+// to answer (a handler that thinks for seconds) is silent too, so after a
+// silence of pokeAfter the detector pokes the server (poke): it sends a
+// packet the server must acknowledge, and the ACK comes only through a
+// path that works. The stall is declared on what the poke proves, not on
+// a multiple of the RTT: its ACK is late by more than a lost packet
+// explains. The waits follow the connection's own RTT estimates, so a
+// queue that inflates the RTT, or jitter, stretches them as it stretches
+// quic-go's own loss recovery.
 // An idle connection is never poked, so it still ends at its idle timeout
 // as http3.Transport's does.
+//
+// pto is RFC 9002's probe timeout (§6.2.1): SRTT + max(4 RTTVAR, 1 ms) +
+// the peer's max_ack_delay, the time a sender gives a packet's ACK before
+// it concludes that the packet or its ACK was lost. Just after a move
+// quic-go reports its initial guess (100 ms, no variance) until the new
+// path's first ACK: on a path slower than about 600 ms a request
+// waiting in its first round trip could count as a stall (8 × SRTT had
+// that limit at 800 ms).
 const (
-	// stallRTTs is k in k × SRTT. quic-go's keep-alive PING leaves after
-	// max(KeepAlivePeriod, 1.5 PTO) of silence, a PTO being about
-	// SRTT + 4 RTTVAR + the peer's ack delay (≈ 3 SRTT on a jittery path),
-	// and its ACK takes one more round trip: a healthy path can be silent
-	// for ≈ 5.5 SRTT. Eight leaves room for jitter on top.
-	stallRTTs = 8
+	// pokeWaits is how many PTOs a poke's ACK may take before the path
+	// counts as stalled: one for the ACK itself, and one for a lost poke
+	// or a lost ACK of it — quic-go sends a probe packet one PTO after
+	// the poke (RFC 9002 §6.2.4), and that probe's ACK comes within one
+	// more PTO (a round trip and at most max_ack_delay; at once when the
+	// poke was lost and the probe arrives after a gap, RFC 9000 §13.2.1).
+	pokeWaits = 2
+	// pokeShare: the poke goes out after max(floor/pokeShare, one PTO)
+	// of silence. Sooner than a PTO it proves nothing a request's own
+	// packets would not: the silence runs from the later of the last new
+	// ACK and the request's start, and any packet sent then is
+	// acknowledged within a PTO on a working path. The floor's half keeps
+	// a slow server on a fast path poked at most every 250 ms (a packet
+	// each way), and still leaves the other half of the floor for the
+	// poke's ACK (two PTOs of a path under about 60 ms), so on such paths
+	// the stall comes at the floor, as before.
+	pokeShare = 2
 	// stallTicks is how often per stall timeout floor the detector
 	// looks: the silence is counted from the tick that last saw an ACK,
 	// so a stall is found up to two ticks late, and an idle client costs
@@ -47,20 +71,20 @@ const (
 	// (TestTwoCutsOnSlowPaths): whether the first failover's replays land
 	// before the second cut turns on tens of milliseconds there.
 	stallTicks = 10
-	// pokeShare: the poke goes out after 1/pokeShare of the stall
-	// timeout, leaving the other half for its ACK — one round trip plus the
-	// server's ack delay (25 ms by default, RFC 9000 §18.2), well within
-	// half of max(8 SRTT, floor) — and for a retransmission after one PTO
-	// if the poke itself is lost.
-	pokeShare = 2
 )
 
-// DefaultStallTimeout is Config.StallTimeout's default, the floor of the
-// stall timeout where 8 × SRTT is shorter (paths under 62 ms). Half a
-// second: the poke leaves after 250 ms, and its ACK takes one round trip
-// plus the server's ack delay (25 ms by default), or one PTO more if the
-// poke is lost — under 500 ms on such paths. A whole second made two cuts
-// 2 s apart cost a request over 4 s on paths of 121 / 39 / 106 ms: the
+// defaultMaxAckDelay is the peer's max_ack_delay when it announced none
+// (RFC 9000 §18.2) or the client cannot see it (rebind mode has no qlog
+// watch to read the transport parameters from).
+const defaultMaxAckDelay = 25 * time.Millisecond
+
+// DefaultStallTimeout is Config.StallTimeout's default, the least silence
+// that counts as a stall; on paths under about 60 ms the poke's wait
+// (pokeWaits PTOs) ends sooner, and the floor decides. Half a second: the
+// poke leaves after 250 ms, and its ACK takes one round trip plus the
+// server's ack delay (25 ms by default), or one PTO more if the poke is
+// lost — under 500 ms on such paths. A whole second made two cuts 2 s
+// apart cost a request over 4 s on paths of 121 / 39 / 106 ms: the
 // requests replayed after the first failover had not all landed on the
 // 106 ms path's fresh congestion window when the second cut came, and
 // waited out a second stall (TestTwoCutsOnSlowPaths).
@@ -106,9 +130,23 @@ func (f *flight) stalled() *PathStalledError {
 	return nil
 }
 
-// stallTimeout is the silence after which a path with flights stalls.
+// stallWaits are the detector's two waits, from the connection's RTT
+// estimates now: the silence after which it pokes, and how long the
+// poke's ACK may then take.
+type stallWaits struct{ pokeAfter, ackWait time.Duration }
+
+func (c *Client) stallWaits() stallWaits {
+	s := c.s()
+	st := s.conn.ConnectionStats()
+	pto := st.SmoothedRTT + max(4*st.MeanDeviation, time.Millisecond) + s.moves.peerMaxAckDelay()
+	return stallWaits{pokeAfter: max(c.cfg.StallTimeout/pokeShare, pto), ackWait: pokeWaits * pto}
+}
+
+// stallTimeout is the silence after which a path with flights stalls
+// when the poke went out on time.
 func (c *Client) stallTimeout() time.Duration {
-	return max(c.cfg.StallTimeout, stallRTTs*c.s().conn.ConnectionStats().SmoothedRTT)
+	w := c.stallWaits()
+	return max(c.cfg.StallTimeout, w.pokeAfter+w.ackWait)
 }
 
 // takeOffLocked registers a flight on the active path, under c.mu; ctx is the
@@ -163,15 +201,15 @@ func (c *Client) resume(f *flight) {
 }
 
 // detectStalls runs for the connection's life and fails over a path that
-// stalls. It reads received-packet counts, not per-request progress: any
-// packet shows the path alive.
+// stalls. It reads counts of new ACKs, not per-request progress: any new
+// ACK shows the path alive.
 func (c *Client) detectStalls() {
 	tick := time.NewTicker(c.cfg.StallTimeout / stallTicks)
 	defer tick.Stop()
 	done := c.life.Done()
 	var seen uint64
 	quiet := time.Now()
-	poked := false
+	var pokedAt time.Time // zero: no poke since the last new ACK
 	for {
 		select {
 		case <-done:
@@ -181,18 +219,20 @@ func (c *Client) detectStalls() {
 		c.reviveRested()
 		now := time.Now()
 		if rx := c.heard(); rx != seen {
-			seen, quiet, poked = rx, now, false
+			seen, quiet, pokedAt = rx, now, time.Time{}
 			continue
 		}
 		silence := c.silence(now, quiet)
-		stall := c.stallTimeout()
+		w := c.stallWaits()
 		switch {
-		case silence >= stall:
-			c.failStalled(c.Active(), stall)
-			quiet, poked = time.Now(), false
-		case silence >= stall/pokeShare && !poked:
-			c.poke()
-			poked = true
+		case pokedAt.IsZero():
+			if silence >= w.pokeAfter {
+				c.poke()
+				pokedAt = now
+			}
+		case silence >= c.cfg.StallTimeout && now.Sub(pokedAt) >= w.ackWait:
+			c.failStalled(c.Active(), silence)
+			quiet, pokedAt = time.Now(), time.Time{}
 		}
 	}
 }
@@ -217,8 +257,10 @@ const reservedStreamType = 0x21
 // reserved type, which the server acknowledges (and drops). It costs one
 // of the server's unidirectional stream credits, returned when the stream
 // is done, and a packet each way; a connection out of credits is not
-// poked (OpenUniStream, not OpenUniStreamSync), and the stall is then
-// found without it.
+// poked (OpenUniStream, not OpenUniStreamSync), and the detector then
+// waits for the ACKs of the requests' own packets as it would for the
+// poke's. That takes the credits of about a hundred pokes unanswered (a
+// quic-go server grants 100 streams, HTTP/3 uses three): a dead path.
 func (c *Client) poke() {
 	s, err := c.s().conn.OpenUniStream()
 	if err != nil {
