@@ -667,7 +667,7 @@ func (c *Client) GetOn(ctx context.Context, p int, target string, w io.Writer) (
 		res.Path, res.PathName, res.StreamID, res.Status = r.Path, r.PathName, r.StreamID, r.Status
 		res.End, res.TotalBytes, res.Carrier = r.End, received, r.Carrier
 		res.Start, res.Chosen = start, p
-		if err == nil {
+		if err == nil || (f.stalled() != nil && whole(st, received)) {
 			res.Switched, res.Failovers = switched, attempt
 			return res, nil
 		}
@@ -676,6 +676,15 @@ func (c *Client) GetOn(ctx context.Context, p int, target string, w io.Writer) (
 		}
 		c.cfg.Logf("pcm: stream %d: %v; resuming from byte %d", r.StreamID, err, received)
 	}
+}
+
+// whole says that a download whose path stalled had already received all
+// of its declared length: the path died between the body's last byte and
+// the stream's end. Asking for the rest would ask for nothing (a Range
+// from the end, which servers refuse with 416), so the download is
+// complete. A length the server never declared is never assumed.
+func whole(st *resume.State, received int64) bool {
+	return st != nil && st.Total >= 0 && received == st.Total
 }
 
 // copyBufs recycles the response copy buffers: requests are small and many.

@@ -526,14 +526,16 @@ func (b *measuredBody) wroteHeaders() {
 
 func (b *measuredBody) Read(p []byte) (int, error) {
 	n, err := b.read(p)
+	b.res.TotalBytes += int64(n) // before a resume, which asks for the bytes after these
 	if ps := b.f.stalled(); ps != nil && err != nil && !b.resumed {
 		err = ps
-		if body, rerr := b.resumeAfter(ps); rerr == nil {
+		if b.req != nil && whole(&b.st, b.res.TotalBytes) {
+			err = io.EOF
+		} else if body, rerr := b.resumeAfter(ps); rerr == nil {
 			b.ReadCloser, b.resumed, err = body, true, nil
 			b.res.Failovers++
 		}
 	}
-	b.res.TotalBytes += int64(n)
 	if errors.Is(err, io.EOF) {
 		b.done()
 	}
