@@ -69,7 +69,8 @@ func agentExperiment(ctx context.Context, args []string) error {
 	repeat := fs.Int("repeat", 0, "aggregate: runs of every mode (seeds --seed, --seed+1, …), then the mean per mode (default 1)")
 	withMPTCP := fs.Bool("mptcp", false, "aggregate, stripe, matrix: add the kernel MPTCP baseline (root lab, emu/lab; skipped with a note when unavailable)")
 	mptcpCC := fs.String("mptcp-cc", "", "aggregate, stripe, matrix with --mptcp: kernel MPTCP's TCP congestion control, e.g. cubic (default: the host's)")
-	withTCP := fs.Bool("tcp", false, "handshake: add direct HTTPS over TCP (root lab, emu/lab)")
+	withTCP := fs.Bool("tcp", false, "handshake, loss: add direct HTTPS over TCP (root lab, emu/lab)")
+	tcpCC := fs.String("tcp-cc", "", "loss with --tcp: the HTTPS comparator's TCP congestion control, e.g. cubic (default: the spec's)")
 	verbose := fs.Bool("v", false, "log the agent's events to stderr")
 	name, err := parseWithOperand(fs, args, "experiment name ("+strings.Join(agentrunner.Names, ", ")+")")
 	if err != nil {
@@ -112,6 +113,7 @@ func agentExperiment(ctx context.Context, args []string) error {
 		"size": func() { p.SizeBytes = *hsSize }, "rounds": func() { p.Rounds = *rounds },
 		"conns-per-path": func() { p.ConnsPerPath = *lanes }, "repeat": func() { p.Repeat = *repeat },
 		"mptcp": func() { p.MPTCP = *withMPTCP }, "tcp": func() { p.TCP = *withTCP }, "mptcp-cc": func() { p.MPTCPCC = *mptcpCC },
+		"tcp-cc": func() { p.TCPCC = *tcpCC },
 	} {
 		if set[flagName] {
 			apply()
