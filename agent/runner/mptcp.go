@@ -326,11 +326,11 @@ func setCongestion(cc string) func(network, address string, rc syscall.RawConn) 
 	}
 }
 
-// congestionControl is the TCP congestion control of ln's socket
-// (getsockopt TCP_CONGESTION), "" where the platform or socket will not
-// say.
-func congestionControl(ln net.Listener) string {
-	sc, ok := ln.(syscall.Conn)
+// congestionControl is the TCP congestion control of s's socket (a
+// listener or a connection; getsockopt TCP_CONGESTION), "" where the
+// platform or socket will not say.
+func congestionControl(s any) string {
+	sc, ok := s.(syscall.Conn)
 	if !ok {
 		return ""
 	}
