@@ -56,24 +56,14 @@ func RunHandshake(ctx context.Context, cfg HandshakeConfig) ([]HandshakeRow, err
 	if cfg.Rounds < 1 {
 		cfg.Rounds = 1
 	}
-	name := cfg.Path
-	if name == "" {
-		name = sc.Paths[0].Name
-	}
-	one := *sc
-	one.Paths = nil
-	for _, p := range sc.Paths {
-		if p.Name == name {
-			one.Paths = append(one.Paths, p)
-		}
-	}
-	if len(one.Paths) == 0 {
-		return nil, fmt.Errorf("no path %q in scenario %s", name, sc.Name)
+	one, err := onePath(sc, cfg.Path)
+	if err != nil {
+		return nil, err
 	}
 	rtt := one.Paths[0].Up.DelayMs + one.Paths[0].Down.DelayMs
 
 	// Through the agent: its connection is up before the app asks.
-	e, err := newEnv(ctx, envConfig{Scenario: &one, Seed: cfg.Seed, Log: cfg.Log})
+	e, err := newEnv(ctx, envConfig{Scenario: one, Seed: cfg.Seed, Log: cfg.Log})
 	if err != nil {
 		return nil, err
 	}
@@ -89,7 +79,7 @@ func RunHandshake(ctx context.Context, cfg HandshakeConfig) ([]HandshakeRow, err
 	e.Close()
 
 	// Direct HTTP/3.
-	cold, warm, err := directH3(ctx, &one, cfg)
+	cold, warm, err := directH3(ctx, one, cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -103,7 +93,7 @@ func RunHandshake(ctx context.Context, cfg HandshakeConfig) ([]HandshakeRow, err
 		row("direct HTTP/3, warm (request only)", warm),
 	}
 	if cfg.TCP {
-		t, err := directHTTPS(ctx, &one, cfg)
+		t, err := directHTTPS(ctx, one, cfg)
 		if err != nil {
 			return out, err
 		}
@@ -112,6 +102,25 @@ func RunHandshake(ctx context.Context, cfg HandshakeConfig) ([]HandshakeRow, err
 			row("direct HTTPS/1.1, TCP + TLS 1.2 (lab), cold (TCP + TLS + request)", t.cold12))
 	}
 	return out, nil
+}
+
+// onePath is sc with only the path called name ("": the first), the
+// scenario of the experiments that measure one path alone.
+func onePath(sc *scenario.Scenario, name string) (*scenario.Scenario, error) {
+	if name == "" {
+		name = sc.Paths[0].Name
+	}
+	one := *sc
+	one.Paths = nil
+	for _, p := range sc.Paths {
+		if p.Name == name {
+			one.Paths = append(one.Paths, p)
+		}
+	}
+	if len(one.Paths) == 0 {
+		return nil, fmt.Errorf("no path %q in scenario %s", name, sc.Name)
+	}
+	return &one, nil
 }
 
 func directH3(ctx context.Context, sc *scenario.Scenario, cfg HandshakeConfig) (cold, warm []time.Duration, err error) {

@@ -3,9 +3,12 @@ package runner
 import (
 	"context"
 	"crypto/tls"
+	"errors"
 	"fmt"
 	"net"
+	"net/http"
 	"net/http/httptest"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -67,4 +70,79 @@ func TestHTTPSClient(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestHTTPSCongestion checks what experiment 2's comparator table names:
+// on loopback, a listener pinned to a congestion control other than the
+// host's default hands it to the connection it accepts, congestionControl
+// reads it back, the TLS 1.2 client fetches a transfer-sized object intact
+// over it, and a name the kernel does not know fails with one line naming
+// it.
+func TestHTTPSCongestion(t *testing.T) {
+	cc := otherCongestion(t)
+	pair, err := selfsigned.New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	lc := net.ListenConfig{Control: setCongestion(cc)}
+	ln, err := lc.Listen(context.Background(), "tcp4", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := congestionControl(ln); got != cc {
+		t.Fatalf("listener runs %q, want %q", got, cc)
+	}
+	accepted := make(chan string, 1)
+	srv := httptest.NewUnstartedServer(origin.Handler(nil))
+	srv.Listener.Close()
+	srv.Listener = ln
+	srv.Config.ConnState = func(c net.Conn, s http.ConnState) {
+		if s == http.StateNew {
+			accepted <- congestionControl(c.(*tls.Conn).NetConn())
+		}
+	}
+	srv.TLS = &tls.Config{Certificates: []tls.Certificate{pair.Cert}}
+	srv.StartTLS()
+	defer srv.Close()
+	const size = 1_000_000
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	h := httpsClient{Target: fmt.Sprintf("https://localhost:%d/bytes/%d", ln.Addr().(*net.TCPAddr).Port, size),
+		Size: size, Pool: pair.Pool, Version: tls.VersionTLS12,
+		Dial: func(ctx context.Context, _, _ string) (net.Conn, error) {
+			var d net.Dialer
+			return d.DialContext(ctx, "tcp", ln.Addr().String())
+		}}
+	if _, err := h.round(ctx, 1); err != nil {
+		t.Fatal(err)
+	}
+	if got := <-accepted; got != cc {
+		t.Errorf("accepted connection runs %q, want the listener's %q", got, cc)
+	}
+	bad := net.ListenConfig{Control: setCongestion("nosuchcc")}
+	if ln, err := bad.Listen(context.Background(), "tcp4", "127.0.0.1:0"); err == nil {
+		ln.Close()
+		t.Error("an unknown congestion control was accepted")
+	} else if !strings.Contains(err.Error(), `"nosuchcc"`) {
+		t.Errorf("error %v does not name the congestion control", err)
+	}
+}
+
+// otherCongestion is an available TCP congestion control that is not the
+// host's default, so that the test sees the pin take effect; it skips
+// where the kernel offers only one.
+func otherCongestion(t *testing.T) string {
+	t.Helper()
+	def, err1 := os.ReadFile("/proc/sys/net/ipv4/tcp_congestion_control")
+	avail, err2 := os.ReadFile("/proc/sys/net/ipv4/tcp_available_congestion_control")
+	if err := errors.Join(err1, err2); err != nil {
+		t.Skipf("no Linux TCP congestion control: %v", err)
+	}
+	for _, cc := range strings.Fields(string(avail)) {
+		if cc != strings.TrimSpace(string(def)) {
+			return cc
+		}
+	}
+	t.Skipf("the kernel offers only %s", avail)
+	return ""
 }

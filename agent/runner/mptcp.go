@@ -147,66 +147,107 @@ type httpsTimes struct {
 }
 
 // directHTTPS is experiment 1's TCP baseline: HTTPS/1.1 over TCP to
-// origin's /bytes over the scenario's single path in the root lab, so TCP
-// meets the same one-way delays as the relay gives the QUIC rows. Each
-// round opens a fresh TCP connection with a fresh TLS client (no session
-// cache, so every handshake is a full one): cold is dial + handshakes +
-// request, warm a second request on the same connection; TLS 1.3 rounds
-// first, then TLS 1.2 (crypto/tls has no False Start, so a TLS 1.2 client
-// waits for the server's Finished before it sends the request).
+// origin's /bytes over the scenario's single path in the root lab (see
+// labHTTPS), so TCP meets the same one-way delays as the relay gives the
+// QUIC rows. Each round opens a fresh TCP connection with a fresh TLS
+// client (no session cache, so every handshake is a full one): cold is
+// dial + handshakes + request, warm a second request on the same
+// connection; TLS 1.3 rounds first, then TLS 1.2 (crypto/tls has no False
+// Start, so a TLS 1.2 client waits for the server's Finished before it
+// sends the request).
 func directHTTPS(ctx context.Context, sc *scenario.Scenario, cfg HandshakeConfig) (httpsTimes, error) {
 	var out httpsTimes
-	if err := lab.Available(); err != nil {
-		return out, fmt.Errorf("%w: %v", ErrNoMPTCP, err)
-	}
-	l, err := lab.Up(lab.Config{Name: LabName, Scenario: sc, Seed: cfg.Seed})
-	if err != nil {
-		return out, fmt.Errorf("%w: lab: %v", ErrNoMPTCP, err)
-	}
-	defer l.Close()
-	pair, err := selfsigned.New()
+	h, err := startLabHTTPS(ctx, sc, cfg.Seed, "")
 	if err != nil {
 		return out, err
 	}
-	var ln net.Listener
-	if err := l.InServer(func() (err error) {
-		ln, err = net.Listen("tcp4", netip.AddrPortFrom(lab.ServerAddr, 0).String())
-		return err
-	}); err != nil {
-		return out, err
-	}
-	srv := &http.Server{Handler: origin.Handler(nil), ReadHeaderTimeout: 5 * time.Second,
-		TLSConfig: &tls.Config{Certificates: []tls.Certificate{pair.Cert}}}
-	go srv.ServeTLS(ln, "", "")
-	defer srv.Close()
-	dst := ln.Addr().String()
-	dial := func(ctx context.Context, _, _ string) (c net.Conn, err error) {
-		err = l.InClient(func() error {
-			d := net.Dialer{Timeout: 5 * time.Second}
-			c, err = d.DialContext(ctx, "tcp4", dst)
-			return err
-		})
-		return c, err
-	}
-	h := httpsClient{Target: fmt.Sprintf("https://localhost:%d/bytes/%d", ln.Addr().(*net.TCPAddr).Port, cfg.Size),
-		Size: cfg.Size, Pool: pair.Pool, Dial: dial}
+	defer h.Close()
 	for range cfg.Rounds {
-		h.Version = tls.VersionTLS13
-		ds, err := h.round(ctx, 2)
+		ds, err := h.client(cfg.Size, tls.VersionTLS13).round(ctx, 2)
 		if err != nil {
 			return out, err
 		}
 		out.cold13, out.warm13 = append(out.cold13, ds[0]), append(out.warm13, ds[1])
 	}
 	for range cfg.Rounds {
-		h.Version = tls.VersionTLS12
-		ds, err := h.round(ctx, 1)
+		ds, err := h.client(cfg.Size, tls.VersionTLS12).round(ctx, 1)
 		if err != nil {
 			return out, err
 		}
 		out.cold12 = append(out.cold12, ds[0])
 	}
 	return out, nil
+}
+
+// labHTTPS is end-to-end HTTPS in the root lab (emu/lab): origin's handler
+// behind TLS on a TCP listener in the server namespace, reached from the
+// client namespace across the lab's emulator, whose engine applies the
+// scenario's delays, rate, queue and loss the way the relay does for the
+// QUIC rows (both are emu.Engine over internal/linkmodel; the lab counts
+// whole IP packets against the rate, the relay UDP payloads). Experiment 1
+// (directHTTPS) and experiment 2's comparator (lossHTTPS) share it.
+type labHTTPS struct {
+	lab  *lab.Lab
+	srv  *http.Server
+	pool *x509.CertPool
+	dst  string // the listener's address in the server namespace
+	port int
+	cc   string // the server socket's congestion control, as the kernel names it
+}
+
+// startLabHTTPS brings up the lab over sc with seed and the HTTPS server
+// with TCP congestion control cc ("": the host's default, which the lab's
+// namespaces inherit). It fails with an error wrapping ErrNoMPTCP where
+// the lab cannot run.
+func startLabHTTPS(ctx context.Context, sc *scenario.Scenario, seed uint64, cc string) (*labHTTPS, error) {
+	if err := lab.Available(); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrNoMPTCP, err)
+	}
+	l, err := lab.Up(lab.Config{Name: LabName, Scenario: sc, Seed: seed})
+	if err != nil {
+		return nil, fmt.Errorf("%w: lab: %v", ErrNoMPTCP, err)
+	}
+	pair, err := selfsigned.New()
+	if err != nil {
+		l.Close()
+		return nil, err
+	}
+	var ln net.Listener
+	if err := l.InServer(func() (err error) {
+		lc := net.ListenConfig{Control: setCongestion(cc)}
+		ln, err = lc.Listen(ctx, "tcp4", netip.AddrPortFrom(lab.ServerAddr, 0).String())
+		return err
+	}); err != nil {
+		l.Close()
+		return nil, err
+	}
+	h := &labHTTPS{lab: l, pool: pair.Pool, dst: ln.Addr().String(), port: ln.Addr().(*net.TCPAddr).Port,
+		cc: congestionControl(ln), // accepted connections inherit the listener's
+		srv: &http.Server{Handler: origin.Handler(nil), ReadHeaderTimeout: 5 * time.Second,
+			TLSConfig: &tls.Config{Certificates: []tls.Certificate{pair.Cert}}}}
+	go h.srv.ServeTLS(ln, "", "")
+	return h, nil
+}
+
+// client fetches size bytes over a fresh connection per round that must
+// negotiate TLS version, dialled from the lab's client namespace.
+func (h *labHTTPS) client(size int64, version uint16) httpsClient {
+	dial := func(ctx context.Context, _, _ string) (c net.Conn, err error) {
+		err = h.lab.InClient(func() error {
+			d := net.Dialer{Timeout: 5 * time.Second}
+			c, err = d.DialContext(ctx, "tcp4", h.dst)
+			return err
+		})
+		return c, err
+	}
+	return httpsClient{Target: fmt.Sprintf("https://localhost:%d/bytes/%d", h.port, size),
+		Size: size, Pool: h.pool, Version: version, Dial: dial}
+}
+
+// Close stops the server and takes the lab down.
+func (h *labHTTPS) Close() {
+	h.srv.Close()
+	h.lab.Close()
 }
 
 // httpsClient fetches Target (Size bytes of origin's pattern) over HTTPS/1.1,
@@ -285,11 +326,11 @@ func setCongestion(cc string) func(network, address string, rc syscall.RawConn) 
 	}
 }
 
-// congestionControl is the TCP congestion control of ln's socket
-// (getsockopt TCP_CONGESTION), "" where the platform or socket will not
-// say.
-func congestionControl(ln net.Listener) string {
-	sc, ok := ln.(syscall.Conn)
+// congestionControl is the TCP congestion control of s's socket (a
+// listener or a connection; getsockopt TCP_CONGESTION), "" where the
+// platform or socket will not say.
+func congestionControl(s any) string {
+	sc, ok := s.(syscall.Conn)
 	if !ok {
 		return ""
 	}

@@ -26,7 +26,7 @@ type experiment struct {
 // run function and a line here.
 var registry = []experiment{
 	{name: "handshake", scale: 1, tcp: true, run: handshakeExperiment},
-	{name: "loss", scale: 0.1, run: lossExperiment},
+	{name: "loss", scale: 0.1, tcp: true, run: lossExperiment},
 	{name: "aggregate", scale: 0.25, mptcp: true, repeat: true, run: aggregateExperiment},
 	{name: "outage", scale: 0.25, run: outageExperiment},
 	{name: "prefetch", scale: 0.25, run: prefetchExperiment},
@@ -101,7 +101,13 @@ func lossExperiment(ctx context.Context, s *Spec, opt workpool.Options, log *slo
 	sizes := []int64{s.bytes(2.5), s.bytes(10)}
 	r.Setting = fmt.Sprintf("%v bytes alone over one path, %d connection(s), loss %v %%", sizes, p.ConnsPerPath, p.LossesPct)
 	rows, err := one(ctx, opt, func(ctx context.Context) ([]LossRow, error) {
-		return RunLoss(ctx, LossConfig{Scenario: sc, Path: p.Pin, Losses: ls, Sizes: sizes, Lanes: p.ConnsPerPath, Seed: s.Seed, Log: log})
+		rows, err := RunLoss(ctx, LossConfig{Scenario: sc, Path: p.Pin, Losses: ls, Sizes: sizes, Lanes: p.ConnsPerPath,
+			TCP: p.TCP, TCPCC: p.TCPCC, Seed: s.Seed, Log: log})
+		if errors.Is(err, ErrNoMPTCP) && len(rows) > 0 {
+			r.Notes = append(r.Notes, fmt.Sprintf("no HTTPS/TCP rows: %v", err))
+			err = nil
+		}
+		return rows, err
 	})
 	if err != nil {
 		return err
@@ -109,7 +115,7 @@ func lossExperiment(ctx context.Context, s *Spec, opt workpool.Options, log *slo
 	r.Rows = rows
 	r.chart = chart{title: fmt.Sprintf("One path, %d connection(s): goodput vs loss", p.ConnsPerPath), y: "goodput (Mbit/s)"}
 	for _, l := range rows {
-		r.chart.bar(fmt.Sprintf("%g %% loss, %d B", l.Loss*100, l.SizeBytes), l.Mbps)
+		r.chart.bar(fmt.Sprintf("%s, %g %% loss, %d B", l.Mode, l.Loss*100, l.SizeBytes), l.Mbps)
 	}
 	return nil
 }

@@ -63,8 +63,8 @@ type Params struct {
 	// Repeat runs aggregate that many times (seeds Seed, Seed+1, …) and
 	// reports the mean per mode (default 1).
 	Repeat int `yaml:"repeat"`
-	// MPTCP adds aggregate's kernel-MPTCP row, TCP handshake's HTTPS/TCP
-	// rows (root lab; skipped with a note where it cannot run).
+	// MPTCP adds aggregate's kernel-MPTCP row, TCP handshake's and loss's
+	// HTTPS/TCP rows (root lab; skipped with a note where it cannot run).
 	MPTCP bool `yaml:"mptcp"`
 	TCP   bool `yaml:"tcp"`
 	// MPTCPCC is the MPTCP baseline's TCP congestion control (reno, cubic,
@@ -72,6 +72,10 @@ type Params struct {
 	// random loss a loss-based one and bbr differ several times over
 	// (agent/DESIGN.md, "The lossy row against kernel MPTCP").
 	MPTCPCC string `yaml:"mptcp_cc"`
+	// TCPCC is the congestion control of loss's HTTPS-over-TCP comparator
+	// (with TCP; "": the host's default). agent-loss pins cubic, Linux's
+	// default, as the stock stack the paper's end-to-end HTTPS ran over.
+	TCPCC string `yaml:"tcp_cc"`
 }
 
 // Load reads and validates an agent experiment file from fsys; its
@@ -187,6 +191,10 @@ func (p *Params) checkOptions(e experiment) error {
 		return fmt.Errorf("agent.mptcp_cc: only with agent.mptcp")
 	case p.MPTCPCC != "" && !ccName.MatchString(p.MPTCPCC):
 		return fmt.Errorf("agent.mptcp_cc: %q is not a congestion control name (1–15 of a-z, 0-9, _)", p.MPTCPCC)
+	case p.TCPCC != "" && (!p.TCP || e.name != "loss"):
+		return fmt.Errorf("agent.tcp_cc: only for loss with agent.tcp")
+	case p.TCPCC != "" && !ccName.MatchString(p.TCPCC):
+		return fmt.Errorf("agent.tcp_cc: %q is not a congestion control name (1–15 of a-z, 0-9, _)", p.TCPCC)
 	}
 	return nil
 }
@@ -294,10 +302,15 @@ func (r *Result) Tables() []results.Table {
 			t.Rows = append(t.Rows, []string{x.Mode, x.CutPath, f0(x.TotalMs), f0(x.AfterCutMs), f0(x.Migrations), f3(x.ResumeGapS), fmt.Sprint(x.Bytes)})
 		}
 	case []LossRow:
-		t.Header = []string{"loss %", "bytes", "ms", "ideal ms", "goodput Mbit/s"}
+		t.Header = []string{"mode", "loss %", "bytes", "ms", "ideal ms", "goodput Mbit/s", "CT ms / this ms"}
 		for _, x := range rows {
-			t.Rows = append(t.Rows, []string{fmt.Sprintf("%g", x.Loss*100), fmt.Sprint(x.SizeBytes), f0(x.Ms), f0(x.IdealMs), f2(x.Mbps)})
+			vs := ""
+			if x.CTOver > 0 {
+				vs = f2(x.CTOver)
+			}
+			t.Rows = append(t.Rows, []string{x.Mode, fmt.Sprintf("%g", x.Loss*100), fmt.Sprint(x.SizeBytes), f0(x.Ms), f0(x.IdealMs), f2(x.Mbps), vs})
 		}
+		t.Note = "HTTPS rows: a fresh TCP connection with TLS 1.2 per download, handshakes included; the CT rows' connection is up before the app asks."
 	case []HandshakeRow:
 		t.Header = []string{"mode", "median ms", "min ms", "path RTT ms"}
 		for _, x := range rows {

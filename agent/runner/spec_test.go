@@ -99,8 +99,12 @@ func TestOptionsByExperiment(t *testing.T) {
 		{"matrix", func(p *Params) { p.MPTCP, p.MPTCPCC = true, "a_name_too_long_" }, "is not a congestion control name"},
 		{"loss", func(p *Params) { p.Repeat = 2 }, "agent.repeat: only aggregate repeats"},
 		{"aggregate", func(p *Params) { p.Repeat = 2 }, ""},
-		{"aggregate", func(p *Params) { p.TCP = true }, "agent.tcp: only for handshake"},
+		{"aggregate", func(p *Params) { p.TCP = true }, "agent.tcp: only for handshake and loss"},
 		{"handshake", func(p *Params) { p.TCP = true }, ""},
+		{"loss", func(p *Params) { p.TCP, p.TCPCC = true, "cubic" }, ""},
+		{"loss", func(p *Params) { p.TCPCC = "cubic" }, "agent.tcp_cc: only for loss with agent.tcp"},
+		{"handshake", func(p *Params) { p.TCP, p.TCPCC = true, "cubic" }, "agent.tcp_cc: only for loss with agent.tcp"},
+		{"loss", func(p *Params) { p.TCP, p.TCPCC = true, "Cubic;" }, `agent.tcp_cc: "Cubic;" is not a congestion control name`},
 		{"nope", func(*Params) {}, `agent.experiment: "nope" is not one of`},
 	}
 	for _, c := range cases {

@@ -34,7 +34,9 @@ Experiments:
              (bytes / summed path rate) / makespan; --repeat N: mean of N
   outage     (exp. 4) a 10 MB download; the path carrying it goes dark at
              --at for --outage: remaining time with and without migration
-  loss       (§V-B1, exp. 2) 2.5 MB and 10 MB over one path at 0/1/2/5 % loss
+  loss       (§V-B1, exp. 2) 2.5 MB and 10 MB over one path at 0/1/2/5 % loss,
+             through the agent and end to end over HTTPS/1.1 with TCP (cubic)
+             + TLS 1.2 in the root lab (the paper's Fig. 3; --tcp=false: agent only)
   prefetch   (exp. 5) a pushed (prefetched) object vs the same size on demand
   stripe     one object striped over the scenario's paths vs its first path
              alone (--mptcp: and kernel MPTCP in the root lab)
@@ -69,7 +71,8 @@ func agentExperiment(ctx context.Context, args []string) error {
 	repeat := fs.Int("repeat", 0, "aggregate: runs of every mode (seeds --seed, --seed+1, …), then the mean per mode (default 1)")
 	withMPTCP := fs.Bool("mptcp", false, "aggregate, stripe, matrix: add the kernel MPTCP baseline (root lab, emu/lab; skipped with a note when unavailable)")
 	mptcpCC := fs.String("mptcp-cc", "", "aggregate, stripe, matrix with --mptcp: kernel MPTCP's TCP congestion control, e.g. cubic (default: the host's)")
-	withTCP := fs.Bool("tcp", false, "handshake: add direct HTTPS over TCP (root lab, emu/lab)")
+	withTCP := fs.Bool("tcp", false, "handshake, loss: add direct HTTPS over TCP (root lab, emu/lab; agent-loss's spec sets it)")
+	tcpCC := fs.String("tcp-cc", "", "loss with --tcp: the HTTPS comparator's TCP congestion control, e.g. cubic (default: the spec's)")
 	verbose := fs.Bool("v", false, "log the agent's events to stderr")
 	name, err := parseWithOperand(fs, args, "experiment name ("+strings.Join(agentrunner.Names, ", ")+")")
 	if err != nil {
@@ -112,6 +115,7 @@ func agentExperiment(ctx context.Context, args []string) error {
 		"size": func() { p.SizeBytes = *hsSize }, "rounds": func() { p.Rounds = *rounds },
 		"conns-per-path": func() { p.ConnsPerPath = *lanes }, "repeat": func() { p.Repeat = *repeat },
 		"mptcp": func() { p.MPTCP = *withMPTCP }, "tcp": func() { p.TCP = *withTCP }, "mptcp-cc": func() { p.MPTCPCC = *mptcpCC },
+		"tcp-cc": func() { p.TCPCC = *tcpCC },
 	} {
 		if set[flagName] {
 			apply()
