@@ -24,10 +24,14 @@ type Summary struct {
 	GoodputStdMbps float64 `json:"goodput_std_mbps"`
 	// Flow completion time quartiles over every flow of every run (s);
 	// flows that did not finish are left out and counted in Unfinished.
-	FCTP25S    float64 `json:"fct_p25_s"`
-	FCTP50S    float64 `json:"fct_p50_s"`
-	FCTP75S    float64 `json:"fct_p75_s"`
-	FCTMeanS   float64 `json:"fct_mean_s"`
+	FCTP25S  float64 `json:"fct_p25_s"`
+	FCTP50S  float64 `json:"fct_p50_s"`
+	FCTP75S  float64 `json:"fct_p75_s"`
+	FCTMeanS float64 `json:"fct_mean_s"`
+	// FCTIQRS is FCTP75S − FCTP25S, the spread a quartile plot shows
+	// (min-FCT Fig. 7 compares the schemes by it); a field of its own so
+	// a claim can read it as one number.
+	FCTIQRS    float64 `json:"fct_iqr_s"`
 	Unfinished int     `json:"unfinished_flows"`
 	// Per-packet (chunk) delivery delay over all runs, ms.
 	DelayP50Ms     float64 `json:"delivery_delay_p50_ms"`
@@ -150,6 +154,7 @@ func (r *Result) Summaries() []Summary {
 		}
 		fq := stats.Quantiles(a.fct, .25, .5, .75)
 		s.FCTP25S, s.FCTP50S, s.FCTP75S = orZero(fq[0]), orZero(fq[1]), orZero(fq[2])
+		s.FCTIQRS = s.FCTP75S - s.FCTP25S
 		s.FCTMeanS = orZero(stats.Mean(a.fct))
 		dq, relErr, err := delayQuantiles(a.runs, .5, .9, .95, .99)
 		if err != nil {
