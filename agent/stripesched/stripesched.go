@@ -235,7 +235,7 @@ func Take(own Path, others []Path, s Stripe) int64 {
 // the other paths have delivered what they owe (their queues, at their
 // summed rate times the stripe's λ), or 0 for the swiftest path: such a
 // piece lies behind bytes the app waits for anyway, so it never holds the
-// app up, and Take lets it past the reorder window (its rule 0), within
+// app up, and Take lets it past the reorder window (the exception to its rule 2), within
 // MaxWindow and the tail rule. Without it a slower path sat idle while
 // the fastest path's queue, sized from a rate estimate that overshot at
 // the start (a 150 Mbit/s path measured at up to 33 MB/s), held the
