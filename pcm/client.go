@@ -270,6 +270,9 @@ type session struct {
 	h3    *http3.ClientConn
 	dial  *quic.Transport // the handshake's socket (default mode)
 	moves *moveWatch      // when a switch took effect; nil in rebind mode
+	// prioritized: a replay has sent an RFC 9218 Priority field on this
+	// connection (priorityField says why that matters).
+	prioritized atomic.Bool
 }
 
 // s is the client's current session.
@@ -648,16 +651,17 @@ func (c *Client) GetOn(ctx context.Context, p int, target string, w io.Writer) (
 	var switched bool
 	var received int64
 	var st *resume.State // set once the first response head has arrived
+	born, urgency := time.Now(), freshUrgency
 	for attempt := 0; ; attempt++ {
 		want := p
 		if attempt > 0 {
 			want = -1 // the stall detector chose the path
 		}
-		active, sw, f := c.begin(ctx, want)
+		active, sw, f := c.begin(ctx, want, born)
 		if attempt == 0 {
 			switched = sw
 		}
-		r, n, err := c.fetch(f, active, target, received, &st, w)
+		r, n, err := c.fetch(f, active, target, received, &st, w, urgency)
 		c.land(f)
 		f.cancel(nil)
 		received += n
@@ -674,6 +678,7 @@ func (c *Client) GetOn(ctx context.Context, p int, target string, w io.Writer) (
 		if f.stalled() == nil || attempt >= c.numPaths() || ctx.Err() != nil || c.Err() != nil {
 			return res, err
 		}
+		urgency = c.replayUrgency(f)
 		c.cfg.Logf("pcm: stream %d: %v; resuming from byte %d", r.StreamID, err, received)
 	}
 }
@@ -691,12 +696,13 @@ func whole(st *resume.State, received int64) bool {
 var copyBufs = sync.Pool{New: func() any { b := make([]byte, 32<<10); return &b }}
 
 // fetch sends one GET on the active path, asking for the bytes from offset
-// on, and copies the body to w. It returns the bytes copied. *st is the
+// on, with the urgency a failover gave it (priorityField), and copies the
+// body to w. It returns the bytes copied. *st is the
 // download's resume state: nil until a response head has arrived, which
 // fetch then records; a later fetch resumes only the same version from
 // exactly offset (internal/resume), so a resource replaced mid-download is
 // an error, never a spliced body.
-func (c *Client) fetch(f *flight, active int, target string, offset int64, st **resume.State, w io.Writer) (res Result, n int64, err error) {
+func (c *Client) fetch(f *flight, active int, target string, offset int64, st **resume.State, w io.Writer, urgency int8) (res Result, n int64, err error) {
 	res = Result{Path: active, PathName: c.pathName(active), Carrier: -1}
 	ctx := f.ctx
 	defer func() {
@@ -712,6 +718,9 @@ func (c *Client) fetch(f *flight, active int, target string, offset int64, st **
 		(*st).Prepare(req.Header, resume.Range{First: offset, Last: -1})
 	}
 	sess := c.s() // the one begin admitted f on: a redial replaces it only after failing f
+	if pr := priorityField(sess, urgency); pr != "" {
+		req.Header.Set("Priority", pr)
+	}
 	str, err := sess.h3.OpenRequestStream(ctx)
 	if err != nil {
 		return res, 0, err
