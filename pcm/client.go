@@ -235,6 +235,9 @@ type Client struct {
 	// whose probe times out would hide a stall of the active path for the
 	// probe's length and add it to the held requests' failover.
 	holds map[*hold]struct{}
+	// watch wakes the stall detector when it sleeps (detectStalls): a
+	// flight, a hold or a path down gives it something to watch.
+	watch chan struct{}
 	// migration is false when the server forbade it or AddPath failed:
 	// the client then stays where it is.
 	migration bool
@@ -317,7 +320,7 @@ func Dial(ctx context.Context, cfg Config) (*Client, error) {
 		return nil, fmt.Errorf("pcm: server %q: %w", cfg.Server, err)
 	}
 	c := &Client{cfg: cfg, remote: remote, migration: true, pin: -1, drainedFrom: -1, sel: cfg.Selector,
-		flights: map[*flight]struct{}{}, holds: map[*hold]struct{}{}}
+		flights: map[*flight]struct{}{}, holds: map[*hold]struct{}{}, watch: make(chan struct{}, 1)}
 	c.life, c.end = context.WithCancelCause(context.Background())
 	local, socks, err := c.bindPaths()
 	if err != nil {

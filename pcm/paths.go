@@ -43,6 +43,7 @@ func (c *Client) begin(ctx context.Context, p int, born time.Time) (active int, 
 	}
 	h := &hold{path: c.active, since: time.Now()}
 	c.holds[h] = struct{}{}
+	c.wakeDetectorLocked()
 	c.mu.Unlock()
 	owned := c.lockSwitch(ctx)
 	delete(c.holds, h)
@@ -587,6 +588,7 @@ func (c *Client) markDownLocked(p int) {
 	ps := c.paths[p]
 	ps.backoff = min(max(2*ps.backoff, c.cfg.DownBackoff), time.Minute)
 	ps.down, ps.retryAt = true, c.cfg.Now().Add(ps.backoff)
+	c.wakeDetectorLocked() // to revive it (reviveRested)
 	if c.pin == p {
 		c.pin, c.unfollowedRun = -1, 0 // never stay on a path that failed
 	}
