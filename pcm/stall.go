@@ -64,8 +64,9 @@ const (
 	pokeShare = 2
 	// stallTicks is how often per stall timeout floor the detector
 	// looks: the silence is counted from the tick that last saw an ACK,
-	// so a stall is found up to two ticks late, and an idle client costs
-	// a check per tick. Ten: at most a fifth of the floor late, 20 cheap
+	// so a stall is found up to two ticks late, and a client with
+	// requests waiting costs a check per tick (an idle one none: the
+	// detector sleeps). Ten: at most a fifth of the floor late, 20 cheap
 	// checks a second with the default floor. With four (and a 1 s
 	// floor) a cut was found 1.27 s after it; with eight, two cuts on
 	// 121 / 39 / 106 ms paths cost a request 2.03 s, with ten 1.74 s
