@@ -358,14 +358,15 @@ func later(a, b time.Time) time.Time {
 	return b
 }
 
-// failStalled gives up path p: it rests (markDownLocked), the connection
-// moves to the best live path, and then the flights that were waiting on
-// p end with a PathStalledError, ranked for their replays
-// (rankReplaysLocked). Ending them after the move matters: ending a
-// flight resets its stream, and the STOP_SENDING frames sent down the
-// dead path were lost, so the server, once it followed the move, spent
-// the new path's first round trips retransmitting the responses of those
-// streams before any replay's (quic-go sends lost data before new data,
+// failStalled gives up path p: the flights that were waiting on it end
+// with a PathStalledError, ranked for their replays (rankReplaysLocked),
+// it rests (markDownLocked), and the connection moves to the best live
+// path. The flights that wait for a response head end before the move
+// (no head may arrive during it: begin says why), the body reads after
+// it: ending a flight resets its stream, and STOP_SENDING frames sent
+// down the dead path were lost, so the server, once it followed the move,
+// spent the new path's first round trips retransmitting those bodies
+// before any replay's response (quic-go sends lost data before new data,
 // whatever its priority). A body read that got data during the move
 // waits anew there and is left alone.
 //
@@ -385,6 +386,11 @@ func (c *Client) failStalled(p int, after time.Duration) {
 	}
 	cause := &PathStalledError{Path: c.paths[p].Name, After: after}
 	stalled := c.rankReplaysLocked(p)
+	for _, s := range stalled {
+		if s.f.head {
+			s.f.cancel(cause) // now: no response head may arrive during the move (begin says why)
+		}
+	}
 	c.cfg.Logf("pcm: %v; failing over", cause)
 	c.markDownLocked(p)
 	old := c.s()
@@ -396,7 +402,7 @@ func (c *Client) failStalled(p int, after time.Duration) {
 		}
 	}
 	for _, s := range stalled {
-		if _, waits := c.flights[s.f]; waits && s.f.since.Equal(s.since) {
+		if _, waits := c.flights[s.f]; waits && !s.f.head && s.f.since.Equal(s.since) {
 			s.f.cancel(cause)
 		}
 	}
