@@ -85,13 +85,13 @@ func twoCutsCase(t *testing.T, api string, rtts []time.Duration) {
 // request, so its moves came later in the run than a dialled Client's,
 // and the cut caught the burst the move released). Every request held by
 // the drain and sent after the move was still waiting at the cut. Two
-// things made the oldest of them wait past 2 s (before: 2.0 / 4.1 s
-// Transport, 2.1 / 2.8 s Client): the failover ended the stalled
-// streams while still on the dead path, so their STOP_SENDING frames were
+// things made the oldest of them wait past 2 s (before: 2.0 / 3.7 s
+// Transport, 2.1 / 2.8 s Client): the failover ended the stalled body
+// reads while still on the dead path, so their STOP_SENDING frames were
 // lost and the server spent the new path's first round trips
-// retransmitting responses no one wanted; and the replays' responses came
+// retransmitting bodies no one wanted; and the replays' responses came
 // interleaved, the oldest request's as late as any. Now the failover ends
-// them once moved, and the replays go oldest first (pcm/stall.go).
+// body reads once moved, and the replays go oldest first (pcm/stall.go).
 func TestCutDuringSwitchBurst(t *testing.T) {
 	for _, api := range []string{"Transport", "Client"} {
 		for _, tc := range []struct {
