@@ -238,6 +238,11 @@ type Client struct {
 	// watch wakes the stall detector when it sleeps (detectStalls): a
 	// flight, a hold or a path down gives it something to watch.
 	watch chan struct{}
+	// detected is closed when detectStalls has returned: Close waits for
+	// it, so that a failover under way when the client closes (its log
+	// lines, its redial) ends before Close returns. Nil until Dial starts
+	// the detector.
+	detected chan struct{}
 	// migration is false when the server forbade it or AddPath failed:
 	// the client then stays where it is.
 	migration bool
@@ -357,6 +362,7 @@ func Dial(ctx context.Context, cfg Config) (*Client, error) {
 		}
 	}
 	c.startProbes() // before the detector, which reads c.probing
+	c.detected = make(chan struct{})
 	go c.detectStalls()
 	go c.watchSessions()
 	return c, nil
@@ -526,6 +532,9 @@ func (c *Client) Close() error {
 	c.mu.Unlock()
 	err := c.s().conn.CloseWithError(0, "")
 	c.closeTransports()
+	if c.detected != nil {
+		<-c.detected // the connection's end ends it (watchSessions)
+	}
 	return err
 }
 
