@@ -42,12 +42,7 @@ func TestTwoCutsOnSlowPaths(t *testing.T) {
 }
 
 func twoCutsCase(t *testing.T, api string, rtts []time.Duration) {
-	n := memnet.New()
-	tr, _, base := memTransport(t, n, origin.Handler(nil), Config{})
-	for i, r := range rtts {
-		n.SetDelay(memPath(i), r-oneWay) // the server's side adds oneWay
-		n.SetLink(memPath(i), 12.5e6, 256<<10)
-	}
+	n, tr, _, base := slowPaths(t, rtts)
 	var rt http.RoundTripper = tr
 	active := func() int { return tr.origins[memServer.String()].c.Active() }
 	if api == "Client" {
@@ -58,13 +53,7 @@ func twoCutsCase(t *testing.T, api string, rtts []time.Duration) {
 	steadyGets(t, rt, base, 2*time.Second, time.Hour, nil)
 	var mu sync.Mutex
 	var cuts []int
-	cutActive := func() {
-		mu.Lock()
-		defer mu.Unlock()
-		p := active()
-		cuts = append(cuts, p)
-		n.SetDrop(memPath(p), true)
-	}
+	cutActive := cutter(n, &mu, &cuts, active)
 	r := steadyGets(t, rt, base, 5*time.Second, 100*time.Millisecond, func() {
 		cutActive()
 		time.AfterFunc(2*time.Second, cutActive)
@@ -128,12 +117,7 @@ const notYetBound = 2500 * time.Millisecond
 const cutAfterMove = 300 * time.Millisecond
 
 func switchBurstCase(t *testing.T, api string, rtts []time.Duration, bound time.Duration) {
-	n := memnet.New()
-	tr, hc, base := memTransport(t, n, origin.Handler(nil), Config{})
-	for i, r := range rtts {
-		n.SetDelay(memPath(i), r-oneWay) // the server's side adds oneWay
-		n.SetLink(memPath(i), 12.5e6, 256<<10)
-	}
+	n, tr, hc, base := slowPaths(t, rtts)
 	var rt http.RoundTripper = tr
 	var c *Client
 	if api == "Client" {
@@ -149,13 +133,7 @@ func switchBurstCase(t *testing.T, api string, rtts []time.Duration, bound time.
 	}
 	var mu sync.Mutex
 	var cuts []int
-	cutActive := func() {
-		mu.Lock()
-		defer mu.Unlock()
-		p := c.Active()
-		cuts = append(cuts, p)
-		n.SetDrop(memPath(p), true)
-	}
+	cutActive := cutter(n, &mu, &cuts, c.Active)
 	first := c.Active()
 	go func() {
 		for c.Active() == first {
@@ -173,5 +151,29 @@ func switchBurstCase(t *testing.T, api string, rtts []time.Duration, bound time.
 	if r.failed > 0 || r.longest > bound || len(cuts) != 2 {
 		t.Errorf("cuts of paths %v: %d of %d failed, longest %v; want two cuts, none failed, none over %v; errors %v",
 			cuts, r.failed, r.sent, r.longest, bound, firstErrs(r.errs))
+	}
+}
+
+// slowPaths is a Transport over a memnet with one path per RTT, each
+// 100 Mbit/s with a 256 KiB queue, to the origin's handler.
+func slowPaths(t *testing.T, rtts []time.Duration) (*memnet.Network, *Transport, *http.Client, string) {
+	n := memnet.New()
+	tr, hc, base := memTransport(t, n, origin.Handler(nil), Config{})
+	for i, r := range rtts {
+		n.SetDelay(memPath(i), r-oneWay) // the server's side adds oneWay
+		n.SetLink(memPath(i), 12.5e6, 256<<10)
+	}
+	return n, tr, hc, base
+}
+
+// cutter returns a func that black-holes the path active names and
+// appends it to cuts, under mu.
+func cutter(n *memnet.Network, mu *sync.Mutex, cuts *[]int, active func() int) func() {
+	return func() {
+		mu.Lock()
+		defer mu.Unlock()
+		p := active()
+		*cuts = append(*cuts, p)
+		n.SetDrop(memPath(p), true)
 	}
 }
