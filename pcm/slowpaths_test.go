@@ -60,11 +60,7 @@ func twoCutsCase(t *testing.T, api string, rtts []time.Duration) {
 	})
 	mu.Lock()
 	defer mu.Unlock()
-	t.Logf("cuts of paths %v: %d of %d failed, longest %v", cuts, r.failed, r.sent, r.longest)
-	if r.failed > 0 || r.longest > maxWait || len(cuts) != 2 {
-		t.Errorf("cuts of paths %v: %d of %d failed, longest %v; want two cuts, none failed, none over %v; errors %v",
-			cuts, r.failed, r.sent, r.longest, maxWait, firstErrs(r.errs))
-	}
+	checkTwoCuts(t, cuts, r, maxWait)
 }
 
 // TestCutDuringSwitchBurst: the active path cut 300 ms after the
@@ -147,11 +143,7 @@ func switchBurstCase(t *testing.T, api string, rtts []time.Duration, bound time.
 	r := steadyGets(t, rt, base, 5*time.Second, time.Hour, nil)
 	mu.Lock()
 	defer mu.Unlock()
-	t.Logf("cuts of paths %v: %d of %d failed, longest %v", cuts, r.failed, r.sent, r.longest)
-	if r.failed > 0 || r.longest > bound || len(cuts) != 2 {
-		t.Errorf("cuts of paths %v: %d of %d failed, longest %v; want two cuts, none failed, none over %v; errors %v",
-			cuts, r.failed, r.sent, r.longest, bound, firstErrs(r.errs))
-	}
+	checkTwoCuts(t, cuts, r, bound)
 }
 
 // slowPaths is a Transport over a memnet with one path per RTT, each
@@ -175,5 +167,15 @@ func cutter(n *memnet.Network, mu *sync.Mutex, cuts *[]int, active func() int) f
 		p := active()
 		*cuts = append(*cuts, p)
 		n.SetDrop(memPath(p), true)
+	}
+}
+
+// checkTwoCuts: two cuts came, and no request failed or took over bound.
+func checkTwoCuts(t *testing.T, cuts []int, r *loadResult, bound time.Duration) {
+	t.Helper()
+	t.Logf("cuts of paths %v: %d of %d failed, longest %v", cuts, r.failed, r.sent, r.longest)
+	if r.failed > 0 || r.longest > bound || len(cuts) != 2 {
+		t.Errorf("cuts of paths %v: %d of %d failed, longest %v; want two cuts, none failed, none over %v; errors %v",
+			cuts, r.failed, r.sent, r.longest, bound, firstErrs(r.errs))
 	}
 }
