@@ -450,7 +450,9 @@ func (s *Run) fetch(pin int, p *piece) {
 // stripe and are usable now (usable), in all, and split into path pin's
 // own and the others; ok is false when pin is not among them; mu held. A
 // path's rate is what this stripe measured on it, else the client's
-// estimate, else what its congestion window allows per round trip.
+// estimate, else what its congestion window allows per round trip; its
+// Peak is the client's estimate, which requests before the stripe and
+// beside it keep current while the stripe's own still counts its start.
 func (s *Run) views(pin int, now time.Time) (own stripesched.Path, others []stripesched.Path, all map[int]stripesched.Path, ok bool) {
 	all = map[int]stripesched.Path{}
 	for id, st := range s.usable(now) {
@@ -465,7 +467,7 @@ func (s *Run) views(pin int, now time.Time) (own stripesched.Path, others []stri
 		if rate <= 0 {
 			rate = pathchoice.DefaultRate
 		}
-		v := stripesched.Path{RTT: st.RTT, Rate: rate, Queued: max(st.Outstanding, s.queued[id]), Guess: guess}
+		v := stripesched.Path{RTT: st.RTT, Rate: rate, Queued: max(st.Outstanding, s.queued[id]), Guess: guess, Peak: st.Rate}
 		all[id] = v
 		if id == pin {
 			own, ok = v, true
