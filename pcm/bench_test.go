@@ -91,19 +91,21 @@ func BenchmarkTransport(b *testing.B) {
 	})
 }
 
-// BenchmarkTransportInterleaved is BenchmarkTransport's comparison, the
+// BenchmarkInterleavedCPU is BenchmarkTransport's comparison, the
 // same GETs through the same two transports, run in alternating blocks
 // of benchBlock GETs within one benchmark, with each block's process CPU
 // counted to its transport. On a shared machine the load drifts over
 // seconds: BenchmarkTransport runs the two one after the other, so the
 // drift lands on one of them, and its ratio spreads ±25 % from run to run
 // at load 10; here both see the same load, and the ratio spreads a few
-// per cent. ratio is pcm.Transport's CPU over http3.Transport's. What
+// per cent (pcm/measure.MeasureCPU alternates rounds of 500 GETs for the
+// same reason). ratio is pcm.Transport's CPU over http3.Transport's. What
 // runs in the background (pcm's side probes and stall detector:
 // BenchmarkIdleClient) runs during both transports' blocks and is
 // counted to both, so about half of it is missing from the ratio.
-// go test -run '^$' -bench TransportInterleaved -benchtime 6000x ./pcm/
-func BenchmarkTransportInterleaved(b *testing.B) {
+// Its name leaves it out of the RESULTS.md block's -bench 'Request|Transport'.
+// go test -run '^$' -bench InterleavedCPU -benchtime 6000x ./pcm/
+func BenchmarkInterleavedCPU(b *testing.B) {
 	srv := startOrigin(b)
 	roots := &tls.Config{RootCAs: srv.pool.RootCAs, ServerName: "localhost"}
 	url := "https://" + srv.addr + "/bytes/5120"
@@ -135,7 +137,7 @@ func BenchmarkTransportInterleaved(b *testing.B) {
 	b.ReportMetric(float64(cpu[1])/float64(cpu[0]), "ratio")
 }
 
-// benchBlock is how many GETs BenchmarkTransportInterleaved sends through
+// benchBlock is how many GETs BenchmarkInterleavedCPU sends through
 // one transport before it turns to the other: enough that the switch
 // between them costs nothing measurable, few enough (tens of ms) that the
 // load does not change within a pair of blocks.
