@@ -1,14 +1,18 @@
 package pathsel
 
-// The library's side probes: their defaults and their schedule, the one
-// definition that pcm's Client (Config.Probes), the experiment runner's
-// probe budget and the stationary tests' model all follow. pathsel has no
-// clock: the caller tells a ProbeSchedule the time on its own.
+// Side probes of idle paths: the library's defaults (pcm's Config.Probes
+// takes them from here) and the schedule that the experiment runner's
+// probe budget and the stationary tests' model follow. pcm.Client runs its
+// steady part (a tick every 1000/PerSecond ms, the next idle path in turn)
+// but not yet the start-up sweep: without first tries of every path, a
+// failover can land on a path the connection never validated
+// (docs/pcm-default.md, "Probes", item 8). pathsel has no clock: the
+// caller tells a ProbeSchedule the time on its own.
 const (
 	// DefaultProbesPerSecond: two a second keep every idle path of a
 	// three-path client sampled each second — fast enough to notice an
 	// idle path that improved within a few seconds — for about the bytes
-	// pcm/README.md measures.
+	// pcm/RESULTS.md measures.
 	DefaultProbesPerSecond = 2
 	// DefaultProbeWorkingSet: three side connections, as many as quic-go
 	// tracks client paths besides the active one, so the experiment

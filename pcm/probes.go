@@ -19,9 +19,11 @@ type Probes struct {
 	// Off turns the probes off.
 	Off bool
 	// PerSecond is the probes per second over all idle paths (default
-	// defaultProbesPerSecond); each goes to the next idle path in turn.
+	// pathsel.DefaultProbesPerSecond); each goes to the next idle path in
+	// turn.
 	PerSecond float64
-	// WorkingSet is the most side connections open at once (default 3);
+	// WorkingSet is the most side connections open at once (default
+	// pathsel.DefaultProbeWorkingSet, 3);
 	// probing a path beyond it closes the least recently probed one, and
 	// that path's next probe costs a handshake.
 	WorkingSet int
@@ -34,33 +36,23 @@ type Probes struct {
 	Timeout time.Duration
 }
 
-// Probe defaults, with their reasons.
-const (
-	// defaultProbesPerSecond: two a second keep every idle path of a
-	// three-path client sampled each second — fast enough to notice an
-	// idle path that improved within a few seconds — for about the bytes
-	// pcm/RESULTS.md measures.
-	defaultProbesPerSecond = 2
-	// defaultProbeWorkingSet: three side connections, as many as quic-go
-	// tracks client paths besides the active one, so the experiment
-	// runner's model of probe cost and the library's agree.
-	defaultProbeWorkingSet = 3
-	// probeGiveUp is how many probes in a row may time out, with none
-	// answered since the start, while the connection itself receives,
-	// before the target counts as never answering: every path of a
-	// typical client tried several times.
-	probeGiveUp = 12
-)
+// probeGiveUp is how many probes in a row may time out, with none answered
+// since the start, while the connection itself receives, before the target
+// counts as never answering: every path of a typical client tried several
+// times. The other probe defaults are pathsel's (DefaultProbesPerSecond,
+// DefaultProbeWorkingSet, DefaultProbeTimeoutMs, with their reasons), which
+// the stationary tests' model uses too.
+const probeGiveUp = 12
 
 func (p *Probes) setDefaults() {
 	if p.PerSecond == 0 {
-		p.PerSecond = defaultProbesPerSecond
+		p.PerSecond = pathsel.DefaultProbesPerSecond
 	}
 	if p.WorkingSet == 0 {
-		p.WorkingSet = defaultProbeWorkingSet
+		p.WorkingSet = pathsel.DefaultProbeWorkingSet
 	}
 	if p.Timeout == 0 {
-		p.Timeout = time.Second
+		p.Timeout = pathsel.DefaultProbeTimeoutMs * time.Millisecond
 	}
 	if p.Target == "" {
 		p.Target = sideTarget
