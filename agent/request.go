@@ -568,13 +568,24 @@ func (l *leg) accept(resp *http.Response) error {
 }
 
 // copy writes the response body to the app; it returns the bytes written.
-func (l *leg) copy(resp *http.Response) (int64, error) {
+// An app's writes are batched (coalescer); a striped piece's buffer takes
+// them as they come, which keeps its path's rate estimate current.
+func (l *leg) copy(resp *http.Response) (n int64, err error) {
 	f, c, p := l.f, l.f.c, l.p
 	bp := copyBufs.Get().(*[]byte)
 	defer copyBufs.Put(bp)
 	buf := *bp
-	rc := http.NewResponseController(f.w)
-	var n, sampleBytes int64
+	write := func(b []byte) error { _, err := f.w.Write(b); return err }
+	if _, piece := f.w.(*bufferWriter); !piece {
+		co := newCoalescer(f.w)
+		write = co.write
+		defer func() {
+			if werr := co.stop(); werr != nil && (err == nil || errors.Is(err, errStriped)) {
+				err = fmt.Errorf("write to app: %w", werr)
+			}
+		}()
+	}
+	var sampleBytes int64
 	sampleStart := time.Now()
 	for {
 		k, rerr := resp.Body.Read(buf)
@@ -604,11 +615,10 @@ func (l *leg) copy(resp *http.Response) (int64, error) {
 				}
 			}
 			if len(chunk) > 0 {
-				if _, werr := f.w.Write(chunk); werr != nil {
+				if werr := write(chunk); werr != nil {
 					return n, fmt.Errorf("write to app: %w", werr)
 				}
 				n += int64(len(chunk))
-				rc.Flush()
 			}
 			if striped {
 				return n, errStriped

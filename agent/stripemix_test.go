@@ -133,8 +133,9 @@ const mixSumBar = 0.9
 
 // TestStripeNeverBelowBestPath: on fake time over memnet, striping a
 // download over a mix of paths takes no longer than the same download on
-// the best path alone, and on the 10:1 rows no longer at all (no
-// allowance for the runs' spread) and at ≥ mixSumBar of the summed rate.
+// the best path alone, and on the strict rows (10:1, 20:1 at 10/50 ms,
+// 6:3:1) no longer at all (no allowance for the runs' spread) and at
+// ≥ mixSumBar of the summed rate.
 // The rows span the class the scheduler is built for, not only the
 // issue's mixes: rates 1:1 to 20:1, round trips 10 to 300 ms, 2 to 3
 // paths, the fast path the far one.
@@ -148,18 +149,25 @@ func TestStripeNeverBelowBestPath(t *testing.T) {
 		mix     []mixPath
 		size    int64
 		halveAt time.Duration // the best path's rate halves then
-		strict  bool          // ≥ the best path alone without allowance, ≥ mixSumBar of the sum
+		strict  bool          // ≥ the best path alone without allowance
+		sum     bool          // ≥ mixSumBar of the summed rate
 	}{
-		{"equal", []mixPath{{2e6, ms(5), 0}, {2e6, ms(5), 0}}, 8 << 20, 0, false},
-		{"2:1", []mixPath{{3e6, ms(5), 0}, {1.5e6, ms(10), 0}}, 8 << 20, 0, false},
-		{"4:2:1", []mixPath{{2.4e6, ms(5), 0}, {1.2e6, ms(15), 0}, {0.6e6, ms(30), 0}}, 8 << 20, 0, false},
-		{"10:1, 10/25 ms", []mixPath{{4e6, ms(5), 0}, {0.4e6, ms(20), 0}}, 12 << 20, 0, true},
-		{"10:1, 2.5× RTT", []mixPath{{4e6, ms(5), 0}, {0.4e6, ms(60), 0}}, 12 << 20, 0, true},
-		{"1:10, slow path first", []mixPath{{4e6, ms(5), 0}, {0.4e6, ms(20), 0}}, 12 << 20, 0, false},
-		{"2:1, the best path's rate halves", []mixPath{{4e6, ms(5), 0}, {2e6, ms(10), 0}}, 12 << 20, time.Second, false},
-		{"20:1, the slow path 300 ms", []mixPath{{5e6, ms(5), 0}, {0.25e6, ms(150), 0}}, 12 << 20, 0, false},
-		{"2:1, 1 % loss on the slower", []mixPath{{3e6, ms(5), 0}, {1.5e6, ms(10), 0.01}}, 8 << 20, 0, false},
-		{"4:1, the fast path the far one (120 / 10 ms)", []mixPath{{4e6, ms(60), 0}, {1e6, ms(5), 0}}, 12 << 20, 0, false},
+		{"equal", []mixPath{{2e6, ms(5), 0}, {2e6, ms(5), 0}}, 8 << 20, 0, false, false},
+		{"2:1", []mixPath{{3e6, ms(5), 0}, {1.5e6, ms(10), 0}}, 8 << 20, 0, false, false},
+		{"4:2:1", []mixPath{{2.4e6, ms(5), 0}, {1.2e6, ms(15), 0}, {0.6e6, ms(30), 0}}, 8 << 20, 0, false, false},
+		{"10:1, 10/25 ms", []mixPath{{4e6, ms(5), 0}, {0.4e6, ms(20), 0}}, 12 << 20, 0, true, true},
+		{"10:1, 2.5× RTT", []mixPath{{4e6, ms(5), 0}, {0.4e6, ms(60), 0}}, 12 << 20, 0, true, true},
+		{"1:10, slow path first", []mixPath{{4e6, ms(5), 0}, {0.4e6, ms(20), 0}}, 12 << 20, 0, false, false},
+		{"2:1, the best path's rate halves", []mixPath{{4e6, ms(5), 0}, {2e6, ms(10), 0}}, 12 << 20, time.Second, false, false},
+		{"20:1, the slow path 300 ms", []mixPath{{5e6, ms(5), 0}, {0.25e6, ms(150), 0}}, 12 << 20, 0, false, false},
+		{"2:1, 1 % loss on the slower", []mixPath{{3e6, ms(5), 0}, {1.5e6, ms(10), 0.01}}, 8 << 20, 0, false, false},
+		{"4:1, the fast path the far one (120 / 10 ms)", []mixPath{{4e6, ms(60), 0}, {1e6, ms(5), 0}}, 12 << 20, 0, false, false},
+		{"20:1, 10/50 ms", []mixPath{{5e6, ms(5), 0}, {0.25e6, ms(20), 0}}, 12 << 20, 0, true, true},
+		// At the matrix's rates: 1.07–1.09× in 15 of 16 runs, 0.96× once
+		// (2.5× RTT), so with the runs' allowance.
+		{"10:1 at the matrix's rates (150/20 + 15/50)", []mixPath{{18.75e6, ms(5), 0}, {1.875e6, ms(20), 0}}, 48 << 20, 0, false, false},
+		{"10:1 × 2.5 RTT at the matrix's rates (150/20 + 15/130)", []mixPath{{18.75e6, ms(5), 0}, {1.875e6, ms(60), 0}}, 48 << 20, 0, false, false},
+		{"6:3:1, not in the matrix (10/20/60 ms)", []mixPath{{3e6, ms(0), 0}, {1.5e6, ms(5), 0}, {0.5e6, ms(25), 0}}, 12 << 20, 0, true, true},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			best := stripeMixTime(t, c.mix[:1], c.size, false, c.halveAt)
@@ -178,9 +186,9 @@ func TestStripeNeverBelowBestPath(t *testing.T) {
 			spread := mixRunSpread
 			if c.strict {
 				spread = 0
-				if ofSum < mixSumBar {
-					t.Errorf("striped reached %.2f of the summed rate, want ≥ %.2f", ofSum, mixSumBar)
-				}
+			}
+			if c.sum && ofSum < mixSumBar {
+				t.Errorf("striped reached %.2f of the summed rate, want ≥ %.2f", ofSum, mixSumBar)
 			}
 			if striped.Seconds() > best.Seconds()*(1+spread) {
 				t.Errorf("striped %v > best path alone %v (+%.0f %% for the runs' spread)", striped, best, 100*spread)

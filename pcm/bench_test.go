@@ -124,3 +124,35 @@ func processCPU() time.Duration {
 	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
+
+// BenchmarkIdleClient measures the CPU an idle three-path Client costs
+// (the process's, the in-process server's included: it sends nothing to
+// an idle client), per second of idleness, after a few GETs: side probes
+// off, then on (every probe connection a Client of its own). A benchmark,
+// not a test: real time on a shared machine.
+// go test -run XXX -bench IdleClient -benchtime 3x ./pcm/
+func BenchmarkIdleClient(b *testing.B) {
+	srv := startOrigin(b)
+	for _, tc := range []struct {
+		name string
+		off  bool
+	}{{"probes-off", true}, {"probes-on", false}} {
+		b.Run(tc.name, func(b *testing.B) {
+			c := dial(b, srv, Config{Paths: loopbackPaths(3), Probes: Probes{Off: tc.off}})
+			for range benchWarmGets {
+				if _, err := c.Get(context.Background(), "/bytes/5120", nil); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ResetTimer()
+			cpu := processCPU()
+			for range b.N {
+				time.Sleep(idleSecond)
+			}
+			b.ReportMetric(float64(processCPU()-cpu)/float64(time.Millisecond)/float64(b.N), "cpu-ms/s")
+		})
+	}
+}
+
+// idleSecond is one op of BenchmarkIdleClient.
+const idleSecond = time.Second

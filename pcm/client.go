@@ -235,6 +235,14 @@ type Client struct {
 	// whose probe times out would hide a stall of the active path for the
 	// probe's length and add it to the held requests' failover.
 	holds map[*hold]struct{}
+	// watch wakes the stall detector when it sleeps (detectStalls): a
+	// flight, a hold or a path down gives it something to watch.
+	watch chan struct{}
+	// detected is closed when detectStalls has returned: Close waits for
+	// it, so that a failover under way when the client closes (its log
+	// lines, its redial) ends before Close returns. Nil until Dial starts
+	// the detector.
+	detected chan struct{}
 	// migration is false when the server forbade it or AddPath failed:
 	// the client then stays where it is.
 	migration bool
@@ -270,6 +278,9 @@ type session struct {
 	h3    *http3.ClientConn
 	dial  *quic.Transport // the handshake's socket (default mode)
 	moves *moveWatch      // when a switch took effect; nil in rebind mode
+	// prioritized: a replay has sent an RFC 9218 Priority field on this
+	// connection (priorityField says why that matters).
+	prioritized atomic.Bool
 }
 
 // s is the client's current session.
@@ -314,7 +325,7 @@ func Dial(ctx context.Context, cfg Config) (*Client, error) {
 		return nil, fmt.Errorf("pcm: server %q: %w", cfg.Server, err)
 	}
 	c := &Client{cfg: cfg, remote: remote, migration: true, pin: -1, drainedFrom: -1, sel: cfg.Selector,
-		flights: map[*flight]struct{}{}, holds: map[*hold]struct{}{}}
+		flights: map[*flight]struct{}{}, holds: map[*hold]struct{}{}, watch: make(chan struct{}, 1)}
 	c.life, c.end = context.WithCancelCause(context.Background())
 	local, socks, err := c.bindPaths()
 	if err != nil {
@@ -351,6 +362,7 @@ func Dial(ctx context.Context, cfg Config) (*Client, error) {
 		}
 	}
 	c.startProbes() // before the detector, which reads c.probing
+	c.detected = make(chan struct{})
 	go c.detectStalls()
 	go c.watchSessions()
 	return c, nil
@@ -520,6 +532,9 @@ func (c *Client) Close() error {
 	c.mu.Unlock()
 	err := c.s().conn.CloseWithError(0, "")
 	c.closeTransports()
+	if c.detected != nil {
+		<-c.detected // the connection's end ends it (watchSessions)
+	}
 	return err
 }
 
@@ -648,16 +663,17 @@ func (c *Client) GetOn(ctx context.Context, p int, target string, w io.Writer) (
 	var switched bool
 	var received int64
 	var st *resume.State // set once the first response head has arrived
+	born, urgency := time.Now(), freshUrgency
 	for attempt := 0; ; attempt++ {
 		want := p
 		if attempt > 0 {
 			want = -1 // the stall detector chose the path
 		}
-		active, sw, f := c.begin(ctx, want)
+		active, sw, f := c.begin(ctx, want, born)
 		if attempt == 0 {
 			switched = sw
 		}
-		r, n, err := c.fetch(f, active, target, received, &st, w)
+		r, n, err := c.fetch(f, active, target, received, &st, w, urgency)
 		c.land(f)
 		f.cancel(nil)
 		received += n
@@ -674,6 +690,7 @@ func (c *Client) GetOn(ctx context.Context, p int, target string, w io.Writer) (
 		if f.stalled() == nil || attempt >= c.numPaths() || ctx.Err() != nil || c.Err() != nil {
 			return res, err
 		}
+		urgency = c.replayUrgency(f)
 		c.cfg.Logf("pcm: stream %d: %v; resuming from byte %d", r.StreamID, err, received)
 	}
 }
@@ -691,12 +708,13 @@ func whole(st *resume.State, received int64) bool {
 var copyBufs = sync.Pool{New: func() any { b := make([]byte, 32<<10); return &b }}
 
 // fetch sends one GET on the active path, asking for the bytes from offset
-// on, and copies the body to w. It returns the bytes copied. *st is the
+// on, with the urgency a failover gave it (priorityField), and copies the
+// body to w. It returns the bytes copied. *st is the
 // download's resume state: nil until a response head has arrived, which
 // fetch then records; a later fetch resumes only the same version from
 // exactly offset (internal/resume), so a resource replaced mid-download is
 // an error, never a spliced body.
-func (c *Client) fetch(f *flight, active int, target string, offset int64, st **resume.State, w io.Writer) (res Result, n int64, err error) {
+func (c *Client) fetch(f *flight, active int, target string, offset int64, st **resume.State, w io.Writer, urgency int8) (res Result, n int64, err error) {
 	res = Result{Path: active, PathName: c.pathName(active), Carrier: -1}
 	ctx := f.ctx
 	defer func() {
@@ -712,6 +730,9 @@ func (c *Client) fetch(f *flight, active int, target string, offset int64, st **
 		(*st).Prepare(req.Header, resume.Range{First: offset, Last: -1})
 	}
 	sess := c.s() // the one begin admitted f on: a redial replaces it only after failing f
+	if pr := priorityField(sess, urgency); pr != "" {
+		req.Header.Set("Priority", pr)
+	}
 	str, err := sess.h3.OpenRequestStream(ctx)
 	if err != nil {
 		return res, 0, err

@@ -28,7 +28,16 @@ import (
 // wakes the loop after a Switch and waits for the move (Client.awaitMove);
 // a request that still leaves early is reported on the path that carried
 // it. The cost is quic-go building its qlog events, which it skips without
-// a tracer.
+// a tracer: about 40 of the 300 allocations of a small GET through
+// Transport (measured with the tracer removed). It cannot be narrowed:
+// quic-go (v0.65) builds every event for a connection that has a
+// recorder, with no filter, and fixes the recorder when it dials, so the
+// watch cannot take only the events it reads, nor attach only around a
+// switch; and no other API shows the ACK frames (the stall detector's
+// evidence), the peer's transport parameters, or which stream a packet
+// carried (ConnectionStats has whole-connection counters and RTTs, and an
+// RTT sample can repeat its value, exactly so in fake time; a socket sees
+// only encrypted datagrams).
 type moveWatch struct {
 	next func(context.Context, bool, quic.ConnectionID) qlogwriter.Trace
 
@@ -44,6 +53,13 @@ type moveWatch struct {
 	// whose first packet left while a switch was pending maps to the path
 	// it left on, one whose first packet left after the move is deleted.
 	streams map[quic.StreamID]int
+	// unsent counts the streams still notSent; sendWatched says that a
+	// sent packet's frames matter (a switch pending or a stream unsent),
+	// so that the packets of a request's response and its ACKs, which
+	// leave with neither, cost the watch an atomic load (mu guards both
+	// writes).
+	unsent      int
+	sendWatched atomic.Bool
 
 	// The receive side (rxLedger): the bytes of requests' streams are
 	// counted per local path; a packet's qlog tuple names its network
@@ -52,6 +68,11 @@ type moveWatch struct {
 	rx     *rxLedger
 	local  *localIndex
 	tuples map[string]netip.AddrPort
+	// activePath caches the path of the active tuple (""), which nearly
+	// every received packet names, or is unresolved (-1): a tuple's
+	// addresses hash slowly, and the lookup was a third of the watch's CPU
+	// (BenchmarkMoveWatchRecord).
+	activePath atomic.Int32
 
 	// The stall detector's evidence (Client.heard): acks counts the
 	// server's 1-RTT ACK frames that acknowledged a packet newer than any
@@ -60,7 +81,7 @@ type moveWatch struct {
 	// not followed a switch keeps retransmitting down the old path to a
 	// client whose new path is dead.
 	acks         atomic.Uint64
-	largestAcked int64 // under mu; -1 before any
+	largestAcked atomic.Int64 // -1 before any
 	// maxAckDelay is the server's max_ack_delay transport parameter
 	// (0 until it arrives): the detector's waits include it.
 	maxAckDelay atomic.Int64
@@ -74,9 +95,18 @@ const notSent = -1
 func newMoveWatch(next func(context.Context, bool, quic.ConnectionID) qlogwriter.Trace, rx *rxLedger, local *localIndex, dial netip.AddrPort) *moveWatch {
 	settled := make(chan struct{})
 	close(settled) // no switch is pending yet
-	return &moveWatch{next: next, streams: map[quic.StreamID]int{}, moved: settled,
-		rx: rx, local: local, tuples: map[string]netip.AddrPort{"": dial}, largestAcked: -1}
+	w := &moveWatch{next: next, streams: map[quic.StreamID]int{}, moved: settled,
+		rx: rx, local: local, tuples: map[string]netip.AddrPort{"": dial}}
+	w.largestAcked.Store(-1)
+	w.activePath.Store(unresolved)
+	return w
 }
+
+// unresolved marks activePath before its tuple's path is known.
+const unresolved = -1
+
+// watchSendsLocked updates sendWatched after pending or unsent changed.
+func (w *moveWatch) watchSendsLocked() { w.sendWatched.Store(w.pending || w.unsent > 0) }
 
 // switching records a Switch away from path from; call it before Switch.
 // Nil-safe (rebind mode moves at once and needs no watch).
@@ -88,6 +118,7 @@ func (w *moveWatch) switching(from int) {
 	defer w.mu.Unlock()
 	w.pending, w.from, w.early = true, from, false
 	w.moved = make(chan struct{})
+	w.watchSendsLocked()
 }
 
 // settledCh returns a channel closed once the latest switch has settled.
@@ -118,6 +149,7 @@ func (w *moveWatch) settled() {
 	if w.pending {
 		w.pending = false
 		close(w.moved)
+		w.watchSendsLocked()
 	}
 }
 
@@ -129,7 +161,11 @@ func (w *moveWatch) watch(id quic.StreamID) {
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	if p, ok := w.streams[id]; !ok || p != notSent {
+		w.unsent++
+	}
 	w.streams[id] = notSent
+	w.watchSendsLocked()
 }
 
 // leftEarly ends following a stream and reports whether its first packet
@@ -141,54 +177,74 @@ func (w *moveWatch) leftEarly(id quic.StreamID) (path int, early bool) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	p, ok := w.streams[id]
+	if ok && p == notSent {
+		w.unsent--
+		w.watchSendsLocked()
+	}
 	delete(w.streams, id)
 	return p, ok && p != notSent
 }
 
+// record follows one qlog event. It runs for every packet the connection
+// sends or receives, on quic-go's run loop: the common cases (a received
+// packet on the active tuple, a sent one while nothing is watched) take
+// no lock.
 func (w *moveWatch) record(e qlogwriter.Event) {
 	switch e := e.(type) {
+	case qlog.PacketReceived:
+		w.received(&e)
+	case qlog.PacketSent:
+		if w.sendWatched.Load() {
+			w.sent(&e)
+		}
 	case qlog.TupleAssigned:
 		w.mu.Lock()
 		w.tuples[e.TupleID] = cmpAddr(e.Local.IPv4, e.Local.IPv6)
+		if e.TupleID == "" {
+			w.activePath.Store(unresolved)
+		}
 		w.mu.Unlock()
 		if e.TupleID == "" {
 			w.settled()
 		}
-	case qlog.PacketReceived:
-		w.received(e)
 	case qlog.ParametersSet:
 		if e.Initiator == qlog.InitiatorRemote {
 			w.maxAckDelay.Store(int64(e.MaxAckDelay))
 		}
-	case qlog.PacketSent:
-		w.mu.Lock()
-		defer w.mu.Unlock()
-		if !w.pending && len(w.streams) == 0 {
-			return
-		}
-		for _, f := range e.Frames {
-			sf, ok := f.Frame.(*qlog.StreamFrame)
-			if !ok {
-				continue
-			}
-			if w.pending && sf.StreamID%4 == 0 { // a client-initiated bidirectional stream: a request
-				w.early = true
-			}
-			if p, ok := w.streams[sf.StreamID]; ok && p == notSent {
-				if w.pending {
-					w.streams[sf.StreamID] = w.from
-				} else {
-					delete(w.streams, sf.StreamID)
-				}
-			}
-		}
 	}
 }
 
+// sent notes the requests whose data a sent packet carries: while a
+// switch is pending, that some request left early, and which unsent
+// streams left on which path.
+func (w *moveWatch) sent(e *qlog.PacketSent) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for _, f := range e.Frames {
+		sf, ok := f.Frame.(*qlog.StreamFrame)
+		if !ok {
+			continue
+		}
+		if w.pending && sf.StreamID%4 == 0 { // a client-initiated bidirectional stream: a request
+			w.early = true
+		}
+		if p, ok := w.streams[sf.StreamID]; ok && p == notSent {
+			w.unsent--
+			if w.pending {
+				w.streams[sf.StreamID] = w.from
+			} else {
+				delete(w.streams, sf.StreamID)
+			}
+		}
+	}
+	w.watchSendsLocked()
+}
+
 // received counts the bytes of requests' streams in a received packet for
-// the path it arrived on, and the ACKs that acknowledged something new.
-func (w *moveWatch) received(e qlog.PacketReceived) {
+// the path it arrived on, and an ACK that acknowledged something new.
+func (w *moveWatch) received(e *qlog.PacketReceived) {
 	var n int64
+	largest := int64(-1)
 	for _, f := range e.Frames {
 		switch f := f.Frame.(type) {
 		case *qlog.StreamFrame:
@@ -197,27 +253,46 @@ func (w *moveWatch) received(e qlog.PacketReceived) {
 			}
 		case *qlog.AckFrame:
 			if e.Header.PacketType == qlog.PacketType1RTT {
-				w.ackedUpTo(int64(f.LargestAcked()))
+				largest = max(largest, int64(f.LargestAcked()))
 			}
 		}
 	}
-	if n == 0 {
-		return
+	if largest >= 0 {
+		w.ackedUpTo(largest)
+	}
+	if n > 0 {
+		w.rx.add(w.tuplePath(e.Tuple), n)
+	}
+}
+
+// tuplePath is the path of a qlog tuple, or -1 for an unknown one.
+func (w *moveWatch) tuplePath(tuple string) int {
+	if tuple == "" {
+		if p := w.activePath.Load(); p != unresolved {
+			return int(p)
+		}
 	}
 	w.mu.Lock()
-	local := w.tuples[e.Tuple]
-	w.mu.Unlock()
-	w.rx.add(w.local.path(local), n)
+	defer w.mu.Unlock()
+	p := w.local.path(w.tuples[tuple])
+	if tuple == "" && p >= 0 { // an unknown address stays unresolved: its path may be added later
+		w.activePath.Store(int32(p))
+	}
+	return p
 }
 
 // ackedUpTo counts an ACK whose largest acknowledged packet is newer
 // than any acknowledged before.
 func (w *moveWatch) ackedUpTo(largest int64) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if largest > w.largestAcked {
-		w.largestAcked = largest
-		w.acks.Add(1)
+	for {
+		cur := w.largestAcked.Load()
+		if largest <= cur {
+			return
+		}
+		if w.largestAcked.CompareAndSwap(cur, largest) {
+			w.acks.Add(1)
+			return
+		}
 	}
 }
 

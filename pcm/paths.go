@@ -10,8 +10,9 @@ import (
 )
 
 // begin admits a request that wants path p (-1: wherever the connection
-// is) and returns the path it goes on, whether the connection moved for
-// it, and its flight (takeOffLocked), whose context the request must use;
+// is), which began at born (its first attempt: a replay keeps it), and
+// returns the path it goes on, whether the connection moved for it, and
+// its flight (takeOffLocked), whose context the request must use;
 // land must follow when its response head has arrived or it gave up.
 //
 // When a switch may happen: when no request waits for its response head
@@ -31,17 +32,18 @@ import (
 // socket state in ConnectionState (which http3 calls as a response head
 // arrives) without the lock its path switch writes it under: the race
 // detector reports it.
-func (c *Client) begin(ctx context.Context, p int) (active int, switched bool, f *flight) {
+func (c *Client) begin(ctx context.Context, p int, born time.Time) (active int, switched bool, f *flight) {
 	// The common case, no switch under way and none wanted, takes c.mu
 	// once and no switch token.
 	c.mu.Lock()
 	drain := c.wantsDrainLocked(p)
 	if c.switching == nil && !drain && !c.wantsSwitchLocked(p) {
 		defer c.mu.Unlock()
-		return c.admitLocked(ctx, false, time.Now())
+		return c.admitLocked(ctx, false, time.Now(), born)
 	}
 	h := &hold{path: c.active, since: time.Now()}
 	c.holds[h] = struct{}{}
+	c.wakeDetectorLocked()
 	c.mu.Unlock()
 	owned := c.lockSwitch(ctx)
 	delete(c.holds, h)
@@ -63,7 +65,7 @@ func (c *Client) begin(ctx context.Context, p int) (active int, switched bool, f
 	if h.path == c.active {
 		since = h.since // its wait on this path goes on
 	}
-	return c.admitLocked(ctx, switched, since)
+	return c.admitLocked(ctx, switched, since, born)
 }
 
 // wantedLocked is the path a request that asks for p should go on: the
@@ -184,8 +186,8 @@ func (c *Client) drainEvery() time.Duration {
 }
 
 // admitLocked registers the request's flight on the active path.
-func (c *Client) admitLocked(ctx context.Context, switched bool, since time.Time) (int, bool, *flight) {
-	f := c.takeOffLocked(ctx, since)
+func (c *Client) admitLocked(ctx context.Context, switched bool, since, born time.Time) (int, bool, *flight) {
+	f := c.takeOffLocked(ctx, since, born)
 	c.paths[c.active].lastUsed = c.cfg.Now()
 	return c.active, switched, f
 }
@@ -586,6 +588,7 @@ func (c *Client) markDownLocked(p int) {
 	ps := c.paths[p]
 	ps.backoff = min(max(2*ps.backoff, c.cfg.DownBackoff), time.Minute)
 	ps.down, ps.retryAt = true, c.cfg.Now().Add(ps.backoff)
+	c.wakeDetectorLocked() // to revive it (reviveRested)
 	if c.pin == p {
 		c.pin, c.unfollowedRun = -1, 0 // never stay on a path that failed
 	}

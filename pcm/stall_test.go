@@ -265,3 +265,42 @@ func TestStallFoundSoonerOnSlowPaths(t *testing.T) {
 // detector waited for its poke's ACK: the slow paths' stall must now be
 // found sooner than that.
 const fixedStallRTTs = 8
+
+// TestStallFoundAfterIdle: the detector sleeps while a client has nothing
+// to watch (detectStalls); the first request after a long idle time, on a
+// path cut meanwhile, wakes it, and the stall is found as soon as on a
+// busy client (the stall timeout and two ticks) and the request replayed.
+func TestStallFoundAfterIdle(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		n := memnet.New()
+		log := &stallLog{t: t}
+		c := memDial(t, n, 2, Config{Logf: log.logf, Probes: Probes{Off: true}})
+		for i := range 2 {
+			n.SetDelay(memPath(i), idleRTT-oneWay)
+		}
+		getOK(t, c, 5120)
+		time.Sleep(idleFor)
+		n.SetDrop(memPath(c.Active()), true)
+		bound := c.stallTimeout() + 2*c.cfg.StallTimeout/stallTicks
+		start := time.Now()
+		ctx, cancel := context.WithTimeout(context.Background(), giveUp)
+		defer cancel()
+		res, err := c.GetOn(ctx, c.Active(), "/bytes/5120", nil)
+		s := log.stalls()
+		if err != nil || res.Failovers != 1 || len(s) == 0 {
+			t.Fatalf("GET after %v idle on a cut path: %+v, %v, %d stalls; want it replayed after one stall", idleFor, res, err, len(s))
+		}
+		t.Logf("stall found %v after the request began (bound %v)", s[0].Sub(start), bound)
+		if found := s[0].Sub(start); found > bound {
+			t.Errorf("stall found %v after the request began, want ≤ %v", found, bound)
+		}
+	})
+}
+
+// idleFor is the idle time of TestStallFoundAfterIdle: hundreds of the
+// detector's ticks, within the connection's idle timeout (30 s), and
+// idleRTT its paths' round trip.
+const (
+	idleFor = 20 * time.Second
+	idleRTT = 100 * time.Millisecond
+)

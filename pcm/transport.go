@@ -339,6 +339,22 @@ func idempotent(req *http.Request) bool {
 	return key || xkey
 }
 
+// withPriority returns req with the Priority field pr (RFC 9218), or
+// req itself when pr is empty or the caller set one: the caller's request
+// is never modified (http.RoundTripper).
+func withPriority(req *http.Request, pr string) *http.Request {
+	if pr == "" || req.Header.Get("Priority") != "" {
+		return req
+	}
+	r := *req
+	r.Header = req.Header.Clone()
+	if r.Header == nil {
+		r.Header = http.Header{}
+	}
+	r.Header.Set("Priority", pr)
+	return &r
+}
+
 // rewind returns req ready to be sent again (a fresh body from GetBody).
 func rewind(req *http.Request) (*http.Request, error) {
 	if req.Body == nil || req.Body == http.NoBody {
@@ -379,8 +395,15 @@ func (c *Client) RoundTrip(req *http.Request) (*http.Response, error) {
 		closeBody(req)
 		return nil, err
 	}
+	return c.roundTrip(req, time.Now(), freshUrgency)
+}
+
+// roundTrip is RoundTrip for a request that began at born (a resume's:
+// the download's start) and carries urgency (a failover's rank for a
+// resume, priorityField).
+func (c *Client) roundTrip(req *http.Request, born time.Time, urgency int8) (*http.Response, error) {
 	for attempt := 0; ; attempt++ {
-		resp, stalled, err := c.roundTripOnce(req)
+		resp, stalled, err := c.roundTripOnce(req, born, &urgency)
 		if stalled == nil || req.Context().Err() != nil {
 			return resp, err
 		}
@@ -394,9 +417,10 @@ func (c *Client) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 }
 
-// roundTripOnce sends req once; stalled is set when its path stalled
-// under it.
-func (c *Client) roundTripOnce(req *http.Request) (*http.Response, *PathStalledError, error) {
+// roundTripOnce sends req once, with the Priority field of *urgency
+// (priorityField); stalled is set when its path stalled under it, and
+// *urgency to what the failover gave its replay.
+func (c *Client) roundTripOnce(req *http.Request, born time.Time, urgency *int8) (*http.Response, *PathStalledError, error) {
 	ctx := req.Context()
 	c.reviveRested()
 	c.selMu.Lock()
@@ -407,7 +431,7 @@ func (c *Client) roundTripOnce(req *http.Request) (*http.Response, *PathStalledE
 		return nil, nil, err
 	}
 	start := c.cfg.Now()
-	active, _, f := c.begin(ctx, int(p))
+	active, _, f := c.begin(ctx, int(p), born)
 	// One allocation holds what the request measures (the trace's hook
 	// included): small GETs are many, and each allocation costs its share
 	// of the collector's time (pcm/RESULTS.md, "CPU per 5 KB GET").
@@ -415,7 +439,8 @@ func (c *Client) roundTripOnce(req *http.Request) (*http.Response, *PathStalledE
 	m.rx = c.rx.snapshotTo(m.rxBuf[:0])
 	m.trace.WroteHeaders = m.wroteHeaders
 	asked := c.cfg.Now()
-	resp, err := c.s().h3.RoundTrip(req.WithContext(httptrace.WithClientTrace(f.ctx, &m.trace)))
+	sess := c.s()
+	resp, err := sess.h3.RoundTrip(withPriority(req, priorityField(sess, *urgency)).WithContext(httptrace.WithClientTrace(f.ctx, &m.trace)))
 	c.land(f)
 	est := asked
 	if m.wrote.Load() {
@@ -428,6 +453,7 @@ func (c *Client) roundTripOnce(req *http.Request) (*http.Response, *PathStalledE
 	if err != nil {
 		f.cancel(nil)
 		if ps := f.stalled(); ps != nil {
+			*urgency = c.replayUrgency(f)
 			return nil, ps, ps
 		}
 		return nil, nil, err
@@ -564,7 +590,7 @@ func (b *measuredBody) resumeAfter(ps *PathStalledError) (io.ReadCloser, error) 
 	req := b.req.Clone(b.req.Context())
 	offset := b.res.TotalBytes
 	b.st.Prepare(req.Header, resume.Range{First: offset, Last: -1})
-	resp, err := b.c.RoundTrip(req)
+	resp, err := b.c.roundTrip(req, b.f.born, b.c.replayUrgency(b.f))
 	if err != nil {
 		return nil, err
 	}

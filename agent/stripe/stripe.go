@@ -294,7 +294,7 @@ func (s *Run) decide(pin int) (p *piece, wait <-chan struct{}, poll time.Duratio
 			slower: !stripesched.Swiftest(own, others), expect: now.Add(seconds(own.Done(size)))}
 		s.next += size
 		s.pieces = append(s.pieces, p)
-		return s.start(pin, p, now), nil, 0, false
+		return s.start(pin, p, now, own.RTT), nil, 0, false
 	}
 	if stripesched.WindowBound(own, st) && stripesched.Swiftest(own, others) {
 		s.windowAt = now
@@ -306,7 +306,7 @@ func (s *Run) decide(pin int) (p *piece, wait <-chan struct{}, poll time.Duratio
 		h := s.pieces[0]
 		if !h.landed && h.copies == 1 && h.path != pin && stripesched.Reinject(own, h.size(), due(h, all, now)) {
 			s.host.Reinjected()
-			return s.start(pin, h, now), nil, 0, false
+			return s.start(pin, h, now, own.RTT), nil, 0, false
 		}
 	}
 	return nil, s.kick, worthPoll, false
@@ -339,7 +339,7 @@ func (s *Run) reinjectPrefix(pin int, own stripesched.Path, all map[int]stripesc
 	ctx, cancel := context.WithCancel(s.ctx)
 	p := &piece{off: off, end: s.from - 1, path: pin, ctx: ctx, cancel: cancel, done: make(chan struct{}), start: now}
 	s.pieces = append([]*piece{p}, s.pieces...)
-	return s.start(pin, p, now)
+	return s.start(pin, p, now, own.RTT)
 }
 
 // due is when the head piece h should land, in seconds from now, by what
@@ -363,15 +363,18 @@ func due(h *piece, all map[int]stripesched.Path, now time.Time) float64 {
 // seconds is s seconds as a Duration.
 func seconds(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }
 
-// start counts a request for p on path pin; mu held.
-func (s *Run) start(pin int, p *piece, now time.Time) *piece {
+// start counts a request for p on path pin, whose round trip is rtt;
+// mu held.
+func (s *Run) start(pin int, p *piece, now time.Time, rtt time.Duration) *piece {
 	p.copies++
 	p.running++
 	s.running++
+	e := s.rate(pin)
 	if s.queued[pin] == 0 {
-		s.rate(pin).idle(now)
+		e.idle(now)
 	}
 	s.queued[pin] += p.size()
+	e.peak, e.rtt = max(e.peak, s.queued[pin]), rtt
 	return p
 }
 
@@ -383,16 +386,16 @@ func (s *Run) fetch(pin int, p *piece) {
 		k := min(int64(n), p.size()-got)
 		got += k
 		s.queued[pin] -= k
+		s.rate(pin).got(k, time.Now())
 		s.mu.Unlock()
 	})
-	now := time.Now()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	p.running--
 	s.running--
 	s.queued[pin] -= p.size() - got
-	if err == nil {
-		s.rate(pin).landed(p.size(), now, s.queued[pin] > 0)
+	if s.queued[pin] <= 0 {
+		s.rate(pin).landed()
 	}
 	switch {
 	case p.landed:
@@ -473,16 +476,29 @@ func (s *Run) rate(id int) *rateEst {
 }
 
 // rateEst measures a path's delivery rate while the stripe keeps it
-// busy: bytes landed over the time since its queue last became non-empty.
-// Pieces on one path share it (its streams interleave), so the landing of
-// one piece says little, the bytes of a busy period much. The period is
-// halved (bytes and time) once longer than rateSpan, so the estimate
-// follows a path whose rate changes within about that long.
+// busy: bytes received over the time since its queue last became
+// non-empty. Bytes count as they arrive, not as pieces land: a path's
+// pieces share it (its streams interleave) and land together at the end,
+// so a rate from landed pieces read a 150 Mbit/s path at 4.8 MB/s (its
+// first 3.5 MB piece of four, after all four had moved for 0.7 s) and at
+// 35 MB/s (the other three a moment later). The period is halved (bytes
+// and time) once longer than rateSpan, so the estimate follows a path
+// whose rate changes within about that long.
 type rateEst struct {
-	from  time.Time // start of the busy period (zero: idle)
-	bytes int64     // landed since from
-	rate  float64   // bytes/s; 0 until measured
+	from  time.Time     // start of the busy period (zero: idle)
+	bytes int64         // received since from
+	peak  int64         // the most bytes requested and not yet received in the period
+	rtt   time.Duration // the path's smoothed round trip at its last request
+	rate  float64       // bytes/s; 0 until measured
 }
+
+// appLimitedQueues: a busy period whose queue never held this many round
+// trips at the rate it measured was limited by what the stripe asked of
+// the path, not by the path (the delivery-rate estimator's app-limited
+// sample: Cheng et al., draft-cheng-iccrg-delivery-rate-estimation). Such
+// a sample only raises the estimate. Two round trips: a queue of one is
+// delivered in about a round trip whatever the path's rate.
+const appLimitedQueues = 2
 
 // rateSpan is the memory of rateEst: a second holds many pieces of any
 // path worth striping over, and a rate that halves shows within it.
@@ -490,25 +506,34 @@ const rateSpan = time.Second
 
 // idle marks the start of a busy period at now: the path had nothing of
 // the stripe in flight.
-func (e *rateEst) idle(now time.Time) { e.from, e.bytes = now, 0 }
+func (e *rateEst) idle(now time.Time) { e.from, e.bytes, e.peak = now, 0, 0 }
 
-// landed counts n bytes landed at now; busy tells whether the path still
-// has pieces in flight (else the next request starts a new period). The
-// period's first round trip is counted although no bytes came back in it:
-// leaving out the smoothed RTT, which includes queueing, made estimates
-// of a loaded path up to several times too high, and a slow path that
-// looks fast takes pieces that hold the window.
-func (e *rateEst) landed(n int64, now time.Time, busy bool) {
-	if !e.from.IsZero() {
-		e.bytes += n
-		if d := now.Sub(e.from); d > 0 && e.bytes >= stripesched.MinPiece {
-			e.rate = float64(e.bytes) / d.Seconds()
-			if d > rateSpan {
-				e.from, e.bytes = now.Add(-d/2), e.bytes/2
-			}
-		}
+// got counts n bytes received at now. The period's first round trip is
+// counted although no bytes came back in it: leaving out the smoothed
+// RTT, which includes queueing, made estimates of a loaded path up to
+// several times too high, and a slow path that looks fast takes pieces
+// that hold the window. A sample the stripe limited (appLimitedQueues)
+// only raises the estimate: counted as it was, a 15 Mbit/s path 125 ms
+// away asked for two 32 KiB pieces at a time measured 0.2–0.6 MB/s of its
+// 1.9, and the policy, trusting that, kept asking for two.
+func (e *rateEst) got(n int64, now time.Time) {
+	if e.from.IsZero() {
+		return
 	}
-	if !busy {
-		e.from = time.Time{}
+	e.bytes += n
+	d := now.Sub(e.from)
+	if d <= 0 || e.bytes < stripesched.MinPiece {
+		return
+	}
+	sample := float64(e.bytes) / d.Seconds()
+	if float64(e.peak) >= appLimitedQueues*sample*e.rtt.Seconds() || sample > e.rate {
+		e.rate = sample
+	}
+	if d > rateSpan {
+		e.from, e.bytes = now.Add(-d/2), e.bytes/2
 	}
 }
+
+// landed ends the busy period: the path has nothing of the stripe left
+// in flight, so the next request starts a new one.
+func (e *rateEst) landed() { e.from = time.Time{} }

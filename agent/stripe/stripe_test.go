@@ -199,3 +199,41 @@ func TestStripeBlockingDetected(t *testing.T) {
 		t.Errorf("late path: no piece blocked (%d bytes asked)", late)
 	}
 }
+
+// TestRateEst: bytes count as they arrive; a period the stripe kept short
+// of two round trips at the measured rate (app-limited) only raises the
+// estimate, one with a longer queue sets it either way.
+func TestRateEst(t *testing.T) {
+	t0 := time.Unix(0, 0)
+	ms := func(n int) time.Time { return t0.Add(time.Duration(n) * time.Millisecond) }
+	var e rateEst
+	e.got(1<<20, ms(10))
+	if e.rate != 0 {
+		t.Fatalf("idle path measured %g", e.rate)
+	}
+	// 1 MB queued on a 100 ms path; 1 MB in 0.5 s: 2 MB/s, and the
+	// queue (1 MB) ≥ 2 × 2 MB/s × 0.1 s: path-limited.
+	e.idle(t0)
+	e.peak, e.rtt = 1e6, 100*time.Millisecond
+	e.got(1e6, ms(500))
+	if e.rate != 2e6 {
+		t.Fatalf("rate %g, want 2e6", e.rate)
+	}
+	e.landed()
+	// A new period with 60 kB queued, all in within two round trips:
+	// 0.4 MB/s, app-limited (60 kB < 2 × 0.4 MB/s × 0.1 s): kept at 2 MB/s.
+	e.idle(ms(1000))
+	e.peak = 60e3
+	e.got(60e3, ms(1150))
+	if e.rate != 2e6 {
+		t.Fatalf("app-limited sample lowered the rate to %g", e.rate)
+	}
+	e.landed()
+	// The same with 1 MB queued: path-limited, the rate falls.
+	e.idle(ms(2000))
+	e.peak = 1e6
+	e.got(200e3, ms(2200))
+	if e.rate != 1e6 {
+		t.Fatalf("rate %g, want 1e6", e.rate)
+	}
+}

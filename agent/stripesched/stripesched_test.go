@@ -199,7 +199,9 @@ func TestTakeLambda(t *testing.T) {
 		// (2097152 − 2 × 937500) / (1 + 20) = 10578 B < MinPiece.
 		{"λ 2: the slow path waits", slow, []Path{fast}, 2, 0, 0},
 		{"λ 1, fast pipeline full: the slow path lands first, uncut", slow, []Path{busyFast}, 1, MinPiece, MinPiece},
-		{"λ 2, fast pipeline full: cut, waits", slow, []Path{busyFast}, 2, MinPiece, 0},
+		// At λ 4 the fast queue (0.22 s) counts as drained in 0.055 s, before
+		// the slow path lands 32 KiB (0.0675 s): not Hidden, and cut.
+		{"λ 4, fast pipeline full: cut, waits", slow, []Path{busyFast}, 4, MinPiece, 0},
 		{"the highest rate: never cut", fast, []Path{slow}, MaxLambda, 0, PieceSize(fast)},
 	} {
 		st := small
@@ -208,6 +210,36 @@ func TestTakeLambda(t *testing.T) {
 			st.Left = c.left
 		}
 		if got := Take(c.own, c.others, st); got != c.want {
+			t.Errorf("%s: Take = %d, want %d", c.name, got, c.want)
+		}
+	}
+}
+
+// TestHidden: a slower path's piece that lands before the others drain
+// their queues goes past a full window (Take's rule 0), within MaxWindow
+// and the tail rule; the swiftest path's never does.
+func TestHidden(t *testing.T) {
+	fast, slow := path(150, 20), path(15, 50)
+	busyFast := fast
+	busyFast.Queued = 9 << 20 // about 0.5 s at 18.75 MB/s
+	full := Stripe{Window: 8 << 20, Ahead: 12 << 20, Left: 10 << 20}
+	for _, c := range []struct {
+		name   string
+		own    Path
+		others []Path
+		st     Stripe
+		want   int64
+	}{
+		// Lands 187.5 kB in 0.15 s, long before the fast queue drains.
+		{"window overfull, fast queue long: its own piece", slow, []Path{busyFast}, full, PieceSize(slow)},
+		{"the swiftest path: never past the window", busyFast, []Path{slow}, full, 0},
+		{"fast queue empty: nothing to hide behind", slow, []Path{fast}, full, 0},
+		// λ 8: the fast queue counts as drained in 0.063 s, the slow
+		// path's round trip alone is 0.05 s: 0.013 s × 1.875 MB/s < MinPiece.
+		{"λ 8: too little time", slow, []Path{busyFast}, Stripe{Window: 8 << 20, Ahead: 12 << 20, Left: 10 << 20, Lambda: 8}, 0},
+		{"at MaxWindow: nothing", slow, []Path{busyFast}, Stripe{Window: 8 << 20, Ahead: MaxWindow, Left: 10 << 20}, 0},
+	} {
+		if got := Take(c.own, c.others, c.st); got != c.want {
 			t.Errorf("%s: Take = %d, want %d", c.name, got, c.want)
 		}
 	}
