@@ -44,17 +44,14 @@ type probeMode int
 
 const (
 	noProbes probeMode = iota
-	// clientProbes: what a pcm.Client with default Probes sends today.
-	clientProbes
-	// sweepProbes: pathsel.ProbeSchedule in full, the start-up sweep and
-	// the selector told which probes are under way, as the experiment
-	// runner runs it; pcm.Client does not yet (docs/pcm-default.md,
-	// "Probes", item 8).
-	sweepProbes
+	// libProbes: pathsel.ProbeSchedule in full, the start-up sweep and
+	// the selector told which probes are under way, as a pcm.Client with
+	// default Probes and the experiment runner run it.
+	libProbes
 )
 
 func (m probeMode) String() string {
-	return [...]string{"no probes", "probes   ", "sweep    "}[m]
+	return [...]string{"no probes", "probes   "}[m]
 }
 
 // ratioToOracle runs the default over the set for genRounds requests and
@@ -81,7 +78,7 @@ func ratioToOracle(t *testing.T, cfg Config, s stationarySet, seed uint64, probe
 	if probes != noProbes {
 		// The client's connection starts on the path the default tries
 		// first: the first one.
-		pr, err = newLibProber(s, sel.(ProbeObserver), rand.New(rand.NewPCG(seed, 3)), 0, probes == sweepProbes)
+		pr, err = newLibProber(s, sel.(ProbeObserver), rand.New(rand.NewPCG(seed, 3)), 0)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -120,20 +117,16 @@ const probeMinScale = 0.5
 
 // libProber models side probes while requests run back to back, on the
 // user's wait as its clock, with the library's defaults (ProbeSchedule's
-// ticks and DefaultProbe*). Without sweep it is what a pcm.Client with
-// default Probes does today (Client.runProbes, AsyncProber, SideProber):
-//   - a tick every 500 ms hands the answers that came back since to the
-//     selector (ObserveProbe), then asks a probe of the next idle path in
-//     turn (not the active one), unless one of that path is still out;
-//   - one goroutine runs the probes in the order asked, one at a time.
-//
-// With sweep it is ProbeSchedule in full:
+// ticks and DefaultProbe*), as a pcm.Client with default Probes runs them
+// (Client.runProbes, AsyncProber, SideProber): ProbeSchedule in full:
 //   - at the start a probe of every idle path (the start-up sweep);
+//   - then a tick every 500 ms asks a probe of the next idle path in turn
+//     (not the active one), unless one of that path is still out;
 //   - the probes run at once, each on its own, the selector is told which
 //     are under way (ProbeUnderWay), and each answer is handed over as it
 //     comes back: before the next request.
 //
-// Either way a probe is a tiny request on the path's side connection: one
+// A probe is a tiny request on the path's side connection: one
 // round trip, modelled as a draw from the path's task-time distribution
 // scaled by the set's factor (so a probe takes less than a task on
 // average, and its draws spread as the task's). A path whose side
@@ -146,9 +139,7 @@ type libProber struct {
 	rng     *rand.Rand
 	scale   float64
 	sched   *ProbeSchedule
-	sweep   bool
 	clock   float64 // ms: the user's wait so far
-	busy    float64 // without sweep: when the probe goroutine is free
 	pending []bool
 	answers []libAnswer // under way, not handed over yet
 	sides   []int       // open side connections, least recently probed first
@@ -160,15 +151,12 @@ type libAnswer struct {
 	at   float64 // when it comes back
 }
 
-// newLibProber starts the model; with sweep, with its start-up sweep of
-// every path but active, the one the client's connection starts on.
-func newLibProber(s stationarySet, sel ProbeObserver, rng *rand.Rand, active int, sweep bool) (*libProber, error) {
+// newLibProber starts the model, with its start-up sweep of every path
+// but active, the one the client's connection starts on.
+func newLibProber(s stationarySet, sel ProbeObserver, rng *rand.Rand, active int) (*libProber, error) {
 	scale := probeMinScale + (1-probeMinScale)*rng.Float64()
-	p := &libProber{set: s, sel: sel, rng: rng, scale: scale, sweep: sweep,
+	p := &libProber{set: s, sel: sel, rng: rng, scale: scale,
 		sched: NewProbeSchedule(DefaultProbesPerSecond), pending: make([]bool, len(s.mean))}
-	if !sweep {
-		return p, nil
-	}
 	for _, q := range p.sched.Sweep(len(s.mean), func(i int) bool { return i != active }) {
 		if err := p.ask(0, q); err != nil {
 			return nil, err
@@ -178,8 +166,7 @@ func newLibProber(s stationarySet, sel ProbeObserver, rng *rand.Rand, active int
 }
 
 // after advances the clock by a request's wait on path active, runs the
-// ticks that fell due meanwhile and, with sweep, hands over the answers
-// back by now.
+// ticks that fell due meanwhile and hands over the answers back by now.
 func (p *libProber) after(waitMs float64, active int) error {
 	p.clock += waitMs
 	for {
@@ -196,9 +183,6 @@ func (p *libProber) after(waitMs float64, active int) error {
 				return err
 			}
 		}
-	}
-	if !p.sweep {
-		return nil
 	}
 	return p.handOver(p.clock)
 }
@@ -222,14 +206,12 @@ func (p *libProber) handOver(now float64) error {
 	return nil
 }
 
-// ask sends a probe of path q at time now: with sweep on its own, told
-// to the selector, else after the probes asked before it.
+// ask sends a probe of path q at time now, on its own, and tells the
+// selector it is under way.
 func (p *libProber) ask(now float64, q int) error {
 	p.pending[q] = true
-	if p.sweep {
-		if err := p.sel.ProbeUnderWay(PathID(q), true); err != nil {
-			return err
-		}
+	if err := p.sel.ProbeUnderWay(PathID(q), true); err != nil {
+		return err
 	}
 	rtt := p.roundTrip(q)
 	took := rtt
@@ -245,12 +227,7 @@ func (p *libProber) ask(now float64, q int) error {
 	if took > DefaultProbeTimeoutMs {
 		rtt, took = math.Inf(1), DefaultProbeTimeoutMs
 	}
-	at := now + took
-	if !p.sweep {
-		p.busy = max(p.busy, now) + took
-		at = p.busy
-	}
-	p.answers = append(p.answers, libAnswer{path: q, rtt: rtt, at: at})
+	p.answers = append(p.answers, libAnswer{path: q, rtt: rtt, at: now + took})
 	return nil
 }
 
@@ -284,22 +261,22 @@ const floorShare = 1.75
 // TestDefaultOnGeneratedStationarySets: on generated stationary sets of 2
 // to 16 paths (random means and spreads, several seeds each), the
 // default's total task time over the oracle's, on average over the sets of
-// each size, with ProbeSchedule's side probes in full (sweepProbes) is at
-// most 1.05; without probes (the offline request-only case) and with the
-// probes pcm.Client sends today (clientProbes) at most 1.05 or, where one
-// try of each path alone costs most of that, floorShare (probeFloorShare)
-// times the floor's excess. The distribution is logged
+// each size, with the library's side probes (libProbes: ProbeSchedule in
+// full, as pcm.Client runs it) is at most 1.05; without probes (the
+// offline request-only case) at most 1.05 or, where one try of each path
+// alone costs most of that, floorShare times the floor's excess. The distribution is logged
 // (docs/pcm-default-results.md, "Generated stationary sets").
 //
-// With the sweep the default tries fewer paths than all: every path is
+// With the probes the default tries fewer paths than all: every path is
 // probed at once at the start, and the default waits for a path's answer
 // before it spends a request on it (adaptive's waits), so a path whose
-// probe shows it cannot pay is never tried (probeFloor). pcm.Client's
-// probes come too late for that: its first is asked after 500 ms of
-// requests, by when the first tries have covered most paths.
+// probe shows it cannot pay is never tried (probeFloor). Without the
+// sweep (pcm.Client before, its first probe asked after 500 ms of
+// requests) the first tries covered most paths: 12 paths 1.044, 16 paths
+// 1.062 on these sets.
 func TestDefaultOnGeneratedStationarySets(t *testing.T) {
 	const seeds = 8
-	for _, probes := range []probeMode{noProbes, clientProbes, sweepProbes} {
+	for _, probes := range []probeMode{noProbes, libProbes} {
 		for _, k := range []int{2, 3, 4, 6, 8, 12, 16} {
 			var ratios []float64
 			var floor, thompson float64
@@ -323,20 +300,12 @@ func TestDefaultOnGeneratedStationarySets(t *testing.T) {
 	}
 }
 
-// probeFloorShare is floorShare with the probes pcm.Client sends today:
-// measured 1.29 and 1.38 on the test's sets (12 and 16 paths), 1.52 and
-// 1.36 on the held-out ones; at 16 paths the floor alone is 1.045–1.050.
-const probeFloorShare = 1.6
-
-// stationaryLimit is the bound on the default's mean over the oracle: 1.05,
-// or without the sweep floorShare (probeFloorShare) times the floor's
-// excess where one try of each path leaves no room under it.
+// stationaryLimit is the bound on the default's mean over the oracle: 1.05
+// with probes, and without them floorShare times the floor's excess where
+// one try of each path leaves no room under 1.05.
 func stationaryLimit(probes probeMode, floor float64) float64 {
-	switch probes {
-	case sweepProbes:
+	if probes == libProbes {
 		return stationaryBound
-	case clientProbes:
-		return max(stationaryBound, 1+probeFloorShare*(floor-1))
 	}
 	return max(stationaryBound, 1+floorShare*(floor-1))
 }
@@ -348,7 +317,7 @@ func stationaryLimit(probes probeMode, floor float64) float64 {
 func TestDefaultOnHeldOutStationarySets(t *testing.T) {
 	const batches, perBatch = 8, 8
 	const heldOutStream = 77 // any stream other than the test above's sizes
-	for _, probes := range []probeMode{noProbes, clientProbes, sweepProbes} {
+	for _, probes := range []probeMode{noProbes, libProbes} {
 		for _, k := range []int{2, 3, 4, 6, 8, 12, 16} {
 			var means []float64
 			var mean, floor float64
