@@ -77,6 +77,13 @@ func (c *Client) startProbes() {
 	}
 	cfg := c.cfg
 	cfg.Probes.Off = true // a side connection probes nothing itself
+	if cfg.QUIC != nil && cfg.QUIC.Tracer != nil {
+		// The caller's tracer (qlog: `hetquic pcm get --qlog-dir`) traces
+		// the connection, not the side connections, which the start-up
+		// sweep dials with it.
+		cfg.QUIC = cfg.QUIC.Clone()
+		cfg.QUIC.Tracer = nil
+	}
 	sp, err := NewSideProber(cfg, pr.Timeout, pr.Target, pr.WorkingSet)
 	if err != nil {
 		c.cfg.Logf("pcm: WARNING: side probes off: %v", err)
