@@ -302,6 +302,9 @@ type pathState struct {
 	checking bool
 	retryAt  time.Time
 	backoff  time.Duration
+	// probedRTT is the latest round trip a side probe measured on it
+	// (validateWait).
+	probedRTT time.Duration
 }
 
 // Dial opens one socket per local path and the QUIC connection on
@@ -621,13 +624,14 @@ func (r Result) Sample(perByte bool) float64 {
 // sent on (credit).
 func (c *Client) Get(ctx context.Context, target string, w io.Writer) (Result, error) {
 	c.reviveRested()
-	c.selMu.Lock()
-	p, err := c.sel.Choose()
-	c.selMu.Unlock()
+	p, err := c.choose()
 	if err != nil {
 		return Result{}, err
 	}
-	res, err := c.GetOn(ctx, int(p), target, w)
+	if p < 0 {
+		return c.GetOn(ctx, c.Active(), target, w) // every path down: no sample
+	}
+	res, err := c.GetOn(ctx, p, target, w)
 	if err != nil {
 		return res, err
 	}

@@ -453,7 +453,7 @@ func (c *Client) switchToLocked(ctx context.Context, p int, probe bool) error {
 	// path), so the first responses would measure the wrong path. The probe
 	// makes both ends validate before the request (FastSwitch skips it).
 	if !ps.validated || probe && !c.cfg.FastSwitch {
-		pctx, cancel := context.WithTimeout(ctx, c.cfg.ProbeTimeout)
+		pctx, cancel := context.WithTimeout(ctx, c.validateWait(p))
 		c.mu.Unlock() // waiting on the network: c.switching holds others off
 		err := ps.qp.Probe(pctx)
 		c.mu.Lock()

@@ -425,9 +425,7 @@ func (c *Client) roundTrip(req *http.Request, born time.Time, urgency int8) (*ht
 func (c *Client) roundTripOnce(req *http.Request, born time.Time, urgency *int8) (*http.Response, *PathStalledError, error) {
 	ctx := req.Context()
 	c.reviveRested()
-	c.selMu.Lock()
-	p, err := c.sel.Choose()
-	c.selMu.Unlock()
+	p, err := c.choose()
 	if err != nil {
 		closeBody(req)
 		return nil, nil, err
