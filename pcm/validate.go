@@ -122,8 +122,18 @@ func (c *Client) choose() (int, error) {
 // 1.35 s of silence, and the backlog it held had not drained when the
 // second cut came (3.7–4.1 s for the longest request, bound 2 s); with a
 // cap of a quarter 1.7–2.1 s (-race), of an eighth 1.55–1.87 s.
+//
+// The cap never hides a deviation the latest sample shows: on a path whose
+// round trip grew (TestNoFalseStallWhileServerThinks: 400 ms after a
+// handshake at 20 ms, one sample in) the smoothed round trip lags at a
+// fraction of it, and an eighth of that made a live path's poke wait less
+// than one round trip (2 false stalls in 3 of 10 -race runs). With
+// the growth LatestRTT − SmoothedRTT as a floor the PTO is never below the
+// latest sample; right after a move the two are equal (the estimator's
+// first sample), and the cap holds.
 func stallDeviation(st quic.ConnectionStats) time.Duration {
-	return min(st.MeanDeviation, st.SmoothedRTT/deviationCap)
+	grown := max(st.LatestRTT-st.SmoothedRTT, 0)
+	return max(min(st.MeanDeviation, st.SmoothedRTT/deviationCap), grown)
 }
 
 // deviationCap bounds stallDeviation at an eighth of the round trip: the

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/hetquic/hetquic/emu/memnet"
+	"github.com/quic-go/quic-go"
 )
 
 // TestIdlePathDiesQuietly: a path that dies while idle rests as soon as
@@ -53,4 +54,24 @@ func TestIdlePathDiesQuietly(t *testing.T) {
 			t.Error("path 1 still resting after it recovered and probes ran")
 		}
 	})
+}
+
+// TestStallDeviation: the cap holds right after a move (the estimator's
+// first sample: deviation half the round trip), never under a growth the
+// latest sample shows.
+func TestStallDeviation(t *testing.T) {
+	ms := time.Millisecond
+	for _, tc := range []struct {
+		srtt, dev, latest, want time.Duration
+	}{
+		{150 * ms, 75 * ms, 150 * ms, 150 * ms / deviationCap}, // after a move: capped
+		{150 * ms, 5 * ms, 152 * ms, 5 * ms},                   // steady: quic-go's own
+		{60 * ms, 95 * ms, 400 * ms, 340 * ms},                 // the round trip grew
+		{400 * ms, 80 * ms, 100 * ms, 400 * ms / deviationCap}, // it shrank: capped
+	} {
+		st := quic.ConnectionStats{SmoothedRTT: tc.srtt, MeanDeviation: tc.dev, LatestRTT: tc.latest}
+		if got := stallDeviation(st); got != tc.want {
+			t.Errorf("srtt %v dev %v latest %v: %v, want %v", tc.srtt, tc.dev, tc.latest, got, tc.want)
+		}
+	}
 }
