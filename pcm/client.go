@@ -293,8 +293,11 @@ type pathState struct {
 	// (including the one the connection was dialled on, until it is left).
 	qp        *quic.Path
 	validated bool
-	removed   bool // RemovePath: never used again
-	lastUsed  time.Time
+	// probed is how long the path's latest successful probe took (0:
+	// none yet): what bounds its next one (probeWait).
+	probed   time.Duration
+	removed  bool // RemovePath: never used again
+	lastUsed time.Time
 	// down is set when the path failed; it rests until retryAt, and then
 	// comes back when a revival check (checkPath, running while checking)
 	// completes a handshake on it.

@@ -453,9 +453,11 @@ func (c *Client) switchToLocked(ctx context.Context, p int, probe bool) error {
 	// path), so the first responses would measure the wrong path. The probe
 	// makes both ends validate before the request (FastSwitch skips it).
 	if !ps.validated || probe && !c.cfg.FastSwitch {
-		pctx, cancel := context.WithTimeout(ctx, c.cfg.ProbeTimeout)
+		pctx, cancel := context.WithTimeout(ctx, c.probeWait(ps))
 		c.mu.Unlock() // waiting on the network: c.switching holds others off
+		began := time.Now()
 		err := ps.qp.Probe(pctx)
+		took := time.Since(began)
 		c.mu.Lock()
 		cancel()
 		if err != nil {
@@ -467,7 +469,7 @@ func (c *Client) switchToLocked(ctx context.Context, p int, probe bool) error {
 			c.closeIdleLocked(p)
 			return fmt.Errorf("probe via %s: %w", ps.Name, err)
 		}
-		ps.validated = true
+		ps.validated, ps.probed = true, took
 	}
 	c.s().moves.switching(c.active)
 	if err := ps.qp.Switch(); err != nil {
@@ -486,6 +488,35 @@ func (c *Client) switchToLocked(ctx context.Context, p int, probe bool) error {
 	}
 	c.movedLocked(p)
 	return nil
+}
+
+// A probe holds every new request (c.switching), so a probe of a path
+// that died after the client left it — unseen: no request was waiting
+// there — held them for the whole ProbeTimeout, 1 s, and a cut of the
+// active path meanwhile waited for the probe before its failover
+// (failStalled takes the switch token too): on 110 / 130 / 150 ms and
+// 180 / 120 / 140 ms paths the oldest request took 3.2–3.6 s
+// (TestTwoCutsOnSlowPaths at 500 ms and 1.5 s). A path probed before
+// answers within about what its latest probe took: a PATH_CHALLENGE and
+// its response cross the path once each. So its probe may take
+// probeWaitRTTs of those, at least probeWaitFloor, at most ProbeTimeout;
+// a path never probed gets ProbeTimeout. Three: the round trip, and a
+// lost challenge's resend (quic-go resends after about a round trip)
+// with its own round trip. The floor: a loaded host's scheduling and
+// memnet's tiny RTTs, as drainFloor's, and a path's queue that has
+// grown since. A probe that ends too soon rests a live path for
+// DownBackoff, until a revival check brings it back.
+const (
+	probeWaitRTTs  = 3
+	probeWaitFloor = 250 * time.Millisecond
+)
+
+// probeWait bounds a probe of ps (the comment above says how).
+func (c *Client) probeWait(ps *pathState) time.Duration {
+	if ps.probed == 0 {
+		return c.cfg.ProbeTimeout
+	}
+	return min(c.cfg.ProbeTimeout, max(probeWaitFloor, probeWaitRTTs*ps.probed))
 }
 
 // movedLocked records that the connection is on path p now: the flights
@@ -708,7 +739,7 @@ func (c *Client) moveAwayLocked(ctx context.Context, failed int) (moved bool, un
 			}
 		}
 	}
-	fctx, cancel := context.WithTimeout(ctx, failoverBudget*c.cfg.ProbeTimeout)
+	fctx, cancel := context.WithTimeout(ctx, c.failoverWaitLocked(order))
 	defer cancel()
 	// Two rounds: a probe of a path validated earlier can fail because the
 	// server has retired its connection ID since (it does at every
@@ -773,5 +804,27 @@ const failoverRounds = 2
 // failed at their 5 s deadline (TestFailoverInFakeTime/two in a row,
 // under load, once). A redial races the live paths and costs a handshake.
 const failoverBudget = 1
+
+// failoverWaitLocked is how long a failover may probe the paths in
+// order: failoverBudget probe timeouts, or when every one of them was
+// probed before, the longest of their probe waits (probeWait), which
+// leaves a second round only to the fast ones. With the active path
+// dead, a probe of a path the client closed since (closeIdleLocked)
+// needs a fresh connection ID, which the server's NEW_CONNECTION_ID
+// frames down the dead path no longer bring: it is never even sent. On
+// 110 / 130 / 150 ms paths such a failover spent two probes of the
+// 130 ms path, 0.78 s, before the redial that worked, and the oldest
+// request took 2.3–2.4 s (TestTwoCutsOnSlowPaths, cut at 500 ms).
+func (c *Client) failoverWaitLocked(order []int) time.Duration {
+	var wait time.Duration
+	for _, p := range order {
+		ps := c.paths[p]
+		if ps.probed == 0 {
+			return failoverBudget * c.cfg.ProbeTimeout
+		}
+		wait = max(wait, c.probeWait(ps))
+	}
+	return min(wait, failoverBudget*c.cfg.ProbeTimeout)
+}
 
 func newRand(seed uint64) *rand.Rand { return rand.New(rand.NewPCG(seed, 0x70636d)) }

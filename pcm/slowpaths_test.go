@@ -2,6 +2,7 @@ package pcm
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"net/http"
 	"sync"
 	"testing"
@@ -13,35 +14,68 @@ import (
 )
 
 // TestTwoCutsOnSlowPaths: two cuts 2 s apart (the active path, then the
-// one the connection failed over to) on paths near 120 ms lose no request
-// and cost none over 2 s. The first setup is the cuts table's generated
-// 121 / 39 / 106 ms, the others no table has; in the last two every path
-// is 100 ms or more. With a 1 s stall floor
-// the longest request took 4.1–4.3 s: the requests replayed after the
-// first failover had not all landed on the 106 ms path's fresh congestion
-// window when the second cut came, and waited out a second stall. With
-// the 500 ms floor and a stall after 8 × SRTT the longest took 1.6–1.96 s
-// on 121 / 39 / 106 ms, and 2.008 s once in 160 runs under -race (the
-// bound had a slack of one round trip then); with the stall on an
-// unanswered poke, 1.19–1.35 s (pcm/stall.go). On the setups whose
-// paths are all 100 ms or more the longest took 3.8–4.4 s with 8 × SRTT
-// (each stall waited about a second), 1.37–1.57 s now.
+// one the connection failed over to) on paths near 120 ms or slower lose
+// no request and cost none over 2 s, whenever the first cut comes
+// (cutOffsets). With a 1 s stall floor the longest request took 4.1–4.3 s:
+// the requests replayed after the first failover had not all landed on
+// the 106 ms path's fresh congestion window when the second cut came,
+// and waited out a second stall. With the 500 ms floor and a stall after
+// 8 × SRTT the longest took 1.6–1.96 s on 121 / 39 / 106 ms, and 2.008 s
+// once in 160 runs under -race; with the stall on an unanswered poke,
+// 1.19–1.35 s (pcm/stall.go). On the setups whose paths are all 100 ms
+// or more the longest took 3.8–4.4 s with 8 × SRTT (each stall waited
+// about a second), 1.37–1.57 s with the poke, at the one offset tested
+// then (100 ms). At other offsets the cut could come while a probe of a
+// path that had died unseen held every request for a whole probe
+// timeout, and the failover then spent two more probes on a path it
+// could not reach: 3.2 s (110 / 130 / 150 ms, 500 ms) and 3.6 s (180 /
+// 120 / 140 ms, 1.5 s), 1.5–1.9 s with probes bounded by what the path's
+// last one took (probeWait, failoverWaitLocked).
 func TestTwoCutsOnSlowPaths(t *testing.T) {
 	for _, api := range []string{"Transport", "Client"} {
-		for _, rtts := range [][]time.Duration{
-			{121 * time.Millisecond, 39 * time.Millisecond, 106 * time.Millisecond},
-			{110 * time.Millisecond, 45 * time.Millisecond, 95 * time.Millisecond},
-			{110 * time.Millisecond, 130 * time.Millisecond, 150 * time.Millisecond},
-			{150 * time.Millisecond, 140 * time.Millisecond, 100 * time.Millisecond},
-		} {
-			t.Run(fmt.Sprintf("%s/%v", api, rtts), func(t *testing.T) {
-				synctest.Test(t, func(t *testing.T) { twoCutsCase(t, api, rtts) })
-			})
+		for _, rtts := range slowRTTs {
+			for _, at := range cutOffsets() {
+				t.Run(fmt.Sprintf("%s/%v/at%v", api, rtts, at), func(t *testing.T) {
+					synctest.Test(t, func(t *testing.T) { twoCutsCase(t, api, rtts, at) })
+				})
+			}
 		}
 	}
 }
 
-func twoCutsCase(t *testing.T, api string, rtts []time.Duration) {
+// slowRTTs are the three-path setups TestTwoCutsOnSlowPaths cuts: the
+// cuts table's generated 121 / 39 / 106 ms, then sets no table has; from
+// the third on every path is 100 ms or more.
+var slowRTTs = [][]time.Duration{
+	{121 * time.Millisecond, 39 * time.Millisecond, 106 * time.Millisecond},
+	{110 * time.Millisecond, 45 * time.Millisecond, 95 * time.Millisecond},
+	{110 * time.Millisecond, 130 * time.Millisecond, 150 * time.Millisecond},
+	{150 * time.Millisecond, 140 * time.Millisecond, 100 * time.Millisecond},
+	{180 * time.Millisecond, 120 * time.Millisecond, 140 * time.Millisecond},
+	{100 * time.Millisecond, 100 * time.Millisecond, 100 * time.Millisecond},
+}
+
+// cutOffsetSeed fixes the drawn cut offsets, so a failing row names a
+// moment that reruns.
+const cutOffsetSeed = 29
+
+// cutOffsets are when the first cut comes, after the load starts: fixed
+// moments across the first two seconds (the moves, the drain, the
+// connection at rest) and three drawn from cutOffsetSeed, rounded to
+// 10 ms.
+func cutOffsets() []time.Duration {
+	at := []time.Duration{20, 160, 300, 500, 900, 1500}
+	for i := range at {
+		at[i] *= time.Millisecond
+	}
+	rng := rand.New(rand.NewPCG(cutOffsetSeed, 0))
+	for range 3 {
+		at = append(at, time.Duration(rng.IntN(200))*10*time.Millisecond)
+	}
+	return at
+}
+
+func twoCutsCase(t *testing.T, api string, rtts []time.Duration, at time.Duration) {
 	n, tr, _, base := slowPaths(t, rtts)
 	var rt http.RoundTripper = tr
 	active := func() int { return tr.origins[memServer.String()].c.Active() }
@@ -54,7 +88,7 @@ func twoCutsCase(t *testing.T, api string, rtts []time.Duration) {
 	var mu sync.Mutex
 	var cuts []int
 	cutActive := cutter(n, &mu, &cuts, active)
-	r := steadyGets(t, rt, base, 5*time.Second, 100*time.Millisecond, func() {
+	r := steadyGets(t, rt, base, at+5*time.Second, at, func() {
 		cutActive()
 		time.AfterFunc(2*time.Second, cutActive)
 	})
