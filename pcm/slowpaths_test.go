@@ -36,6 +36,7 @@ func TestTwoCutsOnSlowPaths(t *testing.T) {
 		for _, rtts := range slowRTTs {
 			for _, at := range cutOffsets() {
 				t.Run(fmt.Sprintf("%s/%v/at%v", api, rtts, at), func(t *testing.T) {
+					t.Parallel() // each row is a bubble of its own: 108 rows take minutes under -race
 					synctest.Test(t, func(t *testing.T) { twoCutsCase(t, api, rtts, at) })
 				})
 			}
