@@ -73,7 +73,9 @@ type Config struct {
 	// IDs, so four fit quic-go's budgets; what does not fit is probing
 	// several paths without switching (a third blocks: README).
 	MaxPaths int
-	// ProbeTimeout bounds a path validation (default 1 s).
+	// ProbeTimeout bounds a path validation (default 1 s); a path
+	// probed before gets less (probeWait: three of its latest probe's
+	// time, at least 250 ms).
 	ProbeTimeout time.Duration
 	// StallTimeout is the floor of the stall timeout: the least time
 	// the server may acknowledge nothing new while a request waits before
