@@ -16,7 +16,8 @@ import (
 // TestTwoCutsOnSlowPaths: two cuts 2 s apart (the active path, then the
 // one the connection failed over to) on paths near 120 ms or slower lose
 // no request and cost none over 2 s, whenever the first cut comes
-// (cutOffsets). With a 1 s stall floor the longest request took 4.1–4.3 s:
+// (cutOffsets) — but 2.5 s when a cut lands within burstWindow of a move
+// under load, a case not yet solved (TestCutDuringSwitchBurst). With a 1 s stall floor the longest request took 4.1–4.3 s:
 // the requests replayed after the first failover had not all landed on
 // the 106 ms path's fresh congestion window when the second cut came,
 // and waited out a second stall. With the 500 ms floor and a stall after
