@@ -499,16 +499,21 @@ func (c *Client) switchToLocked(ctx context.Context, p int, probe bool) error {
 // (TestTwoCutsOnSlowPaths at 500 ms and 1.5 s). A path probed before
 // answers within about what its latest probe took: a PATH_CHALLENGE and
 // its response cross the path once each. So its probe may take
-// probeWaitRTTs of those, at least probeWaitFloor, at most ProbeTimeout;
+// probeWaitRTTs of those, at least half of ProbeTimeout, at most it;
 // a path never probed gets ProbeTimeout. Three: the round trip, and a
 // lost challenge's resend (quic-go resends after about a round trip)
-// with its own round trip. The floor: a loaded host's scheduling and
-// memnet's tiny RTTs, as drainFloor's, and a path's queue that has
+// with its own round trip. The floor, half of ProbeTimeout: a loaded
+// host's scheduling, memnet's tiny RTTs, and a path's queue that has
 // grown since. A probe that ends too soon rests a live path for
-// DownBackoff, until a revival check brings it back.
+// DownBackoff, until a revival check brings it back. With a floor of
+// 250 ms, pcm/measure's TestCutsLoseNoRequest (real loopback paths,
+// -race, load 14–20) once lost 37 requests to "pathsel: no paths", every
+// path resting; not shown to be the cause (it passes at load 3 with
+// either floor), but a floor that scales with ProbeTimeout is the
+// safer side of that doubt.
 const (
 	probeWaitRTTs  = 3
-	probeWaitFloor = 250 * time.Millisecond
+	probeWaitShare = 2 // the floor is ProbeTimeout / probeWaitShare
 )
 
 // probeWait bounds a probe of ps (the comment above says how).
@@ -516,7 +521,7 @@ func (c *Client) probeWait(ps *pathState) time.Duration {
 	if ps.probed == 0 {
 		return c.cfg.ProbeTimeout
 	}
-	return min(c.cfg.ProbeTimeout, max(probeWaitFloor, probeWaitRTTs*ps.probed))
+	return min(c.cfg.ProbeTimeout, max(c.cfg.ProbeTimeout/probeWaitShare, probeWaitRTTs*ps.probed))
 }
 
 // movedLocked records that the connection is on path p now: the flights
@@ -807,7 +812,7 @@ const failoverBudget = 1
 
 // failoverWaitLocked is how long a failover may probe the paths in
 // order: failoverBudget probe timeouts, or when every one of them was
-// probed before, the longest of their probe waits (probeWait), which
+// probed before, probeWaitRTTs of the longest of their latest probes, which
 // leaves a second round only to the fast ones. With the active path
 // dead, a probe of a path the client closed since (closeIdleLocked)
 // needs a fresh connection ID, which the server's NEW_CONNECTION_ID
@@ -822,9 +827,18 @@ func (c *Client) failoverWaitLocked(order []int) time.Duration {
 		if ps.probed == 0 {
 			return failoverBudget * c.cfg.ProbeTimeout
 		}
-		wait = max(wait, c.probeWait(ps))
+		wait = max(wait, probeWaitRTTs*ps.probed)
 	}
-	return min(wait, failoverBudget*c.cfg.ProbeTimeout)
+	return min(max(wait, failoverWaitFloor), failoverBudget*c.cfg.ProbeTimeout)
 }
+
+// failoverWaitFloor is the least a failover over paths probed before
+// probes: a loaded host's scheduling, as drainFloor's. Lower than a
+// switch's floor (probeWait): past it the failover dials again, racing
+// every live path, and a path it gave up on too soon rests only until a
+// revival check (restUnansweredLocked), while the requests it holds have
+// waited out a stall already. With half of ProbeTimeout here too, the
+// oldest request on 110 / 130 / 150 ms paths (cut at 500 ms) took 1.97 s.
+const failoverWaitFloor = 250 * time.Millisecond
 
 func newRand(seed uint64) *rand.Rand { return rand.New(rand.NewPCG(seed, 0x70636d)) }
