@@ -75,7 +75,7 @@ type Config struct {
 	MaxPaths int
 	// ProbeTimeout bounds a path validation (default 1 s); a path
 	// probed before gets less (probeWait: three of its latest probe's
-	// time, at least 250 ms).
+	// time, at least half of ProbeTimeout).
 	ProbeTimeout time.Duration
 	// StallTimeout is the floor of the stall timeout: the least time
 	// the server may acknowledge nothing new while a request waits before
