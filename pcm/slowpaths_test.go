@@ -115,10 +115,12 @@ func twoCutsCase(t *testing.T, api string, rtts []time.Duration, at time.Duratio
 // 180 / 120 / 140 ms paths. The oldest request then waited 0.24 s before
 // the cut, 0.61 s for the stall, 0.15 s for the failover's probe and
 // 0.9 s for ~190 replays through the 150 ms path's slow start: 1.7–1.94 s
-// in fake time, 2.09–2.23 s under -race at load 15–21 (other goroutine
-// orders). 400 ms: the move's burst, about 30 requests, takes three
-// round trips of such a path to land.
-const burstWindow = 400 * time.Millisecond
+// in fake time, 2.06–2.23 s under -race at load 15–21 (other goroutine
+// orders). The offset 900 ms lands 425 ms after the move on 110 / 130 /
+// 150 ms paths, the same wait: 1.74–1.81 s, 2.009 s once under -race.
+// 500 ms: the move's burst, about 30 requests, and the requests queued
+// behind it take three to four round trips of such a path to land.
+const burstWindow = 500 * time.Millisecond
 
 // sinceBusyMove is how long ago c last moved under load (forever if
 // never).
