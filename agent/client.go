@@ -660,8 +660,9 @@ func (s *stallWatch) half() time.Duration {
 
 // alive: while a body goes out, the connection received packets since
 // the last look; another stream of the path got bytes lately; or a ping
-// answers.
-// When neither, this stream moves, the path is suspected, and confirmDead
+// answers. A request given up meanwhile gets no verdict: its probe ends
+// early, unanswered, which is its owner's doing, not the path's.
+// When none of these, this stream moves, the path is suspected, and confirmDead
 // takes a second look before closing the connection (a dead connection is
 // replaced, not nursed; the idle timeout would take MaxIdleTimeout to say
 // the same).
@@ -677,6 +678,12 @@ func (s *stallWatch) alive() bool {
 	recent := time.Since(s.p.lastRecv) < half
 	s.p.mu.Unlock()
 	if recent || transportAlive(s.ctx, s.conn, half) {
+		return true
+	}
+	if s.ctx.Err() != nil {
+		// The probe was cut short by the request's end (wire.TransportPing
+		// stops with its context), not left unanswered: no verdict (the
+		// reader finds its stream cancelled and ends).
 		return true
 	}
 	// Other streams may have got bytes while the ping went unanswered (a

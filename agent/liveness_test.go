@@ -3,13 +3,16 @@ package agent
 import (
 	"context"
 	"crypto/tls"
+	"net/http"
 	"net/netip"
+	"net/url"
 	"testing"
 	"testing/synctest"
 	"time"
 
 	"github.com/quic-go/quic-go"
 
+	"github.com/hetquic/hetquic/agent/pathchoice"
 	"github.com/hetquic/hetquic/agent/wire"
 	"github.com/hetquic/hetquic/emu/memnet"
 	"github.com/hetquic/hetquic/internal/selfsigned"
@@ -79,4 +82,57 @@ func TestLivenessFromTransport(t *testing.T) {
 			t.Fatal("a cut path judged alive")
 		}
 	})
+}
+
+// givenUpAttempts is how many given-up requests TestGivenUpRequestIsNoStall
+// makes: before the fix each counted a stall with probability 1/2 (a
+// select between a free stream slot and the done context), so all of them
+// passing by chance had probability 2^-32.
+const givenUpAttempts = 32
+
+// TestGivenUpRequestIsNoStall: on fake time over memnet, requests their
+// owner gave up before their stream opened — a stripe's piece whose other
+// copy landed or whose stripe ended (TestUnreadTunnelsDoNotKillPaths'
+// striped GET cancels its slow path's pieces so), an app that hung up —
+// and a stall check whose request was given up while the path was quiet
+// say nothing of the path: no stall is counted, nothing is suspected. A
+// live path was once judged stalled for either, which an app (or the
+// goroutine order at a stripe's end) decides, not the network.
+func TestGivenUpRequestIsNoStall(t *testing.T) {
+	t.Run("open", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			m := startMemAgent(t, 2, nil, nil)
+			r := &http.Request{Method: http.MethodGet, URL: &url.URL{Scheme: "http", Host: memApp, Path: "/bytes/1000"}, Host: memApp}
+			for range givenUpAttempts {
+				ctx, cancel := context.WithCancel(t.Context())
+				cancel()
+				if _, err := m.c.fetchPiece(ctx, r, http.Header{}, "", pathchoice.Request{}, 0, 0, 999, nil); err == nil {
+					t.Fatal("a piece given up before it began was fetched")
+				}
+			}
+			noStalls(t, m.c)
+		})
+	})
+	t.Run("probe", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			m := startMemAgent(t, 2, nil, nil)
+			p := m.c.pathList()[0]
+			time.Sleep(2 * DefaultStallTimeout) // the path quiet: no recent bytes vouch for it
+			ctx, cancel := context.WithCancel(t.Context())
+			cancel()
+			s := &stallWatch{c: m.c, p: p, conn: p.current(), ctx: ctx, last: time.Now()}
+			s.alive()
+			noStalls(t, m.c)
+		})
+	})
+}
+
+// noStalls fails t for each path of c with a stall counted or suspected.
+func noStalls(t *testing.T, c *Client) {
+	t.Helper()
+	for _, p := range c.pathList() {
+		if n, held := p.stalls.Load(), p.held(time.Now()); n != 0 || held {
+			t.Errorf("path %s: %d stalls, suspected %v, for requests given up by their owner", p.Name, n, held)
+		}
+	}
 }

@@ -350,6 +350,13 @@ func (l *leg) run() (int64, error) {
 	octx, cancel := context.WithTimeout(f.ctx, c.cfg.StallTimeout)
 	l.str, err = l.conn.OpenStreamSync(octx)
 	cancel()
+	if err != nil && f.ctx.Err() != nil {
+		// Its owner gave the request up (the app hung up; a stripe's
+		// piece whose other copy landed or whose stripe ended, which can
+		// happen just as its leg starts): that says nothing of the path.
+		// quic-go fails the open at once on a done context.
+		return 0, err
+	}
 	if err != nil {
 		c.suspect(p)
 		return 0, fmt.Errorf("%w: open stream: %v", errStalled, err)

@@ -12,20 +12,45 @@ import (
 	"testing"
 	"testing/synctest"
 	"time"
+
+	"github.com/quic-go/quic-go"
 )
 
 // TestUnreadTunnelsDoNotKillPaths: on fake time over memnet, with
 // ct-server's default limits, one app opens 400 CONNECT tunnels at once,
 // asks each one that is granted for a large response and never reads:
 // their stream windows fill, and its tunnels fill the part of the memory
-// budget tunnels may use (the rest are refused: it slows only itself). No
-// path may be declared dead for it (liveness comes from the transport, not
-// from the tunnels), another app's 5 MB GET arrives intact, and its small
-// requests keep their latency (each ≤ 1 s).
+// budget tunnels may use (the rest are refused: it slows only itself).
+// The test checks that the windows did fill, so that the tunnels' path
+// then carries nothing and its liveness rests on the transport probe
+// alone (watchTunnels). No path may be declared dead for it (liveness
+// comes from the transport, not from the tunnels), another app's 5 MB GET
+// arrives intact, and its small requests keep their latency (each ≤ 1 s).
+//
+// A stall was once counted here in CI (under -race on a loaded machine;
+// not reproduced in 101 runs since, alone or loaded). The flood cannot
+// make a live path look silent; what could count one is the striped GET
+// giving up a piece just as its leg started, which counted as a stall of
+// the piece's path until TestGivenUpRequestIsNoStall's fix.
+// unreadWindow is the tunnels' stream receive window in
+// TestUnreadTunnelsDoNotKillPaths: quic-go's window grows only as the app
+// reads, so an unread tunnel holds this much. With ct-client's default
+// (512 KiB) the tunnels' 168 MiB took 42 s at the test's 4 MB/s, longer
+// than the test, and the tunnels' path was never quiet: the case the test
+// is about (full windows, a silent path) did not happen.
+const unreadWindow = 64 << 10
+
+// unreadFill is how long the tunnels' windows take to fill: 336 tunnels
+// (the most the budget admits) × unreadWindow at 4 MB/s is 5.5 s; the
+// rest is margin for the CONNECTs and the tunnels' requests.
+const unreadFill = 8 * time.Second
+
 func TestUnreadTunnelsDoNotKillPaths(t *testing.T) {
 	const tunnels = 400
 	synctest.Test(t, func(t *testing.T) {
-		m := startMemAgent(t, 2, nil, nil)
+		m := startMemAgent(t, 2, nil, func(c *ClientConfig) {
+			c.QUIC = &quic.Config{InitialStreamReceiveWindow: unreadWindow}
+		})
 		for i := range 2 {
 			m.n.SetLink(memPath(i).Addr, 4e6, 256<<10)
 			m.n.SetDelay(memPath(i).Addr, 5*time.Millisecond)
@@ -62,7 +87,8 @@ func TestUnreadTunnelsDoNotKillPaths(t *testing.T) {
 				fmt.Fprintf(conn, "GET /bytes/%d HTTP/1.1\r\nHost: %s\r\n\r\n", 64<<20, memApp)
 			})
 		}
-		time.Sleep(3 * DefaultStallTimeout) // the windows fill; a starved check would fire now
+		time.Sleep(unreadFill)
+		quietTunnelPaths(t, m.c) // the windows are full; a starved check would fire now
 		const size = 5_000_000
 		resp, err := m.hc.Get(fmt.Sprintf("http://%s/bytes/%d", memApp, size))
 		if err != nil {
@@ -101,4 +127,42 @@ func TestUnreadTunnelsDoNotKillPaths(t *testing.T) {
 			}
 		}
 	})
+}
+
+// quietBytes is what a path with full windows may still receive over
+// quietSpan: acknowledgements of the transport probes and keep-alives, far
+// below one window (a tunnel still filling would send that much).
+const (
+	quietBytes = 16 << 10
+	quietSpan  = 3 * DefaultStallTimeout
+)
+
+// quietTunnelPaths fails t unless every path that carries tunnels stays
+// (nearly) silent over quietSpan: its tunnels' windows are full, and a
+// liveness check that listened to the tunnels would judge it dead now.
+func quietTunnelPaths(t *testing.T, c *Client) {
+	t.Helper()
+	type mark struct {
+		p     *path
+		bytes uint64
+	}
+	var marks []mark
+	for _, p := range c.pathList() {
+		if conn := p.current(); conn != nil && p.tunnels.Load() > 0 {
+			marks = append(marks, mark{p, conn.ConnectionStats().BytesReceived})
+		}
+	}
+	if len(marks) == 0 {
+		t.Fatal("no path carries a tunnel: the test shows nothing")
+	}
+	time.Sleep(quietSpan)
+	for _, k := range marks {
+		conn := k.p.current()
+		if conn == nil {
+			continue // lost: the stall check below reports it
+		}
+		if got := conn.ConnectionStats().BytesReceived - k.bytes; got > quietBytes {
+			t.Fatalf("path %s received %d bytes in %v: its tunnels' windows are not full, the test shows nothing", k.p.Name, got, quietSpan)
+		}
+	}
 }

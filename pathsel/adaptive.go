@@ -3,6 +3,7 @@ package pathsel
 import (
 	"fmt"
 	"math"
+	"slices"
 )
 
 // adaptive is hetquic's default (strategy hetquic): PSA's evaluation and
@@ -136,6 +137,10 @@ type apath struct {
 	// task sample: it is tried once, as soon as its probe floor allows,
 	// and that task says whether the path changed (Observe).
 	retry bool
+	// underWay says that a probe of the path was sent and has not been
+	// answered (ProbeUnderWay): a path with no task sample and no probe
+	// waits for that answer rather than take a request (waits).
+	underWay bool
 }
 
 // logWindow is a window of log-samples in a ring (buf grows to the window,
@@ -313,6 +318,7 @@ func (s *adaptive) ObserveProbe(id PathID, rttMs float64) error {
 		return fmt.Errorf("%w (probe RTT %v)", ErrBadSample, rttMs)
 	}
 	p := s.paths[i]
+	p.underWay = false
 	if !s.probes {
 		return nil
 	}
@@ -404,12 +410,38 @@ func (p *logWindow) fell(y, z, sdFloor float64) bool {
 // probe is a change only if it falls below their mean by probe_z times it.
 const shortSigma = 0.15
 
+// ProbeUnderWay records that a probe of path id was sent (on) or will not
+// be answered (!on); ignored when Probes is off. See waits.
+func (s *adaptive) ProbeUnderWay(id PathID, on bool) error {
+	i := indexOf(s.paths, id)
+	if i < 0 {
+		return fmt.Errorf("%w: %d", ErrUnknownPath, id)
+	}
+	if s.probes {
+		s.paths[i].underWay = on
+	}
+	return nil
+}
+
+// waits says that path p, which has no task sample and no probe, is not
+// tried yet because its probe is under way and another path has a task
+// sample to go on: the probe's answer, one round trip away, tells whether
+// a try can pay (probeFloor), and a request spent on a path the probe
+// would have ruled out is most of the regret on many paths. A probe that
+// times out or fails is answered +Inf (no probe is kept) or called off
+// (ProbeUnderWay false), and the path is then tried once as any path that
+// nothing is known of: no path is lost for good.
+func (p *apath) waits(sampled bool) bool {
+	return sampled && p.underWay && p.n() == 0 && p.probes.n() == 0
+}
+
 func (s *adaptive) Choose() (PathID, error) {
 	if len(s.paths) == 0 {
 		return 0, ErrNoPaths
 	}
+	sampled := slices.ContainsFunc(s.paths, func(p *apath) bool { return p.n() > 0 })
 	for _, p := range s.paths {
-		if p.n() == 0 && p.probes.n() == 0 {
+		if p.n() == 0 && p.probes.n() == 0 && !p.waits(sampled) {
 			return p.pathID(), nil // nothing known: tried first
 		}
 	}
@@ -421,6 +453,9 @@ func (s *adaptive) Choose() (PathID, error) {
 	var sure *apath
 	sureU, stayL := math.Inf(1), math.Inf(-1)
 	for _, p := range s.paths {
+		if p.waits(sampled) {
+			continue
+		}
 		i, r, w := s.index(p, v)
 		if i < bestI {
 			best, bestI = p, i

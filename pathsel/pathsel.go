@@ -54,6 +54,11 @@ type ProbeObserver interface {
 	// +Inf when it timed out: a timeout is information (the path may be
 	// down), not an error.
 	ObserveProbe(p PathID, rttMs float64) error
+	// ProbeUnderWay says that a probe of path p was sent (on true) and
+	// its answer will come through ObserveProbe, or that it will not
+	// come (on false: the probes stopped). A selector may wait for the
+	// answer before it spends a request on a path it knows nothing of.
+	ProbeUnderWay(p PathID, on bool) error
 }
 
 var (

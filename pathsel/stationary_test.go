@@ -1,6 +1,7 @@
 package pathsel
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -38,12 +39,27 @@ func (s stationarySet) draw(i int, rng *rand.Rand) float64 {
 	return s.mean[i] * math.Exp(sigma*rng.NormFloat64()-sigma*sigma/2)
 }
 
+// probeMode is which side probes run beside the requests.
+type probeMode int
+
+const (
+	noProbes probeMode = iota
+	// libProbes: pathsel.ProbeSchedule in full, the start-up sweep and
+	// the selector told which probes are under way, as a pcm.Client with
+	// default Probes and the experiment runner run it.
+	libProbes
+)
+
+func (m probeMode) String() string {
+	return [...]string{"no probes", "probes   "}[m]
+}
+
 // ratioToOracle runs the default over the set for genRounds requests and
 // returns its total task time over the oracle's (the best mean path every
 // round), on common random numbers: both see the same draw of each path
-// in each round. With probes, a libProber sends the library's default side
-// probes while the requests run (they cost the user no wait).
-func ratioToOracle(t *testing.T, cfg Config, s stationarySet, seed uint64, probes bool) float64 {
+// in each round. With probes, a libProber sends side probes while the
+// requests run (they cost the user no wait).
+func ratioToOracle(t *testing.T, cfg Config, s stationarySet, seed uint64, probes probeMode) float64 {
 	k := len(s.mean)
 	sel, err := New(cfg, rand.New(rand.NewPCG(seed, 1)))
 	if err != nil {
@@ -59,8 +75,13 @@ func ratioToOracle(t *testing.T, cfg Config, s stationarySet, seed uint64, probe
 		}
 	}
 	var pr *libProber
-	if probes {
-		pr = newLibProber(s, sel.(ProbeObserver), rand.New(rand.NewPCG(seed, 3)))
+	if probes != noProbes {
+		// The client's connection starts on the path the default tries
+		// first: the first one.
+		pr, err = newLibProber(s, sel.(ProbeObserver), rand.New(rand.NewPCG(seed, 3)), 0)
+		if err != nil {
+			t.Fatal(err)
+		}
 	}
 	rng := rand.New(rand.NewPCG(seed, 2))
 	var got, oracle float64
@@ -87,119 +108,127 @@ func ratioToOracle(t *testing.T, cfg Config, s stationarySet, seed uint64, probe
 	return got / oracle
 }
 
-// The library's default side probes (pcm/probes.go: defaultProbesPerSecond,
-// defaultProbeWorkingSet, the Probes.Timeout default), which pathsel cannot
-// import.
-const (
-	libProbeEveryMs    = 500 // two probes a second
-	libProbeWorkingSet = 3
-	libProbeTimeoutMs  = 1000
-	// Each generated set's probes measure its paths' task-time
-	// distributions scaled by one factor drawn uniformly from
-	// [probeMinScale, 1): a small GET takes the probe's round trip plus
-	// its transfer and the server's time, so on a path of ≥ 1 Mbit/s a
-	// few-KB request takes one to two round trips.
-	probeMinScale = 0.5
-)
+// probeMinScale: each generated set's probes measure its paths' task-time
+// distributions scaled by one factor drawn uniformly from [probeMinScale,
+// 1): a small GET takes the probe's round trip plus its transfer and the
+// server's time, so on a path of ≥ 1 Mbit/s a few-KB request takes one to
+// two round trips.
+const probeMinScale = 0.5
 
-// libProber models what a pcm.Client with default Probes does while its
-// requests run back to back (Client.runProbes, AsyncProber, SideProber),
-// on the user's wait as its clock:
-//   - a ticker every libProbeEveryMs; at each tick the answers that came
-//     back since are handed to the selector (ObserveProbe), then a probe
-//     of the next idle path in turn (not the active one) is asked, unless
-//     one of that path is still asked or under way;
-//   - one goroutine runs the probes in the order asked, one at a time;
-//   - a probe is a tiny request on the path's side connection: one round
-//     trip, modelled as a draw from the path's task-time distribution
-//     scaled by the set's factor (so a probe takes less than a task on
-//     average, and its draws spread as the task's). A path whose side
-//     connection is not among the libProbeWorkingSet most recently probed
-//     first pays a handshake (one more round trip); a probe whose
-//     handshake and round trip exceed libProbeTimeoutMs measures +Inf.
+// libProber models side probes while requests run back to back, on the
+// user's wait as its clock, with the library's defaults (ProbeSchedule's
+// ticks and DefaultProbe*), as a pcm.Client with default Probes runs them
+// (Client.runProbes, AsyncProber, SideProber): ProbeSchedule in full:
+//   - at the start a probe of every idle path (the start-up sweep);
+//   - then a tick every 500 ms asks a probe of the next idle path in turn
+//     (not the active one), unless one of that path is still out;
+//   - the probes run at once, each on its own, the selector is told which
+//     are under way (ProbeUnderWay), and each answer is handed over as it
+//     comes back: before the next request.
+//
+// A probe is a tiny request on the path's side connection: one
+// round trip, modelled as a draw from the path's task-time distribution
+// scaled by the set's factor (so a probe takes less than a task on
+// average, and its draws spread as the task's). A path whose side
+// connection is not among the DefaultProbeWorkingSet most recently probed
+// first pays a handshake (one more round trip); a probe whose handshake
+// and round trip exceed DefaultProbeTimeoutMs measures +Inf.
 type libProber struct {
-	set      stationarySet
-	sel      ProbeObserver
-	rng      *rand.Rand
-	scale    float64
-	clock    float64 // ms: the user's wait so far
-	nextTick float64
-	turn     int
-	busy     float64 // when the probe goroutine is free again
-	pending  []bool
-	answers  []libAnswer // under way or back, not handed over yet
-	sides    []int       // open side connections, least recently probed first
+	set     stationarySet
+	sel     ProbeObserver
+	rng     *rand.Rand
+	scale   float64
+	sched   *ProbeSchedule
+	clock   float64 // ms: the user's wait so far
+	pending []bool
+	answers []libAnswer // under way, not handed over yet
+	sides   []int       // open side connections, least recently probed first
 }
 
 type libAnswer struct {
 	path int
 	rtt  float64
-	at   float64 // when it came back
+	at   float64 // when it comes back
 }
 
-func newLibProber(s stationarySet, sel ProbeObserver, rng *rand.Rand) *libProber {
+// newLibProber starts the model, with its start-up sweep of every path
+// but active, the one the client's connection starts on.
+func newLibProber(s stationarySet, sel ProbeObserver, rng *rand.Rand, active int) (*libProber, error) {
 	scale := probeMinScale + (1-probeMinScale)*rng.Float64()
-	return &libProber{set: s, sel: sel, rng: rng, scale: scale, nextTick: libProbeEveryMs, pending: make([]bool, len(s.mean))}
+	p := &libProber{set: s, sel: sel, rng: rng, scale: scale,
+		sched: NewProbeSchedule(DefaultProbesPerSecond), pending: make([]bool, len(s.mean))}
+	for _, q := range p.sched.Sweep(len(s.mean), func(i int) bool { return i != active }) {
+		if err := p.ask(0, q); err != nil {
+			return nil, err
+		}
+	}
+	return p, nil
 }
 
-// after advances the clock by a request's wait on path active and runs the
-// ticks that fell due meanwhile.
+// after advances the clock by a request's wait on path active, runs the
+// ticks that fell due meanwhile and hands over the answers back by now.
 func (p *libProber) after(waitMs float64, active int) error {
 	p.clock += waitMs
-	for ; p.nextTick <= p.clock; p.nextTick += libProbeEveryMs {
-		if err := p.handOver(p.nextTick); err != nil {
+	for {
+		tick, ok := p.sched.Due(p.clock)
+		if !ok {
+			break
+		}
+		if err := p.handOver(tick); err != nil {
 			return err
 		}
-		p.ask(p.nextTick, active)
+		q := p.sched.Next(len(p.pending), func(i int) bool { return i != active })
+		if q >= 0 && !p.pending[q] {
+			if err := p.ask(tick, q); err != nil {
+				return err
+			}
+		}
 	}
-	return nil
+	return p.handOver(p.clock)
 }
 
-// handOver gives the selector the answers back by now.
+// handOver gives the selector the answers back by now, in the order they
+// came back.
 func (p *libProber) handOver(now float64) error {
-	kept := p.answers[:0]
+	slices.SortStableFunc(p.answers, func(a, b libAnswer) int { return cmp.Compare(a.at, b.at) })
+	n := 0
 	for _, a := range p.answers {
 		if a.at > now {
-			kept = append(kept, a)
-			continue
+			break
 		}
+		n++
 		p.pending[a.path] = false
 		if err := p.sel.ObserveProbe(PathID(a.path), a.rtt); err != nil {
 			return err
 		}
 	}
-	p.answers = kept
+	p.answers = p.answers[n:]
 	return nil
 }
 
-// ask probes the next idle path in turn, after the probes asked before it.
-func (p *libProber) ask(now float64, active int) {
-	k := len(p.pending)
-	q := p.turn % k
-	if q == active {
-		q = (q + 1) % k
-	}
-	p.turn = q + 1
-	if q == active || p.pending[q] {
-		return
-	}
+// ask sends a probe of path q at time now, on its own, and tells the
+// selector it is under way.
+func (p *libProber) ask(now float64, q int) error {
 	p.pending[q] = true
+	if err := p.sel.ProbeUnderWay(PathID(q), true); err != nil {
+		return err
+	}
 	rtt := p.roundTrip(q)
 	took := rtt
 	if i := slices.Index(p.sides, q); i >= 0 {
 		p.sides = slices.Delete(p.sides, i, i+1)
 	} else {
 		took += p.roundTrip(q) // the side connection's handshake
-		if len(p.sides) == libProbeWorkingSet {
+		if len(p.sides) == DefaultProbeWorkingSet {
 			p.sides = p.sides[1:]
 		}
 	}
 	p.sides = append(p.sides, q)
-	if took > libProbeTimeoutMs {
-		rtt, took = math.Inf(1), libProbeTimeoutMs
+	if took > DefaultProbeTimeoutMs {
+		rtt, took = math.Inf(1), DefaultProbeTimeoutMs
 	}
-	p.busy = max(p.busy, now) + took
-	p.answers = append(p.answers, libAnswer{path: q, rtt: rtt, at: p.busy})
+	p.answers = append(p.answers, libAnswer{path: q, rtt: rtt, at: now + took})
+	return nil
 }
 
 // roundTrip is one probe's round trip on path i.
@@ -229,31 +258,25 @@ const stationaryBound = 1.05
 // before loneWidth).
 const floorShare = 1.75
 
-// probeFloorShare is floorShare with the library's probes: measured 1.29
-// and 1.38 on the test's sets (12 and 16 paths), 1.52 and 1.36 on the
-// held-out ones (12 paths: 1.0501 × the oracle). The probes come too late to
-// spare the first tries (see TestDefaultOnGeneratedStationarySets), so at
-// 16 paths the floor alone is 1.045–1.050.
-const probeFloorShare = 1.6
-
 // TestDefaultOnGeneratedStationarySets: on generated stationary sets of 2
 // to 16 paths (random means and spreads, several seeds each), the
 // default's total task time over the oracle's, on average over the sets of
-// each size, without probes (the offline request-only case) and with the
-// library's default side probes (libProber), is at most 1.05 — or, where
-// one try of each path alone costs most of that, at most floorShare
-// (probeFloorShare) times the floor's excess. The distribution is logged
+// each size, with the library's side probes (libProbes: ProbeSchedule in
+// full, as pcm.Client runs it) is at most 1.05; without probes (the
+// offline request-only case) at most 1.05 or, where one try of each path
+// alone costs most of that, floorShare times the floor's excess. The distribution is logged
 // (docs/pcm-default-results.md, "Generated stationary sets").
 //
-// With probes the default meets 1.05 up to 12 paths; at 16 it cannot while
-// it tries every path first: the library's first probe is asked after
-// 500 ms of requests and answered at the next tick, 1 s in, in the order of
-// the paths, by when the first tries (about 85 ms each on these sets) have
-// covered most of them. Probes then decide which paths are worth a re-try
-// (probeFloor), not which are worth a first one.
+// With the probes the default tries fewer paths than all: every path is
+// probed at once at the start, and the default waits for a path's answer
+// before it spends a request on it (adaptive's waits), so a path whose
+// probe shows it cannot pay is never tried (probeFloor). Without the
+// sweep (pcm.Client before, its first probe asked after 500 ms of
+// requests) the first tries covered most paths: 12 paths 1.044, 16 paths
+// 1.062 on these sets.
 func TestDefaultOnGeneratedStationarySets(t *testing.T) {
 	const seeds = 8
-	for _, probes := range []bool{false, true} {
+	for _, probes := range []probeMode{noProbes, libProbes} {
 		for _, k := range []int{2, 3, 4, 6, 8, 12, 16} {
 			var ratios []float64
 			var floor, thompson float64
@@ -261,7 +284,7 @@ func TestDefaultOnGeneratedStationarySets(t *testing.T) {
 				set := genSet(k, rand.New(rand.NewPCG(seed, uint64(k))))
 				ratios = append(ratios, ratioToOracle(t, Default(), set, seed, probes))
 				floor += floorRatio(set) / seeds
-				thompson += ratioToOracle(t, Config{Strategy: Thompson}, set, seed, false) / seeds
+				thompson += ratioToOracle(t, Config{Strategy: Thompson}, set, seed, noProbes) / seeds
 			}
 			slices.Sort(ratios)
 			mean := 0.0
@@ -269,30 +292,22 @@ func TestDefaultOnGeneratedStationarySets(t *testing.T) {
 				mean += r / float64(len(ratios))
 			}
 			t.Logf("%s %2d paths: mean %.3f × oracle (min %.3f, median %.3f, max %.3f); one try of each path %.3f; thompson %.3f",
-				probeLabel(probes), k, mean, ratios[0], ratios[len(ratios)/2], ratios[len(ratios)-1], floor, thompson)
+				probes, k, mean, ratios[0], ratios[len(ratios)/2], ratios[len(ratios)-1], floor, thompson)
 			if limit := stationaryLimit(probes, floor); mean > limit {
-				t.Errorf("%s, %d paths: the default is %.3f × the oracle on average (sets %s), want ≤ %.3f", probeLabel(probes), k, mean, fmt.Sprint(ratios), limit)
+				t.Errorf("%s, %d paths: the default is %.3f × the oracle on average (sets %s), want ≤ %.3f", probes, k, mean, fmt.Sprint(ratios), limit)
 			}
 		}
 	}
 }
 
-func probeLabel(probes bool) string {
-	if probes {
-		return "probes   "
+// stationaryLimit is the bound on the default's mean over the oracle: 1.05
+// with probes, and without them floorShare times the floor's excess where
+// one try of each path leaves no room under 1.05.
+func stationaryLimit(probes probeMode, floor float64) float64 {
+	if probes == libProbes {
+		return stationaryBound
 	}
-	return "no probes"
-}
-
-// stationaryLimit is the bound on the default's mean over the oracle: 1.05,
-// or floorShare (probeFloorShare with probes) times the floor's excess
-// where one try of each path leaves no room under it.
-func stationaryLimit(probes bool, floor float64) float64 {
-	share := floorShare
-	if probes {
-		share = probeFloorShare
-	}
-	return max(stationaryBound, 1+share*(floor-1))
+	return max(stationaryBound, 1+floorShare*(floor-1))
 }
 
 // TestDefaultOnHeldOutStationarySets: the same bound on sets drawn from
@@ -302,7 +317,7 @@ func stationaryLimit(probes bool, floor float64) float64 {
 func TestDefaultOnHeldOutStationarySets(t *testing.T) {
 	const batches, perBatch = 8, 8
 	const heldOutStream = 77 // any stream other than the test above's sizes
-	for _, probes := range []bool{false, true} {
+	for _, probes := range []probeMode{noProbes, libProbes} {
 		for _, k := range []int{2, 3, 4, 6, 8, 12, 16} {
 			var means []float64
 			var mean, floor float64
@@ -319,9 +334,9 @@ func TestDefaultOnHeldOutStationarySets(t *testing.T) {
 			}
 			slices.Sort(means)
 			t.Logf("%s %2d paths: mean %.3f × oracle over %d sets (batches of %d: min %.3f, median %.3f, max %.3f); one try of each path %.3f",
-				probeLabel(probes), k, mean, batches*perBatch, perBatch, means[0], means[batches/2], means[batches-1], floor)
+				probes, k, mean, batches*perBatch, perBatch, means[0], means[batches/2], means[batches-1], floor)
 			if limit := stationaryLimit(probes, floor); mean > limit {
-				t.Errorf("%s, %d paths: the default is %.3f × the oracle on average over held-out sets, want ≤ %.3f", probeLabel(probes), k, mean, limit)
+				t.Errorf("%s, %d paths: the default is %.3f × the oracle on average over held-out sets, want ≤ %.3f", probes, k, mean, limit)
 			}
 		}
 	}

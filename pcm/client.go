@@ -73,9 +73,7 @@ type Config struct {
 	// IDs, so four fit quic-go's budgets; what does not fit is probing
 	// several paths without switching (a third blocks: README).
 	MaxPaths int
-	// ProbeTimeout bounds a path validation (default 1 s); a path
-	// probed before gets less (probeWait: three of its latest probe's
-	// time, at least half of ProbeTimeout).
+	// ProbeTimeout bounds a path validation (default 1 s).
 	ProbeTimeout time.Duration
 	// StallTimeout is the floor of the stall timeout: the least time
 	// the server may acknowledge nothing new while a request waits before
@@ -295,11 +293,8 @@ type pathState struct {
 	// (including the one the connection was dialled on, until it is left).
 	qp        *quic.Path
 	validated bool
-	// probed is how long the path's latest successful probe took (0:
-	// none yet): what bounds its next one (probeWait).
-	probed   time.Duration
-	removed  bool // RemovePath: never used again
-	lastUsed time.Time
+	removed   bool // RemovePath: never used again
+	lastUsed  time.Time
 	// down is set when the path failed; it rests until retryAt, and then
 	// comes back when a revival check (checkPath, running while checking)
 	// completes a handshake on it.
@@ -307,6 +302,9 @@ type pathState struct {
 	checking bool
 	retryAt  time.Time
 	backoff  time.Duration
+	// probedRTT is the latest round trip a side probe measured on it
+	// (validateWait).
+	probedRTT time.Duration
 }
 
 // Dial opens one socket per local path and the QUIC connection on
@@ -626,13 +624,14 @@ func (r Result) Sample(perByte bool) float64 {
 // sent on (credit).
 func (c *Client) Get(ctx context.Context, target string, w io.Writer) (Result, error) {
 	c.reviveRested()
-	c.selMu.Lock()
-	p, err := c.sel.Choose()
-	c.selMu.Unlock()
+	p, err := c.choose()
 	if err != nil {
 		return Result{}, err
 	}
-	res, err := c.GetOn(ctx, int(p), target, w)
+	if p < 0 {
+		return c.GetOn(ctx, c.Active(), target, w) // every path down: no sample
+	}
+	res, err := c.GetOn(ctx, p, target, w)
 	if err != nil {
 		return res, err
 	}

@@ -45,8 +45,14 @@ func (c *Client) raceDial(ctx context.Context, paths []*pathState, order []int) 
 	next, running := 0, 0
 	var errs []error
 	var won *attempt
+	done := ctx.Done()
 	for won == nil && (next < len(order) || running > 0) {
 		select {
+		case <-done:
+			// No more attempts (a failover's redial the migration made
+			// useless, or the client closed): wait for those running.
+			errs = append(errs, ctx.Err())
+			next, done = len(order), nil
 		case <-timer.C:
 			if next < len(order) {
 				if err := c.startAttempt(rctx, order[next], paths[order[next]], tlsConf, qconf, results); err != nil {

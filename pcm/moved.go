@@ -47,8 +47,9 @@ type moveWatch struct {
 	moved   chan struct{} // closed when the pending switch settles
 	// early says that stream data left while the latest switch was
 	// pending: some request went on the old path (RoundTrip cannot tell
-	// which stream is its own, so it drops its sample on this).
-	early bool
+	// which stream is its own, so it drops its sample on this). Written
+	// under mu, read without it: every response's end reads it.
+	early atomic.Bool
 	// streams are the requests whose first packet is awaited; a request
 	// whose first packet left while a switch was pending maps to the path
 	// it left on, one whose first packet left after the move is deleted.
@@ -116,7 +117,8 @@ func (w *moveWatch) switching(from int) {
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	w.pending, w.from, w.early = true, from, false
+	w.pending, w.from = true, from
+	w.early.Store(false)
 	w.moved = make(chan struct{})
 	w.watchSendsLocked()
 }
@@ -134,9 +136,7 @@ func (w *moveWatch) sentEarly() bool {
 	if w == nil {
 		return false
 	}
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.early
+	return w.early.Load()
 }
 
 // settled ends a pending switch: quic-go applied it, or Switch failed.
@@ -226,7 +226,7 @@ func (w *moveWatch) sent(e *qlog.PacketSent) {
 			continue
 		}
 		if w.pending && sf.StreamID%4 == 0 { // a client-initiated bidirectional stream: a request
-			w.early = true
+			w.early.Store(true)
 		}
 		if p, ok := w.streams[sf.StreamID]; ok && p == notSent {
 			w.unsent--

@@ -453,11 +453,9 @@ func (c *Client) switchToLocked(ctx context.Context, p int, probe bool) error {
 	// path), so the first responses would measure the wrong path. The probe
 	// makes both ends validate before the request (FastSwitch skips it).
 	if !ps.validated || probe && !c.cfg.FastSwitch {
-		pctx, cancel := context.WithTimeout(ctx, c.probeWait(ps))
+		pctx, cancel := context.WithTimeout(ctx, c.validateWait(p))
 		c.mu.Unlock() // waiting on the network: c.switching holds others off
-		began := time.Now()
 		err := ps.qp.Probe(pctx)
-		took := time.Since(began)
 		c.mu.Lock()
 		cancel()
 		if err != nil {
@@ -469,7 +467,7 @@ func (c *Client) switchToLocked(ctx context.Context, p int, probe bool) error {
 			c.closeIdleLocked(p)
 			return fmt.Errorf("probe via %s: %w", ps.Name, err)
 		}
-		ps.validated, ps.probed = true, took
+		ps.validated = true
 	}
 	c.s().moves.switching(c.active)
 	if err := ps.qp.Switch(); err != nil {
@@ -488,40 +486,6 @@ func (c *Client) switchToLocked(ctx context.Context, p int, probe bool) error {
 	}
 	c.movedLocked(p)
 	return nil
-}
-
-// A probe holds every new request (c.switching), so a probe of a path
-// that died after the client left it — unseen: no request was waiting
-// there — held them for the whole ProbeTimeout, 1 s, and a cut of the
-// active path meanwhile waited for the probe before its failover
-// (failStalled takes the switch token too): on 110 / 130 / 150 ms and
-// 180 / 120 / 140 ms paths the oldest request took 3.2–3.6 s
-// (TestTwoCutsOnSlowPaths at 500 ms and 1.5 s). A path probed before
-// answers within about what its latest probe took: a PATH_CHALLENGE and
-// its response cross the path once each. So its probe may take
-// probeWaitRTTs of those, at least half of ProbeTimeout, at most it;
-// a path never probed gets ProbeTimeout. Three: the round trip, and a
-// lost challenge's resend (quic-go resends after about a round trip)
-// with its own round trip. The floor, half of ProbeTimeout: a loaded
-// host's scheduling, memnet's tiny RTTs, and a path's queue that has
-// grown since. A probe that ends too soon rests a live path for
-// DownBackoff, until a revival check brings it back. With a floor of
-// 250 ms, pcm/measure's TestCutsLoseNoRequest (real loopback paths,
-// -race, load 14–20) once lost 37 requests to "pathsel: no paths", every
-// path resting; not shown to be the cause (it passes at load 3 with
-// either floor), but a floor that scales with ProbeTimeout is the
-// safer side of that doubt.
-const (
-	probeWaitRTTs  = 3
-	probeWaitShare = 2 // the floor is ProbeTimeout / probeWaitShare
-)
-
-// probeWait bounds a probe of ps (the comment above says how).
-func (c *Client) probeWait(ps *pathState) time.Duration {
-	if ps.probed == 0 {
-		return c.cfg.ProbeTimeout
-	}
-	return min(c.cfg.ProbeTimeout, max(c.cfg.ProbeTimeout/probeWaitShare, probeWaitRTTs*ps.probed))
 }
 
 // movedLocked records that the connection is on path p now: the flights
@@ -744,7 +708,7 @@ func (c *Client) moveAwayLocked(ctx context.Context, failed int) (moved bool, un
 			}
 		}
 	}
-	fctx, cancel := context.WithTimeout(ctx, c.failoverWaitLocked(order))
+	fctx, cancel := context.WithTimeout(ctx, failoverBudget*c.cfg.ProbeTimeout)
 	defer cancel()
 	// Two rounds: a probe of a path validated earlier can fail because the
 	// server has retired its connection ID since (it does at every
@@ -809,36 +773,5 @@ const failoverRounds = 2
 // failed at their 5 s deadline (TestFailoverInFakeTime/two in a row,
 // under load, once). A redial races the live paths and costs a handshake.
 const failoverBudget = 1
-
-// failoverWaitLocked is how long a failover may probe the paths in
-// order: failoverBudget probe timeouts, or when every one of them was
-// probed before, probeWaitRTTs of the longest of their latest probes, which
-// leaves a second round only to the fast ones. With the active path
-// dead, a probe of a path the client closed since (closeIdleLocked)
-// needs a fresh connection ID, which the server's NEW_CONNECTION_ID
-// frames down the dead path no longer bring: it is never even sent. On
-// 110 / 130 / 150 ms paths such a failover spent two probes of the
-// 130 ms path, 0.78 s, before the redial that worked, and the oldest
-// request took 2.3–2.4 s (TestTwoCutsOnSlowPaths, cut at 500 ms).
-func (c *Client) failoverWaitLocked(order []int) time.Duration {
-	var wait time.Duration
-	for _, p := range order {
-		ps := c.paths[p]
-		if ps.probed == 0 {
-			return failoverBudget * c.cfg.ProbeTimeout
-		}
-		wait = max(wait, probeWaitRTTs*ps.probed)
-	}
-	return min(max(wait, failoverWaitFloor), failoverBudget*c.cfg.ProbeTimeout)
-}
-
-// failoverWaitFloor is the least a failover over paths probed before
-// probes: a loaded host's scheduling, as drainFloor's. Lower than a
-// switch's floor (probeWait): past it the failover dials again, racing
-// every live path, and a path it gave up on too soon rests only until a
-// revival check (restUnansweredLocked), while the requests it holds have
-// waited out a stall already. With half of ProbeTimeout here too, the
-// oldest request on 110 / 130 / 150 ms paths (cut at 500 ms) took 1.97 s.
-const failoverWaitFloor = 250 * time.Millisecond
 
 func newRand(seed uint64) *rand.Rand { return rand.New(rand.NewPCG(seed, 0x70636d)) }

@@ -24,9 +24,10 @@ import (
 // state on the server per probed path.
 //
 // A side connection is dialled on its path's first probe; with a working
-// set, at most that many are open at once, and probing another path closes
-// the least recently probed one (a handshake more the next time it is
-// probed).
+// set, at most that many are open at once besides those whose probe is
+// under way (the start-up sweep probes every path at once: AsyncProber),
+// and probing another path closes the least recently probed idle one (a
+// handshake more the next time it is probed).
 type SideProber struct {
 	cfg     Config
 	timeout time.Duration
@@ -36,6 +37,7 @@ type SideProber struct {
 	mu     sync.Mutex
 	sides  []*Client   // by path; nil: not open
 	used   []time.Time // when each side was last probed
+	busy   []int       // by path: probes under way on its side
 	closed uint64      // the bytes of side connections closed since
 }
 
@@ -64,7 +66,7 @@ func NewSideProber(cfg Config, timeout time.Duration, target string, ws int) (*S
 		return nil, err
 	}
 	return &SideProber{cfg: cfg, timeout: timeout, target: target, ws: ws,
-		sides: make([]*Client, len(cfg.Paths)), used: make([]time.Time, len(cfg.Paths))}, nil
+		sides: make([]*Client, len(cfg.Paths)), used: make([]time.Time, len(cfg.Paths)), busy: make([]int, len(cfg.Paths))}, nil
 }
 
 // DialSideProber is NewSideProber with the default target and every side
@@ -78,16 +80,19 @@ func DialSideProber(ctx context.Context, cfg Config, timeout time.Duration) (*Si
 		if _, err := p.side(ctx, i); err != nil {
 			return nil, errors.Join(err, p.Close())
 		}
+		p.release(i)
 	}
 	return p, nil
 }
 
 // side returns path i's side connection, dialling it (and closing the
-// least recently probed one beyond the working set) when it is not open.
+// least recently probed idle one beyond the working set) when it is not
+// open, and holds it open until release(i).
 func (p *SideProber) side(ctx context.Context, i int) (*Client, error) {
 	p.mu.Lock()
 	if c := p.sides[i]; c != nil && c.Err() == nil {
 		p.used[i] = time.Now()
+		p.busy[i]++
 		p.mu.Unlock()
 		return c, nil
 	}
@@ -108,13 +113,23 @@ func (p *SideProber) side(ctx context.Context, i int) (*Client, error) {
 		p.retireLocked(i)
 	}
 	p.sides[i], p.used[i] = c, time.Now()
-	p.evictLocked(i)
+	p.busy[i]++
+	p.evictLocked()
 	return c, nil
 }
 
-// evictLocked closes the least recently probed side connections, other
-// than keep's, until the working set holds.
-func (p *SideProber) evictLocked(keep int) {
+// release ends the hold side took on path i's side connection, and closes
+// what the working set no longer holds.
+func (p *SideProber) release(i int) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.busy[i]--
+	p.evictLocked()
+}
+
+// evictLocked closes the least recently probed side connections whose
+// probe is not under way until the working set holds.
+func (p *SideProber) evictLocked() {
 	for p.ws > 0 {
 		open, lru := 0, -1
 		for j, c := range p.sides {
@@ -122,7 +137,7 @@ func (p *SideProber) evictLocked(keep int) {
 				continue
 			}
 			open++
-			if j != keep && (lru < 0 || p.used[j].Before(p.used[lru])) {
+			if p.busy[j] == 0 && (lru < 0 || p.used[j].Before(p.used[lru])) {
 				lru = j
 			}
 		}
@@ -160,6 +175,7 @@ func (p *SideProber) ProbeErr(ctx context.Context, i int) (float64, error) {
 	if err != nil {
 		return math.Inf(1), err
 	}
+	defer p.release(i)
 	res, err := c.GetOn(ctx, 0, p.target, nil)
 	if err != nil {
 		return math.Inf(1), err

@@ -11,19 +11,25 @@ import (
 // Probes configures a Client's side probes of idle paths (SideProber,
 // run by an AsyncProber): out-of-band round-trip samples that let the
 // selector notice an idle path that got better, and bring a path that
-// failed back. They run when the client has two or more paths, Off is
+// failed back. They follow pathsel.ProbeSchedule: at the start every idle
+// path at once (the start-up sweep: one handshake and one probe per path,
+// up to maxProbesAtOnce at once), so that the selector knows every path's
+// round trip before it spends a request on each; then PerSecond, each to
+// the next idle path in turn. They run when the client has two or more paths, Off is
 // false, and the selector learns from probes (pathsel.ProbeObserver: the
 // default strategy does; an external selector, as the experiment runner's,
 // does its own probing). A probe never delays or fails a request.
 type Probes struct {
 	// Off turns the probes off.
 	Off bool
-	// PerSecond is the probes per second over all idle paths (default
-	// defaultProbesPerSecond); each goes to the next idle path in turn.
+	// PerSecond is the probes per second over all idle paths after the
+	// start-up sweep (default pathsel.DefaultProbesPerSecond); each goes
+	// to the next idle path in turn.
 	PerSecond float64
-	// WorkingSet is the most side connections open at once (default 3);
-	// probing a path beyond it closes the least recently probed one, and
-	// that path's next probe costs a handshake.
+	// WorkingSet is the most side connections open at once (default
+	// pathsel.DefaultProbeWorkingSet, 3) besides those whose probe is
+	// under way; probing a path beyond it closes the least recently probed
+	// one, and that path's next probe costs a handshake.
 	WorkingSet int
 	// Target is the request target of a probe (default "/bytes/0", which
 	// hetquic's origin serves empty). One that answers other than 2xx, or
@@ -34,33 +40,28 @@ type Probes struct {
 	Timeout time.Duration
 }
 
-// Probe defaults, with their reasons.
-const (
-	// defaultProbesPerSecond: two a second keep every idle path of a
-	// three-path client sampled each second — fast enough to notice an
-	// idle path that improved within a few seconds — for about the bytes
-	// pcm/RESULTS.md measures.
-	defaultProbesPerSecond = 2
-	// defaultProbeWorkingSet: three side connections, as many as quic-go
-	// tracks client paths besides the active one, so the experiment
-	// runner's model of probe cost and the library's agree.
-	defaultProbeWorkingSet = 3
-	// probeGiveUp is how many probes in a row may time out, with none
-	// answered since the start, while the connection itself receives,
-	// before the target counts as never answering: every path of a
-	// typical client tried several times.
-	probeGiveUp = 12
-)
+// probeGiveUp is how many probes in a row may time out, with none answered
+// since the start, while the connection itself receives, before the target
+// counts as never answering: every path of a typical client tried several
+// times. With many paths it is twice the idle paths (probeGiveUpAfter): a
+// start-up sweep into paths that are down is no verdict on the target. The
+// other probe defaults are pathsel's (DefaultProbesPerSecond,
+// DefaultProbeWorkingSet, DefaultProbeTimeoutMs, with their reasons), which
+// the stationary tests' model uses too.
+const probeGiveUp = 12
+
+// probeGiveUpAfter is probeGiveUp for a client of k paths.
+func probeGiveUpAfter(k int) int { return max(probeGiveUp, 2*(k-1)) }
 
 func (p *Probes) setDefaults() {
 	if p.PerSecond == 0 {
-		p.PerSecond = defaultProbesPerSecond
+		p.PerSecond = pathsel.DefaultProbesPerSecond
 	}
 	if p.WorkingSet == 0 {
-		p.WorkingSet = defaultProbeWorkingSet
+		p.WorkingSet = pathsel.DefaultProbeWorkingSet
 	}
 	if p.Timeout == 0 {
-		p.Timeout = time.Second
+		p.Timeout = pathsel.DefaultProbeTimeoutMs * time.Millisecond
 	}
 	if p.Target == "" {
 		p.Target = sideTarget
@@ -76,6 +77,13 @@ func (c *Client) startProbes() {
 	}
 	cfg := c.cfg
 	cfg.Probes.Off = true // a side connection probes nothing itself
+	if cfg.QUIC != nil && cfg.QUIC.Tracer != nil {
+		// The caller's tracer (qlog: `hetquic pcm get --qlog-dir`) traces
+		// the connection, not the side connections, which the start-up
+		// sweep dials with it.
+		cfg.QUIC = cfg.QUIC.Clone()
+		cfg.QUIC.Tracer = nil
+	}
 	sp, err := NewSideProber(cfg, pr.Timeout, pr.Target, pr.WorkingSet)
 	if err != nil {
 		c.cfg.Logf("pcm: WARNING: side probes off: %v", err)
@@ -87,67 +95,119 @@ func (c *Client) startProbes() {
 	go c.runProbes(ap, po)
 }
 
-// runProbes asks for a probe every 1/PerSecond, each of the next idle path
-// in turn, and hands the answers to the selector; a finite answer for a
-// path that is down brings it back. It ends with the connection.
+// runProbes runs the probe schedule (pathsel.ProbeSchedule: the start-up
+// sweep, then a probe every 1/PerSecond of the next idle path in turn),
+// tells the selector which probes are under way, and hands it each answer
+// as it comes back; a finite answer for a path that is down brings it
+// back. It ends with the connection, or when the probes turn themselves
+// off; either way the selector hears that the probes still out will not
+// be answered.
 func (c *Client) runProbes(ap *AsyncProber, po pathsel.ProbeObserver) {
+	r := probeRun{c: c, ap: ap, po: po, out: make([]bool, len(c.paths)), giveUp: probeGiveUpAfter(len(c.paths))}
+	defer r.callOff()
 	defer ap.Close()
-	tick := time.NewTicker(time.Duration(float64(time.Second) / c.cfg.Probes.PerSecond))
+	sched := pathsel.NewProbeSchedule(c.cfg.Probes.PerSecond)
+	tick := time.NewTicker(time.Duration(sched.EveryMs() * float64(time.Millisecond)))
 	defer tick.Stop()
+	for _, q := range sched.Sweep(len(c.paths), c.probeIdle) {
+		r.ask(q)
+	}
 	done := c.life.Done()
-	turn, timeouts, answered := 0, 0, false
 	for {
 		select {
 		case <-done:
 			return
-		case <-tick.C:
-		}
-		for _, a := range ap.Answers() {
-			if a.Err != nil {
-				c.cfg.Logf("pcm: WARNING: side probes off: %v", a.Err)
+		case <-ap.Ready():
+			if !r.handOver() {
 				return
 			}
-			if math.IsInf(a.RTTms, 1) {
-				timeouts++
-			} else {
-				answered, timeouts = true, 0
+		case <-tick.C:
+			if !r.handOver() {
+				return
 			}
-			c.probeAnswer(po, a)
-		}
-		if !answered && timeouts >= probeGiveUp && c.s().conn.ConnectionStats().PacketsReceived > 0 {
-			c.cfg.Logf("pcm: WARNING: side probes off: %d probes of %s timed out and none answered", timeouts, c.cfg.Probes.Target)
-			return
-		}
-		if q := c.nextProbePath(&turn); q >= 0 {
-			ap.Ask(q)
+			if q := sched.Next(len(c.paths), c.probeIdle); q >= 0 {
+				r.ask(q)
+			}
 		}
 	}
 }
 
-// nextProbePath is the next path in turn that is idle: not the active
-// one, not removed, and not down before its rest ended; -1 when none is.
-func (c *Client) nextProbePath(turn *int) int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	now := c.cfg.Now()
-	k := len(c.paths)
-	for range k {
-		q := *turn % k
-		*turn = q + 1
-		ps := c.paths[q]
-		if q != c.active && !ps.removed && !(ps.down && now.Before(ps.retryAt)) {
-			return q
+// probeRun is runProbes' state: the probes out, and the give-up count.
+type probeRun struct {
+	c                *Client
+	ap               *AsyncProber
+	po               pathsel.ProbeObserver
+	out              []bool // asked, answer not handed over yet
+	timeouts, giveUp int
+	answered         bool
+}
+
+// ask asks for a probe of path q and tells the selector it is under way
+// (before its answer can be handed over: both on runProbes' goroutine).
+func (r *probeRun) ask(q int) {
+	if !r.ap.Ask(q) {
+		return
+	}
+	r.out[q] = true
+	r.c.selMu.Lock()
+	r.po.ProbeUnderWay(pathsel.PathID(q), true) // a path down is unknown: no harm
+	r.c.selMu.Unlock()
+}
+
+// handOver hands the answers that came back to the selector; false when
+// the probes turn themselves off (a target that fails or never answers).
+func (r *probeRun) handOver() bool {
+	c := r.c
+	for _, a := range r.ap.Answers() {
+		r.out[a.Path] = false
+		if a.Err != nil {
+			c.cfg.Logf("pcm: WARNING: side probes off: %v", a.Err)
+			return false
+		}
+		if math.IsInf(a.RTTms, 1) {
+			r.timeouts++
+		} else {
+			r.answered, r.timeouts = true, 0
+		}
+		c.probeAnswer(r.po, a, r.answered)
+	}
+	if !r.answered && r.timeouts >= r.giveUp && c.s().conn.ConnectionStats().PacketsReceived > 0 {
+		c.cfg.Logf("pcm: WARNING: side probes off: %d probes of %s timed out and none answered", r.timeouts, c.cfg.Probes.Target)
+		return false
+	}
+	return true
+}
+
+// callOff tells the selector that the probes still out will not be
+// answered, so that it no longer waits for them (pathsel's ProbeUnderWay).
+func (r *probeRun) callOff() {
+	r.c.selMu.Lock()
+	defer r.c.selMu.Unlock()
+	for q, out := range r.out {
+		if out {
+			r.po.ProbeUnderWay(pathsel.PathID(q), false)
 		}
 	}
-	return -1
+}
+
+// probeIdle says whether path q is idle: not the active one, not removed,
+// and not down before its rest ended.
+func (c *Client) probeIdle(q int) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	ps := c.paths[q]
+	return q != c.active && !ps.removed && !(ps.down && c.cfg.Now().Before(ps.retryAt))
 }
 
 // probeAnswer hands a probe's answer to the selector, or, for a path that
 // is down, brings the path back when the probe was answered and rests it
-// again (doubled) when it was not.
-func (c *Client) probeAnswer(po pathsel.ProbeObserver, a ProbeAnswer) {
+// again (doubled) when it was not. A live path whose probe went
+// unanswered rests too (probeLostLocked), once a probe has been answered
+// (trusted: the target answers).
+func (c *Client) probeAnswer(po pathsel.ProbeObserver, a ProbeAnswer, trusted bool) {
 	c.mu.Lock()
 	ps := c.paths[a.Path]
+	c.probedLocked(a)
 	if ps.removed {
 		c.mu.Unlock()
 		return
@@ -164,6 +224,10 @@ func (c *Client) probeAnswer(po pathsel.ProbeObserver, a ProbeAnswer) {
 		c.sel.AddPath(pathsel.PathID(a.Path))
 		po.ObserveProbe(pathsel.PathID(a.Path), a.RTTms)
 		c.selMu.Unlock()
+		return
+	}
+	if trusted && c.probeLostLocked(a) {
+		c.mu.Unlock()
 		return
 	}
 	c.mu.Unlock()

@@ -3,6 +3,7 @@ package pcm
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -10,6 +11,7 @@ import (
 	"time"
 
 	"github.com/hetquic/hetquic/emu/memnet"
+	"github.com/hetquic/hetquic/origin"
 )
 
 // logCount counts the log lines that contain a string.
@@ -115,4 +117,63 @@ func TestProbeBringsPathBack(t *testing.T) {
 			t.Error("path 0 still down after it recovered and probes ran")
 		}
 	})
+}
+
+// TestProbesSweepAtStart: a Client with N paths asks a side probe of every
+// idle path as it starts (the start-up sweep, pathsel.ProbeSchedule), and
+// its first requests avoid a path whose probe is still out: path 5's
+// probe (a handshake and a GET at 250 ms each way of delay) is out for
+// about half a second, while the other paths' probes answer within tens
+// of ms; in that half second requests go to the others, and path 5 is
+// reached by its probe, not by a user's request. Fake time.
+func TestProbesSweepAtStart(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		n := memnet.New()
+		const k, slow = 6, 5
+		cfg := memConfig(t, n, k, Config{}, memServe(t, n, origin.Handler(nil), nil))
+		for i, d := range []time.Duration{10, 5, 15, 20, 25, 250} {
+			n.SetDelay(memPath(i), d*time.Millisecond)
+		}
+		c := dialConfig(t, cfg)
+		synctest.Wait()
+		out := pendingPaths(c.prober)
+		if want := []int{1, 2, 3, 4, 5}; !slices.Equal(out, want) {
+			t.Fatalf("probes out at the start: %v, want %v (every idle path)", out, want)
+		}
+		ctx := context.Background()
+		start := time.Now()
+		var chosen []int
+		for time.Since(start) < 400*time.Millisecond {
+			res, err := c.Get(ctx, "/bytes/1000", nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			chosen = append(chosen, res.Chosen)
+			if res.Chosen == slow {
+				t.Fatalf("request %d at %v went to path %d, whose probe was still out (chosen %v)",
+					len(chosen), time.Since(start), slow, chosen)
+			}
+		}
+		if !slices.ContainsFunc(chosen, func(p int) bool { return p != 0 }) {
+			t.Errorf("chosen %v: no path but the first tried once probes answered", chosen)
+		}
+		time.Sleep(time.Second)
+		synctest.Wait()
+		if out := pendingPaths(c.prober); slices.Contains(out, slow) {
+			t.Errorf("path %d's probe still out after 1.4 s", slow)
+		}
+	})
+}
+
+// pendingPaths is the paths of s whose probe is asked or under way.
+func pendingPaths(s *AsyncProber) []int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []int
+	for p, on := range s.pending {
+		if on {
+			out = append(out, p)
+		}
+	}
+	return out
 }

@@ -146,7 +146,7 @@ type stallWaits struct{ pokeAfter, ackWait time.Duration }
 func (c *Client) stallWaits() stallWaits {
 	s := c.s()
 	st := s.conn.ConnectionStats()
-	pto := st.SmoothedRTT + max(4*st.MeanDeviation, time.Millisecond) + s.moves.peerMaxAckDelay()
+	pto := st.SmoothedRTT + max(4*stallDeviation(st), time.Millisecond) + s.moves.peerMaxAckDelay()
 	return stallWaits{pokeAfter: max(c.cfg.StallTimeout/pokeShare, pto), ackWait: pokeWaits * pto}
 }
 
@@ -395,13 +395,7 @@ func (c *Client) failStalled(p int, after time.Duration) {
 	c.cfg.Logf("pcm: %v; failing over", cause)
 	c.markDownLocked(p)
 	old := c.s()
-	moved, unanswered := c.moveAwayLocked(ctx, p)
-	if !moved && c.multi == nil {
-		moved = c.redialLocked()
-		if moved {
-			c.restUnansweredLocked(unanswered)
-		}
-	}
+	moved, _ := c.failoverLocked(ctx, p)
 	for _, s := range stalled {
 		if _, waits := c.flights[s.f]; waits && !s.f.head && s.f.since.Equal(s.since) {
 			s.f.cancel(cause)
@@ -438,28 +432,17 @@ func (c *Client) restUnansweredLocked(unanswered []int) {
 	}
 }
 
-// redialLocked replaces the connection by a new one, raced over the live
-// paths as Dial races them (dialStagger apart, the paths that are down
-// last), and reports whether it did. The switch token is held; c.mu is
+// redialLocked replaces the connection by the one dial makes (started
+// alongside the migration: failoverLocked), and reports whether it did.
+// The switch token is held; c.mu is
 // released during the handshakes. The new session is stored before the
 // old connection is closed (failStalled), so that watchSessions does not
 // end the client, and the requests whose flights the stall ended are sent
 // again on it (Client.RoundTrip, GetOn).
-func (c *Client) redialLocked() bool {
-	if c.closed {
-		return false
-	}
-	avoid := map[string]bool{}
-	for _, ps := range c.paths {
-		if ps.down {
-			avoid[ps.Name] = true
-		}
-	}
-	paths := c.paths
-	order := dialOrder(paths, avoid)
-	c.cfg.Logf("pcm: no other path validates; dialling again")
+func (c *Client) redialLocked(dial *redial) bool {
+	c.cfg.Logf("pcm: no other path validates; taking a new connection")
 	c.mu.Unlock()
-	sess, won, err := c.raceDial(c.life, paths, order)
+	sess, won, err := dial.wait()
 	c.mu.Lock()
 	if err == nil && c.closed {
 		sess.conn.CloseWithError(0, "")

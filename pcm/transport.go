@@ -117,7 +117,9 @@ func (t *Transport) RoundTripOpt(req *http.Request, opt http3.RoundTripOpt) (*ht
 			closeBody(req)
 			return nil, err
 		}
-		resp, err := c.RoundTrip(req)
+		// c is the client of req's origin: Client.RoundTrip's origin check
+		// would only repeat the lookup.
+		resp, err := c.roundTrip(req, time.Now(), freshUrgency)
 		if err == nil || req.Context().Err() != nil {
 			return resp, err
 		}
@@ -423,9 +425,7 @@ func (c *Client) roundTrip(req *http.Request, born time.Time, urgency int8) (*ht
 func (c *Client) roundTripOnce(req *http.Request, born time.Time, urgency *int8) (*http.Response, *PathStalledError, error) {
 	ctx := req.Context()
 	c.reviveRested()
-	c.selMu.Lock()
-	p, err := c.sel.Choose()
-	c.selMu.Unlock()
+	p, err := c.choose()
 	if err != nil {
 		closeBody(req)
 		return nil, nil, err
@@ -464,7 +464,8 @@ func (c *Client) roundTripOnce(req *http.Request, born time.Time, urgency *int8)
 		m.req, m.st = req, resume.Start(resp) // a stall under the body resumes it
 	}
 	resp.Body = m
-	resp.Request = req.WithContext(context.WithValue(ctx, resultKey{}, m))
+	m.rctx = resultCtx{Context: ctx, m: m}
+	resp.Request = req.WithContext(&m.rctx)
 	if req.Method == http.MethodHead {
 		m.done() // no body to wait for
 	}
@@ -490,6 +491,22 @@ func (c *Client) sameOrigin(req *http.Request) error {
 }
 
 type resultKey struct{}
+
+// resultCtx is a request's context with its measurement under resultKey:
+// what context.WithValue makes, but held in the measuredBody, which a
+// request allocates anyway (one allocation less per request: pcm/RESULTS.md,
+// "CPU per 5 KB GET").
+type resultCtx struct {
+	context.Context
+	m *measuredBody
+}
+
+func (c *resultCtx) Value(key any) any {
+	if key == (resultKey{}) {
+		return c.m
+	}
+	return c.Context.Value(key)
+}
 
 // ResultOf returns the measurement of a response that came from a
 // Transport or Client RoundTrip, once its body has been read to its end
@@ -526,7 +543,8 @@ type measuredBody struct {
 	moves   int64
 	rx      []int64 // the ledger when the request was sent, in rxBuf when it fits
 	rxBuf   [inlinePaths]int64
-	res     Result // read and written by the reader only, until done
+	res     Result    // read and written by the reader only, until done
+	rctx    resultCtx // the context of the response's Request (ResultOf)
 	once    sync.Once
 	// trace reports when the request's head went out (wroteHeaders):
 	// wroteAt, published by wrote.

@@ -16,13 +16,19 @@ import (
 // observation (pathsel.ProbeObserver: only strategy hetquic learns from
 // it, the others are the papers' and never probe).
 //
-// The run keeps its own clock, the user's wait of every round added up
-// (back-to-back requests, as a real client makes them); a probe falls due
-// every 1/PerSecond seconds on it and goes to the next idle path in turn.
-// A quic-go server tracks at most WorkingSet client paths beside the active
-// one; with more idle paths the probes rotate through them, and each probe
-// of a path that has left the tracked set opens it again (a fresh
+// The run follows the library's schedule (pathsel.ProbeSchedule) on its
+// own clock, the user's wait of every round added up (back-to-back
+// requests, as a real client makes them): after the first round, when the
+// run knows its current path, a probe of every idle path (the start-up
+// sweep); then a probe falls due every 1/PerSecond seconds and goes to the
+// next idle path in turn. A probe answered later (mode real) is told to the
+// strategy as under way (ProbeUnderWay) until its answer comes back. A
+// quic-go server tracks at most WorkingSet client paths beside the active
+// one; with more idle paths the probes rotate through them, and each steady
+// probe of a path that has left the tracked set opens it again (a fresh
 // connection ID and a validation): in the model it takes two probe slots.
+// The sweep's probes take none: they are the start's burst, beside the
+// budget, as the library's.
 type Probe struct {
 	// PerSecond is the probes per second over all idle paths (0: none).
 	PerSecond float64 `yaml:"per_second"`
@@ -82,12 +88,11 @@ type ProbeCoster interface {
 type prober struct {
 	env     ProbeEnv
 	sel     pathsel.ProbeObserver
-	every   float64 // ms between probe slots
+	sched   *pathsel.ProbeSchedule
 	clock   float64 // ms: the user's wait so far
-	next    float64 // the clock of the next slot
+	swept   bool    // the start-up sweep was sent
 	ws      int
 	tracked []int // the idle paths tracked, oldest first
-	turn    int   // the next path in turn
 	sent    int   // probes sent
 }
 
@@ -100,61 +105,75 @@ func newProber(s *Spec, st StrategySpec, env Env, sel pathsel.Selector) *prober 
 	if !ok || !ok2 || s.Probe.PerSecond == 0 || !*st.Config.Defaults().Probes {
 		return nil
 	}
-	every := 1000 / s.Probe.PerSecond
-	return &prober{env: pe, sel: po, every: every, next: every, ws: s.Probe.WorkingSet}
+	return &prober{env: pe, sel: po, sched: pathsel.NewProbeSchedule(s.Probe.PerSecond), ws: s.Probe.WorkingSet}
 }
 
 // after advances the clock by round t's wait, hands the strategy the
-// answers that came back for paths still present, and sends the probes
-// that fell due, each to the next idle path present (not current).
+// answers that came back for paths still present, and sends the start-up
+// sweep (after the first round) and the probes that fell due, each to the
+// next idle path present (not current).
 func (p *prober) after(t int, waitMs float64, current int, present []bool) error {
 	p.clock += waitMs
-	if pa, ok := p.env.(ProbeAnswerer); ok {
-		for _, a := range pa.Answers() {
-			if int(a.P) >= len(present) || !present[a.P] {
-				// Asked while the path was there; the run has taken it
-				// out of the strategy since (resting, removed): the
-				// strategy no longer knows it, and the answer is stale.
-				continue
-			}
-			if err := p.sel.ObserveProbe(a.P, a.RTTms); err != nil {
+	if err := p.collect(present); err != nil {
+		return err
+	}
+	idle := func(q int) bool { return q != current && present[q] }
+	if !p.swept {
+		p.swept = true
+		for _, q := range p.sched.Sweep(len(present), idle) {
+			p.track(q)
+			if err := p.send(t, q); err != nil {
 				return err
 			}
 		}
 	}
-	for p.next <= p.clock {
-		q := p.nextPath(current, present)
-		if q < 0 {
-			p.next = p.clock + p.every
+	for {
+		if _, ok := p.sched.Due(p.clock); !ok {
 			return nil
 		}
-		p.next += p.every
-		if !p.track(q) {
-			p.next += p.every // opening the path again takes a slot
-		}
-		p.sent++
-		rtt, ok := p.env.Probe(t, pathsel.PathID(q))
-		if !ok {
+		q := p.sched.Next(len(present), idle)
+		if q < 0 {
 			continue
 		}
-		if err := p.sel.ObserveProbe(pathsel.PathID(q), rtt); err != nil {
+		if !p.track(q) {
+			p.sched.Skip() // opening the path again takes a slot
+		}
+		if err := p.send(t, q); err != nil {
+			return err
+		}
+	}
+}
+
+// collect hands the strategy the answers that came back (mode real) for
+// paths still present.
+func (p *prober) collect(present []bool) error {
+	pa, ok := p.env.(ProbeAnswerer)
+	if !ok {
+		return nil
+	}
+	for _, a := range pa.Answers() {
+		if int(a.P) >= len(present) || !present[a.P] {
+			// Asked while the path was there; the run has taken it
+			// out of the strategy since (resting, removed): the
+			// strategy no longer knows it, and the answer is stale.
+			continue
+		}
+		if err := p.sel.ObserveProbe(a.P, a.RTTms); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// nextPath is the next idle path in turn, or −1 when there is none.
-func (p *prober) nextPath(current int, present []bool) int {
-	k := len(present)
-	for range k {
-		q := p.turn % k
-		p.turn = q + 1
-		if q != current && present[q] {
-			return q
-		}
+// send probes path q: an answer at once goes to the strategy, one that
+// comes later is told as under way.
+func (p *prober) send(t, q int) error {
+	p.sent++
+	rtt, ok := p.env.Probe(t, pathsel.PathID(q))
+	if !ok {
+		return p.sel.ProbeUnderWay(pathsel.PathID(q), true)
 	}
-	return -1
+	return p.sel.ObserveProbe(pathsel.PathID(q), rtt)
 }
 
 // track puts path q into the tracked set and says false when that evicted

@@ -44,40 +44,48 @@ func TestProbeBudget(t *testing.T) {
 		for _, w := range h.WaitMs {
 			clock += w
 		}
-		// One idle path of two, within the working set: a probe every 50 ms.
-		if want := int(clock / 50); h.Probes < want-1 || h.Probes > want {
+		// One idle path of two, within the working set: the start-up
+		// sweep's one probe, then one every 50 ms.
+		if want := 1 + int(clock/50); h.Probes < want-1 || h.Probes > want {
 			t.Errorf("seed %d: %d probes in %.0f ms at 20/s, want %d", seed, h.Probes, clock, want)
 		}
 	}
 }
 
-// TestProberRotates: with more idle paths than the working set the probes
-// go round all of them, and each probe of a path that had left the tracked
-// set takes two slots.
+// TestProberRotates: with more idle paths than the working set the steady
+// probes go round all of them after the start-up sweep, and each probe of
+// a path that had left the tracked set takes two slots.
 func TestProberRotates(t *testing.T) {
-	var got []int
-	p := &prober{every: 10, next: 10, ws: 2}
+	env, sel := &lateEnv{}, &probeLog{}
+	p := &prober{env: env, sel: sel, sched: pathsel.NewProbeSchedule(100), ws: 2}
 	present := []bool{true, true, true, true, true}
-	for range 8 {
-		q := p.nextPath(0, present)
-		got = append(got, q)
-		p.track(q)
+	if err := p.after(0, 1, 0, present); err != nil {
+		t.Fatal(err)
 	}
-	if want := []int{1, 2, 3, 4, 1, 2, 3, 4}; !slices.Equal(got, want) {
-		t.Errorf("probe order %v, want %v", got, want)
+	if want := []pathsel.PathID{1, 2, 3, 4}; !slices.Equal(env.asked, want) {
+		t.Fatalf("sweep asked %v, want %v", env.asked, want)
 	}
-	if !p.track(4) || p.track(1) {
-		t.Errorf("tracked %v: 4 should be tracked and 1 not", p.tracked)
+	if !slices.Equal(sel.underWay, env.asked) {
+		t.Errorf("selector told under way %v, want %v", sel.underWay, env.asked)
 	}
-	p = &prober{every: 10, next: 10, ws: 3}
+	// Slots every 10 ms; the tracked set holds 3 and 4 after the sweep: 1
+	// and 2 take two slots each, 3 and 4 (evicted by then) two each too.
+	env.asked = nil
+	if err := p.after(1, 80, 0, present); err != nil {
+		t.Fatal(err)
+	}
+	if want := []pathsel.PathID{1, 2, 3, 4}; !slices.Equal(env.asked, want) {
+		t.Errorf("steady probes in 80 ms %v, want %v (two slots each)", env.asked, want)
+	}
 	present[2] = false
-	for _, want := range []int{1, 3, 4, 1} {
-		if q := p.nextPath(0, present); q != want {
-			t.Errorf("next path %d, want %d (path 2 gone, 0 current)", q, want)
-		}
+	env.asked = nil
+	p.tracked = []int{1, 3, 4}
+	p.ws = 3
+	if err := p.after(2, 40, 0, present); err != nil {
+		t.Fatal(err)
 	}
-	if q := p.nextPath(0, []bool{true}); q != -1 {
-		t.Errorf("a single path: next %d, want -1", q)
+	if want := []pathsel.PathID{1, 3, 4, 1}; !slices.Equal(env.asked, want) {
+		t.Errorf("probes with path 2 gone, 0 current: %v, want %v", env.asked, want)
 	}
 }
 
@@ -101,7 +109,15 @@ func (e *lateEnv) Answers() []ProbeAnswer {
 // probeLog records what the selector is told of probes.
 type probeLog struct {
 	pathsel.Selector
-	got []ProbeAnswer
+	got      []ProbeAnswer
+	underWay []pathsel.PathID
+}
+
+func (l *probeLog) ProbeUnderWay(p pathsel.PathID, on bool) error {
+	if on {
+		l.underWay = append(l.underWay, p)
+	}
+	return nil
 }
 
 func (l *probeLog) ObserveProbe(p pathsel.PathID, rtt float64) error {
@@ -115,7 +131,7 @@ func (l *probeLog) ObserveProbe(p pathsel.PathID, rtt float64) error {
 // are of.
 func TestProberLateAnswers(t *testing.T) {
 	env, sel := &lateEnv{}, &probeLog{}
-	p := &prober{env: env, sel: sel, every: 100, next: 100, ws: 3}
+	p := &prober{env: env, sel: sel, sched: pathsel.NewProbeSchedule(10), swept: true, ws: 3}
 	present := []bool{true, true, true}
 	if err := p.after(0, 100, 0, present); err != nil {
 		t.Fatal(err)
@@ -154,7 +170,7 @@ func TestProberDropsAnswersOfRemovedPaths(t *testing.T) {
 	env := &lateEnv{}
 	present := []bool{true, true, true}
 	sel := &strictLog{present: present}
-	p := &prober{env: env, sel: sel, every: 100, next: 100, ws: 3}
+	p := &prober{env: env, sel: sel, sched: pathsel.NewProbeSchedule(10), swept: true, ws: 3}
 	if err := p.after(0, 100, 0, present); err != nil {
 		t.Fatal(err)
 	}

@@ -309,7 +309,42 @@ func (s *Run) decide(pin int) (p *piece, wait <-chan struct{}, poll time.Duratio
 			return s.start(pin, h, now, own.RTT), nil, 0, false
 		}
 	}
+	if p := s.probe(pin, own, others, now); p != nil {
+		return p, nil, 0, false
+	}
 	return nil, s.kick, worthPoll, false
+}
+
+// staleAfter is how long a slower path may go without a piece of the
+// stripe before its rate estimate counts as stale: the estimator's own
+// memory (rateSpan). Only pieces correct an estimate, and the policy gives
+// pieces by the estimate, so a path whose first piece measured it low (a
+// transient, a loaded CPU) got no piece for the rest of the download —
+// the matrix's 2 : 1 row once left its 40 Mbit/s path at 0 % of the bytes.
+const staleAfter = rateSpan
+
+// probe re-measures path pin when its estimate is stale (staleAfter) and
+// the policy gives it nothing: it requests a second copy of the newest
+// piece another path has in flight. The copy cannot hold the app up — the
+// first copy still lands when it would, and whichever lands first is used
+// (the ECF and BLEST rules hold whatever the probe finds) — and while it
+// runs the path's bytes count toward its estimate as any piece's do; the
+// losing copy is cancelled. A path that is as slow as its estimate said
+// costs at most one such copy per staleAfter, on a path otherwise idle;
+// mu held.
+func (s *Run) probe(pin int, own stripesched.Path, others []stripesched.Path, now time.Time) *piece {
+	e := s.est[pin]
+	if e == nil || e.rate <= 0 || s.queued[pin] > 0 || now.Sub(e.quiet) < staleAfter ||
+		stripesched.Swiftest(own, others) || s.next >= s.total {
+		return nil // not measured yet (Take's probing of a guess), busy, fresh, never starved, or nothing left to give it
+	}
+	for i := len(s.pieces) - 1; i >= 0; i-- {
+		p := s.pieces[i]
+		if !p.landed && p.copies == 1 && p.running == 1 && p.path != pin {
+			return s.start(pin, p, now, own.RTT)
+		}
+	}
+	return nil
 }
 
 // reinjectPrefix requests on path pin the rest of what the original
@@ -395,7 +430,7 @@ func (s *Run) fetch(pin int, p *piece) {
 	s.running--
 	s.queued[pin] -= p.size() - got
 	if s.queued[pin] <= 0 {
-		s.rate(pin).landed()
+		s.rate(pin).landed(time.Now())
 	}
 	switch {
 	case p.landed:
@@ -415,7 +450,9 @@ func (s *Run) fetch(pin int, p *piece) {
 // stripe and are usable now (usable), in all, and split into path pin's
 // own and the others; ok is false when pin is not among them; mu held. A
 // path's rate is what this stripe measured on it, else the client's
-// estimate, else what its congestion window allows per round trip.
+// estimate, else what its congestion window allows per round trip; its
+// Peak is the client's estimate, which requests before the stripe and
+// beside it keep current while the stripe's own still counts its start.
 func (s *Run) views(pin int, now time.Time) (own stripesched.Path, others []stripesched.Path, all map[int]stripesched.Path, ok bool) {
 	all = map[int]stripesched.Path{}
 	for id, st := range s.usable(now) {
@@ -430,7 +467,7 @@ func (s *Run) views(pin int, now time.Time) (own stripesched.Path, others []stri
 		if rate <= 0 {
 			rate = pathchoice.DefaultRate
 		}
-		v := stripesched.Path{RTT: st.RTT, Rate: rate, Queued: max(st.Outstanding, s.queued[id]), Guess: guess}
+		v := stripesched.Path{RTT: st.RTT, Rate: rate, Queued: max(st.Outstanding, s.queued[id]), Guess: guess, Peak: st.Rate}
 		all[id] = v
 		if id == pin {
 			own, ok = v, true
@@ -490,6 +527,7 @@ type rateEst struct {
 	peak  int64         // the most bytes requested and not yet received in the period
 	rtt   time.Duration // the path's smoothed round trip at its last request
 	rate  float64       // bytes/s; 0 until measured
+	quiet time.Time     // when the path last had nothing of the stripe in flight
 }
 
 // appLimitedQueues: a busy period whose queue never held this many round
@@ -536,4 +574,4 @@ func (e *rateEst) got(n int64, now time.Time) {
 
 // landed ends the busy period: the path has nothing of the stripe left
 // in flight, so the next request starts a new one.
-func (e *rateEst) landed() { e.from = time.Time{} }
+func (e *rateEst) landed(now time.Time) { e.from, e.quiet = time.Time{}, now }

@@ -219,7 +219,7 @@ func TestRateEst(t *testing.T) {
 	if e.rate != 2e6 {
 		t.Fatalf("rate %g, want 2e6", e.rate)
 	}
-	e.landed()
+	e.landed(t0)
 	// A new period with 60 kB queued, all in within two round trips:
 	// 0.4 MB/s, app-limited (60 kB < 2 × 0.4 MB/s × 0.1 s): kept at 2 MB/s.
 	e.idle(ms(1000))
@@ -228,7 +228,7 @@ func TestRateEst(t *testing.T) {
 	if e.rate != 2e6 {
 		t.Fatalf("app-limited sample lowered the rate to %g", e.rate)
 	}
-	e.landed()
+	e.landed(t0)
 	// The same with 1 MB queued: path-limited, the rate falls.
 	e.idle(ms(2000))
 	e.peak = 1e6

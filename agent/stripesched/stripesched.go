@@ -35,7 +35,22 @@ type Path struct {
 	// Guess: Rate is not measured yet but guessed (from the congestion
 	// window, or a default); it may be several times the path's rate.
 	Guess bool
+	// Peak is a higher estimate of the rate the path may deliver (0 or
+	// below Rate: none), for the rules that must not underrate a path:
+	// the bytes the other paths deliver while a slower piece is out
+	// (Take's rules 3 and 4, Hidden) and the window that must hold them.
+	// A stripe's own measurement counts its start-up: on a loaded machine
+	// a 150 Mbit/s path's first pieces took 100 ms to begin and 400 ms to
+	// reach its rate, so it read 1.2, then 8.7 MB/s for a true 18; the
+	// window, sized from that, shrank from 10 to 2 MB, and a 125 ms path's
+	// pieces held the fast path idle (the matrix's 10 : 1 with 2.5× the
+	// RTT, 0.97–0.99 × the best path alone).
+	Peak float64
 }
+
+// upper is the path's rate where underrating it lets a slower path's
+// piece hold the window: Peak, if higher than Rate.
+func (p Path) upper() float64 { return max(p.Rate, p.Peak) }
 
 // Done is when the path would have delivered size more bytes requested
 // now, in seconds from now: the request's round trip or the queue ahead
@@ -96,7 +111,7 @@ func Window(paths []Path) int64 {
 		if p.Rate <= 0 {
 			continue
 		}
-		rate += p.Rate
+		rate += p.upper()
 		pipes += pipeline(p)
 		wait = max(wait, p.RTT.Seconds()+float64(PieceSize(p))/p.Rate)
 	}
@@ -294,12 +309,12 @@ func Swiftest(own Path, others []Path) bool {
 	return true
 }
 
-// othersPath sums the other paths into one: their rate, their queues and
-// the shortest round trip among them.
+// othersPath sums the other paths into one: their rate (upper: what
+// they may deliver), their queues and the shortest round trip among them.
 func othersPath(others []Path) (float64, Path) {
 	var sum Path
 	for i, o := range others {
-		sum.Rate += o.Rate
+		sum.Rate += o.upper()
 		sum.Queued += o.Queued
 		if i == 0 || o.RTT < sum.RTT {
 			sum.RTT = o.RTT

@@ -19,6 +19,8 @@ func TestTake(t *testing.T) {
 	far := path(2, 200)   // satellite-like
 	busyFast := fast      // a fast path whose queue covers its BDP and two pieces
 	busyFast.Queued = 2*1_875_000 + 375_000
+	lagging := path(60, 20) // fast, its measurement still counting its start-up
+	lagging.Peak = mbit(150)
 	open := Stripe{Window: 16 << 20, Left: 200 << 20}
 	for _, c := range []struct {
 		name   string
@@ -44,6 +46,9 @@ func TestTake(t *testing.T) {
 		{"slow beside fast, window nearly full: only blocks, waits", slow, []Path{fast}, Stripe{Window: 2 << 20, Ahead: 1 << 20, Left: 100 << 20}, 0},
 		// 2 MiB, 0 ahead: (2097152 − 937500) / 11 = 105422 B.
 		{"slow beside fast, small window: a smaller piece", slow, []Path{fast}, Stripe{Window: 2 << 20, Left: 100 << 20}, 105422},
+		// Measured at 60 Mbit/s (its start-up counted), 150 by its Peak:
+		// cut as beside 150 (at 60 it would take its whole 187.5 kB).
+		{"slow beside fast whose measurement lags its peak: cut as beside the peak", slow, []Path{lagging}, Stripe{Window: 2 << 20, Left: 100 << 20}, 105422},
 		// far lands 32 KiB in 0.33 s; fast does 4 MB in 0.23 s.
 		{"far path beside fast, 4 MB left: waits (tail)", far, []Path{fast}, Stripe{Window: 32 << 20, Left: 4e6}, 0},
 		// fast needs 0.45 s for 8 MB: the far path's 32 KiB land first.
@@ -89,6 +94,9 @@ func TestPieceSizeAndWindow(t *testing.T) {
 		// 93 750 + 2 × 1 875 000 and 2 500 + 2 × 32 768, and 19 MB/s × (10 ms +
 		// 32 768 B / 250 kB/s) = 2 680 368 B behind its piece.
 		{"150 + 2 Mbit/s, 5 / 10 ms: the slow piece's time, not the RTT", []Path{path(150, 5), path(2, 10)}, 6_592_154},
+		// Pipelines from the measured rates, 150 000 + 2 × 750 000 and
+		// 93 750 + 2 × 187 500, and the peak's 20.625 MB/s × 150 ms.
+		{"a path measured below its peak: the window from the peak", []Path{{RTT: ms(20), Rate: mbit(60), Peak: mbit(150)}, path(15, 50)}, 5_212_500},
 		// 375 000 + 2 × 1 875 000, and 18.75 MB/s × 120 ms.
 		{"a path with no rate is left out", []Path{path(150, 20), {RTT: ms(300)}}, 6_375_000},
 		{"10 Gbit/s: the ceiling", []Path{path(10000, 50)}, MaxWindow},

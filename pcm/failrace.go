@@ -1,0 +1,152 @@
+package pcm
+
+import (
+	"context"
+	"errors"
+	"time"
+)
+
+// failoverLocked moves the connection off path failed, which stalled, and
+// reports whether it did and which paths it probed in vain. The migration
+// (moveAwayLocked) and a new connection race, as RFC 8305 races
+// connection attempts: a redial over the live paths (raceDial) starts
+// with the migration, and whichever completes first wins. A migration
+// needs the server to answer a probe on the new path, which it cannot
+// when the connection IDs it would answer with, or the client's
+// retirements that would free them, went down the dead path; the probe
+// then runs out its deadline. Waiting out that deadline before dialling
+// cost a request 3.1 s where the bound is 2 s (TestTwoCutsOnSlowPaths,
+// 110 / 130 / 150 ms: the second cut came while the client retired two
+// paths on the path being cut). The redial gets no head start (RFC 8305
+// gives one of 250 ms, dialStagger): with it the new connection was ready
+// 360 ms after the stall on those paths, and the backlog the stall had
+// held (about 150 requests) had not drained on its fresh congestion
+// window when the second cut came, 0.5 s later (3.6–4.1 s for the
+// longest request at a first cut 300 ms into the load). A failover is
+// rare, and the handshake it wastes when the migration wins is one round
+// trip and a few kB, closed at once. lockSwitch is held, and c.mu,
+// released while waiting.
+func (c *Client) failoverLocked(ctx context.Context, failed int) (moved bool, unanswered []int) {
+	if c.multi != nil {
+		return c.moveAwayLocked(ctx, failed) // rebind mode has one socket: nothing to dial alongside
+	}
+	mctx, stopMigration := context.WithCancel(ctx)
+	defer stopMigration()
+	dial := c.startRedialLocked(stopMigration)
+	heard := c.heard()
+	if c.backToServersPathLocked(mctx, failed) {
+		if c.heardSinceLocked(heard, dial) {
+			dial.abandon()
+		} else {
+			c.redialLocked(dial) // when it fails, the connection stays where the server sent last
+		}
+		return true, nil
+	}
+	moved, unanswered = c.moveAwayLocked(mctx, failed)
+	if moved {
+		dial.abandon()
+		return true, nil
+	}
+	moved = c.redialLocked(dial)
+	if moved {
+		c.restUnansweredLocked(unanswered)
+	}
+	return moved, unanswered
+}
+
+// heardSinceLocked pokes the server and waits until it acknowledges
+// something new (Client.heard passes heard), and reports whether it did
+// before dial ended. It proves a move without a probe
+// (backToServersPathLocked): that move bets that the server has not yet
+// followed the client to the path that failed, and loses when the
+// client's packets on that path reached the server just before the cut.
+// The server then sends down the dead path, and the client, moved back
+// without a probe, waited a whole stall timeout to find out: on
+// TestTwoCutsOnSlowPaths (110 / 130 / 150 ms, the first cut 160 ms into
+// the load, 10 ms after a move to the 150 ms path) the longest request
+// took 3.6 s. Until the server answers, the redial goes on; if its
+// connection comes first, the failover takes it. A move that works
+// costs the held requests a round trip of the path; the redial's
+// handshake is closed (abandon). lockSwitch is held, and c.mu, released
+// while waiting.
+func (c *Client) heardSinceLocked(heard uint64, dial *redial) bool {
+	c.mu.Unlock()
+	defer c.mu.Lock()
+	c.poke()
+	t := time.NewTicker(heardPoll)
+	defer t.Stop()
+	for c.heard() == heard {
+		select {
+		case res := <-dial.done:
+			dial.done <- res // for redialLocked
+			return false
+		case <-t.C:
+		}
+	}
+	return true
+}
+
+// heardPoll is how often heardSinceLocked looks for the server's ACK: a
+// small share of the round trip it waits for (tens of milliseconds on
+// the paths it matters on); quic-go offers no event to wait on.
+const heardPoll = 5 * time.Millisecond
+
+// redial is a new connection dialled alongside a failover's migration.
+type redial struct {
+	cancel context.CancelFunc
+	done   chan redialResult
+}
+
+type redialResult struct {
+	sess *session
+	won  int
+	err  error
+}
+
+// startRedialLocked starts the redial of a failover: raced over the live
+// paths as Dial races them (dialStagger apart, the paths that are down
+// last). won is called when a new connection is up. c.mu is held.
+func (c *Client) startRedialLocked(won func()) *redial {
+	ctx, cancel := context.WithCancel(c.life)
+	r := &redial{cancel: cancel, done: make(chan redialResult, 1)}
+	if c.closed {
+		cancel()
+		r.done <- redialResult{err: errors.New("pcm: closed: no redial")}
+		return r
+	}
+	avoid := map[string]bool{}
+	for _, ps := range c.paths {
+		if ps.down {
+			avoid[ps.Name] = true
+		}
+	}
+	paths := c.paths
+	order := dialOrder(paths, avoid)
+	go func() {
+		sess, p, err := c.raceDial(ctx, paths, order)
+		r.done <- redialResult{sess: sess, won: p, err: err}
+		if err == nil {
+			won()
+		}
+	}()
+	return r
+}
+
+// wait returns the redial's result.
+func (r *redial) wait() (*session, int, error) {
+	res := <-r.done
+	r.cancel()
+	return res.sess, res.won, res.err
+}
+
+// abandon ends a redial the migration made useless, and closes the
+// connection it made, if any, once it is made.
+func (r *redial) abandon() {
+	r.cancel()
+	go func() {
+		if res := <-r.done; res.err == nil {
+			res.sess.conn.CloseWithError(0, "the failover migrated the connection")
+			closeDial(res.sess)
+		}
+	}()
+}

@@ -1,0 +1,135 @@
+package pcm
+
+import (
+	"errors"
+	"math"
+	"time"
+
+	"github.com/quic-go/quic-go"
+
+	"github.com/hetquic/hetquic/pathsel"
+)
+
+// How long a switch waits for its path's validation.
+//
+// A switch holds every request that arrives meanwhile (begin), so the
+// wait for its probe is paid by all of them. A path the client left
+// healthy can die while idle, and nothing shows it: no request waits on
+// it to stall. The side probes show it one probe timeout later at best,
+// and the selector, which remembers the path as the best, may ask for it
+// before. A switch back to it then held every request for the whole
+// ProbeTimeout (1 s), and a backlog that large had not drained on the
+// path the connection stayed on when that one was cut in turn: on
+// TestTwoCutsOnSlowPaths (110 / 130 / 150 ms, the first cut landing on
+// the path being left), 3.4–3.7 s for the longest request against its
+// 2 s bound.
+//
+// A validation is one round trip of the new path (PATH_CHALLENGE out,
+// PATH_RESPONSE back: RFC 9000 §8.2), and the side probes measure that
+// round trip on a side connection of that very path. So a path whose
+// latest side probe answered waits validateRTTs of that answer, at least
+// validateFloor, at most ProbeTimeout; one never answered waits
+// ProbeTimeout, as before. A path that misses the wait fails the switch
+// as a timeout did (it rests, and the side probes bring it back when one
+// answers); the requests go where the connection is.
+const (
+	// validateRTTs: three round trips, the margin RFC 9000 §8.2.4 gives a
+	// validation (three PTOs), here of a round trip measured on the
+	// path itself: room for a lost PATH_CHALLENGE's retransmission
+	// (quic-go resends it after a round trip's worth of PTO) and for a
+	// round trip that grew since the probe.
+	validateRTTs = 3
+	// validateFloor: a loaded host's scheduling, and memnet's tiny round
+	// trips, must not fail a validation of a live path.
+	validateFloor = 100 * time.Millisecond
+)
+
+// validateWait is how long a switch to path p waits for its validation;
+// c.mu is held.
+func (c *Client) validateWait(p int) time.Duration {
+	r := c.paths[p].probedRTT
+	if r <= 0 {
+		return c.cfg.ProbeTimeout
+	}
+	return min(c.cfg.ProbeTimeout, max(validateFloor, validateRTTs*r))
+}
+
+// probedLocked records a side probe's answer for validateWait: the round
+// trip of an answered one. A lost probe (+Inf) leaves the last answer: a
+// path that answered before is given its round trip's wait, not the full
+// ProbeTimeout, and the selector heard the loss itself.
+func (c *Client) probedLocked(a ProbeAnswer) {
+	if math.IsInf(a.RTTms, 1) || a.RTTms <= 0 {
+		return
+	}
+	c.paths[a.Path].probedRTT = time.Duration(a.RTTms * float64(time.Millisecond))
+}
+
+// probeLostLocked rests idle path a.Path when its side probe went
+// unanswered for the probe timeout (+Inf), and says whether it did. A
+// path the client left healthy and that died while idle shows nowhere
+// else: the selector, which remembers it as it was, may ask for it again,
+// and that switch holds every request until its validation fails. On
+// TestTwoCutsOnSlowPaths (110 / 130 / 150 ms, Transport) the side probe
+// of the cut path came back unanswered 340 ms before the selector asked
+// for it; the switch then held the requests for the validation's wait
+// while the path they went on instead was cut in turn. It rests as a
+// path whose switch failed does (markDownLocked: DownBackoff, doubling),
+// and comes back when a later side probe is answered (probeAnswer). The
+// caller trusts the loss only once some probe has been answered: a
+// target that never answers says nothing about the paths (probeGiveUp).
+// During a switch (c.switching) nothing rests: the switch may be probing
+// that very path on the connection, with c.mu released, and its own
+// validation settles it.
+func (c *Client) probeLostLocked(a ProbeAnswer) bool {
+	ps := c.paths[a.Path]
+	if !math.IsInf(a.RTTms, 1) || a.Path == c.active || ps.down || ps.removed || c.switching != nil {
+		return false
+	}
+	c.cfg.Logf("pcm: the side probe of %s went unanswered; it rests until one is answered", ps.Name)
+	c.markDownLocked(a.Path)
+	return true
+}
+
+// choose is the selector's path for a request, or -1 (wherever the
+// connection is) when every path is down: the selector then has none
+// (pathsel.ErrNoPaths), and a request is never failed for want of a path.
+// The connection's own path stays usable until the stall detector finds
+// it dead, and a redial brings the path it lands on back to the selector.
+// Before, such a request failed with ErrNoPaths: on TestTwoCutsOnSlowPaths
+// with the first cut 160 ms into the load, a false stall of the one live
+// path left none, and 288 of 500 requests failed in the 110 ms before the
+// redial's path came back.
+func (c *Client) choose() (int, error) {
+	c.selMu.Lock()
+	p, err := c.sel.Choose()
+	c.selMu.Unlock()
+	if errors.Is(err, pathsel.ErrNoPaths) {
+		return -1, nil
+	}
+	return int(p), err
+}
+
+// stallDeviation is the round-trip deviation in the stall detector's PTO
+// (stallWaits): quic-go's, at most 1/deviationCap of the smoothed round
+// trip. A move starts the connection's RTT estimator again (RFC 9000
+// §9.4), and its first sample sets the deviation to half the round trip
+// (RFC 9002 §5.3), which then shrinks by a quarter a sample: for the
+// first round trips after a move the PTO is three round trips, and the
+// detector, which waits a PTO to poke and pokeWaits PTOs for the poke's
+// ACK, found a cut path only after 9 of them. On TestCutsAroundATry (the
+// cut 150 ms after a move to the 150 ms path: deviation 56 ms) that was
+// 1.35 s of silence, and the backlog it held had not drained when the
+// second cut came (3.7–4.1 s for the longest request, bound 2 s); with a
+// cap of a quarter 1.7–2.1 s (-race), of an eighth 1.55–1.87 s.
+func stallDeviation(st quic.ConnectionStats) time.Duration {
+	return min(st.MeanDeviation, st.SmoothedRTT/deviationCap)
+}
+
+// deviationCap bounds stallDeviation at an eighth of the round trip: the
+// PTO's 4 × deviation is then at most half a round trip, and a poke waits
+// at most 3 round trips and two ACK delays for its ACK. A live path whose
+// ACK comes later than that, within pokeWaits PTOs of a poke, is one
+// whose round trip tripled at once; failing it over costs a move, not a
+// request (the stall replays them).
+const deviationCap = 8
