@@ -118,8 +118,11 @@ func twoCutsCase(t *testing.T, api string, rtts []time.Duration, at time.Duratio
 // in fake time, 2.06–2.23 s under -race at load 15–21 (other goroutine
 // orders). The offset 900 ms lands 425 ms after the move on 110 / 130 /
 // 150 ms paths, the same wait: 1.74–1.81 s, 2.009 s once under -race.
-// 500 ms: the move's burst, about 30 requests, and the requests queued
-// behind it take three to four round trips of such a path to land.
+// (Those numbers are from before the failover raced a redial; with it,
+// merged, the rows this window holds took up to 1.79 s, and 2.14 s under
+// -race: Client 110 / 130 / 150 ms at 900 ms.) 500 ms: the move's
+// burst, about 30 requests, and the requests queued behind it take three
+// to four round trips of such a path to land.
 const burstWindow = 500 * time.Millisecond
 
 // sinceBusyMove is how long ago c last moved under load (forever if
