@@ -2,8 +2,6 @@ package pcm
 
 import (
 	"fmt"
-	"net/http"
-	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -32,30 +30,8 @@ func TestCutsAroundATry(t *testing.T) {
 	for _, api := range []string{"Transport", "Client"} {
 		for _, at := range []time.Duration{160 * time.Millisecond, 300 * time.Millisecond} {
 			t.Run(fmt.Sprintf("%s/at%v", api, at), func(t *testing.T) {
-				synctest.Test(t, func(t *testing.T) { cutsAtCase(t, api, rtts, at) })
+				synctest.Test(t, func(t *testing.T) { twoCutsCase(t, api, rtts, at, maxWait) })
 			})
 		}
 	}
-}
-
-// cutsAtCase is twoCutsCase with the first cut at into the load.
-func cutsAtCase(t *testing.T, api string, rtts []time.Duration, at time.Duration) {
-	n, tr, _, base := slowPaths(t, rtts)
-	var rt http.RoundTripper = tr
-	active := func() int { return tr.origins[memServer.String()].c.Active() }
-	if api == "Client" {
-		c := dialConfig(t, tr.Config)
-		rt, active = c, c.Active
-	}
-	steadyGets(t, rt, base, 2*time.Second, time.Hour, nil) // warm-up
-	var mu sync.Mutex
-	var cuts []int
-	cutActive := cutter(n, &mu, &cuts, active)
-	r := steadyGets(t, rt, base, at+5*time.Second, at, func() {
-		cutActive()
-		time.AfterFunc(2*time.Second, cutActive)
-	})
-	mu.Lock()
-	defer mu.Unlock()
-	checkTwoCuts(t, cuts, r, maxWait)
 }

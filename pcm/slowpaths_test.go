@@ -1,6 +1,7 @@
 package pcm
 
 import (
+	"cmp"
 	"fmt"
 	"math/rand/v2"
 	"net/http"
@@ -49,7 +50,7 @@ func TestTwoCutsOnSlowPaths(t *testing.T) {
 				}
 				t.Run(fmt.Sprintf("%s/%v/at%v", api, rtts, at), func(t *testing.T) {
 					t.Parallel() // each row is a bubble of its own: 108 rows take minutes under -race
-					synctest.Test(t, func(t *testing.T) { twoCutsCase(t, api, rtts, at) })
+					synctest.Test(t, func(t *testing.T) { twoCutsCase(t, api, rtts, at, 0) })
 				})
 			}
 			row++
@@ -89,7 +90,11 @@ func cutOffsets() []time.Duration {
 	return at
 }
 
-func twoCutsCase(t *testing.T, api string, rtts []time.Duration, at time.Duration) {
+// twoCutsCase cuts the active path at into the load and the one it
+// failed over to 2 s later, and checks the requests against strict, or
+// (strict 0) against maxWait, or notYetBound when a cut lands within
+// burstWindow of a move under load.
+func twoCutsCase(t *testing.T, api string, rtts []time.Duration, at, strict time.Duration) {
 	n, tr, _, base := slowPaths(t, rtts)
 	var rt http.RoundTripper = tr
 	client := func() *Client { return tr.origins[memServer.String()].c }
@@ -101,10 +106,10 @@ func twoCutsCase(t *testing.T, api string, rtts []time.Duration, at time.Duratio
 	steadyGets(t, rt, base, 2*time.Second, time.Hour, nil)
 	var mu sync.Mutex
 	var cuts []int
-	bound := maxWait
+	bound := cmp.Or(strict, maxWait)
 	cutActive := cutter(n, &mu, &cuts, func() int {
 		c := client()
-		if sinceBusyMove(c) < burstWindow {
+		if strict == 0 && sinceBusyMove(c) < burstWindow {
 			bound = notYetBound // under mu
 		}
 		return c.Active()
