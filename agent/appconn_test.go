@@ -1,9 +1,12 @@
 package agent
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"testing/synctest"
@@ -49,4 +52,35 @@ func TestSlowUploadAnswerMem(t *testing.T) {
 			t.Fatalf("status %d, %q, %v", resp.StatusCode, body, err)
 		}
 	})
+}
+
+// TestCancelledRequestSaysSo: a request whose context ended (the app's
+// connection, or a stripe's piece no longer needed) fails as that, naming
+// the cause, not as ct-server unreachable: the cause of a 502 in a log is
+// the first thing an operator reads.
+func TestCancelledRequestSaysSo(t *testing.T) {
+	stripeDone := errors.New("stripe done")
+	for _, tc := range []struct {
+		name     string
+		cancel   func(context.CancelCauseFunc)
+		err      error // the attempt's failure
+		inDetail string
+	}{
+		{"app gone", func(c context.CancelCauseFunc) { c(nil) }, context.Canceled, "context canceled"},
+		{"piece given up", func(c context.CancelCauseFunc) { c(stripeDone) }, errors.New("open stream: boom"), "(stripe done): open stream: boom"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx, cancel := context.WithCancelCause(context.Background())
+			tc.cancel(cancel)
+			r := httptest.NewRequestWithContext(ctx, http.MethodGet, "http://app.example/x", nil)
+			w := httptest.NewRecorder()
+			err := (&fetch{w: w, r: r, ctx: ctx}).fail(tc.err)
+			if !errors.Is(err, errGivenUp) || !errors.Is(err, tc.err) || !strings.Contains(err.Error(), tc.inDetail) {
+				t.Fatalf("err %q: want errGivenUp wrapping %q, with %q", err, tc.err, tc.inDetail)
+			}
+			if w.Code != http.StatusBadGateway || !strings.Contains(w.Body.String(), "request cancelled") {
+				t.Fatalf("the app got %d %q", w.Code, w.Body.String())
+			}
+		})
+	}
 }
