@@ -36,6 +36,11 @@ const (
 var (
 	// errHeadTimeout: no response head within ResponseHeadTimeout.
 	errHeadTimeout = errors.New("no response head")
+	// errGivenUp: the request's context ended before its answer: the
+	// app's connection ended (net/http cancels the request then, with no
+	// cause of its own) or a stripe no longer needs the piece. The path
+	// is not to blame, whatever error that left.
+	errGivenUp = errors.New("request cancelled: the app's connection ended, or its stripe no longer needs it")
 )
 
 // forward sends r through ct-server and writes the response to w. When
@@ -295,6 +300,9 @@ func (f *fetch) fail(err error) error {
 			http.Error(f.w, "ct-client: malformed request body", http.StatusBadRequest)
 		case errors.Is(err, errHeadTimeout):
 			http.Error(f.w, "ct-client: no response from ct-server", http.StatusGatewayTimeout)
+		case f.ctx.Err() != nil:
+			err = f.givenUp(err)
+			http.Error(f.w, "ct-client: request cancelled", http.StatusBadGateway)
 		default:
 			http.Error(f.w, "ct-client: ct-server unreachable", http.StatusBadGateway)
 		}
@@ -302,11 +310,24 @@ func (f *fetch) fail(err error) error {
 	}
 	// Headers went out: the only honest signal left is to cut the
 	// connection, so the app sees a truncated response, not a short one.
+	if f.ctx.Err() != nil {
+		err = f.givenUp(err)
+	}
 	if _, piece := f.w.(*bufferWriter); !piece { // a stripe piece's failure is the stripe's to report
 		f.c.cfg.Log.Warn("aborting the app connection", "method", f.r.Method, "url", f.r.URL.String(), "delivered", f.delivered, "err", err)
 	}
 	f.c.abortApp(f.w, f.r)
 	return err // not reached
+}
+
+// givenUp says that err came of the fetch's context ending, and why it
+// ended (net/http gives no cause: context.Canceled).
+func (f *fetch) givenUp(err error) error {
+	cause := context.Cause(f.ctx)
+	if errors.Is(err, cause) {
+		return fmt.Errorf("%w: %w", errGivenUp, err)
+	}
+	return fmt.Errorf("%w (%v): %w", errGivenUp, cause, err)
 }
 
 // leg is one attempt of a fetch: one request on one stream of one path.

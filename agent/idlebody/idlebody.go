@@ -52,6 +52,14 @@ func (e *AppError) Unwrap() error { return e.err }
 // Timeout: each read's deadline (set through setDeadline, the
 // app connection's or the stream's) is the end of the current progress
 // window. stop cuts it from outside (the attempt that sends it ended).
+//
+// Once its reader returned io.EOF the body sets no deadline again (Clear
+// only lifts one): on an app's HTTP/1.1 connection net/http then reads
+// the connection in the background to notice the app hanging up, and a
+// deadline passing there (Stop's, or a read window's) looks to it like
+// the app gone: it cancels the connection's context, so the request in
+// flight and every later one on the connection fail at once ("context
+// canceled").
 type Body struct {
 	r           io.ReadCloser
 	setDeadline func(time.Time) error
@@ -62,6 +70,7 @@ type Body struct {
 	window  time.Time // start of the progress window
 	n       int64     // bytes in the window
 	stopped bool
+	ended   bool      // the reader hit its end: the deadline is no longer the body's
 	err     *AppError // the body's failure, once it failed
 }
 
@@ -88,6 +97,10 @@ func (b *Body) Read(p []byte) (int, error) {
 		b.mu.Unlock()
 		return 0, ErrStopped
 	}
+	if b.ended {
+		b.mu.Unlock()
+		return 0, io.EOF // http.Request.Write reads past the end to check the length
+	}
 	if b.window.IsZero() {
 		b.window = time.Now()
 	}
@@ -110,17 +123,23 @@ func (b *Body) Read(p []byte) (int, error) {
 		b.err = &AppError{err}
 		return n, b.err
 	}
+	b.ended = err == io.EOF
 	return n, err
 }
 
 func (b *Body) Close() error { return b.r.Close() }
 
-// Stop makes a pending and every later Read fail at once.
+// Stop makes a pending and every later Read fail at once. A body at its
+// end has no read pending and leaves the deadline alone (see Body); one
+// whose last read is returning just then may still set it.
 func (b *Body) Stop() {
 	b.mu.Lock()
 	b.stopped = true
+	ended := b.ended
 	b.mu.Unlock()
-	b.setDeadline(time.Unix(1, 0))
+	if !ended {
+		b.setDeadline(time.Unix(1, 0))
+	}
 }
 
 // Resume undoes Stop for another attempt that sends the body (a replay):
