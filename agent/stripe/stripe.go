@@ -456,9 +456,9 @@ func (s *Run) fetch(pin int, p *piece) {
 func (s *Run) views(pin int, now time.Time) (own stripesched.Path, others []stripesched.Path, all map[int]stripesched.Path, ok bool) {
 	all = map[int]stripesched.Path{}
 	for id, st := range s.usable(now) {
-		rate := st.Rate
+		rate, ramping := st.Rate, false
 		if e := s.est[id]; e != nil && e.rate > 0 {
-			rate = e.rate
+			rate, ramping = e.rate, !e.ramp.Full
 		}
 		guess := rate <= 0
 		if guess && st.RTT > 0 {
@@ -467,7 +467,7 @@ func (s *Run) views(pin int, now time.Time) (own stripesched.Path, others []stri
 		if rate <= 0 {
 			rate = pathchoice.DefaultRate
 		}
-		v := stripesched.Path{RTT: st.RTT, Rate: rate, Queued: max(st.Outstanding, s.queued[id]), Guess: guess, Peak: st.Rate}
+		v := stripesched.Path{RTT: st.RTT, Rate: rate, Queued: max(st.Outstanding, s.queued[id]), Guess: guess, Peak: st.Rate, Ramping: ramping}
 		all[id] = v
 		if id == pin {
 			own, ok = v, true
@@ -528,6 +528,10 @@ type rateEst struct {
 	rtt   time.Duration // the path's smoothed round trip at its last request
 	rate  float64       // bytes/s; 0 until measured
 	quiet time.Time     // when the path last had nothing of the stripe in flight
+	// ramp is the path's start-up (stripesched.Ramp), advanced once per
+	// round trip in which bytes arrived; round is when the last began.
+	ramp  stripesched.Ramp
+	round time.Time
 }
 
 // appLimitedQueues: a busy period whose queue never held this many round
@@ -569,6 +573,9 @@ func (e *rateEst) got(n int64, now time.Time) {
 	}
 	if d > rateSpan {
 		e.from, e.bytes = now.Add(-d/2), e.bytes/2
+	}
+	if now.Sub(e.round) >= e.rtt {
+		e.ramp, e.round = e.ramp.Round(e.rate), now
 	}
 }
 
