@@ -63,7 +63,7 @@ func rampTrace(ramp bool) (est, use []float64, bytes int64, late time.Duration) 
 			}
 			reqs = append(reqs, req{from: int64(ms) + rtt.Milliseconds(), left: size, due: ms + int(planned.Done(size)*1000)})
 			queued += size
-			e.peak, e.rtt = max(e.peak, queued), rtt
+			e.peak, e.rtt, e.asked = max(e.peak, queued), rtt, e.asked+size
 		}
 		budget := int64(perStep)
 		for len(reqs) > 0 && reqs[0].from <= int64(ms) && budget > 0 {
@@ -72,7 +72,7 @@ func rampTrace(ramp bool) (est, use []float64, bytes int64, late time.Duration) 
 			budget -= n
 			queued -= n
 			bytes += n
-			e.got(n, at(ms))
+			e.got(n, at(ms), queued)
 			if reqs[0].left == 0 {
 				late = max(late, time.Duration(ms-reqs[0].due)*time.Millisecond)
 				reqs = reqs[1:]

@@ -409,7 +409,7 @@ func (s *Run) start(pin int, p *piece, now time.Time, rtt time.Duration) *piece 
 		e.idle(now)
 	}
 	s.queued[pin] += p.size()
-	e.peak, e.rtt = max(e.peak, s.queued[pin]), rtt
+	e.peak, e.rtt, e.asked = max(e.peak, s.queued[pin]), rtt, e.asked+p.size()
 	return p
 }
 
@@ -421,7 +421,7 @@ func (s *Run) fetch(pin int, p *piece) {
 		k := min(int64(n), p.size()-got)
 		got += k
 		s.queued[pin] -= k
-		s.rate(pin).got(k, time.Now())
+		s.rate(pin).got(k, time.Now(), s.queued[pin])
 		s.mu.Unlock()
 	})
 	s.mu.Lock()
@@ -530,8 +530,12 @@ type rateEst struct {
 	quiet time.Time     // when the path last had nothing of the stripe in flight
 	// ramp is the path's start-up (stripesched.Ramp), advanced once per
 	// round trip in which bytes arrived; round is when the last began.
+	// asked counts the bytes ever requested on the path, and marks what
+	// it was when each of the last two rounds began.
 	ramp  stripesched.Ramp
 	round time.Time
+	asked int64
+	marks [2]int64
 }
 
 // appLimitedQueues: a busy period whose queue never held this many round
@@ -558,7 +562,7 @@ func (e *rateEst) idle(now time.Time) { e.from, e.bytes, e.peak = now, 0, 0 }
 // only raises the estimate: counted as it was, a 15 Mbit/s path 125 ms
 // away asked for two 32 KiB pieces at a time measured 0.2–0.6 MB/s of its
 // 1.9, and the policy, trusting that, kept asking for two.
-func (e *rateEst) got(n int64, now time.Time) {
+func (e *rateEst) got(n int64, now time.Time, queued int64) {
 	if e.from.IsZero() {
 		return
 	}
@@ -575,8 +579,17 @@ func (e *rateEst) got(n int64, now time.Time) {
 		e.from, e.bytes = now.Add(-d/2), e.bytes/2
 	}
 	if now.Sub(e.round) >= e.rtt {
-		e.ramp, e.round = e.ramp.Round(e.rate), now
+		e.endRound(now, queued)
 	}
+}
+
+// endRound advances the ramp at now, the path's queue queued: it is
+// behind when bytes asked before the round before this one began are
+// still owed (asked − queued is what it has delivered or no longer owes).
+func (e *rateEst) endRound(now time.Time, queued int64) {
+	behind := e.marks[0] > e.asked-queued
+	e.ramp, e.round = e.ramp.Round(e.rate, behind), now
+	e.marks = [2]int64{e.marks[1], e.asked}
 }
 
 // landed ends the busy period: the path has nothing of the stripe left

@@ -296,23 +296,26 @@ func TestRamp(t *testing.T) {
 	} {
 		var r Ramp
 		for _, rate := range c.rates {
-			r = r.Round(rate)
+			r = r.Round(rate, false)
 		}
 		if r.Full != c.full {
 			t.Errorf("%s: Full = %v, want %v", c.name, r.Full, c.full)
 		}
 	}
-	if r := (Ramp{Full: true}).Round(100); !r.Full {
+	if r := (Ramp{Full: true}).Round(100, false); !r.Full {
 		t.Error("an ended start-up began again")
+	}
+	if r := (Ramp{}).Round(1, false).Round(2, true); !r.Full {
+		t.Error("a path behind what it was asked for still ramps")
 	}
 }
 
 // TestTakeRamping: a slower path that ramps is planned at StartupGain
 // times its estimate (a larger piece, a longer pipeline); the swiftest
-// path, a guess and a path alone are not.
+// path, a path nearer than PieceSpan, a guess and a path alone are not.
 func TestTakeRamping(t *testing.T) {
 	fast := path(150, 20)
-	slow := path(1.5, 125) // its estimate a tenth of its 15 Mbit/s
+	slow := path(1.5, 125) // its estimate a tenth of its 15 Mbit/s, its round trip ≥ PieceSpan
 	ramping := slow
 	ramping.Ramping = true
 	open := Stripe{Window: 32 << 20, Left: 200 << 20}
@@ -342,6 +345,13 @@ func TestTakeRamping(t *testing.T) {
 	}
 	if got, want := Take(ramping, nil, open), Take(slow, nil, open); got != want {
 		t.Errorf("ramping path alone: Take = %d, want %d", got, want)
+	}
+	near := ramping
+	near.RTT = PieceSpan - time.Millisecond
+	plain := near
+	plain.Ramping = false
+	if got, want := Take(near, []Path{fast}, open), Take(plain, []Path{fast}, open); got != want {
+		t.Errorf("ramping path nearer than PieceSpan: Take = %d, want %d (as at its estimate)", got, want)
 	}
 	g := guess(ramping, 0)
 	if got := Take(g, []Path{fast}, open); got != MinPiece {
