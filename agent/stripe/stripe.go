@@ -409,7 +409,7 @@ func (s *Run) start(pin int, p *piece, now time.Time, rtt time.Duration) *piece 
 		e.idle(now)
 	}
 	s.queued[pin] += p.size()
-	e.peak, e.rtt = max(e.peak, s.queued[pin]), rtt
+	e.peak, e.rtt, e.asked = max(e.peak, s.queued[pin]), rtt, e.asked+p.size()
 	return p
 }
 
@@ -421,7 +421,7 @@ func (s *Run) fetch(pin int, p *piece) {
 		k := min(int64(n), p.size()-got)
 		got += k
 		s.queued[pin] -= k
-		s.rate(pin).got(k, time.Now())
+		s.rate(pin).got(k, time.Now(), s.queued[pin])
 		s.mu.Unlock()
 	})
 	s.mu.Lock()
@@ -456,9 +456,9 @@ func (s *Run) fetch(pin int, p *piece) {
 func (s *Run) views(pin int, now time.Time) (own stripesched.Path, others []stripesched.Path, all map[int]stripesched.Path, ok bool) {
 	all = map[int]stripesched.Path{}
 	for id, st := range s.usable(now) {
-		rate := st.Rate
+		rate, ramping := st.Rate, false
 		if e := s.est[id]; e != nil && e.rate > 0 {
-			rate = e.rate
+			rate, ramping = e.rate, !e.ramp.Full
 		}
 		guess := rate <= 0
 		if guess && st.RTT > 0 {
@@ -467,7 +467,7 @@ func (s *Run) views(pin int, now time.Time) (own stripesched.Path, others []stri
 		if rate <= 0 {
 			rate = pathchoice.DefaultRate
 		}
-		v := stripesched.Path{RTT: st.RTT, Rate: rate, Queued: max(st.Outstanding, s.queued[id]), Guess: guess, Peak: st.Rate}
+		v := stripesched.Path{RTT: st.RTT, Rate: rate, Queued: max(st.Outstanding, s.queued[id]), Guess: guess, Peak: st.Rate, Ramping: ramping}
 		all[id] = v
 		if id == pin {
 			own, ok = v, true
@@ -528,6 +528,14 @@ type rateEst struct {
 	rtt   time.Duration // the path's smoothed round trip at its last request
 	rate  float64       // bytes/s; 0 until measured
 	quiet time.Time     // when the path last had nothing of the stripe in flight
+	// ramp is the path's start-up (stripesched.Ramp), advanced once per
+	// round trip in which bytes arrived; round is when the last began.
+	// asked counts the bytes ever requested on the path, and marks what
+	// it was when each of the last two rounds began.
+	ramp  stripesched.Ramp
+	round time.Time
+	asked int64
+	marks [2]int64
 }
 
 // appLimitedQueues: a busy period whose queue never held this many round
@@ -554,7 +562,7 @@ func (e *rateEst) idle(now time.Time) { e.from, e.bytes, e.peak = now, 0, 0 }
 // only raises the estimate: counted as it was, a 15 Mbit/s path 125 ms
 // away asked for two 32 KiB pieces at a time measured 0.2–0.6 MB/s of its
 // 1.9, and the policy, trusting that, kept asking for two.
-func (e *rateEst) got(n int64, now time.Time) {
+func (e *rateEst) got(n int64, now time.Time, queued int64) {
 	if e.from.IsZero() {
 		return
 	}
@@ -570,6 +578,18 @@ func (e *rateEst) got(n int64, now time.Time) {
 	if d > rateSpan {
 		e.from, e.bytes = now.Add(-d/2), e.bytes/2
 	}
+	if now.Sub(e.round) >= e.rtt {
+		e.endRound(now, queued)
+	}
+}
+
+// endRound advances the ramp at now, the path's queue queued: it is
+// behind when bytes asked before the round before this one began are
+// still owed (asked − queued is what it has delivered or no longer owes).
+func (e *rateEst) endRound(now time.Time, queued int64) {
+	behind := e.marks[0] > e.asked-queued
+	e.ramp, e.round = e.ramp.Round(e.rate, behind), now
+	e.marks = [2]int64{e.marks[1], e.asked}
 }
 
 // landed ends the busy period: the path has nothing of the stripe left

@@ -207,7 +207,7 @@ func TestRateEst(t *testing.T) {
 	t0 := time.Unix(0, 0)
 	ms := func(n int) time.Time { return t0.Add(time.Duration(n) * time.Millisecond) }
 	var e rateEst
-	e.got(1<<20, ms(10))
+	e.got(1<<20, ms(10), 0)
 	if e.rate != 0 {
 		t.Fatalf("idle path measured %g", e.rate)
 	}
@@ -215,7 +215,7 @@ func TestRateEst(t *testing.T) {
 	// queue (1 MB) ≥ 2 × 2 MB/s × 0.1 s: path-limited.
 	e.idle(t0)
 	e.peak, e.rtt = 1e6, 100*time.Millisecond
-	e.got(1e6, ms(500))
+	e.got(1e6, ms(500), 0)
 	if e.rate != 2e6 {
 		t.Fatalf("rate %g, want 2e6", e.rate)
 	}
@@ -224,7 +224,7 @@ func TestRateEst(t *testing.T) {
 	// 0.4 MB/s, app-limited (60 kB < 2 × 0.4 MB/s × 0.1 s): kept at 2 MB/s.
 	e.idle(ms(1000))
 	e.peak = 60e3
-	e.got(60e3, ms(1150))
+	e.got(60e3, ms(1150), 0)
 	if e.rate != 2e6 {
 		t.Fatalf("app-limited sample lowered the rate to %g", e.rate)
 	}
@@ -232,7 +232,7 @@ func TestRateEst(t *testing.T) {
 	// The same with 1 MB queued: path-limited, the rate falls.
 	e.idle(ms(2000))
 	e.peak = 1e6
-	e.got(200e3, ms(2200))
+	e.got(200e3, ms(2200), 0)
 	if e.rate != 1e6 {
 		t.Fatalf("rate %g, want 1e6", e.rate)
 	}

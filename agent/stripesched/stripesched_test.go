@@ -275,3 +275,86 @@ func TestWindowBound(t *testing.T) {
 		}
 	}
 }
+
+// TestRamp: the start-up ends after FullRounds round trips in a row
+// without FullGrowth, and only then; a round that grows starts the count
+// again.
+func TestRamp(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		rates []float64 // the estimate after each round trip
+		full  bool
+	}{
+		{"doubling: ramps", []float64{1, 2, 4, 8}, false},
+		{"one flat round: still ramps", []float64{1, 2, 4, 4.5}, false},
+		{"two flat rounds: at its rate", []float64{1, 2, 4, 4.5, 4.9}, true},
+		{"growth of 25 % counts as growth", []float64{1, 1.25, 1.5625, 1.95}, false},
+		{"creeping under 25 % over two rounds ends it", []float64{1, 1.1, 1.2}, true},
+		{"25 % over two rounds is growth (measured from the last growth)", []float64{1, 1.2, 1.3}, false},
+		{"a flat round, a growing one, a flat one: still ramps", []float64{1, 2, 2.1, 4, 4.1}, false},
+		{"a lower estimate is no growth", []float64{2, 1, 1}, true},
+	} {
+		var r Ramp
+		for _, rate := range c.rates {
+			r = r.Round(rate, false)
+		}
+		if r.Full != c.full {
+			t.Errorf("%s: Full = %v, want %v", c.name, r.Full, c.full)
+		}
+	}
+	if r := (Ramp{Full: true}).Round(100, false); !r.Full {
+		t.Error("an ended start-up began again")
+	}
+	if r := (Ramp{}).Round(1, false).Round(2, true); !r.Full {
+		t.Error("a path behind what it was asked for still ramps")
+	}
+}
+
+// TestTakeRamping: a slower path that ramps is planned at StartupGain
+// times its estimate (a larger piece, a longer pipeline); the swiftest
+// path, a path nearer than PieceSpan, a guess and a path alone are not.
+func TestTakeRamping(t *testing.T) {
+	fast := path(150, 20)
+	slow := path(1.5, 125) // its estimate a tenth of its 15 Mbit/s, its round trip ≥ PieceSpan
+	ramping := slow
+	ramping.Ramping = true
+	open := Stripe{Window: 32 << 20, Left: 200 << 20}
+	if got, want := Take(slow, []Path{fast}, open), int64(MinPiece); got != want {
+		t.Errorf("slow path at its estimate: Take = %d, want %d", got, want)
+	}
+	doubled := slow
+	doubled.Rate *= StartupGain
+	if got, want := Take(ramping, []Path{fast}, open), Take(doubled, []Path{fast}, open); got != want || got <= MinPiece {
+		t.Errorf("ramping slow path: Take = %d, want %d (as at twice its estimate, > MinPiece)", got, want)
+	}
+	// Its pipeline: the estimate's BDP (23 kB) and two pieces (64 KiB)
+	// are full, twice the estimate's (47 kB and 64 KiB) are not.
+	full := ramping
+	full.Queued = 100_000
+	if got := Take(full, []Path{fast}, open); got == 0 {
+		t.Error("ramping slow path with 100 kB queued waits, want a piece (its pipeline is planned at twice its rate)")
+	}
+	full.Ramping = false
+	if got := Take(full, []Path{fast}, open); got != 0 {
+		t.Errorf("slow path at its estimate with 100 kB queued: Take = %d, want 0", got)
+	}
+	fastRamping := fast
+	fastRamping.Ramping = true
+	if got, want := Take(fastRamping, []Path{slow}, open), PieceSize(fast); got != want {
+		t.Errorf("swiftest path ramping: Take = %d, want its own piece %d", got, want)
+	}
+	if got, want := Take(ramping, nil, open), Take(slow, nil, open); got != want {
+		t.Errorf("ramping path alone: Take = %d, want %d", got, want)
+	}
+	near := ramping
+	near.RTT = PieceSpan - time.Millisecond
+	plain := near
+	plain.Ramping = false
+	if got, want := Take(near, []Path{fast}, open), Take(plain, []Path{fast}, open); got != want {
+		t.Errorf("ramping path nearer than PieceSpan: Take = %d, want %d (as at its estimate)", got, want)
+	}
+	g := guess(ramping, 0)
+	if got := Take(g, []Path{fast}, open); got != MinPiece {
+		t.Errorf("ramping path whose rate is a guess: Take = %d, want one probe %d", got, MinPiece)
+	}
+}
