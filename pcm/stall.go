@@ -512,22 +512,22 @@ var replayPriority = [replayLevels]string{"u=0", "u=1", "u=2", "u=3", "u=4", "u=
 const freshPriority = "u=7, i"
 
 // replayUrgencyOf is the urgency of the replay ranked rank (0: the
-// oldest) of n: the levels hold groups that double in size, unit, 2 ×
+// oldest) of n ≥ 1: the levels hold groups that double in size, unit, 2 ×
 // unit, 4 × unit, ..., with unit = ⌈n / (2^replayLevels − 1)⌉, so that
 // they cover n. Slow start doubles the new path's window each round trip
 // (RFC 9002 §7.3.1), so each level is about what one more round trip
 // delivers, and strict order between levels does the work: the order
 // within a level is the stream order, which is the order in which the
 // replaying goroutines woke, not their age, and costs at most about one
-// round trip. Thirds (u=0 to u=2, by thirds of about a hundred replays
-// of 5 KB) put some thirty responses in the first level, more than the
-// first round trips of a 150 ms path deliver: the oldest request waited
-// behind its level's younger ones in stream order, and two cuts after a
-// move under load cost a request up to 2.02 s in fake time
-// (TestTwoCutsOnSlowPaths, Transport 180 / 120 / 140 ms at 900 ms).
+// round trip. Thirds (u=0 to u=2) put a third of the replays in the
+// first level, more than the first round trips of a 150 ms path deliver,
+// and a trace of a cut just after a move under load (TestTwoCutsOnSlowPaths,
+// Client 110 / 130 / 150 ms at 900 ms) had the oldest requests' replays
+// finish after many younger ones of their level that had left first;
+// with these groups they finished in order of age.
 func replayUrgencyOf(rank, n int) int8 {
 	unit := (n + 1<<replayLevels - 2) / (1<<replayLevels - 1)
-	level := bits.Len(uint(rank/max(unit, 1)+1)) - 1
+	level := bits.Len(uint(rank/unit+1)) - 1
 	return int8(min(level, replayLevels-1))
 }
 
