@@ -137,9 +137,20 @@ func twoCutsCase(t *testing.T, api string, rtts []time.Duration, at, strict time
 // 150 ms paths, the same wait: 1.74–1.81 s, 2.009 s once under -race.
 // (Those numbers are from before the failover raced a redial; with it,
 // merged, the rows this window holds took up to 1.79 s, and 2.14 s under
-// -race: Client 110 / 130 / 150 ms at 900 ms.) 500 ms: the move's
-// burst, about 30 requests, and the requests queued behind it take three
-// to four round trips of such a path to land.
+// -race: Client 110 / 130 / 150 ms at 900 ms.) With the replays ranked
+// in groups that double (replayUrgencyOf) they finish oldest first, and
+// what is left is the server's recovery from the move: a trace of
+// Transport 180 / 120 / 140 ms at 900 ms (not committed) had the first
+// replay's response three round trips after the replays left (the
+// server validates the new path first), a dozen of the oldest within
+// 30 ms of it, then nothing for about two round trips while the server
+// resent what it had in flight on the dead path, on a congestion
+// controller started again by the migration. Over seven runs of the
+// table without -race these rows took up to 1.79–2.12 s (over 2 s in
+// one run, TestCutDuringSwitchBurst 1.97 s in another), so the window
+// stays. 500 ms: the move's burst, about 30 requests, and the requests
+// queued behind it take three to four round trips of such a path to
+// land.
 const burstWindow = 500 * time.Millisecond
 
 // sinceBusyMove is how long ago c last moved under load (forever if

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/bits"
 	"slices"
 	"time"
 
@@ -474,41 +475,61 @@ func (c *Client) redialLocked(dial *redial) bool {
 
 // Replays go oldest first. A failover's replays all leave at once on a
 // path whose congestion window starts afresh (a migrated connection
-// starts its controller again, RFC 9000 §9.4), and a quic-go server
-// interleaves the responses of requests that carry no RFC 9218 priority
-// (it treats them as incremental): all of them then complete together at
-// the end of the new path's slow start, the oldest request — the one that
-// has waited longest, often since before the cut — as late as the
-// youngest, and in whatever order the replaying goroutines woke. So the
-// failover ranks its flights by age (rankReplaysLocked) and their replays
-// carry a Priority field ahead of fresh requests' default (u=3): the
-// oldest third u=0, the next u=1, the rest u=2, each non-incremental (the
-// server sends one response whole before the next of the same urgency).
-// Requests cut shortly after a move under load showed it: on 110 / 130 /
-// 150 ms paths the oldest took 2.1 s, its replay's response the last of
-// about a hundred, 0.75 s after the failover (TestCutDuringSwitchBurst).
+// starts its controller again, RFC 9000 §9.4; a redialled one is new),
+// and a quic-go server interleaves the responses of requests that carry
+// no RFC 9218 priority (it treats them as incremental): all of them then
+// complete together at the end of the new path's slow start, the oldest
+// request — the one that has waited longest, often since before the cut
+// — as late as the youngest, and in whatever order the replaying
+// goroutines woke. So the failover ranks its flights by age
+// (rankReplaysLocked) and their replays carry a Priority field ahead of
+// fresh requests': urgencies u=0 to u=6 by replayUrgencyOf, each
+// non-incremental (the server sends one response whole before the next
+// of the same urgency, in stream order). Requests cut shortly after a
+// move under load showed it: on 110 / 130 / 150 ms paths the oldest took
+// 2.1 s, its replay's response the last of about a hundred, 0.75 s after
+// the failover (TestCutDuringSwitchBurst).
 //
 // A server that has seen a Priority field treats requests without one as
 // non-incremental (quic-go, as RFC 9218 §4 defaults them), so after the
-// first replay the connection's fresh requests say "u=3, i" to keep the
-// interleaving they had (prioritized).
+// first replay the connection's fresh requests say "u=7, i": below every
+// replay, with the interleaving they had among themselves (prioritized).
 const (
 	// replayLevels is how many urgencies a failover's replays share,
-	// u=0 to u=2: above fresh requests', and coarse, since RFC 9218 has
-	// eight levels and a failover replays about a hundred requests under
-	// the cuts' load.
-	replayLevels = 3
-	// freshUrgency is RFC 9218's default urgency: a request never
-	// replayed, which carries no Priority field.
-	freshUrgency int8 = 3
+	// u=0 to u=6: every RFC 9218 level but the lowest, which fresh
+	// requests take once a replay has gone (freshPriority).
+	replayLevels = 7
+	// freshUrgency marks a request never replayed, which carries no
+	// Priority field (or freshPriority): below every replay's.
+	freshUrgency int8 = replayLevels
 )
 
 // replayPriority is the Priority field of a replay at each urgency, and
 // freshPriority a fresh request's once the connection has sent one
 // (session.prioritized).
-var replayPriority = [replayLevels]string{"u=0", "u=1", "u=2"}
+var replayPriority = [replayLevels]string{"u=0", "u=1", "u=2", "u=3", "u=4", "u=5", "u=6"}
 
-const freshPriority = "u=3, i"
+const freshPriority = "u=7, i"
+
+// replayUrgencyOf is the urgency of the replay ranked rank (0: the
+// oldest) of n ≥ 1: the levels hold groups that double in size, unit, 2 ×
+// unit, 4 × unit, ..., with unit = ⌈n / (2^replayLevels − 1)⌉, so that
+// they cover n. Slow start doubles the new path's window each round trip
+// (RFC 9002 §7.3.1), so each level is about what one more round trip
+// delivers, and strict order between levels does the work: the order
+// within a level is the stream order, which is the order in which the
+// replaying goroutines woke, not their age, and costs at most about one
+// round trip. Thirds (u=0 to u=2) put a third of the replays in the
+// first level, more than the first round trips of a 150 ms path deliver,
+// and a trace of a cut just after a move under load (TestTwoCutsOnSlowPaths,
+// Client 110 / 130 / 150 ms at 900 ms) had the oldest requests' replays
+// finish after many younger ones of their level that had left first;
+// with these groups they finished in order of age.
+func replayUrgencyOf(rank, n int) int8 {
+	unit := (n + 1<<replayLevels - 2) / (1<<replayLevels - 1)
+	level := bits.Len(uint(rank/unit+1)) - 1
+	return int8(min(level, replayLevels-1))
+}
 
 // stalledFlight is a flight a failover will end, and when its wait
 // began: a body read that got data during the failover waits anew, and
@@ -529,7 +550,7 @@ func (c *Client) rankReplaysLocked(p int) []stalledFlight {
 	}
 	slices.SortFunc(fs, func(a, b stalledFlight) int { return a.f.born.Compare(b.f.born) })
 	for i, s := range fs {
-		s.f.urgency = int8(i * replayLevels / len(fs))
+		s.f.urgency = replayUrgencyOf(i, len(fs))
 	}
 	return fs
 }
