@@ -24,6 +24,7 @@ type StripeConfig struct {
 	Size     int64
 	MPTCP    bool
 	MPTCPCC  string // kernel MPTCP's congestion control ("": the host's default)
+	Lanes    int    // ct's QUIC connections per path (0: 1; agent.Lanes)
 	Seed     uint64
 	Log      *slog.Logger
 }
@@ -93,7 +94,7 @@ func stripeOnce(ctx context.Context, sc *scenario.Scenario, cfg StripeConfig, pa
 	if paths != nil {
 		mode = "ct on " + paths[0] + " alone"
 	}
-	e, err := newEnv(ctx, envConfig{Scenario: sc, Paths: paths, Seed: cfg.Seed, Log: cfg.Log})
+	e, err := newEnv(ctx, envConfig{Scenario: sc, Paths: paths, Lanes: cfg.Lanes, Seed: cfg.Seed, Log: cfg.Log})
 	if err != nil {
 		return StripeRow{}, fmt.Errorf("%s: %w", mode, err)
 	}
@@ -153,7 +154,8 @@ func (e *env) startEvents(sc *scenario.Scenario, log *slog.Logger) (stop func())
 	}
 }
 
-// pathBytes reads ct_client_path_received_bytes_total per path.
+// pathBytes reads ct_client_path_received_bytes_total per scenario path,
+// the lanes of one path ("p1", "p1#2", …; agent.Lanes) summed.
 func (e *env) pathBytes() map[string]float64 {
 	var buf bytes.Buffer
 	e.cl.WriteMetrics(&buf)
@@ -171,7 +173,8 @@ func (e *env) pathBytes() map[string]float64 {
 			continue
 		}
 		v, _ := strconv.ParseFloat(val, 64)
-		out[name] = v
+		name, _, _ = strings.Cut(name, "#")
+		out[name] += v
 	}
 	return out
 }
