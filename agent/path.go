@@ -123,6 +123,7 @@ type path struct {
 	bound        netip.Addr    // the address pc is bound to (runPath's alone)
 	checking     bool          // confirmDead runs (guarded by Client.mu)
 	lastRTT      time.Duration // its last connection's smoothed RTT (0: never connected)
+	sendStats    laneCounters  // ct-server's last sending counters for it (lanes.go)
 
 	requests, bytes, stalls, reconnects, dialFailures atomic.Int64
 	tunnels                                           atomic.Int64 // tunnels attached now

@@ -99,8 +99,7 @@ func stripeOnce(ctx context.Context, sc *scenario.Scenario, cfg StripeConfig, pa
 		return StripeRow{}, fmt.Errorf("%s: %w", mode, err)
 	}
 	defer e.Close()
-	// A warm-up request teaches each path's RTT and rate estimates.
-	if _, _, err := e.parallel(ctx, []string{"warm"}, []int64{3 << 20}); err != nil {
+	if err := e.warmUp(ctx); err != nil {
 		return StripeRow{}, fmt.Errorf("%s: warm-up: %w", mode, err)
 	}
 	before := e.pathBytes()
@@ -127,6 +126,28 @@ func stripeOnce(ctx context.Context, sc *scenario.Scenario, cfg StripeConfig, pa
 	mbps := float64(cfg.Size) * 8 / 1e6 / f.Dur.Seconds()
 	return StripeRow{Mode: mode, Ms: stats.Ms(f.Dur), Mbps: mbps, SumMbps: sum, Ratio: mbps / sum, Shares: strings.Join(shares, ", "),
 		CPUsPerGB: perGB(cpu.proc, cfg.Size), MachineCPUsPerGB: perGB(cpu.machine, cfg.Size)}, nil
+}
+
+// Warm-up: a device's ct-client has run for a while before an app's
+// download, so the experiment measures one that has. warmFor of traffic
+// teaches each path's RTT and rate estimates and lets ct-client judge each
+// path's loss (agent/lanes.go: about a second at the lossy row's 1 %), in
+// warmPiece requests; warmMax bounds their count on a slow mix.
+const (
+	warmFor   = 3 * time.Second
+	warmPiece = 3 << 20
+	warmMax   = 20
+)
+
+// warmUp downloads warmPiece objects until warmFor has passed.
+func (e *env) warmUp(ctx context.Context) error {
+	start := time.Now()
+	for i := 0; i < warmMax && (i == 0 || time.Since(start) < warmFor); i++ {
+		if _, err := e.get(ctx, "warm", warmPiece); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // startEvents applies the scenario's timed events (rate changes, outages)
