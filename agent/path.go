@@ -82,7 +82,8 @@ func interfaceAddr(name string) (netip.Addr, error) {
 // experiment loss), where two are loss-limited at about twice that. The
 // cost is two flows' share at a bottleneck shared with other hosts, which
 // is why the default is one lane (the paper's one connection per
-// interface). Lanes of one interface share its address; ct-client moves a
+// interface) and ct-client adds lanes only to an interface whose loss is
+// random (lanes.go). Lanes of one interface share its address; ct-client moves a
 // failed stream to another interface before it tries a sibling lane.
 func Lanes(paths []LocalPath, n int) ([]LocalPath, error) {
 	if n < 1 || n > wire.MaxLanes {

@@ -94,7 +94,8 @@ func stripeOnce(ctx context.Context, sc *scenario.Scenario, cfg StripeConfig, pa
 	if paths != nil {
 		mode = "ct on " + paths[0] + " alone"
 	}
-	e, err := newEnv(ctx, envConfig{Scenario: sc, Paths: paths, Lanes: cfg.Lanes, Seed: cfg.Seed, Log: cfg.Log})
+	// ct-client as configured by default: lanes added to a lossy path.
+	e, err := newEnv(ctx, envConfig{Scenario: sc, Paths: paths, Lanes: cfg.Lanes, AutoLanes: true, Seed: cfg.Seed, Log: cfg.Log})
 	if err != nil {
 		return StripeRow{}, fmt.Errorf("%s: %w", mode, err)
 	}
