@@ -11,9 +11,10 @@ import (
 )
 
 // TestLaneTarget is the automatic lanes' rule (lanes.go): random loss on
-// a path whose queue is empty adds lanes up to lossyLanes; loss with a full
-// queue (the link's own), too few packets, or no connection left in the
-// budget does not; a clean window returns to the configured lanes.
+// a path whose queue is empty, in two windows in a row, adds lanes up to
+// lossyLanes; loss with a full queue (the link's own), one lossy window (a
+// slow start's burst), too few packets, or no connection left in the
+// budget does not; two clean windows return to the configured lanes.
 func TestLaneTarget(t *testing.T) {
 	const rtt = 30 * time.Millisecond
 	win := func(sent, lost uint64, srtt time.Duration) laneWindow {
@@ -22,27 +23,31 @@ func TestLaneTarget(t *testing.T) {
 	for _, tc := range []struct {
 		name              string
 		w                 laneWindow
+		prev              laneVerdict
 		lanes, base, free int
 		want              int
-		judged            bool
 	}{
-		{"1 % loss, empty queue: lanes", win(2000, 20, 31*time.Millisecond), 1, 1, 6, lossyLanes, true},
-		{"0.5 % loss: lanes", win(2000, 10, rtt), 1, 1, 6, lossyLanes, true},
-		{"1 % loss, full queue: the link's loss", win(2000, 20, 2*rtt), 1, 1, 6, 1, true},
-		{"clean path: none", win(50000, 3, rtt), 1, 1, 6, 1, true},
-		{"too few packets to judge", win(laneMinPackets-1, 100, rtt), 1, 1, 6, 1, false},
-		{"budget left for one", win(2000, 20, rtt), 1, 1, 1, 2, true},
-		{"no budget", win(2000, 20, rtt), 1, 1, 0, 1, true},
-		{"configured lanes above lossyLanes kept", win(2000, 20, rtt), 4, 4, 4, 4, true},
-		{"lossy and at target: kept", win(2000, 20, rtt), lossyLanes, 1, 5, lossyLanes, true},
-		{"loss gone: back to the configured", win(5000, 0, rtt), lossyLanes, 1, 5, 1, true},
-		{"loss between the thresholds: kept", win(5000, 15, rtt), lossyLanes, 1, 5, lossyLanes, true},
-		{"no minimum RTT yet: not queued", laneWindow{Sent: 2000, Lost: 20, SRTT: rtt}, 1, 1, 6, lossyLanes, true},
+		{"1 % loss twice, empty queue: lanes", win(2000, 20, 31*time.Millisecond), laneLossy, 1, 1, 6, lossyLanes},
+		{"0.5 % loss twice: lanes", win(2000, 10, rtt), laneLossy, 1, 1, 6, lossyLanes},
+		{"one lossy window (a slow start's burst): none yet", win(2000, 100, rtt), laneClean, 1, 1, 6, 1},
+		{"the first window: none yet", win(2000, 20, rtt), laneUnjudged, 1, 1, 6, 1},
+		{"1 % loss, full queue: the link's loss", win(2000, 20, 2*rtt), laneLossy, 1, 1, 6, 1},
+		{"clean path: none", win(50000, 3, rtt), laneClean, 1, 1, 6, 1},
+		{"budget left for one", win(2000, 20, rtt), laneLossy, 1, 1, 1, 2},
+		{"no budget", win(2000, 20, rtt), laneLossy, 1, 1, 0, 1},
+		{"configured lanes above lossyLanes kept", win(2000, 20, rtt), laneLossy, 4, 4, 4, 4},
+		{"lossy and at target: kept", win(2000, 20, rtt), laneLossy, lossyLanes, 1, 5, lossyLanes},
+		{"clean twice: back to the configured", win(5000, 0, rtt), laneClean, lossyLanes, 1, 5, 1},
+		{"one clean window on a lossy path: kept", win(500, 0, rtt), laneLossy, lossyLanes, 1, 5, lossyLanes},
+		{"loss between the thresholds: kept", win(5000, 15, rtt), laneNeither, lossyLanes, 1, 5, lossyLanes},
+		{"no minimum RTT yet: not queued", laneWindow{Sent: 2000, Lost: 20, SRTT: rtt}, laneLossy, 1, 1, 6, lossyLanes},
 	} {
-		got, judged := laneTarget(tc.w, tc.lanes, tc.base, tc.free)
-		if got != tc.want || judged != tc.judged {
-			t.Errorf("%s: laneTarget(%+v, %d, %d, %d) = %d, %v; want %d, %v", tc.name, tc.w, tc.lanes, tc.base, tc.free, got, judged, tc.want, tc.judged)
+		if got := laneTarget(judge(tc.w), tc.prev, tc.lanes, tc.base, tc.free); got != tc.want {
+			t.Errorf("%s: laneTarget(judge(%+v), %d, %d, %d, %d) = %d; want %d", tc.name, tc.w, tc.prev, tc.lanes, tc.base, tc.free, got, tc.want)
 		}
+	}
+	if v := judge(win(laneMinPackets-1, 100, rtt)); v != laneUnjudged {
+		t.Errorf("a window of %d packets judged %d", laneMinPackets-1, v)
 	}
 }
 
