@@ -132,12 +132,13 @@ func stripeOnce(ctx context.Context, sc *scenario.Scenario, cfg StripeConfig, pa
 // Warm-up: a device's ct-client has run for a while before an app's
 // download, so the experiment measures one that has. warmFor of traffic
 // teaches each path's RTT and rate estimates and lets ct-client judge each
-// path's loss (agent/lanes.go: about a second at the lossy row's 1 %), in
-// warmPiece requests; warmMax bounds their count on a slow mix.
+// path's loss (agent/lanes.go: two windows of 500 packets, 2–3 s at the
+// lossy row's 1 % on a loaded machine), in warmPiece requests; warmMax
+// (120 MB, 5 s at 190 Mbit/s) bounds them should a mix be faster.
 const (
-	warmFor   = 3 * time.Second
+	warmFor   = 5 * time.Second
 	warmPiece = 3 << 20
-	warmMax   = 20
+	warmMax   = 40
 )
 
 // warmUp downloads warmPiece objects until warmFor has passed.
