@@ -31,6 +31,7 @@ const (
 	// laneMinPackets are the packets an interface must have sent for its
 	// loss to be judged: at 1 % loss, 5 losses expected (a clean path has
 	// none); about a second at the 4–5 Mbit/s one lane gets there.
+	// Lanes change on two windows in a row that agree (laneTarget).
 	laneMinPackets = 500
 	// lossyAbove: loss at or above which a window counts as lossy. Reno's
 	// own probing of a full drop-tail queue loses about 8/(3W²) of its
@@ -44,10 +45,10 @@ const (
 	// path's queue is about empty, so its losses are not the queue's.
 	queueEmpty = 1.25
 	// lossyLanes are the connections a lossy interface gets. Each gets
-	// about the Mathis rate: at 1 % and 30 ms 3 carried 19–23 % of the
-	// matrix's lossy row (one: 6–7 %, four: 20–24 %; agent experiment
-	// stripe --conns-per-path N, 2026-11-29), and 3 on two interfaces
-	// plus one on a third stay within laneBudget.
+	// about the Mathis rate: at 1 % and 30 ms three carried 22–23 % of
+	// the matrix's lossy row (one: 6–7 %, two: 13–14 %, four: 20–24 %;
+	// agent experiment stripe --conns-per-path N, 2026-11-29, load 4–6),
+	// and 3 on two interfaces plus one on a third stay within laneBudget.
 	lossyLanes = 3
 	// laneBudget bounds a client's connections, lanes included: ct-server's
 	// default per-client max_conns (server.DefaultLimits.MaxConns).
