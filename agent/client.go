@@ -115,6 +115,11 @@ type ClientConfig struct {
 	// slot may be reclaimed for another tunnel when all of ct-server's
 	// tunnel slots are taken (default DefaultTunnelIdle; see package tunnelgate).
 	TunnelIdle time.Duration
+	// FixedLanes keeps the connections per interface at those Paths has:
+	// by default ct-client adds connections (up to wire.MaxLanes) to an
+	// interface that loses packets at random and retires them when the
+	// loss has gone (lanes.go).
+	FixedLanes bool
 	// Log receives the noteworthy events, with key/value attributes
 	// (default: discarded); its records carry side=ct-client.
 	Log *slog.Logger
@@ -233,6 +238,9 @@ func NewClient(cfg ClientConfig) (*Client, error) {
 	c.mu.Lock()
 	for _, p := range c.paths {
 		c.startPath(p)
+	}
+	if !cfg.FixedLanes {
+		c.wg.Go(c.keepLanes)
 	}
 	c.mu.Unlock()
 	return c, nil

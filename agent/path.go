@@ -82,7 +82,8 @@ func interfaceAddr(name string) (netip.Addr, error) {
 // experiment loss), where two are loss-limited at about twice that. The
 // cost is two flows' share at a bottleneck shared with other hosts, which
 // is why the default is one lane (the paper's one connection per
-// interface). Lanes of one interface share its address; ct-client moves a
+// interface) and ct-client adds lanes only to an interface whose loss is
+// random (lanes.go). Lanes of one interface share its address; ct-client moves a
 // failed stream to another interface before it tries a sibling lane.
 func Lanes(paths []LocalPath, n int) ([]LocalPath, error) {
 	if n < 1 || n > wire.MaxLanes {
@@ -123,6 +124,7 @@ type path struct {
 	bound        netip.Addr    // the address pc is bound to (runPath's alone)
 	checking     bool          // confirmDead runs (guarded by Client.mu)
 	lastRTT      time.Duration // its last connection's smoothed RTT (0: never connected)
+	sendStats    laneCounters  // ct-server's last sending counters for it (lanes.go)
 
 	requests, bytes, stalls, reconnects, dialFailures atomic.Int64
 	tunnels                                           atomic.Int64 // tunnels attached now

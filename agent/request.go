@@ -517,6 +517,7 @@ func (l *leg) receive() (n int64, err error) {
 		l.abort()
 		return 0, l.failed(err)
 	}
+	l.noteSendStats(resp.Header)
 	defer resp.Body.Close() // after abort: Close would read the rest
 	defer func() {
 		if err != nil {
@@ -533,6 +534,19 @@ func (l *leg) receive() (n int64, err error) {
 		return 0, err
 	}
 	return l.copy(resp)
+}
+
+// noteSendStats takes ct-server's sending counters (wire.HdrSendStats)
+// off the response head, for the automatic lanes (lanes.go).
+func (l *leg) noteSendStats(h http.Header) {
+	v := h.Get(wire.HdrSendStats)
+	if v == "" {
+		return
+	}
+	h.Del(wire.HdrSendStats)
+	if st, err := wire.ParseSendStats(v); err == nil {
+		l.p.noteSendStats(l.conn, st)
+	}
 }
 
 // failed records when a response side that failed got its last byte (the

@@ -73,6 +73,7 @@ type MatrixConfig struct {
 	Size    int64
 	MPTCP   bool
 	MPTCPCC string // kernel MPTCP's congestion control ("": the host's default)
+	Lanes   int    // ct's QUIC connections per path (0: 1; agent.Lanes)
 	Seed    uint64
 	Log     *slog.Logger
 }
@@ -126,7 +127,7 @@ func runMix(ctx context.Context, m matrixMix, cfg MatrixConfig) (MatrixRow, []st
 	if err != nil {
 		return MatrixRow{}, nil, err
 	}
-	got, notes, err := RunStripe(ctx, StripeConfig{Scenario: sc, Size: cfg.Size, MPTCP: cfg.MPTCP, MPTCPCC: cfg.MPTCPCC, Seed: cfg.Seed, Log: cfg.Log})
+	got, notes, err := RunStripe(ctx, StripeConfig{Scenario: sc, Size: cfg.Size, MPTCP: cfg.MPTCP, MPTCPCC: cfg.MPTCPCC, Lanes: cfg.Lanes, Seed: cfg.Seed, Log: cfg.Log})
 	if err != nil {
 		return MatrixRow{}, notes, err
 	}

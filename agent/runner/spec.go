@@ -54,7 +54,8 @@ type Params struct {
 	OutageS float64 `yaml:"outage_s"`
 	// LossesPct are loss's rates in percent (default 0, 1, 2, 5).
 	LossesPct []float64 `yaml:"losses_pct"`
-	// ConnsPerPath is loss's QUIC connections on the path (default 1).
+	// ConnsPerPath is ct-client's QUIC connections per path in loss,
+	// stripe and matrix (default 1).
 	ConnsPerPath int `yaml:"conns_per_path"`
 	// SizeBytes and Rounds are handshake's object (not scaled, default
 	// 10000) and measurements per row (default 10).

@@ -24,6 +24,7 @@ type StripeConfig struct {
 	Size     int64
 	MPTCP    bool
 	MPTCPCC  string // kernel MPTCP's congestion control ("": the host's default)
+	Lanes    int    // ct's QUIC connections per path (0: 1; agent.Lanes)
 	Seed     uint64
 	Log      *slog.Logger
 }
@@ -93,13 +94,13 @@ func stripeOnce(ctx context.Context, sc *scenario.Scenario, cfg StripeConfig, pa
 	if paths != nil {
 		mode = "ct on " + paths[0] + " alone"
 	}
-	e, err := newEnv(ctx, envConfig{Scenario: sc, Paths: paths, Seed: cfg.Seed, Log: cfg.Log})
+	// ct-client as configured by default: lanes added to a lossy path.
+	e, err := newEnv(ctx, envConfig{Scenario: sc, Paths: paths, Lanes: cfg.Lanes, AutoLanes: true, Seed: cfg.Seed, Log: cfg.Log})
 	if err != nil {
 		return StripeRow{}, fmt.Errorf("%s: %w", mode, err)
 	}
 	defer e.Close()
-	// A warm-up request teaches each path's RTT and rate estimates.
-	if _, _, err := e.parallel(ctx, []string{"warm"}, []int64{3 << 20}); err != nil {
+	if err := e.warmUp(ctx); err != nil {
 		return StripeRow{}, fmt.Errorf("%s: warm-up: %w", mode, err)
 	}
 	before := e.pathBytes()
@@ -128,6 +129,29 @@ func stripeOnce(ctx context.Context, sc *scenario.Scenario, cfg StripeConfig, pa
 		CPUsPerGB: perGB(cpu.proc, cfg.Size), MachineCPUsPerGB: perGB(cpu.machine, cfg.Size)}, nil
 }
 
+// Warm-up: a device's ct-client has run for a while before an app's
+// download, so the experiment measures one that has. warmFor of traffic
+// teaches each path's RTT and rate estimates and lets ct-client judge each
+// path's loss (agent/lanes.go: two windows of 500 packets, 2–3 s at the
+// lossy row's 1 % on a loaded machine), in warmPiece requests; warmMax
+// (120 MB, 5 s at 190 Mbit/s) bounds them should a mix be faster.
+const (
+	warmFor   = 5 * time.Second
+	warmPiece = 3 << 20
+	warmMax   = 40
+)
+
+// warmUp downloads warmPiece objects until warmFor has passed.
+func (e *env) warmUp(ctx context.Context) error {
+	start := time.Now()
+	for i := 0; i < warmMax && (i == 0 || time.Since(start) < warmFor); i++ {
+		if _, err := e.get(ctx, "warm", warmPiece); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // startEvents applies the scenario's timed events (rate changes, outages)
 // counted from now, the start of the measured transfer; the relay runs
 // none of its own (newEnv). The returned func cancels those not yet due.
@@ -153,7 +177,8 @@ func (e *env) startEvents(sc *scenario.Scenario, log *slog.Logger) (stop func())
 	}
 }
 
-// pathBytes reads ct_client_path_received_bytes_total per path.
+// pathBytes reads ct_client_path_received_bytes_total per scenario path,
+// the lanes of one path ("p1", "p1#2", …; agent.Lanes) summed.
 func (e *env) pathBytes() map[string]float64 {
 	var buf bytes.Buffer
 	e.cl.WriteMetrics(&buf)
@@ -171,7 +196,8 @@ func (e *env) pathBytes() map[string]float64 {
 			continue
 		}
 		v, _ := strconv.ParseFloat(val, 64)
-		out[name] = v
+		name, _, _ = strings.Cut(name, "#")
+		out[name] += v
 	}
 	return out
 }

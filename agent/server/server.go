@@ -681,7 +681,7 @@ func (s *Server) serveWork(conn *quic.Conn, cs *clientState, str *quic.Stream, h
 	if t.Kind == wire.KindConnect {
 		werr = s.tunnel(str, hr, lw, t.Upstream)
 	} else {
-		werr = s.forward(str, req, lw)
+		werr = s.forward(str, req, lw, sendStats(conn))
 	}
 	if werr != nil {
 		code := quic.StreamErrorCode(wire.CodeAborted)
@@ -739,9 +739,16 @@ func (s *Server) done(cs *clientState, w work, cost int64) {
 	s.reserved.Add(-cost)
 }
 
-// forward sends req to its upstream and the response back on str. It
-// returns an error only when the response could not be delivered whole.
-func (s *Server) forward(str *quic.Stream, req *http.Request, w io.Writer) error {
+// sendStats are conn's sending counters for wire.HdrSendStats.
+func sendStats(conn *quic.Conn) wire.SendStats {
+	cs := conn.ConnectionStats()
+	return wire.SendStats{Sent: cs.PacketsSent, Lost: cs.PacketsLost, SRTT: cs.SmoothedRTT, MinRTT: cs.MinRTT}
+}
+
+// forward sends req to its upstream and the response back on str, its
+// head carrying st (wire.HdrSendStats). It returns an error only when the
+// response could not be delivered whole.
+func (s *Server) forward(str *quic.Stream, req *http.Request, w io.Writer, st wire.SendStats) error {
 	ctx, cancel := context.WithCancel(s.ctx)
 	defer cancel()
 	stop := context.AfterFunc(str.Context(), cancel)
@@ -763,6 +770,7 @@ func (s *Server) forward(str *quic.Stream, req *http.Request, w io.Writer) error
 	defer resp.Body.Close()
 	wire.RemoveHopHeaders(resp.Header)
 	resp.Header.Del(wire.HdrError) // only ct-server's own refusals carry it
+	resp.Header.Set(wire.HdrSendStats, st.String())
 	return resp.Write(w)
 }
 

@@ -137,3 +137,25 @@ func FuzzReadPush(f *testing.F) {
 		}
 	})
 }
+
+// FuzzParseSendStats: any Ct-Send-Stats value → an error of one line, or
+// counts that write back to a value parsing to the same counts.
+func FuzzParseSendStats(f *testing.F) {
+	for _, s := range []string{"1000 12 31000 30000", "0 0 0 0", "5 6 1 1", "1 1 99999999999999 1", "x 1 2 3", " 1  2 3 4 "} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, v string) {
+		st, err := ParseSendStats(v)
+		oneLineErr(t, err)
+		if err != nil {
+			return
+		}
+		if st.Lost > st.Sent || st.SRTT > maxStatsRTT || st.MinRTT > maxStatsRTT {
+			t.Fatalf("%q accepted as %+v", v, st)
+		}
+		again, err := ParseSendStats(st.String())
+		if err != nil || again != st {
+			t.Fatalf("%q → %+v → %q → %+v, %v", v, st, st.String(), again, err)
+		}
+	})
+}

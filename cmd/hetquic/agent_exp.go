@@ -67,7 +67,7 @@ func agentExperiment(ctx context.Context, args []string) error {
 	losses := fs.String("losses", "", "loss: loss rates in %, comma-separated (default 0,1,2,5)")
 	hsSize := fs.Int64("size", 0, "handshake: object bytes (not scaled; default 10000)")
 	rounds := fs.Int("rounds", 0, "handshake: measurements per row (median and min reported; default 10)")
-	lanes := fs.Int("conns-per-path", 0, "loss: QUIC connections on the path (agent --conns-per-path; default 1)")
+	lanes := fs.Int("conns-per-path", 0, "loss, stripe, matrix: ct-client's QUIC connections per path (agent --conns-per-path; default 1)")
 	repeat := fs.Int("repeat", 0, "aggregate: runs of every mode (seeds --seed, --seed+1, …), then the mean per mode (default 1)")
 	withMPTCP := fs.Bool("mptcp", false, "aggregate, stripe, matrix: add the kernel MPTCP baseline (root lab, emu/lab; skipped with a note when unavailable)")
 	mptcpCC := fs.String("mptcp-cc", "", "aggregate, stripe, matrix with --mptcp: kernel MPTCP's TCP congestion control, e.g. cubic (default: the host's)")

@@ -1,0 +1,252 @@
+package agent
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/quic-go/quic-go"
+
+	"github.com/hetquic/hetquic/agent/wire"
+)
+
+// Automatic lanes. quic-go's congestion controller (NewReno/Cubic) cuts its
+// window on every loss, so on a link that drops packets at random one
+// connection gets about MSS/RTT × 1.22/√p whatever the link's rate: 4–5
+// Mbit/s at 1 % and 30 ms, where kernel MPTCP with bbr fills 40 (issue 30,
+// the matrix's lossy row). More connections on that interface (lanes,
+// agent.Lanes) each get that much. ct-client therefore watches each
+// interface's sending loss as ct-server reports it on every response
+// (wire.HdrSendStats) and adds a lane to an interface whose loss is random
+// — high while its queue is empty, so the controller and not the link is
+// the limit — and retires the lanes it added once the loss has gone.
+// A full link also loses packets, but only with its queue full (the RTT
+// well above its minimum); it gets no lane, which would only add a flow to
+// the same bottleneck.
+const (
+	// laneCheck is how often the windows are looked at; an interface is
+	// judged once its window holds laneMinPackets.
+	laneCheck = 250 * time.Millisecond
+	// laneMinPackets are the packets an interface must have sent for its
+	// loss to be judged: at 1 % loss, 5 losses expected (a clean path has
+	// none); about a second at the 4–5 Mbit/s one lane gets there.
+	// Lanes change on two windows in a row that agree (laneTarget).
+	laneMinPackets = 500
+	// lossyAbove: loss at or above which a window counts as lossy. Reno's
+	// own probing of a full drop-tail queue loses about 8/(3W²) of its
+	// packets (W the window in packets): under 0.1 % from W ≈ 50 on, so
+	// 0.5 % is random loss (or a tiny link, whose queue then is full).
+	lossyAbove = 0.005
+	// cleanBelow: loss under which the lanes added are retired
+	// (hysteresis against flapping around lossyAbove).
+	cleanBelow = 0.001
+	// queueEmpty: a smoothed RTT at most this times the minimum means the
+	// path's queue is about empty, so its losses are not the queue's.
+	queueEmpty = 1.25
+	// lossyLanes are the connections a lossy interface gets. Each gets
+	// about the Mathis rate: at 1 % and 30 ms three carried 22–23 % of
+	// the matrix's lossy row (one: 6–7 %, two: 13–14 %, four: 20–24 %;
+	// agent experiment stripe --conns-per-path N, 2026-11-29, load 4–6),
+	// and 3 on two interfaces plus one on a third stay within laneBudget.
+	lossyLanes = 3
+	// laneBudget bounds a client's connections, lanes included: ct-server's
+	// default per-client max_conns (server.DefaultLimits.MaxConns).
+	laneBudget = 2 * wire.MaxLanes
+)
+
+// laneWindow is one interface's sending since it was last judged, as its
+// lanes' ct-servers reported it.
+type laneWindow struct {
+	Sent, Lost   uint64
+	SRTT, MinRTT time.Duration // the latest of a lane that sent
+}
+
+// laneVerdict is what one judged window says of an interface.
+type laneVerdict int
+
+const (
+	laneUnjudged laneVerdict = iota // too few packets to say
+	laneLossy                       // random loss: lanes help
+	laneClean                       // no loss to speak of: added lanes can go
+	laneNeither                     // between the thresholds, or the queue's own loss
+)
+
+// judge is the verdict on window w.
+func judge(w laneWindow) laneVerdict {
+	if w.Sent < laneMinPackets {
+		return laneUnjudged
+	}
+	loss := float64(w.Lost) / float64(w.Sent)
+	queued := w.MinRTT > 0 && float64(w.SRTT) > queueEmpty*float64(w.MinRTT)
+	switch {
+	case loss >= lossyAbove && !queued:
+		return laneLossy
+	case loss < cleanBelow:
+		return laneClean
+	}
+	return laneNeither
+}
+
+// laneTarget is the pure decision for one interface: the lanes it should
+// have after verdict v, given the verdict on its window before (prev), the
+// lanes it has, base (those configured) and free (connections left in
+// laneBudget). Lanes change only on two windows in a row that agree: a
+// slow start that overflows a queue loses a burst once (seen at 1.7–6 %
+// in one window on the matrix's loss-free paths), random loss persists; and
+// a 1 %-lossy path shows a clean 500-packet window now and then (e^-5).
+func laneTarget(v, prev laneVerdict, lanes, base, free int) int {
+	switch {
+	case v != prev:
+		return lanes
+	case v == laneLossy:
+		return max(lanes, min(max(base, lossyLanes), wire.MaxLanes, lanes+free))
+	case v == laneClean:
+		return base
+	}
+	return lanes
+}
+
+// laneCounters are a lane's last HdrSendStats and the connection they came on.
+type laneCounters struct {
+	conn *quic.Conn
+	st   wire.SendStats
+}
+
+// noteSendStats records ct-server's counters for p's connection conn.
+func (p *path) noteSendStats(conn *quic.Conn, st wire.SendStats) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.sendStats.conn == conn && st.Sent < p.sendStats.st.Sent {
+		return // an older response's head, read late
+	}
+	p.sendStats = laneCounters{conn: conn, st: st}
+}
+
+// iface is the interface a lane belongs to: its name before "#k".
+func iface(name string) string {
+	base, _, _ := strings.Cut(name, "#")
+	return base
+}
+
+// laneKeeper runs the automatic lanes until the client closes.
+type laneKeeper struct {
+	c      *Client
+	prev   map[*path]laneCounters // each lane's counters at the last look
+	window map[string]laneWindow  // interface → its sending since judged
+	added  map[string][]string    // interface → names of the lanes added
+	last   map[string]laneVerdict // interface → the verdict on its last window
+}
+
+// keepLanes looks every laneCheck (ClientConfig.FixedLanes turns it off).
+func (c *Client) keepLanes() {
+	k := &laneKeeper{c: c, prev: map[*path]laneCounters{}, window: map[string]laneWindow{}, added: map[string][]string{},
+		last: map[string]laneVerdict{}}
+	t := time.NewTicker(laneCheck)
+	defer t.Stop()
+	for {
+		select {
+		case <-c.ctx.Done():
+			return
+		case <-t.C:
+			k.check()
+		}
+	}
+}
+
+// check adds what each lane sent to its interface's window, judges the
+// windows that are full, and adds or retires the lanes they call for.
+func (k *laneKeeper) check() {
+	active := k.c.activePaths()
+	lanes := k.accumulate(active)
+	want := make([]LocalPath, 0, len(active)+wire.MaxLanes)
+	for _, p := range active {
+		want = append(want, p.LocalPath)
+	}
+	changed := false
+	for _, p := range active {
+		name := iface(p.Name)
+		if p.Name != name {
+			continue // each interface once, at its first lane
+		}
+		w, added := k.window[name], k.added[name]
+		v := judge(w)
+		if v == laneUnjudged {
+			continue
+		}
+		target := laneTarget(v, k.last[name], lanes[name], lanes[name]-len(added), laneBudget-len(want))
+		k.last[name] = v
+		delete(k.window, name)
+		for ; lanes[name] < target; lanes[name]++ {
+			lp := p.LocalPath
+			lp.Name = freeName(name, want)
+			want = append(want, lp)
+			k.added[name] = append(k.added[name], lp.Name)
+			k.c.cfg.Log.Info("path loses packets at random; another connection on it", "path", name, "lane", lp.Name, "loss", lossOf(w))
+			changed = true
+		}
+		if target < lanes[name] {
+			for _, gone := range added {
+				want = slices.DeleteFunc(want, func(lp LocalPath) bool { return lp.Name == gone })
+			}
+			k.added[name] = nil
+			k.c.cfg.Log.Info("path's loss has gone; its added connections retired", "path", name, "lanes", len(added), "loss", lossOf(w))
+			changed = true
+		}
+	}
+	if changed {
+		if err := k.c.ReloadPaths(want); err != nil {
+			k.c.cfg.Log.Warn("lanes not changed", "err", err)
+		}
+	}
+}
+
+// accumulate adds each lane's sending since the last look to its
+// interface's window and counts each interface's lanes; it forgets lanes
+// that are gone and added lanes a reload (SIGHUP) removed.
+func (k *laneKeeper) accumulate(active []*path) map[string]int {
+	lanes, now, names := map[string]int{}, map[*path]laneCounters{}, map[string]bool{}
+	for _, p := range active {
+		p.mu.Lock()
+		cur := p.sendStats
+		p.mu.Unlock()
+		now[p], names[p.Name] = cur, true
+		name := iface(p.Name)
+		lanes[name]++
+		old, ok := k.prev[p]
+		if !ok || old.conn != cur.conn || cur.st.Sent < old.st.Sent {
+			continue // a new connection: it counts from now
+		}
+		w := k.window[name]
+		sent := cur.st.Sent - old.st.Sent
+		w.Sent += sent
+		w.Lost += cur.st.Lost - min(old.st.Lost, cur.st.Lost)
+		if sent > 0 {
+			w.SRTT, w.MinRTT = cur.st.SRTT, cur.st.MinRTT
+		}
+		k.window[name] = w
+	}
+	k.prev = now
+	for name, added := range k.added {
+		k.added[name] = slices.DeleteFunc(added, func(n string) bool { return !names[n] })
+	}
+	return lanes
+}
+
+// freeName is the first lane name "NAME#k" that want lacks.
+func freeName(name string, want []LocalPath) string {
+	for i := 2; ; i++ {
+		n := fmt.Sprintf("%s#%d", name, i)
+		if !slices.ContainsFunc(want, func(lp LocalPath) bool { return lp.Name == n }) {
+			return n
+		}
+	}
+}
+
+// lossOf is w's loss as a fraction, for the log.
+func lossOf(w laneWindow) float64 {
+	if w.Sent == 0 {
+		return 0
+	}
+	return float64(w.Lost) / float64(w.Sent)
+}

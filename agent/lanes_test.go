@@ -1,0 +1,121 @@
+package agent
+
+import (
+	"fmt"
+	"io"
+	"net/http"
+	"slices"
+	"testing"
+	"testing/synctest"
+	"time"
+)
+
+// TestLaneTarget is the automatic lanes' rule (lanes.go): random loss on
+// a path whose queue is empty, in two windows in a row, adds lanes up to
+// lossyLanes; loss with a full queue (the link's own), one lossy window (a
+// slow start's burst), too few packets, or no connection left in the
+// budget does not; two clean windows return to the configured lanes.
+func TestLaneTarget(t *testing.T) {
+	const rtt = 30 * time.Millisecond
+	win := func(sent, lost uint64, srtt time.Duration) laneWindow {
+		return laneWindow{Sent: sent, Lost: lost, SRTT: srtt, MinRTT: rtt}
+	}
+	for _, tc := range []struct {
+		name              string
+		w                 laneWindow
+		prev              laneVerdict
+		lanes, base, free int
+		want              int
+	}{
+		{"1 % loss twice, empty queue: lanes", win(2000, 20, 31*time.Millisecond), laneLossy, 1, 1, 6, lossyLanes},
+		{"0.5 % loss twice: lanes", win(2000, 10, rtt), laneLossy, 1, 1, 6, lossyLanes},
+		{"one lossy window (a slow start's burst): none yet", win(2000, 100, rtt), laneClean, 1, 1, 6, 1},
+		{"the first window: none yet", win(2000, 20, rtt), laneUnjudged, 1, 1, 6, 1},
+		{"1 % loss, full queue: the link's loss", win(2000, 20, 2*rtt), laneLossy, 1, 1, 6, 1},
+		{"clean path: none", win(50000, 3, rtt), laneClean, 1, 1, 6, 1},
+		{"budget left for one", win(2000, 20, rtt), laneLossy, 1, 1, 1, 2},
+		{"no budget", win(2000, 20, rtt), laneLossy, 1, 1, 0, 1},
+		{"configured lanes above lossyLanes kept", win(2000, 20, rtt), laneLossy, 4, 4, 4, 4},
+		{"lossy and at target: kept", win(2000, 20, rtt), laneLossy, lossyLanes, 1, 5, lossyLanes},
+		{"clean twice: back to the configured", win(5000, 0, rtt), laneClean, lossyLanes, 1, 5, 1},
+		{"one clean window on a lossy path: kept", win(500, 0, rtt), laneLossy, lossyLanes, 1, 5, lossyLanes},
+		{"loss between the thresholds: kept", win(5000, 15, rtt), laneNeither, lossyLanes, 1, 5, lossyLanes},
+		{"no minimum RTT yet: not queued", laneWindow{Sent: 2000, Lost: 20, SRTT: rtt}, laneLossy, 1, 1, 6, lossyLanes},
+	} {
+		if got := laneTarget(judge(tc.w), tc.prev, tc.lanes, tc.base, tc.free); got != tc.want {
+			t.Errorf("%s: laneTarget(judge(%+v), %d, %d, %d, %d) = %d; want %d", tc.name, tc.w, tc.prev, tc.lanes, tc.base, tc.free, got, tc.want)
+		}
+	}
+	if v := judge(win(laneMinPackets-1, 100, rtt)); v != laneUnjudged {
+		t.Errorf("a window of %d packets judged %d", laneMinPackets-1, v)
+	}
+}
+
+// TestLossyPathGetsLanes: on fake time, a download over a clean path and
+// one that loses 1 % at random (ct-server's losses reported on each
+// response) leaves the lossy path with lossyLanes connections and the
+// clean one with one, and the lossy path's lanes carry bytes.
+func TestLossyPathGetsLanes(t *testing.T) {
+	mix := []mixPath{{3e6, 5 * time.Millisecond, 0}, {1.5e6, 10 * time.Millisecond, 0.01}}
+	synctest.Test(t, func(t *testing.T) {
+		m := startMemAgent(t, len(mix), nil, func(c *ClientConfig) { c.ListenPacket = lossyListen(c.ListenPacket, mix) })
+		for i, p := range mix {
+			m.n.SetLink(memPath(i).Addr, p.rate, max(64<<10, int(p.rate*4*p.delay.Seconds())))
+			m.n.SetDelay(memPath(i).Addr, p.delay)
+		}
+		m.n.SetDelay(memCTServer.Addr(), mixServerDelay)
+		const size = 8 << 20
+		for range 2 {
+			resp, err := m.hc.Get(fmt.Sprintf("http://%s/bytes/%d", memApp, size))
+			if err != nil {
+				t.Fatal(err)
+			}
+			n, err := io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			if err != nil || n != size || resp.StatusCode != http.StatusOK {
+				t.Fatalf("status %d, %d of %d bytes, %v", resp.StatusCode, n, size, err)
+			}
+			if resp.Header.Get("Ct-Send-Stats") != "" {
+				t.Fatal("the app saw ct-server's Ct-Send-Stats")
+			}
+		}
+		var names []string
+		var laneBytes int64
+		for _, p := range m.c.activePaths() {
+			names = append(names, p.Name)
+			if iface(p.Name) == "m1" && p.Name != "m1" {
+				laneBytes += p.bytes.Load()
+			}
+		}
+		slices.Sort(names)
+		if want := []string{"m0", "m1", "m1#2", "m1#3"}; !slices.Equal(names, want) {
+			t.Fatalf("paths %v, want %v", names, want)
+		}
+		if laneBytes == 0 {
+			t.Fatal("the added lanes carried nothing")
+		}
+	})
+}
+
+// TestFixedLanes: ClientConfig.FixedLanes keeps a lossy path at one
+// connection.
+func TestFixedLanes(t *testing.T) {
+	mix := []mixPath{{1.5e6, 10 * time.Millisecond, 0.01}}
+	synctest.Test(t, func(t *testing.T) {
+		m := startMemAgent(t, 1, nil, func(c *ClientConfig) {
+			c.ListenPacket = lossyListen(c.ListenPacket, mix)
+			c.FixedLanes = true
+		})
+		m.n.SetLink(memPath(0).Addr, mix[0].rate, 64<<10)
+		m.n.SetDelay(memPath(0).Addr, mix[0].delay)
+		resp, err := m.hc.Get(fmt.Sprintf("http://%s/bytes/%d", memApp, 4<<20))
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if n := len(m.c.activePaths()); n != 1 {
+			t.Fatalf("%d connections, want 1", n)
+		}
+	})
+}
