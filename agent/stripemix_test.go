@@ -292,7 +292,7 @@ func TestStripeUselessPathCostsNothing(t *testing.T) {
 }
 
 // uselessPathSpread is what TestStripeUselessPathCostsNothing allows a
-// striped download over it: 1.000–1.016 × the time alone in 8 runs of
+// striped download over it: 0.998–1.016 × the time alone in 8 runs of
 // each row, 1.022 × once at a load of 12. What is left is the slower
 // paths' first pieces: a path whose rate is not measured yet probes with
 // one small piece at the head of the window, which it cannot deliver in
