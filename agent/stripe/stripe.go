@@ -467,7 +467,7 @@ func (s *Run) views(pin int, now time.Time) (own stripesched.Path, others []stri
 		if rate <= 0 {
 			rate = pathchoice.DefaultRate
 		}
-		v := stripesched.Path{RTT: st.RTT, Rate: rate, Queued: max(st.Outstanding, s.queued[id]), Guess: guess, Peak: st.Rate}
+		v := stripesched.Path{RTT: st.RTT, Rate: rate, Queued: max(st.Outstanding-s.origLeft(id), s.queued[id]), Guess: guess, Peak: st.Rate}
 		all[id] = v
 		if id == pin {
 			own, ok = v, true
@@ -476,6 +476,21 @@ func (s *Run) views(pin int, now time.Time) (own stripesched.Path, others []stri
 		}
 	}
 	return own, others, all, ok
+}
+
+// origLeft is what the original stream still delivers when id is its
+// path: those bytes are not the stripe's to plan around. Counted in the
+// path's queue, they kept a path whose rate is still a guess from its
+// probe (stripesched.Take probes one piece at a time) until the original
+// stopped, and the path then idled until the workers' next poll: 100
+// Mbit/s/10 ms + 2 Mbit/s/200 ms on fake time, the fast path's first
+// piece requested at 60 ms, the original's last byte at 46 ms. A path
+// that only the original measures is measured by the original. mu held.
+func (s *Run) origLeft(id int) int64 {
+	if id != s.origPath {
+		return 0
+	}
+	return max(s.cutAt-s.origAt, 0)
 }
 
 // usable is the state of the stripe's paths that may take pieces now:
