@@ -57,7 +57,7 @@ type PathState struct {
 func Start(ctx context.Context, host Host, pins []int, origPath int, from, total int64) *Run {
 	ctx, cancel := context.WithCancel(ctx)
 	s := &Run{host: host, ctx: ctx, cancel: cancel, total: total,
-		next: from, delivered: from, from: from, cutAt: from, origPath: origPath, began: time.Now(), kick: make(chan struct{}),
+		next: from, end: total, delivered: from, from: from, cutAt: from, origPath: origPath, began: time.Now(), kick: make(chan struct{}),
 		staffed: map[int]int{}, queued: map[int]int64{}, est: map[int]*rateEst{}}
 	for _, pin := range pins {
 		s.staffed[pin]++
@@ -105,8 +105,13 @@ type Run struct {
 	began               time.Time // when the original's head arrived
 	prefix              bool      // the remainder was requested on another path
 
-	mu        sync.Mutex
-	next      int64         // first byte not yet requested
+	mu   sync.Mutex
+	next int64 // first byte not yet requested
+	// end is where the pieces requested in order stop; tail holds the
+	// pieces from there to the object's end, taken from its far end
+	// (take), in order, until next reaches end (joinTail).
+	end       int64
+	tail      []*piece
 	delivered int64         // first byte not yet given to the app
 	pieces    []*piece      // requested and not yet given to the app, in order
 	kick      chan struct{} // closed and replaced when a piece lands or is delivered
@@ -287,14 +292,9 @@ func (s *Run) decide(pin int) (p *piece, wait <-chan struct{}, poll time.Duratio
 		own = stripesched.Path{Rate: pathchoice.DefaultRate}
 	}
 	st := stripesched.Stripe{Window: stripesched.Window(append([]stripesched.Path{own}, others...)),
-		Ahead: s.next - s.delivered, Left: s.total - s.next, Lambda: s.lambda}
+		Ahead: s.next - s.delivered, Left: s.end - s.next, Lambda: s.lambda}
 	if size := stripesched.Take(own, others, st); size > 0 {
-		ctx, cancel := context.WithCancel(s.ctx)
-		p = &piece{off: s.next, end: s.next + size - 1, path: pin, ctx: ctx, cancel: cancel, done: make(chan struct{}), start: now,
-			slower: !stripesched.Swiftest(own, others), expect: now.Add(seconds(own.Done(size)))}
-		s.next += size
-		s.pieces = append(s.pieces, p)
-		return s.start(pin, p, now, own.RTT), nil, 0, false
+		return s.take(pin, size, own, others, now), nil, 0, false
 	}
 	if stripesched.WindowBound(own, st) && stripesched.Swiftest(own, others) {
 		s.windowAt = now
@@ -313,6 +313,45 @@ func (s *Run) decide(pin int) (p *piece, wait <-chan struct{}, poll time.Duratio
 		return p, nil, 0, false
 	}
 	return nil, s.kick, worthPoll, false
+}
+
+// take requests size bytes on path pin, as stripesched.Take decided;
+// mu held. A slower path whose rate is still a guess probes
+// (stripesched.Take) with a piece from the object's far end, not the next
+// bytes in order: the app needs those next, and a path too slow to land
+// its probe in time held them until the fast path requested them again
+// (two or three reinjections a download where the slower paths carry
+// nothing). From the far end a probe lands long before the app gets
+// there, and the path, measured, takes pieces in order as any other.
+func (s *Run) take(pin int, size int64, own stripesched.Path, others []stripesched.Path, now time.Time) *piece {
+	off := s.next
+	far := own.Guess && !stripesched.Swiftest(own, others) && s.end-s.next-size >= stripesched.MinPiece
+	if far {
+		off = s.end - size
+	}
+	ctx, cancel := context.WithCancel(s.ctx)
+	p := &piece{off: off, end: off + size - 1, path: pin, ctx: ctx, cancel: cancel, done: make(chan struct{}), start: now,
+		slower: !stripesched.Swiftest(own, others), expect: now.Add(seconds(own.Done(size)))}
+	if far {
+		s.end = off
+		s.tail = append([]*piece{p}, s.tail...)
+	} else {
+		s.next += size
+		s.pieces = append(s.pieces, p)
+	}
+	s.joinTail()
+	return s.start(pin, p, now, own.RTT)
+}
+
+// joinTail appends the tail's pieces to those in order once nothing is
+// left between them; mu held.
+func (s *Run) joinTail() {
+	if s.next < s.end || len(s.tail) == 0 {
+		return
+	}
+	s.pieces = append(s.pieces, s.tail...)
+	s.next, s.end, s.tail = s.total, s.total, nil
+	s.wake()
 }
 
 // staleAfter is how long a slower path may go without a piece of the
@@ -335,7 +374,7 @@ const staleAfter = rateSpan
 func (s *Run) probe(pin int, own stripesched.Path, others []stripesched.Path, now time.Time) *piece {
 	e := s.est[pin]
 	if e == nil || e.rate <= 0 || s.queued[pin] > 0 || now.Sub(e.quiet) < staleAfter ||
-		stripesched.Swiftest(own, others) || s.next >= s.total {
+		stripesched.Swiftest(own, others) || s.next >= s.end {
 		return nil // not measured yet (Take's probing of a guess), busy, fresh, never starved, or nothing left to give it
 	}
 	for i := len(s.pieces) - 1; i >= 0; i-- {
