@@ -292,13 +292,12 @@ func TestStripeUselessPathCostsNothing(t *testing.T) {
 }
 
 // uselessPathSpread is what TestStripeUselessPathCostsNothing allows a
-// striped download over it: 0.998–1.016 × the time alone in 8 runs of
-// each row, 1.022 × once at a load of 12. What is left is the slower
-// paths' first pieces: a path whose rate is not measured yet probes with
-// one small piece at the head of the window, which it cannot deliver in
-// time, so the fast path requests it again (a reinjection: 32 KiB twice,
-// two or three times a download). The start-up idling that
-// TestStripeOriginalOwesItsPart checks cost 1.028–1.034 × on the first row.
+// striped download over it: 0.995–1.015 × the time alone in 4 runs of
+// each row (1.022 × once at a load of 12, before the slower paths'
+// probes came from the object's far end: stripe.Run.take); the runs vary
+// with the order in which the bubble's goroutines run. The start-up
+// idling that TestStripeOriginalOwesItsPart checks cost 1.028–1.034 ×
+// on the first row.
 const uselessPathSpread = 0.03
 
 // TestStripeOriginalOwesItsPart: while a striped download's original
