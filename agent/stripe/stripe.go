@@ -323,15 +323,23 @@ func (s *Run) decide(pin int) (p *piece, wait <-chan struct{}, poll time.Duratio
 // (two or three reinjections a download where the slower paths carry
 // nothing). From the far end a probe lands long before the app gets
 // there, and the path, measured, takes pieces in order as any other.
+// The swiftest path's piece takes the rest of the bytes in order when
+// less than MinPiece would be left: such a sliver was the object's last
+// piece, taken only when the path's queue had drained (Take's pipelining
+// rule scales with the piece), and cost a round trip at the end (12.6 ms
+// of 842 on 100/10 + 2/200, fake time).
 func (s *Run) take(pin int, size int64, own stripesched.Path, others []stripesched.Path, now time.Time) *piece {
 	off := s.next
-	far := own.Guess && !stripesched.Swiftest(own, others) && s.end-s.next-size >= stripesched.MinPiece
+	swiftest := stripesched.Swiftest(own, others)
+	far := own.Guess && !swiftest && s.end-s.next-size >= stripesched.MinPiece
 	if far {
 		off = s.end - size
+	} else if left := s.end - s.next - size; swiftest && left < stripesched.MinPiece {
+		size += left // no sliver left behind (take's doc)
 	}
 	ctx, cancel := context.WithCancel(s.ctx)
 	p := &piece{off: off, end: off + size - 1, path: pin, ctx: ctx, cancel: cancel, done: make(chan struct{}), start: now,
-		slower: !stripesched.Swiftest(own, others), expect: now.Add(seconds(own.Done(size)))}
+		slower: !swiftest, expect: now.Add(seconds(own.Done(size)))}
 	if far {
 		s.end = off
 		s.tail = append([]*piece{p}, s.tail...)
