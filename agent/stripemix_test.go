@@ -292,9 +292,8 @@ func TestStripeUselessPathCostsNothing(t *testing.T) {
 }
 
 // uselessPathSpread is what TestStripeUselessPathCostsNothing allows a
-// striped download over it: 0.995–1.015 × the time alone in 4 runs of
-// each row (1.022 × once at a load of 12, before the slower paths'
-// probes came from the object's far end: stripe.Run.take); the runs vary
+// striped download over it: 0.997–1.015 × the time alone in 4 runs of
+// each row, and 1.022–1.023 × now and then on the first; the runs vary
 // with the order in which the bubble's goroutines run. The start-up
 // idling that TestStripeOriginalOwesItsPart checks cost 1.028–1.034 ×
 // on the first row.
