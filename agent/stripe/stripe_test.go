@@ -237,3 +237,53 @@ func TestRateEst(t *testing.T) {
 		t.Fatalf("rate %g, want 1e6", e.rate)
 	}
 }
+
+// guessHost is fakeHost whose path 1 is slow and far with no measured
+// rate (its first congestion window over its round trip: a guess), and
+// which records the first offset requested on each path.
+type guessHost struct {
+	*fakeHost
+	first map[int]int64 // first offset requested per path
+}
+
+func (h *guessHost) Path(id int) (PathState, bool) {
+	if id == 1 {
+		return PathState{RTT: 100 * time.Millisecond, Cwnd: 12000}, true
+	}
+	return PathState{RTT: 10 * time.Millisecond, Rate: 10e6}, true
+}
+
+func (h *guessHost) Fetch(ctx context.Context, pin int, off, end int64, received func(int)) ([]byte, error) {
+	h.mu.Lock()
+	if _, ok := h.first[pin]; !ok {
+		h.first[pin] = off
+	}
+	h.mu.Unlock()
+	if pin == 1 {
+		time.Sleep(200 * time.Millisecond) // slow: its probe lands late
+	}
+	return h.fakeHost.Fetch(ctx, pin, off, end, received)
+}
+
+// TestStripeGuessProbesFromTheEnd: a slower path whose rate is a guess
+// takes its first piece (stripesched.Take's probe) from the object's far
+// end, not the next bytes the app needs, and the object still arrives
+// whole and in order.
+func TestStripeGuessProbesFromTheEnd(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const size, from = 4 << 20, 256 << 10
+		h := &guessHost{fakeHost: &fakeHost{n: 2, object: object(size), fail: -1, fetched: map[int]int64{}}, first: map[int]int64{}}
+		s := Start(context.Background(), h, []int{0, 0, 1, 1}, 0, from, size)
+		s.Original(from)
+		w := httptest.NewRecorder()
+		n, err := s.Deliver(w, from)
+		s.Abandon()
+		if err != nil || n != size || !bytes.Equal(w.Body.Bytes(), h.object[from:]) {
+			t.Fatalf("delivered to %d of %d: %v (intact %v)", n, size, err, bytes.Equal(w.Body.Bytes(), h.object[from:]))
+		}
+		off, ok := h.first[1]
+		if !ok || off < size/2 {
+			t.Fatalf("the guessed path's first piece at %d (requested %v), want one from the far end of %d bytes", off, ok, size)
+		}
+	})
+}
