@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -281,15 +282,36 @@ func TestStripeUselessPathCostsNothing(t *testing.T) {
 		{"100/10 + 2/200 + 1/300", []mixPath{{12.5e6, ms(5), 0}, {0.25e6, ms(100), 0}, {0.125e6, ms(150), 0}}, 8 << 20},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			alone := stripeMixTime(t, c.mix[:1], c.size, false, 0)
-			striped := stripeMixTime(t, c.mix, c.size, true, 0)
-			t.Logf("alone %v, striped %v (%.3f × the time alone)", alone, striped, striped.Seconds()/alone.Seconds())
+			alone := medianMixTime(t, c.mix[:1], c.size, false)
+			striped := medianMixTime(t, c.mix, c.size, true)
+			t.Logf("medians of %d: alone %v, striped %v (%.3f × the time alone)", uselessPathRuns, alone, striped, striped.Seconds()/alone.Seconds())
 			if striped.Seconds() > alone.Seconds()*(1+uselessPathSpread) {
 				t.Errorf("striped %v > alone %v (+%.0f %%)", striped, alone, 100*uselessPathSpread)
 			}
 		})
 	}
 }
+
+// medianMixTime is the median of uselessPathRuns stripeMixTime runs.
+func medianMixTime(t *testing.T, mix []mixPath, size int64, stripe bool) time.Duration {
+	t.Helper()
+	took := make([]time.Duration, uselessPathRuns)
+	for i := range took {
+		took[i] = stripeMixTime(t, mix, size, stripe, 0)
+	}
+	t.Logf("stripe %v: %v", stripe, took)
+	slices.Sort(took)
+	return took[len(took)/2]
+}
+
+// uselessPathRuns: each side of TestStripeUselessPathCostsNothing is the
+// median of this many runs. A single run of either side varies with the
+// order in which the bubble's goroutines run: the 100/10 path alone took
+// 835 ms in most runs and 708 ms in about one of eight, and striped
+// 836–887 ms once the stripe's start-up ramp had merged, so one run each
+// failed the row about one time in five (2026-11-29, 30 runs); the fast
+// path's own luck is not the stripe's cost.
+const uselessPathRuns = 3
 
 // uselessPathSpread is what TestStripeUselessPathCostsNothing allows a
 // striped download over it: 0.997–1.015 × the time alone in 4 runs of
