@@ -108,10 +108,10 @@ func PieceSize(p Path) int64 {
 // (pipeline: what Take lets it keep requested) and, behind a piece that
 // holds the app, for what all paths deliver while it is out — the
 // longest a path's own piece takes (its round trip and PieceSize at its
-// rate). A window that holds both never stops a fast path while a slow
-// path's piece is on time; one sized from the farthest round trip alone
-// did, where a slow path's smallest piece takes longer than its round
-// trip (a 20 : 1 mix).
+// rate; for a ramping path, its planned pipeline: held). A window that
+// holds both never stops a fast path while a slow path's piece is on
+// time; one sized from the farthest round trip alone did, where a slow
+// path's smallest piece takes longer than its round trip (a 20 : 1 mix).
 func Window(paths []Path) int64 {
 	var rate, wait float64
 	var pipes int64
