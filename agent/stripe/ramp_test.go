@@ -11,7 +11,10 @@ import (
 // slow path's side, in 1 ms steps: a 15 Mbit/s path 125 ms away whose
 // requests each begin to arrive a round trip after they are made and
 // are served in order at its rate, beside a 150 Mbit/s, 20 ms path kept
-// at its full pipeline. Each step the slow path asks stripesched.Take as
+// at its full pipeline. The stripe's bytes ahead of the app are both
+// paths' queues and what the fast path delivered since the slow path's
+// oldest piece still owed was asked for (the app waits for that piece).
+// Each step the slow path asks stripesched.Take as
 // a stripe worker does (its view as Run.views makes it: a guess until
 // its first sample, then this estimator's rate and ramp), with its bytes
 // counted into a rateEst as they arrive. ramp false replays the estimator
@@ -34,8 +37,8 @@ func rampTrace(ramp bool) (est, use []float64, bytes int64, late time.Duration) 
 	t0 := time.Unix(0, 0)
 	at := func(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
 	type req struct {
-		from, left int64 // ms it begins to arrive, bytes still owed
-		due        int   // ms it was planned to land by
+		at, from, left int64 // ms it was made and begins to arrive, bytes still owed
+		due            int   // ms it was planned to land by
 	}
 	var (
 		e      rateEst
@@ -46,13 +49,22 @@ func rampTrace(ramp bool) (est, use []float64, bytes int64, late time.Duration) 
 	if !ramp {
 		e.ramp.Full = true
 	}
+	// behind is what the fast path delivered since the slow path's oldest
+	// piece still owed was requested: bytes the window holds for the app
+	// behind that piece.
+	behind := func(ms int) int64 {
+		if len(reqs) == 0 {
+			return 0
+		}
+		return int64(fast.Rate * float64(int64(ms)-reqs[0].at) / 1000)
+	}
 	for ms := 0; ms < length; ms++ {
 		own := stripesched.Path{RTT: rtt, Rate: e.rate, Queued: queued, Ramping: !e.ramp.Full}
 		if e.rate <= 0 {
 			own.Rate, own.Guess, own.Ramping = guess, true, false
 		}
 		paths := []stripesched.Path{own, fast}
-		st := stripesched.Stripe{Window: stripesched.Window(paths), Ahead: fast.Queued + queued, Left: 1 << 30}
+		st := stripesched.Stripe{Window: stripesched.Window(paths), Ahead: fast.Queued + queued + behind(ms), Left: 1 << 30}
 		if size := stripesched.Take(own, []stripesched.Path{fast}, st); size > 0 {
 			if queued == 0 {
 				e.idle(at(ms))
@@ -61,7 +73,7 @@ func rampTrace(ramp bool) (est, use []float64, bytes int64, late time.Duration) 
 			if own.Ramping {
 				planned.Rate *= stripesched.StartupGain
 			}
-			reqs = append(reqs, req{from: int64(ms) + rtt.Milliseconds(), left: size, due: ms + int(planned.Done(size)*1000)})
+			reqs = append(reqs, req{at: int64(ms), from: int64(ms) + rtt.Milliseconds(), left: size, due: ms + int(planned.Done(size)*1000)})
 			queued += size
 			e.peak, e.rtt, e.asked = max(e.peak, queued), rtt, e.asked+size
 		}
@@ -95,10 +107,14 @@ func rampTrace(ramp bool) (est, use []float64, bytes int64, late time.Duration) 
 // TCP or BBR start-up does, and carries most of its share of a 1.4 s
 // download; without the start-up it crawls (what the sockets showed: it
 // read 0.23, 0.65 and 1.06 MB/s of its 1.9 by 1.1 s). Its pieces, planned
-// at twice its estimate, land at most a round trip after their plan
-// (what the blocking rules' λ must absorb).
+// at twice its estimate, land at most maxLate after their plan (what the
+// blocking rules' λ must absorb).
 func TestRateEstStartupRamp(t *testing.T) {
-	const rate, rtt = 1.875e6, 0.125
+	// maxLate bounds a piece's lateness, in round trips: with the window
+	// sized for a ramping path's planned pipeline (stripesched.Window) the
+	// latest landed 69 ms after its plan; sized for one of its pieces, as
+	// before, 117 ms (and the path delivered 3 % less).
+	const rate, rtt, maxLate = 1.875e6, 0.125, 0.75
 	est, use, got, late := rampTrace(true)
 	estWithout, useWithout, gotWithout, _ := rampTrace(false)
 	t.Logf("with the start-up: estimate per round trip %.2g, share of the rate delivered %.2f, %d bytes, a piece at most %v late",
@@ -119,7 +135,7 @@ func TestRateEstStartupRamp(t *testing.T) {
 	if gotWithout*2 >= got {
 		t.Errorf("without the start-up it delivered %d, more than half of %d: the trace does not test the ramp", gotWithout, got)
 	}
-	if late > time.Duration(rtt*float64(time.Second)) {
-		t.Errorf("a piece landed %v after its plan, want ≤ a round trip", late)
+	if late > time.Duration(maxLate*rtt*float64(time.Second)) {
+		t.Errorf("a piece landed %v after its plan, want ≤ %.2f of a round trip", late, maxLate)
 	}
 }

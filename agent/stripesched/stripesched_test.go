@@ -9,6 +9,9 @@ func mbit(m float64) float64       { return m * 1e6 / 8 }
 func ms(n int) time.Duration       { return time.Duration(n) * time.Millisecond }
 func path(m float64, rtt int) Path { return Path{RTT: ms(rtt), Rate: mbit(m)} }
 
+// ramping is p in its start-up (Path.Ramping).
+func ramping(p Path) Path { p.Ramping = true; return p }
+
 // guess is p with its rate a guess and queued bytes on the way.
 func guess(p Path, queued int64) Path { p.Guess, p.Queued = true, queued; return p }
 
@@ -100,6 +103,19 @@ func TestPieceSizeAndWindow(t *testing.T) {
 		// 375 000 + 2 × 1 875 000, and 18.75 MB/s × 120 ms.
 		{"a path with no rate is left out", []Path{path(150, 20), {RTT: ms(300)}}, 6_375_000},
 		{"10 Gbit/s: the ceiling", []Path{path(10000, 50)}, MaxWindow},
+		// A far path at a tenth of its 15 Mbit/s: pipelines 4 125 000 and
+		// 23 437 + 2 × 32 768, and 18.94 MB/s × (125 ms + 32 768 B /
+		// 187.5 kB/s) behind its piece.
+		{"150 + 1.5 Mbit/s, 20 / 125 ms", []Path{path(150, 20), path(1.5, 125)}, 9_890_728},
+		// Ramping, it is planned at 375 kB/s: its pipeline 46 875 + 2 ×
+		// 37 500, and 18.94 MB/s × (125 ms + 121 875 B / 375 kB/s) behind
+		// its pipeline's last piece.
+		{"150 + 1.5 Mbit/s ramping, 20 / 125 ms: its planned pipeline", []Path{path(150, 20), ramping(path(1.5, 125))}, 12_768_750},
+		// A ramping path nearer than PieceSpan is not planned above its rate.
+		{"150 + 1.5 Mbit/s ramping, 20 / 50 ms: as not ramping", []Path{path(150, 20), ramping(path(1.5, 50))}, 8_456_354},
+		// Nor is the swiftest path: 4 125 000 + 23 437 + 65 536, and
+		// 18.94 MB/s × 299.8 ms.
+		{"the swiftest path ramping: as not ramping", []Path{ramping(path(150, 20)), path(1.5, 125)}, 9_890_728},
 	} {
 		if got := Window(c.paths); got != c.want {
 			t.Errorf("%s: Window = %d, want %d", c.name, got, c.want)
