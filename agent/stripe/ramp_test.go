@@ -64,7 +64,7 @@ func rampTrace(ramp bool) (est, use []float64, bytes int64, late time.Duration) 
 			own.Rate, own.Guess, own.Ramping = guess, true, false
 		}
 		paths := []stripesched.Path{own, fast}
-		st := stripesched.Stripe{Window: stripesched.Window(paths), Ahead: fast.Queued + queued + behind(ms), Left: 1 << 30}
+		st := stripesched.Stripe{Window: stripesched.Window(paths, 1<<30), Ahead: fast.Queued + queued + behind(ms), Left: 1 << 30}
 		if size := stripesched.Take(own, []stripesched.Path{fast}, st); size > 0 {
 			if queued == 0 {
 				e.idle(at(ms))

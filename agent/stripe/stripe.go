@@ -291,7 +291,7 @@ func (s *Run) decide(pin int) (p *piece, wait <-chan struct{}, poll time.Duratio
 		// piece, which moves like any request and waits for a path.
 		own = stripesched.Path{Rate: pathchoice.DefaultRate}
 	}
-	st := stripesched.Stripe{Window: stripesched.Window(append([]stripesched.Path{own}, others...)),
+	st := stripesched.Stripe{Window: stripesched.Window(append([]stripesched.Path{own}, others...), s.end-s.next),
 		Ahead: s.next - s.delivered, Left: s.end - s.next, Lambda: s.lambda}
 	if size := stripesched.Take(own, others, st); size > 0 {
 		return s.take(pin, size, own, others, now), nil, 0, false

@@ -117,7 +117,7 @@ func TestPieceSizeAndWindow(t *testing.T) {
 		// 18.94 MB/s × 299.8 ms.
 		{"the swiftest path ramping: as not ramping", []Path{ramping(path(150, 20)), path(1.5, 125)}, 9_890_728},
 	} {
-		if got := Window(c.paths); got != c.want {
+		if got := Window(c.paths, 1<<30); got != c.want {
 			t.Errorf("%s: Window = %d, want %d", c.name, got, c.want)
 		}
 	}
@@ -169,7 +169,7 @@ func TestTakeSomeoneTakes(t *testing.T) {
 				}
 				for i := range views {
 					others := append(append([]Path{}, views[:i]...), views[i+1:]...)
-					took = took || Take(views[i], others, Stripe{Window: Window(views), Left: left}) > 0
+					took = took || Take(views[i], others, Stripe{Window: Window(views, left), Left: left}) > 0
 				}
 				if room && !took {
 					t.Fatalf("%d paths %+v, %d bytes left: no path takes a piece", n, views, left)
@@ -372,5 +372,14 @@ func TestTakeRamping(t *testing.T) {
 	g := guess(ramping, 0)
 	if got := Take(g, []Path{fast}, open); got != MinPiece {
 		t.Errorf("ramping path whose rate is a guess: Take = %d, want one probe %d", got, MinPiece)
+	}
+	// The fast path delivers what is left in under RampRounds of the slow
+	// path's round trips (18.75 MB/s × 0.6 s = 11.25 MB): no start-up.
+	ending := Stripe{Window: 32 << 20, Left: 10 << 20}
+	if got, want := Take(ramping, []Path{fast}, ending), Take(slow, []Path{fast}, ending); got != want {
+		t.Errorf("ramping slow path near the end: Take = %d, want %d (as at its estimate)", got, want)
+	}
+	if got, want := Window([]Path{fast, ramping}, 10<<20), Window([]Path{fast, slow}, 10<<20); got != want {
+		t.Errorf("near the end, Window = %d with the slow path ramping, want %d (as at its estimate)", got, want)
 	}
 }
