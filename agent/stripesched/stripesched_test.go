@@ -374,12 +374,12 @@ func TestTakeRamping(t *testing.T) {
 		t.Errorf("ramping path whose rate is a guess: Take = %d, want one probe %d", got, MinPiece)
 	}
 	// The fast path delivers what is left in under RampRounds of the slow
-	// path's round trips (18.75 MB/s × 0.6 s = 11.25 MB): no start-up.
-	ending := Stripe{Window: 32 << 20, Left: 10 << 20}
+	// path's round trips (18.75 MB/s × 0.375 s = 7 MB): no start-up.
+	ending := Stripe{Window: 32 << 20, Left: 6 << 20}
 	if got, want := Take(ramping, []Path{fast}, ending), Take(slow, []Path{fast}, ending); got != want {
 		t.Errorf("ramping slow path near the end: Take = %d, want %d (as at its estimate)", got, want)
 	}
-	if got, want := Window([]Path{fast, ramping}, 10<<20), Window([]Path{fast, slow}, 10<<20); got != want {
+	if got, want := Window([]Path{fast, ramping}, 6<<20), Window([]Path{fast, slow}, 6<<20); got != want {
 		t.Errorf("near the end, Window = %d with the slow path ramping, want %d (as at its estimate)", got, want)
 	}
 }
