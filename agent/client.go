@@ -115,11 +115,12 @@ type ClientConfig struct {
 	// slot may be reclaimed for another tunnel when all of ct-server's
 	// tunnel slots are taken (default DefaultTunnelIdle; see package tunnelgate).
 	TunnelIdle time.Duration
-	// FixedLanes keeps the connections per interface at those Paths has:
-	// by default ct-client adds connections (up to wire.MaxLanes) to an
-	// interface that loses packets at random and retires them when the
-	// loss has gone (lanes.go).
-	FixedLanes bool
+	// AutoLanes lets ct-client add connections (up to wire.MaxLanes) to
+	// an interface that loses packets at random and retire them when the
+	// loss has gone (lanes.go). Off by default: the matrix's lossy row
+	// gained on median with it but fell below the best path alone in two
+	// of two matrix runs (agent/DESIGN.md, "Automatic lanes").
+	AutoLanes bool
 	// Log receives the noteworthy events, with key/value attributes
 	// (default: discarded); its records carry side=ct-client.
 	Log *slog.Logger
@@ -239,7 +240,7 @@ func NewClient(cfg ClientConfig) (*Client, error) {
 	for _, p := range c.paths {
 		c.startPath(p)
 	}
-	if !cfg.FixedLanes {
+	if cfg.AutoLanes {
 		c.wg.Go(c.keepLanes)
 	}
 	c.mu.Unlock()

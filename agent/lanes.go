@@ -138,7 +138,7 @@ type laneKeeper struct {
 	last   map[string]laneVerdict // interface → the verdict on its last window
 }
 
-// keepLanes looks every laneCheck (ClientConfig.FixedLanes turns it off).
+// keepLanes looks every laneCheck (ClientConfig.AutoLanes turns it on).
 func (c *Client) keepLanes() {
 	k := &laneKeeper{c: c, prev: map[*path]laneCounters{}, window: map[string]laneWindow{}, added: map[string][]string{},
 		last: map[string]laneVerdict{}}

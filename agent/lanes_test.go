@@ -58,7 +58,10 @@ func TestLaneTarget(t *testing.T) {
 func TestLossyPathGetsLanes(t *testing.T) {
 	mix := []mixPath{{3e6, 5 * time.Millisecond, 0}, {1.5e6, 10 * time.Millisecond, 0.01}}
 	synctest.Test(t, func(t *testing.T) {
-		m := startMemAgent(t, len(mix), nil, func(c *ClientConfig) { c.ListenPacket = lossyListen(c.ListenPacket, mix) })
+		m := startMemAgent(t, len(mix), nil, func(c *ClientConfig) {
+			c.ListenPacket = lossyListen(c.ListenPacket, mix)
+			c.AutoLanes = true
+		})
 		for i, p := range mix {
 			m.n.SetLink(memPath(i).Addr, p.rate, max(64<<10, int(p.rate*4*p.delay.Seconds())))
 			m.n.SetDelay(memPath(i).Addr, p.delay)
@@ -97,14 +100,13 @@ func TestLossyPathGetsLanes(t *testing.T) {
 	})
 }
 
-// TestFixedLanes: ClientConfig.FixedLanes keeps a lossy path at one
-// connection.
-func TestFixedLanes(t *testing.T) {
+// TestLanesOffByDefault: without ClientConfig.AutoLanes a lossy path
+// keeps one connection.
+func TestLanesOffByDefault(t *testing.T) {
 	mix := []mixPath{{1.5e6, 10 * time.Millisecond, 0.01}}
 	synctest.Test(t, func(t *testing.T) {
 		m := startMemAgent(t, 1, nil, func(c *ClientConfig) {
 			c.ListenPacket = lossyListen(c.ListenPacket, mix)
-			c.FixedLanes = true
 		})
 		m.n.SetLink(memPath(0).Addr, mix[0].rate, 64<<10)
 		m.n.SetDelay(memPath(0).Addr, mix[0].delay)

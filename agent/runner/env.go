@@ -55,8 +55,8 @@ type envConfig struct {
 	StripeMin int64  // 0: agent default; < 0: no striping
 	Lanes     int    // QUIC connections per path (0: 1; agent.Lanes)
 	// AutoLanes lets ct-client add lanes to a lossy path (agent/lanes.go,
-	// its default). Off, each path keeps Lanes connections: the paper's
-	// experiments run its agent, one connection per interface.
+	// ClientConfig.AutoLanes). Off, each path keeps Lanes connections, as
+	// ct-client's default and the paper's agent do.
 	AutoLanes    bool
 	StallTimeout time.Duration // 0: agent default
 	Prefetch     []string      // upstream paths (/bytes/N) ct-server pushes
@@ -182,7 +182,7 @@ func (e *env) clientConfig(cfg envConfig, pair *selfsigned.Pair) (agent.ClientCo
 		TLS: &tls.Config{RootCAs: pair.Pool}, Token: token,
 		Paths: paths, AppRule: agent.AppRule{Kind: "header", Header: AppHeader},
 		StripeMin: cfg.StripeMin, StallTimeout: cfg.StallTimeout,
-		ReconnectMax: time.Second, FixedLanes: !cfg.AutoLanes, Log: cfg.Log,
+		ReconnectMax: time.Second, AutoLanes: cfg.AutoLanes, Log: cfg.Log,
 	}
 	if cfg.Scheduler != "" {
 		if ccfg.Scheduler, err = pathchoice.NewScheduler(cfg.Scheduler, len(paths), cfg.Seed); err != nil {

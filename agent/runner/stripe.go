@@ -25,8 +25,10 @@ type StripeConfig struct {
 	MPTCP    bool
 	MPTCPCC  string // kernel MPTCP's congestion control ("": the host's default)
 	Lanes    int    // ct's QUIC connections per path (0: 1; agent.Lanes)
-	Seed     uint64
-	Log      *slog.Logger
+	// AutoLanes: ct-client adds lanes to a lossy path (ClientConfig.AutoLanes).
+	AutoLanes bool
+	Seed      uint64
+	Log       *slog.Logger
 }
 
 // StripeRow is one mode of the stripe experiment.
@@ -94,8 +96,7 @@ func stripeOnce(ctx context.Context, sc *scenario.Scenario, cfg StripeConfig, pa
 	if paths != nil {
 		mode = "ct on " + paths[0] + " alone"
 	}
-	// ct-client as configured by default: lanes added to a lossy path.
-	e, err := newEnv(ctx, envConfig{Scenario: sc, Paths: paths, Lanes: cfg.Lanes, AutoLanes: true, Seed: cfg.Seed, Log: cfg.Log})
+	e, err := newEnv(ctx, envConfig{Scenario: sc, Paths: paths, Lanes: cfg.Lanes, AutoLanes: cfg.AutoLanes, Seed: cfg.Seed, Log: cfg.Log})
 	if err != nil {
 		return StripeRow{}, fmt.Errorf("%s: %w", mode, err)
 	}
