@@ -604,15 +604,6 @@ func (l *leg) accept(resp *http.Response) error {
 	}
 	if resp.ContentLength > 0 {
 		l.load = resp.ContentLength - l.skip
-		if l.plan != nil && l.plan.run != nil {
-			// The original stops where the stripe's pieces begin: the
-			// path owes no more of it. Counted whole, the object's
-			// remainder filled the path's queue, and the stripe gave
-			// that path no piece until the original stopped (the fast
-			// path of 100 Mbit/s/10 ms + 2 Mbit/s/200 ms idled 20 ms in
-			// its start-up, 0.97 × the path alone on fake time).
-			l.load = min(l.load, f.c.cfg.StripeChunk)
-		}
 		l.p.addLoad(l.load, 0, 0)
 	}
 	return nil

@@ -264,8 +264,7 @@ const (
 // experiment's 100/10 + 2/200, and others not in any experiment). The
 // striped download still goes through the stripe (the original stream,
 // then pieces on the fast path), so what it may cost is the stripe's own
-// overhead: once, the original's path idled in its start-up waiting for
-// the original to stop (1.03 × the time alone on the first row).
+// overhead (uselessPathSpread).
 func TestStripeUselessPathCostsNothing(t *testing.T) {
 	if raceEnabled {
 		t.Skip("a performance shape that the race detector distorts (raceEnabled); .ci/run runs it without -race")
@@ -314,47 +313,10 @@ func medianMixTime(t *testing.T, mix []mixPath, size int64, stripe bool) time.Du
 const uselessPathRuns = 3
 
 // uselessPathSpread is what TestStripeUselessPathCostsNothing allows a
-// striped download over it: 0.997–1.015 × the time alone in 4 runs of
-// each row, and 1.022–1.023 × now and then on the first; the runs vary
-// with the order in which the bubble's goroutines run. The start-up
-// idling that TestStripeOriginalOwesItsPart checks cost 1.028–1.034 ×
-// on the first row.
-const uselessPathSpread = 0.03
-
-// TestStripeOriginalOwesItsPart: while a striped download's original
-// stream delivers its part (the bytes before the first piece), its path
-// is counted as owing that part and the pieces requested on it, not the
-// whole object the original asked for. Counted whole, the path's queue
-// looked full and the stripe gave it no piece until the original stopped:
-// the fast path of TestStripeUselessPathCostsNothing's first row idled
-// 20 ms in its start-up (trace: the original's last byte at 46 ms, the
-// next pieces requested at the workers' next poll, 60 ms, and their first
-// byte at 70 ms).
-func TestStripeOriginalOwesItsPart(t *testing.T) {
-	mix := []mixPath{{12.5e6, 5 * time.Millisecond, 0}, {0.25e6, 100 * time.Millisecond, 0}}
-	const size = 32 << 20
-	var most int64
-	stripeMixRun(t, mix, size, true, func(m *memAgent) {
-		p := m.c.paths[0]
-		for range owedSamples {
-			p.mu.Lock()
-			most = max(most, p.outstanding)
-			p.mu.Unlock()
-			time.Sleep(time.Millisecond)
-		}
-	})
-	t.Logf("the original's path owed at most %d bytes in the first %d ms", most, owedSamples)
-	if most > owedBar {
-		t.Errorf("the original's path owed up to %d bytes in the first %d ms, want ≤ %d", most, owedSamples, owedBar)
-	}
-}
-
-// TestStripeOriginalOwesItsPart samples the first owedSamples ms of the
-// download, where the original delivers its part (46 ms) and the first
-// pieces go out; owedBar is a bound far above the original's part and the
-// fast path's pipeline (the path's bandwidth-delay product and two pieces
-// of 100 ms, under 3 MB) and far below the 32 MB object.
-const (
-	owedSamples = 100
-	owedBar     = 8 << 20
-)
+// striped download over it. On the first row the fast path idles about
+// 20 ms in its start-up while the original stream delivers its part,
+// since its path counts as owing the whole object until the original
+// stops: 1.028–1.034 × the time alone. A fix (counting only the
+// original's part) was built and taken back: on sockets it made the
+// matrix's lossy row slower than its best path alone (2026-11-29).
+const uselessPathSpread = 0.05

@@ -57,7 +57,7 @@ type PathState struct {
 func Start(ctx context.Context, host Host, pins []int, origPath int, from, total int64) *Run {
 	ctx, cancel := context.WithCancel(ctx)
 	s := &Run{host: host, ctx: ctx, cancel: cancel, total: total,
-		next: from, end: total, delivered: from, from: from, cutAt: from, origPath: origPath, began: time.Now(), kick: make(chan struct{}),
+		next: from, delivered: from, from: from, cutAt: from, origPath: origPath, began: time.Now(), kick: make(chan struct{}),
 		staffed: map[int]int{}, queued: map[int]int64{}, est: map[int]*rateEst{}}
 	for _, pin := range pins {
 		s.staffed[pin]++
@@ -105,13 +105,8 @@ type Run struct {
 	began               time.Time // when the original's head arrived
 	prefix              bool      // the remainder was requested on another path
 
-	mu   sync.Mutex
-	next int64 // first byte not yet requested
-	// end is where the pieces requested in order stop; tail holds the
-	// pieces from there to the object's end, taken from its far end
-	// (take), in order, until next reaches end (joinTail).
-	end       int64
-	tail      []*piece
+	mu        sync.Mutex
+	next      int64         // first byte not yet requested
 	delivered int64         // first byte not yet given to the app
 	pieces    []*piece      // requested and not yet given to the app, in order
 	kick      chan struct{} // closed and replaced when a piece lands or is delivered
@@ -291,10 +286,15 @@ func (s *Run) decide(pin int) (p *piece, wait <-chan struct{}, poll time.Duratio
 		// piece, which moves like any request and waits for a path.
 		own = stripesched.Path{Rate: pathchoice.DefaultRate}
 	}
-	st := stripesched.Stripe{Window: stripesched.Window(append([]stripesched.Path{own}, others...), s.end-s.next),
-		Ahead: s.next - s.delivered, Left: s.end - s.next, Lambda: s.lambda}
+	st := stripesched.Stripe{Window: stripesched.Window(append([]stripesched.Path{own}, others...), s.total-s.next),
+		Ahead: s.next - s.delivered, Left: s.total - s.next, Lambda: s.lambda}
 	if size := stripesched.Take(own, others, st); size > 0 {
-		return s.take(pin, size, own, others, now), nil, 0, false
+		ctx, cancel := context.WithCancel(s.ctx)
+		p = &piece{off: s.next, end: s.next + size - 1, path: pin, ctx: ctx, cancel: cancel, done: make(chan struct{}), start: now,
+			slower: !stripesched.Swiftest(own, others), expect: now.Add(seconds(own.Done(size)))}
+		s.next += size
+		s.pieces = append(s.pieces, p)
+		return s.start(pin, p, now, own.RTT), nil, 0, false
 	}
 	if stripesched.WindowBound(own, st) && stripesched.Swiftest(own, others) {
 		s.windowAt = now
@@ -313,53 +313,6 @@ func (s *Run) decide(pin int) (p *piece, wait <-chan struct{}, poll time.Duratio
 		return p, nil, 0, false
 	}
 	return nil, s.kick, worthPoll, false
-}
-
-// take requests size bytes on path pin, as stripesched.Take decided;
-// mu held. A slower path whose rate is still a guess probes
-// (stripesched.Take) with a piece from the object's far end, not the next
-// bytes in order: the app needs those next, and a path too slow to land
-// its probe in time held them until the fast path requested them again
-// (two or three reinjections a download where the slower paths carry
-// nothing). From the far end a probe lands long before the app gets
-// there, and the path, measured, takes pieces in order as any other.
-// The swiftest path's piece takes the rest of the bytes in order when
-// less than MinPiece would be left: such a sliver was the object's last
-// piece, taken only when the path's queue had drained (Take's pipelining
-// rule scales with the piece), and cost a round trip at the end (12.6 ms
-// of 842 on 100/10 + 2/200, fake time).
-func (s *Run) take(pin int, size int64, own stripesched.Path, others []stripesched.Path, now time.Time) *piece {
-	off := s.next
-	swiftest := stripesched.Swiftest(own, others)
-	far := own.Guess && !swiftest && s.end-s.next-size >= stripesched.MinPiece
-	if far {
-		off = s.end - size
-	} else if left := s.end - s.next - size; swiftest && left < stripesched.MinPiece {
-		size += left // no sliver left behind (take's doc)
-	}
-	ctx, cancel := context.WithCancel(s.ctx)
-	p := &piece{off: off, end: off + size - 1, path: pin, ctx: ctx, cancel: cancel, done: make(chan struct{}), start: now,
-		slower: !swiftest, expect: now.Add(seconds(own.Done(size)))}
-	if far {
-		s.end = off
-		s.tail = append([]*piece{p}, s.tail...)
-	} else {
-		s.next += size
-		s.pieces = append(s.pieces, p)
-	}
-	s.joinTail()
-	return s.start(pin, p, now, own.RTT)
-}
-
-// joinTail appends the tail's pieces to those in order once nothing is
-// left between them; mu held.
-func (s *Run) joinTail() {
-	if s.next < s.end || len(s.tail) == 0 {
-		return
-	}
-	s.pieces = append(s.pieces, s.tail...)
-	s.next, s.end, s.tail = s.total, s.total, nil
-	s.wake()
 }
 
 // staleAfter is how long a slower path may go without a piece of the
@@ -382,7 +335,7 @@ const staleAfter = rateSpan
 func (s *Run) probe(pin int, own stripesched.Path, others []stripesched.Path, now time.Time) *piece {
 	e := s.est[pin]
 	if e == nil || e.rate <= 0 || s.queued[pin] > 0 || now.Sub(e.quiet) < staleAfter ||
-		stripesched.Swiftest(own, others) || s.next >= s.end {
+		stripesched.Swiftest(own, others) || s.next >= s.total {
 		return nil // not measured yet (Take's probing of a guess), busy, fresh, never starved, or nothing left to give it
 	}
 	for i := len(s.pieces) - 1; i >= 0; i-- {
@@ -514,7 +467,7 @@ func (s *Run) views(pin int, now time.Time) (own stripesched.Path, others []stri
 		if rate <= 0 {
 			rate = pathchoice.DefaultRate
 		}
-		v := stripesched.Path{RTT: st.RTT, Rate: rate, Queued: max(st.Outstanding-s.origLeft(id), s.queued[id]), Guess: guess, Peak: st.Rate, Ramping: ramping}
+		v := stripesched.Path{RTT: st.RTT, Rate: rate, Queued: max(st.Outstanding, s.queued[id]), Guess: guess, Peak: st.Rate, Ramping: ramping}
 		all[id] = v
 		if id == pin {
 			own, ok = v, true
@@ -523,21 +476,6 @@ func (s *Run) views(pin int, now time.Time) (own stripesched.Path, others []stri
 		}
 	}
 	return own, others, all, ok
-}
-
-// origLeft is what the original stream still delivers when id is its
-// path: those bytes are not the stripe's to plan around. Counted in the
-// path's queue, they kept a path whose rate is still a guess from its
-// probe (stripesched.Take probes one piece at a time) until the original
-// stopped, and the path then idled until the workers' next poll: 100
-// Mbit/s/10 ms + 2 Mbit/s/200 ms on fake time, the fast path's first
-// piece requested at 60 ms, the original's last byte at 46 ms. A path
-// that only the original measures is measured by the original. mu held.
-func (s *Run) origLeft(id int) int64 {
-	if id != s.origPath {
-		return 0
-	}
-	return max(s.cutAt-s.origAt, 0)
 }
 
 // usable is the state of the stripe's paths that may take pieces now:
