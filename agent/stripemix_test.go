@@ -257,7 +257,7 @@ const (
 	staleShareBar  = 0.25
 )
 
-// TestStripeUselessPathCostsNothing: on fake time over memnet, a download
+// TestStripeUselessPathCostsLittle: on fake time over memnet, a download
 // striped over a fast path and paths too slow and far to deliver any of
 // it in time takes no longer than on the fast path alone, within
 // uselessPathSpread, at several rates and round trips (the idle
@@ -265,7 +265,7 @@ const (
 // striped download still goes through the stripe (the original stream,
 // then pieces on the fast path), so what it may cost is the stripe's own
 // overhead (uselessPathSpread).
-func TestStripeUselessPathCostsNothing(t *testing.T) {
+func TestStripeUselessPathCostsLittle(t *testing.T) {
 	if raceEnabled {
 		t.Skip("a performance shape that the race detector distorts (raceEnabled); .ci/run runs it without -race")
 	}
@@ -303,7 +303,7 @@ func medianMixTime(t *testing.T, mix []mixPath, size int64, stripe bool) time.Du
 	return took[len(took)/2]
 }
 
-// uselessPathRuns: each side of TestStripeUselessPathCostsNothing is the
+// uselessPathRuns: each side of TestStripeUselessPathCostsLittle is the
 // median of this many runs. A single run of either side varies with the
 // order in which the bubble's goroutines run: the 100/10 path alone took
 // 835 ms in most runs and 708 ms in about one of eight, and striped
@@ -312,7 +312,7 @@ func medianMixTime(t *testing.T, mix []mixPath, size int64, stripe bool) time.Du
 // path's own luck is not the stripe's cost.
 const uselessPathRuns = 3
 
-// uselessPathSpread is what TestStripeUselessPathCostsNothing allows a
+// uselessPathSpread is what TestStripeUselessPathCostsLittle allows a
 // striped download over it. On the first row the fast path idles about
 // 20 ms in its start-up while the original stream delivers its part,
 // since its path counts as owing the whole object until the original

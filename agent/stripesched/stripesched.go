@@ -425,7 +425,7 @@ const (
 // RampRounds of its round trips: the start-up pays off only once the
 // path has grown into its rate, and a doubled plan near the end only
 // lands pieces late. 100 Mbit/s / 10 ms beside 2 Mbit/s / 200 ms for
-// 8 MB (TestStripeUselessPathCostsNothing) took 1.02–1.06 × the time
+// 8 MB (TestStripeUselessPathCostsLittle) took 1.02–1.06 × the time
 // alone in 3 of 10 runs (medians of 3) with the start-up, 0.997–1.009
 // in 10 of 10 with this rule.
 func planned(own Path, others []Path, left int64) Path {
