@@ -51,8 +51,8 @@ const (
 	// and 3 on two interfaces plus one on a third stay within laneBudget.
 	lossyLanes = 3
 	// laneBudget bounds a client's connections, lanes included: ct-server's
-	// default per-client max_conns (server.DefaultLimits.MaxConns).
-	laneBudget = 2 * wire.MaxLanes
+	// default per-client max_conns.
+	laneBudget = wire.DefaultMaxConns
 )
 
 // laneWindow is one interface's sending since it was last judged, as its

@@ -537,13 +537,17 @@ func (l *leg) receive() (n int64, err error) {
 }
 
 // noteSendStats takes ct-server's sending counters (wire.HdrSendStats)
-// off the response head, for the automatic lanes (lanes.go).
+// off the response head, and keeps them for the automatic lanes
+// (lanes.go) when they are on.
 func (l *leg) noteSendStats(h http.Header) {
 	v := h.Get(wire.HdrSendStats)
 	if v == "" {
 		return
 	}
 	h.Del(wire.HdrSendStats)
+	if !l.f.c.cfg.AutoLanes {
+		return
+	}
 	if st, err := wire.ParseSendStats(v); err == nil {
 		l.p.noteSendStats(l.conn, st)
 	}

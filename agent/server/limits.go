@@ -68,7 +68,7 @@ var DefaultLimits = Limits{
 	// most 256 sockets per profile); what bounds tunnels is the memory
 	// budget (336 idle ones by default, fewer as their replay buffers fill).
 	MaxTunnels:     512,
-	MaxConns:       2 * wire.MaxLanes,
+	MaxConns:       wire.DefaultMaxConns,
 	MaxPrefetch:    8,
 	MaxBufferBytes: 96 << 20,
 }

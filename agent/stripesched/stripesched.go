@@ -41,7 +41,7 @@ type Path struct {
 	// Peak is a higher estimate of the rate the path may deliver (0 or
 	// below Rate: none), for the rules that must not underrate a path:
 	// the bytes the other paths deliver while a slower piece is out
-	// (Take's rules 3 and 4, Hidden) and the window that must hold them.
+	// (Take's rules 3 and 4, hidden) and the window that must hold them.
 	// A stripe's own measurement counts its start-up: on a loaded machine
 	// a 150 Mbit/s path's first pieces took 100 ms to begin and 400 ms to
 	// reach its rate, so it read 1.2, then 8.7 MB/s for a true 18; the
@@ -211,7 +211,7 @@ func NextLambda(lambda float64, blocked bool) float64 {
 //     pipeline sized exactly to the estimate never lets the estimate
 //     grow (measured: a 150 Mbit/s path held near 40 % of its rate).
 //  2. Window: no piece beyond the reorder window, except one that lands
-//     before the other paths deliver what they owe (Hidden): such a
+//     before the other paths deliver what they owe (hidden): such a
 //     piece never holds the app up, so rules 3 and 4 hold for it too.
 //  3. Blocking (BLEST): unless own would deliver the piece no later
 //     than any other path, the piece is cut so that it lands before the
@@ -277,9 +277,11 @@ func Take(own Path, others []Path, s Stripe) int64 {
 	return size
 }
 
-// Hidden is the largest piece, up to size, that path own lands before
+// hidden is the largest piece, up to size, that path own lands before
 // the other paths have delivered what they owe (their queues, at their
-// summed rate times the stripe's λ), or 0 for the swiftest path: such a
+// summed rate times the stripe's λ). Take asks it only for a path that
+// is not the swiftest (which has no other path's queue to hide behind),
+// deciding that before it plans a ramping path's rate. Such a
 // piece lies behind bytes the app waits for anyway, so it never holds the
 // app up, and Take lets it past the reorder window (the exception to its rule 2), within
 // MaxWindow and the tail rule. Without it a slower path sat idle while
@@ -288,15 +290,6 @@ func Take(own Path, others []Path, s Stripe) int64 {
 // window full: on the matrix's 10 : 1 mix (150/20 + 15/50) the slow path
 // idled for half a second of a 1.2 s download and carried 2–3 % of the
 // bytes, not its 9 %.
-func Hidden(own Path, others []Path, s Stripe, size int64) int64 {
-	if len(others) == 0 || Swiftest(own, others) {
-		return 0
-	}
-	return hidden(own, others, s, size)
-}
-
-// hidden is Hidden for a path that has others and is not the swiftest
-// (Take decides that before it plans a ramping path's rate).
 func hidden(own Path, others []Path, s Stripe, size int64) int64 {
 	rate, sum := othersPath(others)
 	drain := float64(sum.Queued) / (rate * max(s.Lambda, 1))

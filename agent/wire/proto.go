@@ -305,6 +305,11 @@ func ErrorResponseH(w io.Writer, code int, h http.Header, reason string) error {
 // extra loss tolerance is small and the unfairness to other flows large.
 const MaxLanes = 4
 
+// DefaultMaxConns is ct-server's default bound on one client's QUIC
+// connections (server.Limits.MaxConns): two interfaces at MaxLanes each.
+// ct-client's automatic lanes stay within it (agent/lanes.go).
+const DefaultMaxConns = 2 * MaxLanes
+
 // DefaultOutageHold is how long ct-client holds a request or tunnel whose
 // paths all failed, waiting for one to come back, before the app gets a
 // reset; ct-server keeps a detached tunnel session as long. A laptop
