@@ -21,8 +21,27 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// LabName is the emu/lab name the MPTCP baseline uses.
+// LabName is the emu/lab name the MPTCP baseline uses; upLab adds a
+// digit when another process holds it.
 const LabName = "ctexp"
+
+// labNames bounds how many baselines may run at once on one host (two
+// people's experiments, or a sweep's workers): each gets its own lab.
+const labNames = 8
+
+// upLab brings up a lab for sc under LabName, or LabName2 … while another
+// live process holds the name, so concurrent experiments each get a lab
+// instead of one losing its MPTCP row.
+func upLab(sc *scenario.Scenario, seed uint64) (*lab.Lab, error) {
+	name := LabName
+	for i := 2; ; i++ {
+		l, err := lab.Up(lab.Config{Name: name, Scenario: sc, Seed: seed})
+		if err == nil || !errors.Is(err, lab.ErrInUse) || i > labNames {
+			return l, err
+		}
+		name = fmt.Sprintf("%s%d", LabName, i)
+	}
+}
 
 // ErrNoMPTCP says the MPTCP baseline cannot run here (no root lab, or a
 // kernel without MPTCP); the error wrapping it says why.
@@ -67,7 +86,7 @@ func mptcpFetch(ctx context.Context, sc *scenario.Scenario, seed uint64, cc stri
 	if err := lab.Available(); err != nil {
 		return mptcpRun{}, fmt.Errorf("%w: %v", ErrNoMPTCP, err)
 	}
-	l, err := lab.Up(lab.Config{Name: LabName, Scenario: sc, Seed: seed})
+	l, err := upLab(sc, seed)
 	if err != nil {
 		return mptcpRun{}, fmt.Errorf("%w: lab: %v", ErrNoMPTCP, err)
 	}
@@ -203,7 +222,7 @@ func startLabHTTPS(ctx context.Context, sc *scenario.Scenario, seed uint64, cc s
 	if err := lab.Available(); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrNoMPTCP, err)
 	}
-	l, err := lab.Up(lab.Config{Name: LabName, Scenario: sc, Seed: seed})
+	l, err := upLab(sc, seed)
 	if err != nil {
 		return nil, fmt.Errorf("%w: lab: %v", ErrNoMPTCP, err)
 	}

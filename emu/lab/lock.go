@@ -27,6 +27,10 @@ type lock struct {
 	path string
 }
 
+// ErrInUse is what errors.Is finds in Up's error when a live process
+// holds the lab name's lock: a caller may pick another name.
+var ErrInUse = errors.New("lab name in use")
+
 // errInUse says that a live process holds the lab's lock.
 type errInUse struct {
 	name string
@@ -36,6 +40,9 @@ type errInUse struct {
 func (e errInUse) Error() string {
 	return fmt.Sprintf("lab %q is up (pid %d); stop it first: hetquic lab down --name %s", e.name, e.pid, e.name)
 }
+
+// Is makes errors.Is(err, ErrInUse) true.
+func (e errInUse) Is(target error) bool { return target == ErrInUse }
 
 // acquireLock takes the lab's lock without waiting.
 func acquireLock(name string) (*lock, error) {
