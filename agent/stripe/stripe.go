@@ -85,6 +85,7 @@ type piece struct {
 	err      error
 	done     chan struct{} // closed once data or err is set
 	landed   bool          // done is closed (guarded by Run.mu)
+	rx       int64         // bytes of its first copy received (guarded by Run.mu)
 }
 
 func (p *piece) size() int64 { return p.end - p.off + 1 }
@@ -304,7 +305,7 @@ func (s *Run) decide(pin int) (p *piece, wait <-chan struct{}, poll time.Duratio
 	}
 	if len(s.pieces) > 0 {
 		h := s.pieces[0]
-		if !h.landed && h.copies == 1 && h.path != pin && stripesched.Reinject(own, h.size(), due(h, all, now)) {
+		if !h.landed && h.copies == 1 && h.path != pin && stripesched.Reinject(own, h.size(), s.due(h, all, now)) {
 			s.host.Reinjected()
 			return s.start(pin, h, now, own.RTT), nil, 0, false
 		}
@@ -379,20 +380,35 @@ func (s *Run) reinjectPrefix(pin int, own stripesched.Path, all map[int]stripesc
 
 // due is when the head piece h should land, in seconds from now, by what
 // is known of its path now (the estimate that placed it may have been
-// wrong): its round trip and its bytes at the path's rate from when it was
-// requested. A piece already later than that is assumed to take as long
-// again as it has taken so far.
-func due(h *piece, all map[int]stripesched.Path, now time.Time) float64 {
+// wrong). While its path delivers, the piece shares the path's connection
+// with the path's other pieces in flight, which QUIC sends round-robin
+// (stripesched.Due); a path that has delivered nothing of the stripe for
+// longer than stripesched.Stalled allows may have stalled, and the piece
+// is assumed to take as long again as it has taken so far; mu held.
+func (s *Run) due(h *piece, all map[int]stripesched.Path, now time.Time) float64 {
 	elapsed := now.Sub(h.start).Seconds()
 	v, ok := all[h.path]
 	if !ok {
 		return elapsed // its path is gone: as late as it gets
 	}
-	left := v.RTT.Seconds() + float64(h.size())/v.Rate - elapsed
-	if left <= 0 {
+	heard := h.start
+	if e := s.est[h.path]; e != nil && e.heard.After(heard) {
+		heard = e.heard
+	}
+	if stripesched.Stalled(v, now.Sub(heard)) {
 		return elapsed
 	}
-	return left
+	var first float64 // until its first byte, if none came yet
+	if h.rx == 0 {
+		first = max(v.RTT.Seconds()-elapsed, 0)
+	}
+	var rems []int64
+	for _, q := range s.pieces {
+		if q.path == h.path && !q.landed && q.running > 0 {
+			rems = append(rems, q.size()-q.rx)
+		}
+	}
+	return first + stripesched.Due(v, h.size()-h.rx, rems)
 }
 
 // seconds is s seconds as a Duration.
@@ -420,6 +436,9 @@ func (s *Run) fetch(pin int, p *piece) {
 		s.mu.Lock()
 		k := min(int64(n), p.size()-got)
 		got += k
+		if pin == p.path { // its first copy: a second is always on another path
+			p.rx += k
+		}
 		s.queued[pin] -= k
 		s.rate(pin).got(k, time.Now(), s.queued[pin])
 		s.mu.Unlock()
@@ -528,6 +547,7 @@ type rateEst struct {
 	rtt   time.Duration // the path's smoothed round trip at its last request
 	rate  float64       // bytes/s; 0 until measured
 	quiet time.Time     // when the path last had nothing of the stripe in flight
+	heard time.Time     // when bytes of the stripe last arrived on the path
 	// ramp is the path's start-up (stripesched.Ramp), advanced once per
 	// round trip in which bytes arrived; round is when the last began.
 	// asked counts the bytes ever requested on the path, and marks what
@@ -563,6 +583,7 @@ func (e *rateEst) idle(now time.Time) { e.from, e.bytes, e.peak = now, 0, 0 }
 // away asked for two 32 KiB pieces at a time measured 0.2–0.6 MB/s of its
 // 1.9, and the policy, trusting that, kept asking for two.
 func (e *rateEst) got(n int64, now time.Time, queued int64) {
+	e.heard = now
 	if e.from.IsZero() {
 		return
 	}

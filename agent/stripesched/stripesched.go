@@ -26,6 +26,8 @@
 package stripesched
 
 import (
+	"cmp"
+	"math"
 	"slices"
 	"time"
 )
@@ -220,6 +222,10 @@ func NextLambda(lambda float64, blocked bool) float64 {
 //  4. Tail (ECF): unless own is that fastest path, it takes the piece
 //     only if it lands no later than the others would deliver all that
 //     is left without it.
+//  5. End (Balance): no path takes more than its share of what is left
+//     when every path is to finish at once, nor anything when the others
+//     would deliver all that is left before its own queue drains; a
+//     share under MinPiece is rounded up to it.
 //
 // A path whose rate is a guess probes, when it has company: one MinPiece
 // at a time until its rate is measured. A guess from the first congestion
@@ -249,6 +255,11 @@ func Take(own Path, others []Path, s Stripe) int64 {
 		}
 		size = least
 	}
+	if share := Balance(own, others, s.Left); share <= 0 {
+		return 0
+	} else {
+		size = min(size, max(share, least))
+	}
 	if !swiftest {
 		if h := hidden(own, others, s, size); h >= least {
 			return h
@@ -275,6 +286,39 @@ func Take(own Path, others []Path, s Stripe) int64 {
 		return 0
 	}
 	return size
+}
+
+// Balance is own's share of the left bytes not yet requested when every
+// path is to deliver its last byte at the same time T (water-filling):
+// each path p starts on new bytes once its queue has drained (Done(0))
+// and delivers at its rate until T, and the paths' bytes until T add up
+// to left. Paths with a guessed rate are left out (they take one
+// MinPiece probe at a time). A share of 0 or below: the others deliver
+// all that is left before own's queue drains. Far from the end every
+// share is larger than a piece; near it, pieces of the size of the rates
+// left the end to whichever path asked last: on two equal paths one of
+// them idled for the last 92 ms of a 1.7 s download, its twin taking the
+// last piece behind a queue of 1.2 MB (fake time, 50/20 + 50/20
+// Mbit/s/ms, 20 MB).
+func Balance(own Path, others []Path, left int64) int64 {
+	type flow struct{ start, rate float64 }
+	flows := []flow{{own.Done(0), own.Rate}}
+	for _, o := range others {
+		if o.Rate > 0 && !o.Guess {
+			flows = append(flows, flow{o.Done(0), o.Rate})
+		}
+	}
+	slices.SortFunc(flows, func(a, b flow) int { return cmp.Compare(a.start, b.start) })
+	var rate, bytes, end float64 // rate and start-weighted rate of the paths so far; their common end
+	for i, f := range flows {
+		rate += f.rate
+		bytes += f.rate * f.start
+		end = (float64(left) + bytes) / rate
+		if i+1 == len(flows) || end <= flows[i+1].start {
+			break
+		}
+	}
+	return int64(math.Ceil(own.Rate * (end - own.Done(0))))
 }
 
 // hidden is the largest piece, up to size, that path own lands before
@@ -363,6 +407,39 @@ const ReinjectMargin = 20 * time.Millisecond
 // when own would land it ReinjectMargin sooner.
 func Reinject(own Path, size int64, due float64) bool {
 	return own.Rate > 0 && own.Done(size)+ReinjectMargin.Seconds() < due
+}
+
+// Due is when a piece with rem bytes still to come on path p lands, in
+// seconds from now, while p delivers at its rate: rems are the bytes still
+// to come of each piece in flight on p, the piece itself included. The
+// pieces of one path are streams of one QUIC connection, which sends them
+// round-robin, a packet each in turn, so a piece's last byte comes once
+// every piece ahead of it has delivered as much (or all it has left):
+// Σ min(rems[i], rem) bytes at p's rate. Counting its own bytes alone at
+// the path's rate, from its request on, a head piece requested behind
+// others looked due long before it was, and its second copy on the other
+// path of two equal ones was requested and lost every time (fake time,
+// 50/20 + 50/20 Mbit/s/ms, 20 MB: 13 copies, 1.4 MB or 7 % of the bytes,
+// none of them first).
+func Due(p Path, rem int64, rems []int64) float64 {
+	var ahead int64
+	for _, r := range rems {
+		ahead += min(r, rem)
+	}
+	return float64(max(ahead, rem)) / p.Rate
+}
+
+// StallRounds is how many of a path's round trips it may deliver nothing
+// of a stripe that has bytes on it before Stalled says so: a round trip
+// for a request to come back and another for a loss's retransmission.
+const StallRounds = 2
+
+// Stalled: path p, with bytes of the stripe in flight, has delivered none
+// for quiet seconds: longer than StallRounds round trips and
+// ReinjectMargin. Its pieces then come when it recovers, if it does, and
+// Due no longer says when.
+func Stalled(p Path, quiet time.Duration) bool {
+	return quiet > StallRounds*p.RTT+ReinjectMargin
 }
 
 // Start-up. A slower path's first piece is a MinPiece probe, and a

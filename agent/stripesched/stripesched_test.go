@@ -1,6 +1,7 @@
 package stripesched
 
 import (
+	"math"
 	"testing"
 	"time"
 )
@@ -140,6 +141,87 @@ func TestReinject(t *testing.T) {
 		if got := Reinject(c.own, c.size, c.due); got != c.want {
 			t.Errorf("%s: Reinject = %v, want %v", c.name, got, c.want)
 		}
+	}
+}
+
+// TestDue: a piece on a path that delivers lands once every piece in
+// flight there has sent as much as it has left (or all of theirs): QUIC
+// sends a connection's streams round-robin.
+func TestDue(t *testing.T) {
+	p := path(8, 20) // 1 MB/s
+	for _, c := range []struct {
+		name string
+		rem  int64
+		rems []int64
+		want float64
+	}{
+		{"alone on its path: its bytes at the rate", 100e3, []int64{100e3}, 0.1},
+		{"two larger beside it: each sends as much first", 100e3, []int64{100e3, 300e3, 500e3}, 0.3},
+		{"a smaller one beside it: all of that", 300e3, []int64{300e3, 50e3}, 0.35},
+		{"not among rems (a second copy): its bytes at the rate", 200e3, nil, 0.2},
+	} {
+		if got := Due(p, c.rem, c.rems); math.Abs(got-c.want) > 1e-9 {
+			t.Errorf("%s: Due = %g, want %g", c.name, got, c.want)
+		}
+	}
+}
+
+// TestStalled: a path stalls after StallRounds round trips and
+// ReinjectMargin without a byte of the stripe.
+func TestStalled(t *testing.T) {
+	p := path(8, 20)
+	for _, c := range []struct {
+		quiet time.Duration
+		want  bool
+	}{{ms(0), false}, {ms(60), false}, {ms(61), true}, {time.Second, true}} {
+		if got := Stalled(p, c.quiet); got != c.want {
+			t.Errorf("quiet %v: Stalled = %v, want %v", c.quiet, got, c.want)
+		}
+	}
+}
+
+// TestBalance: own's share of what is left when all paths finish at
+// once, their queues drained first.
+func TestBalance(t *testing.T) {
+	one, two := path(8, 0), path(16, 0) // 1 and 2 MB/s, no round trip: a path starts once its queue drains
+	queued := func(p Path, n int64) Path { p.Queued = n; return p }
+	for _, c := range []struct {
+		name   string
+		own    Path
+		others []Path
+		left   int64
+		want   int64
+	}{
+		{"two equal paths, queues empty: half each", one, []Path{one}, 1e6, 500e3},
+		{"2 : 1, queues empty: a third to the slower", one, []Path{two}, 1.5e6, 500e3},
+		{"2 : 1: two thirds to the faster", two, []Path{one}, 1.5e6, 1e6},
+		{"own 0.2 s of queue behind the other's: 0.1 s less", queued(one, 200e3), []Path{queued(one, 0)}, 1e6, 400e3},
+		{"own's queue drains after the other delivers all: nothing", queued(one, 2e6), []Path{one}, 1e6, -1e6},
+		{"a third path whose queue drains after the end does not count", one, []Path{one, queued(one, 5e6)}, 1e6, 500e3},
+		{"a guessed path does not count", one, []Path{guess(two, 0)}, 1e6, 1e6},
+		{"far from the end: more than a piece", two, []Path{one}, 100e6, 66666667},
+		{"the round trip counts like a queue", path(8, 100), []Path{one}, 1e6, 450e3},
+	} {
+		if got := Balance(c.own, c.others, c.left); got < c.want || got > c.want+1 { // +1: rounded up
+			t.Errorf("%s: Balance = %d, want %d", c.name, got, c.want)
+		}
+	}
+}
+
+// TestTakeEnd: near the end a path takes no more than its Balance share
+// (at least MinPiece), and nothing when the others deliver all that is
+// left before its queue drains, the swiftest path too.
+func TestTakeEnd(t *testing.T) {
+	a, b := path(50, 20), path(50, 20) // 6.25 MB/s, BDP 125 kB, piece 625 kB
+	a.Queued, b.Queued = 600e3, 1.2e6
+	if got := Take(a, []Path{b}, Stripe{Window: 8 << 20, Left: 500e3}); got != 500e3 {
+		t.Errorf("the shorter queue takes %d of 500 kB left, want all (it drains 0.1 s before the other)", got)
+	}
+	if got := Take(b, []Path{a}, Stripe{Window: 8 << 20, Left: 300e3}); got != 0 {
+		t.Errorf("the longer queue takes %d with 300 kB left, want 0 (the other drains first)", got)
+	}
+	if got := Take(b, []Path{a}, Stripe{Window: 8 << 20, Left: 625e3}); got != MinPiece {
+		t.Errorf("a share under MinPiece: takes %d, want MinPiece", got)
 	}
 }
 
