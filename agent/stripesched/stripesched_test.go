@@ -133,8 +133,9 @@ func TestReinject(t *testing.T) {
 		due  float64
 		want bool
 	}{
-		// fast lands 187.5 kB in 20 + 10 ms.
+		// fast lands 187.5 kB in 20 + 10 ms: 1.5 × 30 + 20 = 65 ms.
 		{"the slow path's piece is due in 100 ms: again on the fast one", fast, 187500, 0.1, true},
+		{"due in 60 ms: the copy might not land first (ReinjectLead)", fast, 187500, 0.06, false},
 		{"due in 40 ms: not worth 20 ms of margin", fast, 187500, 0.04, false},
 		{"no rate: never", Path{RTT: ms(1)}, 1, 10, false},
 	} {
