@@ -6,7 +6,8 @@
 // that holds the app up should be requested again on a faster path.
 //
 // The aim is a download that is never slower striped than on its best
-// path alone. Three rules get there, each after a multipath transport:
+// path alone, and that reaches the paths' summed rate. Four rules get
+// there, each after a multipath transport:
 //
 //   - Pieces and the window follow each path's bandwidth-delay product
 //     (PieceSize, Window), not a fixed count: a fast path has enough in
@@ -18,9 +19,13 @@
 //     finishes no later than the others would finish all that is left
 //     without it (ECF: Lim et al., CoNEXT 2017). A path that would only
 //     add blocking gets nothing.
+//   - Near the end each path takes its share of what is left such that
+//     all finish together (Balance).
 //   - A piece that holds the window is requested again on a path that
-//     would deliver it sooner (MPTCP's opportunistic retransmission,
-//     Raiciu et al., NSDI 2012); the first copy to arrive is used.
+//     would deliver it clearly sooner (MPTCP's opportunistic
+//     retransmission, Raiciu et al., NSDI 2012), its first path's pieces
+//     sharing that path round-robin (Due); the first copy to arrive is
+//     used.
 //
 // Nothing here reads a clock: times are seconds from the caller's now.
 package stripesched
@@ -255,11 +260,11 @@ func Take(own Path, others []Path, s Stripe) int64 {
 		}
 		size = least
 	}
-	if share := Balance(own, others, s.Left); share <= 0 {
+	share := Balance(own, others, s.Left)
+	if share <= 0 {
 		return 0
-	} else {
-		size = min(size, max(share, least))
 	}
+	size = min(size, max(share, least))
 	if !swiftest {
 		if h := hidden(own, others, s, size); h >= least {
 			return h
