@@ -142,6 +142,16 @@ func (s *Run) Original(n int64) int64 {
 // offset reached and why it stopped short, if it did.
 func (s *Run) Deliver(w http.ResponseWriter, written int64) (int64, error) {
 	rc := http.NewResponseController(w)
+	// The original stream has stopped, and its path no longer owes the
+	// rest of the object it was counted for (its whole Content-Length,
+	// PathState.Outstanding): its workers, which that queue kept waiting,
+	// look again now, not at their next poll (worthPoll). The fast path
+	// of 100 Mbit/s/10 ms + 2 Mbit/s/200 ms idled up to that poll after
+	// the original's last byte: 8 MB took 862 ms on fake time against
+	// 843 ms so (835 alone).
+	s.mu.Lock()
+	s.wake()
+	s.mu.Unlock()
 	for written < s.total {
 		p, err := s.head()
 		if err != nil {

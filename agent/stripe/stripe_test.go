@@ -237,3 +237,56 @@ func TestRateEst(t *testing.T) {
 		t.Fatalf("rate %g, want 1e6", e.rate)
 	}
 }
+
+// owedHost is fakeHost whose paths still owe owed bytes of the original
+// response (PathState.Outstanding), and which records when the first
+// piece was requested.
+type owedHost struct {
+	*fakeHost
+	owed  int64     // guarded by fakeHost.mu
+	first time.Time // guarded by fakeHost.mu
+}
+
+func (h *owedHost) Path(id int) (PathState, bool) {
+	st, ok := h.fakeHost.Path(id)
+	h.mu.Lock()
+	st.Outstanding = h.owed
+	h.mu.Unlock()
+	return st, ok
+}
+
+func (h *owedHost) Fetch(ctx context.Context, pin int, off, end int64, received func(int)) ([]byte, error) {
+	h.mu.Lock()
+	if h.first.IsZero() {
+		h.first = time.Now()
+	}
+	h.mu.Unlock()
+	return h.fakeHost.Fetch(ctx, pin, off, end, received)
+}
+
+// TestStripeAsksOnceOriginalStops: a path whose queue is the original
+// response's remainder gets no piece while the original runs; once the
+// original has stopped (its path owes nothing) and Deliver begins, the
+// path's workers ask at once, not at their next poll (worthPoll).
+func TestStripeAsksOnceOriginalStops(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const size, from = 4 << 20, 256 << 10
+		h := &owedHost{fakeHost: &fakeHost{n: 1, object: object(size), fail: -1, fetched: map[int]int64{}}, owed: size}
+		s := Start(context.Background(), h, []int{0, 0}, 0, from, size)
+		time.Sleep(worthPoll + worthPoll/4) // the original runs; the workers poll in between
+		h.mu.Lock()
+		h.owed = 0
+		h.mu.Unlock()
+		s.Original(from)
+		stopped := time.Now()
+		w := httptest.NewRecorder()
+		n, err := s.Deliver(w, from)
+		s.Abandon()
+		if err != nil || n != size || !bytes.Equal(w.Body.Bytes(), h.object[from:]) {
+			t.Fatalf("delivered to %d of %d: %v", n, size, err)
+		}
+		if h.first.Before(stopped) || h.first.After(stopped) {
+			t.Fatalf("first piece asked %v after the original stopped, want at once", h.first.Sub(stopped))
+		}
+	})
+}
