@@ -57,10 +57,13 @@ type PathState struct {
 func Start(ctx context.Context, host Host, pins []int, origPath int, from, total int64) *Run {
 	ctx, cancel := context.WithCancel(ctx)
 	s := &Run{host: host, ctx: ctx, cancel: cancel, total: total,
-		next: from, delivered: from, from: from, cutAt: from, origPath: origPath, began: time.Now(), kick: make(chan struct{}),
+		next: from, end: total, delivered: from, from: from, cutAt: from, origPath: origPath, began: time.Now(), kick: make(chan struct{}),
 		staffed: map[int]int{}, queued: map[int]int64{}, est: map[int]*rateEst{}}
 	for _, pin := range pins {
 		s.staffed[pin]++
+	}
+	if from > 0 {
+		s.rate(origPath).idle(s.began) // the original keeps its path busy (credit)
 	}
 	for _, pin := range pins {
 		s.wg.Go(func() { s.work(pin) })
@@ -98,15 +101,23 @@ type Run struct {
 	total  int64
 	// The original response's stream delivers the bytes before the
 	// first piece (from) itself, on path origPath; origAt is how far it
-	// got and cutAt where it is to stop: from, or sooner once a faster
-	// path fetches its remainder (prefix).
+	// got and cutAt where it is to stop: from, further as its own path
+	// extends it (take), or sooner once a faster path fetches its
+	// remainder (prefix).
 	from, origAt, cutAt int64
 	origPath            int
 	began               time.Time // when the original's head arrived
 	prefix              bool      // the remainder was requested on another path
 
-	mu        sync.Mutex
-	next      int64         // first byte not yet requested
+	mu          sync.Mutex
+	origStopped bool  // the original reached cutAt
+	origGot     int64 // the original's bytes counted toward its path (credit)
+	next        int64 // first byte not yet requested
+	// end is where the pieces requested in order stop; tail holds the
+	// pieces from there to the object's end, taken from its far end
+	// (take), in order, until next reaches end (joinTail).
+	end       int64
+	tail      []*piece
 	delivered int64         // first byte not yet given to the app
 	pieces    []*piece      // requested and not yet given to the app, in order
 	kick      chan struct{} // closed and replaced when a piece lands or is delivered
@@ -130,11 +141,18 @@ func (s *Run) Abandon() {
 }
 
 // Original is the original stream's progress: it has given the app n
-// bytes; it returns where it is to stop.
-func (s *Run) Original(n int64) int64 {
+// bytes and holds k more; it returns where it is to stop. Once n+k
+// reaches that the original counts as stopped and is never extended
+// again: a cut moved after the copy loop stopped would leave a hole.
+func (s *Run) Original(n, k int64) int64 {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.credit(min(n+k, s.cutAt))
+	s.delivered = max(s.delivered, n)
 	s.origAt = n
+	if n+k >= s.cutAt {
+		s.origStopped = true
+	}
 	return s.cutAt
 }
 
@@ -296,15 +314,13 @@ func (s *Run) decide(pin int) (p *piece, wait <-chan struct{}, poll time.Duratio
 		// piece, which moves like any request and waits for a path.
 		own = stripesched.Path{Rate: pathchoice.DefaultRate}
 	}
-	st := stripesched.Stripe{Window: stripesched.Window(append([]stripesched.Path{own}, others...), s.total-s.next),
-		Ahead: s.next - s.delivered, Left: s.total - s.next, Lambda: s.lambda}
+	st := stripesched.Stripe{Window: stripesched.Window(append([]stripesched.Path{own}, others...), s.end-s.next),
+		Ahead: s.next - s.delivered, Left: s.end - s.next, Lambda: s.lambda}
 	if size := stripesched.Take(own, others, st); size > 0 {
-		ctx, cancel := context.WithCancel(s.ctx)
-		p = &piece{off: s.next, end: s.next + size - 1, path: pin, ctx: ctx, cancel: cancel, done: make(chan struct{}), start: now,
-			slower: !stripesched.Swiftest(own, others), expect: now.Add(seconds(own.Done(size)))}
-		s.next += size
-		s.pieces = append(s.pieces, p)
-		return s.start(pin, p, now, own.RTT), nil, 0, false
+		if p := s.take(pin, size, own, others, now); p != nil {
+			return p, nil, 0, false
+		}
+		return nil, closedChan, 0, false
 	}
 	if stripesched.WindowBound(own, st) && stripesched.Swiftest(own, others) {
 		s.windowAt = now
@@ -323,6 +339,66 @@ func (s *Run) decide(pin int) (p *piece, wait <-chan struct{}, poll time.Duratio
 		return p, nil, 0, false
 	}
 	return nil, s.kick, worthPoll, false
+}
+
+// take requests size bytes on path pin, as stripesched.Take decided, or
+// returns nil where the original stream takes them; mu held.
+//
+// The original's path, while it is the swiftest and nothing else was
+// requested in order after the original, extends the original instead
+// (cutAt): the original stream runs on as that path's share, with no
+// request of its own. Cut at the stripe's first byte, it had the server
+// send a round trip of bytes past the cut until STOP_SENDING landed
+// (175–250 kB of 8 MB on the idle experiment's 100 Mbit/s path, traced
+// by idle31) and its path idled a round trip for its next piece: 8 MB
+// beside a useless 2 Mbit/s/200 ms path took 1.03 × the time alone on
+// fake time, 0.99–1.00 × so.
+//
+// A slower path takes its piece from the object's far end (tail) while
+// its rate is a guess or the original runs on, not the next bytes in
+// order: those would cut the original, and the app needs them next, where
+// a probe too slow to land in time held them until the fast path asked
+// again (two or three reinjections a download). From the far end a piece
+// lands long before the app gets there; the tail is bounded by MaxWindow,
+// the memory the reorder window may hold.
+func (s *Run) take(pin int, size int64, own stripesched.Path, others []stripesched.Path, now time.Time) *piece {
+	off := s.next
+	swiftest := stripesched.Swiftest(own, others)
+	if pin == s.origPath && swiftest && s.extending() {
+		s.next += size
+		s.cutAt = s.next
+		s.ask(pin, size, now, own.RTT)
+		s.joinTail()
+		return nil
+	}
+	far := !swiftest && (own.Guess || s.extending()) && s.end-s.next-size >= stripesched.MinPiece &&
+		s.total-s.end+size <= stripesched.MaxWindow
+	if far {
+		off = s.end - size
+	}
+	ctx, cancel := context.WithCancel(s.ctx)
+	p := &piece{off: off, end: off + size - 1, path: pin, ctx: ctx, cancel: cancel, done: make(chan struct{}), start: now,
+		slower: !swiftest, expect: now.Add(seconds(own.Done(size)))}
+	if far {
+		s.end = off
+		s.tail = append([]*piece{p}, s.tail...)
+	} else {
+		s.next += size
+		s.pieces = append(s.pieces, p)
+	}
+	s.joinTail()
+	return s.start(pin, p, now, own.RTT)
+}
+
+// joinTail appends the tail's pieces to those in order once nothing is
+// left between them; mu held.
+func (s *Run) joinTail() {
+	if s.next < s.end || len(s.tail) == 0 {
+		return
+	}
+	s.pieces = append(s.pieces, s.tail...)
+	s.next, s.end, s.tail = s.total, s.total, nil
+	s.wake()
 }
 
 // staleAfter is how long a slower path may go without a piece of the
@@ -345,7 +421,7 @@ const staleAfter = rateSpan
 func (s *Run) probe(pin int, own stripesched.Path, others []stripesched.Path, now time.Time) *piece {
 	e := s.est[pin]
 	if e == nil || e.rate <= 0 || s.queued[pin] > 0 || now.Sub(e.quiet) < staleAfter ||
-		stripesched.Swiftest(own, others) || s.next >= s.total {
+		stripesched.Swiftest(own, others) || s.next >= s.end {
 		return nil // not measured yet (Take's probing of a guess), busy, fresh, never starved, or nothing left to give it
 	}
 	for i := len(s.pieces) - 1; i >= 0; i-- {
@@ -363,7 +439,7 @@ func (s *Run) probe(pin int, own stripesched.Path, others []stripesched.Path, no
 // original gets meanwhile at its path's rate; mu held.
 func (s *Run) reinjectPrefix(pin int, own stripesched.Path, all map[int]stripesched.Path, now time.Time) *piece {
 	orig, ok := all[s.origPath]
-	left := s.from - s.origAt
+	left := s.cutAt - s.origAt
 	if s.prefix || pin == s.origPath || !ok || left < stripesched.MinPiece {
 		return nil
 	}
@@ -376,13 +452,17 @@ func (s *Run) reinjectPrefix(pin int, own stripesched.Path, all map[int]stripesc
 		return nil
 	}
 	off := s.origAt + int64(orig.Rate*own.Done(left))
-	if off >= s.from-stripesched.MinPiece/2 {
+	if off >= s.cutAt-stripesched.MinPiece/2 {
 		return nil
 	}
+	end := s.cutAt
 	s.prefix, s.cutAt = true, off
+	if s.queued[s.origPath] > 0 {
+		s.queued[s.origPath] = max(0, off-max(s.from, s.origGot))
+	}
 	s.host.Reinjected()
 	ctx, cancel := context.WithCancel(s.ctx)
-	p := &piece{off: off, end: s.from - 1, path: pin, ctx: ctx, cancel: cancel, done: make(chan struct{}), start: now}
+	p := &piece{off: off, end: end - 1, path: pin, ctx: ctx, cancel: cancel, done: make(chan struct{}), start: now}
 	s.pieces = append([]*piece{p}, s.pieces...)
 	return s.start(pin, p, now, own.RTT)
 }
@@ -414,14 +494,63 @@ func (s *Run) start(pin int, p *piece, now time.Time, rtt time.Duration) *piece 
 	p.copies++
 	p.running++
 	s.running++
+	s.ask(pin, p.size(), now, rtt)
+	return p
+}
+
+// ask counts size bytes requested on path pin; mu held.
+func (s *Run) ask(pin int, size int64, now time.Time, rtt time.Duration) {
 	e := s.rate(pin)
 	if s.queued[pin] == 0 {
 		e.idle(now)
 	}
-	s.queued[pin] += p.size()
-	e.peak, e.rtt, e.asked = max(e.peak, s.queued[pin]), rtt, e.asked+p.size()
-	return p
+	s.queued[pin] += size
+	e.peak, e.rtt, e.asked = max(e.peak, s.queued[pin]), rtt, e.asked+size
 }
+
+// originalRuns: the original stream still delivers (it has not reached
+// cutAt); a stripe that starts at 0 has none; mu held.
+func (s *Run) originalRuns() bool { return s.from > 0 && !s.origStopped }
+
+// extending: the original stream still runs and ends where the next
+// bytes in order begin, so its path may extend it; mu held.
+func (s *Run) extending() bool {
+	return s.originalRuns() && !s.prefix && s.next == s.cutAt
+}
+
+// credit counts the original's bytes up to got: those past from (its
+// extension) come off its path's queue, and all count toward the path's
+// rate while the stripe keeps it busy (the extension's bytes arrive
+// behind the original's first part: counted alone they read the path
+// far below its rate); mu held.
+func (s *Run) credit(got int64) {
+	d := got - s.origGot
+	ext := min(got-max(s.origGot, s.from), s.queued[s.origPath])
+	s.origGot = max(s.origGot, got)
+	if d <= 0 {
+		return
+	}
+	now := time.Now()
+	e := s.rate(s.origPath)
+	s.queued[s.origPath] -= max(ext, 0)
+	e.got(d, now, s.queued[s.origPath])
+	if ext > 0 && s.queued[s.origPath] <= 0 {
+		e.landed(now)
+	}
+	s.wake() // its path may extend the original before it reaches the cut
+}
+
+// owed is path id's queue for the policy: the client's count of what it
+// owes, but for the original's path while the original runs, whose
+// count is the whole object; mu held.
+func (s *Run) owed(id int, outstanding int64) int64 {
+	if id == s.origPath && s.originalRuns() {
+		return max(outstanding-(s.total-s.origGot), s.queued[id]) + max(s.from-s.origGot, 0)
+	}
+	return max(outstanding, s.queued[id])
+}
+
+var closedChan = func() chan struct{} { c := make(chan struct{}); close(c); return c }()
 
 // fetch requests p on path pin and records what came back.
 func (s *Run) fetch(pin int, p *piece) {
@@ -477,7 +606,7 @@ func (s *Run) views(pin int, now time.Time) (own stripesched.Path, others []stri
 		if rate <= 0 {
 			rate = pathchoice.DefaultRate
 		}
-		v := stripesched.Path{RTT: st.RTT, Rate: rate, Queued: max(st.Outstanding, s.queued[id]), Guess: guess, Peak: st.Rate, Ramping: ramping}
+		v := stripesched.Path{RTT: st.RTT, Rate: rate, Queued: s.owed(id, st.Outstanding), Guess: guess, Peak: st.Rate, Ramping: ramping}
 		all[id] = v
 		if id == pin {
 			own, ok = v, true
