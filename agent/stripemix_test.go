@@ -262,9 +262,9 @@ const (
 // it in time takes no longer than on the fast path alone, within
 // uselessPathSpread, at several rates and round trips (the idle
 // experiment's 100/10 + 2/200, and others not in any experiment). The
-// striped download still goes through the stripe (the original stream,
-// then pieces on the fast path), so what it may cost is the stripe's own
-// overhead (uselessPathSpread).
+// striped download still goes through the stripe (the original stream
+// running on as the fast path's share, the slow paths' probes), so what
+// it may cost is the stripe's own overhead (uselessPathSpread).
 func TestStripeUselessPathCostsLittle(t *testing.T) {
 	if raceEnabled {
 		t.Skip("a performance shape that the race detector distorts (raceEnabled); .ci/run runs it without -race")
@@ -313,23 +313,18 @@ func medianMixTime(t *testing.T, mix []mixPath, size int64, stripe bool) time.Du
 const uselessPathRuns = 3
 
 // uselessPathSpread is what TestStripeUselessPathCostsLittle allows a
-// striped download over it: 1.000–1.016 × the time alone in 4 runs of
-// each row (2026-11-29). Before the original's path asked again as soon
-// as the original stopped (Run.Deliver), the first row took 1.028–1.034 ×
-// and the last 1.029: the fast path idled until its workers' next poll.
-const uselessPathSpread = 0.025
+// striped download over it: 0.985–1.005 × the time alone in 5 runs of
+// each row (2026-11-29), the original stream running on as the fast
+// path's share (stripe's Run.take). Cut at 256 KiB, with the fast path's
+// next piece requested at its workers' next poll, the first row took
+// 1.028–1.034 × and the last 1.029; requested at once, 1.009 and 1.006.
+const uselessPathSpread = 0.01
 
-// TestStripeLossyMixNotBelowAlone: the matrix's lossy row (80/20 +
-// 40/30 ms, 1 % loss toward ct-client on the slower path, 20 MB) on fake
-// time: striped takes no longer than the best path alone (medians of
-// uselessPathRuns, as TestStripeUselessPathCostsLittle). A floor, not a
-// fine check: the row is bimodal (1.91–1.96 s when the lossy path's λ
-// comes back down after its first losses, 2.03–2.07 s when it stays at
-// 4–6 and the path carries 2 MB, not 3), so the counting of only the
-// original's part as its path's queue, which took the row from about one
-// run in four in the slow mode to three in four (medians 1.94 → 2.05 s),
-// stays under the 2.13 s alone; on sockets it fell below alone.
-func TestStripeLossyMixNotBelowAlone(t *testing.T) {
+// TestStripeLossyMixGains: the matrix's lossy row (80/20 + 40/30 ms,
+// 1 % loss toward ct-client on the slower path, 20 MB) on fake time:
+// striped takes at most lossyMixBar of the time on the best path alone
+// (medians of uselessPathRuns, as TestStripeUselessPathCostsLittle).
+func TestStripeLossyMixGains(t *testing.T) {
 	if raceEnabled {
 		t.Skip("a performance shape that the race detector distorts (raceEnabled); .ci/run runs it without -race")
 	}
@@ -338,7 +333,16 @@ func TestStripeLossyMixNotBelowAlone(t *testing.T) {
 	alone := medianMixTime(t, mix[:1], size, false)
 	striped := medianMixTime(t, mix, size, true)
 	t.Logf("medians of %d: alone %v, striped %v (%.3f × the time alone)", uselessPathRuns, alone, striped, striped.Seconds()/alone.Seconds())
-	if striped > alone {
-		t.Errorf("striped %v > alone %v", striped, alone)
+	if striped.Seconds() > alone.Seconds()*lossyMixBar {
+		t.Errorf("striped %v > %.2f × alone %v", striped, lossyMixBar, alone)
 	}
 }
+
+// lossyMixBar: striped over the lossy row takes 0.85–0.86 × the time
+// alone with the original running on as the fast path's share and the
+// lossy path's pieces from the far end, where no late piece holds the
+// app (5 runs, 2026-11-29). Before, its late pieces held the window and
+// raised λ (stripesched.NextLambda), and the row was bimodal: 0.90–0.93 ×
+// when λ came back down, 0.95–0.97 × when it stayed at 4–6 (three runs in
+// four with idle31's count of only the original's part, reverted).
+const lossyMixBar = 0.9
