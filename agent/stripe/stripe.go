@@ -112,6 +112,7 @@ type Run struct {
 	mu          sync.Mutex
 	origStopped bool  // the original reached cutAt
 	origGot     int64 // the original's bytes counted toward its path (credit)
+	extMark     int64 // credit wakes the workers once the extension owed is down to this
 	next        int64 // first byte not yet requested
 	// end is where the pieces requested in order stop; tail holds the
 	// pieces from there to the object's end, taken from its far end
@@ -368,6 +369,7 @@ func (s *Run) take(pin int, size int64, own stripesched.Path, others []stripesch
 		s.next += size
 		s.cutAt = s.next
 		s.ask(pin, size, now, own.RTT)
+		s.extMark = s.queued[pin] / 2
 		s.joinTail()
 		return nil
 	}
@@ -537,7 +539,13 @@ func (s *Run) credit(got int64) {
 	if ext > 0 && s.queued[s.origPath] <= 0 {
 		e.landed(now)
 	}
-	s.wake() // its path may extend the original before it reaches the cut
+	if ext > 0 && s.queued[s.origPath] <= s.extMark {
+		// Half the extension is in: its path may extend the original
+		// again well before it reaches the cut. Not on every chunk: each
+		// wake has every worker decide again, hundreds of times a second.
+		s.extMark = -1
+		s.wake()
+	}
 }
 
 // owed is path id's queue for the policy: the client's count of what it
