@@ -654,7 +654,7 @@ func (l *leg) copy(resp *http.Response) (n int64, err error) {
 			striped := false
 			if l.plan != nil && l.plan.run != nil {
 				// The stripe fetches from cut on: stop there.
-				cut := l.plan.run.original(n)
+				cut := l.plan.run.original(n, int64(len(chunk)))
 				striped = n+int64(len(chunk)) >= cut
 				if striped {
 					chunk = chunk[:max(0, cut-n)]

@@ -134,7 +134,7 @@ func (c *Client) startStripe(w http.ResponseWriter, r *http.Request, hdr http.He
 }
 
 // original is the original stream's progress (stripe.Run.Original).
-func (s *stripeRun) original(n int64) int64 { return s.Original(n) }
+func (s *stripeRun) original(n, k int64) int64 { return s.Original(n, k) }
 
 // abandon stops the stripe (stripe.Run.Abandon).
 func (s *stripeRun) abandon() { s.Abandon() }

@@ -57,10 +57,13 @@ type PathState struct {
 func Start(ctx context.Context, host Host, pins []int, origPath int, from, total int64) *Run {
 	ctx, cancel := context.WithCancel(ctx)
 	s := &Run{host: host, ctx: ctx, cancel: cancel, total: total,
-		next: from, delivered: from, from: from, cutAt: from, origPath: origPath, began: time.Now(), kick: make(chan struct{}),
+		next: from, end: total, delivered: from, from: from, cutAt: from, origPath: origPath, began: time.Now(), kick: make(chan struct{}),
 		staffed: map[int]int{}, queued: map[int]int64{}, est: map[int]*rateEst{}}
 	for _, pin := range pins {
 		s.staffed[pin]++
+	}
+	if from > 0 {
+		s.rate(origPath).idle(s.began) // the original keeps its path busy (credit)
 	}
 	for _, pin := range pins {
 		s.wg.Go(func() { s.work(pin) })
@@ -99,15 +102,24 @@ type Run struct {
 	total  int64
 	// The original response's stream delivers the bytes before the
 	// first piece (from) itself, on path origPath; origAt is how far it
-	// got and cutAt where it is to stop: from, or sooner once a faster
-	// path fetches its remainder (prefix).
+	// got and cutAt where it is to stop: from, further as its own path
+	// extends it (take), or sooner once a faster path fetches its
+	// remainder (prefix).
 	from, origAt, cutAt int64
 	origPath            int
 	began               time.Time // when the original's head arrived
 	prefix              bool      // the remainder was requested on another path
 
-	mu        sync.Mutex
-	next      int64         // first byte not yet requested
+	mu          sync.Mutex
+	origStopped bool  // the original reached cutAt
+	origGot     int64 // the original's bytes counted toward its path (credit)
+	extMark     int64 // credit wakes the workers once the extension owed is down to this
+	next        int64 // first byte not yet requested
+	// end is where the pieces requested in order stop; tail holds the
+	// pieces from there to the object's end, taken from its far end
+	// (take), in order, until next reaches end (joinTail).
+	end       int64
+	tail      []*piece
 	delivered int64         // first byte not yet given to the app
 	pieces    []*piece      // requested and not yet given to the app, in order
 	kick      chan struct{} // closed and replaced when a piece lands or is delivered
@@ -131,11 +143,18 @@ func (s *Run) Abandon() {
 }
 
 // Original is the original stream's progress: it has given the app n
-// bytes; it returns where it is to stop.
-func (s *Run) Original(n int64) int64 {
+// bytes and holds k more; it returns where it is to stop. Once n+k
+// reaches that the original counts as stopped and is never extended
+// again: a cut moved after the copy loop stopped would leave a hole.
+func (s *Run) Original(n, k int64) int64 {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.credit(min(n+k, s.cutAt))
+	s.delivered = max(s.delivered, n)
 	s.origAt = n
+	if n+k >= s.cutAt {
+		s.origStopped = true
+	}
 	return s.cutAt
 }
 
@@ -143,6 +162,16 @@ func (s *Run) Original(n int64) int64 {
 // offset reached and why it stopped short, if it did.
 func (s *Run) Deliver(w http.ResponseWriter, written int64) (int64, error) {
 	rc := http.NewResponseController(w)
+	// The original stream has stopped, and its path no longer owes the
+	// rest of the object it was counted for (its whole Content-Length,
+	// PathState.Outstanding): its workers, which that queue kept waiting,
+	// look again now, not at their next poll (worthPoll). The fast path
+	// of 100 Mbit/s/10 ms + 2 Mbit/s/200 ms idled up to that poll after
+	// the original's last byte: 8 MB took 862 ms on fake time against
+	// 843 ms so (835 alone).
+	s.mu.Lock()
+	s.wake()
+	s.mu.Unlock()
 	for written < s.total {
 		p, err := s.head()
 		if err != nil {
@@ -287,15 +316,13 @@ func (s *Run) decide(pin int) (p *piece, wait <-chan struct{}, poll time.Duratio
 		// piece, which moves like any request and waits for a path.
 		own = stripesched.Path{Rate: pathchoice.DefaultRate}
 	}
-	st := stripesched.Stripe{Window: stripesched.Window(append([]stripesched.Path{own}, others...), s.total-s.next),
-		Ahead: s.next - s.delivered, Left: s.total - s.next, Lambda: s.lambda}
+	st := stripesched.Stripe{Window: stripesched.Window(append([]stripesched.Path{own}, others...), s.end-s.next),
+		Ahead: s.next - s.delivered, Left: s.end - s.next, Lambda: s.lambda}
 	if size := stripesched.Take(own, others, st); size > 0 {
-		ctx, cancel := context.WithCancel(s.ctx)
-		p = &piece{off: s.next, end: s.next + size - 1, path: pin, ctx: ctx, cancel: cancel, done: make(chan struct{}), start: now,
-			slower: !stripesched.Swiftest(own, others), expect: now.Add(seconds(own.Done(size)))}
-		s.next += size
-		s.pieces = append(s.pieces, p)
-		return s.start(pin, p, now, own.RTT), nil, 0, false
+		if p := s.take(pin, size, own, others, now); p != nil {
+			return p, nil, 0, false
+		}
+		return nil, closedChan, 0, false
 	}
 	if stripesched.WindowBound(own, st) && stripesched.Swiftest(own, others) {
 		s.windowAt = now
@@ -314,6 +341,67 @@ func (s *Run) decide(pin int) (p *piece, wait <-chan struct{}, poll time.Duratio
 		return p, nil, 0, false
 	}
 	return nil, s.kick, worthPoll, false
+}
+
+// take requests size bytes on path pin, as stripesched.Take decided, or
+// returns nil where the original stream takes them; mu held.
+//
+// The original's path, while it is the swiftest and nothing else was
+// requested in order after the original, extends the original instead
+// (cutAt): the original stream runs on as that path's share, with no
+// request of its own. Cut at the stripe's first byte, it had the server
+// send a round trip of bytes past the cut until STOP_SENDING landed
+// (175–250 kB of 8 MB on the idle experiment's 100 Mbit/s path, traced
+// by idle31) and its path idled a round trip for its next piece: 8 MB
+// beside a useless 2 Mbit/s/200 ms path took 1.03 × the time alone on
+// fake time, 0.99–1.00 × so.
+//
+// A slower path takes its piece from the object's far end (tail) while
+// its rate is a guess or the original runs on, not the next bytes in
+// order: those would cut the original, and the app needs them next, where
+// a probe too slow to land in time held them until the fast path asked
+// again (two or three reinjections a download). From the far end a piece
+// lands long before the app gets there; the tail is bounded by MaxWindow,
+// the memory the reorder window may hold.
+func (s *Run) take(pin int, size int64, own stripesched.Path, others []stripesched.Path, now time.Time) *piece {
+	off := s.next
+	swiftest := stripesched.Swiftest(own, others)
+	if pin == s.origPath && swiftest && s.extending() {
+		s.next += size
+		s.cutAt = s.next
+		s.ask(pin, size, now, own.RTT)
+		s.extMark = s.queued[pin] / 2
+		s.joinTail()
+		return nil
+	}
+	far := !swiftest && (own.Guess || s.extending()) && s.end-s.next-size >= stripesched.MinPiece &&
+		s.total-s.end+size <= stripesched.MaxWindow
+	if far {
+		off = s.end - size
+	}
+	ctx, cancel := context.WithCancel(s.ctx)
+	p := &piece{off: off, end: off + size - 1, path: pin, ctx: ctx, cancel: cancel, done: make(chan struct{}), start: now,
+		slower: !swiftest, expect: now.Add(seconds(own.Done(size)))}
+	if far {
+		s.end = off
+		s.tail = append([]*piece{p}, s.tail...)
+	} else {
+		s.next += size
+		s.pieces = append(s.pieces, p)
+	}
+	s.joinTail()
+	return s.start(pin, p, now, own.RTT)
+}
+
+// joinTail appends the tail's pieces to those in order once nothing is
+// left between them; mu held.
+func (s *Run) joinTail() {
+	if s.next < s.end || len(s.tail) == 0 {
+		return
+	}
+	s.pieces = append(s.pieces, s.tail...)
+	s.next, s.end, s.tail = s.total, s.total, nil
+	s.wake()
 }
 
 // staleAfter is how long a slower path may go without a piece of the
@@ -336,7 +424,7 @@ const staleAfter = rateSpan
 func (s *Run) probe(pin int, own stripesched.Path, others []stripesched.Path, now time.Time) *piece {
 	e := s.est[pin]
 	if e == nil || e.rate <= 0 || s.queued[pin] > 0 || now.Sub(e.quiet) < staleAfter ||
-		stripesched.Swiftest(own, others) || s.next >= s.total {
+		stripesched.Swiftest(own, others) || s.next >= s.end {
 		return nil // not measured yet (Take's probing of a guess), busy, fresh, never starved, or nothing left to give it
 	}
 	for i := len(s.pieces) - 1; i >= 0; i-- {
@@ -354,7 +442,7 @@ func (s *Run) probe(pin int, own stripesched.Path, others []stripesched.Path, no
 // original gets meanwhile at its path's rate; mu held.
 func (s *Run) reinjectPrefix(pin int, own stripesched.Path, all map[int]stripesched.Path, now time.Time) *piece {
 	orig, ok := all[s.origPath]
-	left := s.from - s.origAt
+	left := s.cutAt - s.origAt
 	if s.prefix || pin == s.origPath || !ok || left < stripesched.MinPiece {
 		return nil
 	}
@@ -367,13 +455,17 @@ func (s *Run) reinjectPrefix(pin int, own stripesched.Path, all map[int]stripesc
 		return nil
 	}
 	off := s.origAt + int64(orig.Rate*own.Done(left))
-	if off >= s.from-stripesched.MinPiece/2 {
+	if off >= s.cutAt-stripesched.MinPiece/2 {
 		return nil
 	}
+	end := s.cutAt
 	s.prefix, s.cutAt = true, off
+	if s.queued[s.origPath] > 0 {
+		s.queued[s.origPath] = max(0, off-max(s.from, s.origGot))
+	}
 	s.host.Reinjected()
 	ctx, cancel := context.WithCancel(s.ctx)
-	p := &piece{off: off, end: s.from - 1, path: pin, ctx: ctx, cancel: cancel, done: make(chan struct{}), start: now}
+	p := &piece{off: off, end: end - 1, path: pin, ctx: ctx, cancel: cancel, done: make(chan struct{}), start: now}
 	s.pieces = append([]*piece{p}, s.pieces...)
 	return s.start(pin, p, now, own.RTT)
 }
@@ -420,14 +512,62 @@ func (s *Run) start(pin int, p *piece, now time.Time, rtt time.Duration) *piece 
 	p.copies++
 	p.running++
 	s.running++
+	s.ask(pin, p.size(), now, rtt)
+	return p
+}
+
+// ask counts size bytes requested on path pin; mu held.
+func (s *Run) ask(pin int, size int64, now time.Time, rtt time.Duration) {
 	e := s.rate(pin)
 	if s.queued[pin] == 0 {
 		e.idle(now)
 	}
-	s.queued[pin] += p.size()
-	e.peak, e.rtt, e.asked = max(e.peak, s.queued[pin]), rtt, e.asked+p.size()
-	return p
+	s.queued[pin] += size
+	e.peak, e.rtt, e.asked = max(e.peak, s.queued[pin]), rtt, e.asked+size
 }
+
+// originalRuns: the original stream still delivers (it has not reached
+// cutAt); a stripe that starts at 0 has none; mu held.
+func (s *Run) originalRuns() bool { return s.from > 0 && !s.origStopped }
+
+// extending: the original stream still runs and ends where the next
+// bytes in order begin, so its path may extend it; mu held.
+func (s *Run) extending() bool {
+	return s.originalRuns() && !s.prefix && s.next == s.cutAt
+}
+
+// credit counts the original's bytes up to got: those past from (its
+// extension) come off its path's queue, and all count toward the path's
+// rate while the stripe keeps it busy (the extension's bytes arrive
+// behind the original's first part: counted alone they read the path
+// far below its rate); mu held.
+func (s *Run) credit(got int64) {
+	d := got - s.origGot
+	ext := min(got-max(s.origGot, s.from), s.queued[s.origPath])
+	s.origGot = max(s.origGot, got)
+	if d <= 0 {
+		return
+	}
+	now := time.Now()
+	e := s.rate(s.origPath)
+	s.queued[s.origPath] -= max(ext, 0)
+	e.got(d, now, s.queued[s.origPath])
+	if ext > 0 && s.queued[s.origPath] <= 0 {
+		e.landed(now)
+	}
+	if ext > 0 && s.queued[s.origPath] <= s.extMark {
+		// Half the extension is in: its path may extend the original
+		// again well before it reaches the cut, and is asked again at
+		// each halving after. Not on every chunk: each wake has every
+		// worker decide again, hundreds of times a second.
+		s.extMark = s.queued[s.origPath] / 2
+		s.wake()
+	}
+}
+
+// closedChan is a wait that ends at once: a worker that extended the
+// original decides again.
+var closedChan = func() chan struct{} { c := make(chan struct{}); close(c); return c }()
 
 // fetch requests p on path pin and records what came back.
 func (s *Run) fetch(pin int, p *piece) {
@@ -474,6 +614,7 @@ func (s *Run) fetch(pin int, p *piece) {
 // beside it keep current while the stripe's own still counts its start.
 func (s *Run) views(pin int, now time.Time) (own stripesched.Path, others []stripesched.Path, all map[int]stripesched.Path, ok bool) {
 	all = map[int]stripesched.Path{}
+	var origOwes int64
 	for id, st := range s.usable(now) {
 		rate, ramping := st.Rate, false
 		if e := s.est[id]; e != nil && e.rate > 0 {
@@ -486,8 +627,13 @@ func (s *Run) views(pin int, now time.Time) (own stripesched.Path, others []stri
 		if rate <= 0 {
 			rate = pathchoice.DefaultRate
 		}
-		v := stripesched.Path{RTT: st.RTT, Rate: rate, Queued: max(st.Outstanding, s.queued[id]), Guess: guess, Peak: st.Rate, Ramping: ramping}
-		all[id] = v
+		all[id] = stripesched.Path{RTT: st.RTT, Rate: rate, Queued: max(st.Outstanding, s.queued[id]), Guess: guess, Peak: st.Rate, Ramping: ramping}
+		if id == s.origPath {
+			origOwes = st.Outstanding
+		}
+	}
+	s.origQueue(all, origOwes)
+	for id, v := range all {
 		if id == pin {
 			own, ok = v, true
 		} else {
@@ -495,6 +641,29 @@ func (s *Run) views(pin int, now time.Time) (own stripesched.Path, others []stri
 		}
 	}
 	return own, others, all, ok
+}
+
+// origQueue sets the queue of the original's path in all while the
+// original runs and that path has the highest rate, so that it extends
+// the original (take): the original's part still owed and the extension,
+// not the whole object the client counts for it (outstanding). A slower
+// path keeps the client's count and takes no piece until the original
+// stops: pieces beside the original on its own path slow the bytes the
+// app needs first (on sockets the lossy row's original, on its 40 Mbit/s
+// lossy path beside a piece from the far end and one in order, took
+// 729 ms for its 256 KiB, 0.86 × the best path alone); mu held.
+func (s *Run) origQueue(all map[int]stripesched.Path, outstanding int64) {
+	v, ok := all[s.origPath]
+	if !ok || !s.originalRuns() {
+		return
+	}
+	for id, o := range all {
+		if id != s.origPath && o.Rate > v.Rate {
+			return
+		}
+	}
+	v.Queued = max(outstanding-(s.total-s.origGot), s.queued[s.origPath]) + max(s.from-s.origGot, 0)
+	all[s.origPath] = v
 }
 
 // usable is the state of the stripe's paths that may take pieces now:

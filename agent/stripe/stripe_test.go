@@ -59,21 +59,22 @@ func object(n int) []byte {
 
 // TestStripeDelivers: with the original stream having given the app the
 // first bytes, the pieces fetched over two paths reach the app in order and
-// intact, and both paths carried some.
+// intact, and both paths carried some (the original's path, in pieces or
+// in the original run on past from).
 func TestStripeDelivers(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		const size, from = 4 << 20, 256 << 10
 		h := &fakeHost{n: 2, object: object(size), fail: -1, fetched: map[int]int64{}}
 		s := Start(context.Background(), h, []int{0, 0, 1, 1}, 0, from, size)
-		s.Original(from) // the original stream got to from
+		cut := playOriginal(s, 10e6)
 		w := httptest.NewRecorder()
-		n, err := s.Deliver(w, from)
+		n, err := s.Deliver(w, cut)
 		s.Abandon()
-		if err != nil || n != size || !bytes.Equal(w.Body.Bytes(), h.object[from:]) {
-			t.Fatalf("delivered to %d of %d: %v (intact %v)", n, size, err, bytes.Equal(w.Body.Bytes(), h.object[from:]))
+		if err != nil || n != size || !bytes.Equal(w.Body.Bytes(), h.object[cut:]) {
+			t.Fatalf("delivered to %d of %d: %v (intact %v)", n, size, err, bytes.Equal(w.Body.Bytes(), h.object[cut:]))
 		}
-		if h.fetched[0] == 0 || h.fetched[1] == 0 {
-			t.Fatalf("bytes per path %v: both paths should carry pieces", h.fetched)
+		if h.fetched[0] == 0 && cut <= from || h.fetched[1] == 0 {
+			t.Fatalf("bytes per path %v, the original stopped at %d: both paths should carry some", h.fetched, cut)
 		}
 	})
 }
@@ -82,11 +83,10 @@ func TestStripeDelivers(t *testing.T) {
 // with its error, short of the end (the client then cuts the app).
 func TestStripeFailsWhole(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		const size, from = 4 << 20, 256 << 10
+		const size = 4 << 20
 		h := &fakeHost{n: 1, object: object(size), fail: 0, fetched: map[int]int64{}}
-		s := Start(context.Background(), h, []int{0}, 0, from, size)
-		s.Original(from)
-		n, err := s.Deliver(httptest.NewRecorder(), from)
+		s := Start(context.Background(), h, []int{0}, 0, 0, size)
+		n, err := s.Deliver(httptest.NewRecorder(), 0)
 		s.Abandon()
 		if err == nil || n >= size {
 			t.Fatalf("delivered to %d of %d with no error", n, size)
@@ -236,4 +236,131 @@ func TestRateEst(t *testing.T) {
 	if e.rate != 1e6 {
 		t.Fatalf("rate %g, want 1e6", e.rate)
 	}
+}
+
+// owedHost is fakeHost whose paths still owe owed bytes of the original
+// response (PathState.Outstanding), and which records when the first
+// piece was requested.
+type owedHost struct {
+	*fakeHost
+	owed  int64     // guarded by fakeHost.mu
+	first time.Time // guarded by fakeHost.mu
+}
+
+func (h *owedHost) Path(id int) (PathState, bool) {
+	st, ok := h.fakeHost.Path(id)
+	h.mu.Lock()
+	st.Outstanding = h.owed
+	h.mu.Unlock()
+	return st, ok
+}
+
+func (h *owedHost) Fetch(ctx context.Context, pin int, off, end int64, received func(int)) ([]byte, error) {
+	h.mu.Lock()
+	if h.first.IsZero() {
+		h.first = time.Now()
+	}
+	h.mu.Unlock()
+	return h.fakeHost.Fetch(ctx, pin, off, end, received)
+}
+
+// TestStripeAsksOnceOriginalStops: a path whose queue is the original
+// response's remainder (here a stripe from 0, whose path owes the whole
+// object by the client's count) gets no piece; once the original has
+// stopped (its path owes nothing) and Deliver begins, the path's workers
+// ask at once, not at their next poll (worthPoll).
+func TestStripeAsksOnceOriginalStops(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const size = 4 << 20
+		h := &owedHost{fakeHost: &fakeHost{n: 1, object: object(size), fail: -1, fetched: map[int]int64{}}, owed: size}
+		s := Start(context.Background(), h, []int{0, 0}, 0, 0, size)
+		time.Sleep(worthPoll + worthPoll/4) // the path owes the rest; the workers poll in between
+		h.mu.Lock()
+		h.owed = 0
+		h.mu.Unlock()
+		stopped := time.Now()
+		w := httptest.NewRecorder()
+		n, err := s.Deliver(w, 0)
+		s.Abandon()
+		if err != nil || n != size || !bytes.Equal(w.Body.Bytes(), h.object) {
+			t.Fatalf("delivered to %d of %d: %v", n, size, err)
+		}
+		if h.first.Before(stopped) || h.first.After(stopped) {
+			t.Fatalf("first piece asked %v after the original stopped, want at once", h.first.Sub(stopped))
+		}
+	})
+}
+
+// playOriginal plays the original stream at rate bytes/s on fake time:
+// it reports its progress chunk by chunk, as ct-client's copy loop does,
+// until it reaches the stripe's cut, which it returns.
+func playOriginal(s *Run, rate float64) int64 {
+	const chunk = 32 << 10
+	var n int64
+	for {
+		cut := s.Original(n, chunk)
+		if n+chunk >= cut {
+			return cut
+		}
+		n += chunk
+		time.Sleep(seconds(chunk / rate))
+	}
+}
+
+// guessHost is fakeHost whose path 1 is slow and far with no measured
+// rate (its first congestion window over its round trip: a guess), and
+// which records the first offset requested on each path.
+type guessHost struct {
+	*fakeHost
+	first map[int]int64 // first offset requested per path
+}
+
+func (h *guessHost) Path(id int) (PathState, bool) {
+	if id == 1 {
+		return PathState{RTT: 100 * time.Millisecond, Cwnd: 12000}, true
+	}
+	return PathState{RTT: 10 * time.Millisecond, Rate: 10e6}, true
+}
+
+func (h *guessHost) Fetch(ctx context.Context, pin int, off, end int64, received func(int)) ([]byte, error) {
+	h.mu.Lock()
+	if _, ok := h.first[pin]; !ok {
+		h.first[pin] = off
+	}
+	h.mu.Unlock()
+	if pin == 1 {
+		time.Sleep(200 * time.Millisecond) // slow: its pieces land late
+	}
+	return h.fakeHost.Fetch(ctx, pin, off, end, received)
+}
+
+// TestStripeOriginalRunsOn: beside a slower path, the original stream
+// runs on as the fast path's share (past half the object; its path's
+// pieces are the second copies of late ones at the end), and the
+// slower path, its rate first a guess, takes its pieces from the object's
+// far end, not the next bytes the app needs; the object arrives whole
+// and in order.
+func TestStripeOriginalRunsOn(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		// 1.6 s of the fast path: the slower path's probe (0.37 s at its
+		// guess) lands before the fast path would deliver the rest, so the
+		// ECF rule never refuses it (stripesched.Take's rule 4).
+		const size, from = 16 << 20, 256 << 10
+		h := &guessHost{fakeHost: &fakeHost{n: 2, object: object(size), fail: -1, fetched: map[int]int64{}}, first: map[int]int64{}}
+		s := Start(context.Background(), h, []int{0, 0, 1, 1}, 0, from, size)
+		cut := playOriginal(s, 10e6)
+		w := httptest.NewRecorder()
+		n, err := s.Deliver(w, cut)
+		s.Abandon()
+		if err != nil || n != size || !bytes.Equal(w.Body.Bytes(), h.object[cut:]) {
+			t.Fatalf("delivered to %d of %d: %v (intact %v)", n, size, err, bytes.Equal(w.Body.Bytes(), h.object[cut:]))
+		}
+		off, ok := h.first[1]
+		if !ok || off < size/2 {
+			t.Fatalf("the guessed path's first piece at %d (requested %v), want one from the far end of %d bytes", off, ok, size)
+		}
+		if cut < size/2 {
+			t.Fatalf("the original stopped at %d of %d (pieces: %d bytes on its path, %d on the other), want it to run on", cut, size, h.fetched[0], h.fetched[1])
+		}
+	})
 }
