@@ -6,15 +6,17 @@ import (
 	"errors"
 	"net/http/httptest"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
 )
 
-// fakeHost is a client of n paths of equal state whose pieces are the
-// bytes of object; fail makes every fetch on that path fail.
+// fakeHost is a client of n paths of equal state, two workers each,
+// whose pieces are the bytes of object; fail makes every fetch on that
+// path fail.
 type fakeHost struct {
-	n      int
+	n      atomic.Int32
 	object []byte
 	fail   int // a path whose fetches fail (-1: none)
 
@@ -23,7 +25,18 @@ type fakeHost struct {
 	reinj   int
 }
 
-func (h *fakeHost) Paths() int { return h.n }
+func (h *fakeHost) Paths() int { return int(h.n.Load()) }
+
+func (h *fakeHost) Pins(from, to int) []int { return twoEach(from, to) }
+
+// twoEach is two workers for each of paths from..to-1.
+func twoEach(from, to int) []int {
+	var pins []int
+	for id := from; id < to; id++ {
+		pins = append(pins, id, id)
+	}
+	return pins
+}
 
 func (h *fakeHost) Path(int) (PathState, bool) {
 	return PathState{RTT: 10 * time.Millisecond, Rate: 10e6}, true
@@ -40,6 +53,12 @@ func (h *fakeHost) Fetch(ctx context.Context, pin int, off, end int64, received 
 	h.fetched[pin] += int64(len(b))
 	h.mu.Unlock()
 	return b, ctx.Err()
+}
+
+func newFakeHost(n int, object []byte, fail int) *fakeHost {
+	h := &fakeHost{object: object, fail: fail, fetched: map[int]int64{}}
+	h.n.Store(int32(n))
+	return h
 }
 
 func (h *fakeHost) Reinjected() { h.mu.Lock(); h.reinj++; h.mu.Unlock() }
@@ -63,8 +82,8 @@ func object(n int) []byte {
 func TestStripeDelivers(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		const size, from = 4 << 20, 256 << 10
-		h := &fakeHost{n: 2, object: object(size), fail: -1, fetched: map[int]int64{}}
-		s := Start(context.Background(), h, []int{0, 0, 1, 1}, 0, from, size)
+		h := newFakeHost(2, object(size), -1)
+		s := Start(context.Background(), h, 0, from, size)
 		s.Original(from) // the original stream got to from
 		w := httptest.NewRecorder()
 		n, err := s.Deliver(w, from)
@@ -78,13 +97,39 @@ func TestStripeDelivers(t *testing.T) {
 	})
 }
 
+// TestStripeJoinsNewPath: a path the client adds while a stripe runs (an
+// automatic lane, a reload) takes pieces of that stripe, and the object
+// still reaches the app intact.
+func TestStripeJoinsNewPath(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const size, from = 16 << 20, 256 << 10
+		h := newFakeHost(1, object(size), -1)
+		s := Start(context.Background(), h, 0, from, size)
+		s.Original(from)
+		go func() {
+			time.Sleep(15 * time.Millisecond) // a piece and a half in
+			h.n.Store(2)
+		}()
+		w := httptest.NewRecorder()
+		n, err := s.Deliver(w, from)
+		s.Abandon()
+		if err != nil || n != size || !bytes.Equal(w.Body.Bytes(), h.object[from:]) {
+			t.Fatalf("delivered to %d of %d: %v (intact %v)", n, size, err, bytes.Equal(w.Body.Bytes(), h.object[from:]))
+		}
+		if h.fetched[1] == 0 {
+			t.Fatalf("bytes per path %v: the path added mid-stripe carried none", h.fetched)
+		}
+		t.Logf("bytes per path %v", h.fetched)
+	})
+}
+
 // TestStripeFailsWhole: a piece whose every copy failed ends the delivery
 // with its error, short of the end (the client then cuts the app).
 func TestStripeFailsWhole(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		const size, from = 4 << 20, 256 << 10
-		h := &fakeHost{n: 1, object: object(size), fail: 0, fetched: map[int]int64{}}
-		s := Start(context.Background(), h, []int{0}, 0, from, size)
+		h := newFakeHost(1, object(size), 0)
+		s := Start(context.Background(), h, 0, from, size)
 		s.Original(from)
 		n, err := s.Deliver(httptest.NewRecorder(), from)
 		s.Abandon()
@@ -115,6 +160,8 @@ type pacedHost struct {
 }
 
 func (h *pacedHost) Paths() int { return len(h.rate) }
+
+func (h *pacedHost) Pins(from, to int) []int { return twoEach(from, to) }
 
 func (h *pacedHost) Path(id int) (PathState, bool) {
 	return PathState{RTT: h.rtt, Rate: h.rate[id]}, true
@@ -170,7 +217,7 @@ func stripeLate(t *testing.T, late time.Duration) (slowBytes int64, blocked int)
 		const size = 8 << 20
 		h := &pacedHost{object: object(size), rate: []float64{10e6, 1e6}, rtt: 20 * time.Millisecond,
 			late: map[int]time.Duration{1: late}, fetched: map[int]int64{}, asked: map[int]int64{}, links: map[int]chan struct{}{0: make(chan struct{}, 1), 1: make(chan struct{}, 1)}}
-		s := Start(context.Background(), h, []int{0, 0, 1, 1}, 0, 0, size)
+		s := Start(context.Background(), h, 0, 0, size)
 		w := httptest.NewRecorder()
 		n, err := s.Deliver(w, 0)
 		s.Abandon()
