@@ -4,12 +4,15 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"math"
 	"net/http/httptest"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
+
+	"github.com/hetquic/hetquic/agent/stripesched"
 )
 
 // fakeHost is a client of n paths of equal state, two workers each,
@@ -282,5 +285,45 @@ func TestRateEst(t *testing.T) {
 	e.got(200e3, ms(2200), 0)
 	if e.rate != 1e6 {
 		t.Fatalf("rate %g, want 1e6", e.rate)
+	}
+}
+
+// TestShareLinks: the lanes of one link together claim no more than the
+// link delivered to them; a link that delivers more than they claim, a
+// path alone on its link and a link not yet measured keep their rates.
+func TestShareLinks(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		links map[int]string
+		rates map[int]float64
+		link  map[string]float64 // measured delivery per link
+		want  map[int]float64
+	}{
+		{"lanes over their link: scaled", map[int]string{0: "a", 1: "b", 2: "b", 3: "b"},
+			map[int]float64{0: 10e6, 1: 2e6, 2: 2e6, 3: 1e6}, map[string]float64{"a": 10e6, "b": 4e6},
+			map[int]float64{0: 10e6, 1: 1.6e6, 2: 1.6e6, 3: 0.8e6}},
+		{"lanes under their link: kept", map[int]string{0: "b", 1: "b"},
+			map[int]float64{0: 1e6, 1: 1e6}, map[string]float64{"b": 4e6}, map[int]float64{0: 1e6, 1: 1e6}},
+		{"alone on its link: kept", map[int]string{0: "a"},
+			map[int]float64{0: 10e6}, map[string]float64{"a": 5e6}, map[int]float64{0: 10e6}},
+		{"link not measured: kept", map[int]string{0: "b", 1: "b"},
+			map[int]float64{0: 3e6, 1: 3e6}, nil, map[int]float64{0: 3e6, 1: 3e6}},
+		{"no link named: kept", map[int]string{0: "", 1: ""},
+			map[int]float64{0: 3e6, 1: 3e6}, map[string]float64{"": 1e6}, map[int]float64{0: 3e6, 1: 3e6}},
+	} {
+		s := &Run{links: tc.links, link: map[string]*linkMeter{}}
+		for l, r := range tc.link {
+			s.link[l] = &linkMeter{est: rateEst{rate: r}}
+		}
+		all := map[int]stripesched.Path{}
+		for id, r := range tc.rates {
+			all[id] = stripesched.Path{Rate: r, Peak: r}
+		}
+		s.shareLinks(all)
+		for id, want := range tc.want {
+			if got := all[id]; math.Abs(got.Rate-want) > 1 || math.Abs(got.Peak-want) > 1 {
+				t.Errorf("%s: path %d rate %.0f peak %.0f, want %.0f", tc.name, id, got.Rate, got.Peak, want)
+			}
+		}
 	}
 }
