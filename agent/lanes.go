@@ -44,12 +44,16 @@ const (
 	// queueEmpty: a smoothed RTT at most this times the minimum means the
 	// path's queue is about empty, so its losses are not the queue's.
 	queueEmpty = 1.25
-	// lossyLanes are the connections a lossy interface gets. Each gets
-	// about the Mathis rate: at 1 % and 30 ms three carried 22–23 % of
-	// the matrix's lossy row (one: 6–7 %, two: 13–14 %, four: 20–24 %;
-	// agent experiment stripe --conns-per-path N, 2026-11-29, load 4–6),
-	// and 3 on two interfaces plus one on a third stay within laneBudget.
-	lossyLanes = 3
+	// lossyLanes are the connections a lossy interface gets: wire.MaxLanes.
+	// Each gets about the Mathis rate, 1.22 × MSS / (RTT × √loss), 4 Mbit/s
+	// at 1 % and 30 ms, so the matrix's 40 Mbit/s lossy path would need
+	// about ten; no estimate of a loss-limited link's capacity says fewer.
+	// On that row (agent experiment stripe --mptcp --auto-lanes, 8 pairs
+	// alternated, 2026-11-29 15:24–15:29 UTC, load 5–12) four lanes gave
+	// the lossy path 17–21 % of the bytes and a median 0.95 × kernel
+	// MPTCP, three 8–17 % and 0.90. Two lossy interfaces and a clean one
+	// ask 9 connections: laneBudget gives the second lossy one 3.
+	lossyLanes = wire.MaxLanes
 	// laneBudget bounds a client's connections, lanes included: ct-server's
 	// default per-client max_conns.
 	laneBudget = wire.DefaultMaxConns

@@ -96,20 +96,24 @@ type stripeHost struct {
 	hdr       http.Header
 	validator string
 	sr        pathchoice.Request
-	paths     []*path // the client's paths when the stripe began (ReloadPaths may add more)
 }
 
-func (h *stripeHost) Paths() int  { return len(h.paths) }
+// Paths and Pins: the client's paths now (ReloadPaths appends, so an ID
+// stays the same path); a stripe joins those added while it runs.
+func (h *stripeHost) Paths() int { return len(h.c.pathList()) }
+func (h *stripeHost) Pins(from, to int) []int {
+	return h.c.stripePins(h.sr, h.c.pathList()[from:to])
+}
 func (h *stripeHost) Reinjected() { h.c.reinjections.Add(1) }
 
 func (h *stripeHost) Blocked() { h.c.stripeBlocks.Add(1) }
 
 // Path reads path id's state under its lock, and its connection's.
 func (h *stripeHost) Path(id int) (stripe.PathState, bool) {
-	p := h.paths[id]
+	p := h.c.pathList()[id]
 	p.mu.Lock()
 	conn := p.conn
-	st := stripe.PathState{Outstanding: p.outstanding, Rate: p.rate, HeldUntil: p.suspectUntil}
+	st := stripe.PathState{Outstanding: p.outstanding, Rate: p.rate, HeldUntil: p.suspectUntil, Link: iface(p.Name)}
 	p.mu.Unlock()
 	if conn == nil || conn.Context().Err() != nil || p.retired.Load() {
 		return st, false
@@ -129,8 +133,8 @@ func (h *stripeHost) Fetch(ctx context.Context, pin int, off, end int64, receive
 // hands the rest to the app; abandon stops it.
 func (c *Client) startStripe(w http.ResponseWriter, r *http.Request, hdr http.Header, sr pathchoice.Request, orig int, from, total int64) *stripeRun {
 	c.stripes.Add(1)
-	h := &stripeHost{c: c, r: r, hdr: hdr, validator: resume.Validator(w.Header()), sr: sr, paths: c.pathList()}
-	return &stripeRun{Run: stripe.Start(r.Context(), h, c.stripePins(sr, h.paths), orig, from, total), host: h}
+	h := &stripeHost{c: c, r: r, hdr: hdr, validator: resume.Validator(w.Header()), sr: sr}
+	return &stripeRun{Run: stripe.Start(r.Context(), h, orig, from, total), host: h}
 }
 
 // original is the original stream's progress (stripe.Run.Original).

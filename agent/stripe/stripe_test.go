@@ -4,17 +4,22 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"math"
 	"net/http/httptest"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
+
+	"github.com/hetquic/hetquic/agent/stripesched"
 )
 
-// fakeHost is a client of n paths of equal state whose pieces are the
-// bytes of object; fail makes every fetch on that path fail.
+// fakeHost is a client of n paths of equal state, two workers each,
+// whose pieces are the bytes of object; fail makes every fetch on that
+// path fail.
 type fakeHost struct {
-	n      int
+	n      atomic.Int32
 	object []byte
 	fail   int // a path whose fetches fail (-1: none)
 
@@ -23,7 +28,18 @@ type fakeHost struct {
 	reinj   int
 }
 
-func (h *fakeHost) Paths() int { return h.n }
+func (h *fakeHost) Paths() int { return int(h.n.Load()) }
+
+func (h *fakeHost) Pins(from, to int) []int { return twoEach(from, to) }
+
+// twoEach is two workers for each of paths from..to-1.
+func twoEach(from, to int) []int {
+	var pins []int
+	for id := from; id < to; id++ {
+		pins = append(pins, id, id)
+	}
+	return pins
+}
 
 func (h *fakeHost) Path(int) (PathState, bool) {
 	return PathState{RTT: 10 * time.Millisecond, Rate: 10e6}, true
@@ -40,6 +56,12 @@ func (h *fakeHost) Fetch(ctx context.Context, pin int, off, end int64, received 
 	h.fetched[pin] += int64(len(b))
 	h.mu.Unlock()
 	return b, ctx.Err()
+}
+
+func newFakeHost(n int, object []byte, fail int) *fakeHost {
+	h := &fakeHost{object: object, fail: fail, fetched: map[int]int64{}}
+	h.n.Store(int32(n))
+	return h
 }
 
 func (h *fakeHost) Reinjected() { h.mu.Lock(); h.reinj++; h.mu.Unlock() }
@@ -64,8 +86,8 @@ func object(n int) []byte {
 func TestStripeDelivers(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		const size, from = 4 << 20, 256 << 10
-		h := &fakeHost{n: 2, object: object(size), fail: -1, fetched: map[int]int64{}}
-		s := Start(context.Background(), h, []int{0, 0, 1, 1}, 0, from, size)
+		h := newFakeHost(2, object(size), -1)
+		s := Start(context.Background(), h, 0, from, size)
 		cut := playOriginal(s, 10e6)
 		w := httptest.NewRecorder()
 		n, err := s.Deliver(w, cut)
@@ -79,13 +101,39 @@ func TestStripeDelivers(t *testing.T) {
 	})
 }
 
+// TestStripeJoinsNewPath: a path the client adds while a stripe runs (an
+// automatic lane, a reload) takes pieces of that stripe, and the object
+// still reaches the app intact.
+func TestStripeJoinsNewPath(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const size = 8 << 20 // 2 s on the first path alone
+		h := &pacedHost{object: object(size), rate: []float64{4e6, 4e6}, rtt: 20 * time.Millisecond,
+			fetched: map[int]int64{}, asked: map[int]int64{}, links: map[int]chan struct{}{0: make(chan struct{}, 1), 1: make(chan struct{}, 1)}}
+		h.up.Store(1)
+		s := Start(context.Background(), h, 0, 0, size)
+		go func() {
+			time.Sleep(200 * time.Millisecond)
+			h.up.Store(2)
+		}()
+		w := httptest.NewRecorder()
+		n, err := s.Deliver(w, 0)
+		s.Abandon()
+		if err != nil || n != size || !bytes.Equal(w.Body.Bytes(), h.object) {
+			t.Fatalf("delivered to %d of %d: %v (intact %v)", n, size, err, bytes.Equal(w.Body.Bytes(), h.object))
+		}
+		if h.fetched[1] < size/4 {
+			t.Fatalf("bytes per path %v: the path added mid-stripe carried under a quarter", h.fetched)
+		}
+	})
+}
+
 // TestStripeFailsWhole: a piece whose every copy failed ends the delivery
 // with its error, short of the end (the client then cuts the app).
 func TestStripeFailsWhole(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		const size = 4 << 20
-		h := &fakeHost{n: 1, object: object(size), fail: 0, fetched: map[int]int64{}}
-		s := Start(context.Background(), h, []int{0}, 0, 0, size)
+		h := newFakeHost(1, object(size), 0)
+		s := Start(context.Background(), h, 0, 0, size)
 		n, err := s.Deliver(httptest.NewRecorder(), 0)
 		s.Abandon()
 		if err == nil || n >= size {
@@ -112,9 +160,19 @@ type pacedHost struct {
 	// its rate); a channel, not a mutex: a goroutine waiting on a mutex
 	// does not let synctest's clock advance.
 	links map[int]chan struct{}
+	// up, if set, is how many of the paths the client has now (a path
+	// added later: TestStripeJoinsNewPath); unset, all of them.
+	up atomic.Int32
 }
 
-func (h *pacedHost) Paths() int { return len(h.rate) }
+func (h *pacedHost) Paths() int {
+	if n := int(h.up.Load()); n > 0 {
+		return n
+	}
+	return len(h.rate)
+}
+
+func (h *pacedHost) Pins(from, to int) []int { return twoEach(from, to) }
 
 func (h *pacedHost) Path(id int) (PathState, bool) {
 	return PathState{RTT: h.rtt, Rate: h.rate[id]}, true
@@ -170,7 +228,7 @@ func stripeLate(t *testing.T, late time.Duration) (slowBytes int64, blocked int)
 		const size = 8 << 20
 		h := &pacedHost{object: object(size), rate: []float64{10e6, 1e6}, rtt: 20 * time.Millisecond,
 			late: map[int]time.Duration{1: late}, fetched: map[int]int64{}, asked: map[int]int64{}, links: map[int]chan struct{}{0: make(chan struct{}, 1), 1: make(chan struct{}, 1)}}
-		s := Start(context.Background(), h, []int{0, 0, 1, 1}, 0, 0, size)
+		s := Start(context.Background(), h, 0, 0, size)
 		w := httptest.NewRecorder()
 		n, err := s.Deliver(w, 0)
 		s.Abandon()
@@ -272,8 +330,8 @@ func (h *owedHost) Fetch(ctx context.Context, pin int, off, end int64, received 
 func TestStripeAsksOnceOriginalStops(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		const size = 4 << 20
-		h := &owedHost{fakeHost: &fakeHost{n: 1, object: object(size), fail: -1, fetched: map[int]int64{}}, owed: size}
-		s := Start(context.Background(), h, []int{0, 0}, 0, 0, size)
+		h := &owedHost{fakeHost: newFakeHost(1, object(size), -1), owed: size}
+		s := Start(context.Background(), h, 0, 0, size)
 		time.Sleep(worthPoll + worthPoll/4) // the path owes the rest; the workers poll in between
 		h.mu.Lock()
 		h.owed = 0
@@ -346,8 +404,8 @@ func TestStripeOriginalRunsOn(t *testing.T) {
 		// guess) lands before the fast path would deliver the rest, so the
 		// ECF rule never refuses it (stripesched.Take's rule 4).
 		const size, from = 16 << 20, 256 << 10
-		h := &guessHost{fakeHost: &fakeHost{n: 2, object: object(size), fail: -1, fetched: map[int]int64{}}, first: map[int]int64{}}
-		s := Start(context.Background(), h, []int{0, 0, 1, 1}, 0, from, size)
+		h := &guessHost{fakeHost: newFakeHost(2, object(size), -1), first: map[int]int64{}}
+		s := Start(context.Background(), h, 0, from, size)
 		cut := playOriginal(s, 10e6)
 		w := httptest.NewRecorder()
 		n, err := s.Deliver(w, cut)
@@ -363,4 +421,44 @@ func TestStripeOriginalRunsOn(t *testing.T) {
 			t.Fatalf("the original stopped at %d of %d (pieces: %d bytes on its path, %d on the other), want it to run on", cut, size, h.fetched[0], h.fetched[1])
 		}
 	})
+}
+
+// TestShareLinks: the lanes of one link together claim no more than the
+// link delivered to them; a link that delivers more than they claim, a
+// path alone on its link and a link not yet measured keep their rates.
+func TestShareLinks(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		links map[int]string
+		rates map[int]float64
+		link  map[string]float64 // measured delivery per link
+		want  map[int]float64
+	}{
+		{"lanes over their link: scaled", map[int]string{0: "a", 1: "b", 2: "b", 3: "b"},
+			map[int]float64{0: 10e6, 1: 2e6, 2: 2e6, 3: 1e6}, map[string]float64{"a": 10e6, "b": 4e6},
+			map[int]float64{0: 10e6, 1: 1.6e6, 2: 1.6e6, 3: 0.8e6}},
+		{"lanes under their link: kept", map[int]string{0: "b", 1: "b"},
+			map[int]float64{0: 1e6, 1: 1e6}, map[string]float64{"b": 4e6}, map[int]float64{0: 1e6, 1: 1e6}},
+		{"alone on its link: kept", map[int]string{0: "a"},
+			map[int]float64{0: 10e6}, map[string]float64{"a": 5e6}, map[int]float64{0: 10e6}},
+		{"link not measured: kept", map[int]string{0: "b", 1: "b"},
+			map[int]float64{0: 3e6, 1: 3e6}, nil, map[int]float64{0: 3e6, 1: 3e6}},
+		{"no link named: kept", map[int]string{0: "", 1: ""},
+			map[int]float64{0: 3e6, 1: 3e6}, map[string]float64{"": 1e6}, map[int]float64{0: 3e6, 1: 3e6}},
+	} {
+		s := &Run{links: tc.links, link: map[string]*linkMeter{}}
+		for l, r := range tc.link {
+			s.link[l] = &linkMeter{est: rateEst{rate: r}}
+		}
+		all := map[int]stripesched.Path{}
+		for id, r := range tc.rates {
+			all[id] = stripesched.Path{Rate: r, Peak: r}
+		}
+		s.shareLinks(all)
+		for id, want := range tc.want {
+			if got := all[id]; math.Abs(got.Rate-want) > 1 || math.Abs(got.Peak-want) > 1 {
+				t.Errorf("%s: path %d rate %.0f peak %.0f, want %.0f", tc.name, id, got.Rate, got.Peak, want)
+			}
+		}
+	}
 }
