@@ -79,9 +79,9 @@ func (c *Client) failoverLocked(ctx context.Context, failed int, anew bool) (mov
 // 900 ms into the load, 370 ms after a move under load) about 140
 // replays waited 150–430 ms for a stream after the migration (a trace,
 // not committed). The new connection drops what the migration would
-// have carried along: response bodies in the caller's hands, which read
-// on until an error (Client.RoundTrip's caveat). A bound not known yet
-// (0) keeps the migration.
+// have carried along: response bodies in the caller's hands, not being
+// read (Client.RoundTrip says what becomes of them). A bound not known
+// yet (0) keeps the migration.
 func (c *Client) creditShortLocked(replays int) bool {
 	bound := c.s().moves.peerMaxStreams()
 	return bound > 0 && int64(replays) > bound/2

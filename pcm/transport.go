@@ -391,7 +391,12 @@ func (c *Client) unusable(err error) bool {
 // naming the path. A stall while the caller reads the body of a GET
 // resumes it: the rest is asked for again (Range, If-Range) and appended
 // only if it is of the same version (internal/resume); any other body's
-// read fails with the PathStalledError.
+// read fails with the PathStalledError. A failover that takes a new
+// connection (when no other path validates, or when it ended more requests
+// than half the streams the server allows: creditShortLocked) closes the
+// old one: a response body in the caller's hands then, not being read,
+// fails its next read that needs more data, where a migration carries it
+// along.
 func (c *Client) RoundTrip(req *http.Request) (*http.Response, error) {
 	if err := c.sameOrigin(req); err != nil {
 		closeBody(req)
