@@ -34,7 +34,11 @@ func (c *Client) failoverLocked(ctx context.Context, failed int, anew bool) (mov
 	}
 	mctx, stopMigration := context.WithCancel(ctx)
 	defer stopMigration()
-	dial := c.startRedialLocked(stopMigration)
+	first := -1
+	if anew {
+		first = c.favouriteLocked()
+	}
+	dial := c.startRedialLocked(stopMigration, first)
 	if anew {
 		c.cfg.Logf("pcm: more requests to send again than half the streams the server allows: taking a new connection")
 		if c.redialLocked(dial) {
@@ -62,6 +66,21 @@ func (c *Client) failoverLocked(ctx context.Context, failed int, anew bool) (mov
 		c.restUnansweredLocked(unanswered)
 	}
 	return moved, unanswered
+}
+
+// favouriteLocked is the path the selector chooses now (-1: none), where
+// a failover that takes a new connection dials first: the one choice a
+// failover asks of the selector, as moveAwayLocked's does when it
+// migrates. Dialled in the configured order, such a redial took the first
+// path, whatever its round trip. c.mu is held.
+func (c *Client) favouriteLocked() int {
+	c.selMu.Lock()
+	defer c.selMu.Unlock()
+	p, err := c.sel.Choose()
+	if err != nil {
+		return -1
+	}
+	return int(p)
 }
 
 // creditShortLocked says that a migrated connection could not send
@@ -138,8 +157,9 @@ type redialResult struct {
 
 // startRedialLocked starts the redial of a failover: raced over the live
 // paths as Dial races them (dialStagger apart, the paths that are down
-// last). won is called when a new connection is up. c.mu is held.
-func (c *Client) startRedialLocked(won func()) *redial {
+// last), path first (≥ 0) ahead of them. won is called when a new
+// connection is up. c.mu is held.
+func (c *Client) startRedialLocked(won func(), first int) *redial {
 	ctx, cancel := context.WithCancel(c.life)
 	r := &redial{cancel: cancel, done: make(chan redialResult, 1)}
 	if c.closed {
@@ -155,11 +175,9 @@ func (c *Client) startRedialLocked(won func()) *redial {
 	}
 	paths := c.paths
 	order := dialOrder(paths, avoid)
-	c.selMu.Lock()
-	if p, err := c.sel.Choose(); err == nil {
-		order = append([]int{int(p)}, slices.DeleteFunc(order, func(i int) bool { return i == int(p) })...)
+	if first >= 0 {
+		order = append([]int{first}, slices.DeleteFunc(order, func(i int) bool { return i == first })...)
 	}
-	c.selMu.Unlock()
 	go func() {
 		sess, p, err := c.raceDial(ctx, paths, order)
 		r.done <- redialResult{sess: sess, won: p, err: err}
