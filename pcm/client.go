@@ -238,6 +238,12 @@ type Client struct {
 	// watch wakes the stall detector when it sleeps (detectStalls): a
 	// flight, a hold or a path down gives it something to watch.
 	watch chan struct{}
+	// turns counts, per urgency, the replays that hold a turn (turn);
+	// turnsHeld is their total, read without c.mu; turnMoved is closed
+	// and replaced whenever one is released (awaitTurn).
+	turns     [replayLevels]int
+	turnsHeld atomic.Int32
+	turnMoved chan struct{}
 	// detected is closed when detectStalls has returned: Close waits for
 	// it, so that a failover under way when the client closes (its log
 	// lines, its redial) ends before Close returns. Nil until Dial starts
@@ -328,7 +334,8 @@ func Dial(ctx context.Context, cfg Config) (*Client, error) {
 		return nil, fmt.Errorf("pcm: server %q: %w", cfg.Server, err)
 	}
 	c := &Client{cfg: cfg, remote: remote, migration: true, pin: -1, drainedFrom: -1, sel: cfg.Selector,
-		flights: map[*flight]struct{}{}, holds: map[*hold]struct{}{}, watch: make(chan struct{}, 1)}
+		flights: map[*flight]struct{}{}, holds: map[*hold]struct{}{}, watch: make(chan struct{}, 1),
+		turnMoved: make(chan struct{})}
 	c.life, c.end = context.WithCancelCause(context.Background())
 	local, socks, err := c.bindPaths()
 	if err != nil {
@@ -668,16 +675,19 @@ func (c *Client) GetOn(ctx context.Context, p int, target string, w io.Writer) (
 	var received int64
 	var st *resume.State // set once the first response head has arrived
 	born, urgency := time.Now(), freshUrgency
+	var t *turn // a replay's (awaitTurn)
+	defer func() { t.release() }()
 	for attempt := 0; ; attempt++ {
 		want := p
 		if attempt > 0 {
 			want = -1 // the stall detector chose the path
 		}
+		c.awaitTurn(ctx, urgency)
 		active, sw, f := c.begin(ctx, want, born)
 		if attempt == 0 {
 			switched = sw
 		}
-		r, n, err := c.fetch(f, active, target, received, &st, w, urgency)
+		r, n, err := c.fetch(f, active, target, received, &st, w, urgency, t)
 		c.land(f)
 		f.cancel(nil)
 		received += n
@@ -694,7 +704,7 @@ func (c *Client) GetOn(ctx context.Context, p int, target string, w io.Writer) (
 		if f.stalled() == nil || attempt >= c.numPaths() || ctx.Err() != nil || c.Err() != nil {
 			return res, err
 		}
-		urgency = c.replayUrgency(f)
+		urgency, t = c.replayUrgency(f), c.takeTurn(f)
 		c.cfg.Logf("pcm: stream %d: %v; resuming from byte %d", r.StreamID, err, received)
 	}
 }
@@ -712,13 +722,14 @@ func whole(st *resume.State, received int64) bool {
 var copyBufs = sync.Pool{New: func() any { b := make([]byte, 32<<10); return &b }}
 
 // fetch sends one GET on the active path, asking for the bytes from offset
-// on, with the urgency a failover gave it (priorityField), and copies the
+// on, with the urgency a failover gave it (priorityField), releases its
+// turn t once it has a stream (awaitTurn), and copies the
 // body to w. It returns the bytes copied. *st is the
 // download's resume state: nil until a response head has arrived, which
 // fetch then records; a later fetch resumes only the same version from
 // exactly offset (internal/resume), so a resource replaced mid-download is
 // an error, never a spliced body.
-func (c *Client) fetch(f *flight, active int, target string, offset int64, st **resume.State, w io.Writer, urgency int8) (res Result, n int64, err error) {
+func (c *Client) fetch(f *flight, active int, target string, offset int64, st **resume.State, w io.Writer, urgency int8, t *turn) (res Result, n int64, err error) {
 	res = Result{Path: active, PathName: c.pathName(active), Carrier: -1}
 	ctx := f.ctx
 	defer func() {
@@ -738,6 +749,7 @@ func (c *Client) fetch(f *flight, active int, target string, offset int64, st **
 		req.Header.Set("Priority", pr)
 	}
 	str, err := sess.h3.OpenRequestStream(ctx)
+	t.release() // the replays behind it may ask for theirs (awaitTurn)
 	if err != nil {
 		return res, 0, err
 	}

@@ -3,6 +3,7 @@ package pcm
 import (
 	"context"
 	"errors"
+	"slices"
 	"time"
 )
 
@@ -24,15 +25,27 @@ import (
 // window when the second cut came, 0.5 s later (3.6–4.1 s for the
 // longest request at a first cut 300 ms into the load). A failover is
 // rare, and the handshake it wastes when the migration wins is one round
-// trip and a few kB, closed at once. lockSwitch is held, and c.mu,
-// released while waiting.
-func (c *Client) failoverLocked(ctx context.Context, failed int) (moved bool, unanswered []int) {
+// trip and a few kB, closed at once. With anew (creditShortLocked) the
+// new connection is taken without a migration, unless it fails.
+// lockSwitch is held, and c.mu, released while waiting.
+func (c *Client) failoverLocked(ctx context.Context, failed int, anew bool) (moved bool, unanswered []int) {
 	if c.multi != nil {
 		return c.moveAwayLocked(ctx, failed) // rebind mode has one socket: nothing to dial alongside
 	}
 	mctx, stopMigration := context.WithCancel(ctx)
 	defer stopMigration()
-	dial := c.startRedialLocked(stopMigration)
+	first := -1
+	if anew {
+		first = c.favouriteLocked()
+	}
+	dial := c.startRedialLocked(stopMigration, first)
+	if anew {
+		c.cfg.Logf("pcm: more requests to send again than half the streams the server allows: taking a new connection")
+		if c.redialLocked(dial) {
+			return true, nil
+		}
+		return c.moveAwayLocked(ctx, failed)
+	}
 	heard := c.heard()
 	if c.backToServersPathLocked(mctx, failed) {
 		if c.heardSinceLocked(heard, dial) {
@@ -47,11 +60,50 @@ func (c *Client) failoverLocked(ctx context.Context, failed int) (moved bool, un
 		dial.abandon()
 		return true, nil
 	}
+	c.cfg.Logf("pcm: no other path validates; taking a new connection")
 	moved = c.redialLocked(dial)
 	if moved {
 		c.restUnansweredLocked(unanswered)
 	}
 	return moved, unanswered
+}
+
+// favouriteLocked is the path the selector chooses now (-1: none), where
+// a failover that takes a new connection dials first: the one choice a
+// failover asks of the selector, as moveAwayLocked's does when it
+// migrates. Dialled in the configured order, such a redial took the first
+// path, whatever its round trip. c.mu is held.
+func (c *Client) favouriteLocked() int {
+	c.selMu.Lock()
+	defer c.selMu.Unlock()
+	p, err := c.sel.Choose()
+	if err != nil {
+		return -1
+	}
+	return int(p)
+}
+
+// creditShortLocked says that a migrated connection could not send
+// again at once the replays requests a failover ends: they would wait
+// for stream credit.
+// Each request a failover ends holds one of the server's streams
+// (initial_max_streams_bidi, which a server keeps as its bound on open
+// streams) until the server has learned of its end on the new path and
+// had its own RESET_STREAM acknowledged, two round trips after the move;
+// so when the ended requests are more than half the bound, they and
+// their replays need more streams than it allows, and the replays beyond
+// it wait those two round trips. A new connection starts with the whole
+// bound, and its handshake takes the one round trip the migration's probe
+// takes. On TestTwoCutsOnSlowPaths (Transport 180 / 120 / 140 ms, the cut
+// 900 ms into the load, 370 ms after a move under load) about 140
+// replays waited 150–430 ms for a stream after the migration (a trace,
+// not committed). The new connection drops what the migration would
+// have carried along: response bodies in the caller's hands, not being
+// read (Client.RoundTrip says what becomes of them). A bound not known
+// yet (0) keeps the migration.
+func (c *Client) creditShortLocked(replays int) bool {
+	bound := c.s().moves.peerMaxStreams()
+	return bound > 0 && int64(replays) > bound/2
 }
 
 // heardSinceLocked pokes the server and waits until it acknowledges
@@ -105,8 +157,9 @@ type redialResult struct {
 
 // startRedialLocked starts the redial of a failover: raced over the live
 // paths as Dial races them (dialStagger apart, the paths that are down
-// last). won is called when a new connection is up. c.mu is held.
-func (c *Client) startRedialLocked(won func()) *redial {
+// last), path first (≥ 0) ahead of them. won is called when a new
+// connection is up. c.mu is held.
+func (c *Client) startRedialLocked(won func(), first int) *redial {
 	ctx, cancel := context.WithCancel(c.life)
 	r := &redial{cancel: cancel, done: make(chan redialResult, 1)}
 	if c.closed {
@@ -122,6 +175,9 @@ func (c *Client) startRedialLocked(won func()) *redial {
 	}
 	paths := c.paths
 	order := dialOrder(paths, avoid)
+	if first >= 0 {
+		order = append([]int{first}, slices.DeleteFunc(order, func(i int) bool { return i == first })...)
+	}
 	go func() {
 		sess, p, err := c.raceDial(ctx, paths, order)
 		r.done <- redialResult{sess: sess, won: p, err: err}

@@ -86,6 +86,10 @@ type moveWatch struct {
 	// maxAckDelay is the server's max_ack_delay transport parameter
 	// (0 until it arrives): the detector's waits include it.
 	maxAckDelay atomic.Int64
+	// maxStreams is the server's initial_max_streams_bidi transport
+	// parameter (0 until it arrives): how many requests it lets the
+	// client have open at once (failoverLocked).
+	maxStreams atomic.Int64
 }
 
 // notSent marks a watched stream whose first packet has not left yet.
@@ -210,6 +214,7 @@ func (w *moveWatch) record(e qlogwriter.Event) {
 	case qlog.ParametersSet:
 		if e.Initiator == qlog.InitiatorRemote {
 			w.maxAckDelay.Store(int64(e.MaxAckDelay))
+			w.maxStreams.Store(e.InitialMaxStreamsBidi)
 		}
 	}
 }
@@ -303,6 +308,15 @@ func (w *moveWatch) peerMaxAckDelay() time.Duration {
 		return defaultMaxAckDelay
 	}
 	return time.Duration(w.maxAckDelay.Load())
+}
+
+// peerMaxStreams is the server's initial_max_streams_bidi, or 0 when it
+// is not known (nil-safe: rebind mode has no watch).
+func (w *moveWatch) peerMaxStreams() int64 {
+	if w == nil {
+		return 0
+	}
+	return w.maxStreams.Load()
 }
 
 // cmpAddr is the first valid of an IPv4 and an IPv6 address.

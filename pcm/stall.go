@@ -388,15 +388,19 @@ func (c *Client) failStalled(p int, after time.Duration) {
 	}
 	cause := &PathStalledError{Path: c.paths[p].Name, After: after}
 	stalled := c.rankReplaysLocked(p)
+	// A new connection (creditShortLocked) ends every stream of the old
+	// one: the body reads end now too, and their resumes take their turns
+	// (awaitTurn) with the replays, not after them.
+	anew := c.multi == nil && c.creditShortLocked(len(stalled))
 	for _, s := range stalled {
-		if s.f.head {
+		if s.f.head || anew {
 			s.f.cancel(cause) // now: no response head may arrive during the move (begin says why)
 		}
 	}
 	c.cfg.Logf("pcm: %v; failing over", cause)
 	c.markDownLocked(p)
 	old := c.s()
-	moved, _ := c.failoverLocked(ctx, p)
+	moved, _ := c.failoverLocked(ctx, p, anew)
 	for _, s := range stalled {
 		if _, waits := c.flights[s.f]; waits && !s.f.head && s.f.since.Equal(s.since) {
 			s.f.cancel(cause)
@@ -441,7 +445,6 @@ func (c *Client) restUnansweredLocked(unanswered []int) {
 // end the client, and the requests whose flights the stall ended are sent
 // again on it (Client.RoundTrip, GetOn).
 func (c *Client) redialLocked(dial *redial) bool {
-	c.cfg.Logf("pcm: no other path validates; taking a new connection")
 	c.mu.Unlock()
 	sess, won, err := dial.wait()
 	c.mu.Lock()

@@ -119,7 +119,7 @@ func (t *Transport) RoundTripOpt(req *http.Request, opt http3.RoundTripOpt) (*ht
 		}
 		// c is the client of req's origin: Client.RoundTrip's origin check
 		// would only repeat the lookup.
-		resp, err := c.roundTrip(req, time.Now(), freshUrgency)
+		resp, err := c.roundTrip(req, time.Now(), freshUrgency, nil)
 		if err == nil || req.Context().Err() != nil {
 			return resp, err
 		}
@@ -391,21 +391,28 @@ func (c *Client) unusable(err error) bool {
 // naming the path. A stall while the caller reads the body of a GET
 // resumes it: the rest is asked for again (Range, If-Range) and appended
 // only if it is of the same version (internal/resume); any other body's
-// read fails with the PathStalledError.
+// read fails with the PathStalledError. A failover that takes a new
+// connection (when no other path validates, or when it ended more requests
+// than half the streams the server allows: creditShortLocked) closes the
+// old one: a response body in the caller's hands then, not being read,
+// fails its next read that needs more data, where a migration carries it
+// along.
 func (c *Client) RoundTrip(req *http.Request) (*http.Response, error) {
 	if err := c.sameOrigin(req); err != nil {
 		closeBody(req)
 		return nil, err
 	}
-	return c.roundTrip(req, time.Now(), freshUrgency)
+	return c.roundTrip(req, time.Now(), freshUrgency, nil)
 }
 
 // roundTrip is RoundTrip for a request that began at born (a resume's:
 // the download's start) and carries urgency (a failover's rank for a
-// resume, priorityField).
-func (c *Client) roundTrip(req *http.Request, born time.Time, urgency int8) (*http.Response, error) {
+// resume, priorityField), after its turn t (nil: none) comes (awaitTurn);
+// it releases the turn it holds when it returns.
+func (c *Client) roundTrip(req *http.Request, born time.Time, urgency int8, t *turn) (*http.Response, error) {
+	defer func() { t.release() }()
 	for attempt := 0; ; attempt++ {
-		resp, stalled, err := c.roundTripOnce(req, born, &urgency)
+		resp, stalled, err := c.roundTripOnce(req, born, &urgency, &t)
 		if stalled == nil || req.Context().Err() != nil {
 			return resp, err
 		}
@@ -420,9 +427,11 @@ func (c *Client) roundTrip(req *http.Request, born time.Time, urgency int8) (*ht
 }
 
 // roundTripOnce sends req once, with the Priority field of *urgency
-// (priorityField); stalled is set when its path stalled under it, and
-// *urgency to what the failover gave its replay.
-func (c *Client) roundTripOnce(req *http.Request, born time.Time, urgency *int8) (*http.Response, *PathStalledError, error) {
+// (priorityField), once its turn comes (*t, awaitTurn), which it releases
+// when the request's head has gone out; stalled is set when its path
+// stalled under it, and *urgency and *t to what the failover gave its
+// replay.
+func (c *Client) roundTripOnce(req *http.Request, born time.Time, urgency *int8, t **turn) (*http.Response, *PathStalledError, error) {
 	ctx := req.Context()
 	c.reviveRested()
 	p, err := c.choose()
@@ -431,17 +440,19 @@ func (c *Client) roundTripOnce(req *http.Request, born time.Time, urgency *int8)
 		return nil, nil, err
 	}
 	start := c.cfg.Now()
+	c.awaitTurn(ctx, *urgency)
 	active, _, f := c.begin(ctx, int(p), born)
 	// One allocation holds what the request measures (the trace's hook
 	// included): small GETs are many, and each allocation costs its share
 	// of the collector's time (pcm/RESULTS.md, "CPU per 5 KB GET").
-	m := &measuredBody{c: c, f: f, moves: c.switches.Load()}
+	m := &measuredBody{c: c, f: f, moves: c.switches.Load(), turn: *t}
 	m.rx = c.rx.snapshotTo(m.rxBuf[:0])
 	m.trace.WroteHeaders = m.wroteHeaders
 	asked := c.cfg.Now()
 	sess := c.s()
 	resp, err := sess.h3.RoundTrip(withPriority(req, priorityField(sess, *urgency)).WithContext(httptrace.WithClientTrace(f.ctx, &m.trace)))
 	c.land(f)
+	(*t).release() // a request that failed before its head went out
 	est := asked
 	if m.wrote.Load() {
 		// EstTime (PCM Eq. 3): the request stream exists and its head has
@@ -453,7 +464,7 @@ func (c *Client) roundTripOnce(req *http.Request, born time.Time, urgency *int8)
 	if err != nil {
 		f.cancel(nil)
 		if ps := f.stalled(); ps != nil {
-			*urgency = c.replayUrgency(f)
+			*urgency, *t = c.replayUrgency(f), c.takeTurn(f)
 			return nil, ps, ps
 		}
 		return nil, nil, err
@@ -551,6 +562,9 @@ type measuredBody struct {
 	trace   httptrace.ClientTrace
 	wroteAt time.Time
 	wrote   atomic.Bool
+	// turn is the request's turn among a failover's replays, released
+	// when its head has gone out (nil: none).
+	turn *turn
 
 	mu    sync.Mutex // guards final and ended, which ResultOf reads
 	final Result
@@ -566,6 +580,7 @@ const inlinePaths = 4
 func (b *measuredBody) wroteHeaders() {
 	b.wroteAt = b.c.cfg.Now()
 	b.wrote.Store(true)
+	b.turn.release()
 }
 
 func (b *measuredBody) Read(p []byte) (int, error) {
@@ -608,7 +623,7 @@ func (b *measuredBody) resumeAfter(ps *PathStalledError) (io.ReadCloser, error) 
 	req := b.req.Clone(b.req.Context())
 	offset := b.res.TotalBytes
 	b.st.Prepare(req.Header, resume.Range{First: offset, Last: -1})
-	resp, err := b.c.roundTrip(req, b.f.born, b.c.replayUrgency(b.f))
+	resp, err := b.c.roundTrip(req, b.f.born, b.c.replayUrgency(b.f), b.c.takeTurn(b.f))
 	if err != nil {
 		return nil, err
 	}

@@ -1,0 +1,105 @@
+package pcm
+
+import (
+	"context"
+	"time"
+)
+
+// Replays open their streams oldest first. A failover ends every request
+// waiting on the stalled path, and a server grants a limited number of
+// streams at once (MAX_STREAMS; quic-go's http3.Server 100): after a
+// migration the ended streams hold the server's credit until it has
+// learned of their end on the new path and had its RESET_STREAM frames
+// acknowledged, two round trips, and a failover with more replays than
+// free credit has them wait in quic-go's queue for a stream, which serves
+// whoever asked first — the order in which the replaying goroutines woke,
+// not their age. A trace of TestTwoCutsOnSlowPaths (Transport 180 / 120 /
+// 140 ms, cut at 900 ms) had about 140 replays wait 150–430 ms for a
+// stream after the move, some of the oldest among the last. The urgencies
+// (replayUrgencyOf) order the server's answers, not this queue.
+//
+// So a replay takes a turn (takeTurn) when its flight ends, at its
+// failover's urgency, and waits before its next attempt (awaitTurn) until
+// every replay of a lower urgency has its stream (or gave up: release); a
+// fresh request waits until every replay has. Replays of one urgency go
+// in any order among themselves, as their responses do. The wait comes
+// before the attempt takes off (begin): a waiting request holds no flight,
+// so no switch or drain waits for it while it waits for them.
+type turn struct {
+	c     *Client
+	level int8 // the replay's urgency (replayUrgencyOf)
+	held  bool // counted in c.turns, under c.mu
+}
+
+// turnWait bounds a wait for a turn as a multiple of the stall timeout:
+// the order is a help, never a hold. A replay that has not opened its
+// stream after that long waits on a connection that is stalling again,
+// and that failover ranks what still waits anew.
+const turnWait = 1
+
+// takeTurn returns f's replay's turn, at the urgency its failover gave it,
+// counted until released; nil (no turn: its replay waits for none) when
+// no failover ranked f.
+func (c *Client) takeTurn(f *flight) *turn {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if f.urgency >= freshUrgency {
+		return nil
+	}
+	c.turns[f.urgency]++
+	c.turnsHeld.Add(1)
+	return &turn{c: c, level: f.urgency, held: true}
+}
+
+// release says t's replay has its stream, or will not ask for one; the
+// replays behind it may go. It may be called more than once, and on nil.
+func (t *turn) release() {
+	if t == nil {
+		return
+	}
+	c := t.c
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !t.held {
+		return
+	}
+	t.held = false
+	c.turns[t.level]--
+	c.turnsHeld.Add(-1)
+	close(c.turnMoved)
+	c.turnMoved = make(chan struct{})
+}
+
+// awaitTurn waits until no replay of an urgency below level holds a
+// turn (level freshUrgency: no replay at all), ctx ends, or turnWait
+// stall timeouts pass. Without replays it costs an atomic load.
+func (c *Client) awaitTurn(ctx context.Context, level int8) {
+	if c.turnsHeld.Load() == 0 {
+		return
+	}
+	var timeout <-chan time.Time
+	for {
+		c.mu.Lock()
+		ahead := 0
+		for _, n := range c.turns[:level] {
+			ahead += n
+		}
+		moved := c.turnMoved
+		c.mu.Unlock()
+		if ahead == 0 {
+			return
+		}
+		if timeout == nil {
+			t := time.NewTimer(turnWait * c.cfg.StallTimeout)
+			defer t.Stop()
+			timeout = t.C
+		}
+		select {
+		case <-moved:
+		case <-ctx.Done():
+			return
+		case <-timeout:
+			return
+		}
+	}
+}
