@@ -287,6 +287,11 @@ type session struct {
 	// prioritized: a replay has sent an RFC 9218 Priority field on this
 	// connection (priorityField says why that matters).
 	prioritized atomic.Bool
+	// replaced is set when a failover took a new connection and closed
+	// this one (failStalled): a response body still open on it, which the
+	// caller was not reading then, resumes on its next read as a body
+	// under a stall does (measuredBody.Read).
+	replaced atomic.Pointer[PathStalledError]
 }
 
 // s is the client's current session.

@@ -418,6 +418,7 @@ func (c *Client) failStalled(p int, after time.Duration) {
 		c.cfg.Logf("pcm: no other path works; closing the connection")
 		old.conn.CloseWithError(0, "every path stalled")
 	} else if c.s() != old {
+		old.replaced.Store(cause)
 		old.conn.CloseWithError(0, "every path stalled; dialled again")
 		closeDial(old)
 	}

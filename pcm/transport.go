@@ -394,9 +394,9 @@ func (c *Client) unusable(err error) bool {
 // read fails with the PathStalledError. A failover that takes a new
 // connection (when no other path validates, or when it ended more requests
 // than half the streams the server allows: creditShortLocked) closes the
-// old one: a response body in the caller's hands then, not being read,
-// fails its next read that needs more data, where a migration carries it
-// along.
+// old one: a GET body in the caller's hands then, not being read, resumes
+// on its next read as after a stall (any other body's read fails with the
+// PathStalledError), where a migration carries it along.
 func (c *Client) RoundTrip(req *http.Request) (*http.Response, error) {
 	if err := c.sameOrigin(req); err != nil {
 		closeBody(req)
@@ -450,6 +450,7 @@ func (c *Client) roundTripOnce(req *http.Request, born time.Time, urgency *int8,
 	m.trace.WroteHeaders = m.wroteHeaders
 	asked := c.cfg.Now()
 	sess := c.s()
+	m.sess = sess
 	resp, err := sess.h3.RoundTrip(withPriority(req, priorityField(sess, *urgency)).WithContext(httptrace.WithClientTrace(f.ctx, &m.trace)))
 	c.land(f)
 	(*t).release() // a request that failed before its head went out
@@ -565,6 +566,7 @@ type measuredBody struct {
 	// turn is the request's turn among a failover's replays, released
 	// when its head has gone out (nil: none).
 	turn *turn
+	sess *session // the connection the request went on
 
 	mu    sync.Mutex // guards final and ended, which ResultOf reads
 	final Result
@@ -586,7 +588,7 @@ func (b *measuredBody) wroteHeaders() {
 func (b *measuredBody) Read(p []byte) (int, error) {
 	n, err := b.read(p)
 	b.res.TotalBytes += int64(n) // before a resume, which asks for the bytes after these
-	if ps := b.f.stalled(); ps != nil && err != nil && !b.resumed {
+	if ps := b.stalled(err); ps != nil && !b.resumed {
 		err = ps
 		if b.req != nil && whole(&b.st, b.res.TotalBytes) {
 			err = io.EOF
@@ -599,6 +601,23 @@ func (b *measuredBody) Read(p []byte) (int, error) {
 		b.done()
 	}
 	return n, err
+}
+
+// stalled is why the read that returned err failed, if a failover caused
+// it (nil otherwise): the body's path stalled under the read, or a
+// failover closed the body's connection for a new one while the caller
+// held the body unread (session.replaced).
+func (b *measuredBody) stalled(err error) *PathStalledError {
+	if err == nil {
+		return nil
+	}
+	if ps := b.f.stalled(); ps != nil {
+		return ps
+	}
+	if errors.Is(err, io.EOF) || b.sess == nil {
+		return nil
+	}
+	return b.sess.replaced.Load()
 }
 
 // read reads the body, as a flight while it waits on the network; a
