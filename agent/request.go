@@ -149,6 +149,12 @@ func (f *fetch) run() (int64, error) {
 			return l.plan.run.finish(f.w, f.delivered)
 		}
 		if l.plan != nil && l.plan.run != nil {
+			if f.pathTrouble(err) && l.plan.run.TakeOver(f.delivered) {
+				// The original's path failed before its cut: the stripe
+				// fetches the rest of the original's part too.
+				f.c.migrations.Add(1)
+				return l.plan.run.finish(f.w, f.delivered)
+			}
 			l.plan.run.abandon() // the original failed before the striped part
 		}
 		if err == nil {
@@ -268,8 +274,7 @@ func (f *fetch) again(err error, p *path) (again, uncounted bool) {
 	// A stream deadline that fired (seen on a starved machine as a bare
 	// "deadline exceeded") is the path's trouble like a stall: move, do
 	// not abort. The app's own body failing is not.
-	var be *idlebody.AppError
-	if f.ctx.Err() != nil || errors.As(err, &be) || !errors.Is(err, errStalled) && !isConnErr(err) && !idlebody.IsTimeout(err) {
+	if !f.pathTrouble(err) {
 		return false, false
 	}
 	var ae *quic.ApplicationError
@@ -280,6 +285,13 @@ func (f *fetch) again(err error, p *path) (again, uncounted bool) {
 	c.migrations.Add(1)
 	c.cfg.Log.Warn("path failed; moving the stream", "method", f.r.Method, "url", f.r.URL.String(), "path", p.Name, "delivered", f.delivered, "err", err)
 	return true, uncounted
+}
+
+// pathTrouble: err is the path's trouble (a stall, the connection, a
+// stream deadline), not the app's nor the request's end.
+func (f *fetch) pathTrouble(err error) bool {
+	var be *idlebody.AppError
+	return f.ctx.Err() == nil && !errors.As(err, &be) && (errors.Is(err, errStalled) || isConnErr(err) || idlebody.IsTimeout(err))
 }
 
 // fail answers the app after the last attempt failed with err: a status

@@ -614,6 +614,64 @@ func (s *Run) credit(got int64) {
 	}
 }
 
+// TakeOver: the original stream failed after giving the app n bytes,
+// short of where it was to stop (its path died). The stripe fetches the
+// original's rest, [n, cutAt), itself as its first piece, on the swiftest
+// usable path (a piece moves like any request if that path fails too),
+// and goes on; false when it has stopped. The original runs on as its
+// path's share (take), so a path that dies mostly dies under the original:
+// abandoned there, the stripe left the rest of a 42 MB download to one
+// 10 Mbit/s stream, never back on the 40 Mbit/s path after its 3 s cut.
+func (s *Run) TakeOver(n int64) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.ctx.Err() != nil {
+		return false
+	}
+	now := time.Now()
+	s.origStopped, s.origAt = true, n
+	s.delivered = max(s.delivered, n)
+	if owed := min(s.cutAt-max(s.origGot, s.from), s.queued[s.origPath]); owed > 0 {
+		s.unask(s.origPath, owed, now)
+	}
+	if n < s.cutAt {
+		pin, rtt := s.swiftestPin(now)
+		ctx, cancel := context.WithCancel(s.ctx)
+		p := &piece{off: n, end: s.cutAt - 1, path: pin, ctx: ctx, cancel: cancel, done: make(chan struct{}), start: now}
+		s.pieces = append([]*piece{p}, s.pieces...)
+		s.start(pin, p, now, rtt)
+		s.wg.Go(func() { s.fetch(pin, p) }) // workers still run (Abandon comes later), so the group is not empty
+	}
+	s.wake()
+	return true
+}
+
+// swiftestPin is the usable path of the highest rate other than the
+// original's, where a taken-over original goes, and its round trip; the
+// original's path when no other is usable now (its piece then waits for
+// a path as any request does); mu held.
+func (s *Run) swiftestPin(now time.Time) (int, time.Duration) {
+	_, _, all, _ := s.views(-1, now)
+	best, rate, rtt := s.origPath, -1.0, time.Duration(0)
+	for id, v := range all {
+		if id != s.origPath && v.Rate > rate {
+			best, rate, rtt = id, v.Rate, v.RTT
+		}
+	}
+	return best, rtt
+}
+
+// unask takes n bytes that will not come off path pin's queue at now.
+func (s *Run) unask(pin int, n int64, now time.Time) {
+	s.queued[pin] -= n
+	if s.queued[pin] <= 0 {
+		s.rate(pin).landed(now)
+	}
+	if m := s.meter(pin); m != nil {
+		m.gone(n, now)
+	}
+}
+
 // closedChan is a wait that ends at once: a worker that extended the
 // original decides again.
 var closedChan = func() chan struct{} { c := make(chan struct{}); close(c); return c }()

@@ -462,3 +462,39 @@ func TestShareLinks(t *testing.T) {
 		}
 	}
 }
+
+// TestStripeTakesOverAFailedOriginal: the original stream runs on as its
+// path's share (take) and its path fails after 4 MB, short of its cut;
+// the stripe fetches the original's rest itself, on the other path (a
+// second copy may then win on the first, which the fake never fails), and
+// the app gets the whole object in order.
+func TestStripeTakesOverAFailedOriginal(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const size, from, failAt, chunk = 16 << 20, 256 << 10, 4 << 20, 32 << 10
+		h := &guessHost{fakeHost: newFakeHost(2, object(size), -1), first: map[int]int64{}}
+		s := Start(context.Background(), h, 0, from, size)
+		defer s.Abandon()
+		var n, cut int64
+		for n < failAt {
+			if cut = s.Original(n, chunk); n+chunk >= cut {
+				t.Fatalf("the original stopped at %d, before %d: the test needs it running on", cut, failAt)
+			}
+			n += chunk
+			time.Sleep(seconds(chunk / 10e6))
+		}
+		if !s.TakeOver(n) {
+			t.Fatal("TakeOver refused a running stripe")
+		}
+		s.mu.Lock()
+		first := *s.pieces[0]
+		s.mu.Unlock()
+		if first.off != n || first.end != cut-1 || first.path != 1 {
+			t.Errorf("first piece [%d, %d] on path %d, want the original's rest [%d, %d] on path 1", first.off, first.end, first.path, n, cut-1)
+		}
+		w := httptest.NewRecorder()
+		got, err := s.Deliver(w, n)
+		if err != nil || got != size || !bytes.Equal(w.Body.Bytes(), h.object[n:]) {
+			t.Fatalf("delivered to %d of %d: %v (intact %v)", got, size, err, bytes.Equal(w.Body.Bytes(), h.object[n:]))
+		}
+	})
+}
