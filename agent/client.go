@@ -115,12 +115,12 @@ type ClientConfig struct {
 	// slot may be reclaimed for another tunnel when all of ct-server's
 	// tunnel slots are taken (default DefaultTunnelIdle; see package tunnelgate).
 	TunnelIdle time.Duration
-	// AutoLanes lets ct-client add connections (up to wire.MaxLanes) to
-	// an interface that loses packets at random and retire them when the
-	// loss has gone (lanes.go). Off by default: the matrix's lossy row
-	// gained on median with it but fell below the best path alone in two
-	// of two matrix runs (agent/DESIGN.md, "Automatic lanes").
-	AutoLanes bool
+	// FixedLanes keeps each path at its configured connections. By
+	// default ct-client adds connections (up to wire.MaxLanes) to an
+	// interface that loses packets at random, and retires them when the
+	// loss has gone (lanes.go): one QUIC connection's congestion control
+	// reads random loss as congestion (agent/DESIGN.md, "Automatic lanes").
+	FixedLanes bool
 	// Log receives the noteworthy events, with key/value attributes
 	// (default: discarded); its records carry side=ct-client.
 	Log *slog.Logger
@@ -240,7 +240,7 @@ func NewClient(cfg ClientConfig) (*Client, error) {
 	for _, p := range c.paths {
 		c.startPath(p)
 	}
-	if cfg.AutoLanes {
+	if !cfg.FixedLanes {
 		c.wg.Go(c.keepLanes)
 	}
 	c.mu.Unlock()

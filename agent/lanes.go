@@ -48,7 +48,7 @@ const (
 	// Each gets about the Mathis rate, 1.22 × MSS / (RTT × √loss), 4 Mbit/s
 	// at 1 % and 30 ms, so the matrix's 40 Mbit/s lossy path would need
 	// about ten; no estimate of a loss-limited link's capacity says fewer.
-	// On that row (agent experiment stripe --mptcp --auto-lanes, 8 pairs
+	// On that row (agent experiment stripe --mptcp with lanes, 8 pairs
 	// alternated, 2026-11-29 15:24–15:29 UTC, load 5–12) four lanes gave
 	// the lossy path 17–21 % of the bytes and a median 0.95 × kernel
 	// MPTCP, three 8–17 % and 0.90. Two lossy interfaces and a clean one
@@ -142,7 +142,7 @@ type laneKeeper struct {
 	last   map[string]laneVerdict // interface → the verdict on its last window
 }
 
-// keepLanes looks every laneCheck (ClientConfig.AutoLanes turns it on).
+// keepLanes looks every laneCheck (ClientConfig.FixedLanes turns it off).
 func (c *Client) keepLanes() {
 	k := &laneKeeper{c: c, prev: map[*path]laneCounters{}, window: map[string]laneWindow{}, added: map[string][]string{},
 		last: map[string]laneVerdict{}}

@@ -60,7 +60,6 @@ func TestLossyPathGetsLanes(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		m := startMemAgent(t, len(mix), nil, func(c *ClientConfig) {
 			c.ListenPacket = lossyListen(c.ListenPacket, mix)
-			c.AutoLanes = true
 		})
 		for i, p := range mix {
 			m.n.SetLink(memPath(i).Addr, p.rate, max(64<<10, int(p.rate*4*p.delay.Seconds())))
@@ -117,13 +116,14 @@ func TestLossyPathGetsLanes(t *testing.T) {
 	})
 }
 
-// TestLanesOffByDefault: without ClientConfig.AutoLanes a lossy path
-// keeps one connection.
-func TestLanesOffByDefault(t *testing.T) {
+// TestFixedLanes: with ClientConfig.FixedLanes a lossy path keeps one
+// connection.
+func TestFixedLanes(t *testing.T) {
 	mix := []mixPath{{1.5e6, 10 * time.Millisecond, 0.01}}
 	synctest.Test(t, func(t *testing.T) {
 		m := startMemAgent(t, 1, nil, func(c *ClientConfig) {
 			c.ListenPacket = lossyListen(c.ListenPacket, mix)
+			c.FixedLanes = true
 		})
 		m.n.SetLink(memPath(0).Addr, mix[0].rate, 64<<10)
 		m.n.SetDelay(memPath(0).Addr, mix[0].delay)

@@ -31,7 +31,7 @@ func lanesMixRun(t *testing.T, mix []mixPath, size int64, stripe, auto bool) lan
 	synctest.Test(t, func(t *testing.T) {
 		m := startMemAgent(t, len(mix), nil, func(c *ClientConfig) {
 			c.ListenPacket = lossyListen(c.ListenPacket, mix)
-			c.AutoLanes = auto
+			c.FixedLanes = !auto
 			if !stripe {
 				c.StripeMin = -1
 			}

@@ -557,7 +557,7 @@ func (l *leg) noteSendStats(h http.Header) {
 		return
 	}
 	h.Del(wire.HdrSendStats)
-	if !l.f.c.cfg.AutoLanes {
+	if l.f.c.cfg.FixedLanes {
 		return
 	}
 	if st, err := wire.ParseSendStats(v); err == nil {

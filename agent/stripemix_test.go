@@ -318,7 +318,10 @@ const uselessPathRuns = 3
 // path's share (stripe's Run.take). Cut at 256 KiB, with the fast path's
 // next piece requested at its workers' next poll, the first row took
 // 1.028–1.034 × and the last 1.029; requested at once, 1.009 and 1.006.
-const uselessPathSpread = 0.01
+// With the balanced end and lanes merged (session 17) the 20/50 row is
+// bimodal: 1.005 in 9 of 12 runs, 1.017–1.021 in 3, a median of three
+// unlucky runs; 2.5 % holds that and still fails the 256 KiB cut.
+const uselessPathSpread = 0.025
 
 // TestStripeLossyMixGains: the matrix's lossy row (80/20 + 40/30 ms,
 // 1 % loss toward ct-client on the slower path, 20 MB) on fake time:

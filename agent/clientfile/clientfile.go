@@ -30,7 +30,7 @@ type File struct {
 	TokenFile      string            `yaml:"token_file"`
 	Paths          []string          `yaml:"paths"`          // NAME=IP, one per interface
 	ConnsPerPath   int               `yaml:"conns_per_path"` // QUIC connections per interface (default 1; see agent.Lanes)
-	AutoLanes      bool              `yaml:"auto_lanes"`     // lanes added to lossy interfaces (agent/lanes.go)
+	FixedLanes     bool              `yaml:"fixed_lanes"`    // no lanes added to lossy interfaces (agent/lanes.go)
 	Listen         []string          `yaml:"listen"`         // proxy listen addresses
 	Socks          []string          `yaml:"socks"`          // SOCKS5 listen addresses (none by default)
 	Scheduler      string            `yaml:"scheduler"`      // see pathchoice.SchedulerNames
@@ -89,7 +89,7 @@ func Parse(name string, data []byte) (File, error) {
 func (f File) Config(now time.Time) (agent.ClientConfig, error) {
 	cfg := agent.ClientConfig{Server: f.Server, ServerName: f.ServerName, Token: f.Token, Priority: f.Priority, AppPaths: f.AppPaths,
 		StallTimeout: time.Duration(f.StallTimeoutMS) * time.Millisecond, IdleTimeout: time.Duration(f.IdleTimeoutMS) * time.Millisecond,
-		AutoLanes: f.AutoLanes, TLS: &tls.Config{}}
+		FixedLanes: f.FixedLanes, TLS: &tls.Config{}}
 	var err error
 	if cfg.Paths, err = f.LocalPaths(); err != nil {
 		return cfg, err
@@ -151,13 +151,13 @@ func (f File) Policy() (agent.ClientPolicy, error) {
 
 // RestartOnly names the settings that differ between f and g and that a
 // reload does not apply (they need a restart): the server, the
-// listeners, scheduler, timeouts, cache, metrics, qlog and auto_lanes.
+// listeners, scheduler, timeouts, cache, metrics, qlog and fixed_lanes.
 func (f File) RestartOnly(g File) []string {
 	return ops.Changed([]ops.Setting{
 		{Name: "server", A: f.Server, B: g.Server}, {Name: "server_name", A: f.ServerName, B: g.ServerName}, {Name: "ca", A: f.CA, B: g.CA},
 		{Name: "listen", A: f.Listen, B: g.Listen}, {Name: "socks", A: f.Socks, B: g.Socks}, {Name: "scheduler", A: f.Scheduler, B: g.Scheduler},
 		{Name: "stall_timeout_ms", A: f.StallTimeoutMS, B: g.StallTimeoutMS}, {Name: "idle_timeout_ms", A: f.IdleTimeoutMS, B: g.IdleTimeoutMS},
 		{Name: "cache", A: f.Cache, B: g.Cache}, {Name: "metrics", A: f.Metrics, B: g.Metrics}, {Name: "qlog_dir", A: f.QlogDir, B: g.QlogDir},
-		{Name: "auto_lanes", A: f.AutoLanes, B: g.AutoLanes},
+		{Name: "fixed_lanes", A: f.FixedLanes, B: g.FixedLanes},
 	})
 }

@@ -55,8 +55,9 @@ type envConfig struct {
 	StripeMin int64  // 0: agent default; < 0: no striping
 	Lanes     int    // QUIC connections per path (0: 1; agent.Lanes)
 	// AutoLanes lets ct-client add lanes to a lossy path (agent/lanes.go,
-	// ClientConfig.AutoLanes). Off, each path keeps Lanes connections, as
-	// ct-client's default and the paper's agent do.
+	// ct-client's default). Off (ClientConfig.FixedLanes), each path keeps
+	// Lanes connections, as the paper's agent does: its experiments' claims
+	// compare that agent.
 	AutoLanes    bool
 	StallTimeout time.Duration // 0: agent default
 	Prefetch     []string      // upstream paths (/bytes/N) ct-server pushes
@@ -182,7 +183,7 @@ func (e *env) clientConfig(cfg envConfig, pair *selfsigned.Pair) (agent.ClientCo
 		TLS: &tls.Config{RootCAs: pair.Pool}, Token: token,
 		Paths: paths, AppRule: agent.AppRule{Kind: "header", Header: AppHeader},
 		StripeMin: cfg.StripeMin, StallTimeout: cfg.StallTimeout,
-		ReconnectMax: time.Second, AutoLanes: cfg.AutoLanes, Log: cfg.Log,
+		ReconnectMax: time.Second, FixedLanes: !cfg.AutoLanes, Log: cfg.Log,
 	}
 	if cfg.Scheduler != "" {
 		if ccfg.Scheduler, err = pathchoice.NewScheduler(cfg.Scheduler, len(paths), cfg.Seed); err != nil {

@@ -74,10 +74,11 @@ type MatrixConfig struct {
 	MPTCP   bool
 	MPTCPCC string // kernel MPTCP's congestion control ("": the host's default)
 	Lanes   int    // ct's QUIC connections per path (0: 1; agent.Lanes)
-	// AutoLanes: ct-client adds lanes to a lossy path (ClientConfig.AutoLanes).
-	AutoLanes bool
-	Seed      uint64
-	Log       *slog.Logger
+	// FixedLanes: ct-client adds no lanes to a lossy path
+	// (ClientConfig.FixedLanes).
+	FixedLanes bool
+	Seed       uint64
+	Log        *slog.Logger
 }
 
 // MatrixRow is one mix: goodput striped, on the best path alone and with
@@ -129,7 +130,7 @@ func runMix(ctx context.Context, m matrixMix, cfg MatrixConfig) (MatrixRow, []st
 	if err != nil {
 		return MatrixRow{}, nil, err
 	}
-	got, notes, err := RunStripe(ctx, StripeConfig{Scenario: sc, Size: cfg.Size, MPTCP: cfg.MPTCP, MPTCPCC: cfg.MPTCPCC, Lanes: cfg.Lanes, AutoLanes: cfg.AutoLanes, Seed: cfg.Seed, Log: cfg.Log})
+	got, notes, err := RunStripe(ctx, StripeConfig{Scenario: sc, Size: cfg.Size, MPTCP: cfg.MPTCP, MPTCPCC: cfg.MPTCPCC, Lanes: cfg.Lanes, FixedLanes: cfg.FixedLanes, Seed: cfg.Seed, Log: cfg.Log})
 	if err != nil {
 		return MatrixRow{}, notes, err
 	}

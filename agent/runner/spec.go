@@ -57,9 +57,10 @@ type Params struct {
 	// ConnsPerPath is ct-client's QUIC connections per path in loss,
 	// stripe and matrix (default 1).
 	ConnsPerPath int `yaml:"conns_per_path"`
-	// AutoLanes: in stripe and matrix ct-client adds lanes to a lossy
-	// path (agent.ClientConfig.AutoLanes; default off, as ct-client's).
-	AutoLanes bool `yaml:"auto_lanes"`
+	// FixedLanes: in stripe and matrix ct-client adds no lanes to a
+	// lossy path (agent.ClientConfig.FixedLanes; default off, as
+	// ct-client's).
+	FixedLanes bool `yaml:"fixed_lanes"`
 	// SizeBytes and Rounds are handshake's object (not scaled, default
 	// 10000) and measurements per row (default 10).
 	SizeBytes int64 `yaml:"size_bytes"`

@@ -25,10 +25,11 @@ type StripeConfig struct {
 	MPTCP    bool
 	MPTCPCC  string // kernel MPTCP's congestion control ("": the host's default)
 	Lanes    int    // ct's QUIC connections per path (0: 1; agent.Lanes)
-	// AutoLanes: ct-client adds lanes to a lossy path (ClientConfig.AutoLanes).
-	AutoLanes bool
-	Seed      uint64
-	Log       *slog.Logger
+	// FixedLanes: ct-client adds no lanes to a lossy path
+	// (ClientConfig.FixedLanes).
+	FixedLanes bool
+	Seed       uint64
+	Log        *slog.Logger
 }
 
 // StripeRow is one mode of the stripe experiment.
@@ -96,7 +97,7 @@ func stripeOnce(ctx context.Context, sc *scenario.Scenario, cfg StripeConfig, pa
 	if paths != nil {
 		mode = "ct on " + paths[0] + " alone"
 	}
-	e, err := newEnv(ctx, envConfig{Scenario: sc, Paths: paths, Lanes: cfg.Lanes, AutoLanes: cfg.AutoLanes, Seed: cfg.Seed, Log: cfg.Log})
+	e, err := newEnv(ctx, envConfig{Scenario: sc, Paths: paths, Lanes: cfg.Lanes, AutoLanes: !cfg.FixedLanes, Seed: cfg.Seed, Log: cfg.Log})
 	if err != nil {
 		return StripeRow{}, fmt.Errorf("%s: %w", mode, err)
 	}

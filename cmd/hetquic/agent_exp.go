@@ -68,7 +68,7 @@ func agentExperiment(ctx context.Context, args []string) error {
 	hsSize := fs.Int64("size", 0, "handshake: object bytes (not scaled; default 10000)")
 	rounds := fs.Int("rounds", 0, "handshake: measurements per row (median and min reported; default 10)")
 	lanes := fs.Int("conns-per-path", 0, "loss, stripe, matrix: ct-client's QUIC connections per path (agent --conns-per-path; default 1)")
-	autoLanes := fs.Bool("auto-lanes", false, "stripe, matrix: ct-client adds connections to a lossy path (agent auto_lanes; default off)")
+	fixedLanes := fs.Bool("fixed-lanes", false, "stripe, matrix: ct-client adds no connections to a lossy path (agent fixed_lanes; default: it adds lanes)")
 	repeat := fs.Int("repeat", 0, "aggregate: runs of every mode (seeds --seed, --seed+1, …), then the mean per mode (default 1)")
 	withMPTCP := fs.Bool("mptcp", false, "aggregate, stripe, matrix: add the kernel MPTCP baseline (root lab, emu/lab; skipped with a note when unavailable)")
 	mptcpCC := fs.String("mptcp-cc", "", "aggregate, stripe, matrix with --mptcp: kernel MPTCP's TCP congestion control, e.g. cubic (default: the host's)")
@@ -116,7 +116,7 @@ func agentExperiment(ctx context.Context, args []string) error {
 		"size": func() { p.SizeBytes = *hsSize }, "rounds": func() { p.Rounds = *rounds },
 		"conns-per-path": func() { p.ConnsPerPath = *lanes }, "repeat": func() { p.Repeat = *repeat },
 		"mptcp": func() { p.MPTCP = *withMPTCP }, "tcp": func() { p.TCP = *withTCP }, "mptcp-cc": func() { p.MPTCPCC = *mptcpCC },
-		"tcp-cc": func() { p.TCPCC = *tcpCC }, "auto-lanes": func() { p.AutoLanes = *autoLanes },
+		"tcp-cc": func() { p.TCPCC = *tcpCC }, "fixed-lanes": func() { p.FixedLanes = *fixedLanes },
 	} {
 		if set[flagName] {
 			apply()
