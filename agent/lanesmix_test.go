@@ -1,10 +1,6 @@
 package agent
 
 import (
-	"crypto/sha256"
-	"fmt"
-	"io"
-	"net/http"
 	"slices"
 	"testing"
 	"testing/synctest"
@@ -41,31 +37,16 @@ func lanesMixRun(t *testing.T, mix []mixPath, size int64, stripe, auto bool) lan
 			m.n.SetDelay(memPath(i).Addr, p.delay)
 		}
 		m.n.SetDelay(memCTServer.Addr(), mixServerDelay)
-		lanesGet(t, m, lanesWarmUp)
+		mustGetIntact(t, m, lanesWarmUp)
 		time.Sleep(time.Second)
 		start := time.Now()
-		lanesGet(t, m, size)
+		mustGetIntact(t, m, size)
 		run.took = time.Since(start)
 		for _, p := range m.c.activePaths() {
 			run.lanes[iface(p.Name)]++
 		}
 	})
 	return run
-}
-
-// lanesGet downloads n bytes through m and checks them.
-func lanesGet(t *testing.T, m *memAgent, n int64) {
-	t.Helper()
-	resp, err := m.hc.Get(fmt.Sprintf("http://%s/bytes/%d", memApp, n))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	h := sha256.New()
-	got, err := io.Copy(h, resp.Body)
-	if err != nil || resp.StatusCode != http.StatusOK || got != n || [32]byte(h.Sum(nil)) != patternSum(n) {
-		t.Fatalf("status %d, %d of %d bytes (%v), or not intact", resp.StatusCode, got, n, err)
-	}
 }
 
 // The lanes tests' setting: the matrix's queues (50 ms at each path's

@@ -132,6 +132,14 @@ func getIntact(m *memAgent, size int64) error {
 	return nil
 }
 
+// mustGetIntact is getIntact that fails the test.
+func mustGetIntact(t *testing.T, m *memAgent, size int64) {
+	t.Helper()
+	if err := getIntact(m, size); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // TestSamePath: a path named by interface is the same whatever its
 // address now; one given by address is the same only in every field.
 func TestSamePath(t *testing.T) {

@@ -1,11 +1,8 @@
 package agent
 
 import (
-	"crypto/sha256"
 	"fmt"
-	"io"
 	"net"
-	"net/http"
 	"net/netip"
 	"slices"
 	"strings"
@@ -69,16 +66,7 @@ func stripeMixRun(t *testing.T, mix []mixPath, size int64, stripe bool, events f
 			go func() { defer close(evDone); events(m) }()
 			defer func() { <-evDone }()
 		}
-		resp, err := m.hc.Get(fmt.Sprintf("http://%s/bytes/%d", memApp, size))
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		h := sha256.New()
-		got, err := io.Copy(h, resp.Body)
-		if err != nil || resp.StatusCode != http.StatusOK || got != size || [32]byte(h.Sum(nil)) != patternSum(size) {
-			t.Fatalf("status %d, %d of %d bytes (%v), or not intact", resp.StatusCode, got, size, err)
-		}
+		mustGetIntact(t, m, size)
 		took = time.Since(start)
 		for _, p := range m.c.paths {
 			t.Logf("path %d: %d bytes, %d requests", p.id, p.bytes.Load(), p.requests.Load())

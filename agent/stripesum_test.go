@@ -1,9 +1,7 @@
 package agent
 
 import (
-	"fmt"
-	"io"
-	"net/http"
+	"slices"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -35,13 +33,18 @@ func TestStripeReachesSum(t *testing.T) {
 		{"3 × 30 Mbit/s at 10, 25 and 40 ms, not in the matrix", []mixPath{{3.75e6, ms(0), 0}, {3.75e6, ms(7.5), 0}, {3.75e6, ms(15), 0}}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			took := warmStripeTime(t, c.mix, sumSize)
+			var runs []time.Duration
+			for range sumRuns {
+				runs = append(runs, warmStripeTime(t, c.mix, sumSize))
+			}
+			slices.Sort(runs)
+			took := runs[len(runs)/2]
 			var sum float64
 			for _, p := range c.mix {
 				sum += p.rate
 			}
 			ofSum := sumSize / sum / took.Seconds()
-			t.Logf("striped %v: %.3f of the summed rate", took, ofSum)
+			t.Logf("striped %v (median of %v): %.3f of the summed rate", took, runs, ofSum)
 			if ofSum < sumBar {
 				t.Errorf("striped reached %.3f of the summed rate, want ≥ %.2f", ofSum, sumBar)
 			}
@@ -51,8 +54,12 @@ func TestStripeReachesSum(t *testing.T) {
 
 // The object of TestStripeReachesSum (the matrix's), the share of the
 // summed rate it must reach, and its warm-up: sumWarm objects of
-// sumWarmSize first, on the same agent.
+// sumWarmSize first, on the same agent. sumRuns: each row is the median
+// of this many runs; once the original ran on (session 17's merge) a
+// single 2 : 1 run fell to 0.862 in about one of ten, the rest
+// 0.93–0.97.
 const (
+	sumRuns     = 3
 	sumSize     = 20e6
 	sumBar      = 0.92
 	sumWarm     = 3
@@ -72,21 +79,11 @@ func warmStripeTime(t *testing.T, mix []mixPath, size int64) time.Duration {
 			m.n.SetDelay(memPath(i).Addr, p.delay)
 		}
 		m.n.SetDelay(memCTServer.Addr(), mixServerDelay)
-		get := func(n int64) {
-			resp, err := m.hc.Get(fmt.Sprintf("http://%s/bytes/%d", memApp, n))
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer resp.Body.Close()
-			if got, err := io.Copy(io.Discard, resp.Body); err != nil || got != n || resp.StatusCode != http.StatusOK {
-				t.Fatalf("status %d, %d of %d bytes (%v)", resp.StatusCode, got, n, err)
-			}
-		}
 		for range sumWarm {
-			get(sumWarmSize)
+			mustGetIntact(t, m, sumWarmSize)
 		}
 		start := time.Now()
-		get(size)
+		mustGetIntact(t, m, size)
 		took = time.Since(start)
 	})
 	return took
