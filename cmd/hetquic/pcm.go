@@ -329,8 +329,15 @@ func pcmCuts(ctx context.Context, args []string) error {
 		return err
 	}
 	rs, err := parseList(*rtts, strconv.ParseFloat)
-	if err != nil || len(rs) != 3 || *gets < 1 || *rounds < 2 || *setups < 0 {
-		return badInput(fmt.Errorf("pcm cuts: --rtts %q (want three), --setups %d (≥ 0), --cpu-gets %d (≥ 1), --cpu-rounds %d (≥ 2): %v", *rtts, *setups, *gets, *rounds, err))
+	switch {
+	case err != nil || len(rs) != 3:
+		return badInput(fmt.Errorf("pcm cuts: --rtts %q: want three round-trip times in ms, comma-separated", *rtts))
+	case *setups < 0:
+		return badInput(fmt.Errorf("pcm cuts: --setups %d: want ≥ 0", *setups))
+	case *gets < 1:
+		return badInput(fmt.Errorf("pcm cuts: --cpu-gets %d: want ≥ 1", *gets))
+	case *rounds < 2:
+		return badInput(fmt.Errorf("pcm cuts: --cpu-rounds %d: want ≥ 2 (the first is a warm-up)", *rounds))
 	}
 	rows, err := measure.MeasureCuts(ctx, rs, measure.DefaultCutLoad(), []string{measure.APIClient, measure.APITransport, measure.APIBaseline})
 	if err != nil {

@@ -54,3 +54,17 @@ func TestPCMGetQlogDir(t *testing.T) {
 		t.Errorf("pcm get bytes/14: exit %d, %s", code, stderr)
 	}
 }
+
+// TestPCMCutsBadInput: each bad flag of pcm cuts is one line naming that
+// flag, and exit 2, before anything runs.
+func TestPCMCutsBadInput(t *testing.T) {
+	for _, tc := range []struct{ args []string }{
+		{[]string{"--rtts", "20,30"}}, {[]string{"--rtts", "20,x,40"}}, {[]string{"--setups", "-1"}},
+		{[]string{"--cpu-gets", "0"}}, {[]string{"--cpu-rounds", "1"}},
+	} {
+		_, stderr, code := runCLI(t, append([]string{"pcm", "cuts"}, tc.args...)...)
+		if code != 2 || strings.Count(strings.TrimSpace(stderr), "\n") != 0 || !strings.Contains(stderr, tc.args[0]) {
+			t.Errorf("%v: exit %d, stderr %q", tc.args, code, stderr)
+		}
+	}
+}
