@@ -2,6 +2,7 @@ package stripesched
 
 import (
 	"math"
+	"slices"
 	"testing"
 	"time"
 )
@@ -259,6 +260,54 @@ func TestTakeSomeoneTakes(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// TestTakeIdleEnd: the end of a stripe whose paths are all idle, from two
+// traces of the 40/20 + 20/30 (2 %, four lanes) + 10/60 mix on fake time
+// (stall33; us: RTTs in µs, the fast path first, then the lossy path and
+// its lanes and the slow path): rules 1–5 gave no path a piece (Balance
+// gave the swiftest nothing, the tail rule refused the lanes of a
+// shorter round trip), and the stripe stalled 5 s until a keep-alive
+// moved an RTT. The path that lands the piece first takes it, and no
+// other; rule 6 waits while anything is in flight.
+func TestTakeIdleEnd(t *testing.T) {
+	views := func(us []int, rates []float64, peak float64) []Path {
+		v := make([]Path, len(us))
+		for i := range v {
+			v[i] = Path{RTT: time.Duration(us[i]) * time.Microsecond, Rate: rates[i]}
+		}
+		v[0].Peak = peak
+		return v
+	}
+	a := views([]int{31993, 25801, 25566, 26169, 25548, 58072}, []float64{4869623, 582967, 568591, 506689, 588860, 1202675}, 5727300)
+	b := views([]int{40198, 25400, 25012, 25442, 24614, 59989}, []float64{4871440, 603326, 604033, 592097, 548683, 1212657}, 4691452)
+	for _, c := range []struct {
+		paths  []Path
+		left   int64
+		lambda float64
+		taker  int // the path that takes
+		want   int64
+	}{
+		{a, 11185, 1, 0, 11185},    // traced
+		{b, 33797, 1, 0, MinPiece}, // traced
+		{a, 1749, 1.5, 4, 1749},    // the rest after a MinPiece at λ > 1: the lane of the shortest round trip
+	} {
+		st := Stripe{Window: 3398025, Left: c.left, Lambda: c.lambda}
+		for i, own := range c.paths {
+			want := int64(0)
+			if i == c.taker {
+				want = c.want
+			}
+			if got := Take(own, slices.Concat(c.paths[:i], c.paths[i+1:]), st); got != want {
+				t.Errorf("%d bytes left, λ %g: path %d takes %d, want %d", c.left, c.lambda, i, got, want)
+			}
+		}
+	}
+	busy := slices.Clone(a)
+	busy[1].Queued = MinPiece
+	if got := unstick(busy[0], busy[1:], Stripe{Window: 3398025, Left: 11185}); got != 0 {
+		t.Errorf("a lane has bytes in flight: rule 6 gives the swiftest %d, want 0 (the rules look again once they land)", got)
 	}
 }
 
