@@ -92,9 +92,11 @@ func mbps(size int64, d time.Duration) float64 { return float64(size) * 8 / 1e6 
 // download striped over a mix with a path that loses packets at random
 // reaches at least mptcpBar × kernel MPTCP (as mptcpLossyShare of the
 // summed rate) and is never slower than its best path alone, on the
-// matrix's lossy row and on a mix not in the matrix; the lossy path has
+// matrix's lossy row and on mixes not in the matrix; the lossy path has
 // lanes, the others one connection. Without lanes the lossy row reached
-// 0.71 of its sum (85 Mbit/s).
+// 0.71 of its sum (85 Mbit/s), the three-path mix 0.76. The three-path
+// mix once stalled with its last bytes unrequested (stripesched.Take's
+// rule 6, TestTakeIdleEnd): 7.6–37.7 s in 19 runs of 230, 2.55 s otherwise.
 func TestLanesLossyMixes(t *testing.T) {
 	if raceEnabled {
 		t.Skip("a performance shape that the race detector distorts (raceEnabled); .ci/run runs it without -race")
@@ -107,11 +109,7 @@ func TestLanesLossyMixes(t *testing.T) {
 	}{
 		{"the matrix's row: 80/20 + 40/30, 1 % on the second", []mixPath{{10e6, ms(5), 0}, {5e6, ms(10), 0.01}}, 1},
 		{"not in the matrix: 100/10 + 20/40, 1 % on the second", []mixPath{{12.5e6, ms(0), 0}, {2.5e6, ms(15), 0.01}}, 1},
-		// Not kept: 40/20 + 20/30 (2 % on the second) + 10/60. Its median
-		// passed at 0.92–0.94 of the sum locally, but in one fresh-clone CI
-		// run (2026-11-29 17:08 UTC) it took 12.6 s against 4.3 s alone, with
-		// four lanes up at 1.75 s and no warning logged: an unexplained stall,
-		// open in issue 30's closing note, not a bar this test can hold yet.
+		{"not in the matrix: 40/20 + 20/30 (2 %) + 10/60", []mixPath{{5e6, ms(5), 0}, {2.5e6, ms(10), 0.02}, {1.25e6, ms(25), 0}}, 1},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			alone := medianLanesRun(t, c.mix[:1], false, false)
