@@ -314,7 +314,7 @@ func take(own Path, others []Path, s Stripe) int64 {
 // MinPiece, was refused by the tail rule (4), the others together (their
 // shortest round trip, their summed rate) being faster. Nothing was in
 // flight to change that: on fake time, the 40/20 + 20/30 (2 %, four
-// lanes) + 10/60 mix stalled with its last 11–35 kB unrequested in 19
+// lanes) + 10/60 mix stalled with its last 11–44 kB unrequested in 19
 // runs of 230 until a QUIC keep-alive (every 5 s) moved a lane's RTT,
 // 5 to 35 s later (20 MiB in 7.6–37.7 s against 2.55 s, the best path
 // alone 4.3 s). The piece lands no later than any other path would land
