@@ -15,9 +15,10 @@ import (
 // and 2 : 1 mixes and on three equal paths at three round trips, a mix
 // not in the matrix. One path alone reaches 0.97 of its rate here (the
 // QUIC and request overhead), so sumBar leaves the stripe 5 % of its
-// own: 0.932–0.963 in 40 runs per row (2026-11-29), 0.870–0.911 in 3
-// runs per row before the interleaving-aware reinjection and the balanced
-// end (agent/DESIGN.md, "Striping"), which fail it.
+// own: in 40 fresh processes (-cpu 1, 2 and 4; session 18) the rows'
+// medians read 0.934–0.966, 0.960–0.962 and 0.938–0.961; 0.870–0.911 in
+// 3 runs per row before the interleaving-aware reinjection and the
+// balanced end (agent/DESIGN.md, "Striping"), which fail it.
 func TestStripeReachesSum(t *testing.T) {
 	if raceEnabled {
 		t.Skip("a performance shape that the race detector distorts (raceEnabled); .ci/run runs it without -race")
@@ -55,7 +56,7 @@ func TestStripeReachesSum(t *testing.T) {
 // The object of TestStripeReachesSum (the matrix's), the share of the
 // summed rate it must reach, and its warm-up: sumWarm objects of
 // sumWarmSize first, on the same agent. sumRuns: each row is the median
-// of this many runs. A 2 : 1 run fell to 0.862 in about one of five
+// of this many runs. A 2 : 1 run fell to 0.862 in about one of eight
 // (every run of a process, in two of four CI runs of session 17) while
 // the client's rate sample counted a stream's bytes times the streams on
 // its path: the slow path's estimate after the warm-up read 11.7 MB/s of
