@@ -644,14 +644,15 @@ func (l *leg) copy(resp *http.Response) (n int64, err error) {
 		}()
 	}
 	var sampleBytes int64
-	sampleStart := time.Now()
+	sampleStart, pathStart := time.Now(), p.bytes.Load()
 	for {
 		k, rerr := resp.Body.Read(buf)
 		if k > 0 {
 			l.watch.last = time.Now()
 			if sampleBytes += int64(k); sampleBytes >= rateSampleBytes {
-				p.rateSample(sampleBytes, l.watch.last.Sub(sampleStart))
-				sampleBytes, sampleStart = 0, l.watch.last
+				pathBytes := p.bytes.Load()
+				p.rateSample(pathBytes-pathStart, l.watch.last.Sub(sampleStart))
+				sampleBytes, sampleStart, pathStart = 0, l.watch.last, pathBytes
 			}
 			chunk := buf[:k]
 			if l.load > 0 {

@@ -21,8 +21,8 @@ type PathView struct {
 	Streams int
 	Weight  int
 	// Rate is the path's measured delivery rate in bytes/s (an EWMA of
-	// response goodput scaled by concurrent streams); before any sample,
-	// congestion window / SRTT; 0 when unknown.
+	// the path's goodput, all its streams, while a response on it is
+	// busy); before any sample, congestion window / SRTT; 0 when unknown.
 	Rate float64
 }
 
