@@ -44,16 +44,26 @@ const (
 	// queueEmpty: a smoothed RTT at most this times the minimum means the
 	// path's queue is about empty, so its losses are not the queue's.
 	queueEmpty = 1.25
-	// lossyLanes are the connections a lossy interface gets: wire.MaxLanes.
-	// Each gets about the Mathis rate, 1.22 × MSS / (RTT × √loss), 4 Mbit/s
-	// at 1 % and 30 ms, so the matrix's 40 Mbit/s lossy path would need
-	// about ten; no estimate of a loss-limited link's capacity says fewer.
-	// On that row (agent experiment stripe --mptcp with lanes, 8 pairs
-	// alternated, 2026-11-29 15:24–15:29 UTC, load 5–12) four lanes gave
-	// the lossy path 17–21 % of the bytes and a median 0.95 × kernel
-	// MPTCP, three 8–17 % and 0.90. Two lossy interfaces and a clean one
-	// ask 9 connections: laneBudget gives the second lossy one 3.
-	lossyLanes = wire.MaxLanes
+	// lossyLanes are the connections a lossy interface gets at once, the
+	// first step. Each gets about the Mathis rate, 1.22 × MSS / (RTT ×
+	// √loss), 4 Mbit/s at 1 % and 30 ms, so the matrix's 40 Mbit/s lossy
+	// path would need about ten, and ct-client has no estimate of a
+	// loss-limited link's capacity to say how many. Four is where session
+	// 17 measured a gain on every lossy mix (agent/DESIGN.md); from there
+	// laneGrow adds laneGrowStep at a time up to wire.MaxLanes while each
+	// step raises the interface's delivery.
+	lossyLanes = 4
+	// laneGrowStep: the lanes one growth step adds. Two reach
+	// wire.MaxLanes from lossyLanes in two steps, about 2 s at one step
+	// per two judged windows, within the experiments' 5 s warm-up.
+	laneGrowStep = 2
+	// laneGain: a step must raise the interface's delivered rate by at
+	// least this times what each lane it added would carry at the lanes'
+	// mean rate before it. Lanes that are loss-limited each add about
+	// that mean (1); on a link they fill, they only split it (0). Half
+	// stands between, above the noise of a window of laneMinPackets
+	// (its ~5 losses move one lane's rate, not the interface's, by half).
+	laneGain = 0.5
 	// laneBudget bounds a client's connections, lanes included: ct-server's
 	// default per-client max_conns.
 	laneBudget = wire.DefaultMaxConns
@@ -64,6 +74,18 @@ const (
 type laneWindow struct {
 	Sent, Lost   uint64
 	SRTT, MinRTT time.Duration // the latest of a lane that sent
+	// Busy is the time of the looks (laneCheck each) in which the
+	// interface sent: its rate is over that, not over idle seconds
+	// between downloads.
+	Busy time.Duration
+}
+
+// rate is w's delivered packets per busy second (0: it never sent).
+func (w laneWindow) rate() float64 {
+	if w.Busy <= 0 {
+		return 0
+	}
+	return float64(w.Sent-min(w.Lost, w.Sent)) / w.Busy.Seconds()
 }
 
 // laneVerdict is what one judged window says of an interface.
@@ -111,6 +133,49 @@ func laneTarget(v, prev laneVerdict, lanes, base, free int) int {
 	return lanes
 }
 
+// laneGrowth is an interface's growth beyond lossyLanes between windows.
+type laneGrowth struct {
+	added  int     // lanes the last step added, still to be judged (0: none)
+	before float64 // the interface's delivered rate in the window before that step
+	settle bool    // the next window is the step's first, the new lanes still ramping up: not judged
+	capped bool    // a step added nothing: the interface grows no more
+}
+
+// laneGrow is the pure decision on an interface's lanes beyond the first
+// step (laneTarget): after verdict v and the one before (prev), with
+// lanes of which base configured, free connections in laneBudget and rate
+// the window's delivered packets per second, the lanes it should have and
+// the growth state g becomes. While the loss stays random with the queue
+// empty (laneLossy twice), an interface at lossyLanes or more gets
+// laneGrowStep more, up to wire.MaxLanes; the window after a step is let
+// pass, and the one after that judges it: a step that raised the rate by
+// less than laneGain of the lanes' mean per added lane is taken back and
+// growth stops (the link, not the controllers, is the limit, or the
+// lanes wait on something else). A full queue (laneNeither) or a mixed
+// window holds the lanes; two clean windows reset everything.
+func laneGrow(v, prev laneVerdict, lanes, base, free int, rate float64, g laneGrowth) (int, laneGrowth) {
+	target := laneTarget(v, prev, lanes, base, free)
+	switch {
+	case target != lanes:
+		return target, laneGrowth{}
+	case v != laneLossy || v != prev:
+		return lanes, laneGrowth{capped: g.capped} // a step is judged only on random loss
+	case g.settle:
+		g.settle = false
+		return lanes, g
+	case g.added > 0:
+		perLane := g.before / float64(lanes-g.added)
+		if rate-g.before < laneGain*float64(g.added)*perLane {
+			return lanes - g.added, laneGrowth{capped: true}
+		}
+	}
+	step := min(laneGrowStep, wire.MaxLanes-lanes, free)
+	if g.capped || lanes < lossyLanes || step < 1 || rate <= 0 {
+		return lanes, laneGrowth{capped: g.capped}
+	}
+	return lanes + step, laneGrowth{added: step, before: rate, settle: true}
+}
+
 // laneCounters are a lane's last HdrSendStats and the connection they came on.
 type laneCounters struct {
 	conn *quic.Conn
@@ -140,12 +205,13 @@ type laneKeeper struct {
 	window map[string]laneWindow  // interface → its sending since judged
 	added  map[string][]string    // interface → names of the lanes added
 	last   map[string]laneVerdict // interface → the verdict on its last window
+	grow   map[string]laneGrowth  // interface → its growth beyond lossyLanes
 }
 
 // keepLanes looks every laneCheck (ClientConfig.FixedLanes turns it off).
 func (c *Client) keepLanes() {
 	k := &laneKeeper{c: c, prev: map[*path]laneCounters{}, window: map[string]laneWindow{}, added: map[string][]string{},
-		last: map[string]laneVerdict{}}
+		last: map[string]laneVerdict{}, grow: map[string]laneGrowth{}}
 	t := time.NewTicker(laneCheck)
 	defer t.Stop()
 	for {
@@ -178,23 +244,23 @@ func (k *laneKeeper) check() {
 		if v == laneUnjudged {
 			continue
 		}
-		target := laneTarget(v, k.last[name], lanes[name], lanes[name]-len(added), laneBudget-len(want))
-		k.last[name] = v
+		target, g := laneGrow(v, k.last[name], lanes[name], lanes[name]-len(added), laneBudget-len(want), w.rate(), k.grow[name])
+		k.last[name], k.grow[name] = v, g
 		delete(k.window, name)
 		for ; lanes[name] < target; lanes[name]++ {
 			lp := p.LocalPath
 			lp.Name = freeName(name, want)
 			want = append(want, lp)
 			k.added[name] = append(k.added[name], lp.Name)
-			k.c.cfg.Log.Info("path loses packets at random; another connection on it", "path", name, "lane", lp.Name, "loss", lossOf(w))
+			k.c.cfg.Log.Info("path loses packets at random; another connection on it", "path", name, "lane", lp.Name, "loss", lossOf(w), "rate_pps", int(w.rate()))
 			changed = true
 		}
-		if target < lanes[name] {
-			for _, gone := range added {
-				want = slices.DeleteFunc(want, func(lp LocalPath) bool { return lp.Name == gone })
-			}
-			k.added[name] = nil
-			k.c.cfg.Log.Info("path's loss has gone; its added connections retired", "path", name, "lanes", len(added), "loss", lossOf(w))
+		if n := min(lanes[name]-target, len(added)); n > 0 {
+			gone := added[len(added)-n:]
+			want = slices.DeleteFunc(want, func(lp LocalPath) bool { return slices.Contains(gone, lp.Name) })
+			k.added[name] = added[:len(added)-n]
+			k.c.cfg.Log.Info("path's added connections retired", "path", name, "lanes", n, "loss", lossOf(w), "rate_pps", int(w.rate()),
+				"why", retireWhy(v))
 			changed = true
 		}
 	}
@@ -209,7 +275,7 @@ func (k *laneKeeper) check() {
 // interface's window and counts each interface's lanes; it forgets lanes
 // that are gone and added lanes a reload (SIGHUP) removed.
 func (k *laneKeeper) accumulate(active []*path) map[string]int {
-	lanes, now, names := map[string]int{}, map[*path]laneCounters{}, map[string]bool{}
+	lanes, now, names, busy := map[string]int{}, map[*path]laneCounters{}, map[string]bool{}, map[string]bool{}
 	for _, p := range active {
 		p.mu.Lock()
 		cur := p.sendStats
@@ -227,10 +293,16 @@ func (k *laneKeeper) accumulate(active []*path) map[string]int {
 		w.Lost += cur.st.Lost - min(old.st.Lost, cur.st.Lost)
 		if sent > 0 {
 			w.SRTT, w.MinRTT = cur.st.SRTT, cur.st.MinRTT
+			busy[name] = true
 		}
 		k.window[name] = w
 	}
 	k.prev = now
+	for name := range busy {
+		w := k.window[name]
+		w.Busy += laneCheck
+		k.window[name] = w
+	}
 	for name, added := range k.added {
 		k.added[name] = slices.DeleteFunc(added, func(n string) bool { return !names[n] })
 	}
@@ -253,4 +325,12 @@ func lossOf(w laneWindow) float64 {
 		return 0
 	}
 	return float64(w.Lost) / float64(w.Sent)
+}
+
+// retireWhy says in the log why lanes went after verdict v.
+func retireWhy(v laneVerdict) string {
+	if v == laneClean {
+		return "the loss has gone"
+	}
+	return "the last lanes added raised the delivered rate too little"
 }

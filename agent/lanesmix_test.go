@@ -5,6 +5,8 @@ import (
 	"testing"
 	"testing/synctest"
 	"time"
+
+	"github.com/hetquic/hetquic/agent/wire"
 )
 
 // lanesRun is one run of lanesMixRun: the timed download's time and the
@@ -110,6 +112,7 @@ func TestLanesLossyMixes(t *testing.T) {
 		{"the matrix's row: 80/20 + 40/30, 1 % on the second", []mixPath{{10e6, ms(5), 0}, {5e6, ms(10), 0.01}}, 1},
 		{"not in the matrix: 100/10 + 20/40, 1 % on the second", []mixPath{{12.5e6, ms(0), 0}, {2.5e6, ms(15), 0.01}}, 1},
 		{"not in the matrix: 40/20 + 20/30 (2 %) + 10/60", []mixPath{{5e6, ms(5), 0}, {2.5e6, ms(10), 0.02}, {1.25e6, ms(25), 0}}, 1},
+		{"not in the matrix: 80/20 + 40/30, 2 % on the second", []mixPath{{10e6, ms(5), 0}, {5e6, ms(10), 0.02}}, 1},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			alone := medianLanesRun(t, c.mix[:1], false, false)
@@ -129,12 +132,12 @@ func TestLanesLossyMixes(t *testing.T) {
 				t.Errorf("striped with lanes %v > best path alone %v", striped.took, alone.took)
 			}
 			for i := range c.mix {
-				name, want := memPath(i).Name, 1
+				name, lo, hi := memPath(i).Name, 1, 1
 				if i == c.lossy {
-					want = lossyLanes
+					lo, hi = lossyLanes, wire.MaxLanes
 				}
-				if striped.lanes[name] != want {
-					t.Errorf("%s has %d connections, want %d", name, striped.lanes[name], want)
+				if n := striped.lanes[name]; n < lo || n > hi {
+					t.Errorf("%s has %d connections, want %d to %d", name, n, lo, hi)
 				}
 			}
 		})

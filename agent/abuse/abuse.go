@@ -46,7 +46,7 @@ type Config struct {
 	// Abuse lasts this long after the misbehaving client has started.
 	Duration time.Duration
 	// What the misbehaving client does.
-	Conns      int // connections with a good hello (more than max_conns)
+	Conns      int // connections with a good hello (more than max_conns, wire.DefaultMaxConns)
 	Streams    int // requests never read, over all its connections
 	Tunnels    int // CONNECT tunnels that download BigBytes and are never read
 	Hints      int // prefetch hints
@@ -69,7 +69,7 @@ type Config struct {
 
 // Default is the CI size: about 25 s on two shared cores.
 var Default = Config{
-	Duration: 10 * time.Second, Conns: 12, Streams: 4000, Tunnels: 300, Hints: 2000,
+	Duration: 10 * time.Second, Conns: 24, Streams: 4000, Tunnels: 300, Hints: 2000,
 	Handshakes: 600, Sources: 40, BigBytes: 5_000_000, CycleBytes: 1_000_000, GoodWorkers: 2, GoodBytes: 200_000,
 	MaxRSSBytes: 400 << 20, MaxP99: 2 * time.Second,
 }
@@ -81,7 +81,7 @@ const defaultCycles = 400
 
 // Full is the size: four times the streams, tunnels and hints.
 var Full = Config{
-	Duration: 20 * time.Second, Conns: 16, Streams: 16000, Tunnels: 1200, Hints: 8000,
+	Duration: 20 * time.Second, Conns: 32, Streams: 16000, Tunnels: 1200, Hints: 8000,
 	Handshakes: 5000, Sources: 100, BigBytes: 5_000_000, CycleBytes: 1_000_000, GoodWorkers: 2, GoodBytes: 200_000,
 	MaxRSSBytes: 400 << 20, MaxP99: 2 * time.Second,
 }

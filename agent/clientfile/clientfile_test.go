@@ -1,12 +1,14 @@
 package clientfile
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/hetquic/hetquic/agent/server"
+	"github.com/hetquic/hetquic/agent/wire"
 )
 
 func TestLoadFiles(t *testing.T) {
@@ -58,7 +60,7 @@ cache: {dir: /tmp/c, max_bytes: 1000000, default_ttl_s: 60}
 		{"c2.yaml", "cache: {dir: ''}\n", "cache needs"},
 		{"c3.yaml", "priority: {a: 0}\n", "priority"},
 		{"c4.yaml", "paths: 3\n", "c4.yaml:1"},
-		{"c5.yaml", "conns_per_path: 9\n", "conns_per_path 9: want 1 to 4"},
+		{"c5.yaml", fmt.Sprintf("conns_per_path: %d\n", wire.MaxLanes+1), fmt.Sprintf("conns_per_path %d: want 1 to %d", wire.MaxLanes+1, wire.MaxLanes)},
 	} {
 		p := write(bad.name, bad.text)
 		var err error

@@ -14,6 +14,7 @@ import (
 	"github.com/hetquic/hetquic/agent/identity"
 	"github.com/hetquic/hetquic/agent/pathchoice"
 	"github.com/hetquic/hetquic/agent/server"
+	"github.com/hetquic/hetquic/agent/wire"
 )
 
 // flagOverlay lays command-line flags over a YAML file: every flag given
@@ -185,7 +186,7 @@ func registerClientFlags(fs *flag.FlagSet) *clientFlags {
 	o.str(fs, "token", "this client's token", func(f *clientfile.File) *string { return &f.Token })
 	o.str(fs, "token-file", "read the token from FILE", func(f *clientfile.File) *string { return &f.TokenFile })
 	o.list(fs, "paths", "local interfaces NAME=IP, NAME=INTERFACE (its address followed while running) or IP, each optionally /backup or /metered, comma-separated: one QUIC connection each (see --conns-per-path)", false, func(f *clientfile.File) *[]string { return &f.Paths })
-	o.integer(fs, "conns-per-path", "QUIC connections per interface, 1 to 4 (default 1): more fill lossy links (agent/README.md, Lanes)", func(f *clientfile.File, n int64) { f.ConnsPerPath = int(n) })
+	o.integer(fs, "conns-per-path", fmt.Sprintf("QUIC connections per interface, 1 to %d (default 1): more fill lossy links (agent/README.md, Lanes)", wire.MaxLanes), func(f *clientfile.File, n int64) { f.ConnsPerPath = int(n) })
 	o.list(fs, "listen", "proxy listen addresses, comma-separated (default 127.0.0.1:8080)", false, func(f *clientfile.File) *[]string { return &f.Listen })
 	o.list(fs, "socks", "SOCKS5 listen addresses, comma-separated (default none; e.g. 127.0.0.1:1080)", false, func(f *clientfile.File) *[]string { return &f.Socks })
 	o.str(fs, "scheduler", fmt.Sprintf("path scheduler, one of %v (default %s)", pathchoice.SchedulerNames, pathchoice.DefaultScheduler), func(f *clientfile.File) *string { return &f.Scheduler })

@@ -69,10 +69,10 @@ func TestBadInputIsOneLineAndExitCode2(t *testing.T) {
 		{[]string{"emu", "measure", "--mode", "loss,dealy"}, "--mode: \"dealy\" is not delay, rate, loss or forward"},
 		{[]string{"emu", "measure", "--mode", "rate", "--rate-mbps", "10,x"}, "--rate-mbps: \"x\" is not a number ≥ 0"},
 		{[]string{"agent", "experiment", "aggregate", "--repeat", "0"}, "--repeat 0 out of [1, 100]"},
-		{[]string{"agent", "experiment", "loss", "--conns-per-path", "9"}, "--conns-per-path 9 out of [1, 4]"},
+		{[]string{"agent", "experiment", "loss", "--conns-per-path", "9"}, "--conns-per-path 9 out of [1, 8]"},
 		{[]string{"agent", "experiment", "matrix", "--mptcp-cc", "cubic"}, "agent.mptcp_cc: only with agent.mptcp"},
 		{[]string{"agent", "experiment", "matrix", "--mptcp", "--mptcp-cc", "CUBIC"}, `agent.mptcp_cc: "CUBIC" is not a congestion control name`},
-		{[]string{"agent", "client", "--server", "127.0.0.1:1", "--token", "t", "--paths", "127.0.0.1", "--conns-per-path", "5"}, "connections per path 5: want 1 to 4"},
+		{[]string{"agent", "client", "--server", "127.0.0.1:1", "--token", "t", "--paths", "127.0.0.1", "--conns-per-path", "9"}, "connections per path 9: want 1 to 8"},
 	} {
 		_, stderr, code := runCLI(t, tc.args...)
 		if code != 2 {
