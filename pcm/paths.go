@@ -358,7 +358,7 @@ func (c *Client) notFollowed(res Result) {
 func (c *Client) racedBusySwitchLocked(res Result) bool {
 	settle := c.followSettle()
 	if c.dialBurst {
-		settle = 0 // a new connection: no server to follow, only the burst
+		settle = c.dialSettle()
 	}
 	end := c.lastBusySwitch.Add(settle)
 	landed := c.burstLanded
@@ -390,20 +390,25 @@ func (c *Client) busySwitchLocked(now time.Time) {
 // samples were 120–220 ms, its window's mean above the 160 ms path's,
 // and after a cut of the 70 ms path the Transport moved to the 160 ms
 // path and stayed there, the 100 ms path's probes vouching for its
-// inflated window (TestBestLiveAfterBurstyStart). The burst is the
-// requests that take off within the handshake's round trip; requests
-// sent before it has landed queue behind it and give no sample either,
-// those sent after do: with no server to follow to a new path, the
-// followSettle window of a failover does not apply (with it, 32 loopback
-// clients' 640 requests, TestConcurrentRequests, all fell within it). A
-// lone request held measures the path, so one marks nothing.
+// inflated window (TestBestLiveAfterBurstyStart). The window is
+// dialSettle: a lone request held measures the path, so one marks
+// nothing.
 func (c *Client) heldByDial() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	now := c.cfg.Now()
 	c.lastBusySwitch = now
-	c.burstUntil = now.Add(c.s().conn.ConnectionStats().SmoothedRTT)
+	c.burstUntil = now.Add(c.dialSettle())
 	c.dialBurst = true
+}
+
+// dialSettle is a dial burst's followSettle without its floor: the floor
+// leaves room for the server's validation of a new path, and a new
+// connection has none to do. With the floor, 32 loopback clients' 640
+// requests (TestConcurrentRequests) all fell within the window and none
+// was credited.
+func (c *Client) dialSettle() time.Duration {
+	return followSettleRTTs * c.s().conn.ConnectionStats().SmoothedRTT
 }
 
 // followSettle is followSettleRTTs smoothed RTTs, at least followSettleFloor.
