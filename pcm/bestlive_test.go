@@ -1,6 +1,7 @@
 package pcm
 
 import (
+	"fmt"
 	"net/http"
 	"testing"
 	"testing/synctest"
@@ -71,4 +72,57 @@ func shareOn(r *loadResult, p int) float64 {
 		tot += v
 	}
 	return float64(r.paths[p]) / float64(max(tot, 1))
+}
+
+// TestBestLiveAfterBurstyStart: a Transport dials when the first request
+// asks, so a load that starts at once (a 5 kB GET every 10 ms) holds its
+// first requests for the handshake, and they leave together on the first
+// configured path. After the active (best) path is cut and a settle time
+// has passed, most requests go to the best live path — the first
+// configured one — for Transport and Client, on two sets of round trips
+// where the first path is neither the best nor the worst. Before the
+// dial's burst was kept out of the samples (Client.heldByDial) the first
+// path's window measured that burst (its mean above the worse path's),
+// its probes then vouched for the window, and the Transport moved to the
+// worse path at the cut and stayed there (0 of 300 requests on the best
+// live path); the Client, dialled before the load, had clean samples.
+func TestBestLiveAfterBurstyStart(t *testing.T) {
+	for _, rtts := range [][3]time.Duration{
+		{100 * time.Millisecond, 160 * time.Millisecond, 70 * time.Millisecond},
+		{120 * time.Millisecond, 200 * time.Millisecond, 80 * time.Millisecond},
+	} {
+		for _, api := range []string{"Transport", "Client"} {
+			t.Run(fmt.Sprintf("%s/%v", api, rtts), func(t *testing.T) {
+				synctest.Test(t, func(t *testing.T) { burstyStartCase(t, api, rtts) })
+			})
+		}
+	}
+}
+
+// burstyStartCase runs TestBestLiveAfterBurstyStart's load through api on
+// paths of round trips rtts, of which the last is the best and the first
+// the best after it.
+func burstyStartCase(t *testing.T, api string, rtts [3]time.Duration) {
+	n := memnet.New()
+	tr, _, base := memTransport(t, n, origin.Handler(nil), Config{})
+	for i, r := range rtts {
+		n.SetDelay(memPath(i), r-oneWay) // the server's side adds oneWay
+	}
+	var rt http.RoundTripper = tr
+	if api == "Client" {
+		rt = dialConfig(t, tr.Config)
+	}
+	const best, bestLive = 2, 0
+	steadyGets(t, rt, base, 3*time.Second, time.Hour, nil) // the start, and the warm-up
+	r := steadyGets(t, rt, base, 3*time.Second, time.Second, func() { n.SetDrop(memPath(best), true) })
+	if r.failed > 0 {
+		t.Errorf("cut of path %d: %d of %d requests failed: %v", best, r.failed, r.sent, r.errs[0])
+	}
+	// Measured after the failover has settled: its replays and the burst
+	// that follows it are over.
+	r = steadyGets(t, rt, base, 3*time.Second, 0, func() {})
+	if s := shareOn(r, bestLive); s < mostRequests || r.failed > 0 {
+		t.Errorf("after the cut of path %d: %.2f of the requests on the best live path %d (per path %v), %d of %d failed; want ≥ %.2f, none failed",
+			best, s, bestLive, r.paths, r.failed, r.sent, mostRequests)
+	}
 }

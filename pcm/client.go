@@ -206,11 +206,13 @@ type Client struct {
 	// flight: a failover (followSettle). burstUntil ends the followSettle
 	// window after it; burstOpen counts the flights that took off within
 	// such a window and have not landed, burstLanded is when the last of
-	// them landed (racedBusySwitchLocked).
+	// them landed (racedBusySwitchLocked). dialBurst says that the latest
+	// such burst was of requests held by the dial (heldByDial).
 	lastBusySwitch time.Time
 	burstUntil     time.Time
 	burstOpen      int
 	burstLanded    time.Time
+	dialBurst      bool
 	// drained, while a request drains the connection for a switch under
 	// load (drainLocked), is closed by the last flight to land; lastDrain
 	// is when the last drain began (drainEvery).

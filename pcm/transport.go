@@ -86,11 +86,13 @@ type Transport struct {
 }
 
 // originConn is one origin's connection, or the dial that makes it: ready
-// is closed when the dial has ended, with c or err set.
+// is closed when the dial has ended, with c or err set. held counts the
+// requests that waited for the dial (under Transport.mu).
 type originConn struct {
 	ready chan struct{}
 	c     *Client
 	err   error
+	held  int
 }
 
 var _ http.RoundTripper = (*Transport)(nil)
@@ -226,6 +228,11 @@ func (t *Transport) client(ctx context.Context, origin, host string) (*Client, e
 		t.origins[origin] = oc
 		go t.dial(oc, origin, host)
 	}
+	select {
+	case <-oc.ready:
+	default:
+		oc.held++
+	}
 	t.mu.Unlock()
 	select {
 	case <-oc.ready:
@@ -252,11 +259,14 @@ func (t *Transport) dial(oc *originConn, origin, host string) {
 	if oc.err != nil && t.origins[origin] == oc {
 		delete(t.origins, origin) // the next request tries again
 	}
-	closed := t.closed
+	closed, held := t.closed, oc.held
 	t.mu.Unlock()
 	if closed && oc.c != nil {
 		oc.c.Close()
 		oc.c, oc.err = nil, errors.New("pcm: Transport is closed")
+	}
+	if oc.c != nil && held > 1 {
+		oc.c.heldByDial()
 	}
 	close(oc.ready)
 }
