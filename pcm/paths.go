@@ -397,7 +397,7 @@ func (c *Client) heldByDial() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	now := c.cfg.Now()
-	c.lastBusySwitch = now
+	c.busySwitchLocked(now)
 	c.burstUntil = now.Add(c.dialSettle())
 	c.dialBurst = true
 }
