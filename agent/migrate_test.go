@@ -62,25 +62,37 @@ func owingPath(c *Client) *quic.Conn {
 	return nil
 }
 
-// downloadTimeout bounds a test download: the largest (6 MB at loopback
-// speed, one stall of about StallTimeout) takes a few seconds under -race
-// on a loaded 2-core machine; a response that never ends fails the test
-// here, with the bytes received, rather than at the client's 60 s timeout.
-const downloadTimeout = 20 * time.Second
+// stuckTimeout bounds how long a test download may go without a byte
+// before the test fails it as stuck, with the bytes received (rather than
+// hang to go test's timeout). It bounds no progress, not the whole
+// download: under -race on a loaded machine the download is slow by a
+// factor no fixed total can cover (a 20 s total failed the striped
+// TestMigrateOnStall at 4.1-4.3 of 6 MB with one core shared by five
+// busy loops), while the longest pause a migration makes is the stall
+// decision (StallTimeout, 0.8 s) and a round trip: 3.1 s was the longest
+// seen at that load. How fast the stream resumes is checked on fake time
+// (stallmem_test.go).
+const stuckTimeout = 30 * time.Second
 
 // download reads a response, recording the longest gap between reads and
-// calling at(received) as it goes.
+// calling at(received) as it goes; it fails the test when no byte comes
+// for stuckTimeout.
 func download(t *testing.T, tc *testClient, u string, at func(int64)) ([]byte, time.Duration, *http.Response) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(t.Context(), downloadTimeout)
-	defer cancel()
+	ctx, cancel := context.WithCancelCause(t.Context())
+	defer cancel(nil)
+	errStuck := fmt.Errorf("no byte for %v", stuckTimeout)
+	watchdog := time.AfterFunc(stuckTimeout, func() { cancel(errStuck) })
+	defer watchdog.Stop()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	resp, err := tc.hc.Do(req)
+	hc := *tc.hc
+	hc.Timeout = 0 // the watchdog's bound only: no total
+	resp, err := hc.Do(req)
 	if err != nil {
-		t.Fatal(err)
+		t.Fatal(err) // errStuck when the watchdog cut it
 	}
 	defer resp.Body.Close()
 	var body []byte
@@ -90,6 +102,7 @@ func download(t *testing.T, tc *testClient, u string, at func(int64)) ([]byte, t
 	for {
 		n, err := resp.Body.Read(buf)
 		if n > 0 {
+			watchdog.Reset(stuckTimeout)
 			gap = max(gap, time.Since(last))
 			last = time.Now()
 			body = append(body, buf[:n]...)
