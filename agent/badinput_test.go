@@ -82,7 +82,11 @@ func TestProxyHeadTimeoutMem(t *testing.T) {
 		const timeout, dribble = 300 * time.Millisecond, 50 * time.Millisecond
 		m := startMemAgent(t, 1, nil, func(c *ClientConfig) { c.HeaderTimeout = timeout })
 		conn, br := m.rawProxy(t)
-		defer conn.Close()
+		dribbled := make(chan struct{})
+		defer func() {
+			conn.Close()
+			<-dribbled // the bubble ends with its goroutines
+		}()
 		start := time.Now()
 		closed := make(chan time.Duration, 1)
 		go func() {
@@ -90,6 +94,7 @@ func TestProxyHeadTimeoutMem(t *testing.T) {
 			closed <- time.Since(start)
 		}()
 		go func() {
+			defer close(dribbled)
 			head := "GET http://" + memApp + "/bytes/1 HTTP/1.1\r\nHost: slo"
 			for i := 0; ; i++ {
 				b := byte('o')
