@@ -1,11 +1,16 @@
 package agent
 
 import (
+	"crypto/sha256"
 	"errors"
+	"fmt"
+	"io"
+	"net/http"
 	"net/netip"
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 )
 
@@ -51,13 +56,20 @@ func TestParseLocalPathNames(t *testing.T) {
 	}
 }
 
-// TestPathRoles: with a backup path, requests stay on the primary until
-// it dies, then the backup carries them; a metered path gets no request
-// of its own but its share of a striped download.
+// TestPathRoles on sockets: with a backup path, requests stay on the
+// primary while it works and go to the backup once the primary's
+// connection is gone (and cannot come back); a metered path gets no small
+// request and a large download is striped with it counted as a path.
+// When each path is judged dead (a stall) and whether the metered path's
+// pieces would shorten a download (its measured rate) ride on timing: a
+// loaded machine paused the primary past DefaultStallTimeout (a false
+// stall) or made the metered path look too slow to take a piece ("the
+// metered path took no piece" at load 15). TestPathRolesMem checks both on
+// fake time.
 func TestPathRoles(t *testing.T) {
 	up := startUpstream(t)
 	ts := startServer(t, "", nil, up.hostport)
-	tc := startClient(t, ts, 2, true, func(c *ClientConfig) { c.Paths[1].Role, c.StallTimeout = RoleBackup, DefaultStallTimeout })
+	tc := startClient(t, ts, 2, true, func(c *ClientConfig) { c.Paths[1].Role = RoleBackup })
 	for range 6 {
 		if resp, _ := tc.get(t, up.URL+"/bytes/20000"); resp.StatusCode != 200 {
 			t.Fatalf("status %d", resp.StatusCode)
@@ -66,7 +78,10 @@ func TestPathRoles(t *testing.T) {
 	if n := tc.paths[1].requests.Load(); n != 0 {
 		t.Fatalf("backup path carried %d requests while the primary worked", n)
 	}
+	// The primary dies: black-holed, so it cannot redial, and its
+	// connection closed here rather than judged dead by a stall.
 	ts.pc.setDrop(tc.paths[0].Addr, true)
+	tc.paths[0].current().CloseWithError(0, "test kills the primary")
 	resp, body := tc.get(t, up.URL+"/bytes/300000")
 	if resp.StatusCode != 200 || len(body) != 300000 || tc.paths[1].requests.Load() == 0 {
 		t.Fatalf("with the primary dead: status %d, %d bytes, backup requests %d", resp.StatusCode, len(body), tc.paths[1].requests.Load())
@@ -82,11 +97,81 @@ func TestPathRoles(t *testing.T) {
 		t.Fatalf("metered path carried %d small requests while the primary worked", n)
 	}
 	resp, body = tm.get(t, up.URL+"/bytes/8000000")
-	if resp.StatusCode != 200 || len(body) != 8000000 {
-		t.Fatalf("striped: status %d, %d bytes", resp.StatusCode, len(body))
+	if resp.StatusCode != 200 || len(body) != 8000000 || sha256.Sum256(body) != patternSum(8000000) {
+		t.Fatalf("striped: status %d, %d bytes, or not intact", resp.StatusCode, len(body))
 	}
-	if tm.paths[1].bytes.Load() == 0 {
-		t.Fatal("the metered path took no piece of an 8 MB striped download on equal loopback paths")
+	if n := tm.stripes.Load(); n != 1 {
+		t.Fatalf("%d striped downloads, want 1: the metered path counts as a second path", n)
+	}
+	t.Logf("the metered path carried %d of the striped download's 8000000 bytes", tm.paths[1].bytes.Load())
+}
+
+// TestPathRolesMem: path roles on memnet, two 2 MB/s paths, on fake time, where a loaded machine can neither stall a path nor slow one down.
+// A backup path carries nothing while the primary works, and the
+// primary's requests once it goes silent (judged dead by a stall); a
+// metered path gets no small request but its share of a striped download,
+// which its pieces shorten.
+func TestPathRolesMem(t *testing.T) {
+	t.Run("backup", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			m := startRoleMem(t, RoleBackup)
+			getMem(t, m, 20000, 6)
+			if n := m.c.paths[1].requests.Load(); n != 0 {
+				t.Fatalf("backup path carried %d requests while the primary worked", n)
+			}
+			m.n.SetDrop(memPath(0).Addr, true)
+			getMem(t, m, 300000, 1)
+			if n := m.c.paths[1].requests.Load(); n == 0 {
+				t.Fatal("with the primary silent, the backup path carried no request")
+			}
+		})
+	})
+	t.Run("metered", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			m := startRoleMem(t, RoleMetered)
+			getMem(t, m, 20000, 4)
+			if n := m.c.paths[1].requests.Load(); n != 0 {
+				t.Fatalf("metered path carried %d small requests while the primary worked", n)
+			}
+			const size = 4_000_000
+			getMem(t, m, size, 1)
+			got := m.c.paths[1].bytes.Load()
+			t.Logf("the metered path carried %d of the striped download's %d bytes (fake time)", got, size)
+			if m.c.stripes.Load() != 1 || got < size/4 {
+				t.Fatalf("%d striped, the metered path carried %d of %d bytes, want at least a quarter", m.c.stripes.Load(), got, size)
+			}
+		})
+	})
+}
+
+// startRoleMem starts a memAgent with two 2 MB/s paths, the second of
+// role and the nearer (the primary sends 20 ms later), so a path choice
+// that ignored the role would favour it; it must run inside the synctest
+// bubble.
+func startRoleMem(t *testing.T, role string) *memAgent {
+	m := startMemAgent(t, 2, nil, func(c *ClientConfig) { c.Paths[1].Role = role })
+	for i := range 2 {
+		m.n.SetLink(memPath(i).Addr, 2e6, 64<<10)
+	}
+	m.n.SetDelay(memCTServer.Addr(), 5*time.Millisecond)
+	m.n.SetDelay(memPath(0).Addr, 20*time.Millisecond)
+	return m
+}
+
+// getMem GETs /bytes/size through m times times and checks each response
+// is 200 and intact.
+func getMem(t *testing.T, m *memAgent, size int64, times int) {
+	t.Helper()
+	for range times {
+		resp, err := m.hc.Get(fmt.Sprintf("http://%s/bytes/%d", memApp, size))
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if err != nil || resp.StatusCode != http.StatusOK || sha256.Sum256(body) != patternSum(size) {
+			t.Fatalf("GET %d bytes: status %d, %d bytes, %v", size, resp.StatusCode, len(body), err)
+		}
 	}
 }
 
