@@ -254,21 +254,26 @@ func (t *Transport) dial(oc *originConn, origin, host string) {
 	if cfg.ServerName == "" {
 		cfg.ServerName = host
 	}
-	oc.c, oc.err = Dial(context.Background(), cfg)
+	c, err := Dial(context.Background(), cfg)
+	var late *Client // dialled for a Transport closed meanwhile
 	t.mu.Lock()
-	if oc.err != nil && t.origins[origin] == oc {
+	if err != nil && t.origins[origin] == oc {
 		delete(t.origins, origin) // the next request tries again
 	}
-	closed, held := t.closed, oc.held
-	t.mu.Unlock()
-	if closed && oc.c != nil {
-		oc.c.Close()
-		oc.c, oc.err = nil, errors.New("pcm: Transport is closed")
+	if t.closed && c != nil {
+		late, c, err = c, nil, errors.New("pcm: Transport is closed")
 	}
-	if oc.c != nil && held > 1 {
-		oc.c.heldByDial()
+	if c != nil && oc.held > 1 {
+		// Under t.mu, and ready closed before it is released: a request
+		// that asks meanwhile is either counted here or finds the dial done.
+		c.heldByDial()
 	}
+	oc.c, oc.err = c, err
 	close(oc.ready)
+	t.mu.Unlock()
+	if late != nil {
+		late.Close() // outside t.mu: closing waits on the network
+	}
 }
 
 // dialled is the client of a dial that has ended, or nil (no dial, a dial
