@@ -6,6 +6,7 @@
 package runner
 
 import (
+	"cmp"
 	"context"
 	"crypto/tls"
 	"errors"
@@ -346,4 +347,56 @@ func downRate(s *scenario.Scenario, names []string) float64 {
 		}
 	}
 	return r
+}
+
+// offeredRate is the mean down rate (bytes/s) the named paths (all when
+// names is nil) offered over a transfer's first d: each path's rate as
+// the scenario's timed events set it, counted from the transfer's start
+// (startEvents), and nothing through an outage. Goodput over it is the
+// share of the capacity on offer that the transfer used; downRate, the
+// rates at the start, would count a path whose rate halves at 1 s at its
+// first rate to the end. Without events the two are the same.
+func offeredRate(s *scenario.Scenario, names []string, d time.Duration) float64 {
+	if d <= 0 {
+		return downRate(s, names)
+	}
+	var b float64
+	for _, p := range s.Paths {
+		if names == nil || slices.Contains(names, p.Name) {
+			b += offeredBytes(s, p, d.Seconds())
+		}
+	}
+	return b / d.Seconds()
+}
+
+// offeredBytes is what path p's down link could carry in the first end
+// seconds, its events applied in time order.
+func offeredBytes(s *scenario.Scenario, p scenario.Path, end float64) float64 {
+	var evs []scenario.Event
+	for _, ev := range s.Events {
+		if ev.Path == p.Name && ev.AtS < end {
+			evs = append(evs, ev)
+		}
+	}
+	slices.SortStableFunc(evs, func(a, b scenario.Event) int { return cmp.Compare(a.AtS, b.AtS) })
+	var b, from, dark float64 // dark: when the latest outage ends
+	for _, ev := range evs {
+		b += carried(p.Down.RateMbps, from, ev.AtS, dark)
+		from = ev.AtS
+		switch {
+		case ev.Set != nil:
+			if q, err := ev.Set.Apply(p); err == nil { // Parse has applied each patch once
+				p = q
+			}
+		case ev.OutageS > 0:
+			dark = max(dark, ev.AtS+ev.OutageS)
+		}
+	}
+	return b + carried(p.Down.RateMbps, from, end, dark)
+}
+
+// carried is the bytes a link of mbps carries from from to to (seconds),
+// none before dark.
+func carried(mbps, from, to, dark float64) float64 {
+	return mbps * 1e6 / 8 * max(0, to-max(from, dark))
 }

@@ -82,7 +82,8 @@ type MatrixConfig struct {
 }
 
 // MatrixRow is one mix: goodput striped, on the best path alone and with
-// kernel MPTCP (0: not run), in Mbit/s, and the summed down rate; and the
+// kernel MPTCP (0: not run), in Mbit/s, and the summed down rate over the
+// striped transfer (StripeRow.SumMbps); and the
 // CPU cost of the striped and the MPTCP transfer in CPU seconds per GB
 // (cpucost.go: process and whole machine; 0: not measured). CPURatio is
 // ct's machine-wide cost over MPTCP's, the one comparison that counts

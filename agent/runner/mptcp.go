@@ -6,6 +6,7 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/netip"
@@ -86,7 +87,9 @@ func mptcpFetch(ctx context.Context, sc *scenario.Scenario, seed uint64, cc stri
 	if err := lab.Available(); err != nil {
 		return mptcpRun{}, fmt.Errorf("%w: %v", ErrNoMPTCP, err)
 	}
-	l, err := upLab(sc, seed)
+	quiet := *sc
+	quiet.Events = nil // started with the transfer, as for ct (startEvents)
+	l, err := upLab(&quiet, seed)
 	if err != nil {
 		return mptcpRun{}, fmt.Errorf("%w: lab: %v", ErrNoMPTCP, err)
 	}
@@ -128,6 +131,8 @@ func mptcpFetch(ctx context.Context, sc *scenario.Scenario, seed uint64, cc stri
 	errs := make([]error, len(sizes))
 	var wg sync.WaitGroup
 	meter := startCPU()
+	stop := startEvents(l.Engine(), sc, slog.New(slog.DiscardHandler))
+	defer stop()
 	start := time.Now()
 	for i := range sizes {
 		wg.Go(func() {

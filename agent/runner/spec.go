@@ -326,7 +326,7 @@ func (r *Result) Tables() []results.Table {
 		for _, x := range rows {
 			t.Rows = append(t.Rows, []string{x.Mode, f0(x.Ms), f1(x.Mbps), f0(x.SumMbps), f2(x.Ratio), x.Shares, cpuPair(x.CPUsPerGB, x.MachineCPUsPerGB)})
 		}
-		t.Note = "Sum of rates: the down rates of the paths the mode may use. " + cpuNote
+		t.Note = "Sum of rates: the down rates of the paths the mode may use, averaged over the mode's transfer where the scenario's events change one. " + cpuNote
 	case []MatrixRow:
 		matrixTable(&t, rows)
 	case []PrefetchRow:
@@ -360,7 +360,8 @@ func matrixTable(t *results.Table, rows []MatrixRow) {
 		t.Rows = append(t.Rows, []string{x.Mix, x.Paths, f1(x.Striped), f1(x.Best), mptcp, f2(x.Striped / x.Best), f2(x.Striped / x.SumMbps), vs, x.Shares,
 			cpuPair(x.CtProcCPU, x.CtCPU), cpuPair(x.MPTCPProcCPU, x.MPTCPCPU), cpuVs})
 	}
-	t.Note = "Goodput of one object per mode; the three modes of a row run one after another in the same run. " + cpuNote
+	t.Note = "Goodput of one object per mode; the three modes of a row run one after another in the same run. " +
+		"Sum: the paths' summed down rate averaged over the striped transfer, so where the first's rate halves at 1 s it is 150 Mbit/s for the first second and 100 after it. " + cpuNote
 }
 
 // cpuNote says what the CPU-cost columns count (cpucost.go).

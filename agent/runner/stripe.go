@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/hetquic/hetquic/emu"
 	"github.com/hetquic/hetquic/internal/stats"
 	"github.com/hetquic/hetquic/scenario"
 )
@@ -38,7 +39,9 @@ type StripeRow struct {
 	Ms   float64 `json:"ms"`
 	Mbps float64 `json:"goodput_mbps"`
 	// SumMbps is the summed down rate of the paths the mode may use (all
-	// of them for striping and MPTCP); Ratio = Mbps / SumMbps.
+	// of them for striping and MPTCP), averaged over the mode's transfer
+	// where the scenario's events change a rate (offeredRate); Ratio =
+	// Mbps / SumMbps.
 	SumMbps float64 `json:"sum_mbps"`
 	Ratio   float64 `json:"ratio"`
 	// Shares is each path's part of the bytes ct-client received ("" for
@@ -81,7 +84,7 @@ func RunStripe(ctx context.Context, cfg StripeConfig) (rows []StripeRow, notes [
 	case err != nil:
 		return rows, notes, err
 	}
-	sum := downRate(sc, nil) * 8 / 1e6
+	sum := offeredRate(sc, nil, run.span) * 8 / 1e6
 	mbps := float64(cfg.Size) * 8 / 1e6 / run.span.Seconds()
 	if run.cc != "" {
 		notes = append(notes, "kernel MPTCP's congestion control: "+ccOrigin(run.cc, cfg.MPTCPCC))
@@ -106,7 +109,7 @@ func stripeOnce(ctx context.Context, sc *scenario.Scenario, cfg StripeConfig, pa
 		return StripeRow{}, fmt.Errorf("%s: warm-up: %w", mode, err)
 	}
 	before := e.pathBytes()
-	stop := e.startEvents(sc, cmp.Or(cfg.Log, slog.New(slog.DiscardHandler)))
+	stop := startEvents(e.relay.Engine(), sc, cmp.Or(cfg.Log, slog.New(slog.DiscardHandler)))
 	meter := startCPU()
 	f, err := e.get(ctx, "bulk", cfg.Size)
 	cpu := meter.stop()
@@ -125,7 +128,7 @@ func stripeOnce(ctx context.Context, sc *scenario.Scenario, cfg StripeConfig, pa
 			shares = append(shares, fmt.Sprintf("%s %.0f %%", p.Name, 100*(v-before[p.Name])/total))
 		}
 	}
-	sum := downRate(sc, paths) * 8 / 1e6
+	sum := offeredRate(sc, paths, f.Dur) * 8 / 1e6
 	mbps := float64(cfg.Size) * 8 / 1e6 / f.Dur.Seconds()
 	return StripeRow{Mode: mode, Ms: stats.Ms(f.Dur), Mbps: mbps, SumMbps: sum, Ratio: mbps / sum, Shares: strings.Join(shares, ", "),
 		CPUsPerGB: perGB(cpu.proc, cfg.Size), MachineCPUsPerGB: perGB(cpu.machine, cfg.Size)}, nil
@@ -155,17 +158,19 @@ func (e *env) warmUp(ctx context.Context) error {
 }
 
 // startEvents applies the scenario's timed events (rate changes, outages)
-// counted from now, the start of the measured transfer; the relay runs
-// none of its own (newEnv). The returned func cancels those not yet due.
-func (e *env) startEvents(sc *scenario.Scenario, log *slog.Logger) (stop func()) {
+// to eng counted from now, the start of the measured transfer; neither the
+// relay (newEnv) nor the lab (mptcpFetch) runs any of its own, so both
+// modes meet them at the same point of their transfer, and offeredRate
+// counts them from there. The returned func cancels those not yet due.
+func startEvents(eng *emu.Engine, sc *scenario.Scenario, log *slog.Logger) (stop func()) {
 	var timers []*time.Timer
 	for _, ev := range sc.Events {
 		timers = append(timers, time.AfterFunc(time.Duration(ev.AtS*float64(time.Second)), func() {
 			var err error
 			if ev.Set != nil {
-				err = e.relay.Engine().Apply(ev.Path, ev.Set)
+				err = eng.Apply(ev.Path, ev.Set)
 			} else if ev.OutageS > 0 {
-				err = e.relay.Engine().Outage(ev.Path, time.Duration(ev.OutageS*float64(time.Second)))
+				err = eng.Outage(ev.Path, time.Duration(ev.OutageS*float64(time.Second)))
 			}
 			if err != nil {
 				log.Warn("scenario event", "path", ev.Path, "err", err)
