@@ -402,8 +402,11 @@ func TestStripeAsksOnceOriginalStops(t *testing.T) {
 // playOriginal plays the original stream at rate bytes/s on fake time:
 // it reports its progress chunk by chunk, as ct-client's copy loop does,
 // until it reaches the stripe's cut, which it returns.
-func playOriginal(s *Run, rate float64) int64 {
-	const chunk = 32 << 10
+func playOriginal(s *Run, rate float64) int64 { return playOriginalBy(s, rate, 32<<10) }
+
+// playOriginalBy is playOriginal reporting every chunk bytes (a crawling
+// stream's reads are a packet or two).
+func playOriginalBy(s *Run, rate float64, chunk int64) int64 {
 	var n int64
 	for {
 		cut := s.Original(n, chunk)
@@ -411,7 +414,7 @@ func playOriginal(s *Run, rate float64) int64 {
 			return cut
 		}
 		n += chunk
-		time.Sleep(seconds(chunk / rate))
+		time.Sleep(seconds(float64(chunk) / rate))
 	}
 }
 
@@ -545,6 +548,55 @@ func TestStripeTakesOverAFailedOriginal(t *testing.T) {
 		got, err := s.Deliver(w, n)
 		if err != nil || got != size || !bytes.Equal(w.Body.Bytes(), h.object[n:]) {
 			t.Fatalf("delivered to %d of %d: %v (intact %v)", got, size, err, bytes.Equal(w.Body.Bytes(), h.object[n:]))
+		}
+	})
+}
+
+// TestStripeOriginalOffACrawlingPath: the original stream on a path that
+// delivers it at a crawl (one connection of a lossy link beside its
+// sibling lanes: ~0.1 MB/s on sockets, the matrix's lossy row, while the
+// client's estimate of the lane says more) has all its remainder fetched
+// by the fast path as soon as the stripe starts: the download takes no
+// longer than on the fast path alone. Before, the fast path asked for it
+// only once its workers came back from their pieces (1.12 s; the fast
+// path alone 0.84), and a cut set by the lane's estimate left the app
+// waiting on the crawl for the bytes before it (1.34 s).
+func TestStripeOriginalOffACrawlingPath(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		crawl float64 // bytes/s of the original
+		chunk int64   // bytes per progress report of the original
+	}{
+		{"0.1 MB/s in 32 KiB reads", 0.1e6, 32 << 10},
+		{"0.05 MB/s in 2 KiB reads", 0.05e6, 2 << 10},
+	} {
+		t.Run(c.name, func(t *testing.T) { originalOffACrawl(t, c.crawl, c.chunk) })
+	}
+}
+
+// originalOffACrawl stripes 8 MB over a 10 MB/s path and one the client
+// estimates at 1 MB/s, the original on the latter delivering crawl
+// bytes/s in chunk-byte reads; it fails if that takes over 1.1 × the
+// fast path alone.
+func originalOffACrawl(t *testing.T, crawl float64, chunk int64) {
+	synctest.Test(t, func(t *testing.T) {
+		const size, from, fast = 8 << 20, 256 << 10, 10e6
+		h := &pacedHost{object: object(size), rate: []float64{fast, 1e6}, rtt: 20 * time.Millisecond,
+			fetched: map[int]int64{}, asked: map[int]int64{}, links: map[int]chan struct{}{0: make(chan struct{}, 1), 1: make(chan struct{}, 1)}}
+		start := time.Now()
+		s := Start(context.Background(), h, 1, from, size)
+		cut := playOriginalBy(s, crawl, chunk)
+		w := httptest.NewRecorder()
+		n, err := s.Deliver(w, cut)
+		s.Abandon()
+		took := time.Since(start)
+		if err != nil || n != size || !bytes.Equal(w.Body.Bytes(), h.object[cut:]) {
+			t.Fatalf("delivered to %d of %d: %v", n, size, err)
+		}
+		alone := seconds(size / fast)
+		t.Logf("took %v (fast path alone %v), the original cut at %d", took, alone, cut)
+		if took > alone*11/10 {
+			t.Fatalf("took %v, over 1.1 × the fast path alone (%v); the original was cut at %d", took, alone, cut)
 		}
 	})
 }
