@@ -126,3 +126,33 @@ func burstyStartCase(t *testing.T, api string, rtts [3]time.Duration) {
 			best, s, bestLive, r.paths, r.failed, r.sent, mostRequests)
 	}
 }
+
+// TestBestLiveAfterBunchedTry: a Client on round trips 150/90/110 ms, under
+// a 5 kB GET every 10 ms, re-tries the 110 ms path when the load resumes
+// after a pause; the switch's probe holds the requests that arrive
+// meanwhile, and they leave at once while the server has not yet moved to
+// the path (their responses took 112–300 ms). After the 90 ms path is cut
+// and the failover has settled, most requests go to the 110 ms path.
+// Before a switch that held requests was a burst (heldBurstMin), those
+// responses were the path's samples, its probes vouched for the inflated
+// window, the redial went to the 150 ms path, and the 110 ms path aged so
+// slowly that it was never tried again (0 of 300 requests on it).
+func TestBestLiveAfterBunchedTry(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		n := memnet.New()
+		tr, _, base := memTransport(t, n, origin.Handler(nil), Config{})
+		rtts := []time.Duration{150 * time.Millisecond, 90 * time.Millisecond, 110 * time.Millisecond}
+		for i, r := range rtts {
+			n.SetDelay(memPath(i), r-oneWay) // the server's side adds oneWay
+		}
+		c := dialConfig(t, tr.Config)
+		const best, bestLive = 1, 2
+		steadyGets(t, c, base, 3*time.Second, time.Hour, nil) // the warm-up
+		steadyGets(t, c, base, 3*time.Second, time.Hour, nil) // the bunched try
+		r := steadyGets(t, c, base, 4*time.Second, time.Second, func() { n.SetDrop(memPath(best), true) })
+		if s := shareOn(r, bestLive); s < mostRequests || r.failed > 0 {
+			t.Errorf("after the cut of path %d: %.2f of the requests on the best live path %d (per path %v), %d of %d failed; want ≥ %.2f, none failed",
+				best, s, bestLive, r.paths, r.failed, r.sent, mostRequests)
+		}
+	})
+}
