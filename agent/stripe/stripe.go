@@ -970,10 +970,11 @@ func (e *rateEst) idle(now time.Time) { e.from, e.bytes, e.peak = now, 0, 0 }
 // nothing (0.62 of the sum). A piece's period opens at its request: its
 // bytes come a round trip later anyway (held the same way, the three
 // 30 Mbit/s paths of TestStripeReachesSum reached 0.918–0.934 of the sum
-// on fake time, against 0.943–0.945). A sample the stripe limited (appLimitedQueues)
-// only raises the estimate: counted as it was, a 15 Mbit/s path 125 ms
-// away asked for two 32 KiB pieces at a time measured 0.2–0.6 MB/s of its
-// 1.9, and the policy, trusting that, kept asking for two.
+// on fake time, against 0.943–0.945). A sample the stripe limited
+// (appLimitedQueues) only raises the estimate: counted as it was, a
+// 15 Mbit/s path 125 ms away asked for two 32 KiB pieces at a time
+// measured 0.2–0.6 MB/s of its 1.9, and the policy, trusting that, kept
+// asking for two.
 func (e *rateEst) got(n int64, now time.Time, queued int64) {
 	e.heard = now
 	if e.from.IsZero() {
