@@ -170,15 +170,19 @@ func testMigrateOnStall(t *testing.T, stripe bool) {
 	}
 	detect := time.Duration(tc.stallDetectNanos.Load() / max(tc.stallDetections.Load(), 1))
 	resume := time.Duration(tc.resumeNanos.Load())
-	t.Logf("path %s cut, download done %v later; stall detected %v after the last byte, response resumed %v after it; longest gap seen by the app %v; %d reinjections",
-		victim.Name, time.Since(droppedAt).Round(time.Millisecond), detect.Round(time.Millisecond), resume.Round(time.Millisecond), gap.Round(time.Millisecond), tc.reinjections.Load())
+	t.Logf("path %s cut, download done %v later; stall detected %v after the last byte, response resumed %v after it; longest gap seen by the app %v; %d reinjections, %d take-overs",
+		victim.Name, time.Since(droppedAt).Round(time.Millisecond), detect.Round(time.Millisecond), resume.Round(time.Millisecond), gap.Round(time.Millisecond), tc.reinjections.Load(), tc.takeOvers.Load())
 	// Every migration, a striped piece's too, measures its gap: zero
 	// means the metric missed it (it once did when striping). A stripe
 	// that also reinjected can have the migrated piece delivered by its
 	// copy first, and the migration then never gets a head: under load
 	// this check failed in 2 of about 100 striped runs, which fits that
-	// case (the log line now names the reinjections to confirm it).
-	if resume <= 0 && !(stripe && tc.reinjections.Load() > 0) {
+	// case (the log line now names the reinjections to confirm it). When
+	// the cut path carried the original stream before its cut, the
+	// stripe's pieces take over the rest (stripe.Run.TakeOver) and no
+	// stream gets a new head either: with 0 reinjections this check
+	// failed in 1 of 12 runs and in CI, once the original ran on longer.
+	if resume <= 0 && !(stripe && tc.reinjections.Load()+tc.takeOvers.Load() > 0) {
 		t.Fatal("no resume gap measured (ct_client_last_resume_gap_seconds)")
 	}
 	// How long the resume took rides on the machine's load: logged above,

@@ -151,8 +151,10 @@ func (f *fetch) run() (int64, error) {
 		if l.plan != nil && l.plan.run != nil {
 			if f.pathTrouble(err) && l.plan.run.TakeOver(f.delivered) {
 				// The original's path failed before its cut: the stripe
-				// fetches the rest of the original's part too.
+				// fetches the rest of the original's part too. Nothing
+				// gets a new head, so no resume gap is measured.
 				f.c.migrations.Add(1)
+				f.c.takeOvers.Add(1)
 				return l.plan.run.finish(f.w, f.delivered)
 			}
 			l.plan.run.abandon() // the original failed before the striped part
