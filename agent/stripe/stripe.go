@@ -343,8 +343,9 @@ const (
 	parkPoll  = 100 * time.Millisecond
 )
 
-// decide is one worker's decision (stripesched.Take, then
-// stripesched.Reinject for the head piece): a piece to fetch, or a
+// decide is one worker's decision (on the swiftest measured path the
+// original's rest first, then stripesched.Take, then stripesched.Reinject
+// for the original's rest or the head piece): a piece to fetch, or a
 // channel to wait on and how long at most, or gone when the stripe ended.
 // A worker whose path is not usable (usable) parks until it is.
 func (s *Run) decide(pin int) (p *piece, wait <-chan struct{}, poll time.Duration, gone bool) {
@@ -363,7 +364,9 @@ func (s *Run) decide(pin int) (p *piece, wait <-chan struct{}, poll time.Duratio
 		// piece, which moves like any request and waits for a path.
 		own = stripesched.Path{Rate: pathchoice.DefaultRate}
 	}
-	if !own.Guess && stripesched.Swiftest(own, others) {
+	swiftest := stripesched.Swiftest(own, others)
+	prefixFirst := !own.Guess && swiftest
+	if prefixFirst {
 		// The original's remainder before any piece: the app needs it
 		// first, and once this path's workers hold pieces none of them
 		// looks again until one lands (on sockets the lossy row's fast
@@ -381,11 +384,13 @@ func (s *Run) decide(pin int) (p *piece, wait <-chan struct{}, poll time.Duratio
 		}
 		return nil, closedChan, 0, false
 	}
-	if stripesched.WindowBound(own, st) && stripesched.Swiftest(own, others) {
+	if stripesched.WindowBound(own, st) && swiftest {
 		s.windowAt = now
 	}
-	if p := s.reinjectPrefix(pin, own, all, now); p != nil {
-		return p, nil, 0, false
+	if !prefixFirst { // else asked above, and nothing it reads has changed
+		if p := s.reinjectPrefix(pin, own, all, now); p != nil {
+			return p, nil, 0, false
+		}
 	}
 	if len(s.pieces) > 0 {
 		h := s.pieces[0]
