@@ -10,18 +10,21 @@ func TestParseProcStat(t *testing.T) {
 	tick := time.Second / userHZ
 	for _, tc := range []struct {
 		name, text string
-		want       time.Duration
+		cpus       int
+		notBusy    time.Duration
 		err        string
 	}{
-		{"busy fields only", "cpu  100 20 30 5000 40 1 2 3 7 8\ncpu0 1 2 3 4 5 6 7 8 9 10\n", (100 + 20 + 30 + 1 + 2 + 3) * tick, ""},
-		{"eight counters", "cpu 1 1 1 1 1 1 1 1", 6 * tick, ""},
-		{"idle machine", "cpu 0 0 0 900 9 0 0 0 0 0", 0, ""},
-		{"per-core line first", "cpu0 1 2 3 4 5 6 7 8\n", 0, "not the aggregate"},
-		{"empty", "", 0, "not the aggregate"},
-		{"too few", "cpu 1 2 3 4 5 6 7", 0, "7 counters"},
-		{"not a number", "cpu 1 x 3 4 5 6 7 8", 0, `counter 2: "x"`},
-		{"negative", "cpu 1 2 -3 4 5 6 7 8", 0, "counter 3"},
-		{"overflow", "cpu 18446744073709551615 1 1 1 1 1 1 1", 0, "overflows"},
+		{"idle, iowait and steal", "cpu  100 20 30 5000 40 1 2 3 7 8\ncpu0 1 2 3 4 5 6 7 8 9 10\n", 1, (5000 + 40 + 3) * tick, ""},
+		{"two CPUs, then other lines", "cpu 1 1 1 1 1 1 1 1\ncpu0 1 1 1 1 1 1 1 1\ncpu1 0 0 0 0 0 0 0 0\nintr 5 0\nctxt 9\n", 2, 3 * tick, ""},
+		{"busy machine", "cpu 900 9 90 0 0 5 5 0 0 0\ncpu0 0\n", 1, 0, ""},
+		{"per-core line first", "cpu0 1 2 3 4 5 6 7 8\n", 0, 0, "not the aggregate"},
+		{"empty", "", 0, 0, "not the aggregate"},
+		{"too few", "cpu 1 2 3 4 5 6 7\ncpu0 1\n", 0, 0, "7 counters"},
+		{"no per-CPU line", "cpu 1 2 3 4 5 6 7 8\nintr 1\n", 0, 0, "no per-CPU"},
+		{"cpu line without a number", "cpu 1 2 3 4 5 6 7 8\ncpux 1\n", 0, 0, "no per-CPU"},
+		{"not a number", "cpu 1 2 3 x 5 6 7 8\ncpu0 1\n", 0, 0, `counter 4: "x"`},
+		{"negative", "cpu 1 2 3 4 -5 6 7 8\ncpu0 1\n", 0, 0, "counter 5"},
+		{"overflow", "cpu 1 1 1 18446744073709551615 1 1 1 1\ncpu0 1\n", 0, 0, "overflows"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got, err := ParseProcStat([]byte(tc.text))
@@ -30,8 +33,36 @@ func TestParseProcStat(t *testing.T) {
 				t.Fatalf("err %v, want one containing %q", err, tc.err)
 			case tc.err == "" && err != nil:
 				t.Fatal(err)
-			case got != tc.want:
-				t.Fatalf("%v, want %v", got, tc.want)
+			case got.CPUs != tc.cpus || got.NotBusy != tc.notBusy:
+				t.Fatalf("%d CPUs, %v not busy; want %d, %v", got.CPUs, got.NotBusy, tc.cpus, tc.notBusy)
+			}
+		})
+	}
+}
+
+func TestBusy(t *testing.T) {
+	t0 := time.Date(2026, 11, 30, 0, 0, 0, 0, time.UTC)
+	at := func(d time.Duration, cpus int, notBusy time.Duration) MachineSample {
+		return MachineSample{At: t0.Add(d), CPUs: cpus, NotBusy: notBusy}
+	}
+	for _, tc := range []struct {
+		name string
+		a, b MachineSample
+		want time.Duration
+		err  bool
+	}{
+		{"half busy", at(0, 2, 10*time.Second), at(time.Second, 2, 11*time.Second), time.Second, false},
+		{"idle", at(0, 2, 0), at(time.Second, 2, 2*time.Second), 0, false},
+		{"all busy", at(0, 4, 5*time.Second), at(time.Second, 4, 5*time.Second), 4 * time.Second, false},
+		{"idle went back", at(0, 2, 10*time.Second), at(time.Second, 2, 9*time.Second), 2 * time.Second, false},
+		{"more idle than wall", at(0, 2, 0), at(time.Second, 2, 3*time.Second), 0, false},
+		{"CPUs changed", at(0, 2, 0), at(time.Second, 3, 0), 0, true},
+		{"no CPUs", at(0, 0, 0), at(time.Second, 0, 0), 0, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := Busy(tc.a, tc.b)
+			if (err != nil) != tc.err || got != tc.want {
+				t.Fatalf("Busy = %v, %v; want %v, error %v", got, err, tc.want, tc.err)
 			}
 		})
 	}
@@ -50,29 +81,119 @@ func TestMachineCountsWork(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if now-start >= 50*time.Millisecond {
+		busy, err := Busy(start, now)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if busy >= 50*time.Millisecond {
 			return
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("20 s of spinning added only %v of machine CPU time", now-start)
+			t.Fatalf("20 s of spinning added under 50 ms of machine CPU time")
 		}
 	}
 }
 
-// FuzzParseProcStat: any text gives a non-negative time or a one-line error.
+// TestMachineCoversProcess: the machine's busy time includes this
+// process's, whatever the other tenants do. Work in bursts shorter than a
+// scheduler tick with sleeps between, as a packet relay works, is what
+// /proc/stat's sampled busy counters miss on a partly idle machine.
+func TestMachineCoversProcess(t *testing.T) {
+	a, err := Machine()
+	if err != nil {
+		t.Skipf("no machine CPU time here: %v", err)
+	}
+	p0 := Process()
+	if p0 <= 0 {
+		t.Skip("no process CPU time on this platform")
+	}
+	const work = 200 * time.Millisecond
+	deadline := time.Now().Add(20 * time.Second)
+	for Process()-p0 < work && time.Now().Before(deadline) {
+		spinFor(300 * time.Microsecond)
+		time.Sleep(time.Millisecond)
+	}
+	proc := Process() - p0
+	b, err := Machine()
+	if err != nil {
+		t.Fatal(err)
+	}
+	busy, err := Busy(a, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// slack: each reading's idle counter is truncated to a 10 ms tick, and
+	// steal is charged at the scheduler's ticks, so up to one 4 ms tick
+	// per CPU of steal from before a can be charged after it.
+	slack := 10*time.Millisecond + time.Duration(b.CPUs)*4*time.Millisecond
+	if busy+slack < proc {
+		t.Fatalf("the machine was busy %v while this process alone used %v of CPU", busy, proc)
+	}
+}
+
+// spinFor burns CPU for d of wall time.
+func spinFor(d time.Duration) {
+	for end := time.Now().Add(d); time.Now().Before(end); {
+	}
+}
+
+// FuzzParseProcStat: any text gives a non-negative idle time on at least
+// one CPU, or a one-line error.
 func FuzzParseProcStat(f *testing.F) {
 	f.Add("cpu  12146 1457 4613 20075 488 0 206 1310 0 0\ncpu0 1 2 3 4 5 6 7 8 9 10\n")
 	f.Add("cpu 1 2 3")
+	f.Add("cpu 1 2 3 4 5 6 7 8\ncpu0 1\ncpu1 1\ncpu2x 1\n")
 	f.Fuzz(func(t *testing.T, text string) {
-		d, err := ParseProcStat([]byte(text))
+		s, err := ParseProcStat([]byte(text))
 		if err != nil {
 			if strings.Contains(err.Error(), "\n") {
 				t.Fatalf("error of several lines: %q", err)
 			}
 			return
 		}
-		if d < 0 {
-			t.Fatalf("negative busy time %v", d)
+		if s.NotBusy < 0 || s.CPUs < 1 {
+			t.Fatalf("%d CPUs, %v not busy", s.CPUs, s.NotBusy)
 		}
 	})
+}
+
+// TestBusyCoversRecordedTasks replays /proc/stat as this project's 2-core
+// VM wrote it, a second apart, beside the root cgroup's cpuacct.usage
+// (the scheduler's exact run time of every task) over the same span: the
+// machine's busy time must hold every task's. /proc/stat's busy counters
+// (user, nice, system, irq, softirq, steal: the measure before Busy) rose
+// by only tickBusy.
+func TestBusyCoversRecordedTasks(t *testing.T) {
+	for _, rec := range []struct {
+		name          string
+		before, after string
+		wall, tasks   time.Duration
+		tickBusy      time.Duration
+	}{
+		{"busy, load 15, 2026-11-30 00:10:51 UTC",
+			"cpu  137556 6951 22975 35040 231 0 442 77 0 0\ncpu0 68724 3358 11251 18049 24 0 192 38 0 0\ncpu1 68832 3593 11724 16990 207 0 249 39 0 0\n",
+			"cpu  137707 6955 23018 35040 231 0 445 77 0 0\ncpu0 68784 3361 11285 18049 24 0 195 38 0 0\ncpu1 68922 3593 11733 16990 207 0 249 39 0 0\n",
+			1129005008, 2259987606, 2010 * time.Millisecond},
+	} {
+		t.Run(rec.name, func(t *testing.T) {
+			a, err := ParseProcStat([]byte(rec.before))
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, err := ParseProcStat([]byte(rec.after))
+			if err != nil {
+				t.Fatal(err)
+			}
+			a.At = time.Date(2026, 11, 30, 0, 0, 0, 0, time.UTC)
+			b.At = a.At.Add(rec.wall)
+			busy, err := Busy(a, b)
+			if err != nil {
+				t.Fatal(err)
+			}
+			// slack: the idle counters' 10 ms ticks, once per reading
+			if busy+20*time.Millisecond < rec.tasks {
+				t.Fatalf("machine busy %v, but its tasks ran %v (the busy counters said %v)", busy, rec.tasks, rec.tickBusy)
+			}
+		})
+	}
 }
