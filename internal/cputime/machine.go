@@ -52,15 +52,36 @@ type MachineSample struct {
 // Machine reads the machine's CPU counters now. It fails where there is
 // no Linux /proc/stat.
 func Machine() (MachineSample, error) {
-	data, err := os.ReadFile("/proc/stat")
-	at := time.Now()
-	if err != nil {
-		return MachineSample{}, err
-	}
-	s, err := ParseProcStat(data)
-	s.At = at
-	return s, err
+	return sample(func() ([]byte, error) { return os.ReadFile("/proc/stat") }, time.Now)
 }
+
+// sample reads the counters with read and times them with now (see
+// maxReadSpan).
+func sample(read func() ([]byte, error), now func() time.Time) (MachineSample, error) {
+	for try := 1; ; try++ {
+		before := now()
+		data, err := read()
+		after := now()
+		if err != nil {
+			return MachineSample{}, err
+		}
+		if span := after.Sub(before); span <= maxReadSpan || try == maxReads {
+			s, err := ParseProcStat(data)
+			s.At = before.Add(span / 2)
+			return s, err
+		}
+	}
+}
+
+// A sample's time is only as sure as its read was short: a reader
+// preempted between reading the counters and the clock (tens of ms at load
+// 15 here) would be off by that much on every CPU, which Busy would count
+// as work or as idle. A read that took longer than maxReadSpan (reading
+// takes some 50 µs) is taken again, up to maxReads times.
+const (
+	maxReadSpan = time.Millisecond
+	maxReads    = 20
+)
 
 // Busy is the busy CPU time of the whole machine between a and b, summed
 // over every core: every process's user and system time and the time the

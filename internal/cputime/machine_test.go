@@ -157,43 +157,42 @@ func FuzzParseProcStat(f *testing.F) {
 	})
 }
 
-// TestBusyCoversRecordedTasks replays /proc/stat as this project's 2-core
-// VM wrote it, a second apart, beside the root cgroup's cpuacct.usage
-// (the scheduler's exact run time of every task) over the same span: the
-// machine's busy time must hold every task's. /proc/stat's busy counters
-// (user, nice, system, irq, softirq, steal: the measure before Busy) rose
-// by only tickBusy.
-func TestBusyCoversRecordedTasks(t *testing.T) {
-	for _, rec := range []struct {
-		name          string
-		before, after string
-		wall, tasks   time.Duration
-		tickBusy      time.Duration
-	}{
-		{"busy, load 15, 2026-11-30 00:10:51 UTC",
-			"cpu  137556 6951 22975 35040 231 0 442 77 0 0\ncpu0 68724 3358 11251 18049 24 0 192 38 0 0\ncpu1 68832 3593 11724 16990 207 0 249 39 0 0\n",
-			"cpu  137707 6955 23018 35040 231 0 445 77 0 0\ncpu0 68784 3361 11285 18049 24 0 195 38 0 0\ncpu1 68922 3593 11733 16990 207 0 249 39 0 0\n",
-			1129005008, 2259987606, 2010 * time.Millisecond},
-	} {
-		t.Run(rec.name, func(t *testing.T) {
-			a, err := ParseProcStat([]byte(rec.before))
-			if err != nil {
-				t.Fatal(err)
-			}
-			b, err := ParseProcStat([]byte(rec.after))
-			if err != nil {
-				t.Fatal(err)
-			}
-			a.At = time.Date(2026, 11, 30, 0, 0, 0, 0, time.UTC)
-			b.At = a.At.Add(rec.wall)
-			busy, err := Busy(a, b)
-			if err != nil {
-				t.Fatal(err)
-			}
-			// slack: the idle counters' 10 ms ticks, once per reading
-			if busy+20*time.Millisecond < rec.tasks {
-				t.Fatalf("machine busy %v, but its tasks ran %v (the busy counters said %v)", busy, rec.tasks, rec.tickBusy)
-			}
-		})
+// TestSampleRetakesASlowRead: a read preempted between the counters and
+// the clock is taken again, and the sample is timed at the middle of the
+// read it keeps.
+func TestSampleRetakesASlowRead(t *testing.T) {
+	t0 := time.Date(2026, 11, 30, 0, 0, 0, 0, time.UTC)
+	clock := t0
+	// each read takes this long; the first was preempted
+	spans := []time.Duration{40 * time.Millisecond, 50 * time.Microsecond}
+	texts := []string{"cpu 0 0 0 100 0 0 0 0\ncpu0 0\n", "cpu 0 0 0 900 0 0 0 0\ncpu0 0\n"}
+	reads := 0
+	read := func() ([]byte, error) {
+		clock = clock.Add(spans[reads])
+		reads++
+		return []byte(texts[reads-1]), nil
+	}
+	s, err := sample(read, func() time.Time { return clock })
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantAt := t0.Add(40*time.Millisecond + 25*time.Microsecond)
+	if reads != 2 || s.NotBusy != 9*time.Second || !s.At.Equal(wantAt) {
+		t.Fatalf("%d reads, %v not busy at %v; want 2, 9s at %v", reads, s.NotBusy, s.At.Sub(t0), wantAt.Sub(t0))
+	}
+}
+
+// TestSampleGivesUp: a machine that preempts every read still gets a
+// sample, after maxReads tries.
+func TestSampleGivesUp(t *testing.T) {
+	clock := time.Date(2026, 11, 30, 0, 0, 0, 0, time.UTC)
+	reads := 0
+	read := func() ([]byte, error) {
+		clock = clock.Add(time.Second)
+		reads++
+		return []byte("cpu 0 0 0 1 0 0 0 0\ncpu0 0\n"), nil
+	}
+	if _, err := sample(read, func() time.Time { return clock }); err != nil || reads != maxReads {
+		t.Fatalf("%d reads, %v; want %d, no error", reads, err, maxReads)
 	}
 }
