@@ -15,21 +15,19 @@ const userHZ = 100
 
 // The machine's busy time is not read from /proc/stat's busy counters
 // (user, system, irq, softirq). On a tick-accounted kernel those are
-// samples: a whole tick goes to whatever runs when the tick fires, and a
-// tick that does not fire (a CPU back from idle for less than a tick, the
-// whole VM paused by its host) is not counted at all. On this project's
-// 2-core VM (NO_HZ_IDLE, HZ 250, tick accounting) they fell 40-110 ms a
-// second short of the wall time on a partly idle machine, reading 4-6 %
-// below the scheduler's exact task time (the root cgroup's
-// cpuacct.usage), so a process's exact CPU time (Process) could read above
-// the whole machine's. The idle and iowait counters of a NO_HZ kernel are
-// not samples: the kernel clocks each idle period (an interrupt taken
-// while idle ends it, so interrupt and softirq work counts as busy). Busy
-// is therefore the wall time on every CPU less those, which agreed with
+// samples: a whole tick goes to whatever runs when the tick fires, and
+// nothing where no tick fires, as when a CPU back from idle sleeps again
+// within the tick. On this project's 2-core VM (NO_HZ_IDLE, HZ 250, tick
+// accounting), 10-50 % idle, they fell some 75 ms a second short of the
+// wall time, reading 4-6 % below the scheduler's exact task time (the
+// root cgroup's cpuacct.usage), so a process's exact CPU time (Process)
+// could read above the whole machine's (agent/RESULTS.md, "CPU per
+// byte"). The idle and iowait counters of a NO_HZ kernel are not
+// samples: the kernel clocks each idle period (an interrupt taken while
+// idle ends it, so interrupt and softirq work counts as busy). Busy is
+// therefore the wall time on every CPU less those, which agreed with
 // cpuacct.usage to 1-2 % (the rest: interrupts while idle, which no task
-// is charged for). A VM pause counts as busy for the CPUs it stopped
-// mid-work, as the tasks it stopped are charged for it: Busy and Process
-// count the same way.
+// is charged for).
 //
 // Steal (time the hypervisor ran something else while this machine's CPU
 // wanted to run) is neither idle nor this machine's work: it is taken out
