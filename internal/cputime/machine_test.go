@@ -195,3 +195,35 @@ func TestSampleGivesUp(t *testing.T) {
 		t.Fatalf("%d reads, %v; want %d, no error", reads, err, maxReads)
 	}
 }
+
+// TestBusyCoversRecordedTasks replays a second of this project's 2-core
+// VM, partly idle (2026-11-30 about 00:29 UTC, load 10), as a sampler at
+// real-time priority read it (no delay between its reads of /proc/stat,
+// the clock and the root cgroup's cpuacct.usage, the scheduler's exact
+// run time of every task): the counters' changes, in ticks (it kept the
+// busy ones' sum, not how user and system split it), and the tasks' time.
+// The machine's busy time must hold every task's; /proc/stat's busy
+// counters, the measure before Busy, rose 1.45 s.
+func TestBusyCoversRecordedTasks(t *testing.T) {
+	before := "cpu 0 0 0 0 0 0 0 0 0 0\ncpu0 0 0 0 0 0 0 0 0 0 0\ncpu1 0 0 0 0 0 0 0 0 0 0\n"
+	after := "cpu 145 0 0 42 3 0 0 0 0 0\ncpu0 73 0 0 21 1 0 0 0 0 0\ncpu1 72 0 0 21 2 0 0 0 0 0\n"
+	const tasks = 1525 * time.Millisecond
+	a, err := ParseProcStat([]byte(before))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := ParseProcStat([]byte(after))
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.At = time.Date(2026, 11, 30, 0, 30, 0, 0, time.UTC)
+	b.At = a.At.Add(1000500 * time.Microsecond)
+	busy, err := Busy(a, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// slack: the idle counters' 10 ms ticks, once per reading
+	if busy+20*time.Millisecond < tasks {
+		t.Fatalf("machine busy %v, but its tasks ran %v", busy, tasks)
+	}
+}
