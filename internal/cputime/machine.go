@@ -29,7 +29,6 @@ const userHZ = 100
 // cpuacct.usage to 1-2 % (the rest: interrupts while idle, which no task
 // is charged for).
 //
-//
 // Steal (time the hypervisor ran something else while this machine's CPU
 // wanted to run) stays in: it is not this machine's work, but the kernel
 // charges it to /proc/stat in lumps, a tick's worth at a tick, while the
@@ -75,9 +74,9 @@ func sample(read func() ([]byte, error), now func() time.Time) (MachineSample, e
 }
 
 // A sample's time is only as sure as its read was short: a reader
-// preempted between reading the counters and the clock (tens of ms at load
-// 15 here) would be off by that much on every CPU, which Busy would count
-// as work or as idle. A read that took longer than maxReadSpan (reading
+// preempted between reading the counters and the clock (over 100 ms at
+// load 15 here) would be off by that much on every CPU, which Busy would
+// count as work or as idle. A read that took longer than maxReadSpan (reading
 // takes some 50 µs) is taken again, up to maxReads times.
 const (
 	maxReadSpan = time.Millisecond
