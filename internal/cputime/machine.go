@@ -76,8 +76,8 @@ func sample(read func() ([]byte, error), now func() time.Time) (MachineSample, e
 // A sample's time is only as sure as its read was short: a reader
 // preempted between reading the counters and the clock (over 100 ms at
 // load 15 here) would be off by that much on every CPU, which Busy would
-// count as work or as idle. A read that took longer than maxReadSpan (reading
-// takes some 50 µs) is taken again, up to maxReads times.
+// count as work or as idle. A read that took longer than maxReadSpan
+// (reading takes about 20 µs) is taken again, up to maxReads times.
 const (
 	maxReadSpan = time.Millisecond
 	maxReads    = 20
