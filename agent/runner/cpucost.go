@@ -15,11 +15,12 @@ import (
 //     (emu/lab moves every packet between TUNs in this process) with
 //     their syscalls, but not the kernel's TCP and MPTCP work, which runs
 //     mostly in softirq, charged to no process.
-//   - machine: the whole machine's busy time from /proc/stat (every core,
-//     softirq included). It counts both modes' work the same way, the
-//     emulator's included for both, and every other tenant's: it means
-//     something only on an otherwise idle machine, so read it with the
-//     run's load line.
+//   - machine: the whole machine's busy time (every core, interrupts and
+//     softirq included): the cores' wall time less the time /proc/stat
+//     says they sat idle (cputime.Busy says why not its busy counters).
+//     It counts both modes' work the same way, the emulator's included
+//     for both, and every other tenant's: it means something only on an
+//     otherwise idle machine, so read it with the run's load line.
 //
 // Costs are in CPU seconds per GB (10^9 bytes), 0 where not measured.
 
@@ -28,8 +29,9 @@ type cpuUse struct{ proc, machine time.Duration }
 
 // cpuMeter is a running CPU measurement: the readings at its start.
 type cpuMeter struct {
-	proc, machine time.Duration
-	machineOK     bool
+	proc      time.Duration
+	machine   cputime.MachineSample
+	machineOK bool
 }
 
 // startCPU starts measuring; stop ends it.
@@ -46,7 +48,7 @@ func (c cpuMeter) stop() cpuUse {
 		u.proc = cputime.Process() - c.proc
 	}
 	if m, err := cputime.Machine(); err == nil && c.machineOK {
-		u.machine = m - c.machine
+		u.machine, _ = cputime.Busy(c.machine, m) // 0 if the CPUs changed
 	}
 	return u
 }

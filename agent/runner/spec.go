@@ -368,7 +368,7 @@ func matrixTable(t *results.Table, rows []MatrixRow) {
 const cpuNote = "CPU-s/GB: CPU seconds per 10^9 bytes over the measured transfer. Process: this process's user + system time, " +
 	"which holds the emulator (the relay for ct, the lab for MPTCP), the app and the app-server for both, ct-client and ct-server for ct, " +
 	"but not the kernel's TCP and MPTCP work, which runs in softirq. " +
-	"Machine: every core's busy time from /proc/stat, softirq included, so it counts both modes alike and compares them; " +
+	"Machine: every core's busy time, softirq included: the cores' wall time less the idle time /proc/stat clocks (its busy counters are tick samples, which miss short bursts), so it counts both modes alike and compares them; " +
 	"it counts every other tenant too, so it means something only on an otherwise idle machine (see the load above)."
 
 // cpuPair is "process, machine" CPU-s/GB, "—" for one not measured.

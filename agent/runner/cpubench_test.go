@@ -1,0 +1,153 @@
+package runner
+
+import (
+	"context"
+	"crypto/tls"
+	"fmt"
+	"net"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/quic-go/quic-go"
+	"github.com/quic-go/quic-go/http3"
+
+	"github.com/hetquic/hetquic/emu/udprelay"
+	"github.com/hetquic/hetquic/internal/cputime"
+	"github.com/hetquic/hetquic/internal/selfsigned"
+	"github.com/hetquic/hetquic/origin"
+	"github.com/hetquic/hetquic/scenario"
+)
+
+// BenchmarkStripeCPU is ct's CPU per byte against plain quic-go's, in one
+// process on one shared machine: each op GETs one object of cpuBenchSize
+// bytes through ct-client striped over two emulated paths (the relay,
+// ct-client, ct-server and the app-server over HTTP/1.1, as the stripe
+// experiment runs them), and the same object straight from an HTTP/3
+// server with quic-go's http3 client over a relay of one path as fast as
+// the two together (so both GETs take about as long: a process's CPU has
+// parts that grow with time, not bytes); each GET's process CPU time is
+// counted to its mode. The two modes
+// alternate, so both see the same load; ratio is ct's CPU per byte over
+// plain HTTP/3's. Both bodies are checked byte by byte (the same cost in
+// both modes).
+// go test -run '^$' -bench StripeCPU -benchtime 6x ./agent/runner/
+func BenchmarkStripeCPU(b *testing.B) {
+	ctx := context.Background()
+	sc := cpuBenchScenario()
+	e, err := newEnv(ctx, envConfig{Scenario: sc, Seed: 1})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer e.Close()
+	h3get, stop := plainH3(b, cpuBenchOnePath())
+	defer stop()
+	ct := func() error {
+		_, err := e.get(ctx, "bench", cpuBenchSize)
+		return err
+	}
+	modes := []func() error{h3get, ct}
+	for _, get := range modes { // warm-up: handshakes, rate estimates
+		if err := get(); err != nil {
+			b.Fatal(err)
+		}
+	}
+	var cpu [2]time.Duration
+	b.ResetTimer()
+	for range b.N {
+		for i, get := range modes {
+			start := cputime.Process()
+			if err := get(); err != nil {
+				b.Fatal(err)
+			}
+			cpu[i] += cputime.Process() - start
+		}
+	}
+	b.StopTimer()
+	for name, n := range e.pathBytes() {
+		if n < cpuBenchSize/10 {
+			b.Fatalf("path %s carried %.0f bytes: not striped", name, n)
+		}
+	}
+	gb := float64(b.N) * cpuBenchSize / 1e9
+	b.ReportMetric(cpu[0].Seconds()/gb, "h3-cpu-s/GB")
+	b.ReportMetric(cpu[1].Seconds()/gb, "ct-cpu-s/GB")
+	b.ReportMetric(float64(cpu[1])/float64(cpu[0]), "ratio")
+}
+
+// cpuBenchSize is one GET's object: striped (over DefaultStripeMin) in
+// pieces of every size the scheduler picks, and long enough that a GET's
+// set-up costs little of its CPU.
+const cpuBenchSize = 16_000_000
+
+// cpuBenchScenario is two equal paths (the matrix's "equal" mix at twice
+// the rate, so a GET takes under a second).
+func cpuBenchScenario() *scenario.Scenario {
+	link := scenario.Link{DelayMs: 10, RateMbps: 100, QueueBytes: 625_000}
+	return &scenario.Scenario{Name: "cpu-bench", Paths: []scenario.Path{
+		{Name: "p0", Up: scenario.Link{DelayMs: 10}, Down: link},
+		{Name: "p1", Up: scenario.Link{DelayMs: 10}, Down: link},
+	}}
+}
+
+// cpuBenchOnePath is one path with cpuBenchScenario's two paths' rate and
+// queue, and their delay.
+func cpuBenchOnePath() *scenario.Scenario {
+	link := scenario.Link{DelayMs: 10, RateMbps: 200, QueueBytes: 1_250_000}
+	return &scenario.Scenario{Name: "cpu-bench-one", Paths: []scenario.Path{
+		{Name: "p0", Up: scenario.Link{DelayMs: 10}, Down: link},
+	}}
+}
+
+// plainH3 serves origin's /bytes over HTTP/3 behind a relay of sc and
+// returns a GET of cpuBenchSize bytes by quic-go's http3 client over the
+// relay's first path, checked as env.get checks ct's; stop ends them.
+func plainH3(b *testing.B, sc *scenario.Scenario) (get func() error, stop func()) {
+	pair, err := selfsigned.New()
+	if err != nil {
+		b.Fatal(err)
+	}
+	udp, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	if err != nil {
+		b.Fatal(err)
+	}
+	srv := &http3.Server{Handler: origin.Handler(nil), TLSConfig: http3.ConfigureTLSConfig(&tls.Config{Certificates: []tls.Certificate{pair.Cert}})}
+	go srv.Serve(udp)
+	relay, err := udprelay.Loopback(sc, udp.LocalAddr().(*net.UDPAddr).AddrPort(), 1)
+	if err != nil {
+		b.Fatal(err)
+	}
+	pc, err := relay.ListenPath(0)
+	if err != nil {
+		b.Fatal(err)
+	}
+	tr := &quic.Transport{Conn: pc}
+	conn, err := tr.Dial(context.Background(), net.UDPAddrFromAddrPort(relay.Addr()),
+		&tls.Config{RootCAs: pair.Pool, ServerName: "localhost", NextProtos: []string{http3.NextProtoH3}}, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	cc := (&http3.Transport{}).NewClientConn(conn)
+	url := fmt.Sprintf("https://localhost/bytes/%d", cpuBenchSize)
+	get = func() error {
+		req, _ := http.NewRequest(http.MethodGet, url, nil)
+		resp, err := cc.RoundTrip(req)
+		if err != nil {
+			return err
+		}
+		defer resp.Body.Close()
+		n, err := checkPattern(resp.Body)
+		if err == nil && n != cpuBenchSize {
+			err = fmt.Errorf("h3: %d bytes, want %d", n, cpuBenchSize)
+		}
+		return err
+	}
+	return get, func() {
+		conn.CloseWithError(0, "")
+		tr.Close()
+		pc.Close()
+		relay.Close()
+		srv.Close()
+		udp.Close()
+	}
+}
