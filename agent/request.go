@@ -88,8 +88,9 @@ type fetch struct {
 	stalledAt   time.Time // last byte of a stalled attempt (zero: none pending)
 	lost        time.Time // when the attempts began failing for the path (zero: none failed)
 	avoid       map[int]bool
-	refusals    int // ct-server's limit refusals waited out
-	free        int // retries after our own closing of a connection that do not count
+	refusals    int          // ct-server's limit refusals waited out
+	specs       []*specPiece // speculative pieces beside the first attempt (speculate)
+	free        int          // retries after our own closing of a connection that do not count
 }
 
 func (c *Client) newFetch(w http.ResponseWriter, r *http.Request, sr pathchoice.Request, delivered int64, headersSent bool) *fetch {
@@ -130,6 +131,7 @@ func (f *fetch) run() (int64, error) {
 		attempts = f.c.cfg.MaxAttempts
 	}
 	f.free = 2 * attempts
+	defer func() { dropSpecs(f.specs) }()
 	var lastErr error
 	for attempt := 0; attempt < attempts || f.holding(); attempt++ {
 		if attempt >= attempts && !wire.SleepCtx(f.ctx, tunnel.HoldPause) {
@@ -142,6 +144,9 @@ func (f *fetch) run() (int64, error) {
 		}
 		f.avoid[p.id] = true
 		l := &leg{f: f, p: p, conn: conn, plan: f.stripePlan(attempt)}
+		if l.plan != nil {
+			f.specs = f.speculate(p)
+		}
 		l.out, l.start = f.request()
 		n, err := l.run()
 		f.delivered += n
@@ -617,7 +622,10 @@ func (l *leg) accept(resp *http.Response) error {
 		f.headersSent = true
 		if l.plan != nil && f.c.stripeable(resp) {
 			l.plan.total = resp.ContentLength
-			l.plan.run = f.c.startStripe(f.w, f.r, f.hdr, f.sr, l.p.id, f.c.cfg.StripeChunk, resp.ContentLength)
+			pre := specPre(f.specs, f.w.Header().Clone(), resp.ContentLength)
+			l.plan.run = f.c.startStripe(f.w, f.r, f.hdr, f.sr, l.p.id, f.c.cfg.StripeChunk, resp.ContentLength, pre)
+		} else {
+			dropSpecs(f.specs) // not striped: nothing of them is wanted
 		}
 	}
 	if resp.ContentLength > 0 {
