@@ -1,0 +1,217 @@
+package agent
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/hetquic/hetquic/agent/server"
+)
+
+// specApp is an app-server for the speculative pieces' tests: one object
+// at /obj, served by how (each request's answer; spec: it is the
+// speculative one), counting the speculative requests and what it wrote
+// for them. The speculative request is the first Range request: it is
+// sent with the original, and the stripe's own pieces only once the
+// original's head is in, a round trip later (specMix's delays are fixed).
+type specApp struct {
+	how     func(w http.ResponseWriter, r *http.Request, spec bool)
+	mu      sync.Mutex
+	ranges  int      // Range requests seen
+	specs   []string // Range of each speculative request
+	specOut int64    // body bytes written for them
+}
+
+func (a *specApp) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	rg := r.Header.Get("Range")
+	a.mu.Lock()
+	spec := rg != "" && a.ranges == 0 && r.Header.Get("If-Range") == ""
+	if rg != "" {
+		a.ranges++
+	}
+	a.mu.Unlock()
+	if !spec {
+		a.how(w, r, false)
+		return
+	}
+	cw := &countWriter{ResponseWriter: w}
+	a.how(cw, r, true)
+	a.mu.Lock()
+	a.specs, a.specOut = append(a.specs, rg), a.specOut+cw.n
+	a.mu.Unlock()
+}
+
+// countWriter counts the body bytes written through it.
+type countWriter struct {
+	http.ResponseWriter
+	n int64
+}
+
+func (c *countWriter) Write(p []byte) (int, error) {
+	n, err := c.ResponseWriter.Write(p)
+	c.n += int64(n)
+	return n, err
+}
+
+// specObject is an object of size bytes whose content says its version.
+func specObject(size int, version byte) []byte {
+	b := make([]byte, size)
+	for i := range b {
+		b[i] = byte(i*7) ^ version
+	}
+	return b
+}
+
+// serveVersion serves obj as http.ServeContent does (Range, If-Range,
+// 416) with ETag etag.
+func serveVersion(w http.ResponseWriter, r *http.Request, obj []byte, etag string) {
+	w.Header().Set("Etag", etag)
+	http.ServeContent(w, r, "", time.Time{}, bytes.NewReader(obj))
+}
+
+// specApp's address, beside memApp.
+const specAppAddr = "10.6.0.81:80"
+
+// specRun warms an agent on memnet whose paths are mix (so that each path
+// has a measured rate, as speculate requires), then GETs specAppAddr/obj
+// once through it; it returns the body and what the app-server saw.
+// modC, if set, changes the client's configuration.
+func specRun(t *testing.T, mix []mixPath, how func(w http.ResponseWriter, r *http.Request, spec bool), modC func(*ClientConfig)) ([]byte, *specApp) {
+	t.Helper()
+	app := &specApp{how: how}
+	var body []byte
+	synctest.Test(t, func(t *testing.T) {
+		m := startMemAgent(t, len(mix), func(c *server.Config) { c.Allow = append(c.Allow, specAppAddr) }, modC)
+		m.serveHTTP(&http.Server{Handler: app}, m.pn.listen(specAppAddr))
+		for i, p := range mix {
+			m.n.SetLink(memPath(i).Addr, p.rate, max(64<<10, int(p.rate*4*p.delay.Seconds())))
+			m.n.SetDelay(memPath(i).Addr, p.delay)
+		}
+		m.n.SetDelay(memCTServer.Addr(), mixServerDelay)
+		for range sumWarm {
+			mustGetIntact(t, m, sumWarmSize)
+		}
+		app.mu.Lock()
+		app.ranges, app.specs, app.specOut = 0, nil, 0
+		app.mu.Unlock()
+		resp, err := m.hc.Get("http://" + specAppAddr + "/obj")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		if body, err = io.ReadAll(resp.Body); err != nil {
+			t.Fatal(err)
+		}
+	})
+	return body, app
+}
+
+// specMix is the matrix's 2 : 1 row on memnet (80/20 + 40/30 ms).
+var specMix = []mixPath{{10e6, 5 * time.Millisecond, 0}, {5e6, 10 * time.Millisecond, 0}}
+
+// TestStripeSpecUsed: on a server that serves ranges, the other path's
+// speculative piece is asked for once, at specOffset (DefaultStripeMin),
+// and used: the stripe does not ask for those bytes again, and the app
+// gets the object exactly.
+func TestStripeSpecUsed(t *testing.T) {
+	obj := specObject(8<<20, 1)
+	requests := map[string]int{}
+	var mu sync.Mutex
+	body, app := specRun(t, specMix, func(w http.ResponseWriter, r *http.Request, _ bool) {
+		mu.Lock()
+		requests[r.Header.Get("Range")]++
+		mu.Unlock()
+		serveVersion(w, r, obj, `"a"`)
+	}, nil)
+	if !bytes.Equal(body, obj) {
+		t.Fatalf("the app got %d bytes, not the object's %d", len(body), len(obj))
+	}
+	if len(app.specs) != 1 || !strings.HasPrefix(app.specs[0], fmt.Sprintf("bytes=%d-", DefaultStripeMin)) {
+		t.Fatalf("speculative requests %q, want one from byte %d", app.specs, DefaultStripeMin)
+	}
+	if n := requests[app.specs[0]]; n != 1 {
+		t.Errorf("range %s asked %d times, want once (the speculative piece used)", app.specs[0], n)
+	}
+}
+
+// TestStripeSpecFallbacks: whatever the speculative piece's answer, the
+// app gets exactly the original's object: a server that ignores Range
+// (its 200 stopped at the head, not sent whole), an object that changed
+// between the original and the piece (another ETag, Last-Modified or
+// length: the piece dropped and asked again with If-Range), and an object
+// smaller than the piece's offset (a 416 without a body).
+func TestStripeSpecFallbacks(t *testing.T) {
+	big, other := specObject(8<<20, 1), specObject(8<<20, 2)
+	modified := func(w http.ResponseWriter, r *http.Request, obj []byte, sec int) {
+		http.ServeContent(w, r, "", time.Date(2026, 11, 28, 10, 0, sec, 0, time.UTC), bytes.NewReader(obj))
+	}
+	for _, c := range []struct {
+		name    string
+		obj     []byte
+		how     func(w http.ResponseWriter, r *http.Request, spec bool)
+		maxSpec int64 // body bytes the app-server may write for the speculative request
+	}{
+		{"a server that ignores Range", big, func(w http.ResponseWriter, r *http.Request, spec bool) {
+			w.Header().Set("Content-Length", fmt.Sprint(len(big)))
+			w.Write(big)
+		}, int64(len(big)) / 2},
+		{"another ETag", big, func(w http.ResponseWriter, r *http.Request, spec bool) {
+			if spec {
+				serveVersion(w, r, other, `"b"`)
+				return
+			}
+			serveVersion(w, r, big, `"a"`)
+		}, 1 << 20},
+		{"another Last-Modified", big, func(w http.ResponseWriter, r *http.Request, spec bool) {
+			if spec {
+				modified(w, r, other, 1)
+				return
+			}
+			modified(w, r, big, 0)
+		}, 1 << 20},
+		{"another length, no validator", big, func(w http.ResponseWriter, r *http.Request, spec bool) {
+			if spec {
+				http.ServeContent(w, r, "", time.Time{}, bytes.NewReader(append(other, 0)))
+				return
+			}
+			http.ServeContent(w, r, "", time.Time{}, bytes.NewReader(big))
+		}, 1 << 20},
+		{"an object smaller than the offset", specObject(DefaultStripeMin-1, 1), func(w http.ResponseWriter, r *http.Request, spec bool) {
+			serveVersion(w, r, specObject(DefaultStripeMin-1, 1), `"a"`)
+		}, 200},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			body, app := specRun(t, specMix, c.how, nil)
+			if !bytes.Equal(body, c.obj) {
+				t.Fatalf("the app got %d bytes that are not the original's object (%d bytes)", len(body), len(c.obj))
+			}
+			if len(app.specs) != 1 {
+				t.Fatalf("speculative requests %q, want one", app.specs)
+			}
+			if app.specOut > c.maxSpec {
+				t.Errorf("the app-server wrote %d bytes for the speculative request, want ≤ %d", app.specOut, c.maxSpec)
+			}
+		})
+	}
+}
+
+// TestStripeSpecNotOnMetered: a metered path (and a request pinned to one
+// path) asks for nothing speculatively; the download is still whole.
+func TestStripeSpecNotOnMetered(t *testing.T) {
+	obj := specObject(8<<20, 1)
+	body, app := specRun(t, specMix, func(w http.ResponseWriter, r *http.Request, _ bool) { serveVersion(w, r, obj, `"a"`) }, func(c *ClientConfig) {
+		c.Paths[1].Role = RoleMetered
+	})
+	if !bytes.Equal(body, obj) {
+		t.Fatalf("the app got %d bytes, not the object's %d", len(body), len(obj))
+	}
+	if len(app.specs) != 0 {
+		t.Errorf("speculative requests %q on a metered path, want none", app.specs)
+	}
+}
