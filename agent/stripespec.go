@@ -68,12 +68,25 @@ type specPiece struct {
 // metered, not a backup, connected. Each is sized to what its path
 // delivers in the two round trips the stripe would otherwise take to ask
 // for it (the original's and its own).
+//
+// Only a path measured faster than the original's speculates. Where the
+// original's path is the swiftest, the stripe extends the original over
+// the next bytes (stripe's Run.take) and a piece ahead of it cuts it
+// there: the bytes in flight past the cut are lost and the path waits for
+// its next piece, about a round trip of the fastest path against a round
+// trip of a slower one gained. On fake time (the 2 : 1 row, 20 MB, the
+// original on the 80 Mbit/s path) speculating on the slower path took
+// 0.948 of the summed rate against 0.962 without; with the original on
+// the slower path (40/5 ms + 80/20 ms) it gained: 0.94 against 0.93.
 func (f *fetch) speculate(orig *path) []*specPiece {
 	c := f.c
 	if f.sr.Pin > 0 || c.Ready() < 2 {
 		return nil
 	}
 	origRTT := connRTT(orig)
+	orig.mu.Lock()
+	origRate := orig.rate
+	orig.mu.Unlock()
 	off := c.specOffset()
 	var specs []*specPiece
 	seen := map[int]bool{orig.id: true}
@@ -87,8 +100,8 @@ func (f *fetch) speculate(orig *path) []*specPiece {
 		p.mu.Lock()
 		rate := p.rate
 		p.mu.Unlock()
-		if rate <= 0 {
-			continue // not measured yet: no size to give it
+		if rate <= origRate {
+			continue // not measured yet (no size to give it), or no faster than the original's path
 		}
 		size := int64(rate * (origRTT + connRTT(p)).Seconds())
 		size = min(max(size, stripesched.MinPiece), specMaxPiece)

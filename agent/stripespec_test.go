@@ -112,8 +112,9 @@ func specRun(t *testing.T, mix []mixPath, how func(w http.ResponseWriter, r *htt
 	return body, app
 }
 
-// specMix is the matrix's 2 : 1 row on memnet (80/20 + 40/30 ms).
-var specMix = []mixPath{{10e6, 5 * time.Millisecond, 0}, {5e6, 10 * time.Millisecond, 0}}
+// specMix is 2 : 1 with the slower path nearer (40/14 + 80/30 ms on
+// memnet), where the original goes: the faster path speculates (speculate).
+var specMix = []mixPath{{5e6, 2 * time.Millisecond, 0}, {10e6, 10 * time.Millisecond, 0}}
 
 // TestStripeSpecUsed: on a server that serves ranges, the other path's
 // speculative piece is asked for once, at specOffset (DefaultStripeMin),
@@ -158,9 +159,12 @@ func TestStripeSpecFallbacks(t *testing.T) {
 		maxSpec int64 // body bytes the app-server may write for the speculative request
 	}{
 		{"a server that ignores Range", big, func(w http.ResponseWriter, r *http.Request, spec bool) {
+			if !spec {
+				time.Sleep(specSlowHead) // the speculative answer's head comes first
+			}
 			w.Header().Set("Content-Length", fmt.Sprint(len(big)))
 			w.Write(big)
-		}, int64(len(big)) / 2},
+		}, specStopped},
 		{"another ETag", big, func(w http.ResponseWriter, r *http.Request, spec bool) {
 			if spec {
 				serveVersion(w, r, other, `"b"`)
@@ -194,6 +198,7 @@ func TestStripeSpecFallbacks(t *testing.T) {
 			if len(app.specs) != 1 {
 				t.Fatalf("speculative requests %q, want one", app.specs)
 			}
+			t.Logf("the app-server wrote %d bytes for the speculative request", app.specOut)
 			if app.specOut > c.maxSpec {
 				t.Errorf("the app-server wrote %d bytes for the speculative request, want ≤ %d", app.specOut, c.maxSpec)
 			}
@@ -215,3 +220,13 @@ func TestStripeSpecNotOnMetered(t *testing.T) {
 		t.Errorf("speculative requests %q on a metered path, want none", app.specs)
 	}
 }
+
+// specSlowHead delays the original's head where a test needs the
+// speculative answer's head first. specStopped bounds what the app-server
+// writes for a speculative answer stopped at its head: 135 kB (what the
+// streams' windows hold) where the head stops it, 1.2 MB in specSlowHead
+// where only the original's head does.
+const (
+	specSlowHead = 200 * time.Millisecond
+	specStopped  = 512 << 10
+)
