@@ -143,10 +143,7 @@ func (f *fetch) run() (int64, error) {
 			break
 		}
 		f.avoid[p.id] = true
-		l := &leg{f: f, p: p, conn: conn, plan: f.stripePlan(attempt)}
-		if l.plan != nil {
-			f.specs = f.speculate(p)
-		}
+		l := &leg{f: f, p: p, conn: conn, plan: f.stripePlan(attempt, p)}
 		l.out, l.start = f.request()
 		n, err := l.run()
 		f.delivered += n
@@ -180,10 +177,12 @@ func (f *fetch) run() (int64, error) {
 	return f.delivered, f.fail(lastErr)
 }
 
-// stripePlan is the plan of attempt: the first attempt of a plain GET may
-// go on striped.
-func (f *fetch) stripePlan(attempt int) *stripePlan {
+// stripePlan is the plan of attempt, on path p: the first attempt of a
+// plain GET may go on striped, and its speculative pieces start with it
+// (speculate).
+func (f *fetch) stripePlan(attempt int, p *path) *stripePlan {
 	if attempt == 0 && !f.headersSent && f.r.Method == http.MethodGet && f.resumable && !f.hasRange && f.c.cfg.StripeMin > 0 {
+		f.specs = f.speculate(p)
 		return &stripePlan{}
 	}
 	return nil
