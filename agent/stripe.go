@@ -107,6 +107,7 @@ type stripeHost struct {
 	r         *http.Request
 	hdr       http.Header
 	validator string
+	total     int64 // the object's length (the original's Content-Length)
 	sr        pathchoice.Request
 }
 
@@ -136,7 +137,7 @@ func (h *stripeHost) Path(id int) (stripe.PathState, bool) {
 }
 
 func (h *stripeHost) Fetch(ctx context.Context, pin int, off, end int64, received func(int)) ([]byte, error) {
-	return h.c.fetchPiece(ctx, h.r, h.hdr, h.validator, h.sr, pin, off, end, received)
+	return h.c.fetchPiece(ctx, h.r, h.hdr, h.validator, h.sr, pin, off, end, h.total, received)
 }
 
 // startStripe begins fetching bytes [from, total) of r's response over
@@ -145,7 +146,7 @@ func (h *stripeHost) Fetch(ctx context.Context, pin int, off, end int64, receive
 // hands the rest to the app; abandon stops it.
 func (c *Client) startStripe(w http.ResponseWriter, r *http.Request, hdr http.Header, sr pathchoice.Request, orig int, from, total int64, pre []stripe.Pre) *stripeRun {
 	c.stripes.Add(1)
-	h := &stripeHost{c: c, r: r, hdr: hdr, validator: resume.Validator(w.Header()), sr: sr}
+	h := &stripeHost{c: c, r: r, hdr: hdr, validator: resume.Validator(w.Header()), total: total, sr: sr}
 	return &stripeRun{Run: stripe.Start(r.Context(), h, orig, from, total, pre...), host: h}
 }
 
@@ -215,8 +216,9 @@ const (
 	limitRetryMax   = 2 * time.Second
 )
 
-// fetchPiece fetches bytes [off, end] of r's URL, on path pin if it can.
-func (c *Client) fetchPiece(ctx context.Context, r *http.Request, hdr http.Header, v string, sr pathchoice.Request, pin int, off, end int64, received func(int)) (data []byte, err error) {
+// fetchPiece fetches bytes [off, end] of r's URL, an object of total
+// bytes, on path pin if it can.
+func (c *Client) fetchPiece(ctx context.Context, r *http.Request, hdr http.Header, v string, sr pathchoice.Request, pin int, off, end, total int64, received func(int)) (data []byte, err error) {
 	bw := &bufferWriter{h: http.Header{}, received: received}
 	if err := c.fetchInto(ctx, bw, r, hdr, v, sr, pin, off, end); err != nil {
 		return nil, err
@@ -226,6 +228,12 @@ func (c *Client) fetchPiece(ctx context.Context, r *http.Request, hdr http.Heade
 	}
 	if bw.status != http.StatusPartialContent || int64(bw.buf.Len()) != end-off+1 {
 		return nil, fmt.Errorf("piece %d-%d: status %d, %d bytes", off, end, bw.status, bw.buf.Len())
+	}
+	// Without a validator (If-Range) only the length tells another
+	// version: a piece of an object whose length changed is not the
+	// original's.
+	if cr, ok := resume.ParseContentRange(bw.h.Get("Content-Range")); !ok || cr.First != off || cr.Last != end || cr.Total != total {
+		return nil, fmt.Errorf("piece %d-%d: Content-Range %q, object of %d bytes", off, end, bw.h.Get("Content-Range"), total)
 	}
 	return bw.buf.Bytes(), nil
 }

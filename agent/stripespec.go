@@ -45,6 +45,7 @@ func (c *Client) specOffset() int64 { return max(c.cfg.StripeMin, c.cfg.StripeCh
 
 // specPiece is one speculative Range request in flight.
 type specPiece struct {
+	c        *Client
 	path     int
 	off, end int64 // as asked (the object may end sooner)
 	asked    time.Time
@@ -122,7 +123,7 @@ func connRTT(p *path) time.Duration {
 // startSpec requests bytes [off, end] of f's URL on path pin.
 func (c *Client) startSpec(f *fetch, pin int, off, end int64) *specPiece {
 	ctx, cancel := context.WithCancel(f.ctx)
-	sp := &specPiece{path: pin, off: off, end: end, asked: time.Now(), cancel: cancel,
+	sp := &specPiece{c: c, path: pin, off: off, end: end, asked: time.Now(), cancel: cancel,
 		head: make(chan struct{}), done: make(chan struct{})}
 	bw := &bufferWriter{h: http.Header{}, received: sp.got}
 	bw.head = func(status int) bool {
@@ -201,6 +202,7 @@ func (sp *specPiece) pre(orig http.Header, total int64) (stripe.Pre, bool) {
 		}
 		if err := sp.check(orig, last, total); err != nil {
 			sp.cancel()
+			sp.c.specsDropped.Add(1)
 			return nil, err
 		}
 		sp.attach(received)
@@ -212,8 +214,10 @@ func (sp *specPiece) pre(orig http.Header, total int64) (stripe.Pre, bool) {
 		sp.mu.Lock()
 		defer sp.mu.Unlock()
 		if sp.err != nil || int64(len(sp.data)) != last-sp.off+1 {
+			sp.c.specsDropped.Add(1)
 			return nil, fmt.Errorf("%w: %d of %d bytes: %v", errSpecDropped, len(sp.data), last-sp.off+1, sp.err)
 		}
+		sp.c.specsUsed.Add(1)
 		return sp.data, nil
 	}
 	return stripe.Pre{Path: sp.path, Off: sp.off, End: last, Asked: sp.asked, Fetch: fetch}, true

@@ -11,19 +11,20 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/hetquic/hetquic/agent/pathchoice"
 	"github.com/hetquic/hetquic/agent/server"
 )
 
 // specApp is an app-server for the speculative pieces' tests: one object
 // at /obj, served by how (each request's answer; spec: it is the
 // speculative one), counting the speculative requests and what it wrote
-// for them. The speculative request is the first Range request: it is
-// sent with the original, and the stripe's own pieces only once the
-// original's head is in, a round trip later (specMix's delays are fixed).
+// for them. The speculative request is the first Range request from
+// specOffset (DefaultStripeMin) without If-Range: the stripe asks for
+// those bytes itself only after it dropped that piece.
 type specApp struct {
 	how     func(w http.ResponseWriter, r *http.Request, spec bool)
 	mu      sync.Mutex
-	ranges  int      // Range requests seen
+	seen    bool     // the speculative request came
 	specs   []string // Range of each speculative request
 	specOut int64    // body bytes written for them
 }
@@ -31,10 +32,8 @@ type specApp struct {
 func (a *specApp) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	rg := r.Header.Get("Range")
 	a.mu.Lock()
-	spec := rg != "" && a.ranges == 0 && r.Header.Get("If-Range") == ""
-	if rg != "" {
-		a.ranges++
-	}
+	spec := strings.HasPrefix(rg, fmt.Sprintf("bytes=%d-", DefaultStripeMin)) && r.Header.Get("If-Range") == "" && !a.seen
+	a.seen = a.seen || spec
 	a.mu.Unlock()
 	if !spec {
 		a.how(w, r, false)
@@ -78,16 +77,32 @@ func serveVersion(w http.ResponseWriter, r *http.Request, obj []byte, etag strin
 // specApp's address, beside memApp.
 const specAppAddr = "10.6.0.81:80"
 
-// specRun warms an agent on memnet whose paths are mix (so that each path
-// has a measured rate, as speculate requires), then GETs specAppAddr/obj
-// once through it; it returns the body and what the app-server saw.
-// modC, if set, changes the client's configuration.
-func specRun(t *testing.T, mix []mixPath, how func(w http.ResponseWriter, r *http.Request, spec bool), modC func(*ClientConfig)) ([]byte, *specApp) {
+// specResult is what specRun saw: the app's body, the app-server's
+// speculative requests, and the client's speculative pieces used and
+// dropped.
+type specResult struct {
+	body          []byte
+	app           *specApp
+	used, dropped int64
+}
+
+// specRun warms an agent on memnet whose paths are mix up, then GETs
+// specAppAddr/obj once through it. Before that GET each path's rate
+// estimate is set to its link's rate: speculate asks of a path that it be
+// measured faster than the original's, and the warm-up's estimates of
+// specMix's paths cross now and then. modC, if set, changes the client's
+// configuration.
+func specRun(t *testing.T, mix []mixPath, how func(w http.ResponseWriter, r *http.Request, spec bool), modC func(*ClientConfig)) specResult {
 	t.Helper()
 	app := &specApp{how: how}
-	var body []byte
+	res := specResult{app: app}
 	synctest.Test(t, func(t *testing.T) {
-		m := startMemAgent(t, len(mix), func(c *server.Config) { c.Allow = append(c.Allow, specAppAddr) }, modC)
+		m := startMemAgent(t, len(mix), func(c *server.Config) { c.Allow = append(c.Allow, specAppAddr) }, func(c *ClientConfig) {
+			c.Scheduler = firstPath{}
+			if modC != nil {
+				modC(c)
+			}
+		})
 		m.serveHTTP(&http.Server{Handler: app}, m.pn.listen(specAppAddr))
 		for i, p := range mix {
 			m.n.SetLink(memPath(i).Addr, p.rate, max(64<<10, int(p.rate*4*p.delay.Seconds())))
@@ -98,46 +113,61 @@ func specRun(t *testing.T, mix []mixPath, how func(w http.ResponseWriter, r *htt
 			mustGetIntact(t, m, sumWarmSize)
 		}
 		app.mu.Lock()
-		app.ranges, app.specs, app.specOut = 0, nil, 0
+		app.seen, app.specs, app.specOut = false, nil, 0
 		app.mu.Unlock()
+		used, dropped := m.c.specsUsed.Load(), m.c.specsDropped.Load() // the warm-up's
+		for i, p := range m.c.pathList() {
+			p.mu.Lock()
+			p.rate = mix[i].rate
+			p.mu.Unlock()
+		}
 		resp, err := m.hc.Get("http://" + specAppAddr + "/obj")
 		if err != nil {
 			t.Fatal(err)
 		}
 		defer resp.Body.Close()
-		if body, err = io.ReadAll(resp.Body); err != nil {
+		if res.body, err = io.ReadAll(resp.Body); err != nil {
 			t.Fatal(err)
 		}
+		res.used, res.dropped = m.c.specsUsed.Load()-used, m.c.specsDropped.Load()-dropped
 	})
-	return body, app
+	return res
 }
+
+// firstPath is a scheduler that puts every request it may on path 0: the
+// original of specRun's GET runs on the slower path whatever the
+// schedulers' estimates say, so the faster one speculates (speculate).
+type firstPath struct{}
+
+func (firstPath) Pick(_ pathchoice.Request, ps []pathchoice.PathView) int {
+	for _, p := range ps {
+		if p.ID == 0 {
+			return 0
+		}
+	}
+	return ps[0].ID
+}
+
+func (firstPath) Done(int, int64, time.Duration) {}
 
 // specMix is 2 : 1 with the slower path nearer (40/14 + 80/30 ms on
 // memnet), where the original goes: the faster path speculates (speculate).
 var specMix = []mixPath{{5e6, 2 * time.Millisecond, 0}, {10e6, 10 * time.Millisecond, 0}}
 
-// TestStripeSpecUsed: on a server that serves ranges, the other path's
+// TestStripeSpecUsed: on a server that serves ranges, the faster path's
 // speculative piece is asked for once, at specOffset (DefaultStripeMin),
-// and used: the stripe does not ask for those bytes again, and the app
-// gets the object exactly.
+// and used, and the app gets the object exactly.
 func TestStripeSpecUsed(t *testing.T) {
 	obj := specObject(8<<20, 1)
-	requests := map[string]int{}
-	var mu sync.Mutex
-	body, app := specRun(t, specMix, func(w http.ResponseWriter, r *http.Request, _ bool) {
-		mu.Lock()
-		requests[r.Header.Get("Range")]++
-		mu.Unlock()
-		serveVersion(w, r, obj, `"a"`)
-	}, nil)
-	if !bytes.Equal(body, obj) {
-		t.Fatalf("the app got %d bytes, not the object's %d", len(body), len(obj))
+	res := specRun(t, specMix, func(w http.ResponseWriter, r *http.Request, _ bool) { serveVersion(w, r, obj, `"a"`) }, nil)
+	if !bytes.Equal(res.body, obj) {
+		t.Fatalf("the app got %d bytes, not the object's %d", len(res.body), len(obj))
 	}
-	if len(app.specs) != 1 || !strings.HasPrefix(app.specs[0], fmt.Sprintf("bytes=%d-", DefaultStripeMin)) {
-		t.Fatalf("speculative requests %q, want one from byte %d", app.specs, DefaultStripeMin)
+	if len(res.app.specs) != 1 || !strings.HasPrefix(res.app.specs[0], fmt.Sprintf("bytes=%d-", DefaultStripeMin)) {
+		t.Fatalf("speculative requests %q, want one from byte %d", res.app.specs, DefaultStripeMin)
 	}
-	if n := requests[app.specs[0]]; n != 1 {
-		t.Errorf("range %s asked %d times, want once (the speculative piece used)", app.specs[0], n)
+	if res.used != 1 || res.dropped != 0 {
+		t.Errorf("speculative pieces used %d, dropped %d; want 1 and 0", res.used, res.dropped)
 	}
 }
 
@@ -157,6 +187,7 @@ func TestStripeSpecFallbacks(t *testing.T) {
 		obj     []byte
 		how     func(w http.ResponseWriter, r *http.Request, spec bool)
 		maxSpec int64 // body bytes the app-server may write for the speculative request
+		dropped int64 // speculative pieces the stripe could not use
 	}{
 		{"a server that ignores Range", big, func(w http.ResponseWriter, r *http.Request, spec bool) {
 			if !spec {
@@ -164,60 +195,63 @@ func TestStripeSpecFallbacks(t *testing.T) {
 			}
 			w.Header().Set("Content-Length", fmt.Sprint(len(big)))
 			w.Write(big)
-		}, specStopped},
+		}, specStopped, 0}, // not stripeable: dropped at the original's head, before a stripe
 		{"another ETag", big, func(w http.ResponseWriter, r *http.Request, spec bool) {
 			if spec {
 				serveVersion(w, r, other, `"b"`)
 				return
 			}
 			serveVersion(w, r, big, `"a"`)
-		}, 1 << 20},
+		}, 1 << 20, 1},
 		{"another Last-Modified", big, func(w http.ResponseWriter, r *http.Request, spec bool) {
 			if spec {
 				modified(w, r, other, 1)
 				return
 			}
 			modified(w, r, big, 0)
-		}, 1 << 20},
+		}, 1 << 20, 1},
 		{"another length, no validator", big, func(w http.ResponseWriter, r *http.Request, spec bool) {
 			if spec {
 				http.ServeContent(w, r, "", time.Time{}, bytes.NewReader(append(other, 0)))
 				return
 			}
 			http.ServeContent(w, r, "", time.Time{}, bytes.NewReader(big))
-		}, 1 << 20},
+		}, 1 << 20, 1},
 		{"an object smaller than the offset", specObject(DefaultStripeMin-1, 1), func(w http.ResponseWriter, r *http.Request, spec bool) {
 			serveVersion(w, r, specObject(DefaultStripeMin-1, 1), `"a"`)
-		}, 200},
+		}, 200, 0},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			body, app := specRun(t, specMix, c.how, nil)
-			if !bytes.Equal(body, c.obj) {
-				t.Fatalf("the app got %d bytes that are not the original's object (%d bytes)", len(body), len(c.obj))
+			res := specRun(t, specMix, c.how, nil)
+			if !bytes.Equal(res.body, c.obj) {
+				t.Fatalf("the app got %d bytes that are not the original's object (%d bytes); speculative requests %q, used %d, dropped %d",
+					len(res.body), len(c.obj), res.app.specs, res.used, res.dropped)
 			}
-			if len(app.specs) != 1 {
-				t.Fatalf("speculative requests %q, want one", app.specs)
+			if len(res.app.specs) != 1 {
+				t.Fatalf("speculative requests %q, want one", res.app.specs)
 			}
-			t.Logf("the app-server wrote %d bytes for the speculative request", app.specOut)
-			if app.specOut > c.maxSpec {
-				t.Errorf("the app-server wrote %d bytes for the speculative request, want ≤ %d", app.specOut, c.maxSpec)
+			if res.app.specOut > c.maxSpec {
+				t.Errorf("the app-server wrote %d bytes for the speculative request, want ≤ %d", res.app.specOut, c.maxSpec)
+			}
+			if res.used != 0 || res.dropped != c.dropped {
+				t.Errorf("speculative pieces used %d, dropped %d; want 0 and %d", res.used, res.dropped, c.dropped)
 			}
 		})
 	}
 }
 
-// TestStripeSpecNotOnMetered: a metered path (and a request pinned to one
-// path) asks for nothing speculatively; the download is still whole.
+// TestStripeSpecNotOnMetered: a metered path asks for nothing
+// speculatively; the download is still whole.
 func TestStripeSpecNotOnMetered(t *testing.T) {
 	obj := specObject(8<<20, 1)
-	body, app := specRun(t, specMix, func(w http.ResponseWriter, r *http.Request, _ bool) { serveVersion(w, r, obj, `"a"`) }, func(c *ClientConfig) {
+	res := specRun(t, specMix, func(w http.ResponseWriter, r *http.Request, _ bool) { serveVersion(w, r, obj, `"a"`) }, func(c *ClientConfig) {
 		c.Paths[1].Role = RoleMetered
 	})
-	if !bytes.Equal(body, obj) {
-		t.Fatalf("the app got %d bytes, not the object's %d", len(body), len(obj))
+	if !bytes.Equal(res.body, obj) {
+		t.Fatalf("the app got %d bytes, not the object's %d", len(res.body), len(obj))
 	}
-	if len(app.specs) != 0 {
-		t.Errorf("speculative requests %q on a metered path, want none", app.specs)
+	if len(res.app.specs) != 0 || res.used+res.dropped != 0 {
+		t.Errorf("speculative requests %q on a metered path, want none", res.app.specs)
 	}
 }
 
