@@ -160,7 +160,6 @@ type Client struct {
 	reinjections                      atomic.Int64 // stripe pieces requested again on a faster path
 	takeOvers                         atomic.Int64 // originals whose path failed before their cut, finished by the stripe (stripe.Run.TakeOver)
 	stripeBlocks                      atomic.Int64 // slower paths' stripe pieces that blocked the window (stripe.Host.Blocked)
-	specsUsed, specsDropped           atomic.Int64 // speculative pieces a stripe used, and those it asked again (stripespec.go)
 	uploadReplays                     atomic.Int64 // requests sent again from their first byte (replaybody.go)
 	m                                 *clientMetrics
 	slots                             atomic.Pointer[chan struct{}] // see setMaxStreams

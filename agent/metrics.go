@@ -128,8 +128,6 @@ func (c *Client) collect(ch chan<- prometheus.Metric) {
 	ops.Emit(ch, "ct_client_upload_replays_total", "Requests with a body sent again from their first byte after their path failed mid-body.", counter, float64(c.uploadReplays.Load()))
 	ops.Emit(ch, "ct_client_stripe_reinjections_total", "Striped pieces that held the app up, requested again on a faster path.", counter, float64(c.reinjections.Load()))
 	ops.Emit(ch, "ct_client_stripe_takeovers_total", "Striped responses whose original stream's path failed before its cut; the stripe's pieces fetched the rest (migrations with no resume gap).", counter, float64(c.takeOvers.Load()))
-	ops.Emit(ch, "ct_client_stripe_spec_used_total", "Speculative pieces (Range requests sent beside a GET's original, before its head) that a stripe used.", counter, float64(c.specsUsed.Load()))
-	ops.Emit(ch, "ct_client_stripe_spec_dropped_total", "Speculative pieces a stripe could not use (another version or length, a failure) and asked for again.", counter, float64(c.specsDropped.Load()))
 	ops.Emit(ch, "ct_client_stripe_blocked_total", "Striped pieces of a slower path that landed late while the app waited and the window stopped the fastest path (each raises that stripe's λ).", counter, float64(c.stripeBlocks.Load()))
 	ops.Emit(ch, "ct_client_tunnels_reclaimed_total", "Idle tunnels closed for a waiting app while every tunnel slot was taken (oldest idle first).", counter, float64(c.gate.Reclaimed()))
 	ops.Emit(ch, "ct_client_aborts_total", "App connections reset because a response or tunnel could not be completed.", counter, float64(c.aborts.Load()))

@@ -88,9 +88,8 @@ type fetch struct {
 	stalledAt   time.Time // last byte of a stalled attempt (zero: none pending)
 	lost        time.Time // when the attempts began failing for the path (zero: none failed)
 	avoid       map[int]bool
-	refusals    int          // ct-server's limit refusals waited out
-	specs       []*specPiece // speculative pieces beside the first attempt (speculate)
-	free        int          // retries after our own closing of a connection that do not count
+	refusals    int // ct-server's limit refusals waited out
+	free        int // retries after our own closing of a connection that do not count
 }
 
 func (c *Client) newFetch(w http.ResponseWriter, r *http.Request, sr pathchoice.Request, delivered int64, headersSent bool) *fetch {
@@ -131,7 +130,6 @@ func (f *fetch) run() (int64, error) {
 		attempts = f.c.cfg.MaxAttempts
 	}
 	f.free = 2 * attempts
-	defer func() { dropSpecs(f.specs) }()
 	var lastErr error
 	for attempt := 0; attempt < attempts || f.holding(); attempt++ {
 		if attempt >= attempts && !wire.SleepCtx(f.ctx, tunnel.HoldPause) {
@@ -143,7 +141,7 @@ func (f *fetch) run() (int64, error) {
 			break
 		}
 		f.avoid[p.id] = true
-		l := &leg{f: f, p: p, conn: conn, plan: f.stripePlan(attempt, p)}
+		l := &leg{f: f, p: p, conn: conn, plan: f.stripePlan(attempt)}
 		l.out, l.start = f.request()
 		n, err := l.run()
 		f.delivered += n
@@ -177,12 +175,10 @@ func (f *fetch) run() (int64, error) {
 	return f.delivered, f.fail(lastErr)
 }
 
-// stripePlan is the plan of attempt, on path p: the first attempt of a
-// plain GET may go on striped, and its speculative pieces start with it
-// (speculate).
-func (f *fetch) stripePlan(attempt int, p *path) *stripePlan {
+// stripePlan is the plan of attempt: the first attempt of a plain GET may
+// go on striped.
+func (f *fetch) stripePlan(attempt int) *stripePlan {
 	if attempt == 0 && !f.headersSent && f.r.Method == http.MethodGet && f.resumable && !f.hasRange && f.c.cfg.StripeMin > 0 {
-		f.specs = f.speculate(p)
 		return &stripePlan{}
 	}
 	return nil
@@ -621,10 +617,7 @@ func (l *leg) accept(resp *http.Response) error {
 		f.headersSent = true
 		if l.plan != nil && f.c.stripeable(resp) {
 			l.plan.total = resp.ContentLength
-			pre := specPre(f.specs, f.w.Header().Clone(), resp.ContentLength)
-			l.plan.run = f.c.startStripe(f.w, f.r, f.hdr, f.sr, l.p.id, f.c.cfg.StripeChunk, resp.ContentLength, pre)
-		} else {
-			dropSpecs(f.specs) // not striped: nothing of them is wanted
+			l.plan.run = f.c.startStripe(f.w, f.r, f.hdr, f.sr, l.p.id, f.c.cfg.StripeChunk, resp.ContentLength)
 		}
 	}
 	if resp.ContentLength > 0 {

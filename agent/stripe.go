@@ -58,34 +58,22 @@ func (c *Client) stripeable(resp *http.Response) bool {
 // counts bytes still to come, not whole pieces: a path's pieces share it
 // and land together, and a queue counted in pieces emptied at once and
 // left the path idle for a round trip).
-// head, if set, hears of the status once the head is in; false refuses
-// the body (a speculative piece's answer that cannot be used: a 200 with
-// the whole object, a 416), which stops the request at its first byte.
 type bufferWriter struct {
 	h        http.Header
 	status   int
 	buf      bytes.Buffer
 	received func(n int)
-	head     func(status int) bool
-	refused  bool
 }
 
 func (b *bufferWriter) Header() http.Header { return b.h }
 func (b *bufferWriter) WriteHeader(code int) {
-	if b.status != 0 {
-		return
-	}
-	b.status = code
-	if b.head != nil && !b.head(code) {
-		b.refused = true
+	if b.status == 0 {
+		b.status = code
 	}
 }
 func (b *bufferWriter) Write(p []byte) (int, error) {
 	if b.status == 0 {
-		b.WriteHeader(http.StatusOK)
-	}
-	if b.refused {
-		return 0, errSpecDropped
+		b.status = http.StatusOK
 	}
 	if b.received != nil {
 		b.received(len(p))
@@ -144,10 +132,10 @@ func (h *stripeHost) Fetch(ctx context.Context, pin int, off, end int64, receive
 // all paths (stripe.Start) while the original response's own stream, on
 // path orig, still delivers the bytes before from to the app. finish
 // hands the rest to the app; abandon stops it.
-func (c *Client) startStripe(w http.ResponseWriter, r *http.Request, hdr http.Header, sr pathchoice.Request, orig int, from, total int64, pre []stripe.Pre) *stripeRun {
+func (c *Client) startStripe(w http.ResponseWriter, r *http.Request, hdr http.Header, sr pathchoice.Request, orig int, from, total int64) *stripeRun {
 	c.stripes.Add(1)
 	h := &stripeHost{c: c, r: r, hdr: hdr, validator: resume.Validator(w.Header()), total: total, sr: sr}
-	return &stripeRun{Run: stripe.Start(r.Context(), h, orig, from, total, pre...), host: h}
+	return &stripeRun{Run: stripe.Start(r.Context(), h, orig, from, total), host: h}
 }
 
 // original is the original stream's progress (stripe.Run.Original).
@@ -219,8 +207,27 @@ const (
 // fetchPiece fetches bytes [off, end] of r's URL, an object of total
 // bytes, on path pin if it can.
 func (c *Client) fetchPiece(ctx context.Context, r *http.Request, hdr http.Header, v string, sr pathchoice.Request, pin int, off, end, total int64, received func(int)) (data []byte, err error) {
+	req := (&http.Request{Method: http.MethodGet, URL: r.URL, Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
+		Header: hdr.Clone(), Host: r.Host, Body: http.NoBody}).WithContext(ctx)
+	req.Header.Set("Range", resume.Range{First: off, Last: end}.String())
+	if v != "" {
+		req.Header.Set("If-Range", v) // every piece of the same version
+	}
+	sr.Pin = pin + 1
 	bw := &bufferWriter{h: http.Header{}, received: received}
-	if err := c.fetchInto(ctx, bw, r, hdr, v, sr, pin, off, end); err != nil {
+	bw.buf.Grow(int(end - off + 1)) // one allocation, no copies as it grows (CPU per byte)
+	func() {
+		defer func() {
+			if v := recover(); v != nil {
+				if v != http.ErrAbortHandler {
+					panic(v)
+				}
+				err = errors.New("piece aborted")
+			}
+		}()
+		_, err = c.forward(bw, req, sr) // waits for a slot on 429/503 itself
+	}()
+	if err != nil && !errors.Is(err, errRefused) {
 		return nil, err
 	}
 	if bw.status == http.StatusTooManyRequests || bw.status == http.StatusServiceUnavailable {
@@ -229,38 +236,11 @@ func (c *Client) fetchPiece(ctx context.Context, r *http.Request, hdr http.Heade
 	if bw.status != http.StatusPartialContent || int64(bw.buf.Len()) != end-off+1 {
 		return nil, fmt.Errorf("piece %d-%d: status %d, %d bytes", off, end, bw.status, bw.buf.Len())
 	}
-	// Without a validator (If-Range) only the length tells another
+	// Without a validator (no If-Range) only the length tells another
 	// version: a piece of an object whose length changed is not the
 	// original's.
 	if cr, ok := resume.ParseContentRange(bw.h.Get("Content-Range")); !ok || cr.First != off || cr.Last != end || cr.Total != total {
 		return nil, fmt.Errorf("piece %d-%d: Content-Range %q, object of %d bytes", off, end, bw.h.Get("Content-Range"), total)
 	}
 	return bw.buf.Bytes(), nil
-}
-
-// fetchInto requests bytes [off, end] of r's URL into bw, on path pin if
-// it can (If-Range v when v is set); a refusal by ct-server's limits is
-// left to the caller to read from bw's status.
-func (c *Client) fetchInto(ctx context.Context, bw *bufferWriter, r *http.Request, hdr http.Header, v string, sr pathchoice.Request, pin int, off, end int64) (err error) {
-	req := (&http.Request{Method: http.MethodGet, URL: r.URL, Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
-		Header: hdr.Clone(), Host: r.Host, Body: http.NoBody}).WithContext(ctx)
-	req.Header.Set("Range", resume.Range{First: off, Last: end}.String())
-	if v != "" {
-		req.Header.Set("If-Range", v) // every piece of the same version
-	}
-	sr.Pin = pin + 1
-	bw.buf.Grow(int(end - off + 1)) // one allocation, no copies as it grows (CPU per byte)
-	defer func() {
-		if v := recover(); v != nil {
-			if v != http.ErrAbortHandler {
-				panic(v)
-			}
-			err = errors.New("piece aborted")
-		}
-	}()
-	_, err = c.forward(bw, req, sr) // waits for a slot on 429/503 itself
-	if errors.Is(err, errRefused) {
-		err = nil
-	}
-	return err
 }

@@ -62,12 +62,7 @@ type PathState struct {
 // before from: waiting for those first (on what
 // may be the slowest path) before asking for the rest once cost a stripe
 // most of its gain. Deliver hands the rest to the app; Abandon stops it.
-//
-// pre are pieces already requested before the original's head arrived
-// (Pre); those that continue each other from the first of them on a path
-// of the stripe are fetched as its pieces where the bytes in order reach
-// them, the others are left to their caller.
-func Start(ctx context.Context, host Host, origPath int, from, total int64, pre ...Pre) *Run {
+func Start(ctx context.Context, host Host, origPath int, from, total int64) *Run {
 	ctx, cancel := context.WithCancel(ctx)
 	known := host.Paths()
 	pins := host.Pins(0, known)
@@ -84,79 +79,10 @@ func Start(ctx context.Context, host Host, origPath int, from, total int64, pre 
 			e.hold = s.began.Add(st.RTT) // no sample in its first round trip (got)
 		}
 	}
-	s.mu.Lock()
-	s.startAhead(pre)
-	s.mu.Unlock()
 	for _, pin := range pins {
 		s.wg.Go(func() { s.work(pin) })
 	}
 	return s
-}
-
-// Pre is a piece requested before the stripe began: bytes [Off, End] on
-// path Path, asked at Asked. Fetch waits for it and returns its bytes, or
-// an error when they cannot be used (the stripe then asks for the same
-// bytes on the same path, as for any piece); it honours ctx.
-type Pre struct {
-	Path     int
-	Off, End int64
-	Asked    time.Time
-	Fetch    func(ctx context.Context, received func(n int)) ([]byte, error)
-}
-
-// startAhead takes the pieces of pre that follow each other from the
-// first, past the original's part and inside the object, on paths the
-// stripe has workers for, as pieces in flight since they were asked
-// (ahead: they join the pieces in order when next reaches them); mu held.
-func (s *Run) startAhead(pre []Pre) {
-	at := int64(-1)
-	for _, q := range pre {
-		if q.Off < s.from || q.End >= s.total || q.End < q.Off || s.staffed[q.Path] == 0 || at >= 0 && q.Off != at {
-			break
-		}
-		at = q.End + 1
-		ctx, cancel := context.WithCancel(s.ctx)
-		p := &piece{off: q.Off, end: q.End, path: q.Path, ctx: ctx, cancel: cancel, done: make(chan struct{}), start: q.Asked, pre: q.Fetch}
-		var rtt time.Duration
-		if st, ok := s.host.Path(q.Path); ok {
-			rtt = st.RTT
-		}
-		s.start(q.Path, p, q.Asked, rtt) // its path has been busy since it was asked
-		s.ahead = append(s.ahead, p)
-		s.wg.Go(func() { s.fetch(q.Path, p) })
-	}
-	s.spliceAhead()
-}
-
-// spliceAhead moves the pieces asked before the stripe began (ahead) to
-// those in order once the bytes in order reach them; mu held.
-func (s *Run) spliceAhead() {
-	if len(s.ahead) == 0 || s.next != s.ahead[0].off {
-		return
-	}
-	s.pieces = append(s.pieces, s.ahead...)
-	s.next = s.ahead[len(s.ahead)-1].end + 1
-	s.ahead = nil
-	s.joinTail()
-}
-
-// inOrder is size cut to end where the pieces asked before the stripe
-// began (ahead) start, for a piece or extension from next; mu held.
-func (s *Run) inOrder(size int64) int64 {
-	if len(s.ahead) > 0 {
-		return min(size, s.ahead[0].off-s.next)
-	}
-	return size
-}
-
-// pastAhead is the first byte after the pieces asked before the stripe
-// began, or 0 when there are none: a piece from the far end stays past
-// it; mu held.
-func (s *Run) pastAhead() int64 {
-	if len(s.ahead) == 0 {
-		return 0
-	}
-	return s.ahead[len(s.ahead)-1].end + 1
 }
 
 // piece is bytes [off, end] of a striped object, requested on one path
@@ -177,9 +103,6 @@ type piece struct {
 	done     chan struct{} // closed once data or err is set
 	landed   bool          // done is closed (guarded by Run.mu)
 	rx       int64         // bytes of its first copy received (guarded by Run.mu)
-	// pre fetches its first copy when it was asked before the stripe
-	// began (Pre.Fetch); nil for a piece the stripe asks for.
-	pre func(ctx context.Context, received func(n int)) ([]byte, error)
 }
 
 func (p *piece) size() int64 { return p.end - p.off + 1 }
@@ -211,7 +134,6 @@ type Run struct {
 	// (take), in order, until next reaches end (joinTail).
 	end       int64
 	tail      []*piece
-	ahead     []*piece      // asked before the stripe began, past next (Pre: startAhead)
 	delivered int64         // first byte not yet given to the app
 	pieces    []*piece      // requested and not yet given to the app, in order
 	kick      chan struct{} // closed and replaced when a piece lands or is delivered
@@ -507,21 +429,17 @@ func (s *Run) take(pin int, size int64, own stripesched.Path, others []stripesch
 	off := s.next
 	swiftest := stripesched.Swiftest(own, others)
 	if pin == s.origPath && swiftest && s.extending() {
-		size = s.inOrder(size)
 		s.next += size
 		s.cutAt = s.next
 		s.ask(pin, size, now, own.RTT)
 		s.extMark = s.queued[pin] / 2
-		s.spliceAhead()
 		s.joinTail()
 		return nil
 	}
-	far := !swiftest && (own.Guess || s.extending()) && s.end-size-max(s.next, s.pastAhead()) >= stripesched.MinPiece &&
+	far := !swiftest && (own.Guess || s.extending()) && s.end-s.next-size >= stripesched.MinPiece &&
 		s.total-s.end+size <= stripesched.MaxWindow
 	if far {
 		off = s.end - size
-	} else {
-		size = s.inOrder(size)
 	}
 	ctx, cancel := context.WithCancel(s.ctx)
 	p := &piece{off: off, end: off + size - 1, path: pin, ctx: ctx, cancel: cancel, done: make(chan struct{}), start: now,
@@ -532,7 +450,6 @@ func (s *Run) take(pin int, size int64, own stripesched.Path, others []stripesch
 	} else {
 		s.next += size
 		s.pieces = append(s.pieces, p)
-		s.spliceAhead()
 	}
 	s.joinTail()
 	return s.start(pin, p, now, own.RTT)
@@ -785,7 +702,7 @@ var closedChan = func() chan struct{} { c := make(chan struct{}); close(c); retu
 // fetch requests p on path pin and records what came back.
 func (s *Run) fetch(pin int, p *piece) {
 	var got int64 // of this copy, counted off the path's queue as they come
-	data, err := s.fetchCopy(pin, p, func(n int) {
+	data, err := s.host.Fetch(p.ctx, pin, p.off, p.end, func(n int) {
 		s.mu.Lock()
 		k := min(int64(n), p.size()-got)
 		got += k
@@ -822,20 +739,6 @@ func (s *Run) fetch(pin int, p *piece) {
 		p.cancel()
 	}
 	s.wake()
-}
-
-// fetchCopy fetches a copy of p on path pin: its first copy asked
-// before the stripe began from there (piece.pre), and asked again as any
-// piece's when that cannot be used (received hears its bytes at most
-// once: fetch counts no more than a piece's size).
-func (s *Run) fetchCopy(pin int, p *piece, received func(n int)) ([]byte, error) {
-	if p.pre != nil && pin == p.path {
-		data, err := p.pre(p.ctx, received)
-		if err == nil || p.ctx.Err() != nil {
-			return data, err
-		}
-	}
-	return s.host.Fetch(p.ctx, pin, p.off, p.end, received)
 }
 
 // views is what the policy knows of the paths that have workers in this
