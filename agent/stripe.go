@@ -95,6 +95,7 @@ type stripeHost struct {
 	r         *http.Request
 	hdr       http.Header
 	validator string
+	total     int64 // the object's length (the original's Content-Length)
 	sr        pathchoice.Request
 }
 
@@ -124,7 +125,7 @@ func (h *stripeHost) Path(id int) (stripe.PathState, bool) {
 }
 
 func (h *stripeHost) Fetch(ctx context.Context, pin int, off, end int64, received func(int)) ([]byte, error) {
-	return h.c.fetchPiece(ctx, h.r, h.hdr, h.validator, h.sr, pin, off, end, received)
+	return h.c.fetchPiece(ctx, h.r, h.hdr, h.validator, h.sr, pin, off, end, h.total, received)
 }
 
 // startStripe begins fetching bytes [from, total) of r's response over
@@ -133,7 +134,7 @@ func (h *stripeHost) Fetch(ctx context.Context, pin int, off, end int64, receive
 // hands the rest to the app; abandon stops it.
 func (c *Client) startStripe(w http.ResponseWriter, r *http.Request, hdr http.Header, sr pathchoice.Request, orig int, from, total int64) *stripeRun {
 	c.stripes.Add(1)
-	h := &stripeHost{c: c, r: r, hdr: hdr, validator: resume.Validator(w.Header()), sr: sr}
+	h := &stripeHost{c: c, r: r, hdr: hdr, validator: resume.Validator(w.Header()), total: total, sr: sr}
 	return &stripeRun{Run: stripe.Start(r.Context(), h, orig, from, total), host: h}
 }
 
@@ -203,8 +204,9 @@ const (
 	limitRetryMax   = 2 * time.Second
 )
 
-// fetchPiece fetches bytes [off, end] of r's URL, on path pin if it can.
-func (c *Client) fetchPiece(ctx context.Context, r *http.Request, hdr http.Header, v string, sr pathchoice.Request, pin int, off, end int64, received func(int)) (data []byte, err error) {
+// fetchPiece fetches bytes [off, end] of r's URL, an object of total
+// bytes, on path pin if it can.
+func (c *Client) fetchPiece(ctx context.Context, r *http.Request, hdr http.Header, v string, sr pathchoice.Request, pin int, off, end, total int64, received func(int)) (data []byte, err error) {
 	req := (&http.Request{Method: http.MethodGet, URL: r.URL, Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
 		Header: hdr.Clone(), Host: r.Host, Body: http.NoBody}).WithContext(ctx)
 	req.Header.Set("Range", resume.Range{First: off, Last: end}.String())
@@ -233,6 +235,12 @@ func (c *Client) fetchPiece(ctx context.Context, r *http.Request, hdr http.Heade
 	}
 	if bw.status != http.StatusPartialContent || int64(bw.buf.Len()) != end-off+1 {
 		return nil, fmt.Errorf("piece %d-%d: status %d, %d bytes", off, end, bw.status, bw.buf.Len())
+	}
+	// Without a validator (no If-Range) only the length tells another
+	// version: a piece of an object whose length changed is not the
+	// original's.
+	if cr, ok := resume.ParseContentRange(bw.h.Get("Content-Range")); !ok || cr.First != off || cr.Last != end || cr.Total != total {
+		return nil, fmt.Errorf("piece %d-%d: Content-Range %q, object of %d bytes", off, end, bw.h.Get("Content-Range"), total)
 	}
 	return bw.buf.Bytes(), nil
 }
