@@ -439,6 +439,7 @@ func (c *Client) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if c.cache != nil && r.Method == http.MethodGet && c.cache.Serve(w, r, time.Now()) {
 		return
 	}
+	r.Header.Del(wire.HdrPiece) // ct-client sets it on its stripes' pieces only
 	n, err := c.forward(w, r, c.request(app))
 	st.bytes.Add(n)
 	if err != nil {

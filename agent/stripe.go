@@ -11,6 +11,7 @@ import (
 
 	"github.com/hetquic/hetquic/agent/pathchoice"
 	"github.com/hetquic/hetquic/agent/stripe"
+	"github.com/hetquic/hetquic/agent/wire"
 	"github.com/hetquic/hetquic/internal/resume"
 )
 
@@ -123,8 +124,8 @@ func (h *stripeHost) Path(id int) (stripe.PathState, bool) {
 	return st, true
 }
 
-func (h *stripeHost) Fetch(ctx context.Context, pin int, off, end int64, received func(int)) ([]byte, error) {
-	return h.c.fetchPiece(ctx, h.r, h.hdr, h.validator, h.sr, pin, off, end, received)
+func (h *stripeHost) Fetch(ctx context.Context, pin int, off, end int64, next bool, received func(int)) ([]byte, error) {
+	return h.c.fetchPiece(ctx, h.r, h.hdr, h.validator, h.sr, pin, off, end, next, received)
 }
 
 // startStripe begins fetching bytes [from, total) of r's response over
@@ -203,11 +204,17 @@ const (
 	limitRetryMax   = 2 * time.Second
 )
 
-// fetchPiece fetches bytes [off, end] of r's URL, on path pin if it can.
-func (c *Client) fetchPiece(ctx context.Context, r *http.Request, hdr http.Header, v string, sr pathchoice.Request, pin int, off, end int64, received func(int)) (data []byte, err error) {
+// fetchPiece fetches bytes [off, end] of r's URL, on path pin if it can;
+// next: the app waits on them now (wire.HdrPiece).
+func (c *Client) fetchPiece(ctx context.Context, r *http.Request, hdr http.Header, v string, sr pathchoice.Request, pin int, off, end int64, next bool, received func(int)) (data []byte, err error) {
 	req := (&http.Request{Method: http.MethodGet, URL: r.URL, Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
 		Header: hdr.Clone(), Host: r.Host, Body: http.NoBody}).WithContext(ctx)
 	req.Header.Set("Range", resume.Range{First: off, Last: end}.String())
+	order := wire.PieceInOrder
+	if next {
+		order = wire.PieceNext
+	}
+	req.Header.Set(wire.HdrPiece, order)
 	if v != "" {
 		req.Header.Set("If-Range", v) // every piece of the same version
 	}

@@ -681,6 +681,9 @@ func (s *Server) serveWork(conn *quic.Conn, cs *clientState, str *quic.Stream, h
 	if t.Kind == wire.KindConnect {
 		werr = s.tunnel(str, hr, lw, t.Upstream)
 	} else {
+		if u, ok := wire.PiecePriority(req.Header.Get(wire.HdrPiece)); ok {
+			str.SetPriority(u, false) // in the order asked (wire.HdrPiece)
+		}
 		werr = s.forward(str, req, lw, sendStats(conn))
 	}
 	if werr != nil {
@@ -757,6 +760,7 @@ func (s *Server) forward(str *quic.Stream, req *http.Request, w io.Writer, st wi
 	out.RequestURI = ""
 	out.Header = req.Header.Clone()
 	wire.RemoveHopHeaders(out.Header)
+	out.Header.Del(wire.HdrPiece) // ct-client's to ct-server only
 	if req.Body != nil && req.Body != http.NoBody {
 		body := idlebody.New(req.Body, str.SetReadDeadline) // a stalled body is cut, not waited for
 		defer body.Clear()

@@ -30,8 +30,11 @@ type Host interface {
 	// connection.
 	Path(id int) (st PathState, up bool)
 	// Fetch gets bytes [off, end] of the object on path pin (moving like
-	// any request if that path fails); received hears of each write.
-	Fetch(ctx context.Context, pin int, off, end int64, received func(n int)) ([]byte, error)
+	// any request if that path fails); received hears of each write. next:
+	// the app waits on these bytes now (the original's rest, or a second
+	// copy of the head piece), so the path is to send them before the
+	// pieces asked before them; the others it sends in the order asked.
+	Fetch(ctx context.Context, pin int, off, end int64, next bool, received func(n int)) ([]byte, error)
 	// Reinjected counts a piece (or the original's remainder) requested
 	// again on a faster path.
 	Reinjected()
@@ -103,6 +106,9 @@ type piece struct {
 	done     chan struct{} // closed once data or err is set
 	landed   bool          // done is closed (guarded by Run.mu)
 	rx       int64         // bytes of its first copy received (guarded by Run.mu)
+	// next: its copies requested from now on are of bytes the app waits
+	// on (Host.Fetch); guarded by Run.mu.
+	next bool
 }
 
 func (p *piece) size() int64 { return p.end - p.off + 1 }
@@ -396,6 +402,7 @@ func (s *Run) decide(pin int) (p *piece, wait <-chan struct{}, poll time.Duratio
 		h := s.pieces[0]
 		if !h.landed && h.copies == 1 && h.path != pin && stripesched.Reinject(own, h.size(), s.due(h, all, now)) {
 			s.host.Reinjected()
+			h.next = true
 			return s.start(pin, h, now, own.RTT), nil, 0, false
 		}
 	}
@@ -517,7 +524,7 @@ func (s *Run) reinjectPrefix(pin int, own stripesched.Path, all map[int]stripesc
 		// estimate of its path than one not yet measured.
 		orig.Rate = float64(s.origAt) / d.Seconds()
 	}
-	if !stripesched.Reinject(own, left, float64(left)/orig.Rate) {
+	if !stripesched.Reinject(own.Ahead(), left, float64(left)/orig.Rate) {
 		return nil
 	}
 	off := s.origAt
@@ -531,16 +538,15 @@ func (s *Run) reinjectPrefix(pin int, own stripesched.Path, all map[int]stripesc
 	}
 	s.host.Reinjected()
 	ctx, cancel := context.WithCancel(s.ctx)
-	p := &piece{off: off, end: end - 1, path: pin, ctx: ctx, cancel: cancel, done: make(chan struct{}), start: now}
+	p := &piece{off: off, end: end - 1, path: pin, ctx: ctx, cancel: cancel, done: make(chan struct{}), start: now, next: true}
 	s.pieces = append([]*piece{p}, s.pieces...)
 	return s.start(pin, p, now, own.RTT)
 }
 
 // due is when the head piece h should land, in seconds from now, by what
 // is known of its path now (the estimate that placed it may have been
-// wrong). While its path delivers, the piece shares the path's connection
-// with the path's other pieces in flight, which QUIC sends round-robin
-// (stripesched.Due); a path that has delivered nothing of the stripe for
+// wrong). While its path delivers, the piece waits for the pieces its
+// path sends before it (sentBefore, stripesched.Due); a path that has delivered nothing of the stripe for
 // longer than stripesched.Stalled allows may have stalled, and the piece
 // is assumed to take as long again as it has taken so far; mu held.
 func (s *Run) due(h *piece, all map[int]stripesched.Path, now time.Time) float64 {
@@ -560,13 +566,23 @@ func (s *Run) due(h *piece, all map[int]stripesched.Path, now time.Time) float64
 	if h.rx == 0 {
 		first = max(v.RTT.Seconds()-elapsed, 0)
 	}
-	var rems []int64
+	var ahead []int64
 	for _, q := range s.pieces {
-		if q.path == h.path && !q.landed && q.running > 0 {
-			rems = append(rems, q.size()-q.rx)
+		if q != h && q.path == h.path && !q.landed && q.running > 0 && sentBefore(q, h) {
+			ahead = append(ahead, q.size()-q.rx)
 		}
 	}
-	return first + stripesched.Due(v, h.size()-h.rx, rems)
+	return first + stripesched.Due(v, h.size()-h.rx, ahead)
+}
+
+// sentBefore: ct-server sends piece q's first copy before p's, both on
+// one path (wire.HdrPiece): q is of bytes the app waits on and p not, or
+// both are alike and q was asked for first; mu held.
+func sentBefore(q, p *piece) bool {
+	if q.next != p.next {
+		return q.next
+	}
+	return q.start.Before(p.start)
 }
 
 // seconds is s seconds as a Duration.
@@ -660,7 +676,7 @@ func (s *Run) TakeOver(n int64) bool {
 	if n < s.cutAt {
 		pin, rtt := s.swiftestPin(now)
 		ctx, cancel := context.WithCancel(s.ctx)
-		p := &piece{off: n, end: s.cutAt - 1, path: pin, ctx: ctx, cancel: cancel, done: make(chan struct{}), start: now}
+		p := &piece{off: n, end: s.cutAt - 1, path: pin, ctx: ctx, cancel: cancel, done: make(chan struct{}), start: now, next: true}
 		s.pieces = append([]*piece{p}, s.pieces...)
 		s.start(pin, p, now, rtt)
 		s.wg.Go(func() { s.fetch(pin, p) }) // workers still run (Abandon comes later), so the group is not empty
@@ -702,7 +718,10 @@ var closedChan = func() chan struct{} { c := make(chan struct{}); close(c); retu
 // fetch requests p on path pin and records what came back.
 func (s *Run) fetch(pin int, p *piece) {
 	var got int64 // of this copy, counted off the path's queue as they come
-	data, err := s.host.Fetch(p.ctx, pin, p.off, p.end, func(n int) {
+	s.mu.Lock()
+	next := p.next
+	s.mu.Unlock()
+	data, err := s.host.Fetch(p.ctx, pin, p.off, p.end, next, func(n int) {
 		s.mu.Lock()
 		k := min(int64(n), p.size()-got)
 		got += k

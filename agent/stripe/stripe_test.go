@@ -45,7 +45,7 @@ func (h *fakeHost) Path(int) (PathState, bool) {
 	return PathState{RTT: 10 * time.Millisecond, Rate: 10e6}, true
 }
 
-func (h *fakeHost) Fetch(ctx context.Context, pin int, off, end int64, received func(int)) ([]byte, error) {
+func (h *fakeHost) Fetch(ctx context.Context, pin int, off, end int64, next bool, received func(int)) ([]byte, error) {
 	time.Sleep(10 * time.Millisecond) // a round trip, on fake time
 	if pin == h.fail {
 		return nil, errors.New("path failed")
@@ -178,7 +178,7 @@ func (h *pacedHost) Path(id int) (PathState, bool) {
 	return PathState{RTT: h.rtt, Rate: h.rate[id]}, true
 }
 
-func (h *pacedHost) Fetch(ctx context.Context, pin int, off, end int64, received func(int)) ([]byte, error) {
+func (h *pacedHost) Fetch(ctx context.Context, pin int, off, end int64, next bool, received func(int)) ([]byte, error) {
 	b := h.object[off : end+1]
 	h.mu.Lock()
 	h.asked[pin] += int64(len(b))
@@ -363,13 +363,13 @@ func (h *owedHost) Path(id int) (PathState, bool) {
 	return st, ok
 }
 
-func (h *owedHost) Fetch(ctx context.Context, pin int, off, end int64, received func(int)) ([]byte, error) {
+func (h *owedHost) Fetch(ctx context.Context, pin int, off, end int64, next bool, received func(int)) ([]byte, error) {
 	h.mu.Lock()
 	if h.first.IsZero() {
 		h.first = time.Now()
 	}
 	h.mu.Unlock()
-	return h.fakeHost.Fetch(ctx, pin, off, end, received)
+	return h.fakeHost.Fetch(ctx, pin, off, end, next, received)
 }
 
 // TestStripeAsksOnceOriginalStops: a path whose queue is the original
@@ -433,7 +433,7 @@ func (h *guessHost) Path(id int) (PathState, bool) {
 	return PathState{RTT: 10 * time.Millisecond, Rate: 10e6}, true
 }
 
-func (h *guessHost) Fetch(ctx context.Context, pin int, off, end int64, received func(int)) ([]byte, error) {
+func (h *guessHost) Fetch(ctx context.Context, pin int, off, end int64, next bool, received func(int)) ([]byte, error) {
 	h.mu.Lock()
 	if _, ok := h.first[pin]; !ok {
 		h.first[pin] = off
@@ -442,7 +442,7 @@ func (h *guessHost) Fetch(ctx context.Context, pin int, off, end int64, received
 	if pin == 1 {
 		time.Sleep(200 * time.Millisecond) // slow: its pieces land late
 	}
-	return h.fakeHost.Fetch(ctx, pin, off, end, received)
+	return h.fakeHost.Fetch(ctx, pin, off, end, next, received)
 }
 
 // TestStripeOriginalRunsOn: beside a slower path, the original stream
