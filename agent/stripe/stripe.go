@@ -402,7 +402,6 @@ func (s *Run) decide(pin int) (p *piece, wait <-chan struct{}, poll time.Duratio
 		h := s.pieces[0]
 		if !h.landed && h.copies == 1 && h.path != pin && stripesched.Reinject(own, h.size(), s.due(h, all, now)) {
 			s.host.Reinjected()
-			h.next = true
 			return s.start(pin, h, now, own.RTT), nil, 0, false
 		}
 	}
