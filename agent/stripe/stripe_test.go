@@ -6,6 +6,7 @@ import (
 	"errors"
 	"math"
 	"net/http/httptest"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -155,6 +156,7 @@ type pacedHost struct {
 	mu      sync.Mutex
 	fetched map[int]int64 // bytes per path that landed
 	asked   map[int]int64 // bytes per path requested, landed or not
+	nexts   [][2]int64    // the [off, end] of each request sent ahead of its path's queue (Fetch's next)
 	blocked int
 	// links: one per path, a token its pieces take in turn (they share
 	// its rate); a channel, not a mutex: a goroutine waiting on a mutex
@@ -182,6 +184,9 @@ func (h *pacedHost) Fetch(ctx context.Context, pin int, off, end int64, next boo
 	b := h.object[off : end+1]
 	h.mu.Lock()
 	h.asked[pin] += int64(len(b))
+	if next {
+		h.nexts = append(h.nexts, [2]int64{off, end})
+	}
 	h.mu.Unlock()
 	if !sleepCtx(ctx, h.rtt+h.late[pin]) {
 		return nil, ctx.Err()
@@ -597,6 +602,11 @@ func originalOffACrawl(t *testing.T, crawl float64, chunk int64) {
 		t.Logf("took %v (fast path alone %v), the original cut at %d", took, alone, cut)
 		if took > alone*11/10 {
 			t.Fatalf("took %v, over 1.1 × the fast path alone (%v); the original was cut at %d", took, alone, cut)
+		}
+		// The original's rest, and nothing else, goes ahead of the fast
+		// path's pieces: the app waits on it now (wire.HdrPiece).
+		if want := [][2]int64{{cut, from - 1}}; !slices.Equal(h.nexts, want) {
+			t.Errorf("requests sent ahead of their path's queue %v, want the original's rest %v", h.nexts, want)
 		}
 	})
 }

@@ -1,0 +1,102 @@
+package agent
+
+import (
+	"crypto/sha256"
+	"fmt"
+	"io"
+	"slices"
+	"testing"
+	"testing/synctest"
+	"time"
+)
+
+// headRun is one timed download of headMixRun: when the app got the
+// first byte past the original response's head (DefaultStripeChunk) and
+// when it had all of it, from the request.
+type headRun struct {
+	past, took time.Duration
+}
+
+// headMixRun warms an agent on memnet whose paths are mix up with one
+// warm-up-byte download and a second idle (the paths' rates are then
+// measured), then times one size-byte download, which must arrive intact.
+func headMixRun(t *testing.T, mix []mixPath, warmUp, size int64) headRun {
+	t.Helper()
+	var run headRun
+	synctest.Test(t, func(t *testing.T) {
+		m := startMemAgent(t, len(mix), nil, func(c *ClientConfig) {
+			c.ListenPacket = lossyListen(c.ListenPacket, mix)
+		})
+		for i, p := range mix {
+			m.n.SetLink(memPath(i).Addr, p.rate, max(64<<10, int(p.rate*lanesQueue.Seconds())))
+			m.n.SetDelay(memPath(i).Addr, p.delay)
+		}
+		m.n.SetDelay(memCTServer.Addr(), mixServerDelay)
+		mustGetIntact(t, m, warmUp)
+		time.Sleep(time.Second)
+		start := time.Now()
+		resp, err := m.hc.Get(fmt.Sprintf("http://%s/bytes/%d", memApp, size))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		h := sha256.New()
+		if _, err := io.CopyN(h, resp.Body, DefaultStripeChunk+1); err != nil {
+			t.Fatal(err)
+		}
+		run.past = time.Since(start)
+		got, err := io.Copy(h, resp.Body)
+		run.took = time.Since(start)
+		if err != nil || got+DefaultStripeChunk+1 != size || [32]byte(h.Sum(nil)) != patternSum(size) {
+			t.Fatalf("%d of %d bytes (%v), or not intact", got+DefaultStripeChunk+1, size, err)
+		}
+	})
+	return run
+}
+
+// headRuns: each row's figure is the median of this many runs (the order
+// in which a synctest bubble's goroutines run varies them).
+const headRuns = 5
+
+// TestStripeHeadFirst: on fake time over memnet, after a warm-up, the app
+// gets the first byte past the original response's head (DefaultStripeChunk)
+// within headBound times the head's ideal (the best path's round trip and
+// the head's bytes at its rate), on lossy mixes whose original goes out on
+// the lossy path: the stripe moves the original's rest to the faster path
+// (stripe.Run.reinjectPrefix), which sends it ahead of the pieces asked
+// beside it (wire.HdrPiece). Sent round-robin with them, the head came at
+// a fraction of that path's rate: 326–434 ms on the first row (median 345
+// of 12 runs), 140–306 ms (median 155) in order.
+func TestStripeHeadFirst(t *testing.T) {
+	if raceEnabled {
+		t.Skip("a performance shape that the race detector distorts (raceEnabled); .ci/run runs it without -race")
+	}
+	ms := func(n int) time.Duration { return time.Duration(n) * time.Millisecond }
+	for _, c := range []struct {
+		name string
+		mix  []mixPath // the best path first
+	}{
+		{"80/40 + 40/10, 1 % on the second", []mixPath{{10e6, ms(15), 0}, {5e6, ms(5), 0.01}}},
+		{"40/10 + 20/20 (2 %) + 10/50", []mixPath{{5e6, ms(5), 0}, {2.5e6, ms(10), 0.02}, {1.25e6, ms(25), 0}}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			runs := make([]headRun, headRuns)
+			for i := range runs {
+				runs[i] = headMixRun(t, c.mix, 8<<20, 8<<20)
+			}
+			slices.SortFunc(runs, func(a, b headRun) int { return int(a.past - b.past) })
+			best := c.mix[0]
+			ideal := 2*(best.delay+mixServerDelay) + time.Duration(float64(DefaultStripeChunk)/best.rate*float64(time.Second))
+			med := runs[len(runs)/2]
+			t.Logf("first byte past the head: median %v of %v (ideal %v); all %v", med.past, runs, ideal, med.took)
+			if med.past > headBound*ideal {
+				t.Errorf("first byte past the head after %v (median of %d), want ≤ %d × %v", med.past, headRuns, headBound, ideal)
+			}
+		})
+	}
+}
+
+// headBound: the first byte past the head may come this many times its
+// ideal: the fast path's queue (lanesQueue, 50 ms) and the original's
+// first round trip on the lossy path, before its rate shows, come on top.
+const headBound = 4
