@@ -8,6 +8,8 @@ import (
 	"testing"
 	"testing/synctest"
 	"time"
+
+	"github.com/hetquic/hetquic/agent/wire"
 )
 
 // headRun is one timed download of headMixRun: when the app got the
@@ -50,6 +52,9 @@ func headMixRun(t *testing.T, mix []mixPath, warmUp, size int64) headRun {
 		if err != nil || got+DefaultStripeChunk+1 != size || [32]byte(h.Sum(nil)) != patternSum(size) {
 			t.Fatalf("%d of %d bytes (%v), or not intact", got+DefaultStripeChunk+1, size, err)
 		}
+		if n := m.leaked.Load(); n > 0 {
+			t.Errorf("%d requests reached the app-server with %s", n, wire.HdrPiece)
+		}
 	})
 	return run
 }
@@ -66,7 +71,8 @@ const headRuns = 5
 // (stripe.Run.reinjectPrefix), which sends it ahead of the pieces asked
 // beside it (wire.HdrPiece). Sent round-robin with them, the head came at
 // a fraction of that path's rate: 326–434 ms on the first row (median 345
-// of 12 runs), 140–306 ms (median 155) in order.
+// of 12 runs), 140–306 ms (median 155) in order; 418–470 ms on the second
+// (medians of 5: 437–450), 170–180 in order.
 func TestStripeHeadFirst(t *testing.T) {
 	if raceEnabled {
 		t.Skip("a performance shape that the race detector distorts (raceEnabled); .ci/run runs it without -race")
@@ -98,5 +104,7 @@ func TestStripeHeadFirst(t *testing.T) {
 
 // headBound: the first byte past the head may come this many times its
 // ideal: the fast path's queue (lanesQueue, 50 ms) and the original's
-// first round trip on the lossy path, before its rate shows, come on top.
-const headBound = 4
+// first round trips on the lossy path, before its rate shows, come on top
+// (on the first row one run in three or four waits ~310 ms so, and 4 ×
+// the ideal, 265 ms, failed 1 median of 5 in 20 runs of the test).
+const headBound = 5
