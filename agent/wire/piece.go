@@ -7,13 +7,13 @@ package wire
 //
 // Why: a path's pieces are streams of one QUIC connection, which quic-go
 // sends round-robin by default, so the bytes the app needs next (the
-// original response's rest, moved to a faster path, or the head piece's
-// second copy) shared that path with every later piece asked beside them
-// and came at a fifth of its rate while the later pieces finished early
-// and waited in the reorder buffer. Non-incremental streams of one urgency
-// are sent by stream ID, in the order ct-client asked for them: each piece
-// lands at its turn. PieceNext is one urgency above, ahead of the pieces
-// asked before it.
+// original response's rest, moved to a faster path, and the piece after
+// it) shared that path with every later piece asked beside them and came
+// at a fraction of its rate while the later pieces finished early and
+// waited in the reorder buffer (agent/DESIGN.md, "Pieces in order").
+// Non-incremental streams of one urgency are sent by stream ID, in the
+// order ct-client asked for them: each piece lands at its turn. PieceNext
+// is one urgency above, ahead of the pieces asked before it.
 const HdrPiece = "Ct-Piece"
 
 // HdrPiece's values.
