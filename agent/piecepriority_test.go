@@ -105,6 +105,8 @@ func TestStripeHeadFirst(t *testing.T) {
 // headBound: the first byte past the head may come this many times its
 // ideal: the fast path's queue (lanesQueue, 50 ms) and the original's
 // first round trips on the lossy path, before its rate shows, come on top
-// (on the first row one run in three or four waits ~310 ms so, and 4 ×
-// the ideal, 265 ms, failed 1 median of 5 in 20 runs of the test).
+// (on the first row one run in three or four waits ~310 ms so, its next
+// piece's stream opened after those asked beside it: agent/DESIGN.md,
+// "Pieces in order"; 4 × the ideal, 265 ms, failed 1 median of 5 in 20
+// runs of the test).
 const headBound = 5
