@@ -97,6 +97,7 @@ type stripeHost struct {
 	hdr       http.Header
 	validator string
 	sr        pathchoice.Request
+	inOrder   bool // ct-server sends the pieces in the order asked (wire.HdrPieceOrder)
 }
 
 // Paths and Pins: the client's paths now (ReloadPaths appends, so an ID
@@ -124,8 +125,24 @@ func (h *stripeHost) Path(id int) (stripe.PathState, bool) {
 	return st, true
 }
 
+// InOrder: ct-server advertised it in its hello (stripe.Host.InOrder).
+func (h *stripeHost) InOrder() bool { return h.inOrder }
+
 func (h *stripeHost) Fetch(ctx context.Context, pin int, off, end int64, next bool, received func(int)) ([]byte, error) {
-	return h.c.fetchPiece(ctx, h.r, h.hdr, h.validator, h.sr, pin, off, end, next, received)
+	return h.c.fetchPiece(ctx, h.r, h.hdr, h.validator, h.sr, pin, off, end, pieceMark(h.inOrder, next), received)
+}
+
+// pieceMark is a piece request's wire.HdrPiece: none to a ct-server that
+// did not advertise the order (it would not honour it, and one from before
+// it passes it upstream); next: the app waits on the piece now.
+func pieceMark(inOrder, next bool) string {
+	switch {
+	case !inOrder:
+		return ""
+	case next:
+		return wire.PieceNext
+	}
+	return wire.PieceInOrder
 }
 
 // startStripe begins fetching bytes [from, total) of r's response over
@@ -134,7 +151,7 @@ func (h *stripeHost) Fetch(ctx context.Context, pin int, off, end int64, next bo
 // hands the rest to the app; abandon stops it.
 func (c *Client) startStripe(w http.ResponseWriter, r *http.Request, hdr http.Header, sr pathchoice.Request, orig int, from, total int64) *stripeRun {
 	c.stripes.Add(1)
-	h := &stripeHost{c: c, r: r, hdr: hdr, validator: resume.Validator(w.Header()), sr: sr}
+	h := &stripeHost{c: c, r: r, hdr: hdr, validator: resume.Validator(w.Header()), sr: sr, inOrder: c.pieceOrder.Load()}
 	return &stripeRun{Run: stripe.Start(r.Context(), h, orig, from, total), host: h}
 }
 
@@ -205,16 +222,14 @@ const (
 )
 
 // fetchPiece fetches bytes [off, end] of r's URL, on path pin if it can;
-// next: the app waits on them now (wire.HdrPiece).
-func (c *Client) fetchPiece(ctx context.Context, r *http.Request, hdr http.Header, v string, sr pathchoice.Request, pin int, off, end int64, next bool, received func(int)) (data []byte, err error) {
+// mark is its wire.HdrPiece ("": none, pieceMark).
+func (c *Client) fetchPiece(ctx context.Context, r *http.Request, hdr http.Header, v string, sr pathchoice.Request, pin int, off, end int64, mark string, received func(int)) (data []byte, err error) {
 	req := (&http.Request{Method: http.MethodGet, URL: r.URL, Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
 		Header: hdr.Clone(), Host: r.Host, Body: http.NoBody}).WithContext(ctx)
 	req.Header.Set("Range", resume.Range{First: off, Last: end}.String())
-	order := wire.PieceInOrder
-	if next {
-		order = wire.PieceNext
+	if mark != "" {
+		req.Header.Set(wire.HdrPiece, mark)
 	}
-	req.Header.Set(wire.HdrPiece, order)
 	if v != "" {
 		req.Header.Set("If-Range", v) // every piece of the same version
 	}

@@ -30,11 +30,20 @@ type Host interface {
 	// connection.
 	Path(id int) (st PathState, up bool)
 	// Fetch gets bytes [off, end] of the object on path pin (moving like
-	// any request if that path fails); received hears of each write. next:
-	// the app waits on these bytes now (the original's rest), so the path
-	// is to send them before the pieces asked before them; the others it
-	// sends in the order asked (wire.HdrPiece).
+	// any request if that path fails); received hears of each write. next
+	// (only where InOrder): the app waits on these bytes now (the
+	// original's rest), so the path is to send them before the pieces
+	// asked before them; the others it sends in the order asked
+	// (wire.HdrPiece).
 	Fetch(ctx context.Context, pin int, off, end int64, next bool, received func(n int)) ([]byte, error)
+	// InOrder: the paths' sender sends their pieces in the order asked
+	// and those marked next first (ct-server advertised it:
+	// wire.HdrPieceOrder). Otherwise it sends a path's pieces
+	// round-robin, as QUIC does a connection's streams by default, and
+	// the stripe judges by that (stripesched.DueRoundRobin, no
+	// Path.Ahead): counting on an order an old ct-server did not keep,
+	// 8 MiB took 0.75–1.14 s on fake time against 0.77–0.84.
+	InOrder() bool
 	// Reinjected counts a piece (or the original's remainder) requested
 	// again on a faster path.
 	Reinjected()
@@ -69,7 +78,7 @@ func Start(ctx context.Context, host Host, origPath int, from, total int64) *Run
 	ctx, cancel := context.WithCancel(ctx)
 	known := host.Paths()
 	pins := host.Pins(0, known)
-	s := &Run{host: host, ctx: ctx, cancel: cancel, total: total, known: known,
+	s := &Run{host: host, ctx: ctx, cancel: cancel, total: total, known: known, inOrder: host.InOrder(),
 		next: from, end: total, delivered: from, from: from, cutAt: from, origPath: origPath, began: time.Now(), kick: make(chan struct{}),
 		staffed: map[int]int{}, queued: map[int]int64{}, est: map[int]*rateEst{}, links: map[int]string{}, link: map[string]*linkMeter{}}
 	for _, pin := range pins {
@@ -130,6 +139,7 @@ type Run struct {
 	// remainder (prefix).
 	from, origAt, cutAt int64
 	origPath            int
+	inOrder             bool      // Host.InOrder, at Start
 	began               time.Time // when the original's head arrived
 	prefix              bool      // the remainder was requested on another path
 
@@ -526,7 +536,11 @@ func (s *Run) reinjectPrefix(pin int, own stripesched.Path, all map[int]stripesc
 		// estimate of its path than one not yet measured.
 		orig.Rate = float64(s.origAt) / d.Seconds()
 	}
-	if !stripesched.Reinject(own.Ahead(), left, float64(left)/orig.Rate) {
+	judged := own // behind its queue, unless sent ahead of it (InOrder)
+	if s.inOrder {
+		judged = own.Ahead()
+	}
+	if !stripesched.Reinject(judged, left, float64(left)/orig.Rate) {
 		return nil
 	}
 	off := s.origAt
@@ -540,7 +554,7 @@ func (s *Run) reinjectPrefix(pin int, own stripesched.Path, all map[int]stripesc
 	}
 	s.host.Reinjected()
 	ctx, cancel := context.WithCancel(s.ctx)
-	p := &piece{off: off, end: end - 1, path: pin, ctx: ctx, cancel: cancel, done: make(chan struct{}), start: now, next: true}
+	p := &piece{off: off, end: end - 1, path: pin, ctx: ctx, cancel: cancel, done: make(chan struct{}), start: now, next: s.inOrder}
 	s.pieces = append([]*piece{p}, s.pieces...)
 	return s.start(pin, p, now, own.RTT)
 }
@@ -548,9 +562,12 @@ func (s *Run) reinjectPrefix(pin int, own stripesched.Path, all map[int]stripesc
 // due is when the head piece h should land, in seconds from now, by what
 // is known of its path now (the estimate that placed it may have been
 // wrong). While its path delivers, the piece waits for the pieces its
-// path sends before it (sentBefore, stripesched.Due); a path that has delivered nothing of the stripe for
-// longer than stripesched.Stalled allows may have stalled, and the piece
-// is assumed to take as long again as it has taken so far; mu held.
+// path sends before it (InOrder: sentBefore, stripesched.DueInOrder) or
+// shares the path with every piece in flight there (round-robin:
+// stripesched.DueRoundRobin); a path that has delivered nothing of the
+// stripe for longer than stripesched.Stalled allows may have stalled, and
+// the piece is assumed to take as long again as it has taken so far; mu
+// held.
 func (s *Run) due(h *piece, all map[int]stripesched.Path, now time.Time) float64 {
 	elapsed := now.Sub(h.start).Seconds()
 	v, ok := all[h.path]
@@ -568,13 +585,16 @@ func (s *Run) due(h *piece, all map[int]stripesched.Path, now time.Time) float64
 	if h.rx == 0 {
 		first = max(v.RTT.Seconds()-elapsed, 0)
 	}
-	var ahead []int64
+	var rems []int64
 	for _, q := range s.pieces {
-		if q != h && q.path == h.path && !q.landed && q.running > 0 && sentBefore(q, h) {
-			ahead = append(ahead, q.size()-q.rx)
+		if q.path == h.path && !q.landed && q.running > 0 && (!s.inOrder || q != h && sentBefore(q, h)) {
+			rems = append(rems, q.size()-q.rx)
 		}
 	}
-	return first + stripesched.Due(v, h.size()-h.rx, ahead)
+	if s.inOrder {
+		return first + stripesched.DueInOrder(v, h.size()-h.rx, rems)
+	}
+	return first + stripesched.DueRoundRobin(v, h.size()-h.rx, rems)
 }
 
 // sentBefore: ct-server sends piece q's first copy before p's, both on
@@ -678,7 +698,7 @@ func (s *Run) TakeOver(n int64) bool {
 	if n < s.cutAt {
 		pin, rtt := s.swiftestPin(now)
 		ctx, cancel := context.WithCancel(s.ctx)
-		p := &piece{off: n, end: s.cutAt - 1, path: pin, ctx: ctx, cancel: cancel, done: make(chan struct{}), start: now, next: true}
+		p := &piece{off: n, end: s.cutAt - 1, path: pin, ctx: ctx, cancel: cancel, done: make(chan struct{}), start: now, next: s.inOrder}
 		s.pieces = append([]*piece{p}, s.pieces...)
 		s.start(pin, p, now, rtt)
 		s.wg.Go(func() { s.fetch(pin, p) }) // workers still run (Abandon comes later), so the group is not empty
