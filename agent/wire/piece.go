@@ -3,7 +3,8 @@ package wire
 // HdrPiece marks a request for a piece of a striped download (ct-client's
 // agent/stripe): its value is PieceNext or PieceInOrder. ct-server sends
 // the response on a stream of RFC 9218 priority PiecePriority and removes
-// the header before the request goes upstream.
+// the header before the request goes upstream. ct-client sends it only
+// to a ct-server that advertised HdrPieceOrder.
 //
 // Why: a path's pieces are streams of one QUIC connection, which quic-go
 // sends round-robin by default, so the bytes the app needs next (the
