@@ -154,6 +154,7 @@ type Client struct {
 	watching       bool // watchInterfaces runs
 
 	pushAsked                         atomic.Bool
+	pieceOrder                        atomic.Bool // ct-server's last hello advertised wire.HdrPieceOrder
 	pushed, migrations                atomic.Int64
 	stripes, limitRetries             atomic.Int64
 	stripeFallbacks, aborts           atomic.Int64
@@ -439,6 +440,7 @@ func (c *Client) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if c.cache != nil && r.Method == http.MethodGet && c.cache.Serve(w, r, time.Now()) {
 		return
 	}
+	r.Header.Del(wire.HdrPiece) // ct-client sets it on its stripes' pieces only
 	n, err := c.forward(w, r, c.request(app))
 	st.bytes.Add(n)
 	if err != nil {

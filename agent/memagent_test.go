@@ -10,10 +10,12 @@ import (
 	"net/netip"
 	"net/url"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/hetquic/hetquic/agent/server"
+	"github.com/hetquic/hetquic/agent/wire"
 	"github.com/hetquic/hetquic/emu/memnet"
 	"github.com/hetquic/hetquic/internal/selfsigned"
 	"github.com/hetquic/hetquic/origin"
@@ -94,6 +96,9 @@ type memAgent struct {
 	hc     *http.Client
 	pair   *selfsigned.Pair
 	closed []func()
+	// leaked counts the requests that reached the app-server with ct's
+	// own wire.HdrPiece (ct-server is to remove it).
+	leaked atomic.Int64
 }
 
 var memCTServer = netip.MustParseAddrPort("10.9.0.1:443")
@@ -111,7 +116,13 @@ func startMemAgent(t *testing.T, paths int, modS func(*server.Config), modC func
 	m := &memAgent{n: memnet.New(), pn: &pipeNet{}}
 	t.Cleanup(m.close)
 	mux := http.NewServeMux()
-	mux.Handle("/", origin.Handler(nil))
+	app := origin.Handler(nil)
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get(wire.HdrPiece) != "" {
+			m.leaked.Add(1)
+		}
+		app.ServeHTTP(w, r)
+	})
 	mux.HandleFunc("/up", serveUp)
 	m.serveHTTP(&http.Server{Handler: mux}, m.pn.listen(memApp))
 

@@ -461,6 +461,7 @@ func (c *Client) hello(ctx context.Context, conn *quic.Conn) error {
 	if n, err := strconv.Atoi(resp.Header.Get(wire.HdrMaxTunnels)); err == nil && n > 0 && n <= 1<<16 {
 		c.gate.SetCapacity(n)
 	}
+	c.pieceOrder.Store(resp.Header.Get(wire.HdrPieceOrder) == "1") // a stripe started after counts on it or not
 	resp.Body.Close()
 	if resp.StatusCode == http.StatusUnauthorized {
 		return fmt.Errorf("%w: %s", errUnauthorized, resp.Header.Get(wire.HdrError)) // ct-server's reason

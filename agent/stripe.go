@@ -11,6 +11,7 @@ import (
 
 	"github.com/hetquic/hetquic/agent/pathchoice"
 	"github.com/hetquic/hetquic/agent/stripe"
+	"github.com/hetquic/hetquic/agent/wire"
 	"github.com/hetquic/hetquic/internal/resume"
 )
 
@@ -97,6 +98,7 @@ type stripeHost struct {
 	validator string
 	total     int64 // the object's length (the original's Content-Length)
 	sr        pathchoice.Request
+	inOrder   bool // ct-server sends the pieces in the order asked (wire.HdrPieceOrder)
 }
 
 // Paths and Pins: the client's paths now (ReloadPaths appends, so an ID
@@ -124,8 +126,24 @@ func (h *stripeHost) Path(id int) (stripe.PathState, bool) {
 	return st, true
 }
 
-func (h *stripeHost) Fetch(ctx context.Context, pin int, off, end int64, received func(int)) ([]byte, error) {
-	return h.c.fetchPiece(ctx, h.r, h.hdr, h.validator, h.sr, pin, off, end, h.total, received)
+// InOrder: ct-server advertised it in its hello (stripe.Host.InOrder).
+func (h *stripeHost) InOrder() bool { return h.inOrder }
+
+func (h *stripeHost) Fetch(ctx context.Context, pin int, off, end int64, next bool, received func(int)) ([]byte, error) {
+	return h.c.fetchPiece(ctx, h.r, h.hdr, h.validator, h.sr, pin, off, end, h.total, pieceMark(h.inOrder, next), received)
+}
+
+// pieceMark is a piece request's wire.HdrPiece: none to a ct-server that
+// did not advertise the order (it would not honour it, and one from before
+// it passes it upstream); next: the app waits on the piece now.
+func pieceMark(inOrder, next bool) string {
+	switch {
+	case !inOrder:
+		return ""
+	case next:
+		return wire.PieceNext
+	}
+	return wire.PieceInOrder
 }
 
 // startStripe begins fetching bytes [from, total) of r's response over
@@ -134,7 +152,7 @@ func (h *stripeHost) Fetch(ctx context.Context, pin int, off, end int64, receive
 // hands the rest to the app; abandon stops it.
 func (c *Client) startStripe(w http.ResponseWriter, r *http.Request, hdr http.Header, sr pathchoice.Request, orig int, from, total int64) *stripeRun {
 	c.stripes.Add(1)
-	h := &stripeHost{c: c, r: r, hdr: hdr, validator: resume.Validator(w.Header()), total: total, sr: sr}
+	h := &stripeHost{c: c, r: r, hdr: hdr, validator: resume.Validator(w.Header()), total: total, sr: sr, inOrder: c.pieceOrder.Load()}
 	return &stripeRun{Run: stripe.Start(r.Context(), h, orig, from, total), host: h}
 }
 
@@ -205,11 +223,15 @@ const (
 )
 
 // fetchPiece fetches bytes [off, end] of r's URL, an object of total
-// bytes, on path pin if it can.
-func (c *Client) fetchPiece(ctx context.Context, r *http.Request, hdr http.Header, v string, sr pathchoice.Request, pin int, off, end, total int64, received func(int)) (data []byte, err error) {
+// bytes, on path pin if it can; mark is its wire.HdrPiece ("": none,
+// pieceMark).
+func (c *Client) fetchPiece(ctx context.Context, r *http.Request, hdr http.Header, v string, sr pathchoice.Request, pin int, off, end, total int64, mark string, received func(int)) (data []byte, err error) {
 	req := (&http.Request{Method: http.MethodGet, URL: r.URL, Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
 		Header: hdr.Clone(), Host: r.Host, Body: http.NoBody}).WithContext(ctx)
 	req.Header.Set("Range", resume.Range{First: off, Last: end}.String())
+	if mark != "" {
+		req.Header.Set(wire.HdrPiece, mark)
+	}
 	if v != "" {
 		req.Header.Set("If-Range", v) // every piece of the same version
 	}

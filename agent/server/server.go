@@ -83,6 +83,11 @@ type Config struct {
 	// AllowWeakTokens accepts client tokens below identity.MinTokenBits (tests of
 	// old configurations only).
 	AllowWeakTokens bool
+	// PiecesRoundRobin makes ct-server one from before wire.HdrPiece: it
+	// neither advertises the piece order (wire.HdrPieceOrder) nor honours
+	// or removes the header, and sends a connection's streams round-robin
+	// (tests of a new ct-client against an old ct-server).
+	PiecesRoundRobin bool
 	// Log receives the noteworthy events, with key/value attributes
 	// (default: discarded); its records carry side=ct-server.
 	Log *slog.Logger
@@ -487,6 +492,9 @@ func (s *Server) hello(conn *quic.Conn) (cs *clientState, wantPush, refused bool
 	if n := cs.currentLimits().tunnelSlots(); n > 0 { // ct-client queues CONNECTs beyond it
 		resp.Header.Set(wire.HdrMaxTunnels, strconv.Itoa(n))
 	}
+	if !s.cfg.PiecesRoundRobin { // ct-client counts on the order only then
+		resp.Header.Set(wire.HdrPieceOrder, "1")
+	}
 	if err := resp.Write(str); err != nil {
 		cs.dropConn()
 		return nil, false, true
@@ -681,6 +689,9 @@ func (s *Server) serveWork(conn *quic.Conn, cs *clientState, str *quic.Stream, h
 	if t.Kind == wire.KindConnect {
 		werr = s.tunnel(str, hr, lw, t.Upstream)
 	} else {
+		if u, ok := wire.PiecePriority(req.Header.Get(wire.HdrPiece)); ok && !s.cfg.PiecesRoundRobin {
+			str.SetPriority(u, false) // in the order asked (wire.HdrPiece)
+		}
 		werr = s.forward(str, req, lw, sendStats(conn))
 	}
 	if werr != nil {
@@ -757,6 +768,9 @@ func (s *Server) forward(str *quic.Stream, req *http.Request, w io.Writer, st wi
 	out.RequestURI = ""
 	out.Header = req.Header.Clone()
 	wire.RemoveHopHeaders(out.Header)
+	if !s.cfg.PiecesRoundRobin { // one from before it passed it on
+		out.Header.Del(wire.HdrPiece) // ct-client's to ct-server only
+	}
 	if req.Body != nil && req.Body != http.NoBody {
 		body := idlebody.New(req.Body, str.SetReadDeadline) // a stalled body is cut, not waited for
 		defer body.Clear()

@@ -30,8 +30,20 @@ type Host interface {
 	// connection.
 	Path(id int) (st PathState, up bool)
 	// Fetch gets bytes [off, end] of the object on path pin (moving like
-	// any request if that path fails); received hears of each write.
-	Fetch(ctx context.Context, pin int, off, end int64, received func(n int)) ([]byte, error)
+	// any request if that path fails); received hears of each write. next
+	// (only where InOrder): the app waits on these bytes now (the
+	// original's rest), so the path is to send them before the pieces
+	// asked before them; the others it sends in the order asked
+	// (wire.HdrPiece).
+	Fetch(ctx context.Context, pin int, off, end int64, next bool, received func(n int)) ([]byte, error)
+	// InOrder: the paths' sender sends their pieces in the order asked
+	// and those marked next first (ct-server advertised it:
+	// wire.HdrPieceOrder). Otherwise it sends a path's pieces
+	// round-robin, as QUIC does a connection's streams by default, and
+	// the stripe judges by that (stripesched.DueRoundRobin, no
+	// Path.Ahead): counting on an order an old ct-server did not keep,
+	// 8 MiB took 0.75–1.14 s on fake time against 0.77–0.84.
+	InOrder() bool
 	// Reinjected counts a piece (or the original's remainder) requested
 	// again on a faster path.
 	Reinjected()
@@ -66,7 +78,7 @@ func Start(ctx context.Context, host Host, origPath int, from, total int64) *Run
 	ctx, cancel := context.WithCancel(ctx)
 	known := host.Paths()
 	pins := host.Pins(0, known)
-	s := &Run{host: host, ctx: ctx, cancel: cancel, total: total, known: known,
+	s := &Run{host: host, ctx: ctx, cancel: cancel, total: total, known: known, inOrder: host.InOrder(),
 		next: from, end: total, delivered: from, from: from, cutAt: from, origPath: origPath, began: time.Now(), kick: make(chan struct{}),
 		staffed: map[int]int{}, queued: map[int]int64{}, est: map[int]*rateEst{}, links: map[int]string{}, link: map[string]*linkMeter{}}
 	for _, pin := range pins {
@@ -103,6 +115,12 @@ type piece struct {
 	done     chan struct{} // closed once data or err is set
 	landed   bool          // done is closed (guarded by Run.mu)
 	rx       int64         // bytes of its first copy received (guarded by Run.mu)
+	// next: the original's rest, which the app waits on now (Host.Fetch).
+	// A second copy of the head piece is not: sent ahead of its path's
+	// queue it pushed that path's own pieces back, and on fake time the
+	// 80/40 + 40/10 (1 %) mix took 1.33–1.86 s for 16 MiB against
+	// 1.28–1.45 without.
+	next bool
 }
 
 func (p *piece) size() int64 { return p.end - p.off + 1 }
@@ -121,6 +139,7 @@ type Run struct {
 	// remainder (prefix).
 	from, origAt, cutAt int64
 	origPath            int
+	inOrder             bool      // Host.InOrder, at Start
 	began               time.Time // when the original's head arrived
 	prefix              bool      // the remainder was requested on another path
 
@@ -517,7 +536,11 @@ func (s *Run) reinjectPrefix(pin int, own stripesched.Path, all map[int]stripesc
 		// estimate of its path than one not yet measured.
 		orig.Rate = float64(s.origAt) / d.Seconds()
 	}
-	if !stripesched.Reinject(own, left, float64(left)/orig.Rate) {
+	judged := own // behind its queue, unless sent ahead of it (InOrder)
+	if s.inOrder {
+		judged = own.Ahead()
+	}
+	if !stripesched.Reinject(judged, left, float64(left)/orig.Rate) {
 		return nil
 	}
 	off := s.origAt
@@ -531,18 +554,20 @@ func (s *Run) reinjectPrefix(pin int, own stripesched.Path, all map[int]stripesc
 	}
 	s.host.Reinjected()
 	ctx, cancel := context.WithCancel(s.ctx)
-	p := &piece{off: off, end: end - 1, path: pin, ctx: ctx, cancel: cancel, done: make(chan struct{}), start: now}
+	p := &piece{off: off, end: end - 1, path: pin, ctx: ctx, cancel: cancel, done: make(chan struct{}), start: now, next: s.inOrder}
 	s.pieces = append([]*piece{p}, s.pieces...)
 	return s.start(pin, p, now, own.RTT)
 }
 
 // due is when the head piece h should land, in seconds from now, by what
 // is known of its path now (the estimate that placed it may have been
-// wrong). While its path delivers, the piece shares the path's connection
-// with the path's other pieces in flight, which QUIC sends round-robin
-// (stripesched.Due); a path that has delivered nothing of the stripe for
-// longer than stripesched.Stalled allows may have stalled, and the piece
-// is assumed to take as long again as it has taken so far; mu held.
+// wrong). While its path delivers, the piece waits for the pieces its
+// path sends before it (InOrder: sentBefore, stripesched.DueInOrder) or
+// shares the path with every piece in flight there (round-robin:
+// stripesched.DueRoundRobin); a path that has delivered nothing of the
+// stripe for longer than stripesched.Stalled allows may have stalled, and
+// the piece is assumed to take as long again as it has taken so far; mu
+// held.
 func (s *Run) due(h *piece, all map[int]stripesched.Path, now time.Time) float64 {
 	elapsed := now.Sub(h.start).Seconds()
 	v, ok := all[h.path]
@@ -562,11 +587,24 @@ func (s *Run) due(h *piece, all map[int]stripesched.Path, now time.Time) float64
 	}
 	var rems []int64
 	for _, q := range s.pieces {
-		if q.path == h.path && !q.landed && q.running > 0 {
+		if q.path == h.path && !q.landed && q.running > 0 && (!s.inOrder || q != h && sentBefore(q, h)) {
 			rems = append(rems, q.size()-q.rx)
 		}
 	}
-	return first + stripesched.Due(v, h.size()-h.rx, rems)
+	if s.inOrder {
+		return first + stripesched.DueInOrder(v, h.size()-h.rx, rems)
+	}
+	return first + stripesched.DueRoundRobin(v, h.size()-h.rx, rems)
+}
+
+// sentBefore: ct-server sends piece q's first copy before p's, both on
+// one path (wire.HdrPiece): q is of bytes the app waits on and p not, or
+// both are alike and q was asked for first; mu held.
+func sentBefore(q, p *piece) bool {
+	if q.next != p.next {
+		return q.next
+	}
+	return q.start.Before(p.start)
 }
 
 // seconds is s seconds as a Duration.
@@ -660,7 +698,7 @@ func (s *Run) TakeOver(n int64) bool {
 	if n < s.cutAt {
 		pin, rtt := s.swiftestPin(now)
 		ctx, cancel := context.WithCancel(s.ctx)
-		p := &piece{off: n, end: s.cutAt - 1, path: pin, ctx: ctx, cancel: cancel, done: make(chan struct{}), start: now}
+		p := &piece{off: n, end: s.cutAt - 1, path: pin, ctx: ctx, cancel: cancel, done: make(chan struct{}), start: now, next: s.inOrder}
 		s.pieces = append([]*piece{p}, s.pieces...)
 		s.start(pin, p, now, rtt)
 		s.wg.Go(func() { s.fetch(pin, p) }) // workers still run (Abandon comes later), so the group is not empty
@@ -702,7 +740,7 @@ var closedChan = func() chan struct{} { c := make(chan struct{}); close(c); retu
 // fetch requests p on path pin and records what came back.
 func (s *Run) fetch(pin int, p *piece) {
 	var got int64 // of this copy, counted off the path's queue as they come
-	data, err := s.host.Fetch(p.ctx, pin, p.off, p.end, func(n int) {
+	data, err := s.host.Fetch(p.ctx, pin, p.off, p.end, p.next, func(n int) {
 		s.mu.Lock()
 		k := min(int64(n), p.size()-got)
 		got += k

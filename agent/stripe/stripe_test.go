@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"math"
 	"net/http/httptest"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -48,7 +50,7 @@ func (h *fakeHost) Path(int) (PathState, bool) {
 // fakeRate is each fakeHost path's rate in bytes a second.
 const fakeRate = 10e6
 
-func (h *fakeHost) Fetch(ctx context.Context, pin int, off, end int64, received func(int)) ([]byte, error) {
+func (h *fakeHost) Fetch(ctx context.Context, pin int, off, end int64, next bool, received func(int)) ([]byte, error) {
 	time.Sleep(10 * time.Millisecond) // a round trip, on fake time
 	if pin == h.fail {
 		return nil, errors.New("path failed")
@@ -73,6 +75,8 @@ func newFakeHost(n int, object []byte, fail int) *fakeHost {
 }
 
 func (h *fakeHost) Reinjected() { h.mu.Lock(); h.reinj++; h.mu.Unlock() }
+
+func (h *fakeHost) InOrder() bool { return false }
 
 func (h *fakeHost) Blocked() {}
 
@@ -163,6 +167,8 @@ type pacedHost struct {
 	mu      sync.Mutex
 	fetched map[int]int64 // bytes per path that landed
 	asked   map[int]int64 // bytes per path requested, landed or not
+	nexts   [][2]int64    // the [off, end] of each request sent ahead of its path's queue (Fetch's next)
+	inOrder bool          // Host.InOrder (the pacing is round-robin-like either way)
 	blocked int
 	// links: one per path, a token its pieces take in turn (they share
 	// its rate); a channel, not a mutex: a goroutine waiting on a mutex
@@ -182,14 +188,19 @@ func (h *pacedHost) Paths() int {
 
 func (h *pacedHost) Pins(from, to int) []int { return twoEach(from, to) }
 
+func (h *pacedHost) InOrder() bool { return h.inOrder }
+
 func (h *pacedHost) Path(id int) (PathState, bool) {
 	return PathState{RTT: h.rtt, Rate: h.rate[id]}, true
 }
 
-func (h *pacedHost) Fetch(ctx context.Context, pin int, off, end int64, received func(int)) ([]byte, error) {
+func (h *pacedHost) Fetch(ctx context.Context, pin int, off, end int64, next bool, received func(int)) ([]byte, error) {
 	b := h.object[off : end+1]
 	h.mu.Lock()
 	h.asked[pin] += int64(len(b))
+	if next {
+		h.nexts = append(h.nexts, [2]int64{off, end})
+	}
 	h.mu.Unlock()
 	if !sleepCtx(ctx, h.rtt+h.late[pin]) {
 		return nil, ctx.Err()
@@ -371,13 +382,13 @@ func (h *owedHost) Path(id int) (PathState, bool) {
 	return st, ok
 }
 
-func (h *owedHost) Fetch(ctx context.Context, pin int, off, end int64, received func(int)) ([]byte, error) {
+func (h *owedHost) Fetch(ctx context.Context, pin int, off, end int64, next bool, received func(int)) ([]byte, error) {
 	h.mu.Lock()
 	if h.first.IsZero() {
 		h.first = time.Now()
 	}
 	h.mu.Unlock()
-	return h.fakeHost.Fetch(ctx, pin, off, end, received)
+	return h.fakeHost.Fetch(ctx, pin, off, end, next, received)
 }
 
 // TestStripeAsksOnceOriginalStops: a path whose queue is the original
@@ -441,7 +452,7 @@ func (h *guessHost) Path(id int) (PathState, bool) {
 	return PathState{RTT: 10 * time.Millisecond, Rate: 10e6}, true
 }
 
-func (h *guessHost) Fetch(ctx context.Context, pin int, off, end int64, received func(int)) ([]byte, error) {
+func (h *guessHost) Fetch(ctx context.Context, pin int, off, end int64, next bool, received func(int)) ([]byte, error) {
 	h.mu.Lock()
 	if _, ok := h.first[pin]; !ok {
 		h.first[pin] = off
@@ -450,7 +461,7 @@ func (h *guessHost) Fetch(ctx context.Context, pin int, off, end int64, received
 	if pin == 1 {
 		time.Sleep(200 * time.Millisecond) // slow: its pieces land late
 	}
-	return h.fakeHost.Fetch(ctx, pin, off, end, received)
+	return h.fakeHost.Fetch(ctx, pin, off, end, next, received)
 }
 
 // TestStripeOriginalRunsOn: beside a slower path, the original stream
@@ -578,19 +589,22 @@ func TestStripeOriginalOffACrawlingPath(t *testing.T) {
 		{"0.1 MB/s in 32 KiB reads", 0.1e6, 32 << 10},
 		{"0.05 MB/s in 2 KiB reads", 0.05e6, 2 << 10},
 	} {
-		t.Run(c.name, func(t *testing.T) { originalOffACrawl(t, c.crawl, c.chunk) })
+		for _, inOrder := range []bool{true, false} {
+			t.Run(fmt.Sprintf("%s, in order %v", c.name, inOrder), func(t *testing.T) { originalOffACrawl(t, c.crawl, c.chunk, inOrder) })
+		}
 	}
 }
 
 // originalOffACrawl stripes 8 MB over a 10 MB/s path and one the client
 // estimates at 1 MB/s, the original on the latter delivering crawl
 // bytes/s in chunk-byte reads; it fails if that takes over 1.1 × the
-// fast path alone.
-func originalOffACrawl(t *testing.T, crawl float64, chunk int64) {
+// fast path alone, or if the original's rest is not the one request sent
+// ahead (inOrder: Host.InOrder) or any is (not inOrder).
+func originalOffACrawl(t *testing.T, crawl float64, chunk int64, inOrder bool) {
 	synctest.Test(t, func(t *testing.T) {
 		const size, from, fast = 8 << 20, 256 << 10, 10e6
 		h := &pacedHost{object: object(size), rate: []float64{fast, 1e6}, rtt: 20 * time.Millisecond,
-			fetched: map[int]int64{}, asked: map[int]int64{}, links: map[int]chan struct{}{0: make(chan struct{}, 1), 1: make(chan struct{}, 1)}}
+			fetched: map[int]int64{}, asked: map[int]int64{}, links: map[int]chan struct{}{0: make(chan struct{}, 1), 1: make(chan struct{}, 1)}, inOrder: inOrder}
 		start := time.Now()
 		s := Start(context.Background(), h, 1, from, size)
 		cut := playOriginalBy(s, crawl, chunk)
@@ -606,5 +620,45 @@ func originalOffACrawl(t *testing.T, crawl float64, chunk int64) {
 		if took > alone*11/10 {
 			t.Fatalf("took %v, over 1.1 × the fast path alone (%v); the original was cut at %d", took, alone, cut)
 		}
+		// The original's rest, and nothing else, goes ahead of the fast
+		// path's pieces: the app waits on it now (wire.HdrPiece); none
+		// where the host's sender does not keep the order.
+		want := [][2]int64{{cut, from - 1}}
+		if !inOrder {
+			want = nil
+		}
+		if !slices.Equal(h.nexts, want) {
+			t.Errorf("requests sent ahead of their path's queue %v, want the original's rest %v", h.nexts, want)
+		}
 	})
+}
+
+// TestRunDue: a head piece's due time counts the pieces its path sends
+// before it where the host's sender keeps the order (Host.InOrder: the
+// one asked before it and the original's rest, marked next), and every
+// piece in flight there, round-robin, where it does not.
+func TestRunDue(t *testing.T) {
+	t0 := time.Now()
+	at := func(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
+	mk := func(size int64, start time.Time, next bool) *piece {
+		return &piece{end: size - 1, start: start, next: next, running: 1}
+	}
+	before := mk(300e3, at(0), false)
+	h := mk(101e3, at(1), false)
+	h.rx = 1e3 // 100 kB to come, its first byte in
+	after := mk(500e3, at(2), false)
+	rest := mk(50e3, at(3), true)
+	all := map[int]stripesched.Path{0: {RTT: 20 * time.Millisecond, Rate: 1e6}}
+	for _, c := range []struct {
+		inOrder bool
+		want    float64
+	}{
+		{true, 0.45},  // 300 + 50 kB ahead, then its 100
+		{false, 0.35}, // 100 of each of the three beside it (50 of the rest), and its own
+	} {
+		s := &Run{inOrder: c.inOrder, pieces: []*piece{rest, before, h, after}}
+		if got := s.due(h, all, at(10)); math.Abs(got-c.want) > 1e-9 {
+			t.Errorf("in order %v: due = %g s, want %g", c.inOrder, got, c.want)
+		}
+	}
 }

@@ -74,6 +74,19 @@ func (p Path) Done(size int64) float64 {
 	return max(p.RTT.Seconds(), float64(p.Queued)/p.Rate) + float64(size)/p.Rate
 }
 
+// Ahead is the path for a request sent ahead of its queue: the bytes the
+// app waits on now, which the path's sender serves before the pieces
+// asked before them (agent/stripe's Host.Fetch, next), so they wait only
+// for the request's round trip, whose smoothed RTT includes what the
+// network already queues. Judged behind the queue, the original's rest on
+// a crawling lossy lane was not moved to the fast path while that path
+// held three pieces (fake time, 80/15 + 40/5 with 1 % loss: the app's
+// first byte past the 256 KiB head came 340 ms after the request).
+func (p Path) Ahead() Path {
+	p.Queued = 0
+	return p
+}
+
 // bdp is the path's bandwidth-delay product in bytes.
 func (p Path) bdp() int64 { return int64(p.Rate * p.RTT.Seconds()) }
 
@@ -459,19 +472,35 @@ func Reinject(own Path, size int64, due float64) bool {
 	return own.Rate > 0 && ReinjectLead*own.Done(size)+ReinjectMargin.Seconds() < due
 }
 
-// Due is when a piece with rem bytes still to come on path p lands, in
-// seconds from now, while p delivers at its rate: rems are the bytes still
-// to come of each piece in flight on p, the piece itself included. The
-// pieces of one path are streams of one QUIC connection, which sends them
-// round-robin, a packet each in turn, so a piece's last byte comes once
-// every piece ahead of it has delivered as much (or all it has left):
-// Σ min(rems[i], rem) bytes at p's rate. Counting its own bytes alone at
-// the path's rate, from its request on, a head piece requested behind
-// others looked due long before it was, and its second copy on the other
-// path of two equal ones was requested and lost every time (fake time,
-// 50/20 + 50/20 Mbit/s/ms, 20 MB: 13 copies, 1.4 MB or 7 % of the bytes,
-// none of them first).
-func Due(p Path, rem int64, rems []int64) float64 {
+// DueInOrder is when a piece with rem bytes still to come on path p
+// lands, in seconds from now, while p delivers at its rate: ahead are the
+// bytes still to come of the pieces p sends before it. A ct-server that
+// advertises it (agent/wire.HdrPieceOrder) sends a path's pieces in the
+// order they were asked for, those the app waits on first
+// (agent/wire.HdrPiece), so a piece lands once those ahead of it have.
+// Counted as QUIC's round-robin sends them (DueRoundRobin), a head the
+// path now sends first looked due late, and the paths copied it for
+// nothing.
+func DueInOrder(p Path, rem int64, ahead []int64) float64 {
+	for _, r := range ahead {
+		rem += r
+	}
+	return float64(rem) / p.Rate
+}
+
+// DueRoundRobin is DueInOrder where the path's sender does not keep the
+// order (a ct-server from before it): rems are the bytes still to come of
+// each piece in flight on p, the piece itself included. The pieces of one
+// path are streams of one QUIC connection, which sends them round-robin,
+// a packet each in turn, so a piece's last byte comes once every piece
+// ahead of it has delivered as much (or all it has left): Σ min(rems[i],
+// rem) bytes at p's rate. Counting its own bytes alone at the path's
+// rate, from its request on, a head piece requested behind others looked
+// due long before it was, and its second copy on the other path of two
+// equal ones was requested and lost every time (fake time, 50/20 + 50/20
+// Mbit/s/ms, 20 MB: 13 copies, 1.4 MB or 7 % of the bytes, none of them
+// first).
+func DueRoundRobin(p Path, rem int64, rems []int64) float64 {
 	var ahead int64
 	for _, r := range rems {
 		ahead += min(r, rem)

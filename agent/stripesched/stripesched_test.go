@@ -146,10 +146,31 @@ func TestReinject(t *testing.T) {
 	}
 }
 
-// TestDue: a piece on a path that delivers lands once every piece in
-// flight there has sent as much as it has left (or all of theirs): QUIC
-// sends a connection's streams round-robin.
-func TestDue(t *testing.T) {
+// TestDueInOrder: a piece on a path that delivers lands once the pieces
+// its path sends before it have landed: ct-server sends a path's pieces
+// in order.
+func TestDueInOrder(t *testing.T) {
+	p := path(8, 20) // 1 MB/s
+	for _, c := range []struct {
+		name  string
+		rem   int64
+		ahead []int64
+		want  float64
+	}{
+		{"first on its path: its bytes at the rate", 100e3, nil, 0.1},
+		{"two ahead of it: all of theirs first", 100e3, []int64{300e3, 500e3}, 0.9},
+		{"a smaller one ahead: all of that", 300e3, []int64{50e3}, 0.35},
+	} {
+		if got := DueInOrder(p, c.rem, c.ahead); math.Abs(got-c.want) > 1e-9 {
+			t.Errorf("%s: DueInOrder = %g, want %g", c.name, got, c.want)
+		}
+	}
+}
+
+// TestDueRoundRobin: a piece on a path that delivers lands once every
+// piece in flight there has sent as much as it has left (or all of
+// theirs): QUIC sends a connection's streams round-robin.
+func TestDueRoundRobin(t *testing.T) {
 	p := path(8, 20) // 1 MB/s
 	for _, c := range []struct {
 		name string
@@ -162,8 +183,8 @@ func TestDue(t *testing.T) {
 		{"a smaller one beside it: all of that", 300e3, []int64{300e3, 50e3}, 0.35},
 		{"not among rems (a second copy): its bytes at the rate", 200e3, nil, 0.2},
 	} {
-		if got := Due(p, c.rem, c.rems); math.Abs(got-c.want) > 1e-9 {
-			t.Errorf("%s: Due = %g, want %g", c.name, got, c.want)
+		if got := DueRoundRobin(p, c.rem, c.rems); math.Abs(got-c.want) > 1e-9 {
+			t.Errorf("%s: DueRoundRobin = %g, want %g", c.name, got, c.want)
 		}
 	}
 }

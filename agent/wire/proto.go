@@ -34,6 +34,11 @@ const (
 	// hello response: the client's max_streams, which ct-client keeps to
 	HdrMaxStreams = "Ct-Max-Streams"
 	HdrMaxTunnels = "Ct-Max-Tunnels"
+	// hello response: "1" if ct-server sends a stripe's pieces in the
+	// order asked (HdrPiece); ct-client sends HdrPiece and counts on that
+	// order only then, since a ct-server from before it sends a
+	// connection's streams round-robin (and passes HdrPiece upstream).
+	HdrPieceOrder = "Ct-Piece-Order"
 )
 
 // QUIC application error codes of the agent.
