@@ -52,14 +52,17 @@ func (c *Client) begin(ctx context.Context, p int, born time.Time) (active int, 
 	if drained {
 		c.drainLocked(ctx)
 	}
-	if owned && c.wantsSwitchLocked(p) {
+	tried := owned && c.wantsSwitchLocked(p)
+	if tried {
 		switched = c.ensureActiveLocked(ctx, c.wantedLocked(p))
 	}
-	if switched && (drained || len(c.holds) >= heldBurstMin) {
+	if tried && (drained || len(c.holds) >= heldBurstMin) {
 		// The requests held by the drain or by the switch's probe leave
 		// at once: their responses measure that burst, and may come back
 		// on the old path while the server validates the new one
-		// (racedBusySwitchLocked).
+		// (racedBusySwitchLocked). So do those held by a probe that
+		// failed (the path it tried was cut): they leave together on the
+		// path the connection stayed on (TestNoSampleAfterFailedSwitch).
 		c.busySwitchLocked(c.cfg.Now())
 	}
 	since := time.Now()
