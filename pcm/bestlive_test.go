@@ -139,9 +139,10 @@ func burstyStartCase(t *testing.T, api string, rtts [3]time.Duration) {
 // slowly that it was never tried again (0 of 300 requests on it).
 //
 // The share is measured from 3 s after the cut, as in
-// TestBestLiveAfterBurstyStart: counted from 1 s after it, one CI run (of
-// hundreds here) read 0.52, the client having failed over to the 150 ms
-// path first and moved to the 110 ms one about 2.5 s after the cut.
+// TestBestLiveAfterBurstyStart. Counted from 1 s after it, one CI run read
+// 0.52: a switch to the 90 ms path as it was cut held the load for its
+// probe, which failed, and the held requests' bunch was credited to the
+// 110 ms path (TestNoSampleAfterFailedSwitch guards that now).
 func TestBestLiveAfterBunchedTry(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		n := memnet.New()

@@ -16,7 +16,9 @@ var bunchRTTs = [3]time.Duration{150 * time.Millisecond, 90 * time.Millisecond, 
 
 // bunchClient is a Client on bunchRTTs, warmed up as in
 // TestBestLiveAfterBunchedTry (a load, then the same load after a pause,
-// which re-tries path 2), on the best path at the end.
+// which re-tries path 2). It is most often on the best path then, but a
+// re-try of path 2 may be under way (3 of 80 runs under -race): the
+// tests judge each sample by its own path's round trip.
 func bunchClient(t *testing.T) (*memnet.Network, *Client, string) {
 	n := memnet.New()
 	tr, _, base := memTransport(t, n, origin.Handler(nil), Config{})
@@ -26,9 +28,6 @@ func bunchClient(t *testing.T) (*memnet.Network, *Client, string) {
 	c := dialConfig(t, tr.Config)
 	steadyGets(t, c, base, 3*time.Second, time.Hour, nil)
 	steadyGets(t, c, base, 3*time.Second, time.Hour, nil)
-	if a := c.Active(); a != 1 {
-		t.Fatalf("after the warm-up the client is on path %d, want the best path 1", a)
-	}
 	return n, c, base
 }
 
@@ -50,24 +49,25 @@ func inflated(r *loadResult) (over, credited int, worst time.Duration) {
 }
 
 // TestNoSampleAfterFailedSwitch: a request aimed at a path that has just
-// been cut, made while nothing is on the network, moves the connection
-// there after a probe; the probe times out, and the requests a steady load
-// (a 5 kB GET every 10 ms) sent meanwhile were held for it. They leave
-// together on the path the connection stayed on, and none of them, nor
-// those sent behind them, may give the selector a sample: they measured
-// that bunch. Before the switch's hold was a burst whether the probe
-// succeeded or not (Client.begin), 54 of 159 samples on the 90 ms path
-// were over 135 ms (up to 221 ms): the held requests and those sent behind
-// them. That is how
-// TestBestLiveAfterBunchedTry failed in CI: a switch to the 90 ms path as
-// it was cut held the load, the bunch went to the 110 ms path's window,
-// and the client left it for the 150 ms path.
+// been cut (another than the active one), made while nothing is on the
+// network, moves the connection there after a probe; the probe times
+// out, and the requests a steady load (a 5 kB GET every 10 ms) sent
+// meanwhile were held for it. They leave together on the path the
+// connection stayed on, and none of them, nor those sent behind them, may
+// give the selector a sample: they measured that bunch. Before the
+// switch's hold was a burst whether the probe succeeded or not
+// (Client.begin), about a third of the samples on the 90 ms path were
+// over 135 ms (up to 221 ms): the held requests and those sent behind
+// them. That is how TestBestLiveAfterBunchedTry failed in CI: a switch to
+// the 90 ms path as it was cut held the load, the bunch went to the
+// 110 ms path's window, and the client left it for the 150 ms path.
 func TestNoSampleAfterFailedSwitch(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		n, c, base := bunchClient(t)
-		n.SetDrop(memPath(0), true)
-		go c.GetOn(context.Background(), 0, "/bytes/5120", nil)
-		synctest.Wait() // it holds the switch token, probing path 0
+		cut := (c.Active() + 1) % len(bunchRTTs)
+		n.SetDrop(memPath(cut), true)
+		go c.GetOn(context.Background(), cut, "/bytes/5120", nil)
+		synctest.Wait() // it holds the switch token, probing the cut path
 		r := steadyGets(t, c, base, 3*time.Second, 0, func() {})
 		over, credited, worst := inflated(r)
 		if r.failed > 0 || credited == 0 || over > 0 {
@@ -76,3 +76,4 @@ func TestNoSampleAfterFailedSwitch(t *testing.T) {
 		}
 	})
 }
+
