@@ -76,4 +76,3 @@ func TestNoSampleAfterFailedSwitch(t *testing.T) {
 		}
 	})
 }
-
