@@ -34,11 +34,7 @@ func lanesMixRun(t *testing.T, mix []mixPath, size int64, stripe, auto bool) lan
 				c.StripeMin = -1
 			}
 		})
-		for i, p := range mix {
-			m.n.SetLink(memPath(i).Addr, p.rate, max(64<<10, int(p.rate*lanesQueue.Seconds())))
-			m.n.SetDelay(memPath(i).Addr, p.delay)
-		}
-		m.n.SetDelay(memCTServer.Addr(), mixServerDelay)
+		shapeLanesMix(m, mix)
 		mustGetIntact(t, m, lanesWarmUp)
 		time.Sleep(time.Second)
 		start := time.Now()
@@ -178,4 +174,14 @@ func TestLanesNotOnCleanMixes(t *testing.T) {
 			}
 		})
 	}
+}
+
+// shapeLanesMix gives m's paths mix's rates and delays, each with a queue
+// of lanesQueue at its rate (at least 64 KiB), and ct-server its delay.
+func shapeLanesMix(m *memAgent, mix []mixPath) {
+	for i, p := range mix {
+		m.n.SetLink(memPath(i).Addr, p.rate, max(64<<10, int(p.rate*lanesQueue.Seconds())))
+		m.n.SetDelay(memPath(i).Addr, p.delay)
+	}
+	m.n.SetDelay(memCTServer.Addr(), mixServerDelay)
 }

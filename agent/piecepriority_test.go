@@ -32,11 +32,7 @@ func headMixRun(t *testing.T, mix []mixPath, warmUp, size int64, old bool) headR
 		m := startMemAgent(t, len(mix), func(c *server.Config) { c.PiecesRoundRobin = old }, func(c *ClientConfig) {
 			c.ListenPacket = lossyListen(c.ListenPacket, mix)
 		})
-		for i, p := range mix {
-			m.n.SetLink(memPath(i).Addr, p.rate, max(64<<10, int(p.rate*lanesQueue.Seconds())))
-			m.n.SetDelay(memPath(i).Addr, p.delay)
-		}
-		m.n.SetDelay(memCTServer.Addr(), mixServerDelay)
+		shapeLanesMix(m, mix)
 		mustGetIntact(t, m, warmUp)
 		time.Sleep(time.Second)
 		start := time.Now()
