@@ -2,6 +2,8 @@ package pcm
 
 import (
 	"context"
+	"fmt"
+	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -75,4 +77,37 @@ func TestNoSampleAfterFailedSwitch(t *testing.T) {
 				over, credited, worst, r.failed, r.sent)
 		}
 	})
+}
+
+// TestOneBunchChangesNoPath: a host stall (the process descheduled, a
+// collector's pause) holds a steadily loaded Client's requests, which
+// then all leave at once on no switch; their responses measure that
+// bunch, not the path. The selector must change paths on evidence, not on
+// one bunch: after bunches of 1 to 40 requests on the best path, every
+// request of the next 3 s stays there. Before a bunch gave one sample
+// (Client.credit), 40 requests on the 90 ms path measured 122–126 ms,
+// the change detector forgot the path's past for them, and the client
+// moved to the 110 ms path.
+func TestOneBunchChangesNoPath(t *testing.T) {
+	for _, k := range []int{1, 10, 40} {
+		t.Run(fmt.Sprint(k), func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				_, c, base := bunchClient(t)
+				var wg sync.WaitGroup
+				for range k {
+					wg.Add(1)
+					go func() {
+						defer wg.Done()
+						steadyGets(t, c, base, time.Nanosecond, 0, func() {})
+					}()
+				}
+				r := steadyGets(t, c, base, 3*time.Second, 0, func() {})
+				wg.Wait()
+				if s := shareOn(r, 1); s < 1 || r.failed > 0 {
+					t.Errorf("after a bunch of %d: %.2f of the requests on the best path 1 (per path %v), %d of %d failed; want all, none failed",
+						k, s, r.paths, r.failed, r.sent)
+				}
+			})
+		})
+	}
 }
