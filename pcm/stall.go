@@ -190,10 +190,9 @@ func (c *Client) takeOffLocked(ctx context.Context, since, born time.Time) *flig
 // measures the bunch as much as the path, and together they are one
 // observation, not many. The first of them to be credited is the bunch's
 // sample, the others give none (Client.credit). Measured on emu/memnet
-// (TestOneBunchChangesNoPath): 40 requests that left at once on a 90 ms
-// path took 122–126 ms and those sent behind them up to 174 ms; as
-// samples they made the change detector forget the path's past, and the
-// client left it for a 110 ms path.
+// (TestBunchGivesOneSample): 40 requests that left at once on a 90 ms
+// path took 122–126 ms and those sent behind them up to 181 ms; each was
+// a sample, so one stall weighed as 40 observations of a slower path.
 type bunch struct {
 	sampled bool
 	open    int // its members (not those behind it) waiting for their heads
