@@ -87,7 +87,7 @@ func TestNoSampleAfterFailedSwitch(t *testing.T) {
 // bunch, and one sample cannot move it ("the active path degrades: not
 // after one", pathsel's TestAdaptiveChoice): so the bunch gives at most
 // one sample over 3/2 of its path's round trip, for bunches of 1 to 40 on
-// the best path. Before a bunch and those behind it gave one sample
+// the active path (the best one in most runs). Before a bunch and those behind it gave one sample
 // (Client.credit), 40 requests on the 90 ms path were 40 samples of
 // 122–126 ms, and of the load's samples in the next second 5 or 6 of
 // about 19 were over 135 ms (up to 181 ms): those sent behind the bunch.
