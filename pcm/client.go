@@ -213,6 +213,12 @@ type Client struct {
 	burstOpen      int
 	burstLanded    time.Time
 	dialBurst      bool
+	// lastTakeOff is the latest flight to take off, bunchStart when the
+	// first of its bunch did, and openBunch the latest bunch
+	// (bunchLocked).
+	lastTakeOff *flight
+	bunchStart  time.Time
+	openBunch   *bunch
 	// drained, while a request drains the connection for a switch under
 	// load (drainLocked), is closed by the last flight to land; lastDrain
 	// is when the last drain began (drainEvery).
@@ -610,6 +616,8 @@ type Result struct {
 	Switched bool
 	// Failovers counts paths given up during the request.
 	Failovers int
+	// bunch is the bunch the request took off in (bunchLocked), or nil.
+	bunch *bunch
 }
 
 // Followed reports whether the response came back on the path its request
@@ -700,6 +708,7 @@ func (c *Client) GetOn(ctx context.Context, p int, target string, w io.Writer) (
 		received += n
 		if attempt == 0 {
 			res = r
+			res.bunch = c.bunchOf(f)
 		}
 		res.Path, res.PathName, res.StreamID, res.Status = r.Path, r.PathName, r.StreamID, r.Status
 		res.End, res.TotalBytes, res.Carrier = r.End, received, r.Carrier

@@ -277,7 +277,7 @@ func (c *Client) credit(res *Result) error {
 	// path. Measured on emu/memnet: such samples put the best live path at
 	// 5 × its round trip, and the change detector then forgot its past, so
 	// the client left it for a worse one.
-	raced := c.racedBusySwitchLocked(*res)
+	raced := c.racedBusySwitchLocked(*res) || !res.bunch.sample()
 	c.mu.Unlock()
 	if raced {
 		return nil

@@ -116,7 +116,12 @@ type flight struct {
 	path  int
 	head  bool
 	burst bool // took off in a burst after a move under load (racedBusySwitchLocked)
-	since time.Time
+	// bunch: it took off together with others, or behind them (behind),
+	// before they had landed (bunchLocked); set under c.mu, by the next
+	// flight's take-off for the bunch's first.
+	bunch  *bunch
+	behind bool
+	since  time.Time
 	// born is when the request began, before any replay of it: the
 	// failover sends the oldest requests first (replayUrgency).
 	born time.Time
@@ -168,11 +173,98 @@ func (c *Client) takeOffLocked(ctx context.Context, since, born time.Time) *flig
 	c.flights[f] = struct{}{}
 	c.wakeDetectorLocked()
 	c.heads++
-	if c.cfg.Now().Before(c.burstUntil) {
+	now := c.cfg.Now()
+	if now.Before(c.burstUntil) {
 		f.burst = true
 		c.burstOpen++
 	}
+	c.bunchLocked(f, now)
 	return f
+}
+
+// bunch is requests that took off together, within bunchGap of the first
+// of them, on no switch: the backlog of a host stall (the process
+// descheduled, a collector's pause) or a caller's concurrent batch. Their
+// responses queue behind each other on the path, and so do those of the
+// requests that take off behind them before they have all landed: each
+// measures the bunch as much as the path, and together they are one
+// observation, not many. The first of them to be credited is the bunch's
+// sample, the others give none (Client.credit). Measured on emu/memnet
+// (TestBunchGivesOneSample): 40 requests that left at once on a 90 ms
+// path took 122–126 ms and those sent behind them up to 181 ms; each was
+// a sample, so one stall weighed as 40 observations of a slower path.
+type bunch struct {
+	sampled bool
+	n       int // its members (not those behind it)
+	open    int // its members waiting for their heads
+}
+
+// bunchMin is the fewest members a bunch needs to be one sample: as many
+// as the shortest run pathsel's change detector tests (four samples), so
+// a bunch that could pass that test alone is one sample. Smaller ones,
+// such as two requests that a loaded host's timers released in the same
+// millisecond, stay separate samples. Such pairs are common on real
+// sockets: through the emulator at load 15–19 (hetquic pcm cuts, traced),
+// with every pair a bunch the rule dropped 1–9 samples in 4 of 6 cut
+// trials; with bunchMin it dropped samples in 1 of 12 (14, after two
+// cuts in a row).
+const bunchMin = 4
+
+// sample says whether a credited request of bunch b gives the selector a
+// sample: only the bunch's first does; a request in no bunch (nil) does.
+// Under c.mu.
+func (b *bunch) sample() bool {
+	if b == nil || b.n < bunchMin {
+		return true
+	}
+	if b.sampled {
+		return false
+	}
+	b.sampled = true
+	return true
+}
+
+// bunchGap is how soon after the first request of a bunch another must
+// take off to be in it. A host stall's backlog leaves within microseconds
+// (each request takes c.mu in turn), while a steady load spaces its
+// requests by its rate; a millisecond joins the first and leaves the
+// second apart up to a thousand requests a second (above that, some
+// consecutive requests pair up and the selector gets fewer samples). The
+// bunch is counted from its first request, not chained from request to
+// request, so a fast steady load never makes one long bunch.
+const bunchGap = time.Millisecond
+
+// bunchLocked puts f in the bunch of the flight that took off before it
+// when f took off within bunchGap of that bunch's first (now is f's
+// take-off), or behind the latest bunch while a member of it waits for
+// its head; a bunch is allocated only when its second request joins.
+func (c *Client) bunchLocked(f *flight, now time.Time) {
+	prev := c.lastTakeOff
+	c.lastTakeOff = f
+	if prev == nil || now.Sub(c.bunchStart) >= bunchGap {
+		c.bunchStart = now
+		if b := c.openBunch; b != nil && b.open > 0 && b.n >= bunchMin {
+			f.bunch, f.behind = b, true
+		}
+		return
+	}
+	if prev.bunch == nil || prev.behind {
+		prev.bunch, prev.behind = &bunch{n: 1}, false
+		if _, waits := c.flights[prev]; waits && prev.head {
+			prev.bunch.open++
+		}
+		c.openBunch = prev.bunch
+	}
+	f.bunch = prev.bunch
+	f.bunch.n++
+	f.bunch.open++
+}
+
+// bunchOf is f's bunch (bunchLocked), or nil.
+func (c *Client) bunchOf(f *flight) *bunch {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return f.bunch
 }
 
 // hold is a request's wait for another's switch (Client.holds): a wait
@@ -187,6 +279,9 @@ func (c *Client) land(f *flight) {
 	c.mu.Lock()
 	if _, ok := c.flights[f]; ok && f.head {
 		c.heads--
+		if f.bunch != nil && !f.behind {
+			f.bunch.open--
+		}
 	}
 	if f.burst {
 		c.burstOpen--

@@ -689,6 +689,7 @@ func (b *measuredBody) finish(complete bool) {
 		b.res.End = c.cfg.Now()
 		b.res.Carrier = c.rx.carrierSince(b.rx)
 		if complete && c.switches.Load() == b.moves && !c.s().moves.sentEarly() {
+			b.res.bunch = c.bunchOf(b.f)
 			c.credit(&b.res)
 		}
 		b.mu.Lock()
