@@ -268,6 +268,14 @@ type Client struct {
 	probing bool
 	prober  *AsyncProber
 
+	// bg counts the goroutines that outlive a call: the side probes
+	// (runProbes, with the side connections it closes as it ends) and a
+	// failover's redial. Close waits for them, so that none runs on after
+	// it — none logs through Config.Logf, holds a socket, or dials, once
+	// the caller has let the client go (a side connection on a cut path
+	// logged through a test's t.Logf after the test had ended).
+	bg sync.WaitGroup
+
 	selMu sync.Mutex // guards the selector
 	sel   pathsel.Selector
 	// switches counts the moves of the connection, so that RoundTrip can
@@ -552,6 +560,7 @@ func (c *Client) Close() error {
 	if c.detected != nil {
 		<-c.detected // the connection's end ends it (watchSessions)
 	}
+	c.bg.Wait() // they end with the connection too
 	return err
 }
 
