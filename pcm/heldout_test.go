@@ -246,7 +246,6 @@ type heldRun struct {
 	events []string
 	last   time.Duration // the last cut or restore, from the load's start
 	start  time.Time
-	moved  time.Duration // the first move, -1: none yet
 }
 
 func (h *heldRun) lastEvent() time.Duration {
