@@ -550,7 +550,9 @@ func (c *Client) Stats() Stats {
 	return st
 }
 
-// Close closes the connection and every socket.
+// Close closes the connection and every socket, its side probes' too, and
+// returns once nothing of the client runs on (its probes, a failover's
+// redial): none logs through Config.Logf after it.
 func (c *Client) Close() error {
 	c.mu.Lock()
 	c.closed = true // no redial after this
