@@ -274,6 +274,14 @@ type Client struct {
 	probing bool
 	prober  *AsyncProber
 
+	// bg counts the goroutines that outlive a call: the side probes
+	// (runProbes, with the side connections it closes as it ends) and a
+	// failover's redial. Close waits for them, so that none runs on after
+	// it — none logs through Config.Logf, holds a socket, or dials, once
+	// the caller has let the client go (a side connection on a cut path
+	// logged through a test's t.Logf after the test had ended).
+	bg sync.WaitGroup
+
 	selMu sync.Mutex // guards the selector
 	sel   pathsel.Selector
 	// switches counts the moves of the connection, so that RoundTrip can
@@ -548,7 +556,9 @@ func (c *Client) Stats() Stats {
 	return st
 }
 
-// Close closes the connection and every socket.
+// Close closes the connection and every socket, its side probes' too, and
+// returns once nothing of the client runs on (its probes, a failover's
+// redial): none logs through Config.Logf after it.
 func (c *Client) Close() error {
 	c.mu.Lock()
 	c.closed = true // no redial after this
@@ -558,6 +568,7 @@ func (c *Client) Close() error {
 	if c.detected != nil {
 		<-c.detected // the connection's end ends it (watchSessions)
 	}
+	c.bg.Wait() // they end with the connection too
 	return err
 }
 

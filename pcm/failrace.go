@@ -144,9 +144,13 @@ func (c *Client) heardSinceLocked(heard uint64, dial *redial) bool {
 const heardPoll = 5 * time.Millisecond
 
 // redial is a new connection dialled alongside a failover's migration.
+// Its result goes to the failover's wait, or, once the failover has
+// abandoned it, is closed on the dial's goroutine (not under c.mu, where
+// abandon is called).
 type redial struct {
-	cancel context.CancelFunc
-	done   chan redialResult
+	cancel  context.CancelFunc
+	done    chan redialResult
+	dropped chan struct{} // closed by abandon
 }
 
 type redialResult struct {
@@ -158,12 +162,16 @@ type redialResult struct {
 // startRedialLocked starts the redial of a failover: raced over the live
 // paths as Dial races them (dialStagger apart, the paths that are down
 // last), path first (≥ 0) ahead of them. won is called when a new
-// connection is up. c.mu is held.
+// connection is up. c.mu is held. The dial runs on a goroutine of c.bg,
+// which Close waits for (the client's end cancels the dial); it starts
+// only while the client is not closed, which c.mu orders before Close's
+// wait. The failover ends every redial it starts with wait or abandon.
 func (c *Client) startRedialLocked(won func(), first int) *redial {
 	ctx, cancel := context.WithCancel(c.life)
-	r := &redial{cancel: cancel, done: make(chan redialResult, 1)}
+	r := &redial{cancel: cancel, done: make(chan redialResult), dropped: make(chan struct{})}
 	if c.closed {
 		cancel()
+		r.done = make(chan redialResult, 1)
 		r.done <- redialResult{err: errors.New("pcm: closed: no redial")}
 		return r
 	}
@@ -178,13 +186,21 @@ func (c *Client) startRedialLocked(won func(), first int) *redial {
 	if first >= 0 {
 		order = append([]int{first}, slices.DeleteFunc(order, func(i int) bool { return i == first })...)
 	}
-	go func() {
+	c.bg.Go(func() {
 		sess, p, err := c.raceDial(ctx, paths, order)
-		r.done <- redialResult{sess: sess, won: p, err: err}
 		if err == nil {
 			won()
 		}
-	}()
+		res := redialResult{sess: sess, won: p, err: err}
+		select {
+		case r.done <- res:
+		case <-r.dropped:
+			if err == nil {
+				sess.conn.CloseWithError(0, "the failover migrated the connection")
+				closeDial(sess)
+			}
+		}
+	})
 	return r
 }
 
@@ -195,14 +211,9 @@ func (r *redial) wait() (*session, int, error) {
 	return res.sess, res.won, res.err
 }
 
-// abandon ends a redial the migration made useless, and closes the
-// connection it made, if any, once it is made.
+// abandon ends a redial the migration made useless; the connection it
+// made, if any, is closed as its dial ends.
 func (r *redial) abandon() {
 	r.cancel()
-	go func() {
-		if res := <-r.done; res.err == nil {
-			res.sess.conn.CloseWithError(0, "the failover migrated the connection")
-			closeDial(res.sess)
-		}
-	}()
+	close(r.dropped)
 }

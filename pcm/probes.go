@@ -92,7 +92,7 @@ func (c *Client) startProbes() {
 	c.probing = true
 	ap := NewAsyncProber(len(c.paths), func(context.Context) (*SideProber, error) { return sp, nil })
 	c.prober = ap
-	go c.runProbes(ap, po)
+	c.bg.Go(func() { c.runProbes(ap, po) })
 }
 
 // runProbes runs the probe schedule (pathsel.ProbeSchedule: the start-up

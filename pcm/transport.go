@@ -269,11 +269,16 @@ func (t *Transport) dial(oc *originConn, origin, host string) {
 		c.heldByDial()
 	}
 	oc.c, oc.err = c, err
-	close(oc.ready)
-	t.mu.Unlock()
-	if late != nil {
-		late.Close() // outside t.mu: closing waits on the network
+	if late == nil {
+		close(oc.ready)
+		t.mu.Unlock()
+		return
 	}
+	t.mu.Unlock()
+	// Outside t.mu: closing waits on the network. Before ready: Close
+	// waits for ready, so it returns with this client closed too.
+	late.Close()
+	close(oc.ready)
 }
 
 // dialled is the client of a dial that has ended, or nil (no dial, a dial
