@@ -13,6 +13,7 @@ import (
 	"github.com/quic-go/quic-go"
 
 	"github.com/hetquic/hetquic/agent/pathchoice"
+	"github.com/hetquic/hetquic/agent/stripe"
 	"github.com/hetquic/hetquic/agent/wire"
 	"github.com/hetquic/hetquic/emu/memnet"
 	"github.com/hetquic/hetquic/internal/selfsigned"
@@ -106,7 +107,7 @@ func TestGivenUpRequestIsNoStall(t *testing.T) {
 			for range givenUpAttempts {
 				ctx, cancel := context.WithCancel(t.Context())
 				cancel()
-				if _, err := m.c.fetchPiece(ctx, r, http.Header{}, "", pathchoice.Request{}, 0, 0, 999, 1000, "", nil); err == nil {
+				if _, err := m.c.fetchPiece(ctx, r, http.Header{}, "", pathchoice.Request{}, 0, 1000, "", wholePiece(999)); err == nil {
 					t.Fatal("a piece given up before it began was fetched")
 				}
 			}
@@ -125,6 +126,11 @@ func TestGivenUpRequestIsNoStall(t *testing.T) {
 			noStalls(t, m.c)
 		})
 	})
+}
+
+// wholePiece is a piece request for bytes [0, end] (stripe.Request).
+func wholePiece(end int64) stripe.Request {
+	return stripe.Request{Open: func(open func() error) (int64, int64, error) { return 0, end, open() }}
 }
 
 // noStalls fails t for each path of c with a stall counted or suspected.

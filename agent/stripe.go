@@ -129,8 +129,8 @@ func (h *stripeHost) Path(id int) (stripe.PathState, bool) {
 // InOrder: ct-server advertised it in its hello (stripe.Host.InOrder).
 func (h *stripeHost) InOrder() bool { return h.inOrder }
 
-func (h *stripeHost) Fetch(ctx context.Context, pin int, off, end int64, next bool, received func(int)) ([]byte, error) {
-	return h.c.fetchPiece(ctx, h.r, h.hdr, h.validator, h.sr, pin, off, end, h.total, pieceMark(h.inOrder, next), received)
+func (h *stripeHost) Fetch(ctx context.Context, pin int, r stripe.Request) ([]byte, error) {
+	return h.c.fetchPiece(ctx, h.r, h.hdr, h.validator, h.sr, pin, h.total, pieceMark(h.inOrder, r.Next), r)
 }
 
 // pieceMark is a piece request's wire.HdrPiece: none to a ct-server that
@@ -222,13 +222,13 @@ const (
 	limitRetryMax   = 2 * time.Second
 )
 
-// fetchPiece fetches bytes [off, end] of r's URL, an object of total
-// bytes, on path pin if it can; mark is its wire.HdrPiece ("": none,
-// pieceMark).
-func (c *Client) fetchPiece(ctx context.Context, r *http.Request, hdr http.Header, v string, sr pathchoice.Request, pin int, off, end, total int64, mark string, received func(int)) (data []byte, err error) {
+// fetchPiece fetches the piece pr of r's URL, an object of total bytes,
+// on path pin if it can: the bytes [off, end] pr.Open gives once the
+// request has its stream (fetch.claim); mark is its wire.HdrPiece ("":
+// none, pieceMark).
+func (c *Client) fetchPiece(ctx context.Context, r *http.Request, hdr http.Header, v string, sr pathchoice.Request, pin int, total int64, mark string, pr stripe.Request) (data []byte, err error) {
 	req := (&http.Request{Method: http.MethodGet, URL: r.URL, Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
 		Header: hdr.Clone(), Host: r.Host, Body: http.NoBody}).WithContext(ctx)
-	req.Header.Set("Range", resume.Range{First: off, Last: end}.String())
 	if mark != "" {
 		req.Header.Set(wire.HdrPiece, mark)
 	}
@@ -236,8 +236,18 @@ func (c *Client) fetchPiece(ctx context.Context, r *http.Request, hdr http.Heade
 		req.Header.Set("If-Range", v) // every piece of the same version
 	}
 	sr.Pin = pin + 1
-	bw := &bufferWriter{h: http.Header{}, received: received}
-	bw.buf.Grow(int(end - off + 1)) // one allocation, no copies as it grows (CPU per byte)
+	bw := &bufferWriter{h: http.Header{}, received: pr.Received}
+	f := c.newFetch(bw, req, sr, 0, false)
+	var off, end int64
+	f.claim = func(open func() error) error {
+		first, last, err := pr.Open(open)
+		if err == nil && !f.hasRange {
+			off, end = first, last
+			f.orig, f.hasRange = resume.Range{First: off, Last: end}, true
+			bw.buf.Grow(int(end - off + 1)) // one allocation, no copies as it grows (CPU per byte)
+		}
+		return err
+	}
 	func() {
 		defer func() {
 			if v := recover(); v != nil {
@@ -247,7 +257,7 @@ func (c *Client) fetchPiece(ctx context.Context, r *http.Request, hdr http.Heade
 				err = errors.New("piece aborted")
 			}
 		}()
-		_, err = c.forward(bw, req, sr) // waits for a slot on 429/503 itself
+		_, err = f.run() // waits for a slot on 429/503 itself
 	}()
 	if err != nil && !errors.Is(err, errRefused) {
 		return nil, err

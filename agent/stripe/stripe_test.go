@@ -50,7 +50,11 @@ func (h *fakeHost) Path(int) (PathState, bool) {
 // fakeRate is each fakeHost path's rate in bytes a second.
 const fakeRate = 10e6
 
-func (h *fakeHost) Fetch(ctx context.Context, pin int, off, end int64, next bool, received func(int)) ([]byte, error) {
+func (h *fakeHost) Fetch(ctx context.Context, pin int, r Request) ([]byte, error) {
+	off, end, err := r.Open(func() error { return nil })
+	if err != nil {
+		return nil, err
+	}
 	time.Sleep(10 * time.Millisecond) // a round trip, on fake time
 	if pin == h.fail {
 		return nil, errors.New("path failed")
@@ -61,7 +65,7 @@ func (h *fakeHost) Fetch(ctx context.Context, pin int, off, end int64, next bool
 	// rest (reinjectPrefix) and left the other path nothing (1 in 30 runs
 	// of TestStripeDelivers under -race).
 	time.Sleep(seconds(float64(len(b)) / fakeRate))
-	received(len(b))
+	r.Received(len(b))
 	h.mu.Lock()
 	h.fetched[pin] += int64(len(b))
 	h.mu.Unlock()
@@ -194,11 +198,15 @@ func (h *pacedHost) Path(id int) (PathState, bool) {
 	return PathState{RTT: h.rtt, Rate: h.rate[id]}, true
 }
 
-func (h *pacedHost) Fetch(ctx context.Context, pin int, off, end int64, next bool, received func(int)) ([]byte, error) {
+func (h *pacedHost) Fetch(ctx context.Context, pin int, r Request) ([]byte, error) {
+	off, end, err := r.Open(func() error { return nil })
+	if err != nil {
+		return nil, err
+	}
 	b := h.object[off : end+1]
 	h.mu.Lock()
 	h.asked[pin] += int64(len(b))
-	if next {
+	if r.Next {
 		h.nexts = append(h.nexts, [2]int64{off, end})
 	}
 	h.mu.Unlock()
@@ -218,7 +226,7 @@ func (h *pacedHost) Fetch(ctx context.Context, pin int, off, end int64, next boo
 	if !ok {
 		return nil, ctx.Err()
 	}
-	received(len(b))
+	r.Received(len(b))
 	h.mu.Lock()
 	h.fetched[pin] += int64(len(b))
 	h.mu.Unlock()
@@ -382,13 +390,13 @@ func (h *owedHost) Path(id int) (PathState, bool) {
 	return st, ok
 }
 
-func (h *owedHost) Fetch(ctx context.Context, pin int, off, end int64, next bool, received func(int)) ([]byte, error) {
+func (h *owedHost) Fetch(ctx context.Context, pin int, r Request) ([]byte, error) {
 	h.mu.Lock()
 	if h.first.IsZero() {
 		h.first = time.Now()
 	}
 	h.mu.Unlock()
-	return h.fakeHost.Fetch(ctx, pin, off, end, next, received)
+	return h.fakeHost.Fetch(ctx, pin, r)
 }
 
 // TestStripeAsksOnceOriginalStops: a path whose queue is the original
@@ -452,16 +460,21 @@ func (h *guessHost) Path(id int) (PathState, bool) {
 	return PathState{RTT: 10 * time.Millisecond, Rate: 10e6}, true
 }
 
-func (h *guessHost) Fetch(ctx context.Context, pin int, off, end int64, next bool, received func(int)) ([]byte, error) {
-	h.mu.Lock()
-	if _, ok := h.first[pin]; !ok {
-		h.first[pin] = off
+func (h *guessHost) Fetch(ctx context.Context, pin int, r Request) ([]byte, error) {
+	open := r.Open
+	r.Open = func(o func() error) (int64, int64, error) {
+		off, end, err := open(o)
+		h.mu.Lock()
+		if _, ok := h.first[pin]; !ok && err == nil {
+			h.first[pin] = off
+		}
+		h.mu.Unlock()
+		return off, end, err
 	}
-	h.mu.Unlock()
 	if pin == 1 {
 		time.Sleep(200 * time.Millisecond) // slow: its pieces land late
 	}
-	return h.fakeHost.Fetch(ctx, pin, off, end, next, received)
+	return h.fakeHost.Fetch(ctx, pin, r)
 }
 
 // TestStripeOriginalRunsOn: beside a slower path, the original stream
