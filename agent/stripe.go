@@ -236,7 +236,7 @@ func (c *Client) fetchPiece(ctx context.Context, r *http.Request, hdr http.Heade
 		req.Header.Set("If-Range", v) // every piece of the same version
 	}
 	sr.Pin = pin + 1
-	bw := &bufferWriter{h: http.Header{}, received: pr.Received}
+	bw := &bufferWriter{h: http.Header{}}
 	f := c.newFetch(bw, req, sr, 0, false)
 	var off, end int64
 	f.claim = func(open func() error) error {
@@ -245,6 +245,10 @@ func (c *Client) fetchPiece(ctx context.Context, r *http.Request, hdr http.Heade
 			off, end = first, last
 			f.orig, f.hasRange = resume.Range{First: off, Last: end}, true
 			bw.buf.Grow(int(end - off + 1)) // one allocation, no copies as it grows (CPU per byte)
+			// Only now: what the fetch writes before it has a stream (its
+			// own error text, fetch.fail) is not the piece's, which the
+			// stripe knows only from here (a nil piece, under -race).
+			bw.received = pr.Received
 		}
 		return err
 	}

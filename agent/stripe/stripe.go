@@ -62,7 +62,8 @@ type Request struct {
 	// piece taken in its path's order they are not known until its
 	// stream is open (Run.claim).
 	Open func(open func() error) (off, end int64, err error)
-	// Received hears of each write of the response's body.
+	// Received hears of each write of the response's body, once Open
+	// has returned its range.
 	Received func(n int)
 }
 
