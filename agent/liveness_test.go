@@ -108,7 +108,7 @@ func TestGivenUpRequestIsNoStall(t *testing.T) {
 			for range givenUpAttempts {
 				ctx, cancel := context.WithCancel(t.Context())
 				cancel()
-				if _, err := m.c.fetchPiece(ctx, r, http.Header{}, "", pathchoice.Request{}, 0, 1000, "", wholePiece(t, 999)); err == nil {
+				if _, err := m.c.fetchPiece(ctx, r, http.Header{}, "", pathchoice.Request{}, 0, 1000, wholePiece(t, 999)); err == nil {
 					t.Fatal("a piece given up before it began was fetched")
 				}
 			}

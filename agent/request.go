@@ -94,6 +94,7 @@ type fetch struct {
 	// piece, whose range (orig) is known only once its first stream is
 	// open (stripe.Request.Open).
 	claim func(open func() error) error
+	next  bool // with claim: the app waits on the piece now (stripe.Request.Next)
 }
 
 func (c *Client) newFetch(w http.ResponseWriter, r *http.Request, sr pathchoice.Request, delivered int64, headersSent bool) *fetch {
@@ -408,8 +409,10 @@ func (l *leg) run() (int64, error) {
 	return l.receive()
 }
 
-// open opens the leg's stream, through the fetch's claim if it has one
-// (its request then asks for the range claimed).
+// open opens the leg's stream, through the fetch's claim if it has one:
+// its request then asks for the range claimed, with the wire.HdrPiece of
+// the stream's connection (pieceMark), which may reach another ct-server
+// than the path's connection the piece was taken for.
 func (l *leg) open(ctx context.Context) error {
 	f := l.f
 	if f.claim == nil {
@@ -423,6 +426,9 @@ func (l *leg) open(ctx context.Context) error {
 	})
 	if err == nil {
 		l.out, l.start = f.request()
+		if mark := pieceMark(l.p.inOrderOn(l.conn), f.next); mark != "" {
+			l.out.Header.Set(wire.HdrPiece, mark)
+		}
 	}
 	return err
 }

@@ -73,7 +73,7 @@ func (h *racyHost) Fetch(ctx context.Context, pin int, r Request) ([]byte, error
 }
 
 // TestStripeStreamsInTakenOrder: ct-server sends a path's pieces by
-// stream ID (Host.InOrder), so on each path the streams of a stripe's
+// stream ID (PathState.InOrder), so on each path the streams of a stripe's
 // pieces must open in the order the pieces were taken — here, from a
 // stripe without an original, by offset — however the requests race to
 // their streams (racyHost): each request asks for the first piece in

@@ -33,14 +33,6 @@ type Host interface {
 	// path fails): the bytes [off, end] that r.Open returns once the
 	// request has its stream.
 	Fetch(ctx context.Context, pin int, r Request) ([]byte, error)
-	// InOrder: the paths' sender sends their pieces in the order asked
-	// and those marked next first (ct-server advertised it:
-	// wire.HdrPieceOrder). Otherwise it sends a path's pieces
-	// round-robin, as QUIC does a connection's streams by default, and
-	// the stripe judges by that (stripesched.DueRoundRobin, no
-	// Path.Ahead): counting on an order an old ct-server did not keep,
-	// 8 MiB took 0.75–1.14 s on fake time against 0.77–0.84.
-	InOrder() bool
 	// Reinjected counts a piece (or the original's remainder) requested
 	// again on a faster path.
 	Reinjected()
@@ -80,6 +72,15 @@ type PathState struct {
 	// Link names the link the path shares with the other paths of the
 	// same Link (the lanes of one interface); "": a link of its own.
 	Link string
+	// InOrder: the path's sender sends its pieces in the order asked
+	// and those marked next first (the ct-server of its connection
+	// advertised it: wire.HdrPieceOrder). Otherwise it sends them
+	// round-robin, as QUIC does a connection's streams by default, and
+	// the stripe judges the path by that (stripesched.DueRoundRobin, no
+	// Path.Ahead): counting on an order an old ct-server did not keep,
+	// 8 MiB took 0.75–1.14 s on fake time against 0.77–0.84. Per path:
+	// its connection may reach another ct-server than the others'.
+	InOrder bool
 }
 
 // Start begins fetching bytes [from, total) with the workers host.Pins
@@ -93,7 +94,7 @@ func Start(ctx context.Context, host Host, origPath int, from, total int64) *Run
 	ctx, cancel := context.WithCancel(ctx)
 	known := host.Paths()
 	pins := host.Pins(0, known)
-	s := &Run{host: host, ctx: ctx, cancel: cancel, total: total, known: known, inOrder: host.InOrder(),
+	s := &Run{host: host, ctx: ctx, cancel: cancel, total: total, known: known, inOrder: map[int]bool{},
 		next: from, end: total, delivered: from, from: from, cutAt: from, origPath: origPath, began: time.Now(), kick: make(chan struct{}),
 		staffed: map[int]int{}, queued: map[int]int64{}, est: map[int]*rateEst{}, orders: map[int]*order{}, links: map[int]string{}, link: map[string]*linkMeter{}}
 	for _, pin := range pins {
@@ -178,7 +179,6 @@ type Run struct {
 	// remainder (prefix).
 	from, origAt, cutAt int64
 	origPath            int
-	inOrder             bool      // Host.InOrder, at Start
 	began               time.Time // when the original's head arrived
 	prefix              bool      // the remainder was requested on another path
 
@@ -202,6 +202,7 @@ type Run struct {
 	est       map[int]*rateEst
 	orders    map[int]*order        // per path: its ordered pieces waiting for a stream
 	links     map[int]string        // path → its PathState.Link, as last seen
+	inOrder   map[int]bool          // path → its PathState.InOrder, as last seen
 	link      map[string]*linkMeter // a shared link's delivery (shareLinks)
 	// lambda is the stripe's BLEST λ (stripesched.NextLambda), learnt
 	// from its slower paths' pieces; windowAt is the last time the
@@ -580,7 +581,7 @@ func (s *Run) reinjectPrefix(pin int, own stripesched.Path, all map[int]stripesc
 		orig.Rate = float64(s.origAt) / d.Seconds()
 	}
 	judged := own // behind its queue, unless sent ahead of it (InOrder)
-	if s.inOrder {
+	if s.inOrder[pin] {
 		judged = own.Ahead()
 	}
 	if !stripesched.Reinject(judged, left, float64(left)/orig.Rate) {
@@ -597,7 +598,7 @@ func (s *Run) reinjectPrefix(pin int, own stripesched.Path, all map[int]stripesc
 	}
 	s.host.Reinjected()
 	ctx, cancel := context.WithCancel(s.ctx)
-	p := &piece{off: off, end: end - 1, path: pin, ctx: ctx, cancel: cancel, done: make(chan struct{}), start: now, next: s.inOrder}
+	p := &piece{off: off, end: end - 1, path: pin, ctx: ctx, cancel: cancel, done: make(chan struct{}), start: now, next: s.inOrder[pin]}
 	s.pieces = append([]*piece{p}, s.pieces...)
 	return s.start(pin, p, now, own.RTT)
 }
@@ -630,11 +631,11 @@ func (s *Run) due(h *piece, all map[int]stripesched.Path, now time.Time) float64
 	}
 	var rems []int64
 	for _, q := range s.pieces {
-		if q.path == h.path && !q.landed && q.running > 0 && (!s.inOrder || q != h && sentBefore(q, h)) {
+		if q.path == h.path && !q.landed && q.running > 0 && (!s.inOrder[h.path] || q != h && sentBefore(q, h)) {
 			rems = append(rems, q.size()-q.rx)
 		}
 	}
-	if s.inOrder {
+	if s.inOrder[h.path] {
 		return first + stripesched.DueInOrder(v, h.size()-h.rx, rems)
 	}
 	return first + stripesched.DueRoundRobin(v, h.size()-h.rx, rems)
@@ -741,7 +742,7 @@ func (s *Run) TakeOver(n int64) bool {
 	if n < s.cutAt {
 		pin, rtt := s.swiftestPin(now)
 		ctx, cancel := context.WithCancel(s.ctx)
-		p := &piece{off: n, end: s.cutAt - 1, path: pin, ctx: ctx, cancel: cancel, done: make(chan struct{}), start: now, next: s.inOrder}
+		p := &piece{off: n, end: s.cutAt - 1, path: pin, ctx: ctx, cancel: cancel, done: make(chan struct{}), start: now, next: s.inOrder[pin]}
 		s.pieces = append([]*piece{p}, s.pieces...)
 		s.start(pin, p, now, rtt)
 		s.wg.Go(func() { s.fetch(pin, p) }) // workers still run (Abandon comes later), so the group is not empty
@@ -930,6 +931,7 @@ func (s *Run) views(pin int, now time.Time) (own stripesched.Path, others []stri
 			origOwes = st.Outstanding
 		}
 		s.links[id] = st.Link
+		s.inOrder[id] = st.InOrder
 	}
 	s.origQueue(all, origOwes)
 	s.shareLinks(all)

@@ -80,8 +80,6 @@ func newFakeHost(n int, object []byte, fail int) *fakeHost {
 
 func (h *fakeHost) Reinjected() { h.mu.Lock(); h.reinj++; h.mu.Unlock() }
 
-func (h *fakeHost) InOrder() bool { return false }
-
 func (h *fakeHost) Blocked() {}
 
 // object is n bytes of a pattern that repeats every 251 bytes (a prime:
@@ -172,7 +170,7 @@ type pacedHost struct {
 	fetched map[int]int64 // bytes per path that landed
 	asked   map[int]int64 // bytes per path requested, landed or not
 	nexts   [][2]int64    // the [off, end] of each request sent ahead of its path's queue (Fetch's next)
-	inOrder bool          // Host.InOrder (the pacing is round-robin-like either way)
+	inOrder bool          // PathState.InOrder of every path (the pacing is round-robin-like either way)
 	blocked int
 	// links: one per path, a token its pieces take in turn (they share
 	// its rate); a channel, not a mutex: a goroutine waiting on a mutex
@@ -192,10 +190,8 @@ func (h *pacedHost) Paths() int {
 
 func (h *pacedHost) Pins(from, to int) []int { return twoEach(from, to) }
 
-func (h *pacedHost) InOrder() bool { return h.inOrder }
-
 func (h *pacedHost) Path(id int) (PathState, bool) {
-	return PathState{RTT: h.rtt, Rate: h.rate[id]}, true
+	return PathState{RTT: h.rtt, Rate: h.rate[id], InOrder: h.inOrder}, true
 }
 
 func (h *pacedHost) Fetch(ctx context.Context, pin int, r Request) ([]byte, error) {
@@ -612,7 +608,7 @@ func TestStripeOriginalOffACrawlingPath(t *testing.T) {
 // estimates at 1 MB/s, the original on the latter delivering crawl
 // bytes/s in chunk-byte reads; it fails if that takes over 1.1 × the
 // fast path alone, or if the original's rest is not the one request sent
-// ahead (inOrder: Host.InOrder) or any is (not inOrder).
+// ahead (inOrder: PathState.InOrder) or any is (not inOrder).
 func originalOffACrawl(t *testing.T, crawl float64, chunk int64, inOrder bool) {
 	synctest.Test(t, func(t *testing.T) {
 		const size, from, fast = 8 << 20, 256 << 10, 10e6
@@ -647,7 +643,7 @@ func originalOffACrawl(t *testing.T, crawl float64, chunk int64, inOrder bool) {
 }
 
 // TestRunDue: a head piece's due time counts the pieces its path sends
-// before it where the host's sender keeps the order (Host.InOrder: the
+// before it where the host's sender keeps the order (PathState.InOrder: the
 // one asked before it and the original's rest, marked next), and every
 // piece in flight there, round-robin, where it does not.
 func TestRunDue(t *testing.T) {
@@ -669,7 +665,7 @@ func TestRunDue(t *testing.T) {
 		{true, 0.45},  // 300 + 50 kB ahead, then its 100
 		{false, 0.35}, // 100 of each of the three beside it (50 of the rest), and its own
 	} {
-		s := &Run{inOrder: c.inOrder, pieces: []*piece{rest, before, h, after}}
+		s := &Run{inOrder: map[int]bool{0: c.inOrder}, pieces: []*piece{rest, before, h, after}}
 		if got := s.due(h, all, at(10)); math.Abs(got-c.want) > 1e-9 {
 			t.Errorf("in order %v: due = %g s, want %g", c.inOrder, got, c.want)
 		}
