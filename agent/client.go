@@ -154,7 +154,6 @@ type Client struct {
 	watching       bool // watchInterfaces runs
 
 	pushAsked                         atomic.Bool
-	pieceOrder                        atomic.Bool // ct-server's last hello advertised wire.HdrPieceOrder
 	pushed, migrations                atomic.Int64
 	stripes, limitRetries             atomic.Int64
 	stripeFallbacks, aborts           atomic.Int64

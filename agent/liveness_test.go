@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/netip"
 	"net/url"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -13,6 +14,7 @@ import (
 	"github.com/quic-go/quic-go"
 
 	"github.com/hetquic/hetquic/agent/pathchoice"
+	"github.com/hetquic/hetquic/agent/stripe"
 	"github.com/hetquic/hetquic/agent/wire"
 	"github.com/hetquic/hetquic/emu/memnet"
 	"github.com/hetquic/hetquic/internal/selfsigned"
@@ -106,7 +108,7 @@ func TestGivenUpRequestIsNoStall(t *testing.T) {
 			for range givenUpAttempts {
 				ctx, cancel := context.WithCancel(t.Context())
 				cancel()
-				if _, err := m.c.fetchPiece(ctx, r, http.Header{}, "", pathchoice.Request{}, 0, 0, 999, 1000, "", nil); err == nil {
+				if _, err := m.c.fetchPiece(ctx, r, http.Header{}, "", pathchoice.Request{}, 0, 1000, wholePiece(t, 999)); err == nil {
 					t.Fatal("a piece given up before it began was fetched")
 				}
 			}
@@ -125,6 +127,26 @@ func TestGivenUpRequestIsNoStall(t *testing.T) {
 			noStalls(t, m.c)
 		})
 	})
+}
+
+// wholePiece is a piece request for bytes [0, end] (stripe.Request),
+// which hears of no bytes before its stream opened: until then the
+// stripe has no piece to count them on, and the failed fetch's own
+// error text went to Received and crashed the stripe (-race, once).
+func wholePiece(t *testing.T, end int64) stripe.Request {
+	var opened atomic.Bool
+	return stripe.Request{
+		Open: func(open func() error) (int64, int64, error) {
+			err := open()
+			opened.Store(err == nil)
+			return 0, end, err
+		},
+		Received: func(n int) {
+			if !opened.Load() {
+				t.Errorf("%d bytes received before the piece's stream opened", n)
+			}
+		},
+	}
 }
 
 // noStalls fails t for each path of c with a stall counted or suspected.

@@ -110,6 +110,30 @@ func memPath(i int) LocalPath {
 	return LocalPath{Name: fmt.Sprintf("m%d", i), Addr: netip.AddrFrom4([4]byte{10, 8, 0, byte(1 + i)})}
 }
 
+// startServer starts a ct-server of m's at addr (modS, if set, changes
+// its config) and has m's close stop it.
+func (m *memAgent) startServer(t *testing.T, addr netip.AddrPort, modS func(*server.Config)) *server.Server {
+	t.Helper()
+	scfg := server.Config{TLS: &tls.Config{Certificates: []tls.Certificate{m.pair.Cert}},
+		Clients: []server.ClientAuth{{ID: "alice", Token: testToken}}, Allow: []string{memApp}, // an address: no resolver needed
+		Dial: m.pn.Dial, Log: testLog(t)}
+	if modS != nil {
+		modS(&scfg)
+	}
+	s, err := server.NewServer(scfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	spc, err := m.n.ListenPacket(addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	served := make(chan struct{})
+	go func() { defer close(served); s.Serve(spc) }()
+	m.closed = append(m.closed, func() { s.Close(); <-served })
+	return s
+}
+
 // startMemAgent must run inside the synctest bubble of the test.
 func startMemAgent(t *testing.T, paths int, modS func(*server.Config), modC func(*ClientConfig)) *memAgent {
 	t.Helper()
@@ -133,24 +157,7 @@ func startMemAgent(t *testing.T, paths int, modS func(*server.Config), modC func
 		t.Fatal(err)
 	}
 	m.pair = p
-	scfg := server.Config{TLS: &tls.Config{Certificates: []tls.Certificate{p.Cert}},
-		Clients: []server.ClientAuth{{ID: "alice", Token: testToken}}, Allow: []string{memApp}, // an address: no resolver needed
-		Dial: m.pn.Dial, Log: testLog(t)}
-	if modS != nil {
-		modS(&scfg)
-	}
-	s, err := server.NewServer(scfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	spc, err := m.n.ListenPacket(memCTServer)
-	if err != nil {
-		t.Fatal(err)
-	}
-	m.s = s
-	served := make(chan struct{})
-	go func() { defer close(served); s.Serve(spc) }()
-	m.closed = append(m.closed, func() { s.Close(); <-served })
+	m.s = m.startServer(t, memCTServer, modS)
 
 	ccfg := ClientConfig{Server: memCTServer.String(), ServerName: "localhost", TLS: &tls.Config{RootCAs: p.Pool},
 		Token: testToken, ListenPacket: m.n.ListenIP, Log: testLog(t)}

@@ -125,6 +125,10 @@ type path struct {
 	checking     bool          // confirmDead runs (guarded by Client.mu)
 	lastRTT      time.Duration // its last connection's smoothed RTT (0: never connected)
 	sendStats    laneCounters  // ct-server's last sending counters for it (lanes.go)
+	// inOrder: conn's ct-server advertised wire.HdrPieceOrder in its
+	// hello; per path, as each connection may reach another ct-server
+	// (of another version, behind one address).
+	inOrder bool
 
 	requests, bytes, stalls, reconnects, dialFailures atomic.Int64
 	tunnels                                           atomic.Int64 // tunnels attached now
@@ -183,6 +187,14 @@ func (p *path) addLoad(out int64, streams, weight int) {
 	p.mu.Unlock()
 }
 
+// inOrderOn: conn, if it is still p's connection, reached a ct-server
+// that keeps the piece order (path.inOrder).
+func (p *path) inOrderOn(conn *quic.Conn) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.conn == conn && p.inOrder
+}
+
 // run keeps the path's connection up until ctx ends: dial, hello, wait for
 // the connection to end, back off, again (Cybertwin §IV-B: always-on).
 func (c *Client) runPath(ctx context.Context, p *path) {
@@ -191,7 +203,7 @@ func (c *Client) runPath(ctx context.Context, p *path) {
 		if !c.rebind(ctx, p) {
 			continue
 		}
-		conn, err := c.dialPath(ctx, p)
+		conn, inOrder, err := c.dialPath(ctx, p)
 		if err != nil {
 			if ctx.Err() != nil {
 				return
@@ -212,7 +224,7 @@ func (c *Client) runPath(ctx context.Context, p *path) {
 		}
 		up := time.Now()
 		p.mu.Lock()
-		p.conn, p.lastErr, p.suspectUntil = conn, "", failbackAt(up, p.reconnects.Load())
+		p.conn, p.inOrder, p.lastErr, p.suspectUntil = conn, inOrder, "", failbackAt(up, p.reconnects.Load())
 		p.mu.Unlock()
 		c.cfg.Log.Info("path connected", "path", p.Name, "remote", conn.RemoteAddr().String(), "local", conn.LocalAddr().String())
 		c.changed()
@@ -385,11 +397,12 @@ func (c *Client) rebind(ctx context.Context, p *path) bool {
 	return true
 }
 
-// dialPath connects p and says hello.
-func (c *Client) dialPath(ctx context.Context, p *path) (*quic.Conn, error) {
+// dialPath connects p and says hello; inOrder: ct-server said it keeps
+// the piece order (hello).
+func (c *Client) dialPath(ctx context.Context, p *path) (conn *quic.Conn, inOrder bool, err error) {
 	raddr, err := net.ResolveUDPAddr("udp", c.cfg.Server)
 	if err != nil {
-		return nil, fmt.Errorf("resolve %s: %w", c.cfg.Server, err)
+		return nil, false, fmt.Errorf("resolve %s: %w", c.cfg.Server, err)
 	}
 	tlsConf := c.cfg.TLS.Clone()
 	if tlsConf == nil {
@@ -403,7 +416,7 @@ func (c *Client) dialPath(ctx context.Context, p *path) (*quic.Conn, error) {
 	if c.cfg.CAFile != "" {
 		pool, err := identity.LoadCAFile(c.cfg.CAFile)
 		if err != nil {
-			return nil, err
+			return nil, false, err
 		}
 		tlsConf.RootCAs = pool
 	}
@@ -413,21 +426,23 @@ func (c *Client) dialPath(ctx context.Context, p *path) (*quic.Conn, error) {
 	}
 	dctx, cancel := context.WithTimeout(ctx, p.dialTimeout(qc.HandshakeIdleTimeout+time.Second))
 	defer cancel()
-	conn, err := p.tr.Dial(dctx, raddr, tlsConf, qc)
+	conn, err = p.tr.Dial(dctx, raddr, tlsConf, qc)
 	if err != nil {
-		return nil, fmt.Errorf("dial %s: %w%s", c.cfg.Server, err, identity.ExplainDial(err, c.cfg.CAFile, wire.ALPN))
+		return nil, false, fmt.Errorf("dial %s: %w%s", c.cfg.Server, err, identity.ExplainDial(err, c.cfg.CAFile, wire.ALPN))
 	}
-	if err := c.hello(dctx, conn); err != nil {
+	if inOrder, err = c.hello(dctx, conn); err != nil {
 		conn.CloseWithError(wire.CodeOK, "")
-		return nil, err
+		return nil, false, err
 	}
-	return conn, nil
+	return conn, inOrder, nil
 }
 
-func (c *Client) hello(ctx context.Context, conn *quic.Conn) error {
+// hello says hello on conn and takes in ct-server's answer; inOrder: it
+// advertised wire.HdrPieceOrder.
+func (c *Client) hello(ctx context.Context, conn *quic.Conn) (inOrder bool, err error) {
 	str, err := conn.OpenStreamSync(ctx)
 	if err != nil {
-		return fmt.Errorf("hello: %w", err)
+		return false, fmt.Errorf("hello: %w", err)
 	}
 	defer str.CancelRead(wire.CodeOK)
 	dl, _ := ctx.Deadline()
@@ -440,19 +455,19 @@ func (c *Client) hello(ctx context.Context, conn *quic.Conn) error {
 		req.Header.Set(wire.HdrWantPush, "1")
 	}
 	if err := req.Write(str); err != nil {
-		return fmt.Errorf("hello: %w", err)
+		return false, fmt.Errorf("hello: %w", err)
 	}
 	str.Close()
 	resp, err := wire.NewHeadReader(str).ReadResponse(req)
 	if err != nil {
 		var ae *quic.ApplicationError
 		if errors.As(err, &ae) && ae.ErrorCode == wire.CodeUnauthorized {
-			return errUnauthorized
+			return false, errUnauthorized
 		}
 		if wantPush {
 			c.pushAsked.Store(false)
 		}
-		return fmt.Errorf("hello: %w", err)
+		return false, fmt.Errorf("hello: %w", err)
 	}
 	io.Copy(io.Discard, io.LimitReader(resp.Body, 4096))
 	if n, err := strconv.Atoi(resp.Header.Get(wire.HdrMaxStreams)); err == nil && n > 0 && n <= 1<<20 {
@@ -461,15 +476,14 @@ func (c *Client) hello(ctx context.Context, conn *quic.Conn) error {
 	if n, err := strconv.Atoi(resp.Header.Get(wire.HdrMaxTunnels)); err == nil && n > 0 && n <= 1<<16 {
 		c.gate.SetCapacity(n)
 	}
-	c.pieceOrder.Store(resp.Header.Get(wire.HdrPieceOrder) == "1") // a stripe started after counts on it or not
 	resp.Body.Close()
 	if resp.StatusCode == http.StatusUnauthorized {
-		return fmt.Errorf("%w: %s", errUnauthorized, resp.Header.Get(wire.HdrError)) // ct-server's reason
+		return false, fmt.Errorf("%w: %s", errUnauthorized, resp.Header.Get(wire.HdrError)) // ct-server's reason
 	}
 	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("hello: status %d", resp.StatusCode)
+		return false, fmt.Errorf("hello: status %d", resp.StatusCode)
 	}
-	return nil
+	return resp.Header.Get(wire.HdrPieceOrder) == "1", nil
 }
 
 // acceptPushes stores what ct-server pushes on conn into the cache.

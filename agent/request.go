@@ -90,6 +90,11 @@ type fetch struct {
 	avoid       map[int]bool
 	refusals    int // ct-server's limit refusals waited out
 	free        int // retries after our own closing of a connection that do not count
+	// claim, if set, opens each attempt's stream with open: a stripe's
+	// piece, whose range (orig) is known only once its first stream is
+	// open (stripe.Request.Open).
+	claim func(open func() error) error
+	next  bool // with claim: the app waits on the piece now (stripe.Request.Next)
 }
 
 func (c *Client) newFetch(w http.ResponseWriter, r *http.Request, sr pathchoice.Request, delivered int64, headersSent bool) *fetch {
@@ -178,7 +183,7 @@ func (f *fetch) run() (int64, error) {
 // stripePlan is the plan of attempt: the first attempt of a plain GET may
 // go on striped.
 func (f *fetch) stripePlan(attempt int) *stripePlan {
-	if attempt == 0 && !f.headersSent && f.r.Method == http.MethodGet && f.resumable && !f.hasRange && f.c.cfg.StripeMin > 0 {
+	if attempt == 0 && !f.headersSent && f.r.Method == http.MethodGet && f.resumable && !f.hasRange && f.claim == nil && f.c.cfg.StripeMin > 0 {
 		return &stripePlan{}
 	}
 	return nil
@@ -383,7 +388,7 @@ func (l *leg) run() (int64, error) {
 	defer func() { p.addLoad(-l.load, -1, -prio) }()
 
 	octx, cancel := context.WithTimeout(f.ctx, c.cfg.StallTimeout)
-	l.str, err = l.conn.OpenStreamSync(octx)
+	err = l.open(octx)
 	cancel()
 	if err != nil && f.ctx.Err() != nil {
 		// Its owner gave the request up (the app hung up; a stripe's
@@ -402,6 +407,30 @@ func (l *leg) run() (int64, error) {
 	l.send()
 	defer l.endSend()
 	return l.receive()
+}
+
+// open opens the leg's stream, through the fetch's claim if it has one:
+// its request then asks for the range claimed, with the wire.HdrPiece of
+// the stream's connection (pieceMark), which may reach another ct-server
+// than the path's connection the piece was taken for.
+func (l *leg) open(ctx context.Context) error {
+	f := l.f
+	if f.claim == nil {
+		var err error
+		l.str, err = l.conn.OpenStreamSync(ctx)
+		return err
+	}
+	err := f.claim(func() (err error) {
+		l.str, err = l.conn.OpenStreamSync(ctx)
+		return err
+	})
+	if err == nil {
+		l.out, l.start = f.request()
+		if mark := pieceMark(l.p.inOrderOn(l.conn), f.next); mark != "" {
+			l.out.Header.Set(wire.HdrPiece, mark)
+		}
+	}
+	return err
 }
 
 // abort resets both directions of the stream: the attempt is over.

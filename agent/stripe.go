@@ -98,7 +98,6 @@ type stripeHost struct {
 	validator string
 	total     int64 // the object's length (the original's Content-Length)
 	sr        pathchoice.Request
-	inOrder   bool // ct-server sends the pieces in the order asked (wire.HdrPieceOrder)
 }
 
 // Paths and Pins: the client's paths now (ReloadPaths appends, so an ID
@@ -116,7 +115,7 @@ func (h *stripeHost) Path(id int) (stripe.PathState, bool) {
 	p := h.c.pathList()[id]
 	p.mu.Lock()
 	conn := p.conn
-	st := stripe.PathState{Outstanding: p.outstanding, Rate: p.rate, HeldUntil: p.suspectUntil, Link: iface(p.Name)}
+	st := stripe.PathState{Outstanding: p.outstanding, Rate: p.rate, HeldUntil: p.suspectUntil, Link: iface(p.Name), InOrder: p.inOrder}
 	p.mu.Unlock()
 	if conn == nil || conn.Context().Err() != nil || p.retired.Load() {
 		return st, false
@@ -126,16 +125,14 @@ func (h *stripeHost) Path(id int) (stripe.PathState, bool) {
 	return st, true
 }
 
-// InOrder: ct-server advertised it in its hello (stripe.Host.InOrder).
-func (h *stripeHost) InOrder() bool { return h.inOrder }
-
-func (h *stripeHost) Fetch(ctx context.Context, pin int, off, end int64, next bool, received func(int)) ([]byte, error) {
-	return h.c.fetchPiece(ctx, h.r, h.hdr, h.validator, h.sr, pin, off, end, h.total, pieceMark(h.inOrder, next), received)
+func (h *stripeHost) Fetch(ctx context.Context, pin int, r stripe.Request) ([]byte, error) {
+	return h.c.fetchPiece(ctx, h.r, h.hdr, h.validator, h.sr, pin, h.total, r)
 }
 
 // pieceMark is a piece request's wire.HdrPiece: none to a ct-server that
-// did not advertise the order (it would not honour it, and one from before
-// it passes it upstream); next: the app waits on the piece now.
+// did not advertise the order on the request's connection (it would not
+// honour it, and one from before it passes it upstream); next: the app
+// waits on the piece now.
 func pieceMark(inOrder, next bool) string {
 	switch {
 	case !inOrder:
@@ -152,7 +149,7 @@ func pieceMark(inOrder, next bool) string {
 // hands the rest to the app; abandon stops it.
 func (c *Client) startStripe(w http.ResponseWriter, r *http.Request, hdr http.Header, sr pathchoice.Request, orig int, from, total int64) *stripeRun {
 	c.stripes.Add(1)
-	h := &stripeHost{c: c, r: r, hdr: hdr, validator: resume.Validator(w.Header()), total: total, sr: sr, inOrder: c.pieceOrder.Load()}
+	h := &stripeHost{c: c, r: r, hdr: hdr, validator: resume.Validator(w.Header()), total: total, sr: sr}
 	return &stripeRun{Run: stripe.Start(r.Context(), h, orig, from, total), host: h}
 }
 
@@ -222,22 +219,34 @@ const (
 	limitRetryMax   = 2 * time.Second
 )
 
-// fetchPiece fetches bytes [off, end] of r's URL, an object of total
-// bytes, on path pin if it can; mark is its wire.HdrPiece ("": none,
-// pieceMark).
-func (c *Client) fetchPiece(ctx context.Context, r *http.Request, hdr http.Header, v string, sr pathchoice.Request, pin int, off, end, total int64, mark string, received func(int)) (data []byte, err error) {
+// fetchPiece fetches the piece pr of r's URL, an object of total bytes,
+// on path pin if it can: the bytes [off, end] pr.Open gives once the
+// request has its stream (fetch.claim), marked for the connection it is
+// on (pieceMark).
+func (c *Client) fetchPiece(ctx context.Context, r *http.Request, hdr http.Header, v string, sr pathchoice.Request, pin int, total int64, pr stripe.Request) (data []byte, err error) {
 	req := (&http.Request{Method: http.MethodGet, URL: r.URL, Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
 		Header: hdr.Clone(), Host: r.Host, Body: http.NoBody}).WithContext(ctx)
-	req.Header.Set("Range", resume.Range{First: off, Last: end}.String())
-	if mark != "" {
-		req.Header.Set(wire.HdrPiece, mark)
-	}
 	if v != "" {
 		req.Header.Set("If-Range", v) // every piece of the same version
 	}
 	sr.Pin = pin + 1
-	bw := &bufferWriter{h: http.Header{}, received: received}
-	bw.buf.Grow(int(end - off + 1)) // one allocation, no copies as it grows (CPU per byte)
+	bw := &bufferWriter{h: http.Header{}}
+	f := c.newFetch(bw, req, sr, 0, false)
+	f.next = pr.Next
+	var off, end int64
+	f.claim = func(open func() error) error {
+		first, last, err := pr.Open(open)
+		if err == nil && !f.hasRange {
+			off, end = first, last
+			f.orig, f.hasRange = resume.Range{First: off, Last: end}, true
+			bw.buf.Grow(int(end - off + 1)) // one allocation, no copies as it grows (CPU per byte)
+			// Only now: what the fetch writes before it has a stream (its
+			// own error text, fetch.fail) is not the piece's, which the
+			// stripe knows only from here (a nil piece, under -race).
+			bw.received = pr.Received
+		}
+		return err
+	}
 	func() {
 		defer func() {
 			if v := recover(); v != nil {
@@ -247,7 +256,7 @@ func (c *Client) fetchPiece(ctx context.Context, r *http.Request, hdr http.Heade
 				err = errors.New("piece aborted")
 			}
 		}()
-		_, err = c.forward(bw, req, sr) // waits for a slot on 429/503 itself
+		_, err = f.run() // waits for a slot on 429/503 itself
 	}()
 	if err != nil && !errors.Is(err, errRefused) {
 		return nil, err

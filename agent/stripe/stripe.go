@@ -29,27 +29,34 @@ type Host interface {
 	// Path is path id's state now; up is false while it has no live
 	// connection.
 	Path(id int) (st PathState, up bool)
-	// Fetch gets bytes [off, end] of the object on path pin (moving like
-	// any request if that path fails); received hears of each write. next
-	// (only where InOrder): the app waits on these bytes now (the
-	// original's rest), so the path is to send them before the pieces
-	// asked before them; the others it sends in the order asked
-	// (wire.HdrPiece).
-	Fetch(ctx context.Context, pin int, off, end int64, next bool, received func(n int)) ([]byte, error)
-	// InOrder: the paths' sender sends their pieces in the order asked
-	// and those marked next first (ct-server advertised it:
-	// wire.HdrPieceOrder). Otherwise it sends a path's pieces
-	// round-robin, as QUIC does a connection's streams by default, and
-	// the stripe judges by that (stripesched.DueRoundRobin, no
-	// Path.Ahead): counting on an order an old ct-server did not keep,
-	// 8 MiB took 0.75–1.14 s on fake time against 0.77–0.84.
-	InOrder() bool
+	// Fetch gets one piece on path pin (moving like any request if that
+	// path fails): the bytes [off, end] that r.Open returns once the
+	// request has its stream.
+	Fetch(ctx context.Context, pin int, r Request) ([]byte, error)
 	// Reinjected counts a piece (or the original's remainder) requested
 	// again on a faster path.
 	Reinjected()
 	// Blocked counts a slower path's piece that blocked the window (it
 	// raised the stripe's λ: stripesched.NextLambda).
 	Blocked()
+}
+
+// Request is one piece request, as Host.Fetch makes it.
+type Request struct {
+	// Next (only where InOrder): the app waits on these bytes now (the
+	// original's rest), so the path is to send them before the pieces
+	// asked before them; the others it sends in the order asked
+	// (wire.HdrPiece).
+	Next bool
+	// Open opens the request's stream with open, each time it needs one
+	// (a request that moves to another path opens another), and returns
+	// the bytes [off, end] to ask for there, always the same. For a
+	// piece taken in its path's order they are not known until its
+	// stream is open (Run.claim).
+	Open func(open func() error) (off, end int64, err error)
+	// Received hears of each write of the response's body, once Open
+	// has returned its range.
+	Received func(n int)
 }
 
 // PathState is what the client knows of one path.
@@ -65,6 +72,15 @@ type PathState struct {
 	// Link names the link the path shares with the other paths of the
 	// same Link (the lanes of one interface); "": a link of its own.
 	Link string
+	// InOrder: the path's sender sends its pieces in the order asked
+	// and those marked next first (the ct-server of its connection
+	// advertised it: wire.HdrPieceOrder). Otherwise it sends them
+	// round-robin, as QUIC does a connection's streams by default, and
+	// the stripe judges the path by that (stripesched.DueRoundRobin, no
+	// Path.Ahead): counting on an order an old ct-server did not keep,
+	// 8 MiB took 0.75–1.14 s on fake time against 0.77–0.84. Per path:
+	// its connection may reach another ct-server than the others'.
+	InOrder bool
 }
 
 // Start begins fetching bytes [from, total) with the workers host.Pins
@@ -78,9 +94,9 @@ func Start(ctx context.Context, host Host, origPath int, from, total int64) *Run
 	ctx, cancel := context.WithCancel(ctx)
 	known := host.Paths()
 	pins := host.Pins(0, known)
-	s := &Run{host: host, ctx: ctx, cancel: cancel, total: total, known: known, inOrder: host.InOrder(),
+	s := &Run{host: host, ctx: ctx, cancel: cancel, total: total, known: known, inOrder: map[int]bool{},
 		next: from, end: total, delivered: from, from: from, cutAt: from, origPath: origPath, began: time.Now(), kick: make(chan struct{}),
-		staffed: map[int]int{}, queued: map[int]int64{}, est: map[int]*rateEst{}, links: map[int]string{}, link: map[string]*linkMeter{}}
+		staffed: map[int]int{}, queued: map[int]int64{}, est: map[int]*rateEst{}, orders: map[int]*order{}, links: map[int]string{}, link: map[string]*linkMeter{}}
 	for _, pin := range pins {
 		s.staffed[pin]++
 	}
@@ -121,9 +137,33 @@ type piece struct {
 	// 80/40 + 40/10 (1 %) mix took 1.33–1.86 s for 16 MiB against
 	// 1.28–1.45 without.
 	next bool
+	// ordered: a piece take gave its path (not next, no second copy),
+	// whose first request takes the bytes of whichever such piece of the
+	// path is first when its stream opens (order).
+	ordered bool
 }
 
 func (p *piece) size() int64 { return p.end - p.off + 1 }
+
+// order is one path's pieces taken in order (piece.ordered) whose
+// requests have no stream yet, in the order taken, and the turn to open
+// a stream there. ct-server sends a path's pieces by stream ID (InOrder),
+// and the workers that take pieces at one instant race to open their
+// streams: in one run in three or four on the 80/40 + 40/10 (1 %) mix on
+// fake time the piece holding the app's next bytes opened after the two
+// taken with it and landed last, and the app got its first byte past the
+// head at ~315 ms, not ~155. Making each request wait for the one taken
+// before it on its path to open its stream removed that mode and slowed
+// whole downloads (16 MiB: 1.34–1.94 s in 20 runs against 1.32–1.70): a
+// request then waited on another worker's way to its stream (a path
+// pick, a stream slot). Here no request waits for another: whichever
+// opens a stream first asks for the first piece in line, so stream IDs
+// follow the order taken, and the turn is held only across the open
+// itself.
+type order struct {
+	waiting []*piece
+	turn    chan struct{} // one slot: held from a stream's open to its claim
+}
 
 // Run is one striped download in progress.
 type Run struct {
@@ -139,7 +179,6 @@ type Run struct {
 	// remainder (prefix).
 	from, origAt, cutAt int64
 	origPath            int
-	inOrder             bool      // Host.InOrder, at Start
 	began               time.Time // when the original's head arrived
 	prefix              bool      // the remainder was requested on another path
 
@@ -161,7 +200,9 @@ type Run struct {
 	known     int           // the host's paths the stripe has workers for (join)
 	queued    map[int]int64 // bytes requested per path and not yet received
 	est       map[int]*rateEst
+	orders    map[int]*order        // per path: its ordered pieces waiting for a stream
 	links     map[int]string        // path → its PathState.Link, as last seen
+	inOrder   map[int]bool          // path → its PathState.InOrder, as last seen
 	link      map[string]*linkMeter // a shared link's delivery (shareLinks)
 	// lambda is the stripe's BLEST λ (stripesched.NextLambda), learnt
 	// from its slower paths' pieces; windowAt is the last time the
@@ -471,6 +512,9 @@ func (s *Run) take(pin int, size int64, own stripesched.Path, others []stripesch
 		s.pieces = append(s.pieces, p)
 	}
 	s.joinTail()
+	p.ordered = true
+	o := s.order(pin)
+	o.waiting = append(o.waiting, p)
 	return s.start(pin, p, now, own.RTT)
 }
 
@@ -537,7 +581,7 @@ func (s *Run) reinjectPrefix(pin int, own stripesched.Path, all map[int]stripesc
 		orig.Rate = float64(s.origAt) / d.Seconds()
 	}
 	judged := own // behind its queue, unless sent ahead of it (InOrder)
-	if s.inOrder {
+	if s.inOrder[pin] {
 		judged = own.Ahead()
 	}
 	if !stripesched.Reinject(judged, left, float64(left)/orig.Rate) {
@@ -554,7 +598,7 @@ func (s *Run) reinjectPrefix(pin int, own stripesched.Path, all map[int]stripesc
 	}
 	s.host.Reinjected()
 	ctx, cancel := context.WithCancel(s.ctx)
-	p := &piece{off: off, end: end - 1, path: pin, ctx: ctx, cancel: cancel, done: make(chan struct{}), start: now, next: s.inOrder}
+	p := &piece{off: off, end: end - 1, path: pin, ctx: ctx, cancel: cancel, done: make(chan struct{}), start: now, next: s.inOrder[pin]}
 	s.pieces = append([]*piece{p}, s.pieces...)
 	return s.start(pin, p, now, own.RTT)
 }
@@ -587,11 +631,11 @@ func (s *Run) due(h *piece, all map[int]stripesched.Path, now time.Time) float64
 	}
 	var rems []int64
 	for _, q := range s.pieces {
-		if q.path == h.path && !q.landed && q.running > 0 && (!s.inOrder || q != h && sentBefore(q, h)) {
+		if q.path == h.path && !q.landed && q.running > 0 && (!s.inOrder[h.path] || q != h && sentBefore(q, h)) {
 			rems = append(rems, q.size()-q.rx)
 		}
 	}
-	if s.inOrder {
+	if s.inOrder[h.path] {
 		return first + stripesched.DueInOrder(v, h.size()-h.rx, rems)
 	}
 	return first + stripesched.DueRoundRobin(v, h.size()-h.rx, rems)
@@ -698,7 +742,7 @@ func (s *Run) TakeOver(n int64) bool {
 	if n < s.cutAt {
 		pin, rtt := s.swiftestPin(now)
 		ctx, cancel := context.WithCancel(s.ctx)
-		p := &piece{off: n, end: s.cutAt - 1, path: pin, ctx: ctx, cancel: cancel, done: make(chan struct{}), start: now, next: s.inOrder}
+		p := &piece{off: n, end: s.cutAt - 1, path: pin, ctx: ctx, cancel: cancel, done: make(chan struct{}), start: now, next: s.inOrder[pin]}
 		s.pieces = append([]*piece{p}, s.pieces...)
 		s.start(pin, p, now, rtt)
 		s.wg.Go(func() { s.fetch(pin, p) }) // workers still run (Abandon comes later), so the group is not empty
@@ -737,25 +781,29 @@ func (s *Run) unask(pin int, n int64, now time.Time) {
 // original decides again.
 var closedChan = func() chan struct{} { c := make(chan struct{}); close(c); return c }()
 
-// fetch requests p on path pin and records what came back.
+// fetch requests p on path pin and records what came back. For an
+// ordered piece (piece.ordered) the request is a place in its path's
+// order: it fetches the piece first in line when its stream opens
+// (claim), p or another taken with it.
 func (s *Run) fetch(pin int, p *piece) {
-	var got int64 // of this copy, counted off the path's queue as they come
-	data, err := s.host.Fetch(p.ctx, pin, p.off, p.end, p.next, func(n int) {
-		s.mu.Lock()
-		k := min(int64(n), p.size()-got)
-		got += k
-		if pin == p.path { // its first copy: a second is always on another path
-			p.rx += k
-		}
-		s.queued[pin] -= k
-		s.rate(pin).got(k, time.Now(), s.queued[pin])
-		if m := s.meter(pin); m != nil {
-			m.got(k, time.Now())
-		}
-		s.mu.Unlock()
-	})
+	r := &request{s: s, pin: pin}
+	ctx := p.ctx
+	if p.ordered && pin == p.path {
+		ctx, r.cancel = context.WithCancel(s.ctx)
+		defer r.cancel()
+	} else {
+		r.p = p
+	}
+	data, err := s.host.Fetch(ctx, pin, Request{Next: p.next, Open: r.open, Received: r.received})
+	if r.stop != nil {
+		r.stop()
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if r.p == nil { // it failed before it had a stream: in place of the first in line
+		r.p = s.order(pin).pop()
+	}
+	p, got := r.p, r.got
 	p.running--
 	s.running--
 	s.queued[pin] -= p.size() - got
@@ -777,6 +825,83 @@ func (s *Run) fetch(pin int, p *piece) {
 		p.cancel()
 	}
 	s.wake()
+}
+
+// request is one Fetch: its piece (for an ordered one, nil until its
+// stream opens) and the bytes of it received so far (guarded by Run.mu).
+type request struct {
+	s      *Run
+	pin    int
+	p      *piece
+	got    int64
+	cancel context.CancelFunc // ends an ordered piece's request: its piece is no longer needed (stop)
+	stop   func() bool
+}
+
+// open is Request.Open: an ordered piece's request takes its path's turn,
+// opens its stream and claims the first piece in line (its request is
+// then cancelled with that piece); any other just opens its stream.
+func (r *request) open(open func() error) (off, end int64, err error) {
+	s := r.s
+	s.mu.Lock()
+	p, o := r.p, s.order(r.pin)
+	s.mu.Unlock()
+	if p != nil { // not ordered, or a later attempt of one
+		return p.off, p.end, open()
+	}
+	select {
+	case o.turn <- struct{}{}:
+	case <-s.ctx.Done():
+		return 0, 0, s.ctx.Err()
+	}
+	defer func() { <-o.turn }()
+	if err := open(); err != nil {
+		return 0, 0, err
+	}
+	s.mu.Lock()
+	p = o.pop()
+	r.p = p
+	s.mu.Unlock()
+	r.stop = context.AfterFunc(p.ctx, r.cancel)
+	return p.off, p.end, nil
+}
+
+// received is Request.Received: n bytes of the response came, counted
+// off the path's queue as they come.
+func (r *request) received(n int) {
+	s := r.s
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	p := r.p
+	k := min(int64(n), p.size()-r.got)
+	r.got += k
+	if r.pin == p.path { // its first copy: a second is always on another path
+		p.rx += k
+	}
+	s.queued[r.pin] -= k
+	s.rate(r.pin).got(k, time.Now(), s.queued[r.pin])
+	if m := s.meter(r.pin); m != nil {
+		m.got(k, time.Now())
+	}
+}
+
+// order is path pin's order (orders); mu held.
+func (s *Run) order(pin int) *order {
+	o := s.orders[pin]
+	if o == nil {
+		o = &order{turn: make(chan struct{}, 1)}
+		s.orders[pin] = o
+	}
+	return o
+}
+
+// pop takes the first piece in line: each ordered request put its piece
+// in line before it began and takes one out once, so there is one; mu
+// held.
+func (o *order) pop() *piece {
+	p := o.waiting[0]
+	o.waiting = o.waiting[1:]
+	return p
 }
 
 // views is what the policy knows of the paths that have workers in this
@@ -806,6 +931,7 @@ func (s *Run) views(pin int, now time.Time) (own stripesched.Path, others []stri
 			origOwes = st.Outstanding
 		}
 		s.links[id] = st.Link
+		s.inOrder[id] = st.InOrder
 	}
 	s.origQueue(all, origOwes)
 	s.shareLinks(all)

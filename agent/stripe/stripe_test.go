@@ -50,7 +50,11 @@ func (h *fakeHost) Path(int) (PathState, bool) {
 // fakeRate is each fakeHost path's rate in bytes a second.
 const fakeRate = 10e6
 
-func (h *fakeHost) Fetch(ctx context.Context, pin int, off, end int64, next bool, received func(int)) ([]byte, error) {
+func (h *fakeHost) Fetch(ctx context.Context, pin int, r Request) ([]byte, error) {
+	off, end, err := r.Open(func() error { return nil })
+	if err != nil {
+		return nil, err
+	}
 	time.Sleep(10 * time.Millisecond) // a round trip, on fake time
 	if pin == h.fail {
 		return nil, errors.New("path failed")
@@ -61,7 +65,7 @@ func (h *fakeHost) Fetch(ctx context.Context, pin int, off, end int64, next bool
 	// rest (reinjectPrefix) and left the other path nothing (1 in 30 runs
 	// of TestStripeDelivers under -race).
 	time.Sleep(seconds(float64(len(b)) / fakeRate))
-	received(len(b))
+	r.Received(len(b))
 	h.mu.Lock()
 	h.fetched[pin] += int64(len(b))
 	h.mu.Unlock()
@@ -75,8 +79,6 @@ func newFakeHost(n int, object []byte, fail int) *fakeHost {
 }
 
 func (h *fakeHost) Reinjected() { h.mu.Lock(); h.reinj++; h.mu.Unlock() }
-
-func (h *fakeHost) InOrder() bool { return false }
 
 func (h *fakeHost) Blocked() {}
 
@@ -168,7 +170,7 @@ type pacedHost struct {
 	fetched map[int]int64 // bytes per path that landed
 	asked   map[int]int64 // bytes per path requested, landed or not
 	nexts   [][2]int64    // the [off, end] of each request sent ahead of its path's queue (Fetch's next)
-	inOrder bool          // Host.InOrder (the pacing is round-robin-like either way)
+	inOrder bool          // PathState.InOrder of every path (the pacing is round-robin-like either way)
 	blocked int
 	// links: one per path, a token its pieces take in turn (they share
 	// its rate); a channel, not a mutex: a goroutine waiting on a mutex
@@ -188,17 +190,19 @@ func (h *pacedHost) Paths() int {
 
 func (h *pacedHost) Pins(from, to int) []int { return twoEach(from, to) }
 
-func (h *pacedHost) InOrder() bool { return h.inOrder }
-
 func (h *pacedHost) Path(id int) (PathState, bool) {
-	return PathState{RTT: h.rtt, Rate: h.rate[id]}, true
+	return PathState{RTT: h.rtt, Rate: h.rate[id], InOrder: h.inOrder}, true
 }
 
-func (h *pacedHost) Fetch(ctx context.Context, pin int, off, end int64, next bool, received func(int)) ([]byte, error) {
+func (h *pacedHost) Fetch(ctx context.Context, pin int, r Request) ([]byte, error) {
+	off, end, err := r.Open(func() error { return nil })
+	if err != nil {
+		return nil, err
+	}
 	b := h.object[off : end+1]
 	h.mu.Lock()
 	h.asked[pin] += int64(len(b))
-	if next {
+	if r.Next {
 		h.nexts = append(h.nexts, [2]int64{off, end})
 	}
 	h.mu.Unlock()
@@ -218,7 +222,7 @@ func (h *pacedHost) Fetch(ctx context.Context, pin int, off, end int64, next boo
 	if !ok {
 		return nil, ctx.Err()
 	}
-	received(len(b))
+	r.Received(len(b))
 	h.mu.Lock()
 	h.fetched[pin] += int64(len(b))
 	h.mu.Unlock()
@@ -382,13 +386,13 @@ func (h *owedHost) Path(id int) (PathState, bool) {
 	return st, ok
 }
 
-func (h *owedHost) Fetch(ctx context.Context, pin int, off, end int64, next bool, received func(int)) ([]byte, error) {
+func (h *owedHost) Fetch(ctx context.Context, pin int, r Request) ([]byte, error) {
 	h.mu.Lock()
 	if h.first.IsZero() {
 		h.first = time.Now()
 	}
 	h.mu.Unlock()
-	return h.fakeHost.Fetch(ctx, pin, off, end, next, received)
+	return h.fakeHost.Fetch(ctx, pin, r)
 }
 
 // TestStripeAsksOnceOriginalStops: a path whose queue is the original
@@ -452,16 +456,21 @@ func (h *guessHost) Path(id int) (PathState, bool) {
 	return PathState{RTT: 10 * time.Millisecond, Rate: 10e6}, true
 }
 
-func (h *guessHost) Fetch(ctx context.Context, pin int, off, end int64, next bool, received func(int)) ([]byte, error) {
-	h.mu.Lock()
-	if _, ok := h.first[pin]; !ok {
-		h.first[pin] = off
+func (h *guessHost) Fetch(ctx context.Context, pin int, r Request) ([]byte, error) {
+	open := r.Open
+	r.Open = func(o func() error) (int64, int64, error) {
+		off, end, err := open(o)
+		h.mu.Lock()
+		if _, ok := h.first[pin]; !ok && err == nil {
+			h.first[pin] = off
+		}
+		h.mu.Unlock()
+		return off, end, err
 	}
-	h.mu.Unlock()
 	if pin == 1 {
 		time.Sleep(200 * time.Millisecond) // slow: its pieces land late
 	}
-	return h.fakeHost.Fetch(ctx, pin, off, end, next, received)
+	return h.fakeHost.Fetch(ctx, pin, r)
 }
 
 // TestStripeOriginalRunsOn: beside a slower path, the original stream
@@ -599,7 +608,7 @@ func TestStripeOriginalOffACrawlingPath(t *testing.T) {
 // estimates at 1 MB/s, the original on the latter delivering crawl
 // bytes/s in chunk-byte reads; it fails if that takes over 1.1 × the
 // fast path alone, or if the original's rest is not the one request sent
-// ahead (inOrder: Host.InOrder) or any is (not inOrder).
+// ahead (inOrder: PathState.InOrder) or any is (not inOrder).
 func originalOffACrawl(t *testing.T, crawl float64, chunk int64, inOrder bool) {
 	synctest.Test(t, func(t *testing.T) {
 		const size, from, fast = 8 << 20, 256 << 10, 10e6
@@ -634,7 +643,7 @@ func originalOffACrawl(t *testing.T, crawl float64, chunk int64, inOrder bool) {
 }
 
 // TestRunDue: a head piece's due time counts the pieces its path sends
-// before it where the host's sender keeps the order (Host.InOrder: the
+// before it where the host's sender keeps the order (PathState.InOrder: the
 // one asked before it and the original's rest, marked next), and every
 // piece in flight there, round-robin, where it does not.
 func TestRunDue(t *testing.T) {
@@ -656,7 +665,7 @@ func TestRunDue(t *testing.T) {
 		{true, 0.45},  // 300 + 50 kB ahead, then its 100
 		{false, 0.35}, // 100 of each of the three beside it (50 of the rest), and its own
 	} {
-		s := &Run{inOrder: c.inOrder, pieces: []*piece{rest, before, h, after}}
+		s := &Run{inOrder: map[int]bool{0: c.inOrder}, pieces: []*piece{rest, before, h, after}}
 		if got := s.due(h, all, at(10)); math.Abs(got-c.want) > 1e-9 {
 			t.Errorf("in order %v: due = %g s, want %g", c.inOrder, got, c.want)
 		}
