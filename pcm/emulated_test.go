@@ -107,22 +107,41 @@ func TestFailoverOnOutageEvent(t *testing.T) {
 // Every request is measured on its own path, also the first after a switch:
 // without a fresh validation the server would answer on the old path for a
 // round trip (a request on a 100 ms path measured 56 ms after a 10 ms one,
-// and one on the 10 ms path 56 ms after the 100 ms one). The lower bound
-// holds for every request (load only adds). The other direction is checked
-// against the cycle itself, not against a fixed time that a loaded machine
-// can exceed: the best of the four requests that switch from the slow path
-// to a fast one may exceed the best of the four that switch between the
-// fast ones by less than a third of the RTTs' difference (the bug added half,
-// 46 ms; load delays both alike).
+// and one on the 10 ms path 56 ms after the 100 ms one). The checks need no
+// bound on the host's timing:
+//   - each request is reported on the path it asked for, or (switched) on
+//     the one it left on before quic-go applied the switch (moveWatch);
+//   - the server follows: a response that came back on another path than
+//     its request's (Result.Carrier, counted from the packets' tuples) is
+//     what the bug does to every switch to a path validated before (10 of
+//     16 requests with FastSwitch, which skips that validation); a loaded
+//     host lets a few through even with it (quic-go's server moves only
+//     to a path it has validated itself, and answers a request that
+//     arrives before on the old path; pcm gives those no sample, see
+//     credit), so the test allows unfollowedMax;
+//   - a response the server sent on its request's path took at least that
+//     path's round trip (load only adds). An unfollowed one does not: up
+//     the 100 ms path, down a 10 ms one is 55 ms. This check still fails,
+//     rarely and under load, on an open bug (issue 29): the carrier counts
+//     the bytes of every request stream, and the server's re-send of an
+//     earlier unfollowed response on the new path outweighs the next
+//     response's own bytes on the old one, so that response reads followed.
+//
+// Side probes are off and ProbeTimeout is long, so a switch waits for its
+// validation as long as a loaded host needs (validateWait is ProbeTimeout
+// without a side probe's round trip): with validateWait's 300 ms on the
+// slow path, a loaded host missed it 1 run in 8, the path rested, and the
+// requests for it went elsewhere. The test is about the switch, not about
+// how long it may wait.
 func TestMeasuresTheChosenPathAfterSwitches(t *testing.T) {
 	paths := []scenario.Path{symmetric("slow", 50), symmetric("fast", 5), symmetric("fast2", 5)}
-	c, _ := emulated(t, paths, Config{StallTimeout: noFalseStalls, Logf: t.Logf})
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	c, _ := emulated(t, paths, Config{StallTimeout: noFalseStalls, ProbeTimeout: noFalseStalls,
+		Probes: Probes{Off: true}, Logf: t.Logf})
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	cycle := []int{1, 0, 0, 2}
 	rtt := []float64{100, 10, 10}
-	best := []float64{math.Inf(1), math.Inf(1), math.Inf(1), math.Inf(1)}
-	early, prev := 0, 0
+	early, unfollowed, prev := 0, 0, 0
 	for i := range 16 {
 		p := cycle[i%4]
 		res, err := c.GetOn(ctx, p, "/bytes/1000", nil)
@@ -132,7 +151,6 @@ func TestMeasuresTheChosenPathAfterSwitches(t *testing.T) {
 		ms := float64(res.TCT()) / float64(time.Millisecond)
 		switch {
 		case res.Path == p:
-			best[i%4] = min(best[i%4], ms)
 		case res.Switched && res.Path == prev:
 			// It left before quic-go applied the switch (moveWatch) and
 			// is reported on the path that carried it.
@@ -140,7 +158,10 @@ func TestMeasuresTheChosenPathAfterSwitches(t *testing.T) {
 		default:
 			t.Errorf("request %d reported on %s (switched %v), want %s", i, res.PathName, res.Switched, paths[p].Name)
 		}
-		if ms < rtt[res.Path] {
+		if !res.Followed() {
+			unfollowed++
+			t.Logf("request %d sent on %s came back on %s (TCT %.1f ms)", i, res.PathName, paths[res.Carrier].Name, ms)
+		} else if ms < rtt[res.Path] {
 			t.Errorf("request %d on %s: TCT %.1f ms, below the path's RTT %.0f ms", i, res.PathName, ms, rtt[res.Path])
 		}
 		prev = res.Path
@@ -149,9 +170,13 @@ func TestMeasuresTheChosenPathAfterSwitches(t *testing.T) {
 	if early > 3 {
 		t.Errorf("%d of 12 switching requests left before their switch took effect", early)
 	}
-	// cycle[3] (fast2) follows the slow path; cycle[0] (fast) follows fast2.
-	if slack := (rtt[0] - rtt[1]) / 3; best[3] > best[0]+slack {
-		t.Errorf("best TCT on %s after the slow path %.1f ms, after a fast one (on %s) %.1f ms: want less than %.0f ms more",
-			paths[2].Name, best[3], paths[1].Name, best[0], slack)
+	if unfollowed > unfollowedMax {
+		t.Errorf("%d of 16 responses came back on another path than their request's, want at most %d", unfollowed, unfollowedMax)
 	}
 }
+
+// unfollowedMax is how many of TestMeasuresTheChosenPathAfterSwitches's 16
+// responses may come back on another path: a loaded host's share with room
+// (at most 2 of 16 per run in 80 runs and 4 traced failures at load 13–16,
+// 2026-11-30), far below the 10 of a switch without validation.
+const unfollowedMax = 4
