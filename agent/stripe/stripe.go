@@ -138,7 +138,6 @@ type Run struct {
 	// extends it (take), or sooner once a faster path fetches its
 	// remainder (prefix).
 	from, origAt, cutAt int64
-	origReach           int64 // the original's bytes given to the app or held (Original's n+k)
 	origPath            int
 	inOrder             bool      // Host.InOrder, at Start
 	began               time.Time // when the original's head arrived
@@ -188,7 +187,7 @@ func (s *Run) Original(n, k int64) int64 {
 	defer s.mu.Unlock()
 	s.credit(min(n+k, s.cutAt))
 	s.delivered = max(s.delivered, n)
-	s.origAt, s.origReach = n, n+k
+	s.origAt = n
 	if n+k >= s.cutAt {
 		s.origStopped = true
 	}
@@ -398,8 +397,8 @@ func (s *Run) decide(pin int) (p *piece, wait <-chan struct{}, poll time.Duratio
 	}
 	st := stripesched.Stripe{Window: stripesched.Window(append([]stripesched.Path{own}, others...), s.end-s.next),
 		Ahead: s.next - s.delivered, Left: s.end - s.next, Lambda: s.lambda}
-	if p, ok := s.takeNext(pin, own, others, st, now); ok {
-		if p != nil {
+	if size := stripesched.Take(own, others, st); size > 0 {
+		if p := s.take(pin, size, own, others, now); p != nil {
 			return p, nil, 0, false
 		}
 		return nil, closedChan, 0, false
@@ -425,20 +424,6 @@ func (s *Run) decide(pin int) (p *piece, wait <-chan struct{}, poll time.Duratio
 	return nil, s.kick, worthPoll, false
 }
 
-// takeNext is decide's request in order: the original's extension that
-// keeps it from stopping (keepOriginal), or what stripesched.Take gives
-// path pin (take); ok when either asked for bytes, p the piece to fetch
-// (nil: the original fetches them); mu held.
-func (s *Run) takeNext(pin int, own stripesched.Path, others []stripesched.Path, st stripesched.Stripe, now time.Time) (p *piece, ok bool) {
-	if s.keepOriginal(pin, own, others, now) {
-		return nil, true
-	}
-	if size := stripesched.Take(own, others, st); size > 0 {
-		return s.take(pin, size, own, others, now), true
-	}
-	return nil, false
-}
-
 // take requests size bytes on path pin, as stripesched.Take decided, or
 // returns nil where the original stream takes them; mu held.
 //
@@ -456,11 +441,7 @@ func (s *Run) takeNext(pin int, own stripesched.Path, others []stripesched.Path,
 // its rate is a guess or the original runs on, not the next bytes in
 // order: those would cut the original, and the app needs them next, where
 // a probe too slow to land in time held them until the fast path asked
-// again (two or three reinjections a download). A path whose rate is a
-// guess probes from the far end while the original may still be extended
-// even if the guess ranks it the swiftest: its in-order probe ended the
-// extension for good (a 0.5 Mbit/s path 300 ms away, guessed faster than
-// a 65 Mbit/s one at 120 ms, cut the original at 256 KiB; keepOriginal). From the far end a piece
+// again (two or three reinjections a download). From the far end a piece
 // lands long before the app gets there; the tail is bounded by MaxWindow,
 // the memory the reorder window may hold.
 func (s *Run) take(pin int, size int64, own stripesched.Path, others []stripesched.Path, now time.Time) *piece {
@@ -474,7 +455,7 @@ func (s *Run) take(pin int, size int64, own stripesched.Path, others []stripesch
 		s.joinTail()
 		return nil
 	}
-	far := (!swiftest && (own.Guess || s.extending()) || own.Guess && s.extending()) && s.end-s.next-size >= stripesched.MinPiece &&
+	far := !swiftest && (own.Guess || s.extending()) && s.end-s.next-size >= stripesched.MinPiece &&
 		s.total-s.end+size <= stripesched.MaxWindow
 	if far {
 		off = s.end - size
@@ -491,40 +472,6 @@ func (s *Run) take(pin int, size int64, own stripesched.Path, others []stripesch
 	}
 	s.joinTail()
 	return s.start(pin, p, now, own.RTT)
-}
-
-// keepOriginal extends the original on its own path pin by one of that
-// path's pieces once it is within a piece of its cut, while no other path
-// is measured faster than the original runs: Take compares estimates, and
-// before the original's path is measured its estimate is a guess (the
-// congestion window over the round trip) that ranks a nearer path first
-// whatever its rate, so no worker extended the original, it stopped at
-// its first 256 KiB for good, and a fast far path went on in pieces it
-// had to ramp from a 32 KiB probe (TestStripeFarFastPathKeepsOriginal);
-// mu held.
-func (s *Run) keepOriginal(pin int, own stripesched.Path, others []stripesched.Path, now time.Time) bool {
-	if pin != s.origPath || !s.extending() || s.next >= s.end {
-		return false
-	}
-	size := min(stripesched.PieceSize(own), s.end-s.next)
-	if s.cutAt-s.origReach >= size {
-		return false
-	}
-	rate := own.Rate
-	if d := now.Sub(s.began); own.Guess && d > own.RTT && s.origAt > s.from {
-		rate = float64(s.origAt) / d.Seconds() // what the original has done since its head
-	}
-	for _, o := range others {
-		if !o.Guess && o.Rate > rate {
-			return false
-		}
-	}
-	s.next += size
-	s.cutAt = s.next
-	s.ask(pin, size, now, own.RTT)
-	s.extMark = s.queued[pin] / 2
-	s.joinTail()
-	return true
 }
 
 // joinTail appends the tail's pieces to those in order once nothing is
@@ -577,14 +524,11 @@ func (s *Run) probe(pin int, own stripesched.Path, others []stripesched.Path, no
 // rate left the app waiting on the original for the bytes before it where
 // that estimate was high: one lane of a lossy link crawls well below the
 // lane's share of the link (TestStripeOriginalOffACrawlingPath: 1.34 s
-// against 0.83, the fast path alone 0.84). A path whose rate is a guess
-// claims nothing: a 0.5 Mbit/s path guessed at 1.3 MB/s from its
-// congestion window took the rest of a 65 Mbit/s path's original
-// (keepOriginal); mu held.
+// against 0.83, the fast path alone 0.84); mu held.
 func (s *Run) reinjectPrefix(pin int, own stripesched.Path, all map[int]stripesched.Path, now time.Time) *piece {
 	orig, ok := all[s.origPath]
 	left := s.cutAt - s.origAt
-	if s.prefix || pin == s.origPath || !ok || left < stripesched.MinPiece || own.Guess {
+	if s.prefix || pin == s.origPath || !ok || left < stripesched.MinPiece {
 		return nil
 	}
 	if d := now.Sub(s.began); d > orig.RTT && s.origAt > 0 {
