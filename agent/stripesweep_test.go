@@ -1,0 +1,108 @@
+package agent
+
+import (
+	"flag"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+)
+
+// stripeSweep is the number of generated mixes TestStripeSweep runs (0:
+// the test is a tool, not a CI check, and says so when skipped).
+var (
+	stripeSweep     = flag.Int("stripe.sweep", 0, "TestStripeSweep: how many generated mixes to run (0: skip)")
+	stripeSweepSeed = flag.Uint64("stripe.sweepseed", 1, "TestStripeSweep: the generator's seed")
+	stripeSweepOnly = flag.Int("stripe.sweeponly", -1, "TestStripeSweep: run only the mix of this index (-1: all)")
+)
+
+// sweepMix is one generated mix of TestStripeSweep and its size.
+type sweepMix struct {
+	class string
+	mix   []mixPath
+	size  int64
+}
+
+// genSweepMix draws a mix: 2–4 paths, the best 8–160 Mbit/s and each
+// other 1/20 … 1 of it, round trips 10–300 ms (memnet delays what a
+// node sends: a path's round trip is its delay plus mixServerDelay), in a third of the mixes the fastest path the
+// farthest (satellite-like), in a quarter one slower path 0.5–2 % lossy,
+// 4–64 MB.
+func genSweepMix(r *rand.Rand) sweepMix {
+	n := 2 + r.IntN(3)
+	best := (8 + r.Float64()*152) * 1e6 / 8
+	rtt := func() float64 { return 10 * math.Pow(30, r.Float64()) } // 10–300 ms, log-uniform
+	var s sweepMix
+	s.mix = append(s.mix, mixPath{rate: best})
+	rtts := []float64{rtt()}
+	for range n - 1 {
+		s.mix = append(s.mix, mixPath{rate: best / math.Pow(20, r.Float64())})
+		rtts = append(rtts, rtt())
+	}
+	var tags []string
+	if r.IntN(3) == 0 { // the fast path the far one
+		slices.Sort(rtts)
+		slices.Reverse(rtts)
+		tags = append(tags, "fast-far")
+	}
+	for i := range s.mix {
+		s.mix[i].delay = time.Duration(rtts[i]*float64(time.Millisecond)) - mixServerDelay
+	}
+	if r.IntN(4) == 0 {
+		s.mix[1+r.IntN(n-1)].loss = 0.005 + r.Float64()*0.015
+		tags = append(tags, "lossy")
+	}
+	s.size = int64(4+r.IntN(61)) << 20
+	s.class = fmt.Sprintf("%dp %s", n, strings.Join(tags, ","))
+	return s
+}
+
+// describe is the mix as "Mbit/s / ms RTT [loss]" per path.
+func (s sweepMix) describe() string {
+	var parts []string
+	for _, p := range s.mix {
+		d := fmt.Sprintf("%.0f/%.0f", p.rate*8/1e6, (p.delay+mixServerDelay).Seconds()*1e3)
+		if p.loss > 0 {
+			d += fmt.Sprintf(" %.1f%%", 100*p.loss)
+		}
+		parts = append(parts, d)
+	}
+	return strings.Join(parts, " + ")
+}
+
+// TestStripeSweep runs -stripe.sweep generated mixes (genSweepMix) on fake
+// time, each on its best path alone and striped, and logs one line per
+// mix (striped / best path alone, striped / the summed rate) and the
+// worst: the tool that looks for failing classes beyond the matrix's
+// rows. It asserts nothing: it is run by hand (go test -run
+// TestStripeSweep -stripe.sweep 100 -v ./agent/ | grep SWEEP).
+func TestStripeSweep(t *testing.T) {
+	if *stripeSweep == 0 {
+		t.Skip("a tool: set -stripe.sweep N to run N generated mixes")
+	}
+	r := rand.New(rand.NewPCG(*stripeSweepSeed, 0))
+	for i := range *stripeSweep {
+		s := genSweepMix(r)
+		if *stripeSweepOnly >= 0 && i != *stripeSweepOnly {
+			continue
+		}
+		best := 0
+		for j, p := range s.mix {
+			if p.rate > s.mix[best].rate {
+				best = j
+			}
+		}
+		alone := stripeMixTime(t, s.mix[best:best+1], s.size, false, 0)
+		striped := stripeMixTime(t, s.mix, s.size, true, 0)
+		var sum float64
+		for _, p := range s.mix {
+			sum += p.rate
+		}
+		fmt.Printf("SWEEP %3d %-18s %-48s %3d MB  alone %6.2fs striped %6.2fs  ×best %.3f  ofsum %.3f\n",
+			i, s.class, s.describe(), s.size>>20, alone.Seconds(), striped.Seconds(),
+			alone.Seconds()/striped.Seconds(), float64(s.size)/sum/striped.Seconds())
+	}
+}
