@@ -278,7 +278,7 @@ func (s *Run) Deliver(w http.ResponseWriter, written int64) (int64, error) {
 // said, the app waited for it, and meanwhile the window kept the path of
 // the highest rate from requesting. A piece on time that the app waited
 // for is not the estimates' error but the window's size: a path whose
-// rate just fell (its estimate lags by up to rateSpan) blocks with the
+// rate just fell (its estimate lags by up to span) blocks with the
 // other path's pieces on time, and growing λ then starved the path that
 // was right.
 func (s *Run) await(p *piece) error {
@@ -530,12 +530,12 @@ func (s *Run) joinTail() {
 }
 
 // staleAfter is how long a slower path may go without a piece of the
-// stripe before its rate estimate counts as stale: the estimator's own
-// memory (rateSpan). Only pieces correct an estimate, and the policy gives
-// pieces by the estimate, so a path whose first piece measured it low (a
+// stripe before its rate estimate counts as stale: a second, the most
+// the estimator remembers (span) on a path worth striping over. Only
+// pieces correct an estimate, and the policy gives pieces by the estimate, so a path whose first piece measured it low (a
 // transient, a loaded CPU) got no piece for the rest of the download —
 // the matrix's 2 : 1 row once left its 40 Mbit/s path at 0 % of the bytes.
-const staleAfter = rateSpan
+const staleAfter = time.Second
 
 // probe re-measures path pin when its estimate is stale (staleAfter) and
 // the policy gives it nothing: it requests a second copy of the newest
@@ -577,8 +577,17 @@ func (s *Run) reinjectPrefix(pin int, own stripesched.Path, all map[int]stripesc
 	}
 	if d := now.Sub(s.began); d > orig.RTT && s.origAt > 0 {
 		// What the original stream has done since its head: a better
-		// estimate of its path than one not yet measured.
-		orig.Rate = float64(s.origAt) / d.Seconds()
+		// estimate of its path than one not yet measured. Where the
+		// stripe has measured the path, the lower of the two: an
+		// average since the head keeps a path whose rate has since
+		// fallen looking fast, and the app waits on the original as it
+		// crawls (the fastest of three paths, dropped 8× at 0.5 s: 0.79
+		// of the offered sum, 0.94 so; TestStripeFollowsRateChange).
+		avg := float64(s.origAt) / d.Seconds()
+		if e := s.est[s.origPath]; e != nil && e.rate > 0 {
+			avg = min(avg, e.rate)
+		}
+		orig.Rate = avg
 	}
 	judged := own // behind its queue, unless sent ahead of it (InOrder)
 	if s.inOrder[pin] {
@@ -1089,7 +1098,7 @@ func (s *Run) rate(id int) *rateEst {
 // so a rate from landed pieces read a 150 Mbit/s path at 4.8 MB/s (its
 // first 3.5 MB piece of four, after all four had moved for 0.7 s) and at
 // 35 MB/s (the other three a moment later). The period is halved (bytes
-// and time) once longer than rateSpan, so the estimate follows a path
+// and time) once longer than span, so the estimate follows a path
 // whose rate changes within about that long.
 type rateEst struct {
 	from  time.Time     // start of the busy period (zero: idle)
@@ -1118,9 +1127,34 @@ type rateEst struct {
 // delivered in about a round trip whatever the path's rate.
 const appLimitedQueues = 2
 
-// rateSpan is the memory of rateEst: a second holds many pieces of any
-// path worth striping over, and a rate that halves shows within it.
-const rateSpan = time.Second
+// The memory of rateEst (span): the longer of rateSpan and spanRounds of
+// the path's round trips. Long enough to hold several pieces and round
+// trips of bytes, which arrive in bursts; short enough that a path whose
+// rate changes is planned at its new rate within a few hundred ms. With a
+// second for every path, a 40 Mbit/s path that fell to 10 read 9.3, 8.1,
+// 6.7 and 5.0 MB/s 40, 160, 390 and 740 ms after (true: 2.5), so it stayed
+// the "swiftest" path, its pieces were never cut, and the head pieces it
+// held were not copied to the other path, whose estimate said it would
+// land them no sooner: 80/20 + 40/30 Mbit/s/ms whose first path drops
+// 4× at 1 s reached 0.81 of the offered sum on fake time, 0.90–0.92 so
+// (TestStripeFollowsRateChange's first two rows: 0.64 and 0.88, 0.93 and
+// 0.92 so).
+const (
+	// rateSpan: a quarter second holds three pieces (PieceSpan) of a
+	// path's own and ten round trips of a 25 ms path.
+	rateSpan = 250 * time.Millisecond
+	// spanRounds: a long round trip needs more time for as many bursts;
+	// with rateSpan alone, a 15 Mbit/s path 130 ms away beside a
+	// 150 Mbit/s one, the mix fell from 0.95 to 0.92 of the sum (fake
+	// time, 20 MB). The smoothed RTT grows as a slowed path's queue
+	// fills (to about 90 ms on a 20 ms path whose rate fell 4×), so the
+	// span then lengthens somewhat; at 8 rounds that undid the gain
+	// (0.81).
+	spanRounds = 4
+)
+
+// span is the estimator's memory on a path of round trip rtt.
+func span(rtt time.Duration) time.Duration { return max(rateSpan, spanRounds*rtt) }
 
 // idle marks the start of a busy period at now: the path had nothing of
 // the stripe in flight.
@@ -1158,7 +1192,7 @@ func (e *rateEst) got(n int64, now time.Time, queued int64) {
 	if float64(e.peak) >= appLimitedQueues*sample*e.rtt.Seconds() || sample > e.rate {
 		e.rate = sample
 	}
-	if d > rateSpan {
+	if d > span(e.rtt) {
 		e.from, e.bytes = now.Add(-d/2), e.bytes/2
 	}
 	if now.Sub(e.round) >= e.rtt {

@@ -1,0 +1,132 @@
+package agent
+
+import (
+	"slices"
+	"testing"
+	"testing/synctest"
+	"time"
+)
+
+// TestStripeFollowsRateChange (issue 30: striped ≥ 0.9 × the sum of the
+// path rates, here the capacity the paths offered over the download, as
+// the matrix's offeredRate counts it): on fake time over memnet, a 20 MB
+// download striped after a warm-up (warmStripeTime's) while one path's
+// rate changes mid-transfer reaches rateChangeBar of what the paths
+// offered. The rows are the class, none of them the matrix's row but the
+// last: the fastest of three paths that drops 8× (to the slowest), a
+// slower path whose rate rises above the faster one's, a faster path
+// that drops 4× below the slower one, and the matrix's halving. Each
+// path's queue stays the bytes it held at the start (a router's buffer),
+// as the scenario's events leave it, so a path that slows also queues
+// longer.
+//
+// The first two rows fail without the stripe's estimator following a
+// change within span (rateEst averaged over up to a second: 0.635 and
+// 0.884 of the offered sum) or without the original's rest judged by
+// that estimate too (reinjectPrefix averaged the original since its head:
+// 0.891 for the first). With both: 0.929–0.939 and 0.922–0.923 (medians
+// of three, 2026-11-30). The last two rows read 0.94–0.96 before and
+// after; they guard that the changes cost neither.
+func TestStripeFollowsRateChange(t *testing.T) {
+	if raceEnabled {
+		t.Skip("a performance shape that the race detector distorts (raceEnabled); .ci/run runs it without -race")
+	}
+	ms := func(n float64) time.Duration { return time.Duration(n * float64(time.Millisecond)) }
+	// One-way delays: a path's round trip is twice its delay and mixServerDelay.
+	for _, c := range []struct {
+		name   string
+		mix    []mixPath
+		change rateChange
+	}{
+		{"80/10 + 40/30 + 20/50, the first drops 8× at 0.5 s", []mixPath{{10e6, ms(0), 0}, {5e6, ms(10), 0}, {2.5e6, ms(20), 0}}, rateChange{0, 0.125, 500 * time.Millisecond}},
+		{"60/20 + 40/30, the second rises 2.5× at 1 s", []mixPath{{7.5e6, ms(5), 0}, {5e6, ms(10), 0}}, rateChange{1, 2.5, time.Second}},
+		{"80/20 + 40/30, the first drops 4× at 0.5 s", []mixPath{{10e6, ms(5), 0}, {5e6, ms(10), 0}}, rateChange{0, 0.25, 500 * time.Millisecond}},
+		{"the matrix's 100/20 + 50/30, the first halves at 1 s", []mixPath{{12.5e6, ms(5), 0}, {6.25e6, ms(10), 0}}, rateChange{0, 0.5, time.Second}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var ratios []float64
+			for range rateChangeRuns {
+				took, bytes := warmChangeTime(t, c.mix, rateChangeSize, c.change)
+				ratios = append(ratios, rateChangeSize/offeredBytes(c.mix, c.change, took))
+				t.Logf("took %v, bytes per path %v", took, bytes)
+			}
+			slices.Sort(ratios)
+			got := ratios[len(ratios)/2]
+			t.Logf("%.3f of the offered sum (median of %.3f)", got, ratios)
+			if got < rateChangeBar {
+				t.Errorf("striped reached %.3f of the offered sum, want ≥ %.2f", got, rateChangeBar)
+			}
+		})
+	}
+}
+
+// TestStripeFollowsRateChange's object, its runs per row (the median
+// counts) and its bar: the issue's.
+const (
+	rateChangeSize = 20e6
+	rateChangeRuns = 3
+	rateChangeBar  = 0.9
+	// changeQueue: the matrix's queues (agent/runner's mixQueue).
+	changeQueue = 50 * time.Millisecond
+)
+
+// rateChange: path's rate becomes factor times its rate in the mix at
+// from the measured download's start.
+type rateChange struct {
+	path   int
+	factor float64
+	at     time.Duration
+}
+
+// warmChangeTime is warmStripeTime with change applied during the
+// measured download; it returns the fake time that download took and the
+// bytes each path carried in it. Each path's queue is changeQueue of its
+// first rate, in bytes, before and after the change.
+func warmChangeTime(t *testing.T, mix []mixPath, size int64, change rateChange) (time.Duration, []int64) {
+	t.Helper()
+	var took time.Duration
+	var bytes []int64
+	synctest.Test(t, func(t *testing.T) {
+		m := startMemAgent(t, len(mix), nil, nil)
+		shape := func(i int, rate float64) {
+			m.n.SetLink(memPath(i).Addr, rate, max(64<<10, int(mix[i].rate*changeQueue.Seconds())))
+		}
+		for i, p := range mix {
+			shape(i, p.rate)
+			m.n.SetDelay(memPath(i).Addr, p.delay)
+		}
+		m.n.SetDelay(memCTServer.Addr(), mixServerDelay)
+		for range sumWarm {
+			mustGetIntact(t, m, sumWarmSize)
+		}
+		var from []int64
+		for _, p := range m.c.paths {
+			from = append(from, p.bytes.Load())
+		}
+		start := time.Now()
+		evDone := make(chan struct{})
+		go func() {
+			defer close(evDone)
+			time.Sleep(change.at)
+			shape(change.path, mix[change.path].rate*change.factor)
+		}()
+		mustGetIntact(t, m, size)
+		took = time.Since(start)
+		<-evDone
+		for i, p := range m.c.paths {
+			bytes = append(bytes, p.bytes.Load()-from[i])
+		}
+	})
+	return took, bytes
+}
+
+// offeredBytes is what the paths of mix could deliver in d, change
+// applied at its time.
+func offeredBytes(mix []mixPath, change rateChange, d time.Duration) float64 {
+	var before float64
+	for _, p := range mix {
+		before += p.rate
+	}
+	after := before + mix[change.path].rate*(change.factor-1)
+	return before*min(d, change.at).Seconds() + after*max(d-change.at, 0).Seconds()
+}
