@@ -532,9 +532,10 @@ func (s *Run) joinTail() {
 // staleAfter is how long a slower path may go without a piece of the
 // stripe before its rate estimate counts as stale: a second, the most
 // the estimator remembers (span) on a path worth striping over. Only
-// pieces correct an estimate, and the policy gives pieces by the estimate, so a path whose first piece measured it low (a
-// transient, a loaded CPU) got no piece for the rest of the download —
-// the matrix's 2 : 1 row once left its 40 Mbit/s path at 0 % of the bytes.
+// pieces correct an estimate, and the policy gives pieces by the
+// estimate, so a path whose first piece measured it low (a transient, a
+// loaded CPU) got no piece for the rest of the download — the matrix's
+// 2 : 1 row once left its 40 Mbit/s path at 0 % of the bytes.
 const staleAfter = time.Second
 
 // probe re-measures path pin when its estimate is stale (staleAfter) and
