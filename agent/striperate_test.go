@@ -20,13 +20,14 @@ import (
 // as the scenario's events leave it, so a path that slows also queues
 // longer.
 //
-// The first two rows fail without the stripe's estimator following a
-// change within span (rateEst averaged over up to a second: 0.635 and
-// 0.884 of the offered sum) or without the original's rest judged by
-// that estimate too (reinjectPrefix averaged the original since its head:
-// 0.891 for the first). With both: 0.929–0.939 and 0.922–0.923 (medians
-// of three, 2026-11-30). The last two rows read 0.94–0.96 before and
-// after; they guard that the changes cost neither.
+// The first two rows fail without either change to agent/stripe: before
+// both, 0.673 and 0.884 of the offered sum (medians of three,
+// 2026-11-30); with the estimator's memory span alone (it was a second
+// for every path), the first reads 0.785; with the original's rest judged
+// by that estimate alone (reinjectPrefix averaged the original since its
+// head), 0.893 and 0.884. With both, 0.930–0.941 and 0.922–0.926 in 20
+// runs of the test. The last two rows read 0.94–0.96 before and after;
+// they guard that the changes cost neither.
 func TestStripeFollowsRateChange(t *testing.T) {
 	if raceEnabled {
 		t.Skip("a performance shape that the race detector distorts (raceEnabled); .ci/run runs it without -race")
@@ -70,8 +71,8 @@ const (
 	changeQueue = 50 * time.Millisecond
 )
 
-// rateChange: path's rate becomes factor times its rate in the mix at
-// from the measured download's start.
+// rateChange: path's rate becomes factor times its rate in the mix, at
+// after the measured download's start.
 type rateChange struct {
 	path   int
 	factor float64
