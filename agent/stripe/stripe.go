@@ -1138,7 +1138,7 @@ const appLimitedQueues = 2
 // held were not copied to the other path, whose estimate said it would
 // land them no sooner: 80/20 + 40/30 Mbit/s/ms whose first path drops
 // 4× at 1 s reached 0.81 of the offered sum on fake time, 0.90–0.92 so
-// (TestStripeFollowsRateChange's first two rows: 0.64 and 0.88, 0.93 and
+// (TestStripeFollowsRateChange's first two rows: 0.67 and 0.88, 0.93 and
 // 0.92 so).
 const (
 	// rateSpan: a quarter second holds three pieces (PieceSpan) of a
