@@ -406,8 +406,30 @@ func (l *leg) run() (int64, error) {
 	defer stop()
 	l.send()
 	defer l.endSend()
-	return l.receive()
+	n, err := l.receive()
+	if err == nil {
+		l.awaitEnd()
+	}
+	return n, err
 }
+
+// awaitEnd waits, up to the stall timeout, for ct-server's end of a whole
+// response's stream before the request's max_streams slot (streamSlot) is
+// given back: ct-server gives its slot back before it closes the stream
+// (handleStream), while a response is whole at its Content-Length, a
+// moment before. A slot given back at the Content-Length let the next
+// request reach ct-server while the last one still counted there, and it
+// was refused (TestServerLimits: 2 of about 70 runs under -race). The app
+// has its bytes already; only the slot waits, and the end comes with or
+// just after the last bytes.
+func (l *leg) awaitEnd() {
+	l.str.SetReadDeadline(time.Now().Add(l.f.c.cfg.StallTimeout))
+	io.Copy(io.Discard, io.LimitReader(l.str, trailingMax))
+}
+
+// trailingMax bounds what awaitEnd reads past a whole response: nothing
+// is due there but the stream's end.
+const trailingMax = 4 << 10
 
 // open opens the leg's stream, through the fetch's claim if it has one:
 // its request then asks for the range claimed, with the wire.HdrPiece of
