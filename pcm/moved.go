@@ -74,6 +74,16 @@ type moveWatch struct {
 	// addresses hash slowly, and the lookup was a third of the watch's CPU
 	// (BenchmarkMoveWatchRecord).
 	activePath atomic.Int32
+	// own counts each watched request's own stream per path (ownCarrier):
+	// the ledger counts every request stream, and a server that re-sends
+	// an earlier response on another path while a request is in flight
+	// (quic-go's does, after answering it on the old path) would tie that
+	// stale copy with the request's own bytes. Entries live from watch to
+	// ownCarrier; owned is their number, so that a received packet takes
+	// ownMu only while some request is watched.
+	ownMu sync.Mutex
+	own   map[quic.StreamID]streamRx
+	owned atomic.Int32
 
 	// The stall detector's evidence (Client.heard): acks counts the
 	// server's 1-RTT ACK frames that acknowledged a packet newer than any
@@ -101,7 +111,8 @@ func newMoveWatch(next func(context.Context, bool, quic.ConnectionID) qlogwriter
 	settled := make(chan struct{})
 	close(settled) // no switch is pending yet
 	w := &moveWatch{next: next, streams: map[quic.StreamID]int{}, moved: settled,
-		rx: rx, local: local, tuples: map[string]netip.AddrPort{"": dial}}
+		rx: rx, local: local, tuples: map[string]netip.AddrPort{"": dial},
+		own: map[quic.StreamID]streamRx{}}
 	w.largestAcked.Store(-1)
 	w.activePath.Store(unresolved)
 	return w
@@ -170,6 +181,45 @@ func (w *moveWatch) watch(id quic.StreamID) {
 	}
 	w.streams[id] = notSent
 	w.watchSendsLocked()
+	w.ownMu.Lock()
+	defer w.ownMu.Unlock()
+	w.own[id] = streamRx{}
+	w.owned.Store(int32(len(w.own)))
+}
+
+// ownCarrier ends counting stream id's own bytes (watch) and returns the
+// path that received most of them, or -1 when none came (or id was not
+// watched).
+func (w *moveWatch) ownCarrier(id quic.StreamID) int {
+	w.ownMu.Lock()
+	defer w.ownMu.Unlock()
+	s, ok := w.own[id]
+	if !ok {
+		return -1
+	}
+	delete(w.own, id)
+	w.owned.Store(int32(len(w.own)))
+	return s.carrier()
+}
+
+// countOwn adds the bytes of the watched streams among frames, received
+// on path, to their own counts.
+func (w *moveWatch) countOwn(frames []qlog.Frame, path int) {
+	if path < 0 {
+		return
+	}
+	w.ownMu.Lock()
+	defer w.ownMu.Unlock()
+	for _, f := range frames {
+		sf, ok := f.Frame.(*qlog.StreamFrame)
+		if !ok {
+			continue
+		}
+		if s, ok := w.own[sf.StreamID]; ok {
+			s.add(path, sf.Length)
+			w.own[sf.StreamID] = s
+		}
+	}
 }
 
 // leftEarly ends following a stream and reports whether its first packet
@@ -246,7 +296,8 @@ func (w *moveWatch) sent(e *qlog.PacketSent) {
 }
 
 // received counts the bytes of requests' streams in a received packet for
-// the path it arrived on, and an ACK that acknowledged something new.
+// the path it arrived on (all of them in the ledger, a watched one's also
+// on its own), and an ACK that acknowledged something new.
 func (w *moveWatch) received(e *qlog.PacketReceived) {
 	var n int64
 	largest := int64(-1)
@@ -266,7 +317,11 @@ func (w *moveWatch) received(e *qlog.PacketReceived) {
 		w.ackedUpTo(largest)
 	}
 	if n > 0 {
-		w.rx.add(w.tuplePath(e.Tuple), n)
+		path := w.tuplePath(e.Tuple)
+		w.rx.add(path, n)
+		if w.owned.Load() > 0 {
+			w.countOwn(e.Frames, path)
+		}
 	}
 }
 
