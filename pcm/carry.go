@@ -4,6 +4,8 @@ import (
 	"net"
 	"net/netip"
 	"sync"
+
+	"github.com/quic-go/quic-go"
 )
 
 // rxLedger counts, per local path, the bytes the client received there:
@@ -91,6 +93,7 @@ func carrier(before, after []int64) int {
 // (moveWatch.own): inline for the paths a host usually has, so that
 // watching a request allocates nothing.
 type streamRx struct {
+	id    quic.StreamID
 	bytes [inlinePaths]int64
 	more  []int64 // paths from inlinePaths on
 }

@@ -80,9 +80,12 @@ type moveWatch struct {
 	// (quic-go's does, after answering it on the old path) would tie that
 	// stale copy with the request's own bytes. Entries live from watch to
 	// ownCarrier; owned is their number, so that a received packet takes
-	// ownMu only while some request is watched.
+	// ownMu only while some request is watched. A slice, not a map: few
+	// requests overlap, and a scan of them cost less than hashing
+	// (BenchmarkMoveWatchRecord); its array is reused, so watching
+	// allocates nothing once it has grown.
 	ownMu sync.Mutex
-	own   map[quic.StreamID]streamRx
+	own   []streamRx
 	owned atomic.Int32
 
 	// The stall detector's evidence (Client.heard): acks counts the
@@ -111,8 +114,7 @@ func newMoveWatch(next func(context.Context, bool, quic.ConnectionID) qlogwriter
 	settled := make(chan struct{})
 	close(settled) // no switch is pending yet
 	w := &moveWatch{next: next, streams: map[quic.StreamID]int{}, moved: settled,
-		rx: rx, local: local, tuples: map[string]netip.AddrPort{"": dial},
-		own: map[quic.StreamID]streamRx{}}
+		rx: rx, local: local, tuples: map[string]netip.AddrPort{"": dial}}
 	w.largestAcked.Store(-1)
 	w.activePath.Store(unresolved)
 	return w
@@ -183,8 +185,22 @@ func (w *moveWatch) watch(id quic.StreamID) {
 	w.watchSendsLocked()
 	w.ownMu.Lock()
 	defer w.ownMu.Unlock()
-	w.own[id] = streamRx{}
+	if i := w.ownIndexLocked(id); i >= 0 {
+		w.own[i] = streamRx{id: id}
+		return
+	}
+	w.own = append(w.own, streamRx{id: id})
 	w.owned.Store(int32(len(w.own)))
+}
+
+// ownIndexLocked is the index of stream id in own, or -1.
+func (w *moveWatch) ownIndexLocked(id quic.StreamID) int {
+	for i := range w.own {
+		if w.own[i].id == id {
+			return i
+		}
+	}
+	return -1
 }
 
 // ownCarrier ends counting stream id's own bytes (watch) and returns the
@@ -193,13 +209,17 @@ func (w *moveWatch) watch(id quic.StreamID) {
 func (w *moveWatch) ownCarrier(id quic.StreamID) int {
 	w.ownMu.Lock()
 	defer w.ownMu.Unlock()
-	s, ok := w.own[id]
-	if !ok {
+	i := w.ownIndexLocked(id)
+	if i < 0 {
 		return -1
 	}
-	delete(w.own, id)
-	w.owned.Store(int32(len(w.own)))
-	return s.carrier()
+	p := w.own[i].carrier()
+	last := len(w.own) - 1
+	w.own[i] = w.own[last]
+	w.own[last] = streamRx{} // drops its more, if any
+	w.own = w.own[:last]
+	w.owned.Store(int32(last))
+	return p
 }
 
 // countOwn adds the bytes of the watched streams among frames, received
@@ -215,9 +235,8 @@ func (w *moveWatch) countOwn(frames []qlog.Frame, path int) {
 		if !ok {
 			continue
 		}
-		if s, ok := w.own[sf.StreamID]; ok {
-			s.add(path, sf.Length)
-			w.own[sf.StreamID] = s
+		if i := w.ownIndexLocked(sf.StreamID); i >= 0 {
+			w.own[i].add(path, sf.Length)
 		}
 	}
 }
