@@ -4,6 +4,8 @@ import (
 	"net"
 	"net/netip"
 	"sync"
+
+	"github.com/quic-go/quic-go"
 )
 
 // rxLedger counts, per local path, the bytes the client received there:
@@ -20,7 +22,12 @@ import (
 // the datagram bytes each socket received (multiConn). Both are counted
 // per connection, not per request: a request compares two snapshots, and
 // as no switch happens while a request is in flight (Client.begin), the
-// bytes of requests running beside it arrived on the same paths.
+// bytes of requests running beside it arrived on the same paths. That
+// fails when the server re-sends an earlier response on another path (a
+// stale copy that ties with the request's own bytes), so Get and GetOn,
+// which know their stream, count its bytes alone instead
+// (Client.carrierOf); Transport, whose stream http3 does not name, and
+// rebind mode, which sees no streams, use the ledger.
 type rxLedger struct {
 	mu    sync.Mutex
 	bytes []int64 // indexed by path
@@ -77,6 +84,41 @@ func carrier(before, after []int64) int {
 		}
 		if n > most {
 			best, most = i, n
+		}
+	}
+	return best
+}
+
+// streamRx counts one request stream's received bytes per path
+// (moveWatch.own): inline for the paths a host usually has, so that
+// watching a request allocates nothing.
+type streamRx struct {
+	id    quic.StreamID
+	bytes [inlinePaths]int64
+	more  []int64 // paths from inlinePaths on
+}
+
+func (s *streamRx) add(path int, n int64) {
+	if path < inlinePaths {
+		s.bytes[path] += n
+		return
+	}
+	for path-inlinePaths >= len(s.more) {
+		s.more = append(s.more, 0)
+	}
+	s.more[path-inlinePaths] += n
+}
+
+// carrier is the path that received most of the stream's bytes (the
+// lowest of a tie), or -1 when none came.
+func (s *streamRx) carrier() int {
+	best, most := carrier(nil, s.bytes[:]), int64(0)
+	if best >= 0 {
+		most = s.bytes[best]
+	}
+	for i, n := range s.more {
+		if n > most {
+			best, most = inlinePaths+i, n
 		}
 	}
 	return best
