@@ -121,11 +121,12 @@ func TestFailoverOnOutageEvent(t *testing.T) {
 //     credit), so the test allows unfollowedMax;
 //   - a response the server sent on its request's path took at least that
 //     path's round trip (load only adds). An unfollowed one does not: up
-//     the 100 ms path, down a 10 ms one is 55 ms. This check still fails,
-//     rarely and under load, on an open bug (issue 29): the carrier counts
-//     the bytes of every request stream, and the server's re-send of an
-//     earlier unfollowed response on the new path outweighs the next
-//     response's own bytes on the old one, so that response reads followed.
+//     the 100 ms path, down a 10 ms one is 55 ms. This check found, rarely
+//     and under load, a carrier counted from the bytes of every request
+//     stream: the server's re-send of an earlier unfollowed response on
+//     the new path outweighed the next response's own bytes on the old
+//     one, so that response read followed. GetOn's carrier now counts the
+//     request's own stream (TestCarrierIgnoresOtherStreams).
 //
 // Side probes are off and ProbeTimeout is long, so a switch waits for its
 // validation as long as a loaded host needs (validateWait is ProbeTimeout
