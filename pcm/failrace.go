@@ -130,7 +130,11 @@ func (c *Client) heardSinceLocked(heard uint64, dial *redial) bool {
 	for c.heard() == heard {
 		select {
 		case res := <-dial.done:
-			dial.done <- res // for redialLocked
+			// For redialLocked. Not sent back on done: nothing would
+			// receive it (TestNonReplayableFailsNamingPath hung there
+			// once the redial dialled the best path first and finished
+			// before the server was heard).
+			dial.early = &res
 			return false
 		case <-t.C:
 		}
@@ -151,6 +155,8 @@ type redial struct {
 	cancel  context.CancelFunc
 	done    chan redialResult
 	dropped chan struct{} // closed by abandon
+	// early is the result heardSinceLocked took from done before wait.
+	early *redialResult
 }
 
 type redialResult struct {
@@ -206,7 +212,11 @@ func (c *Client) startRedialLocked(won func(), first int) *redial {
 
 // wait returns the redial's result.
 func (r *redial) wait() (*session, int, error) {
-	res := <-r.done
+	if r.early == nil {
+		res := <-r.done
+		r.early = &res
+	}
+	res := *r.early
 	r.cancel()
 	return res.sess, res.won, res.err
 }
