@@ -1,10 +1,8 @@
 package stripe
 
 import (
-	"bytes"
 	"context"
 	"math/rand/v2"
-	"net/http/httptest"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -88,12 +86,7 @@ func TestStripeStreamsInTakenOrder(t *testing.T) {
 		h := &racyHost{fakeHost: newFakeHost(2, object(size), -1), rng: rand.New(rand.NewPCG(1, 2)),
 			opened: map[int][]int64{}, asks: map[int64]int{}}
 		s := Start(context.Background(), h, 0, 0, size)
-		w := httptest.NewRecorder()
-		n, err := s.Deliver(w, 0)
-		s.Abandon()
-		if err != nil || n != size || !bytes.Equal(w.Body.Bytes(), h.object) {
-			t.Fatalf("delivered to %d of %d: %v", n, size, err)
-		}
+		deliverWhole(t, s, h.object)
 		for pin, offs := range h.opened {
 			last, count := int64(-1), 0
 			for id, off := range offs {

@@ -129,12 +129,7 @@ func TestStripeJoinsNewPath(t *testing.T) {
 			time.Sleep(200 * time.Millisecond)
 			h.up.Store(2)
 		}()
-		w := httptest.NewRecorder()
-		n, err := s.Deliver(w, 0)
-		s.Abandon()
-		if err != nil || n != size || !bytes.Equal(w.Body.Bytes(), h.object) {
-			t.Fatalf("delivered to %d of %d: %v (intact %v)", n, size, err, bytes.Equal(w.Body.Bytes(), h.object))
-		}
+		deliverWhole(t, s, h.object)
 		if h.fetched[1] < size/4 {
 			t.Fatalf("bytes per path %v: the path added mid-stripe carried under a quarter", h.fetched)
 		}
@@ -252,12 +247,7 @@ func stripeLate(t *testing.T, late time.Duration) (slowBytes int64, blocked int)
 		h := &pacedHost{object: object(size), rate: []float64{10e6, 1e6}, rtt: 20 * time.Millisecond,
 			late: map[int]time.Duration{1: late}, fetched: map[int]int64{}, asked: map[int]int64{}, links: map[int]chan struct{}{0: make(chan struct{}, 1), 1: make(chan struct{}, 1)}}
 		s := Start(context.Background(), h, 0, 0, size)
-		w := httptest.NewRecorder()
-		n, err := s.Deliver(w, 0)
-		s.Abandon()
-		if err != nil || n != size || !bytes.Equal(w.Body.Bytes(), h.object) {
-			t.Fatalf("delivered to %d of %d: %v", n, size, err)
-		}
+		deliverWhole(t, s, h.object)
 		slowBytes, blocked = h.asked[1], h.blocked
 	})
 	return slowBytes, blocked
@@ -410,12 +400,7 @@ func TestStripeAsksOnceOriginalStops(t *testing.T) {
 		h.owed = 0
 		h.mu.Unlock()
 		stopped := time.Now()
-		w := httptest.NewRecorder()
-		n, err := s.Deliver(w, 0)
-		s.Abandon()
-		if err != nil || n != size || !bytes.Equal(w.Body.Bytes(), h.object) {
-			t.Fatalf("delivered to %d of %d: %v", n, size, err)
-		}
+		deliverWhole(t, s, h.object)
 		if h.first.Before(stopped) || h.first.After(stopped) {
 			t.Fatalf("first piece asked %v after the original stopped, want at once", h.first.Sub(stopped))
 		}
@@ -669,5 +654,17 @@ func TestRunDue(t *testing.T) {
 		if got := s.due(h, all, at(10)); math.Abs(got-c.want) > 1e-9 {
 			t.Errorf("in order %v: due = %g s, want %g", c.inOrder, got, c.want)
 		}
+	}
+}
+
+// deliverWhole delivers s's object to a recorder, ends s, and fails the
+// test unless every byte of object arrived intact.
+func deliverWhole(t *testing.T, s *Run, object []byte) {
+	t.Helper()
+	w := httptest.NewRecorder()
+	n, err := s.Deliver(w, 0)
+	s.Abandon()
+	if err != nil || n != int64(len(object)) || !bytes.Equal(w.Body.Bytes(), object) {
+		t.Fatalf("delivered to %d of %d: %v (intact %v)", n, len(object), err, bytes.Equal(w.Body.Bytes(), object))
 	}
 }
