@@ -101,11 +101,12 @@ func staleCopy(t *testing.T, client func(t *testing.T, cfg Config) (func(path st
 	var watch func() *moveWatch
 	var mu sync.Mutex
 	var injected qlog.PacketReceived
+	var stalePath int // the first request's path
 	h := origin.Handler(nil)
 	handler := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Query().Has("stale") {
 			mu.Lock()
-			injected = ended.copyOn(watch(), otherPath(r.RemoteAddr))
+			injected = ended.copyOn(watch(), stalePath)
 			watch().record(injected)
 			mu.Unlock()
 		}
@@ -124,6 +125,9 @@ func staleCopy(t *testing.T, client func(t *testing.T, cfg Config) (func(path st
 	}
 	fetch("/bytes/100", 100) // the dial
 	first := fetch("/bytes/800", 800)
+	mu.Lock()
+	stalePath = first.Path
+	mu.Unlock()
 	second := fetch("/bytes/100?stale", 100)
 	mu.Lock()
 	defer mu.Unlock()
@@ -142,15 +146,6 @@ func staleCopy(t *testing.T, client func(t *testing.T, cfg Config) (func(path st
 		t.Errorf("second request sent on %d (the server follows), reported carried by %d, credited %v: the stale copy on %d was counted as its carrier",
 			second.Path, second.Carrier, second.Credited, first.Path)
 	}
-}
-
-// otherPath is the one of staleCopy's two paths that the client at addr
-// (as the server saw it) is not on.
-func otherPath(addr string) int {
-	if ap, err := netip.ParseAddrPort(addr); err == nil && ap.Addr().Unmap() == memPath(0) {
-		return 1
-	}
-	return 0
 }
 
 // lastEnded is a qlog tracer of the client's connection that keeps the
@@ -180,20 +175,31 @@ func (s *lastEnded) RecordEvent(e qlogwriter.Event) {
 	}
 }
 
+// staleTuple names the network tuple of the stale copy: one of the
+// test's own, which copyOn assigns to the path's local address, as
+// quic-go's own tuple names move with the connection's switches.
+const staleTuple = "stale"
+
 // copyOn is a received packet with a copy of the response that ended
-// last, on a network tuple that w maps to path (none if w has none).
+// last, on a network tuple that w maps to path (none if path has no
+// socket).
 func (s *lastEnded) copyOn(w *moveWatch, path int) qlog.PacketReceived {
 	s.mu.Lock()
 	f := s.last
 	s.mu.Unlock()
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	for id, a := range w.tuples {
-		if w.local.path(a) == path {
-			e := qlog.PacketReceived{Tuple: id, Frames: []qlog.Frame{{Frame: &f}}}
-			e.Header.PacketType = qlog.PacketType1RTT
-			return e
+	var local netip.AddrPort
+	w.local.mu.Lock()
+	for a, p := range w.local.m {
+		if p == path {
+			local = a
 		}
 	}
-	return qlog.PacketReceived{}
+	w.local.mu.Unlock()
+	if !local.IsValid() {
+		return qlog.PacketReceived{}
+	}
+	w.record(qlog.TupleAssigned{TupleID: staleTuple, Local: qlog.TupleEndpointInfo{IPv4: local}})
+	e := qlog.PacketReceived{Tuple: staleTuple, Frames: []qlog.Frame{{Frame: &f}}}
+	e.Header.PacketType = qlog.PacketType1RTT
+	return e
 }
