@@ -90,11 +90,12 @@ func carrier(before, after []int64) int {
 	return best
 }
 
-// streamEnds keeps, per request stream, the highest offset received, so
-// that the ledger counts each of a response's bytes once: on the path of
-// the copy that brought it first. A copy of bytes already received (a
-// retransmission that crossed the ACK, a packet delayed on its path)
-// adds nothing. quic-go's server re-sends an earlier response on the
+// streamEnds keeps, per request stream, the highest offset received, and
+// the ledger counts only the bytes past it: each offset of a response
+// once, on the path of the frame that first reached past it (a gap left
+// by a lost packet goes with the frame after it, and its retransmission
+// adds nothing). A copy of bytes already received (a retransmission that
+// crossed the ACK, a packet delayed on its path) adds nothing. quic-go's server re-sends an earlier response on the
 // path it moves to while the next request is in flight (issue 29:
 // chosen37's trace); counted again, that stale copy outweighed or tied
 // the next response's own bytes and named its path the carrier.
