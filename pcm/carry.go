@@ -3,9 +3,11 @@ package pcm
 import (
 	"net"
 	"net/netip"
+	"slices"
 	"sync"
 
 	"github.com/quic-go/quic-go"
+	"github.com/quic-go/quic-go/qlog"
 )
 
 // rxLedger counts, per local path, the bytes the client received there:
@@ -18,16 +20,15 @@ import (
 // response.
 //
 // The default mode counts the STREAM frame bytes of requests' streams per
-// network tuple from quic-go's qlog events (moveWatch); rebind mode counts
-// the datagram bytes each socket received (multiConn). Both are counted
-// per connection, not per request: a request compares two snapshots, and
-// as no switch happens while a request is in flight (Client.begin), the
-// bytes of requests running beside it arrived on the same paths. That
-// fails when the server re-sends an earlier response on another path (a
-// stale copy that ties with the request's own bytes), so Get and GetOn,
-// which know their stream, count its bytes alone instead
-// (Client.carrierOf); Transport, whose stream http3 does not name, and
-// rebind mode, which sees no streams, use the ledger.
+// network tuple from quic-go's qlog events (moveWatch), each byte once
+// (streamEnds); rebind mode counts the datagram bytes each socket
+// received (multiConn). Both are counted per connection, not per
+// request: a request compares two snapshots, and as no switch happens
+// while a request awaits its response (Client.begin), the new bytes of
+// requests running beside it arrived on the same paths. One ledger serves
+// Get, GetOn and RoundTrip (Transport) alike: RoundTrip cannot learn its
+// stream's ID (http3 hides it). Rebind mode, which sees datagrams and not
+// streams, cannot tell a re-sent copy from new bytes.
 type rxLedger struct {
 	mu    sync.Mutex
 	bytes []int64 // indexed by path
@@ -89,39 +90,124 @@ func carrier(before, after []int64) int {
 	return best
 }
 
-// streamRx counts one request stream's received bytes per path
-// (moveWatch.own): inline for the paths a host usually has, so that
-// watching a request allocates nothing.
-type streamRx struct {
-	id    quic.StreamID
-	bytes [inlinePaths]int64
-	more  []int64 // paths from inlinePaths on
+// streamEnds keeps, per request stream, the highest offset received, and
+// the ledger counts only the bytes past it: each offset of a response
+// once, on the path of the frame that first reached past it (a gap left
+// by a lost packet goes with the frame after it, and its retransmission
+// adds nothing). A copy of bytes already received (a retransmission that
+// crossed the ACK, a packet delayed on its path) adds nothing. quic-go's server re-sends an earlier response on the
+// path it moves to while the next request is in flight (issue 29:
+// chosen37's trace); counted again, that stale copy outweighed or tied
+// the next response's own bytes and named its path the carrier.
+//
+// The streams are a window from below on, one entry per client-initiated
+// bidirectional stream ID (every fourth), which HTTP/3 gives requests in
+// order: a stream that has ended (FIN or RESET_STREAM received) leaves it
+// once every earlier one has, and any later copy of it counts nothing.
+type streamEnds struct {
+	mu    sync.Mutex
+	below quic.StreamID // the stream of win[0]: every request stream before it has ended
+	win   []streamEnd
 }
 
-func (s *streamRx) add(path int, n int64) {
-	if path < inlinePaths {
-		s.bytes[path] += n
-		return
-	}
-	for path-inlinePaths >= len(s.more) {
-		s.more = append(s.more, 0)
-	}
-	s.more[path-inlinePaths] += n
+type streamEnd struct {
+	end   int64 // the highest offset received
+	ended bool  // FIN or RESET_STREAM received
 }
 
-// carrier is the path that received most of the stream's bytes (the
-// lowest of a tie), or -1 when none came.
-func (s *streamRx) carrier() int {
-	best, most := carrier(nil, s.bytes[:]), int64(0)
-	if best >= 0 {
-		most = s.bytes[best]
+// maxStreamEnds bounds the window: ten times the 100 request streams
+// quic-go's server lets a client have open at once. Only a stream that
+// stays open while a thousand later ones end (a long poll, a long
+// download) reaches it; that stream is then taken as ended, and its later
+// bytes count for no path.
+const maxStreamEnds = 1024
+
+// fresh is the number of request-stream bytes in frames that no earlier
+// frame brought. It locks only for a packet with request-stream frames.
+func (s *streamEnds) fresh(frames []qlog.Frame) int64 {
+	first := slices.IndexFunc(frames, func(f qlog.Frame) bool { _, ok := requestStream(f.Frame); return ok })
+	if first < 0 {
+		return 0
 	}
-	for i, n := range s.more {
-		if n > most {
-			best, most = inlinePaths+i, n
-		}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var n int64
+	for _, f := range frames[first:] {
+		n += s.add(f.Frame)
 	}
-	return best
+	return n
+}
+
+// requestStream is the stream of a STREAM or RESET_STREAM frame, if it
+// is a client-initiated bidirectional one: in HTTP/3, a request's.
+func requestStream(f any) (quic.StreamID, bool) {
+	var id quic.StreamID
+	switch f := f.(type) {
+	case *qlog.StreamFrame:
+		id = f.StreamID
+	case *qlog.ResetStreamFrame:
+		id = f.StreamID
+	default:
+		return 0, false
+	}
+	return id, id%4 == 0
+}
+
+// add counts one frame and returns its new bytes of a request's stream.
+func (s *streamEnds) add(f any) int64 {
+	id, ok := requestStream(f)
+	if !ok {
+		return 0
+	}
+	e := s.at(id)
+	if e == nil {
+		return 0
+	}
+	var n int64
+	switch f := f.(type) {
+	case *qlog.StreamFrame:
+		n = max(0, f.Offset+f.Length-e.end)
+		e.end += n
+		e.ended = e.ended || f.Fin
+	case *qlog.ResetStreamFrame:
+		e.ended = true
+	}
+	s.trim()
+	return n
+}
+
+// at is the entry of stream id, nil for one before the window.
+func (s *streamEnds) at(id quic.StreamID) *streamEnd {
+	if id < s.below {
+		return nil
+	}
+	k := int((id - s.below) / 4)
+	if k >= maxStreamEnds {
+		s.drop(k - maxStreamEnds + 1)
+		k = maxStreamEnds - 1
+	}
+	for k >= len(s.win) {
+		s.win = append(s.win, streamEnd{})
+	}
+	return &s.win[k]
+}
+
+// trim moves the window past the ended streams at its start.
+func (s *streamEnds) trim() {
+	k := 0
+	for k < len(s.win) && s.win[k].ended {
+		k++
+	}
+	if k > 0 {
+		s.drop(k)
+	}
+}
+
+// drop moves the window k streams on, in its array (no allocation).
+func (s *streamEnds) drop(k int) {
+	n := copy(s.win, s.win[min(k, len(s.win)):])
+	s.win = s.win[:n]
+	s.below += quic.StreamID(4 * k)
 }
 
 // localIndex maps the local addresses of the client's sockets to their

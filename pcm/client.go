@@ -607,13 +607,11 @@ type Result struct {
 	Chosen   int
 	Path     int
 	PathName string
-	// Carrier is the path that received most of the response's bytes,
-	// -1 when nothing was counted: of its own stream for Get and GetOn
-	// (Client.carrierOf); of every request's stream since it was sent for
-	// Transport, which cannot learn its stream's ID, and in rebind mode
-	// (rxLedger). Carrier ≠ Path means the
-	// server did not follow the switch: the response was measured on no
-	// single path and the selector got no sample.
+	// Carrier is the path that received most of the new bytes of the
+	// requests' streams while the request was in flight (rxLedger), -1
+	// when none came. Carrier ≠ Path means the server did not follow the
+	// switch: the response was measured on no single path and the
+	// selector got no sample.
 	Carrier int
 	// Credited says the selector got this request's sample (Get and
 	// Transport; GetOn leaves crediting to its caller).
@@ -786,12 +784,10 @@ func (c *Client) fetch(f *flight, active int, target string, offset int64, st **
 	res.Est = c.cfg.Now() // EstTime: the stream exists (PCM Eq. 3)
 	res.StreamID = str.StreamID()
 	sess.moves.watch(res.StreamID)
-	var rx []int64
-	if sess.moves == nil {
-		rx = c.rx.snapshot() // rebind mode sees sockets, not streams
-	}
+	var buf [inlinePaths]int64
+	rx := c.rx.snapshotTo(buf[:0])
 	defer func() {
-		res.Carrier = c.carrierOf(sess, res.StreamID, rx)
+		res.Carrier = c.rx.carrierSince(rx)
 		// A request that left before the switch to this path took effect
 		// was carried, and measured, on the old path: say so.
 		if p, early := sess.moves.leftEarly(res.StreamID); early {
@@ -824,18 +820,6 @@ func (c *Client) fetch(f *flight, active int, target string, offset int64, st **
 	n, err = copyBody(w, resp.Body, discard)
 	res.End = c.cfg.Now() // EndTime: the FIN has arrived
 	return res, n, err
-}
-
-// carrierOf is the path that carried the response on stream id of sess:
-// the one that received most of that stream's own bytes (moveWatch.own),
-// so that another stream's bytes, such as an earlier response the server
-// re-sent on another path, count for nothing. Rebind mode has no stream
-// to go by: the sockets' ledger since before, the request's snapshot.
-func (c *Client) carrierOf(sess *session, id quic.StreamID, before []int64) int {
-	if sess.moves == nil {
-		return c.rx.carrierSince(before)
-	}
-	return sess.moves.ownCarrier(id)
 }
 
 func (c *Client) authority() string {

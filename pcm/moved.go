@@ -74,19 +74,9 @@ type moveWatch struct {
 	// addresses hash slowly, and the lookup was a third of the watch's CPU
 	// (BenchmarkMoveWatchRecord).
 	activePath atomic.Int32
-	// own counts each watched request's own stream per path (ownCarrier):
-	// the ledger counts every request stream, and a server that re-sends
-	// an earlier response on another path while a request is in flight
-	// (quic-go's does, after answering it on the old path) would tie that
-	// stale copy with the request's own bytes. Entries live from watch to
-	// ownCarrier; owned is their number, so that a received packet takes
-	// ownMu only while some request is watched. A slice, not a map: few
-	// requests overlap, and a scan of them cost less than hashing
-	// (BenchmarkMoveWatchRecord); its array is reused, so watching
-	// allocates nothing once it has grown.
-	ownMu sync.Mutex
-	own   []streamRx
-	owned atomic.Int32
+	// ends drops the bytes of requests' streams that arrived before:
+	// the ledger counts only new ones.
+	ends streamEnds
 
 	// The stall detector's evidence (Client.heard): acks counts the
 	// server's 1-RTT ACK frames that acknowledged a packet newer than any
@@ -183,62 +173,6 @@ func (w *moveWatch) watch(id quic.StreamID) {
 	}
 	w.streams[id] = notSent
 	w.watchSendsLocked()
-	w.ownMu.Lock()
-	defer w.ownMu.Unlock()
-	if i := w.ownIndexLocked(id); i >= 0 {
-		w.own[i] = streamRx{id: id}
-		return
-	}
-	w.own = append(w.own, streamRx{id: id})
-	w.owned.Store(int32(len(w.own)))
-}
-
-// ownIndexLocked is the index of stream id in own, or -1.
-func (w *moveWatch) ownIndexLocked(id quic.StreamID) int {
-	for i := range w.own {
-		if w.own[i].id == id {
-			return i
-		}
-	}
-	return -1
-}
-
-// ownCarrier ends counting stream id's own bytes (watch) and returns the
-// path that received most of them, or -1 when none came (or id was not
-// watched).
-func (w *moveWatch) ownCarrier(id quic.StreamID) int {
-	w.ownMu.Lock()
-	defer w.ownMu.Unlock()
-	i := w.ownIndexLocked(id)
-	if i < 0 {
-		return -1
-	}
-	p := w.own[i].carrier()
-	last := len(w.own) - 1
-	w.own[i] = w.own[last]
-	w.own[last] = streamRx{} // drops its more, if any
-	w.own = w.own[:last]
-	w.owned.Store(int32(last))
-	return p
-}
-
-// countOwn adds the bytes of the watched streams among frames, received
-// on path, to their own counts.
-func (w *moveWatch) countOwn(frames []qlog.Frame, path int) {
-	if path < 0 {
-		return
-	}
-	w.ownMu.Lock()
-	defer w.ownMu.Unlock()
-	for _, f := range frames {
-		sf, ok := f.Frame.(*qlog.StreamFrame)
-		if !ok {
-			continue
-		}
-		if i := w.ownIndexLocked(sf.StreamID); i >= 0 {
-			w.own[i].add(path, sf.Length)
-		}
-	}
 }
 
 // leftEarly ends following a stream and reports whether its first packet
@@ -314,33 +248,21 @@ func (w *moveWatch) sent(e *qlog.PacketSent) {
 	w.watchSendsLocked()
 }
 
-// received counts the bytes of requests' streams in a received packet for
-// the path it arrived on (all of them in the ledger, a watched one's also
-// on its own), and an ACK that acknowledged something new.
+// received counts the new bytes of requests' streams in a received
+// packet (streamEnds) for the path it arrived on, and an ACK that
+// acknowledged something new.
 func (w *moveWatch) received(e *qlog.PacketReceived) {
-	var n int64
 	largest := int64(-1)
 	for _, f := range e.Frames {
-		switch f := f.Frame.(type) {
-		case *qlog.StreamFrame:
-			if f.StreamID%4 == 0 {
-				n += f.Length
-			}
-		case *qlog.AckFrame:
-			if e.Header.PacketType == qlog.PacketType1RTT {
-				largest = max(largest, int64(f.LargestAcked()))
-			}
+		if a, ok := f.Frame.(*qlog.AckFrame); ok && e.Header.PacketType == qlog.PacketType1RTT {
+			largest = max(largest, int64(a.LargestAcked()))
 		}
 	}
 	if largest >= 0 {
 		w.ackedUpTo(largest)
 	}
-	if n > 0 {
-		path := w.tuplePath(e.Tuple)
-		w.rx.add(path, n)
-		if w.owned.Load() > 0 {
-			w.countOwn(e.Frames, path)
-		}
+	if n := w.ends.fresh(e.Frames); n > 0 {
+		w.rx.add(w.tuplePath(e.Tuple), n)
 	}
 }
 

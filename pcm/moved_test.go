@@ -177,9 +177,9 @@ func TestMoveWatchCountsNewAcks(t *testing.T) {
 }
 
 // got is a received 1-RTT qlog packet on tuple carrying n bytes of
-// request stream 0.
-func got(tuple string, n int64) qlog.PacketReceived {
-	e := qlog.PacketReceived{Tuple: tuple, Frames: []qlog.Frame{{Frame: &qlog.StreamFrame{StreamID: 0, Length: n}}}}
+// request stream id, from its start.
+func got(tuple string, id quic.StreamID, n int64) qlog.PacketReceived {
+	e := qlog.PacketReceived{Tuple: tuple, Frames: []qlog.Frame{{Frame: &qlog.StreamFrame{StreamID: id, Length: n}}}}
 	e.Header.PacketType = qlog.PacketType1RTT
 	return e
 }
@@ -194,13 +194,13 @@ func TestMoveWatchCountsByTuple(t *testing.T) {
 	local.set(net.UDPAddrFromAddrPort(a), 0)
 	rx := newRxLedger(2)
 	w := newMoveWatch(nil, rx, local, a)
-	w.record(got("", 100))
+	w.record(got("", 0, 100))
 	w.record(qlog.TupleAssigned{TupleID: "1", Local: qlog.TupleEndpointInfo{IPv4: a}})
 	w.record(qlog.TupleAssigned{TupleID: "", Local: qlog.TupleEndpointInfo{IPv4: b}})
-	w.record(got("", 10)) // b has no path yet: counted nowhere
+	w.record(got("", 4, 10)) // b has no path yet: counted nowhere
 	local.set(net.UDPAddrFromAddrPort(b), 1)
-	w.record(got("", 20))
-	w.record(got("1", 1))
+	w.record(got("", 8, 20))
+	w.record(got("1", 12, 1))
 	if s := rx.snapshot(); s[0] != 101 || s[1] != 20 {
 		t.Errorf("ledger %v, want [101 20]", s)
 	}
@@ -224,15 +224,22 @@ func TestRxLedgerLastPath(t *testing.T) {
 // BenchmarkMoveWatchRecord is the watch's own share of a small GET's CPU:
 // the qlog events of one request as quic-go hands them to the recorder
 // (already built, boxed in the Event interface), from the request's
-// watch to its leftEarly and ownCarrier. quic-go's cost of building them is not in it.
+// watch to its leftEarly; each request on a stream of its own, its
+// response's bytes counted once (streamEnds). quic-go's cost of building
+// them is not in it.
 func BenchmarkMoveWatchRecord(b *testing.B) {
 	dial := netip.MustParseAddrPort("10.0.0.1:4000")
 	local := &localIndex{}
 	local.m = map[netip.AddrPort]int{dial: 0}
 	w := newMoveWatch(nil, newRxLedger(3), local, dial)
 	r := w.tracer(context.Background(), true, quic.ConnectionID{}).AddProducer()
-	const id = quic.StreamID(8)
-	stream := func(n int64) qlog.Frame { return qlog.Frame{Frame: &qlog.StreamFrame{StreamID: id, Length: n}} }
+	req := sent(0)
+	frames := []*qlog.StreamFrame{req.Frames[0].Frame.(*qlog.StreamFrame)}
+	stream := func(off, n int64) qlog.Frame {
+		f := &qlog.StreamFrame{Offset: off, Length: n, Fin: n < 1200}
+		frames = append(frames, f)
+		return qlog.Frame{Frame: f}
+	}
 	ack := qlog.Frame{Frame: &qlog.AckFrame{AckRanges: []qlog.AckRange{{Largest: 5}}}}
 	rcvd := func(frames ...qlog.Frame) qlogwriter.Event {
 		e := qlog.PacketReceived{Frames: frames}
@@ -240,23 +247,25 @@ func BenchmarkMoveWatchRecord(b *testing.B) {
 		return e
 	}
 	events := []qlogwriter.Event{
-		sent(id),
+		req,
 		qlog.MetricsUpdated{},
-		rcvd(ack, stream(1200)),
-		rcvd(stream(1200)),
-		rcvd(stream(1200)),
-		rcvd(stream(1200)),
-		rcvd(stream(400)),
+		rcvd(ack, stream(0, 1200)),
+		rcvd(stream(1200, 1200)),
+		rcvd(stream(2400, 1200)),
+		rcvd(stream(3600, 1200)),
+		rcvd(stream(4800, 400)),
 		sent(),
 		qlog.MetricsUpdated{},
 	}
 	b.ReportAllocs()
-	for b.Loop() {
+	for id := quic.StreamID(0); b.Loop(); id += 4 {
+		for _, f := range frames {
+			f.StreamID = id
+		}
 		w.watch(id)
 		for _, e := range events {
 			r.RecordEvent(e)
 		}
 		w.leftEarly(id)
-		w.ownCarrier(id)
 	}
 }
