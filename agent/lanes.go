@@ -39,10 +39,10 @@ const (
 	// laneMinPackets as any other. One connection on a lossy path is the
 	// one the stripe gives least to (0.2–0.4 kpkt/s on the matrix's lossy
 	// row), so its second window of laneMinPackets took 2–3 s of traffic
-	// there, and in 6 of 17 runs of the row (2026-11-30, load 2–10) the
+	// there, and in 8 of 21 runs of the row (2026-11-30, load 1–12) the
 	// first lanes came after the experiment's 5 s warm-up, into the
-	// measured download: the lossy path then carried 6–16 % of the bytes,
-	// 27–32 % where the lanes were up before it. At 1 % loss a window
+	// measured download: the lossy path then carried 4–20 % of the bytes,
+	// 27–33 % where the lanes were up before it. At 1 % loss a window
 	// holds two losses by 250 packets in 71 % of windows (Poisson, mean
 	// 2.5): on fake time (the row's mix, 3 MiB downloads from a fresh
 	// ct-client) the first lanes came after 0.9–1.24 s instead of
