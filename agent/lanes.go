@@ -33,23 +33,6 @@ const (
 	// none); about a second at the 4–5 Mbit/s one lane gets there.
 	// Lanes change on two windows in a row that agree (laneTarget).
 	laneMinPackets = 500
-	// laneEarlyPackets: an interface with no lanes added yet has its
-	// window judged lossy from this many packets on, once its loss is at
-	// or above lossyAbove (at least two losses), and otherwise judged at
-	// laneMinPackets as any other. One connection on a lossy path is the
-	// one the stripe gives least to (0.2–0.4 kpkt/s on the matrix's lossy
-	// row), so its second window of laneMinPackets took 2–3 s of traffic
-	// there, and in 8 of 21 runs of the row (2026-11-30, load 1–12) the
-	// first lanes came after the experiment's 5 s warm-up, into the
-	// measured download: the lossy path then carried 4–20 % of the bytes,
-	// 27–33 % where the lanes were up before it. At 1 % loss a window
-	// holds two losses by 250 packets in 71 % of windows (Poisson, mean
-	// 2.5): on fake time (the row's mix, 3 MiB downloads from a fresh
-	// ct-client) the first lanes came after 0.9–1.24 s instead of
-	// 1.57–2.17 s, 8 runs each. Two lossy windows in a row still stand
-	// against a slow start's single burst, and the clean verdict, which
-	// retires lanes, still needs laneMinPackets.
-	laneEarlyPackets = 250
 	// lossyAbove: loss at or above which a window counts as lossy. Reno's
 	// own probing of a full drop-tail queue loses about 8/(3W²) of its
 	// packets (W the window in packets): under 0.1 % from W ≈ 50 on, so
@@ -115,19 +98,15 @@ const (
 	laneNeither                     // between the thresholds, or the queue's own loss
 )
 
-// judge is the verdict on window w; early: the interface has no lanes
-// added, and its window may be judged lossy from laneEarlyPackets on.
-func judge(w laneWindow, early bool) laneVerdict {
-	loss := lossOf(w)
-	queued := w.MinRTT > 0 && float64(w.SRTT) > queueEmpty*float64(w.MinRTT)
-	lossy := loss >= lossyAbove && !queued
-	switch {
-	case w.Sent < laneMinPackets:
-		if early && lossy && w.Sent >= laneEarlyPackets {
-			return laneLossy
-		}
+// judge is the verdict on window w.
+func judge(w laneWindow) laneVerdict {
+	if w.Sent < laneMinPackets {
 		return laneUnjudged
-	case lossy:
+	}
+	loss := float64(w.Lost) / float64(w.Sent)
+	queued := w.MinRTT > 0 && float64(w.SRTT) > queueEmpty*float64(w.MinRTT)
+	switch {
+	case loss >= lossyAbove && !queued:
 		return laneLossy
 	case loss < cleanBelow:
 		return laneClean
@@ -261,7 +240,7 @@ func (k *laneKeeper) check() {
 			continue // each interface once, at its first lane
 		}
 		w, added := k.window[name], k.added[name]
-		v := judge(w, len(added) == 0)
+		v := judge(w)
 		if v == laneUnjudged {
 			continue
 		}
@@ -340,7 +319,7 @@ func freeName(name string, want []LocalPath) string {
 	}
 }
 
-// lossOf is w's loss as a fraction (0: it sent nothing).
+// lossOf is w's loss as a fraction, for the log.
 func lossOf(w laneWindow) float64 {
 	if w.Sent == 0 {
 		return 0

@@ -43,46 +43,12 @@ func TestLaneTarget(t *testing.T) {
 		{"loss between the thresholds: kept", win(5000, 15, rtt), laneNeither, lossyLanes, 1, 5, lossyLanes},
 		{"no minimum RTT yet: not queued", laneWindow{Sent: 2000, Lost: 20, SRTT: rtt}, laneLossy, 1, 1, 6, lossyLanes},
 	} {
-		if got := laneTarget(judge(tc.w, false), tc.prev, tc.lanes, tc.base, tc.free); got != tc.want {
-			t.Errorf("%s: laneTarget(judge(%+v, false), %d, %d, %d, %d) = %d; want %d", tc.name, tc.w, tc.prev, tc.lanes, tc.base, tc.free, got, tc.want)
+		if got := laneTarget(judge(tc.w), tc.prev, tc.lanes, tc.base, tc.free); got != tc.want {
+			t.Errorf("%s: laneTarget(judge(%+v), %d, %d, %d, %d) = %d; want %d", tc.name, tc.w, tc.prev, tc.lanes, tc.base, tc.free, got, tc.want)
 		}
 	}
-	if v := judge(win(laneMinPackets-1, 100, rtt), false); v != laneUnjudged {
+	if v := judge(win(laneMinPackets-1, 100, rtt)); v != laneUnjudged {
 		t.Errorf("a window of %d packets judged %d", laneMinPackets-1, v)
-	}
-}
-
-// TestJudgeEarly: an interface with no lanes added has its window judged
-// lossy from laneEarlyPackets on (random loss, the queue empty), so a
-// lossy path that the stripe gives little gets its first lanes after
-// fewer of its packets; any other verdict, and every verdict once lanes
-// were added, still waits for laneMinPackets.
-func TestJudgeEarly(t *testing.T) {
-	const rtt = 30 * time.Millisecond
-	win := func(sent, lost uint64, srtt time.Duration) laneWindow {
-		return laneWindow{Sent: sent, Lost: lost, SRTT: srtt, MinRTT: rtt}
-	}
-	for _, tc := range []struct {
-		name  string
-		w     laneWindow
-		early bool
-		want  laneVerdict
-	}{
-		{"1 % of 300, no lanes added: lossy", win(300, 3, rtt), true, laneLossy},
-		{"2 of laneEarlyPackets: lossy", win(laneEarlyPackets, 2, rtt), true, laneLossy},
-		{"1 of laneEarlyPackets (0.4 %): not yet", win(laneEarlyPackets, 1, rtt), true, laneUnjudged},
-		{"loss under lossyAbove: not yet", win(450, 2, rtt), true, laneUnjudged},
-		{"no loss: not yet, the clean verdict waits for laneMinPackets", win(400, 0, rtt), true, laneUnjudged},
-		{"too few packets", win(laneEarlyPackets-1, 10, rtt), true, laneUnjudged},
-		{"queue full: the link's loss, not yet", win(300, 3, 2*rtt), true, laneUnjudged},
-		{"lanes added: waits for laneMinPackets", win(300, 3, rtt), false, laneUnjudged},
-		{"lanes added, full window: lossy", win(laneMinPackets, 5, rtt), false, laneLossy},
-		{"early, full window, clean", win(laneMinPackets, 0, rtt), true, laneClean},
-		{"nothing sent", laneWindow{}, true, laneUnjudged},
-	} {
-		if got := judge(tc.w, tc.early); got != tc.want {
-			t.Errorf("%s: judge(%+v, %v) = %d; want %d", tc.name, tc.w, tc.early, got, tc.want)
-		}
 	}
 }
 

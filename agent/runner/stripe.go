@@ -137,10 +137,8 @@ func stripeOnce(ctx context.Context, sc *scenario.Scenario, cfg StripeConfig, pa
 // Warm-up: a device's ct-client has run for a while before an app's
 // download, so the experiment measures one that has. warmFor of traffic
 // teaches each path's RTT and rate estimates and lets ct-client judge each
-// path's loss (agent/lanes.go: two lossy windows in a row, of 250 to 500
-// packets while the path has no lanes, laneEarlyPackets; on sockets the
-// first lanes still came after the 5 s in 8 of 21 runs of the lossy row
-// with 500), in warmPiece requests; warmMax
+// path's loss (agent/lanes.go: two windows of 500 packets, 2–3 s at the
+// lossy row's 1 % on a loaded machine), in warmPiece requests; warmMax
 // (120 MB, 5 s at 190 Mbit/s) bounds them should a mix be faster.
 const (
 	warmFor   = 5 * time.Second
