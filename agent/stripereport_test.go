@@ -24,14 +24,17 @@ func TestStripeTeachesPathRate(t *testing.T) {
 			m.n.SetDelay(memPath(i).Addr, p.delay)
 		}
 		m.n.SetDelay(memCTServer.Addr(), mixServerDelay)
+		slow := m.c.paths[1]
+		var rates []float64
 		for range sumWarm {
 			mustGetIntact(t, m, sumWarmSize)
+			synctest.Wait() // the stripe has ended (Abandon: its report)
+			slow.mu.Lock()
+			rates = append(rates, slow.rate)
+			slow.mu.Unlock()
 		}
-		slow := m.c.paths[1]
-		slow.mu.Lock()
-		got := slow.rate
-		slow.mu.Unlock()
-		t.Logf("slow path: %.0f bytes over the stripes, rate %.3g bytes/s (link %.3g)", float64(slow.bytes.Load()), got, mix[1].rate)
+		got := rates[len(rates)-1]
+		t.Logf("slow path: %.0f bytes over the stripes, rate after each %.3g bytes/s (link %.3g)", float64(slow.bytes.Load()), rates, mix[1].rate)
 		if got < taughtLow*mix[1].rate || got > taughtHigh*mix[1].rate {
 			t.Errorf("the slow path's rate reads %.3g bytes/s, want %.2f–%.2f × its link's %.3g", got, taughtLow, taughtHigh, mix[1].rate)
 		}
@@ -40,7 +43,10 @@ func TestStripeTeachesPathRate(t *testing.T) {
 
 // TestStripeTeachesPathRate's band around the link's rate: the stripe
 // measures a busy period that includes its first round trip (rateEst),
-// so it reads a path somewhat low, never above the link.
+// so it reads a path somewhat low; a path that carried only probes reads
+// lower still. In 200 runs the last rate read 0.67–1.00 of the link's
+// (0.67 and 0.75 where the slow path carried 0.6–0.7 MB in all), and
+// once above it after one stripe (1.15), never after three.
 const (
 	taughtLow  = 0.5
 	taughtHigh = 1.05
