@@ -169,9 +169,13 @@ func (p *path) rateSample(n int64, d time.Duration) {
 	if d <= 0 {
 		return
 	}
+	p.foldRate(float64(n) / d.Seconds())
+}
+
+// foldRate adds one sample r (bytes/s) to the path's EWMA rate.
+func (p *path) foldRate(r float64) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	r := float64(n) / d.Seconds()
 	if p.rate == 0 {
 		p.rate = r
 	} else {

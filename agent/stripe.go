@@ -110,6 +110,10 @@ func (h *stripeHost) Reinjected() { h.c.reinjections.Add(1) }
 
 func (h *stripeHost) Blocked() { h.c.stripeBlocks.Add(1) }
 
+// Measured folds a stripe's measurement of path id into the path's rate
+// as one of its own samples (path.foldRate).
+func (h *stripeHost) Measured(id int, rate float64) { h.c.pathList()[id].foldRate(rate) }
+
 // Path reads path id's state under its lock, and its connection's.
 func (h *stripeHost) Path(id int) (stripe.PathState, bool) {
 	p := h.c.pathList()[id]

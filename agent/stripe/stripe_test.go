@@ -82,6 +82,8 @@ func (h *fakeHost) Reinjected() { h.mu.Lock(); h.reinj++; h.mu.Unlock() }
 
 func (h *fakeHost) Blocked() {}
 
+func (h *fakeHost) Measured(int, float64) {}
+
 // object is n bytes of a pattern that repeats every 251 bytes (a prime:
 // no piece boundary lines up with it), made without a per-byte loop,
 // which the race detector makes slow for the larger objects.
@@ -227,6 +229,8 @@ func (h *pacedHost) Fetch(ctx context.Context, pin int, r Request) ([]byte, erro
 func (h *pacedHost) Reinjected() {}
 
 func (h *pacedHost) Blocked() { h.mu.Lock(); h.blocked++; h.mu.Unlock() }
+
+func (h *pacedHost) Measured(int, float64) {}
 
 // sleepCtx sleeps d unless ctx ends first; it reports whether it slept.
 func sleepCtx(ctx context.Context, d time.Duration) bool {
