@@ -18,6 +18,7 @@ var (
 	stripeSweep     = flag.Int("stripe.sweep", 40, "TestStripeSweep: how many generated mixes to run")
 	stripeSweepSeed = flag.Uint64("stripe.sweepseed", 1, "TestStripeSweep: the generator's seed")
 	stripeSweepOnly = flag.Int("stripe.sweeponly", -1, "TestStripeSweep: run only the mix of this index (-1: all)")
+	stripeSweepWarm = flag.Bool("stripe.sweepwarm", false, "TestStripeSweep: time each download after a warm-up on the same agent (warmStripeTime), not cold")
 )
 
 // sweepMix is one generated mix of TestStripeSweep and its size.
@@ -74,6 +75,15 @@ func (s sweepMix) describe() string {
 	return strings.Join(parts, " + ")
 }
 
+// sweepTimes is mix s's download time on its best path alone and
+// striped: cold, or after a warm-up with -stripe.sweepwarm.
+func sweepTimes(t *testing.T, s sweepMix, best int) (alone, striped time.Duration) {
+	if *stripeSweepWarm {
+		return warmStripeTime(t, s.mix[best:best+1], s.size), warmStripeTime(t, s.mix, s.size)
+	}
+	return stripeMixTime(t, s.mix[best:best+1], s.size, false, 0), stripeMixTime(t, s.mix, s.size, true, 0)
+}
+
 // TestStripeSweep runs -stripe.sweep generated mixes (genSweepMix) on fake
 // time, each on its best path alone and striped, and logs one line per
 // mix (striped / best path alone, striped / the summed rate) and the
@@ -81,7 +91,8 @@ func (s sweepMix) describe() string {
 // rows. It asserts nothing, so it is no test: the build tag keeps it out
 // of go test ./... and CI, and it is run by hand (go test -tags
 // stripesweep -run TestStripeSweep -v ./agent/ -stripe.sweep 100 | grep
-// SWEEP: the test binary's flags after the package).
+// SWEEP: the test binary's flags after the package; -stripe.sweepwarm
+// times each download after a warm-up, as the experiment runner's).
 func TestStripeSweep(t *testing.T) {
 	r := rand.New(rand.NewPCG(*stripeSweepSeed, 0))
 	for i := range *stripeSweep {
@@ -95,8 +106,7 @@ func TestStripeSweep(t *testing.T) {
 				best = j
 			}
 		}
-		alone := stripeMixTime(t, s.mix[best:best+1], s.size, false, 0)
-		striped := stripeMixTime(t, s.mix, s.size, true, 0)
+		alone, striped := sweepTimes(t, s, best)
 		var sum float64
 		for _, p := range s.mix {
 			sum += p.rate

@@ -68,3 +68,33 @@ func TestSchedulers(t *testing.T) {
 		t.Error("unknown scheduler accepted")
 	}
 }
+
+// TestPriorityArrival pins priority's rule row by row: least (weight in
+// progress + own priority) × when the path delivers firstBytes (its
+// round trip and those bytes at its rate; arrival).
+func TestPriorityArrival(t *testing.T) {
+	ms := time.Millisecond
+	cases := []struct {
+		name  string
+		prio  int
+		paths []PathView
+		want  int
+	}{
+		// 0.5 Mbit/s 30 ms away: 64 KiB in 1.08 s; 65 Mbit/s 130 ms away: 0.138 s.
+		{"far fast path over near slow one", 1, []PathView{{ID: 0, SRTT: 30 * ms, Rate: 62.5e3}, {ID: 1, SRTT: 130 * ms, Rate: 8.1e6}}, 1},
+		// 7 Mbit/s 25 ms away delivers a small object first (0.100 s against 0.128 s).
+		{"near path that delivers first", 1, []PathView{{ID: 0, SRTT: 25 * ms, Rate: 0.875e6}, {ID: 1, SRTT: 120 * ms, Rate: 8.1e6}}, 0},
+		{"equal rates: the shorter round trip", 1, []PathView{{ID: 0, SRTT: 130 * ms, Rate: 8e6}, {ID: 1, SRTT: 30 * ms, Rate: 8e6}}, 1},
+		{"equal round trips: the higher rate", 1, []PathView{{ID: 0, SRTT: 20 * ms, Rate: 1e6}, {ID: 1, SRTT: 20 * ms, Rate: 10e6}}, 1},
+		{"unmeasured: as fast as the best known", 1, []PathView{{ID: 0, SRTT: 20 * ms}, {ID: 1, SRTT: 30 * ms, Rate: 10e6}}, 0},
+		{"no rate known: the round trip", 1, []PathView{{ID: 0, SRTT: 30 * ms}, {ID: 1, SRTT: 20 * ms}}, 1},
+		{"weight in progress spreads apps", 1, []PathView{{ID: 0, SRTT: 20 * ms, Rate: 10e6, Weight: 3}, {ID: 1, SRTT: 20 * ms, Rate: 10e6}}, 1},
+		// 9 × 0.027 s against 8 × 0.151 s: an important app keeps the fast path it shares.
+		{"important app stays on the fast path", 8, []PathView{{ID: 0, SRTT: 20 * ms, Rate: 10e6, Weight: 1}, {ID: 1, SRTT: 20 * ms, Rate: 0.5e6}}, 0},
+	}
+	for _, c := range cases {
+		if got := (priority{}).Pick(Request{Priority: c.prio}, c.paths); got != c.want {
+			t.Errorf("%s: got path %d, want %d", c.name, got, c.want)
+		}
+	}
+}
