@@ -234,7 +234,11 @@ type Client struct {
 	wantTo, wantRun int
 	paths           []*pathState
 	active          int
-	flights         map[*flight]struct{} // requests waiting on the network
+	// failingOver says a failover is under way (failStalled), and
+	// afterFailover that its stay may still hold (stayAfterFailover).
+	failingOver   bool
+	afterFailover atomic.Bool
+	flights       map[*flight]struct{} // requests waiting on the network
 	// heads counts the flights that wait for a response head
 	// (maySwitchLocked).
 	heads int
@@ -332,6 +336,11 @@ type pathState struct {
 	// probedRTT is the latest round trip a side probe measured on it
 	// (validateWait).
 	probedRTT time.Duration
+	// knownRTT is the latest round trip measured on it: a side probe's
+	// (probedRTT), or the connection's least (quic-go's MinRTT) when it
+	// left the path, which the probes skip while the connection is on it.
+	// A failover moves to the live path of the least (firstChoiceLocked).
+	knownRTT time.Duration
 }
 
 // Dial opens one socket per local path and the QUIC connection on
