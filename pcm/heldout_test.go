@@ -35,6 +35,7 @@ var (
 	heldOutSeeds  = flag.Int("heldout.setups", 3, "generated setups per path count in TestHeldOutCuts")
 	heldOutLog    = flag.Bool("heldout.log", false, "TestHeldOutCuts: the clients' log lines and the connection's moves")
 	heldOutNoLoss = flag.Bool("heldout.noloss", false, "TestHeldOutCuts: no loss (to tell loss's part)")
+	heldOutSeedF  = flag.Uint64("heldout.seed", heldOutSeed, "TestHeldOutCuts: the seed of the generated setups and the loss (other seeds: setups no change was tried on)")
 	heldOutShare  = flag.Bool("heldout.share", false, "TestHeldOutCuts: fail a row whose share on the best live path is half or less (known misses: pcm/RESULTS.md)")
 )
 
@@ -140,7 +141,7 @@ func nastySetups() []heldSetup {
 func TestHeldOutCuts(t *testing.T) {
 	var setups []heldSetup
 	for _, k := range []int{2, 3, 4} {
-		setups = append(setups, generatedSetups(heldOutSeed, k, *heldOutSeeds)...)
+		setups = append(setups, generatedSetups(*heldOutSeedF, k, *heldOutSeeds)...)
 	}
 	setups = append(setups, nastySetups()...)
 	for i, s := range setups {
@@ -181,7 +182,7 @@ type heldReq struct {
 func heldOutCase(t *testing.T, api string, s heldSetup) {
 	s.loss = slices.Clone(s.loss) // capped below; the other API's row shares the setup
 	n := memnet.New()
-	loss := &lossNet{n: n, loss: map[netip.Addr]float64{}, rng: rand.New(rand.NewPCG(heldOutSeed, 1))}
+	loss := &lossNet{n: n, loss: map[netip.Addr]float64{}, rng: rand.New(rand.NewPCG(*heldOutSeedF, 1))}
 	for i, l := range s.loss {
 		s.loss[i] = min(l, feasibleLoss(s.rtts[i]))
 		if *heldOutNoLoss {
