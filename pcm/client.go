@@ -341,6 +341,9 @@ type pathState struct {
 	// left the path, which the probes skip while the connection is on it.
 	// A failover moves to the live path of the least (firstChoiceLocked).
 	knownRTT time.Duration
+	// probeOut is when a side probe of it was asked whose answer has not
+	// come back (zero: none); probeLate reads it.
+	probeOut time.Time
 }
 
 // Dial opens one socket per local path and the QUIC connection on

@@ -79,15 +79,18 @@ func (c *Client) failoverLocked(ctx context.Context, failed int, anew bool) (mov
 // 2.3 s later. A failover exploits what is known; the selector chooses
 // again once its burst has landed (stayAfterFailover). Dialled in the
 // configured order, a redial took the first path, whatever its round
-// trip. c.mu is held.
+// trip. A path whose side probe is late (probeLate) comes after those
+// whose is not, whatever its round trip. c.mu is held.
 func (c *Client) firstChoiceLocked(failed int) int {
-	best := -1
+	best, bestLate := -1, false
+	now := c.cfg.Now()
 	for i, ps := range c.paths {
 		if i == failed || ps.down || ps.removed || ps.knownRTT <= 0 {
 			continue
 		}
-		if best < 0 || ps.knownRTT < c.paths[best].knownRTT {
-			best = i
+		late := ps.probeLate(now)
+		if best < 0 || !late && bestLate || late == bestLate && ps.knownRTT < c.paths[best].knownRTT {
+			best, bestLate = i, late
 		}
 	}
 	if best >= 0 {
@@ -101,6 +104,28 @@ func (c *Client) firstChoiceLocked(failed int) int {
 	}
 	return int(p)
 }
+
+// probeLate says that a side probe of the path has been out, unanswered,
+// for more than probeLateRTTs of its known round trip at now: its
+// knownRTT is older than a question it is not answering. A path can die
+// while the connection is elsewhere and nothing but its probe would show
+// it: on TestHeldOutCuts' apart300/120-150-110 row (the 120 ms path cut
+// 15 ms before the connection left it, the 110 ms one it went to cut
+// 300 ms later) the failover ranked the dead path first on the 120 ms the
+// connection measured as it left, its probe out for 355 ms, and its
+// redial lost a dialStagger there before the 150 ms path won (longest
+// request 1.70–1.78 s, against 1.45 s before knownRTT). The probe's own
+// timeout (Probes.Timeout, 1 s) comes too late for a failover.
+func (ps *pathState) probeLate(now time.Time) bool {
+	return !ps.probeOut.IsZero() && now.Sub(ps.probeOut) > probeLateRTTs*ps.knownRTT
+}
+
+// probeLateRTTs: a probe's answer is due one round trip after it left
+// (the side connections stay open), and as much again is room for the
+// server's and the host's delays. Too tight a bound costs little: the
+// failover tries a live path one place later, where a dead path ranked
+// first costs a dialStagger or a validation's wait.
+const probeLateRTTs = 2
 
 // creditShortLocked says that a migrated connection could not send
 // again at once the replays requests a failover ends: they would wait
