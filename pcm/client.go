@@ -612,10 +612,12 @@ func closeDial(s *session) {
 
 // Result is one request's measurement (PCM journal §3.2, Eq. 3–4).
 type Result struct {
-	// Chosen is the path the selector (or GetOn's caller) asked for; Path
-	// the one the request that completed was sent on: they differ when
-	// the connection could not or did not move (a failed probe, a path
-	// resting, other requests in flight, migration refused).
+	// Chosen is the path the selector (or GetOn's caller) asked for, -1
+	// through RoundTrip when the selector was not asked (choose: every
+	// path down, or right after a failover); Path the one the request
+	// that completed was sent on: they differ when the connection could
+	// not or did not move (a failed probe, a path resting, other requests
+	// in flight, migration refused).
 	Chosen   int
 	Path     int
 	PathName string
@@ -677,7 +679,7 @@ func (c *Client) Get(ctx context.Context, target string, w io.Writer) (Result, e
 		return Result{}, err
 	}
 	if p < 0 {
-		return c.GetOn(ctx, c.Active(), target, w) // every path down: no sample
+		return c.GetOn(ctx, c.Active(), target, w) // the selector not asked (choose): no sample
 	}
 	res, err := c.GetOn(ctx, p, target, w)
 	if err != nil {
