@@ -234,7 +234,11 @@ type Client struct {
 	wantTo, wantRun int
 	paths           []*pathState
 	active          int
-	flights         map[*flight]struct{} // requests waiting on the network
+	// failingOver says a failover is under way (failStalled), and
+	// afterFailover that its stay may still hold (stayAfterFailover).
+	failingOver   bool
+	afterFailover atomic.Bool
+	flights       map[*flight]struct{} // requests waiting on the network
 	// heads counts the flights that wait for a response head
 	// (maySwitchLocked).
 	heads int
@@ -332,6 +336,14 @@ type pathState struct {
 	// probedRTT is the latest round trip a side probe measured on it
 	// (validateWait).
 	probedRTT time.Duration
+	// knownRTT is the latest round trip measured on it: a side probe's
+	// (probedRTT), or the connection's least (quic-go's MinRTT) when it
+	// left the path, which the probes skip while the connection is on it.
+	// A failover moves to the live path of the least (firstChoiceLocked).
+	knownRTT time.Duration
+	// probeOut is when a side probe of it was asked whose answer has not
+	// come back (zero: none); probeLate reads it.
+	probeOut time.Time
 }
 
 // Dial opens one socket per local path and the QUIC connection on
@@ -600,10 +612,12 @@ func closeDial(s *session) {
 
 // Result is one request's measurement (PCM journal §3.2, Eq. 3–4).
 type Result struct {
-	// Chosen is the path the selector (or GetOn's caller) asked for; Path
-	// the one the request that completed was sent on: they differ when
-	// the connection could not or did not move (a failed probe, a path
-	// resting, other requests in flight, migration refused).
+	// Chosen is the path the selector (or GetOn's caller) asked for, -1
+	// through RoundTrip when the selector was not asked (choose: every
+	// path down, or right after a failover); Path the one the request
+	// that completed was sent on: they differ when the connection could
+	// not or did not move (a failed probe, a path resting, other requests
+	// in flight, migration refused).
 	Chosen   int
 	Path     int
 	PathName string
@@ -663,7 +677,7 @@ func (c *Client) Get(ctx context.Context, target string, w io.Writer) (Result, e
 		return Result{}, err
 	}
 	if p < 0 {
-		return c.GetOn(ctx, c.Active(), target, w) // every path down: no sample
+		return c.GetOn(ctx, c.Active(), target, w) // the selector not asked (choose): no sample
 	}
 	res, err := c.GetOn(ctx, p, target, w)
 	if err != nil {

@@ -34,10 +34,7 @@ func (c *Client) failoverLocked(ctx context.Context, failed int, anew bool) (mov
 	}
 	mctx, stopMigration := context.WithCancel(ctx)
 	defer stopMigration()
-	first := -1
-	if anew {
-		first = c.favouriteLocked()
-	}
+	first := c.firstChoiceLocked(failed)
 	dial := c.startRedialLocked(stopMigration, first)
 	if anew {
 		c.cfg.Logf("pcm: more requests to send again than half the streams the server allows: taking a new connection")
@@ -68,12 +65,37 @@ func (c *Client) failoverLocked(ctx context.Context, failed int, anew bool) (mov
 	return moved, unanswered
 }
 
-// favouriteLocked is the path the selector chooses now (-1: none), where
-// a failover that takes a new connection dials first: the one choice a
-// failover asks of the selector, as moveAwayLocked's does when it
-// migrates. Dialled in the configured order, such a redial took the first
-// path, whatever its round trip. c.mu is held.
-func (c *Client) favouriteLocked() int {
+// firstChoiceLocked is the path a failover tries first, its migration
+// (moveAwayLocked) and its redial alike: the live path other than failed
+// of the lowest round trip measured (knownRTT: the start-up sweep probes
+// every idle path, the connection measured those it left), or the
+// selector's choice when no live path has been measured (-1: none). Not
+// the selector's choice when something is known: right after a cut it
+// explores (it returns a path it has no sample of first), and the
+// connection then carried the requests on the slowest path until the
+// selector asked for a better one: on TestHeldOutCuts' tenfold row
+// (250 / 25 / 300 ms, the 25 ms one cut) the failover's new connection
+// took the 300 ms path, and the selector first asked for the 250 ms one
+// 2.3 s later. A failover exploits what is known; the selector chooses
+// again once its burst has landed (stayAfterFailover). Dialled in the
+// configured order, a redial took the first path, whatever its round
+// trip. A path whose side probe is late (probeLate) comes after those
+// whose is not, whatever its round trip. c.mu is held.
+func (c *Client) firstChoiceLocked(failed int) int {
+	best, bestLate := -1, false
+	now := c.cfg.Now()
+	for i, ps := range c.paths {
+		if i == failed || ps.down || ps.removed || ps.knownRTT <= 0 {
+			continue
+		}
+		late := ps.probeLate(now)
+		if best < 0 || !late && bestLate || late == bestLate && ps.knownRTT < c.paths[best].knownRTT {
+			best, bestLate = i, late
+		}
+	}
+	if best >= 0 {
+		return best
+	}
 	c.selMu.Lock()
 	defer c.selMu.Unlock()
 	p, err := c.sel.Choose()
@@ -82,6 +104,28 @@ func (c *Client) favouriteLocked() int {
 	}
 	return int(p)
 }
+
+// probeLate says that a side probe of the path has been out, unanswered,
+// for more than probeLateRTTs of its known round trip at now: its
+// knownRTT is older than a question it is not answering. A path can die
+// while the connection is elsewhere and nothing but its probe would show
+// it: on TestHeldOutCuts' apart300/120-150-110 row (the 120 ms path cut
+// 15 ms before the connection left it, the 110 ms one it went to cut
+// 300 ms later) the failover ranked the dead path first on the 120 ms the
+// connection measured as it left, its probe out for 355 ms, and its
+// redial lost a dialStagger there before the 150 ms path won (longest
+// request 1.70–1.78 s, against 1.45 s before knownRTT). The probe's own
+// timeout (Probes.Timeout, 1 s) comes too late for a failover.
+func (ps *pathState) probeLate(now time.Time) bool {
+	return !ps.probeOut.IsZero() && now.Sub(ps.probeOut) > probeLateRTTs*ps.knownRTT
+}
+
+// probeLateRTTs: a probe's answer is due one round trip after it left
+// (the side connections stay open), and as much again is room for the
+// server's and the host's delays. Too tight a bound costs little: the
+// failover tries a live path one place later, where a dead path ranked
+// first costs a dialStagger or a validation's wait.
+const probeLateRTTs = 2
 
 // creditShortLocked says that a migrated connection could not send
 // again at once the replays requests a failover ends: they would wait

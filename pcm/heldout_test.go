@@ -24,19 +24,49 @@ import (
 
 // The held-out bar of issue 29, in fake time: on setups no other test
 // fixes — drawn from heldOutSeed, plus the classes that are hard for a
-// failover — a path black-holed under a steady load loses no request and
-// costs none over maxWait. The third part of the bar, most requests on the
-// best live path after the cut, is measured and logged on every row, and
-// checked with -heldout.share: on the rows below the selector still misses
-// it (it explores a slower path after a failover, pathsel's business, not
-// the failover's), so it is not part of the default run.
+// failover — a path black-holed under a steady load loses no request,
+// costs none over maxWait, and more than half the requests sent from
+// heldSettle after the last cut go on the best live path, but on the rows
+// of heldShareExcepted (-heldout.share checks those too).
 
 var (
 	heldOutSeeds  = flag.Int("heldout.setups", 3, "generated setups per path count in TestHeldOutCuts")
 	heldOutLog    = flag.Bool("heldout.log", false, "TestHeldOutCuts: the clients' log lines and the connection's moves")
 	heldOutNoLoss = flag.Bool("heldout.noloss", false, "TestHeldOutCuts: no loss (to tell loss's part)")
-	heldOutShare  = flag.Bool("heldout.share", false, "TestHeldOutCuts: fail a row whose share on the best live path is half or less (known misses: pcm/RESULTS.md)")
+	heldOutSeedF  = flag.Uint64("heldout.seed", heldOutSeed, "TestHeldOutCuts: the seed of the generated setups and the loss (other seeds: setups no change was tried on)")
+	heldOutShare  = flag.Bool("heldout.share", false, "TestHeldOutCuts: check the share on the best live path on the rows of heldShareExcepted too")
 )
+
+// heldShareExcepted names the rows of the default seed whose share on the
+// best live path is not checked by default, and why: each missed it
+// (share ≤ 0.5) in some of 12 runs of -heldout.setups 4 -heldout.share
+// after the failover's stay (pcm/RESULTS.md, "Held-out setups in fake
+// time"). The bar counts round trips; the selector ranks task times and
+// tries a path it has no sample of first, and once the stay has ended
+// (stayAfterFailover) these rows show where the two part: pathsel's
+// matter, not the failover's.
+var heldShareExcepted = map[string]string{
+	// The restored path comes back through side probes; the bound for an
+	// idle path that improves is 5 s (idleImprovesBound), the row counts
+	// from heldSettle after the restore.
+	"restore/50-80-120": "restore", "restore/200-30-60": "restore",
+	// 58 / 19 / 72 ms, the 19 ms path the slowest (1.3 MB/s) and the
+	// lossiest: the selector may rank the 72 ms one's task times first.
+	"gen3721/k3/1": "rate",
+	// 40 / 109 / 56 / 19 ms, the 19 ms one cut: the 40 ms path is the
+	// slower (1.9 against 2.7 MB/s) and lossier of the two close ones.
+	"gen3721/k4/3": "rate",
+	// 30 / 45 / 70 / 20 ms, the 45 ms path the only lossy one left
+	// (0.17 %): the selector may move to the lossless 70 ms one.
+	"apart300/slow-links": "loss",
+	// 33 / 21 / 31 / 60 ms, the 21 and 31 ms ones cut: the failover goes
+	// to 33 ms, and the selector then tries the 60 ms path, which it has
+	// no sample of, for about a second of the load.
+	"gen3721/k4/2": "exploration",
+	// 80 / 147 / 31 / 23 ms, the unused 80 ms one cut: no failover; the
+	// selector stays on the 31 ms path as often as not.
+	"gen3721/k4/1": "no failover",
+}
 
 // heldOutSeed draws the generated setups: a seed the docs' tables and the
 // other cut tests do not use (they use 1, 2 and 29).
@@ -140,7 +170,7 @@ func nastySetups() []heldSetup {
 func TestHeldOutCuts(t *testing.T) {
 	var setups []heldSetup
 	for _, k := range []int{2, 3, 4} {
-		setups = append(setups, generatedSetups(heldOutSeed, k, *heldOutSeeds)...)
+		setups = append(setups, generatedSetups(*heldOutSeedF, k, *heldOutSeeds)...)
 	}
 	setups = append(setups, nastySetups()...)
 	for i, s := range setups {
@@ -181,7 +211,7 @@ type heldReq struct {
 func heldOutCase(t *testing.T, api string, s heldSetup) {
 	s.loss = slices.Clone(s.loss) // capped below; the other API's row shares the setup
 	n := memnet.New()
-	loss := &lossNet{n: n, loss: map[netip.Addr]float64{}, rng: rand.New(rand.NewPCG(heldOutSeed, 1))}
+	loss := &lossNet{n: n, loss: map[netip.Addr]float64{}, rng: rand.New(rand.NewPCG(*heldOutSeedF, 1))}
 	for i, l := range s.loss {
 		s.loss[i] = min(l, feasibleLoss(s.rtts[i]))
 		if *heldOutNoLoss {
@@ -378,7 +408,7 @@ func (h *heldRun) check(t *testing.T, reqs []heldReq) {
 	if failed > 0 || longest > maxWait || h.cuts < len(h.s.cuts) {
 		t.Errorf("held-out bar missed: %d failed (%v), longest %v, %d of %d cuts made", failed, errs, longest, h.cuts, len(h.s.cuts))
 	}
-	if *heldOutShare && share <= 0.5 {
+	if _, excepted := heldShareExcepted[h.s.name]; (*heldOutShare || !excepted) && share <= 0.5 {
 		t.Errorf("held-out bar missed: share on the best live path %.2f", share)
 	}
 }

@@ -372,11 +372,7 @@ func (c *Client) notFollowed(res Result) {
 // server, not behind the burst (a dead path would have failed over by
 // then): the window ends there at the latest.
 func (c *Client) racedBusySwitchLocked(res Result) bool {
-	settle := c.followSettle()
-	if c.dialBurst {
-		settle = c.dialSettle()
-	}
-	end := c.lastBusySwitch.Add(settle)
+	end := c.lastBusySwitch.Add(c.burstSettleLocked())
 	landed := c.burstLanded
 	if c.burstOpen > 0 {
 		landed = c.cfg.Now()
@@ -387,6 +383,24 @@ func (c *Client) racedBusySwitchLocked(res Result) bool {
 		end = landed
 	}
 	return res.Est.Before(end)
+}
+
+// burstSettleLocked is the window after the latest busy switch whose
+// requests are its burst.
+func (c *Client) burstSettleLocked() time.Duration {
+	if c.dialBurst {
+		return c.dialSettle()
+	}
+	return c.followSettle()
+}
+
+// burstLandingLocked says that the burst of the latest busy switch is
+// still landing at now: within its window, or after it with requests of
+// the window not landed, for a stall timeout at most
+// (racedBusySwitchLocked's window, seen from now).
+func (c *Client) burstLandingLocked(now time.Time) bool {
+	end := c.lastBusySwitch.Add(c.burstSettleLocked())
+	return now.Before(end) || c.burstOpen > 0 && now.Before(end.Add(c.stallTimeout()))
 }
 
 // busySwitchLocked records a move made at now with requests in flight:
@@ -519,6 +533,11 @@ func (c *Client) switchToLocked(ctx context.Context, p int, probe bool) error {
 			return fmt.Errorf("probe via %s: %w", ps.Name, err)
 		}
 		ps.validated = true
+	}
+	// quic-go starts its RTT estimator again at the switch (RFC 9000
+	// §9.4): what it measured of the path being left is read now.
+	if rtt := c.s().conn.ConnectionStats().MinRTT; rtt > 0 {
+		c.paths[c.active].knownRTT = rtt
 	}
 	c.s().moves.switching(c.active)
 	if err := ps.qp.Switch(); err != nil {
@@ -744,14 +763,12 @@ func (c *Client) moveAwayLocked(ctx context.Context, failed int) (moved bool, un
 	if c.backToServersPathLocked(ctx, failed) {
 		return true, nil
 	}
-	// The selector's favourite first, then validated paths (a switch to
-	// them needs no probe), then the rest.
+	// The best known path first (firstChoiceLocked), then validated paths
+	// (a switch to them needs no probe), then the rest.
 	var order []int
-	c.selMu.Lock()
-	if p, err := c.sel.Choose(); err == nil {
-		order = append(order, int(p))
+	if p := c.firstChoiceLocked(failed); p >= 0 {
+		order = append(order, p)
 	}
-	c.selMu.Unlock()
 	for _, validated := range []bool{true, false} {
 		for i, ps := range c.paths {
 			if ps.validated == validated && !ps.down && !ps.removed {

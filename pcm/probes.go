@@ -142,13 +142,17 @@ type probeRun struct {
 	answered         bool
 }
 
-// ask asks for a probe of path q and tells the selector it is under way
-// (before its answer can be handed over: both on runProbes' goroutine).
+// ask asks for a probe of path q and tells the selector it is under way,
+// and the failover when it left (probeLate), before its answer can be
+// handed over: both on runProbes' goroutine.
 func (r *probeRun) ask(q int) {
 	if !r.ap.Ask(q) {
 		return
 	}
 	r.out[q] = true
+	r.c.mu.Lock()
+	r.c.paths[q].probeOut = r.c.cfg.Now()
+	r.c.mu.Unlock()
 	r.c.selMu.Lock()
 	r.po.ProbeUnderWay(pathsel.PathID(q), true) // a path down is unknown: no harm
 	r.c.selMu.Unlock()
@@ -179,8 +183,14 @@ func (r *probeRun) handOver() bool {
 }
 
 // callOff tells the selector that the probes still out will not be
-// answered, so that it no longer waits for them (pathsel's ProbeUnderWay).
+// answered, so that it no longer waits for them (pathsel's ProbeUnderWay),
+// and the failover that none is late (probeLate).
 func (r *probeRun) callOff() {
+	r.c.mu.Lock()
+	for _, ps := range r.c.paths {
+		ps.probeOut = time.Time{}
+	}
+	r.c.mu.Unlock()
 	r.c.selMu.Lock()
 	defer r.c.selMu.Unlock()
 	for q, out := range r.out {
@@ -207,6 +217,7 @@ func (c *Client) probeIdle(q int) bool {
 func (c *Client) probeAnswer(po pathsel.ProbeObserver, a ProbeAnswer, trusted bool) {
 	c.mu.Lock()
 	ps := c.paths[a.Path]
+	ps.probeOut = time.Time{}
 	c.probedLocked(a)
 	if ps.removed {
 		c.mu.Unlock()

@@ -482,6 +482,8 @@ func (c *Client) failStalled(p int, after time.Duration) {
 		return
 	}
 	cause := &PathStalledError{Path: c.paths[p].Name, After: after}
+	c.failingOver = true
+	c.afterFailover.Store(true)
 	stalled := c.rankReplaysLocked(p)
 	// A new connection (creditShortLocked) ends every stream of the old
 	// one: the body reads end now too, and their resumes take their turns
@@ -508,6 +510,7 @@ func (c *Client) failStalled(p int, after time.Duration) {
 		// (racedBusySwitchLocked).
 		c.busySwitchLocked(c.cfg.Now())
 	}
+	c.failingOver = false
 	c.unlockSwitch(owned)
 	if !moved {
 		c.cfg.Logf("pcm: no other path works; closing the connection")
