@@ -64,6 +64,7 @@ func TestLaneGrow(t *testing.T) {
 	pending := laneGrowth{added: step, before: 1000}
 	trial := laneGrowth{added: L - 1, before: 400, settle: true, trial: true}
 	trialJudged := laneGrowth{added: L - 1, before: 400, trial: true}
+	almost := laneGrowth{lossy: laneTrialWindows - 2} // this window makes laneTrialWindows
 	for _, tc := range []struct {
 		name        string
 		v, prev     laneVerdict
@@ -89,16 +90,17 @@ func TestLaneGrow(t *testing.T) {
 		{"no busy time: held", lossy, lossy, L, 10, 0, laneGrowth{}, L, laneGrowth{}},
 		{"clean twice: back to the configured, growth reset", clean, clean, L + step, 10, 1000, laneGrowth{capped: true}, 1, laneGrowth{}},
 		{"budget-limited first step: no growth", lossy, lossy, 2, 0, 1000, laneGrowth{}, 2, laneGrowth{}},
-		{"lossy twice, the queue looking full: lossyLanes on trial", queued, queued, 1, 10, 400, laneGrowth{}, L, trial},
-		{"lossy twice, the queue full in one: on trial", queued, lossy, 1, 10, 400, laneGrowth{}, L, trial},
-		{"on trial, budget for one: a trial of one", queued, queued, 1, 1, 400, laneGrowth{}, 2, laneGrowth{added: 1, before: 400, settle: true, trial: true}},
-		{"queued loss once: no trial", queued, neither, 1, 10, 400, laneGrowth{}, 1, laneGrowth{}},
-		{"queued loss, no budget: no trial", queued, queued, 1, 0, 400, laneGrowth{}, 1, laneGrowth{}},
+		{"lossy twice, the queue looking full: counted, no trial yet", queued, queued, 1, 10, 400, laneGrowth{}, 1, laneGrowth{lossy: 1}},
+		{"lossy in laneTrialWindows in a row, the queue looking full: lossyLanes on trial", queued, queued, 1, 10, 400, almost, L, trial},
+		{"lossy in laneTrialWindows in a row, the queue full in the last: on trial", queued, lossy, 1, 10, 400, almost, L, trial},
+		{"on trial, budget for one: a trial of one", queued, queued, 1, 1, 400, almost, 2, laneGrowth{added: 1, before: 400, settle: true, trial: true}},
+		{"queued loss after a window between the thresholds: the count restarts", queued, neither, 1, 10, 400, almost, 1, laneGrowth{}},
+		{"queued loss, no budget: no trial", queued, queued, 1, 0, 400, almost, 1, laneGrowth{}},
 		{"a trial's first window, whatever its verdict: let pass", neither, queued, L, 10, 300, trial, L, trialJudged},
-		{"a trial that raised the rate by half a share per lane: kept", queued, queued, L, 10, 400 + laneGain*400*(L-1), trialJudged, L, laneGrowth{}},
-		{"a trial judged on a full queue that raised the rate less: taken back", queued, queued, L, 10, 400 + 0.4*400*(L-1), trialJudged, 1, laneGrowth{capped: true}},
+		{"a trial that raised the rate by laneGain of one lane's: kept", queued, queued, L, 10, 400 + laneGain*400, trialJudged, L, laneGrowth{}},
+		{"a trial judged on a full queue that raised the rate less: taken back", queued, queued, L, 10, 400 + 0.9*laneGain*400, trialJudged, 1, laneGrowth{capped: true}},
 		{"a trial judged on random loss that raised the rate less: taken back", lossy, queued, L, 10, 400, trialJudged, 1, laneGrowth{capped: true}},
-		{"a failed trial: no other while the loss lasts", queued, queued, 1, 10, 400, laneGrowth{capped: true}, 1, laneGrowth{capped: true}},
+		{"a failed trial: no other while the loss lasts", queued, queued, 1, 10, 400, laneGrowth{capped: true, lossy: laneTrialWindows}, 1, laneGrowth{capped: true}},
 		{"a failed trial, then clean twice: tried again later", clean, clean, 1, 10, 400, laneGrowth{capped: true}, 1, laneGrowth{}},
 		{"a failed trial, then random loss with the queue empty: lanes on trust", lossy, lossy, 1, 10, 400, laneGrowth{capped: true}, L, laneGrowth{}},
 		{"at lossyLanes, the queue full: held, no trial", queued, queued, L, 10, 1000, laneGrowth{}, L, laneGrowth{}},
