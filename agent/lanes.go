@@ -190,7 +190,8 @@ func lossyLoss(v laneVerdict) bool { return v == laneLossy || v == laneQueued }
 // loss is at or above lossyAbove in laneTrialWindows in a row, the queue
 // looking full in some, gets lossyLanes on trial (laneTry): judged like a
 // growth step but whatever the verdicts (judgeTrial), kept if the rate
-// rose, else taken back with no more trials until two clean windows. Random loss read through an
+// rose by laneGain of one configured connection's, else taken back with
+// no more trials until two clean windows. Random loss read through an
 // inflated RTT then gets its lanes; a full link pays one step of lanes
 // for two windows.
 func laneGrow(v, prev laneVerdict, lanes, base, free int, rate float64, g laneGrowth) (int, laneGrowth) {
