@@ -22,8 +22,11 @@ import (
 // — high while its queue is empty, so the controller and not the link is
 // the limit — and retires the lanes it added once the loss has gone.
 // A full link also loses packets, but only with its queue full (the RTT
-// well above its minimum); it gets no lane, which would only add a flow to
-// the same bottleneck.
+// well above its minimum), where a lane would only add a flow to the same
+// bottleneck. The RTT alone cannot tell them apart for sure (host delay
+// and a short round trip inflate the smoothed RTT over its minimum), so
+// lossy windows whose queue looks full get lanes on trial: kept only if
+// the interface's delivered rate rises with them (laneGrow).
 const (
 	// laneCheck is how often the windows are looked at; an interface is
 	// judged once its window holds laneMinPackets.
@@ -42,7 +45,10 @@ const (
 	// (hysteresis against flapping around lossyAbove).
 	cleanBelow = 0.001
 	// queueEmpty: a smoothed RTT at most this times the minimum means the
-	// path's queue is about empty, so its losses are not the queue's.
+	// path's queue is about empty, so its losses are not the queue's:
+	// lanes come on trust. Above it the loss may still be random (a 10 ms
+	// path read 1.54 × in every window on fake time under -race, session
+	// 22), so lanes come on trial (laneGrowth.trial).
 	queueEmpty = 1.25
 	// lossyLanes are the connections a lossy interface gets at once, the
 	// first step. Each gets about the Mathis rate, 1.22 × MSS / (RTT ×
@@ -64,6 +70,14 @@ const (
 	// stands between, above the noise of a window of laneMinPackets
 	// (its ~5 losses move one lane's rate, not the interface's, by half).
 	laneGain = 0.5
+	// laneTrialWindows: judged windows in a row with loss at or above
+	// lossyAbove, the configured lanes only, before lanes come on trial
+	// (laneGrowth.trial). Random loss usually reads an empty queue in two
+	// in a row first (lanes on trust), and a trial judged while lanes ramp
+	// up on a link one connection already half fills fails (TestLossyPathGetsLanes
+	// at 30 ms: 716 packets/s on one, 1054 on four); four leaves the
+	// trust rule three pairs and delays the stuck case by two windows.
+	laneTrialWindows = 4
 	// laneBudget bounds a client's connections, lanes included: ct-server's
 	// default per-client max_conns.
 	laneBudget = wire.DefaultMaxConns
@@ -95,7 +109,8 @@ const (
 	laneUnjudged laneVerdict = iota // too few packets to say
 	laneLossy                       // random loss: lanes help
 	laneClean                       // no loss to speak of: added lanes can go
-	laneNeither                     // between the thresholds, or the queue's own loss
+	laneNeither                     // between the thresholds
+	laneQueued                      // lossy, but with the queue full: lanes may help or only split the link
 )
 
 // judge is the verdict on window w.
@@ -108,6 +123,8 @@ func judge(w laneWindow) laneVerdict {
 	switch {
 	case loss >= lossyAbove && !queued:
 		return laneLossy
+	case loss >= lossyAbove:
+		return laneQueued
 	case loss < cleanBelow:
 		return laneClean
 	}
@@ -133,13 +150,27 @@ func laneTarget(v, prev laneVerdict, lanes, base, free int) int {
 	return lanes
 }
 
-// laneGrowth is an interface's growth beyond lossyLanes between windows.
+// laneGrowth is an interface's lanes on trial and its growth beyond
+// lossyLanes between windows.
 type laneGrowth struct {
 	added  int     // lanes the last step added, still to be judged (0: none)
 	before float64 // the interface's delivered rate in the window before that step
 	settle bool    // the next window is the step's first, the new lanes still ramping up: not judged
-	capped bool    // a step added nothing: the interface grows no more
+	capped bool    // a step (or trial) added nothing: no more until two clean windows
+	trial  bool    // the step is the first, on lossy windows whose queue looked full: judged whatever the verdict
+	lossy  int     // judged windows in a row, after the first, with loss at or above lossyAbove and the configured lanes only
 }
+
+// gained is whether the step g judges raised the interface's delivered
+// rate to rate, with lanes now, by laneGain of the lanes' mean rate
+// before it per lane it added.
+func (g laneGrowth) gained(lanes int, rate float64) bool {
+	perLane := g.before / float64(lanes-g.added)
+	return rate-g.before >= laneGain*float64(g.added)*perLane
+}
+
+// lossyLoss is whether v's loss is at or above lossyAbove, whatever the queue.
+func lossyLoss(v laneVerdict) bool { return v == laneLossy || v == laneQueued }
 
 // laneGrow is the pure decision on an interface's lanes beyond the first
 // step (laneTarget): after verdict v and the one before (prev), with
@@ -151,29 +182,79 @@ type laneGrowth struct {
 // pass, and the one after that judges it: a step that raised the rate by
 // less than laneGain of the lanes' mean per added lane is taken back and
 // growth stops (the link, not the controllers, is the limit, or the
-// lanes wait on something else). A full queue (laneNeither) or a mixed
-// window holds the lanes; two clean windows reset everything.
+// lanes wait on something else). A full queue (laneQueued), loss between
+// the thresholds or a mixed window holds the lanes; two clean windows
+// reset everything.
+//
+// An interface with only its configured lanes (fewer than lossyLanes) whose
+// loss is at or above lossyAbove in laneTrialWindows in a row, the queue
+// looking full in some, gets lossyLanes on trial (laneTry): judged like a
+// growth step but whatever the verdicts (judgeTrial), kept if the rate
+// rose by laneGain of one configured connection's, else taken back with
+// no more trials until two clean windows. Random loss read through an
+// inflated RTT then gets its lanes; a full link pays one step of lanes
+// for two windows.
 func laneGrow(v, prev laneVerdict, lanes, base, free int, rate float64, g laneGrowth) (int, laneGrowth) {
 	target := laneTarget(v, prev, lanes, base, free)
 	switch {
 	case target != lanes:
 		return target, laneGrowth{}
+	case g.trial:
+		return g.judgeTrial(lanes, rate)
+	case g.mayTry(v, prev, lanes, base, free, rate):
+		if g.lossy++; g.lossy < laneTrialWindows-1 {
+			return lanes, g
+		}
+		return laneTry(lanes, free, rate)
 	case v != laneLossy || v != prev:
-		return lanes, laneGrowth{capped: g.capped} // a step is judged only on random loss
+		// A step is judged only on random loss.
+		return lanes, laneGrowth{capped: g.capped && (v != laneClean || prev != laneClean)}
 	case g.settle:
 		g.settle = false
 		return lanes, g
-	case g.added > 0:
-		perLane := g.before / float64(lanes-g.added)
-		if rate-g.before < laneGain*float64(g.added)*perLane {
-			return lanes - g.added, laneGrowth{capped: true}
-		}
+	case g.added > 0 && !g.gained(lanes, rate):
+		return lanes - g.added, laneGrowth{capped: true}
 	}
 	step := min(laneGrowStep, wire.MaxLanes-lanes, free)
 	if g.capped || lanes < lossyLanes || step < 1 || rate <= 0 {
 		return lanes, laneGrowth{capped: g.capped}
 	}
 	return lanes + step, laneGrowth{added: step, before: rate, settle: true}
+}
+
+// mayTry is whether an interface with lanes of which base configured,
+// free connections left and rate delivered, after verdicts v and prev,
+// counts toward a trial: it has only its configured lanes, fewer than
+// lossyLanes, and lost at or above lossyAbove twice, and no trial of
+// this loss failed.
+func (g laneGrowth) mayTry(v, prev laneVerdict, lanes, base, free int, rate float64) bool {
+	return lanes == base && lanes < lossyLanes && free > 0 && rate > 0 && lossyLoss(v) && lossyLoss(prev) && !g.capped
+}
+
+// judgeTrial is a trial's next window, whatever its verdict: the first
+// passes (the lanes ramping up), the second keeps the lanes if they raised
+// the rate by laneGain of one configured lane's, and takes them back
+// otherwise, with no more trials. Not laneGain per lane added, as a
+// growth step: four lanes on a link one connection fills to 40 % would
+// have to carry 2.5 × its rate; a full link's rate does not rise at all.
+func (g laneGrowth) judgeTrial(lanes int, rate float64) (int, laneGrowth) {
+	switch {
+	case g.settle:
+		g.settle = false
+		return lanes, g
+	case rate-g.before < laneGain*g.before/float64(lanes-g.added):
+		return lanes - g.added, laneGrowth{capped: true}
+	}
+	return lanes, laneGrowth{} // kept: grown from here as any lossyLanes
+}
+
+// laneTry is laneGrow's trial: an interface with lanes (all configured,
+// fewer than lossyLanes) and free connections left, whose window
+// delivered rate, gets up to lossyLanes, the step to be judged after a
+// window's settling.
+func laneTry(lanes, free int, rate float64) (int, laneGrowth) {
+	target := min(lossyLanes, lanes+free)
+	return target, laneGrowth{added: target - lanes, before: rate, settle: true, trial: true}
 }
 
 // laneCounters are a lane's last HdrSendStats and the connection they came on.
@@ -252,7 +333,8 @@ func (k *laneKeeper) check() {
 			lp.Name = freeName(name, want)
 			want = append(want, lp)
 			k.added[name] = append(k.added[name], lp.Name)
-			k.c.cfg.Log.Info("path loses packets at random; another connection on it", "path", name, "lane", lp.Name, "loss", lossOf(w), "rate_pps", int(w.rate()))
+			k.c.cfg.Log.Info("path loses packets at random; another connection on it", "path", name, "lane", lp.Name, "loss", lossOf(w), "rate_pps", int(w.rate()),
+				"trial", g.trial)
 			changed = true
 		}
 		if n := min(lanes[name]-target, len(added)); n > 0 {

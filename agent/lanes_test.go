@@ -60,8 +60,11 @@ func TestLaneTarget(t *testing.T) {
 // lanes; the budget and wire.MaxLanes bound it; clean windows reset it.
 func TestLaneGrow(t *testing.T) {
 	const L, step = lossyLanes, laneGrowStep
-	lossy, neither, clean := laneLossy, laneNeither, laneClean
+	lossy, neither, clean, queued := laneLossy, laneNeither, laneClean, laneQueued
 	pending := laneGrowth{added: step, before: 1000}
+	trial := laneGrowth{added: L - 1, before: 400, settle: true, trial: true}
+	trialJudged := laneGrowth{added: L - 1, before: 400, trial: true}
+	almost := laneGrowth{lossy: laneTrialWindows - 2} // this window makes laneTrialWindows
 	for _, tc := range []struct {
 		name        string
 		v, prev     laneVerdict
@@ -87,11 +90,86 @@ func TestLaneGrow(t *testing.T) {
 		{"no busy time: held", lossy, lossy, L, 10, 0, laneGrowth{}, L, laneGrowth{}},
 		{"clean twice: back to the configured, growth reset", clean, clean, L + step, 10, 1000, laneGrowth{capped: true}, 1, laneGrowth{}},
 		{"budget-limited first step: no growth", lossy, lossy, 2, 0, 1000, laneGrowth{}, 2, laneGrowth{}},
+		{"lossy twice, the queue looking full: counted, no trial yet", queued, queued, 1, 10, 400, laneGrowth{}, 1, laneGrowth{lossy: 1}},
+		{"lossy in laneTrialWindows in a row, the queue looking full: lossyLanes on trial", queued, queued, 1, 10, 400, almost, L, trial},
+		{"lossy in laneTrialWindows in a row, the queue full in the last: on trial", queued, lossy, 1, 10, 400, almost, L, trial},
+		{"on trial, budget for one: a trial of one", queued, queued, 1, 1, 400, almost, 2, laneGrowth{added: 1, before: 400, settle: true, trial: true}},
+		{"queued loss after a window between the thresholds: the count restarts", queued, neither, 1, 10, 400, almost, 1, laneGrowth{}},
+		{"queued loss, no budget: no trial", queued, queued, 1, 0, 400, almost, 1, laneGrowth{}},
+		{"a trial's first window, whatever its verdict: let pass", neither, queued, L, 10, 300, trial, L, trialJudged},
+		{"a trial that raised the rate by laneGain of one lane's: kept", queued, queued, L, 10, 400 + laneGain*400, trialJudged, L, laneGrowth{}},
+		{"a trial judged on a full queue that raised the rate less: taken back", queued, queued, L, 10, 400 + 0.9*laneGain*400, trialJudged, 1, laneGrowth{capped: true}},
+		{"a trial judged on random loss that raised the rate less: taken back", lossy, queued, L, 10, 400, trialJudged, 1, laneGrowth{capped: true}},
+		{"a failed trial: no other while the loss lasts", queued, queued, 1, 10, 400, laneGrowth{capped: true, lossy: laneTrialWindows}, 1, laneGrowth{capped: true}},
+		{"a failed trial, then clean twice: tried again later", clean, clean, 1, 10, 400, laneGrowth{capped: true}, 1, laneGrowth{}},
+		{"a failed trial, then random loss with the queue empty: lanes on trust", lossy, lossy, 1, 10, 400, laneGrowth{capped: true}, L, laneGrowth{}},
+		{"at lossyLanes, the queue full: held, no trial", queued, queued, L, 10, 1000, laneGrowth{}, L, laneGrowth{}},
 	} {
 		got, g := laneGrow(tc.v, tc.prev, tc.lanes, 1, tc.free, tc.rate, tc.g)
 		if got != tc.want || g != tc.wantG {
 			t.Errorf("%s: laneGrow(%d, %d, lanes %d, free %d, rate %g, %+v) = %d, %+v; want %d, %+v",
 				tc.name, tc.v, tc.prev, tc.lanes, tc.free, tc.rate, tc.g, got, g, tc.want, tc.wantG)
+		}
+	}
+}
+
+// laneRun feeds windows judged one after another to laneGrow as
+// laneKeeper does, for an interface with one configured connection and
+// the budget's other connections free, each window's from w of the lanes
+// the interface has: the lanes it has after each.
+func laneRun(windows int, w func(lanes int) laneWindow) []int {
+	lanes, prev, g := 1, laneUnjudged, laneGrowth{}
+	var after []int
+	for range windows {
+		win := w(lanes)
+		v := judge(win)
+		lanes, g = laneGrow(v, prev, lanes, 1, laneBudget-1-lanes, win.rate(), g)
+		prev = v
+		after = append(after, lanes)
+	}
+	return after
+}
+
+// TestLanesStuckLossyPath is session 22's stuck case (lossy38): a 10 ms
+// path losing 1 % at random whose smoothed RTT read 1.54 × its minimum in
+// every window (host delay under -race, or its one connection near the
+// link's rate), so judge never read its queue as empty and it never got a
+// lane. Each connection delivers 500 packets/s (loss-limited) up to the
+// link's 4000. It gets lanes (on trial) and keeps them, as it did with the
+// queue reading empty; a full link losing 1 % with its queue full (its
+// rate the same whatever the lanes) pays one trial and keeps one
+// connection.
+func TestLanesStuckLossyPath(t *testing.T) {
+	const minRTT, windows = 10 * time.Millisecond, 20
+	lossyPath := func(srtt time.Duration) func(int) laneWindow {
+		return func(lanes int) laneWindow {
+			sent := uint64(min(500*lanes, 4000))
+			return laneWindow{Sent: sent, Lost: sent / 100, SRTT: srtt, MinRTT: minRTT, Busy: time.Second}
+		}
+	}
+	fullLink := func(int) laneWindow {
+		return laneWindow{Sent: 800, Lost: 8, SRTT: 3 * minRTT, MinRTT: minRTT, Busy: time.Second}
+	}
+	for _, tc := range []struct {
+		name        string
+		w           func(int) laneWindow
+		lo, hi      int // the lanes wanted at the end
+		maxLaneWins int // the windows after which it may have more than one
+	}{
+		{"random loss, the queue reading empty", lossyPath(11 * time.Millisecond), lossyLanes, wire.MaxLanes, windows},
+		{"random loss, smoothed RTT 1.54 × the minimum", lossyPath(15400 * time.Microsecond), lossyLanes, wire.MaxLanes, windows},
+		{"a full link's loss", fullLink, 1, 1, 2},
+	} {
+		after := laneRun(windows, tc.w)
+		laneWins := 0
+		for _, n := range after {
+			if n > 1 {
+				laneWins++
+			}
+		}
+		if end := after[len(after)-1]; end < tc.lo || end > tc.hi || laneWins > tc.maxLaneWins {
+			t.Errorf("%s: lanes after each window %v; want %d to %d at the end, more than one after at most %d windows",
+				tc.name, after, tc.lo, tc.hi, tc.maxLaneWins)
 		}
 	}
 }
