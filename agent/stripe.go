@@ -119,13 +119,14 @@ func (h *stripeHost) Path(id int) (stripe.PathState, bool) {
 	p := h.c.pathList()[id]
 	p.mu.Lock()
 	conn := p.conn
-	st := stripe.PathState{Outstanding: p.outstanding, Rate: p.rate, HeldUntil: p.suspectUntil, Link: iface(p.Name), InOrder: p.inOrder}
+	st := stripe.PathState{Outstanding: p.outstanding, Rate: p.rate, HeldUntil: p.suspectUntil, Link: iface(p.Name), InOrder: p.inOrder,
+		StreamWindow: h.c.streamWindow}
 	p.mu.Unlock()
 	if conn == nil || conn.Context().Err() != nil || p.retired.Load() {
 		return st, false
 	}
 	cs := conn.ConnectionStats()
-	st.RTT, st.Cwnd = cs.SmoothedRTT, int64(cs.CongestionWindow)
+	st.RTT, st.MinRTT, st.Cwnd = cs.SmoothedRTT, cs.MinRTT, int64(cs.CongestionWindow)
 	return st, true
 }
 
