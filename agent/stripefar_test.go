@@ -1,7 +1,6 @@
 package agent
 
 import (
-	"slices"
 	"testing"
 	"time"
 )
@@ -22,17 +21,8 @@ func TestStripeFarFastPathPieces(t *testing.T) {
 	}
 	// Round trips are a path's delay and mixServerDelay.
 	mix := []mixPath{{8.125e6, 115 * time.Millisecond, 0}, {0.875e6, 20 * time.Millisecond, 0}}
-	median := func(mix []mixPath) time.Duration {
-		var runs []time.Duration
-		for range farRuns {
-			runs = append(runs, warmStripeTime(t, mix, farSize))
-		}
-		slices.Sort(runs)
-		t.Logf("%d path(s): %v", len(mix), runs)
-		return runs[len(runs)/2]
-	}
-	alone := median(mix[:1]) // one path: nothing to stripe
-	striped := median(mix)
+	alone := warmMedian(t, mix[:1]) // one path: nothing to stripe
+	striped := warmMedian(t, mix)
 	t.Logf("medians of %d: alone %v, striped %v (%.3f × the time alone)", farRuns, alone, striped, striped.Seconds()/alone.Seconds())
 	if striped.Seconds() > alone.Seconds()*farBar {
 		t.Errorf("striped %v > %.2f × alone %v", striped, farBar, alone)
