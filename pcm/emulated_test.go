@@ -125,8 +125,9 @@ func TestFailoverOnOutageEvent(t *testing.T) {
 //     and under load, a carrier counted from the bytes of every request
 //     stream: the server's re-send of an earlier unfollowed response on
 //     the new path outweighed the next response's own bytes on the old
-//     one, so that response read followed. GetOn's carrier now counts the
-//     request's own stream (TestCarrierIgnoresOtherStreams).
+//     one, so that response read followed. The carrier ledger now counts
+//     each byte of a request stream once (streamEnds;
+//     TestCarrierIgnoresOtherStreams).
 //
 // Side probes are off and ProbeTimeout is long, so a switch waits for its
 // validation as long as a loaded host needs (validateWait is ProbeTimeout
