@@ -149,12 +149,7 @@ func TestNonReplayableFailsNamingPath(t *testing.T) {
 		// Validate every path first, as traffic does: a first probe of a
 		// path never used, sent while the active path is black-holed, times
 		// out on this network (quic-go; the cause is not understood yet).
-		for _, p := range []int{1, 2, 0} {
-			if _, err := c.GetOn(context.Background(), p, "/bytes/10", nil); err != nil {
-				t.Fatal(err)
-			}
-		}
-		time.Sleep(time.Second) // the server's new connection IDs arrive
+		visitPaths(t, c, 1, 2, 0)
 		n.SetDrop(memPath(0), true)
 
 		// io.MultiReader hides the body from NewRequest: no GetBody, so

@@ -94,12 +94,7 @@ func TestProbeBringsPathBack(t *testing.T) {
 		n := memnet.New()
 		c := memDial(t, n, 3, Config{Selector: nil})
 		ctx := context.Background()
-		for _, p := range []int{1, 2, 0} {
-			if _, err := c.GetOn(ctx, p, "/bytes/10", nil); err != nil {
-				t.Fatal(err)
-			}
-		}
-		time.Sleep(time.Second) // the server's new connection IDs arrive
+		visitPaths(t, c, 1, 2, 0)
 		n.SetDrop(memPath(0), true)
 		if res, err := c.GetOn(ctx, 0, "/bytes/1000", nil); err != nil || res.Failovers != 1 {
 			t.Fatalf("request across the cut: %+v, %v", res, err)

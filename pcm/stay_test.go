@@ -34,12 +34,7 @@ func TestFailoverStaysUntilItsBurstLands(t *testing.T) {
 		ctx := context.Background()
 		// Every path validated, and measured as the connection leaves it:
 		// 2 (80 ms), then 1 (40 ms); it ends on 0 (20 ms).
-		for _, p := range []int{2, 1, 0} {
-			if _, err := c.GetOn(ctx, p, "/bytes/10", nil); err != nil {
-				t.Fatal(err)
-			}
-		}
-		time.Sleep(time.Second) // the server's new connection IDs arrive
+		visitPaths(t, c, 2, 1, 0)
 		n.SetDrop(memPath(0), true)
 		done := make(chan error, 1)
 		go func() { _, err := c.Get(ctx, "/bytes/5120", nil); done <- err }()
@@ -109,4 +104,18 @@ func TestFirstChoiceRanks(t *testing.T) {
 			}
 		})
 	}
+}
+
+// visitPaths sends a small GET on each path in order, which validates
+// them (and measures each as the connection leaves it), then waits a
+// second in fake time for the server's new connection IDs, so that a
+// failover after it has paths to move to.
+func visitPaths(t *testing.T, c *Client, order ...int) {
+	t.Helper()
+	for _, p := range order {
+		if _, err := c.GetOn(context.Background(), p, "/bytes/10", nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	time.Sleep(time.Second)
 }
