@@ -221,7 +221,7 @@ func NewClient(cfg ClientConfig) (*Client, error) {
 	c := &Client{cfg: cfg, cache: cfg.Cache, changeCh: make(chan struct{}),
 		servers: map[*http.Server]struct{}{}, socksListeners: map[net.Listener]struct{}{}, tunnels: map[net.Conn]struct{}{},
 		active: map[net.Conn]bool{}, apps: map[string]*appStats{}, gate: tunnelgate.New(tunnelgate.DefaultSlots, cfg.TunnelIdle, nil)}
-	c.streamWindow = int64(wire.QUICConfig(cfg.QUIC, cfg.IdleTimeout, 16).MaxStreamReceiveWindow)
+	c.streamWindow = int64(c.quicConfig().MaxStreamReceiveWindow)
 	c.pol.p.Store(&ClientPolicy{Token: cfg.Token, AppRule: cfg.AppRule, Priority: cfg.Priority, AppPaths: cfg.AppPaths})
 	c.gate.OnReclaim = func(app string, idle time.Duration) {
 		cfg.Log.Info("idle tunnel closed for a waiting app (every tunnel slot taken)", "app", app, "idle", idle.Round(time.Millisecond))

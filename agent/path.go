@@ -401,6 +401,14 @@ func (c *Client) rebind(ctx context.Context, p *path) bool {
 	return true
 }
 
+// quicConfig is the QUIC configuration of ct-client's connections, one
+// place for dialPath and the stripes' stream window (Client.streamWindow):
+// the configured one with the agent's defaults, and 16 incoming streams
+// that ct-server may open (its pushes: acceptPushes).
+func (c *Client) quicConfig() *quic.Config {
+	return wire.QUICConfig(c.cfg.QUIC, c.cfg.IdleTimeout, 16)
+}
+
 // dialPath connects p and says hello; inOrder: ct-server said it keeps
 // the piece order (hello).
 func (c *Client) dialPath(ctx context.Context, p *path) (conn *quic.Conn, inOrder bool, err error) {
@@ -424,7 +432,7 @@ func (c *Client) dialPath(ctx context.Context, p *path) (conn *quic.Conn, inOrde
 		}
 		tlsConf.RootCAs = pool
 	}
-	qc := wire.QUICConfig(c.cfg.QUIC, c.cfg.IdleTimeout, 16)
+	qc := c.quicConfig()
 	if c.cfg.QUIC == nil || c.cfg.QUIC.InitialStreamReceiveWindow == 0 {
 		// Each stream's whole receive window (wire.StreamWindow) from the
 		// start, not quic-go's 512 KiB that grows only as the app reads: a
