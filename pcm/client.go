@@ -235,9 +235,12 @@ type Client struct {
 	paths           []*pathState
 	active          int
 	// failingOver says a failover is under way (failStalled), and
-	// afterFailover that its stay may still hold (stayAfterFailover).
+	// afterFailover that its stay may still hold (stayAfterFailover);
+	// staySampled that a credited sample of the path it stays on has come
+	// back since the failover, which ends the stay.
 	failingOver   bool
 	afterFailover atomic.Bool
+	staySampled   bool
 	flights       map[*flight]struct{} // requests waiting on the network
 	// heads counts the flights that wait for a response head
 	// (maySwitchLocked).

@@ -286,6 +286,11 @@ func (c *Client) credit(res *Result) error {
 	err := c.sel.Observe(pathsel.PathID(res.Path), res.Sample(c.cfg.PerByte))
 	c.selMu.Unlock()
 	res.Credited = err == nil
+	if res.Credited && c.afterFailover.Load() {
+		c.mu.Lock()
+		c.staySampled = c.staySampled || res.Path == c.active
+		c.mu.Unlock()
+	}
 	return err
 }
 

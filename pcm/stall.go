@@ -482,7 +482,7 @@ func (c *Client) failStalled(p int, after time.Duration) {
 		return
 	}
 	cause := &PathStalledError{Path: c.paths[p].Name, After: after}
-	c.failingOver = true
+	c.failingOver, c.staySampled = true, false
 	c.afterFailover.Store(true)
 	stalled := c.rankReplaysLocked(p)
 	// A new connection (creditShortLocked) ends every stream of the old

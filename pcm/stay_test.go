@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/hetquic/hetquic/emu/memnet"
+	"github.com/hetquic/hetquic/origin"
 	"github.com/hetquic/hetquic/pathsel"
 )
 
@@ -118,4 +119,45 @@ func visitPaths(t *testing.T, c *Client, order ...int) {
 		}
 	}
 	time.Sleep(time.Second)
+}
+
+// TestStaySamplesItsPath: a failover's stay lasts until a response of the
+// path it moved to has counted, so the selector chooses from what that
+// path shows now, not from samples older than the cut. A Client on round
+// trips 150 / 90 / 110 ms under a 5 kB GET every 10 ms, whose window for
+// the 110 ms path holds a few samples a burst inflated (5.5 × its round
+// trip, as TestBestLiveAfterBunchedTry's bunched try can leave them),
+// fails over to it when the 90 ms path is cut; most requests after the
+// settle go there. When the stay ended as the burst landed, the selector
+// was asked before any response of the new path had counted, chose the
+// 150 ms path on the inflated window, and the client never came back:
+// 0 of 300 requests on the best live path (one CI run of
+// TestBestLiveAfterBunchedTry read that).
+func TestStaySamplesItsPath(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		n := memnet.New()
+		tr, _, base := memTransport(t, n, origin.Handler(nil), Config{})
+		for i, r := range []time.Duration{150 * time.Millisecond, 90 * time.Millisecond, 110 * time.Millisecond} {
+			n.SetDelay(memPath(i), r-oneWay) // the server's side adds oneWay
+		}
+		c := dialConfig(t, tr.Config)
+		const best, bestLive = 1, 2
+		steadyGets(t, c, base, 3*time.Second, time.Hour, nil) // the warm-up
+		c.selMu.Lock()
+		for range 3 {
+			if err := c.sel.Observe(bestLive, 600); err != nil {
+				t.Fatal(err)
+			}
+		}
+		c.selMu.Unlock()
+		r := steadyGets(t, c, base, 3*time.Second, time.Second, func() { n.SetDrop(memPath(best), true) })
+		if r.failed > 0 {
+			t.Errorf("cut of path %d: %d of %d requests failed: %v", best, r.failed, r.sent, r.errs[0])
+		}
+		r = steadyGets(t, c, base, 3*time.Second, 0, func() {})
+		if s := shareOn(r, bestLive); s < mostRequests || r.failed > 0 {
+			t.Errorf("after the cut of path %d: %.2f of the requests on the best live path %d (per path %v), %d of %d failed; want ≥ %.2f, none failed",
+				best, s, bestLive, r.paths, r.failed, r.sent, mostRequests)
+		}
+	})
 }

@@ -115,8 +115,8 @@ func (c *Client) probeLostLocked(a ProbeAnswer) bool {
 // (stayAfterFailover) the selector is not asked either: the request goes
 // where the connection is, -1 too.
 func (c *Client) choose() (int, error) {
-	if c.stayAfterFailover() {
-		return -1, nil
+	if p, stay := c.stayAfterFailover(); stay {
+		return p, nil
 	}
 	c.selMu.Lock()
 	p, err := c.sel.Choose()
@@ -127,33 +127,45 @@ func (c *Client) choose() (int, error) {
 	return int(p), err
 }
 
-// stayAfterFailover says that a request the selector would choose for
-// goes where the connection is: a failover is under way, or the requests
-// it ended and held (its burst: burstLandingLocked) have not all
-// landed on the path it moved to. The failover's choice is the best live
-// path it knows (firstChoiceLocked); the selector's at that moment is no
-// better informed than before the cut, since the burst's responses give
-// it no sample, and it returns a path it has no sample of before any
+// stayAfterFailover says where a request the selector would choose for
+// goes while a failover's stay lasts, and whether it lasts: where the
+// connection is (-1) from the failover's start until the requests it
+// ended and held (its burst: burstLandingLocked) have landed on the path
+// it moved to, then on that path as a choice, credited, until one such
+// sample has come back (staySampled). The failover's choice is the best
+// live path it knows (firstChoiceLocked); the selector's at that moment
+// is no better informed than before the cut, since the burst's responses
+// give it no sample, and it returns a path it has no sample of before any
 // other (pathsel.Selector). Asked during the failover, the replays took
 // that path: on TestHeldOutCuts' tenfold row (250 / 25 / 300 ms, the
 // 25 ms one cut) they moved the connection from 250 ms to 300 ms 0.55 s
 // after the failover, where the backlog waited again (longest request
-// 2.3 s, bound 2 s). The stay ends when a response counts as a sample
-// again, so the selector chooses from what the new path showed; it never
-// holds an explicit path (GetOn) or a pin (wantedLocked), which do not
-// ask the selector. The burst's window ends a stall timeout after its
-// followSettle at the latest, so no slow response prolongs the stay.
-func (c *Client) stayAfterFailover() bool {
+// 2.3 s, bound 2 s). Asked as soon as the burst had landed, before any
+// response of the new path counted, it chose from samples older than the
+// cut: a few that a burst had inflated (5.5 × the 110 ms path's round
+// trip) sent TestBestLiveAfterBunchedTry's client to the 150 ms path for
+// good (TestStaySamplesItsPath). The stay never holds an explicit path
+// (GetOn) or a pin (wantedLocked), which do not ask the selector. The
+// burst's window ends a stall timeout after its followSettle at the
+// latest, and the wait for a sample one more stall timeout later (a path
+// that answers nothing in that time has failed over again), so no slow
+// response prolongs the stay.
+func (c *Client) stayAfterFailover() (int, bool) {
 	if !c.afterFailover.Load() {
-		return false // the common case: an atomic load
+		return 0, false // the common case: an atomic load
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.failingOver || c.burstLandingLocked(c.cfg.Now()) {
-		return true
+	now := c.cfg.Now()
+	if c.failingOver || c.burstLandingLocked(now) {
+		return -1, true
+	}
+	sampleBy := c.lastBusySwitch.Add(c.burstSettleLocked() + 2*c.stallTimeout())
+	if !c.staySampled && now.Before(sampleBy) {
+		return c.active, true
 	}
 	c.afterFailover.Store(false)
-	return false
+	return 0, false
 }
 
 // stallDeviation is the round-trip deviation in the stall detector's PTO
