@@ -75,10 +75,13 @@ func (s *trivialSelector) RemovePath(pathsel.PathID) error { return nil }
 // would check nothing: "stay on the failover's path" (-heldout.policy
 // stay) and "always path 0" pass them too.
 var heldShareExcepted = map[string]string{
-	// 200 / 30 / 60 ms, the 30 ms path cut and back 0.4 s later: where the
-	// cut took it, the client was still on the 60 ms path 5–7 s after the
-	// restore in 3 of 5 runs (share 0.00; seed 4242 too): the restored
-	// path is not taken back within idleImprovesBound. Not traced further.
+	// 200 / 30 / 60 ms, the 30 ms path cut and back 0.4 s later, before
+	// the stall timeout: where the cut took it, the client was still on
+	// the 60 ms path 5–7 s after the restore in 3 of 5 runs (share 0.00;
+	// seed 4242 too). Traced: the requests that spanned the blackout gave
+	// the selector some 30 samples of 450–880 ms on the 30 ms path (33 ms
+	// before); it left the path 0.5–1 s after the restore, and the side
+	// probes, which find its RTT unchanged, do not bring it back.
 	"restore/200-30-60": "restored path not taken back",
 	// 58 / 19 / 72 ms, the unused 58 ms one cut, no failover: the selector
 	// re-probes the 72 ms path (75–140 ms a request under the load alone,
