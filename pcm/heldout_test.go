@@ -79,7 +79,7 @@ var heldShareExcepted = map[string]string{
 	// the stall timeout: where the cut took it, the client was still on
 	// the 60 ms path 5–7 s after the restore in 3 of 5 runs (share 0.00;
 	// seed 4242 too). Traced: the requests that spanned the blackout gave
-	// the selector some 30 samples of 450–880 ms on the 30 ms path (33 ms
+	// the selector 52–56 samples of 320–910 ms on the 30 ms path (33 ms
 	// before); it left the path 0.5–1 s after the restore, and the side
 	// probes, which find its RTT unchanged, do not bring it back.
 	"restore/200-30-60": "restored path not taken back",
