@@ -48,6 +48,15 @@ var heldPolicies = map[string]func() pathsel.Selector{
 	"stay":  func() pathsel.Selector { return &trivialSelector{stay: true} },
 }
 
+// heldPolicy is the trivial selector -heldout.policy names.
+func heldPolicy(t *testing.T) pathsel.Selector {
+	policy, ok := heldPolicies[*heldOutPolicy]
+	if !ok {
+		t.Fatalf("-heldout.policy %q: first or stay", *heldOutPolicy)
+	}
+	return policy()
+}
+
 // trivialSelector chooses path 0, or with stay the path of the last
 // response credited (0 before any): after a failover, the failover's.
 type trivialSelector struct {
@@ -218,6 +227,9 @@ func TestHeldOutCuts(t *testing.T) {
 				continue // under -race one API per setup, in turn: both take minutes on two cores
 			}
 			t.Run(s.name+"/"+api, func(t *testing.T) {
+				if *heldOutPolicy != "" && api != "Client" {
+					t.Skip("-heldout.policy: Client rows only (Transport takes no Config.Selector)")
+				}
 				t.Parallel()
 				synctest.Test(t, func(t *testing.T) { heldOutCase(t, api, s) })
 			})
@@ -265,11 +277,7 @@ func heldOutCase(t *testing.T, api string, s heldSetup) {
 	}
 	n, cfg := heldNet(t, s, 1, Config{Logf: logf})
 	if *heldOutPolicy != "" {
-		policy, ok := heldPolicies[*heldOutPolicy]
-		if !ok || api != "Client" {
-			t.Skipf("-heldout.policy %q: first or stay, on Client rows only (Transport takes no Config.Selector)", *heldOutPolicy)
-		}
-		cfg.Selector = policy()
+		cfg.Selector = heldPolicy(t)
 	}
 	tr := &Transport{Config: cfg}
 	t.Cleanup(func() { tr.Close() })
@@ -395,7 +403,7 @@ func heldAlone(t *testing.T, s heldSetup, p int) pathTime {
 }
 
 // heldAloneRun is one run on path p alone, its losses from lossStream:
-// the load for heldAloneWarm, then for heldAloneFor through a Client
+// the load for heldAloneWarm, then for heldWindow through a Client
 // given only that path; it returns the mean completion time (seconds)
 // and its standard error from batch means.
 func heldAloneRun(t *testing.T, s heldSetup, p int, lossStream uint64) (m, se float64) {
@@ -405,7 +413,7 @@ func heldAloneRun(t *testing.T, s heldSetup, p int, lossStream uint64) (m, se fl
 	base := "https://" + memServer.String()
 	heldLoad(c, base, heldAloneWarm, nil)
 	var tooks []float64
-	for _, r := range heldLoad(c, base, heldAloneFor, nil) {
+	for _, r := range heldLoad(c, base, heldWindow, nil) {
 		if r.err != nil {
 			t.Fatalf("%s: path %d alone: %v", s.name, p, r.err)
 		}
@@ -437,9 +445,11 @@ func mean(xs []float64) float64 {
 	return sum / float64(len(xs))
 }
 
+// A run alone warms up for heldAloneWarm (the handshake and the window's
+// growth stay out of it), then measures as long as the share's window,
+// in heldBatches batches; a lossy path runs heldAloneRuns times.
 const (
 	heldAloneWarm = time.Second
-	heldAloneFor  = 2 * time.Second
 	heldBatches   = 10
 	heldAloneRuns = 4
 )
