@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -61,7 +62,7 @@ func (c *Client) stripeable(resp *http.Response) bool {
 type bufferWriter struct {
 	h        http.Header
 	status   int
-	buf      []byte // from newPieceBuf once the piece's size is known
+	buf      bytes.Buffer
 	received func(n int)
 }
 
@@ -78,8 +79,7 @@ func (b *bufferWriter) Write(p []byte) (int, error) {
 	if b.received != nil {
 		b.received(len(p))
 	}
-	b.buf = append(b.buf, p...)
-	return len(p), nil
+	return b.buf.Write(p)
 }
 
 // stripeRun is a striped download of one app request: the engine
@@ -113,9 +113,6 @@ func (h *stripeHost) Blocked() { h.c.stripeBlocks.Add(1) }
 // Measured folds a stripe's measurement of path id into the path's rate
 // as one of its own samples (path.foldRate).
 func (h *stripeHost) Measured(id int, rate float64) { h.c.pathList()[id].foldRate(rate) }
-
-// Release keeps a piece's buffer for the next pieces (pieceBufs).
-func (h *stripeHost) Release(data []byte) { releasePieceBuf(data) }
 
 // Path reads path id's state under its lock, and its connection's.
 func (h *stripeHost) Path(id int) (stripe.PathState, bool) {
@@ -247,10 +244,7 @@ func (c *Client) fetchPiece(ctx context.Context, r *http.Request, hdr http.Heade
 		if err == nil && !f.hasRange {
 			off, end = first, last
 			f.orig, f.hasRange = resume.Range{First: off, Last: end}, true
-			// One buffer, no copies as it grows, reused (pieceBufs: CPU
-			// per byte); anything written before stays and fails the
-			// piece's length check, as it did.
-			bw.buf = append(newPieceBuf(int(end-off+1)), bw.buf...)
+			bw.buf.Grow(int(end - off + 1)) // one allocation, no copies as it grows (CPU per byte)
 			// Only now: what the fetch writes before it has a stream (its
 			// own error text, fetch.fail) is not the piece's, which the
 			// stripe knows only from here (a nil piece, under -race).
@@ -275,8 +269,8 @@ func (c *Client) fetchPiece(ctx context.Context, r *http.Request, hdr http.Heade
 	if bw.status == http.StatusTooManyRequests || bw.status == http.StatusServiceUnavailable {
 		return nil, fmt.Errorf("piece %d-%d: %w (status %d)", off, end, errPieceRefused, bw.status)
 	}
-	if bw.status != http.StatusPartialContent || int64(len(bw.buf)) != end-off+1 {
-		return nil, fmt.Errorf("piece %d-%d: status %d, %d bytes", off, end, bw.status, len(bw.buf))
+	if bw.status != http.StatusPartialContent || int64(bw.buf.Len()) != end-off+1 {
+		return nil, fmt.Errorf("piece %d-%d: status %d, %d bytes", off, end, bw.status, bw.buf.Len())
 	}
 	// Without a validator (no If-Range) only the length tells another
 	// version: a piece of an object whose length changed is not the
@@ -284,5 +278,5 @@ func (c *Client) fetchPiece(ctx context.Context, r *http.Request, hdr http.Heade
 	if cr, ok := resume.ParseContentRange(bw.h.Get("Content-Range")); !ok || cr.First != off || cr.Last != end || cr.Total != total {
 		return nil, fmt.Errorf("piece %d-%d: Content-Range %q, object of %d bytes", off, end, bw.h.Get("Content-Range"), total)
 	}
-	return bw.buf, nil
+	return bw.buf.Bytes(), nil
 }

@@ -44,12 +44,6 @@ type Host interface {
 	// the client's own estimate (PathState.Rate), which the next stripe
 	// starts from.
 	Measured(id int, rate float64)
-	// Release hands back the bytes of a piece Fetch returned once the
-	// stripe is done with them (written to the app, or a second copy
-	// that landed too late): the host may reuse the buffer, and the
-	// stripe never reads it again. A piece never delivered (Abandon) is
-	// not released.
-	Release(data []byte)
 }
 
 // Request is one piece request, as Host.Fetch makes it.
@@ -318,7 +312,6 @@ func (s *Run) Deliver(w http.ResponseWriter, written int64) (int64, error) {
 		}
 		rc.Flush()
 		written = p.end + 1
-		s.host.Release(p.data)
 		p.data = nil
 		s.pop(written)
 	}
@@ -925,10 +918,7 @@ func (s *Run) fetch(pin int, p *piece) {
 		m.gone(p.size()-got, time.Now())
 	}
 	switch {
-	case p.landed: // the other copy's bytes won
-		if err == nil {
-			s.host.Release(data)
-		}
+	case p.landed:
 	case err == nil:
 		p.data, p.landed = data, true
 		close(p.done)

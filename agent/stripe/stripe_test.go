@@ -84,8 +84,6 @@ func (h *fakeHost) Blocked() {}
 
 func (h *fakeHost) Measured(int, float64) {}
 
-func (h *fakeHost) Release([]byte) {} // its pieces are object's own bytes
-
 // object is n bytes of a pattern that repeats every 251 bytes (a prime:
 // no piece boundary lines up with it), made without a per-byte loop,
 // which the race detector makes slow for the larger objects.
@@ -233,8 +231,6 @@ func (h *pacedHost) Reinjected() {}
 func (h *pacedHost) Blocked() { h.mu.Lock(); h.blocked++; h.mu.Unlock() }
 
 func (h *pacedHost) Measured(int, float64) {}
-
-func (h *pacedHost) Release([]byte) {} // its pieces are object's own bytes
 
 // sleepCtx sleeps d unless ctx ends first; it reports whether it slept.
 func sleepCtx(ctx context.Context, d time.Duration) bool {
