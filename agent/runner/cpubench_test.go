@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"runtime/pprof"
 	"testing"
 	"time"
 
@@ -32,6 +33,8 @@ import (
 // plain HTTP/3's. Both bodies are checked byte by byte (the same cost in
 // both modes).
 // go test -run '^$' -bench StripeCPU -benchtime 6x ./agent/runner/
+// With -cpuprofile, `go tool pprof -tags` splits the CPU by part
+// (roleKey): ct-client and ct-server against h3-client and h3-server.
 func BenchmarkStripeCPU(b *testing.B) {
 	ctx := context.Background()
 	sc := cpuBenchScenario()
@@ -112,7 +115,10 @@ func plainH3(b *testing.B, sc *scenario.Scenario) (get func() error, stop func()
 		b.Fatal(err)
 	}
 	srv := &http3.Server{Handler: origin.Handler(nil), TLSConfig: http3.ConfigureTLSConfig(&tls.Config{Certificates: []tls.Certificate{pair.Cert}})}
-	go srv.Serve(udp)
+	go func() {
+		pprof.SetGoroutineLabels(roleLabel("h3-server"))
+		srv.Serve(udp)
+	}()
 	relay, err := udprelay.Loopback(sc, udp.LocalAddr().(*net.UDPAddr).AddrPort(), 1)
 	if err != nil {
 		b.Fatal(err)
@@ -122,8 +128,11 @@ func plainH3(b *testing.B, sc *scenario.Scenario) (get func() error, stop func()
 		b.Fatal(err)
 	}
 	tr := &quic.Transport{Conn: pc}
-	conn, err := tr.Dial(context.Background(), net.UDPAddrFromAddrPort(relay.Addr()),
-		&tls.Config{RootCAs: pair.Pool, ServerName: "localhost", NextProtos: []string{http3.NextProtoH3}}, nil)
+	var conn *quic.Conn
+	pprof.Do(context.Background(), pprof.Labels(roleKey, "h3-client"), func(ctx context.Context) { // its goroutines' CPU (roleKey)
+		conn, err = tr.Dial(ctx, net.UDPAddrFromAddrPort(relay.Addr()),
+			&tls.Config{RootCAs: pair.Pool, ServerName: "localhost", NextProtos: []string{http3.NextProtoH3}}, nil)
+	})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -17,6 +17,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"runtime/pprof"
 	"slices"
 	"strings"
 	"sync"
@@ -119,6 +120,21 @@ func newEnv(ctx context.Context, cfg envConfig) (_ *env, err error) {
 	return e, nil
 }
 
+// roleKey is the CPU profile label (runtime/pprof) that names the part of
+// an experiment a goroutine belongs to: ct-client, ct-server or the
+// app-server, and the goroutines each starts, which inherit it. In one
+// process the CPU time of each part is not otherwise apart; a CPU
+// profile's samples by label are (go tool pprof -tags: CPU s/GB of
+// ct-client + ct-server, not of the emulator or the app as the
+// process's figure includes). Unlabelled: the relay, the app and what
+// timers run.
+const roleKey = "hetquic"
+
+// roleLabel is the context whose labels mark a goroutine as role's.
+func roleLabel(role string) context.Context {
+	return pprof.WithLabels(context.Background(), pprof.Labels(roleKey, role))
+}
+
 // startApp starts the app-server.
 func (e *env) startApp() (net.Listener, error) {
 	ul, err := net.Listen("tcp", "127.0.0.1:0")
@@ -129,7 +145,10 @@ func (e *env) startApp() (net.Listener, error) {
 	mux.Handle("/", origin.Handler(nil))
 	mux.HandleFunc("POST /sink", serveSink) // uploads (cuts.go)
 	e.up = &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
-	go e.up.Serve(ul)
+	go func() {
+		pprof.SetGoroutineLabels(roleLabel("app-server"))
+		e.up.Serve(ul)
+	}()
 	e.upURL = "http://" + ul.Addr().String()
 	return ul, nil
 }
@@ -157,7 +176,10 @@ func (e *env) startServer(cfg envConfig, pair *selfsigned.Pair, ul net.Listener)
 		return nil, err
 	}
 	e.srvDone = make(chan error, 1)
-	go func() { e.srvDone <- e.srv.Serve(udp) }()
+	go func() {
+		pprof.SetGoroutineLabels(roleLabel("ct-server"))
+		e.srvDone <- e.srv.Serve(udp)
+	}()
 	return udp, nil
 }
 
@@ -207,14 +229,21 @@ func (e *env) clientConfig(cfg envConfig, pair *selfsigned.Pair) (agent.ClientCo
 // every path is up.
 func (e *env) startClient(ctx context.Context, ccfg agent.ClientConfig) error {
 	var err error
-	if e.cl, err = agent.NewClient(ccfg); err != nil {
+	// ct-client's goroutines, those NewClient starts (its paths'
+	// connections) and those Serve does, carry its role (roleLabel).
+	pprof.Do(ctx, pprof.Labels(roleKey, "ct-client"), func(context.Context) { e.cl, err = agent.NewClient(ccfg) })
+	if err != nil {
 		return err
 	}
 	if e.proxyL, err = net.Listen("tcp", "127.0.0.1:0"); err != nil {
 		return err
 	}
 	e.served = make(chan struct{})
-	go func() { defer close(e.served); e.cl.Serve(e.proxyL) }()
+	go func() {
+		defer close(e.served)
+		pprof.SetGoroutineLabels(roleLabel("ct-client"))
+		e.cl.Serve(e.proxyL)
+	}()
 	proxyURL, _ := url.Parse("http://" + e.proxyL.Addr().String())
 	e.tr = &http.Transport{Proxy: http.ProxyURL(proxyURL), MaxIdleConnsPerHost: 64, DisableCompression: true}
 	e.hc = &http.Client{Transport: e.tr}
