@@ -492,10 +492,10 @@ func (s *Run) decide(pin int) (p *piece, wait <-chan struct{}, poll time.Duratio
 	if stripesched.WindowBound(own, st) && swiftest {
 		s.windowAt = now
 	}
-	if !prefixFirst { // else asked above, and nothing it reads has changed
-		if p := s.reinjectPrefix(pin, own, all, now); p != nil {
-			return p, nil, 0, false
-		}
+	// The original's rest: unless asked above (nothing it reads has
+	// changed), or its far part.
+	if p := s.originalRest(pin, own, all, now, !prefixFirst); p != nil {
+		return p, nil, 0, false
 	}
 	if len(s.pieces) > 0 {
 		h := s.pieces[0]
@@ -703,6 +703,46 @@ func (s *Run) reinjectPrefix(pin int, own stripesched.Path, all map[int]stripesc
 	s.host.Reinjected()
 	ctx, cancel := context.WithCancel(s.ctx)
 	p := &piece{off: off, end: end - 1, path: pin, ctx: ctx, cancel: cancel, done: make(chan struct{}), start: now, next: s.inOrder[pin]}
+	s.pieces = append([]*piece{p}, s.pieces...)
+	return s.start(pin, p, now, own.RTT)
+}
+
+// originalRest is what path pin, which Take gave nothing, requests of
+// the original's remainder: all of it (reinjectPrefix, where prefix) or
+// its far part (trim), or nil; mu held.
+func (s *Run) originalRest(pin int, own stripesched.Path, all map[int]stripesched.Path, now time.Time, prefix bool) *piece {
+	if prefix {
+		if p := s.reinjectPrefix(pin, own, all, now); p != nil {
+			return p
+		}
+	}
+	return s.trim(pin, own, all, now)
+}
+
+// trim requests on path pin, which has nothing better to do, the far
+// part of what the original stream still owes where the original would
+// otherwise end clearly later than the two would together
+// (stripesched.Trim): the original's path, extended as its share, may
+// have slowed since (its rate fell: rateEst.drop); the original stops
+// sooner, at the part's first byte; mu held.
+func (s *Run) trim(pin int, own stripesched.Path, all map[int]stripesched.Path, now time.Time) *piece {
+	orig, ok := all[s.origPath]
+	if pin == s.origPath || !ok || orig.Guess || !s.originalRuns() {
+		return nil
+	}
+	from := max(s.origGot, s.origAt)
+	moved := stripesched.Trim(orig, own, s.cutAt-from)
+	if moved <= 0 {
+		return nil
+	}
+	off, end := s.cutAt-moved, s.cutAt
+	s.cutAt = off
+	if s.queued[s.origPath] > 0 {
+		s.queued[s.origPath] = max(0, off-max(s.from, s.origGot))
+	}
+	s.host.Reinjected()
+	ctx, cancel := context.WithCancel(s.ctx)
+	p := &piece{off: off, end: end - 1, path: pin, ctx: ctx, cancel: cancel, done: make(chan struct{}), start: now}
 	s.pieces = append([]*piece{p}, s.pieces...)
 	return s.start(pin, p, now, own.RTT)
 }
@@ -1195,7 +1235,8 @@ func (s *Run) rate(id int) *rateEst {
 // first 3.5 MB piece of four, after all four had moved for 0.7 s) and at
 // 35 MB/s (the other three a moment later). The period is halved (bytes
 // and time) once longer than span, so the estimate follows a path
-// whose rate changes within about that long.
+// whose rate changes within about that long; one whose recent window
+// reads well below it restarts from that window at once (drop).
 type rateEst struct {
 	from  time.Time     // start of the busy period (zero: idle)
 	bytes int64         // received since from
@@ -1213,6 +1254,16 @@ type rateEst struct {
 	round time.Time
 	asked int64
 	marks [2]int64
+	// trail is the period's bytes received by each arrival in the last
+	// stripesched.DropWindow and the one before (recent); sum counts them.
+	trail []arrival
+	sum   int64
+}
+
+// arrival is when bytes arrived and the period's bytes received by then.
+type arrival struct {
+	at  time.Time
+	sum int64
 }
 
 // appLimitedQueues: a busy period whose queue never held this many round
@@ -1254,7 +1305,9 @@ func span(rtt time.Duration) time.Duration { return max(rateSpan, spanRounds*rtt
 
 // idle marks the start of a busy period at now: the path had nothing of
 // the stripe in flight.
-func (e *rateEst) idle(now time.Time) { e.from, e.bytes, e.peak = now, 0, 0 }
+func (e *rateEst) idle(now time.Time) {
+	e.from, e.bytes, e.peak, e.trail, e.sum = now, 0, 0, e.trail[:0], 0
+}
 
 // got counts n bytes received at now. The period's first round trip is
 // counted although no bytes came back in it: leaving out the smoothed
@@ -1280,6 +1333,8 @@ func (e *rateEst) got(n int64, now time.Time, queued int64) {
 		return
 	}
 	e.bytes += n
+	e.sum += n
+	e.trail = append(e.trail, arrival{now, e.sum})
 	d := now.Sub(e.from)
 	if d <= 0 || now.Before(e.hold) || e.bytes < stripesched.MinPiece {
 		return
@@ -1291,8 +1346,30 @@ func (e *rateEst) got(n int64, now time.Time, queued int64) {
 	if d > span(e.rtt) {
 		e.from, e.bytes = now.Add(-d/2), e.bytes/2
 	}
+	e.drop(now, queued)
 	if now.Sub(e.round) >= e.rtt {
 		e.endRound(now, queued)
+	}
+}
+
+// drop restarts the estimate at the path's recent rate where that fell
+// well below it (stripesched.Dropped): the window's bytes over the
+// window, the period from the window's start.
+func (e *rateEst) drop(now time.Time, queued int64) {
+	w := stripesched.DropWindow(e.rtt)
+	i := 0
+	for i+1 < len(e.trail) && !e.trail[i+1].at.After(now.Add(-w)) {
+		i++
+	}
+	e.trail = e.trail[i:]
+	first := e.trail[0]
+	if now.Sub(first.at) < w { // the period's first bytes came less than a window ago
+		return
+	}
+	got := e.sum - first.sum
+	recent := float64(got) / now.Sub(first.at).Seconds()
+	if stripesched.Dropped(e.rate, recent, queued, e.rtt) {
+		e.rate, e.from, e.bytes = recent, first.at, got
 	}
 }
 
