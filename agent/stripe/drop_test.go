@@ -9,16 +9,16 @@ import (
 // 10 MB/s and then 2.5 MB/s with a megabyte owed throughout, is read
 // within dropNoise of 10 MB/s while its rate holds, whatever the bursts,
 // and under dropBy of it dropAfter once it fell: the estimate restarts
-// from its recent window (drop). Its span alone (a quarter second here)
-// read 6.8 MB/s then.
+// from its recent window (drop), 10 → 5.5 → 2.5 MB/s. Its span alone
+// (a quarter second here) read 5.5 MB/s then.
 func TestRateEstDrop(t *testing.T) {
 	const (
 		rtt       = 20 * time.Millisecond
 		burst     = 50e3 // bytes per ms within a burst: 4 ms of each round trip before the drop
 		dropAt    = 600 * time.Millisecond
-		dropAfter = 120 * time.Millisecond
-		dropNoise = 0.8  // the least the estimate may read of 10 MB/s before the drop
-		dropBy    = 0.45 // the most it may read of it dropAfter after
+		dropAfter = 200 * time.Millisecond
+		dropNoise = 0.8 // the least the estimate may read of 10 MB/s before the drop
+		dropBy    = 0.3 // the most it may read of it dropAfter after
 	)
 	t0 := time.Unix(0, 0)
 	e := rateEst{rtt: rtt}
@@ -48,5 +48,33 @@ func TestRateEstDrop(t *testing.T) {
 	}
 	if after > dropBy*10e6 {
 		t.Errorf("%v after the drop to 2.5 MB/s the estimate read %.2f MB/s, want ≤ %.2f of 10", dropAfter, after/1e6, dropBy)
+	}
+}
+
+// TestRateEstStallNotADrop: a window with under MinPiece of the path's
+// bytes (a stall, or bytes the stripe does not count) is no rate (5.4
+// MB/s after it here, the span's own reading; 2.7 if it counted), and
+// a real drop after it is still followed. In the stripe a window that
+// read 8 kB/s of a 1.25 MB/s path left it with no pieces, and the
+// 8×-drop row of TestStripeFollowsRateChange read 0.80 of the offered
+// sum in one run of eight.
+func TestRateEstStallNotADrop(t *testing.T) {
+	t0 := time.Unix(0, 0)
+	at := func(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
+	e := rateEst{rtt: 20 * time.Millisecond}
+	e.idle(t0)
+	e.peak = 1e6
+	for ms := 1; ms <= 300; ms++ { // 10 MB/s
+		e.got(10e3, at(ms), 1e6)
+	}
+	e.got(4e3, at(450), 1e6) // 150 ms with 4 kB
+	if e.rate < 5e6 {
+		t.Errorf("a 150 ms stall with 4 kB took the estimate to %.2f MB/s, want ≥ 5", e.rate/1e6)
+	}
+	for ms := 451; ms <= 600; ms += 10 { // 1 MB/s, bytes enough for a window
+		e.got(10e3, at(ms), 1e6)
+	}
+	if e.rate > 5e6+1 || e.rate < 0.9e6 {
+		t.Errorf("after 150 ms at 1 MB/s the estimate read %.2f MB/s, want within [0.9, 5]", e.rate/1e6)
 	}
 }

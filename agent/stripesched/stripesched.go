@@ -648,6 +648,18 @@ const (
 	dropQueues = 2
 )
 
+// DropStep: a drop lowers the estimate at most this many times at once
+// (AfterDrop). A window may read far below the path's rate where the
+// path carried bytes the stripe does not count (a cut original's last
+// round trip, a losing copy's): a 10 MB/s path dropped to 1.25 read
+// 8 kB/s over 150 ms once, and was given nothing.
+const DropStep = 2
+
+// AfterDrop is the estimate after a drop (Dropped) from rate to recent:
+// recent, or rate/DropStep if that is higher. The next window decides
+// whether it falls further.
+func AfterDrop(rate, recent float64) float64 { return max(recent, rate/DropStep) }
+
 // DropWindow is the recent window of a path of round trip rtt (Dropped).
 func DropWindow(rtt time.Duration) time.Duration { return max(DropSpan, DropRounds*rtt) }
 
