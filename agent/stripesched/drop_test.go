@@ -65,18 +65,3 @@ func TestTrim(t *testing.T) {
 		}
 	}
 }
-
-// TestAfterDrop: a drop lowers the estimate to the recent rate, at most
-// DropStep times at once.
-func TestAfterDrop(t *testing.T) {
-	for _, c := range []struct{ rate, recent, want float64 }{
-		{10e6, 6e6, 6e6},
-		{10e6, 5e6, 5e6},
-		{10e6, 2.5e6, 5e6},
-		{10e6, 8e3, 5e6},
-	} {
-		if got := AfterDrop(c.rate, c.recent); got != c.want {
-			t.Errorf("AfterDrop(%g, %g) = %g, want %g", c.rate, c.recent, got, c.want)
-		}
-	}
-}

@@ -630,7 +630,7 @@ func (r Ramp) Round(rate float64, behind bool) Ramp {
 // are never cut, Balance gives it the share of a path twice or four times
 // as fast, and the stripe's last pieces wait on it while the other paths
 // idle. Dropped tests the path's delivery over a shorter, recent window
-// against the estimate; a drop restarts the estimate from that window.
+// against the estimate.
 const (
 	// DropBelow: a recent rate under this fraction of the estimate is a
 	// drop, not noise. A 2× drop reads so once it fills 0.6 of the
@@ -647,18 +647,6 @@ const (
 	// trip, whatever its rate).
 	dropQueues = 2
 )
-
-// DropStep: a drop lowers the estimate at most this many times at once
-// (AfterDrop). A window may read far below the path's rate where the
-// path carried bytes the stripe does not count (a cut original's last
-// round trip, a losing copy's): a 10 MB/s path dropped to 1.25 read
-// 8 kB/s over 150 ms once, and was given nothing.
-const DropStep = 2
-
-// AfterDrop is the estimate after a drop (Dropped) from rate to recent:
-// recent, or rate/DropStep if that is higher. The next window decides
-// whether it falls further.
-func AfterDrop(rate, recent float64) float64 { return max(recent, rate/DropStep) }
 
 // DropWindow is the recent window of a path of round trip rtt (Dropped).
 func DropWindow(rtt time.Duration) time.Duration { return max(DropSpan, DropRounds*rtt) }
