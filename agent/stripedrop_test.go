@@ -17,11 +17,11 @@ import (
 // with what it was asked for at its old rate while the others, with
 // nothing left to take, idle.
 //
-// On main before the drop test (rateEst.drop) and the original's trim
-// (Run.trim), medians of three (2026-11-30, fake time): the first two
-// rows read 0.817–0.821 and 0.885 and fail; the others 0.907, 0.914,
-// 0.932 and 0.939 (guards). With both: 0.954–0.960, 0.955–0.956,
-// 0.945–0.948, 0.956–0.962, 0.963–0.966 and 0.945–0.950.
+// On main before the original's trim (Run.trim, judged at the recent
+// rate: rateEst.drop), medians of three (2026-11-30, fake time): the
+// first two rows read 0.817 and 0.884 and fail; the others 0.913,
+// 0.916, 0.934 and 0.943 (guards). With it: 0.943, 0.935, 0.914, 0.955,
+// 0.930 and 0.944.
 func TestStripeRidesRateDrop(t *testing.T) {
 	if raceEnabled {
 		t.Skip("a performance shape that the race detector distorts (raceEnabled); .ci/run runs it without -race")
