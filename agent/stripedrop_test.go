@@ -20,8 +20,8 @@ import (
 // On main before the original's trim (Run.trim, judged at the recent
 // rate: rateEst.drop), medians of three (2026-11-30, fake time): the
 // first two rows read 0.817 and 0.884 and fail; the others 0.916, 0.934
-// and 0.943 (guards). With it: 0.932–0.948, 0.935–0.939, 0.932–0.955,
-// 0.927–0.945 and 0.937–0.944 in seven runs of the test. Not a row: the
+// and 0.943 (guards). With it: 0.919–0.948, 0.935–0.939, 0.932–0.958,
+// 0.925–0.945 and 0.937–0.944 in 22 runs of the test. Not a row: the
 // second of the three halving at 1 s, 0.913 on main and 0.906–0.914 so,
 // too near the bar to guard (a slower path's pieces are moved one head
 // at a time: Reinject).
