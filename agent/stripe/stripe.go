@@ -1326,7 +1326,7 @@ func span(rtt time.Duration) time.Duration { return max(rateSpan, spanRounds*rtt
 // idle marks the start of a busy period at now: the path had nothing of
 // the stripe in flight.
 func (e *rateEst) idle(now time.Time) {
-	e.from, e.bytes, e.peak, e.trail, e.sum = now, 0, 0, e.trail[:0], 0
+	e.from, e.bytes, e.peak, e.trail, e.sum, e.fell = now, 0, 0, e.trail[:0], 0, 0
 }
 
 // got counts n bytes received at now. The period's first round trip is
