@@ -622,3 +622,64 @@ func (r Ramp) Round(rate float64, behind bool) Ramp {
 	}
 	return r
 }
+
+// A path's rate may fall in the middle of a download (a radio's rate
+// steps down, another flow takes half a link), and an estimate that
+// remembers the path's bytes over its span (agent/stripe's rateEst) reads
+// it high for a few hundred ms after: the path stays the one whose pieces
+// are never cut, Balance gives it the share of a path twice or four times
+// as fast, and the stripe's last pieces wait on it while the other paths
+// idle. Dropped tests the path's delivery over a shorter, recent window
+// against the estimate.
+const (
+	// DropBelow: a recent rate under this fraction of the estimate is a
+	// drop, not noise. A 2× drop reads so once it fills 0.6 of the
+	// window, a 4× one at 0.4.
+	DropBelow = 0.7
+	// DropSpan and DropRounds: the recent window is the longer of
+	// DropSpan and DropRounds of the path's round trips: a few bursts of
+	// the path's bytes, which arrive a round trip's worth at a time.
+	DropSpan   = 100 * time.Millisecond
+	DropRounds = 2
+	// dropQueues: the path held at least this many round trips of bytes
+	// at its recent rate, so its queue, not the stripe, set that rate
+	// (a path asked for too little delivers about its queue per round
+	// trip, whatever its rate).
+	dropQueues = 2
+)
+
+// DropWindow is the recent window of a path of round trip rtt (Dropped).
+func DropWindow(rtt time.Duration) time.Duration { return max(DropSpan, DropRounds*rtt) }
+
+// Dropped: a path estimated at rate that delivered at recent over its
+// last DropWindow, and still owes queued bytes, has fallen below its
+// estimate: recent is under DropBelow of it, and the path holds at
+// least dropQueues round trips of bytes at recent (its queue did not
+// limit it).
+func Dropped(rate, recent float64, queued int64, rtt time.Duration) bool {
+	return recent > 0 && recent < DropBelow*rate && float64(queued) >= dropQueues*recent*rtt.Seconds()
+}
+
+// Trim is how many of the left bytes the original stream still owes
+// (on path orig, whose bytes already flow: no round trip, no queue ahead
+// of them) path own should take from their far end, 0 for none: own's
+// share when both are to finish together (Balance), where moving it
+// ends the original at least ReinjectMargin sooner and it is MinPiece or
+// more. Reinject moves the original's whole rest or nothing, and only
+// where own lands all of it ReinjectLead times sooner: a path that
+// extended the original as its share and then fell 4× kept ~2 MB to
+// deliver at its new rate while the other paths, with nothing left to
+// take, idled (fake time, 80/10 + 40/30 + 20/60 Mbit/s/ms, the first
+// dropping 4× at 1 s: 0.82 of the offered sum).
+func Trim(orig, own Path, left int64) int64 {
+	if orig.Rate <= 0 || own.Rate <= 0 || own.Guess || left <= 0 {
+		return 0
+	}
+	orig.RTT, orig.Queued = 0, 0
+	share := max(Balance(orig, []Path{own}, left), 0)
+	moved := left - min(share, left)
+	if moved < MinPiece || float64(moved)/orig.Rate < ReinjectMargin.Seconds() {
+		return 0
+	}
+	return moved
+}

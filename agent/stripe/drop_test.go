@@ -1,0 +1,77 @@
+package stripe
+
+import (
+	"testing"
+	"time"
+)
+
+// TestRateEstDrop: a path that delivers a round trip's bytes at a time,
+// 10 MB/s and then 2.5 MB/s with a megabyte owed throughout, is never
+// seen to fall while its rate holds, whatever the bursts, and is seen
+// to fall (fell, for Run.trim) within dropAfter of the drop, at its new
+// rate, while its estimate (span: a quarter second here) still reads
+// about twice that.
+func TestRateEstDrop(t *testing.T) {
+	const (
+		rtt       = 20 * time.Millisecond
+		burst     = 50e3 // bytes per ms within a burst: 4 ms of each round trip before the drop
+		dropAt    = 600 * time.Millisecond
+		dropAfter = 140 * time.Millisecond
+	)
+	t0 := time.Unix(0, 0)
+	e := rateEst{rtt: rtt}
+	e.idle(t0)
+	e.peak = 1e6
+	// Each round trip: 20 ms × 10 MB/s = 200 kB before the drop, a
+	// quarter of it after, arriving burst bytes per ms from its start.
+	for at := time.Duration(0); at < dropAt+dropAfter; at += rtt {
+		round := int64(200e3)
+		if at >= dropAt {
+			round /= 4
+		}
+		for sent, ms := int64(0), time.Duration(0); sent < round; ms += time.Millisecond {
+			n := min(burst, round-sent)
+			sent += n
+			e.got(n, t0.Add(at+ms), 1e6)
+		}
+		if at < dropAt && e.fell != 0 {
+			t.Fatalf("at %v, the rate steady, the path was seen to fall to %.2f MB/s", at, e.fell/1e6)
+		}
+	}
+	t.Logf("%v after the drop: fell %.2f MB/s, estimate %.2f", dropAfter, e.fell/1e6, e.rate/1e6)
+	if e.fell < 2e6 || e.fell > 3e6 {
+		t.Errorf("%v after the drop to 2.5 MB/s the path was seen at %.2f MB/s (0: not seen), want within [2, 3]", dropAfter, e.fell/1e6)
+	}
+}
+
+// TestRateEstStallNotADrop: a window with under MinPiece of the path's
+// bytes (a stall, or bytes the stripe does not count) is no rate, nor is
+// a window that begins before a cut's round trip has passed; a real drop
+// after them is still seen.
+func TestRateEstStallNotADrop(t *testing.T) {
+	t0 := time.Unix(0, 0)
+	at := func(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
+	e := rateEst{rtt: 20 * time.Millisecond}
+	e.idle(t0)
+	e.peak = 1e6
+	for ms := 1; ms <= 300; ms++ { // 10 MB/s
+		e.got(10e3, at(ms), 1e6)
+	}
+	e.got(4e3, at(450), 1e6) // 150 ms with 4 kB
+	if e.fell != 0 {
+		t.Errorf("a 150 ms stall with 4 kB read as a fall to %.2f MB/s", e.fell/1e6)
+	}
+	e.cut(at(450)) // a copy ended short: until 470 its bytes may still come
+	for ms := 451; ms <= 560; ms += 10 {
+		e.got(10e3, at(ms), 1e6) // 1 MB/s
+	}
+	if e.fell != 0 {
+		t.Errorf("a window from before the cut's round trip read as a fall to %.2f MB/s", e.fell/1e6)
+	}
+	for ms := 570; ms <= 700; ms += 10 {
+		e.got(10e3, at(ms), 1e6)
+	}
+	if e.fell < 0.9e6 || e.fell > 1.1e6 {
+		t.Errorf("after 250 ms at 1 MB/s the path was seen at %.2f MB/s, want within [0.9, 1.1]", e.fell/1e6)
+	}
+}

@@ -1,0 +1,61 @@
+package agent
+
+import (
+	"slices"
+	"testing"
+	"time"
+)
+
+// TestStripeRidesRateDrop (issue 30: striped ≥ 0.9 × the sum of the
+// path rates): on fake time over memnet, a 20 MB download striped after
+// a warm-up reaches rateChangeBar of what the paths offered while one
+// path's rate drops 2× or 4× (TestStripeFollowsRateChange's harness).
+// The class: the dropping path the fastest (which extends the original
+// stream as its share) or a slower one, two or three paths, the other
+// path near or far, the drop near the download's end (1 s of ~1.2) or
+// well before it (0.6 s). A drop near the end leaves the dropped path
+// with what it was asked for at its old rate while the others, with
+// nothing left to take, idle.
+//
+// On main before the original's trim (Run.trim, judged at the recent
+// rate: rateEst.drop), medians of three (2026-11-30, fake time): the
+// first two rows read 0.817 and 0.884 and fail; the others 0.916, 0.934
+// and 0.943 (guards). With it: 0.919–0.948, 0.935–0.939, 0.932–0.958,
+// 0.925–0.945 and 0.937–0.944 in 22 runs of the test. Not a row: the
+// second of the three halving at 1 s, 0.913 on main and 0.906–0.914 so,
+// too near the bar to guard (a slower path's pieces are moved one head
+// at a time: Reinject).
+func TestStripeRidesRateDrop(t *testing.T) {
+	if raceEnabled {
+		t.Skip("a performance shape that the race detector distorts (raceEnabled); .ci/run runs it without -race")
+	}
+	ms := func(n float64) time.Duration { return time.Duration(n * float64(time.Millisecond)) }
+	three := []mixPath{{10e6, ms(0), 0}, {5e6, ms(10), 0}, {2.5e6, ms(25), 0}} // 80/10 + 40/30 + 20/60 Mbit/s/ms
+	far := []mixPath{{12.5e6, ms(5), 0}, {6.25e6, ms(25), 0}}                  // 100/20 + 50/60
+	for _, c := range []struct {
+		name   string
+		mix    []mixPath
+		change rateChange
+	}{
+		{"80/10 + 40/30 + 20/60, the first drops 4× at 1 s", three, rateChange{0, 0.25, time.Second}},
+		{"100/20 + 50/60, the first drops 4× at 1 s", far, rateChange{0, 0.25, time.Second}},
+		{"80/10 + 40/30 + 20/60, the first halves at 1 s", three, rateChange{0, 0.5, time.Second}},
+		{"80/10 + 40/30 + 20/60, the second halves at 0.6 s", three, rateChange{1, 0.5, 600 * time.Millisecond}},
+		{"100/20 + 50/60, the first drops 4× at 0.6 s", far, rateChange{0, 0.25, 600 * time.Millisecond}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var ratios []float64
+			for range rateChangeRuns {
+				took, bytes := warmChangeTime(t, c.mix, rateChangeSize, c.change)
+				ratios = append(ratios, rateChangeSize/offeredBytes(c.mix, c.change, took))
+				t.Logf("took %v, bytes per path %v", took, bytes)
+			}
+			slices.Sort(ratios)
+			got := ratios[len(ratios)/2]
+			t.Logf("%.3f of the offered sum (median of %.3f)", got, ratios)
+			if got < rateChangeBar {
+				t.Errorf("striped reached %.3f of the offered sum, want ≥ %.2f", got, rateChangeBar)
+			}
+		})
+	}
+}
