@@ -94,9 +94,10 @@ type PathState struct {
 	// its connection may reach another ct-server than the others'.
 	InOrder bool
 	// Loss is the share of its packets the path's sender declared lost
-	// since its connection began (0: none, or too few packets to say); a
-	// path slower than the swiftest is planned at no more than its
-	// loss-limited rate (lossLimit).
+	// since its connection began, where that loss looks random (0: none,
+	// too few packets to say, or its queue is full); a path slower than
+	// the swiftest is planned at no more than its loss-limited rate
+	// (lossLimit).
 	Loss float64
 }
 
@@ -1068,14 +1069,14 @@ func (s *Run) views(pin int, now time.Time) (own stripesched.Path, others []stri
 }
 
 // lossLimit caps the rate of each path in all slower than the swiftest at
-// its loss-limited rate in limits (stripesched.LossLimited; 0: none). Not
-// the swiftest path's: the stripe fills that one, and a loss-free path
-// filled in its slow start loses a burst when it overflows its queue
-// (1.7–6 % of a window on the matrix's loss-free paths: agent/lanes.go),
-// which capped it far below its rate; a slower path is asked for what it
-// delivers and seldom fills its queue. Underrated, a slower path carries
-// less than its share; overrated, its late pieces hold the window and the
-// swiftest path waits.
+// its loss-limited rate in limits (stripesched.LossLimited; 0: none).
+// Not the swiftest path's: the stripe fills that one, and a loss-free
+// path filled in its slow start loses a burst when it overflows its
+// queue (1.7–6 % of a window on the matrix's loss-free paths:
+// agent/lanes.go), which would cap it far below its rate while the other
+// paths wait for its pieces. Underrated, a slower path carries less than
+// its share; overrated, its late pieces hold the window and the swiftest
+// path waits.
 func lossLimit(all map[int]stripesched.Path, limits map[int]float64) {
 	var top float64
 	for _, v := range all {
