@@ -670,23 +670,10 @@ func (s *Run) probe(pin int, own stripesched.Path, others []stripesched.Path, no
 // that estimate was high: one lane of a lossy link crawls well below the
 // lane's share of the link (TestStripeOriginalOffACrawlingPath: 1.34 s
 // against 0.83, the fast path alone 0.84); mu held.
-//
-// Never onto a path whose rate is a guess: at the start the guess, its
-// first congestion window per round trip, beat the original path's rate
-// averaged over its own start-up, and the original's rest moved from a
-// 153 Mbit/s path 47 ms away to a 20 Mbit/s one 17 ms away with 1.7 %
-// loss; the app waited 127 ms for it there, and that path, taken for the
-// swiftest, took the next pieces in order too (fake time, TestStripeSweep
-// seed 4 mix 71: 0.78–0.85 × the best path alone, 0.98–1.03 so). It costs
-// where the guessed path was the better one: a 4 MB download over 72/81 +
-// 29/18 + 12/185 (seed 3 mix 45) fell from 0.985 to 0.962 × the best path
-// alone cold, from 1.21 to 1.14–1.15 warm; refused only while the
-// original's path was a guess too, that mix fell further (1.05 warm) and
-// seed 4 mix 49 to 0.88.
 func (s *Run) reinjectPrefix(pin int, own stripesched.Path, all map[int]stripesched.Path, now time.Time) *piece {
 	orig, ok := all[s.origPath]
 	left := s.cutAt - s.origAt
-	if s.prefix || pin == s.origPath || !ok || left < stripesched.MinPiece || own.Guess {
+	if s.prefix || pin == s.origPath || !ok || left < stripesched.MinPiece {
 		return nil
 	}
 	if d := now.Sub(s.began); d > orig.RTT && s.origAt > 0 {
