@@ -11,11 +11,11 @@ import (
 // 4/123 with 1.8 % + 5/274 Mbit/s/ms, 6 MB: TestStripeSweep seed 3, mix
 // 86; one-way delays here are the round trip less mixServerDelay) takes no
 // longer striped than on the best path alone, with no allowance for the
-// runs' spread (main: 0.87–0.97 × the time alone; planned at no more than
-// its loss-limited rate, stripesched.LossLimited, 1.20–1.23 in 20). The lossy path,
-// measured before its losses cut its window, was given pieces it
-// delivered at a fraction of that rate, and the window stood full behind
-// them.
+// runs' spread (main: 0.87–0.97 × the time alone; planned at no more
+// than its loss-limited rate, stripesched.LossLimited, 1.20–1.23 in 20).
+// The lossy path, measured before its losses cut its window, was given
+// pieces it delivered at a fraction of that rate, and the window stood
+// full behind them.
 func TestStripeLossySlowPathNeverBelowBest(t *testing.T) {
 	if raceEnabled {
 		t.Skip("a performance shape that the race detector distorts (raceEnabled); .ci/run runs it without -race")

@@ -517,8 +517,12 @@ func DueRoundRobin(p Path, rem int64, rems []int64) float64 {
 // was given pieces of 240 kB behind 500 kB at that rate, and delivered
 // them at 0.8 MB/s (its Mathis rate 0.75), 600 ms each against 310
 // planned, while the reorder window stood full behind them and the
-// 153 Mbit/s path idled (fake time, TestStripeSweep seed 4 mix 71: 0.78–0.85
-// × the best path alone).
+// 153 Mbit/s path idled (fake time, TestStripeSweep seed 4 mix 71:
+// 0.78–0.85 × the best path alone). Planned at no more than this rate,
+// a 6 MB download over 27/135 + 6/184 + 4/123 (1.8 % loss) + 5/274
+// Mbit/s/ms went from 0.87–0.97 × the best path alone to 1.20–1.23
+// (TestStripeLossySlowPathNeverBelowBest); mix 71 itself is missed, its
+// loss read while its queue was full (agent's randomLoss).
 const (
 	// MathisC is the Mathis constant for a Reno-like controller with
 	// periodic loss (Mathis et al., CCR 1997).
