@@ -91,7 +91,7 @@ func (t *turn) release() {
 func (c *Client) rankLocked(stalled []stalledFlight) {
 	c.dropRankedLocked()
 	c.rankGen++
-	c.rankedUntil = c.cfg.Now().Add(turnWait * c.cfg.StallTimeout)
+	c.rankedUntil = time.Now().Add(turnWait * c.cfg.StallTimeout)
 	for _, s := range stalled {
 		s.f.ranked = c.rankGen
 		c.ranked[s.f.urgency]++
@@ -124,7 +124,7 @@ func (c *Client) awaitTurn(ctx context.Context, level int8) {
 	var timeout <-chan time.Time
 	for {
 		c.mu.Lock()
-		if !c.cfg.Now().Before(c.rankedUntil) {
+		if !time.Now().Before(c.rankedUntil) {
 			c.dropRankedLocked()
 		}
 		ahead := 0
