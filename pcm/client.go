@@ -259,6 +259,12 @@ type Client struct {
 	turns     [replayLevels]int
 	turnsHeld atomic.Int32
 	turnMoved chan struct{}
+	// ranked counts, per urgency, the flights the latest failover
+	// (generation rankGen) ended whose replays have not taken their
+	// turns yet, until rankedUntil (rankLocked); turnsHeld counts them.
+	ranked      [replayLevels]int
+	rankGen     uint64
+	rankedUntil time.Time
 	// detected is closed when detectStalls has returned: Close waits for
 	// it, so that a failover under way when the client closes (its log
 	// lines, its redial) ends before Close returns. Nil until Dial starts

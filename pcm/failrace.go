@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"sync/atomic"
 	"time"
 )
 
@@ -28,14 +29,23 @@ import (
 // trip and a few kB, closed at once. With anew (creditShortLocked) the
 // new connection is taken without a migration, unless it fails.
 // lockSwitch is held, and c.mu, released while waiting.
-func (c *Client) failoverLocked(ctx context.Context, failed int, anew bool) (moved bool, unanswered []int) {
+// early is the new connection the detector began to dial at its poke
+// (earlyRedialLocked), or nil: with anew it is the one taken; otherwise
+// it is abandoned, and the redial starts here, raced with the migration.
+func (c *Client) failoverLocked(ctx context.Context, failed int, anew bool, early *redial) (moved bool, unanswered []int) {
+	if early != nil && !anew {
+		early.abandon()
+		early = nil
+	}
 	if c.multi != nil {
 		return c.moveAwayLocked(ctx, failed) // rebind mode has one socket: nothing to dial alongside
 	}
 	mctx, stopMigration := context.WithCancel(ctx)
 	defer stopMigration()
-	first := c.firstChoiceLocked(failed)
-	dial := c.startRedialLocked(stopMigration, first)
+	dial := early
+	if dial == nil {
+		dial = c.startRedialLocked(stopMigration, c.firstChoiceLocked(failed))
+	}
 	if anew {
 		c.cfg.Logf("pcm: more requests to send again than half the streams the server allows: taking a new connection")
 		if c.redialLocked(dial) {
@@ -150,6 +160,36 @@ func (c *Client) creditShortLocked(replays int) bool {
 	return bound > 0 && int64(replays) > bound/2
 }
 
+// earlyRedialLocked starts, as the detector pokes path p, the new
+// connection a failover of p would take (creditShortLocked: more
+// requests waiting on p than half the server's stream bound), and
+// returns it, or nil when the failover would migrate. Begun at the
+// verdict, the handshake added a round trip of the best live path after
+// the stall's silence: on TestHeldOutCuts' gen5150/k2/1 row (210 / 214 ms,
+// the active 210 ms path cut 575 ms after a move under load, about 100
+// requests waiting) the new connection was up 245 ms after the verdict,
+// and the longest request took 2.27–2.36 s. The poke comes one ackWait
+// (two PTOs) before the verdict, so the handshake is done by then on any
+// live path not much slower than p. When the poke is answered, the
+// detector abandons it: a handshake (one round trip, a few kB) per poke
+// of a connection holding that many requests, on a server slow to
+// answer them. c.mu is held.
+func (c *Client) earlyRedialLocked(p int) *redial {
+	if c.multi != nil || c.closed || c.afterFailover.Load() {
+		return nil
+	}
+	n := 0
+	for f := range c.flights {
+		if f.path == p {
+			n++
+		}
+	}
+	if !c.creditShortLocked(n) {
+		return nil
+	}
+	return c.startRedialLocked(func() {}, c.firstChoiceLocked(p))
+}
+
 // heardSinceLocked pokes the server and waits until it acknowledges
 // something new (Client.heard passes heard), and reports whether it did
 // before dial ended. It proves a move without a probe
@@ -201,6 +241,7 @@ type redial struct {
 	dropped chan struct{} // closed by abandon
 	// early is the result heardSinceLocked took from done before wait.
 	early *redialResult
+	ready atomic.Bool // its connection is up
 }
 
 type redialResult struct {
@@ -239,6 +280,7 @@ func (c *Client) startRedialLocked(won func(), first int) *redial {
 	c.bg.Go(func() {
 		sess, p, err := c.raceDial(ctx, paths, order)
 		if err == nil {
+			r.ready.Store(true)
 			won()
 		}
 		res := redialResult{sess: sess, won: p, err: err}

@@ -192,7 +192,7 @@ func ms(v ...int) []time.Duration {
 // nastySetups are the classes that are hard for a failover: the best live
 // path ten times the cut one's RTT, three RTTs within 10 %, a cut during
 // a switch, a path cut and restored within a second, two cuts 300 ms
-// apart.
+// apart, a cut that takes a new connection on long paths.
 func nastySetups() []heldSetup {
 	fast := []float64{12.5e6, 12.5e6, 12.5e6}
 	none := []float64{0, 0, 0}
@@ -210,6 +210,12 @@ func nastySetups() []heldSetup {
 		{name: "apart300/120-150-110", rtts: ms(120, 150, 110), rates: fast, loss: none, cuts: []heldCut{{at: 300 * time.Millisecond, path: cutActiveP}, {at: 600 * time.Millisecond, path: cutNextP}}},
 		{name: "apart300/slow-links", rtts: ms(30, 45, 70, 20), rates: []float64{1.25e6, 12.5e6, 4e6, 1.25e6}, loss: []float64{0, 0.02, 0, 0.01},
 			cuts: []heldCut{{at: 900 * time.Millisecond, path: cutActiveP}, {at: 1200 * time.Millisecond, path: cutNextP}}},
+		// The active path of two long ones cut 575 ms after a move under
+		// load: about 125 requests wait on it, so the failover takes a
+		// new connection (creditShortLocked), and the longest request
+		// took 2.27–2.40 s (earlyRedialLocked, rankLocked). Last: under -race
+		// it is Transport's row, the API it was found on.
+		{name: "redial/210-214", rtts: ms(210, 214), rates: []float64{8.96e6, 11e6}, loss: []float64{0, 0}, cuts: []heldCut{{at: 1240 * time.Millisecond, path: cutActiveP}}},
 	}
 }
 

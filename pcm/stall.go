@@ -16,7 +16,8 @@ import (
 // some request waited on the network (a flight, or a hold behind
 // another's switch) for at least Config.StallTimeout, and a poke (below)
 // sent in that silence has gone unacknowledged for pokeWaits probe
-// timeouts. The detector then marks the path down, cancels the flights on
+// timeouts (one when a new connection dialled at the poke is up first:
+// verdictWait). The detector then marks the path down, cancels the flights on
 // it (PathStalledError), and moves the connection to the best live path;
 // the flights' owners retry what can be replayed there (Client.RoundTrip,
 // GetOn) and fail the rest.
@@ -128,8 +129,11 @@ type flight struct {
 	// urgency is the RFC 9218 urgency of the request's replay, set by the
 	// failover that ended the flight (failStalled), under c.mu.
 	urgency int8
-	ctx     context.Context
-	cancel  context.CancelCauseFunc
+	// ranked: the failover of generation c.rankGen counted f in
+	// c.ranked (rankLocked) until its replay takes its turn.
+	ranked uint64
+	ctx    context.Context
+	cancel context.CancelCauseFunc
 }
 
 // stalled returns the PathStalledError that ended f's context, or nil.
@@ -148,6 +152,22 @@ func (f *flight) stalled() *PathStalledError {
 // estimates now: the silence after which it pokes, and how long the
 // poke's ACK may then take.
 type stallWaits struct{ pokeAfter, ackWait time.Duration }
+
+// verdictWait is how long the poke's ACK may take: ackWait, or one PTO
+// once the new connection dialled at the poke (earlyRedialLocked) is up.
+// The second PTO is for a lost poke; a handshake that has crossed a live
+// path in the meantime, while the poke's ACK has not come back over the
+// active one, is the better evidence, and waiting it out was a fifth of
+// the longest request on TestHeldOutCuts' gen5150/k2/1 row (250 ms of
+// 2.3 s on 210 / 214 ms paths). A poke merely lost then costs a redial
+// that was not needed: the requests are replayed on the new connection,
+// none fails.
+func (w stallWaits) verdictWait(early *redial) time.Duration {
+	if early != nil && early.ready.Load() {
+		return w.ackWait / pokeWaits
+	}
+	return w.ackWait
+}
 
 func (c *Client) stallWaits() stallWaits {
 	s := c.s()
@@ -322,6 +342,14 @@ func (c *Client) detectStalls() {
 	var seen uint64
 	quiet := time.Now()
 	var pokedAt time.Time // zero: no poke since the last new ACK
+	var early *redial     // dialled at the poke (earlyRedialLocked), or nil
+	drop := func() {
+		if early != nil {
+			early.abandon()
+			early = nil
+		}
+	}
+	defer drop()
 	for {
 		select {
 		case <-done:
@@ -329,6 +357,7 @@ func (c *Client) detectStalls() {
 		case <-tick.C:
 		}
 		if c.idle() {
+			drop()
 			tick.Stop()
 			select {
 			case <-done:
@@ -346,6 +375,7 @@ func (c *Client) detectStalls() {
 		now := time.Now()
 		if rx := c.heard(); rx != seen {
 			seen, quiet, pokedAt = rx, now, time.Time{}
+			drop()
 			continue
 		}
 		silence := c.silence(now, quiet)
@@ -355,12 +385,20 @@ func (c *Client) detectStalls() {
 			if silence >= w.pokeAfter {
 				c.poke()
 				pokedAt = now
+				early = c.dialAtPoke()
 			}
-		case silence >= c.cfg.StallTimeout && now.Sub(pokedAt) >= w.ackWait:
-			c.failStalled(c.Active(), silence)
-			quiet, pokedAt = time.Now(), time.Time{}
+		case silence >= c.cfg.StallTimeout && now.Sub(pokedAt) >= w.verdictWait(early):
+			c.failStalled(c.Active(), silence, early)
+			quiet, pokedAt, early = time.Now(), time.Time{}, nil
 		}
 	}
+}
+
+// dialAtPoke is earlyRedialLocked for the active path.
+func (c *Client) dialAtPoke() *redial {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.earlyRedialLocked(c.active)
 }
 
 // idle says the detector has nothing to watch: no flight, no hold, and
@@ -474,10 +512,13 @@ func later(a, b time.Time) time.Time {
 // be replayed go there; when that fails too, the connection is closed, so
 // that a Transport dials again later instead of waiting for the idle
 // timeout.
-func (c *Client) failStalled(p int, after time.Duration) {
+func (c *Client) failStalled(p int, after time.Duration, early *redial) {
 	ctx := c.s().conn.Context()
 	owned := c.lockSwitch(ctx)
 	if !owned || c.active != p {
+		if early != nil {
+			early.abandon()
+		}
 		c.unlockSwitch(owned)
 		return
 	}
@@ -489,6 +530,7 @@ func (c *Client) failStalled(p int, after time.Duration) {
 	// one: the body reads end now too, and their resumes take their turns
 	// (awaitTurn) with the replays, not after them.
 	anew := c.multi == nil && c.creditShortLocked(len(stalled))
+	c.rankLocked(stalled)
 	for _, s := range stalled {
 		if s.f.head || anew {
 			s.f.cancel(cause) // now: no response head may arrive during the move (begin says why)
@@ -497,7 +539,7 @@ func (c *Client) failStalled(p int, after time.Duration) {
 	c.cfg.Logf("pcm: %v; failing over", cause)
 	c.markDownLocked(p)
 	old := c.s()
-	moved, _ := c.failoverLocked(ctx, p, anew)
+	moved, _ := c.failoverLocked(ctx, p, anew, early)
 	for _, s := range stalled {
 		if _, waits := c.flights[s.f]; waits && !s.f.head && s.f.since.Equal(s.since) {
 			s.f.cancel(cause)
