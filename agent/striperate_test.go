@@ -44,20 +44,25 @@ func TestStripeFollowsRateChange(t *testing.T) {
 		{"80/20 + 40/30, the first drops 4× at 0.5 s", []mixPath{{10e6, ms(5), 0}, {5e6, ms(10), 0}}, rateChange{0, 0.25, 500 * time.Millisecond}},
 		{"the matrix's 100/20 + 50/30, the first halves at 1 s", []mixPath{{12.5e6, ms(5), 0}, {6.25e6, ms(10), 0}}, rateChange{0, 0.5, time.Second}},
 	} {
-		t.Run(c.name, func(t *testing.T) {
-			var ratios []float64
-			for range rateChangeRuns {
-				took, bytes := warmChangeTime(t, c.mix, rateChangeSize, c.change)
-				ratios = append(ratios, rateChangeSize/offeredBytes(c.mix, c.change, took))
-				t.Logf("took %v, bytes per path %v", took, bytes)
-			}
-			slices.Sort(ratios)
-			got := ratios[len(ratios)/2]
-			t.Logf("%.3f of the offered sum (median of %.3f)", got, ratios)
-			if got < rateChangeBar {
-				t.Errorf("striped reached %.3f of the offered sum, want ≥ %.2f", got, rateChangeBar)
-			}
-		})
+		t.Run(c.name, func(t *testing.T) { checkRateChange(t, c.mix, c.change) })
+	}
+}
+
+// checkRateChange stripes rateChangeRuns downloads over mix while change
+// happens and fails t when their median is under rateChangeBar of what
+// the paths offered.
+func checkRateChange(t *testing.T, mix []mixPath, change rateChange) {
+	var ratios []float64
+	for range rateChangeRuns {
+		took, bytes := warmChangeTime(t, mix, rateChangeSize, change)
+		ratios = append(ratios, rateChangeSize/offeredBytes(mix, change, took))
+		t.Logf("took %v, bytes per path %v", took, bytes)
+	}
+	slices.Sort(ratios)
+	got := ratios[len(ratios)/2]
+	t.Logf("%.3f of the offered sum (median of %.3f)", got, ratios)
+	if got < rateChangeBar {
+		t.Errorf("striped reached %.3f of the offered sum, want ≥ %.2f", got, rateChangeBar)
 	}
 }
 

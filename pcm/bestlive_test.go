@@ -114,12 +114,19 @@ func burstyStartCase(t *testing.T, api string, rtts [3]time.Duration) {
 	}
 	const best, bestLive = 2, 0
 	steadyGets(t, rt, base, 3*time.Second, time.Hour, nil) // the start, and the warm-up
+	cutThenShare(t, n, rt, base, best, bestLive)
+}
+
+// cutThenShare cuts path best of n one second into a 3 s load through rt
+// and fails t if a request failed; then, over 3 s more, measured after the
+// failover has settled (its replays and the burst that follows it are
+// over), unless most requests went on path bestLive and none failed.
+func cutThenShare(t *testing.T, n *memnet.Network, rt http.RoundTripper, base string, best, bestLive int) {
+	t.Helper()
 	r := steadyGets(t, rt, base, 3*time.Second, time.Second, func() { n.SetDrop(memPath(best), true) })
 	if r.failed > 0 {
 		t.Errorf("cut of path %d: %d of %d requests failed: %v", best, r.failed, r.sent, r.errs[0])
 	}
-	// Measured after the failover has settled: its replays and the burst
-	// that follows it are over.
 	r = steadyGets(t, rt, base, 3*time.Second, 0, func() {})
 	if s := shareOn(r, bestLive); s < mostRequests || r.failed > 0 {
 		t.Errorf("after the cut of path %d: %.2f of the requests on the best live path %d (per path %v), %d of %d failed; want ≥ %.2f, none failed",
@@ -155,14 +162,6 @@ func TestBestLiveAfterBunchedTry(t *testing.T) {
 		const best, bestLive = 1, 2
 		steadyGets(t, c, base, 3*time.Second, time.Hour, nil) // the warm-up
 		steadyGets(t, c, base, 3*time.Second, time.Hour, nil) // the bunched try
-		r := steadyGets(t, c, base, 3*time.Second, time.Second, func() { n.SetDrop(memPath(best), true) })
-		if r.failed > 0 {
-			t.Errorf("cut of path %d: %d of %d requests failed: %v", best, r.failed, r.sent, r.errs[0])
-		}
-		r = steadyGets(t, c, base, 3*time.Second, 0, func() {})
-		if s := shareOn(r, bestLive); s < mostRequests || r.failed > 0 {
-			t.Errorf("after the cut of path %d: %.2f of the requests on the best live path %d (per path %v), %d of %d failed; want ≥ %.2f, none failed",
-				best, s, bestLive, r.paths, r.failed, r.sent, mostRequests)
-		}
+		cutThenShare(t, n, c, base, best, bestLive)
 	})
 }

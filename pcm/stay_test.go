@@ -150,14 +150,6 @@ func TestStaySamplesItsPath(t *testing.T) {
 			}
 		}
 		c.selMu.Unlock()
-		r := steadyGets(t, c, base, 3*time.Second, time.Second, func() { n.SetDrop(memPath(best), true) })
-		if r.failed > 0 {
-			t.Errorf("cut of path %d: %d of %d requests failed: %v", best, r.failed, r.sent, r.errs[0])
-		}
-		r = steadyGets(t, c, base, 3*time.Second, 0, func() {})
-		if s := shareOn(r, bestLive); s < mostRequests || r.failed > 0 {
-			t.Errorf("after the cut of path %d: %.2f of the requests on the best live path %d (per path %v), %d of %d failed; want ≥ %.2f, none failed",
-				best, s, bestLive, r.paths, r.failed, r.sent, mostRequests)
-		}
+		cutThenShare(t, n, c, base, best, bestLive)
 	})
 }
