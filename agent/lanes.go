@@ -273,27 +273,6 @@ func (p *path) noteSendStats(conn *quic.Conn, st wire.SendStats) {
 	p.sendStats = laneCounters{conn: conn, st: st}
 }
 
-// stripeLossPackets are the packets a connection must have sent for the
-// stripe to take its loss as the path's (randomLoss): at 1.3 % loss about
-// three losses.
-const stripeLossPackets = 200
-
-// randomLoss is the share of its packets the sender of a connection with
-// counters st declared lost since it began, where that loss looks random:
-// its queue about empty now (queueEmpty, as judge reads a lane window),
-// else 0, and 0 before stripeLossPackets. A loss-free path whose slow
-// start overflowed its queue lost a burst there, and planned at the
-// Mathis rate of that burst the third of 3 × 30 Mbit/s at 10, 25 and
-// 40 ms carried too little: 0.90–0.92 of the summed rate against 0.95–0.96
-// (TestStripeReachesSum, fake time). A lossy path read while its queue is
-// still full of its slow start is missed until the queue drains.
-func randomLoss(st wire.SendStats) float64 {
-	if st.Sent < stripeLossPackets || st.MinRTT <= 0 || float64(st.SRTT) > queueEmpty*float64(st.MinRTT) {
-		return 0
-	}
-	return float64(min(st.Lost, st.Sent)) / float64(st.Sent)
-}
-
 // iface is the interface a lane belongs to: its name before "#k".
 func iface(name string) string {
 	base, _, _ := strings.Cut(name, "#")

@@ -269,25 +269,3 @@ func TestFixedLanes(t *testing.T) {
 		}
 	})
 }
-
-// TestRandomLoss: the stripe takes a connection's loss as random
-// (randomLoss) only with enough packets sent and its queue about empty;
-// a slow start's burst with the queue full is not.
-func TestRandomLoss(t *testing.T) {
-	const rtt = 20 * time.Millisecond
-	for _, c := range []struct {
-		name string
-		st   wire.SendStats
-		want float64
-	}{
-		{"random: queue empty", wire.SendStats{Sent: 1000, Lost: 15, SRTT: rtt, MinRTT: rtt}, 0.015},
-		{"a full queue's burst", wire.SendStats{Sent: 1000, Lost: 50, SRTT: 2 * rtt, MinRTT: rtt}, 0},
-		{"too few packets", wire.SendStats{Sent: stripeLossPackets - 1, Lost: 5, SRTT: rtt, MinRTT: rtt}, 0},
-		{"no round trip", wire.SendStats{Sent: 1000, Lost: 15}, 0},
-		{"more lost than sent (counters read apart)", wire.SendStats{Sent: 1000, Lost: 2000, SRTT: rtt, MinRTT: rtt}, 1},
-	} {
-		if got := randomLoss(c.st); got != c.want {
-			t.Errorf("%s: randomLoss(%+v) = %v, want %v", c.name, c.st, got, c.want)
-		}
-	}
-}

@@ -93,12 +93,6 @@ type PathState struct {
 	// 8 MiB took 0.75–1.14 s on fake time against 0.77–0.84. Per path:
 	// its connection may reach another ct-server than the others'.
 	InOrder bool
-	// Loss is the share of its packets the path's sender declared lost
-	// since its connection began, where that loss looks random (0: none,
-	// too few packets to say, or its queue is full); a path slower than
-	// the swiftest is planned at no more than its loss-limited rate
-	// (lossLimit).
-	Loss float64
 }
 
 // Start begins fetching bytes [from, total) with the workers host.Pins
@@ -1077,7 +1071,6 @@ func (o *order) pop() *piece {
 // beside it keep current while the stripe's own still counts its start.
 func (s *Run) views(pin int, now time.Time) (own stripesched.Path, others []stripesched.Path, all map[int]stripesched.Path, ok bool) {
 	all = map[int]stripesched.Path{}
-	limits := map[int]float64{}
 	var origOwes int64
 	for id, st := range s.usable(now) {
 		rate, ramping := st.Rate, false
@@ -1092,7 +1085,6 @@ func (s *Run) views(pin int, now time.Time) (own stripesched.Path, others []stri
 			rate = pathchoice.DefaultRate
 		}
 		all[id] = stripesched.Path{RTT: st.RTT, Rate: rate, Queued: max(st.Outstanding, s.queued[id]), Guess: guess, Peak: st.Rate, Ramping: ramping}
-		limits[id] = stripesched.LossLimited(st.RTT, st.Loss)
 		if id == s.origPath {
 			origOwes = st.Outstanding
 		}
@@ -1100,7 +1092,6 @@ func (s *Run) views(pin int, now time.Time) (own stripesched.Path, others []stri
 		s.windows[id] = streamWindow{st.StreamWindow, st.MinRTT}
 		s.inOrder[id] = st.InOrder
 	}
-	lossLimit(all, limits)
 	s.origQueue(all, origOwes)
 	s.shareLinks(all)
 	for id, v := range all {
@@ -1111,28 +1102,6 @@ func (s *Run) views(pin int, now time.Time) (own stripesched.Path, others []stri
 		}
 	}
 	return own, others, all, ok
-}
-
-// lossLimit caps the rate of each path in all slower than the swiftest at
-// its loss-limited rate in limits (stripesched.LossLimited; 0: none).
-// Not the swiftest path's: the stripe fills that one, and a loss-free
-// path filled in its slow start loses a burst when it overflows its
-// queue (1.7–6 % of a window on the matrix's loss-free paths:
-// agent/lanes.go), which would cap it far below its rate while the other
-// paths wait for its pieces. Underrated, a slower path carries less than
-// its share; overrated, its late pieces hold the window and the swiftest
-// path waits.
-func lossLimit(all map[int]stripesched.Path, limits map[int]float64) {
-	var top float64
-	for _, v := range all {
-		top = max(top, v.Rate)
-	}
-	for id, v := range all {
-		if l := limits[id]; l > 0 && v.Rate < top {
-			v.Rate, v.Peak = min(v.Rate, l), min(v.Peak, l)
-			all[id] = v
-		}
-	}
 }
 
 // origQueue sets the queue of the original's path in all while the

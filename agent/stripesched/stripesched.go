@@ -508,44 +508,6 @@ func DueRoundRobin(p Path, rem int64, rems []int64) float64 {
 	return float64(max(ahead, rem)) / p.Rate
 }
 
-// Loss-limited rate. One QUIC connection on a path that loses packets at
-// random delivers about the Mathis rate, MathisC × LossMSS / (RTT × √loss),
-// however fast its link: its controller cuts the window at every loss.
-// A stripe measures a slower path from its first pieces, delivered while
-// its window still grew and before a loss cut it: a 20 Mbit/s path 17 ms
-// away with 1.7 % loss read 2.4 MB/s a quarter second into a download,
-// was given pieces of 240 kB behind 500 kB at that rate, and delivered
-// them at 0.8 MB/s (its Mathis rate 0.75), 600 ms each against 310
-// planned, while the reorder window stood full behind them and the
-// 153 Mbit/s path idled (fake time, TestStripeSweep seed 4 mix 71:
-// 0.78–0.85 × the best path alone). Planned at no more than this rate,
-// a 6 MB download over 27/135 + 6/184 + 4/123 (1.8 % loss) + 5/274
-// Mbit/s/ms went from 0.87–0.97 × the best path alone to 1.20–1.23
-// (TestStripeLossySlowPathNeverBelowBest); mix 71 itself is missed, its
-// loss read while its queue was full (agent's randomLoss).
-const (
-	// MathisC is the Mathis constant for a Reno-like controller with
-	// periodic loss (Mathis et al., CCR 1997).
-	MathisC = 1.22
-	// LossMSS is the payload of one QUIC packet, about: quic-go's
-	// packets of 1252–1452 bytes less their headers.
-	LossMSS = 1300
-	// RandomLoss is the least loss taken as random (agent/lanes.go's
-	// lossyAbove): Reno probing a full drop-tail queue loses less than
-	// 0.1 % of its packets.
-	RandomLoss = 0.005
-)
-
-// LossLimited is the most one connection delivers, bytes/s, on a path of
-// round trip rtt that loses the share loss of its packets at random; 0 for
-// no limit (loss under RandomLoss, or no round trip yet).
-func LossLimited(rtt time.Duration, loss float64) float64 {
-	if loss < RandomLoss || rtt <= 0 {
-		return 0
-	}
-	return MathisC * LossMSS / (rtt.Seconds() * math.Sqrt(loss))
-}
-
 // StallRounds is how many of a path's round trips it may deliver nothing
 // of a stripe that has bytes on it before Stalled says so: a round trip
 // for a request to come back and another for a loss's retransmission.

@@ -536,29 +536,3 @@ func TestTakeRamping(t *testing.T) {
 		t.Errorf("near the end, Window = %d with the slow path ramping, want %d (as at its estimate)", got, want)
 	}
 }
-
-// TestLossLimited: a path losing packets at random is planned at about
-// its Mathis rate, lower for more loss or a longer round trip; under
-// RandomLoss, or with no round trip yet, there is no limit (0).
-func TestLossLimited(t *testing.T) {
-	for _, c := range []struct {
-		name     string
-		rtt      time.Duration
-		loss     float64
-		min, max float64 // bytes/s, exclusive
-	}{
-		{"1.7 % at 17 ms: about the 0.8 MB/s measured", ms(17), 0.017, 0.6e6, 0.9e6},
-		{"1.3 % at 48 ms", ms(48), 0.013, 0.25e6, 0.35e6},
-		{"1 % at 30 ms: the 4 Mbit/s of agent/lanes.go", ms(30), 0.01, mbit(3.5), mbit(4.5)},
-		{"under RandomLoss: none", ms(30), RandomLoss / 2, -1, 1e-9},
-		{"no loss: none", ms(30), 0, -1, 1e-9},
-		{"no round trip yet: none", 0, 0.02, -1, 1e-9},
-	} {
-		if got := LossLimited(c.rtt, c.loss); got <= c.min || got >= c.max {
-			t.Errorf("%s: LossLimited(%v, %v) = %.0f, want in (%.0f, %.0f)", c.name, c.rtt, c.loss, got, c.min, c.max)
-		}
-	}
-	if a, b := LossLimited(ms(20), 0.01), LossLimited(ms(20), 0.04); math.Abs(a/b-2) > 1e-9 {
-		t.Errorf("4 × the loss: %.0f against %.0f, want half (1/√loss)", b, a)
-	}
-}
