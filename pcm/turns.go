@@ -71,6 +71,12 @@ func (t *turn) release() {
 	t.held = false
 	c.turns[t.level]--
 	c.turnsHeld.Add(-1)
+	c.turnsMovedLocked()
+}
+
+// turnsMovedLocked wakes the replays that wait for a turn (awaitTurn):
+// the turns ahead of them changed. Under c.mu.
+func (c *Client) turnsMovedLocked() {
 	close(c.turnMoved)
 	c.turnMoved = make(chan struct{})
 }
@@ -109,8 +115,7 @@ func (c *Client) dropRankedLocked() {
 	}
 	if n > 0 {
 		c.turnsHeld.Add(int32(-n))
-		close(c.turnMoved)
-		c.turnMoved = make(chan struct{})
+		c.turnsMovedLocked()
 	}
 }
 
