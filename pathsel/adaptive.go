@@ -141,6 +141,14 @@ type apath struct {
 	// answered (ProbeUnderWay): a path with no task sample and no probe
 	// waits for that answer rather than take a request (waits).
 	underWay bool
+	// stale says that the pending retry was asked because the path's task
+	// window lies staleRatio above its probe (staleWindow), not because
+	// its RTT fell: the try's task decides by the same ratio.
+	stale bool
+	// staleTries counts the stale retries whose task found the window
+	// right since the path's samples last changed; staleNext is the
+	// round before which no other is asked (staleWait, doubled per try).
+	staleTries, staleNext int
 }
 
 // logWindow is a window of log-samples in a ring (buf grows to the window,
@@ -239,10 +247,14 @@ func (s *adaptive) Observe(id PathID, x float64) error {
 		// forgotten only if this one fell too (by the probes' threshold:
 		// the probe already said the path may have changed).
 		p.retry = false
-		if p.fell(y, s.probeZ, p.probes.spread(0)) {
+		if p.fell(y, s.probeZ, p.probes.spread(0)) || p.stale && staleWindow(p.logMean(), y) {
 			p.keepLast(0)
 			changed = true
+		} else if p.stale {
+			p.staleNext = s.round + staleWait<<min(p.staleTries, staleDoublings)
+			p.staleTries++
 		}
+		p.stale = false
 	}
 	if s.detectZ > 0 {
 		low, high := p.surprise(y, s.detectZ)
@@ -259,6 +271,7 @@ func (s *adaptive) Observe(id PathID, x float64) error {
 		// The path's RTT while it was idle says nothing of it now.
 		p.probes.keepLast(0)
 		p.probeLosses = 0
+		p.staleTries, p.staleNext = 0, 0
 	}
 	p.probedOK = false
 	switch {
@@ -333,11 +346,60 @@ func (s *adaptive) ObserveProbe(id PathID, rttMs float64) error {
 	case d > 0:
 		p.last = s.round
 		p.probedOK = true
+	case p.staleRetry(rttMs, s.round):
+		p.retry, p.stale = true, true
+		p.probedOK = false
 	default:
 		p.probedOK = p.probeLosses == 0
 	}
 	return nil
 }
+
+// staleRetry says whether an unchanged probe of rttMs asks idle path p to
+// be tried once for a stale window (staleWindow) at round: not while a
+// try is pending, and not before staleNext, after a stale try that found
+// the window right.
+func (p *apath) staleRetry(rttMs float64, round int) bool {
+	return p.n() > 0 && !p.retry && round >= p.staleNext && staleWindow(p.logMean(), math.Log(rttMs))
+}
+
+// staleWindow says whether a path's task window, of log-mean taskLogMean,
+// lies more than staleRatio above log-time y (a probe's round trip, or the
+// task of the try it asked for): the window then measured a state of the
+// path that is gone. A probe sees the round trip alone, so "unchanged"
+// meant only that the probes agree with each other: the window of a path
+// left during a blackout shorter than the stall timeout (no failover)
+// holds the requests that spanned it and those queued behind the
+// backlog after it — on TestRestoredPathTakenBack's 200 / 30 / 60 ms row
+// 52 samples of log-mean 193 ms against probes of 30 ms — and the
+// probes, unchanged among themselves, vouched for it: the path was never
+// tried again.
+func staleWindow(taskLogMean, y float64) bool {
+	return taskLogMean-y > math.Log(staleRatio)
+}
+
+// staleRatio is how far above a probe's round trip a path's task window
+// (its geometric mean) must lie to be taken for stale: four round trips.
+// A small request takes one round trip, a loss's recovery adds one or two
+// to the requests it holds, and a geometric mean dampens the few that
+// waited longer; the restored path's window measured 6.4 times its probe
+// (TestRestoredPathTakenBack). A task whose transfer takes longer than its
+// round trips (a large object on a slow link) can have a window above it
+// for good: its tries are rationed (staleWait), and each finds the window
+// right and leaves it as it is.
+const staleRatio = 4
+
+// staleWait is the rounds after a stale try that found the window right
+// before the next (doubling per such try, staleDoublings times at most):
+// the re-probe period (DefaultReprobeRounds), so that a path whose tasks
+// do take staleRatio round trips costs a few tries in all, O(log T).
+const (
+	staleWait      = DefaultReprobeRounds
+	staleDoublings = 10
+)
+
+// logMean is the mean log-sample of the window (n > 0).
+func (p *logWindow) logMean() float64 { return p.sum / float64(p.n()) }
 
 // probeShift pushes a probe RTT into the path's probe window and returns
 // by how much its log changed (0: no change; +Inf: the path may be down):

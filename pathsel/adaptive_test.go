@@ -518,3 +518,85 @@ func TestAdaptiveProbeErrors(t *testing.T) {
 		t.Errorf("the current path kept %d samples after probes of it, want 50", n)
 	}
 }
+
+// TestStaleWindowRule: a task window is stale when its log-mean lies more
+// than staleRatio above the probe's round trip (or the try's time), and
+// only then.
+func TestStaleWindowRule(t *testing.T) {
+	for _, tc := range []struct {
+		name        string
+		window, rtt float64 // ms: the window's geometric mean, the probe's
+		want        bool
+	}{
+		{"the restored path: 193 ms against 30", 193, 30, true},
+		{"just above the ratio", 121, 30, true},
+		{"just below the ratio", 118, 30, false},
+		{"a loss's recovery: 2 round trips", 60, 30, false},
+		{"a window like its probes", 31, 30, false},
+		{"a window below its probes", 20, 30, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := staleWindow(math.Log(tc.window), math.Log(tc.rtt)); got != tc.want {
+				t.Errorf("staleWindow(%v ms window, %v ms) = %v, want %v", tc.window, tc.rtt, got, tc.want)
+			}
+		})
+	}
+}
+
+// TestAdaptiveStaleWindowAsksOneTry: path 1 (30 ms) was left on 50
+// samples of 80 and 320 ms (a blackout's: geometric mean 160 ms, too
+// wide for the fallen-probe test to see 30 ms as a fall) while path 0
+// carries 60 ms; its probes find 30 ms, unchanged among themselves. A
+// probe below its window by more than staleRatio asks one try; a try that
+// takes 30 ms forgets the window and path 1 carries on; one that takes
+// 160 ms (a path whose tasks do take that long) keeps it, and the next
+// tries are rationed (staleWait, doubling): a few in 2000 rounds, not one
+// per probe. Without the rule path 1 is not tried again (its probes vouch
+// for it).
+func TestAdaptiveStaleWindowAsksOneTry(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		try      float64 // the time of path 1's tasks from the blackout on
+		kept     int     // path 1's task samples after the first try
+		min, max int     // path 1's tries in the next 2000 rounds
+	}{
+		{"the path is back: it carries on", 30, 1, 1900, 2000},
+		{"its tasks are that slow: rationed tries", 160, 51, 2, 6},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := mustNew(t, Default(), 1)
+			addPaths(t, s, 0, 1)
+			jit := func(r int) float64 { return 1 + 0.01*float64(r%2*2-1) }
+			for r := range 50 {
+				observe(t, s, 1, []float64{80, 320}[r%2])
+			}
+			po := s.(ProbeObserver)
+			for r := range 100 {
+				observe(t, s, 0, 60*jit(r))
+			}
+			po.ObserveProbe(1, 30)
+			if got := choose(t, s); got != 1 {
+				t.Fatalf("after a probe 5.3 times below path 1's window chose %d, want 1", got)
+			}
+			observe(t, s, 1, tc.try)
+			if n := s.(*adaptive).paths[1].n(); n != tc.kept {
+				t.Errorf("path 1 keeps %d task samples after its try, want %d", n, tc.kept)
+			}
+			tries := 0
+			for r := range 2000 {
+				if p := choose(t, s); p == 1 {
+					tries++
+					observe(t, s, 1, tc.try*jit(r))
+				} else {
+					observe(t, s, 0, 60*jit(r))
+				}
+				if r%5 == 4 {
+					po.ObserveProbe(1, 30*jit(r))
+				}
+			}
+			if tries < tc.min || tries > tc.max {
+				t.Errorf("path 1 was tried %d times in 2000 rounds after its try, want %d–%d", tries, tc.min, tc.max)
+			}
+		})
+	}
+}
