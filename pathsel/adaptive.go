@@ -58,12 +58,13 @@ import (
 //
 //  4. Out-of-band probes (ObserveProbe), where the caller sends them: a
 //     probe's RTT is no task sample, but it tells whether an idle path
-//     changed. One whose RTT fell is tried again once; one whose RTT
-//     is unchanged ages ProbeStretch times slower (its re-probes by
-//     request grow that much rarer); one whose RTT rose is not re-tried
-//     for its age until it has aged again. The re-probe budget (1/τ of
-//     r_min per round) is then shared only among the idle paths that
-//     probes do not vouch for (not probedOK; K − 1 of them without
+//     changed. One whose RTT fell is tried again once, and so is one
+//     whose task window lies staleRatio above its probe (staleWindow);
+//     one whose RTT is otherwise unchanged ages ProbeStretch times slower
+//     (its re-probes by request grow that much rarer); one whose RTT rose
+//     is not re-tried for its age until it has aged again. The re-probe
+//     budget (1/τ of r_min per round) is then shared only among the idle
+//     paths that probes do not vouch for (not probedOK; K − 1 of them without
 //     probes): β_k = r_min·age_k/(τ·U), U their number. A path whose
 //     probes cannot see its change (a lossy one whose loss goes away) is
 //     re-probed by request as often as if it were the only idle path.
@@ -313,6 +314,9 @@ func (s *adaptive) Observe(id PathID, x float64) error {
 //   - RTT rose, or two probes in a row timed out (the path may be down):
 //     its re-probe bonus starts again from zero, so it is not re-tried for
 //     nothing;
+//   - unchanged, but staleRatio below the path's task window
+//     (staleRetry): tried once as after a fall, and that task forgets
+//     the window if it too lies staleRatio below it;
 //   - unchanged: its re-probe bonus grows ProbeStretch times slower until
 //     its next task sample — unless the path has lost probes since its
 //     probe window began: then its task times are made by loss as much as
@@ -346,7 +350,7 @@ func (s *adaptive) ObserveProbe(id PathID, rttMs float64) error {
 	case d > 0:
 		p.last = s.round
 		p.probedOK = true
-	case p.staleRetry(rttMs, s.round):
+	case p.staleRetry(s.round):
 		p.retry, p.stale = true, true
 		p.probedOK = false
 	default:
@@ -355,17 +359,22 @@ func (s *adaptive) ObserveProbe(id PathID, rttMs float64) error {
 	return nil
 }
 
-// staleRetry says whether an unchanged probe of rttMs asks idle path p to
-// be tried once for a stale window (staleWindow) at round: not while a
-// try is pending, and not before staleNext, after a stale try that found
-// the window right.
-func (p *apath) staleRetry(rttMs float64, round int) bool {
-	return p.n() > 0 && !p.retry && round >= p.staleNext && staleWindow(p.logMean(), math.Log(rttMs))
+// staleRetry says whether an unchanged probe asks idle path p to be tried
+// once for a stale window at round: its probes since the window last
+// changed (their log-mean, the probe just pushed included) lie staleRatio
+// below it (staleWindow). Their mean, not the probe alone: a jittery
+// path's lowest round trips lie that far below its tasks (pcm-table5's
+// mobile path, 37.6 ± 16.8 ms with a 6.2 ms least, asked tries that cost
+// 11 % more regret when the single probe decided). Not while a try is
+// pending, and not before staleNext, after a stale try that found the
+// window right.
+func (p *apath) staleRetry(round int) bool {
+	return p.n() > 0 && p.probes.n() > 0 && !p.retry && round >= p.staleNext && staleWindow(p.logMean(), p.probes.logMean())
 }
 
 // staleWindow says whether a path's task window, of log-mean taskLogMean,
-// lies more than staleRatio above log-time y (a probe's round trip, or the
-// task of the try it asked for): the window then measured a state of the
+// lies more than staleRatio above log-time y (its probes' log-mean, or the
+// task of the try they asked for): the window then measured a state of the
 // path that is gone. A probe sees the round trip alone, so "unchanged"
 // meant only that the probes agree with each other: the window of a path
 // left during a blackout shorter than the stall timeout (no failover)

@@ -520,12 +520,11 @@ func TestAdaptiveProbeErrors(t *testing.T) {
 }
 
 // TestStaleWindowRule: a task window is stale when its log-mean lies more
-// than staleRatio above the probe's round trip (or the try's time), and
-// only then.
+// than staleRatio above its probes' (or the try's time), and only then.
 func TestStaleWindowRule(t *testing.T) {
 	for _, tc := range []struct {
 		name        string
-		window, rtt float64 // ms: the window's geometric mean, the probe's
+		window, rtt float64 // ms: the window's geometric mean, the probes'
 		want        bool
 	}{
 		{"the restored path: 193 ms against 30", 193, 30, true},
@@ -598,5 +597,27 @@ func TestAdaptiveStaleWindowAsksOneTry(t *testing.T) {
 				t.Errorf("path 1 was tried %d times in 2000 rounds after its try, want %d–%d", tries, tc.min, tc.max)
 			}
 		})
+	}
+}
+
+// TestAdaptiveStaleWindowNeedsItsProbes: a jittery path's lowest probe
+// lies staleRatio below its task window (80 and 320 ms, geometric mean
+// 160) while its probes' mean does not (three of 150 ms, then one of
+// 30): no try, where the latest probe alone asked one.
+func TestAdaptiveStaleWindowNeedsItsProbes(t *testing.T) {
+	s := mustNew(t, Default(), 1)
+	addPaths(t, s, 0, 1)
+	for r := range 50 {
+		observe(t, s, 1, []float64{80, 320}[r%2])
+	}
+	po := s.(ProbeObserver)
+	for r := range 100 {
+		observe(t, s, 0, 60*(1+0.01*float64(r%2*2-1)))
+	}
+	for _, rtt := range []float64{150, 150, 150, 30} {
+		po.ObserveProbe(1, rtt)
+	}
+	if got := choose(t, s); got != 0 {
+		t.Errorf("after probes of 150, 150, 150 and 30 ms below a 160 ms window chose %d, want 0 (no try)", got)
 	}
 }
