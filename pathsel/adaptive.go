@@ -244,18 +244,7 @@ func (s *adaptive) Observe(id PathID, x float64) error {
 	reprobe := s.current != nil && p != s.current && p.n() > 0
 	changed, unchanged := false, false
 	if p.retry {
-		// The try a fallen probe asked for: its task samples are
-		// forgotten only if this one fell too (by the probes' threshold:
-		// the probe already said the path may have changed).
-		p.retry = false
-		if p.fell(y, s.probeZ, p.probes.spread(0)) || p.stale && staleWindow(p.logMean(), y) {
-			p.keepLast(0)
-			changed = true
-		} else if p.stale {
-			p.staleNext = s.round + staleWait<<min(p.staleTries, staleDoublings)
-			p.staleTries++
-		}
-		p.stale = false
+		changed = p.tried(y, s.probeZ, s.round)
 	}
 	if s.detectZ > 0 {
 		low, high := p.surprise(y, s.detectZ)
@@ -357,6 +346,26 @@ func (s *adaptive) ObserveProbe(id PathID, rttMs float64) error {
 		p.probedOK = p.probeLosses == 0
 	}
 	return nil
+}
+
+// tried settles the try a probe asked for (retry), whose task took
+// log-time y at round, and says whether the path's task samples were
+// forgotten: only if this one fell too (by the probes' threshold z: the
+// probe already said the path may have changed), or, for a stale window,
+// if it too lies staleRatio below the window. A stale try that finds the
+// window right puts the next off (staleNext).
+func (p *apath) tried(y, z float64, round int) bool {
+	stale := p.stale
+	p.retry, p.stale = false, false
+	if p.fell(y, z, p.probes.spread(0)) || stale && staleWindow(p.logMean(), y) {
+		p.keepLast(0)
+		return true
+	}
+	if stale {
+		p.staleNext = round + staleWait<<min(p.staleTries, staleDoublings)
+		p.staleTries++
+	}
+	return false
 }
 
 // staleRetry says whether an unchanged probe asks idle path p to be tried
