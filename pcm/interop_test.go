@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -311,7 +312,8 @@ func interop(t *testing.T, stack, addr string, roots *tls.Config, cfg Config, mi
 		} else {
 			t.Errorf("%s: request %d: body of %d bytes is not the pattern of %d", stack, i, body.Len(), size)
 		}
-		got := carrier(before, truth.snapshot())
+		after := truth.snapshot()
+		got := carrier(before, after)
 		t.Logf("%s: request %d: chosen %d, sent on %d, switched %v, carrier %d, sockets say %d, credited %v, took %v at %.3fs", stack, i, res.Chosen, res.Path, res.Switched, res.Carrier, got, res.Credited, took, sent.Sub(log.start).Seconds())
 		if res.Switched {
 			row.migrations++
@@ -322,7 +324,7 @@ func interop(t *testing.T, stack, addr string, roots *tls.Config, cfg Config, mi
 		if res.Carrier == got && (!res.Credited || res.Path == got) {
 			row.carriedAsCredited++
 		} else {
-			t.Errorf("%s: request %d: sent on %d, carrier %d, credited %v; the sockets say path %d carried it", stack, i, res.Path, res.Carrier, res.Credited, got)
+			t.Errorf("%s: request %d: sent on %d, carrier %d, credited %v; the sockets say path %d carried it (bytes per path %v of a %d-byte body)", stack, i, res.Path, res.Carrier, res.Credited, got, rxDelta(before, after), size)
 		}
 	}
 	st := c.Stats()
@@ -343,6 +345,17 @@ func interop(t *testing.T, stack, addr string, roots *tls.Config, cfg Config, mi
 	t.Logf("MATRIX | %s | %d | %d | %d/%d | %d/%d | %d/%d | %s |", stack, row.requests, row.migrations,
 		row.intact, row.requests, row.onChosen, row.requests, row.carriedAsCredited, row.requests, pinned)
 	return row
+}
+
+// rxDelta is what each path's socket received between two snapshots of
+// the ledger: for a request whose carrier the sockets dispute, whether
+// another path got a whole copy of a response or a few packets.
+func rxDelta(before, after []int64) []int64 {
+	d := slices.Clone(after)
+	for i := range min(len(before), len(d)) {
+		d[i] -= before[i]
+	}
+	return d
 }
 
 // interopLog keeps the client's log lines, each with the time since the
