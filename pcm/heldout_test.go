@@ -1,6 +1,7 @@
 package pcm
 
 import (
+	"cmp"
 	"context"
 	"flag"
 	"fmt"
@@ -629,11 +630,24 @@ func (h *heldRun) check(t *testing.T, reqs []heldReq) {
 	t.Logf("rtts %v rates %v loss %v; %s; %d of %d failed, longest %v, on the best live path (%d) %.2f of %d %v%s",
 		h.s.rtts, h.s.rates, h.s.loss, strings.Join(h.events, ", "), failed, len(reqs), longest, best, share, after, perPath, alone)
 	if failed > 0 || longest > maxWait || h.cuts < len(h.s.cuts) {
-		t.Errorf("held-out bar missed: %d failed (%v), longest %v, %d of %d cuts made", failed, errs, longest, h.cuts, len(h.s.cuts))
+		t.Errorf("held-out bar missed: %d failed (%v), longest %v, %d of %d cuts made; the longest: %s", failed, errs, longest, h.cuts, len(h.s.cuts), slowestReqs(reqs, 5))
 	}
 	if _, excepted := heldShareExcepted[h.s.name]; (*heldOutShare || !excepted) && share <= 0.5 {
 		t.Errorf("held-out bar missed: share on the best live path %.2f", share)
 	}
+}
+
+// slowestReqs describes the n requests that took longest (when sent,
+// how long, on which path): for a row that misses maxWait, whether the
+// slowest were sent before the cut and waited on its failover, or after.
+func slowestReqs(reqs []heldReq, n int) string {
+	s := slices.Clone(reqs)
+	slices.SortFunc(s, func(a, b heldReq) int { return cmp.Compare(b.took, a.took) })
+	var out []string
+	for _, r := range s[:min(n, len(s))] {
+		out = append(out, fmt.Sprintf("sent %v took %v on %d", r.sent, r.took, r.path))
+	}
+	return strings.Join(out, ", ")
 }
 
 // heldLoad sends a 5 kB GET every 10 ms for d (each with a 5 s timeout),
