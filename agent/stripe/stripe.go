@@ -10,7 +10,9 @@ package stripe
 
 import (
 	"context"
+	"math"
 	"net/http"
+	"slices"
 	"sync"
 	"time"
 
@@ -504,6 +506,9 @@ func (s *Run) decide(pin int) (p *piece, wait <-chan struct{}, poll time.Duratio
 			return s.start(pin, h, now, own.RTT), nil, 0, false
 		}
 	}
+	if p := s.unload(pin, own, all, now); p != nil {
+		return p, nil, 0, false
+	}
 	if p := s.probe(pin, own, others, now); p != nil {
 		return p, nil, 0, false
 	}
@@ -758,6 +763,80 @@ func (s *Run) trim(pin int, own stripesched.Path, all map[int]stripesched.Path, 
 	return s.start(pin, p, now, own.RTT)
 }
 
+// unload requests again on path pin, which has nothing better to do once
+// every byte is requested, the far piece of another path's that
+// stripesched.Unload moves, from the path that would otherwise finish
+// last. That path is judged at the lower of its estimate and its recent
+// rate (rateEst.recent): after a drop the estimate lags by up to its
+// span, and rateEst.fell, which asks that the path still owe two round
+// trips at its recent rate, is cleared just as its last pieces remain
+// (on 100/20 + 50/30 Mbit/s/ms whose 50 dropped 5× at 1 s, fell was set
+// only ~120 ms after the drop, and for ~20 ms). Only a path that sends
+// its pieces in the order asked (InOrder), whose far pieces have not
+// begun: round-robin sends them all at once; mu held.
+func (s *Run) unload(pin int, own stripesched.Path, all map[int]stripesched.Path, now time.Time) *piece {
+	if s.next < s.end {
+		return nil
+	}
+	var far *piece
+	last := 0.0 // when far's path would land its last piece alone
+	for id, v := range all {
+		if id == pin || !s.inOrder[id] {
+			continue
+		}
+		if e := s.est[id]; e != nil && e.recent > 0 {
+			v.Rate = min(v.Rate, e.recent)
+		}
+		mine, owed := s.owed(id)
+		if k := stripesched.Unload(v, own, owed); k > 0 {
+			if alone := owedSum(owed) / v.Rate; alone > last {
+				far, last = mine[len(mine)-1], alone
+			}
+		}
+	}
+	if far == nil {
+		return nil
+	}
+	s.host.Reinjected()
+	s.wake() // Unload may move more than one piece: pin's other workers look now, not at their next poll
+	return s.start(pin, far, now, own.RTT)
+}
+
+// owed is the pieces path id still owes, their first copy on it and no
+// other, in the order it sends them (sentBefore), and their sizes and
+// bytes still to come; mu held.
+func (s *Run) owed(id int) ([]*piece, []stripesched.Owed) {
+	var mine []*piece
+	for _, q := range s.pieces {
+		if q.path == id && !q.landed && q.copies == 1 && q.running == 1 {
+			mine = append(mine, q)
+		}
+	}
+	slices.SortStableFunc(mine, func(a, b *piece) int {
+		switch {
+		case sentBefore(a, b):
+			return -1
+		case sentBefore(b, a):
+			return 1
+		}
+		return 0
+	})
+	owed := make([]stripesched.Owed, len(mine))
+	for i, q := range mine {
+		owed[i] = stripesched.Owed{Size: q.size(), Left: q.size() - q.rx}
+	}
+	return mine, owed
+}
+
+// owedSum is the bytes still to come of owed.
+func owedSum(owed []stripesched.Owed) float64 {
+	var n int64
+	for _, o := range owed {
+		n += o.Left
+	}
+	return float64(n)
+}
+
 // due is when the head piece h should land, in seconds from now, by what
 // is known of its path now (the estimate that placed it may have been
 // wrong). While its path delivers, the piece waits for the pieces its
@@ -962,7 +1041,7 @@ func (s *Run) fetch(pin int, p *piece) {
 	p.running--
 	s.running--
 	s.queued[pin] -= p.size() - got
-	if got < p.size() {
+	if got < p.size() && !s.unbegun(pin, p) {
 		s.rate(pin).cut(time.Now())
 	}
 	if s.queued[pin] <= 0 {
@@ -983,6 +1062,27 @@ func (s *Run) fetch(pin int, p *piece) {
 		p.cancel()
 	}
 	s.wake()
+}
+
+// unbegun: p's first copy, on path pin, ended while pieces its path
+// sends before it (InOrder, sentBefore) were still owed there: its sender
+// had not begun it, so none of its bytes are still on the way, and the
+// path's drop test needs no mute (rateEst.cut). A copy of a far piece
+// that unload moved off a path that fell 5× muted that path's recent
+// rate for the ~175 ms it still had to deliver, and the idle fast path,
+// judging it at its lagging estimate, left it its last 460 kB piece
+// (100/20 + 50/30 Mbit/s/ms, fake time: 0.911 of the offered sum, 0.94
+// so); mu held.
+func (s *Run) unbegun(pin int, p *piece) bool {
+	if p.path != pin || !s.inOrder[pin] {
+		return false
+	}
+	for _, q := range s.pieces {
+		if q != p && q.path == pin && !q.landed && q.running > 0 && sentBefore(q, p) {
+			return true
+		}
+	}
+	return false
 }
 
 // request is one Fetch: its piece (for an ordered one, nil until its
@@ -1278,6 +1378,9 @@ type rateEst struct {
 	// fell: the path's recent rate where it fell well below rate (drop),
 	// else 0.
 	fell float64
+	// recent: the path's rate over its last full recent window (drop),
+	// 0 while it has none; unload reads it.
+	recent float64
 }
 
 // arrival is when bytes arrived and the period's bytes received by then.
@@ -1326,7 +1429,7 @@ func span(rtt time.Duration) time.Duration { return max(rateSpan, spanRounds*rtt
 // idle marks the start of a busy period at now: the path had nothing of
 // the stripe in flight.
 func (e *rateEst) idle(now time.Time) {
-	e.from, e.bytes, e.peak, e.trail, e.sum, e.fell = now, 0, 0, e.trail[:0], 0, 0
+	e.from, e.bytes, e.peak, e.trail, e.sum, e.fell, e.recent = now, 0, 0, e.trail[:0], 0, 0, 0
 }
 
 // got counts n bytes received at now. The period's first round trip is
@@ -1389,7 +1492,11 @@ func (e *rateEst) drop(now time.Time, queued int64) {
 	}
 	e.trail = e.trail[i:]
 	first := e.trail[0]
-	if now.Sub(first.at) < w || first.at.Before(e.mute) { // the period's first bytes came less than a window ago, or a cut's
+	if first.at.Before(e.mute) { // a cut's window: the reading before it stands
+		return
+	}
+	e.recent = 0
+	if now.Sub(first.at) < w { // the period's first bytes came less than a window ago
 		return
 	}
 	got := e.sum - first.sum
@@ -1397,10 +1504,25 @@ func (e *rateEst) drop(now time.Time, queued int64) {
 		return
 	}
 	recent := float64(got) / now.Sub(first.at).Seconds()
+	e.recent = min(recent, e.lately(now, w/2))
 	e.fell = 0
 	if stripesched.Dropped(e.rate, recent, queued, e.rtt) {
 		e.fell = recent
 	}
+}
+
+// lately is the path's rate over its last d, from the trail (drop), or
+// +Inf where that holds under MinPiece of its bytes.
+func (e *rateEst) lately(now time.Time, d time.Duration) float64 {
+	i := len(e.trail) - 1
+	for i > 0 && e.trail[i].at.After(now.Add(-d)) {
+		i--
+	}
+	a := e.trail[i]
+	if e.sum-a.sum < stripesched.MinPiece || !now.After(a.at) {
+		return math.Inf(1)
+	}
+	return float64(e.sum-a.sum) / now.Sub(a.at).Seconds()
 }
 
 // cut: at now a request on the path ended short (its other copy won, or
