@@ -89,6 +89,7 @@ func TestUnload(t *testing.T) {
 		{"a path at its rate with little left: nothing", path(50, 30), own, []Owed{{300e3, 100e3}}, 0},
 		{"own's queue: it would land them later: nothing", fell, busy, two, 0},
 		{"own lands it 52 ms sooner: it takes it", fell, own, []Owed{{100e3, 100e3}}, 1},
+		{"own lands it 22 ms sooner, under ReinjectLead's 1.5×: it takes it, nothing comes after it", path(16, 60), own, []Owed{{100e3, 100e3}}, 1},
 		{"own lands it 12 ms sooner, within ReinjectMargin: nothing", path(20, 60), own, []Owed{{100e3, 100e3}}, 0},
 		{"own's rate a guess: nothing", fell, guess(own, 0), two, 0},
 		{"nothing owed", fell, own, nil, 0},
