@@ -182,7 +182,10 @@ func testMigrateOnStall(t *testing.T, stripe bool) {
 	// stripe's pieces take over the rest (stripe.Run.TakeOver) and no
 	// stream gets a new head either: with 0 reinjections this check
 	// failed in 1 of 12 runs and in CI, once the original ran on longer.
-	if resume <= 0 && !(stripe && tc.reinjections.Load()+tc.takeOvers.Load() > 0) {
+	// An endgame copy (stripe.Run.unload: the cut path's far pieces,
+	// copied by the idle path) can land the migrated piece first the
+	// same way; it counts apart from reinjections.
+	if resume <= 0 && !(stripe && tc.reinjections.Load()+tc.takeOvers.Load()+tc.endgameCopies.Load() > 0) {
 		t.Fatal("no resume gap measured (ct_client_last_resume_gap_seconds)")
 	}
 	// How long the resume took rides on the machine's load: logged above,

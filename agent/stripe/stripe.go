@@ -35,8 +35,14 @@ type Host interface {
 	// request has its stream.
 	Fetch(ctx context.Context, pin int, r Request) ([]byte, error)
 	// Reinjected counts a piece (or the original's remainder) requested
-	// again on a faster path.
+	// again on a faster path: the app waits on it (the head) or the
+	// original's rest, which the app reads in order, is moved.
 	Reinjected()
+	// EndgameCopied counts a slower path's far piece of size bytes
+	// copied to an idle path once every byte is requested (Run.unload).
+	// Not a reinjection: it fires at the end of many downloads with no
+	// fault, and nothing held the app up yet.
+	EndgameCopied(size int64)
 	// Blocked counts a slower path's piece that blocked the window (it
 	// raised the stripe's λ: stripesched.NextLambda).
 	Blocked()
@@ -803,7 +809,7 @@ func (s *Run) unload(pin int, own stripesched.Path, all map[int]stripesched.Path
 	if far == nil {
 		return nil
 	}
-	s.host.Reinjected()
+	s.host.EndgameCopied(far.size())
 	return s.start(pin, far, now, own.RTT)
 }
 
