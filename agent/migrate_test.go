@@ -160,13 +160,18 @@ func testMigrateOnStall(t *testing.T, stripe bool) {
 		t.Fatalf("got %d bytes, want %d intact (checksum mismatch: bytes lost or duplicated)", len(body), size)
 	}
 	// A stripe may get the cut path's piece again on the other path
-	// before the stall is decided (reinjection): then nothing migrates.
-	if stripe && tc.migrations.Load() == 0 && tc.reinjections.Load() > 0 {
-		t.Logf("the cut path's piece was requested again on the other path (%d reinjections); no migration", tc.reinjections.Load())
+	// before the stall is decided (reinjection), or, every byte
+	// requested, its far pieces copied by the idle path, which reads the
+	// cut path's recent rate as nothing (stripe.Run.unload: an endgame
+	// copy, counted apart): then nothing migrates. Once these copies
+	// stopped counting as reinjections, 1 of 5 striped runs (2026-11-30)
+	// ended with no migration and no reinjection.
+	if r, e := tc.reinjections.Load(), tc.endgameCopies.Load(); stripe && tc.migrations.Load() == 0 && r+e > 0 {
+		t.Logf("the cut path's pieces were requested again on the other path (%d reinjections, %d endgame copies); no migration", r, e)
 		return
 	}
 	if tc.migrations.Load() < 1 {
-		t.Fatal("no migration counted")
+		t.Fatalf("no migration counted (%d reinjections, %d endgame copies)", tc.reinjections.Load(), tc.endgameCopies.Load())
 	}
 	detect := time.Duration(tc.stallDetectNanos.Load() / max(tc.stallDetections.Load(), 1))
 	resume := time.Duration(tc.resumeNanos.Load())
