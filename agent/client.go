@@ -162,6 +162,7 @@ type Client struct {
 	stripes, limitRetries             atomic.Int64
 	stripeFallbacks, aborts           atomic.Int64
 	reinjections                      atomic.Int64 // stripe pieces requested again on a faster path
+	endgameCopies, endgameCopyBytes   atomic.Int64 // slower paths' far pieces copied to an idle path at a stripe's end (stripe.Host.EndgameCopied), and their bytes
 	takeOvers                         atomic.Int64 // originals whose path failed before their cut, finished by the stripe (stripe.Run.TakeOver)
 	stripeBlocks                      atomic.Int64 // slower paths' stripe pieces that blocked the window (stripe.Host.Blocked)
 	uploadReplays                     atomic.Int64 // requests sent again from their first byte (replaybody.go)

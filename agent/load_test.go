@@ -183,6 +183,9 @@ func TestMetricsEndpoint(t *testing.T) {
 	}, "byte counter")
 	_, port0, _ := net.SplitHostPort(tc.proxy)
 	waitFor(t, func() bool { return tc.app(port0).bytes.Load() == 1234 }, "1234 bytes counted")
+	// A stripe's endgame copy (stripe.Run.unload), as the client's
+	// stripe host counts it: apart from reinjections, with its bytes.
+	(&stripeHost{c: tc.Client}).EndgameCopied(5000)
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -205,6 +208,9 @@ func TestMetricsEndpoint(t *testing.T) {
 		`ct_client_app_requests_total{app="` + port + `"} 1`,
 		`ct_client_app_bytes_total{app="` + port + `"} 1234`,
 		"ct_client_migrations_total 0",
+		"ct_client_stripe_endgame_copies_total 1",
+		"ct_client_stripe_endgame_copy_bytes_total 5000",
+		"ct_client_stripe_reinjections_total 0",
 	} {
 		if !strings.Contains(text, want) {
 			t.Errorf("metrics lack %q:\n%s", want, text)

@@ -127,6 +127,8 @@ func (c *Client) collect(ch chan<- prometheus.Metric) {
 	ops.Emit(ch, "ct_client_stripe_fallbacks_total", "Striped responses finished on one stream after pieces were refused.", counter, float64(c.stripeFallbacks.Load()))
 	ops.Emit(ch, "ct_client_upload_replays_total", "Requests with a body sent again from their first byte after their path failed mid-body.", counter, float64(c.uploadReplays.Load()))
 	ops.Emit(ch, "ct_client_stripe_reinjections_total", "Striped pieces that held the app up, requested again on a faster path.", counter, float64(c.reinjections.Load()))
+	ops.Emit(ch, "ct_client_stripe_endgame_copies_total", "Striped pieces of a slower path copied to an idle path once every byte was requested, where the copy would land sooner (not reinjections: no fault needed).", counter, float64(c.endgameCopies.Load()))
+	ops.Emit(ch, "ct_client_stripe_endgame_copy_bytes_total", "Bytes of the striped pieces counted in ct_client_stripe_endgame_copies_total.", counter, float64(c.endgameCopyBytes.Load()))
 	ops.Emit(ch, "ct_client_stripe_takeovers_total", "Striped responses whose original stream's path failed before its cut; the stripe's pieces fetched the rest (migrations with no resume gap).", counter, float64(c.takeOvers.Load()))
 	ops.Emit(ch, "ct_client_stripe_blocked_total", "Striped pieces of a slower path that landed late while the app waited and the window stopped the fastest path (each raises that stripe's λ).", counter, float64(c.stripeBlocks.Load()))
 	ops.Emit(ch, "ct_client_tunnels_reclaimed_total", "Idle tunnels closed for a waiting app while every tunnel slot was taken (oldest idle first).", counter, float64(c.gate.Reclaimed()))

@@ -162,13 +162,19 @@ func testMigrateOnStall(t *testing.T, stripe bool) {
 		t.Fatalf("got %d bytes, want %d intact (checksum mismatch: bytes lost or duplicated)", len(body), size)
 	}
 	// A stripe may get the cut path's piece again on the other path
-	// before the stall is decided (reinjection): then nothing migrates.
-	if stripe && tc.migrations.Load() == 0 && tc.reinjections.Load() > 0 {
-		t.Logf("the cut path's piece was requested again on the other path (%d reinjections); no migration", tc.reinjections.Load())
+	// before the stall is decided (reinjection), or, every byte
+	// requested, its far pieces copied by the idle path, which reads the
+	// cut path's recent rate as nothing (stripe.Run.unload: an endgame
+	// copy, counted apart): then nothing migrates. Once these copies
+	// stopped counting as reinjections, 1 of 5 striped runs (2026-11-30)
+	// ended with no migration and no reinjection, and 1 of 10 more with
+	// no migration, 0 reinjections and 1 endgame copy.
+	if r, e := tc.reinjections.Load(), tc.endgameCopies.Load(); stripe && tc.migrations.Load() == 0 && r+e > 0 {
+		t.Logf("the cut path's pieces were requested again on the other path (%d reinjections, %d endgame copies); no migration", r, e)
 		return
 	}
 	if tc.migrations.Load() < 1 {
-		t.Fatal("no migration counted")
+		t.Fatalf("no migration counted (%d reinjections, %d endgame copies)", tc.reinjections.Load(), tc.endgameCopies.Load())
 	}
 	detect := time.Duration(tc.stallDetectNanos.Load() / max(tc.stallDetections.Load(), 1))
 	resume := time.Duration(tc.resumeNanos.Load())
@@ -184,7 +190,10 @@ func testMigrateOnStall(t *testing.T, stripe bool) {
 	// stripe's pieces take over the rest (stripe.Run.TakeOver) and no
 	// stream gets a new head either: with 0 reinjections this check
 	// failed in 1 of 12 runs and in CI, once the original ran on longer.
-	if resume <= 0 && !(stripe && tc.reinjections.Load()+tc.takeOvers.Load() > 0) {
+	// An endgame copy (stripe.Run.unload: the cut path's far pieces,
+	// copied by the idle path) can land the migrated piece first the
+	// same way; it counts apart from reinjections.
+	if resume <= 0 && !(stripe && tc.reinjections.Load()+tc.takeOvers.Load()+tc.endgameCopies.Load() > 0) {
 		t.Fatal("no resume gap measured (ct_client_last_resume_gap_seconds)")
 	}
 	// How long the resume took rides on the machine's load: logged above,

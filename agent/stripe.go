@@ -108,6 +108,11 @@ func (h *stripeHost) Pins(from, to int) []int {
 }
 func (h *stripeHost) Reinjected() { h.c.reinjections.Add(1) }
 
+func (h *stripeHost) EndgameCopied(size int64) {
+	h.c.endgameCopies.Add(1)
+	h.c.endgameCopyBytes.Add(size)
+}
+
 func (h *stripeHost) Blocked() { h.c.stripeBlocks.Add(1) }
 
 // Measured folds a stripe's measurement of path id into the path's rate

@@ -75,3 +75,40 @@ func TestRateEstStallNotADrop(t *testing.T) {
 		t.Errorf("after 250 ms at 1 MB/s the path was seen at %.2f MB/s, want within [0.9, 1.1]", e.fell/1e6)
 	}
 }
+
+// TestRateEstLately: what a path delivered over its last d, read at the
+// caller's now (unload): its new rate a window after a 5× drop, while
+// its estimate still reads it well above; lower as it then stays
+// silent; nothing while the busy period is younger than d and a round
+// trip.
+func TestRateEstLately(t *testing.T) {
+	const d = 50 * time.Millisecond
+	t0 := time.Unix(0, 0)
+	at := func(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
+	e := rateEst{rtt: 20 * time.Millisecond}
+	e.idle(t0)
+	e.peak = 1e6
+	if _, ok := e.lately(at(60), d); ok {
+		t.Errorf("at 60 ms into the busy period, under d and a round trip, lately gave a reading")
+	}
+	for ms := 21; ms <= 300; ms++ { // 10 MB/s from the first round trip on
+		e.got(10e3, at(ms), 1e6)
+	}
+	if r, ok := e.lately(at(300), d); !ok || r < 9.5e6 || r > 10.5e6 {
+		t.Errorf("at 10 MB/s lately read %.2f MB/s (ok %v), want within [9.5, 10.5]", r/1e6, ok)
+	}
+	for ms := 301; ms <= 360; ms++ { // 2 MB/s
+		e.got(2e3, at(ms), 1e6)
+	}
+	r, _ := e.lately(at(360), d)
+	t.Logf("60 ms after a drop to 2 MB/s: lately %.2f MB/s, estimate %.2f", r/1e6, e.rate/1e6)
+	if r < 1.9e6 || r > 2.1e6 || e.rate < 2*r {
+		t.Errorf("a window after the drop to 2 MB/s lately read %.2f MB/s (estimate %.2f), want within [1.9, 2.1] and under half the estimate", r/1e6, e.rate/1e6)
+	}
+	if r, _ := e.lately(at(385), d); r < 0.9e6 || r > 1.1e6 {
+		t.Errorf("silent for 25 ms of the last 50, lately read %.2f MB/s, want within [0.9, 1.1]", r/1e6)
+	}
+	if r, _ := e.lately(at(420), d); r != 0 {
+		t.Errorf("silent for 60 ms, lately read %.2f MB/s, want 0", r/1e6)
+	}
+}

@@ -11,6 +11,7 @@ package stripe
 import (
 	"context"
 	"net/http"
+	"slices"
 	"sync"
 	"time"
 
@@ -34,8 +35,14 @@ type Host interface {
 	// request has its stream.
 	Fetch(ctx context.Context, pin int, r Request) ([]byte, error)
 	// Reinjected counts a piece (or the original's remainder) requested
-	// again on a faster path.
+	// again on a faster path: the app waits on it (the head) or the
+	// original's rest, which the app reads in order, is moved.
 	Reinjected()
+	// EndgameCopied counts a slower path's far piece of size bytes
+	// copied to an idle path once every byte is requested (Run.unload).
+	// Not a reinjection: it fires at the end of many downloads with no
+	// fault, and nothing held the app up yet.
+	EndgameCopied(size int64)
 	// Blocked counts a slower path's piece that blocked the window (it
 	// raised the stripe's λ: stripesched.NextLambda).
 	Blocked()
@@ -504,6 +511,9 @@ func (s *Run) decide(pin int) (p *piece, wait <-chan struct{}, poll time.Duratio
 			return s.start(pin, h, now, own.RTT), nil, 0, false
 		}
 	}
+	if p := s.unload(pin, own, all, now); p != nil {
+		return p, nil, 0, false
+	}
 	if p := s.probe(pin, own, others, now); p != nil {
 		return p, nil, 0, false
 	}
@@ -756,6 +766,77 @@ func (s *Run) trim(pin int, own stripesched.Path, all map[int]stripesched.Path, 
 	p := &piece{off: off, end: end - 1, path: pin, ctx: ctx, cancel: cancel, done: make(chan struct{}), start: now}
 	s.pieces = append([]*piece{p}, s.pieces...)
 	return s.start(pin, p, now, own.RTT)
+}
+
+// unload requests again on path pin, which has nothing better to do once
+// every byte is requested, the far piece of another path's that
+// stripesched.Unload moves, from the path that would otherwise finish
+// last. That path is judged at the lower of its estimate and what it
+// delivered over the last half of its drop window, up to now
+// (rateEst.lately): after a drop the estimate lags by up to its span,
+// and rateEst.fell, which asks that the path still owe two round trips
+// at its recent rate, is cleared just as its last pieces remain. On
+// 100/20 + 50/30 Mbit/s/ms whose 50 dropped 5× at 1 s, fell was set
+// only ~120 ms after the drop, and for ~20 ms; judged over the whole
+// window, read at the last arrival, unload reached 0.91 of the offered
+// sum, not 0.95, and a three-path mix whose second path stalled after
+// its drop kept reading its rate from before the stall (0.84 in a third
+// of its runs). Only a path that sends its pieces in the order asked
+// (InOrder), whose far pieces have not begun: round-robin sends them all
+// at once; mu held.
+func (s *Run) unload(pin int, own stripesched.Path, all map[int]stripesched.Path, now time.Time) *piece {
+	if s.next < s.end {
+		return nil
+	}
+	var far *piece
+	last := 0.0 // when far's path would land its last piece alone
+	for id, v := range all {
+		if id == pin || !s.inOrder[id] {
+			continue
+		}
+		if e := s.est[id]; e != nil {
+			if r, ok := e.lately(now, stripesched.DropWindow(e.rtt)/2); ok {
+				v.Rate = min(v.Rate, r)
+			}
+		}
+		mine, owed := s.owed(id)
+		if k := stripesched.Unload(v, own, owed); k > 0 {
+			if alone := stripesched.Landed(v, owed); alone > last {
+				far, last = mine[len(mine)-1], alone
+			}
+		}
+	}
+	if far == nil {
+		return nil
+	}
+	s.host.EndgameCopied(far.size())
+	return s.start(pin, far, now, own.RTT)
+}
+
+// owed is the pieces path id still owes, their first copy on it and no
+// other, in the order it sends them (sentBefore), and their sizes and
+// bytes still to come; mu held.
+func (s *Run) owed(id int) ([]*piece, []stripesched.Owed) {
+	var mine []*piece
+	for _, q := range s.pieces {
+		if q.path == id && !q.landed && q.copies == 1 && q.running == 1 {
+			mine = append(mine, q)
+		}
+	}
+	slices.SortStableFunc(mine, func(a, b *piece) int {
+		switch {
+		case sentBefore(a, b):
+			return -1
+		case sentBefore(b, a):
+			return 1
+		}
+		return 0
+	})
+	owed := make([]stripesched.Owed, len(mine))
+	for i, q := range mine {
+		owed[i] = stripesched.Owed{Size: q.size(), Left: q.size() - q.rx}
+	}
+	return mine, owed
 }
 
 // due is when the head piece h should land, in seconds from now, by what
@@ -1401,6 +1482,26 @@ func (e *rateEst) drop(now time.Time, queued int64) {
 	if stripesched.Dropped(e.rate, recent, queued, e.rtt) {
 		e.fell = recent
 	}
+}
+
+// lately is what the path delivered over the last d before now, in
+// bytes/s, from its trail (drop: it holds the last DropWindow, so d is
+// to be within that); ok is false while the busy period is younger than
+// d and a round trip (its first round trip brings nothing). Read at now,
+// not at the last arrival: a path that stalls reads lower the longer it
+// stays silent.
+func (e *rateEst) lately(now time.Time, d time.Duration) (rate float64, ok bool) {
+	if e.from.IsZero() || now.Sub(e.from) < d+e.rtt {
+		return 0, false
+	}
+	var before int64 // the period's bytes received by now-d
+	for i := len(e.trail) - 1; i >= 0; i-- {
+		if !e.trail[i].at.After(now.Add(-d)) {
+			before = e.trail[i].sum
+			break
+		}
+	}
+	return float64(e.sum-before) / d.Seconds(), true
 }
 
 // cut: at now a request on the path ended short (its other copy won, or

@@ -28,6 +28,8 @@ type fakeHost struct {
 	mu      sync.Mutex
 	fetched map[int]int64 // bytes fetched per path
 	reinj   int
+	// copies and copyBytes: Host.EndgameCopied's count and bytes.
+	copies, copyBytes int64
 }
 
 func (h *fakeHost) Paths() int { return int(h.n.Load()) }
@@ -81,6 +83,13 @@ func newFakeHost(n int, object []byte, fail int) *fakeHost {
 func (h *fakeHost) Reinjected() { h.mu.Lock(); h.reinj++; h.mu.Unlock() }
 
 func (h *fakeHost) Blocked() {}
+
+func (h *fakeHost) EndgameCopied(size int64) {
+	h.mu.Lock()
+	h.copies++
+	h.copyBytes += size
+	h.mu.Unlock()
+}
 
 func (h *fakeHost) Measured(int, float64) {}
 
@@ -227,6 +236,8 @@ func (h *pacedHost) Fetch(ctx context.Context, pin int, r Request) ([]byte, erro
 }
 
 func (h *pacedHost) Reinjected() {}
+
+func (h *pacedHost) EndgameCopied(int64) {}
 
 func (h *pacedHost) Blocked() { h.mu.Lock(); h.blocked++; h.mu.Unlock() }
 

@@ -65,3 +65,37 @@ func TestTrim(t *testing.T) {
 		}
 	}
 }
+
+// TestUnload: an idle path takes from a slowed path's far end the pieces
+// whose copies end both soonest, where it lands them ReinjectMargin
+// sooner; whole pieces, however much of them the slowed path has sent.
+func TestUnload(t *testing.T) {
+	fell := path(10, 60) // a 50 Mbit/s path after a 5× drop: 1.25 MB/s
+	own := path(100, 20) // 12.5 MB/s, idle
+	busy := own
+	busy.Queued = 3e6                             // 240 ms to drain
+	two := []Owed{{400e3, 200e3}, {100e3, 100e3}} // alone: 240 ms at fell
+	stopped := fell
+	stopped.Rate = 0
+	for _, c := range []struct {
+		name      string
+		slow, own Path
+		owed      []Owed
+		want      int
+	}{
+		{"half of a piece and one more left at 1.25 MB/s: own takes both", fell, own, two, 2},
+		{"a large piece nearly sent: own takes the far one only", fell, own, []Owed{{2e6, 50e3}, {200e3, 200e3}}, 1},
+		{"the slowed path delivers nothing now: own takes all", stopped, own, two, 2},
+		{"a path at its rate with little left: nothing", path(50, 30), own, []Owed{{300e3, 100e3}}, 0},
+		{"own's queue: it would land them later: nothing", fell, busy, two, 0},
+		{"own lands it 52 ms sooner: it takes it", fell, own, []Owed{{100e3, 100e3}}, 1},
+		{"own lands it 22 ms sooner, under ReinjectLead's 1.5×: it takes it, nothing comes after it", path(16, 60), own, []Owed{{100e3, 100e3}}, 1},
+		{"own lands it 12 ms sooner, within ReinjectMargin: nothing", path(20, 60), own, []Owed{{100e3, 100e3}}, 0},
+		{"own's rate a guess: nothing", fell, guess(own, 0), two, 0},
+		{"nothing owed", fell, own, nil, 0},
+	} {
+		if got := Unload(c.slow, c.own, c.owed); got != c.want {
+			t.Errorf("%s: Unload = %d, want %d", c.name, got, c.want)
+		}
+	}
+}

@@ -683,3 +683,53 @@ func Trim(orig, own Path, left int64) int64 {
 	}
 	return moved
 }
+
+// Owed is one piece a path still owes: its size and the bytes of it
+// still to come.
+type Owed struct{ Size, Left int64 }
+
+// Unload is how many of the pieces path slow still owes (owed, in the
+// order it sends them, its bytes already flowing: no round trip) an idle
+// path own should request again from their far end, 0 for none, once
+// every byte of the stripe is requested: the count that ends both paths
+// soonest, where own lands those pieces ReinjectMargin sooner than slow,
+// which sends them last. Not ReinjectLead: no piece is taken after the
+// copies, on either path, to share it with them. A copy is of a whole
+// piece: own's request cannot start at the bytes slow already sent.
+// slow.Rate 0 (it delivers nothing now): it lands nothing alone.
+// Reinject moves the head piece only, judged at slow's estimate, which
+// lags a drop by up to its span: a 50 Mbit/s path that fell 5× at 1 s
+// of ~1.2 kept ~330 kB of pieces while the 100 Mbit/s path, with
+// nothing left to take, idled from ~1.1 s to ~1.3 (fake time,
+// 100/20 + 50/30 Mbit/s/ms: 0.873 of the offered sum).
+func Unload(slow, own Path, owed []Owed) int {
+	if own.Rate <= 0 || own.Guess {
+		return 0
+	}
+	alone := Landed(slow, owed)
+	best, end := 0, alone
+	var moved int64
+	for k := 1; k <= len(owed); k++ {
+		moved += owed[len(owed)-k].Size
+		if own.Done(moved)+ReinjectMargin.Seconds() >= alone {
+			continue
+		}
+		if e := max(Landed(slow, owed[:len(owed)-k]), own.Done(moved)); e < end {
+			best, end = k, e
+		}
+	}
+	return best
+}
+
+// Landed is when path p, its bytes flowing, lands the last of owed, in
+// seconds from now: +Inf where it delivers nothing (Rate 0).
+func Landed(p Path, owed []Owed) float64 {
+	var left int64
+	for _, o := range owed {
+		left += o.Left
+	}
+	if left <= 0 {
+		return 0
+	}
+	return float64(left) / p.Rate
+}
