@@ -189,14 +189,9 @@ func TestLanesStuckLossyPath(t *testing.T) {
 func TestLossyPathGetsLanes(t *testing.T) {
 	mix := []mixPath{{3e6, 5 * time.Millisecond, 0}, {1.5e6, 30 * time.Millisecond, 0.01}}
 	synctest.Test(t, func(t *testing.T) {
-		m := startMemAgent(t, len(mix), nil, func(c *ClientConfig) {
+		m := startShapedAgent(t, len(mix), shapeMix(mix, rttQueue), nil, func(c *ClientConfig) {
 			c.ListenPacket = lossyListen(c.ListenPacket, mix)
 		})
-		for i, p := range mix {
-			m.n.SetLink(memPath(i).Addr, p.rate, max(64<<10, int(p.rate*4*p.delay.Seconds())))
-			m.n.SetDelay(memPath(i).Addr, p.delay)
-		}
-		m.n.SetDelay(memCTServer.Addr(), mixServerDelay)
 		const size = 8 << 20
 		get := func() {
 			resp, err := m.hc.Get(fmt.Sprintf("http://%s/bytes/%d", memApp, size))

@@ -27,14 +27,13 @@ func lanesMixRun(t *testing.T, mix []mixPath, size int64, stripe, auto bool) lan
 	t.Helper()
 	run := lanesRun{lanes: map[string]int{}}
 	synctest.Test(t, func(t *testing.T) {
-		m := startMemAgent(t, len(mix), nil, func(c *ClientConfig) {
+		m := startShapedAgent(t, len(mix), shapeMix(mix, lanesQueueOf), nil, func(c *ClientConfig) {
 			c.ListenPacket = lossyListen(c.ListenPacket, mix)
 			c.FixedLanes = !auto
 			if !stripe {
 				c.StripeMin = -1
 			}
 		})
-		shapeLanesMix(m, mix)
 		mustGetIntact(t, m, lanesWarmUp)
 		time.Sleep(time.Second)
 		start := time.Now()
@@ -176,12 +175,5 @@ func TestLanesNotOnCleanMixes(t *testing.T) {
 	}
 }
 
-// shapeLanesMix gives m's paths mix's rates and delays, each with a queue
-// of lanesQueue at its rate (at least 64 KiB), and ct-server its delay.
-func shapeLanesMix(m *memAgent, mix []mixPath) {
-	for i, p := range mix {
-		m.n.SetLink(memPath(i).Addr, p.rate, max(64<<10, int(p.rate*lanesQueue.Seconds())))
-		m.n.SetDelay(memPath(i).Addr, p.delay)
-	}
-	m.n.SetDelay(memCTServer.Addr(), mixServerDelay)
-}
+// lanesQueueOf is a queue of lanesQueue at p's rate (at least 64 KiB).
+func lanesQueueOf(p mixPath) int { return max(64<<10, int(p.rate*lanesQueue.Seconds())) }

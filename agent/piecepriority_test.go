@@ -32,10 +32,9 @@ func headMixRun(t *testing.T, mix []mixPath, warmUp, size int64, old bool) headR
 	t.Helper()
 	var run headRun
 	synctest.Test(t, func(t *testing.T) {
-		m := startMemAgent(t, len(mix), func(c *server.Config) { c.PiecesRoundRobin = old }, func(c *ClientConfig) {
+		m := startShapedAgent(t, len(mix), shapeMix(mix, lanesQueueOf), func(c *server.Config) { c.PiecesRoundRobin = old }, func(c *ClientConfig) {
 			c.ListenPacket = lossyListen(c.ListenPacket, mix)
 		})
-		shapeLanesMix(m, mix)
 		mustGetIntact(t, m, warmUp)
 		time.Sleep(time.Second)
 		start := time.Now()

@@ -149,13 +149,8 @@ func TestPathRolesMem(t *testing.T) {
 // that ignored the role would favour it; it must run inside the synctest
 // bubble.
 func startRoleMem(t *testing.T, role string) *memAgent {
-	m := startMemAgent(t, 2, nil, func(c *ClientConfig) { c.Paths[1].Role = role })
-	for i := range 2 {
-		m.n.SetLink(memPath(i).Addr, 2e6, 64<<10)
-	}
-	m.n.SetDelay(memCTServer.Addr(), 5*time.Millisecond)
-	m.n.SetDelay(memPath(0).Addr, 20*time.Millisecond)
-	return m
+	mix := []mixPath{{2e6, 20 * time.Millisecond, 0}, {2e6, 0, 0}}
+	return startShapedAgent(t, 2, shapeMix(mix, func(mixPath) int { return 64 << 10 }), nil, func(c *ClientConfig) { c.Paths[1].Role = role })
 }
 
 // getMem GETs /bytes/size through m times times and checks each response

@@ -76,6 +76,9 @@ const (
 	changeQueue = 50 * time.Millisecond
 )
 
+// changeQueueOf is a queue of changeQueue at p's rate (at least 64 KiB).
+func changeQueueOf(p mixPath) int { return max(64<<10, int(p.rate*changeQueue.Seconds())) }
+
 // rateChange: path's rate becomes factor times its rate in the mix, at
 // after the measured download's start.
 type rateChange struct {
@@ -93,15 +96,7 @@ func warmChangeTime(t *testing.T, mix []mixPath, size int64, change rateChange) 
 	var took time.Duration
 	var bytes []int64
 	synctest.Test(t, func(t *testing.T) {
-		m := startMemAgent(t, len(mix), nil, nil)
-		shape := func(i int, rate float64) {
-			m.n.SetLink(memPath(i).Addr, rate, max(64<<10, int(mix[i].rate*changeQueue.Seconds())))
-		}
-		for i, p := range mix {
-			shape(i, p.rate)
-			m.n.SetDelay(memPath(i).Addr, p.delay)
-		}
-		m.n.SetDelay(memCTServer.Addr(), mixServerDelay)
+		m := startShapedAgent(t, len(mix), shapeMix(mix, changeQueueOf), nil, nil)
 		for range sumWarm {
 			mustGetIntact(t, m, sumWarmSize)
 		}
@@ -114,7 +109,8 @@ func warmChangeTime(t *testing.T, mix []mixPath, size int64, change rateChange) 
 		go func() {
 			defer close(evDone)
 			time.Sleep(change.at)
-			shape(change.path, mix[change.path].rate*change.factor)
+			p := mix[change.path]
+			m.n.SetLink(memPath(change.path).Addr, p.rate*change.factor, changeQueueOf(p))
 		}()
 		mustGetIntact(t, m, size)
 		took = time.Since(start)

@@ -18,12 +18,7 @@ import (
 func TestStripeTeachesPathRate(t *testing.T) {
 	mix := []mixPath{{18.75e6, 10 * time.Millisecond, 0}, {1.875e6, 25 * time.Millisecond, 0}}
 	synctest.Test(t, func(t *testing.T) {
-		m := startMemAgent(t, len(mix), nil, nil)
-		for i, p := range mix {
-			m.n.SetLink(memPath(i).Addr, p.rate, max(64<<10, int(p.rate*4*p.delay.Seconds())))
-			m.n.SetDelay(memPath(i).Addr, p.delay)
-		}
-		m.n.SetDelay(memCTServer.Addr(), mixServerDelay)
+		m := startShapedAgent(t, len(mix), shapeMix(mix, rttQueue), nil, nil)
 		slow := m.c.paths[1]
 		var rates []float64
 		for range sumWarm {

@@ -78,12 +78,7 @@ func warmStripeTime(t *testing.T, mix []mixPath, size int64) time.Duration {
 	t.Helper()
 	var took time.Duration
 	synctest.Test(t, func(t *testing.T) {
-		m := startMemAgent(t, len(mix), nil, func(c *ClientConfig) { c.ListenPacket = lossyListen(c.ListenPacket, mix) })
-		for i, p := range mix {
-			m.n.SetLink(memPath(i).Addr, p.rate, max(64<<10, int(p.rate*4*p.delay.Seconds())))
-			m.n.SetDelay(memPath(i).Addr, p.delay)
-		}
-		m.n.SetDelay(memCTServer.Addr(), mixServerDelay)
+		m := startShapedAgent(t, len(mix), shapeMix(mix, rttQueue), nil, func(c *ClientConfig) { c.ListenPacket = lossyListen(c.ListenPacket, mix) })
 		for range sumWarm {
 			mustGetIntact(t, m, sumWarmSize)
 		}
