@@ -32,17 +32,16 @@ import (
 // cost neither.
 //
 // Known gap, logged and not asserted (rateChangeGaps): on the shaped
-// harness (startShapedAgent) "60/20 + 40/30, the second rises 2.5× at
-// 1 s" reads 0.872–0.903 (medians of three, 10 runs, 2026-11-30). The
-// rise is followed: the rising path carries 12.2 of its 12.5 MB/s from
-// 150 ms after it (traced in 10 ms steps, one run on each harness). The
-// loss is elsewhere: the slower path now
-// carries the first bytes (the original, by the look of it), the faster
-// one nothing for its first 55 ms, and it idles about 50 ms twice more
-// (at 0.28 s and 0.96 s), the slower one 40 ms at 0.08 s; on the old
-// harness the faster path carried the first bytes and neither idled
-// before the end. Not traced further (pathchoice's pick, the stripe's
-// piece requests): the lead decides.
+// harness (startShapedAgent) "60/20 + 40/30, the second rises 2.5× at 1 s"
+// reads 0.872–0.903 (medians of three, 10 runs, 2026-11-30). The rise is
+// followed: the rising path carries 12.2 of its 12.5 MB/s from 150 ms
+// after it (traced in 10 ms steps, one run on each harness). The loss is
+// elsewhere: the slower path now carries the first bytes (the original, by
+// the look of it), the faster one nothing for its first 55 ms, and it
+// idles about 50 ms twice more (at 0.28 s and 0.96 s), the slower one 40
+// ms at 0.08 s; on the old harness the faster path carried the first bytes
+// and neither idled before the end. Not traced further (pathchoice's pick,
+// the stripe's piece requests): the lead decides.
 func TestStripeFollowsRateChange(t *testing.T) {
 	if raceEnabled {
 		t.Skip("a performance shape that the race detector distorts (raceEnabled); .ci/run runs it without -race")
