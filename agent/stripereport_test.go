@@ -22,9 +22,9 @@ import (
 // The mix is 3 : 1 at equal delays so that the slower path carries a
 // share of every stripe (slowShareLow): with the network shaped before
 // the connections start (startShapedAgent) a 10 : 1 mix's fast path
-// finishes each stripe while the slower one carries only probes, and
-// a 3 : 1 mix with the slower path at 25 ms carries 255 kB of the first
-// stripe and reads 0.33 × its link, so neither tests the teaching.
+// finishes each stripe while the slower one carries only probes, and a
+// 3 : 1 mix with the slower path at a 25 ms delay carries 255 kB of the
+// first stripe and reads 0.33 × its link, so neither tests the teaching.
 func TestStripeTeachesPathRate(t *testing.T) {
 	mix := []mixPath{{18.75e6, 10 * time.Millisecond, 0}, {6.25e6, 10 * time.Millisecond, 0}}
 	synctest.Test(t, func(t *testing.T) {
