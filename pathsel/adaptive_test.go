@@ -299,11 +299,11 @@ func TestAdaptiveProbes(t *testing.T) {
 			s := mustNew(t, c, 1)
 			addPaths(t, s, 0, 1)
 			for i := range 50 {
-				observe(t, s, 1, 24*(1+0.01*float64(i%2*2-1)))
+				observe(t, s, 1, 24*jitter(i))
 			}
 			po := s.(ProbeObserver)
 			for r := range tc.n {
-				observe(t, s, 0, 20*(1+0.01*float64(r%2*2-1)))
+				observe(t, s, 0, 20*jitter(r))
 				if v, ok := tc.probe(r); ok {
 					if err := po.ObserveProbe(1, v); err != nil {
 						t.Fatal(err)
@@ -314,6 +314,24 @@ func TestAdaptiveProbes(t *testing.T) {
 				t.Errorf("chose %d after %d rounds, want %d (bound %d)", got, tc.n, tc.want, bound)
 			}
 		})
+	}
+}
+
+// jitter is 1 ± 1 %, the sign alternating with r: a path's samples with
+// a little spread around one value.
+func jitter(r int) float64 { return 1 + 0.01*float64(r%2*2-1) }
+
+// checkTry checks that s, after what (a probe that asks a try of idle
+// path 1), chooses path 1, and that the try's task time y leaves path 1
+// with kept task samples.
+func checkTry(t *testing.T, s Selector, what string, y float64, kept int) {
+	t.Helper()
+	if got := choose(t, s); got != 1 {
+		t.Fatalf("after %s chose %d, want 1", what, got)
+	}
+	observe(t, s, 1, y)
+	if n := s.(*adaptive).paths[1].n(); n != kept {
+		t.Errorf("path 1 keeps %d task samples after its try, want %d", n, kept)
 	}
 }
 
@@ -335,31 +353,25 @@ func TestAdaptiveFallenProbeAsksOneTry(t *testing.T) {
 			s := mustNew(t, Default(), 1)
 			addPaths(t, s, 0, 1)
 			for i := range 50 {
-				observe(t, s, 1, 24*(1+0.01*float64(i%2*2-1)))
+				observe(t, s, 1, 24*jitter(i))
 			}
 			po := s.(ProbeObserver)
 			for r := range 100 {
-				observe(t, s, 0, 20*(1+0.01*float64(r%2*2-1)))
+				observe(t, s, 0, 20*jitter(r))
 				if r%5 == 4 {
 					po.ObserveProbe(1, 24)
 				}
 			}
 			po.ObserveProbe(1, 8)
-			if got := choose(t, s); got != 1 {
-				t.Fatalf("after a fallen probe chose %d, want 1", got)
-			}
-			observe(t, s, 1, tc.try)
-			if n := s.(*adaptive).paths[1].n(); n != tc.kept {
-				t.Errorf("path 1 keeps %d task samples after its try, want %d", n, tc.kept)
-			}
+			checkTry(t, s, "a fallen probe", tc.try, tc.kept)
 			tries := 0
 			for r := range 200 {
 				p := choose(t, s)
 				if p == 1 {
 					tries++
-					observe(t, s, 1, tc.try*(1+0.01*float64(r%2*2-1)))
+					observe(t, s, 1, tc.try*jitter(r))
 				} else {
-					observe(t, s, 0, 20*(1+0.01*float64(r%2*2-1)))
+					observe(t, s, 0, 20*jitter(r))
 					if r%5 == 4 {
 						po.ObserveProbe(1, tc.try)
 					}
@@ -389,8 +401,8 @@ func TestAdaptiveProbeFloorGatesNewPaths(t *testing.T) {
 			s := mustNew(t, Default(), 1)
 			addPaths(t, s, 0, 1)
 			for r := range 100 {
-				observe(t, s, 1, 30*(1+0.01*float64(r%2*2-1)))
-				observe(t, s, 0, 20*(1+0.01*float64(r%2*2-1)))
+				observe(t, s, 1, 30*jitter(r))
+				observe(t, s, 0, 20*jitter(r))
 			}
 			addPaths(t, s, 2)
 			po := s.(ProbeObserver)
@@ -434,7 +446,7 @@ func TestAdaptiveProbeBudget(t *testing.T) {
 			}
 			po := s.(ProbeObserver)
 			for r := range tc.n {
-				observe(t, s, 0, 20*(1+0.01*float64(r%2*2-1)))
+				observe(t, s, 0, 20*jitter(r))
 				for _, p := range tc.probed {
 					if r%5 == 4 {
 						if err := po.ObserveProbe(p, 24); err != nil {
@@ -565,32 +577,25 @@ func TestAdaptiveStaleWindowAsksOneTry(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			s := mustNew(t, Default(), 1)
 			addPaths(t, s, 0, 1)
-			jit := func(r int) float64 { return 1 + 0.01*float64(r%2*2-1) }
 			for r := range 50 {
 				observe(t, s, 1, []float64{80, 320}[r%2])
 			}
 			po := s.(ProbeObserver)
 			for r := range 100 {
-				observe(t, s, 0, 60*jit(r))
+				observe(t, s, 0, 60*jitter(r))
 			}
 			po.ObserveProbe(1, 30)
-			if got := choose(t, s); got != 1 {
-				t.Fatalf("after a probe 5.3 times below path 1's window chose %d, want 1", got)
-			}
-			observe(t, s, 1, tc.try)
-			if n := s.(*adaptive).paths[1].n(); n != tc.kept {
-				t.Errorf("path 1 keeps %d task samples after its try, want %d", n, tc.kept)
-			}
+			checkTry(t, s, "a probe 5.3 times below path 1's window", tc.try, tc.kept)
 			tries := 0
 			for r := range 2000 {
 				if p := choose(t, s); p == 1 {
 					tries++
-					observe(t, s, 1, tc.try*jit(r))
+					observe(t, s, 1, tc.try*jitter(r))
 				} else {
-					observe(t, s, 0, 60*jit(r))
+					observe(t, s, 0, 60*jitter(r))
 				}
 				if r%5 == 4 {
-					po.ObserveProbe(1, 30*jit(r))
+					po.ObserveProbe(1, 30*jitter(r))
 				}
 			}
 			if tries < tc.min || tries > tc.max {
@@ -612,7 +617,7 @@ func TestAdaptiveStaleWindowNeedsItsProbes(t *testing.T) {
 	}
 	po := s.(ProbeObserver)
 	for r := range 100 {
-		observe(t, s, 0, 60*(1+0.01*float64(r%2*2-1)))
+		observe(t, s, 0, 60*jitter(r))
 	}
 	for _, rtt := range []float64{150, 150, 150, 30} {
 		po.ObserveProbe(1, rtt)
