@@ -15,10 +15,11 @@ import (
 
 // stripeSweep is the number of generated mixes TestStripeSweep runs.
 var (
-	stripeSweep     = flag.Int("stripe.sweep", 40, "TestStripeSweep: how many generated mixes to run")
-	stripeSweepSeed = flag.Uint64("stripe.sweepseed", 1, "TestStripeSweep: the generator's seed")
-	stripeSweepOnly = flag.Int("stripe.sweeponly", -1, "TestStripeSweep: run only the mix of this index (-1: all)")
-	stripeSweepWarm = flag.Bool("stripe.sweepwarm", false, "TestStripeSweep: time each download after a warm-up on the same agent (warmStripeTime), not cold")
+	stripeSweep      = flag.Int("stripe.sweep", 40, "TestStripeSweep: how many generated mixes to run")
+	stripeSweepSeed  = flag.Uint64("stripe.sweepseed", 1, "TestStripeSweep: the generator's seed")
+	stripeSweepOnly  = flag.Int("stripe.sweeponly", -1, "TestStripeSweep: run only the mix of this index (-1: all)")
+	stripeSweepWarm  = flag.Bool("stripe.sweepwarm", false, "TestStripeSweep: time each download after a warm-up on the same agent (warmStripeTime), not cold")
+	stripeSweepTrace = flag.Duration("stripe.sweeptrace", 0, "TestStripeSweep: print each path's bytes received per this interval of a cold striped download (0: none)")
 )
 
 // sweepMix is one generated mix of TestStripeSweep and its size.
@@ -81,7 +82,36 @@ func sweepTimes(t *testing.T, s sweepMix, best int) (alone, striped time.Duratio
 	if *stripeSweepWarm {
 		return warmStripeTime(t, s.mix[best:best+1], s.size), warmStripeTime(t, s.mix, s.size)
 	}
-	return stripeMixTime(t, s.mix[best:best+1], s.size, false, 0), stripeMixTime(t, s.mix, s.size, true, 0)
+	alone = stripeMixTime(t, s.mix[best:best+1], s.size, false, 0)
+	if *stripeSweepTrace <= 0 {
+		return alone, stripeMixTime(t, s.mix, s.size, true, 0)
+	}
+	striped, _ = stripeMixRun(t, s.mix, s.size, true, func(m *memAgent) { tracePathBytes(m, s.size, *stripeSweepTrace) })
+	return alone, striped
+}
+
+// tracePathBytes prints, every step of the download's fake time, the
+// bytes each of m's paths received in that step (kB) and its share of
+// the total so far, until the paths together have received size: where
+// a striped download loses time (a path idle, one that stalls the
+// others) shows in which path's column falls to zero.
+func tracePathBytes(m *memAgent, size int64, step time.Duration) {
+	last := make([]int64, len(m.c.paths))
+	for at := step; ; at += step {
+		time.Sleep(step)
+		var total int64
+		var cols []string
+		for i, p := range m.c.paths {
+			b := p.bytes.Load()
+			cols = append(cols, fmt.Sprintf("%6d", (b-last[i])>>10))
+			last[i] = b
+			total += b
+		}
+		fmt.Printf("TRACE %7.3fs kB/step %s  total %5.1f MB\n", at.Seconds(), strings.Join(cols, " "), float64(total)/(1<<20))
+		if total >= size {
+			return
+		}
+	}
 }
 
 // TestStripeSweep runs -stripe.sweep generated mixes (genSweepMix) on fake
