@@ -19,6 +19,7 @@ var (
 	stripeSweepSeed  = flag.Uint64("stripe.sweepseed", 1, "TestStripeSweep: the generator's seed")
 	stripeSweepOnly  = flag.Int("stripe.sweeponly", -1, "TestStripeSweep: run only the mix of this index (-1: all)")
 	stripeSweepWarm  = flag.Bool("stripe.sweepwarm", false, "TestStripeSweep: time each download after a warm-up on the same agent (warmStripeTime), not cold")
+	stripeSweepSize  = flag.Int("stripe.sweepsize", 0, "TestStripeSweep: download this many MiB on every mix in place of the drawn 4–64 (0: drawn); the draws stay the same")
 	stripeSweepTrace = flag.Duration("stripe.sweeptrace", 0, "TestStripeSweep: print each path's bytes received per this interval of a cold striped download (0: none)")
 )
 
@@ -127,6 +128,9 @@ func TestStripeSweep(t *testing.T) {
 	r := rand.New(rand.NewPCG(*stripeSweepSeed, 0))
 	for i := range *stripeSweep {
 		s := genSweepMix(r)
+		if *stripeSweepSize > 0 {
+			s.size = int64(*stripeSweepSize) << 20
+		}
 		if *stripeSweepOnly >= 0 && i != *stripeSweepOnly {
 			continue
 		}
