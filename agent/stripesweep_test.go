@@ -83,20 +83,20 @@ func sweepTimes(t *testing.T, s sweepMix, best int) (alone, striped time.Duratio
 	if *stripeSweepWarm {
 		return warmStripeTime(t, s.mix[best:best+1], s.size), warmStripeTime(t, s.mix, s.size)
 	}
-	alone = stripeMixTime(t, s.mix[best:best+1], s.size, false, 0)
 	if *stripeSweepTrace <= 0 {
-		return alone, stripeMixTime(t, s.mix, s.size, true, 0)
+		return stripeMixTime(t, s.mix[best:best+1], s.size, false, 0), stripeMixTime(t, s.mix, s.size, true, 0)
 	}
-	striped, _ = stripeMixRun(t, s.mix, s.size, true, func(m *memAgent) { tracePathBytes(m, s.size, *stripeSweepTrace) })
+	alone, _ = stripeMixRun(t, s.mix[best:best+1], s.size, false, func(m *memAgent) { tracePathBytes(m, "alone", s.size, *stripeSweepTrace) })
+	striped, _ = stripeMixRun(t, s.mix, s.size, true, func(m *memAgent) { tracePathBytes(m, "striped", s.size, *stripeSweepTrace) })
 	return alone, striped
 }
 
-// tracePathBytes prints, every step of the download's fake time, the
+// tracePathBytes prints (tagged run), every step of the download's fake time, the
 // bytes each of m's paths received in that step (kB) and its share of
 // the total so far, until the paths together have received size: where
 // a striped download loses time (a path idle, one that stalls the
 // others) shows in which path's column falls to zero.
-func tracePathBytes(m *memAgent, size int64, step time.Duration) {
+func tracePathBytes(m *memAgent, run string, size int64, step time.Duration) {
 	last := make([]int64, len(m.c.paths))
 	for at := step; ; at += step {
 		time.Sleep(step)
@@ -108,7 +108,7 @@ func tracePathBytes(m *memAgent, size int64, step time.Duration) {
 			last[i] = b
 			total += b
 		}
-		fmt.Printf("TRACE %7.3fs kB/step %s  total %5.1f MB\n", at.Seconds(), strings.Join(cols, " "), float64(total)/(1<<20))
+		fmt.Printf("TRACE %-7s %7.3fs kB/step %s  total %5.1f MB\n", run, at.Seconds(), strings.Join(cols, " "), float64(total)/(1<<20))
 		if total >= size {
 			return
 		}
