@@ -20,6 +20,7 @@ var (
 	stripeSweepOnly  = flag.Int("stripe.sweeponly", -1, "TestStripeSweep: run only the mix of this index (-1: all)")
 	stripeSweepWarm  = flag.Bool("stripe.sweepwarm", false, "TestStripeSweep: time each download after a warm-up on the same agent (warmStripeTime), not cold")
 	stripeSweepSize  = flag.Int("stripe.sweepsize", 0, "TestStripeSweep: download this many MiB on every mix in place of the drawn 4–64 (0: drawn); the draws stay the same")
+	stripeSweepBound = flag.Bool("stripe.sweepbound", false, "TestStripeSweep: also download on each path alone and print the time a scheduler that wastes nothing would take (sweepBound)")
 	stripeSweepTrace = flag.Duration("stripe.sweeptrace", 0, "TestStripeSweep: print each path's bytes received per this interval of a cold striped download (0: none)")
 )
 
@@ -115,6 +116,46 @@ func tracePathBytes(m *memAgent, run string, size int64, step time.Duration) {
 	}
 }
 
+// boundStep is the step at which sweepBound samples each path's bytes.
+const boundStep = 10 * time.Millisecond
+
+// sweepBound is the time a striped download of s would take if every
+// byte each path could deliver on its own (its own slow start, alone on
+// its link) went to the object with no piece waiting on another: the
+// sum of the paths' alone curves first reaching s.size. Below the
+// summed rate where a path's slow start over its round trip takes much
+// of the download, which no scheduler can win back; striped / this
+// bound is the scheduler's own loss. Each path downloads what it could
+// carry in 1.5 × striped (its curve goes on at its link rate after).
+func sweepBound(t *testing.T, s sweepMix, striped time.Duration) time.Duration {
+	var curves [][]int64
+	for i, p := range s.mix {
+		size := min(s.size, int64(p.rate*1.5*striped.Seconds())+1<<20)
+		var curve []int64
+		stripeMixRun(t, s.mix[i:i+1], size, false, func(m *memAgent) {
+			for got := int64(0); got < size; {
+				time.Sleep(boundStep)
+				got = m.c.paths[0].bytes.Load()
+				curve = append(curve, got)
+			}
+		})
+		curves = append(curves, curve)
+	}
+	for k := 0; ; k++ {
+		var sum int64
+		for i, c := range curves {
+			if k < len(c) {
+				sum += c[k]
+				continue
+			}
+			sum += c[len(c)-1] + int64(s.mix[i].rate*float64(k+1-len(c))*boundStep.Seconds())
+		}
+		if sum >= s.size {
+			return time.Duration(k+1) * boundStep
+		}
+	}
+}
+
 // TestStripeSweep runs -stripe.sweep generated mixes (genSweepMix) on fake
 // time, each on its best path alone and striped, and logs one line per
 // mix (striped / best path alone, striped / the summed rate) and the
@@ -148,5 +189,10 @@ func TestStripeSweep(t *testing.T) {
 		fmt.Printf("SWEEP %3d %-18s %-48s %3d MB  alone %6.2fs striped %6.2fs  ×best %.3f  ofsum %.3f\n",
 			i, s.class, s.describe(), s.size>>20, alone.Seconds(), striped.Seconds(),
 			alone.Seconds()/striped.Seconds(), float64(s.size)/sum/striped.Seconds())
+		if *stripeSweepBound {
+			b := sweepBound(t, s, striped)
+			fmt.Printf("BOUND %3d bound %6.2fs striped %6.2fs  bound/striped %.3f  boundofsum %.3f\n",
+				i, b.Seconds(), striped.Seconds(), b.Seconds()/striped.Seconds(), float64(s.size)/sum/b.Seconds())
+		}
 	}
 }
