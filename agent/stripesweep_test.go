@@ -21,7 +21,7 @@ var (
 	stripeSweepWarm  = flag.Bool("stripe.sweepwarm", false, "TestStripeSweep: time each download after a warm-up on the same agent (warmStripeTime), not cold")
 	stripeSweepSize  = flag.Int("stripe.sweepsize", 0, "TestStripeSweep: download this many MiB on every mix in place of the drawn 4–64 (0: drawn); the draws stay the same")
 	stripeSweepBound = flag.Bool("stripe.sweepbound", false, "TestStripeSweep: also download on each path alone and print the time a scheduler that wastes nothing would take (sweepBound)")
-	stripeSweepTrace = flag.Duration("stripe.sweeptrace", 0, "TestStripeSweep: print each path's bytes received per this interval of a cold striped download (0: none)")
+	stripeSweepTrace = flag.Duration("stripe.sweeptrace", 0, "TestStripeSweep: print each path's bytes received per this interval of fake time, cold only, alone and striped (0: none)")
 )
 
 // sweepMix is one generated mix of TestStripeSweep and its size.
@@ -92,11 +92,11 @@ func sweepTimes(t *testing.T, s sweepMix, best int) (alone, striped time.Duratio
 	return alone, striped
 }
 
-// tracePathBytes prints (tagged run), every step of the download's fake time, the
-// bytes each of m's paths received in that step (kB) and its share of
-// the total so far, until the paths together have received size: where
-// a striped download loses time (a path idle, one that stalls the
-// others) shows in which path's column falls to zero.
+// tracePathBytes prints, every step of a download's fake time, the kB
+// each of m's paths received in that step and the MB all have received
+// so far, tagged run, until that total reaches size: where a striped
+// download loses time (a path idle, one that stalls the others) shows in
+// which path's column falls.
 func tracePathBytes(m *memAgent, run string, size int64, step time.Duration) {
 	last := make([]int64, len(m.c.paths))
 	for at := step; ; at += step {
@@ -120,13 +120,16 @@ func tracePathBytes(m *memAgent, run string, size int64, step time.Duration) {
 const boundStep = 10 * time.Millisecond
 
 // sweepBound is the time a striped download of s would take if every
-// byte each path could deliver on its own (its own slow start, alone on
-// its link) went to the object with no piece waiting on another: the
-// sum of the paths' alone curves first reaching s.size. Below the
-// summed rate where a path's slow start over its round trip takes much
-// of the download, which no scheduler can win back; striped / this
-// bound is the scheduler's own loss. Each path downloads what it could
-// carry in 1.5 × striped (its curve goes on at its link rate after).
+// byte each path delivers on its own (alone on its link, with its own
+// slow start and stream window) went to the object, none waiting on
+// another: when the paths' alone curves first sum to s.size. It falls
+// short of the summed rate where a path's slow start over its round trip
+// or its stream window takes much of the download, which placing pieces
+// cannot win back; bound / striped is the scheduler's own loss. (A stripe
+// runs several streams on a path, so a far path held by one stream's
+// window is held here too: the bound does not show what it could carry.)
+// Each path downloads what it could carry in 1.5 × striped; its curve
+// goes on at its link rate after.
 func sweepBound(t *testing.T, s sweepMix, striped time.Duration) time.Duration {
 	var curves [][]int64
 	for i, p := range s.mix {
@@ -164,7 +167,9 @@ func sweepBound(t *testing.T, s sweepMix, striped time.Duration) time.Duration {
 // of go test ./... and CI, and it is run by hand (go test -tags
 // stripesweep -run TestStripeSweep -v ./agent/ -stripe.sweep 100 | grep
 // SWEEP: the test binary's flags after the package; -stripe.sweepwarm
-// times each download after a warm-up, as the experiment runner's).
+// times each download after a warm-up, as the experiment runner's; to
+// look into one mix: -stripe.sweeponly with -stripe.sweepbound,
+// -stripe.sweeptrace or -stripe.sweepsize).
 func TestStripeSweep(t *testing.T) {
 	r := rand.New(rand.NewPCG(*stripeSweepSeed, 0))
 	for i := range *stripeSweep {
