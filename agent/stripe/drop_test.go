@@ -112,3 +112,38 @@ func TestRateEstLately(t *testing.T) {
 		t.Errorf("silent for 60 ms, lately read %.2f MB/s, want 0", r/1e6)
 	}
 }
+
+// TestRateEstTrimRate: a path that falls from 10 to 2.5 MB/s, its
+// original cut (trim) every 90 ms from the moment the fall is seen, is
+// judged at its new rate, while fell, whose windows the cuts mute, still
+// reads it well above that; a path not seen to fall is judged at its
+// estimate, whatever it delivered lately.
+func TestRateEstTrimRate(t *testing.T) {
+	t0 := time.Unix(0, 0)
+	at := func(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
+	e := rateEst{rtt: 20 * time.Millisecond}
+	e.idle(t0)
+	e.peak = 1e6
+	for ms := 1; ms <= 300; ms++ { // 10 MB/s
+		e.got(10e3, at(ms), 1e6)
+	}
+	if got := e.trimRate(8e6, at(300)); got != 8e6 {
+		t.Errorf("no fall seen: trimRate(8 MB/s) = %.2f MB/s, want the estimate given", got/1e6)
+	}
+	cut := 0
+	for ms := 301; ms <= 600; ms++ { // 2.5 MB/s
+		e.got(2.5e3, at(ms), 1e6)
+		if e.fell > 0 && (cut == 0 || ms-cut >= 90) {
+			e.cut(at(ms))
+			cut = ms
+		}
+	}
+	got := e.trimRate(e.rate, at(600))
+	t.Logf("300 ms after the fall to 2.5 MB/s, cut every 90 ms: fell %.2f MB/s, estimate %.2f, trimRate %.2f", e.fell/1e6, e.rate/1e6, got/1e6)
+	if got < 2.4e6 || got > 2.6e6 {
+		t.Errorf("trimRate read the fallen path at %.2f MB/s, want within [2.4, 2.6]", got/1e6)
+	}
+	if e.fell < 1.5*2.5e6 {
+		t.Errorf("fell %.2f MB/s: the cuts did not freeze it, the test no longer shows why trimRate reads lately", e.fell/1e6)
+	}
+}
