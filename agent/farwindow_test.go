@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"fmt"
 	"io"
+	"net/http"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -71,4 +72,45 @@ func secondHalfRate(t *testing.T, mix []mixPath, size int64) float64 {
 		rate = float64(rest) / time.Since(half).Seconds()
 	})
 	return rate
+}
+
+// TestTunnelResumesFromGrownWindow: on fake time over memnet, a CONNECT
+// tunnel whose app reads as fast as a far fast path delivers (its stream's
+// window grown towards wire.DownWindow) resumes intact on the other path
+// when its own dies mid-transfer: every byte ct-server may have sent and
+// the app not yet read is in ct-server's replay buffer. With the replay
+// sized for a 1 MiB window (wire.ReplayBytes), the resume found the bytes
+// it needed gone and the app's connection was reset.
+func TestTunnelResumesFromGrownWindow(t *testing.T) {
+	const size = 24 << 20
+	far := mixPath{12.5e6, 115 * time.Millisecond, 0} // 100 Mbit/s, 120 ms round trip
+	synctest.Test(t, func(t *testing.T) {
+		m := startShapedAgent(t, 2, shapeMix([]mixPath{far, far}, rttQueue), nil, nil)
+		conn, br := m.rawProxy(t)
+		defer conn.Close()
+		fmt.Fprintf(conn, "CONNECT %s HTTP/1.1\r\nHost: %s\r\n\r\n", memApp, memApp)
+		resp, err := http.ReadResponse(br, &http.Request{Method: http.MethodConnect})
+		if err != nil || resp.StatusCode != http.StatusOK {
+			t.Fatalf("CONNECT: %v %v", resp, err)
+		}
+		fmt.Fprintf(conn, "GET /bytes/%d HTTP/1.1\r\nHost: %s\r\n\r\n", size, memApp)
+		resp, err = http.ReadResponse(br, &http.Request{Method: http.MethodGet})
+		if err != nil || resp.StatusCode != http.StatusOK {
+			t.Fatalf("GET through the tunnel: %v %v", resp, err)
+		}
+		h := sha256.New()
+		first, err := io.CopyN(h, resp.Body, size/3) // past the window's growth, the path full
+		if err != nil {
+			t.Fatalf("before the cut: %d bytes: %v", first, err)
+		}
+		victim := busyPath(t, m.c)
+		m.n.SetDrop(victim.Addr, true)
+		rest, err := io.Copy(h, resp.Body)
+		if err != nil || first+rest != size || [32]byte(h.Sum(nil)) != patternSum(size) {
+			t.Fatalf("%d of %d bytes (%v), or not intact", first+rest, size, err)
+		}
+		if m.c.migrations.Load() < 1 {
+			t.Fatal("no tunnel migration")
+		}
+	})
 }
