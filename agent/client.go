@@ -130,9 +130,9 @@ type ClientConfig struct {
 // streams to ct-server over the host's interfaces.
 type Client struct {
 	cfg ClientConfig
-	// streamWindow is the receive window of each stream to ct-server (the
-	// QUIC configuration's maximum, which ct-client grants from the
-	// start: path.go), for the stripes (stripe.PathState.StreamWindow).
+	// streamWindow is the most a stream to ct-server's receive window
+	// grows to (quicConfig), for the stripes (stripe.PathState.StreamWindow):
+	// the original's stream, read as fast as it arrives, reaches it.
 	streamWindow int64
 	// replayPool holds the request bodies kept for a replay (agent/uploadreplay).
 	replayPool uploadreplay.Pool

@@ -405,8 +405,27 @@ func (c *Client) rebind(ctx context.Context, p *path) bool {
 // place for dialPath and the stripes' stream window (Client.streamWindow):
 // the configured one with the agent's defaults, and 16 incoming streams
 // that ct-server may open (its pushes: acceptPushes).
+//
+// Unless configured, each stream's receive window starts at
+// wire.StreamWindow and quic-go's auto-tuning grows it to wire.DownWindow
+// while the app reads it fast: a download on a far fast path needs more
+// than 1 MiB per round trip (wire.DownWindow). It starts at the whole
+// wire.StreamWindow, not quic-go's 512 KiB: while the window could not
+// grow past 1 MiB, a striped download's pieces (fresh streams, which
+// ct-server sends in turn) each waited for their window once per 512 KiB:
+// 4.2–4.9 MB/s on a 65 Mbit/s path 120 ms away whose one stream alone ran
+// at 6.5 (fake time; found by TestStripeSweep, guarded by
+// TestStripeFarFastPathPieces). An unread stream holds at most
+// wire.StreamWindow: the window grows only as it is read.
 func (c *Client) quicConfig() *quic.Config {
-	return wire.QUICConfig(c.cfg.QUIC, c.cfg.IdleTimeout, 16)
+	qc := wire.QUICConfig(c.cfg.QUIC, c.cfg.IdleTimeout, 16)
+	if c.cfg.QUIC == nil || c.cfg.QUIC.MaxStreamReceiveWindow == 0 {
+		qc.MaxStreamReceiveWindow = wire.DownWindow
+	}
+	if c.cfg.QUIC == nil || c.cfg.QUIC.InitialStreamReceiveWindow == 0 {
+		qc.InitialStreamReceiveWindow = min(wire.StreamWindow, qc.MaxStreamReceiveWindow)
+	}
+	return qc
 }
 
 // dialPath connects p and says hello; inOrder: ct-server said it keeps
@@ -433,17 +452,6 @@ func (c *Client) dialPath(ctx context.Context, p *path) (conn *quic.Conn, inOrde
 		tlsConf.RootCAs = pool
 	}
 	qc := c.quicConfig()
-	if c.cfg.QUIC == nil || c.cfg.QUIC.InitialStreamReceiveWindow == 0 {
-		// Each stream's whole receive window (wire.StreamWindow) from the
-		// start, not quic-go's 512 KiB that grows only as the app reads: a
-		// striped download's pieces are fresh streams, which ct-server
-		// sends in turn, so each waited for its window once per 512 KiB,
-		// about 512 KiB per round trip: 4.2–4.9 MB/s on a 65 Mbit/s path
-		// 120 ms away whose one stream alone ran at 6.5 (fake time; found
-		// by TestStripeSweep, guarded by TestStripeFarFastPathPieces). An
-		// unread stream holds at most wire.StreamWindow either way.
-		qc.InitialStreamReceiveWindow = qc.MaxStreamReceiveWindow
-	}
 	if qc.MaxConnectionReceiveWindow == 0 {
 		qc.InitialConnectionReceiveWindow, qc.MaxConnectionReceiveWindow = connWindow, connWindow
 	}

@@ -23,6 +23,10 @@ import (
 //     window (1 MiB) per round trip: 0.90 × the time alone, against 0.80
 //     with the fast path in pieces past the window (stripe's extension),
 //     window-bound judged on the path's least round trip (windowBound).
+//     Those were against a time alone that the same 1 MiB window held to
+//     6.5 of the path's 8.1 MB/s; with the window growing to
+//     wire.DownWindow, the stripe's best is 0.90 × the time alone (the
+//     slow path adds 11 %) and it reads 0.92–0.95, so the bar is 0.97.
 func TestStripeHeadWhereItArrivesFirst(t *testing.T) {
 	if raceEnabled {
 		t.Skip("a performance shape that the race detector distorts (raceEnabled); .ci/run runs it without -race")
@@ -34,7 +38,7 @@ func TestStripeHeadWhereItArrivesFirst(t *testing.T) {
 		bar  float64
 	}{
 		{"0.5/25 + 65/120", mixPath{0.0625e6, 20 * time.Millisecond, 0}, 1.05},
-		{"7/25 + 65/120", mixPath{0.875e6, 20 * time.Millisecond, 0}, 0.86},
+		{"7/25 + 65/120", mixPath{0.875e6, 20 * time.Millisecond, 0}, 0.97},
 	} {
 		t.Run(row.name, func(t *testing.T) {
 			alone := warmMedian(t, []mixPath{fast})

@@ -45,7 +45,9 @@ type Limits struct {
 // buffers, the upstream connection's buffers, quic-go's stream state, the
 // Go heap's slack), 0.94 MiB per tunnel whose client reads nothing. A
 // tunnel whose client reads part of the data can fill its replay buffer,
-// so it may hold wire.ReplayBytes on top of a request's cost (TunnelCost).
+// so it may hold wire.ReplayDownBytes on top of a request's cost
+// (TunnelCost); more than wire.ReplayBytes of it only while its app reads
+// faster than its stream's window per round trip (wire.DownWindow).
 // A tunnel reserves only TunnelIdleCost when admitted (a tunnel moving no
 // bytes holds what a request holds) and its replay buffer's bytes as the
 // buffer grows (session.reserveReplay): so the per-client tunnel limit is
@@ -54,7 +56,7 @@ type Limits struct {
 const (
 	StreamCost     = 256 << 10
 	TunnelIdleCost = StreamCost
-	TunnelCost     = wire.ReplayBytes + TunnelIdleCost
+	TunnelCost     = wire.ReplayDownBytes + TunnelIdleCost
 )
 
 // DefaultLimits are the per-client limits of a server configured with

@@ -86,7 +86,7 @@ func (s *Server) openSession(str *quic.Stream, hr *wire.HeadReader, cs *clientSt
 		s.done(cs, workTunnel, TunnelIdleCost)
 		return
 	}
-	se := &session{id: newSessionID(), owner: cs, up: up, srv: s}
+	se := &session{id: newSessionID(), owner: cs, up: up, srv: s, replay: wire.ReplayBuf{Max: wire.ReplayDownBytes}}
 	se.cond = sync.NewCond(&se.mu)
 	s.mu.Lock()
 	if s.ctx.Err() != nil {
@@ -172,7 +172,7 @@ func (se *session) release() {
 // stream carrying the last bytes and the FIN may still fail before they
 // arrive, and the client then resumes. Its bytes stay reserved (the
 // client's buffer limit and the server's memory budget) until it is freed:
-// a client cycling short tunnels held up to wire.ReplayBytes each outside the
+// a client cycling short tunnels held up to wire.ReplayDownBytes each outside the
 // budget for SessionGrace.
 func (se *session) finish() {
 	se.up.Close()

@@ -33,7 +33,7 @@
 // Resumable CONNECT tunnels (session-layer stream migration for byte
 // streams). A CONNECT carrying "Ct-Session: new" opens a session at
 // ct-server: the upstream TCP connection outlives the QUIC stream, and
-// ct-server keeps the last ReplayBytes bytes it sent down. When the
+// ct-server keeps the last ReplayDownBytes bytes it sent down. When the
 // stream's path fails, ct-client opens a stream on another path with
 //
 //	CONNECT host:port HTTP/1.1
@@ -42,9 +42,9 @@
 //
 // and ct-server answers 200 with "Ct-Resume-Up: M" (bytes of the app's
 // data it has written upstream), replays its bytes from N on, and carries
-// on; ct-client re-sends its own bytes from M on from a replay buffer of
-// the same size. Each side's replay buffer is as large as the QUIC stream
-// receive window it grants the other, so every byte the peer may not have
+// on; ct-client re-sends its own bytes from M on from its replay buffer
+// (ReplayBytes). Each side's replay buffer is as large as the QUIC stream
+// receive window the other side grants (and its reader's buffers), so every byte the peer may not have
 // delivered yet is still in the buffer: no byte is lost or duplicated. A
 // session left detached for DetachGrace (the outage hold) ends, and its upstream connection
 // is closed; a resume after that gets 404.

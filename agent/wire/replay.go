@@ -1,9 +1,23 @@
 package wire
 
-// ReplayBuf keeps the last ReplayBytes bytes of a tunnel direction. It
-// grows as it fills and never beyond ReplayBytes (append's growth would
-// take it to about 1.25× that), so a tunnel costs at most ReplayBytes here.
-type ReplayBuf struct{ b []byte }
+// ReplayBuf keeps the last Max bytes of a tunnel direction. It grows as
+// it fills and never beyond Max (append's growth would take it to about
+// 1.25× that), so a tunnel costs at most Max here.
+type ReplayBuf struct {
+	b []byte
+	// Max is the most the buffer keeps: the receive window the peer
+	// grants the direction and its reader's buffers (ReplayBytes when 0,
+	// ReplayDownBytes for ct-server's bytes down).
+	Max int
+}
+
+// limit is Max or its default.
+func (r *ReplayBuf) limit() int {
+	if r.Max > 0 {
+		return r.Max
+	}
+	return ReplayBytes
+}
 
 // Bytes is what the buffer holds, oldest first; it ends at the last byte
 // added.
@@ -17,10 +31,11 @@ func (r *ReplayBuf) Free() { r.b = nil }
 
 // Growth is how many bytes Add of n bytes adds to the buffer's memory.
 func (r *ReplayBuf) Growth(n int) int {
-	n = min(n, ReplayBytes)
-	keep := min(len(r.b), ReplayBytes-n)
+	limit := r.limit()
+	n = min(n, limit)
+	keep := min(len(r.b), limit-n)
 	if need := keep + n; need > cap(r.b) {
-		return min(max(2*cap(r.b), need, 64<<10), ReplayBytes) - cap(r.b)
+		return min(max(2*cap(r.b), need, 64<<10), limit) - cap(r.b)
 	}
 	return 0
 }
@@ -40,16 +55,17 @@ func (r *ReplayBuf) AddKeep(p []byte) {
 	r.b = append(r.b, p...)
 }
 
-// Add appends p, dropping the oldest bytes beyond ReplayBytes.
+// Add appends p, dropping the oldest bytes beyond Max.
 func (r *ReplayBuf) Add(p []byte) {
-	if len(p) >= ReplayBytes {
-		p = p[len(p)-ReplayBytes:]
+	limit := r.limit()
+	if len(p) >= limit {
+		p = p[len(p)-limit:]
 	}
-	if drop := len(r.b) + len(p) - ReplayBytes; drop > 0 {
+	if drop := len(r.b) + len(p) - limit; drop > 0 {
 		r.b = r.b[:copy(r.b, r.b[drop:])]
 	}
 	if need := len(r.b) + len(p); need > cap(r.b) {
-		nb := make([]byte, len(r.b), min(max(2*cap(r.b), need, 64<<10), ReplayBytes))
+		nb := make([]byte, len(r.b), min(max(2*cap(r.b), need, 64<<10), limit))
 		copy(nb, r.b)
 		r.b = nb
 	}
