@@ -62,9 +62,10 @@ func TestTake(t *testing.T) {
 		{"equal paths: each takes its piece", fast, []Path{fast}, open, PieceSize(fast)},
 		{"three paths: the slowest waits for the tail", slow, []Path{fast, path(60, 30)}, Stripe{Window: 32 << 20, Left: 1 << 20}, 0},
 		{"no rate: nothing", Path{RTT: ms(10)}, nil, open, 0},
-		// A probe under the initial window stalls the sender's slow start.
-		{"rate a guess, beside another path: one probe piece", guess(fast, 0), []Path{slow}, open, GuessProbe},
-		{"rate a guess, less than a probe left: all of it", guess(fast, 0), []Path{slow}, Stripe{Window: 32 << 20, Left: 50 << 10}, 50 << 10},
+		{"rate a guess, beside another path: one probe piece", guess(fast, 0), []Path{slow}, open, MinPiece},
+		// A probe under the initial window stalls the sender's slow start
+		// for a round trip, which costs where the round trip is long.
+		{"rate a guess, far: a probe of twice the initial window", guess(far, 0), []Path{fast}, open, GuessProbe},
 		{"rate a guess, its probe out: waits", guess(fast, MinPiece), []Path{slow}, open, 0},
 		{"rate a guess, alone: its own piece size", guess(fast, 0), nil, open, PieceSize(fast)},
 	} {
