@@ -13,7 +13,7 @@ import (
 // start included. The far path's first probe was 32 kB, under its
 // sender's initial window, so the sender's slow start stalled for that
 // round trip and the path stayed a round trip behind its start alone
-// (stripesched.GuessProbe): 0.88 and 0.91 of the bound on these rows.
+// (stripesched.GuessProbe).
 func TestStripeGuessedFarPathRamps(t *testing.T) {
 	if raceEnabled {
 		t.Skip("a performance shape that the race detector distorts (raceEnabled); .ci/run runs it without -race")
@@ -36,8 +36,9 @@ func TestStripeGuessedFarPathRamps(t *testing.T) {
 }
 
 // rampBar is TestStripeGuessedFarPathRamps's bar, a share of sweepBound:
-// the stripe pays what the bound does not (each piece's request round
-// trip, the near path's guessed rank at the start), 0.96–0.97 of the
-// bound on its rows since GuessProbe, 0.88–0.91 before; 0.9, the issue's
-// sum bar, would pass the first row before the fix.
-const rampBar = 0.93
+// the 0.9 of the sum, taken of what the paths deliver alone, their
+// slow starts included. The stripe pays what the bound does not (each
+// piece's request round trip, the near path's guessed rank at the start):
+// since GuessProbe the rows read 0.921–0.971 in 20 runs, before it 0.910
+// (the first row, every run) and 0.832–0.886 (the second, 6 runs).
+const rampBar = 0.9
