@@ -1,3 +1,5 @@
+//go:build stripesweep
+
 package agent
 
 import (
