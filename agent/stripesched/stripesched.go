@@ -379,7 +379,7 @@ func unstick(own Path, others []Path, s Stripe) int64 {
 // each path p starts on new bytes once its queue has drained (Done(0))
 // and delivers at its rate until T, and the paths' bytes until T add up
 // to left. Paths with a guessed rate are left out (they take one
-// GuessProbe at a time). A share of 0 or below: the others deliver
+// probe at a time: Take). A share of 0 or below: the others deliver
 // all that is left before own's queue drains. Far from the end every
 // share is larger than a piece; near it, pieces of the size of the rates
 // left the end to whichever path asked last: on two equal paths one of
@@ -552,7 +552,7 @@ func Stalled(p Path, quiet time.Duration) bool {
 	return quiet > StallRounds*p.RTT+ReinjectMargin
 }
 
-// Start-up. A slower path's first piece is a probe (GuessProbe), and a
+// Start-up. A slower path's first piece is a probe (Take), and a
 // delivery rate measured from bytes the stripe asked for grows only by
 // what it asked: a 15 Mbit/s path 125 ms away read 0.2 MB/s of its 1.9
 // from its probe, was given pieces in proportion to that and read 0.65
