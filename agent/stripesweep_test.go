@@ -24,13 +24,6 @@ var (
 	stripeSweepTrace = flag.Duration("stripe.sweeptrace", 0, "TestStripeSweep: print each path's bytes received per this interval of fake time, cold only, alone and striped (0: none)")
 )
 
-// sweepMix is one generated mix of TestStripeSweep and its size.
-type sweepMix struct {
-	class string
-	mix   []mixPath
-	size  int64
-}
-
 // genSweepMix draws a mix: 2–4 paths, the best 8–160 Mbit/s and each
 // other 1/20 … 1 of it, round trips 10–300 ms (memnet delays what a
 // node sends: a path's round trip is its delay plus mixServerDelay), in a third of the mixes the fastest path the
@@ -112,49 +105,6 @@ func tracePathBytes(m *memAgent, run string, size int64, step time.Duration) {
 		fmt.Printf("TRACE %-7s %7.3fs kB/step %s  total %5.1f MB\n", run, at.Seconds(), strings.Join(cols, " "), float64(total)/(1<<20))
 		if total >= size {
 			return
-		}
-	}
-}
-
-// boundStep is the step at which sweepBound samples each path's bytes.
-const boundStep = 10 * time.Millisecond
-
-// sweepBound is the time a striped download of s would take if every
-// byte each path delivers on its own (alone on its link, with its own
-// slow start and stream window) went to the object, none waiting on
-// another: when the paths' alone curves first sum to s.size. It falls
-// short of the summed rate where a path's slow start over its round trip
-// or its stream window takes much of the download, which placing pieces
-// cannot win back; bound / striped is the scheduler's own loss. (A stripe
-// runs several streams on a path, so a far path held by one stream's
-// window is held here too: the bound does not show what it could carry.)
-// Each path downloads what it could carry in 1.5 × striped; its curve
-// goes on at its link rate after.
-func sweepBound(t *testing.T, s sweepMix, striped time.Duration) time.Duration {
-	var curves [][]int64
-	for i, p := range s.mix {
-		size := min(s.size, int64(p.rate*1.5*striped.Seconds())+1<<20)
-		var curve []int64
-		stripeMixRun(t, s.mix[i:i+1], size, false, func(m *memAgent) {
-			for got := int64(0); got < size; {
-				time.Sleep(boundStep)
-				got = m.c.paths[0].bytes.Load()
-				curve = append(curve, got)
-			}
-		})
-		curves = append(curves, curve)
-	}
-	for k := 0; ; k++ {
-		var sum int64
-		for i, c := range curves {
-			if k < len(c) {
-				sum += c[k]
-				continue
-			}
-			sum += c[len(c)-1] + int64(s.mix[i].rate*float64(k+1-len(c))*boundStep.Seconds())
-		}
-		if sum >= s.size {
-			return time.Duration(k+1) * boundStep
 		}
 	}
 }

@@ -113,8 +113,12 @@ func TestRateEstStartupRamp(t *testing.T) {
 	// maxLate bounds a piece's lateness, in round trips: with the window
 	// sized for a ramping path's planned pipeline (stripesched.Window) the
 	// latest landed 69 ms after its plan; sized for one of its pieces, as
-	// before, 117 ms (and the path delivered 3 % less).
-	const rate, rtt, maxLate = 1.875e6, 0.125, 0.75
+	// before, 117 ms (and the path delivered 3 % less). Since the probe is
+	// stripesched.GuessProbe, not 32 kB, the estimate starts at twice what
+	// it read and the start-up's last round trips (estimate 1.6–1.7 MB/s,
+	// planned at twice that) land pieces up to 130 ms late, while the path
+	// delivers 7 % more (2.20 MB, 2.06 before).
+	const rate, rtt, maxLate = 1.875e6, 0.125, 1.1
 	est, use, got, late := rampTrace(true)
 	estWithout, useWithout, gotWithout, _ := rampTrace(false)
 	t.Logf("with the start-up: estimate per round trip %.2g, share of the rate delivered %.2f, %d bytes, a piece at most %v late",
@@ -132,8 +136,10 @@ func TestRateEstStartupRamp(t *testing.T) {
 	if want := int64(0.8 * rate * (1.4 - 2*rtt)); got < want {
 		t.Errorf("the slow path delivered %d bytes, want ≥ %d", got, want)
 	}
-	if gotWithout*2 >= got {
-		t.Errorf("without the start-up it delivered %d, more than half of %d: the trace does not test the ramp", gotWithout, got)
+	// Without the start-up the path delivered 0.64 of what it did with it
+	// (1.41 of 2.20 MB; 0.14 with a 32 kB probe, which read it lower).
+	if gotWithout*4 >= got*3 {
+		t.Errorf("without the start-up it delivered %d, more than 3/4 of %d: the trace does not test the ramp", gotWithout, got)
 	}
 	if late > time.Duration(maxLate*rtt*float64(time.Second)) {
 		t.Errorf("a piece landed %v after its plan, want ≤ %.2f of a round trip", late, maxLate)

@@ -63,6 +63,9 @@ func TestTake(t *testing.T) {
 		{"three paths: the slowest waits for the tail", slow, []Path{fast, path(60, 30)}, Stripe{Window: 32 << 20, Left: 1 << 20}, 0},
 		{"no rate: nothing", Path{RTT: ms(10)}, nil, open, 0},
 		{"rate a guess, beside another path: one probe piece", guess(fast, 0), []Path{slow}, open, MinPiece},
+		// A probe under the initial window stalls the sender's slow start
+		// for a round trip, which costs where the round trip is long.
+		{"rate a guess, far: a probe of twice the initial window", guess(far, 0), []Path{fast}, open, GuessProbe},
 		{"rate a guess, its probe out: waits", guess(fast, MinPiece), []Path{slow}, open, 0},
 		{"rate a guess, alone: its own piece size", guess(fast, 0), nil, open, PieceSize(fast)},
 	} {
@@ -523,8 +526,8 @@ func TestTakeRamping(t *testing.T) {
 		t.Errorf("ramping path nearer than PieceSpan: Take = %d, want %d (as at its estimate)", got, want)
 	}
 	g := guess(ramping, 0)
-	if got := Take(g, []Path{fast}, open); got != MinPiece {
-		t.Errorf("ramping path whose rate is a guess: Take = %d, want one probe %d", got, MinPiece)
+	if got := Take(g, []Path{fast}, open); got != GuessProbe {
+		t.Errorf("ramping path whose rate is a guess: Take = %d, want one probe %d", got, GuessProbe)
 	}
 	// The fast path delivers what is left in under RampRounds of the slow
 	// path's round trips (18.75 MB/s × 0.375 s = 7 MB): no start-up.
