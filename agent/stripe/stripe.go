@@ -496,7 +496,8 @@ func (s *Run) decide(pin int) (p *piece, wait <-chan struct{}, poll time.Duratio
 		}
 		return nil, closedChan, 0, false
 	}
-	if stripesched.WindowBound(own, st) && swiftest {
+	blocked := stripesched.WindowBound(own, st) && swiftest
+	if blocked {
 		s.windowAt = now
 	}
 	// The original's rest: unless asked above (nothing it reads has
@@ -504,12 +505,9 @@ func (s *Run) decide(pin int) (p *piece, wait <-chan struct{}, poll time.Duratio
 	if p := s.originalRest(pin, own, all, now, !prefixFirst); p != nil {
 		return p, nil, 0, false
 	}
-	if len(s.pieces) > 0 {
-		h := s.pieces[0]
-		if !h.landed && h.copies == 1 && h.path != pin && stripesched.Reinject(own, h.size(), s.due(h, all, now)) {
-			s.host.Reinjected()
-			return s.start(pin, h, now, own.RTT), nil, 0, false
-		}
+	if h := s.holder(pin, own, all, now, blocked); h != nil {
+		s.host.Reinjected()
+		return s.start(pin, h, now, own.RTT), nil, 0, false
 	}
 	if p := s.unload(pin, own, all, now); p != nil {
 		return p, nil, 0, false
@@ -837,6 +835,31 @@ func (s *Run) owed(id int) ([]*piece, []stripesched.Owed) {
 		owed[i] = stripesched.Owed{Size: q.size(), Left: q.size() - q.rx}
 	}
 	return mine, owed
+}
+
+// holder is the piece path pin, seen as own, requests again, nil for
+// none: the head piece, where its first path is due to land it later than
+// own would (stripesched.Reinject). Where the window alone stops own and
+// own has the highest rate (blocked), any piece in the window, in order,
+// that own lands sooner than its path (stripesched.ReinjectBlocked): every
+// piece ahead of own's next one holds the window then, and copied one
+// head at a time, a round trip each, a lossy slower path's queue of
+// pieces kept every path idle for most of a second (fake time, 1.8 %
+// loss: TestStripeLossySlowPathNeverBelowBest); mu held.
+func (s *Run) holder(pin int, own stripesched.Path, all map[int]stripesched.Path, now time.Time, blocked bool) *piece {
+	for i, h := range s.pieces {
+		if i > 0 && !blocked {
+			return nil
+		}
+		if h.landed || h.copies != 1 || h.path == pin {
+			continue
+		}
+		due := s.due(h, all, now)
+		if blocked && stripesched.ReinjectBlocked(own, h.size(), due) || !blocked && stripesched.Reinject(own, h.size(), due) {
+			return h
+		}
+	}
+	return nil
 }
 
 // due is when the head piece h should land, in seconds from now, by what
