@@ -11,12 +11,13 @@ import (
 // 4/123 with 1.8 % + 5/274 Mbit/s/ms, 6 MB: TestStripeSweep seed 3, mix
 // 86; one-way delays here are the round trip less mixServerDelay) takes no
 // longer striped than on the best path alone, with no allowance for the
-// runs' spread (main: 0.87–0.97 × the time alone; planned at no more
-// than its loss-limited rate, stripesched.LossLimited, read over its
-// recent packets, recentLoss: 1.19–1.24 in 40, 2026-11-30).
-// The lossy path, measured before its losses cut its window, was given
-// pieces it delivered at a fraction of that rate, and the window stood
-// full behind them.
+// runs' spread. The lossy path held several pieces in order, each in turn
+// the head of a full window; the fastest path, stopped by the window,
+// copied one head at a time and only once due 1.5 × later than it would
+// land it (stripesched.Reinject), and every path stood still meanwhile:
+// 0.77–0.96 × the time alone in 4 of 6 runs. Copying every piece of the
+// window it lands sooner (Run.holder, stripesched.ReinjectBlocked):
+// 1.09–1.16 in 8 of 8 (2026-11-30).
 func TestStripeLossySlowPathNeverBelowBest(t *testing.T) {
 	if raceEnabled {
 		t.Skip("a performance shape that the race detector distorts (raceEnabled); .ci/run runs it without -race")
