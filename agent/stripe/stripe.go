@@ -142,6 +142,7 @@ type piece struct {
 	slower   bool      // another path had a higher rate when it was taken (stripesched.Swiftest)
 	expect   time.Time // when its path's estimates said it would land
 	copies   int       // requests made for it (guarded by Run.mu)
+	again    time.Time // when its second copy was to land (holder; guarded by Run.mu)
 	running  int       // of them still running (guarded by Run.mu)
 	ctx      context.Context
 	cancel   context.CancelFunc
@@ -840,26 +841,48 @@ func (s *Run) owed(id int) ([]*piece, []stripesched.Owed) {
 // holder is the piece path pin, seen as own, requests again, nil for
 // none: the head piece, where its first path is due to land it later than
 // own would (stripesched.Reinject). Where the window alone stops own and
-// own has the highest rate (blocked), any piece in the window, in order,
-// that own lands sooner than its path (stripesched.ReinjectBlocked): every
-// piece ahead of own's next one holds the window then, and copied one
-// head at a time, a round trip each, a lossy slower path's queue of
-// pieces kept every path idle for most of a second (fake time, 1.8 %
-// loss: TestStripeLossySlowPathNeverBelowBest); mu held.
+// own has the highest rate (blocked), the first piece in the window that
+// own lands sooner than its path (stripesched.ReinjectBlocked) and that
+// would otherwise land ReinjectMargin after every piece before it (landing
+// judged by its copies' estimates: lands): that piece holds the window
+// once those before it are in. Copied one head at a time, a round trip
+// each, a lossy slower path's pieces in order kept every path idle for
+// most of a second (fake time, 1.8 % loss:
+// TestStripeLossySlowPathNeverBelowBest); copied wherever own was sooner,
+// the lanes of a 2 %-lossy path, whose pieces land side by side, carried
+// copies for nothing (TestLanesLossyMixes: 0.68–0.70 of the sum, 0.84
+// so); mu held.
 func (s *Run) holder(pin int, own stripesched.Path, all map[int]stripesched.Path, now time.Time, blocked bool) *piece {
+	var before float64 // when the pieces looked at so far land, in seconds from now
 	for i, h := range s.pieces {
 		if i > 0 && !blocked {
 			return nil
 		}
-		if h.landed || h.copies != 1 || h.path == pin {
+		if h.landed {
 			continue
 		}
 		due := s.due(h, all, now)
-		if blocked && stripesched.ReinjectBlocked(own, h.size(), due) || !blocked && stripesched.Reinject(own, h.size(), due) {
-			return h
+		land := s.lands(h, due, now)
+		if h.copies == 1 && h.path != pin {
+			if !blocked && stripesched.Reinject(own, h.size(), due) ||
+				blocked && stripesched.ReinjectBlocked(own, h.size(), due) && due > before+stripesched.ReinjectMargin.Seconds() {
+				h.again = now.Add(seconds(own.Done(h.size())))
+				return h
+			}
 		}
+		before = max(before, land)
 	}
 	return nil
+}
+
+// lands is when piece h, its first copy due in due seconds, lands by its
+// copies' estimates, in seconds from now: the sooner of due and its
+// second copy's (holder); mu held.
+func (s *Run) lands(h *piece, due float64, now time.Time) float64 {
+	if h.copies > 1 && !h.again.IsZero() {
+		return min(due, max(h.again.Sub(now).Seconds(), 0))
+	}
+	return due
 }
 
 // due is when the head piece h should land, in seconds from now, by what
