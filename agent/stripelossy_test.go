@@ -13,12 +13,10 @@ import (
 // longer striped than on the best path alone, with no allowance for the
 // runs' spread. The lossy path held several pieces in order, each in turn
 // the head of a full window; the fastest path, stopped by the window,
-// copied one head at a time and only once due 1.5 × later than it would
-// land it (stripesched.Reinject), and every path stood still meanwhile:
-// 0.77–0.96 × the time alone in 8 of 10 runs on main. Copying, while
-// the window stops it, the first piece of the window it lands sooner and
-// that would land after those before it (Run.holder,
-// stripesched.ReinjectBlocked): 1.06–1.15 in 20 of 20 (2026-11-30).
+// copied only the head, a round trip each, and every path stood still
+// meanwhile: 0.77–0.96 × the time alone in 8 of 10 runs on main. The
+// window-bound fastest path now copies the first piece that would land
+// after those before it (Run.holder): 1.02–1.16 in 26 of 26 (2026-11-30).
 func TestStripeLossySlowPathNeverBelowBest(t *testing.T) {
 	if raceEnabled {
 		t.Skip("a performance shape that the race detector distorts (raceEnabled); .ci/run runs it without -race")

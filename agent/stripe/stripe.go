@@ -839,19 +839,23 @@ func (s *Run) owed(id int) ([]*piece, []stripesched.Owed) {
 }
 
 // holder is the piece path pin, seen as own, requests again, nil for
-// none: the head piece, where its first path is due to land it later than
-// own would (stripesched.Reinject). Where the window alone stops own and
-// own has the highest rate (blocked), the first piece in the window that
-// own lands sooner than its path (stripesched.ReinjectBlocked) and that
-// would otherwise land ReinjectMargin after every piece before it (landing
-// judged by its copies' estimates: lands): that piece holds the window
-// once those before it are in. Copied one head at a time, a round trip
-// each, a lossy slower path's pieces in order kept every path idle for
-// most of a second (fake time, 1.8 % loss:
-// TestStripeLossySlowPathNeverBelowBest); copied wherever own was sooner,
-// the lanes of a 2 %-lossy path, whose pieces land side by side, carried
-// copies for nothing (TestLanesLossyMixes: 0.68–0.70 of the sum, 0.84
-// so); mu held.
+// none (stripesched.Reinject: own lands it ReinjectLead times and
+// ReinjectMargin sooner than its first path is due to): the head piece;
+// where the window alone stops own and own has the highest rate
+// (blocked), the first piece in the window that would otherwise land
+// ReinjectMargin after every piece before it (judged by their copies'
+// estimates: lands), which holds the window once those are in. With the
+// head alone, a lossy slower path's pieces in order were copied one at a
+// time, a round trip each, and every path stood idle meanwhile: 6 MB took
+// 0.77–0.96 × the time on the best path alone in 8 of 10 runs on fake
+// time (TestStripeLossySlowPathNeverBelowBest), 1.02–1.16 so. Judged
+// without ReinjectLead, a path whose rate had just dropped 8× was read
+// below its new rate and its pieces were copied for nothing
+// (TestStripeFollowsRateChange's first row: 0.89–0.92 of the offered sum,
+// 0.90–0.93 on main, 0.93 so); copying every piece own lands sooner
+// sent the lanes of a 2 %-lossy path's pieces, which land side by side,
+// twice (TestLanesLossyMixes: 0.68–0.70 of the sum, 0.84 on main); mu
+// held.
 func (s *Run) holder(pin int, own stripesched.Path, all map[int]stripesched.Path, now time.Time, blocked bool) *piece {
 	var before float64 // when the pieces looked at so far land, in seconds from now
 	for i, h := range s.pieces {
@@ -863,12 +867,9 @@ func (s *Run) holder(pin int, own stripesched.Path, all map[int]stripesched.Path
 		}
 		due := s.due(h, all, now)
 		land := s.lands(h, due, now)
-		if h.copies == 1 && h.path != pin {
-			if !blocked && stripesched.Reinject(own, h.size(), due) ||
-				blocked && stripesched.ReinjectBlocked(own, h.size(), due) && due > before+stripesched.ReinjectMargin.Seconds() {
-				h.again = now.Add(seconds(own.Done(h.size())))
-				return h
-			}
+		if h.copies == 1 && h.path != pin && due > before+stripesched.ReinjectMargin.Seconds() && stripesched.Reinject(own, h.size(), due) {
+			h.again = now.Add(seconds(own.Done(h.size())))
+			return h
 		}
 		before = max(before, land)
 	}

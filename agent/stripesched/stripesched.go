@@ -472,22 +472,6 @@ func Reinject(own Path, size int64, due float64) bool {
 	return own.Rate > 0 && ReinjectLead*own.Done(size)+ReinjectMargin.Seconds() < due
 }
 
-// ReinjectBlocked is Reinject for a path own that the reorder window
-// alone keeps from requesting (WindowBound) while it has the highest rate:
-// the piece that holds the window is requested again once own would land
-// it ReinjectMargin sooner, without ReinjectLead. The lead is for a copy
-// that shares its path with the pieces the path takes after it; a path the
-// window stops takes none, so its estimate of the copy holds, and the copy
-// takes the place of nothing (the path idles otherwise). With the lead, on
-// fake time a 1.8 %-lossy slower path's pieces, one behind the other at
-// the head, were copied only once due 1.5 × later than the fast path
-// would land them, and every path stood still meanwhile: 6 MB over four
-// paths took 0.77–0.96 × the time on the best path alone in 4 of 6 runs
-// (TestStripeLossySlowPathNeverBelowBest).
-func ReinjectBlocked(own Path, size int64, due float64) bool {
-	return own.Rate > 0 && own.Done(size)+ReinjectMargin.Seconds() < due
-}
-
 // DueInOrder is when a piece with rem bytes still to come on path p
 // lands, in seconds from now, while p delivers at its rate: ahead are the
 // bytes still to come of the pieces p sends before it. A ct-server that

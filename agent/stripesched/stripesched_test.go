@@ -146,28 +146,6 @@ func TestReinject(t *testing.T) {
 	}
 }
 
-// TestReinjectBlocked: a path the window stops copies the piece that
-// holds it once it lands it ReinjectMargin sooner, with no ReinjectLead.
-func TestReinjectBlocked(t *testing.T) {
-	fast := path(150, 20)
-	for _, c := range []struct {
-		name string
-		own  Path
-		size int64
-		due  float64
-		want bool
-	}{
-		// fast lands 187.5 kB in 20 + 10 ms: 30 + 20 = 50 ms.
-		{"due in 60 ms: again on the fast path (Reinject says no)", fast, 187500, 0.06, true},
-		{"due in 40 ms: not worth 20 ms of margin", fast, 187500, 0.04, false},
-		{"no rate: never", Path{RTT: ms(1)}, 1, 10, false},
-	} {
-		if got := ReinjectBlocked(c.own, c.size, c.due); got != c.want {
-			t.Errorf("%s: ReinjectBlocked = %v, want %v", c.name, got, c.want)
-		}
-	}
-}
-
 // TestDueInOrder: a piece on a path that delivers lands once the pieces
 // its path sends before it have landed: ct-server sends a path's pieces
 // in order.
