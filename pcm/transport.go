@@ -460,7 +460,7 @@ func (c *Client) roundTripOnce(req *http.Request, born time.Time, urgency *int8,
 		return nil, nil, err
 	}
 	start := c.cfg.Now()
-	c.awaitTurn(ctx, *urgency)
+	c.awaitTurn(ctx, *urgency, *t)
 	active, _, f := c.begin(ctx, int(p), born)
 	// One allocation holds what the request measures (the trace's hook
 	// included): small GETs are many, and each allocation costs its share
