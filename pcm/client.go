@@ -755,10 +755,12 @@ func (c *Client) GetOn(ctx context.Context, p int, target string, w io.Writer) (
 		res.End, res.TotalBytes, res.Carrier = r.End, received, r.Carrier
 		res.Start, res.Chosen = start, p
 		if err == nil || (f.stalled() != nil && whole(st, received)) {
+			c.forgoRank(f)
 			res.Switched, res.Failovers = switched, attempt
 			return res, nil
 		}
 		if f.stalled() == nil || attempt >= c.numPaths() || ctx.Err() != nil || c.Err() != nil {
+			c.forgoRank(f)
 			return res, err
 		}
 		urgency, t = c.replayUrgency(f), c.takeTurn(f)

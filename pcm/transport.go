@@ -616,6 +616,7 @@ func (b *measuredBody) Read(p []byte) (int, error) {
 			b.ReadCloser, b.resumed, err = body, true, nil
 			b.res.Failovers++
 		}
+		b.c.forgoRank(b.f) // no effect when its resume took the turn
 	}
 	if errors.Is(err, io.EOF) {
 		b.done()

@@ -66,9 +66,18 @@ func (c *Client) takeTurn(f *flight) *turn {
 	return t
 }
 
-// forgoRankLocked ends the rank of f, which its failover did not end (a
-// body read that got data meanwhile): no replay will claim it, and the
-// replays ranked after it need not wait for its lapse. Under c.mu.
+// forgoRank ends the rank of f, whose owner will not replay it (its
+// request ended, or its body had every byte): see forgoRankLocked.
+func (c *Client) forgoRank(f *flight) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.forgoRankLocked(f)
+}
+
+// forgoRankLocked ends the rank of f, which no replay will claim (its
+// failover did not end it: a body read that got data meanwhile; or its
+// owner gave up): the replays ranked after it need not wait for its
+// lapse. No effect once its replay took its turn. Under c.mu.
 func (c *Client) forgoRankLocked(f *flight) {
 	if f.ranked == 0 || f.ranked != c.rankGen || c.ranked[f.urgency] == 0 {
 		return
