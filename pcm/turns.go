@@ -68,7 +68,12 @@ func (c *Client) takeTurn(f *flight) *turn {
 
 // forgoRank ends the rank of f, whose owner will not replay it (its
 // request ended, or its body had every byte): see forgoRankLocked.
+// Without replays (every request that ends calls it) it costs an atomic
+// load: an unclaimed rank counts in turnsHeld.
 func (c *Client) forgoRank(f *flight) {
+	if c.turnsHeld.Load() == 0 {
+		return
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.forgoRankLocked(f)
