@@ -265,6 +265,12 @@ type Client struct {
 	ranked      [replayLevels]int
 	rankGen     uint64
 	rankedUntil time.Time
+	// rankOpen says, per rank of the latest failover, whether that
+	// replay has its stream (or will not ask for one); rankNext is the
+	// first rank that has not: the replays ranked after it wait
+	// (awaitTurn).
+	rankOpen []bool
+	rankNext int
 	// detected is closed when detectStalls has returned: Close waits for
 	// it, so that a failover under way when the client closes (its log
 	// lines, its redial) ends before Close returns. Nil until Dial starts
@@ -732,7 +738,7 @@ func (c *Client) GetOn(ctx context.Context, p int, target string, w io.Writer) (
 		if attempt > 0 {
 			want = -1 // the stall detector chose the path
 		}
-		c.awaitTurn(ctx, urgency)
+		c.awaitTurn(ctx, urgency, t)
 		active, sw, f := c.begin(ctx, want, born)
 		if attempt == 0 {
 			switched = sw
@@ -749,10 +755,12 @@ func (c *Client) GetOn(ctx context.Context, p int, target string, w io.Writer) (
 		res.End, res.TotalBytes, res.Carrier = r.End, received, r.Carrier
 		res.Start, res.Chosen = start, p
 		if err == nil || (f.stalled() != nil && whole(st, received)) {
+			c.forgoRank(f)
 			res.Switched, res.Failovers = switched, attempt
 			return res, nil
 		}
 		if f.stalled() == nil || attempt >= c.numPaths() || ctx.Err() != nil || c.Err() != nil {
+			c.forgoRank(f)
 			return res, err
 		}
 		urgency, t = c.replayUrgency(f), c.takeTurn(f)

@@ -130,8 +130,10 @@ type flight struct {
 	// failover that ended the flight (failStalled), under c.mu.
 	urgency int8
 	// ranked: the failover of generation c.rankGen counted f in
-	// c.ranked (rankLocked) until its replay takes its turn.
+	// c.ranked (rankLocked) until its replay takes its turn; rank is
+	// its place in that failover's order (0: the oldest).
 	ranked uint64
+	rank   int
 	ctx    context.Context
 	cancel context.CancelCauseFunc
 }
@@ -543,6 +545,9 @@ func (c *Client) failStalled(p int, after time.Duration, early *redial) {
 	for _, s := range stalled {
 		if _, waits := c.flights[s.f]; waits && !s.f.head && s.f.since.Equal(s.since) {
 			s.f.cancel(cause)
+		}
+		if s.f.stalled() == nil {
+			c.forgoRankLocked(s.f) // not ended: no replay will claim its rank
 		}
 	}
 	if moved {

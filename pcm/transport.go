@@ -460,7 +460,7 @@ func (c *Client) roundTripOnce(req *http.Request, born time.Time, urgency *int8,
 		return nil, nil, err
 	}
 	start := c.cfg.Now()
-	c.awaitTurn(ctx, *urgency)
+	c.awaitTurn(ctx, *urgency, *t)
 	active, _, f := c.begin(ctx, int(p), born)
 	// One allocation holds what the request measures (the trace's hook
 	// included): small GETs are many, and each allocation costs its share
@@ -616,6 +616,7 @@ func (b *measuredBody) Read(p []byte) (int, error) {
 			b.ReadCloser, b.resumed, err = body, true, nil
 			b.res.Failovers++
 		}
+		b.c.forgoRank(b.f) // no effect when its resume took the turn
 	}
 	if errors.Is(err, io.EOF) {
 		b.done()

@@ -21,14 +21,22 @@ import (
 // So a replay takes a turn (takeTurn) when its flight ends, at its
 // failover's urgency, and waits before its next attempt (awaitTurn) until
 // every replay of a lower urgency has its stream (or gave up: release); a
-// fresh request waits until every replay has. Replays of one urgency go
-// in any order among themselves, as their responses do. The wait comes
+// fresh request waits until every replay has. Within an urgency the
+// replays of one failover open their streams in its rank order (oldest
+// first, rankReplaysLocked): the server sends the responses of one
+// non-incremental urgency in stream order, so that order decides which
+// request of a level finishes in the new path's first round trip. The
+// wait comes
 // before the attempt takes off (begin): a waiting request holds no flight,
 // so no switch or drain waits for it while it waits for them.
 type turn struct {
 	c     *Client
 	level int8 // the replay's urgency (replayUrgencyOf)
 	held  bool // counted in c.turns, under c.mu
+	// gen and rank: the failover (c.rankGen) that ranked the replay and
+	// its place there (0: the oldest); gen 0 when none did.
+	gen  uint64
+	rank int
 }
 
 // turnWait bounds a wait for a turn as a multiple of the stall timeout:
@@ -46,14 +54,54 @@ func (c *Client) takeTurn(f *flight) *turn {
 	if f.urgency >= freshUrgency {
 		return nil
 	}
+	t := &turn{c: c, level: f.urgency, held: true}
 	if f.ranked != 0 && f.ranked == c.rankGen && c.ranked[f.urgency] > 0 {
 		c.ranked[f.urgency]--
 		c.turnsHeld.Add(-1)
+		t.gen, t.rank = f.ranked, f.rank
 	}
 	f.ranked = 0
 	c.turns[f.urgency]++
 	c.turnsHeld.Add(1)
-	return &turn{c: c, level: f.urgency, held: true}
+	return t
+}
+
+// forgoRank ends the rank of f, whose owner will not replay it (its
+// request ended, or its body had every byte): see forgoRankLocked.
+// Without replays (every request that ends calls it) it costs an atomic
+// load: an unclaimed rank counts in turnsHeld.
+func (c *Client) forgoRank(f *flight) {
+	if c.turnsHeld.Load() == 0 {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.forgoRankLocked(f)
+}
+
+// forgoRankLocked ends the rank of f, which no replay will claim (its
+// failover did not end it: a body read that got data meanwhile; or its
+// owner gave up): the replays ranked after it need not wait for its
+// lapse. No effect once its replay took its turn. Under c.mu.
+func (c *Client) forgoRankLocked(f *flight) {
+	if f.ranked == 0 || f.ranked != c.rankGen || c.ranked[f.urgency] == 0 {
+		return
+	}
+	c.ranked[f.urgency]--
+	c.turnsHeld.Add(-1)
+	f.ranked = 0
+	c.rankOpenLocked(f.rank)
+	c.turnsMovedLocked()
+}
+
+// rankOpenLocked marks the replay ranked r as having its stream (or
+// none to ask for) and moves c.rankNext past the ranks all open.
+// Under c.mu.
+func (c *Client) rankOpenLocked(r int) {
+	c.rankOpen[r] = true
+	for c.rankNext < len(c.rankOpen) && c.rankOpen[c.rankNext] {
+		c.rankNext++
+	}
 }
 
 // release says t's replay has its stream, or will not ask for one; the
@@ -71,6 +119,9 @@ func (t *turn) release() {
 	t.held = false
 	c.turns[t.level]--
 	c.turnsHeld.Add(-1)
+	if t.gen != 0 && t.gen == c.rankGen {
+		c.rankOpenLocked(t.rank)
+	}
 	c.turnsMovedLocked()
 }
 
@@ -98,8 +149,9 @@ func (c *Client) rankLocked(stalled []stalledFlight) {
 	c.dropRankedLocked()
 	c.rankGen++
 	c.rankedUntil = time.Now().Add(turnWait * c.cfg.StallTimeout)
-	for _, s := range stalled {
-		s.f.ranked = c.rankGen
+	c.rankOpen, c.rankNext = make([]bool, len(stalled)), 0
+	for i, s := range stalled {
+		s.f.ranked, s.f.rank = c.rankGen, i
 		c.ranked[s.f.urgency]++
 	}
 	c.turnsHeld.Add(int32(len(stalled)))
@@ -113,6 +165,7 @@ func (c *Client) dropRankedLocked() {
 		n += c.ranked[i]
 		c.ranked[i] = 0
 	}
+	c.rankNext = len(c.rankOpen) // the lapsed ranks hold no one
 	if n > 0 {
 		c.turnsHeld.Add(int32(-n))
 		c.turnsMovedLocked()
@@ -120,9 +173,11 @@ func (c *Client) dropRankedLocked() {
 }
 
 // awaitTurn waits until no replay of an urgency below level holds a
-// turn (level freshUrgency: no replay at all), ctx ends, or turnWait
-// stall timeouts pass. Without replays it costs an atomic load.
-func (c *Client) awaitTurn(ctx context.Context, level int8) {
+// turn (level freshUrgency: no replay at all) and, for a replay's turn
+// t, every replay its failover ranked before t has its stream; or until
+// ctx ends, or turnWait stall timeouts pass. Without replays it costs
+// an atomic load.
+func (c *Client) awaitTurn(ctx context.Context, level int8, t *turn) {
 	if c.turnsHeld.Load() == 0 {
 		return
 	}
@@ -136,15 +191,18 @@ func (c *Client) awaitTurn(ctx context.Context, level int8) {
 		for i, n := range c.turns[:level] {
 			ahead += n + c.ranked[i]
 		}
+		if t != nil && t.gen != 0 && t.gen == c.rankGen && t.rank > c.rankNext {
+			ahead++ // an older replay of its failover has no stream yet
+		}
 		moved := c.turnMoved
 		c.mu.Unlock()
 		if ahead == 0 {
 			return
 		}
 		if timeout == nil {
-			t := time.NewTimer(turnWait * c.cfg.StallTimeout)
-			defer t.Stop()
-			timeout = t.C
+			tm := time.NewTimer(turnWait * c.cfg.StallTimeout)
+			defer tm.Stop()
+			timeout = tm.C
 		}
 		select {
 		case <-moved:
