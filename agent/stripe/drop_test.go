@@ -49,11 +49,8 @@ func TestRateEstDrop(t *testing.T) {
 // a window that begins before a cut's round trip has passed; a real drop
 // after them is still seen.
 func TestRateEstStallNotADrop(t *testing.T) {
-	t0 := time.Unix(0, 0)
-	at := func(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
-	e := rateEst{rtt: 20 * time.Millisecond}
-	e.idle(t0)
-	e.peak = 1e6
+	at := msAt
+	e := busyEst()
 	for ms := 1; ms <= 300; ms++ { // 10 MB/s
 		e.got(10e3, at(ms), 1e6)
 	}
@@ -83,11 +80,8 @@ func TestRateEstStallNotADrop(t *testing.T) {
 // trip.
 func TestRateEstLately(t *testing.T) {
 	const d = 50 * time.Millisecond
-	t0 := time.Unix(0, 0)
-	at := func(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
-	e := rateEst{rtt: 20 * time.Millisecond}
-	e.idle(t0)
-	e.peak = 1e6
+	at := msAt
+	e := busyEst()
 	if _, ok := e.lately(at(60), d); ok {
 		t.Errorf("at 60 ms into the busy period, under d and a round trip, lately gave a reading")
 	}
@@ -119,11 +113,8 @@ func TestRateEstLately(t *testing.T) {
 // reads it well above that; a path not seen to fall is judged at its
 // estimate, whatever it delivered lately.
 func TestRateEstTrimRate(t *testing.T) {
-	t0 := time.Unix(0, 0)
-	at := func(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
-	e := rateEst{rtt: 20 * time.Millisecond}
-	e.idle(t0)
-	e.peak = 1e6
+	at := msAt
+	e := busyEst()
 	for ms := 1; ms <= 300; ms++ { // 10 MB/s
 		e.got(10e3, at(ms), 1e6)
 	}
@@ -146,4 +137,17 @@ func TestRateEstTrimRate(t *testing.T) {
 	if e.fell < 1.5*2.5e6 {
 		t.Errorf("fell %.2f MB/s: the cuts did not freeze it, the test no longer shows why trimRate reads lately", e.fell/1e6)
 	}
+}
+
+// msAt is ms milliseconds after the Unix epoch: the clock the rate
+// estimator's tests feed it.
+func msAt(ms int) time.Time { return time.Unix(0, 0).Add(time.Duration(ms) * time.Millisecond) }
+
+// busyEst is the estimator of a path 20 ms away whose busy period starts
+// at msAt(0) with 1 MB owed: where the drop tests start.
+func busyEst() *rateEst {
+	e := &rateEst{rtt: 20 * time.Millisecond}
+	e.idle(msAt(0))
+	e.peak = 1e6
+	return e
 }
