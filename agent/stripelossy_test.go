@@ -14,7 +14,7 @@ import (
 // runs' spread. The lossy path held several pieces in order, each in turn
 // the head of a full window; the fastest path, stopped by the window,
 // copied only the head, a round trip each, and every path stood still
-// meanwhile: 0.77–0.96 × the time alone in 8 of 10 runs on main. The
+// meanwhile: 0.77–0.96 × the time alone in 8 of 10 runs before (session 24). The
 // window-bound fastest path now copies the first piece that would land
 // after those before it (Run.holder): 1.02–1.16 in 26 of 26 (2026-11-30).
 func TestStripeLossySlowPathNeverBelowBest(t *testing.T) {

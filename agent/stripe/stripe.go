@@ -852,9 +852,9 @@ func (s *Run) owed(id int) ([]*piece, []stripesched.Owed) {
 // without ReinjectLead, a path whose rate had just dropped 8× was read
 // below its new rate and its pieces were copied for nothing
 // (TestStripeFollowsRateChange's first row: 0.89–0.92 of the offered sum,
-// 0.90–0.93 on main, 0.93 so); copying every piece own lands sooner
+// 0.90–0.93 with the head alone, 0.93 so); copying every piece own lands sooner
 // sent the lanes of a 2 %-lossy path's pieces, which land side by side,
-// twice (TestLanesLossyMixes: 0.68–0.70 of the sum, 0.84 on main); mu
+// twice (TestLanesLossyMixes: 0.68–0.70 of the sum, 0.84 with the head alone); mu
 // held.
 func (s *Run) holder(pin int, own stripesched.Path, all map[int]stripesched.Path, now time.Time, blocked bool) *piece {
 	var before float64 // when the pieces looked at so far land, in seconds from now
