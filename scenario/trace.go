@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"unicode"
 )
 
 // RateTrace is a parsed mahimahi delivery trace: each entry is the time, in
@@ -96,27 +97,40 @@ func eachToken(data []byte, f func(line int, tok string) error) error {
 	return sc.Err()
 }
 
+// checkTrace reads and parses one trace file. A name with a control
+// character is refused before it is opened: the file system's error and the
+// parser's both quote the name raw, and a load error is one line.
+func (s *Scenario) checkTrace(field, name string, parse func(string, []byte) error) error {
+	if strings.ContainsFunc(name, unicode.IsControl) {
+		return fmt.Errorf("%s: %q: a file name with a control character", field, name)
+	}
+	data, err := s.ReadFile(name)
+	if err != nil {
+		return fmt.Errorf("%s: %v", field, err)
+	}
+	if err := parse(name, data); err != nil {
+		return fmt.Errorf("%s: %v", field, err)
+	}
+	return nil
+}
+
 // checkTraces reads and parses every trace file the scenario names (in paths
 // and in event patches), so a missing or broken trace is a load error.
 func (s *Scenario) checkTraces() error {
 	check := func(field string, l Link) error {
 		if l.RateTrace != "" {
-			data, err := s.ReadFile(l.RateTrace)
-			if err != nil {
-				return fmt.Errorf("%s.rate_trace: %v", field, err)
-			}
-			if _, err := ParseRateTrace(l.RateTrace, data); err != nil {
-				return fmt.Errorf("%s.rate_trace: %v", field, err)
+			if err := s.checkTrace(field+".rate_trace", l.RateTrace, func(n string, b []byte) error {
+				_, err := ParseRateTrace(n, b)
+				return err
+			}); err != nil {
+				return err
 			}
 		}
 		if l.LossTrace != "" {
-			data, err := s.ReadFile(l.LossTrace)
-			if err != nil {
-				return fmt.Errorf("%s.loss_trace: %v", field, err)
-			}
-			if _, err := ParseLossTrace(l.LossTrace, data); err != nil {
-				return fmt.Errorf("%s.loss_trace: %v", field, err)
-			}
+			return s.checkTrace(field+".loss_trace", l.LossTrace, func(n string, b []byte) error {
+				_, err := ParseLossTrace(n, b)
+				return err
+			})
 		}
 		return nil
 	}
