@@ -89,14 +89,17 @@ func sweepTimes(t *testing.T, s sweepMix, best int) (alone, striped time.Duratio
 // each of m's paths received in that step and the MB all have received
 // so far, tagged run, until that total reaches size: where a striped
 // download loses time (a path idle, one that stalls the others) shows in
-// which path's column falls.
+// which path's column falls. Lanes the client adds meanwhile get
+// columns of their own, after the paths of the mix.
 func tracePathBytes(m *memAgent, run string, size int64, step time.Duration) {
-	last := make([]int64, len(m.c.paths))
+	var last []int64
 	for at := step; ; at += step {
 		time.Sleep(step)
 		var total int64
 		var cols []string
-		for i, p := range m.c.paths {
+		paths := m.c.pathList()
+		last = append(last, make([]int64, max(len(paths)-len(last), 0))...) // lanes join (path added)
+		for i, p := range paths {
 			b := p.bytes.Load()
 			cols = append(cols, fmt.Sprintf("%6d", (b-last[i])>>10))
 			last[i] = b
