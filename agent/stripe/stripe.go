@@ -157,9 +157,6 @@ type piece struct {
 	// 80/40 + 40/10 (1 %) mix took 1.33–1.86 s for 16 MiB against
 	// 1.28–1.45 without.
 	next bool
-	// moved: the original's rest, moved off the original's path
-	// (reinjectPrefix): that path never requests it again (holder).
-	moved bool
 	// ordered: a piece take gave its path (not next, no second copy),
 	// whose first request takes the bytes of whichever such piece of the
 	// path is first when its stream opens (order).
@@ -541,13 +538,7 @@ func (s *Run) decide(pin int) (p *piece, wait <-chan struct{}, poll time.Duratio
 // a probe too slow to land in time held them until the fast path asked
 // again (two or three reinjections a download). From the far end a piece
 // lands long before the app gets there; the tail is bounded by MaxWindow,
-// the memory the reorder window may hold. So does the original's path
-// once the original's rest was moved off it (reinjectPrefix: another
-// path lands it sooner), swiftest or not: its estimate lags what made it
-// slow, and its pieces taken in order right after the moved rest held the
-// app as the original had (fake time, 60/60 + 40/20 Mbit/s/ms with 2 %
-// loss on the near path, 8 MiB: 0.99–1.00 × the best path alone, 1.05
-// so).
+// the memory the reorder window may hold.
 func (s *Run) take(pin int, size int64, own stripesched.Path, others []stripesched.Path, now time.Time) *piece {
 	off := s.next
 	swiftest := stripesched.Swiftest(own, others)
@@ -560,7 +551,7 @@ func (s *Run) take(pin int, size int64, own stripesched.Path, others []stripesch
 		s.joinTail()
 		return nil
 	}
-	far := (!swiftest && (own.Guess || s.extending()) || s.prefix && pin == s.origPath) && s.end-s.next-size >= stripesched.MinPiece &&
+	far := !swiftest && (own.Guess || s.extending()) && s.end-s.next-size >= stripesched.MinPiece &&
 		s.total-s.end+size <= stripesched.MaxWindow
 	if far {
 		off = s.end - size
@@ -696,19 +687,9 @@ func (s *Run) reinjectPrefix(pin int, own stripesched.Path, all map[int]stripesc
 		// fallen looking fast, and the app waits on the original as it
 		// crawls (the fastest of three paths, dropped 8× at 0.5 s: 0.79
 		// of the offered sum, 0.94 so; TestStripeFollowsRateChange).
-		// Where the path was seen to fall, lower still, as trim judges
-		// it (rateEst.trimRate): a lossy near path measured on its
-		// slow-start burst read 5–6 MB/s, extended the original to 2.2
-		// MB, then crawled at its loss's ~1 MB/s while the estimate and
-		// the average lagged by hundreds of ms, and the app waited on
-		// the original (TestStripeLossyNearOriginal: 0.90–0.94 × the best
-		// path alone, 0.968 so). Not by what it delivered lately
-		// (rateEst.lately) where no fall was seen: that moved the rest
-		// of sweep seed 3's loss-free mix 15 off a path that was not
-		// slow (1.19 × the best path alone, 0.93–0.95 so).
 		avg := float64(s.origAt) / d.Seconds()
 		if e := s.est[s.origPath]; e != nil && e.rate > 0 {
-			avg = e.trimRate(min(avg, e.rate), now)
+			avg = min(avg, e.rate)
 		}
 		orig.Rate = avg
 	}
@@ -731,7 +712,7 @@ func (s *Run) reinjectPrefix(pin int, own stripesched.Path, all map[int]stripesc
 	}
 	s.host.Reinjected()
 	ctx, cancel := context.WithCancel(s.ctx)
-	p := &piece{off: off, end: end - 1, path: pin, ctx: ctx, cancel: cancel, done: make(chan struct{}), start: now, next: s.inOrder[pin], moved: true}
+	p := &piece{off: off, end: end - 1, path: pin, ctx: ctx, cancel: cancel, done: make(chan struct{}), start: now, next: s.inOrder[pin]}
 	s.pieces = append([]*piece{p}, s.pieces...)
 	return s.start(pin, p, now, own.RTT)
 }
@@ -873,11 +854,7 @@ func (s *Run) owed(id int) ([]*piece, []stripesched.Owed) {
 // (TestStripeFollowsRateChange's first row: 0.89–0.92 of the offered sum,
 // 0.90–0.93 with the head alone, 0.93 so); copying every piece own lands sooner
 // sent the lanes of a 2 %-lossy path's pieces, which land side by side,
-// twice (TestLanesLossyMixes: 0.68–0.70 of the sum, 0.84 with the head alone).
-// The original's path never copies the original's rest moved off it
-// (piece.moved): it was moved because that path crawls, and judged by
-// its lagging estimate the path copied 2.1 MB of it back within a
-// millisecond (fake time, 200/60 + 100/15 Mbit/s/ms with 1.5 % loss); mu
+// twice (TestLanesLossyMixes: 0.68–0.70 of the sum, 0.84 with the head alone); mu
 // held.
 func (s *Run) holder(pin int, own stripesched.Path, all map[int]stripesched.Path, now time.Time, blocked bool) *piece {
 	var before float64 // when the pieces looked at so far land, in seconds from now
@@ -890,7 +867,7 @@ func (s *Run) holder(pin int, own stripesched.Path, all map[int]stripesched.Path
 		}
 		due := s.due(h, all, now)
 		land := s.lands(h, due, now)
-		if h.copies == 1 && h.path != pin && !(h.moved && pin == s.origPath) && due > before+stripesched.ReinjectMargin.Seconds() && stripesched.Reinject(own, h.size(), due) {
+		if h.copies == 1 && h.path != pin && due > before+stripesched.ReinjectMargin.Seconds() && stripesched.Reinject(own, h.size(), due) {
 			h.again = now.Add(seconds(own.Done(h.size())))
 			return h
 		}
