@@ -170,7 +170,8 @@ func (e *env) warmUp(ctx context.Context) error {
 // the fast path, and a download started at once waits behind them. On the
 // matrix's 4 : 2 : 1 (fake time, its round trips and 50 ms queues) the
 // fast path's first byte came 45 ms after the request instead of 11, and
-// the download read 0.92–0.93 of the summed rate instead of 0.94–0.95.
+// the download read 0.918–0.929 of the summed rate instead of
+// 0.942–0.955 (5 runs each, matrix63, 2026-11-30).
 // A device's earlier downloads are seldom that close to the next.
 func settleTime(sc *scenario.Scenario) time.Duration {
 	var d time.Duration
