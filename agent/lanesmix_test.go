@@ -146,7 +146,8 @@ func TestLanesLossyMixes(t *testing.T) {
 // TestLanesNotOnCleanMixes: automatic lanes on, a loss-free mix keeps one
 // connection per path (a slow start's queue overflow is not random loss)
 // and its striped download is no slower than its best path alone: the
-// matrix's 2 : 1 and 4 : 2 : 1 at this setting.
+// matrix's 2 : 1 and 4 : 2 : 1 at this setting, at half their round trips
+// (a path's is its delay plus mixServerDelay).
 func TestLanesNotOnCleanMixes(t *testing.T) {
 	if raceEnabled {
 		t.Skip("a performance shape that the race detector distorts (raceEnabled); .ci/run runs it without -race")

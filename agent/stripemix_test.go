@@ -114,7 +114,9 @@ func (c *lossyConn) ReadFrom(b []byte) (int, net.Addr, error) {
 	}
 }
 
-// mixServerDelay is ct-server's one-way delay toward every path.
+// mixServerDelay is ct-server's one-way delay toward every path; a path's
+// own delay is the other way (memnet delays what an address sends), so its
+// round trip is the two summed.
 const mixServerDelay = 5 * time.Millisecond
 
 // shapeMix is a shape for startShapedAgent: path i gets mix[i]'s rate

@@ -24,7 +24,11 @@ func TestStripeReachesSum(t *testing.T) {
 		t.Skip("a performance shape that the race detector distorts (raceEnabled); .ci/run runs it without -race")
 	}
 	ms := func(n float64) time.Duration { return time.Duration(n * float64(time.Millisecond)) }
-	// One-way delays: a path's round trip is twice its delay and mixServerDelay.
+	// Delays: memnet delays what an address sends, so a path's round trip
+	// is its delay plus mixServerDelay, half what a row's name says (80/20
+	// runs at 10 ms). At the matrix's own round trips and queues the
+	// matrix's 4 : 2 : 1 and halving rows read 0.02–0.03 lower here
+	// (matrix63's notes, 2026-11-30).
 	for _, c := range []struct {
 		name string
 		mix  []mixPath

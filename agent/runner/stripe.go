@@ -108,6 +108,9 @@ func stripeOnce(ctx context.Context, sc *scenario.Scenario, cfg StripeConfig, pa
 	if err := e.warmUp(ctx); err != nil {
 		return StripeRow{}, fmt.Errorf("%s: warm-up: %w", mode, err)
 	}
+	if err := sleepCtx(ctx, settleTime(sc)); err != nil {
+		return StripeRow{}, fmt.Errorf("%s: after the warm-up: %w", mode, err)
+	}
 	before := e.pathBytes()
 	stop := startEvents(e.relay.Engine(), sc, cmp.Or(cfg.Log, slog.New(slog.DiscardHandler)))
 	meter := startCPU()
@@ -155,6 +158,69 @@ func (e *env) warmUp(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// settleTime is how long the paths of sc may still be delivering bytes
+// a transfer that has just ended left on their way: each path's round
+// trip and its full down queue at its rate, the longest over the paths,
+// at most maxSettle. The measured download waits that long after the
+// warm-up. A stripe's original stream is cut where the stripe's pieces
+// begin, and its server sends on past the cut until STOP_SENDING lands:
+// at its end the warm-up's last stripe can leave a queue of such bytes on
+// the fast path, and a download started at once waits behind them. On the
+// matrix's 4 : 2 : 1 (fake time, its round trips and 50 ms queues) the
+// fast path's first byte came 45 ms after the request instead of 11, and
+// the download read 0.918–0.929 of the summed rate instead of
+// 0.942–0.955 (5 runs each, matrix63, 2026-11-30).
+// A device's earlier downloads are seldom that close to the next.
+func settleTime(sc *scenario.Scenario) time.Duration {
+	var d time.Duration
+	for _, p := range sc.Paths {
+		rtt := time.Duration((p.Up.MeanDelayMs() + p.Down.MeanDelayMs()) * float64(time.Millisecond))
+		d = max(d, rtt+queueTime(p.Down))
+	}
+	return min(d, maxSettle)
+}
+
+// maxSettle bounds settleTime: a path with the emulator's default queue
+// (1000 packets) at a few Mbit/s would otherwise add seconds to each mode
+// of the experiment, and a rate trace's queue has no one rate to drain at.
+const maxSettle = time.Second
+
+// queueTime is how long l's full down queue takes to drain at its rate
+// (maxSettle for a rate trace, 0 for a link without a rate limit).
+func queueTime(l scenario.Link) time.Duration {
+	switch {
+	case l.RateTrace != "":
+		return maxSettle
+	case l.RateMbps <= 0:
+		return 0
+	}
+	bytes := float64(cmp.Or(l.QueuePackets, emu.DefaultQueuePackets)) * queuePacketBytes
+	switch {
+	case l.QueueBytes > 0 && l.QueuePackets > 0:
+		bytes = min(bytes, float64(l.QueueBytes))
+	case l.QueueBytes > 0:
+		bytes = float64(l.QueueBytes)
+	}
+	return time.Duration(bytes / (l.RateMbps * 1e6 / 8) * float64(time.Second))
+}
+
+// queuePacketBytes is a queued packet's size where a queue is counted in
+// packets: a full-sized datagram, as the scenario's rate traces count a
+// delivery opportunity (an upper bound: ct's packets are ~1.4 kB).
+const queuePacketBytes = 1500
+
+// sleepCtx waits d or until ctx ends.
+func sleepCtx(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
 
 // startEvents applies the scenario's timed events (rate changes, outages)
