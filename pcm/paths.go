@@ -155,7 +155,7 @@ func (c *Client) stillDrainsLocked(p int) bool {
 // responses, the new path's validation), not for their sum. On 210 /
 // 200 ms paths under a 5 kB GET every 10 ms the drain held requests
 // 200 ms and the switch's probe 200 ms more
-// (TestMoveUnderLoadOnLongPaths).
+// (TestMoveUnderLoadHoldsOneRoundTrip).
 func (c *Client) drainLocked(ctx context.Context, q int) earlyProbe {
 	c.lastDrain, c.drainedFrom = c.cfg.Now(), c.active
 	ch := make(chan struct{})
