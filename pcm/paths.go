@@ -560,9 +560,13 @@ func (c *Client) ensureActiveLocked(ctx context.Context, p int, early earlyProbe
 	if ps.removed || ps.down {
 		return false
 	}
-	err := early.err
+	var err error
+	probed := early.ran && early.q == p // a pin may have changed the target since
+	if probed {
+		err = early.err
+	}
 	if err == nil {
-		err = c.switchToLocked(ctx, p, !early.ran || early.q != p)
+		err = c.switchToLocked(ctx, p, !probed)
 	}
 	if err != nil {
 		c.cfg.Logf("pcm: cannot use path %s, staying on %s: %v", ps.Name, c.paths[c.active].Name, err)
