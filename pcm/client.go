@@ -222,7 +222,9 @@ type Client struct {
 	// drained, while a request drains the connection for a switch under
 	// load (drainLocked), is closed by the last flight to land; lastDrain
 	// is when the last drain began (drainEvery).
-	drained   chan struct{}
+	drained chan struct{}
+	// movedAt is when the connection last moved (movedLocked).
+	movedAt   time.Time
 	lastDrain time.Time
 	// lastLanded is when a flight last landed (wantsDrainLocked).
 	lastLanded time.Time
