@@ -1201,9 +1201,9 @@ func (s *Run) views(pin int, now time.Time) (own stripesched.Path, others []stri
 	all = map[int]stripesched.Path{}
 	var origOwes int64
 	for id, st := range s.usable(now) {
-		rate, ramping := st.Rate, false
+		rate, ramping, last := st.Rate, false, 0.0
 		if e := s.est[id]; e != nil && e.rate > 0 {
-			rate, ramping = e.rate, !e.ramp.Full
+			rate, ramping, last = e.rate, !e.ramp.Full, e.last
 		}
 		guess := rate <= 0
 		if guess && st.RTT > 0 {
@@ -1212,7 +1212,7 @@ func (s *Run) views(pin int, now time.Time) (own stripesched.Path, others []stri
 		if rate <= 0 {
 			rate = pathchoice.DefaultRate
 		}
-		all[id] = stripesched.Path{RTT: st.RTT, Rate: rate, Queued: max(st.Outstanding, s.queued[id]), Guess: guess, Peak: st.Rate, Ramping: ramping}
+		all[id] = stripesched.Path{RTT: st.RTT, Rate: rate, Queued: max(st.Outstanding, s.queued[id]), Guess: guess, Peak: st.Rate, Ramping: ramping, Last: last}
 		if id == s.origPath {
 			origOwes = st.Outstanding
 		}
@@ -1397,6 +1397,11 @@ type rateEst struct {
 	round time.Time
 	asked int64
 	marks [2]int64
+	// recv counts the bytes ever received on the path, and at marks
+	// what it was when the last round began; last is the rate of the
+	// last whole round (stripesched.Path.Last).
+	recv, at int64
+	last     float64
 	// trail is the period's bytes received by each arrival in the last
 	// stripesched.DropWindow and the one before (recent); sum counts them.
 	trail []arrival
@@ -1476,7 +1481,7 @@ func (e *rateEst) idle(now time.Time) {
 // measured 0.2–0.6 MB/s of its 1.9, and the policy, trusting that, kept
 // asking for two.
 func (e *rateEst) got(n int64, now time.Time, queued int64) {
-	e.heard = now
+	e.heard, e.recv = now, e.recv+n
 	if e.from.IsZero() {
 		return
 	}
@@ -1595,6 +1600,10 @@ func (e *rateEst) cut(now time.Time) {
 // still owed (asked − queued is what it has delivered or no longer owes).
 func (e *rateEst) endRound(now time.Time, queued int64) {
 	behind := e.marks[0] > e.asked-queued
+	if !e.round.IsZero() {
+		e.last = float64(e.recv-e.at) / now.Sub(e.round).Seconds()
+	}
+	e.at = e.recv
 	e.ramp, e.round = e.ramp.Round(e.rate, behind), now
 	e.marks = [2]int64{e.marks[1], e.asked}
 }
