@@ -539,3 +539,29 @@ func TestTakeRamping(t *testing.T) {
 		t.Errorf("near the end, Window = %d with the slow path ramping, want %d (as at its estimate)", got, want)
 	}
 }
+
+// TestTakeFarSwiftestRamps: the swiftest path, ramping on a round trip of
+// PieceSpan or more, keeps a pipeline planned at twice its last round
+// trip's rate (Path.Last), which in slow start is about twice its
+// estimate; its estimate alone held it 1.3–1.5× per round trip (planned).
+// Not so near the end, nor once its start-up is over.
+func TestTakeFarSwiftestRamps(t *testing.T) {
+	far := ramping(path(40, 280)) // measured 5 MB/s: BDP 1.4 MB, pieces 500 kB
+	far.Last = 2 * far.Rate       // its last round: twice the estimate's average
+	far.Queued = 3 << 20          // its estimate's pipeline (2.4 MB) is full, its plan's (11.6 MB) not
+	near := path(9, 12)
+	open := Stripe{Window: 32 << 20, Left: 200 << 20}
+	if got := Take(far, []Path{near}, open); got <= 0 {
+		t.Errorf("ramping far swiftest path, 3 MB queued: Take = %d, want a piece", got)
+	}
+	done := far
+	done.Ramping = false
+	if got := Take(done, []Path{near}, open); got != 0 {
+		t.Errorf("far swiftest path past its start-up, 3 MB queued: Take = %d, want 0", got)
+	}
+	end := open
+	end.Left = 512 << 10 // the near path delivers it in under RampRounds of far's round trips
+	if got := Take(far, []Path{near}, end); got != 0 {
+		t.Errorf("ramping far swiftest path near the end: Take = %d, want 0", got)
+	}
+}
