@@ -1397,9 +1397,9 @@ type rateEst struct {
 	round time.Time
 	asked int64
 	marks [2]int64
-	// recv counts the bytes ever received on the path, and at marks
-	// what it was when the last round began; last is the rate of the
-	// last whole round (stripesched.Path.Last).
+	// recv counts the bytes ever received on the path, at what it was
+	// when the current round began; last is the rate of the last whole
+	// round (stripesched.Path.Last).
 	recv, at int64
 	last     float64
 	// trail is the period's bytes received by each arrival in the last
