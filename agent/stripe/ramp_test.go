@@ -145,3 +145,25 @@ func TestRateEstStartupRamp(t *testing.T) {
 		t.Errorf("a piece landed %v after its plan, want ≤ %.2f of a round trip", late, maxLate)
 	}
 }
+
+// TestRateEstRampEndsOnQueue: a path whose estimate still doubles round by
+// round ramps while its round trip stays at its least, and stops once the
+// round trip rises by an eighth (stripesched.Queuing): it is at its rate,
+// and its sender only fills its bottleneck's queue (a far path planned at
+// twice its last round so overfilled it and lost a round trip's worth).
+func TestRateEstRampEndsOnQueue(t *testing.T) {
+	const rtt = 277
+	e := &rateEst{rtt: rtt * time.Millisecond}
+	for i, rate := range []float64{1e5, 2e5, 4e5} {
+		e.rate = rate
+		e.endRound(msAt(rtt*(i+1)), 0)
+	}
+	if e.ramp.Full {
+		t.Fatalf("round trip at its least, estimate doubling: the ramp ended")
+	}
+	e.rate, e.rtt = 8e5, 320*time.Millisecond
+	e.endRound(msAt(rtt*4), 0)
+	if !e.ramp.Full {
+		t.Errorf("round trip 43 ms over its least: the ramp goes on")
+	}
+}

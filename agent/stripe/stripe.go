@@ -1203,7 +1203,7 @@ func (s *Run) views(pin int, now time.Time) (own stripesched.Path, others []stri
 	for id, st := range s.usable(now) {
 		rate, ramping, last := st.Rate, false, 0.0
 		if e := s.est[id]; e != nil && e.rate > 0 {
-			rate, ramping, last = e.rate, !e.ramp.Full, e.last
+			rate, ramping, last = e.rate, !e.ramp.Full && !stripesched.Queuing(st.RTT, e.least), e.last
 		}
 		guess := rate <= 0
 		if guess && st.RTT > 0 {
@@ -1402,6 +1402,9 @@ type rateEst struct {
 	// round (stripesched.Path.Last).
 	recv, at int64
 	last     float64
+	// least is the least round trip the path had at a round's end
+	// (stripesched.Queuing ends the ramp once it rises).
+	least time.Duration
 	// trail is the period's bytes received by each arrival in the last
 	// stripesched.DropWindow and the one before (recent); sum counts them.
 	trail []arrival
@@ -1598,6 +1601,8 @@ func (e *rateEst) cut(now time.Time) {
 // endRound advances the ramp at now, the path's queue queued: it is
 // behind when bytes asked before the round before this one began are
 // still owed (asked − queued is what it has delivered or no longer owes).
+// The ramp also ends once the path's round trip rises over its least
+// (stripesched.Queuing).
 func (e *rateEst) endRound(now time.Time, queued int64) {
 	behind := e.marks[0] > e.asked-queued
 	if !e.round.IsZero() {
@@ -1605,6 +1610,12 @@ func (e *rateEst) endRound(now time.Time, queued int64) {
 	}
 	e.at = e.recv
 	e.ramp, e.round = e.ramp.Round(e.rate, behind), now
+	if e.rtt > 0 && (e.least == 0 || e.rtt < e.least) {
+		e.least = e.rtt
+	}
+	if stripesched.Queuing(e.rtt, e.least) {
+		e.ramp.Full = true // at its rate: the start-up only fills its queue
+	}
 	e.marks = [2]int64{e.marks[1], e.asked}
 }
 
