@@ -167,3 +167,22 @@ func TestRateEstRampEndsOnQueue(t *testing.T) {
 		t.Errorf("round trip 43 ms over its least: the ramp goes on")
 	}
 }
+
+// TestRateEstRampingEndsForGood: a round trip risen over its least ends
+// the start-up as a stripe worker looks (rateEst.ramping), and the end
+// holds once the loss it led to has drained the queue: a start-up that
+// resumed overfilled the queue again, round trip after round trip.
+func TestRateEstRampingEndsForGood(t *testing.T) {
+	e := &rateEst{rtt: 166 * time.Millisecond}
+	e.rate = 1e6
+	e.endRound(msAt(166), 0)
+	if !e.ramping(170 * time.Millisecond) {
+		t.Fatalf("round trip 4 ms over its least: not ramping")
+	}
+	if e.ramping(200 * time.Millisecond) {
+		t.Errorf("round trip 34 ms over its least: still ramping")
+	}
+	if e.ramping(166 * time.Millisecond) {
+		t.Errorf("round trip back at its least: ramping again")
+	}
+}
