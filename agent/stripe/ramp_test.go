@@ -148,9 +148,10 @@ func TestRateEstStartupRamp(t *testing.T) {
 
 // TestRateEstRampEndsOnQueue: a path whose estimate still doubles round by
 // round ramps while its round trip stays at its least, and stops once the
-// round trip rises by an eighth (stripesched.Queuing): it is at its rate,
+// round trip rises by a sixteenth (stripesched.Queuing): it is at its rate,
 // and its sender only fills its bottleneck's queue (a far path planned at
-// twice its last round so overfilled it and lost a round trip's worth).
+// twice its last round so overfilled it and lost packets every few round
+// trips).
 func TestRateEstRampEndsOnQueue(t *testing.T) {
 	const rtt = 277
 	e := &rateEst{rtt: rtt * time.Millisecond}

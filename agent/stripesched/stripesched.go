@@ -602,15 +602,19 @@ const (
 	// QueueRise: a path whose smoothed round trip has risen by more
 	// than 1/QueueRise of its least (Queuing) delivers at its rate, and
 	// the bytes its sender adds queue at its bottleneck (HyStart's delay
-	// test; Ha and Rhee, Computer Networks 2011: an eighth, there clamped
-	// to 4–16 ms). Its start-up ends there: its estimate, bytes over four
-	// round trips, keeps growing for rounds after the path is at its
-	// rate, and a far path planned at twice its last round for those
-	// rounds overfilled its queue and lost packets every few round trips
-	// (98 Mbit/s / 295 ms beside three paths of 13–18 Mbit/s, 56 MB, fake
-	// time: 6.79–6.85 s, 5.85–6.07 without the start-up, 5.65–5.73 with
-	// it ending so; farramp63).
-	QueueRise = 8
+	// test; Ha and Rhee, Computer Networks 2011: an eighth, clamped to
+	// 4–16 ms, which a sixteenth of the 150–300 ms where planned ramps a
+	// path about meets). Its start-up ends there: its estimate, bytes
+	// over four round trips, keeps growing for rounds after the path is
+	// at its rate, and a far path planned at twice its last round for
+	// those rounds overfilled its queue and lost packets every few round
+	// trips (98 Mbit/s / 295 ms beside three paths of 13–18 Mbit/s,
+	// 56 MB, fake time: 6.79–6.85 s, 5.85–6.07 without the start-up,
+	// 5.65–5.73 with it ending at an eighth). At an eighth the sweep's
+	// 180 cold mixes ran > 3 % slower than without the start-up in 16,
+	// at a sixteenth in 12 (8 between two runs of the same code;
+	// farramp63).
+	QueueRise = 16
 )
 
 // Queuing: the path's round trip rtt has risen by more than 1/QueueRise

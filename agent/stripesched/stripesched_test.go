@@ -581,15 +581,15 @@ func TestTakeFarSwiftestTakesItsEnd(t *testing.T) {
 	}
 }
 
-// TestQueuing: a round trip an eighth or more over the least is a queue.
+// TestQueuing: a round trip over a sixteenth above the least is a queue.
 func TestQueuing(t *testing.T) {
 	for _, c := range []struct {
 		rtt, least time.Duration
 		want       bool
 	}{
 		{ms(277), ms(277), false},
-		{ms(310), ms(277), false}, // 34 ms: under an eighth
-		{ms(320), ms(277), true},
+		{ms(290), ms(277), false}, // 13 ms: under a sixteenth (17 ms)
+		{ms(300), ms(277), true},
 		{ms(20), 0, false}, // no least yet
 	} {
 		if got := Queuing(c.rtt, c.least); got != c.want {
