@@ -21,8 +21,8 @@ import (
 // (stripesched's planned) it took 1.03–1.05 ×; with the end's shares
 // counting the far path at twice its last round (stripesched's paced)
 // and its start-up ending once its round trip rises (Queuing), 1.057 ×
-// in 4 of 5 runs and 0.959 in 1: still failing, hence the stripesweep
-// tag. The rest is the far path's slow-start overshoot: its sender, fed
+// in 4 of 5 runs and 0.96–0.995 in the fifth (two sets of 5): still
+// failing, hence the stripesweep tag. The rest is the far path's slow-start overshoot: its sender, fed
 // the pipeline it needs to double, overfills the link's queue once, as
 // alone, and where that loss lands near the end its last 600 kB wait a
 // round trip for the retransmission (farramp63's notes).
