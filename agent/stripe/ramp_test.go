@@ -145,3 +145,45 @@ func TestRateEstStartupRamp(t *testing.T) {
 		t.Errorf("a piece landed %v after its plan, want ≤ %.2f of a round trip", late, maxLate)
 	}
 }
+
+// TestRateEstRampEndsOnQueue: a path whose estimate still doubles round by
+// round ramps while its round trip stays at its least, and stops once the
+// round trip rises by a sixteenth (stripesched.Queuing): it is at its rate,
+// and its sender only fills its bottleneck's queue (a far path planned at
+// twice its last round so overfilled it and lost packets every few round
+// trips).
+func TestRateEstRampEndsOnQueue(t *testing.T) {
+	const rtt = 277
+	e := &rateEst{rtt: rtt * time.Millisecond}
+	for i, rate := range []float64{1e5, 2e5, 4e5} {
+		e.rate = rate
+		e.endRound(msAt(rtt*(i+1)), 0)
+	}
+	if e.ramp.Full {
+		t.Fatalf("round trip at its least, estimate doubling: the ramp ended")
+	}
+	e.rate, e.rtt = 8e5, 320*time.Millisecond
+	e.endRound(msAt(rtt*4), 0)
+	if !e.ramp.Full {
+		t.Errorf("round trip 43 ms over its least: the ramp goes on")
+	}
+}
+
+// TestRateEstRampingEndsForGood: a round trip risen over its least ends
+// the start-up as a stripe worker looks (rateEst.ramping), and the end
+// holds once the loss it led to has drained the queue: a start-up that
+// resumed overfilled the queue again, round trip after round trip.
+func TestRateEstRampingEndsForGood(t *testing.T) {
+	e := &rateEst{rtt: 166 * time.Millisecond}
+	e.rate = 1e6
+	e.endRound(msAt(166), 0)
+	if !e.ramping(170 * time.Millisecond) {
+		t.Fatalf("round trip 4 ms over its least: not ramping")
+	}
+	if e.ramping(200 * time.Millisecond) {
+		t.Errorf("round trip 34 ms over its least: still ramping")
+	}
+	if e.ramping(166 * time.Millisecond) {
+		t.Errorf("round trip back at its least: ramping again")
+	}
+}

@@ -56,11 +56,16 @@ type Path struct {
 	// pieces held the fast path idle (the matrix's 10 : 1 with 2.5× the
 	// RTT, 0.97–0.99 × the best path alone).
 	Peak float64
-	// Ramping: the path's estimate still grows round trip by round trip
-	// and the path keeps up with what it is asked for (Ramp): its true
+	// Ramping: the path's estimate still grows round trip by round trip,
+	// the path keeps up with what it is asked for (Ramp) and its round
+	// trip has not risen over its least (Queuing): its true
 	// rate may be well above Rate, and Take plans its requests at
 	// StartupGain times it (planned).
 	Ramping bool
+	// Last is the rate the path delivered over its last round trip (0:
+	// none yet). In slow start it is the path's current rate, twice
+	// what the estimate's span averages to; planned ramps from it.
+	Last float64
 }
 
 // upper is the path's rate where underrating it lets a slower path's
@@ -300,11 +305,17 @@ func take(own Path, others []Path, s Stripe) int64 {
 	if s.Left <= 0 || own.Rate <= 0 {
 		return 0
 	}
+	plan := planned(own, others, s.Left)
+	own, others = paced(own, others)
 	swiftest := Swiftest(own, others)
-	own = planned(own, others, s.Left)
+	if swiftest { // its plan sizes its pipeline only (planned)
+		plan.Rate = max(plan.Rate, own.Rate)
+	} else {
+		own = plan
+	}
 	least := min(int64(MinPiece), s.Left)
-	size := min(PieceSize(own), s.Left)
-	if own.Queued >= own.bdp()+pipelinePieces*size {
+	size := min(PieceSize(plan), s.Left)
+	if own.Queued >= plan.bdp()+pipelinePieces*size {
 		return 0
 	}
 	if own.Guess && len(others) > 0 {
@@ -588,13 +599,39 @@ const (
 	// 5 the matrix's 20 MB download would stop ramping 0.44 s in, after
 	// 3.5 of the slow path's round trips.
 	RampRounds = 3
+	// QueueRise: a path whose smoothed round trip has risen by more
+	// than 1/QueueRise of its least (Queuing) delivers at its rate, and
+	// the bytes its sender adds queue at its bottleneck (HyStart's delay
+	// test; Ha and Rhee, Computer Networks 2011: an eighth, clamped to
+	// 4–16 ms, which a sixteenth of the 150–300 ms where planned ramps a
+	// path about meets). Its start-up ends there: its estimate, bytes
+	// over four round trips, keeps growing for rounds after the path is
+	// at its rate, and a far path planned at twice its last round for
+	// those rounds overfilled its queue and lost packets every few round
+	// trips (98 Mbit/s / 295 ms beside three paths of 13–18 Mbit/s,
+	// 56 MB, fake time: 6.79–6.85 s, 5.85–6.07 without the start-up,
+	// 5.65–5.73 with it ending at an eighth). At an eighth the sweep's
+	// 180 cold mixes ran > 3 % slower than without the start-up in 16,
+	// at a sixteenth in 12 (8 between two runs of the same code;
+	// farramp63).
+	QueueRise = 16
 )
 
+// Queuing: the path's round trip rtt has risen by more than 1/QueueRise
+// over least, the least it was seen at.
+func Queuing(rtt, least time.Duration) bool { return least > 0 && rtt > least+least/QueueRise }
+
 // planned is own as Take plans its requests: at StartupGain times its
-// rate while it ramps (Path.Ramping), if it has company, is not the
-// swiftest path (whose pieces are never cut, and whose pipeline already
-// lets its estimate grow: Take's rule 1) and its round trip is at least
-// PieceSpan. On a shorter round trip the two pieces of its pipeline (two
+// rate, or its last round trip's (Path.Last) if higher, while it ramps
+// (Path.Ramping), if it has company and its round trip is at least
+// PieceSpan. The swiftest path's plan sizes only its pipeline (rule 1;
+// take): its pieces are never cut, and planned at twice its rate in
+// Balance it took the end's last pieces late. Its estimate, bytes over
+// four round trips, averages a slow start that doubles each round to
+// about half its last round, so fed a pipeline of it a far fast path
+// grew 1.3–1.5× per round trip, not 2× (137 Mbit/s / 277 ms beside
+// 9 / 12, 13 MB: 1.28 × the time on it alone, 1.03 so; farramp62).
+// On a shorter round trip the two pieces of its pipeline (two
 // PieceSpans of its estimate) are more than its round trip's worth, so
 // its samples measure it up by themselves; there the start-up only
 // overshot: the 6 : 3 : 1 mix (10 / 20 / 60 ms) fell from 0.92–0.93 of
@@ -609,10 +646,36 @@ const (
 // alone in 3 of 10 runs (medians of 3) with the start-up, 0.997–1.009
 // in 10 of 10 with this rule.
 func planned(own Path, others []Path, left int64) Path {
-	if own.Ramping && !own.Guess && len(others) > 0 && own.RTT >= PieceSpan && !Swiftest(own, others) && rampPays(own, others, left) {
-		own.Rate *= StartupGain
+	if own.Ramping && !own.Guess && len(others) > 0 && own.RTT >= PieceSpan && rampPays(own, others, left) {
+		own.Rate = StartupGain * max(own.Rate, own.Last)
 	}
 	return own
+}
+
+// paced is own and others with the swiftest path, while it ramps on a
+// round trip of PieceSpan or more, rated at twice its last round trip's
+// rate (Path.Last: a slow start doubles each round) where that is higher,
+// for the rules that share the bytes between the paths (Balance, hidden,
+// 3 and 4) and for its pipeline (Take's rule 1) near the end, where
+// planned no longer ramps it. Its estimate averages a slow start to about
+// a quarter of that, so rated at it the far fast path's share of the end
+// went to the slower paths, and it idled while they drained it. Not past
+// its start-up: rated so at its last round then (no gain), the 88 Mbit/s
+// / 173 ms path beside two near ones lost packets every few round trips
+// after it and took 32 MB in 3.48 s, 3.26 without (fake time; farramp63).
+func paced(own Path, others []Path) (Path, []Path) {
+	if len(others) == 0 {
+		return own, others
+	}
+	all := append([]Path{own}, others...)
+	for i, p := range all {
+		last := StartupGain * p.Last
+		if p.Ramping && !p.Guess && p.RTT >= PieceSpan && last > p.Rate && Swiftest(p, slices.Concat(all[:i], all[i+1:])) {
+			all[i].Rate = last
+			return all[0], all[1:]
+		}
+	}
+	return own, others
 }
 
 // rampPays: the other paths need at least RampRounds of own's round

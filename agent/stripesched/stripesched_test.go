@@ -539,3 +539,61 @@ func TestTakeRamping(t *testing.T) {
 		t.Errorf("near the end, Window = %d with the slow path ramping, want %d (as at its estimate)", got, want)
 	}
 }
+
+// TestTakeFarSwiftestRamps: the swiftest path, ramping on a round trip of
+// PieceSpan or more, keeps a pipeline planned at twice its last round
+// trip's rate (Path.Last), which in slow start is about twice its
+// estimate; its estimate alone held it 1.3–1.5× per round trip (planned).
+// Not once its start-up is over.
+func TestTakeFarSwiftestRamps(t *testing.T) {
+	far := ramping(path(40, 280)) // measured 5 MB/s: BDP 1.4 MB, pieces 500 kB
+	far.Last = 2 * far.Rate       // its last round: twice the estimate's average
+	far.Queued = 3 << 20          // its estimate's pipeline (2.4 MB) is full, its plan's (11.6 MB) not
+	near := path(9, 12)
+	open := Stripe{Window: 32 << 20, Left: 200 << 20}
+	if got := Take(far, []Path{near}, open); got <= 0 {
+		t.Errorf("ramping far swiftest path, 3 MB queued: Take = %d, want a piece", got)
+	}
+	done := far
+	done.Ramping = false
+	if got := Take(done, []Path{near}, open); got != 0 {
+		t.Errorf("far swiftest path past its start-up, 3 MB queued: Take = %d, want 0", got)
+	}
+}
+
+// TestTakeFarSwiftestTakesItsEnd: near the end a ramping far swiftest
+// path's share (Balance) counts the rate its slow start is at, twice its
+// last round trip's (paced), not its estimate, which averages the slow
+// start to a quarter of that: rated so, the near path took the rest, and
+// the far path, done with its queue long before, idled while the near
+// one drained it (137 Mbit/s / 277 ms beside 9 / 12, 13 MB).
+func TestTakeFarSwiftestTakesItsEnd(t *testing.T) {
+	far := ramping(path(40, 280)) // measured 5 MB/s
+	far.Queued = 3 << 20          // 0.6 s at its estimate, 0.15 s at 4 × it
+	near := path(9, 12)
+	end := Stripe{Window: 32 << 20, Left: 512 << 10} // 0.47 s on the near path
+	if got := Take(far, []Path{near}, end); got != 0 {
+		t.Errorf("far swiftest path, no last round: Take = %d, want 0 (the near path delivers the rest first)", got)
+	}
+	far.Last = 2 * far.Rate
+	if got := Take(far, []Path{near}, end); got <= 0 {
+		t.Errorf("ramping far swiftest path at twice its estimate, near the end: Take = %d, want a share", got)
+	}
+}
+
+// TestQueuing: a round trip over a sixteenth above the least is a queue.
+func TestQueuing(t *testing.T) {
+	for _, c := range []struct {
+		rtt, least time.Duration
+		want       bool
+	}{
+		{ms(277), ms(277), false},
+		{ms(290), ms(277), false}, // 13 ms: under a sixteenth (17 ms)
+		{ms(300), ms(277), true},
+		{ms(20), 0, false}, // no least yet
+	} {
+		if got := Queuing(c.rtt, c.least); got != c.want {
+			t.Errorf("Queuing(%v, %v) = %v, want %v", c.rtt, c.least, got, c.want)
+		}
+	}
+}
