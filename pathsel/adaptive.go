@@ -432,13 +432,20 @@ const (
 	// round trips, a loss's recovery at least; the samples it forgot, a
 	// path's usual tasks, lay within it.
 	burstRatio = 2
-	// burstSamples is the most samples a burst's window holds: the
-	// longest run the change test tests (detectLens); a window that grew
+	// burstSamples is the most samples a burst's window holds: twice the
+	// longest run the change test tests (detectLens). A burst holds the
+	// requests sent during it and those queued behind them until the
+	// retransmission: 18 samples for 80 ms of loss on a 20 ms path under
+	// a GET every 10 ms (TestBurstLeftPathTakenBack). A window that grew
 	// beyond it on the raised level measured a lasting change.
-	burstSamples = 16
+	burstSamples = 32
 	// burstProbes is the fewest probes that find the round trip as before
-	// the burst: one probe may be a jittery path's lowest round trip.
-	burstProbes = 3
+	// the burst: one probe may be a jittery path's lowest round trip, and
+	// each more costs a probe period (a second per idle path on three
+	// paths at DefaultProbesPerSecond) on the worse path: with three,
+	// TestBurstLeftPathTakenBack's 50 / 15 / 35 ms row came back only
+	// after 2.9 s.
+	burstProbes = 2
 )
 
 // staleWindow says whether a path's task window, of log-mean taskLogMean,

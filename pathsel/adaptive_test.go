@@ -637,10 +637,10 @@ func TestBurstWindowRule(t *testing.T) {
 		before, window, probes float64 // ms: geometric means
 		want                   bool
 	}{
-		{"issue 29's lossy path: 75 ms burst, 23 before, probes 20", 6, 3, 23, 75, 20, true},
-		{"a burst of 16 samples", 16, 3, 23, 75, 20, true},
-		{"a window that grew past a burst: a lasting change", 17, 3, 23, 75, 20, false},
-		{"too few probes to say the round trip is as before", 6, 2, 23, 75, 20, false},
+		{"issue 29's lossy path: 75 ms burst, 23 before, probes 20", 6, 2, 23, 75, 20, true},
+		{"a burst of 32 samples", 32, 3, 23, 75, 20, true},
+		{"a window that grew past a burst: a lasting change", 33, 3, 23, 75, 20, false},
+		{"too few probes to say the round trip is as before", 6, 1, 23, 75, 20, false},
 		{"just above burstRatio", 6, 3, 23, 41, 20, true},
 		{"just below burstRatio", 6, 3, 23, 39, 20, false},
 		{"the window before lay burstRatio above too (tasks slower than a round trip)", 6, 3, 45, 150, 20, false},
@@ -661,7 +661,7 @@ func TestBurstWindowRule(t *testing.T) {
 // its older samples and path 0 (60 ms) took over. Path 1's probes find
 // 20 ms, as before the burst, and its window (3.75 times that) lies
 // under staleRatio: without the burst rule they vouch for it and path 1
-// is not tried again for hundreds of rounds. With it, the third probe
+// is not tried again for hundreds of rounds. With it, the second probe
 // asks one try; a try of 23 ms forgets the burst and path 1 carries on,
 // one of 75 ms (the path did get that slow) keeps the window and the
 // next tries are rationed as stale ones.
@@ -700,7 +700,7 @@ func TestAdaptiveBurstWindowAsksOneTry(t *testing.T) {
 				observe(t, s, 0, 60*jitter(r))
 			}
 			po.ObserveProbe(1, 20)
-			checkTry(t, s, "the third probe of 20 ms", tc.try, tc.kept)
+			checkTry(t, s, "the second probe of 20 ms", tc.try, tc.kept)
 			tasks := 0
 			for r := range 2000 {
 				if p := choose(t, s); p == 1 {
