@@ -59,7 +59,8 @@ import (
 //  4. Out-of-band probes (ObserveProbe), where the caller sends them: a
 //     probe's RTT is no task sample, but it tells whether an idle path
 //     changed. One whose RTT fell is tried again once, and so is one
-//     whose task window lies staleRatio above its probes (staleWindow);
+//     whose task window lies staleRatio above its probes (staleWindow),
+//     or burstRatio above them if a loss burst left it (burstWindow);
 //     one whose RTT is otherwise unchanged ages ProbeStretch times slower
 //     (its re-probes by request grow that much rarer); one whose RTT rose
 //     is not re-tried for its age until it has aged again. The re-probe
@@ -316,9 +317,10 @@ func (s *adaptive) Observe(id PathID, x float64) error {
 //   - RTT rose, or two probes in a row timed out (the path may be down):
 //     its re-probe bonus starts again from zero, so it is not re-tried for
 //     nothing;
-//   - unchanged, but staleRatio below the path's task window
-//     (staleRetry): tried once as after a fall, and that task forgets
-//     the window if it too lies staleRatio below it;
+//   - unchanged, but staleRatio below the path's task window, or
+//     burstRatio below a window a loss burst left (staleRetry,
+//     burstWindow): tried once as after a fall, and that task forgets
+//     the window if it too lies that ratio below it;
 //   - unchanged: its re-probe bonus grows ProbeStretch times slower until
 //     its next task sample — unless the path has lost probes since its
 //     probe window began: then its task times are made by loss as much as
@@ -383,10 +385,11 @@ func (p *apath) tried(y, z float64, round int) bool {
 	return false
 }
 
-// staleRetry says whether an unchanged probe asks idle path p to be tried
-// once for a stale window at round: its probes since the window last
-// changed (their log-mean, the probe just pushed included) lie staleRatio
-// below it (staleWindow). Their mean, not the probe alone: a jittery
+// staleRetry says by which ratio an unchanged probe asks idle path p to
+// be tried once for a stale window at round (0: none): its probes since
+// the window last changed (their log-mean, the probe just pushed
+// included) lie staleRatio below it (staleWindow), or burstRatio below a
+// window a loss burst left (burstWindow). Their mean, not the probe alone: a jittery
 // path's lowest round trips lie that far below its tasks (pcm-table5's
 // mobile path, 37.6 ± 16.8 ms with a 6.2 ms least, asked tries that cost
 // 11 % more regret when the single probe decided). Not while a try is

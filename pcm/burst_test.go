@@ -19,9 +19,10 @@ import (
 // side probes then find its round trip as before, and from a second after
 // the burst most requests must go to it again. The rows are the ones on
 // which the selector leaves the path: before pathsel's burst rule
-// (burstWindow; 2026-11-30) each failed with 0.00 of the requests on it,
-// the path's window of 18 samples about 2.8 times its probes, under
-// staleRatio (the 80 ms burst on 20 ms); with it 0.89–0.90. Shorter
+// (burstWindow; 2026-11-30, -count=6) the 80 and 100 ms rows failed 6
+// times in 6 and the 120 ms row twice, each with 0.00 of the requests on
+// the path, whose window (18 samples on the 80 ms row) lay about 2.8
+// times its probes, under staleRatio; with it 0.89–0.90. Shorter
 // bursts (40 ms on 20 ms) and longer ones on these setups (150–200 ms on
 // 30 ms, 160 ms on 20 ms) were not left or came back on main too.
 func TestBurstLeftPathTakenBack(t *testing.T) {
