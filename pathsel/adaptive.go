@@ -295,7 +295,7 @@ func (s *adaptive) Observe(id PathID, x float64) error {
 // ObserveProbe learns from an out-of-band probe of idle path id (rttMs: its
 // round trip, +Inf when it timed out). A probe sees the path's RTT, not its
 // rate or loss, so it is no task sample: it only says whether the idle
-// path changed (the probe window's change test, as detect on task samples,
+// path changed (the probe window's change test, as detectShift on task samples,
 // with its own threshold ProbeZ, and a single probe far below the window):
 //
 //   - RTT fell: the path is tried once (retry: its index is its probe
@@ -856,14 +856,10 @@ func (p *logWindow) surprise(y, z float64) (low, high bool) {
 	return mu-y > d, y-mu > d
 }
 
-// detect tests whether the last m samples (m in detectLens) come from a
-// different level than the older ones — a two-sample z test on the log
-// means with the older samples' spread — and if so forgets the older ones
-// and says so.
-func (p *logWindow) detect(z float64) bool { return p.detectShift(z) != 0 }
-
-// detectShift is detect that says by how much the mean log-sample moved
-// (0: no change).
+// detectShift tests whether the last m samples (m in detectLens) come
+// from a different level than the older ones — a two-sample z test on the
+// log means with the older samples' spread — and if so forgets the older
+// ones and says by how much the mean log-sample moved (0: no change).
 func (p *logWindow) detectShift(z float64) float64 {
 	n := p.n()
 	var recent, recentSq float64
