@@ -295,8 +295,9 @@ func (s *adaptive) Observe(id PathID, x float64) error {
 // ObserveProbe learns from an out-of-band probe of idle path id (rttMs: its
 // round trip, +Inf when it timed out). A probe sees the path's RTT, not its
 // rate or loss, so it is no task sample: it only says whether the idle
-// path changed (the probe window's change test, as detectShift on task samples,
-// with its own threshold ProbeZ, and a single probe far below the window):
+// path changed (the probe window's change test, as detectShift on task
+// samples, with its own threshold ProbeZ, and a single probe far below
+// the window):
 //
 //   - RTT fell: the path is tried once (retry: its index is its probe
 //     floor, computed from the fallen probe alone, so it goes first unless
