@@ -626,3 +626,96 @@ func TestAdaptiveStaleWindowNeedsItsProbes(t *testing.T) {
 		t.Errorf("after probes of 150, 150, 150 and 30 ms below a 160 ms window chose %d, want 0 (no try)", got)
 	}
 }
+
+// TestBurstWindowRule: a window an upward change left is a loss burst's
+// when it holds a few samples, lies burstRatio above enough probes, and
+// the window it replaced did not.
+func TestBurstWindowRule(t *testing.T) {
+	for _, tc := range []struct {
+		name                   string
+		n, m                   int     // the window's samples, the probes since
+		before, window, probes float64 // ms: geometric means
+		want                   bool
+	}{
+		{"issue 29's lossy path: 75 ms burst, 23 before, probes 20", 6, 2, 23, 75, 20, true},
+		{"a burst of 32 samples", 32, 3, 23, 75, 20, true},
+		{"a window that grew past a burst: a lasting change", 33, 3, 23, 75, 20, false},
+		{"too few probes to say the round trip is as before", 6, 1, 23, 75, 20, false},
+		{"just above burstRatio", 6, 3, 23, 41, 20, true},
+		{"just below burstRatio", 6, 3, 23, 39, 20, false},
+		{"the window before lay burstRatio above too (tasks slower than a round trip)", 6, 3, 45, 150, 20, false},
+		{"the window before just within burstRatio", 6, 3, 39, 150, 20, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := burstWindow(tc.n, tc.m, math.Log(tc.before), math.Log(tc.window), math.Log(tc.probes))
+			if got != tc.want {
+				t.Errorf("burstWindow(%d samples, %d probes, before %v ms, window %v ms, probes %v ms) = %v, want %v",
+					tc.n, tc.m, tc.before, tc.window, tc.probes, got, tc.want)
+			}
+		})
+	}
+}
+
+// TestAdaptiveBurstWindowAsksOneTry: path 1 (23 ms a task) carried the
+// load until a loss burst of six tasks of 75 ms; the change test forgot
+// its older samples and path 0 (60 ms) took over. Path 1's probes find
+// 20 ms, as before the burst, and its window (3.75 times that) lies
+// under staleRatio: without the burst rule they vouch for it and path 1
+// is not tried again for hundreds of rounds. With it, the second probe
+// asks one try; a try of 23 ms forgets the burst and path 1 carries on,
+// one of 75 ms (the path did get that slow) keeps the window and the
+// next tries are rationed as stale ones.
+func TestAdaptiveBurstWindowAsksOneTry(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		try      float64 // path 1's task time from the burst on
+		kept     int     // path 1's task samples after the try
+		min, max int     // path 1's tasks in the next 2000 rounds
+	}{
+		{"the burst is over: it carries on", 23, 1, 1900, 2000},
+		{"the path did get that slow: rationed tries", 75, 12, 2, 6},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := mustNew(t, Default(), 1)
+			addPaths(t, s, 0, 1)
+			for r := range 20 {
+				observe(t, s, 0, 60*jitter(r))
+			}
+			for r := range 40 {
+				observe(t, s, 1, 23*jitter(r))
+			}
+			for r := range 8 {
+				observe(t, s, 1, 75*jitter(r))
+			}
+			if got := choose(t, s); got != 0 {
+				t.Fatalf("after path 1's burst chose %d, want 0", got)
+			}
+			observe(t, s, 0, 60)
+			po := s.(ProbeObserver)
+			for r := range burstProbes - 1 {
+				po.ObserveProbe(1, 20*jitter(r))
+				if got := choose(t, s); got != 0 {
+					t.Fatalf("after %d probes chose %d, want 0 (one probe may be a jittery path's lowest)", r+1, got)
+				}
+				observe(t, s, 0, 60*jitter(r))
+			}
+			po.ObserveProbe(1, 20)
+			checkTry(t, s, "the second probe of 20 ms", tc.try, tc.kept)
+			tasks := 0
+			for r := range 2000 {
+				if p := choose(t, s); p == 1 {
+					tasks++
+					observe(t, s, 1, tc.try*jitter(r))
+				} else {
+					observe(t, s, 0, 60*jitter(r))
+				}
+				if r%5 == 4 {
+					po.ObserveProbe(1, 20*jitter(r))
+				}
+			}
+			if tasks < tc.min || tasks > tc.max {
+				t.Errorf("path 1 carried %d tasks in 2000 rounds after its try, want %d–%d", tasks, tc.min, tc.max)
+			}
+		})
+	}
+}
