@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"net/netip"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -59,7 +60,7 @@ func RunAggregationMPTCP(ctx context.Context, cfg AggConfig) (AggRow, error) {
 	if err != nil {
 		return AggRow{}, err
 	}
-	run, err := mptcpFetch(ctx, sc, cfg.Seed, cfg.MPTCPCC, []int64{cfg.Big, cfg.Small})
+	run, err := mptcpFetch(ctx, sc, cfg.Seed, cfg.MPTCPCC, []int64{cfg.Big, cfg.Small}, false)
 	if err != nil {
 		return AggRow{}, err
 	}
@@ -83,7 +84,13 @@ type mptcpRun struct {
 // mptcpFetch downloads sizes at once, each over its own MPTCP connection,
 // over sc's paths in the root lab, with congestion control cc ("": the
 // host's default).
-func mptcpFetch(ctx context.Context, sc *scenario.Scenario, seed uint64, cc string, sizes []int64) (mptcpRun, error) {
+//
+// warm gives the baseline what ct's modes get (stripeOnce): one connection
+// that first downloads for warmFor (mptcpWarmUp) and rests settleTime,
+// then carries the measured download (sizes must then hold one size).
+// Cold, the measured time holds the handshakes and every subflow's slow
+// start, which ct's warmed agent had behind it.
+func mptcpFetch(ctx context.Context, sc *scenario.Scenario, seed uint64, cc string, sizes []int64, warm bool) (mptcpRun, error) {
 	if err := lab.Available(); err != nil {
 		return mptcpRun{}, fmt.Errorf("%w: %v", ErrNoMPTCP, err)
 	}
@@ -114,8 +121,10 @@ func mptcpFetch(ctx context.Context, sc *scenario.Scenario, seed uint64, cc stri
 	srv := &http.Server{Handler: origin.Handler(nil), ReadHeaderTimeout: 5 * time.Second}
 	go srv.Serve(ln)
 	defer srv.Close()
-	tr := &http.Transport{DisableCompression: true, DisableKeepAlives: true,
+	var dials atomic.Int32
+	tr := &http.Transport{DisableCompression: true, DisableKeepAlives: !warm,
 		DialContext: func(ctx context.Context, network, addr string) (c net.Conn, err error) {
+			dials.Add(1)
 			err = l.InClient(func() error {
 				d := net.Dialer{Timeout: 5 * time.Second}
 				d.SetMultipathTCP(true)
@@ -124,9 +133,20 @@ func mptcpFetch(ctx context.Context, sc *scenario.Scenario, seed uint64, cc stri
 			})
 			return c, err
 		}}
+	if warm {
+		tr.MaxConnsPerHost = 1 // the measured download on the warmed connection
+	}
 	defer tr.CloseIdleConnections()
 	hc := &http.Client{Transport: tr}
 	base := "http://" + ln.Addr().String()
+	if warm {
+		if err := mptcpWarmUp(ctx, hc, base); err != nil {
+			return mptcpRun{}, fmt.Errorf("mptcp: warm-up: %w", err)
+		}
+		if err := sleepCtx(ctx, settleTime(sc)); err != nil {
+			return mptcpRun{}, err
+		}
+	}
 	durs := make([]time.Duration, len(sizes))
 	errs := make([]error, len(sizes))
 	var wg sync.WaitGroup
@@ -161,7 +181,35 @@ func mptcpFetch(ctx context.Context, sc *scenario.Scenario, seed uint64, cc stri
 	if err := errors.Join(errs...); err != nil {
 		return mptcpRun{}, fmt.Errorf("mptcp: %w", err)
 	}
+	if n := dials.Load(); warm && n != 1 {
+		return mptcpRun{}, fmt.Errorf("mptcp: %d connections, want the warmed one only", n)
+	}
 	return mptcpRun{durs: durs, span: span, cpu: cpu, cc: cc}, nil
+}
+
+// mptcpWarmUp downloads warmPiece objects over hc until warmFor has
+// passed, as env.warmUp does through ct.
+func mptcpWarmUp(ctx context.Context, hc *http.Client, base string) error {
+	start := time.Now()
+	for i := 0; i < warmMax && (i == 0 || time.Since(start) < warmFor); i++ {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, fmt.Sprintf("%s/bytes/%d", base, warmPiece), nil)
+		if err != nil {
+			return err
+		}
+		resp, err := hc.Do(req)
+		if err != nil {
+			return err
+		}
+		n, err := checkPattern(resp.Body)
+		resp.Body.Close()
+		if err == nil && n != warmPiece {
+			err = fmt.Errorf("%d bytes, want %d", n, warmPiece)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // httpsTimes are experiment 1's TCP rows: cold and warm times over TLS

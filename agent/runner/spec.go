@@ -326,7 +326,7 @@ func (r *Result) Tables() []results.Table {
 		for _, x := range rows {
 			t.Rows = append(t.Rows, []string{x.Mode, f0(x.Ms), f1(x.Mbps), f0(x.SumMbps), f2(x.Ratio), x.Shares, cpuPair(x.CPUsPerGB, x.MachineCPUsPerGB)})
 		}
-		t.Note = "Sum of rates: the down rates of the paths the mode may use, averaged over the mode's transfer where the scenario's events change one. " + cpuNote
+		t.Note = "Sum of rates: the down rates of the paths the mode may use, averaged over the mode's transfer where the scenario's events change one. " + warmNote + cpuNote
 	case []MatrixRow:
 		matrixTable(&t, rows)
 	case []PrefetchRow:
@@ -361,8 +361,12 @@ func matrixTable(t *results.Table, rows []MatrixRow) {
 			cpuPair(x.CtProcCPU, x.CtCPU), cpuPair(x.MPTCPProcCPU, x.MPTCPCPU), cpuVs})
 	}
 	t.Note = "Goodput of one object per mode; the three modes of a row run one after another in the same run. " +
-		"Sum: the paths' summed down rate averaged over the striped transfer, so where the first's rate halves at 1 s it is 150 Mbit/s for the first second and 100 after it. " + cpuNote
+		"Sum: the paths' summed down rate averaged over the striped transfer, so where the first's rate halves at 1 s it is 150 Mbit/s for the first second and 100 after it. " + warmNote + cpuNote
 }
+
+// warmNote says what each mode did before its measured download
+// (stripeOnce, mptcpFetch).
+const warmNote = "Each mode's download follows a warm-up: 5 s of 3 MB downloads through the same ct-client, or over the same MPTCP connection, then a rest of the paths' longest round trip and queue. "
 
 // cpuNote says what the CPU-cost columns count (cpucost.go).
 const cpuNote = "CPU-s/GB: CPU seconds per 10^9 bytes over the measured transfer. Process: this process's user + system time, " +

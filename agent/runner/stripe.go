@@ -77,7 +77,7 @@ func RunStripe(ctx context.Context, cfg StripeConfig) (rows []StripeRow, notes [
 	if !cfg.MPTCP {
 		return rows, notes, nil
 	}
-	run, err := mptcpFetch(ctx, sc, cfg.Seed, cfg.MPTCPCC, []int64{cfg.Size})
+	run, err := mptcpFetch(ctx, sc, cfg.Seed, cfg.MPTCPCC, []int64{cfg.Size}, true)
 	switch {
 	case errors.Is(err, ErrNoMPTCP):
 		return rows, append(notes, fmt.Sprintf("no MPTCP row: %v", err)), nil
