@@ -105,8 +105,7 @@ func (c *Client) wantsSwitchLocked(p int) bool {
 // aimed at a path) and only while every request on the network is young
 // enough to land within the drain (a slow response holds no one) and
 // responses are landing (on a path that just died, a drain would only add
-// its wait to the failover's); and not while the latest move settles
-// (settlingLocked).
+// its wait to the failover's); at the drains' pace (drainAllowedLocked).
 func (c *Client) wantsDrainLocked(p int) bool {
 	q := c.wantedLocked(p)
 	if q != c.wantTo {
@@ -117,10 +116,7 @@ func (c *Client) wantsDrainLocked(p int) bool {
 	if q < 0 || q == c.active || c.heads == 0 || c.wantRun < drainPersist || !c.migration && q != c.pin {
 		return false
 	}
-	if q != c.drainedFrom && c.cfg.Now().Sub(c.lastDrain) < c.drainEvery() {
-		return false // back to where the last drain left is not rate-limited: a re-probe's return
-	}
-	if c.settlingLocked() {
+	if !c.drainAllowedLocked(q) {
 		return false
 	}
 	if ps := c.paths[q]; ps.down || ps.removed {
@@ -143,25 +139,24 @@ func (c *Client) wantsDrainLocked(p int) bool {
 // connection meanwhile.
 func (c *Client) stillDrainsLocked(p int) bool {
 	q := c.wantedLocked(p)
-	return c.heads > 0 && q != c.active && (q == c.drainedFrom || c.cfg.Now().Sub(c.lastDrain) >= c.drainEvery()) &&
-		!c.settlingLocked()
+	return c.heads > 0 && q != c.active && c.drainAllowedLocked(q)
 }
 
-// settlingLocked says whether the latest move is younger than followSettle:
-// the server may not have followed it yet (it validates the new address
-// first), and no drain begins then, so that no switch probes from under
-// it. A probe from the address it still sends to left its path state such
-// that it did not follow the switch after the drain either: a drain back
-// 80 ms after a move (a re-probe's return) pinned the client to the worse
-// path (TestRestoredPathTakenBack, the 80 / 100 / 20 ms row, 15 of 24
-// runs). A probe sent just after the server has followed goes unanswered:
-// a re-probe's return 100–120 ms after a move to an 88 ms path timed out
-// its 250 ms probe of a healthy 51 ms path, which then rested through the
-// failover that came next, and the failover took a 256 ms path instead
-// (seed 4242's k3/2, a request of 2.4 s; 180–190 ms after the move the
-// probe passed; TestNoReturnWhileSettling).
-func (c *Client) settlingLocked() bool {
-	return c.cfg.Now().Sub(c.movedAt) < c.followSettle()
+// drainAllowedLocked applies the drains' pace to a drain to q: at most one
+// per drainEvery, except back to where the last drain left (a re-probe's
+// return), which waits only until the move has settled (followSettle):
+// the server may not have followed it yet. A return 100–120 ms after a
+// move to an 88 ms path probed a healthy 51 ms path just as the server
+// followed the move; the probe went unanswered (250 ms), the path rested
+// for DownBackoff, and the failover that came next took a 256 ms path
+// instead (seed 4242's gen4242/k3/2: a request of 2.4 s in 6 of 20 runs
+// alone; 180–190 ms after the move the probe passed).
+func (c *Client) drainAllowedLocked(q int) bool {
+	now := c.cfg.Now()
+	if q == c.drainedFrom {
+		return now.Sub(c.movedAt) >= c.followSettle()
+	}
+	return now.Sub(c.lastDrain) >= c.drainEvery()
 }
 
 // drainLocked holds the switch token (so new requests wait, as they do for
@@ -221,10 +216,16 @@ type pendingProbe struct {
 // (rebind mode; FastSwitch on a validated path) or q cannot be used.
 // Probing leaves the connection where it is (RFC 9000 §9.1): the
 // requests on the network go on landing on the old path.
-// A drain never begins within followSettle of the latest move
-// (settlingLocked).
+//
+// Not within followSettle of the latest move: the server may not have
+// followed it yet (it validates the new address first), and a probe
+// from the address it still sends to then left its path state such
+// that it did not follow the switch after the drain either: a drain
+// back 80 ms after a move (a re-probe's return) pinned the client to
+// the worse path (TestRestoredPathTakenBack, the 80 / 100 / 20 ms row,
+// 15 of 24 runs). The switch probes after the drain then, as before.
 func (c *Client) probeEarlyLocked(ctx context.Context, q int) *pendingProbe {
-	if q < 0 || q == c.active || c.multi != nil {
+	if q < 0 || q == c.active || c.multi != nil || c.cfg.Now().Sub(c.movedAt) < c.followSettle() {
 		return nil
 	}
 	ps := c.paths[q]
