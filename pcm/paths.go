@@ -105,7 +105,7 @@ func (c *Client) wantsSwitchLocked(p int) bool {
 // aimed at a path) and only while every request on the network is young
 // enough to land within the drain (a slow response holds no one) and
 // responses are landing (on a path that just died, a drain would only add
-// its wait to the failover's); at the drains' pace (drainAllowedLocked).
+// its wait to the failover's).
 func (c *Client) wantsDrainLocked(p int) bool {
 	q := c.wantedLocked(p)
 	if q != c.wantTo {
@@ -116,8 +116,8 @@ func (c *Client) wantsDrainLocked(p int) bool {
 	if q < 0 || q == c.active || c.heads == 0 || c.wantRun < drainPersist || !c.migration && q != c.pin {
 		return false
 	}
-	if !c.drainAllowedLocked(q) {
-		return false
+	if q != c.drainedFrom && c.cfg.Now().Sub(c.lastDrain) < c.drainEvery() {
+		return false // back to where the last drain left is not rate-limited: a re-probe's return
 	}
 	if ps := c.paths[q]; ps.down || ps.removed {
 		return false
@@ -139,24 +139,7 @@ func (c *Client) wantsDrainLocked(p int) bool {
 // connection meanwhile.
 func (c *Client) stillDrainsLocked(p int) bool {
 	q := c.wantedLocked(p)
-	return c.heads > 0 && q != c.active && c.drainAllowedLocked(q)
-}
-
-// drainAllowedLocked applies the drains' pace to a drain to q: at most one
-// per drainEvery, except back to where the last drain left (a re-probe's
-// return), which waits only until the move has settled (followSettle):
-// the server may not have followed it yet. A return 100–120 ms after a
-// move to an 88 ms path probed a healthy 51 ms path just as the server
-// followed the move; the probe went unanswered (250 ms), the path rested
-// for DownBackoff, and the failover that came next took a 256 ms path
-// instead (seed 4242's gen4242/k3/2: a request of 2.4 s in 6 of 20 runs
-// alone; 180–190 ms after the move the probe passed).
-func (c *Client) drainAllowedLocked(q int) bool {
-	now := c.cfg.Now()
-	if q == c.drainedFrom {
-		return now.Sub(c.movedAt) >= c.followSettle()
-	}
-	return now.Sub(c.lastDrain) >= c.drainEvery()
+	return c.heads > 0 && q != c.active && (q == c.drainedFrom || c.cfg.Now().Sub(c.lastDrain) >= c.drainEvery())
 }
 
 // drainLocked holds the switch token (so new requests wait, as they do for
@@ -569,6 +552,17 @@ func (c *Client) ClearPin() {
 //
 // early is what a drain's probe of p showed (drainLocked): a validation
 // it made is not made again, and a failed one fails the switch.
+//
+// A probe that began within followSettle of the latest move rests no
+// path: the server may just be following that move, and then leaves a
+// probe unanswered. A re-probe's return 100–120 ms after a move to an
+// 88 ms path timed out its 250 ms probe of a healthy 51 ms path, which
+// rested for DownBackoff, and the failover that came next took a 256 ms
+// path instead (seed 4242's gen4242/k3/2: a request of 2.4 s in 6 of 20
+// runs alone; 180–190 ms after the move the probe passed). The selector
+// may ask for the path again; a later probe that fails rests it.
+// (Delaying such returns instead lengthened every re-probe's excursion:
+// restore/200-30-60's share missed in 21 of 120 runs alone, against 10.)
 func (c *Client) ensureActiveLocked(ctx context.Context, p int, early earlyProbe) bool {
 	if c.s().conn.Context().Err() != nil {
 		return false // a dead connection: no probe, and no path blamed for it
@@ -577,6 +571,7 @@ func (c *Client) ensureActiveLocked(ctx context.Context, p int, early earlyProbe
 	if ps.removed || ps.down {
 		return false
 	}
+	settling := c.cfg.Now().Sub(c.movedAt) < c.followSettle()
 	var err error
 	probed := early.ran && early.q == p // a pin may have changed the target since
 	if probed {
@@ -587,7 +582,7 @@ func (c *Client) ensureActiveLocked(ctx context.Context, p int, early earlyProbe
 	}
 	if err != nil {
 		c.cfg.Logf("pcm: cannot use path %s, staying on %s: %v", ps.Name, c.paths[c.active].Name, err)
-		if c.migration {
+		if c.migration && !settling {
 			c.markDownLocked(p)
 		}
 		return false
