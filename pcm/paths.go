@@ -552,6 +552,17 @@ func (c *Client) ClearPin() {
 //
 // early is what a drain's probe of p showed (drainLocked): a validation
 // it made is not made again, and a failed one fails the switch.
+//
+// A probe that began within followSettle of the latest move rests no
+// path: the server may just be following that move, and then leaves a
+// probe unanswered. A re-probe's return 100–120 ms after a move to an
+// 88 ms path timed out its 250 ms probe of a healthy 51 ms path, which
+// rested for DownBackoff, and the failover that came next took a 256 ms
+// path instead (seed 4242's gen4242/k3/2: a request of 2.4 s in 6 of 20
+// runs alone; 180–190 ms after the move the probe passed). The selector
+// may ask for the path again; a later probe that fails rests it.
+// (Delaying such returns instead lengthened every re-probe's excursion:
+// restore/200-30-60's share missed in 21 of 120 runs alone, against 10.)
 func (c *Client) ensureActiveLocked(ctx context.Context, p int, early earlyProbe) bool {
 	if c.s().conn.Context().Err() != nil {
 		return false // a dead connection: no probe, and no path blamed for it
@@ -560,6 +571,7 @@ func (c *Client) ensureActiveLocked(ctx context.Context, p int, early earlyProbe
 	if ps.removed || ps.down {
 		return false
 	}
+	settling := c.cfg.Now().Sub(c.movedAt) < c.followSettle()
 	var err error
 	probed := early.ran && early.q == p // a pin may have changed the target since
 	if probed {
@@ -570,7 +582,7 @@ func (c *Client) ensureActiveLocked(ctx context.Context, p int, early earlyProbe
 	}
 	if err != nil {
 		c.cfg.Logf("pcm: cannot use path %s, staying on %s: %v", ps.Name, c.paths[c.active].Name, err)
-		if c.migration {
+		if c.migration && !settling {
 			c.markDownLocked(p)
 		}
 		return false
