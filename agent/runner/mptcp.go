@@ -15,6 +15,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/hetquic/hetquic/agent/wire"
 	"github.com/hetquic/hetquic/emu/lab"
 	"github.com/hetquic/hetquic/internal/selfsigned"
 	"github.com/hetquic/hetquic/internal/stats"
@@ -143,8 +144,8 @@ func mptcpFetch(ctx context.Context, sc *scenario.Scenario, seed uint64, cc stri
 		if err := mptcpWarmUp(ctx, hc, base); err != nil {
 			return mptcpRun{}, fmt.Errorf("mptcp: warm-up: %w", err)
 		}
-		if err := sleepCtx(ctx, settleTime(sc)); err != nil {
-			return mptcpRun{}, err
+		if !wire.SleepCtx(ctx, settleTime(sc)) {
+			return mptcpRun{}, ctx.Err()
 		}
 	}
 	durs := make([]time.Duration, len(sizes))

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/hetquic/hetquic/agent/wire"
 	"github.com/hetquic/hetquic/emu"
 	"github.com/hetquic/hetquic/internal/stats"
 	"github.com/hetquic/hetquic/scenario"
@@ -108,8 +109,8 @@ func stripeOnce(ctx context.Context, sc *scenario.Scenario, cfg StripeConfig, pa
 	if err := e.warmUp(ctx); err != nil {
 		return StripeRow{}, fmt.Errorf("%s: warm-up: %w", mode, err)
 	}
-	if err := sleepCtx(ctx, settleTime(sc)); err != nil {
-		return StripeRow{}, fmt.Errorf("%s: after the warm-up: %w", mode, err)
+	if !wire.SleepCtx(ctx, settleTime(sc)) {
+		return StripeRow{}, fmt.Errorf("%s: after the warm-up: %w", mode, ctx.Err())
 	}
 	before := e.pathBytes()
 	stop := startEvents(e.relay.Engine(), sc, cmp.Or(cfg.Log, slog.New(slog.DiscardHandler)))
@@ -210,18 +211,6 @@ func queueTime(l scenario.Link) time.Duration {
 // packets: a full-sized datagram, as the scenario's rate traces count a
 // delivery opportunity (an upper bound: ct's packets are ~1.4 kB).
 const queuePacketBytes = 1500
-
-// sleepCtx waits d or until ctx ends.
-func sleepCtx(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-}
 
 // startEvents applies the scenario's timed events (rate changes, outages)
 // to eng counted from now, the start of the measured transfer; neither the
