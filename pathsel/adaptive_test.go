@@ -586,18 +586,7 @@ func TestAdaptiveStaleWindowAsksOneTry(t *testing.T) {
 			}
 			po.ObserveProbe(1, 30)
 			checkTry(t, s, "a probe 5.3 times below path 1's window", tc.try, tc.kept)
-			tries := 0
-			for r := range 2000 {
-				if p := choose(t, s); p == 1 {
-					tries++
-					observe(t, s, 1, tc.try*jitter(r))
-				} else {
-					observe(t, s, 0, 60*jitter(r))
-				}
-				if r%5 == 4 {
-					po.ObserveProbe(1, 30*jitter(r))
-				}
-			}
+			tries := triesAfter(t, s, tc.try, 30)
 			if tries < tc.min || tries > tc.max {
 				t.Errorf("path 1 was tried %d times in 2000 rounds after its try, want %d–%d", tries, tc.min, tc.max)
 			}
@@ -701,21 +690,30 @@ func TestAdaptiveBurstWindowAsksOneTry(t *testing.T) {
 			}
 			po.ObserveProbe(1, 20)
 			checkTry(t, s, "the second probe of 20 ms", tc.try, tc.kept)
-			tasks := 0
-			for r := range 2000 {
-				if p := choose(t, s); p == 1 {
-					tasks++
-					observe(t, s, 1, tc.try*jitter(r))
-				} else {
-					observe(t, s, 0, 60*jitter(r))
-				}
-				if r%5 == 4 {
-					po.ObserveProbe(1, 20*jitter(r))
-				}
-			}
+			tasks := triesAfter(t, s, tc.try, 20)
 			if tasks < tc.min || tasks > tc.max {
 				t.Errorf("path 1 carried %d tasks in 2000 rounds after its try, want %d–%d", tasks, tc.min, tc.max)
 			}
 		})
 	}
+}
+
+// triesAfter runs 2000 rounds of a two-path selector s: path 0 takes 60 ms
+// tasks, path 1 tasks of try ms, and path 1 is probed at probe ms every
+// fifth round (all jittered). It returns how many tasks path 1 carried.
+func triesAfter(t *testing.T, s Selector, try, probe float64) int {
+	po := s.(ProbeObserver)
+	tries := 0
+	for r := range 2000 {
+		if p := choose(t, s); p == 1 {
+			tries++
+			observe(t, s, 1, try*jitter(r))
+		} else {
+			observe(t, s, 0, 60*jitter(r))
+		}
+		if r%5 == 4 {
+			po.ObserveProbe(1, probe*jitter(r))
+		}
+	}
+	return tries
 }
