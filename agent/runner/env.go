@@ -303,28 +303,38 @@ func (e *env) get(ctx context.Context, app string, size int64) (fetch, error) {
 }
 
 func (e *env) getPath(ctx context.Context, app, path string, size int64) (fetch, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, e.upURL+path, nil)
+	return getChecked(ctx, e.hc, e.upURL+path, app, size)
+}
+
+// getChecked GETs url with hc, as app (its AppHeader, none when empty),
+// and checks the body is origin's /bytes pattern of size bytes: ct's
+// downloads through ct-client and the MPTCP baseline's check alike.
+func getChecked(ctx context.Context, hc *http.Client, url, app string, size int64) (fetch, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
 		return fetch{}, err
 	}
-	req.Header.Set(AppHeader, app)
+	if app != "" {
+		req.Header.Set(AppHeader, app)
+	}
+	what := strings.TrimSpace(app + " GET " + url)
 	start := time.Now()
-	resp, err := e.hc.Do(req)
+	resp, err := hc.Do(req)
 	if err != nil {
-		return fetch{}, fmt.Errorf("%s GET %s: %w", app, path, err)
+		return fetch{}, fmt.Errorf("%s: %w", what, err)
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
 		b, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
-		return fetch{}, fmt.Errorf("%s GET %s: %s %s", app, path, resp.Status, strings.TrimSpace(string(b)))
+		return fetch{}, fmt.Errorf("%s: %s %s", what, resp.Status, strings.TrimSpace(string(b)))
 	}
 	n, err := checkPattern(resp.Body)
 	f := fetch{App: app, Bytes: n, Dur: time.Since(start), Hit: resp.Header.Get("Ct-Cache") == "hit"}
 	if err != nil {
-		return f, fmt.Errorf("%s GET %s: after %d bytes: %w", app, path, n, err)
+		return f, fmt.Errorf("%s: after %d bytes: %w", what, n, err)
 	}
 	if n != size {
-		return f, fmt.Errorf("%s GET %s: %d bytes, want %d", app, path, n, size)
+		return f, fmt.Errorf("%s: %d bytes, want %d", what, n, size)
 	}
 	return f, nil
 }

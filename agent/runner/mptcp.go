@@ -87,7 +87,7 @@ type mptcpRun struct {
 // host's default).
 //
 // warm gives the baseline what ct's modes get (stripeOnce): one connection
-// that first downloads for warmFor (mptcpWarmUp) and rests settleTime,
+// that first downloads for warmFor (warmUp, as ct's) and rests settleTime,
 // then carries the measured download (sizes must then hold one size).
 // Cold, the measured time holds the handshakes and every subflow's slow
 // start, which ct's warmed agent had behind it.
@@ -141,7 +141,10 @@ func mptcpFetch(ctx context.Context, sc *scenario.Scenario, seed uint64, cc stri
 	hc := &http.Client{Transport: tr}
 	base := "http://" + ln.Addr().String()
 	if warm {
-		if err := mptcpWarmUp(ctx, hc, base); err != nil {
+		if err := warmUp(ctx, func(ctx context.Context) error {
+			_, err := getChecked(ctx, hc, fmt.Sprintf("%s/bytes/%d", base, warmPiece), "", warmPiece)
+			return err
+		}); err != nil {
 			return mptcpRun{}, fmt.Errorf("mptcp: warm-up: %w", err)
 		}
 		if !wire.SleepCtx(ctx, settleTime(sc)) {
@@ -157,23 +160,8 @@ func mptcpFetch(ctx context.Context, sc *scenario.Scenario, seed uint64, cc stri
 	start := time.Now()
 	for i := range sizes {
 		wg.Go(func() {
-			req, err := http.NewRequestWithContext(ctx, http.MethodGet, fmt.Sprintf("%s/bytes/%d", base, sizes[i]), nil)
-			if err != nil {
-				errs[i] = err
-				return
-			}
-			resp, err := hc.Do(req)
-			if err != nil {
-				errs[i] = err
-				return
-			}
-			defer resp.Body.Close()
-			n, err := checkPattern(resp.Body)
+			_, errs[i] = getChecked(ctx, hc, fmt.Sprintf("%s/bytes/%d", base, sizes[i]), "", sizes[i])
 			durs[i] = time.Since(start)
-			if err == nil && n != sizes[i] {
-				err = fmt.Errorf("%d bytes, want %d", n, sizes[i])
-			}
-			errs[i] = err
 		})
 	}
 	wg.Wait()
@@ -186,31 +174,6 @@ func mptcpFetch(ctx context.Context, sc *scenario.Scenario, seed uint64, cc stri
 		return mptcpRun{}, fmt.Errorf("mptcp: %d connections, want the warmed one only", n)
 	}
 	return mptcpRun{durs: durs, span: span, cpu: cpu, cc: cc}, nil
-}
-
-// mptcpWarmUp downloads warmPiece objects over hc until warmFor has
-// passed, as env.warmUp does through ct.
-func mptcpWarmUp(ctx context.Context, hc *http.Client, base string) error {
-	start := time.Now()
-	for i := 0; i < warmMax && (i == 0 || time.Since(start) < warmFor); i++ {
-		req, err := http.NewRequestWithContext(ctx, http.MethodGet, fmt.Sprintf("%s/bytes/%d", base, warmPiece), nil)
-		if err != nil {
-			return err
-		}
-		resp, err := hc.Do(req)
-		if err != nil {
-			return err
-		}
-		n, err := checkPattern(resp.Body)
-		resp.Body.Close()
-		if err == nil && n != warmPiece {
-			err = fmt.Errorf("%d bytes, want %d", n, warmPiece)
-		}
-		if err != nil {
-			return err
-		}
-	}
-	return nil
 }
 
 // httpsTimes are experiment 1's TCP rows: cold and warm times over TLS

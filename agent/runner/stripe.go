@@ -106,7 +106,10 @@ func stripeOnce(ctx context.Context, sc *scenario.Scenario, cfg StripeConfig, pa
 		return StripeRow{}, fmt.Errorf("%s: %w", mode, err)
 	}
 	defer e.Close()
-	if err := e.warmUp(ctx); err != nil {
+	if err := warmUp(ctx, func(ctx context.Context) error {
+		_, err := e.get(ctx, "warm", warmPiece)
+		return err
+	}); err != nil {
 		return StripeRow{}, fmt.Errorf("%s: warm-up: %w", mode, err)
 	}
 	if !wire.SleepCtx(ctx, settleTime(sc)) {
@@ -150,11 +153,14 @@ const (
 	warmMax   = 40
 )
 
-// warmUp downloads warmPiece objects until warmFor has passed.
-func (e *env) warmUp(ctx context.Context) error {
+// warmUp runs get, one warmPiece download, until warmFor has passed (at
+// least once, at most warmMax times): ct's modes through ct-client
+// (stripeOnce) and the MPTCP baseline over its connection (mptcpFetch)
+// warm up by this one loop.
+func warmUp(ctx context.Context, get func(context.Context) error) error {
 	start := time.Now()
 	for i := 0; i < warmMax && (i == 0 || time.Since(start) < warmFor); i++ {
-		if _, err := e.get(ctx, "warm", warmPiece); err != nil {
+		if err := get(ctx); err != nil {
 			return err
 		}
 	}
