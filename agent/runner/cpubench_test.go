@@ -31,7 +31,11 @@ import (
 // counted to its mode. The two modes
 // alternate, so both see the same load; ratio is ct's CPU per byte over
 // plain HTTP/3's. Both bodies are checked byte by byte (the same cost in
-// both modes).
+// both modes). wire/body is each mode's UDP payload down its relay per
+// body byte: QUIC's headers and retransmissions for both, and for ct the
+// bytes a stripe's pieces cost past the body (the original stream's
+// bytes past its cut, end-game copies), each of which costs the CPU of
+// any other packet.
 // go test -run '^$' -bench StripeCPU -benchtime 6x ./agent/runner/
 // With -cpuprofile, `go tool pprof -tags` splits the CPU by part
 // (roleKey): ct-client and ct-server against h3-client and h3-server.
@@ -43,8 +47,9 @@ func BenchmarkStripeCPU(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer e.Close()
-	h3get, stop := plainH3(b, cpuBenchOnePath())
+	h3get, h3relay, stop := plainH3(b, cpuBenchOnePath())
 	defer stop()
+	relays := []*udprelay.Relay{h3relay, e.relay}
 	ct := func() error {
 		_, err := e.get(ctx, "bench", cpuBenchSize)
 		return err
@@ -56,14 +61,16 @@ func BenchmarkStripeCPU(b *testing.B) {
 		}
 	}
 	var cpu [2]time.Duration
+	var wire [2]uint64
 	b.ResetTimer()
 	for range b.N {
 		for i, get := range modes {
-			start := cputime.Process()
+			start, down := cputime.Process(), downBytes(relays[i])
 			if err := get(); err != nil {
 				b.Fatal(err)
 			}
 			cpu[i] += cputime.Process() - start
+			wire[i] += downBytes(relays[i]) - down
 		}
 	}
 	b.StopTimer()
@@ -76,6 +83,17 @@ func BenchmarkStripeCPU(b *testing.B) {
 	b.ReportMetric(cpu[0].Seconds()/gb, "h3-cpu-s/GB")
 	b.ReportMetric(cpu[1].Seconds()/gb, "ct-cpu-s/GB")
 	b.ReportMetric(float64(cpu[1])/float64(cpu[0]), "ratio")
+	b.ReportMetric(float64(wire[0])/(gb*1e9), "h3-wire/body")
+	b.ReportMetric(float64(wire[1])/(gb*1e9), "ct-wire/body")
+}
+
+// downBytes is the UDP payload r has delivered down, over every path.
+func downBytes(r *udprelay.Relay) uint64 {
+	var n uint64
+	for _, p := range r.Engine().Stats() {
+		n += p.Down.BytesOut
+	}
+	return n
 }
 
 // cpuBenchSize is one GET's object: striped (over DefaultStripeMin) in
@@ -104,8 +122,9 @@ func cpuBenchOnePath() *scenario.Scenario {
 
 // plainH3 serves origin's /bytes over HTTP/3 behind a relay of sc and
 // returns a GET of cpuBenchSize bytes by quic-go's http3 client over the
-// relay's first path, checked as env.get checks ct's; stop ends them.
-func plainH3(b *testing.B, sc *scenario.Scenario) (get func() error, stop func()) {
+// relay's first path, checked as env.get checks ct's, and the relay;
+// stop ends them.
+func plainH3(b *testing.B, sc *scenario.Scenario) (get func() error, relay *udprelay.Relay, stop func()) {
 	pair, err := selfsigned.New()
 	if err != nil {
 		b.Fatal(err)
@@ -119,7 +138,7 @@ func plainH3(b *testing.B, sc *scenario.Scenario) (get func() error, stop func()
 		pprof.SetGoroutineLabels(roleLabel("h3-server"))
 		srv.Serve(udp)
 	}()
-	relay, err := udprelay.Loopback(sc, udp.LocalAddr().(*net.UDPAddr).AddrPort(), 1)
+	relay, err = udprelay.Loopback(sc, udp.LocalAddr().(*net.UDPAddr).AddrPort(), 1)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -151,7 +170,7 @@ func plainH3(b *testing.B, sc *scenario.Scenario) (get func() error, stop func()
 		}
 		return err
 	}
-	return get, func() {
+	return get, relay, func() {
 		conn.CloseWithError(0, "")
 		tr.Close()
 		pc.Close()
