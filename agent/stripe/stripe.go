@@ -1506,6 +1506,21 @@ func (e *rateEst) got(n int64, now time.Time, queued int64) {
 	if now.Sub(e.round) >= e.rtt {
 		e.endRound(now, queued)
 	}
+	e.queueEnds()
+}
+
+// queueEnds ends the start-up (Ramp) for good once the path's round trip at
+// its last request has risen over its least (stripesched.Queuing): it is
+// at its rate, and the start-up only fills its bottleneck's queue. The one
+// place the end is latched, on each sample (got); views only read it
+// (ramping). A start-up that resumed once the loss had drained the queue
+// overfilled it again, round trip after round trip: 101 Mbit/s / 166 ms
+// beside two slower paths, its delivery per 100 ms dipped 6 times in
+// 1.2 s after its start-up, and not once with the end held (fake time).
+func (e *rateEst) queueEnds() {
+	if stripesched.Queuing(e.rtt, e.least) {
+		e.ramp.Full = true
+	}
 }
 
 // drop sets fell to the path's recent rate where its recent window,
@@ -1601,8 +1616,8 @@ func (e *rateEst) cut(now time.Time) {
 // endRound advances the ramp at now, the path's queue queued: it is
 // behind when bytes asked before the round before this one began are
 // still owed (asked − queued is what it has delivered or no longer owes).
-// The ramp also ends once the path's round trip rises over its least
-// (stripesched.Queuing).
+// least, the least round trip at a round's end, is what the queue
+// test (queueEnds) measures a rise from.
 func (e *rateEst) endRound(now time.Time, queued int64) {
 	behind := e.marks[0] > e.asked-queued
 	if !e.round.IsZero() {
@@ -1613,23 +1628,16 @@ func (e *rateEst) endRound(now time.Time, queued int64) {
 	if e.rtt > 0 && (e.least == 0 || e.rtt < e.least) {
 		e.least = e.rtt
 	}
-	if stripesched.Queuing(e.rtt, e.least) {
-		e.ramp.Full = true // at its rate: the start-up only fills its queue
-	}
 	e.marks = [2]int64{e.marks[1], e.asked}
 }
 
-// ramping: the path is still in its start-up (Ramp), its round trip
-// rtt now not risen over its least (stripesched.Queuing), which ends it
-// for good: a start-up that resumed once the loss had drained the queue
-// overfilled it again, round trip after round trip: 101 Mbit/s / 166 ms
-// beside two slower paths, its delivery per 100 ms dipped 6 times in 1.2 s
-// after its start-up, and not once with the end held (fake time).
+// ramping: the path is still in its start-up (Ramp) and its round trip
+// rtt now has not risen over its least (stripesched.Queuing). A pure
+// view: the end is latched on samples (queueEnds), so a worker that looks
+// between them sees the rise at once, and the estimator changes only as
+// bytes arrive.
 func (e *rateEst) ramping(rtt time.Duration) bool {
-	if stripesched.Queuing(rtt, e.least) {
-		e.ramp.Full = true
-	}
-	return !e.ramp.Full
+	return !e.ramp.Full && !stripesched.Queuing(rtt, e.least)
 }
 
 // landed ends the busy period: the path has nothing of the stripe left
