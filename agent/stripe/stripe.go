@@ -88,6 +88,10 @@ type PathState struct {
 	// (0: unbounded): the most of a stream's bytes in flight, so the
 	// original's stream delivers at most that per round trip (take).
 	StreamWindow int64
+	// FirstWindow is the receive window each new stream of the path
+	// starts with (0: unbounded), which a piece's stream grows from:
+	// take cuts pieces to fit it (stripesched.WindowPiece).
+	FirstWindow int64
 	// MinRTT is the least round trip of the path's connection: without
 	// the queue's delay, which a window need not cover (extension).
 	MinRTT time.Duration
@@ -551,6 +555,7 @@ func (s *Run) take(pin int, size int64, own stripesched.Path, others []stripesch
 		s.joinTail()
 		return nil
 	}
+	size = min(size, stripesched.WindowPiece(s.windows[pin].first)) // a piece is a new stream
 	far := !swiftest && (own.Guess || s.extending()) && s.end-s.next-size >= stripesched.MinPiece &&
 		s.total-s.end+size <= stripesched.MaxWindow
 	if far {
@@ -615,10 +620,12 @@ func (s *Run) extension(pin int, size int64, own stripesched.Path, swiftest bool
 const windowBound = 2
 
 // streamWindow is what extension reads of a path: its streams' receive
-// window and its least round trip.
+// window and its least round trip; and what take cuts a piece to: the
+// window a new stream starts with (first).
 type streamWindow struct {
 	bytes  int64
 	minRTT time.Duration
+	first  int64
 }
 
 // joinTail appends the tail's pieces to those in order once nothing is
@@ -1217,7 +1224,7 @@ func (s *Run) views(pin int, now time.Time) (own stripesched.Path, others []stri
 			origOwes = st.Outstanding
 		}
 		s.links[id] = st.Link
-		s.windows[id] = streamWindow{st.StreamWindow, st.MinRTT}
+		s.windows[id] = streamWindow{st.StreamWindow, st.MinRTT, st.FirstWindow}
 		s.inOrder[id] = st.InOrder
 	}
 	s.origQueue(all, origOwes)

@@ -621,3 +621,17 @@ func TestPacedAllocatesNothing(t *testing.T) {
 		t.Errorf("Take allocates %v times per call, want 0", allocs)
 	}
 }
+
+// TestWindowPiece: a piece fits a new stream's first window with its
+// response head, and no window caps nothing.
+func TestWindowPiece(t *testing.T) {
+	for _, c := range []struct{ window, want int64 }{
+		{1 << 20, 1<<20 - PieceHead}, // quic-go's stream window as ct-client sets it (wire.StreamWindow)
+		{0, MaxPiece},                // unbounded
+		{PieceHead, MinPiece},        // never under a piece worth a request
+	} {
+		if got := WindowPiece(c.window); got != c.want {
+			t.Errorf("WindowPiece(%d) = %d, want %d", c.window, got, c.want)
+		}
+	}
+}
