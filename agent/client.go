@@ -134,6 +134,10 @@ type Client struct {
 	// grows to (quicConfig), for the stripes (stripe.PathState.StreamWindow):
 	// the original's stream, read as fast as it arrives, reaches it.
 	streamWindow int64
+	// firstWindow is the receive window a stream to ct-server starts
+	// with (quicConfig), for the stripes (stripe.PathState.FirstWindow):
+	// each piece is a new stream.
+	firstWindow int64
 	// replayPool holds the request bodies kept for a replay (agent/uploadreplay).
 	replayPool uploadreplay.Pool
 	// paths are every path this client has had, by id: a path removed by
@@ -222,7 +226,8 @@ func NewClient(cfg ClientConfig) (*Client, error) {
 	c := &Client{cfg: cfg, cache: cfg.Cache, changeCh: make(chan struct{}),
 		servers: map[*http.Server]struct{}{}, socksListeners: map[net.Listener]struct{}{}, tunnels: map[net.Conn]struct{}{},
 		active: map[net.Conn]bool{}, apps: map[string]*appStats{}, gate: tunnelgate.New(tunnelgate.DefaultSlots, cfg.TunnelIdle, nil)}
-	c.streamWindow = int64(c.quicConfig().MaxStreamReceiveWindow)
+	qc := c.quicConfig()
+	c.streamWindow, c.firstWindow = int64(qc.MaxStreamReceiveWindow), int64(qc.InitialStreamReceiveWindow)
 	c.pol.p.Store(&ClientPolicy{Token: cfg.Token, AppRule: cfg.AppRule, Priority: cfg.Priority, AppPaths: cfg.AppPaths})
 	c.gate.OnReclaim = func(app string, idle time.Duration) {
 		cfg.Log.Info("idle tunnel closed for a waiting app (every tunnel slot taken)", "app", app, "idle", idle.Round(time.Millisecond))

@@ -125,7 +125,7 @@ func (h *stripeHost) Path(id int) (stripe.PathState, bool) {
 	p.mu.Lock()
 	conn := p.conn
 	st := stripe.PathState{Outstanding: p.outstanding, Rate: p.rate, HeldUntil: p.suspectUntil, Link: iface(p.Name), InOrder: p.inOrder,
-		StreamWindow: h.c.streamWindow}
+		StreamWindow: h.c.streamWindow, FirstWindow: h.c.firstWindow}
 	p.mu.Unlock()
 	if conn == nil || conn.Context().Err() != nil || p.retired.Load() {
 		return st, false

@@ -46,7 +46,7 @@ func TestExtension(t *testing.T) {
 		if c.minRTT == 0 {
 			c.minRTT = c.own.RTT
 		}
-		w := streamWindow{c.window, c.minRTT}
+		w := streamWindow{bytes: c.window, minRTT: c.minRTT}
 		s := &Run{from: 256 * kib, origPath: 0, cutAt: c.cutAt, next: c.cutAt, origGot: c.origAt, windows: map[int]streamWindow{0: w, 1: w}}
 		if got := s.extension(c.pin, c.size, c.own, c.swiftest); got != c.want {
 			t.Errorf("%s: extension %d, want %d", c.name, got, c.want)

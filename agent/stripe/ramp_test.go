@@ -155,35 +155,42 @@ func TestRateEstStartupRamp(t *testing.T) {
 func TestRateEstRampEndsOnQueue(t *testing.T) {
 	const rtt = 277
 	e := &rateEst{rtt: rtt * time.Millisecond}
-	for i, rate := range []float64{1e5, 2e5, 4e5} {
-		e.rate = rate
-		e.endRound(msAt(rtt*(i+1)), 0)
+	e.idle(msAt(0))
+	for i, n := range []int64{100e3, 200e3, 400e3} {
+		e.got(n, msAt(rtt*(i+1)), 0)
 	}
 	if e.ramp.Full {
 		t.Fatalf("round trip at its least, estimate doubling: the ramp ended")
 	}
-	e.rate, e.rtt = 8e5, 320*time.Millisecond
-	e.endRound(msAt(rtt*4), 0)
+	e.rtt = 320 * time.Millisecond // at the last request
+	e.got(800e3, msAt(rtt*4), 0)
 	if !e.ramp.Full {
 		t.Errorf("round trip 43 ms over its least: the ramp goes on")
 	}
 }
 
-// TestRateEstRampingEndsForGood: a round trip risen over its least ends
-// the start-up as a stripe worker looks (rateEst.ramping), and the end
-// holds once the loss it led to has drained the queue: a start-up that
-// resumed overfilled the queue again, round trip after round trip.
+// TestRateEstRampingEndsForGood: a stripe worker's view (rateEst.ramping)
+// at a round trip risen over its least says the start-up is over but
+// changes nothing; the sample taken after a request at that round trip
+// (got) ends it, and the end holds once the loss it led to has drained the
+// queue: a start-up that resumed overfilled the queue again, round trip
+// after round trip.
 func TestRateEstRampingEndsForGood(t *testing.T) {
 	e := &rateEst{rtt: 166 * time.Millisecond}
-	e.rate = 1e6
-	e.endRound(msAt(166), 0)
+	e.idle(msAt(0))
+	e.got(200e3, msAt(166), 0)
 	if !e.ramping(170 * time.Millisecond) {
 		t.Fatalf("round trip 4 ms over its least: not ramping")
 	}
 	if e.ramping(200 * time.Millisecond) {
 		t.Errorf("round trip 34 ms over its least: still ramping")
 	}
+	if !e.ramping(166 * time.Millisecond) {
+		t.Errorf("a view latched the end: not ramping at its least, with no sample since")
+	}
+	e.rtt = 200 * time.Millisecond
+	e.got(200e3, msAt(250), 0)
 	if e.ramping(166 * time.Millisecond) {
-		t.Errorf("round trip back at its least: ramping again")
+		t.Errorf("round trip back at its least after a sample at 200 ms: ramping again")
 	}
 }

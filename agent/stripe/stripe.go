@@ -88,6 +88,10 @@ type PathState struct {
 	// (0: unbounded): the most of a stream's bytes in flight, so the
 	// original's stream delivers at most that per round trip (take).
 	StreamWindow int64
+	// FirstWindow is the receive window each new stream of the path
+	// starts with (0: unbounded), which a piece's stream grows from:
+	// take cuts pieces to fit it (stripesched.WindowPiece).
+	FirstWindow int64
 	// MinRTT is the least round trip of the path's connection: without
 	// the queue's delay, which a window need not cover (extension).
 	MinRTT time.Duration
@@ -551,6 +555,7 @@ func (s *Run) take(pin int, size int64, own stripesched.Path, others []stripesch
 		s.joinTail()
 		return nil
 	}
+	size = min(size, stripesched.WindowPiece(s.windows[pin].first)) // a piece is a new stream
 	far := !swiftest && (own.Guess || s.extending()) && s.end-s.next-size >= stripesched.MinPiece &&
 		s.total-s.end+size <= stripesched.MaxWindow
 	if far {
@@ -615,10 +620,12 @@ func (s *Run) extension(pin int, size int64, own stripesched.Path, swiftest bool
 const windowBound = 2
 
 // streamWindow is what extension reads of a path: its streams' receive
-// window and its least round trip.
+// window and its least round trip; and what take cuts a piece to: the
+// window a new stream starts with (first).
 type streamWindow struct {
 	bytes  int64
 	minRTT time.Duration
+	first  int64
 }
 
 // joinTail appends the tail's pieces to those in order once nothing is
@@ -1217,7 +1224,7 @@ func (s *Run) views(pin int, now time.Time) (own stripesched.Path, others []stri
 			origOwes = st.Outstanding
 		}
 		s.links[id] = st.Link
-		s.windows[id] = streamWindow{st.StreamWindow, st.MinRTT}
+		s.windows[id] = streamWindow{st.StreamWindow, st.MinRTT, st.FirstWindow}
 		s.inOrder[id] = st.InOrder
 	}
 	s.origQueue(all, origOwes)
@@ -1506,6 +1513,21 @@ func (e *rateEst) got(n int64, now time.Time, queued int64) {
 	if now.Sub(e.round) >= e.rtt {
 		e.endRound(now, queued)
 	}
+	e.queueEnds()
+}
+
+// queueEnds ends the start-up (Ramp) for good once the path's round trip at
+// its last request has risen over its least (stripesched.Queuing): it is
+// at its rate, and the start-up only fills its bottleneck's queue. The one
+// place the end is latched, on each sample (got); views only read it
+// (ramping). A start-up that resumed once the loss had drained the queue
+// overfilled it again, round trip after round trip: 101 Mbit/s / 166 ms
+// beside two slower paths, its delivery per 100 ms dipped 6 times in
+// 1.2 s after its start-up, and not once with the end held (fake time).
+func (e *rateEst) queueEnds() {
+	if stripesched.Queuing(e.rtt, e.least) {
+		e.ramp.Full = true
+	}
 }
 
 // drop sets fell to the path's recent rate where its recent window,
@@ -1601,8 +1623,8 @@ func (e *rateEst) cut(now time.Time) {
 // endRound advances the ramp at now, the path's queue queued: it is
 // behind when bytes asked before the round before this one began are
 // still owed (asked − queued is what it has delivered or no longer owes).
-// The ramp also ends once the path's round trip rises over its least
-// (stripesched.Queuing).
+// least, the least round trip at a round's end, is what the queue
+// test (queueEnds) measures a rise from.
 func (e *rateEst) endRound(now time.Time, queued int64) {
 	behind := e.marks[0] > e.asked-queued
 	if !e.round.IsZero() {
@@ -1613,23 +1635,16 @@ func (e *rateEst) endRound(now time.Time, queued int64) {
 	if e.rtt > 0 && (e.least == 0 || e.rtt < e.least) {
 		e.least = e.rtt
 	}
-	if stripesched.Queuing(e.rtt, e.least) {
-		e.ramp.Full = true // at its rate: the start-up only fills its queue
-	}
 	e.marks = [2]int64{e.marks[1], e.asked}
 }
 
-// ramping: the path is still in its start-up (Ramp), its round trip
-// rtt now not risen over its least (stripesched.Queuing), which ends it
-// for good: a start-up that resumed once the loss had drained the queue
-// overfilled it again, round trip after round trip: 101 Mbit/s / 166 ms
-// beside two slower paths, its delivery per 100 ms dipped 6 times in 1.2 s
-// after its start-up, and not once with the end held (fake time).
+// ramping: the path is still in its start-up (Ramp) and its round trip
+// rtt now has not risen over its least (stripesched.Queuing). A pure
+// view: the end is latched on samples (queueEnds), so a worker that looks
+// between them sees the rise at once, and the estimator changes only as
+// bytes arrive.
 func (e *rateEst) ramping(rtt time.Duration) bool {
-	if stripesched.Queuing(rtt, e.least) {
-		e.ramp.Full = true
-	}
-	return !e.ramp.Full
+	return !e.ramp.Full && !stripesched.Queuing(rtt, e.least)
 }
 
 // landed ends the busy period: the path has nothing of the stripe left

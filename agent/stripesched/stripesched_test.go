@@ -597,3 +597,41 @@ func TestQueuing(t *testing.T) {
 		}
 	}
 }
+
+// TestPacedAllocatesNothing: Take calls paced (and Balance) for every
+// piece of every path, so paced copies others, where it lifts one of
+// them, into the array take hands it, and neither goes to the heap; and
+// the lift is what paced says: the ramping far swiftest path among the
+// others at twice its last round.
+func TestPacedAllocatesNothing(t *testing.T) {
+	far := ramping(path(40, 280))
+	far.Last = 2 * far.Rate
+	near := path(9, 12)
+	others := []Path{path(5, 30), far}
+	into := make([]Path, 0, pacedPaths)
+	var got []Path
+	allocs := testing.AllocsPerRun(100, func() { _, got = paced(near, others, into) })
+	if allocs != 0 {
+		t.Errorf("paced allocates %v times per call, want 0", allocs)
+	}
+	if got[1].Rate != StartupGain*far.Last || others[1].Rate != far.Rate {
+		t.Errorf("paced rated the far path at %v (others' copy: %v), want %v (others unchanged)", got[1].Rate, others[1].Rate, StartupGain*far.Last)
+	}
+	if allocs = testing.AllocsPerRun(100, func() { Take(near, others, Stripe{Window: 32 << 20, Left: 8 << 20}) }); allocs != 0 {
+		t.Errorf("Take allocates %v times per call, want 0", allocs)
+	}
+}
+
+// TestWindowPiece: a piece fits a new stream's first window with its
+// response head, and no window caps nothing.
+func TestWindowPiece(t *testing.T) {
+	for _, c := range []struct{ window, want int64 }{
+		{1 << 20, 1<<20 - PieceHead}, // quic-go's stream window as ct-client sets it (wire.StreamWindow)
+		{0, MaxPiece},                // unbounded
+		{PieceHead, MinPiece},        // never under a piece worth a request
+	} {
+		if got := WindowPiece(c.window); got != c.want {
+			t.Errorf("WindowPiece(%d) = %d, want %d", c.window, got, c.want)
+		}
+	}
+}
