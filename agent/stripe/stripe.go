@@ -690,6 +690,9 @@ func (s *Run) reinjectPrefix(pin int, own stripesched.Path, all map[int]stripesc
 		avg := float64(s.origAt) / d.Seconds()
 		if e := s.est[s.origPath]; e != nil && e.rate > 0 {
 			avg = min(avg, e.rate)
+			if r, ok := e.lately(now, stripesched.DropWindow(e.rtt)/2); ok && r > 0 {
+				avg = min(avg, r)
+			}
 		}
 		orig.Rate = avg
 	}
