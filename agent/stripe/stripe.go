@@ -157,6 +157,9 @@ type piece struct {
 	// 80/40 + 40/10 (1 %) mix took 1.33–1.86 s for 16 MiB against
 	// 1.28–1.45 without.
 	next bool
+	// moved: the original's rest, moved off the original's path
+	// (reinjectPrefix): that path never requests it again (holder).
+	moved bool
 	// ordered: a piece take gave its path (not next, no second copy),
 	// whose first request takes the bytes of whichever such piece of the
 	// path is first when its stream opens (order).
@@ -687,6 +690,14 @@ func (s *Run) reinjectPrefix(pin int, own stripesched.Path, all map[int]stripesc
 		// fallen looking fast, and the app waits on the original as it
 		// crawls (the fastest of three paths, dropped 8× at 0.5 s: 0.79
 		// of the offered sum, 0.94 so; TestStripeFollowsRateChange).
+		// And what the path delivered lately (rateEst.lately, as unload
+		// reads a path): a lossy near path measured on its slow-start
+		// burst read 5–11 MB/s, extended the original that far, then
+		// crawled at its loss's ~1 MB/s while the estimate and the
+		// average lagged by hundreds of ms, and the app waited on the
+		// original (fake time, 150/140 + 130/20 Mbit/s/ms with 1.6 %
+		// loss, 4 MiB: 0.78–0.85 × the best path alone, 0.84–0.99 so;
+		// TestStripeLossyNearOriginal).
 		avg := float64(s.origAt) / d.Seconds()
 		if e := s.est[s.origPath]; e != nil && e.rate > 0 {
 			avg = min(avg, e.rate)
@@ -715,7 +726,7 @@ func (s *Run) reinjectPrefix(pin int, own stripesched.Path, all map[int]stripesc
 	}
 	s.host.Reinjected()
 	ctx, cancel := context.WithCancel(s.ctx)
-	p := &piece{off: off, end: end - 1, path: pin, ctx: ctx, cancel: cancel, done: make(chan struct{}), start: now, next: s.inOrder[pin]}
+	p := &piece{off: off, end: end - 1, path: pin, ctx: ctx, cancel: cancel, done: make(chan struct{}), start: now, next: s.inOrder[pin], moved: true}
 	s.pieces = append([]*piece{p}, s.pieces...)
 	return s.start(pin, p, now, own.RTT)
 }
@@ -857,7 +868,11 @@ func (s *Run) owed(id int) ([]*piece, []stripesched.Owed) {
 // (TestStripeFollowsRateChange's first row: 0.89–0.92 of the offered sum,
 // 0.90–0.93 with the head alone, 0.93 so); copying every piece own lands sooner
 // sent the lanes of a 2 %-lossy path's pieces, which land side by side,
-// twice (TestLanesLossyMixes: 0.68–0.70 of the sum, 0.84 with the head alone); mu
+// twice (TestLanesLossyMixes: 0.68–0.70 of the sum, 0.84 with the head alone).
+// The original's path never copies the original's rest moved off it
+// (piece.moved): it was moved because that path crawls, and judged by
+// its lagging estimate the path copied 2.1 MB of it back within a
+// millisecond (fake time, 200/60 + 100/15 Mbit/s/ms with 1.5 % loss); mu
 // held.
 func (s *Run) holder(pin int, own stripesched.Path, all map[int]stripesched.Path, now time.Time, blocked bool) *piece {
 	var before float64 // when the pieces looked at so far land, in seconds from now
@@ -870,7 +885,7 @@ func (s *Run) holder(pin int, own stripesched.Path, all map[int]stripesched.Path
 		}
 		due := s.due(h, all, now)
 		land := s.lands(h, due, now)
-		if h.copies == 1 && h.path != pin && due > before+stripesched.ReinjectMargin.Seconds() && stripesched.Reinject(own, h.size(), due) {
+		if h.copies == 1 && h.path != pin && !(h.moved && pin == s.origPath) && due > before+stripesched.ReinjectMargin.Seconds() && stripesched.Reinject(own, h.size(), due) {
 			h.again = now.Add(seconds(own.Done(h.size())))
 			return h
 		}
