@@ -690,20 +690,19 @@ func (s *Run) reinjectPrefix(pin int, own stripesched.Path, all map[int]stripesc
 		// fallen looking fast, and the app waits on the original as it
 		// crawls (the fastest of three paths, dropped 8× at 0.5 s: 0.79
 		// of the offered sum, 0.94 so; TestStripeFollowsRateChange).
-		// And what the path delivered lately (rateEst.lately, as unload
-		// reads a path): a lossy near path measured on its slow-start
-		// burst read 5–11 MB/s, extended the original that far, then
-		// crawled at its loss's ~1 MB/s while the estimate and the
-		// average lagged by hundreds of ms, and the app waited on the
-		// original (fake time, 150/140 + 130/20 Mbit/s/ms with 1.6 %
-		// loss, 4 MiB: 0.78–0.85 × the best path alone, 0.84–0.99 so;
-		// TestStripeLossyNearOriginal).
+		// Where the path was seen to fall, lower still, as trim judges
+		// it (rateEst.trimRate): a lossy near path measured on its
+		// slow-start burst read 5–6 MB/s, extended the original to 2.2
+		// MB, then crawled at its loss's ~1 MB/s while the estimate and
+		// the average lagged by hundreds of ms, and the app waited on
+		// the original (TestStripeLossyNearOriginal: 0.90–0.94 × the best
+		// path alone, 0.968 so). Not by what it delivered lately
+		// (rateEst.lately) where no fall was seen: that moved the rest
+		// of sweep seed 3's loss-free mix 15 off a path that was not
+		// slow (1.19 × the best path alone, 0.93–0.95 so).
 		avg := float64(s.origAt) / d.Seconds()
 		if e := s.est[s.origPath]; e != nil && e.rate > 0 {
-			avg = min(avg, e.rate)
-			if r, ok := e.lately(now, stripesched.DropWindow(e.rtt)/2); ok && r > 0 {
-				avg = min(avg, r)
-			}
+			avg = e.trimRate(min(avg, e.rate), now)
 		}
 		orig.Rate = avg
 	}
