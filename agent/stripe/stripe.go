@@ -674,6 +674,25 @@ func (s *Run) probe(pin int, own stripesched.Path, others []stripesched.Path, no
 	return nil
 }
 
+// crawlQueue: a path whose smoothed RTT is at most this times its
+// least crawls with its queue about empty, so where its rate fell, its
+// sender fell back, not its link (lossLimited). The lanes' line between
+// a random loss and a full queue (queueEmpty in package agent): a lossy
+// near path read 1.01× its least RTT as it crawled, the first path of
+// TestStripeRidesRateDrop's first row 4× before its drop and 8–20× after
+// (fake time). Neither the client's loss counters nor ct-server's can
+// say it in time: the loss is the server's sending's, and ct-server
+// reports it (wire.HdrSendStats) only on a response's head, which the
+// original's path, busy with the original, did not get from 0.1 s until
+// the rest was moved (TestStripeLossyNearOriginal, 0.3 s).
+const crawlQueue = 1.25
+
+// lossLimited: a path of smoothed RTT rtt and least RTT minRTT has its
+// queue about empty (crawlQueue); false while minRTT is unknown.
+func lossLimited(rtt, minRTT time.Duration) bool {
+	return minRTT > 0 && rtt > 0 && float64(rtt) <= crawlQueue*float64(minRTT)
+}
+
 // reinjectPrefix requests on path pin the rest of what the original
 // stream still owes when pin would land it sooner (stripesched.Reinject):
 // all of it, from where the original is now, which stops there. A cut set
@@ -696,19 +715,26 @@ func (s *Run) reinjectPrefix(pin int, own stripesched.Path, all map[int]stripesc
 		// fallen looking fast, and the app waits on the original as it
 		// crawls (the fastest of three paths, dropped 8× at 0.5 s: 0.79
 		// of the offered sum, 0.94 so; TestStripeFollowsRateChange).
-		// Where the path was seen to fall, lower still, as trim judges
-		// it (rateEst.trimRate): a lossy near path measured on its
-		// slow-start burst read 5–6 MB/s, extended the original to 2.2
-		// MB, then crawled at its loss's ~1 MB/s while the estimate and
-		// the average lagged by hundreds of ms, and the app waited on
-		// the original (TestStripeLossyNearOriginal: 0.90–0.94 × the best
-		// path alone, 0.968 so). Not by what it delivered lately
-		// (rateEst.lately) where no fall was seen: that moved the rest
-		// of sweep seed 3's loss-free mix 15 off a path that was not
-		// slow (1.19 × the best path alone, 0.93–0.95 so).
+		// Where the path was seen to fall with its queue empty
+		// (lossLimited: its loss, not its link, holds it), lower
+		// still, as trim judges it (rateEst.trimRate): a lossy near
+		// path measured on its slow-start burst read 5–6 MB/s, extended
+		// the original to 2.2 MB, then crawled at its loss's ~1 MB/s
+		// while the estimate and the average lagged by hundreds of ms,
+		// and the app waited on the original (TestStripeLossyNearOriginal:
+		// 0.90–0.94 × the best path alone, 0.968 so). Not where no fall
+		// was seen (rateEst.lately alone moved the rest of sweep seed
+		// 3's loss-free mix 15 off a path that was not slow: 1.19 × the
+		// best path alone, 0.93–0.95 so), nor where the queue filled as
+		// it fell: a rate drop, whose rest moved whole too soon so
+		// (TestStripeRidesRateDrop's first row, 0.89–0.90 of the offered
+		// sum against 0.91–0.94).
 		avg := float64(s.origAt) / d.Seconds()
 		if e := s.est[s.origPath]; e != nil && e.rate > 0 {
-			avg = e.trimRate(min(avg, e.rate), now)
+			avg = min(avg, e.rate)
+			if lossLimited(orig.RTT, s.windows[s.origPath].minRTT) {
+				avg = e.trimRate(avg, now)
+			}
 		}
 		orig.Rate = avg
 	}
