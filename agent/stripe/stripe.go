@@ -157,8 +157,9 @@ type piece struct {
 	// 80/40 + 40/10 (1 %) mix took 1.33–1.86 s for 16 MiB against
 	// 1.28–1.45 without.
 	next bool
-	// moved: the original's rest, moved off the original's path
-	// (reinjectPrefix): that path never requests it again (holder).
+	// moved: the original's rest, moved off the original's path as it
+	// crawled (reinjectPrefix, Run.crawled): that path never requests
+	// it again (holder).
 	moved bool
 	// ordered: a piece take gave its path (not next, no second copy),
 	// whose first request takes the bytes of whichever such piece of the
@@ -204,6 +205,10 @@ type Run struct {
 	origPath            int
 	began               time.Time // when the original's head arrived
 	prefix              bool      // the remainder was requested on another path
+	// crawled: the remainder was moved off a path that crawled with its
+	// queue empty (reinjectPrefix, lossLimited): that path takes from
+	// the far end (take) and never copies the remainder back (holder).
+	crawled bool
 
 	mu          sync.Mutex
 	origStopped bool  // the original reached cutAt
@@ -542,8 +547,8 @@ func (s *Run) decide(pin int) (p *piece, wait <-chan struct{}, poll time.Duratio
 // again (two or three reinjections a download). From the far end a piece
 // lands long before the app gets there; the tail is bounded by MaxWindow,
 // the memory the reorder window may hold. So does the original's path
-// once the original's rest was moved off it (reinjectPrefix: another
-// path lands it sooner), swiftest or not: its estimate lags what made it
+// once the original's rest was moved off it as it crawled (Run.crawled:
+// another path lands it sooner), swiftest or not: its estimate lags what made it
 // slow, and its pieces taken in order right after the moved rest held the
 // app as the original had (fake time, 60/60 + 40/20 Mbit/s/ms with 2 %
 // loss on the near path, 8 MiB: 0.99–1.00 × the best path alone, 1.05
@@ -560,7 +565,7 @@ func (s *Run) take(pin int, size int64, own stripesched.Path, others []stripesch
 		s.joinTail()
 		return nil
 	}
-	far := (!swiftest && (own.Guess || s.extending()) || s.prefix && pin == s.origPath) && s.end-s.next-size >= stripesched.MinPiece &&
+	far := (!swiftest && (own.Guess || s.extending()) || s.crawled && pin == s.origPath) && s.end-s.next-size >= stripesched.MinPiece &&
 		s.total-s.end+size <= stripesched.MaxWindow
 	if far {
 		off = s.end - size
@@ -707,6 +712,7 @@ func (s *Run) reinjectPrefix(pin int, own stripesched.Path, all map[int]stripesc
 	if s.prefix || pin == s.origPath || !ok || left < stripesched.MinPiece {
 		return nil
 	}
+	crawl := lossLimited(orig.RTT, s.windows[s.origPath].minRTT)
 	if d := now.Sub(s.began); d > orig.RTT && s.origAt > 0 {
 		// What the original stream has done since its head: a better
 		// estimate of its path than one not yet measured. Where the
@@ -732,7 +738,7 @@ func (s *Run) reinjectPrefix(pin int, own stripesched.Path, all map[int]stripesc
 		avg := float64(s.origAt) / d.Seconds()
 		if e := s.est[s.origPath]; e != nil && e.rate > 0 {
 			avg = min(avg, e.rate)
-			if lossLimited(orig.RTT, s.windows[s.origPath].minRTT) {
+			if crawl {
 				avg = e.trimRate(avg, now)
 			}
 		}
@@ -750,14 +756,14 @@ func (s *Run) reinjectPrefix(pin int, own stripesched.Path, all map[int]stripesc
 		return nil
 	}
 	end := s.cutAt
-	s.prefix, s.cutAt = true, off
+	s.prefix, s.crawled, s.cutAt = true, crawl, off
 	s.rate(s.origPath).cut(now)
 	if s.queued[s.origPath] > 0 {
 		s.queued[s.origPath] = max(0, off-max(s.from, s.origGot))
 	}
 	s.host.Reinjected()
 	ctx, cancel := context.WithCancel(s.ctx)
-	p := &piece{off: off, end: end - 1, path: pin, ctx: ctx, cancel: cancel, done: make(chan struct{}), start: now, next: s.inOrder[pin], moved: true}
+	p := &piece{off: off, end: end - 1, path: pin, ctx: ctx, cancel: cancel, done: make(chan struct{}), start: now, next: s.inOrder[pin], moved: crawl}
 	s.pieces = append([]*piece{p}, s.pieces...)
 	return s.start(pin, p, now, own.RTT)
 }
