@@ -20,9 +20,13 @@ const lossyNearBar = 0.95
 // object, then delivers ~1 MB/s; judged by its lagging estimate and its
 // average since the head, the original's rest was moved to the clean
 // path only once little was left, and the app waited on it
-// (Run.reinjectPrefix now also reads what the path delivered lately).
+// (Run.reinjectPrefix now judges it by its recent rate, rateEst.trimRate,
+// where its path crawls with its queue empty: lossLimited).
 func TestStripeLossyNearOriginal(t *testing.T) {
 	if raceEnabled {
+		// Under -race one run in 20 read 0.936 (2026-11-30; 30 of 30
+		// plain runs 0.967–0.969): the detector changes the bubble's
+		// goroutine order, and with it when the rest moves.
 		t.Skip("a performance shape that the race detector distorts (raceEnabled); .ci/run runs it without -race")
 	}
 	ms := func(n int) time.Duration { return time.Duration(n) * time.Millisecond }
