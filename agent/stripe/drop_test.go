@@ -151,3 +151,28 @@ func busyEst() *rateEst {
 	e.peak = 1e6
 	return e
 }
+
+// TestLossLimited: a path crawls with its queue empty (its loss holds
+// it, not its link) while its smoothed RTT is within crawlQueue of its
+// least: the lossy near path of agent's TestStripeLossyNearOriginal read
+// 1.01×; the first path of TestStripeRidesRateDrop's first row read 4×
+// before its drop and 8–20× after; an unknown least RTT says nothing.
+func TestLossLimited(t *testing.T) {
+	ms := func(n float64) time.Duration { return time.Duration(n * float64(time.Millisecond)) }
+	for _, c := range []struct {
+		rtt, minRTT time.Duration
+		want        bool
+	}{
+		{ms(15.2), ms(15), true},   // the lossy near path as it crawled
+		{ms(18.75), ms(15), true},  // at crawlQueue exactly
+		{ms(18.76), ms(15), false}, // just above
+		{ms(20), ms(5), false},     // the rate-drop row's path before its drop
+		{ms(99), ms(5), false},     // and after it
+		{ms(15), 0, false},         // least RTT not known yet
+		{0, ms(15), false},         // smoothed RTT not known yet
+	} {
+		if got := lossLimited(c.rtt, c.minRTT); got != c.want {
+			t.Errorf("lossLimited(%v, %v) = %v, want %v", c.rtt, c.minRTT, got, c.want)
+		}
+	}
+}

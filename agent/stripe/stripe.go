@@ -161,6 +161,10 @@ type piece struct {
 	// 80/40 + 40/10 (1 %) mix took 1.33–1.86 s for 16 MiB against
 	// 1.28–1.45 without.
 	next bool
+	// moved: the original's rest, moved off the original's path as it
+	// crawled (reinjectPrefix, Run.crawled): that path never requests
+	// it again (holder).
+	moved bool
 	// ordered: a piece take gave its path (not next, no second copy),
 	// whose first request takes the bytes of whichever such piece of the
 	// path is first when its stream opens (order).
@@ -205,6 +209,10 @@ type Run struct {
 	origPath            int
 	began               time.Time // when the original's head arrived
 	prefix              bool      // the remainder was requested on another path
+	// crawled: the remainder was moved off a path that crawled with its
+	// queue empty (reinjectPrefix, lossLimited): that path takes from
+	// the far end (take) and never copies the remainder back (holder).
+	crawled bool
 
 	mu          sync.Mutex
 	origStopped bool  // the original reached cutAt
@@ -542,7 +550,13 @@ func (s *Run) decide(pin int) (p *piece, wait <-chan struct{}, poll time.Duratio
 // a probe too slow to land in time held them until the fast path asked
 // again (two or three reinjections a download). From the far end a piece
 // lands long before the app gets there; the tail is bounded by MaxWindow,
-// the memory the reorder window may hold.
+// the memory the reorder window may hold. So does the original's path
+// once the original's rest was moved off it as it crawled (Run.crawled:
+// another path lands it sooner), swiftest or not: its estimate lags what made it
+// slow, and its pieces taken in order right after the moved rest held the
+// app as the original had (fake time, 60/60 + 40/20 Mbit/s/ms with 2 %
+// loss on the near path, 8 MiB: 0.99–1.00 × the best path alone, 1.05
+// so).
 func (s *Run) take(pin int, size int64, own stripesched.Path, others []stripesched.Path, now time.Time) *piece {
 	off := s.next
 	swiftest := stripesched.Swiftest(own, others)
@@ -556,7 +570,7 @@ func (s *Run) take(pin int, size int64, own stripesched.Path, others []stripesch
 		return nil
 	}
 	size = min(size, stripesched.WindowPiece(s.windows[pin].first)) // a piece is a new stream
-	far := !swiftest && (own.Guess || s.extending()) && s.end-s.next-size >= stripesched.MinPiece &&
+	far := (!swiftest && (own.Guess || s.extending()) || s.crawled && pin == s.origPath) && s.end-s.next-size >= stripesched.MinPiece &&
 		s.total-s.end+size <= stripesched.MaxWindow
 	if far {
 		off = s.end - size
@@ -672,6 +686,25 @@ func (s *Run) probe(pin int, own stripesched.Path, others []stripesched.Path, no
 	return nil
 }
 
+// crawlQueue: a path whose smoothed RTT is at most this times its
+// least crawls with its queue about empty, so where its rate fell, its
+// sender fell back, not its link (lossLimited). The lanes' line between
+// a random loss and a full queue (queueEmpty in package agent): a lossy
+// near path read 1.01× its least RTT as it crawled, the first path of
+// TestStripeRidesRateDrop's first row 4× before its drop and 8–20× after
+// (fake time). Neither the client's loss counters nor ct-server's can
+// say it in time: the loss is the server's sending's, and ct-server
+// reports it (wire.HdrSendStats) only on a response's head, which the
+// original's path, busy with the original, did not get from 0.1 s until
+// the rest was moved (TestStripeLossyNearOriginal, 0.3 s).
+const crawlQueue = 1.25
+
+// lossLimited: a path of smoothed RTT rtt and least RTT minRTT has its
+// queue about empty (crawlQueue); false while minRTT is unknown.
+func lossLimited(rtt, minRTT time.Duration) bool {
+	return minRTT > 0 && rtt > 0 && float64(rtt) <= crawlQueue*float64(minRTT)
+}
+
 // reinjectPrefix requests on path pin the rest of what the original
 // stream still owes when pin would land it sooner (stripesched.Reinject):
 // all of it, from where the original is now, which stops there. A cut set
@@ -686,6 +719,7 @@ func (s *Run) reinjectPrefix(pin int, own stripesched.Path, all map[int]stripesc
 	if s.prefix || pin == s.origPath || !ok || left < stripesched.MinPiece {
 		return nil
 	}
+	crawl := lossLimited(orig.RTT, s.windows[s.origPath].minRTT)
 	if d := now.Sub(s.began); d > orig.RTT && s.origAt > 0 {
 		// What the original stream has done since its head: a better
 		// estimate of its path than one not yet measured. Where the
@@ -694,9 +728,26 @@ func (s *Run) reinjectPrefix(pin int, own stripesched.Path, all map[int]stripesc
 		// fallen looking fast, and the app waits on the original as it
 		// crawls (the fastest of three paths, dropped 8× at 0.5 s: 0.79
 		// of the offered sum, 0.94 so; TestStripeFollowsRateChange).
+		// Where the path was seen to fall with its queue empty
+		// (lossLimited: its loss, not its link, holds it), lower
+		// still, as trim judges it (rateEst.trimRate): a lossy near
+		// path measured on its slow-start burst read 5–6 MB/s, extended
+		// the original to 2.2 MB, then crawled at its loss's ~1 MB/s
+		// while the estimate and the average lagged by hundreds of ms,
+		// and the app waited on the original (TestStripeLossyNearOriginal:
+		// 0.90–0.94 × the best path alone, 0.968 so). Not where no fall
+		// was seen (rateEst.lately alone moved the rest of sweep seed
+		// 3's loss-free mix 15 off a path that was not slow: 1.19 × the
+		// best path alone, 0.93–0.95 so), nor where the queue filled as
+		// it fell: a rate drop, whose rest moved whole too soon so
+		// (TestStripeRidesRateDrop's first row, 0.89–0.90 of the offered
+		// sum against 0.91–0.94).
 		avg := float64(s.origAt) / d.Seconds()
 		if e := s.est[s.origPath]; e != nil && e.rate > 0 {
 			avg = min(avg, e.rate)
+			if crawl {
+				avg = e.trimRate(avg, now)
+			}
 		}
 		orig.Rate = avg
 	}
@@ -712,14 +763,14 @@ func (s *Run) reinjectPrefix(pin int, own stripesched.Path, all map[int]stripesc
 		return nil
 	}
 	end := s.cutAt
-	s.prefix, s.cutAt = true, off
+	s.prefix, s.crawled, s.cutAt = true, crawl, off
 	s.rate(s.origPath).cut(now)
 	if s.queued[s.origPath] > 0 {
 		s.queued[s.origPath] = max(0, off-max(s.from, s.origGot))
 	}
 	s.host.Reinjected()
 	ctx, cancel := context.WithCancel(s.ctx)
-	p := &piece{off: off, end: end - 1, path: pin, ctx: ctx, cancel: cancel, done: make(chan struct{}), start: now, next: s.inOrder[pin]}
+	p := &piece{off: off, end: end - 1, path: pin, ctx: ctx, cancel: cancel, done: make(chan struct{}), start: now, next: s.inOrder[pin], moved: crawl}
 	s.pieces = append([]*piece{p}, s.pieces...)
 	return s.start(pin, p, now, own.RTT)
 }
@@ -861,7 +912,11 @@ func (s *Run) owed(id int) ([]*piece, []stripesched.Owed) {
 // (TestStripeFollowsRateChange's first row: 0.89–0.92 of the offered sum,
 // 0.90–0.93 with the head alone, 0.93 so); copying every piece own lands sooner
 // sent the lanes of a 2 %-lossy path's pieces, which land side by side,
-// twice (TestLanesLossyMixes: 0.68–0.70 of the sum, 0.84 with the head alone); mu
+// twice (TestLanesLossyMixes: 0.68–0.70 of the sum, 0.84 with the head alone).
+// The original's path never copies the original's rest moved off it
+// (piece.moved): it was moved because that path crawls, and judged by
+// its lagging estimate the path copied 2.1 MB of it back within a
+// millisecond (fake time, 200/60 + 100/15 Mbit/s/ms with 1.5 % loss); mu
 // held.
 func (s *Run) holder(pin int, own stripesched.Path, all map[int]stripesched.Path, now time.Time, blocked bool) *piece {
 	var before float64 // when the pieces looked at so far land, in seconds from now
@@ -874,7 +929,7 @@ func (s *Run) holder(pin int, own stripesched.Path, all map[int]stripesched.Path
 		}
 		due := s.due(h, all, now)
 		land := s.lands(h, due, now)
-		if h.copies == 1 && h.path != pin && due > before+stripesched.ReinjectMargin.Seconds() && stripesched.Reinject(own, h.size(), due) {
+		if h.copies == 1 && h.path != pin && !(h.moved && pin == s.origPath) && due > before+stripesched.ReinjectMargin.Seconds() && stripesched.Reinject(own, h.size(), due) {
 			h.again = now.Add(seconds(own.Done(h.size())))
 			return h
 		}
