@@ -339,8 +339,7 @@ func (s *adaptive) Observe(id PathID, x float64) error {
 // switches κ to ProbeConfidentSwitch (the caller probes: idle paths'
 // changes will be seen), and a probe of the current path teaches nothing
 // more: its task samples are fresher — unless Choose has moved away from
-// it (chosen): then it counts as an idle path's, whatever samples of it
-// still land, but does not vouch for its window (probedOK).
+// it (chosen): then it is idle, whatever samples of it still land.
 func (s *adaptive) ObserveProbe(id PathID, rttMs float64) error {
 	i := indexOf(s.paths, id)
 	if i < 0 {
@@ -371,10 +370,7 @@ func (s *adaptive) ObserveProbe(id PathID, rttMs float64) error {
 		p.retry, p.staleBy = true, staleBy
 		p.probedOK = false
 	default:
-		// A path left whose requests still land (current) is not vouched
-		// for: its window may be a loss burst's below burstRatio, which
-		// only its re-probes by request can see (TestAdaptiveProbeOfPathLeft).
-		p.probedOK = p.probeLosses == 0 && p != s.current
+		p.probedOK = p.probeLosses == 0
 	}
 	return nil
 }
