@@ -109,11 +109,6 @@ type adaptive struct {
 	c          float64 // scale of the confidence width (Config.C, default 1)
 	round      int
 	current    *apath
-	// chosen is the path Choose last returned. A caller that moved away
-	// from current still gets its last samples (the requests under way
-	// when it moved), so current lags: a probe of current then teaches as
-	// one of an idle path (ObserveProbe).
-	chosen     *apath
 	confident  float64 // κ; 0: the hysteresis always applies
 	probeKappa float64 // κ once probes arrive (probed)
 	probed     bool    // ObserveProbe has been called with probes on
@@ -244,9 +239,6 @@ func (s *adaptive) RemovePath(id PathID) error {
 	if s.current == p {
 		s.current = nil
 	}
-	if s.chosen == p {
-		s.chosen = nil
-	}
 	s.paths = paths
 	return nil
 }
@@ -338,8 +330,7 @@ func (s *adaptive) Observe(id PathID, x float64) error {
 // All probes are ignored when Probes is off. Otherwise the first one
 // switches κ to ProbeConfidentSwitch (the caller probes: idle paths'
 // changes will be seen), and a probe of the current path teaches nothing
-// more: its task samples are fresher — unless Choose has moved away from
-// it (chosen): then it is idle, whatever samples of it still land.
+// more: its task samples are fresher.
 func (s *adaptive) ObserveProbe(id PathID, rttMs float64) error {
 	i := indexOf(s.paths, id)
 	if i < 0 {
@@ -354,7 +345,7 @@ func (s *adaptive) ObserveProbe(id PathID, rttMs float64) error {
 		return nil
 	}
 	s.probed = true
-	if p == s.current && (s.chosen == nil || s.chosen == p) {
+	if p == s.current {
 		return nil
 	}
 	d := p.probeShift(rttMs, s.probeZ, s.window)
@@ -604,14 +595,6 @@ func (p *apath) waits(sampled bool) bool {
 }
 
 func (s *adaptive) Choose() (PathID, error) {
-	p, err := s.choose()
-	if err == nil {
-		s.chosen = s.paths[indexOf(s.paths, p)]
-	}
-	return p, err
-}
-
-func (s *adaptive) choose() (PathID, error) {
 	if len(s.paths) == 0 {
 		return 0, ErrNoPaths
 	}

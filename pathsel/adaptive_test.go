@@ -717,37 +717,3 @@ func triesAfter(t *testing.T, s Selector, try, probe float64) int {
 	}
 	return tries
 }
-
-// TestAdaptiveProbeOfPathLeft: a probe of the path that Choose has moved
-// away from counts, although that path is still the one last observed (a
-// caller's requests under way when it moved land after the move). On
-// issue 29's held-out restore/200-30-60 the client left the lossy 30 ms
-// path on a loss burst and the new path's first sample came 600 ms later;
-// the probe of the 30 ms path in between was taken for one of the path in
-// use and dropped, so the burst rule (burstProbes) asked its try a probe
-// period (1 s) later. A probe of the path Choose still returns teaches
-// nothing (TestAdaptiveProbeErrors).
-func TestAdaptiveProbeOfPathLeft(t *testing.T) {
-	s := mustNew(t, Default(), 1)
-	addPaths(t, s, 0, 1)
-	for r := range 20 {
-		observe(t, s, 0, 60*jitter(r))
-	}
-	for r := range 40 {
-		observe(t, s, 1, 23*jitter(r))
-	}
-	for r := range 8 {
-		observe(t, s, 1, 75*jitter(r))
-	}
-	if got := choose(t, s); got != 0 {
-		t.Fatalf("after path 1's burst chose %d, want 0", got)
-	}
-	observe(t, s, 1, 75) // under way on path 1 when it was left
-	po := s.(ProbeObserver)
-	po.ObserveProbe(1, 20)
-	observe(t, s, 0, 60)
-	po.ObserveProbe(1, 20)
-	if got := choose(t, s); got != 1 {
-		t.Fatalf("after two probes of the path left chose %d, want 1 (the burst window's try)", got)
-	}
-}
