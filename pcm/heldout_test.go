@@ -99,9 +99,9 @@ var heldShareExcepted = map[string]string{
 	// in some rows), and leaves it on a loss episode; the burst rule
 	// (pathsel's burstWindow) brings it back after two probes, a second
 	// apart, which can fall after the share's window (traced on seed
-	// 5150, 2026-11-30: left at 7.60 s, taken back at 9.73 s, the first
-	// probe dropped as one of the path in use; pathsel now counts it).
-	// So it stays unchecked, with slow-links' loss.
+	// 5150, 2026-11-30: left at 7.60 s, taken back at 9.73 s; its
+	// first probe, landing with its last samples, was dropped as one of
+	// the path in use). So it stays unchecked, with slow-links' loss.
 	"restore/200-30-60": "loss: the restored lossy path shares the load",
 	// 58 / 19 / 72 ms, the unused 58 ms one cut, no failover: the selector
 	// re-probes the 72 ms path (75–140 ms a request under the load alone,
