@@ -26,8 +26,9 @@ import (
 // whose round trips make the selector move off the first, dialled one
 // (60/20/40 ms), then the active path is black-holed while a wave is in
 // flight. Each server answers the probes of a path the connection has not
-// moved to in its own way; none of them may cost a request, hold one
-// past the cut's bound, or leave a healthy path resting.
+// moved to in its own way; none of them may cost a request or leave a
+// healthy path resting, and the small GETs after the cut stay within
+// maxWait. TestLoadCutQuicGo is the control.
 const (
 	loadWidth = 32      // concurrent requests of a wave
 	loadBody  = 200_000 // bytes of a body, about (each size is distinct)
