@@ -254,7 +254,10 @@ func loadCut(t *testing.T, stack, api, addr string, roots *tls.Config) {
 const steadyFor = 4 * time.Second
 
 // checkSteady logs what a steady load saw and fails t if a GET failed or
-// took over maxWait.
+// took over maxWait. Under -race the longest is logged, not checked: the
+// race detector slows every goroutine of both ends several times on real
+// sockets, so the bound would measure the detector; .ci/run runs these
+// tests without it too.
 func checkSteady(t *testing.T, what string, r *loadResult) {
 	t.Helper()
 	switched := 0
@@ -264,7 +267,7 @@ func checkSteady(t *testing.T, what string, r *loadResult) {
 		}
 	}
 	t.Logf("%s: %d GETs, %d failed, longest %v, %d switched, per path %v", what, r.sent, r.failed, r.longest, switched, r.paths)
-	if r.failed > 0 || r.longest > maxWait {
+	if r.failed > 0 || r.longest > maxWait && !raceEnabled {
 		t.Errorf("%s: %d of %d GETs failed, longest %v; want none failed, none over %v; errors %v", what, r.failed, r.sent, r.longest, maxWait, firstErrs(r.errs))
 	}
 }
