@@ -207,14 +207,12 @@ type Client struct {
 	// window after it; burstOpen counts the flights that took off within
 	// such a window and have not landed, burstLanded is when the last of
 	// them landed (racedBusySwitchLocked). dialBurst says that the latest
-	// such burst was of requests held by the dial (heldByDial), drainBurst
-	// that it was of those a drain held (drainBurstLocked).
+	// such burst was of requests held by the dial (heldByDial).
 	lastBusySwitch time.Time
 	burstUntil     time.Time
 	burstOpen      int
 	burstLanded    time.Time
 	dialBurst      bool
-	drainBurst     bool
 	// lastTakeOff is the latest flight to take off, bunchStart when the
 	// first of its bunch did, and openBunch the latest bunch
 	// (bunchLocked).

@@ -65,32 +65,12 @@ func (c *Client) begin(ctx context.Context, p int, born time.Time) (active int, 
 		// failed (the path it tried was cut): they leave together on the
 		// path the connection stayed on (TestNoSampleAfterFailedSwitch).
 		c.busySwitchLocked(c.cfg.Now())
-		if drained && switched {
-			c.drainBurstLocked(h)
-		}
 	}
 	since := time.Now()
 	if h.path == c.active {
 		since = h.since // its wait on this path goes on
 	}
-	active, switched, f = c.admitLocked(ctx, switched, since, born)
-	if h.burst && !f.burst {
-		f.burst = true
-		c.burstOpen++
-	}
-	return active, switched, f
-}
-
-// drainBurstLocked makes the burst of a drain's switch the requests it
-// held (the switching one, h, included), not all those that take off
-// within followSettle: requests sent once they have landed measure the
-// path again, and give the selector its samples (afterDrainBurstLocked).
-func (c *Client) drainBurstLocked(h *hold) {
-	c.burstUntil, c.drainBurst = c.lastBusySwitch, true
-	h.burst = true
-	for g := range c.holds {
-		g.burst = true
-	}
+	return c.admitLocked(ctx, switched, since, born)
 }
 
 // wantedLocked is the path a request that asks for p should go on: the
@@ -375,7 +355,7 @@ func (c *Client) credit(res *Result) error {
 	// path. Measured on emu/memnet: such samples put the best live path at
 	// 5 × its round trip, and the change detector then forgot its past, so
 	// the client left it for a worse one.
-	raced := c.racedBusySwitchLocked(*res) && !c.afterDrainBurstLocked(*res) || !res.bunch.sample()
+	raced := c.racedBusySwitchLocked(*res) || !res.bunch.sample()
 	c.mu.Unlock()
 	if raced {
 		return nil
@@ -488,25 +468,6 @@ func (c *Client) racedBusySwitchLocked(res Result) bool {
 	return res.Est.Before(end)
 }
 
-// afterDrainBurstLocked says whether res, though sent within the window
-// of a busy switch (racedBusySwitchLocked), is a sample: the latest busy
-// switch was a drain's that moved the connection (begin), the requests it
-// held have all landed (drainBurstLocked), and res was sent after that on
-// the path it moved to. A drain moves the connection when the selector
-// keeps asking for another path, most often to re-probe an idle one, and
-// the load stays there until the selector has a sample of it (each
-// Choose before asks for that path again). With none from the whole
-// window (followSettle, four round trips of the new path) a re-probe took
-// the load: on TestHeldOutCuts' gen3721/k3/1 row (58 / 19 / 72 ms, a
-// 5 kB GET every 10 ms) each re-probe of the 72 ms path held it there for
-// 0.55–0.7 s. The held requests' own responses took one or two round
-// trips (the server's validation of the new address), and those sent
-// behind them before they landed queued (TestReprobeUnderLoadCostsOneSample);
-// the next ones measured the path (a trace, not committed). c.mu is held.
-func (c *Client) afterDrainBurstLocked(res Result) bool {
-	return c.drainBurst && c.burstOpen == 0 && res.Path == c.active && !res.Est.Before(c.burstLanded)
-}
-
 // burstSettleLocked is the window after the latest busy switch whose
 // requests are its burst.
 func (c *Client) burstSettleLocked() time.Duration {
@@ -530,7 +491,7 @@ func (c *Client) burstLandingLocked(now time.Time) bool {
 func (c *Client) busySwitchLocked(now time.Time) {
 	c.lastBusySwitch = now
 	c.burstUntil = now.Add(c.followSettle())
-	c.dialBurst, c.drainBurst = false, false
+	c.dialBurst = false
 }
 
 // heldByDial records that requests waited for the connection's dial (a

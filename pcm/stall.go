@@ -295,7 +295,6 @@ func (c *Client) bunchOf(f *flight) *bunch {
 type hold struct {
 	path  int
 	since time.Time
-	burst bool // held by a drain's switch (drainBurstLocked)
 }
 
 // land ends a flight's wait (it may take off again: resume).
