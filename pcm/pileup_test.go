@@ -16,11 +16,12 @@ import (
 )
 
 // TestVerdictCountsRequestsSentInTheSilence: a Client on 200 / 210 ms
-// paths under a 5 kB GET every 10 ms, whose active path is cut. About
-// twenty requests wait at the cut, and every 10 ms one more joins them:
-// they pass half the server's stream bound (creditShortLocked) only
-// after the detector has poked, so the failover takes a new connection
-// although none was dialled at the poke. The verdict must then come as
+// paths under a 5 kB GET every 10 ms, whose active path is cut. The
+// requests waiting at the cut are fewer than half the server's stream
+// bound (creditShortLocked), and every 10 ms one more joins them: they
+// pass it only after the detector has poked, so the failover takes a
+// new connection although none was dialled at the poke (on main: 750 ms
+// of silence, two PTOs after the poke). The verdict must then come as
 // soon as with the requests waiting at the poke already (the "backlog"
 // row: forty more sent just before the cut): one PTO after the poke once
 // the new connection is up (verdictWait), not two. The steady row is
