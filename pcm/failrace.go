@@ -160,20 +160,10 @@ func (c *Client) creditShortLocked(replays int) bool {
 	return bound > 0 && int64(replays) > bound/2
 }
 
-// earlyRedialLocked starts, as the detector pokes path p or at a tick
-// between the poke and the verdict, the new connection a failover of p
-// would take (creditShortLocked: more requests waiting on p than half the
-// server's stream bound), and returns it, or nil when the failover would
-// migrate. The detector asks again at every tick until it gets one: the
-// requests sent in the silence count too, and decided only at the poke,
-// the verdict depended on how many had been waiting then, which the
-// time of the last move decides (the congestion window at the cut). On
-// TestHeldOutCuts' redial/210-214/Client row (a 5 kB GET every 10 ms)
-// the requests waiting were under half the bound at the poke and over it
-// by the verdict, so no connection had been dialled: the verdict waited
-// two PTOs for the poke's ACK instead of one (750 ms of silence, not
-// 500), and the longest request took 1.54 s; 1.14 s with the ticks
-// (TestVerdictCountsRequestsSentInTheSilence). Begun at the
+// earlyRedialLocked starts, as the detector pokes path p, the new
+// connection a failover of p would take (creditShortLocked: more
+// requests waiting on p than half the server's stream bound), and
+// returns it, or nil when the failover would migrate. Begun at the
 // verdict, the handshake added a round trip of the best live path after
 // the stall's silence: on TestHeldOutCuts' gen5150/k2/1 row (210 / 214 ms,
 // the active 210 ms path cut 575 ms after a move under load, about 100

@@ -16,7 +16,7 @@ import (
 // some request waited on the network (a flight, or a hold behind
 // another's switch) for at least Config.StallTimeout, and a poke (below)
 // sent in that silence has gone unacknowledged for pokeWaits probe
-// timeouts (one when a new connection dialled since the poke is up first:
+// timeouts (one when a new connection dialled at the poke is up first:
 // verdictWait). The detector then marks the path down, cancels the flights on
 // it (PathStalledError), and moves the connection to the best live path;
 // the flights' owners retry what can be replayed there (Client.RoundTrip,
@@ -156,8 +156,7 @@ func (f *flight) stalled() *PathStalledError {
 type stallWaits struct{ pokeAfter, ackWait time.Duration }
 
 // verdictWait is how long the poke's ACK may take: ackWait, or one PTO
-// once the new connection dialled since the poke (earlyRedialLocked) is
-// up.
+// once the new connection dialled at the poke (earlyRedialLocked) is up.
 // The second PTO is for a lost poke; a handshake that has crossed a live
 // path in the meantime, while the poke's ACK has not come back over the
 // active one, is the better evidence, and waiting it out was a fifth of
@@ -388,22 +387,17 @@ func (c *Client) detectStalls() {
 			if silence >= w.pokeAfter {
 				c.poke()
 				pokedAt = now
-				early = c.dialEarly()
+				early = c.dialAtPoke()
 			}
 		case silence >= c.cfg.StallTimeout && now.Sub(pokedAt) >= w.verdictWait(early):
 			c.failStalled(c.Active(), silence, early)
 			quiet, pokedAt, early = time.Now(), time.Time{}, nil
-		case early == nil:
-			// The requests sent in the silence wait on the path too, and
-			// the failover replays them: once they take the count over
-			// half the stream bound, the failover will dial.
-			early = c.dialEarly()
 		}
 	}
 }
 
-// dialEarly is earlyRedialLocked for the active path.
-func (c *Client) dialEarly() *redial {
+// dialAtPoke is earlyRedialLocked for the active path.
+func (c *Client) dialAtPoke() *redial {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.earlyRedialLocked(c.active)
