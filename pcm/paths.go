@@ -208,7 +208,7 @@ type pendingProbe struct {
 // the worse path (TestRestoredPathTakenBack, the 80 / 100 / 20 ms row,
 // 15 of 24 runs). The switch probes after the drain then, as before.
 func (c *Client) probeEarlyLocked(ctx context.Context, q int) *pendingProbe {
-	if q < 0 || q == c.active || c.multi != nil || c.cfg.Now().Sub(c.movedAt) < c.followSettle() {
+	if q < 0 || q == c.active || c.multi != nil || c.settlingLocked() {
 		return nil
 	}
 	ps := c.paths[q]
@@ -524,6 +524,14 @@ func (c *Client) dialSettle() time.Duration {
 	return followSettleRTTs * c.s().conn.ConnectionStats().SmoothedRTT
 }
 
+// settlingLocked says whether the latest move is within followSettle: the
+// server may be following it still, and then leaves a probe unanswered,
+// so a drain does not probe early (probeEarlyLocked) and a failed probe
+// rests no path (ensureActiveLocked). c.mu is held.
+func (c *Client) settlingLocked() bool {
+	return c.cfg.Now().Sub(c.movedAt) < c.followSettle()
+}
+
 // followSettle is followSettleRTTs smoothed RTTs, at least followSettleFloor.
 func (c *Client) followSettle() time.Duration {
 	return max(followSettleRTTs*c.s().conn.ConnectionStats().SmoothedRTT, followSettleFloor)
@@ -571,7 +579,7 @@ func (c *Client) ensureActiveLocked(ctx context.Context, p int, early earlyProbe
 	if ps.removed || ps.down {
 		return false
 	}
-	settling := c.cfg.Now().Sub(c.movedAt) < c.followSettle()
+	settling := c.settlingLocked() // before the probe, which takes time
 	var err error
 	probed := early.ran && early.q == p // a pin may have changed the target since
 	if probed {
