@@ -440,6 +440,17 @@ func checkPatternOK(body []byte, n int) bool {
 // test writes the bodies it asks for. ngtcp2 follows every validated
 // switch.
 func TestInteropNgtcp2(t *testing.T) {
+	addr, roots := startNgtcp2(t, writeBytesDocs)
+	row := interop(t, "ngtcp2", addr, roots, Config{}, true)
+	if row.unfollowed != 0 || row.onChosen != row.requests {
+		t.Errorf("ngtcp2 follows every validated switch, yet %+v", row)
+	}
+}
+
+// startNgtcp2 starts ngtcp2's gtlsserver on a document root that docs
+// writes under a temporary directory, and returns its address and a TLS
+// configuration that trusts it.
+func startNgtcp2(t *testing.T, docs func(*testing.T, string) string) (string, *tls.Config) {
 	bin, err := exec.LookPath("gtlsserver")
 	if err != nil {
 		if _, serr := os.Stat("/usr/sbin/gtlsserver"); serr != nil {
@@ -449,13 +460,10 @@ func TestInteropNgtcp2(t *testing.T) {
 	}
 	dir := t.TempDir()
 	pair, cert, key := writeCert(t, dir)
-	docs := writeBytesDocs(t, dir)
+	root := docs(t, dir)
 	port := freeUDPPort(t)
-	startFileServer(t, exec.Command(bin, "-q", "-d", docs, "127.0.0.1", fmt.Sprint(port), key, cert), "Using document root")
-	row := interop(t, "ngtcp2", fmt.Sprintf("127.0.0.1:%d", port), &tls.Config{RootCAs: pair.Pool}, Config{}, true)
-	if row.unfollowed != 0 || row.onChosen != row.requests {
-		t.Errorf("ngtcp2 follows every validated switch, yet %+v", row)
-	}
+	startFileServer(t, exec.Command(bin, "-q", "-d", root, "127.0.0.1", fmt.Sprint(port), key, cert), "Using document root")
+	return fmt.Sprintf("127.0.0.1:%d", port), &tls.Config{RootCAs: pair.Pool}
 }
 
 // TestInteropPicoquic runs the matrix's checks against picoquic 1.1.53's

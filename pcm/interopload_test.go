@@ -8,7 +8,6 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"sync"
 	"testing"
@@ -62,19 +61,8 @@ func TestLoadCutQh3(t *testing.T) {
 // TestLoadCutNgtcp2: the same against ngtcp2's example server, which
 // serves the bodies as files.
 func TestLoadCutNgtcp2(t *testing.T) {
-	bin, err := exec.LookPath("gtlsserver")
-	if err != nil {
-		if _, serr := os.Stat("/usr/sbin/gtlsserver"); serr != nil {
-			requireStack(t, "ngtcp2's gtlsserver is not installed (apt-get install ngtcp2-server)")
-		}
-		bin = "/usr/sbin/gtlsserver"
-	}
-	dir := t.TempDir()
-	pair, cert, key := writeCert(t, dir)
-	docs := writeLoadDocs(t, dir)
-	port := freeUDPPort(t)
-	startFileServer(t, exec.Command(bin, "-q", "-d", docs, "127.0.0.1", fmt.Sprint(port), key, cert), "Using document root")
-	loadCutAPIs(t, "ngtcp2", fmt.Sprintf("127.0.0.1:%d", port), &tls.Config{RootCAs: pair.Pool})
+	addr, roots := startNgtcp2(t, writeLoadDocs)
+	loadCutAPIs(t, "ngtcp2", addr, roots)
 }
 
 func loadCutAPIs(t *testing.T, stack, addr string, roots *tls.Config) {
