@@ -156,6 +156,11 @@ func (b *Block) grid() ([]Point, error) {
 	return points, nil
 }
 
+// lhsDigits is how many significant digits an lhs value is written with:
+// short labels and file names, and far finer than any range a sweep is
+// read at.
+const lhsDigits = 6
+
 func (b *Block) lhs() ([]Point, error) {
 	if b.Params.Kind != 0 {
 		return nil, fmt.Errorf("sweep: params belong to design grid; lhs takes ranges")
@@ -207,16 +212,24 @@ func (b *Block) lhs() ([]Point, error) {
 			if r.Int {
 				v = math.Round(v)
 			}
-			cols[j][i] = strconv.FormatFloat(v, 'g', 6, 64)
+			cols[j][i] = strconv.FormatFloat(v, 'g', lhsDigits, 64)
 		}
 	}
 	points := make([]Point, n)
+	seen := make(map[string]bool, n)
 	for i := range n {
 		as := make([]Assign, len(keys))
 		for j, k := range keys {
 			as[j] = Assign{Key: k, Value: cols[j][i]}
 		}
 		points[i] = newPoint(as)
+		if seen[points[i].ID] {
+			// Values are written to lhsDigits significant digits (and int
+			// ranges rounded), so dense strata can draw one point twice: two
+			// runs of one point would be joined as one.
+			return nil, fmt.Errorf("sweep.points: %d points draw %s twice (values have %d significant digits); ask for fewer points or wider ranges", n, points[i].Label(), lhsDigits)
+		}
+		seen[points[i].ID] = true
 	}
 	return points, nil
 }

@@ -102,6 +102,12 @@ points: 4`, "log range needs min > 0"},
 		{`design: lhs
 ranges: {a: {min: 0, max: 1}}
 points: 1`, "outside [2,"},
+		{`design: lhs
+ranges: {a: {min: 1, max: 9, int: true}}
+points: 20`, "draw a="},
+		{`design: lhs
+points: 51111
+ranges: {a.b: {min: 1, max: 9, log: true}}`, "draw a.b="}, // strata finer than 6 digits (FuzzExpand)
 		{`design: wsp`, "not one of grid, lhs"},
 		{`params: {a: [1]}
 points: 3`, "belong to design lhs"},
