@@ -183,10 +183,10 @@ func (lt *loadTally) add(t *testing.T, phase string, gets []loadGet) {
 // under which the selector tries the paths and moves with requests in
 // flight; a wave of big bodies without a cut (the baseline); a wave during
 // which the active path is black-holed; and the steady load again. It
-// checks: every body intact, no request lost, the cut adds at most
-// maxWait to the longest request of the uncut wave, no small GET after the
-// cut over maxWait, and no path but the cut one resting; it logs the
-// cut's added time and the share on the best live path.
+// checks: every body intact, no request lost, no small GET over maxWait
+// (checkSteady), and no path but the cut one resting; it logs the time
+// the cut adds to the wave's longest request and the share on the best
+// live path.
 func loadCut(t *testing.T, stack, api, addr string, roots *tls.Config) {
 	server, err := net.ResolveUDPAddr("udp", addr)
 	if err != nil {
