@@ -509,17 +509,28 @@ func TestInteropPicoquic(t *testing.T) {
 // /bytes/5149, under dir/htdocs for servers that serve files, and returns
 // that document root.
 func writeBytesDocs(t *testing.T, dir string) string {
+	var sizes []int
+	for size := 5120; size < 5150; size++ {
+		sizes = append(sizes, size)
+	}
+	return writePatternDocs(t, dir, sizes)
+}
+
+// writePatternDocs writes origin's /bytes/N body for each of sizes as a
+// file under dir/htdocs/bytes, for servers that serve files, and returns
+// that document root.
+func writePatternDocs(t *testing.T, dir string, sizes []int) string {
 	t.Helper()
 	docs := filepath.Join(dir, "htdocs")
 	if err := os.MkdirAll(filepath.Join(docs, "bytes"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	for size := 5120; size < 5150; size++ {
-		body := make([]byte, size)
-		for i := range body {
-			body[i] = origin.PatternByte(int64(i))
-		}
-		if err := os.WriteFile(filepath.Join(docs, "bytes", fmt.Sprint(size)), body, 0o644); err != nil {
+	body := make([]byte, slices.Max(sizes))
+	for i := range body {
+		body[i] = origin.PatternByte(int64(i))
+	}
+	for _, n := range sizes {
+		if err := os.WriteFile(filepath.Join(docs, "bytes", fmt.Sprint(n)), body[:n], 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -7,14 +7,11 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"os"
-	"path/filepath"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/hetquic/hetquic/emu/udprelay"
-	"github.com/hetquic/hetquic/origin"
 	"github.com/hetquic/hetquic/scenario"
 )
 
@@ -78,25 +75,11 @@ func loadSize(i int) int { return loadBody + i }
 // probes' under dir/htdocs/bytes for
 // servers that serve files, and returns that document root.
 func writeLoadDocs(t *testing.T, dir string) string {
-	t.Helper()
-	docs := filepath.Join(dir, "htdocs")
-	if err := os.MkdirAll(filepath.Join(docs, "bytes"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	body := make([]byte, loadSize(loadWidth-1))
-	for i := range body {
-		body[i] = origin.PatternByte(int64(i))
-	}
 	sizes := []int{loadProbeSize, 5120} // the side probes' target, steadyGets'
 	for i := range loadWidth {
 		sizes = append(sizes, loadSize(i))
 	}
-	for _, n := range sizes {
-		if err := os.WriteFile(filepath.Join(docs, "bytes", fmt.Sprint(n)), body[:n], 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return docs
+	return writePatternDocs(t, dir, sizes)
 }
 
 // loadGet is one request of a wave: how long it took, what ResultOf said,
