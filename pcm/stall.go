@@ -570,7 +570,8 @@ func (c *Client) failStalled(p int, after time.Duration, early *redial) {
 }
 
 // restUnansweredLocked rests the paths whose probes went unanswered in a
-// failover that ended in a redial, but the one the new connection is on:
+// failover that ended in a redial (not those whose probe the redial's win
+// cut short: cutShortLocked), but the one the new connection is on:
 // left live, the selector would soon choose one and hold every request
 // for its probe's timeout, as the failover did. A revival check (a side
 // handshake, which needs no connection ID of this connection) brings a
