@@ -195,9 +195,10 @@ func (c *Client) earlyRedialLocked(p int) *redial {
 // redial won the race, or the connection ended) before the probe had been
 // out probeLateRTTs of the path's known round trip. Such a probe says
 // nothing of its path, and the path is not counted unanswered
-// (restUnansweredLocked): the redial that won often lands on the very
-// path its migration was probing, and it did on another, the path
-// probed, healthy, rested (TestRedialElsewhereRestsNoCutShortPath). A probe
+// (restUnansweredLocked). The redial that won often lands on the very
+// path the migration was probing, which then stays live anyway; when it
+// landed on another, the path probed rested, healthy
+// (TestRedialElsewhereRestsNoCutShortPath). A probe
 // stopped late counts as the side probes' late answer does (probeLate): a
 // path cut together with the failed one, probed first, loses the race to
 // a redial on a slower live path, and left live it would hold the
