@@ -123,6 +123,9 @@ type Config struct {
 	// avoid names the paths a Transport's previous connection to the
 	// server found down: its redial tries them last (dialOrder).
 	avoid map[string]bool
+	// side marks a side probe's connection (SideProber), which runs no
+	// stall detector (SideProber.side says why).
+	side bool
 }
 
 func (c *Config) setDefaults() error {
@@ -422,8 +425,10 @@ func Dial(ctx context.Context, cfg Config) (*Client, error) {
 		}
 	}
 	c.startProbes() // before the detector, which reads c.probing
-	c.detected = make(chan struct{})
-	go c.detectStalls()
+	if !cfg.side {
+		c.detected = make(chan struct{})
+		go c.detectStalls()
+	}
 	go c.watchSessions()
 	return c, nil
 }

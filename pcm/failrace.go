@@ -190,6 +190,24 @@ func (c *Client) earlyRedialLocked(p int) *redial {
 	return c.startRedialLocked(func() {}, c.firstChoiceLocked(p))
 }
 
+// cutShortLocked says that a failover's probe of path p, sent at sent,
+// was stopped before its answer was due: ctx, the migration's, ended (a
+// redial won the race, or the connection ended) before the probe had been
+// out probeLateRTTs of the path's known round trip. Such a probe says
+// nothing of its path, and the path is not counted unanswered
+// (restUnansweredLocked). The redial that won often lands on the very
+// path the migration was probing, which then stays live anyway; when it
+// landed on another, the path probed rested, healthy
+// (TestRedialElsewhereRestsNoCutShortPath). A probe
+// stopped late counts as the side probes' late answer does (probeLate): a
+// path cut together with the failed one, probed first, loses the race to
+// a redial on a slower live path, and left live it would hold the
+// requests of the selector's next switch to it for a validation's wait.
+// c.mu is held.
+func (c *Client) cutShortLocked(ctx context.Context, p int, sent time.Time) bool {
+	return ctx.Err() != nil && c.cfg.Now().Sub(sent) <= probeLateRTTs*c.paths[p].knownRTT
+}
+
 // heardSinceLocked pokes the server and waits until it acknowledges
 // something new (Client.heard passes heard), and reports whether it did
 // before dial ended. It proves a move without a probe

@@ -923,11 +923,15 @@ func (c *Client) moveAwayLocked(ctx context.Context, failed int) (moved bool, un
 				continue
 			}
 			tried[p] = true
+			sent := c.cfg.Now()
 			err := c.switchLocked(fctx, p)
 			if err == nil {
 				return true, nil
 			}
 			c.cfg.Logf("pcm: failover to %s failed: %v", c.paths[p].Name, err)
+			if c.cutShortLocked(ctx, p, sent) {
+				return false, unanswered
+			}
 			if !failedOnce[p] {
 				failedOnce[p] = true
 				unanswered = append(unanswered, p)

@@ -23,7 +23,8 @@ import (
 // headers and the ACKs per probe (Bytes counts both), and a connection's
 // state on the server per probed path.
 //
-// A side connection is dialled on its path's first probe; with a working
+// A side connection is dialled on its path's first probe, and again on
+// the probe after one that failed on it (retire); with a working
 // set, at most that many are open at once besides those whose probe is
 // under way (the start-up sweep probes every path at once: AsyncProber),
 // and probing another path closes the least recently probed idle one (a
@@ -100,9 +101,18 @@ func (p *SideProber) side(ctx context.Context, i int) (*Client, error) {
 	one := p.cfg
 	one.Paths = []LocalPath{p.cfg.Paths[i]}
 	one.Selector = sideSelector{}
-	// A response that stalls is given up at the probe timeout, not the
-	// client's default second.
-	one.StallTimeout, one.ProbeTimeout = p.timeout, p.timeout
+	one.ProbeTimeout = p.timeout
+	// No stall detector: a probe is given up at the probe timeout
+	// (ProbeErr), and then its connection is closed (retire). A detector
+	// could only fail over to the one path that stalled: with its stall
+	// timeout at the probe timeout, it found a stall at the instant a
+	// probe of a cut path timed out, whenever its tick ran before the
+	// probe's deadline did, and redialled that same path, a handshake into
+	// the black hole that ran on until the client closed: the cut path
+	// "stalled" a second time about 3 s after its failover, as its rest
+	// ended and its side probe went out (TestLoadCutQuicGo's log,
+	// TestNoSecondStallAfterFailover, TestDeadPathSideProbeLeavesNothing).
+	one.side = true
 	c, err := Dial(ctx, one)
 	if err != nil {
 		return nil, fmt.Errorf("pcm: side connection on %s: %w", p.cfg.Paths[i].Name, err)
@@ -148,6 +158,19 @@ func (p *SideProber) evictLocked() {
 	}
 }
 
+// retire closes path i's side connection c after a probe on it failed
+// (timed out, most often: the path may be down), unless another has
+// replaced it: the next probe of the path dials afresh, within its own
+// timeout, rather than queue behind the retransmissions of the one lost
+// on a connection that quic-go would keep until its idle timeout.
+func (p *SideProber) retire(i int, c *Client) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.sides[i] == c {
+		p.retireLocked(i)
+	}
+}
+
 func (p *SideProber) retireLocked(i int) {
 	c := p.sides[i]
 	s := c.s().conn.ConnectionStats()
@@ -178,6 +201,7 @@ func (p *SideProber) ProbeErr(ctx context.Context, i int) (float64, error) {
 	defer p.release(i)
 	res, err := c.GetOn(ctx, 0, p.target, nil)
 	if err != nil {
+		p.retire(i, c)
 		return math.Inf(1), err
 	}
 	if res.Status < 200 || res.Status > 299 {

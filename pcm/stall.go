@@ -333,8 +333,8 @@ func (c *Client) resume(f *flight) {
 // stalls. It reads counts of new ACKs, not per-request progress: any new
 // ACK shows the path alive. With nothing to watch (idle) it sleeps until
 // the code that makes some wakes it (wakeDetectorLocked): its ticks cost
-// an idle three-path client 2.6–3.5 ms of CPU a second, and every side
-// probe's connection has a detector of its own.
+// an idle three-path client 2.6–3.5 ms of CPU a second. A side probe's
+// connection runs none (SideProber.side says why).
 func (c *Client) detectStalls() {
 	defer close(c.detected)
 	every := c.cfg.StallTimeout / stallTicks
@@ -570,7 +570,8 @@ func (c *Client) failStalled(p int, after time.Duration, early *redial) {
 }
 
 // restUnansweredLocked rests the paths whose probes went unanswered in a
-// failover that ended in a redial, but the one the new connection is on:
+// failover that ended in a redial (not those whose probe the redial's win
+// cut short: cutShortLocked), but the one the new connection is on:
 // left live, the selector would soon choose one and hold every request
 // for its probe's timeout, as the failover did. A revival check (a side
 // handshake, which needs no connection ID of this connection) brings a
