@@ -465,7 +465,7 @@ func (c *Client) notFollowed(res Result) {
 // nothing for 200 ms more, so the requests sent in those 200 ms,
 // credited, gave the path a first window of 219 ms falling to 45 ms, one
 // a 10 ms, and the selector left it for the 70 ms path for over a
-// second (share on the best live path 0.26–0.29 in 4 of 8 runs).
+// second (share on the best live path 0.26–0.29 in 5 of 8 runs).
 // Without loss on the path no run missed.
 func (c *Client) racedBusySwitchLocked(res Result) bool {
 	return res.Est.Before(c.burstWindowEndLocked(true))
