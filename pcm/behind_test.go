@@ -38,6 +38,10 @@ const (
 	behindDrop      = 60 * time.Millisecond
 )
 
+// behindWait bounds the wait for the failover's burst to land: the steady
+// load after the cut runs this long.
+const behindWait = 4 * time.Second
+
 func behindCase(t *testing.T, api string) {
 	pastRealClock() // quic-go's loss timer in a bubble (see pastRealClock)
 	n := memnet.New()
@@ -59,11 +63,14 @@ func behindCase(t *testing.T, api string) {
 		t.Fatalf("before the cut: on path %d, want the best, 0", c.Active())
 	}
 	dropped := make(chan time.Duration, 1)
-	r := steadyGets(t, rt, base, 4*time.Second, 100*time.Millisecond, func() {
+	r := steadyGets(t, rt, base, behindWait, 100*time.Millisecond, func() {
 		n.SetDrop(memPath(0), true)
 		go dropAfterBurst(c, n, time.Now(), dropped)
 	})
 	at := <-dropped
+	if at < 0 {
+		t.Fatalf("no failover's burst landed within %v of the cut", behindWait)
+	}
 	over := 0
 	for _, res := range r.results {
 		if res.Credited && res.Path == 1 && res.TCT() > 2*rtts[1] {
@@ -78,9 +85,10 @@ func behindCase(t *testing.T, api string) {
 
 // dropAfterBurst waits for c's failover after cutAt to have moved and its
 // burst to have landed, then drops what the new path carries for
-// behindDrop from behindDropAfter later, and sends when the drop began.
+// behindDrop from behindDropAfter later, and sends when the drop began:
+// -1 if no burst landed within behindWait of the cut.
 func dropAfterBurst(c *Client, n *memnet.Network, cutAt time.Time, dropped chan<- time.Duration) {
-	for {
+	for time.Since(cutAt) < behindWait {
 		time.Sleep(time.Millisecond)
 		c.mu.Lock()
 		landed := c.lastBusySwitch.After(cutAt) && c.burstOpen == 0 && !time.Now().Before(c.burstUntil)
@@ -95,4 +103,5 @@ func dropAfterBurst(c *Client, n *memnet.Network, cutAt time.Time, dropped chan<
 			return
 		}
 	}
+	dropped <- -1
 }

@@ -28,13 +28,7 @@ import (
 // 3.1 s after the failover; here at 3.9 s).
 func TestNoSecondStallAfterFailover(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		pastRealClock()
-		n := memnet.New()
-		var logs lines
-		socks := &socketLog{listen: n.ListenIP}
-		roots := memServe(t, n, origin.Handler(nil), nil)
-		cfg := memConfig(t, n, 3, Config{Logf: logs.logf}, roots)
-		cfg.ListenPacket = socks.listenPacket
+		n, cfg, logs, socks := recordedMem(t, 3)
 		c := dialConfig(t, cfg)
 		base := "https://" + memServer.String()
 		steadyGets(t, c, base, 2*time.Second, time.Hour, nil)
@@ -73,13 +67,7 @@ func TestNoSecondStallAfterFailover(t *testing.T) {
 // closed (TestNoSecondStallAfterFailover).
 func TestDeadPathSideProbeLeavesNothing(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		pastRealClock()
-		n := memnet.New()
-		var logs lines
-		socks := &socketLog{listen: n.ListenIP}
-		roots := memServe(t, n, origin.Handler(nil), nil)
-		cfg := memConfig(t, n, 2, Config{Logf: logs.logf}, roots)
-		cfg.ListenPacket = socks.listenPacket
+		n, cfg, logs, socks := recordedMem(t, 2)
 		const timeout = time.Second // Probes.Timeout's default
 		p, err := NewSideProber(cfg, timeout, "", 0)
 		if err != nil {
@@ -108,6 +96,20 @@ func TestDeadPathSideProbeLeavesNothing(t *testing.T) {
 			t.Errorf("%d sockets still open on the dead path after its probes ended", open)
 		}
 	})
+}
+
+// recordedMem starts, in a synctest bubble moved past the real clock
+// (pastRealClock), a memnet network serving origin, and returns it with a
+// config of k paths over it whose log lines and sockets are recorded.
+func recordedMem(t *testing.T, k int) (*memnet.Network, Config, *lines, *socketLog) {
+	pastRealClock()
+	n := memnet.New()
+	logs := &lines{}
+	socks := &socketLog{listen: n.ListenIP}
+	roots := memServe(t, n, origin.Handler(nil), nil)
+	cfg := memConfig(t, n, k, Config{Logf: logs.logf}, roots)
+	cfg.ListenPacket = socks.listenPacket
+	return n, cfg, logs, socks
 }
 
 // lines collects log lines.
