@@ -1,13 +1,11 @@
 package pcm
 
 import (
-	"net/http"
 	"testing"
 	"testing/synctest"
 	"time"
 
 	"github.com/hetquic/hetquic/emu/memnet"
-	"github.com/hetquic/hetquic/origin"
 )
 
 // TestBehindBurstKeepsBestLive: after a failover under steady load, the
@@ -44,19 +42,9 @@ const behindWait = 4 * time.Second
 
 func behindCase(t *testing.T, api string) {
 	pastRealClock() // quic-go's loss timer in a bubble (see pastRealClock)
-	n := memnet.New()
-	tr, _, base := memTransport(t, n, origin.Handler(nil), Config{})
 	rtts := []time.Duration{20 * time.Millisecond, 40 * time.Millisecond, 60 * time.Millisecond}
-	for i, r := range rtts {
-		n.SetDelay(memPath(i), r-oneWay) // the server's side adds oneWay
-		n.SetLink(memPath(i), 12.5e6, 256<<10)
-	}
-	var rt http.RoundTripper = tr
-	client := func() *Client { return tr.origins[memServer.String()].c }
-	if api == "Client" {
-		c := dialConfig(t, tr.Config)
-		rt, client = c, func() *Client { return c }
-	}
+	n, tr, _, base := slowPaths(t, rtts)
+	rt, client := overAPI(t, api, tr)
 	steadyGets(t, rt, base, 2*time.Second, time.Hour, nil)
 	c := client()
 	if c.Active() != 0 {

@@ -48,7 +48,7 @@ func TestRedialElsewhereRestsNoCutShortPath(t *testing.T) {
 func redialElsewhereCase(t *testing.T, delays [4]time.Duration, visit, probed []int, resting [4]bool) {
 	pastRealClock()
 	n := memnet.New()
-	var logs lines
+	var logs logCount
 	roots := memServe(t, n, origin.Handler(nil), nil)
 	// The start-up sweep measures every path; no later side probe (one
 	// every 100 s) shows path 1 dead before the failover does.

@@ -316,16 +316,7 @@ func heldOutCase(t *testing.T, api string, s heldSetup) {
 	}
 	tr := &Transport{Config: cfg}
 	t.Cleanup(func() { tr.Close() })
-	var rt http.RoundTripper = tr
-	client := func() *Client {
-		tr.mu.Lock()
-		defer tr.mu.Unlock()
-		return tr.origins[memServer.String()].dialled()
-	}
-	if api == "Client" {
-		c := dialConfig(t, cfg)
-		rt, client = c, func() *Client { return c }
-	}
+	rt, client := overAPI(t, api, tr)
 	base := "https://" + memServer.String()
 	warm := heldLoad(rt, base, 2*time.Second, nil)
 	for _, r := range warm {

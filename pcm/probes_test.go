@@ -14,7 +14,8 @@ import (
 	"github.com/hetquic/hetquic/origin"
 )
 
-// logCount counts the log lines that contain a string.
+// logCount collects a client's log lines, each after the (fake) time it
+// was written, and counts those that contain given strings.
 type logCount struct {
 	mu    sync.Mutex
 	lines []string
@@ -23,19 +24,30 @@ type logCount struct {
 func (l *logCount) logf(format string, args ...any) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	l.lines = append(l.lines, strings.TrimSpace(fmt.Sprintf(format, args...)))
+	l.lines = append(l.lines, time.Now().Format("15:04:05.000")+" "+strings.TrimSpace(fmt.Sprintf(format, args...)))
 }
 
-func (l *logCount) count(s string) int {
+// count is how many lines hold every one of subs.
+func (l *logCount) count(subs ...string) int {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	n := 0
 	for _, line := range l.lines {
-		if strings.Contains(line, s) {
+		all := true
+		for _, s := range subs {
+			all = all && strings.Contains(line, s)
+		}
+		if all {
 			n++
 		}
 	}
 	return n
+}
+
+func (l *logCount) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return strings.Join(l.lines, "\n")
 }
 
 // TestProbesOnByDefault: with two or more paths and the default selector

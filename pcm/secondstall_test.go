@@ -6,7 +6,6 @@ import (
 	"math"
 	"net"
 	"net/netip"
-	"strings"
 	"sync"
 	"testing"
 	"testing/synctest"
@@ -101,50 +100,15 @@ func TestDeadPathSideProbeLeavesNothing(t *testing.T) {
 // recordedMem starts, in a synctest bubble moved past the real clock
 // (pastRealClock), a memnet network serving origin, and returns it with a
 // config of k paths over it whose log lines and sockets are recorded.
-func recordedMem(t *testing.T, k int) (*memnet.Network, Config, *lines, *socketLog) {
+func recordedMem(t *testing.T, k int) (*memnet.Network, Config, *logCount, *socketLog) {
 	pastRealClock()
 	n := memnet.New()
-	logs := &lines{}
+	logs := &logCount{}
 	socks := &socketLog{listen: n.ListenIP}
 	roots := memServe(t, n, origin.Handler(nil), nil)
 	cfg := memConfig(t, n, k, Config{Logf: logs.logf}, roots)
 	cfg.ListenPacket = socks.listenPacket
 	return n, cfg, logs, socks
-}
-
-// lines collects log lines.
-type lines struct {
-	mu sync.Mutex
-	l  []string
-}
-
-func (l *lines) logf(format string, args ...any) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.l = append(l.l, fmt.Sprintf("%s %s", time.Now().Format("15:04:05.000"), fmt.Sprintf(format, args...)))
-}
-
-// count is how many lines hold every one of subs.
-func (l *lines) count(subs ...string) int {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	n := 0
-	for _, s := range l.l {
-		all := true
-		for _, sub := range subs {
-			all = all && strings.Contains(s, sub)
-		}
-		if all {
-			n++
-		}
-	}
-	return n
-}
-
-func (l *lines) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return strings.Join(l.l, "\n")
 }
 
 // socketLog records when each socket a client opens is opened and

@@ -95,12 +95,7 @@ func cutOffsets() []time.Duration {
 // (strict 0) against maxWait.
 func twoCutsCase(t *testing.T, api string, rtts []time.Duration, at, strict time.Duration) {
 	n, tr, _, base := slowPaths(t, rtts)
-	var rt http.RoundTripper = tr
-	client := func() *Client { return tr.origins[memServer.String()].c }
-	if api == "Client" {
-		c := dialConfig(t, tr.Config)
-		rt, client = c, func() *Client { return c }
-	}
+	rt, client := overAPI(t, api, tr)
 	// Warm up until the connection has settled on the best path.
 	steadyGets(t, rt, base, 2*time.Second, time.Hour, nil)
 	var mu sync.Mutex
@@ -200,6 +195,21 @@ func slowPaths(t *testing.T, rtts []time.Duration) (*memnet.Network, *Transport,
 		n.SetLink(memPath(i), 12.5e6, 256<<10)
 	}
 	return n, tr, hc, base
+}
+
+// overAPI returns the round tripper a test drives, tr or (api "Client")
+// a Client dialled on tr's Config, and a function that returns the
+// Client under it (nil while tr has not dialled).
+func overAPI(t *testing.T, api string, tr *Transport) (http.RoundTripper, func() *Client) {
+	if api == "Client" {
+		c := dialConfig(t, tr.Config)
+		return c, func() *Client { return c }
+	}
+	return tr, func() *Client {
+		tr.mu.Lock()
+		defer tr.mu.Unlock()
+		return tr.origins[memServer.String()].dialled()
+	}
 }
 
 // cutter returns a func that black-holes the path active names and
