@@ -35,7 +35,8 @@ import (
 // body byte: QUIC's headers and retransmissions for both, and for ct the
 // bytes a stripe's pieces cost past the body (the original stream's
 // bytes past its cut, end-game copies), each of which costs the CPU of
-// any other packet.
+// any other packet. down-pkts/MB and up-pkts/MB are each mode's
+// datagrams down and up its relay per body MB.
 // go test -run '^$' -bench StripeCPU -benchtime 6x ./agent/runner/
 // With -cpuprofile, `go tool pprof -tags` splits the CPU by part
 // (roleKey): ct-client and ct-server against h3-client and h3-server.
@@ -62,15 +63,19 @@ func BenchmarkStripeCPU(b *testing.B) {
 	}
 	var cpu [2]time.Duration
 	var wire [2]uint64
+	var pk [2]packets
 	b.ResetTimer()
 	for range b.N {
 		for i, get := range modes {
-			start, down := cputime.Process(), downBytes(relays[i])
+			start, down, p0 := cputime.Process(), downBytes(relays[i]), countPackets(relays[i])
 			if err := get(); err != nil {
 				b.Fatal(err)
 			}
 			cpu[i] += cputime.Process() - start
 			wire[i] += downBytes(relays[i]) - down
+			p1 := countPackets(relays[i])
+			pk[i].up += p1.up - p0.up
+			pk[i].down += p1.down - p0.down
 		}
 	}
 	b.StopTimer()
@@ -85,6 +90,26 @@ func BenchmarkStripeCPU(b *testing.B) {
 	b.ReportMetric(float64(cpu[1])/float64(cpu[0]), "ratio")
 	b.ReportMetric(float64(wire[0])/(gb*1e9), "h3-wire/body")
 	b.ReportMetric(float64(wire[1])/(gb*1e9), "ct-wire/body")
+	b.ReportMetric(float64(pk[0].down)/(gb*1e3), "h3-down-pkts/MB")
+	b.ReportMetric(float64(pk[1].down)/(gb*1e3), "ct-down-pkts/MB")
+	b.ReportMetric(float64(pk[0].up)/(gb*1e3), "h3-up-pkts/MB")
+	b.ReportMetric(float64(pk[1].up)/(gb*1e3), "ct-up-pkts/MB")
+}
+
+// packets are UDP datagrams a relay delivered, each way.
+type packets struct{ up, down uint64 }
+
+// countPackets is the datagrams r has delivered, over every path: each
+// costs system calls in the sender, the relay and the receiver whatever
+// its size, so a mode's packets per body byte (down: data; up: mostly
+// ACKs) say how much of its CPU per byte is per packet.
+func countPackets(r *udprelay.Relay) packets {
+	var n packets
+	for _, p := range r.Engine().Stats() {
+		n.up += p.Up.PacketsOut
+		n.down += p.Down.PacketsOut
+	}
+	return n
 }
 
 // downBytes is the UDP payload r has delivered down, over every path.
