@@ -684,15 +684,14 @@ func (l *leg) accept(resp *http.Response) error {
 
 // copy writes the response body to the app; it returns the bytes written.
 // An app's writes are batched (coalescer); a striped piece's buffer takes
-// them as they come, which keeps its path's rate estimate current, and is
-// read into directly while it has room (bufferWriter.spare).
+// them as they come, which keeps its path's rate estimate current.
 func (l *leg) copy(resp *http.Response) (n int64, err error) {
 	f, c, p := l.f, l.f.c, l.p
 	bp := copyBufs.Get().(*[]byte)
 	defer copyBufs.Put(bp)
+	buf := *bp
 	write := func(b []byte) error { _, err := f.w.Write(b); return err }
-	piece, _ := f.w.(*bufferWriter)
-	if piece == nil {
+	if _, piece := f.w.(*bufferWriter); !piece {
 		co := newCoalescer(f.w)
 		write = co.write
 		defer func() {
@@ -704,10 +703,6 @@ func (l *leg) copy(resp *http.Response) (n int64, err error) {
 	var sampleBytes int64
 	sampleStart, sampleFrom := time.Now(), l.arrived()
 	for {
-		buf := *bp
-		if piece != nil && len(piece.spare()) > 0 {
-			buf = piece.spare()
-		}
 		k, rerr := resp.Body.Read(buf)
 		if k > 0 {
 			l.watch.last = time.Now()

@@ -1,11 +1,11 @@
 package agent
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"net/http"
-	"slices"
 	"strings"
 	"time"
 
@@ -58,14 +58,11 @@ func (c *Client) stripeable(resp *http.Response) bool {
 // received, if set, hears of each body write (the stripe's queue per path
 // counts bytes still to come, not whole pieces: a path's pieces share it
 // and land together, and a queue counted in pieces emptied at once and
-// left the path idle for a round trip). buf is sized to the piece once its
-// range is known (fetchPiece), and leg.copy reads the body straight into
-// its spare room: each striped byte is copied once out of the stream,
-// not once into a copy buffer and again into the piece.
+// left the path idle for a round trip).
 type bufferWriter struct {
 	h        http.Header
 	status   int
-	buf      []byte
+	buf      bytes.Buffer
 	received func(n int)
 }
 
@@ -75,9 +72,6 @@ func (b *bufferWriter) WriteHeader(code int) {
 		b.status = code
 	}
 }
-
-// Write appends p; bytes read into spare's start are only counted, not
-// copied again.
 func (b *bufferWriter) Write(p []byte) (int, error) {
 	if b.status == 0 {
 		b.status = http.StatusOK
@@ -85,17 +79,8 @@ func (b *bufferWriter) Write(p []byte) (int, error) {
 	if b.received != nil {
 		b.received(len(p))
 	}
-	if n := len(b.buf); len(p) > 0 && len(p) <= cap(b.buf)-n && &b.buf[:n+1][n] == &p[0] {
-		b.buf = b.buf[:n+len(p)]
-	} else {
-		b.buf = append(b.buf, p...)
-	}
-	return len(p), nil
+	return b.buf.Write(p)
 }
-
-// spare is buf's room past its bytes, for a read to fill and Write to
-// take without a copy (empty once the piece is whole).
-func (b *bufferWriter) spare() []byte { return b.buf[len(b.buf):cap(b.buf)] }
 
 // stripeRun is a striped download of one app request: the engine
 // (package stripe) and what the client needs to finish it.
@@ -264,7 +249,7 @@ func (c *Client) fetchPiece(ctx context.Context, r *http.Request, hdr http.Heade
 		if err == nil && !f.hasRange {
 			off, end = first, last
 			f.orig, f.hasRange = resume.Range{First: off, Last: end}, true
-			bw.buf = slices.Grow(bw.buf, int(end-off+1)) // one allocation, read into in place (bufferWriter)
+			bw.buf.Grow(int(end - off + 1)) // one allocation, no copies as it grows (CPU per byte)
 			// Only now: what the fetch writes before it has a stream (its
 			// own error text, fetch.fail) is not the piece's, which the
 			// stripe knows only from here (a nil piece, under -race).
@@ -289,8 +274,8 @@ func (c *Client) fetchPiece(ctx context.Context, r *http.Request, hdr http.Heade
 	if bw.status == http.StatusTooManyRequests || bw.status == http.StatusServiceUnavailable {
 		return nil, fmt.Errorf("piece %d-%d: %w (status %d)", off, end, errPieceRefused, bw.status)
 	}
-	if bw.status != http.StatusPartialContent || int64(len(bw.buf)) != end-off+1 {
-		return nil, fmt.Errorf("piece %d-%d: status %d, %d bytes", off, end, bw.status, len(bw.buf))
+	if bw.status != http.StatusPartialContent || int64(bw.buf.Len()) != end-off+1 {
+		return nil, fmt.Errorf("piece %d-%d: status %d, %d bytes", off, end, bw.status, bw.buf.Len())
 	}
 	// Without a validator (no If-Range) only the length tells another
 	// version: a piece of an object whose length changed is not the
@@ -298,5 +283,5 @@ func (c *Client) fetchPiece(ctx context.Context, r *http.Request, hdr http.Heade
 	if cr, ok := resume.ParseContentRange(bw.h.Get("Content-Range")); !ok || cr.First != off || cr.Last != end || cr.Total != total {
 		return nil, fmt.Errorf("piece %d-%d: Content-Range %q, object of %d bytes", off, end, bw.h.Get("Content-Range"), total)
 	}
-	return bw.buf, nil
+	return bw.buf.Bytes(), nil
 }
