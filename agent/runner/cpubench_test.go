@@ -101,8 +101,12 @@ type packets struct{ up, down uint64 }
 
 // countPackets is the datagrams r has delivered, over every path: each
 // costs system calls in the sender, the relay and the receiver whatever
-// its size, so a mode's packets per body byte (down: data; up: mostly
-// ACKs) say how much of its CPU per byte is per packet.
+// its size, so the modes' packets per body byte (down: data; up: mostly
+// ACKs) say whether one sends more of them for the same bytes. The up
+// count varies with the load (a loaded receiver finds more packets queued
+// per ACK it sends); fewer ACKs alone did not lower the CPU per byte
+// (quic-go patched to ACK every 8 packets, 2026-12-01: see ctcpu29's
+// notes).
 func countPackets(r *udprelay.Relay) packets {
 	var n packets
 	for _, p := range r.Engine().Stats() {
