@@ -2,6 +2,7 @@ package pcm
 
 import (
 	"context"
+	"crypto/tls"
 	"io"
 	"net/http"
 	"strings"
@@ -107,4 +108,58 @@ func TestProbeTargetNeverAnswers(t *testing.T) {
 			t.Errorf("%d warnings that probes are off, want 1:\n%s", got, logs)
 		}
 	})
+}
+
+// peerProbeWait bounds how long TestProbesStayOnAgainstPeers sends
+// requests while it waits for every idle path's first probe answer: the
+// start-up sweep asks them at once, but a side connection's handshake with
+// a Python server took seconds on two loaded cores (serverStartBound).
+const peerProbeWait = 30 * time.Second
+
+// TestProbesStayOnAgainstPeers: the default side probes stay on against
+// the interop peers and measure every idle path: aioquic and qh3
+// (interop/h3_origin.py, which serves /bytes/0 empty) and ngtcp2's
+// gtlsserver, whose document root answers /bytes/0 with 404 (before the
+// probes took any answer as a sample, that 404 turned them off). The
+// probe timeout is raised for a loaded machine; the target is the
+// default.
+func TestProbesStayOnAgainstPeers(t *testing.T) {
+	for _, stack := range []string{"aioquic", "qh3", "ngtcp2"} {
+		t.Run(stack, func(t *testing.T) {
+			var addr string
+			var roots *tls.Config
+			if stack == "ngtcp2" {
+				addr, roots = startNgtcp2(t, writeBytesDocs)
+			} else {
+				srv := startPyOrigin(t, stack, false)
+				addr, roots = srv.addr, srv.tls
+			}
+			log := newInteropLog(t)
+			c := dialConfig(t, Config{Server: addr, ServerName: "localhost", TLS: roots, Paths: loopbackPaths(3),
+				Logf: log.logf, Probes: Probes{Timeout: 5 * time.Second}})
+			defer c.Close()
+			probed := 0
+			for start := time.Now(); probed < 2 && time.Since(start) < peerProbeWait; time.Sleep(200 * time.Millisecond) {
+				if _, err := c.Get(context.Background(), "/bytes/5120", nil); err != nil {
+					t.Fatal(err)
+				}
+				probed = 0
+				for _, rtt := range probedRTTs(c) {
+					if rtt > 0 {
+						probed++
+					}
+				}
+			}
+			log.mu.Lock()
+			defer log.mu.Unlock()
+			for _, l := range log.lines {
+				if strings.Contains(l, "side probes off") {
+					t.Errorf("%s: %s", stack, l)
+				}
+			}
+			if probed < 2 {
+				t.Errorf("%s: side probes answered on %d paths (%v), want both idle ones", stack, probed, probedRTTs(c))
+			}
+		})
+	}
 }
