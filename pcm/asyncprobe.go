@@ -2,7 +2,6 @@ package pcm
 
 import (
 	"context"
-	"errors"
 	"math"
 	"sync"
 	"time"
@@ -32,12 +31,10 @@ type AsyncProber struct {
 }
 
 // ProbeAnswer is one probe's answer: path Path measured RTTms (+Inf: lost
-// or timed out). Err is set when the probe target itself failed
-// (ErrProbeTarget): the server answered, but not with a success.
+// or timed out).
 type ProbeAnswer struct {
 	Path  int
 	RTTms float64
-	Err   error
 }
 
 // sideDialTimeout bounds dialling the side connections (a handshake per
@@ -102,7 +99,7 @@ func (s *AsyncProber) loop(ctx context.Context) {
 		case p = <-s.ask:
 		}
 		if !s.dialled(ctx) {
-			s.answer(p, math.Inf(1), nil)
+			s.answer(p, math.Inf(1))
 			continue
 		}
 		select {
@@ -111,12 +108,9 @@ func (s *AsyncProber) loop(ctx context.Context) {
 		case slots <- struct{}{}:
 		}
 		probes.Go(func() {
-			v, err := s.prober.ProbeErr(ctx, p)
+			v := s.prober.Probe(ctx, p)
 			<-slots
-			if !errors.Is(err, ErrProbeTarget) {
-				err = nil
-			}
-			s.answer(p, v, err)
+			s.answer(p, v)
 		})
 	}
 }
@@ -140,9 +134,9 @@ func (s *AsyncProber) dialled(ctx context.Context) bool {
 }
 
 // answer records path p's answer and says so through Ready.
-func (s *AsyncProber) answer(p int, v float64, err error) {
+func (s *AsyncProber) answer(p int, v float64) {
 	s.mu.Lock()
-	s.answers = append(s.answers, ProbeAnswer{Path: p, RTTms: v, Err: err})
+	s.answers = append(s.answers, ProbeAnswer{Path: p, RTTms: v})
 	s.pending[p] = false
 	s.mu.Unlock()
 	select {

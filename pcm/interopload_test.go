@@ -30,9 +30,9 @@ const (
 	loadBody  = 200_000 // bytes of a body, about (each size is distinct)
 )
 
-// loadProbeSize is the body the side probes ask for: not the default
-// target's 0 bytes, which ngtcp2's gtlsserver answers with 404 for an
-// empty file (side probes off, with a warning).
+// loadProbeSize is the body the side probes ask for. It dates from when
+// ngtcp2's 404 for the default target's empty file turned the probes off;
+// a 404 is a probe's sample now (TestProbesStayOnAgainstPeers).
 const loadProbeSize = 1
 
 // loadPaths are the emulated paths, one-way delays 30/10/20 ms: path 1 is

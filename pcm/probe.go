@@ -4,9 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"math"
+	"net/http"
 	"sync"
 	"time"
+
+	"github.com/quic-go/quic-go"
+	"github.com/quic-go/quic-go/http3"
 
 	"github.com/hetquic/hetquic/pathsel"
 )
@@ -16,12 +21,12 @@ import (
 // validated idle path late or not at all (TestQuicGoIdleProbesMeasureNoRTT:
 // connection IDs run out at every switch), so each probed path gets a
 // light connection of its own instead: a one-path Client on the path's
-// local address, on which a probe is a request for an empty body
-// (Probes.Target, default /bytes/0), timed from its stream to its last
-// byte — one round trip, independent of the server's path state. Its
-// cost: a handshake per side connection, the request's and response's
-// headers and the ACKs per probe (Bytes counts both), and a connection's
-// state on the server per probed path.
+// local address, on which a probe is a HEAD of the target (Probes.Target,
+// default /bytes/0), timed from its stream to the response's head — one
+// round trip, independent of the server's path state (headRTT says why
+// any status counts). Its cost: a handshake per side connection, the
+// request's and response's headers and the ACKs per probe (Bytes counts
+// both), and a connection's state on the server per probed path.
 //
 // A side connection is dialled on its path's first probe, and again on
 // the probe after one that failed on it (retire); with a working
@@ -42,14 +47,11 @@ type SideProber struct {
 	closed uint64      // the bytes of side connections closed since
 }
 
-// sideTarget is what a probe asks for by default: the smallest response an
-// origin serves (origin.Handler: /bytes/N).
+// sideTarget is what a probe asks for by default: hetquic's origin answers
+// it with an empty 200 (origin.Handler: /bytes/N), any other origin most
+// often with its cheapest answer, a 404 (headRTT: that measures the path
+// as well).
 const sideTarget = "/bytes/0"
-
-// ErrProbeTarget is a probe's error when the server answered the probe
-// target with a status other than 2xx: the target is wrong for this
-// server, and probing it says nothing about the path.
-var ErrProbeTarget = errors.New("pcm: the probe target does not answer 2xx")
 
 // NewSideProber returns a prober for the paths of cfg (cfg.Paths, each on
 // its own connection; the selector and strategy are not used), dialling
@@ -185,29 +187,68 @@ func (p *SideProber) retireLocked(i int) {
 // timeout (and a side connection's handshake on the path's first probe);
 // callers that must not wait use an AsyncProber.
 func (p *SideProber) Probe(ctx context.Context, i int) float64 {
-	v, _ := p.ProbeErr(ctx, i)
-	return v
-}
-
-// ProbeErr is Probe that also says why a probe measured +Inf; an error
-// wrapping ErrProbeTarget means the server answered, without success.
-func (p *SideProber) ProbeErr(ctx context.Context, i int) (float64, error) {
 	ctx, cancel := context.WithTimeout(ctx, p.timeout)
 	defer cancel()
 	c, err := p.side(ctx, i)
 	if err != nil {
-		return math.Inf(1), err
+		return math.Inf(1)
 	}
 	defer p.release(i)
-	res, err := c.GetOn(ctx, 0, p.target, nil)
+	rtt, err := c.headRTT(ctx, p.target)
 	if err != nil {
 		p.retire(i, c)
-		return math.Inf(1), err
+		return math.Inf(1)
 	}
-	if res.Status < 200 || res.Status > 299 {
-		return math.Inf(1), fmt.Errorf("%w: %s answered %d", ErrProbeTarget, p.target, res.Status)
+	return float64(rtt) / float64(time.Millisecond)
+}
+
+// maxProbeBody bounds the body a probe reads after the response's head:
+// a HEAD response has none (RFC 9110 §9.3.2), and a server that sends one
+// anyway is not read on; the rest is refused (STOP_SENDING).
+const maxProbeBody = 1 << 10
+
+// headRTT sends a HEAD of target on c's connection and returns the time
+// from its stream to the response's head, whatever its status. Any
+// complete response head is one round trip on the path plus the server's
+// time to answer, which is all a probe measures: a 404 (the default
+// target against an origin other than hetquic's, which serves it) or a
+// 405 measures the path as well as a 200 does, so probing works against
+// any origin with no target configured. It times the head, not the last
+// byte, and asks with HEAD: an error page may be large or slow to send,
+// and neither is the path's round trip; a HEAD's answer has no body, so
+// a probe costs its request's and response's heads whatever the target.
+// What a non-2xx leaves in the sample is the server's time to make its
+// head; a target whose answer is slow to make (an error page a framework
+// renders) reads as a slower path, and Probes.Target names a cheaper one.
+func (c *Client) headRTT(ctx context.Context, target string) (time.Duration, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodHead, "https://"+c.authority()+target, nil)
+	if err != nil {
+		return 0, err
 	}
-	return float64(res.TCT()) / float64(time.Millisecond), nil
+	str, err := c.s().h3.OpenRequestStream(ctx)
+	if err != nil {
+		return 0, err
+	}
+	start := c.cfg.Now()
+	stop := context.AfterFunc(ctx, func() {
+		str.CancelRead(quic.StreamErrorCode(http3.ErrCodeRequestCanceled))
+		str.CancelWrite(quic.StreamErrorCode(http3.ErrCodeRequestCanceled))
+	})
+	defer stop()
+	if err := str.SendRequestHeader(req); err != nil {
+		return 0, err
+	}
+	str.Close() // no body: send FIN
+	resp, err := str.ReadResponse()
+	if err != nil {
+		return 0, err
+	}
+	rtt := c.cfg.Now().Sub(start)
+	// Read to the FIN, which most often came with the head: a stream read
+	// to its end needs no STOP_SENDING.
+	io.Copy(io.Discard, io.LimitReader(resp.Body, maxProbeBody))
+	resp.Body.Close()
+	return rtt, nil
 }
 
 // Bytes is what the side connections have sent and received so far

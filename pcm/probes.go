@@ -31,9 +31,11 @@ type Probes struct {
 	// under way; probing a path beyond it closes the least recently probed
 	// one, and that path's next probe costs a handshake.
 	WorkingSet int
-	// Target is the request target of a probe (default "/bytes/0", which
-	// hetquic's origin serves empty). One that answers other than 2xx, or
-	// that never answers while requests do, turns the probes off with one
+	// Target is the request target of a probe, a HEAD timed to the
+	// response's head, whatever its status (default "/bytes/0", which
+	// hetquic's origin serves empty and other origins most often answer
+	// 404: either measures the path; Client.headRTT says why). One
+	// that never answers while requests do turns the probes off with one
 	// warning.
 	Target string
 	// Timeout bounds one probe (default 1 s): a slower one measures +Inf.
@@ -159,15 +161,11 @@ func (r *probeRun) ask(q int) {
 }
 
 // handOver hands the answers that came back to the selector; false when
-// the probes turn themselves off (a target that fails or never answers).
+// the probes turn themselves off (a target that never answers).
 func (r *probeRun) handOver() bool {
 	c := r.c
 	for _, a := range r.ap.Answers() {
 		r.out[a.Path] = false
-		if a.Err != nil {
-			c.cfg.Logf("pcm: WARNING: side probes off: %v", a.Err)
-			return false
-		}
 		if math.IsInf(a.RTTms, 1) {
 			r.timeouts++
 		} else {

@@ -2,7 +2,6 @@ package realenv
 
 import (
 	"context"
-	"math"
 	"time"
 
 	"github.com/hetquic/hetquic/pathsel"
@@ -27,16 +26,11 @@ func newSideProbes(k int, dial func(context.Context) (*pcm.SideProber, error)) *
 // Probe asks for a probe of path p (pcm.AsyncProber.Ask).
 func (s *sideProbes) Probe(p pathsel.PathID) { s.Ask(int(p)) }
 
-// Answers hands out the answers that came back since the last call; a
-// probe whose target failed measures +Inf, as a lost one.
+// Answers hands out the answers that came back since the last call.
 func (s *sideProbes) Answers() []runner.ProbeAnswer {
 	var out []runner.ProbeAnswer
 	for _, a := range s.AsyncProber.Answers() {
-		v := a.RTTms
-		if a.Err != nil {
-			v = math.Inf(1)
-		}
-		out = append(out, runner.ProbeAnswer{P: pathsel.PathID(a.Path), RTTms: v})
+		out = append(out, runner.ProbeAnswer{P: pathsel.PathID(a.Path), RTTms: a.RTTms})
 	}
 	return out
 }
