@@ -2,6 +2,7 @@ package pcm
 
 import (
 	"context"
+	"errors"
 	"math"
 	"sync"
 	"time"
@@ -31,10 +32,12 @@ type AsyncProber struct {
 }
 
 // ProbeAnswer is one probe's answer: path Path measured RTTms (+Inf: lost
-// or timed out).
+// or timed out). Err is set when the probe target itself failed
+// (ErrProbeTarget): the server answered, but not with a success.
 type ProbeAnswer struct {
 	Path  int
 	RTTms float64
+	Err   error
 }
 
 // sideDialTimeout bounds dialling the side connections (a handshake per
@@ -99,7 +102,7 @@ func (s *AsyncProber) loop(ctx context.Context) {
 		case p = <-s.ask:
 		}
 		if !s.dialled(ctx) {
-			s.answer(p, math.Inf(1))
+			s.answer(p, math.Inf(1), nil)
 			continue
 		}
 		select {
@@ -108,9 +111,12 @@ func (s *AsyncProber) loop(ctx context.Context) {
 		case slots <- struct{}{}:
 		}
 		probes.Go(func() {
-			v := s.prober.Probe(ctx, p)
+			v, err := s.prober.ProbeErr(ctx, p)
 			<-slots
-			s.answer(p, v)
+			if !errors.Is(err, ErrProbeTarget) {
+				err = nil
+			}
+			s.answer(p, v, err)
 		})
 	}
 }
@@ -134,9 +140,9 @@ func (s *AsyncProber) dialled(ctx context.Context) bool {
 }
 
 // answer records path p's answer and says so through Ready.
-func (s *AsyncProber) answer(p int, v float64) {
+func (s *AsyncProber) answer(p int, v float64, err error) {
 	s.mu.Lock()
-	s.answers = append(s.answers, ProbeAnswer{Path: p, RTTms: v})
+	s.answers = append(s.answers, ProbeAnswer{Path: p, RTTms: v, Err: err})
 	s.pending[p] = false
 	s.mu.Unlock()
 	select {

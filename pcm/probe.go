@@ -38,7 +38,8 @@ type SideProber struct {
 	cfg     Config
 	timeout time.Duration
 	target  string
-	ws      int // most side connections open at once; 0: every path
+	strict  bool // target was configured: only a 2xx answers it (ErrProbeTarget)
+	ws      int  // most side connections open at once; 0: every path
 
 	mu     sync.Mutex
 	sides  []*Client   // by path; nil: not open
@@ -53,22 +54,29 @@ type SideProber struct {
 // as well).
 const sideTarget = "/bytes/0"
 
+// ErrProbeTarget is a probe's error when the server answered a configured
+// probe target with a status other than 2xx: the user named a resource the
+// origin serves, so the answer says the target is wrong for this server.
+var ErrProbeTarget = errors.New("pcm: the probe target does not answer 2xx")
+
 // NewSideProber returns a prober for the paths of cfg (cfg.Paths, each on
 // its own connection; the selector and strategy are not used), dialling
 // nothing yet. timeout bounds one probe (a probe that takes longer
 // measures +Inf), target is the request target of a probe (empty: the
-// default), ws the most side connections open at once (0: all).
+// default, which any answer answers; set: only a 2xx), ws the most side
+// connections open at once (0: all).
 func NewSideProber(cfg Config, timeout time.Duration, target string, ws int) (*SideProber, error) {
 	if timeout <= 0 {
 		return nil, fmt.Errorf("pcm: side prober: timeout %v must be > 0", timeout)
 	}
-	if target == "" {
+	strict := target != ""
+	if !strict {
 		target = sideTarget
 	}
 	if err := checkTarget(target); err != nil {
 		return nil, err
 	}
-	return &SideProber{cfg: cfg, timeout: timeout, target: target, ws: ws,
+	return &SideProber{cfg: cfg, timeout: timeout, target: target, strict: strict, ws: ws,
 		sides: make([]*Client, len(cfg.Paths)), used: make([]time.Time, len(cfg.Paths)), busy: make([]int, len(cfg.Paths))}, nil
 }
 
@@ -187,19 +195,30 @@ func (p *SideProber) retireLocked(i int) {
 // timeout (and a side connection's handshake on the path's first probe);
 // callers that must not wait use an AsyncProber.
 func (p *SideProber) Probe(ctx context.Context, i int) float64 {
+	v, _ := p.ProbeErr(ctx, i)
+	return v
+}
+
+// ProbeErr is Probe that also says why a probe measured +Inf; an error
+// wrapping ErrProbeTarget means the server answered a configured target,
+// without success.
+func (p *SideProber) ProbeErr(ctx context.Context, i int) (float64, error) {
 	ctx, cancel := context.WithTimeout(ctx, p.timeout)
 	defer cancel()
 	c, err := p.side(ctx, i)
 	if err != nil {
-		return math.Inf(1)
+		return math.Inf(1), err
 	}
 	defer p.release(i)
-	rtt, err := c.headRTT(ctx, p.target)
+	rtt, status, err := c.headRTT(ctx, p.target)
 	if err != nil {
 		p.retire(i, c)
-		return math.Inf(1)
+		return math.Inf(1), err
 	}
-	return float64(rtt) / float64(time.Millisecond)
+	if p.strict && (status < 200 || status > 299) {
+		return math.Inf(1), fmt.Errorf("%w: %s answered %d", ErrProbeTarget, p.target, status)
+	}
+	return float64(rtt) / float64(time.Millisecond), nil
 }
 
 // maxProbeBody bounds the body a probe reads after the response's head:
@@ -208,26 +227,27 @@ func (p *SideProber) Probe(ctx context.Context, i int) float64 {
 const maxProbeBody = 1 << 10
 
 // headRTT sends a HEAD of target on c's connection and returns the time
-// from its stream to the response's head, whatever its status. Any
+// from its stream to the response's head, and its status. Any
 // complete response head is one round trip on the path plus the server's
 // time to answer, which is all a probe measures: a 404 (the default
 // target against an origin other than hetquic's, which serves it) or a
 // 405 measures the path as well as a 200 does, so probing works against
-// any origin with no target configured. It times the head, not the last
+// any origin with no target configured (a configured one must answer
+// 2xx: SideProber.ProbeErr). It times the head, not the last
 // byte, and asks with HEAD: an error page may be large or slow to send,
 // and neither is the path's round trip; a HEAD's answer has no body, so
 // a probe costs its request's and response's heads whatever the target.
 // What a non-2xx leaves in the sample is the server's time to make its
 // head; a target whose answer is slow to make (an error page a framework
 // renders) reads as a slower path, and Probes.Target names a cheaper one.
-func (c *Client) headRTT(ctx context.Context, target string) (time.Duration, error) {
+func (c *Client) headRTT(ctx context.Context, target string) (time.Duration, int, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodHead, "https://"+c.authority()+target, nil)
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	str, err := c.s().h3.OpenRequestStream(ctx)
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	start := c.cfg.Now()
 	stop := context.AfterFunc(ctx, func() {
@@ -236,19 +256,19 @@ func (c *Client) headRTT(ctx context.Context, target string) (time.Duration, err
 	})
 	defer stop()
 	if err := str.SendRequestHeader(req); err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	str.Close() // no body: send FIN
 	resp, err := str.ReadResponse()
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	rtt := c.cfg.Now().Sub(start)
 	// Read to the FIN, which most often came with the head: a stream read
 	// to its end needs no STOP_SENDING.
 	io.Copy(io.Discard, io.LimitReader(resp.Body, maxProbeBody))
 	resp.Body.Close()
-	return rtt, nil
+	return rtt, resp.StatusCode, nil
 }
 
 // Bytes is what the side connections have sent and received so far

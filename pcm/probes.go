@@ -1,6 +1,7 @@
 package pcm
 
 import (
+	"cmp"
 	"context"
 	"math"
 	"time"
@@ -32,11 +33,13 @@ type Probes struct {
 	// one, and that path's next probe costs a handshake.
 	WorkingSet int
 	// Target is the request target of a probe, a HEAD timed to the
-	// response's head, whatever its status (default "/bytes/0", which
+	// response's head. Unset, the probe asks for "/bytes/0", which
 	// hetquic's origin serves empty and other origins most often answer
-	// 404: either measures the path; Client.headRTT says why). One
-	// that never answers while requests do turns the probes off with one
-	// warning.
+	// 404, and any status measures the path (Client.headRTT says why), so
+	// the default probes any origin. Set, it names a resource the origin
+	// serves: an answer other than 2xx is a wrong target and turns the
+	// probes off with one warning. Either, a target that never answers
+	// while requests do turns them off with one warning.
 	Target string
 	// Timeout bounds one probe (default 1 s): a slower one measures +Inf.
 	Timeout time.Duration
@@ -64,9 +67,6 @@ func (p *Probes) setDefaults() {
 	}
 	if p.Timeout == 0 {
 		p.Timeout = pathsel.DefaultProbeTimeoutMs * time.Millisecond
-	}
-	if p.Target == "" {
-		p.Target = sideTarget
 	}
 }
 
@@ -161,11 +161,16 @@ func (r *probeRun) ask(q int) {
 }
 
 // handOver hands the answers that came back to the selector; false when
-// the probes turn themselves off (a target that never answers).
+// the probes turn themselves off (a configured target that fails, or any
+// that never answers).
 func (r *probeRun) handOver() bool {
 	c := r.c
 	for _, a := range r.ap.Answers() {
 		r.out[a.Path] = false
+		if a.Err != nil {
+			c.cfg.Logf("pcm: WARNING: side probes off: %v", a.Err)
+			return false
+		}
 		if math.IsInf(a.RTTms, 1) {
 			r.timeouts++
 		} else {
@@ -174,7 +179,7 @@ func (r *probeRun) handOver() bool {
 		c.probeAnswer(r.po, a, r.answered)
 	}
 	if !r.answered && r.timeouts >= r.giveUp && c.s().conn.ConnectionStats().PacketsReceived > 0 {
-		c.cfg.Logf("pcm: WARNING: side probes off: %d probes of %s timed out and none answered", r.timeouts, c.cfg.Probes.Target)
+		c.cfg.Logf("pcm: WARNING: side probes off: %d probes of %s timed out and none answered", r.timeouts, cmp.Or(c.cfg.Probes.Target, sideTarget))
 		return false
 	}
 	return true

@@ -80,6 +80,27 @@ func TestProbesOnByDefault(t *testing.T) {
 	}
 }
 
+// TestProbeTargetNotFound: a configured probe target the server answers
+// 404 turns the probes off with one warning (the user named a resource
+// the origin does not serve), and requests go on unharmed; the default
+// target's 404 is a sample (TestProbesMeasureAnyOrigin).
+func TestProbeTargetNotFound(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		n := memnet.New()
+		logs := &logCount{}
+		c := memDial(t, n, 3, Config{Probes: Probes{Target: "/no/such/thing"}, Logf: logs.logf})
+		for range 20 {
+			if _, err := c.Get(context.Background(), "/bytes/10", nil); err != nil {
+				t.Fatalf("a request failed while probes misfired: %v", err)
+			}
+			time.Sleep(500 * time.Millisecond)
+		}
+		if got := logs.count("side probes off"); got != 1 {
+			t.Errorf("%d warnings that probes are off, want 1: %v", got, logs)
+		}
+	})
+}
+
 // TestProbeBringsPathBack: a path that stalled is down until a side probe
 // answers on it again; no request is sent into it meanwhile.
 func TestProbeBringsPathBack(t *testing.T) {

@@ -2,6 +2,7 @@ package realenv
 
 import (
 	"context"
+	"math"
 	"time"
 
 	"github.com/hetquic/hetquic/pathsel"
@@ -26,11 +27,16 @@ func newSideProbes(k int, dial func(context.Context) (*pcm.SideProber, error)) *
 // Probe asks for a probe of path p (pcm.AsyncProber.Ask).
 func (s *sideProbes) Probe(p pathsel.PathID) { s.Ask(int(p)) }
 
-// Answers hands out the answers that came back since the last call.
+// Answers hands out the answers that came back since the last call; a
+// probe whose target failed measures +Inf, as a lost one.
 func (s *sideProbes) Answers() []runner.ProbeAnswer {
 	var out []runner.ProbeAnswer
 	for _, a := range s.AsyncProber.Answers() {
-		out = append(out, runner.ProbeAnswer{P: pathsel.PathID(a.Path), RTTms: a.RTTms})
+		v := a.RTTms
+		if a.Err != nil {
+			v = math.Inf(1)
+		}
+		out = append(out, runner.ProbeAnswer{P: pathsel.PathID(a.Path), RTTms: v})
 	}
 	return out
 }
