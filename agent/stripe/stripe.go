@@ -1016,9 +1016,9 @@ func (s *Run) ask(pin int, size int64, now time.Time, rtt time.Duration) {
 		e.idle(now)
 	}
 	s.queued[pin] += size
-	e.peak, e.rtt, e.asked = max(e.peak, s.queued[pin]), rtt, e.asked+size
+	e.peak, e.rtt, e.minRTT, e.asked = max(e.peak, s.queued[pin]), rtt, s.windows[pin].minRTT, e.asked+size
 	if m := s.meter(pin); m != nil {
-		m.asked(size, now, rtt)
+		m.asked(size, now, rtt, s.windows[pin].minRTT)
 	}
 }
 
@@ -1373,13 +1373,13 @@ func (s *Run) meter(pin int) *linkMeter {
 }
 
 // asked counts n bytes requested at now on a path of the link, whose
-// round trip is rtt.
-func (m *linkMeter) asked(n int64, now time.Time, rtt time.Duration) {
+// round trip is rtt and least round trip minRTT.
+func (m *linkMeter) asked(n int64, now time.Time, rtt, minRTT time.Duration) {
 	if m.queued <= 0 {
 		m.est.idle(now)
 	}
 	m.queued += n
-	m.est.peak, m.est.rtt = max(m.est.peak, m.queued), rtt
+	m.est.peak, m.est.rtt, m.est.minRTT = max(m.est.peak, m.queued), rtt, minRTT
 }
 
 // got counts n bytes received at now.
@@ -1467,6 +1467,11 @@ type rateEst struct {
 	// least is the least round trip the path had at a round's end
 	// (stripesched.Queuing ends the ramp once it rises).
 	least time.Duration
+	// minRTT is the least round trip of the path's connection at its last
+	// request (PathState.MinRTT; 0: not known), which drop measures the
+	// path's queue in: least is taken at the stripe's round ends, when its
+	// pipeline already queues at the bottleneck (35 ms on a path of 10).
+	minRTT time.Duration
 	// trail is the period's bytes received by each arrival in the last
 	// stripesched.DropWindow and the one before (recent); sum counts them.
 	trail []arrival
@@ -1611,7 +1616,7 @@ func (e *rateEst) drop(now time.Time, queued int64) {
 	}
 	recent := float64(got) / now.Sub(first.at).Seconds()
 	e.fell = 0
-	if stripesched.Dropped(e.rate, recent, queued, e.rtt) {
+	if stripesched.Dropped(e.rate, recent, queued, e.rtt, e.minRTT) {
 		e.fell = recent
 	}
 }

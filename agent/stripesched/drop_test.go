@@ -6,31 +6,55 @@ import (
 )
 
 // TestDropped: a recent rate under DropBelow of the estimate is a drop
-// where the path's queue, not the stripe, set it.
+// where the path's queue, not the stripe, set it: the path owes
+// dropQueues of its queue-free round trips (its least where known) at
+// the recent rate.
 func TestDropped(t *testing.T) {
 	const rate = 10e6
 	for _, c := range []struct {
-		name   string
-		recent float64
-		queued int64
-		rtt    time.Duration
-		want   bool
+		name       string
+		rate       float64
+		recent     float64
+		queued     int64
+		rtt, least time.Duration
+		want       bool
 	}{
-		{"4× lower, 1 MB owed", rate / 4, 1e6, ms(20), true},
-		{"just under DropBelow", 0.69 * rate, 1e6, ms(20), true},
-		{"a quarter lower: noise", 0.75 * rate, 1e6, ms(20), false},
-		{"higher: the estimate follows a rise itself", 2 * rate, 1e6, ms(20), false},
-		{"4× lower but owed under two round trips at it: app-limited", rate / 4, 90e3, ms(20), false},
-		{"4× lower, owed just two round trips at it", rate / 4, 100e3, ms(20), true},
-		{"nothing came", 0, 1e6, ms(20), false},
+		{"4× lower, 1 MB owed", rate, rate / 4, 1e6, ms(20), 0, true},
+		{"just under DropBelow", rate, 0.69 * rate, 1e6, ms(20), 0, true},
+		{"a quarter lower: noise", rate, 0.75 * rate, 1e6, ms(20), 0, false},
+		{"higher: the estimate follows a rise itself", rate, 2 * rate, 1e6, ms(20), 0, false},
+		{"4× lower but owed under two round trips at it: app-limited", rate, rate / 4, 90e3, ms(20), 0, false},
+		{"4× lower, owed just two round trips at it", rate, rate / 4, 100e3, ms(20), 0, true},
+		{"nothing came", rate, 0, 1e6, ms(20), 0, false},
+		// The matrix's halving row (100/20 + 50/30 Mbit/s/ms, the first
+		// halving at 1 s; fake time) 140 ms after the drop: its smoothed
+		// round trip counts the queue at its bottleneck, its least not.
+		{"halved: 6.7 least round trips owed at recent, 1.8 smoothed", 9.77e6, 6.10e6, 405849, 37800 * time.Microsecond, ms(10), true},
+		{"halved, judged by the smoothed round trip alone (least unknown)", 9.77e6, 6.10e6, 405849, 37800 * time.Microsecond, 0, false},
+		{"4× lower, owed 1.5 least round trips at it: app-limited however long the smoothed one", rate, rate / 4, 37500, ms(60), ms(10), false},
 	} {
-		if got := Dropped(rate, c.recent, c.queued, c.rtt); got != c.want {
+		if got := Dropped(c.rate, c.recent, c.queued, c.rtt, c.least); got != c.want {
 			t.Errorf("%s: Dropped = %v, want %v", c.name, got, c.want)
 		}
 	}
 	for _, c := range []struct{ rtt, want time.Duration }{{ms(10), DropSpan}, {ms(50), DropSpan}, {ms(80), ms(160)}} {
 		if got := DropWindow(c.rtt); got != c.want {
 			t.Errorf("DropWindow(%v) = %v, want %v", c.rtt, got, c.want)
+		}
+	}
+}
+
+// TestQueueFree: the least round trip where known and below the smoothed
+// one, else the smoothed one.
+func TestQueueFree(t *testing.T) {
+	for _, c := range []struct{ rtt, least, want time.Duration }{
+		{ms(38), ms(10), ms(10)}, // a queue at the bottleneck
+		{ms(38), 0, ms(38)},      // least not known
+		{ms(9), ms(10), ms(9)},   // smoothed under the least (ack delay): no queue to take off
+		{0, ms(10), ms(10)},      // smoothed not known
+	} {
+		if got := QueueFree(c.rtt, c.least); got != c.want {
+			t.Errorf("QueueFree(%v, %v) = %v, want %v", c.rtt, c.least, got, c.want)
 		}
 	}
 }

@@ -782,10 +782,11 @@ const (
 	// the path's bytes, which arrive a round trip's worth at a time.
 	DropSpan   = 100 * time.Millisecond
 	DropRounds = 2
-	// dropQueues: the path held at least this many round trips of bytes
-	// at its recent rate, so its queue, not the stripe, set that rate
-	// (a path asked for too little delivers about its queue per round
-	// trip, whatever its rate).
+	// dropQueues: the path held at least this many of its queue-free
+	// round trips (Dropped) of bytes at its recent rate, so its link,
+	// not the stripe, set that rate (a path asked for too little has its
+	// bottleneck's queue empty and delivers about its queue per such
+	// round trip, whatever its rate).
 	dropQueues = 2
 )
 
@@ -796,9 +797,33 @@ func DropWindow(rtt time.Duration) time.Duration { return max(DropSpan, DropRoun
 // last DropWindow, and still owes queued bytes, has fallen below its
 // estimate: recent is under DropBelow of it, and the path holds at
 // least dropQueues round trips of bytes at recent (its queue did not
-// limit it).
-func Dropped(rate, recent float64, queued int64, rtt time.Duration) bool {
-	return recent > 0 && recent < DropBelow*rate && float64(queued) >= dropQueues*recent*rtt.Seconds()
+// limit it), round trips without its bottleneck's queue (QueueFree of
+// its smoothed rtt and its least): bytes owed beyond what the link
+// holds in flight wait at its sender or its bottleneck, which then
+// delivers at the link's rate. The smoothed round trip counts that
+// bottleneck's queue, which the stripe's pipeline fills before any drop
+// and a drop lengthens (the queue drains at the new rate), so measured
+// by it a path that had fallen read as asked for too little: on
+// 100/20 + 50/30 Mbit/s/ms whose first path halves at 1 s (fake time,
+// TestStripeFollowsRateChange's halving row), 140 ms after the drop it
+// delivered 0.62 of its estimate and owed 406 kB, 1.8 of its smoothed
+// round trips (38 ms) at that rate but 6.7 of its least (10 ms); the
+// test never held, and trim left the rest on it (trimfall29).
+func Dropped(rate, recent float64, queued int64, rtt, least time.Duration) bool {
+	return recent > 0 && recent < DropBelow*rate && float64(queued) >= dropQueues*recent*QueueFree(rtt, least).Seconds()
+}
+
+// QueueFree is a path's round trip without its bottleneck's queue: the
+// least round trip of its connection, least, where known (> 0), else
+// its smoothed rtt. The smoothed round trip of a path also counts the
+// queue the stripe's own pieces built at its bottleneck, and stays at
+// it once the path idles, for it then has no samples: 3–6 times the
+// least on the matrix's rows (fake time).
+func QueueFree(rtt, least time.Duration) time.Duration {
+	if least <= 0 || (rtt > 0 && rtt < least) {
+		return rtt
+	}
+	return least
 }
 
 // Trim is how many of the left bytes the original stream still owes
