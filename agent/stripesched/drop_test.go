@@ -59,32 +59,42 @@ func TestQueueFree(t *testing.T) {
 	}
 }
 
-// TestTrim: the original's path and own share what the original still
-// owes so that both finish together; own takes the far part when that
-// is MinPiece or more and ends the original ReinjectMargin sooner or
-// more.
+// TestTrim: the original's path, own and the stripe's other paths share
+// what the original still owes so that all finish together; own takes
+// its share from the far end when that is MinPiece or more and ends the
+// original ReinjectMargin sooner or more.
 func TestTrim(t *testing.T) {
 	queued := func(p Path, n int64) Path { p.Queued = n; return p }
 	dropped := path(20, 10)  // the original's path after a 4× drop: 2.5 MB/s
 	own := path(40, 30)      // 5 MB/s, 30 ms away, idle
 	instant := path(40, 0)   // 5 MB/s, no round trip
 	original := path(80, 10) // 10 MB/s
+	// 80/10 + 40/30 + 20/60 Mbit/s/ms, the first fallen 8× at 1 s, with
+	// 1.56 MB of the original left (fake time; each judged at its least
+	// round trip, as agent/stripe's trim does).
+	fell8 := Path{RTT: ms(5), Rate: 1.22e6}
+	slowest, middle := path(20, 30), path(40, 15)
 	for _, c := range []struct {
 		name       string
 		orig, own  Path
+		others     []Path
 		left, want int64
 	}{
-		{"2 : 1, no round trip: a third", original, instant, 3e6, 1e6},
-		{"own's round trip: it starts later", original, own, 3e6, 3e6 - 2_100_000},
-		{"the original's path fell 4×: own takes most", dropped, own, 1.4e6, 1.4e6 - 516_667},
-		{"the original's own queue and round trip do not count: its bytes flow", queued(dropped, 5e6), own, 1.4e6, 1.4e6 - 516_667},
-		{"own's queue drains after the original ends: nothing", original, queued(own, 5e6), 3e6, 0},
-		{"own's part under MinPiece: nothing", original, instant, 60e3, 0},
-		{"the original delivers own's part within ReinjectMargin: nothing", path(800, 10), instant, 2e6, 0},
-		{"own's rate a guess: nothing", original, guess(instant, 0), 3e6, 0},
-		{"nothing owed", original, instant, 0, 0},
+		{"2 : 1, no round trip: a third", original, instant, nil, 3e6, 1e6},
+		{"own's round trip: it starts later", original, own, nil, 3e6, 3e6 - 2_100_000},
+		{"the original's path fell 4×: own takes most", dropped, own, nil, 1.4e6, 1.4e6 - 516_667},
+		{"the original's own queue and round trip do not count: its bytes flow", queued(dropped, 5e6), own, nil, 1.4e6, 1.4e6 - 516_667},
+		{"own's queue drains after the original ends: nothing", original, queued(own, 5e6), nil, 3e6, 0},
+		{"own's part under MinPiece: nothing", original, instant, nil, 60e3, 0},
+		{"the original delivers own's part within ReinjectMargin: nothing", path(800, 10), instant, nil, 2e6, 0},
+		{"own's rate a guess: nothing", original, guess(instant, 0), nil, 3e6, 0},
+		{"nothing owed", original, instant, nil, 0, 0},
+		{"fallen 8×, the slowest path idle first, alone with the original: 2/3", fell8, slowest, nil, 1.56e6, 1_023_791},
+		{"fallen 8×, the slowest path idle first, the middle one beside it: its share of three", fell8, slowest, []Path{middle}, 1.56e6, 415_253},
+		{"fallen 8×, the middle path, the slowest beside it", fell8, middle, []Path{slowest}, 1.56e6, 905_505},
+		{"another path's queue drains after all would end: own's share of two", original, instant, []Path{queued(own, 5e6)}, 3e6, 1e6},
 	} {
-		if got := Trim(c.orig, c.own, c.left); got < c.want-1 || got > c.want+1 { // ±1: Balance rounds up
+		if got := Trim(c.orig, c.own, c.others, c.left); got < c.want-1 || got > c.want+1 { // ±1: Balance rounds up
 			t.Errorf("%s: Trim = %d, want %d", c.name, got, c.want)
 		}
 	}

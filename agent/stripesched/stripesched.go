@@ -829,21 +829,29 @@ func QueueFree(rtt, least time.Duration) time.Duration {
 // Trim is how many of the left bytes the original stream still owes
 // (on path orig, whose bytes already flow: no round trip, no queue ahead
 // of them) path own should take from their far end, 0 for none: own's
-// share when both are to finish together (Balance), where moving it
-// ends the original at least ReinjectMargin sooner and it is MinPiece or
-// more. Reinject moves the original's whole rest or nothing, and only
+// share when it, orig and the stripe's other paths (others, orig's
+// and own's left out) are to finish together (Balance), where moving
+// it ends the original at least ReinjectMargin sooner and it is
+// MinPiece or more. Each idle path takes its own share in turn, so the
+// order in which they ask does not decide the shares: with orig alone
+// as the balance (and every path judged at its least round trip:
+// agent/stripe's trim), the slowest of three paths, idle first, took 2/3 of
+// the rest of a first path fallen 8× (0.98 of 1.56 MB, 0.39 s at its
+// 2.5 MB/s) and the middle one, twice as fast, the rest of what was
+// left (fake time, 80/10 + 40/30 + 20/60 Mbit/s/ms, the first dropping
+// 8× at 1 s: 0.871–0.877 of the offered sum in 2 runs of 4, 0.93–0.96
+// where the middle path asked first; trimfall29). Reinject moves the original's whole rest or nothing, and only
 // where own lands all of it ReinjectLead times sooner: a path that
 // extended the original as its share and then fell 4× kept ~2 MB to
 // deliver at its new rate while the other paths, with nothing left to
 // take, idled (fake time, 80/10 + 40/30 + 20/60 Mbit/s/ms, the first
 // dropping 4× at 1 s: 0.82 of the offered sum).
-func Trim(orig, own Path, left int64) int64 {
+func Trim(orig, own Path, others []Path, left int64) int64 {
 	if orig.Rate <= 0 || own.Rate <= 0 || own.Guess || left <= 0 {
 		return 0
 	}
 	orig.RTT, orig.Queued = 0, 0
-	share := max(Balance(orig, []Path{own}, left), 0)
-	moved := left - min(share, left)
+	moved := min(max(Balance(own, slices.Concat(others, []Path{orig}), left), 0), left)
 	if moved < MinPiece || float64(moved)/orig.Rate < ReinjectMargin.Seconds() {
 		return 0
 	}
