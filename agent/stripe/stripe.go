@@ -801,11 +801,11 @@ func (s *Run) originalRest(pin int, own stripesched.Path, all map[int]stripesche
 // the offered sum in eight runs, 0.933–0.936 so). Every path but the
 // original's is judged at its least round trip (stripesched.QueueFree):
 // its smoothed one still counts the queue its own pieces built at its
-// bottleneck, and an idle path has no samples to lower it (57 ms at
-// its last request on a path of 15, its queue since drained), so a path that could take a
-// third of the original's rest after a 2× drop took nothing (100/20 +
-// 50/30 Mbit/s/ms, the first halving at 1 s: 0.938 of the offered sum,
-// 0.954 so; trimfall29). A trim mutes the original's path's drop test
+// bottleneck, and an idle path has no samples to lower it (57 ms at its
+// last request on a path of 15, its queue since drained), so a path that
+// could take a third of the original's rest after a 2× drop took nothing
+// (100/20 + 50/30 Mbit/s/ms, the first halving at 1 s: 0.938 of the
+// offered sum, 0.954 so; trimfall29). A trim mutes the original's path's drop test
 // (rateEst.cut) only where the original may already have sent bytes
 // past the new cut, a round trip's at its estimate: cut far ahead, its
 // bytes before the cut flow on as before, and muted, a fall that began
@@ -1083,9 +1083,9 @@ func (s *Run) credit(got int64) {
 	if fell == 0 && e.fell > 0 && s.next >= s.end {
 		// Seen to fall near the end: an idle path may trim the original
 		// now (trim), not at its next poll (worthPoll), by which time
-		// the rest was under what a trim moves (0.937 of the offered
-		// sum in 3 runs of 4 on the 2× drop trim's comment names, 0.954
-		// in 4 of 4 so).
+		// the rest was under what a trim moves (100/20 + 50/30
+		// Mbit/s/ms, the first halving at 1 s: 0.937 of the offered sum
+		// in 3 runs of 4 without the wake, 0.954 in 4 of 4 with it).
 		s.wake()
 	}
 	if m := s.meter(s.origPath); m != nil && ext > 0 {
