@@ -44,6 +44,39 @@ func TestRateEstDrop(t *testing.T) {
 	}
 }
 
+// TestRateEstDropBehindQueue: a path whose smoothed round trip (38 ms)
+// counts a queue at its bottleneck, least round trip 10 ms, halves from
+// 10 to 5 MB/s with its last 600 kB owed (all requested: the end of a
+// download, when trim moves the original's rest): it is seen to fall
+// before those bytes are in, judged in its least round trips. In its
+// smoothed ones it owed under two at 5 MB/s (380 kB) before its recent
+// window read the fall, and was never seen: the traced halving row of
+// TestStripeFollowsRateChange (its numbers scaled).
+func TestRateEstDropBehindQueue(t *testing.T) {
+	at := msAt
+	e := &rateEst{rtt: 38 * time.Millisecond, minRTT: 10 * time.Millisecond}
+	e.idle(at(0))
+	e.peak = 2e6
+	for ms := 1; ms <= 300; ms++ { // 10 MB/s, 2 MB owed throughout
+		e.got(10e3, at(ms), 2e6)
+	}
+	if e.fell != 0 {
+		t.Fatalf("at 10 MB/s the path was seen to fall to %.2f MB/s", e.fell/1e6)
+	}
+	queued, seen := int64(600e3), 0
+	for ms := 301; queued > 0; ms++ { // 5 MB/s until the 600 kB are in
+		queued -= 5e3
+		e.got(5e3, at(ms), queued)
+		if e.fell > 0 && seen == 0 {
+			seen = ms
+			t.Logf("seen to fall at %d ms, %.2f MB/s, %d kB owed, estimate %.2f MB/s", ms, e.fell/1e6, queued/1e3, e.rate/1e6)
+		}
+	}
+	if seen == 0 {
+		t.Errorf("a halving with 600 kB owed was never seen (estimate %.2f MB/s at the end)", e.rate/1e6)
+	}
+}
+
 // TestRateEstStallNotADrop: a window with under MinPiece of the path's
 // bytes (a stall, or bytes the stripe does not count) is no rate, nor is
 // a window that begins before a cut's round trip has passed; a real drop

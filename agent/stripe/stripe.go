@@ -798,7 +798,20 @@ func (s *Run) originalRest(pin int, own stripesched.Path, all map[int]stripesche
 // before, the other paths have pieces to take, and a cut original
 // sends a round trip of bytes past the cut for nothing and no longer
 // extends (TestStripeFollowsRateChange's rising row read 0.88–0.94 of
-// the offered sum in eight runs, 0.933–0.936 so); mu held.
+// the offered sum in eight runs, 0.933–0.936 so). Every path but the
+// original's is judged at its least round trip (stripesched.QueueFree):
+// its smoothed one still counts the queue its own pieces built at its
+// bottleneck, and an idle path has no samples to lower it (57 ms at its
+// last request on a path of 15, its queue since drained), so a path that
+// could take a third of the original's rest after a 2× drop took nothing
+// (100/20 + 50/30 Mbit/s/ms, the first halving at 1 s: 0.938 of the
+// offered sum, 0.954 so; trimfall29). A trim mutes the original's path's drop test
+// (rateEst.cut) only where the original may already have sent bytes
+// past the new cut, a round trip's at its estimate: cut far ahead, its
+// bytes before the cut flow on as before, and muted, a fall that began
+// just before the trim was seen a round trip and a window later, after
+// the bytes the trim left it had been asked at its old rate (the same mix
+// dropping 4×: 0.935–0.938 in 10 runs, 0.959 in 8 so); mu held.
 func (s *Run) trim(pin int, own stripesched.Path, all map[int]stripesched.Path, now time.Time) *piece {
 	orig, ok := all[s.origPath]
 	if pin == s.origPath || !ok || orig.Guess || !s.originalRuns() || s.next < s.end {
@@ -808,13 +821,16 @@ func (s *Run) trim(pin int, own stripesched.Path, all map[int]stripesched.Path, 
 		orig.Rate = e.trimRate(orig.Rate, now)
 	}
 	from := max(s.origGot, s.origAt)
-	moved := stripesched.Trim(orig, own, s.cutAt-from)
+	judged, others := s.queueFree(pin, own, all)
+	moved := stripesched.Trim(orig, judged, others, s.cutAt-from)
 	if moved <= 0 {
 		return nil
 	}
 	off, end := s.cutAt-moved, s.cutAt
 	s.cutAt = off
-	s.rate(s.origPath).cut(now)
+	if e := s.rate(s.origPath); float64(off-from) < e.rate*orig.RTT.Seconds() {
+		e.cut(now) // the original's sender may have sent past off already
+	}
 	if s.queued[s.origPath] > 0 {
 		s.queued[s.origPath] = max(0, off-max(s.from, s.origGot))
 	}
@@ -823,6 +839,21 @@ func (s *Run) trim(pin int, own stripesched.Path, all map[int]stripesched.Path, 
 	p := &piece{off: off, end: end - 1, path: pin, ctx: ctx, cancel: cancel, done: make(chan struct{}), start: now}
 	s.pieces = append([]*piece{p}, s.pieces...)
 	return s.start(pin, p, now, own.RTT)
+}
+
+// queueFree is own (path pin) and the stripe's paths in all but pin and
+// the original's, as trim judges them: at their least round trips
+// (stripesched.QueueFree); mu held.
+func (s *Run) queueFree(pin int, own stripesched.Path, all map[int]stripesched.Path) (stripesched.Path, []stripesched.Path) {
+	own.RTT = stripesched.QueueFree(own.RTT, s.windows[pin].minRTT)
+	var others []stripesched.Path
+	for id, v := range all {
+		if id != pin && id != s.origPath {
+			v.RTT = stripesched.QueueFree(v.RTT, s.windows[id].minRTT)
+			others = append(others, v)
+		}
+	}
+	return own, others
 }
 
 // unload requests again on path pin, which has nothing better to do once
@@ -1016,9 +1047,9 @@ func (s *Run) ask(pin int, size int64, now time.Time, rtt time.Duration) {
 		e.idle(now)
 	}
 	s.queued[pin] += size
-	e.peak, e.rtt, e.asked = max(e.peak, s.queued[pin]), rtt, e.asked+size
+	e.peak, e.rtt, e.minRTT, e.asked = max(e.peak, s.queued[pin]), rtt, s.windows[pin].minRTT, e.asked+size
 	if m := s.meter(pin); m != nil {
-		m.asked(size, now, rtt)
+		m.asked(size, now, rtt, s.windows[pin].minRTT)
 	}
 }
 
@@ -1047,7 +1078,16 @@ func (s *Run) credit(got int64) {
 	now := time.Now()
 	e := s.rate(s.origPath)
 	s.queued[s.origPath] -= max(ext, 0)
+	fell := e.fell
 	e.got(d, now, s.queued[s.origPath])
+	if fell == 0 && e.fell > 0 && s.next >= s.end {
+		// Seen to fall near the end: an idle path may trim the original
+		// now (trim), not at its next poll (worthPoll), by which time
+		// the rest was under what a trim moves (100/20 + 50/30
+		// Mbit/s/ms, the first halving at 1 s: 0.937 of the offered sum
+		// in 3 runs of 4 without the wake, 0.954 in 4 of 4 with it).
+		s.wake()
+	}
 	if m := s.meter(s.origPath); m != nil && ext > 0 {
 		m.got(ext, now) // the extension was asked on the link too (ask)
 	}
@@ -1373,13 +1413,13 @@ func (s *Run) meter(pin int) *linkMeter {
 }
 
 // asked counts n bytes requested at now on a path of the link, whose
-// round trip is rtt.
-func (m *linkMeter) asked(n int64, now time.Time, rtt time.Duration) {
+// round trip is rtt and least round trip minRTT.
+func (m *linkMeter) asked(n int64, now time.Time, rtt, minRTT time.Duration) {
 	if m.queued <= 0 {
 		m.est.idle(now)
 	}
 	m.queued += n
-	m.est.peak, m.est.rtt = max(m.est.peak, m.queued), rtt
+	m.est.peak, m.est.rtt, m.est.minRTT = max(m.est.peak, m.queued), rtt, minRTT
 }
 
 // got counts n bytes received at now.
@@ -1467,6 +1507,11 @@ type rateEst struct {
 	// least is the least round trip the path had at a round's end
 	// (stripesched.Queuing ends the ramp once it rises).
 	least time.Duration
+	// minRTT is the least round trip of the path's connection at its last
+	// request (PathState.MinRTT; 0: not known), which drop measures the
+	// path's queue in: least is taken at the stripe's round ends, when its
+	// pipeline already queues at the bottleneck (35 ms on a path of 10).
+	minRTT time.Duration
 	// trail is the period's bytes received by each arrival in the last
 	// stripesched.DropWindow and the one before (recent); sum counts them.
 	trail []arrival
@@ -1611,7 +1656,7 @@ func (e *rateEst) drop(now time.Time, queued int64) {
 	}
 	recent := float64(got) / now.Sub(first.at).Seconds()
 	e.fell = 0
-	if stripesched.Dropped(e.rate, recent, queued, e.rtt) {
+	if stripesched.Dropped(e.rate, recent, queued, e.rtt, e.minRTT) {
 		e.fell = recent
 	}
 }

@@ -782,10 +782,11 @@ const (
 	// the path's bytes, which arrive a round trip's worth at a time.
 	DropSpan   = 100 * time.Millisecond
 	DropRounds = 2
-	// dropQueues: the path held at least this many round trips of bytes
-	// at its recent rate, so its queue, not the stripe, set that rate
-	// (a path asked for too little delivers about its queue per round
-	// trip, whatever its rate).
+	// dropQueues: the path held at least this many of its queue-free
+	// round trips (Dropped) of bytes at its recent rate, so its link,
+	// not the stripe, set that rate (a path asked for too little has its
+	// bottleneck's queue empty and delivers about its queue per such
+	// round trip, whatever its rate).
 	dropQueues = 2
 )
 
@@ -796,29 +797,61 @@ func DropWindow(rtt time.Duration) time.Duration { return max(DropSpan, DropRoun
 // last DropWindow, and still owes queued bytes, has fallen below its
 // estimate: recent is under DropBelow of it, and the path holds at
 // least dropQueues round trips of bytes at recent (its queue did not
-// limit it).
-func Dropped(rate, recent float64, queued int64, rtt time.Duration) bool {
-	return recent > 0 && recent < DropBelow*rate && float64(queued) >= dropQueues*recent*rtt.Seconds()
+// limit it), round trips without its bottleneck's queue (QueueFree of
+// its smoothed rtt and its least): bytes owed beyond what the link
+// holds in flight wait at its sender or its bottleneck, which then
+// delivers at the link's rate. The smoothed round trip counts that
+// bottleneck's queue, which the stripe's pipeline fills before any drop
+// and a drop lengthens (the queue drains at the new rate), so measured
+// by it a path that had fallen read as asked for too little: on
+// 100/20 + 50/30 Mbit/s/ms whose first path halves at 1 s (fake time,
+// TestStripeFollowsRateChange's halving row), 140 ms after the drop it
+// delivered 0.62 of its estimate and owed 406 kB, 1.8 of its smoothed
+// round trips (38 ms) at that rate but 6.7 of its least (10 ms); the
+// test never held, and trim left the rest on it (trimfall29).
+func Dropped(rate, recent float64, queued int64, rtt, least time.Duration) bool {
+	return recent > 0 && recent < DropBelow*rate && float64(queued) >= dropQueues*recent*QueueFree(rtt, least).Seconds()
+}
+
+// QueueFree is a path's round trip without its bottleneck's queue: the
+// least round trip of its connection, least, where known (> 0), else
+// its smoothed rtt. The smoothed round trip of a path also counts the
+// queue the stripe's own pieces built at its bottleneck, and stays at
+// it once the path idles, for it then has no samples: 3–6 times the
+// least on the matrix's rows (fake time).
+func QueueFree(rtt, least time.Duration) time.Duration {
+	if least <= 0 || (rtt > 0 && rtt < least) {
+		return rtt
+	}
+	return least
 }
 
 // Trim is how many of the left bytes the original stream still owes
 // (on path orig, whose bytes already flow: no round trip, no queue ahead
 // of them) path own should take from their far end, 0 for none: own's
-// share when both are to finish together (Balance), where moving it
-// ends the original at least ReinjectMargin sooner and it is MinPiece or
-// more. Reinject moves the original's whole rest or nothing, and only
+// share when it, orig and the stripe's other paths (others, orig's
+// and own's left out) are to finish together (Balance), where moving
+// it ends the original at least ReinjectMargin sooner and it is
+// MinPiece or more. Each idle path takes its own share in turn, so the
+// order in which they ask does not decide the shares: with orig alone
+// as the balance (and every path judged at its least round trip:
+// agent/stripe's trim), the slowest of three paths, idle first, took 2/3 of
+// the rest of a first path fallen 8× (0.98 of 1.56 MB, 0.39 s at its
+// 2.5 MB/s) and the middle one, twice as fast, the rest of what was
+// left (fake time, 80/10 + 40/30 + 20/60 Mbit/s/ms, the first dropping
+// 8× at 1 s: 0.871–0.877 of the offered sum in 2 runs of 4, 0.93–0.96
+// where the middle path asked first; trimfall29). Reinject moves the original's whole rest or nothing, and only
 // where own lands all of it ReinjectLead times sooner: a path that
 // extended the original as its share and then fell 4× kept ~2 MB to
 // deliver at its new rate while the other paths, with nothing left to
 // take, idled (fake time, 80/10 + 40/30 + 20/60 Mbit/s/ms, the first
 // dropping 4× at 1 s: 0.82 of the offered sum).
-func Trim(orig, own Path, left int64) int64 {
+func Trim(orig, own Path, others []Path, left int64) int64 {
 	if orig.Rate <= 0 || own.Rate <= 0 || own.Guess || left <= 0 {
 		return 0
 	}
 	orig.RTT, orig.Queued = 0, 0
-	share := max(Balance(orig, []Path{own}, left), 0)
-	moved := left - min(share, left)
+	moved := min(max(Balance(own, slices.Concat(others, []Path{orig}), left), 0), left)
 	if moved < MinPiece || float64(moved)/orig.Rate < ReinjectMargin.Seconds() {
 		return 0
 	}
