@@ -56,7 +56,7 @@ type Path struct {
 	// pieces held the fast path idle (the matrix's 10 : 1 with 2.5× the
 	// RTT, 0.97–0.99 × the best path alone).
 	Peak float64
-	// Ramping: the path's estimate still grows round trip by round trip,
+	// Ramping: the path's delivery still grows round trip by round trip,
 	// the path keeps up with what it is asked for (Ramp) and its round
 	// trip has not risen over its least (Queuing): its true
 	// rate may be well above Rate, and Take plans its requests at
@@ -599,7 +599,7 @@ func Stalled(p Path, quiet time.Duration) bool {
 // 10 : 1 with 2.5× the RTT, 0.95–0.98 × the best path alone). While its
 // samples grow, Take plans such a path at StartupGain times its estimate,
 // so what it is asked for doubles per round trip as a TCP or BBR start-up
-// does, until the estimate stops growing (Ramp: BBR's full-bandwidth
+// does, until its delivery stops growing (Ramp: BBR's full-bandwidth
 // test; Cardwell et al., ACM Queue 2016).
 const (
 	// StartupGain is the factor on a ramping path's rate for its own
@@ -611,7 +611,7 @@ const (
 	// 2/ln 2 doubled a late piece's lateness in TestRateEstStartupRamp's
 	// replay (204 against 108 ms) for 3 % more bytes.
 	StartupGain = 2
-	// FullGrowth: a round whose estimate grew by less than this factor
+	// FullGrowth: a round whose rate grew by less than this factor
 	// does not count as growth (BBR's 25 %).
 	FullGrowth = 1.25
 	// FullRounds is how many round trips in a row without such growth
