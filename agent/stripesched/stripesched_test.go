@@ -482,8 +482,11 @@ func TestRamp(t *testing.T) {
 	if r := (Ramp{Full: true}).Round(100, false, true); !r.Full {
 		t.Error("a limited round began an ended start-up again")
 	}
-	if r := (Ramp{}).Round(1, false, false).Round(2, true, false); !r.Full {
-		t.Error("a path behind what it was asked for still ramps")
+	if r := (Ramp{}).Round(1, false, false).Round(1.1, true, false); !r.Full {
+		t.Error("a path behind what it was asked for in a round without growth still ramps")
+	}
+	if r := (Ramp{}).Round(1, false, false).Round(2, true, false); r.Full {
+		t.Error("a path behind what it was asked for while it doubles (a far slow start) stopped ramping")
 	}
 }
 
