@@ -1722,16 +1722,19 @@ func (e *rateEst) cut(now time.Time) {
 
 // endRound advances the ramp at now, the path's queue queued: it is
 // behind when bytes asked before the round before this one began are
-// still owed (asked − queued is what it has delivered or no longer owes).
-// least, the least round trip at a round's end, is what the queue
-// test (queueEnds) measures a rise from.
+// still owed (asked − queued is what it has delivered or no longer owes),
+// limited when none asked before this round began are (not the first
+// round: no round had begun); its rate is the larger of the estimate and
+// the round's delivery (last). least, the least round trip at a round's
+// end, is what the queue test (queueEnds) measures a rise from.
 func (e *rateEst) endRound(now time.Time, queued int64) {
-	behind := e.marks[0] > e.asked-queued
+	done := e.asked - queued
+	behind, limited := e.marks[0] > done, !e.round.IsZero() && e.marks[1] <= done
 	if !e.round.IsZero() {
 		e.last = float64(e.recv-e.at) / now.Sub(e.round).Seconds()
 	}
 	e.at = e.recv
-	e.ramp, e.round = e.ramp.Round(e.rate, behind), now
+	e.ramp, e.round = e.ramp.Round(max(e.rate, e.last), behind, limited), now
 	if e.rtt > 0 && (e.least == 0 || e.rtt < e.least) {
 		e.least = e.rtt
 	}

@@ -56,7 +56,7 @@ type Path struct {
 	// pieces held the fast path idle (the matrix's 10 : 1 with 2.5× the
 	// RTT, 0.97–0.99 × the best path alone).
 	Peak float64
-	// Ramping: the path's estimate still grows round trip by round trip,
+	// Ramping: the path's delivery still grows round trip by round trip,
 	// the path keeps up with what it is asked for (Ramp) and its round
 	// trip has not risen over its least (Queuing): its true
 	// rate may be well above Rate, and Take plans its requests at
@@ -599,7 +599,7 @@ func Stalled(p Path, quiet time.Duration) bool {
 // 10 : 1 with 2.5× the RTT, 0.95–0.98 × the best path alone). While its
 // samples grow, Take plans such a path at StartupGain times its estimate,
 // so what it is asked for doubles per round trip as a TCP or BBR start-up
-// does, until the estimate stops growing (Ramp: BBR's full-bandwidth
+// does, until its delivery stops growing (Ramp: BBR's full-bandwidth
 // test; Cardwell et al., ACM Queue 2016).
 const (
 	// StartupGain is the factor on a ramping path's rate for its own
@@ -611,7 +611,7 @@ const (
 	// 2/ln 2 doubled a late piece's lateness in TestRateEstStartupRamp's
 	// replay (204 against 108 ms) for 3 % more bytes.
 	StartupGain = 2
-	// FullGrowth: a round whose estimate grew by less than this factor
+	// FullGrowth: a round whose rate grew by less than this factor
 	// does not count as growth (BBR's 25 %).
 	FullGrowth = 1.25
 	// FullRounds is how many round trips in a row without such growth
@@ -734,29 +734,55 @@ func rampPays(own Path, others []Path, left int64) bool {
 
 // Ramp is a path's start-up in one stripe, after BBR's full-bandwidth
 // test: the path ramps until FullRounds of its round trips in a row each
-// raised its estimate by less than FullGrowth over the last round that
-// did grow, or at once when it falls behind what it was asked for (its
-// queue, not the stripe, limits it: it is at its rate, and planned at
-// twice that its pieces would land late and hold the window). A round
-// counts whether or not the stripe held the path back in it (BBR skips
-// app-limited rounds): a start-up that ends early only returns the path
-// to its measured rate.
+// raised its delivery rate by less than FullGrowth over the last round
+// that did grow, or at once when such a round finds it behind what it was
+// asked for (its queue, not the stripe, limits it: it is at its rate, and
+// planned at twice that its pieces would land late and hold the window).
+// Not a round that grew: a far path in slow start is asked for more than
+// its sender's window can double into (its pipeline, two pieces and a
+// round trip at twice its last round, is over three of its last rounds'
+// delivery), so it is behind while it doubles: 100 Mbit/s / 292 ms beside
+// 26 / 47 (1.3 % lossy) fell behind delivering 0.83 MB/s of its 12.5,
+// ended there, grew 1.2–1.5× per round trip after, and 35 MB took
+// 1.12–1.15 × the time on it alone (the sweep's seed 7 #13, fake time;
+// 0.92–0.93 × so). As in BBR, the rate tested is the path's per-round
+// delivery (Path.Last, or the estimate where that is higher), and a round
+// in which the path delivered all it had been asked for before the round
+// began (limited: the stripe, not the path, set what it carried) is no
+// test at all. Each of the two alone ended far paths' start-ups a few
+// round trips in: the estimate, bytes over a span of four round trips that
+// starts with the probe's round trip, in which nothing arrives, lags a
+// slow start to under half its last round, and the round after the probe
+// carried the probe's tail and nothing else (the next pieces were asked
+// for once the probe had been measured, a round trip before they could
+// arrive). So 154 Mbit/s / 209 ms and 96 / 187 beside 19 / 80 read 124 and
+// 139 kB/s, then 86 and 97 (delivering 40–46 kB/s in that round), then 148
+// and 165 (290–320 kB/s): two rounds without 25 % over the first, and the
+// start-up ended with the paths at about a hundredth of their rates; asked
+// for their estimates, they grew 1.3–1.5× per round trip, and 11 MB
+// striped took 2.38 s against 2.04 on the fast path alone in 4 runs of 6
+// (the sweep's seed 3 #57, fake time). An early end is not cheap: a path's
+// estimate, measured from what it was asked, grows only as fast as the
+// asks do.
 type Ramp struct {
 	Full bool    // the start-up ended: the estimate is the path's rate
-	base float64 // the estimate after the last round that grew
+	base float64 // the rate after the last round that grew
 	flat int     // rounds since then without growth
 }
 
 // Round is the ramp after one more round trip of the path in which it
-// delivered bytes, its estimate now rate; behind: bytes it was asked for
-// two round trips ago or earlier are still on their way.
-func (r Ramp) Round(rate float64, behind bool) Ramp {
+// delivered bytes, its rate now rate (the larger of its estimate and its
+// last round's delivery); behind: bytes it was asked for two round trips
+// ago or earlier are still on their way (the end only of a round that
+// did not grow); limited: it delivered all it was asked for before this
+// round began, so the round shows what it was asked, not its rate.
+func (r Ramp) Round(rate float64, behind, limited bool) Ramp {
 	switch {
-	case r.Full:
-	case behind:
-		r.Full = true
+	case r.Full, limited:
 	case rate >= r.base*FullGrowth:
 		r.base, r.flat = rate, 0
+	case behind:
+		r.Full = true
 	default:
 		r.flat++
 		r.Full = r.flat >= FullRounds

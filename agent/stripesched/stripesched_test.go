@@ -450,11 +450,11 @@ func TestWindowBound(t *testing.T) {
 
 // TestRamp: the start-up ends after FullRounds round trips in a row
 // without FullGrowth, and only then; a round that grows starts the count
-// again.
+// again; a round the stripe limited (0 in rates) counts for neither.
 func TestRamp(t *testing.T) {
 	for _, c := range []struct {
 		name  string
-		rates []float64 // the estimate after each round trip
+		rates []float64 // the rate after each round trip; 0: a limited round
 		full  bool
 	}{
 		{"doubling: ramps", []float64{1, 2, 4, 8}, false},
@@ -465,20 +465,28 @@ func TestRamp(t *testing.T) {
 		{"25 % over two rounds is growth (measured from the last growth)", []float64{1, 1.2, 1.3}, false},
 		{"a flat round, a growing one, a flat one: still ramps", []float64{1, 2, 2.1, 4, 4.1}, false},
 		{"a lower estimate is no growth", []float64{2, 1, 1}, true},
+		{"limited rounds between growth and a flat one: still ramps", []float64{1, 2, 0, 0, 0, 2.1}, false},
+		{"a limited round breaks no count of flat ones", []float64{1, 2, 2.1, 0, 2.2}, true},
 	} {
 		var r Ramp
 		for _, rate := range c.rates {
-			r = r.Round(rate, false)
+			r = r.Round(rate, false, rate == 0)
 		}
 		if r.Full != c.full {
 			t.Errorf("%s: Full = %v, want %v", c.name, r.Full, c.full)
 		}
 	}
-	if r := (Ramp{Full: true}).Round(100, false); !r.Full {
+	if r := (Ramp{Full: true}).Round(100, false, false); !r.Full {
 		t.Error("an ended start-up began again")
 	}
-	if r := (Ramp{}).Round(1, false).Round(2, true); !r.Full {
-		t.Error("a path behind what it was asked for still ramps")
+	if r := (Ramp{Full: true}).Round(100, false, true); !r.Full {
+		t.Error("a limited round began an ended start-up again")
+	}
+	if r := (Ramp{}).Round(1, false, false).Round(1.1, true, false); !r.Full {
+		t.Error("a path behind what it was asked for in a round without growth still ramps")
+	}
+	if r := (Ramp{}).Round(1, false, false).Round(2, true, false); r.Full {
+		t.Error("a path behind what it was asked for while it doubles (a far slow start) stopped ramping")
 	}
 }
 
