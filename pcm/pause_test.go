@@ -2,6 +2,7 @@ package pcm
 
 import (
 	"context"
+	"io"
 	"net"
 	"strings"
 	"sync"
@@ -129,9 +130,10 @@ func TestNoFalseStallAfterPause(t *testing.T) {
 	}
 }
 
-// stallsAcrossPause runs one pause of TestNoFalseStallAfterPause, offset
-// after the request's first second, and returns the stall verdicts.
-func stallsAcrossPause(t *testing.T, offset time.Duration) int {
+// pausedDial dials a Client whose process p pauses, on two paths whose
+// selector keeps every request on path 0 (40 ms round trip), serving
+// thinkHandler, and sends one request.
+func pausedDial(t *testing.T) (*memnet.Network, *Client, *procPause, *stallLog) {
 	const rtt = 40 * time.Millisecond
 	n := memnet.New()
 	p := newProcPause(t)
@@ -146,6 +148,13 @@ func stallsAcrossPause(t *testing.T, offset time.Duration) int {
 	c := dialConfig(t, cfg)
 	n.SetDelay(memPath(0), rtt-oneWay)
 	getOK(t, c, 1000)
+	return n, c, p, log
+}
+
+// stallsAcrossPause runs one pause of TestNoFalseStallAfterPause, offset
+// after the request's first second, and returns the stall verdicts.
+func stallsAcrossPause(t *testing.T, offset time.Duration) int {
+	_, c, p, log := pausedDial(t)
 	p.set(time.Now().Add(time.Second+offset), pauseFor)
 	ctx, cancel := context.WithTimeout(context.Background(), giveUp)
 	defer cancel()
@@ -154,4 +163,45 @@ func stallsAcrossPause(t *testing.T, offset time.Duration) int {
 		t.Errorf("pause at %v: /think: %q, %v", offset, body.String(), err)
 	}
 	return len(log.stalls())
+}
+
+// TestStallFoundAfterPause: a path cut as the process pauses is still
+// given up once the process runs again, within a stall timeout and two
+// ticks (stallTicks) after the pause: the discount of the pause (paused)
+// defers the verdict by the pause, not more. Across the same pauseRuns
+// moments as TestNoFalseStallAfterPause.
+func TestStallFoundAfterPause(t *testing.T) {
+	bound := pauseFor + DefaultStallTimeout + 2*DefaultStallTimeout/stallTicks
+	var longest time.Duration
+	for i := range pauseRuns {
+		synctest.Test(t, func(t *testing.T) {
+			took := stallAfterPausedCut(t, time.Duration(i)*pauseStep)
+			longest = max(longest, took)
+			if took > bound {
+				t.Errorf("cut %v into the request, as a %v pause began: the stall verdict came %v after the cut, want at most %v",
+					time.Second+time.Duration(i)*pauseStep, pauseFor, took, bound)
+			}
+		})
+	}
+	t.Logf("the latest verdict came %v after its cut (bound %v)", longest, bound)
+}
+
+// stallAfterPausedCut cuts path 0 as a pause begins, offset after the
+// request's first second, and returns how long after the cut the stall
+// verdict came.
+func stallAfterPausedCut(t *testing.T, offset time.Duration) time.Duration {
+	n, c, p, log := pausedDial(t)
+	cut := time.Now().Add(time.Second + offset)
+	p.set(cut, pauseFor)
+	time.AfterFunc(time.Until(cut), func() { n.SetDrop(memPath(0), true) })
+	ctx, cancel := context.WithTimeout(context.Background(), giveUp)
+	defer cancel()
+	if _, err := c.GetOn(ctx, 0, "/think", io.Discard); err != nil {
+		t.Errorf("cut at %v: /think: %v", offset, err)
+	}
+	s := log.stalls()
+	if len(s) == 0 {
+		t.Fatalf("cut at %v: no stall verdict", offset)
+	}
+	return s[0].Sub(cut)
 }
