@@ -615,6 +615,9 @@ func (b *measuredBody) Read(p []byte) (int, error) {
 		} else if body, rerr := b.resumeAfter(ps); rerr == nil {
 			b.ReadCloser, b.resumed, err = body, true, nil
 			b.res.Failovers++
+		} else if rerr != ps {
+			// The caller gets the stall; the log keeps why the resume failed.
+			b.c.cfg.Logf("pcm: %v; resuming the body of %s failed: %v", ps, b.req.URL.Path, rerr)
 		}
 		b.c.forgoRank(b.f) // no effect when its resume took the turn
 	}
