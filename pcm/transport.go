@@ -436,7 +436,12 @@ func (c *Client) roundTrip(req *http.Request, born time.Time, urgency int8, t *t
 		if stalled == nil || req.Context().Err() != nil {
 			return resp, err
 		}
-		if !replayable(req) || !idempotent(req) || attempt >= c.numPaths() || c.Err() != nil {
+		if !replayable(req) || !idempotent(req) {
+			return nil, stalled
+		}
+		if err := c.Err(); attempt >= c.numPaths() || err != nil {
+			// A replayable request given up: the log keeps why.
+			c.cfg.Logf("pcm: %s %s: %v; not sent again (attempt %d, connection: %v)", req.Method, req.URL.Path, stalled, attempt+1, err)
 			return nil, stalled
 		}
 		c.cfg.Logf("pcm: %s %s: %v; sending it again", req.Method, req.URL.Path, stalled)
