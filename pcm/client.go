@@ -126,6 +126,9 @@ type Config struct {
 	// side marks a side probe's connection (SideProber), which runs no
 	// stall detector (SideProber.side says why).
 	side bool
+	// newTicker makes the stall detector's ticker (nil: a time.Ticker);
+	// tests pause it (TestNoFalseStallAfterPause).
+	newTicker func(every time.Duration) ticker
 }
 
 func (c *Config) setDefaults() error {

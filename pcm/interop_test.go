@@ -364,8 +364,7 @@ func rxDelta(before, after []int64) []int64 {
 // on another path) and the per-request lines do not show.
 type interopLog struct {
 	start time.Time
-	mu    sync.Mutex
-	lines []string
+	logCount
 }
 
 // newInteropLog returns a log that t prints if it fails; its cleanup runs

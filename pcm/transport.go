@@ -436,7 +436,12 @@ func (c *Client) roundTrip(req *http.Request, born time.Time, urgency int8, t *t
 		if stalled == nil || req.Context().Err() != nil {
 			return resp, err
 		}
-		if !replayable(req) || !idempotent(req) || attempt >= c.numPaths() || c.Err() != nil {
+		if !replayable(req) || !idempotent(req) {
+			return nil, stalled
+		}
+		if err := c.Err(); attempt >= c.numPaths() || err != nil {
+			// A replayable request given up: the log keeps why.
+			c.cfg.Logf("pcm: %s %s: %v; not sent again (attempt %d, connection: %v)", req.Method, req.URL.Path, stalled, attempt+1, err)
 			return nil, stalled
 		}
 		c.cfg.Logf("pcm: %s %s: %v; sending it again", req.Method, req.URL.Path, stalled)
@@ -615,6 +620,9 @@ func (b *measuredBody) Read(p []byte) (int, error) {
 		} else if body, rerr := b.resumeAfter(ps); rerr == nil {
 			b.ReadCloser, b.resumed, err = body, true, nil
 			b.res.Failovers++
+		} else if rerr != ps {
+			// The caller gets the stall; the log keeps why the resume failed.
+			b.c.cfg.Logf("pcm: %v; resuming the body of %s failed: %v", ps, b.req.URL.Path, rerr)
 		}
 		b.c.forgoRank(b.f) // no effect when its resume took the turn
 	}
