@@ -30,9 +30,10 @@ const (
 	loadBody  = 200_000 // bytes of a body, about (each size is distinct)
 )
 
-// loadProbeSize is the body the side probes ask for. It dates from when
-// ngtcp2's 404 for the default target's empty file turned the probes off;
-// a 404 is a probe's sample now (TestProbesStayOnAgainstPeers).
+// loadProbeSize is the body the side probes ask for (/bytes/1), a target
+// the test sets and every peer serves with a 200, so the load runs the
+// rule of a set target (it must answer 2xx: TestProbeTargetNotFound); the
+// default target's probes meet the peers in TestProbesStayOnAgainstPeers.
 const loadProbeSize = 1
 
 // loadPaths are the emulated paths, one-way delays 30/10/20 ms: path 1 is
