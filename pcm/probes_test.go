@@ -89,16 +89,24 @@ func TestProbeTargetNotFound(t *testing.T) {
 		n := memnet.New()
 		logs := &logCount{}
 		c := memDial(t, n, 3, Config{Probes: Probes{Target: "/no/such/thing"}, Logf: logs.logf})
-		for range 20 {
-			if _, err := c.Get(context.Background(), "/bytes/10", nil); err != nil {
-				t.Fatalf("a request failed while probes misfired: %v", err)
-			}
-			time.Sleep(500 * time.Millisecond)
-		}
-		if got := logs.count("side probes off"); got != 1 {
-			t.Errorf("%d warnings that probes are off, want 1: %v", got, logs)
-		}
+		checkProbesOffOnce(t, c, logs, "/bytes/10", 20)
 	})
+}
+
+// checkProbesOffOnce sends gets GETs of target through c, one every
+// 500 ms, each of which must succeed while the probes misfire, and then
+// wants exactly one warning in logs that the probes are off.
+func checkProbesOffOnce(t *testing.T, c *Client, logs *logCount, target string, gets int) {
+	t.Helper()
+	for range gets {
+		if _, err := c.Get(context.Background(), target, nil); err != nil {
+			t.Fatalf("a request failed while probes misfired: %v", err)
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+	if got := logs.count("side probes off"); got != 1 {
+		t.Errorf("%d warnings that probes are off, want 1:\n%s", got, logs)
+	}
 }
 
 // TestProbeBringsPathBack: a path that stalled is down until a side probe

@@ -98,15 +98,7 @@ func TestProbeTargetNeverAnswers(t *testing.T) {
 		mux.HandleFunc("GET /hello", func(w http.ResponseWriter, _ *http.Request) { io.WriteString(w, "hello\n") })
 		mux.HandleFunc("/hang", func(_ http.ResponseWriter, r *http.Request) { <-r.Context().Done() })
 		c := memDialHandler(t, n, 3, Config{Logf: logs.logf, Probes: Probes{Target: "/hang"}}, mux)
-		for range 40 {
-			if _, err := c.Get(context.Background(), "/hello", nil); err != nil {
-				t.Fatalf("a request failed while probes went unanswered: %v", err)
-			}
-			time.Sleep(500 * time.Millisecond)
-		}
-		if got := logs.count("side probes off"); got != 1 {
-			t.Errorf("%d warnings that probes are off, want 1:\n%s", got, logs)
-		}
+		checkProbesOffOnce(t, c, logs, "/hello", 40)
 	})
 }
 
