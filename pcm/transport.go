@@ -637,11 +637,11 @@ func (b *measuredBody) Read(p []byte) (int, error) {
 
 // resumeBudget is how many resumes in a row, none of which delivered a
 // byte, a body may take: as many as a request's replays (Client.roundTrip,
-// one per path). A resume that delivered bytes before its path stalled
-// too does not count against it: each stall is a failover of its own, and
-// on TestLoadCutAioquic a false verdict resumed a wave's bodies on the
-// path that the cut then stalled, which failed 31 of 32 of them when a
-// body resumed only once (TestBodyResumesAfterSecondStall).
+// one per path). A body that delivered bytes since its last resume starts
+// the count afresh: each stall is a failover of its own. On
+// TestLoadCutAioquic a false verdict resumed a wave's bodies on the path
+// that the cut then stalled, which failed 31 of 32 of them when a body
+// resumed only once (TestBodyResumesAfterSecondStall).
 func (b *measuredBody) resumeBudget() int { return b.c.numPaths() }
 
 // resumeRest continues the body after the stall ps (its own, or its
@@ -653,19 +653,23 @@ func (b *measuredBody) resumeRest(ps *PathStalledError) error {
 	if b.rest != nil {
 		f = b.rest.f
 	}
-	defer b.c.forgoRank(f) // no effect when its resume took the turn
+	defer func() { b.c.forgoRank(f) }() // no effect when its resume took the turn
 	if b.req == nil {
 		return ps // not a GET of the whole resource: nothing to resume
 	}
 	if whole(&b.st, b.res.TotalBytes) {
 		return io.EOF
 	}
-	for ; b.unfed < b.resumeBudget(); b.unfed++ {
+	for b.unfed < b.resumeBudget() {
+		b.unfed++
 		rest, err := b.resumeAfter(ps, f)
 		if err == nil {
 			b.ReadCloser, b.rest = rest, rest
 			b.res.Failovers++
 			return nil
+		}
+		if rest != nil {
+			f = rest.f // a stall under its skip ended this one
 		}
 		var again *PathStalledError
 		if !errors.As(err, &again) || again == ps {
@@ -675,7 +679,7 @@ func (b *measuredBody) resumeRest(ps *PathStalledError) error {
 			}
 			return ps
 		}
-		ps = again // the resume's path stalled before its first byte
+		ps = again // the resume's path stalled before it delivered a byte
 	}
 	b.c.cfg.Logf("pcm: %v; the body of %s not resumed again (%d resumes without a byte)", ps, b.req.URL.Path, b.unfed)
 	return ps
@@ -719,7 +723,8 @@ func (b *measuredBody) read(p []byte) (int, error) {
 // resumeAfter asks again for the rest of a GET whose path stalled under
 // its body (Client.RoundTrip sends it on the path the connection moved
 // to), with the turn the failover gave f, the flight it ended, and returns
-// the new body, positioned after the bytes delivered.
+// the new body, positioned after the bytes delivered (and, when skipping
+// to there failed, that body, closed, with the error).
 func (b *measuredBody) resumeAfter(ps *PathStalledError, f *flight) (*measuredBody, error) {
 	if b.req.Context().Err() != nil {
 		return nil, ps
@@ -739,7 +744,7 @@ func (b *measuredBody) resumeAfter(ps *PathStalledError, f *flight) (*measuredBo
 	}
 	if err != nil {
 		rest.Close()
-		return nil, err
+		return rest, err
 	}
 	b.ReadCloser.Close()
 	b.c.cfg.Logf("pcm: %v; the body of %s resumed from byte %d", ps, b.req.URL.Path, offset)
