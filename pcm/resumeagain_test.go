@@ -3,6 +3,7 @@ package pcm
 import (
 	"fmt"
 	"io"
+	"net/http"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -21,23 +22,38 @@ import (
 // body's read failed with that verdict's PathStalledError, logged nowhere
 // (the resume's request carries a Range, so its own body never resumed).
 // One body, and a wave of them read concurrently (the cuts come when the
-// wave has delivered a quarter, then half, of its bytes).
+// wave has delivered a quarter, then half, of its bytes), through a
+// Transport and through a Client.
 func TestBodyResumesAfterSecondStall(t *testing.T) {
-	for _, width := range []int{1, 16} {
-		t.Run(fmt.Sprintf("width=%d", width), func(t *testing.T) {
-			synctest.Test(t, func(t *testing.T) { resumeTwice(t, width) })
-		})
+	for _, transport := range []bool{true, false} {
+		for _, width := range []int{1, 16} {
+			t.Run(fmt.Sprintf("transport=%v/width=%d", transport, width), func(t *testing.T) {
+				synctest.Test(t, func(t *testing.T) { resumeTwice(t, transport, width) })
+			})
+		}
 	}
 }
 
-// resumeTwice reads width concurrent GET bodies through a Transport
-// while the active path is cut twice, and checks every body.
-func resumeTwice(t *testing.T, width int) {
+// resumeTwice reads width concurrent GET bodies through a Transport (or
+// a Client) while the active path is cut twice, and checks every body.
+func resumeTwice(t *testing.T, transport bool, width int) {
 	n := memnet.New()
 	var logs logCount
-	tr, hc, base := memTransport(t, n, origin.Handler(nil), Config{Logf: logs.logf})
-	getBody(t, hc, base+"/bytes/10")
-	c := tr.origins[memServer.String()].c
+	cfg := Config{Logf: logs.logf}
+	var (
+		c    *Client
+		hc   *http.Client
+		base = "https://" + memServer.String()
+	)
+	if transport {
+		var tr *Transport
+		tr, hc, base = memTransport(t, n, origin.Handler(nil), cfg)
+		getBody(t, hc, base+"/bytes/10")
+		c = tr.origins[memServer.String()].c
+	} else {
+		c = memDial(t, n, 3, cfg)
+		hc = &http.Client{Transport: c}
+	}
 	for p := range c.numPaths() { // every path validated: the failovers migrate
 		if _, err := c.GetOn(t.Context(), p, "/bytes/10", nil); err != nil {
 			t.Fatal(err)
@@ -89,8 +105,12 @@ func resumeTwice(t *testing.T, width int) {
 	if len(cut) != 2 || cut[0] == cut[1] {
 		t.Fatalf("paths cut %v: the test needs two cuts, the second on the path the resumes went on", cut)
 	}
+	resumes := logs.count("resumed from")
 	if lost > 0 {
-		t.Fatalf("%d of %d bodies lost (paths %v cut; %d resumes logged)", lost, width, cut, logs.count("resumed from"))
+		t.Fatalf("%d of %d bodies lost (paths %v cut; %d resumes logged)", lost, width, cut, resumes)
+	}
+	if resumes <= width {
+		t.Errorf("%d resumes logged for %d bodies: the second cut resumed none", resumes, width)
 	}
 }
 
