@@ -1,9 +1,11 @@
 package pcm
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -124,4 +126,85 @@ func (w *countingWriter) Write(b []byte) (int, error) {
 	w.buf = append(w.buf, b...)
 	w.got(len(b))
 	return len(b), nil
+}
+
+// TestBodyResumeBudget: a body whose every resume stalls before its first
+// byte (the server answers each Range request's head, never its bytes,
+// and each path dies as a resume lands on it) gives up after one resume
+// per path (resumeBudget), with a log line saying so, instead of
+// resuming for as long as failovers succeed.
+func TestBodyResumeBudget(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		n := memnet.New()
+		var logs logCount
+		var c *Client
+		var mu sync.Mutex
+		down := map[int]bool{}
+		cutActive := func() { // the path the connection is on dies; the others come back
+			mu.Lock()
+			defer mu.Unlock()
+			for p := range down {
+				n.SetDrop(memPath(p), false)
+				delete(down, p)
+			}
+			down[c.Active()] = true
+			n.SetDrop(memPath(c.Active()), true)
+		}
+		cfg := Config{Logf: func(format string, args ...any) {
+			logs.logf(format, args...)
+			if strings.Contains(fmt.Sprintf(format, args...), "resumed from") {
+				cutActive()
+			}
+		}}
+		c = memDialHandler(t, n, 3, cfg, headOnlyRanges{origin.Handler(nil)})
+		for p := range c.numPaths() {
+			if _, err := c.GetOn(t.Context(), p, "/bytes/10", nil); err != nil {
+				t.Fatal(err)
+			}
+		}
+		hc := &http.Client{Transport: c}
+		const size = 1 << 20
+		resp, err := hc.Get(fmt.Sprintf("https://%s/bytes/%d", memServer, size))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		w := &cutWriter{after: size / 4, cut: cutActive}
+		_, err = io.Copy(w, resp.Body)
+		var ps *PathStalledError
+		resumes := logs.count("resumed from")
+		if !errors.As(err, &ps) || resumes != c.numPaths() || logs.count("not resumed again") != 1 {
+			t.Fatalf("body: %d bytes, %v after %d resumes (%d give-ups logged); want a PathStalledError after %d resumes, one give-up",
+				w.buf.Len(), err, resumes, logs.count("not resumed again"), c.numPaths())
+		}
+	})
+}
+
+// headOnlyRanges serves h, but answers a Range request with its head only:
+// the bytes never come.
+type headOnlyRanges struct{ h http.Handler }
+
+func (s headOnlyRanges) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Header.Get("Range") == "" {
+		s.h.ServeHTTP(w, r)
+		return
+	}
+	s.h.ServeHTTP(headOnly{w, r}, r)
+}
+
+// headOnly sends the head at once and holds every byte of the body until
+// the request ends.
+type headOnly struct {
+	http.ResponseWriter
+	r *http.Request
+}
+
+func (w headOnly) WriteHeader(code int) {
+	w.ResponseWriter.WriteHeader(code)
+	w.ResponseWriter.(http.Flusher).Flush()
+}
+
+func (w headOnly) Write([]byte) (int, error) {
+	<-w.r.Context().Done()
+	return 0, w.r.Context().Err()
 }
