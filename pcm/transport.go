@@ -412,12 +412,12 @@ func (c *Client) unusable(err error) bool {
 // resumes it: the rest is asked for again (Range, If-Range) and appended
 // only if it is of the same version (internal/resume), and again at each
 // stall after (resumeRest); any other body's read fails with the
-// PathStalledError. A failover that takes a new
-// connection (when no other path validates, or when it ended more requests
-// than half the streams the server allows: creditShortLocked) closes the
-// old one: a GET body in the caller's hands then, not being read, resumes
-// on its next read as after a stall (any other body's read fails with the
-// PathStalledError), where a migration carries it along.
+// PathStalledError. A failover that takes a new connection (when no other
+// path validates, or when it ended more requests than half the streams
+// the server allows: creditShortLocked) closes the old one: a GET body in
+// the caller's hands then, not being read, resumes on its next read as
+// after a stall (any other body's read fails with the PathStalledError),
+// where a migration carries it along.
 func (c *Client) RoundTrip(req *http.Request) (*http.Response, error) {
 	if err := c.sameOrigin(req); err != nil {
 		closeBody(req)
