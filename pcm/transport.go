@@ -410,13 +410,14 @@ func (c *Client) unusable(err error) bool {
 // first rule counts). Otherwise it fails at once with a PathStalledError
 // naming the path. A stall while the caller reads the body of a GET
 // resumes it: the rest is asked for again (Range, If-Range) and appended
-// only if it is of the same version (internal/resume); any other body's
-// read fails with the PathStalledError. A failover that takes a new
-// connection (when no other path validates, or when it ended more requests
-// than half the streams the server allows: creditShortLocked) closes the
-// old one: a GET body in the caller's hands then, not being read, resumes
-// on its next read as after a stall (any other body's read fails with the
-// PathStalledError), where a migration carries it along.
+// only if it is of the same version (internal/resume), and again at each
+// stall after (resumeRest); any other body's read fails with the
+// PathStalledError. A failover that takes a new connection (when no other
+// path validates, or when it ended more requests than half the streams
+// the server allows: creditShortLocked) closes the old one: a GET body in
+// the caller's hands then, not being read, resumes on its next read as
+// after a stall (any other body's read fails with the PathStalledError),
+// where a migration carries it along.
 func (c *Client) RoundTrip(req *http.Request) (*http.Response, error) {
 	if err := c.sameOrigin(req); err != nil {
 		closeBody(req)
@@ -572,17 +573,23 @@ type measuredBody struct {
 	f *flight // takes off again for each read
 	// req and st resume a GET whose path stalls under its body (req is
 	// nil for any other): the rest is asked for again (Range, If-Range)
-	// and appended only if it is of the same version (internal/resume);
-	// resumed says it was.
-	req     *http.Request
-	st      resume.State
-	resumed bool
-	moves   int64
-	rx      []int64 // the ledger when the request was sent, in rxBuf when it fits
-	rxBuf   [inlinePaths]int64
-	res     Result    // read and written by the reader only, until done
-	rctx    resultCtx // the context of the response's Request (ResultOf)
-	once    sync.Once
+	// and appended only if it is of the same version (internal/resume).
+	// rest is the body of the latest resume (nil: none), which reads on;
+	// a stall under it resumes again from there (resumeRest). nested
+	// marks a resume's own body: its stall is the body it continues to
+	// resume, not its own (its request carries a Range, and resumes
+	// nothing). unfed counts resumes since the last byte (resumeBudget).
+	req    *http.Request
+	st     resume.State
+	rest   *measuredBody
+	nested bool
+	unfed  int
+	moves  int64
+	rx     []int64 // the ledger when the request was sent, in rxBuf when it fits
+	rxBuf  [inlinePaths]int64
+	res    Result    // read and written by the reader only, until done
+	rctx   resultCtx // the context of the response's Request (ResultOf)
+	once   sync.Once
 	// trace reports when the request's head went out (wroteHeaders):
 	// wroteAt, published by wrote.
 	trace   httptrace.ClientTrace
@@ -613,23 +620,69 @@ func (b *measuredBody) wroteHeaders() {
 func (b *measuredBody) Read(p []byte) (int, error) {
 	n, err := b.read(p)
 	b.res.TotalBytes += int64(n) // before a resume, which asks for the bytes after these
-	if ps := b.stalled(err); ps != nil && !b.resumed {
+	if n > 0 {
+		b.unfed = 0
+	}
+	if ps := b.stalled(err); ps != nil {
 		err = ps
-		if b.req != nil && whole(&b.st, b.res.TotalBytes) {
-			err = io.EOF
-		} else if body, rerr := b.resumeAfter(ps); rerr == nil {
-			b.ReadCloser, b.resumed, err = body, true, nil
-			b.res.Failovers++
-		} else if rerr != ps {
-			// The caller gets the stall; the log keeps why the resume failed.
-			b.c.cfg.Logf("pcm: %v; resuming the body of %s failed: %v", ps, b.req.URL.Path, rerr)
+		if !b.nested {
+			err = b.resumeRest(ps)
 		}
-		b.c.forgoRank(b.f) // no effect when its resume took the turn
 	}
 	if errors.Is(err, io.EOF) {
 		b.done()
 	}
 	return n, err
+}
+
+// resumeBudget is how many resumes in a row, none of which delivered a
+// byte, a body may take: as many as a request's replays (Client.roundTrip,
+// one per path). A body that delivered bytes since its last resume starts
+// the count afresh: each stall is a failover of its own. On
+// TestLoadCutAioquic a false verdict resumed a wave's bodies on the path
+// that the cut then stalled, which failed 31 of 32 of them when a body
+// resumed only once (TestBodyResumesAfterSecondStall).
+func (b *measuredBody) resumeBudget() int { return b.c.numPaths() }
+
+// resumeRest continues the body after the stall ps (its own, or its
+// latest resume's): it asks again for the bytes not yet delivered, and
+// returns nil when it did, io.EOF when every byte had come, or the error
+// the caller gets (ps, when the body cannot resume).
+func (b *measuredBody) resumeRest(ps *PathStalledError) error {
+	f := b.f // the flight the failover ended: the latest resume's, if any
+	if b.rest != nil {
+		f = b.rest.f
+	}
+	defer func() { b.c.forgoRank(f) }() // no effect when its resume took the turn
+	if b.req == nil {
+		return ps // not a GET of the whole resource: nothing to resume
+	}
+	if whole(&b.st, b.res.TotalBytes) {
+		return io.EOF
+	}
+	for b.unfed < b.resumeBudget() {
+		b.unfed++
+		rest, err := b.resumeAfter(ps, f)
+		if err == nil {
+			b.ReadCloser, b.rest = rest, rest
+			b.res.Failovers++
+			return nil
+		}
+		if rest != nil {
+			f = rest.f // a stall under its skip ended this one
+		}
+		var again *PathStalledError
+		if !errors.As(err, &again) || again == ps {
+			if err != ps {
+				// The caller gets the stall; the log keeps why the resume failed.
+				b.c.cfg.Logf("pcm: %v; resuming the body of %s failed: %v", ps, b.req.URL.Path, err)
+			}
+			return ps
+		}
+		ps = again // the resume's path stalled before it delivered a byte
+	}
+	b.c.cfg.Logf("pcm: %v; the body of %s not resumed again (%d resumes without a byte)", ps, b.req.URL.Path, b.unfed)
+	return ps
 }
 
 // stalled is why the read that returned err failed, if a failover caused
@@ -639,6 +692,12 @@ func (b *measuredBody) Read(p []byte) (int, error) {
 func (b *measuredBody) stalled(err error) *PathStalledError {
 	if err == nil {
 		return nil
+	}
+	if b.rest != nil {
+		// The resume's body reports its own stall as its error (nested).
+		var ps *PathStalledError
+		errors.As(err, &ps)
+		return ps
 	}
 	if ps := b.f.stalled(); ps != nil {
 		return ps
@@ -652,7 +711,7 @@ func (b *measuredBody) stalled(err error) *PathStalledError {
 // read reads the body, as a flight while it waits on the network; a
 // resumed body is another request's, with its own flight.
 func (b *measuredBody) read(p []byte) (int, error) {
-	if b.resumed {
+	if b.rest != nil {
 		return b.ReadCloser.Read(p)
 	}
 	b.c.resume(b.f)
@@ -663,29 +722,33 @@ func (b *measuredBody) read(p []byte) (int, error) {
 
 // resumeAfter asks again for the rest of a GET whose path stalled under
 // its body (Client.RoundTrip sends it on the path the connection moved
-// to) and returns the new body, positioned after the bytes delivered.
-func (b *measuredBody) resumeAfter(ps *PathStalledError) (io.ReadCloser, error) {
-	if b.req == nil || b.req.Context().Err() != nil {
+// to), with the turn the failover gave f, the flight it ended, and returns
+// the new body, positioned after the bytes delivered (and, when skipping
+// to there failed, that body, closed, with the error).
+func (b *measuredBody) resumeAfter(ps *PathStalledError, f *flight) (*measuredBody, error) {
+	if b.req.Context().Err() != nil {
 		return nil, ps
 	}
 	req := b.req.Clone(b.req.Context())
 	offset := b.res.TotalBytes
 	b.st.Prepare(req.Header, resume.Range{First: offset, Last: -1})
-	resp, err := b.c.roundTrip(req, b.f.born, b.c.replayUrgency(b.f), b.c.takeTurn(b.f))
+	resp, err := b.c.roundTrip(req, b.f.born, b.c.replayUrgency(f), b.c.takeTurn(f))
 	if err != nil {
 		return nil, err
 	}
+	rest := resp.Body.(*measuredBody) // roundTripOnce's, as every response's
+	rest.nested = true
 	skip, err := b.st.Check(resp, offset)
 	if err == nil {
-		_, err = io.CopyN(io.Discard, resp.Body, skip)
+		_, err = io.CopyN(io.Discard, rest, skip)
 	}
 	if err != nil {
-		resp.Body.Close()
-		return nil, err
+		rest.Close()
+		return rest, err
 	}
 	b.ReadCloser.Close()
 	b.c.cfg.Logf("pcm: %v; the body of %s resumed from byte %d", ps, b.req.URL.Path, offset)
-	return resp.Body, nil
+	return rest, nil
 }
 
 // done takes the measurement, once: EndTime is now (PCM Eq. 3). The
