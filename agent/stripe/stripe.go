@@ -114,12 +114,20 @@ type PathState struct {
 // may be the slowest path) before asking for the rest once cost a stripe
 // most of its gain. Deliver hands the rest to the app; Abandon stops it.
 func Start(ctx context.Context, host Host, origPath int, from, total int64) *Run {
+	return start(ctx, host, origPath, from, total, timeTicker{time.NewTicker(pauseTick)})
+}
+
+// start is Start with the pause clock's ticker (pauses) given.
+func start(ctx context.Context, host Host, origPath int, from, total int64, tick ticker) *Run {
 	ctx, cancel := context.WithCancel(ctx)
 	known := host.Paths()
 	pins := host.Pins(0, known)
 	s := &Run{host: host, ctx: ctx, cancel: cancel, total: total, known: known, inOrder: map[int]bool{},
 		next: from, end: total, delivered: from, from: from, cutAt: from, origPath: origPath, began: time.Now(), kick: make(chan struct{}),
-		staffed: map[int]int{}, queued: map[int]int64{}, est: map[int]*rateEst{}, orders: map[int]*order{}, links: map[int]string{}, windows: map[int]streamWindow{}, link: map[string]*linkMeter{}}
+		staffed: map[int]int{}, queued: map[int]int64{}, est: map[int]*rateEst{}, orders: map[int]*order{}, links: map[int]string{}, windows: map[int]streamWindow{}, link: map[string]*linkMeter{},
+		pauses: &pauses{}}
+	s.pauses.start(s.began)
+	s.wg.Go(func() { s.pauses.run(ctx, tick) })
 	for _, pin := range pins {
 		s.staffed[pin]++
 	}
@@ -243,7 +251,8 @@ type Run struct {
 	// (stripesched.WindowBound, stripesched.Swiftest).
 	lambda   float64
 	windowAt time.Time
-	reported bool // report ran
+	reported bool    // report ran
+	pauses   *pauses // when the process did not run; nil: never (a test's Run)
 }
 
 // Abandon stops a stripe whose original response failed before its first
@@ -814,7 +823,7 @@ func (s *Run) originalRest(pin int, own stripesched.Path, all map[int]stripesche
 // dropping 4×: 0.935–0.938 in 10 runs, 0.959 in 8 so); mu held.
 func (s *Run) trim(pin int, own stripesched.Path, all map[int]stripesched.Path, now time.Time) *piece {
 	orig, ok := all[s.origPath]
-	if pin == s.origPath || !ok || orig.Guess || !s.originalRuns() || s.next < s.end {
+	if pin == s.origPath || !ok || orig.Guess || !s.originalRuns() || s.next < s.end || s.backlogged(s.origPath, now) {
 		return nil
 	}
 	if e := s.est[s.origPath]; e != nil {
@@ -871,7 +880,8 @@ func (s *Run) queueFree(pin int, own stripesched.Path, all map[int]stripesched.P
 // its drop kept reading its rate from before the stall (0.84 in a third
 // of its runs). Only a path that sends its pieces in the order asked
 // (InOrder), whose far pieces have not begun: round-robin sends them all
-// at once; mu held.
+// at once; and not while its bytes may wait unread after a pause of the
+// process (backlogged); mu held.
 func (s *Run) unload(pin int, own stripesched.Path, all map[int]stripesched.Path, now time.Time) *piece {
 	if s.next < s.end {
 		return nil
@@ -879,7 +889,7 @@ func (s *Run) unload(pin int, own stripesched.Path, all map[int]stripesched.Path
 	var far *piece
 	last := 0.0 // when far's path would land its last piece alone
 	for id, v := range all {
-		if id == pin || !s.inOrder[id] {
+		if id == pin || !s.inOrder[id] || s.backlogged(id, now) {
 			continue
 		}
 		if e := s.est[id]; e != nil {
@@ -947,8 +957,9 @@ func (s *Run) owed(id int) ([]*piece, []stripesched.Owed) {
 // The original's path never copies the original's rest moved off it
 // (piece.moved): it was moved because that path crawls, and judged by
 // its lagging estimate the path copied 2.1 MB of it back within a
-// millisecond (fake time, 200/60 + 100/15 Mbit/s/ms with 1.5 % loss); mu
-// held.
+// millisecond (fake time, 200/60 + 100/15 Mbit/s/ms with 1.5 % loss). Nor
+// is a piece copied off a path that may have bytes of it waiting unread
+// after a pause of the process (backlogged); mu held.
 func (s *Run) holder(pin int, own stripesched.Path, all map[int]stripesched.Path, now time.Time, blocked bool) *piece {
 	var before float64 // when the pieces looked at so far land, in seconds from now
 	for i, h := range s.pieces {
@@ -960,13 +971,21 @@ func (s *Run) holder(pin int, own stripesched.Path, all map[int]stripesched.Path
 		}
 		due := s.due(h, all, now)
 		land := s.lands(h, due, now)
-		if h.copies == 1 && h.path != pin && !(h.moved && pin == s.origPath) && due > before+stripesched.ReinjectMargin.Seconds() && stripesched.Reinject(own, h.size(), due) {
+		if h.copies == 1 && h.path != pin && !(h.moved && pin == s.origPath) && !s.backlogged(h.path, now) && due > before+stripesched.ReinjectMargin.Seconds() && stripesched.Reinject(own, h.size(), due) {
 			h.again = now.Add(seconds(own.Done(h.size())))
 			return h
 		}
 		before = max(before, land)
 	}
 	return nil
+}
+
+// backlogged: path id's rate estimator says its bytes may wait in its
+// socket (rateEst.backlogged), so what it owes reads more than it does
+// and it is no path to copy from yet; mu held.
+func (s *Run) backlogged(id int, now time.Time) bool {
+	e := s.est[id]
+	return e != nil && e.backlogged(now)
 }
 
 // lands is when piece h, its first copy due in due seconds, lands by its
@@ -998,8 +1017,10 @@ func (s *Run) due(h *piece, all map[int]stripesched.Path, now time.Time) float64
 	if e := s.est[h.path]; e != nil && e.heard.After(heard) {
 		heard = e.heard
 	}
-	if stripesched.Stalled(v, now.Sub(heard)) {
-		return elapsed
+	// The time the process did not run is no silence of the path's, nor
+	// time the piece took (pauses).
+	if stripesched.Stalled(v, now.Sub(heard)-s.pauses.within(heard, now)) {
+		return elapsed - s.pauses.within(h.start, now).Seconds()
 	}
 	var first float64 // until its first byte, if none came yet
 	if h.rx == 0 {
@@ -1465,7 +1486,7 @@ func (s *Run) usable(now time.Time) map[int]PathState {
 func (s *Run) rate(id int) *rateEst {
 	e := s.est[id]
 	if e == nil {
-		e = &rateEst{}
+		e = &rateEst{clock: s.pauses}
 		s.est[id] = e
 	}
 	return e
@@ -1521,6 +1542,9 @@ type rateEst struct {
 	// fell: the path's recent rate where it fell well below rate (drop),
 	// else 0.
 	fell float64
+	// clock: when the process did not run (pauses), which its readings
+	// leave out; nil: never.
+	clock *pauses
 }
 
 // arrival is when bytes arrived and the period's bytes received by then.
@@ -1589,8 +1613,13 @@ func (e *rateEst) idle(now time.Time) {
 // (appLimitedQueues) only raises the estimate: counted as it was, a
 // 15 Mbit/s path 125 ms away asked for two 32 KiB pieces at a time
 // measured 0.2–0.6 MB/s of its 1.9, and the policy, trusting that, kept
-// asking for two.
+// asking for two. Bytes that come first after the process did not run
+// (pauses) are its backlog, a burst too: held the same way, a round
+// trip from when it ran again.
 func (e *rateEst) got(n int64, now time.Time, queued int64) {
+	if at := e.clock.resumed(later(e.heard, e.from), now); !at.IsZero() {
+		e.hold = later(e.hold, at.Add(e.rtt))
+	}
 	e.heard, e.recv = now, e.recv+n
 	if e.from.IsZero() {
 		return
@@ -1641,20 +1670,21 @@ func (e *rateEst) queueEnds() {
 // other path: 1.1 MB twice), 0.94–0.95 on main and so.
 func (e *rateEst) drop(now time.Time, queued int64) {
 	w := stripesched.DropWindow(e.rtt)
+	from := e.clock.back(now, w) // w of the time the process ran (pauses)
 	i := 0
-	for i+1 < len(e.trail) && !e.trail[i+1].at.After(now.Add(-w)) {
+	for i+1 < len(e.trail) && !e.trail[i+1].at.After(from) {
 		i++
 	}
 	e.trail = e.trail[i:]
 	first := e.trail[0]
-	if now.Sub(first.at) < w || first.at.Before(e.mute) { // the period's first bytes came less than a window ago, or a cut's
+	if first.at.After(from) || first.at.Before(e.mute) { // the period's first bytes came less than a window ago, or a cut's
 		return
 	}
 	got := e.sum - first.sum
 	if got < stripesched.MinPiece { // a few packets are no rate (got)
 		return
 	}
-	recent := float64(got) / now.Sub(first.at).Seconds()
+	recent := float64(got) / (now.Sub(first.at) - e.clock.within(first.at, now)).Seconds()
 	e.fell = 0
 	if stripesched.Dropped(e.rate, recent, queued, e.rtt, e.minRTT) {
 		e.fell = recent
@@ -1666,14 +1696,17 @@ func (e *rateEst) drop(now time.Time, queued int64) {
 // to be within that); ok is false while the busy period is younger than
 // d and a round trip (its first round trip brings nothing). Read at now,
 // not at the last arrival: a path that stalls reads lower the longer it
-// stays silent.
+// stays silent. d is of the time the process ran (pauses): a pause
+// holds back what the path delivered meanwhile, so it is no silence of
+// the path's.
 func (e *rateEst) lately(now time.Time, d time.Duration) (rate float64, ok bool) {
-	if e.from.IsZero() || now.Sub(e.from) < d+e.rtt {
+	from := e.clock.back(now, d)
+	if e.from.IsZero() || from.Sub(e.from) < e.rtt {
 		return 0, false
 	}
-	var before int64 // the period's bytes received by now-d
+	var before int64 // the period's bytes received by from
 	for i := len(e.trail) - 1; i >= 0; i-- {
-		if !e.trail[i].at.After(now.Add(-d)) {
+		if !e.trail[i].at.After(from) {
 			before = e.trail[i].sum
 			break
 		}
@@ -1748,6 +1781,17 @@ func (e *rateEst) endRound(now time.Time, queued int64) {
 // bytes arrive.
 func (e *rateEst) ramping(rtt time.Duration) bool {
 	return !e.ramp.Full && !stripesched.Queuing(rtt, e.least)
+}
+
+// backlogged: the process ran again (pauses) less than a round trip ago,
+// or is not running yet by its clock (a pause under way): what the path
+// delivered meanwhile may still wait in its socket, unread, and counts
+// as owed. Judged so, a 2.5 MB/s path owing its 300 ms backlog had its
+// far piece copied to a 10 MB/s path the moment the process ran again
+// (TestPauseNoEndgameCopy).
+func (e *rateEst) backlogged(now time.Time) bool {
+	at := e.clock.resumed(time.Time{}, now)
+	return !at.IsZero() && now.Sub(at) < e.rtt
 }
 
 // landed ends the busy period: the path has nothing of the stripe left

@@ -1,0 +1,178 @@
+package stripe
+
+import (
+	"context"
+	"sync"
+	"time"
+)
+
+// Time the process did not run. On a loaded host the OS deschedules the
+// whole process for hundreds of ms at a time (430 ms at load 15–19:
+// pcm/stall.go's paused), while the network goes on delivering into the
+// socket's buffer. When the process runs again, a worker can decide
+// before the readers have taken that backlog in, and every reading over
+// the pause then says the paths delivered nothing: a path "stalled"
+// (stripesched.Stalled), its recent rate 0 (rateEst.lately), its
+// estimate down by the pause's share of its period (rateEst.got). Read so,
+// the end game copied a slower path's far pieces and the head to a path
+// no faster (ct-client's end-game copies came to 1.3 %, 22 % and 0.8 %
+// of a 16 MB body at load 18: ctcpu29's notes). So the stripe keeps a
+// clock of its own (pauses) that ticks every pauseTick and takes a tick's
+// lateness for a pause, as pcm's stall detector does; its readings leave
+// the pauses out, and a path's first bytes after one are a backlog, no
+// sample (rateEst.hold). A shared helper with pcm's paused would live in
+// internal/ (a clock-edge helper both import); the two differ in what
+// they keep (pcm: one silence; here: the pauses within a window).
+const (
+	// pauseTick: how often the clock ticks. A pause shorter than this
+	// less pauseMin goes unseen; every reading it protects spans 40 ms
+	// or more (StallRounds round trips and a margin; half a DropWindow).
+	pauseTick = 10 * time.Millisecond
+	// pauseMin: lateness under this is the Go scheduler's, not a
+	// descheduled process's, and is not a pause.
+	pauseMin = 5 * time.Millisecond
+	// keepPauses: the most pauses kept; older ones are forgotten (a
+	// reading that old is a stall's, which a pause does not undo).
+	keepPauses = 64
+)
+
+// ticker is the pause clock's edge (STYLE 3): a time.Ticker, or a test's
+// whose ticks stop for a while, as those of a descheduled process do.
+type ticker interface {
+	C() <-chan time.Time
+	Stop()
+}
+
+type timeTicker struct{ *time.Ticker }
+
+func (t timeTicker) C() <-chan time.Time { return t.Ticker.C }
+
+// pauses are the times the process did not run during a stripe, as its
+// ticks' lateness shows them.
+type pauses struct {
+	mu   sync.Mutex
+	last time.Time // the latest tick (or the clock's start)
+	gaps []gap     // oldest first, none overlapping
+}
+
+// gap is a pause: the process did not run from from to to.
+type gap struct{ from, to time.Time }
+
+// run ticks the clock on tick until ctx ends.
+func (c *pauses) run(ctx context.Context, tick ticker) {
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C():
+			c.tick(time.Now())
+		}
+	}
+}
+
+// start sets the clock's first tick at now.
+func (c *pauses) start(now time.Time) {
+	c.mu.Lock()
+	c.last = now
+	c.mu.Unlock()
+}
+
+// tick records a tick at now: a pause where it came pauseMin or more
+// late.
+func (c *pauses) tick(now time.Time) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if g, ok := c.pending(now); ok {
+		c.gaps = append(c.gaps, g)
+		if len(c.gaps) > keepPauses {
+			c.gaps = c.gaps[1:]
+		}
+	}
+	c.last = now
+}
+
+// pending is the pause under way at now: the next tick is pauseMin or
+// more late. A worker may run before the clock's goroutine does once
+// the process runs again, so the lateness counts before that tick
+// comes; mu held.
+func (c *pauses) pending(now time.Time) (gap, bool) {
+	if c.last.IsZero() {
+		return gap{}, false
+	}
+	due := c.last.Add(pauseTick)
+	if now.Sub(due) < pauseMin {
+		return gap{}, false
+	}
+	return gap{due, now}, true
+}
+
+// all is the pauses up to now, the one under way included; mu held.
+func (c *pauses) all(now time.Time) []gap {
+	if g, ok := c.pending(now); ok {
+		return append(c.gaps[:len(c.gaps):len(c.gaps)], g)
+	}
+	return c.gaps
+}
+
+// within is how long the process did not run between a and now (none
+// for a nil clock: a test's stripe built without one).
+func (c *pauses) within(a, now time.Time) time.Duration {
+	if c == nil {
+		return 0
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var d time.Duration
+	for _, g := range c.all(now) {
+		if from := later(g.from, a); g.to.After(from) {
+			d += g.to.Sub(from)
+		}
+	}
+	return d
+}
+
+// back is when the window that ends at now and holds d of the time the
+// process ran begins: now-d, moved back by the pauses within.
+func (c *pauses) back(now time.Time, d time.Duration) time.Time {
+	if c == nil {
+		return now.Add(-d)
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	at, left := now, d
+	gaps := c.all(now)
+	for i := len(gaps) - 1; i >= 0; i-- {
+		g := gaps[i]
+		ran := at.Sub(g.to)
+		if ran >= left {
+			break
+		}
+		left -= max(ran, 0)
+		at = g.from
+	}
+	return at.Add(-left)
+}
+
+// resumed is when the latest pause ended, now for one under way, or the
+// zero time if none came since since.
+func (c *pauses) resumed(since, now time.Time) time.Time {
+	if c == nil {
+		return time.Time{}
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	gaps := c.all(now)
+	if len(gaps) == 0 || !gaps[len(gaps)-1].to.After(since) {
+		return time.Time{}
+	}
+	return gaps[len(gaps)-1].to
+}
+
+// later is the later of a and b.
+func later(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
+}

@@ -1,0 +1,188 @@
+package stripe
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+)
+
+// pipeHost is a client of paths that each send their pieces one after
+// another, in the order asked (InOrder), at a fixed rate a round trip
+// after the request, in chunks as a socket's reads bring them. During
+// [freeze, thaw) the client's reads on the paths frozen names stop: the
+// bytes the path sends meanwhile come at thaw, at once, as a socket's
+// buffer gives its backlog to a process that ran again, the later by
+// the path's lag: the process takes one backlog in after another.
+type pipeHost struct {
+	object       []byte
+	rate         []float64
+	rtt          time.Duration
+	freeze, thaw time.Time
+	frozen       map[int]time.Duration // a frozen path's lag
+
+	mu        sync.Mutex
+	free      map[int]time.Time // when each path has sent all it was asked for
+	reinj     int
+	copyBytes int64
+}
+
+// pipeChunk is the bytes one read brings.
+const pipeChunk = 16 << 10
+
+func (h *pipeHost) Paths() int               { return len(h.rate) }
+func (h *pipeHost) Pins(from, to int) []int  { return twoEach(from, to) }
+func (h *pipeHost) Blocked()                 {}
+func (h *pipeHost) Measured(int, float64)    {}
+func (h *pipeHost) Reinjected()              { h.mu.Lock(); h.reinj++; h.mu.Unlock() }
+func (h *pipeHost) EndgameCopied(size int64) { h.mu.Lock(); h.copyBytes += size; h.mu.Unlock() }
+func (h *pipeHost) Path(id int) (PathState, bool) {
+	return PathState{RTT: h.rtt, MinRTT: h.rtt, Rate: h.rate[id], InOrder: true}, true
+}
+
+func (h *pipeHost) Fetch(ctx context.Context, pin int, r Request) ([]byte, error) {
+	off, end, err := r.Open(func() error { return nil })
+	if err != nil {
+		return nil, err
+	}
+	b := h.object[off : end+1]
+	h.mu.Lock()
+	begin := later(time.Now().Add(h.rtt), h.free[pin])
+	h.free[pin] = begin.Add(seconds(float64(len(b)) / h.rate[pin]))
+	h.mu.Unlock()
+	for sent := 0; sent < len(b); {
+		n := min(pipeChunk, len(b)-sent)
+		at := begin.Add(seconds(float64(sent+n) / h.rate[pin]))
+		if lag, ok := h.frozen[pin]; ok && !at.Before(h.freeze) && at.Before(h.thaw.Add(lag)) {
+			at = h.thaw.Add(lag)
+		}
+		if !sleepCtx(ctx, time.Until(at)) {
+			return nil, ctx.Err()
+		}
+		r.Received(n)
+		sent += n
+	}
+	return b, nil
+}
+
+// stallTicker is a pause clock's ticker whose ticks stop during
+// [freeze, thaw): the process did not run then.
+type stallTicker struct {
+	t            *time.Ticker
+	c            chan time.Time
+	freeze, thaw time.Time
+	done         chan struct{}
+}
+
+func newStallTicker(freeze, thaw time.Time) *stallTicker {
+	k := &stallTicker{t: time.NewTicker(pauseTick), c: make(chan time.Time, 1), freeze: freeze, thaw: thaw, done: make(chan struct{})}
+	go func() {
+		for {
+			select {
+			case now := <-k.t.C:
+				if now.Before(k.freeze) || !now.Before(k.thaw) {
+					select {
+					case k.c <- now:
+					default:
+					}
+				}
+			case <-k.done:
+				return
+			}
+		}
+	}()
+	return k
+}
+
+func (k *stallTicker) C() <-chan time.Time { return k.c }
+func (k *stallTicker) Stop()               { k.t.Stop(); close(k.done) }
+
+// pauseRun stripes 4 MB over 10 + 2.5 MB/s paths 20 ms away; from
+// pauseAt for 300 ms the reads of the paths frozen names stop, and the
+// stripe's clock stops with them where paused (the process did not run),
+// or runs on (the paths stalled). It returns the end-game copies' bytes,
+// the reinjections and how long the app took.
+func pauseRun(t *testing.T, pauseAt time.Duration, frozen map[int]time.Duration, paused bool) (copyBytes int64, reinj int, took time.Duration) {
+	const (
+		size  = 4e6
+		pause = 300 * time.Millisecond
+	)
+	synctest.Test(t, func(t *testing.T) {
+		t0 := time.Now()
+		h := &pipeHost{object: object(size), rate: []float64{10e6, 2.5e6}, rtt: 20 * time.Millisecond,
+			freeze: t0.Add(pauseAt), thaw: t0.Add(pauseAt + pause), frozen: frozen, free: map[int]time.Time{}}
+		var tick ticker = timeTicker{time.NewTicker(pauseTick)}
+		if paused {
+			tick = newStallTicker(h.freeze, h.thaw)
+		}
+		s := start(context.Background(), h, 0, 0, size, tick)
+		deliverWhole(t, s, h.object)
+		copyBytes, reinj, took = h.copyBytes, h.reinj, time.Since(t0)
+	})
+	return copyBytes, reinj, took
+}
+
+// TestPauseNoEndgameCopy: a pause of the whole process (no goroutine of
+// it runs for 300 ms: its reads and its clock stop, the paths deliver on
+// into its sockets, and once it runs again it takes the slower path's
+// backlog in 10 ms after the faster's) is no evidence that a path is
+// slow, and the stripe copies nothing for it, wherever in the download
+// the pause falls. The same 300 ms of silence on the slower path while
+// the process runs (a stall) is still covered: its pieces are copied to
+// the faster path.
+func TestPauseNoEndgameCopy(t *testing.T) {
+	const lag = 10 * time.Millisecond
+	for _, at := range []time.Duration{100, 150, 200, 250, 300} {
+		at *= time.Millisecond
+		calm, _, calmTook := pauseRun(t, at, nil, false)
+		pCopy, pReinj, pTook := pauseRun(t, at, map[int]time.Duration{0: 0, 1: lag}, true)
+		sCopy, sReinj, sTook := pauseRun(t, at, map[int]time.Duration{1: lag}, false)
+		t.Logf("from %v: no pause %d B copied, %v; process paused %d B copied, %d reinjected, %v; slower path stalled %d B copied, %d reinjected, %v",
+			at, calm, calmTook, pCopy, pReinj, pTook, sCopy, sReinj, sTook)
+		if pCopy > calm || pReinj > 0 {
+			t.Errorf("paused from %v: %d B copied in the end game and %d pieces reinjected, want no more than with no pause (%d B) and none", at, pCopy, pReinj, calm)
+		}
+		if sCopy+int64(sReinj) == 0 {
+			t.Errorf("slower path stalled from %v: nothing copied or reinjected", at)
+		}
+	}
+}
+
+// TestPauses: the clock takes a tick pauseMin or more late for a pause
+// from when it was due, one under way (no tick yet) included; within and
+// back leave the pauses out of a window; a nil clock has none.
+func TestPauses(t *testing.T) {
+	at := msAt
+	c := &pauses{}
+	c.start(at(0))
+	for ms := 10; ms <= 100; ms += 10 {
+		c.tick(at(ms))
+	}
+	c.tick(at(113)) // 3 ms late: the scheduler's, no pause
+	c.tick(at(323)) // due at 123: 200 ms
+	c.tick(at(333))
+	if got := c.within(at(0), at(333)); got != 200*time.Millisecond {
+		t.Errorf("within [0, 333]: %v, want 200ms", got)
+	}
+	if got := c.back(at(333), 50*time.Millisecond); !got.Equal(at(83)) {
+		t.Errorf("50 ms of running back from 333: from %v, want 83 ms", got.Sub(at(0)))
+	}
+	if got := c.resumed(at(0), at(340)); !got.Equal(at(323)) {
+		t.Errorf("resumed: %v, want 323 ms", got.Sub(at(0)))
+	}
+	if got := c.resumed(at(330), at(340)); !got.IsZero() {
+		t.Errorf("resumed since 330: %v, want none", got.Sub(at(0)))
+	}
+	// No tick since 333: at 400, a pause from 343 is under way.
+	if got := c.within(at(333), at(400)); got != 57*time.Millisecond {
+		t.Errorf("within [333, 400], no tick since 333: %v, want 57ms", got)
+	}
+	if got := c.resumed(at(330), at(400)); !got.Equal(at(400)) {
+		t.Errorf("resumed during a pause: %v, want now (400 ms)", got.Sub(at(0)))
+	}
+	var none *pauses
+	if none.within(at(0), at(400)) != 0 || !none.back(at(400), time.Second).Equal(at(-600)) || !none.resumed(at(0), at(400)).IsZero() {
+		t.Errorf("a nil clock has pauses")
+	}
+}
