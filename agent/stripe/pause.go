@@ -154,19 +154,19 @@ func (c *pauses) back(now time.Time, d time.Duration) time.Time {
 	return at.Add(-left)
 }
 
-// resumed is when the latest pause ended, now for one under way, or the
-// zero time if none came since since.
-func (c *pauses) resumed(since, now time.Time) time.Time {
+// latest is the latest pause that ended after since, the one under way
+// included (its end now); false if none did.
+func (c *pauses) latest(since, now time.Time) (gap, bool) {
 	if c == nil {
-		return time.Time{}
+		return gap{}, false
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	gaps := c.all(now)
 	if len(gaps) == 0 || !gaps[len(gaps)-1].to.After(since) {
-		return time.Time{}
+		return gap{}, false
 	}
-	return gaps[len(gaps)-1].to
+	return gaps[len(gaps)-1], true
 }
 
 // later is the later of a and b.

@@ -168,21 +168,21 @@ func TestPauses(t *testing.T) {
 	if got := c.back(at(333), 50*time.Millisecond); !got.Equal(at(83)) {
 		t.Errorf("50 ms of running back from 333: from %v, want 83 ms", got.Sub(at(0)))
 	}
-	if got := c.resumed(at(0), at(340)); !got.Equal(at(323)) {
-		t.Errorf("resumed: %v, want 323 ms", got.Sub(at(0)))
+	if g, ok := c.latest(at(0), at(340)); !ok || !g.from.Equal(at(123)) || !g.to.Equal(at(323)) {
+		t.Errorf("latest: %v, %v to %v, want 123 to 323 ms", ok, g.from.Sub(at(0)), g.to.Sub(at(0)))
 	}
-	if got := c.resumed(at(330), at(340)); !got.IsZero() {
-		t.Errorf("resumed since 330: %v, want none", got.Sub(at(0)))
+	if _, ok := c.latest(at(330), at(340)); ok {
+		t.Errorf("a pause ended after 330")
 	}
 	// No tick since 333: at 400, a pause from 343 is under way.
 	if got := c.within(at(333), at(400)); got != 57*time.Millisecond {
 		t.Errorf("within [333, 400], no tick since 333: %v, want 57ms", got)
 	}
-	if got := c.resumed(at(330), at(400)); !got.Equal(at(400)) {
-		t.Errorf("resumed during a pause: %v, want now (400 ms)", got.Sub(at(0)))
+	if g, ok := c.latest(at(330), at(400)); !ok || !g.to.Equal(at(400)) {
+		t.Errorf("latest during a pause: %v, ends %v, want now (400 ms)", ok, g.to.Sub(at(0)))
 	}
 	var none *pauses
-	if none.within(at(0), at(400)) != 0 || !none.back(at(400), time.Second).Equal(at(-600)) || !none.resumed(at(0), at(400)).IsZero() {
+	if _, ok := none.latest(at(0), at(400)); ok || none.within(at(0), at(400)) != 0 || !none.back(at(400), time.Second).Equal(at(-600)) {
 		t.Errorf("a nil clock has pauses")
 	}
 }

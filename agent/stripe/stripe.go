@@ -1614,11 +1614,11 @@ func (e *rateEst) idle(now time.Time) {
 // 15 Mbit/s path 125 ms away asked for two 32 KiB pieces at a time
 // measured 0.2–0.6 MB/s of its 1.9, and the policy, trusting that, kept
 // asking for two. Bytes that come first after the process did not run
-// (pauses) are its backlog, a burst too: held the same way, a round
-// trip from when it ran again.
+// (pauses) are its backlog, a burst too: held the same way, until the
+// backlog is in (settled).
 func (e *rateEst) got(n int64, now time.Time, queued int64) {
-	if at := e.clock.resumed(later(e.heard, e.from), now); !at.IsZero() {
-		e.hold = later(e.hold, at.Add(e.rtt))
+	if t := e.settled(later(e.heard, e.from), now); !t.IsZero() {
+		e.hold = later(e.hold, t)
 	}
 	e.heard, e.recv = now, e.recv+n
 	if e.from.IsZero() {
@@ -1783,15 +1783,29 @@ func (e *rateEst) ramping(rtt time.Duration) bool {
 	return !e.ramp.Full && !stripesched.Queuing(rtt, e.least)
 }
 
-// backlogged: the process ran again (pauses) less than a round trip ago,
-// or is not running yet by its clock (a pause under way): what the path
-// delivered meanwhile may still wait in its socket, unread, and counts
-// as owed. Judged so, a 2.5 MB/s path owing its 300 ms backlog had its
-// far piece copied to a 10 MB/s path the moment the process ran again
-// (TestPauseNoEndgameCopy).
+// backlogged: the process has not run again yet by its clock (a pause
+// under way), or ran again too lately for the bytes the path delivered
+// meanwhile to be in (settled): they may still wait in its socket,
+// unread, and count as owed. Judged so, a 2.5 MB/s path owing its 300
+// ms backlog had its far piece copied to a 10 MB/s path the moment the
+// process ran again (TestPauseNoEndgameCopy).
 func (e *rateEst) backlogged(now time.Time) bool {
-	at := e.clock.resumed(time.Time{}, now)
-	return !at.IsZero() && now.Sub(at) < e.rtt
+	return now.Before(e.settled(time.Time{}, now))
+}
+
+// settled is when the bytes the path delivered during the latest pause of
+// the process (pauses) that ended after since are in, the zero time if
+// none did: a round trip after it ended, or as long as it lasted if that
+// is shorter. The backlog is read as soon as the process runs; the round
+// trip covers the readers' turn after it on a loaded machine, and a
+// short pause leaves a short backlog. Bounded so: where pauses come one
+// after another, a path that truly stalled is still judged between them.
+func (e *rateEst) settled(since, now time.Time) time.Time {
+	g, ok := e.clock.latest(since, now)
+	if !ok {
+		return time.Time{}
+	}
+	return g.to.Add(min(e.rtt, g.to.Sub(g.from)))
 }
 
 // landed ends the busy period: the path has nothing of the stripe left
