@@ -2,6 +2,7 @@ package stripe
 
 import (
 	"context"
+	"net/http/httptest"
 	"sync"
 	"testing"
 	"testing/synctest"
@@ -184,5 +185,72 @@ func TestPauses(t *testing.T) {
 	var none *pauses
 	if _, ok := none.latest(at(0), at(400)); ok || none.within(at(0), at(400)) != 0 || !none.back(at(400), time.Second).Equal(at(-600)) {
 		t.Errorf("a nil clock has pauses")
+	}
+}
+
+// playPaused is playOriginal at rate whose reads stop during [freeze,
+// thaw): the bytes due meanwhile are reported at thaw, at once.
+func playPaused(s *Run, rate float64, freeze, thaw time.Time) int64 {
+	const chunk = 32 << 10
+	t0 := time.Now()
+	var n int64
+	for {
+		cut := s.Original(n, chunk)
+		if n+chunk >= cut {
+			return cut
+		}
+		n += chunk
+		at := t0.Add(seconds(float64(n) / rate))
+		if !at.Before(freeze) && at.Before(thaw) {
+			at = thaw
+		}
+		time.Sleep(time.Until(at))
+	}
+}
+
+// originalPauseRun stripes 4 MB whose first 1 MB the original stream
+// brings on the 10 MB/s path, beside a 2.5 MB/s one, the process paused
+// from pauseAt for 300 ms (paused) or not; it returns whether the
+// original's rest was moved to the other path (reinjectPrefix).
+func originalPauseRun(t *testing.T, pauseAt time.Duration, paused bool) (moved bool) {
+	const (
+		size, from = 4e6, 1e6
+		pause      = 300 * time.Millisecond
+	)
+	synctest.Test(t, func(t *testing.T) {
+		t0 := time.Now()
+		h := &pipeHost{object: object(size), rate: []float64{10e6, 2.5e6}, rtt: 20 * time.Millisecond,
+			freeze: t0.Add(pauseAt), thaw: t0.Add(pauseAt + pause), free: map[int]time.Time{0: t0.Add(seconds(from / 10e6))}}
+		var tick ticker = timeTicker{time.NewTicker(pauseTick)}
+		freeze, thaw := time.Time{}, time.Time{}
+		if paused {
+			h.frozen = map[int]time.Duration{0: 0, 1: 0}
+			tick = newStallTicker(h.freeze, h.thaw)
+			freeze, thaw = h.freeze, h.thaw
+		}
+		s := start(context.Background(), h, 0, from, size, tick)
+		cut := playPaused(s, 10e6, freeze, thaw)
+		w := httptest.NewRecorder()
+		if _, err := s.Deliver(w, cut); err != nil {
+			t.Error(err)
+		}
+		s.Abandon()
+		moved = s.prefix
+	})
+	return moved
+}
+
+// TestPauseOriginalNotMoved: the original stream on the 10 MB/s path,
+// read on time, is never moved to the 2.5 MB/s path; nor is it where the
+// process pauses for 300 ms while it delivers (its reads stop, and at
+// the pause's end its bytes come at once). Read across the pause, the
+// original's average since its head said 0.6 MB/s, and the slower path
+// took its 2.8 MB rest.
+func TestPauseOriginalNotMoved(t *testing.T) {
+	for at := 10 * time.Millisecond; at <= 100*time.Millisecond; at += 10 * time.Millisecond {
+		calm, paused := originalPauseRun(t, at, false), originalPauseRun(t, at, true)
+		if calm || paused {
+			t.Errorf("from %v: the original's rest moved to the slower path: %v with no pause, %v paused", at, calm, paused)
+		}
 	}
 }
