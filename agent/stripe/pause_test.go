@@ -67,22 +67,27 @@ func (h *pipeHost) Fetch(ctx context.Context, pin int, r Request) ([]byte, error
 	return b, nil
 }
 
-// stallTicker is a pause clock's ticker whose ticks stop during
-// [freeze, thaw): the process did not run then.
+// stallTicker is a pause clock's ticker whose ticks stop while off says
+// so: the process did not run then.
 type stallTicker struct {
-	t            *time.Ticker
-	c            chan time.Time
-	freeze, thaw time.Time
-	done         chan struct{}
+	t    *time.Ticker
+	c    chan time.Time
+	off  func(time.Time) bool
+	done chan struct{}
 }
 
+// newStallTicker is a stallTicker off during [freeze, thaw).
 func newStallTicker(freeze, thaw time.Time) *stallTicker {
-	k := &stallTicker{t: time.NewTicker(pauseTick), c: make(chan time.Time, 1), freeze: freeze, thaw: thaw, done: make(chan struct{})}
+	return newOffTicker(func(t time.Time) bool { return !t.Before(freeze) && t.Before(thaw) })
+}
+
+func newOffTicker(off func(time.Time) bool) *stallTicker {
+	k := &stallTicker{t: time.NewTicker(pauseTick), c: make(chan time.Time, 1), off: off, done: make(chan struct{})}
 	go func() {
 		for {
 			select {
 			case now := <-k.t.C:
-				if now.Before(k.freeze) || !now.Before(k.thaw) {
+				if !k.off(now) {
 					select {
 					case k.c <- now:
 					default:
@@ -105,6 +110,17 @@ func (k *stallTicker) Stop()               { k.t.Stop(); close(k.done) }
 // or runs on (the paths stalled). It returns the end-game copies' bytes,
 // the reinjections and how long the app took.
 func pauseRun(t *testing.T, pauseAt time.Duration, frozen map[int]time.Duration, paused bool) (copyBytes int64, reinj int, took time.Duration) {
+	return pauseRunTicks(t, pauseAt, frozen, func(freeze, thaw time.Time) ticker {
+		if paused {
+			return newStallTicker(freeze, thaw)
+		}
+		return timeTicker{time.NewTicker(pauseTick)}
+	})
+}
+
+// pauseRunTicks is pauseRun with the clock's ticker made by tick from
+// the pause's start and end.
+func pauseRunTicks(t *testing.T, pauseAt time.Duration, frozen map[int]time.Duration, tick func(freeze, thaw time.Time) ticker) (copyBytes int64, reinj int, took time.Duration) {
 	const (
 		size  = 4e6
 		pause = 300 * time.Millisecond
@@ -113,11 +129,7 @@ func pauseRun(t *testing.T, pauseAt time.Duration, frozen map[int]time.Duration,
 		t0 := time.Now()
 		h := &pipeHost{object: object(size), rate: []float64{10e6, 2.5e6}, rtt: 20 * time.Millisecond,
 			freeze: t0.Add(pauseAt), thaw: t0.Add(pauseAt + pause), frozen: frozen, free: map[int]time.Time{}}
-		var tick ticker = timeTicker{time.NewTicker(pauseTick)}
-		if paused {
-			tick = newStallTicker(h.freeze, h.thaw)
-		}
-		s := start(context.Background(), h, 0, 0, size, tick)
+		s := start(context.Background(), h, 0, 0, size, tick(h.freeze, h.thaw))
 		deliverWhole(t, s, h.object)
 		copyBytes, reinj, took = h.copyBytes, h.reinj, time.Since(t0)
 	})
@@ -146,6 +158,15 @@ func TestPauseNoEndgameCopy(t *testing.T) {
 		}
 		if sCopy+int64(sReinj) == 0 {
 			t.Errorf("slower path stalled from %v: nothing copied or reinjected", at)
+		}
+		// The same stall while the process pauses 15 ms in every 30
+		// (a loaded host): the stall is still covered between pauses.
+		storm := func(freeze, _ time.Time) ticker {
+			const every = 30 * time.Millisecond
+			return newOffTicker(func(now time.Time) bool { return (now.Sub(freeze)%every+every)%every < every/2 })
+		}
+		if c, r, _ := pauseRunTicks(t, at, map[int]time.Duration{1: lag}, storm); c+int64(r) == 0 {
+			t.Errorf("slower path stalled from %v among short pauses: nothing copied or reinjected", at)
 		}
 	}
 }
