@@ -159,8 +159,9 @@ func TestPauseNoEndgameCopy(t *testing.T) {
 		if sCopy+int64(sReinj) == 0 {
 			t.Errorf("slower path stalled from %v: nothing copied or reinjected", at)
 		}
-		// The same stall while the process pauses 15 ms in every 30
-		// (a loaded host): the stall is still covered between pauses.
+		// The same stall while the clock's ticks stop 15 ms in every 30
+		// (a pause of 20 ms in every 30 as it reads them: a loaded
+		// host): the stall is still covered between pauses.
 		storm := func(freeze, _ time.Time) ticker {
 			const every = 30 * time.Millisecond
 			return newOffTicker(func(now time.Time) bool { return (now.Sub(freeze)%every+every)%every < every/2 })

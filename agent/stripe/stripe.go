@@ -1798,10 +1798,14 @@ func (e *rateEst) ramping(rtt time.Duration) bool {
 // meanwhile to be in (settled): they may still wait in its socket,
 // unread, and count as owed. Judged so, a 2.5 MB/s path owing its 300
 // ms backlog had its far piece copied to a 10 MB/s path the moment the
-// process ran again (TestPauseNoEndgameCopy).
+// process ran again (TestPauseNoEndgameCopy). Not a path that had
+// already stalled (stripesched.Stalled) when the pause began, since its
+// last bytes or its busy period's start: it has no backlog to wait for.
+// Without that, where the process paused 20 ms in every 30, a path that
+// stalled was never copied.
 func (e *rateEst) backlogged(now time.Time) bool {
-	_, t, ok := e.settled(time.Time{}, now)
-	return ok && now.Before(t)
+	from, in, ok := e.settled(time.Time{}, now)
+	return ok && now.Before(in) && !stripesched.Stalled(stripesched.Path{RTT: e.rtt}, from.Sub(later(e.heard, e.from)))
 }
 
 // settled is the latest pause of the process (pauses) that ended after
