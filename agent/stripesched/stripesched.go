@@ -307,11 +307,11 @@ func NextLambda(lambda float64, blocked bool) float64 {
 //
 // A path whose rate is a guess probes, when it has company: one piece at
 // a time until its rate is measured, a GuessProbe where its round trip is
-// PieceSpan or more, else MinPiece. A guess from the first congestion
-// window made a 10 : 1 mix's slow path look twice as fast as it was and
-// the fast path, its queue full, look slower than that: the slow path's
-// first pieces, sized to the guess, held the window for several round
-// trips while the fast path waited.
+// PieceSpan or more (farProbe: not cut by hidden), else MinPiece. A
+// guess from the first congestion window made a 10 : 1 mix's slow path
+// look twice as fast as it was and the fast path, its queue full, look
+// slower than that: the slow path's first pieces, sized to the guess,
+// held the window for several round trips while the fast path waited.
 //
 // The path of the highest rate (Swiftest), and while λ is 1 the path
 // that lands the piece first (Fastest), are never refused for the rules
@@ -358,7 +358,7 @@ func take(own Path, others []Path, s Stripe) int64 {
 		return 0
 	}
 	size = min(size, max(share, least))
-	if !swiftest {
+	if !swiftest && !farProbe(own) {
 		if h := hidden(own, others, s, size); h >= least {
 			return h
 		}
@@ -448,7 +448,8 @@ func Balance(own Path, others []Path, left int64) int64 {
 // hidden is the largest piece, up to size, that path own lands before
 // the other paths have delivered what they owe (their queues, at their
 // summed rate times the stripe's λ). Take asks it only for a path that
-// is not the swiftest (which has no other path's queue to hide behind),
+// is not the swiftest (which has no other path's queue to hide behind)
+// and whose piece is not a far path's probe (farProbe),
 // deciding that before it plans a ramping path's rate. Such a
 // piece lies behind bytes the app waits for anyway, so it never holds the
 // app up, and Take lets it past the reorder window (the exception to its rule 2), within
@@ -933,3 +934,17 @@ func Landed(p Path, owed []Owed) float64 {
 	}
 	return float64(left) / p.Rate
 }
+
+// farProbe: own's rate is a guess and its round trip PieceSpan or more,
+// so its probe is a GuessProbe, which hidden does not cut (Take): taken
+// from the object's far end (agent/stripe's take), it holds no byte the
+// app waits on, and cut to what lands before the other paths drain their
+// queues it was under the initial window again. 100 Mbit/s / 200 ms
+// beside 12 / 60 so probed with 38 kB, which its first round trip carried
+// whole: the pieces asked once it was measured came a round trip later,
+// and the round between carried 3.5 kB (fake time). 120 / 300 beside
+// 20 / 120 took 12 MB in 1.013 × the time on the far path alone, 0.980 ×
+// with the whole probe (TestStripeFarFastPathRampsAsAlone), and the
+// sweep's seed 3 #57 (154/209 + 19/80 + 96/187, 11 MB) 1.78–1.88 s
+// striped, 1.68–1.70 so.
+func farProbe(own Path) bool { return own.Guess && own.RTT >= PieceSpan }

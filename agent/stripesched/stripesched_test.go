@@ -26,6 +26,8 @@ func TestTake(t *testing.T) {
 	busyFast.Queued = 2*1_875_000 + 375_000
 	lagging := path(60, 20) // fast, its measurement still counting its start-up
 	lagging.Peak = mbit(150)
+	drains := path(12, 60) // a near path whose queue drains in 0.35 s
+	drains.Queued = 512 << 10
 	open := Stripe{Window: 16 << 20, Left: 200 << 20}
 	for _, c := range []struct {
 		name   string
@@ -66,6 +68,9 @@ func TestTake(t *testing.T) {
 		// A probe under the initial window stalls the sender's slow start
 		// for a round trip, which costs where the round trip is long.
 		{"rate a guess, far: a probe of twice the initial window", guess(far, 0), []Path{fast}, open, GuessProbe},
+		// hidden would cut the far probe to what lands by then (37.5 kB, under the
+		// initial window): the probe comes from the object's far end.
+		{"rate a guess, far, beside a queue that drains soon: still twice the initial window", guess(far, 0), []Path{drains}, open, GuessProbe},
 		{"rate a guess, its probe out: waits", guess(fast, MinPiece), []Path{slow}, open, 0},
 		{"rate a guess, alone: its own piece size", guess(fast, 0), nil, open, PieceSize(fast)},
 	} {
