@@ -355,7 +355,7 @@ func (c *Client) credit(res *Result) error {
 	// path. Measured on emu/memnet: such samples put the best live path at
 	// 5 × its round trip, and the change detector then forgot its past, so
 	// the client left it for a worse one.
-	raced := c.racedBusySwitchLocked(*res) || !res.bunch.sample()
+	raced := c.racedBusySwitchLocked(*res) && !c.unqueuedLocked(*res) || !res.bunch.sample()
 	c.behindBurstLocked(*res)
 	c.mu.Unlock()
 	if raced {
@@ -470,6 +470,30 @@ func (c *Client) notFollowed(res Result) {
 func (c *Client) racedBusySwitchLocked(res Result) bool {
 	return res.Est.Before(c.burstWindowEndLocked(true))
 }
+
+// unqueuedLocked says whether res, though sent within a busy switch's
+// window (racedBusySwitchLocked), waited behind nothing: it took at most
+// unqueuedSlack times the round trip last measured on its path
+// (knownRTT), so it measured the path and is a sample. The burst makes
+// a response slower, never faster, so only those that queued hide what
+// the path is; withholding them all left the selector blind to the path
+// it had just moved to for the whole window, while it kept choosing it.
+// Measured on TestHeldOutCuts' gen3721/k3/1 (58 / 19 / 72 ms, the 19 ms
+// path 10 Mbit/s and lossy): a re-probe of the 72 ms path drained the
+// load there, and for 0.47 s every response on it (all 43 in one traced
+// run, 73.7–147.9 ms) was withheld; the load stayed there 0.7 s, and
+// the share on the 19 ms path fell to 0.45–0.66 in about half the runs.
+func (c *Client) unqueuedLocked(res Result) bool {
+	known := c.paths[res.Path].knownRTT
+	return known > 0 && float64(res.TCT()) <= unqueuedSlack*float64(known)
+}
+
+// unqueuedSlack is how far above its path's known round trip a response
+// sent in a burst's window may come back and still have waited behind
+// nothing: a 5 kB response's bytes take 4 ms at 10 Mbit/s, a tenth of a
+// 40 ms round trip; those that waited behind a burst took 1.7–6 × it
+// (racedBusySwitchLocked, behindBurstLocked).
+const unqueuedSlack = 1.25
 
 // burstWindowEndLocked is the end of racedBusySwitchLocked's window:
 // the burst's followSettle, to when its last request landed (now while
