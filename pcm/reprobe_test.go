@@ -54,7 +54,10 @@ func (s *heardSelector) heard() time.Time {
 // it kept choosing (here 549 ms; 81 ms now), and on TestHeldOutCuts'
 // gen3721/k3/1 the load stayed on the worse path 0.7 s. The responses
 // that queued behind the drain's burst stay withheld
-// (TestNoSampleQueuesBehindReplays, TestBestLiveAfterBunchedTry).
+// (TestNoSampleQueuesBehindReplays, TestBestLiveAfterBunchedTry), and so
+// do all of a move's between near ties: sampled there too, a client on
+// 110 / 120 / 150 ms flapped between paths under load
+// (TestStallFoundSoonerOnSlowPaths failed 30 of 30).
 func TestMoveUnderLoadSamplesItsPath(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		n := memnet.New()
