@@ -103,12 +103,6 @@ var heldShareExcepted = map[string]string{
 	// first probe, landing with its last samples, was dropped as one of
 	// the path in use). So it stays unchecked, with slow-links' loss.
 	"restore/200-30-60": "loss: the restored lossy path shares the load",
-	// 58 / 19 / 72 ms, the unused 58 ms one cut, no failover: the selector
-	// re-probes the 72 ms path (75–140 ms a request under the load alone,
-	// against 27–38 ms on the 19 ms one) and the whole load follows it
-	// there for 0.8 s or more (traced: moved at 2.37–2.78 s): share
-	// 0.46–0.66 in 4 of 6 runs. The trivial selectors pass it.
-	"gen3721/k3/1": "re-probe under load",
 	// 80 / 147 / 31 / 23 ms, the unused 80 ms one cut, no failover: the
 	// selector splits the load between the 31 and 23 ms paths (26–35 and
 	// 32–35 ms a request alone: the 23 ms one is the lossier), share on

@@ -355,7 +355,7 @@ func (c *Client) credit(res *Result) error {
 	// path. Measured on emu/memnet: such samples put the best live path at
 	// 5 × its round trip, and the change detector then forgot its past, so
 	// the client left it for a worse one.
-	raced := c.racedBusySwitchLocked(*res) || !res.bunch.sample()
+	raced := c.racedBusySwitchLocked(*res) && !c.unqueuedLocked(*res) || !res.bunch.sample()
 	c.behindBurstLocked(*res)
 	c.mu.Unlock()
 	if raced {
@@ -470,6 +470,57 @@ func (c *Client) notFollowed(res Result) {
 func (c *Client) racedBusySwitchLocked(res Result) bool {
 	return res.Est.Before(c.burstWindowEndLocked(true))
 }
+
+// unqueuedLocked says whether res, though sent within a busy switch's
+// window (racedBusySwitchLocked), is a sample: it waited behind nothing
+// (it took at most unqueuedSlack times the round trip last measured on
+// its path, knownRTT), on a path clearly slower than another
+// (clearlySlowerLocked). The burst makes a response slower, never
+// faster, so only those that queued hide what the path is; withholding
+// them all left the selector blind to the path it had just moved to for
+// the whole window, while it kept choosing it. Measured on
+// TestHeldOutCuts' gen3721/k3/1 (58 / 19 / 72 ms, the 19 ms path 10
+// Mbit/s and lossy): a re-probe of the 72 ms path drained the load
+// there, and for 0.47 s every response on it (all 43 in one traced run,
+// 73.7–147.9 ms) was withheld; the load stayed there 0.7 s, and the
+// share on the 19 ms path was at most 0.5 in 4 of 40 rows, 0.45–0.80 in
+// 13 more (TestMoveUnderLoadSamplesItsPath).
+func (c *Client) unqueuedLocked(res Result) bool {
+	known := c.paths[res.Path].knownRTT
+	return known > 0 && float64(res.TCT()) <= unqueuedSlack*float64(known) && c.clearlySlowerLocked(res.Path)
+}
+
+// clearlySlowerLocked says whether path p's known round trip is at least
+// clearlySlower times that of another usable path: a move there is a
+// re-probe of a path the selector will likely leave again, and the
+// sooner it hears of it the less load follows it. Between near ties the
+// window's withholding stays: it damps the selector's alternation under
+// load. Without this test (every path's unqueued responses sampled)
+// gen3721/k4/1 (31 / 23 ms, 33 and 29 ms a request alone) missed its
+// share in 48 of 80 rows against 17 on the code before, the client
+// flapping between the two, and TestStallFoundSoonerOnSlowPaths (110 /
+// 120 / 150 ms) found the connection leaving the path being cut, and no
+// stall, in 30 of 30 runs (0 before).
+func (c *Client) clearlySlowerLocked(p int) bool {
+	known := float64(c.paths[p].knownRTT)
+	for i, ps := range c.paths {
+		if i != p && !ps.down && !ps.removed && ps.knownRTT > 0 && known >= clearlySlower*float64(ps.knownRTT) {
+			return true
+		}
+	}
+	return false
+}
+
+// clearlySlower: 1.5 leaves the near ties above (1.35 and 1.09) damped
+// and takes k3/1's 3.8 (72 against 19 ms).
+const clearlySlower = 1.5
+
+// unqueuedSlack is how far above its path's known round trip a response
+// sent in a burst's window may come back and still have waited behind
+// nothing: a 5 kB response's bytes take 4 ms at 10 Mbit/s, a tenth of a
+// 40 ms round trip; those that waited behind a burst took 1.7–6 × it
+// (racedBusySwitchLocked, behindBurstLocked).
+const unqueuedSlack = 1.25
 
 // burstWindowEndLocked is the end of racedBusySwitchLocked's window:
 // the burst's followSettle, to when its last request landed (now while
