@@ -114,7 +114,7 @@ var heldShareExcepted = map[string]string{
 	// 32–35 ms a request alone: the 23 ms one is the lossier), share on
 	// the 23 ms one 0.21–0.72.
 	"gen3721/k4/1": "near tie, no failover",
-	// 158 / 109 / 70 / 260 ms. In about 1 run in 40 (-race) a probe of the
+	// 158 / 109 / 70 / 260 ms. In about 1 run in 50 (-race) a probe of the
 	// 70 ms path is lost in the warm-up (its 0.07 % loss): the path rests
 	// for DownBackoff, the load goes on the 109 ms one, and its cut fails
 	// over to the 158 ms one, the 70 ms path still resting. It is back
