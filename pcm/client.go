@@ -728,7 +728,8 @@ func checkTarget(target string) error {
 // the selector lives outside the client. If p cannot be used (migration
 // refused, probe failed, path down) the request goes on the active path and
 // Result.Path says so; a response that stalls is retried on another path
-// from the byte where it stopped.
+// from the byte where it stopped, at each stall, on the budget of a body
+// read through RoundTrip (resumeCount).
 func (c *Client) GetOn(ctx context.Context, p int, target string, w io.Writer) (Result, error) {
 	if p < 0 || p >= c.numPaths() {
 		return Result{}, fmt.Errorf("pcm: no path %d", p)
@@ -744,6 +745,7 @@ func (c *Client) GetOn(ctx context.Context, p int, target string, w io.Writer) (
 	var switched bool
 	var received int64
 	var st *resume.State // set once the first response head has arrived
+	var unfed resumeCount
 	born, urgency := time.Now(), freshUrgency
 	var t *turn // a replay's (awaitTurn)
 	defer func() { t.release() }()
@@ -761,6 +763,7 @@ func (c *Client) GetOn(ctx context.Context, p int, target string, w io.Writer) (
 		c.land(f)
 		f.cancel(nil)
 		received += n
+		unfed.fed(n)
 		if attempt == 0 {
 			res = r
 			res.bunch = c.bunchOf(f)
@@ -773,7 +776,7 @@ func (c *Client) GetOn(ctx context.Context, p int, target string, w io.Writer) (
 			res.Switched, res.Failovers = switched, attempt
 			return res, nil
 		}
-		if f.stalled() == nil || attempt >= c.numPaths() || ctx.Err() != nil || c.Err() != nil {
+		if f.stalled() == nil || ctx.Err() != nil || c.Err() != nil || !unfed.take(c, err, target) {
 			c.forgoRank(f)
 			return res, err
 		}

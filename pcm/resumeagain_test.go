@@ -131,77 +131,106 @@ func (w *countingWriter) Write(b []byte) (int, error) {
 // TestBodyResumeBudget: a body whose every resume stalls before its first
 // byte (the server answers each Range request's head, never its bytes,
 // and each path dies as a resume lands on it) gives up after one resume
-// per path (resumeBudget), with a log line saying so, instead of
-// resuming for as long as failovers succeed.
+// per path (resumeCount), with a log line saying so, instead of
+// resuming for as long as failovers succeed: read through RoundTrip, and
+// through Get (which logs a resume before it is sent: its path dies when
+// the server answers it).
 func TestBodyResumeBudget(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		n := memnet.New()
-		var logs logCount
-		var c *Client
-		var mu sync.Mutex
-		down := map[int]bool{}
-		cutActive := func() { // the path the connection is on dies; the others come back
-			mu.Lock()
-			defer mu.Unlock()
-			for p := range down {
-				n.SetDrop(memPath(p), false)
-				delete(down, p)
-			}
-			down[c.Active()] = true
-			n.SetDrop(memPath(c.Active()), true)
+	for _, api := range []struct{ name, resumed string }{{"RoundTrip", "resumed from"}, {"Get", "resuming from byte"}} {
+		t.Run(api.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) { resumeBudgetRow(t, api.name == "Get", api.resumed) })
+		})
+	}
+}
+
+// resumeBudgetRow reads a body through Get or RoundTrip while each resume
+// cuts the active path when it lands (RoundTrip: its log line, which
+// holds resumed; Get: its head served), and checks the give-up.
+func resumeBudgetRow(t *testing.T, get bool, resumed string) {
+	n := memnet.New()
+	var logs logCount
+	var c *Client
+	var mu sync.Mutex
+	down := map[int]bool{}
+	cutActive := func() { // the path the connection is on dies; the others come back
+		mu.Lock()
+		defer mu.Unlock()
+		for p := range down {
+			n.SetDrop(memPath(p), false)
+			delete(down, p)
 		}
-		cfg := Config{Logf: func(format string, args ...any) {
-			logs.logf(format, args...)
-			if strings.Contains(fmt.Sprintf(format, args...), "resumed from") {
-				cutActive()
-			}
-		}}
-		c = memDialHandler(t, n, 3, cfg, headOnlyRanges{origin.Handler(nil)})
-		for p := range c.numPaths() {
-			if _, err := c.GetOn(t.Context(), p, "/bytes/10", nil); err != nil {
-				t.Fatal(err)
-			}
+		down[c.Active()] = true
+		n.SetDrop(memPath(c.Active()), true)
+	}
+	cfg := Config{Logf: func(format string, args ...any) {
+		logs.logf(format, args...)
+		if !get && strings.Contains(fmt.Sprintf(format, args...), resumed) {
+			cutActive()
 		}
-		hc := &http.Client{Transport: c}
-		const size = 1 << 20
-		resp, err := hc.Get(fmt.Sprintf("https://%s/bytes/%d", memServer, size))
-		if err != nil {
+	}}
+	h := headOnlyRanges{h: origin.Handler(nil)}
+	if get {
+		h.served = cutActive
+	}
+	c = memDialHandler(t, n, 3, cfg, h)
+	for p := range c.numPaths() {
+		if _, err := c.GetOn(t.Context(), p, "/bytes/10", nil); err != nil {
 			t.Fatal(err)
 		}
-		defer resp.Body.Close()
-		w := &cutWriter{after: size / 4, cut: cutActive}
-		_, err = io.Copy(w, resp.Body)
-		var ps *PathStalledError
-		resumes := logs.count("resumed from")
-		if !errors.As(err, &ps) || resumes != c.numPaths() || logs.count("not resumed again") != 1 {
-			t.Fatalf("body: %d bytes, %v after %d resumes (%d give-ups logged); want a PathStalledError after %d resumes, one give-up",
-				w.buf.Len(), err, resumes, logs.count("not resumed again"), c.numPaths())
+	}
+	const size = 1 << 20
+	target := fmt.Sprintf("/bytes/%d", size)
+	w := &cutWriter{after: size / 4, cut: cutActive}
+	var err error
+	if get {
+		_, err = c.Get(t.Context(), target, w)
+	} else {
+		hc := &http.Client{Transport: c}
+		resp, herr := hc.Get("https://" + memServer.String() + target)
+		if herr != nil {
+			t.Fatal(herr)
 		}
-	})
+		defer resp.Body.Close()
+		_, err = io.Copy(w, resp.Body)
+	}
+	var ps *PathStalledError
+	resumes := logs.count(resumed)
+	if !errors.As(err, &ps) || resumes != c.numPaths() || logs.count("not resumed again") != 1 {
+		t.Fatalf("body: %d bytes, %v after %d resumes (%d give-ups logged); want a PathStalledError after %d resumes, one give-up",
+			w.buf.Len(), err, resumes, logs.count("not resumed again"), c.numPaths())
+	}
 }
 
 // headOnlyRanges serves h, but answers a Range request with its head only:
-// the bytes never come.
-type headOnlyRanges struct{ h http.Handler }
+// the bytes never come. served (nil: none) is called when such a head has
+// gone out.
+type headOnlyRanges struct {
+	h      http.Handler
+	served func()
+}
 
 func (s headOnlyRanges) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.Header.Get("Range") == "" {
 		s.h.ServeHTTP(w, r)
 		return
 	}
-	s.h.ServeHTTP(headOnly{w, r}, r)
+	s.h.ServeHTTP(headOnly{w, r, s.served}, r)
 }
 
 // headOnly sends the head at once and holds every byte of the body until
 // the request ends.
 type headOnly struct {
 	http.ResponseWriter
-	r *http.Request
+	r      *http.Request
+	served func()
 }
 
 func (w headOnly) WriteHeader(code int) {
 	w.ResponseWriter.WriteHeader(code)
 	w.ResponseWriter.(http.Flusher).Flush()
+	if w.served != nil {
+		w.served()
+	}
 }
 
 func (w headOnly) Write([]byte) (int, error) {

@@ -578,12 +578,12 @@ type measuredBody struct {
 	// a stall under it resumes again from there (resumeRest). nested
 	// marks a resume's own body: its stall is the body it continues to
 	// resume, not its own (its request carries a Range, and resumes
-	// nothing). unfed counts resumes since the last byte (resumeBudget).
+	// nothing). unfed counts resumes since the last byte.
 	req    *http.Request
 	st     resume.State
 	rest   *measuredBody
 	nested bool
-	unfed  int
+	unfed  resumeCount
 	moves  int64
 	rx     []int64 // the ledger when the request was sent, in rxBuf when it fits
 	rxBuf  [inlinePaths]int64
@@ -620,9 +620,7 @@ func (b *measuredBody) wroteHeaders() {
 func (b *measuredBody) Read(p []byte) (int, error) {
 	n, err := b.read(p)
 	b.res.TotalBytes += int64(n) // before a resume, which asks for the bytes after these
-	if n > 0 {
-		b.unfed = 0
-	}
+	b.unfed.fed(int64(n))
 	if ps := b.stalled(err); ps != nil {
 		err = ps
 		if !b.nested {
@@ -635,14 +633,36 @@ func (b *measuredBody) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// resumeBudget is how many resumes in a row, none of which delivered a
-// byte, a body may take: as many as a request's replays (Client.roundTrip,
-// one per path). A body that delivered bytes since its last resume starts
-// the count afresh: each stall is a failover of its own. On
-// TestLoadCutAioquic a false verdict resumed a wave's bodies on the path
-// that the cut then stalled, which failed 31 of 32 of them when a body
-// resumed only once (TestBodyResumesAfterSecondStall).
-func (b *measuredBody) resumeBudget() int { return b.c.numPaths() }
+// resumeCount counts a download's resumes since its last delivered byte,
+// for a GET body read through RoundTrip (resumeRest) and a Get (GetOn)
+// alike. A download may take as many in a row as a request's replays
+// (Client.roundTrip, one per path); one that delivered bytes since its
+// last resume starts the count afresh: each stall is a failover of its
+// own. On TestLoadCutAioquic a false verdict resumed a wave's bodies on
+// the path that the cut then stalled, which failed 31 of 32 of them when
+// a body resumed only once (TestBodyResumesAfterSecondStall); Get, which
+// took one attempt per path in all, gave up so at a third stall on two
+// paths (TestGetResumesAfterEachStall).
+type resumeCount int
+
+// fed records n bytes delivered: any byte starts the count afresh.
+func (r *resumeCount) fed(n int64) {
+	if n > 0 {
+		*r = 0
+	}
+}
+
+// take counts one resume more of the download of path after the stall
+// ps, or says that it has had its last (false), with a log line: the
+// caller gets the stall's error.
+func (r *resumeCount) take(c *Client, ps error, path string) bool {
+	if int(*r) >= c.numPaths() {
+		c.cfg.Logf("pcm: %v; the body of %s not resumed again (%d resumes without a byte)", ps, path, *r)
+		return false
+	}
+	*r++
+	return true
+}
 
 // resumeRest continues the body after the stall ps (its own, or its
 // latest resume's): it asks again for the bytes not yet delivered, and
@@ -660,8 +680,7 @@ func (b *measuredBody) resumeRest(ps *PathStalledError) error {
 	if whole(&b.st, b.res.TotalBytes) {
 		return io.EOF
 	}
-	for b.unfed < b.resumeBudget() {
-		b.unfed++
+	for b.unfed.take(b.c, ps, b.req.URL.Path) {
 		rest, err := b.resumeAfter(ps, f)
 		if err == nil {
 			b.ReadCloser, b.rest = rest, rest
@@ -681,7 +700,6 @@ func (b *measuredBody) resumeRest(ps *PathStalledError) error {
 		}
 		ps = again // the resume's path stalled before it delivered a byte
 	}
-	b.c.cfg.Logf("pcm: %v; the body of %s not resumed again (%d resumes without a byte)", ps, b.req.URL.Path, b.unfed)
 	return ps
 }
 
