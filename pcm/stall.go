@@ -598,12 +598,7 @@ func (c *Client) failStalled(p int, after time.Duration, early *redial, seen uin
 	c.markDownLocked(p)
 	old := c.s()
 	moved, _ := c.failoverLocked(ctx, p, anew, early, pto)
-	stayed := moved && c.active == p && c.s() == old
-	if stayed {
-		c.unrestLocked(p, rest)
-	} else if moved && c.s() == old {
-		c.keepIfAnswered(p, rest, pto)
-	}
+	stayed := c.keptLocked(p, old, moved, rest, pto)
 	for _, s := range stalled {
 		if _, waits := c.flights[s.f]; waits && !stayed && !s.f.head && s.f.since.Equal(s.since) {
 			s.f.cancel(cause)
@@ -731,6 +726,23 @@ func (c *Client) keepIfAnswered(p int, rest, grace time.Duration) {
 			c.unrestLocked(p, rest)
 		}
 	})
+}
+
+// keptLocked keeps path p, which the failover that ended (moved: it did
+// not close the connection) left on session old, live when p answered
+// (stayed: the connection is on p still) or answers within pto of the
+// move (keepIfAnswered); rest is p's backoff before the failover. It
+// reports whether the connection stayed. c.mu is held.
+func (c *Client) keptLocked(p int, old *session, moved bool, rest, pto time.Duration) (stayed bool) {
+	if !moved || c.s() != old {
+		return false
+	}
+	if c.active == p {
+		c.unrestLocked(p, rest)
+		return true
+	}
+	c.keepIfAnswered(p, rest, pto)
+	return false
 }
 
 // unrestLocked undoes the failover's markDownLocked of path p, whose
