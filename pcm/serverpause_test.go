@@ -84,10 +84,27 @@ const (
 // come (the silence is as long as a cut's), but the failover must hear
 // the path answer and keep it.
 func TestServerPauseIsNoStall(t *testing.T) {
+	serverPauses(t, serverPauseFor, serverPauseWidth, Config{Selector: onePath(0)})
+}
+
+// TestServerPauseRestsNoProbedPath: the same with the side probes on (the
+// default selector), a pause longer than a probe's timeout, and the
+// client idle but for the probes, which go unanswered as everything else
+// does: the idle paths must not rest.
+const serverPauseProbed = 1500 * time.Millisecond
+
+func TestServerPauseRestsNoProbedPath(t *testing.T) {
+	serverPauses(t, serverPauseProbed, 0, Config{})
+}
+
+// serverPauses runs serverPauseRuns pauses of the server of d, each with
+// a Client of cfg and width requests at a time, and fails when one
+// leaves a path resting or a request failed.
+func serverPauses(t *testing.T, d time.Duration, width int, cfg Config) {
 	verdicts, rested, failed := 0, 0, 0
 	for i := range serverPauseRuns {
 		synctest.Test(t, func(t *testing.T) {
-			v, r, f := acrossServerPause(t, time.Duration(i)*serverPauseStep)
+			v, r, f := acrossServerPause(t, time.Duration(i)*serverPauseStep, d, width, cfg)
 			t.Logf("pause at +%v: %d stall verdicts, %d paths resting after it, %d requests failed",
 				time.Duration(i)*serverPauseStep, v, r, f)
 			verdicts += v
@@ -96,21 +113,22 @@ func TestServerPauseIsNoStall(t *testing.T) {
 		})
 	}
 	t.Logf("%d pauses of %v: %d stall verdicts, %d paths resting after them, %d requests failed",
-		serverPauseRuns, serverPauseFor, verdicts, rested, failed)
+		serverPauseRuns, d, verdicts, rested, failed)
 	if rested > 0 || failed > 0 {
 		t.Errorf("%d pauses of the server of %v: %d paths given up, %d requests failed; want none",
-			serverPauseRuns, serverPauseFor, rested, failed)
+			serverPauseRuns, d, rested, failed)
 	}
 }
 
-// acrossServerPause runs one pause of TestServerPauseIsNoStall, offset
-// after the load's first second, and returns the stall verdicts, the
-// paths resting a second after the pause, and the failed requests.
-func acrossServerPause(t *testing.T, offset time.Duration) (verdicts, rested, failed int) {
+// acrossServerPause runs one pause of the server of d, offset after the
+// load's first second, with a Client of cfg on three paths and width
+// requests at a time, and returns the stall verdicts, the paths resting
+// a second after the pause, and the failed requests.
+func acrossServerPause(t *testing.T, offset, d time.Duration, width int, cfg Config) (verdicts, rested, failed int) {
 	n := memnet.New()
 	p := &serverPause{}
 	var mu sync.Mutex
-	logf := func(format string, args ...any) {
+	cfg.Logf = func(format string, args ...any) {
 		line := fmt.Sprintf(format, args...)
 		t.Log(line)
 		if strings.HasSuffix(line, "; failing over") {
@@ -119,14 +137,13 @@ func acrossServerPause(t *testing.T, offset time.Duration) (verdicts, rested, fa
 			mu.Unlock()
 		}
 	}
-	c := dialConfig(t, memConfig(t, n, 3, Config{Selector: onePath(0), Logf: logf},
-		memServe(t, n, origin.Handler(nil), p.wrap)))
+	c := dialConfig(t, memConfig(t, n, 3, cfg, memServe(t, n, origin.Handler(nil), p.wrap)))
 	getOK(t, c, 1000)
 	start := time.Now()
-	p.set(start.Add(time.Second+offset), serverPauseFor)
-	end := start.Add(time.Second + offset + serverPauseFor + time.Second)
+	p.set(start.Add(time.Second+offset), d)
+	end := start.Add(time.Second + offset + d + time.Second)
 	var wg sync.WaitGroup
-	for w := range serverPauseWidth {
+	for w := range width {
 		wg.Go(func() {
 			for i := 0; time.Now().Before(end); i++ {
 				if err := pauseGet(c, serverPauseBody+w*100+i); err != nil {
@@ -139,6 +156,7 @@ func acrossServerPause(t *testing.T, offset time.Duration) (verdicts, rested, fa
 		})
 	}
 	wg.Wait()
+	time.Sleep(time.Until(end))
 	for _, r := range c.Resting() {
 		if r {
 			rested++
