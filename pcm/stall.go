@@ -566,7 +566,9 @@ func later(a, b time.Time) time.Time {
 // client dials a new connection (redialLocked) and the requests that can
 // be replayed go there; when that fails too, the connection is closed, so
 // that a Transport dials again later instead of waiting for the idle
-// timeout.
+// timeout. When p answers during the failover, the server was silent, not
+// the path (below: keptLocked), and seen, the detector's count of the
+// server's ACKs at its verdict, tells an answer that came just before.
 func (c *Client) failStalled(p int, after time.Duration, early *redial, seen uint64) {
 	ctx := c.s().conn.Context()
 	owned := c.lockSwitch(ctx)
