@@ -369,8 +369,14 @@ type pathState struct {
 	// A failover moves to the live path of the least (firstChoiceLocked).
 	knownRTT time.Duration
 	// probeOut is when a side probe of it was asked whose answer has not
-	// come back (zero: none); probeLate reads it.
-	probeOut time.Time
+	// come back (zero: none); probeLate reads it. probeHeard is the
+	// connection's count of the server's ACKs then (Client.heard), and
+	// probedAt when its latest answered side probe came back: what shows
+	// that the server ran while another path's probe went unanswered
+	// (serverRanSinceLocked).
+	probeOut   time.Time
+	probeHeard uint64
+	probedAt   time.Time
 }
 
 // Dial opens one socket per local path and the QUIC connection on

@@ -1,6 +1,7 @@
 package pcm
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"slices"
@@ -32,7 +33,10 @@ import (
 // early is the new connection the detector began to dial at its poke
 // (earlyRedialLocked), or nil: with anew it is the one taken; otherwise
 // it is abandoned, and the redial starts here, raced with the migration.
-func (c *Client) failoverLocked(ctx context.Context, failed int, anew bool, early *redial) (moved bool, unanswered []int) {
+// Until the connection moves, the failover listens for failed's answer
+// (a server that did not run: serverSilentLocked says what it does), a
+// PTO of failed (pto) after the new connection when that was slow.
+func (c *Client) failoverLocked(ctx context.Context, failed int, anew bool, early *redial, pto time.Duration) (moved bool, unanswered []int) {
 	if early != nil && !anew {
 		early.abandon()
 		early = nil
@@ -62,8 +66,14 @@ func (c *Client) failoverLocked(ctx context.Context, failed int, anew bool, earl
 		}
 		return true, nil
 	}
+	unwatch := c.stopWhenAnswered(failed, stopMigration)
 	moved, unanswered = c.moveAwayLocked(mctx, failed)
+	unwatch()
 	if moved {
+		dial.abandon()
+		return true, nil
+	}
+	if c.serverSilentLocked(failed, dial, pto) {
 		dial.abandon()
 		return true, nil
 	}
@@ -224,12 +234,18 @@ func (c *Client) cutShortLocked(ctx context.Context, p int, sent time.Time) bool
 // handshake is closed (abandon). lockSwitch is held, and c.mu, released
 // while waiting.
 func (c *Client) heardSinceLocked(heard uint64, dial *redial) bool {
+	c.poke()
+	return c.beforeDialLocked(func() bool { return c.heard() != heard }, dial)
+}
+
+// beforeDialLocked waits until ok, and reports whether it came before
+// dial ended. c.mu is held, and released while waiting.
+func (c *Client) beforeDialLocked(ok func() bool, dial *redial) bool {
 	c.mu.Unlock()
 	defer c.mu.Lock()
-	c.poke()
 	t := time.NewTicker(heardPoll)
 	defer t.Stop()
-	for c.heard() == heard {
+	for !ok() {
 		select {
 		case res := <-dial.done:
 			// For redialLocked. Not sent back on done: nothing would
@@ -266,6 +282,20 @@ type redialResult struct {
 	sess *session
 	won  int
 	err  error
+	took time.Duration // from the dial's start until the connection was up
+}
+
+// slow says that the new connection came up later than a handshake on
+// the path it won explains: more than probeLateRTTs of that path's
+// known round trip (the bound a side probe's answer has: probeLate), or
+// of guess when it has none, after its dial began. Its server did not
+// answer at once on that path either (serverSilentLocked).
+func (r *redialResult) slow(paths []*pathState, guess time.Duration) bool {
+	if r.err != nil || r.won < 0 || r.won >= len(paths) {
+		return false
+	}
+	rtt := cmp.Or(paths[r.won].knownRTT, guess)
+	return r.took > probeLateRTTs*rtt
 }
 
 // startRedialLocked starts the redial of a failover: raced over the live
@@ -295,13 +325,14 @@ func (c *Client) startRedialLocked(won func(), first int) *redial {
 	if first >= 0 {
 		order = append([]int{first}, slices.DeleteFunc(order, func(i int) bool { return i == first })...)
 	}
+	start := time.Now()
 	c.bg.Go(func() {
 		sess, p, err := c.raceDial(ctx, paths, order)
 		if err == nil {
 			r.ready.Store(true)
 			won()
 		}
-		res := redialResult{sess: sess, won: p, err: err}
+		res := redialResult{sess: sess, won: p, err: err, took: time.Since(start)}
 		select {
 		case r.done <- res:
 		case <-r.dropped:

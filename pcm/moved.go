@@ -86,6 +86,12 @@ type moveWatch struct {
 	// client whose new path is dead.
 	acks         atomic.Uint64
 	largestAcked atomic.Int64 // -1 before any
+	// lastSent is the number of the latest 1-RTT packet sent (-1 before
+	// any). answer is a failover's question to the path it gives up
+	// (awaitAnswer), asked while awaiting is set.
+	lastSent atomic.Int64
+	awaiting atomic.Bool
+	answer   pathAnswer // under mu
 	// maxAckDelay is the server's max_ack_delay transport parameter
 	// (0 until it arrives): the detector's waits include it.
 	maxAckDelay atomic.Int64
@@ -106,6 +112,7 @@ func newMoveWatch(next func(context.Context, bool, quic.ConnectionID) qlogwriter
 	w := &moveWatch{next: next, streams: map[quic.StreamID]int{}, moved: settled,
 		rx: rx, local: local, tuples: map[string]netip.AddrPort{"": dial}}
 	w.largestAcked.Store(-1)
+	w.lastSent.Store(-1)
 	w.activePath.Store(unresolved)
 	return w
 }
@@ -201,6 +208,9 @@ func (w *moveWatch) record(e qlogwriter.Event) {
 	case qlog.PacketReceived:
 		w.received(&e)
 	case qlog.PacketSent:
+		if e.Header.PacketType == qlog.PacketType1RTT {
+			w.lastSent.Store(int64(e.Header.PacketNumber))
+		}
 		if w.sendWatched.Load() {
 			w.sent(&e)
 		}
@@ -256,6 +266,9 @@ func (w *moveWatch) received(e *qlog.PacketReceived) {
 	for _, f := range e.Frames {
 		if a, ok := f.Frame.(*qlog.AckFrame); ok && e.Header.PacketType == qlog.PacketType1RTT {
 			largest = max(largest, int64(a.LargestAcked()))
+			if w.awaiting.Load() {
+				w.answered(a, e.Tuple)
+			}
 		}
 	}
 	if largest >= 0 {
@@ -295,6 +308,64 @@ func (w *moveWatch) ackedUpTo(largest int64) {
 			return
 		}
 	}
+}
+
+// pathAnswer is what answers a failover's question to the path it gives
+// up: an ACK that arrives on path, of a packet numbered in (after, upTo]
+// — one the client sent there, the poke among them, since the last ACK
+// before the verdict, and before the failover sent anything on another
+// path. Such an ACK shows that the server hears the client on that path
+// and is heard there. Any other ACK does not: a path probe's packet
+// carries none, but the server acknowledges it on the path it sends on,
+// so an ACK of a probe's packet arriving on the old path shows only that
+// the old path carries the server's packets (a path cut in one direction
+// does).
+type pathAnswer struct {
+	path        int
+	after, upTo int64
+	got         bool
+}
+
+// awaitAnswer asks path p, which a failover is about to give up, for its
+// answer (pathAnswer): from now until the next awaitAnswer. Nil-safe
+// (rebind mode has no watch: no answer ever comes).
+func (w *moveWatch) awaitAnswer(p int) {
+	if w == nil {
+		return
+	}
+	w.mu.Lock()
+	w.answer = pathAnswer{path: p, after: w.largestAcked.Load(), upTo: w.lastSent.Load()}
+	w.mu.Unlock()
+	w.awaiting.Store(true)
+}
+
+// answered notes an ACK frame that arrived on tuple, if it answers the
+// question (pathAnswer).
+func (w *moveWatch) answered(a *qlog.AckFrame, tuple string) {
+	p := w.tuplePath(tuple)
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	q := &w.answer
+	if q.got || p != q.path {
+		return
+	}
+	for _, r := range a.AckRanges {
+		if int64(r.Largest) > q.after && int64(r.Smallest) <= q.upTo {
+			q.got = true
+			return
+		}
+	}
+}
+
+// pathAnswered says whether path p, asked by the latest awaitAnswer, has
+// answered. Nil-safe.
+func (w *moveWatch) pathAnswered(p int) bool {
+	if w == nil || !w.awaiting.Load() {
+		return false
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.answer.path == p && w.answer.got
 }
 
 // peerMaxAckDelay is the server's max_ack_delay, or the default when it

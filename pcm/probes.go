@@ -153,7 +153,8 @@ func (r *probeRun) ask(q int) {
 	}
 	r.out[q] = true
 	r.c.mu.Lock()
-	r.c.paths[q].probeOut = r.c.cfg.Now()
+	ps := r.c.paths[q]
+	ps.probeOut, ps.probeHeard = r.c.cfg.Now(), r.c.heard()
 	r.c.mu.Unlock()
 	r.c.selMu.Lock()
 	r.po.ProbeUnderWay(pathsel.PathID(q), true) // a path down is unknown: no harm
@@ -220,6 +221,7 @@ func (c *Client) probeIdle(q int) bool {
 func (c *Client) probeAnswer(po pathsel.ProbeObserver, a ProbeAnswer, trusted bool) {
 	c.mu.Lock()
 	ps := c.paths[a.Path]
+	out, heard := ps.probeOut, ps.probeHeard
 	ps.probeOut = time.Time{}
 	c.probedLocked(a)
 	if ps.removed {
@@ -240,7 +242,7 @@ func (c *Client) probeAnswer(po pathsel.ProbeObserver, a ProbeAnswer, trusted bo
 		c.selMu.Unlock()
 		return
 	}
-	if trusted && c.probeLostLocked(a) {
+	if trusted && c.serverRanSinceLocked(out, heard) && c.probeLostLocked(a) {
 		c.mu.Unlock()
 		return
 	}

@@ -395,7 +395,7 @@ func (c *Client) detectStalls() {
 				early = c.dialAtPoke()
 			}
 		case silence >= c.cfg.StallTimeout && now.Sub(pokedAt) >= w.verdictWait(early):
-			c.failStalled(c.Active(), silence, early)
+			c.failStalled(c.Active(), silence, early, seen)
 			// The failover's own time is no pause either.
 			quiet, pokedAt, early, lastTick = time.Now(), time.Time{}, nil, time.Now()
 		}
@@ -566,17 +566,21 @@ func later(a, b time.Time) time.Time {
 // client dials a new connection (redialLocked) and the requests that can
 // be replayed go there; when that fails too, the connection is closed, so
 // that a Transport dials again later instead of waiting for the idle
-// timeout.
-func (c *Client) failStalled(p int, after time.Duration, early *redial) {
+// timeout. When p answers during the failover, the server was silent, not
+// the path (below: keptLocked), and seen, the detector's count of the
+// server's ACKs at its verdict, tells an answer that came just before.
+func (c *Client) failStalled(p int, after time.Duration, early *redial, seen uint64) {
 	ctx := c.s().conn.Context()
 	owned := c.lockSwitch(ctx)
-	if !owned || c.active != p {
+	if !owned || c.active != p || c.heard() != seen {
+		// Moved meanwhile, or the poke's ACK came as the verdict was made.
 		if early != nil {
 			early.abandon()
 		}
 		c.unlockSwitch(owned)
 		return
 	}
+	c.s().moves.awaitAnswer(p)
 	cause := &PathStalledError{Path: c.paths[p].Name, After: after}
 	c.failingOver, c.staySampled = true, false
 	c.afterFailover.Store(true)
@@ -592,18 +596,20 @@ func (c *Client) failStalled(p int, after time.Duration, early *redial) {
 		}
 	}
 	c.cfg.Logf("pcm: %v; failing over", cause)
+	rest, pto := c.paths[p].backoff, c.stallWaits().ackWait/pokeWaits
 	c.markDownLocked(p)
 	old := c.s()
-	moved, _ := c.failoverLocked(ctx, p, anew, early)
+	moved, _ := c.failoverLocked(ctx, p, anew, early, pto)
+	stayed := c.keptLocked(p, old, moved, rest, pto)
 	for _, s := range stalled {
-		if _, waits := c.flights[s.f]; waits && !s.f.head && s.f.since.Equal(s.since) {
+		if _, waits := c.flights[s.f]; waits && !stayed && !s.f.head && s.f.since.Equal(s.since) {
 			s.f.cancel(cause)
 		}
 		if s.f.stalled() == nil {
 			c.forgoRankLocked(s.f) // not ended: no replay will claim its rank
 		}
 	}
-	if moved {
+	if moved && !stayed {
 		// A failover is a move under load even when the cancelled
 		// flights have landed by now: the requests held meanwhile leave
 		// at once, and their responses measure that burst
@@ -620,6 +626,139 @@ func (c *Client) failStalled(p int, after time.Duration, early *redial) {
 		old.conn.CloseWithError(0, "every path stalled; dialled again")
 		closeDial(old)
 	}
+}
+
+// A server that does not run answers on no path: a loaded host that
+// deschedules its process (aioquic's event loop went 0.6-0.8 s without
+// running at load 15-20, loadcut29's notes), a collector's pause. Its
+// silence is as long as a cut's, and the stall verdict comes; but so do
+// the failover's probes of the other paths and its new connection's
+// handshake go unanswered until the server runs again, and it then
+// answers them all, the poke first (it came first). So the failover keeps
+// listening on the path it gives up (moveWatch.awaitAnswer: the server's
+// ACK, arriving there, of a packet sent there before the failover), and
+// when that path answers it keeps the path:
+//   - before the migration has validated another path: the migration
+//     stops (stopWhenAnswered) and the connection stays (serverSilentLocked);
+//   - before the new connection is up, when no path validated, or within
+//     a PTO of it when its handshake took longer than its path's round
+//     trip explains (a server that ran again answers both at once): it
+//     stays too (serverSilentLocked), and the new connection is closed;
+//   - within a PTO after the migration (the server may hold the poke's
+//     ACK up to its max_ack_delay, the probe's answer it sends at once):
+//     the path stays live (keepIfAnswered), and the connection where it
+//     moved.
+// The flights the verdict ended are sent again either way (they were
+// ended before the move: begin says why); no path is given up. A path
+// that was cut never answers: its failover runs as before, and waits a
+// PTO more only when the new connection's handshake was slow.
+
+// untilAnswered waits until path p answers on w (pathAnswer) and reports
+// whether it did: false once stop is closed (nil: never) or end has
+// passed (zero: never). It polls every heardPoll, as heardSinceLocked
+// does (quic-go offers no event to wait on).
+func untilAnswered(w *moveWatch, p int, stop <-chan struct{}, end time.Time) bool {
+	t := time.NewTicker(heardPoll)
+	defer t.Stop()
+	for !w.pathAnswered(p) {
+		if !end.IsZero() && !time.Now().Before(end) {
+			return false
+		}
+		select {
+		case <-stop:
+			return false
+		case <-t.C:
+		}
+	}
+	return true
+}
+
+// stopWhenAnswered calls stop (it ends a failover's migration) when path
+// p answers, and returns what ends the watch.
+func (c *Client) stopWhenAnswered(p int, stop func()) (unwatch func()) {
+	w, done := c.s().moves, make(chan struct{})
+	c.bg.Go(func() {
+		if untilAnswered(w, p, done, time.Time{}) {
+			stop()
+		}
+	})
+	return func() { close(done) }
+}
+
+// serverSilentLocked says that path failed answered during a failover
+// that found no other path to move to, before the new connection dial
+// makes was up, or within grace (a PTO of failed) after it when that
+// handshake was slow (redialResult.slow; grace is its guess of a round
+// trip where the path it won has none known, generous as it holds the
+// ACK delay). The connection then stays on failed. lockSwitch is held,
+// and c.mu, released while waiting.
+func (c *Client) serverSilentLocked(failed int, dial *redial, grace time.Duration) bool {
+	w := c.s().moves
+	if c.beforeDialLocked(func() bool { return w.pathAnswered(failed) }, dial) {
+		return true
+	}
+	res := dial.early
+	if res == nil || !res.slow(c.paths, grace) {
+		return false
+	}
+	c.mu.Unlock()
+	defer c.mu.Lock()
+	if !untilAnswered(w, failed, nil, time.Now().Add(grace)) {
+		return false
+	}
+	res.sess.conn.CloseWithError(0, "the path the failover left answered")
+	closeDial(res.sess)
+	return true
+}
+
+// keepIfAnswered brings path p back from the rest a failover that moved
+// off it began, when p answers within grace (a PTO of p) of the move: the
+// server may hold its ACK of the poke up to its max_ack_delay (RFC 9000
+// §13.2.1) while it answers the migration's probe at once. rest is p's
+// backoff before the failover.
+func (c *Client) keepIfAnswered(p int, rest, grace time.Duration) {
+	w := c.s().moves
+	c.bg.Go(func() {
+		if !untilAnswered(w, p, c.life.Done(), time.Now().Add(grace)) {
+			return
+		}
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		if c.s().moves == w {
+			c.unrestLocked(p, rest)
+		}
+	})
+}
+
+// keptLocked keeps path p, which the failover that ended (moved: it did
+// not close the connection) left on session old, live when p answered
+// (stayed: the connection is on p still) or answers within pto of the
+// move (keepIfAnswered); rest is p's backoff before the failover. It
+// reports whether the connection stayed. c.mu is held.
+func (c *Client) keptLocked(p int, old *session, moved bool, rest, pto time.Duration) (stayed bool) {
+	if !moved || c.s() != old {
+		return false
+	}
+	if c.active == p {
+		c.unrestLocked(p, rest)
+		return true
+	}
+	c.keepIfAnswered(p, rest, pto)
+	return false
+}
+
+// unrestLocked undoes the failover's markDownLocked of path p, whose
+// backoff was rest before it: p answered (pathAnswer). c.mu is held.
+func (c *Client) unrestLocked(p int, rest time.Duration) {
+	ps := c.paths[p]
+	if !ps.down || ps.removed {
+		return
+	}
+	ps.down, ps.backoff = false, rest
+	c.selMu.Lock()
+	c.sel.AddPath(pathsel.PathID(p))
+	c.selMu.Unlock()
+	c.cfg.Logf("pcm: path %s answered during its failover: the server was silent, not the path; it stays live", ps.Name)
 }
 
 // restUnansweredLocked rests the paths whose probes went unanswered in a
