@@ -45,33 +45,15 @@ func TestStayEndsForReturnedBest(t *testing.T) {
 		c.markDownLocked(best)
 		c.mu.Unlock()
 		rested := time.Now()
-		var back, moved, landed time.Time
-		stop := make(chan struct{})
-		go func() {
-			for {
-				select {
-				case <-stop:
-					return
-				case <-time.After(time.Millisecond):
-				}
-				c.mu.Lock()
-				if back.IsZero() && !c.paths[best].down {
-					back = time.Now()
-				}
-				if moved.IsZero() && c.active == slow {
-					moved = time.Now()
-				}
-				if !moved.IsZero() && landed.IsZero() && !c.failingOver && !c.burstLandingLocked(time.Now()) {
-					landed = time.Now()
-				}
-				c.mu.Unlock()
-			}
-		}()
-		r := steadyGets(t, c, base, 4*time.Second, 1500*time.Millisecond, func() { n.SetDrop(memPath(cut), true) })
-		close(stop)
+		var m *failoverMoments
+		r := steadyGets(t, c, base, 4*time.Second, 1500*time.Millisecond, func() {
+			n.SetDrop(memPath(cut), true)
+			m = watchFailover(c, slow, best)
+		})
+		back, landed := m.stop()
 		if back.IsZero() || landed.IsZero() || back.After(landed) {
 			t.Fatalf("want the best path back before the failover's burst landed: moved to the slow path %v, back %v, landed %v after the rest",
-				moved.Sub(rested), back.Sub(rested), landed.Sub(rested))
+				m.moved.Sub(rested), back.Sub(rested), landed.Sub(rested))
 		}
 		if r.failed > 0 {
 			t.Errorf("%d of %d requests failed: %v", r.failed, r.sent, r.errs[0])
@@ -87,4 +69,51 @@ func TestStayEndsForReturnedBest(t *testing.T) {
 				afterLanding, landed.Sub(back), s, best, w.paths, mostRequests)
 		}
 	})
+}
+
+// failoverMoments are the moments of TestStayEndsForReturnedBest's
+// failover, as a watcher polling the client every millisecond from the
+// cut saw them:
+// the connection on the slow path, the best path back from its rest, and
+// the failover's burst landed (stayAfterFailover's first condition over).
+type failoverMoments struct {
+	moved, back, landed time.Time
+	quit, done          chan struct{}
+}
+
+// watchFailover polls c until stop for the moments of a failover to path
+// slow while path best rests.
+func watchFailover(c *Client, slow, best int) *failoverMoments {
+	m := &failoverMoments{quit: make(chan struct{}), done: make(chan struct{})}
+	go func() {
+		defer close(m.done)
+		for {
+			select {
+			case <-m.quit:
+				return
+			case <-time.After(time.Millisecond):
+			}
+			c.mu.Lock()
+			now := time.Now()
+			if m.back.IsZero() && !c.paths[best].down {
+				m.back = now
+			}
+			if m.moved.IsZero() && c.active == slow {
+				m.moved = now
+			}
+			if !m.moved.IsZero() && m.landed.IsZero() && !c.failingOver && !c.burstLandingLocked(now) {
+				m.landed = now
+			}
+			c.mu.Unlock()
+		}
+	}()
+	return m
+}
+
+// stop ends the watch and says when the best path came back and when the
+// burst landed (zero: not seen).
+func (m *failoverMoments) stop() (back, landed time.Time) {
+	close(m.quit)
+	<-m.done
+	return m.back, m.landed
 }
