@@ -108,18 +108,6 @@ var heldShareExcepted = map[string]string{
 	// 32–35 ms a request alone: the 23 ms one is the lossier), share on
 	// the 23 ms one 0.21–0.72.
 	"gen3721/k4/1": "near tie, no failover",
-	// 158 / 109 / 70 / 260 ms. In about 1 run in 50 (-race) a probe of the
-	// 70 ms path is lost in the warm-up (its 0.07 % loss): the path rests
-	// for DownBackoff, the load goes on the 109 ms one, and its cut fails
-	// over to the 158 ms one, the 70 ms path still resting. It is back
-	// 0.19 s later, but the failover's stay (stayAfterFailover) holds the
-	// load on the 158 ms path until its first sample, 1.23 or 1.37–1.40 s
-	// after the failover: share 0.57–0.59 or 0.49–0.51 (traced 2026-12-01
-	// with that probe failed on purpose: 6 of 24 runs at ≤ 0.5 on main, 6
-	// of 26 on main without the body resume rule resumeRest, no body
-	// resumed in any). Not resumeRest's: the session-29 logs show the same
-	// moves at the same rate on the code before it (k4resume30's note).
-	"gen3721/k4/0": "a lost probe rests the best path; the failover's stay holds a slower one",
 	// 30 / 45 / 70 / 20 ms: after the cuts of 30 and 45 ms the selector
 	// settled on the lossless 70 ms path (71 ms a request alone) over the
 	// lossy 20 ms one (28–37 ms) in one run (share 0.28). After those of
