@@ -36,6 +36,7 @@ import (
 	"github.com/quic-go/quic-go"
 	"github.com/quic-go/quic-go/http3"
 
+	"github.com/hetquic/hetquic/internal/pauseclock"
 	"github.com/hetquic/hetquic/internal/resume"
 	"github.com/hetquic/hetquic/pathsel"
 )
@@ -128,7 +129,7 @@ type Config struct {
 	side bool
 	// newTicker makes the stall detector's ticker (nil: a time.Ticker);
 	// tests pause it (TestNoFalseStallAfterPause).
-	newTicker func(every time.Duration) ticker
+	newTicker func(every time.Duration) pauseclock.Ticker
 }
 
 func (c *Config) setDefaults() error {

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/hetquic/hetquic/emu/memnet"
+	"github.com/hetquic/hetquic/internal/pauseclock"
 )
 
 // procPause stops a client's process for a while, as a loaded host
@@ -64,7 +65,7 @@ type pausedTicker struct {
 func (t *pausedTicker) C() <-chan time.Time { return t.c }
 
 // ticker is Config.newTicker for a client that p pauses.
-func (p *procPause) ticker(every time.Duration) ticker {
+func (p *procPause) ticker(every time.Duration) pauseclock.Ticker {
 	t := &pausedTicker{Ticker: time.NewTicker(every), c: make(chan time.Time, 1)}
 	go func() {
 		for {

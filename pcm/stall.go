@@ -8,6 +8,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/hetquic/hetquic/internal/pauseclock"
 	"github.com/hetquic/hetquic/pathsel"
 )
 
@@ -361,8 +362,14 @@ func (c *Client) detectStalls() {
 		}
 		now := time.Now()
 		// The time the process did not run is no silence of the path
-		// (paused says why): the waits resume where they stood.
-		p := paused(now, lastTick, every)
+		// (internal/pauseclock says why): the waits resume where they
+		// stood. A cut during a pause is still found: its silence counts
+		// from the end of the pause, so the verdict comes as much later
+		// as the pause lasted. On a machine at load 15-19 with -race
+		// compiles beside it (2026-12-01), a stall verdict on a healthy
+		// path had a silence of 670 ms whose ticks came up to 362 ms
+		// apart (TestLoadCutAioquic; loadcut29's notes).
+		p := pauseclock.Late(now, lastTick, every)
 		quiet, pokedAt, lastTick = quiet.Add(p), deferred(pokedAt, p), now
 		if c.idle() {
 			drop()
@@ -402,24 +409,6 @@ func (c *Client) detectStalls() {
 	}
 }
 
-// paused is how long the process did not run between two of the
-// detector's ticks, the latest at now and the one before at last, every
-// apart: the lateness of now's. A descheduled process (a loaded host, a
-// phone's app put in the background) reads neither its sockets nor its
-// timers; the ACKs that came meanwhile wait in the socket's buffer, and
-// the detector, woken at the same moment as the goroutine that reads
-// them, could count their absence as the path's silence. So the silence
-// (and the poke's wait) stops while the process does not run. On a
-// machine at load 15-19 with -race compiles beside it (2026-12-01), the
-// test process went unscheduled for up to 430 ms at a time; a stall
-// verdict on a healthy path there had a silence of 670 ms whose ticks
-// came up to 362 ms apart (TestLoadCutAioquic; loadcut29's notes). A
-// cut during a pause is still found: its silence counts from the end of
-// the pause, so the verdict comes as much later as the pause lasted.
-func paused(now, last time.Time, every time.Duration) time.Duration {
-	return max(now.Sub(last)-every, 0)
-}
-
 // deferred is t moved d later, or the zero time (no poke out) kept.
 func deferred(t time.Time, d time.Duration) time.Time {
 	if t.IsZero() {
@@ -428,25 +417,12 @@ func deferred(t time.Time, d time.Duration) time.Time {
 	return t.Add(d)
 }
 
-// ticker is the stall detector's clock, at its edge (STYLE 3): a
-// time.Ticker, or a test's whose ticks come late, as those of a
-// descheduled process do (TestNoFalseStallAfterPause).
-type ticker interface {
-	C() <-chan time.Time
-	Reset(d time.Duration)
-	Stop()
-}
-
-type timeTicker struct{ *time.Ticker }
-
-func (t timeTicker) C() <-chan time.Time { return t.Ticker.C }
-
 // ticker is Config.newTicker's ticker, or a time.Ticker.
-func (c *Config) ticker(every time.Duration) ticker {
+func (c *Config) ticker(every time.Duration) pauseclock.Ticker {
 	if c.newTicker != nil {
 		return c.newTicker(every)
 	}
-	return timeTicker{time.NewTicker(every)}
+	return pauseclock.New(every)
 }
 
 // dialAtPoke is earlyRedialLocked for the active path.

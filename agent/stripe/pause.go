@@ -4,11 +4,13 @@ import (
 	"context"
 	"sync"
 	"time"
+
+	"github.com/hetquic/hetquic/internal/pauseclock"
 )
 
 // Time the process did not run. On a loaded host the OS deschedules the
 // whole process for hundreds of ms at a time (430 ms at load 15–19:
-// pcm/stall.go's paused), while the network goes on delivering into the
+// internal/pauseclock), while the network goes on delivering into the
 // socket's buffer. When the process runs again, a worker can decide
 // before the readers have taken that backlog in, and every reading over
 // the pause then says the paths delivered nothing: a path "stalled"
@@ -20,15 +22,15 @@ import (
 // sockets ct-client's end-game copies came to 1.3 %, 22 % and 0.8 % of a
 // 16 MB body at load 18 (ctcpu29's notes). So the stripe keeps a clock
 // of its own (pauses) that ticks every pauseTick and takes a tick's
-// lateness for a pause, as pcm's stall detector does; its readings leave
-// the pauses out, the bytes that come as the backlog after one are no
-// part of a path's sample (rateEst.skipPause), and nothing is copied off
-// a path until its backlog is in (rateEst.backlogged). On sockets at load
+// lateness for a pause (internal/pauseclock, as pcm's stall detector
+// does); its readings leave the pauses out, the bytes that come as the
+// backlog after one are no part of a path's sample (rateEst.skipPause),
+// and nothing is copied off a path until its backlog is in
+// (rateEst.backlogged). On sockets at load
 // 16–28 the matrix's halving row copied in 6 of 38 runs so, 16 of 38
-// before (2026-12-01, endgame30's notes). A shared helper with pcm's
-// paused would live in internal/ (a clock-edge helper both import); the
-// two differ in what they keep (pcm: one silence; here: the pauses
-// within a window).
+// before (2026-12-01, endgame30's notes). The two share the clock's
+// edge and its lateness rule; they differ in what they keep (pcm: one
+// silence; here: the pauses within a window).
 const (
 	// pauseTick: how often the clock ticks. A pause shorter than this
 	// less pauseMin goes unseen; every reading it protects spans 40 ms
@@ -42,17 +44,6 @@ const (
 	keepPauses = 64
 )
 
-// ticker is the pause clock's edge (STYLE 3): a time.Ticker, or a test's
-// whose ticks stop for a while, as those of a descheduled process do.
-type ticker interface {
-	C() <-chan time.Time
-	Stop()
-}
-
-type timeTicker struct{ *time.Ticker }
-
-func (t timeTicker) C() <-chan time.Time { return t.Ticker.C }
-
 // pauses are the times the process did not run during a stripe, as its
 // ticks' lateness shows them.
 type pauses struct {
@@ -65,7 +56,7 @@ type pauses struct {
 type gap struct{ from, to time.Time }
 
 // run ticks the clock on tick until ctx ends.
-func (c *pauses) run(ctx context.Context, tick ticker) {
+func (c *pauses) run(ctx context.Context, tick pauseclock.Ticker) {
 	defer tick.Stop()
 	for {
 		select {
@@ -106,11 +97,10 @@ func (c *pauses) pending(now time.Time) (gap, bool) {
 	if c.last.IsZero() {
 		return gap{}, false
 	}
-	due := c.last.Add(pauseTick)
-	if now.Sub(due) < pauseMin {
+	if pauseclock.Late(now, c.last, pauseTick) < pauseMin {
 		return gap{}, false
 	}
-	return gap{due, now}, true
+	return gap{c.last.Add(pauseTick), now}, true
 }
 
 // all is the pauses up to now, the one under way included; mu held.

@@ -7,6 +7,8 @@ import (
 	"testing"
 	"testing/synctest"
 	"time"
+
+	"github.com/hetquic/hetquic/internal/pauseclock"
 )
 
 // pipeHost is a client of paths that each send their pieces one after
@@ -101,8 +103,9 @@ func newOffTicker(off func(time.Time) bool) *stallTicker {
 	return k
 }
 
-func (k *stallTicker) C() <-chan time.Time { return k.c }
-func (k *stallTicker) Stop()               { k.t.Stop(); close(k.done) }
+func (k *stallTicker) C() <-chan time.Time   { return k.c }
+func (k *stallTicker) Reset(d time.Duration) { k.t.Reset(d) }
+func (k *stallTicker) Stop()                 { k.t.Stop(); close(k.done) }
 
 // pauseRun stripes 4 MB over 10 + 2.5 MB/s paths 20 ms away; from
 // pauseAt for 300 ms the reads of the paths frozen names stop, and the
@@ -110,17 +113,17 @@ func (k *stallTicker) Stop()               { k.t.Stop(); close(k.done) }
 // or runs on (the paths stalled). It returns the end-game copies' bytes,
 // the reinjections and how long the app took.
 func pauseRun(t *testing.T, pauseAt time.Duration, frozen map[int]time.Duration, paused bool) (copyBytes int64, reinj int, took time.Duration) {
-	return pauseRunTicks(t, pauseAt, frozen, func(freeze, thaw time.Time) ticker {
+	return pauseRunTicks(t, pauseAt, frozen, func(freeze, thaw time.Time) pauseclock.Ticker {
 		if paused {
 			return newStallTicker(freeze, thaw)
 		}
-		return timeTicker{time.NewTicker(pauseTick)}
+		return pauseclock.New(pauseTick)
 	})
 }
 
 // pauseRunTicks is pauseRun with the clock's ticker made by tick from
 // the pause's start and end.
-func pauseRunTicks(t *testing.T, pauseAt time.Duration, frozen map[int]time.Duration, tick func(freeze, thaw time.Time) ticker) (copyBytes int64, reinj int, took time.Duration) {
+func pauseRunTicks(t *testing.T, pauseAt time.Duration, frozen map[int]time.Duration, tick func(freeze, thaw time.Time) pauseclock.Ticker) (copyBytes int64, reinj int, took time.Duration) {
 	const (
 		size  = 4e6
 		pause = 300 * time.Millisecond
@@ -169,7 +172,7 @@ func TestPauseNoEndgameCopy(t *testing.T) {
 		// judged: with ticks stopped 15 ms in every 30 the stall from
 		// 200 ms went uncopied in 6 of 60 runs (2026-12-01), the slower
 		// path back before its silence read as a stall; here 0 of 150.
-		storm := func(freeze, _ time.Time) ticker {
+		storm := func(freeze, _ time.Time) pauseclock.Ticker {
 			const every, off = 40 * time.Millisecond, 15 * time.Millisecond
 			return newOffTicker(func(now time.Time) bool { return (now.Sub(freeze)%every+every)%every < off })
 		}
@@ -250,7 +253,7 @@ func originalPauseRun(t *testing.T, pauseAt time.Duration, paused bool) (moved b
 		t0 := time.Now()
 		h := &pipeHost{object: object(size), rate: []float64{10e6, 2.5e6}, rtt: 20 * time.Millisecond,
 			freeze: t0.Add(pauseAt), thaw: t0.Add(pauseAt + pause), free: map[int]time.Time{0: t0.Add(seconds(from / 10e6))}}
-		var tick ticker = timeTicker{time.NewTicker(pauseTick)}
+		var tick pauseclock.Ticker = pauseclock.New(pauseTick)
 		freeze, thaw := time.Time{}, time.Time{}
 		if paused {
 			h.frozen = map[int]time.Duration{0: 0, 1: 0}

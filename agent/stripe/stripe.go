@@ -17,6 +17,7 @@ import (
 
 	"github.com/hetquic/hetquic/agent/pathchoice"
 	"github.com/hetquic/hetquic/agent/stripesched"
+	"github.com/hetquic/hetquic/internal/pauseclock"
 )
 
 // Host is what a stripe needs of the client.
@@ -114,11 +115,11 @@ type PathState struct {
 // may be the slowest path) before asking for the rest once cost a stripe
 // most of its gain. Deliver hands the rest to the app; Abandon stops it.
 func Start(ctx context.Context, host Host, origPath int, from, total int64) *Run {
-	return start(ctx, host, origPath, from, total, timeTicker{time.NewTicker(pauseTick)})
+	return start(ctx, host, origPath, from, total, pauseclock.New(pauseTick))
 }
 
 // start is Start with the pause clock's ticker (pauses) given.
-func start(ctx context.Context, host Host, origPath int, from, total int64, tick ticker) *Run {
+func start(ctx context.Context, host Host, origPath int, from, total int64, tick pauseclock.Ticker) *Run {
 	ctx, cancel := context.WithCancel(ctx)
 	known := host.Paths()
 	pins := host.Pins(0, known)
