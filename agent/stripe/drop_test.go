@@ -3,6 +3,8 @@ package stripe
 import (
 	"testing"
 	"time"
+
+	"github.com/hetquic/hetquic/agent/stripesched"
 )
 
 // TestRateEstDrop: a path that delivers a round trip's bytes at a time,
@@ -206,6 +208,46 @@ func TestLossLimited(t *testing.T) {
 	} {
 		if got := lossLimited(c.rtt, c.minRTT); got != c.want {
 			t.Errorf("lossLimited(%v, %v) = %v, want %v", c.rtt, c.minRTT, got, c.want)
+		}
+	}
+}
+
+// TestRateEstDropLongRoundTrip: the matrix's halving row on sockets
+// (100/20 + 50/30 Mbit/s/ms, the first path's rate halving at 1 s), its
+// first path's smoothed round trip 70 ms behind its full bottleneck
+// queue (least 20 ms), with more owed than the 300 ms it watches
+// deliver (Dropped's queue test never the limit): from a drop window
+// after the halving until 300 ms after it (trim reads fell when the
+// other path runs out of pieces, 100–250 ms after the halving there)
+// the fall is seen, at every phase of the estimator's halving of its
+// period (got) at the drop. Judged against the estimate at the window's
+// end, which holds the window's own bytes, the fall was seen only until
+// 164–179 ms after the drop, at every phase, then lost for good (the
+// estimate 8.9 MB/s, the window 0.70 of it).
+func TestRateEstDropLongRoundTrip(t *testing.T) {
+	const (
+		rtt   = 70 * time.Millisecond
+		until = 300 // ms after the drop
+	)
+	window := int(stripesched.DropWindow(rtt) / time.Millisecond)
+	for dropAt := 1000; dropAt < 1000+int(span(rtt)/time.Millisecond); dropAt += 10 {
+		e := &rateEst{rtt: rtt, minRTT: 20 * time.Millisecond}
+		e.idle(msAt(0))
+		e.peak = 4e6
+		for ms := 1; ms < dropAt; ms++ { // 12.5 MB/s, 4 MB owed throughout
+			e.got(12.5e3, msAt(ms), 4e6)
+			if e.fell != 0 {
+				t.Fatalf("drop at %d ms: at %d ms, the rate steady, the path was seen to fall to %.2f MB/s", dropAt, ms, e.fell/1e6)
+			}
+		}
+		queued := int64(3e6)
+		for ms := dropAt; ms <= dropAt+until; ms++ { // 6.25 MB/s
+			queued -= 6250
+			e.got(6250, msAt(ms), queued)
+			if ms-dropAt > window && e.fell == 0 {
+				t.Errorf("drop at %d ms: %d ms after it, with %d kB owed, the fall was not seen (estimate %.2f MB/s)", dropAt, ms-dropAt, queued/1e3, e.rate/1e6)
+				break
+			}
 		}
 	}
 }

@@ -1554,10 +1554,14 @@ type rateEst struct {
 	backlog time.Time
 }
 
-// arrival is when bytes arrived and the period's bytes received by then.
+// arrival is when bytes arrived, the period's bytes received by then,
+// and the estimate before they came where it already spanned a drop
+// window (0 before: the period's first bursts read a path at several
+// times its rate), which drop judges a window from that arrival on by.
 type arrival struct {
-	at  time.Time
-	sum int64
+	at   time.Time
+	sum  int64
+	rate float64
 }
 
 // appLimitedQueues: a busy period whose queue never held this many round
@@ -1633,7 +1637,11 @@ func (e *rateEst) got(n int64, now time.Time, queued int64) {
 		return
 	}
 	e.sum += n
-	e.trail = append(e.trail, arrival{now, e.sum})
+	settled := 0.0
+	if now.Sub(e.from)-e.skip >= stripesched.DropWindow(e.rtt) {
+		settled = e.rate
+	}
+	e.trail = append(e.trail, arrival{now, e.sum, settled})
 	if now.Before(e.backlog) {
 		return
 	}
@@ -1679,6 +1687,18 @@ func (e *rateEst) queueEnds() {
 // then read 0.89 of the offered sum in one run of five to ten (windows
 // read a 3.1 MB/s path at 1.1–1.5, and its pieces were copied to the
 // other path: 1.1 MB twice), 0.94–0.95 on main and so.
+// The window is judged against the higher of the estimate now and the
+// estimate as it stood when the window began (arrival.rate): the
+// estimate now holds the window's own bytes, and after its period was
+// halved (got) little more where the round trip is long (the window two
+// round trips, the span four). The matrix's halving row on sockets, its
+// first path's round trip 60–70 ms behind a full queue, read at 8–9
+// MB/s of its new 6.25 from 150 ms after the halving on: recent over
+// that, 0.70–0.73, was no fall, fell stayed 0 while the other path, with
+// nothing left to take, asked trim again and again, and trim, judging
+// the original at its estimate, moved nothing for 70–160 ms (session
+// 31's traces: 0.84–0.88 of the offered sum in those runs, 0.92–0.94
+// where the fall was seen; TestRateEstDropLongRoundTrip).
 func (e *rateEst) drop(now time.Time, queued int64) {
 	w := stripesched.DropWindow(e.rtt)
 	from := e.clock.back(now, w) // w of the time the process ran (pauses)
@@ -1697,7 +1717,7 @@ func (e *rateEst) drop(now time.Time, queued int64) {
 	}
 	recent := float64(got) / (now.Sub(first.at) - e.clock.within(first.at, now)).Seconds()
 	e.fell = 0
-	if stripesched.Dropped(e.rate, recent, queued, e.rtt, e.minRTT) {
+	if stripesched.Dropped(max(e.rate, first.rate), recent, queued, e.rtt, e.minRTT) {
 		e.fell = recent
 	}
 }
