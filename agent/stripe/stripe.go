@@ -679,11 +679,13 @@ const staleAfter = time.Second
 // (the ECF and BLEST rules hold whatever the probe finds) — and while it
 // runs the path's bytes count toward its estimate as any piece's do; the
 // losing copy is cancelled. A path that is as slow as its estimate said
-// costs at most one such copy per staleAfter, on a path otherwise idle;
-// mu held.
+// costs at most one such copy per staleAfter, on a path otherwise idle,
+// counted in the time the process ran (pauses): a pause says nothing of
+// a path's rate, and a path idle for less than staleAfter of it is not
+// stale; mu held.
 func (s *Run) probe(pin int, own stripesched.Path, others []stripesched.Path, now time.Time) *piece {
 	e := s.est[pin]
-	if e == nil || e.rate <= 0 || s.queued[pin] > 0 || now.Sub(e.quiet) < staleAfter ||
+	if e == nil || e.rate <= 0 || s.queued[pin] > 0 || now.Sub(e.quiet)-s.pauses.within(e.quiet, now) < staleAfter ||
 		stripesched.Swiftest(own, others) || s.next >= s.end {
 		return nil // not measured yet (Take's probing of a guess), busy, fresh, never starved, or nothing left to give it
 	}
