@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -185,4 +186,63 @@ func pauseGet(c *Client, n int) error {
 		err = fmt.Errorf("%d of %d bytes", got, n)
 	}
 	return err
+}
+
+// TestServerPauseRestsNoSwitchedPath: the server stops on every path
+// while an idle Client's selector-driven switch validates its path on the
+// connection, at serverPauseRuns moments serverPauseStep apart. The
+// validation fails as on a dead path, but nothing answered anywhere
+// meanwhile, so no path may rest a second after the pause, and the
+// request that asked for the switch must not fail (it goes where the
+// connection is). TestProbeDeadlineAndRest is the other half: a dead
+// path whose switch fails while the server runs still rests, so "never
+// rest on a failed switch" fails that test and "always rest" (the rule
+// before) fails this one.
+func TestServerPauseRestsNoSwitchedPath(t *testing.T) {
+	rested, failed := 0, 0
+	for i := range serverPauseRuns {
+		synctest.Test(t, func(t *testing.T) {
+			offset := time.Duration(i) * serverPauseStep
+			r, f := switchAcrossServerPause(t, offset)
+			t.Logf("switch at +%v into the pause: %d paths resting after it, %d requests failed", offset, r, f)
+			rested += r
+			failed += f
+		})
+	}
+	if rested > 0 || failed > 0 {
+		t.Errorf("%d pauses of the server of %v during a switch: %d paths given up, %d requests failed; want none",
+			serverPauseRuns, serverPauseProbed, rested, failed)
+	}
+}
+
+// switchAcrossServerPause pauses the server of an idle Client on three
+// paths for serverPauseProbed and, offset into the pause, asks for a
+// switch from path 0 to path 1 with one request. The validation waits
+// ProbeTimeout (the path was never side-probed: validateWait), so with
+// offset under serverPauseProbed − ProbeTimeout it fails within the
+// pause. It returns the paths resting a second after the pause and the
+// failed requests.
+func switchAcrossServerPause(t *testing.T, offset time.Duration) (rested, failed int) {
+	const lead = 100 * time.Millisecond // idle time before the pause
+	n := memnet.New()
+	p := &serverPause{}
+	var want atomic.Int32
+	c := dialConfig(t, memConfig(t, n, 3, Config{Selector: wishSelector{&want}, Logf: t.Logf},
+		memServe(t, n, origin.Handler(nil), p.wrap)))
+	getOK(t, c, 1000)
+	start := time.Now()
+	p.set(start.Add(lead), serverPauseProbed)
+	time.Sleep(lead + offset)
+	want.Store(1)
+	if err := pauseGet(c, 1000); err != nil {
+		failed++
+		t.Logf("the request that asked for the switch: %v", err)
+	}
+	time.Sleep(time.Until(start.Add(lead + serverPauseProbed + time.Second)))
+	for _, r := range c.Resting() {
+		if r {
+			rested++
+		}
+	}
+	return rested, failed
 }
