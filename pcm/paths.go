@@ -184,6 +184,7 @@ type earlyProbe struct {
 	ran bool
 	q   int
 	err error
+	v   validation // when it began
 }
 
 // pendingProbe is a probe under way (probeEarlyLocked): done gives its
@@ -192,6 +193,7 @@ type pendingProbe struct {
 	q      int
 	done   chan error
 	cancel context.CancelFunc
+	v      validation
 }
 
 // probeEarlyLocked starts the validation a switch to q would make
@@ -212,11 +214,11 @@ func (c *Client) probeEarlyLocked(ctx context.Context, q int) *pendingProbe {
 		return nil
 	}
 	ps := c.paths[q]
-	if ps.down || ps.removed || ps.validated && c.cfg.FastSwitch || c.addPathLocked(q) != nil {
+	if ps.down || ps.removed || !c.validatesLocked(q, true) || c.addPathLocked(q) != nil {
 		return nil
 	}
 	pctx, cancel := context.WithTimeout(ctx, c.validateWait(q))
-	pp := &pendingProbe{q: q, done: make(chan error, 1), cancel: cancel}
+	pp := &pendingProbe{q: q, done: make(chan error, 1), cancel: cancel, v: c.startValidationLocked()}
 	qp := ps.qp
 	go func() { pp.done <- qp.Probe(pctx) }()
 	return pp
@@ -241,7 +243,7 @@ func (c *Client) probeOutcomeLocked(pp *pendingProbe) earlyProbe {
 	} else {
 		c.paths[pp.q].validated = true
 	}
-	return earlyProbe{ran: true, q: pp.q, err: err}
+	return earlyProbe{ran: true, q: pp.q, err: err, v: pp.v}
 }
 
 // Drains under load. A drain holds new requests for about a round trip
@@ -691,15 +693,18 @@ func (c *Client) ensureActiveLocked(ctx context.Context, p int, early earlyProbe
 	settling := c.settlingLocked() // before the probe, which takes time
 	var err error
 	probed := early.ran && early.q == p // a pin may have changed the target since
+	var v validation                    // none when the switch does not validate
 	if probed {
-		err = early.err
+		err, v = early.err, early.v
+	} else if c.validatesLocked(p, true) {
+		v = c.startValidationLocked()
 	}
 	if err == nil {
 		err = c.switchToLocked(ctx, p, !probed)
 	}
 	if err != nil {
 		c.cfg.Logf("pcm: cannot use path %s, staying on %s: %v", ps.Name, c.paths[c.active].Name, err)
-		if c.migration && !settling {
+		if c.migration && !settling && c.failureTellsLocked(v) {
 			c.markDownLocked(p)
 		}
 		return false
@@ -732,7 +737,7 @@ func (c *Client) switchToLocked(ctx context.Context, p int, probe bool) error {
 	// new one it keeps sending to the old (for a round trip of the new
 	// path), so the first responses would measure the wrong path. The probe
 	// makes both ends validate before the request (FastSwitch skips it).
-	if !ps.validated || probe && !c.cfg.FastSwitch {
+	if c.validatesLocked(p, probe) {
 		pctx, cancel := context.WithTimeout(ctx, c.validateWait(p))
 		c.mu.Unlock() // waiting on the network: c.switching holds others off
 		err := ps.qp.Probe(pctx)

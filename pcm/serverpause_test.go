@@ -246,3 +246,39 @@ func switchAcrossServerPause(t *testing.T, offset time.Duration) (rested, failed
 	}
 	return rested, failed
 }
+
+// TestSwitchIntoDeadPathRests is TestServerPauseRestsNoSwitchedPath's
+// control: the same idle Client's switch, into a path that is cut while
+// the server runs, rests that path (the validation's poke draws the
+// server's answer on the path the connection is on:
+// startValidationLocked), and the request goes where the connection is.
+// "Never rest on a failed switch" fails it, and so did the rule without
+// the poke: nothing else is acknowledged on an idle connection.
+func TestSwitchIntoDeadPathRests(t *testing.T) {
+	wrong, failed := 0, 0
+	for i := range serverPauseRuns {
+		synctest.Test(t, func(t *testing.T) {
+			after := time.Duration(i) * serverPauseStep
+			n := memnet.New()
+			var want atomic.Int32
+			c := memDial(t, n, 3, Config{Selector: wishSelector{&want}, Logf: t.Logf})
+			getOK(t, c, 1000)
+			time.Sleep(after)
+			n.SetDrop(memPath(1), true)
+			want.Store(1)
+			if err := pauseGet(c, 1000); err != nil {
+				failed++
+				t.Logf("the request that asked for the switch: %v", err)
+			}
+			r := c.Resting()
+			t.Logf("switch %v after the last response: resting %v", after, r)
+			if !r[1] || r[0] || r[2] {
+				wrong++
+			}
+		})
+	}
+	if wrong > 0 || failed > 0 {
+		t.Errorf("%d switches into a cut path: %d left another set resting than path 1 alone, %d requests failed; want none",
+			serverPauseRuns, wrong, failed)
+	}
+}

@@ -86,7 +86,8 @@ func (c *Client) probedLocked(a ProbeAnswer) {
 // run, and the path rested through the rest of the test in 5 of 16
 // subtests. A path that dies while the server runs loses its probe with
 // the others' answered, or the connection's requests acknowledged, as on
-// TestTwoCutsOnSlowPaths and TestIdlePathDiesQuietly. c.mu is held.
+// TestTwoCutsOnSlowPaths and TestIdlePathDiesQuietly. A switch's failed
+// validation is judged alike (failureTellsLocked). c.mu is held.
 func (c *Client) serverRanSinceLocked(out time.Time, heard uint64) bool {
 	if c.heard() != heard {
 		return true
@@ -97,6 +98,57 @@ func (c *Client) serverRanSinceLocked(out time.Time, heard uint64) bool {
 		}
 	}
 	return false
+}
+
+// validation is when a switch's validation of its path on the connection
+// began (ran), and what the connection had heard then (Client.heard).
+type validation struct {
+	ran   bool
+	out   time.Time
+	heard uint64
+}
+
+// validatesLocked says whether a switch to path p validates it first
+// (switchToLocked; probe false: only a path never validated); c.mu is
+// held.
+func (c *Client) validatesLocked(p int, probe bool) bool {
+	return c.multi == nil && (!c.paths[p].validated || probe && !c.cfg.FastSwitch)
+}
+
+// startValidationLocked records the start of a switch's validation and
+// pokes the server on the path the connection is on (Client.poke); c.mu
+// is held.
+//
+// A failed validation rests its path only when the server answered
+// something while it waited (failureTellsLocked), as a lost side probe
+// does (serverRanSinceLocked): a server that does not run answers on no
+// path, and a healthy path would rest for DownBackoff
+// (TestServerPauseRestsNoSwitchedPath: a 1.5 s pause of the server
+// during a switch rested the path in 10 of 10 runs before). A switch
+// happens when no
+// request waits for its response head (Client.begin), so the connection
+// often has nothing the server would acknowledge during the wait: a dead
+// path whose switch failed would then never rest, and the selector would
+// ask for it again, each switch holding requests for the validation's
+// wait (TestProbeDeadlineAndRest: an idle client's switch into a dead
+// path). The poke draws an ACK there from a running server within a
+// round trip of the connection's path and the server's ACK delay, so
+// that answer comes within the wait (at least validateFloor) unless that
+// path is slower than the wait; then a dead path is left to the side
+// probes (probeLostLocked), and the switch that failed held no request
+// longer for it.
+func (c *Client) startValidationLocked() validation {
+	v := validation{ran: true, out: c.cfg.Now(), heard: c.heard()}
+	c.poke()
+	return v
+}
+
+// failureTellsLocked says whether a switch whose validation v failed
+// tells of its path: the server answered something meanwhile
+// (startValidationLocked says why), or it made no validation (its own
+// Switch failed). c.mu is held.
+func (c *Client) failureTellsLocked(v validation) bool {
+	return !v.ran || c.serverRanSinceLocked(v.out, v.heard)
 }
 
 // probeLostLocked rests idle path a.Path when its side probe went
