@@ -125,18 +125,17 @@ func (c *Client) validatesLocked(p int, probe bool) bool {
 // path, and a healthy path would rest for DownBackoff
 // (TestServerPauseRestsNoSwitchedPath: a 1.5 s pause of the server
 // during a switch rested the path in 10 of 10 runs before). A switch
-// happens when no
-// request waits for its response head (Client.begin), so the connection
-// often has nothing the server would acknowledge during the wait: a dead
-// path whose switch failed would then never rest, and the selector would
-// ask for it again, each switch holding requests for the validation's
-// wait (TestProbeDeadlineAndRest: an idle client's switch into a dead
-// path). The poke draws an ACK there from a running server within a
-// round trip of the connection's path and the server's ACK delay, so
-// that answer comes within the wait (at least validateFloor) unless that
-// path is slower than the wait; then a dead path is left to the side
-// probes (probeLostLocked), and the switch that failed held no request
-// longer for it.
+// happens when no request waits for its response head (Client.begin), so
+// the connection often has nothing the server would acknowledge during
+// the wait: without the poke a dead path whose switch failed never
+// rested, and the selector would ask for it again, each switch holding
+// requests for the validation's wait (TestSwitchIntoDeadPathRests: 10 of
+// 10 idle clients' switches into a cut path left it live). The poke
+// draws an ACK there from a running server within a round trip of the
+// connection's path and the server's ACK delay, and lengthens no wait.
+// That answer comes within the wait (at least validateFloor) unless the
+// connection's path is slower than the wait; then a dead path is left
+// to the side probes (probeLostLocked).
 func (c *Client) startValidationLocked() validation {
 	v := validation{ran: true, out: c.cfg.Now(), heard: c.heard()}
 	c.poke()
