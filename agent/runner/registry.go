@@ -202,7 +202,8 @@ func stripeExperiment(ctx context.Context, s *Spec, opt workpool.Options, log *s
 	size := s.bytes(100)
 	r.Setting = fmt.Sprintf("one object of %d bytes", size)
 	rows, err := one(ctx, opt, func(ctx context.Context) ([]StripeRow, error) {
-		rows, notes, err := RunStripe(ctx, StripeConfig{Scenario: sc, Size: size, MPTCP: p.MPTCP, MPTCPCC: p.MPTCPCC, Lanes: p.ConnsPerPath, FixedLanes: p.FixedLanes, Seed: s.Seed, Log: log})
+		rows, notes, err := RunStripe(ctx, StripeConfig{Scenario: sc, Size: size, MPTCP: p.MPTCP, MPTCPCC: p.MPTCPCC, Lanes: p.ConnsPerPath, FixedLanes: p.FixedLanes,
+			SenderTrace: p.SenderTrace, Seed: s.Seed, Log: log})
 		r.Notes = append(r.Notes, notes...)
 		return rows, err
 	})

@@ -69,6 +69,7 @@ func agentExperiment(ctx context.Context, args []string) error {
 	rounds := fs.Int("rounds", 0, "handshake: measurements per row (median and min reported; default 10)")
 	lanes := fs.Int("conns-per-path", 0, "loss, stripe, matrix: ct-client's QUIC connections per path (agent --conns-per-path; default 1)")
 	fixedLanes := fs.Bool("fixed-lanes", false, "stripe, matrix: ct-client adds no connections to a lossy path (agent fixed_lanes; default: it adds lanes)")
+	senderTrace := fs.Bool("sender-trace", false, "stripe: trace ct-server's QUIC senders and the relay's queues over the striped transfer; a note per path says what kept its link idle (process paused, flow control, congestion window, nothing to send)")
 	repeat := fs.Int("repeat", 0, "aggregate: runs of every mode (seeds --seed, --seed+1, …), then the mean per mode (default 1)")
 	withMPTCP := fs.Bool("mptcp", false, "aggregate, stripe, matrix: add the kernel MPTCP baseline (root lab, emu/lab; skipped with a note when unavailable)")
 	mptcpCC := fs.String("mptcp-cc", "", "aggregate, stripe, matrix with --mptcp: kernel MPTCP's TCP congestion control, e.g. cubic (default: the host's)")
@@ -117,6 +118,7 @@ func agentExperiment(ctx context.Context, args []string) error {
 		"conns-per-path": func() { p.ConnsPerPath = *lanes }, "repeat": func() { p.Repeat = *repeat },
 		"mptcp": func() { p.MPTCP = *withMPTCP }, "tcp": func() { p.TCP = *withTCP }, "mptcp-cc": func() { p.MPTCPCC = *mptcpCC },
 		"tcp-cc": func() { p.TCPCC = *tcpCC }, "fixed-lanes": func() { p.FixedLanes = *fixedLanes },
+		"sender-trace": func() { p.SenderTrace = *senderTrace },
 	} {
 		if set[flagName] {
 			apply()
