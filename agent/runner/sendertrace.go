@@ -73,6 +73,15 @@ type connTrace struct {
 	metrics []cwndSample
 	blocked []time.Duration
 	lost    []time.Duration
+	// state is the sender's congestion state, application_limited aside
+	// (quic-go flips to it and back on every ACK that finds room);
+	// delayExits are the congestion windows at which it left slow start
+	// for congestion avoidance without a loss: quic-go's hybrid slow start
+	// saw the round trip grow by an eighth (4–16 ms) and took the window
+	// then for its threshold, so from there it grows by one packet per
+	// round trip.
+	state      qlog.CongestionState
+	delayExits []int
 }
 
 type cwndSample struct {
@@ -129,6 +138,16 @@ func (t traceOf) RecordEvent(ev qlogwriter.Event) {
 		c.mu.Lock()
 		c.lost = append(c.lost, at)
 		c.mu.Unlock()
+	case qlog.CongestionStateUpdated:
+		if e.State == qlog.CongestionStateApplicationLimited {
+			return
+		}
+		c.mu.Lock()
+		if c.state == qlog.CongestionStateSlowStart && e.State == qlog.CongestionStateCongestionAvoidance && len(c.metrics) > 0 {
+			c.delayExits = append(c.delayExits, c.metrics[len(c.metrics)-1].cwnd)
+		}
+		c.state = e.State
+		c.mu.Unlock()
 	case qlog.PacketSent:
 		for _, f := range e.Frames {
 			switch f.Frame.(type) {
@@ -184,6 +203,7 @@ type idleCauses struct {
 type senderLog struct {
 	metrics       []cwndSample
 	blocked, lost []time.Duration
+	delayExits    []int
 }
 
 // attribute charges path i's idle ticks to their causes. offered is what
@@ -272,7 +292,8 @@ func cwndFull(senders []senderLog, from, to time.Duration) bool {
 func (c *connTrace) snapshot() (netip.AddrPort, senderLog) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.remote, senderLog{append([]cwndSample(nil), c.metrics...), append([]time.Duration(nil), c.blocked...), append([]time.Duration(nil), c.lost...)}
+	return c.remote, senderLog{append([]cwndSample(nil), c.metrics...), append([]time.Duration(nil), c.blocked...), append([]time.Duration(nil), c.lost...),
+		append([]int(nil), c.delayExits...)}
 }
 
 // notes are the trace's lines for the striped mode: per path with a rate
@@ -302,10 +323,17 @@ func (st *senderTrace) notes(sc *scenario.Scenario, relay *udprelay.Relay) []str
 		rtt := p.Up.MeanDelayMs() + p.Down.MeanDelayMs()
 		bdp := p.Down.RateMbps * 1e6 / 8 * rtt / 1e3
 		pct := func(v float64) float64 { return 100 * v / ic.offered }
+		exits := "never"
+		for _, c := range byPath[i] {
+			for _, w := range c.delayExits {
+				exits = fmt.Sprintf("at %.0f kB", float64(w)/1e3)
+			}
+		}
 		out = append(out, fmt.Sprintf("sender trace, %s: link idle for %.0f %% of its capacity over the transfer: head %.0f, tail %.0f, process paused %.0f, "+
-			"flow-control blocked %.0f, congestion window full %.0f, sender had nothing to send %.0f; least congestion window %.0f kB (bandwidth-delay product %.0f kB), %d packets lost",
+			"flow-control blocked %.0f, congestion window full %.0f, sender had nothing to send %.0f; least congestion window %.0f kB (bandwidth-delay product %.0f kB), %d packets lost; "+
+			"slow start left on a round-trip rise without loss (quic-go's hybrid slow start) %s",
 			p.Name, pct(ic.head+ic.tail+ic.pause+ic.blocked+ic.cwnd+ic.app), pct(ic.head), pct(ic.tail), pct(ic.pause),
-			pct(ic.blocked), pct(ic.cwnd), pct(ic.app), float64(ic.minCwnd)/1e3, bdp/1e3, ic.lost))
+			pct(ic.blocked), pct(ic.cwnd), pct(ic.app), float64(ic.minCwnd)/1e3, bdp/1e3, ic.lost, exits))
 	}
 	return out
 }

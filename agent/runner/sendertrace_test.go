@@ -3,6 +3,8 @@ package runner
 import (
 	"testing"
 	"time"
+
+	"github.com/quic-go/quic-go/qlog"
 )
 
 // TestAttributeIdleCauses charges each idle tick of a synthetic trace to
@@ -56,5 +58,30 @@ func TestAttributeIdleCauses(t *testing.T) {
 	want := idleCauses{head: 5, tail: 10, pause: 15, blocked: 5, cwnd: 5, app: 10, offered: 65, minCwnd: 90_000, lost: 2}
 	if got != want {
 		t.Errorf("attribute:\n got %+v\nwant %+v", got, want)
+	}
+}
+
+// TestDelayExits records a slow start that ends without a loss (quic-go's
+// hybrid slow start: slow_start → congestion_avoidance) at the window it
+// ended at, through the application_limited flips between, and not the
+// return to congestion avoidance after a loss's recovery.
+func TestDelayExits(t *testing.T) {
+	c := &connTrace{}
+	rec := traceOf{time.Now(), c}
+	cwnd := func(w int) { rec.RecordEvent(qlog.MetricsUpdated{CongestionWindow: w}) }
+	state := func(s qlog.CongestionState) { rec.RecordEvent(qlog.CongestionStateUpdated{State: s}) }
+	state(qlog.CongestionStateSlowStart)
+	cwnd(40_000)
+	state(qlog.CongestionStateApplicationLimited)
+	cwnd(54_000)
+	state(qlog.CongestionStateSlowStart)
+	state(qlog.CongestionStateApplicationLimited)
+	state(qlog.CongestionStateCongestionAvoidance) // the delay test's exit
+	cwnd(60_000)
+	state(qlog.CongestionStateRecovery)
+	cwnd(42_000)
+	state(qlog.CongestionStateCongestionAvoidance) // after a loss: not a delay exit
+	if _, log := c.snapshot(); len(log.delayExits) != 1 || log.delayExits[0] != 54_000 {
+		t.Errorf("delay exits %v, want [54000]", log.delayExits)
 	}
 }

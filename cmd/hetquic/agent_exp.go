@@ -39,7 +39,8 @@ Experiments:
              + TLS 1.2 in the root lab (the paper's Fig. 3; --tcp=false: agent only)
   prefetch   (exp. 5) a pushed (prefetched) object vs the same size on demand
   stripe     one object striped over the scenario's paths vs its first path
-             alone (--mptcp: and kernel MPTCP in the root lab)
+             alone (--mptcp: and kernel MPTCP in the root lab; --sender-trace:
+             a note per path on what kept its link idle)
   matrix     stripe on seven built-in path mixes (equal, 2:1, 4:2:1, 10:1,
              10:1 with 2.5x the RTT, 1 % loss, a rate that halves), one row
              per mix: striped, best path alone, MPTCP (--mptcp); then two
