@@ -1,10 +1,14 @@
 package runner
 
 import (
+	"context"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/quic-go/quic-go/qlog"
+
+	"github.com/hetquic/hetquic/scenario"
 )
 
 // TestAttributeIdleCauses charges each idle tick of a synthetic trace to
@@ -83,5 +87,40 @@ func TestDelayExits(t *testing.T) {
 	state(qlog.CongestionStateCongestionAvoidance) // after a loss: not a delay exit
 	if _, log := c.snapshot(); len(log.delayExits) != 1 || log.delayExits[0] != 54_000 {
 		t.Errorf("delay exits %v, want [54000]", log.delayExits)
+	}
+}
+
+// TestStripeSenderTrace runs the stripe experiment with the sender trace
+// on sockets: a note per path, each naming its path's connection (through
+// the relay's flow) and its congestion window. What the notes say is the
+// machine's and is not asserted.
+func TestStripeSenderTrace(t *testing.T) {
+	if testing.Short() {
+		t.Skip("two ct-client/ct-server pairs through the emulator (~15 s); runs without -short")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	link := scenario.Link{DelayMs: 10, RateMbps: 20, QueueBytes: 125_000}
+	sc := &scenario.Scenario{Name: "trace-test", Paths: []scenario.Path{
+		{Name: "a", Up: scenario.Link{DelayMs: 10}, Down: link},
+		{Name: "b", Up: scenario.Link{DelayMs: 10}, Down: link},
+	}}
+	_, notes, err := RunStripe(ctx, StripeConfig{Scenario: sc, Size: 3_000_000, SenderTrace: true, Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"a", "b"} {
+		var found bool
+		for _, n := range notes {
+			if strings.HasPrefix(n, "sender trace, "+name+":") {
+				found = true
+				if strings.Contains(n, "least congestion window 0 kB") {
+					t.Errorf("path %s: no congestion window traced (its connection not named?): %s", name, n)
+				}
+			}
+		}
+		if !found {
+			t.Errorf("no sender trace note for path %s in %q", name, notes)
+		}
 	}
 }
