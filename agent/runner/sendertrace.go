@@ -53,6 +53,9 @@ const (
 	cwndSlack = 3 * 1252
 )
 
+// senderTraceNote begins each of the trace's notes.
+const senderTraceNote = "sender trace, "
+
 // senderTrace records ct-server's QUIC senders (its Tracer) and, between
 // begin and end, the relay's down links.
 type senderTrace struct {
@@ -215,28 +218,9 @@ func attribute(ticks []linkTick, i int, offered func(from, to time.Duration) flo
 	if len(ticks) < 2 {
 		return ic
 	}
-	t0, t1 := ticks[0].at, ticks[len(ticks)-1].at
-	first, last := -1, -1
-	for k := 1; k < len(ticks); k++ {
-		if ticks[k].in[i] > ticks[k-1].in[i] {
-			if first < 0 {
-				first = k - 1
-			}
-			last = k
-		}
-	}
-	for _, c := range senders {
-		for _, m := range c.metrics {
-			if m.at >= t0 && m.at <= t1 && (ic.minCwnd == 0 || m.cwnd < ic.minCwnd) {
-				ic.minCwnd = m.cwnd
-			}
-		}
-		for _, l := range c.lost {
-			if l >= t0 && l <= t1 {
-				ic.lost++
-			}
-		}
-	}
+	t0 := ticks[0].at
+	ic.countSenders(senders, t0, ticks[len(ticks)-1].at)
+	first, last := entered(ticks, i)
 	for k := 0; k+1 < len(ticks); k++ {
 		a, b := ticks[k], ticks[k+1]
 		bytes := offered(a.at-t0, b.at-t0)
@@ -258,6 +242,39 @@ func attribute(ticks []linkTick, i int, offered func(from, to time.Duration) flo
 		}
 	}
 	return ic
+}
+
+// entered is the span of ticks in which bytes entered path i's link: the
+// tick before the first rise of its count and the tick of the last (-1,
+// -1: none entered).
+func entered(ticks []linkTick, i int) (first, last int) {
+	first, last = -1, -1
+	for k := 1; k < len(ticks); k++ {
+		if ticks[k].in[i] > ticks[k-1].in[i] {
+			if first < 0 {
+				first = k - 1
+			}
+			last = k
+		}
+	}
+	return first, last
+}
+
+// countSenders sets ic's least congestion window and lost packets from
+// the senders' records in [t0, t1].
+func (ic *idleCauses) countSenders(senders []senderLog, t0, t1 time.Duration) {
+	for _, c := range senders {
+		for _, m := range c.metrics {
+			if m.at >= t0 && m.at <= t1 && (ic.minCwnd == 0 || m.cwnd < ic.minCwnd) {
+				ic.minCwnd = m.cwnd
+			}
+		}
+		for _, l := range c.lost {
+			if l >= t0 && l <= t1 {
+				ic.lost++
+			}
+		}
+	}
 }
 
 // blockedIn says whether some sender sent a BLOCKED frame in [from, to].
@@ -329,7 +346,7 @@ func (st *senderTrace) notes(sc *scenario.Scenario, relay *udprelay.Relay) []str
 				exits = fmt.Sprintf("at %.0f kB", float64(w)/1e3)
 			}
 		}
-		out = append(out, fmt.Sprintf("sender trace, %s: link idle for %.0f %% of its capacity over the transfer: head %.0f, tail %.0f, process paused %.0f, "+
+		out = append(out, fmt.Sprintf(senderTraceNote+"%s: link idle for %.0f %% of its capacity over the transfer: head %.0f, tail %.0f, process paused %.0f, "+
 			"flow-control blocked %.0f, congestion window full %.0f, sender had nothing to send %.0f; least congestion window %.0f kB (bandwidth-delay product %.0f kB), %d packets lost; "+
 			"slow start left on a round-trip rise without loss (quic-go's hybrid slow start) %s",
 			p.Name, pct(ic.head+ic.tail+ic.pause+ic.blocked+ic.cwnd+ic.app), pct(ic.head), pct(ic.tail), pct(ic.pause),

@@ -112,7 +112,7 @@ func TestStripeSenderTrace(t *testing.T) {
 	for _, name := range []string{"a", "b"} {
 		var found bool
 		for _, n := range notes {
-			if strings.HasPrefix(n, "sender trace, "+name+":") {
+			if strings.HasPrefix(n, senderTraceNote+name+":") {
 				found = true
 				if strings.Contains(n, "least congestion window 0 kB") {
 					t.Errorf("path %s: no congestion window traced (its connection not named?): %s", name, n)

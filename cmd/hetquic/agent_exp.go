@@ -46,7 +46,8 @@ Experiments:
              per mix: striped, best path alone, MPTCP (--mptcp); then two
              outage rows: a 10 s cut of the best path (time until the
              download is back on it) and of every path (a download, a
-             tunnel and a 4 MB upload complete intact)
+             tunnel and a 4 MB upload complete intact); --sender-trace:
+             as stripe's, per mix
   handshake  (exp. 1, QUIC part) a --size object over one path: through the
              agent (connection always on) vs direct HTTP/3 cold and warm
              (--tcp: and direct HTTPS over TCP in the root lab)
@@ -70,7 +71,7 @@ func agentExperiment(ctx context.Context, args []string) error {
 	rounds := fs.Int("rounds", 0, "handshake: measurements per row (median and min reported; default 10)")
 	lanes := fs.Int("conns-per-path", 0, "loss, stripe, matrix: ct-client's QUIC connections per path (agent --conns-per-path; default 1)")
 	fixedLanes := fs.Bool("fixed-lanes", false, "stripe, matrix: ct-client adds no connections to a lossy path (agent fixed_lanes; default: it adds lanes)")
-	senderTrace := fs.Bool("sender-trace", false, "stripe: trace ct-server's QUIC senders and the relay's queues over the striped transfer; a note per path says what kept its link idle (process paused, flow control, congestion window, nothing to send)")
+	senderTrace := fs.Bool("sender-trace", false, "stripe, matrix: trace ct-server's QUIC senders and the relay's queues over the striped transfer; a note per path says what kept its link idle (process paused, flow control, congestion window, nothing to send)")
 	repeat := fs.Int("repeat", 0, "aggregate: runs of every mode (seeds --seed, --seed+1, …), then the mean per mode (default 1)")
 	withMPTCP := fs.Bool("mptcp", false, "aggregate, stripe, matrix: add the kernel MPTCP baseline (root lab, emu/lab; skipped with a note when unavailable)")
 	mptcpCC := fs.String("mptcp-cc", "", "aggregate, stripe, matrix with --mptcp: kernel MPTCP's TCP congestion control, e.g. cubic (default: the host's)")
