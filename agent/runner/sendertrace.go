@@ -17,12 +17,11 @@ import (
 	"github.com/hetquic/hetquic/scenario"
 )
 
-// The sender trace (stripe --sender-trace) says, per path, what kept a
-// path's link idle during the measured striped transfer: when a path
-// delivers less than its rate, either the link had nothing to send or it
-// was not served. The relay's link model is virtual-time (emu: a packet's
-// departure is fixed when it arrives), so its down queue, read every
-// traceTick, is empty exactly when the link is idle; each idle tick is
+// The sender trace (stripe and matrix --sender-trace) says, per path, what
+// kept its link idle during the measured striped transfer. The relay's
+// link model is virtual-time (emu: a packet's departure is fixed when it
+// arrives), so its down queue, read every traceTick, is empty exactly when
+// the link is idle and the capacity of that time is lost; each idle tick is
 // then charged to one cause, from ct-server's QUIC sender for that path
 // (quic-go's recovery metrics: congestion window and bytes in flight; its
 // DATA_BLOCKED and STREAM_DATA_BLOCKED frames) at that moment — ct-server
@@ -41,9 +40,11 @@ import (
 //
 // Ticks before the path's first byte of the transfer entered the link
 // (head: the request's round trip, the stripe's start) and after its last
-// (tail) are counted apart. Session 32 (cwnd32) traced the halving row's
-// low draws this way to tell the transport's limits from the stripe's and
-// the machine's.
+// (tail) are counted apart. The idle shares need not add up to what the
+// goodput lacks: a busy link's bytes may reach the app late (the relay
+// releases them when the process runs) or twice (the stripe's copies).
+// Session 32 (cwnd32) traced the halving row's low draws this way to tell
+// the transport's limits from the stripe's and the machine's.
 const (
 	traceTick = 5 * time.Millisecond
 	traceLate = 2 * traceTick
