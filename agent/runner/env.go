@@ -23,6 +23,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/quic-go/quic-go"
+
 	"github.com/hetquic/hetquic"
 	"github.com/hetquic/hetquic/agent"
 	"github.com/hetquic/hetquic/agent/cache"
@@ -64,8 +66,11 @@ type envConfig struct {
 	StallTimeout time.Duration // 0: agent default
 	Prefetch     []string      // upstream paths (/bytes/N) ct-server pushes
 	Cache        bool          // give the client a prefetch cache
-	Seed         uint64
-	Log          *slog.Logger
+	// ServerQUIC is ct-server's QUIC configuration (nil: its defaults);
+	// the sender trace sets its Tracer.
+	ServerQUIC *quic.Config
+	Seed       uint64
+	Log        *slog.Logger
 }
 
 type env struct {
@@ -167,6 +172,7 @@ func (e *env) startServer(cfg envConfig, pair *selfsigned.Pair, ul net.Listener)
 		Allow:    []string{ul.Addr().String()},
 		Prefetch: prefetch,
 		Log:      cfg.Log,
+		QUIC:     cfg.ServerQUIC,
 	})
 	if err != nil {
 		return nil, err

@@ -77,8 +77,11 @@ type MatrixConfig struct {
 	// FixedLanes: ct-client adds no lanes to a lossy path
 	// (ClientConfig.FixedLanes).
 	FixedLanes bool
-	Seed       uint64
-	Log        *slog.Logger
+	// SenderTrace: each mix's striped transfer is traced
+	// (StripeConfig.SenderTrace), its notes named by the mix.
+	SenderTrace bool
+	Seed        uint64
+	Log         *slog.Logger
 }
 
 // MatrixRow is one mix: goodput striped, on the best path alone and with
@@ -112,14 +115,24 @@ type MatrixRow struct {
 func RunMatrix(ctx context.Context, cfg MatrixConfig) ([]MatrixRow, []string, error) {
 	var rows []MatrixRow
 	var notes []string
+	seen := false // the mixes' other notes (MPTCP's) are alike: the first mix's stand for all
 	for _, m := range matrixMixes {
 		row, n, err := runMix(ctx, m, cfg)
 		if err != nil {
 			return rows, notes, fmt.Errorf("mix %s: %w", m.name, err)
 		}
-		if len(n) > 0 && len(notes) == 0 {
-			notes = append(notes, n...)
+		var traced, other []string
+		for _, line := range n {
+			if strings.HasPrefix(line, senderTraceNote) {
+				traced = append(traced, m.name+": "+line)
+			} else {
+				other = append(other, line)
+			}
 		}
+		if len(other) > 0 && !seen {
+			notes, seen = append(notes, other...), true
+		}
+		notes = append(notes, traced...)
 		rows = append(rows, row)
 	}
 	return rows, notes, nil
@@ -131,7 +144,8 @@ func runMix(ctx context.Context, m matrixMix, cfg MatrixConfig) (MatrixRow, []st
 	if err != nil {
 		return MatrixRow{}, nil, err
 	}
-	got, notes, err := RunStripe(ctx, StripeConfig{Scenario: sc, Size: cfg.Size, MPTCP: cfg.MPTCP, MPTCPCC: cfg.MPTCPCC, Lanes: cfg.Lanes, FixedLanes: cfg.FixedLanes, Seed: cfg.Seed, Log: cfg.Log})
+	got, notes, err := RunStripe(ctx, StripeConfig{Scenario: sc, Size: cfg.Size, MPTCP: cfg.MPTCP, MPTCPCC: cfg.MPTCPCC, Lanes: cfg.Lanes, FixedLanes: cfg.FixedLanes,
+		SenderTrace: cfg.SenderTrace, Seed: cfg.Seed, Log: cfg.Log})
 	if err != nil {
 		return MatrixRow{}, notes, err
 	}

@@ -202,7 +202,8 @@ func stripeExperiment(ctx context.Context, s *Spec, opt workpool.Options, log *s
 	size := s.bytes(100)
 	r.Setting = fmt.Sprintf("one object of %d bytes", size)
 	rows, err := one(ctx, opt, func(ctx context.Context) ([]StripeRow, error) {
-		rows, notes, err := RunStripe(ctx, StripeConfig{Scenario: sc, Size: size, MPTCP: p.MPTCP, MPTCPCC: p.MPTCPCC, Lanes: p.ConnsPerPath, FixedLanes: p.FixedLanes, Seed: s.Seed, Log: log})
+		rows, notes, err := RunStripe(ctx, StripeConfig{Scenario: sc, Size: size, MPTCP: p.MPTCP, MPTCPCC: p.MPTCPCC, Lanes: p.ConnsPerPath, FixedLanes: p.FixedLanes,
+			SenderTrace: p.SenderTrace, Seed: s.Seed, Log: log})
 		r.Notes = append(r.Notes, notes...)
 		return rows, err
 	})
@@ -223,7 +224,8 @@ func matrixExperiment(ctx context.Context, s *Spec, opt workpool.Options, log *s
 	size := s.bytes(100)
 	r.Setting = fmt.Sprintf("one object of %d bytes per mode and path mix", size)
 	rows, err := one(ctx, opt, func(ctx context.Context) ([]MatrixRow, error) {
-		rows, notes, err := RunMatrix(ctx, MatrixConfig{Size: size, MPTCP: p.MPTCP, MPTCPCC: p.MPTCPCC, Lanes: p.ConnsPerPath, FixedLanes: p.FixedLanes, Seed: s.Seed, Log: log})
+		rows, notes, err := RunMatrix(ctx, MatrixConfig{Size: size, MPTCP: p.MPTCP, MPTCPCC: p.MPTCPCC, Lanes: p.ConnsPerPath, FixedLanes: p.FixedLanes,
+			SenderTrace: p.SenderTrace, Seed: s.Seed, Log: log})
 		r.Notes = append(r.Notes, notes...)
 		if err == nil {
 			r.Cuts, err = RunCuts(ctx, CutConfig{Seed: s.Seed, Log: log})

@@ -61,6 +61,9 @@ type Params struct {
 	// lossy path (agent.ClientConfig.FixedLanes; default off, as
 	// ct-client's).
 	FixedLanes bool `yaml:"fixed_lanes"`
+	// SenderTrace: stripe and matrix note, per path, what kept its link
+	// idle over the striped transfer (StripeConfig.SenderTrace).
+	SenderTrace bool `yaml:"sender_trace"`
 	// SizeBytes and Rounds are handshake's object (not scaled, default
 	// 10000) and measurements per row (default 10).
 	SizeBytes int64 `yaml:"size_bytes"`

@@ -30,8 +30,12 @@ type StripeConfig struct {
 	// FixedLanes: ct-client adds no lanes to a lossy path
 	// (ClientConfig.FixedLanes).
 	FixedLanes bool
-	Seed       uint64
-	Log        *slog.Logger
+	// SenderTrace: trace ct-server's QUIC senders and the relay's queues
+	// over the striped transfer and add, per path, what kept its link idle
+	// to the notes (sendertrace.go).
+	SenderTrace bool
+	Seed        uint64
+	Log         *slog.Logger
 }
 
 // StripeRow is one mode of the stripe experiment.
@@ -69,11 +73,11 @@ func RunStripe(ctx context.Context, cfg StripeConfig) (rows []StripeRow, notes [
 	// would take minutes and says nothing about striping.
 	modes := [][]string{nil, {sc.Paths[0].Name}}
 	for _, paths := range modes {
-		row, err := stripeOnce(ctx, sc, cfg, paths)
+		row, traced, err := stripeOnce(ctx, sc, cfg, paths)
 		if err != nil {
 			return rows, notes, err
 		}
-		rows = append(rows, row)
+		rows, notes = append(rows, row), append(notes, traced...)
 	}
 	if !cfg.MPTCP {
 		return rows, notes, nil
@@ -95,34 +99,48 @@ func RunStripe(ctx context.Context, cfg StripeConfig) (rows []StripeRow, notes [
 }
 
 // stripeOnce downloads the object through a fresh ct-client over paths
-// (nil: all, striped) and counts what each path carried.
-func stripeOnce(ctx context.Context, sc *scenario.Scenario, cfg StripeConfig, paths []string) (StripeRow, error) {
+// (nil: all, striped) and counts what each path carried; notes: the
+// sender trace's lines (cfg.SenderTrace, striped only).
+func stripeOnce(ctx context.Context, sc *scenario.Scenario, cfg StripeConfig, paths []string) (_ StripeRow, notes []string, _ error) {
 	mode := "ct striped over all paths"
 	if paths != nil {
 		mode = "ct on " + paths[0] + " alone"
 	}
-	e, err := newEnv(ctx, envConfig{Scenario: sc, Paths: paths, Lanes: cfg.Lanes, AutoLanes: !cfg.FixedLanes, Seed: cfg.Seed, Log: cfg.Log})
+	ecfg := envConfig{Scenario: sc, Paths: paths, Lanes: cfg.Lanes, AutoLanes: !cfg.FixedLanes, Seed: cfg.Seed, Log: cfg.Log}
+	var trace *senderTrace
+	if cfg.SenderTrace && paths == nil {
+		trace = newSenderTrace()
+		ecfg.ServerQUIC = trace.quicConfig()
+	}
+	e, err := newEnv(ctx, ecfg)
 	if err != nil {
-		return StripeRow{}, fmt.Errorf("%s: %w", mode, err)
+		return StripeRow{}, nil, fmt.Errorf("%s: %w", mode, err)
 	}
 	defer e.Close()
 	if err := warmUp(ctx, func(ctx context.Context) error {
 		_, err := e.get(ctx, "warm", warmPiece)
 		return err
 	}); err != nil {
-		return StripeRow{}, fmt.Errorf("%s: warm-up: %w", mode, err)
+		return StripeRow{}, nil, fmt.Errorf("%s: warm-up: %w", mode, err)
 	}
 	if !wire.SleepCtx(ctx, settleTime(sc)) {
-		return StripeRow{}, fmt.Errorf("%s: after the warm-up: %w", mode, ctx.Err())
+		return StripeRow{}, nil, fmt.Errorf("%s: after the warm-up: %w", mode, ctx.Err())
 	}
 	before := e.pathBytes()
+	if trace != nil {
+		trace.begin(e.relay.Engine())
+	}
 	stop := startEvents(e.relay.Engine(), sc, cmp.Or(cfg.Log, slog.New(slog.DiscardHandler)))
 	meter := startCPU()
 	f, err := e.get(ctx, "bulk", cfg.Size)
 	cpu := meter.stop()
 	stop()
+	if trace != nil {
+		trace.end()
+		notes = trace.notes(sc, e.relay)
+	}
 	if err != nil {
-		return StripeRow{}, fmt.Errorf("%s: %w", mode, err)
+		return StripeRow{}, nil, fmt.Errorf("%s: %w", mode, err)
 	}
 	after := e.pathBytes()
 	var total float64
@@ -138,7 +156,7 @@ func stripeOnce(ctx context.Context, sc *scenario.Scenario, cfg StripeConfig, pa
 	sum := offeredRate(sc, paths, f.Dur) * 8 / 1e6
 	mbps := float64(cfg.Size) * 8 / 1e6 / f.Dur.Seconds()
 	return StripeRow{Mode: mode, Ms: stats.Ms(f.Dur), Mbps: mbps, SumMbps: sum, Ratio: mbps / sum, Shares: strings.Join(shares, ", "),
-		CPUsPerGB: perGB(cpu.proc, cfg.Size), MachineCPUsPerGB: perGB(cpu.machine, cfg.Size)}, nil
+		CPUsPerGB: perGB(cpu.proc, cfg.Size), MachineCPUsPerGB: perGB(cpu.machine, cfg.Size)}, notes, nil
 }
 
 // Warm-up: a device's ct-client has run for a while before an app's

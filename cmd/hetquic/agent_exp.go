@@ -39,13 +39,15 @@ Experiments:
              + TLS 1.2 in the root lab (the paper's Fig. 3; --tcp=false: agent only)
   prefetch   (exp. 5) a pushed (prefetched) object vs the same size on demand
   stripe     one object striped over the scenario's paths vs its first path
-             alone (--mptcp: and kernel MPTCP in the root lab)
+             alone (--mptcp: and kernel MPTCP in the root lab; --sender-trace:
+             a note per path on what kept its link idle)
   matrix     stripe on seven built-in path mixes (equal, 2:1, 4:2:1, 10:1,
              10:1 with 2.5x the RTT, 1 % loss, a rate that halves), one row
              per mix: striped, best path alone, MPTCP (--mptcp); then two
              outage rows: a 10 s cut of the best path (time until the
              download is back on it) and of every path (a download, a
-             tunnel and a 4 MB upload complete intact)
+             tunnel and a 4 MB upload complete intact); --sender-trace:
+             as stripe's, per mix
   handshake  (exp. 1, QUIC part) a --size object over one path: through the
              agent (connection always on) vs direct HTTP/3 cold and warm
              (--tcp: and direct HTTPS over TCP in the root lab)
@@ -69,6 +71,7 @@ func agentExperiment(ctx context.Context, args []string) error {
 	rounds := fs.Int("rounds", 0, "handshake: measurements per row (median and min reported; default 10)")
 	lanes := fs.Int("conns-per-path", 0, "loss, stripe, matrix: ct-client's QUIC connections per path (agent --conns-per-path; default 1)")
 	fixedLanes := fs.Bool("fixed-lanes", false, "stripe, matrix: ct-client adds no connections to a lossy path (agent fixed_lanes; default: it adds lanes)")
+	senderTrace := fs.Bool("sender-trace", false, "stripe, matrix: trace ct-server's QUIC senders and the relay's queues over the striped transfer; a note per path says what kept its link idle (process paused, flow control, congestion window, nothing to send)")
 	repeat := fs.Int("repeat", 0, "aggregate: runs of every mode (seeds --seed, --seed+1, …), then the mean per mode (default 1)")
 	withMPTCP := fs.Bool("mptcp", false, "aggregate, stripe, matrix: add the kernel MPTCP baseline (root lab, emu/lab; skipped with a note when unavailable)")
 	mptcpCC := fs.String("mptcp-cc", "", "aggregate, stripe, matrix with --mptcp: kernel MPTCP's TCP congestion control, e.g. cubic (default: the host's)")
@@ -117,6 +120,7 @@ func agentExperiment(ctx context.Context, args []string) error {
 		"conns-per-path": func() { p.ConnsPerPath = *lanes }, "repeat": func() { p.Repeat = *repeat },
 		"mptcp": func() { p.MPTCP = *withMPTCP }, "tcp": func() { p.TCP = *withTCP }, "mptcp-cc": func() { p.MPTCPCC = *mptcpCC },
 		"tcp-cc": func() { p.TCPCC = *tcpCC }, "fixed-lanes": func() { p.FixedLanes = *fixedLanes },
+		"sender-trace": func() { p.SenderTrace = *senderTrace },
 	} {
 		if set[flagName] {
 			apply()

@@ -259,6 +259,23 @@ func (r *Relay) Engine() *emu.Engine { return r.eng }
 // PathAddrs are the client source IPs, in scenario path order.
 func (r *Relay) PathAddrs() []netip.Addr { return append([]netip.Addr(nil), r.paths...) }
 
+// FlowPath is the path of the flow whose socket towards the server has
+// the address from: the server sees each client address as one of those
+// sockets (like a NAT), so this is how a server-side trace names its
+// connection's path. ok is false for an address no open flow has.
+func (r *Relay) FlowPath(from netip.AddrPort) (path int, ok bool) {
+	from = netip.AddrPortFrom(from.Addr().Unmap(), from.Port())
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, f := range r.flows {
+		a := f.sock.c.LocalAddr().(*net.UDPAddr).AddrPort()
+		if a.Port() == from.Port() && a.Addr().Unmap() == from.Addr() {
+			return f.path, true
+		}
+	}
+	return 0, false
+}
+
 // Stats returns the relay's counters.
 func (r *Relay) Stats() Stats {
 	r.mu.Lock()

@@ -170,6 +170,7 @@ func TestRelayPaths(t *testing.T) {
 	if _, ok := roundTrip(t, conns[0], r.Addr(), []byte("still alive"), replyWait); !ok {
 		t.Error("relay stopped forwarding after malformed packets")
 	}
+	checkFlowPaths(t, r, echo)
 	if st := r.Stats(); st.UnknownSource != 1 {
 		t.Errorf("unknown_source %d, want 1", st.UnknownSource)
 	}
@@ -187,6 +188,20 @@ func TestRelayPaths(t *testing.T) {
 	r.Close()
 	r.Close() // idempotent
 	waitGoroutines(t, before)
+}
+
+// checkFlowPaths checks that each address the server saw names its path
+// (TestRelayPaths: path 0 sent two delivered datagrams, path 1 one).
+func checkFlowPaths(t *testing.T, r *Relay, echo *echoServer) {
+	t.Helper()
+	for src, n := range echo.sources() {
+		if got, ok := r.FlowPath(src); !ok || got != 2-n {
+			t.Errorf("FlowPath(%v) = %d, %v; it sent %d datagrams, so path %d", src, got, ok, n, 2-n)
+		}
+	}
+	if _, ok := r.FlowPath(r.Addr()); ok {
+		t.Error("FlowPath names a path for the relay's own listen address")
+	}
 }
 
 // churnIdle is TestRelayChurn's flow idle timeout: short, so that the
