@@ -39,7 +39,7 @@ var (
 	heldOutNoLoss = flag.Bool("heldout.noloss", false, "TestHeldOutCuts: no loss (to tell loss's part)")
 	heldOutSeedF  = flag.Uint64("heldout.seed", heldOutSeed, "TestHeldOutCuts: the seed of the generated setups and the loss (other seeds: setups no change was tried on)")
 	heldOutShare  = flag.Bool("heldout.share", false, "TestHeldOutCuts: check the share on the best live path on the rows of heldShareExcepted too")
-	heldOutAlone  = flag.Bool("heldout.alone", false, "TestHeldOutCuts: measure each path's completion time under the load alone and log it beside the row (the best by RTT is not always the best by completion time)")
+	heldOutAlone  = flag.Bool("heldout.alone", false, "TestHeldOutCuts: measure each path's completion time under the load alone, and the default selector's eval of it, and log them beside the row (the best by RTT is not always the best by completion time)")
 	heldOutPolicy = flag.String("heldout.policy", "", "TestHeldOutCuts, Client rows: a trivial selector instead of the default, to show which rows' share check it passes: first (always path 0) or stay (the path of the last response, so the failover's)")
 )
 
@@ -369,9 +369,15 @@ func heldNet(t *testing.T, s heldSetup, lossStream uint64, cfg Config, only ...i
 // that of heldBatches batch means within each run.
 type pathTime struct {
 	mean, se time.Duration
+	// eval is the default selector's objective (pathsel.Objective: a·E +
+	// b·σ, pathsel.Default's A and spread) over every request of the
+	// runs: what the selector ranks paths by, spread included.
+	eval time.Duration
 }
 
-func (pt pathTime) String() string { return fmt.Sprintf("%.1f±%.1fms", ms1(pt.mean), ms1(pt.se)) }
+func (pt pathTime) String() string {
+	return fmt.Sprintf("%.1f±%.1fms (eval %.1fms)", ms1(pt.mean), ms1(pt.se), ms1(pt.eval))
+}
 
 func ms1(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 
@@ -408,31 +414,33 @@ func heldAlone(t *testing.T, s heldSetup, p int) pathTime {
 	if s.loss[p] == 0 {
 		runs = 1
 	}
-	var means, within []float64
+	var means, within, all []float64
 	for r := range runs {
-		m, se := heldAloneRun(t, s, p, uint64(2+r))
+		m, se, tooks := heldAloneRun(t, s, p, uint64(2+r))
 		means = append(means, m)
 		within = append(within, se*se)
+		all = append(all, tooks...)
 	}
 	m := mean(means)
 	v := mean(within) / float64(runs)
 	if runs > 1 {
 		v += variance(means) / float64(runs)
 	}
-	return pathTime{mean: time.Duration(m * float64(time.Second)), se: time.Duration(math.Sqrt(v) * float64(time.Second))}
+	obj := pathsel.Objective{A: *pathsel.Default().A, Spread: pathsel.Default().Spread}
+	return pathTime{mean: time.Duration(m * float64(time.Second)), se: time.Duration(math.Sqrt(v) * float64(time.Second)),
+		eval: time.Duration(obj.Value(mean(all), variance(all)) * float64(time.Second))}
 }
 
 // heldAloneRun is one run on path p alone, its losses from lossStream:
 // the load for heldAloneWarm, then for heldWindow through a Client
 // given only that path; it returns the mean completion time (seconds)
-// and its standard error from batch means.
-func heldAloneRun(t *testing.T, s heldSetup, p int, lossStream uint64) (m, se float64) {
+// and its standard error from batch means, and every completion time.
+func heldAloneRun(t *testing.T, s heldSetup, p int, lossStream uint64) (m, se float64, tooks []float64) {
 	_, cfg := heldNet(t, s, lossStream, Config{}, p)
 	c := dialConfig(t, cfg)
 	defer c.Close()
 	base := "https://" + memServer.String()
 	heldLoad(c, base, heldAloneWarm, nil)
-	var tooks []float64
 	for _, r := range heldLoad(c, base, heldWindow, nil) {
 		if r.err != nil {
 			t.Fatalf("%s: path %d alone: %v", s.name, p, r.err)
@@ -444,7 +452,7 @@ func heldAloneRun(t *testing.T, s heldSetup, p int, lossStream uint64) (m, se fl
 	for b := range heldBatches {
 		batches = append(batches, mean(tooks[b*per:(b+1)*per]))
 	}
-	return mean(batches), math.Sqrt(variance(batches) / heldBatches)
+	return mean(batches), math.Sqrt(variance(batches) / heldBatches), tooks
 }
 
 // variance is the sample variance of xs.
