@@ -433,9 +433,10 @@ func (p *apath) staleLevel(staleBy float64) float64 {
 // Transport rows).
 func (p *apath) meanLevel() float64 { return math.Log(p.estimate().mean) }
 
-// burstWindow says whether a window of n task samples (log-mean window)
-// that an upward change left, forgetting older samples of log-mean
-// before, was a loss burst's, going by m probes since (log-mean probes):
+// burstWindow says whether a window of n task samples (level window: the
+// log of its fitted mean, meanLevel) that an upward change left,
+// forgetting older samples of log-mean before, was a loss burst's, going
+// by m probes since (log-mean probes):
 // it holds a burst's few samples (burstSamples at most), lies burstRatio
 // above the probes, and the window it replaced did not, and enough probes
 // (burstProbes) say so. Loss on a path with a short round trip holds the

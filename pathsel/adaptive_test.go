@@ -623,7 +623,7 @@ func TestBurstWindowRule(t *testing.T) {
 	for _, tc := range []struct {
 		name                   string
 		n, m                   int     // the window's samples, the probes since
-		before, window, probes float64 // ms: geometric means
+		before, window, probes float64 // ms: geometric means, the window's its fitted mean (meanLevel)
 		want                   bool
 	}{
 		{"issue 29's lossy path: 75 ms burst, 23 before, probes 20", 6, 2, 23, 75, 20, true},
