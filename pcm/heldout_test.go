@@ -111,10 +111,12 @@ var heldShareExcepted = map[string]string{
 	// A burst's window is now judged by its fitted mean (pathsel's
 	// meanLevel): rows alone, 10 a seed, 2 passes, main and this code
 	// alternated, shares ≤ 0.1 in 14 of 160 rows → 2, misses 21 → 9
-	// (seed 5150's Transport 13 of 20 → 4). The 2 left: the stale try's
-	// own requests waited behind the move it caused (121 ms falling to 82
-	// on the 30 ms path), and the change test kept that drain's last four
-	// (3.1 times the probes), which no rule retries. (2) A loss burst late
+	// (seed 5150's Transport 13 of 20 → 4). The 2 left (seed 5150) were
+	// not traced one by one; one such row traced with this code (seed
+	// 3721, Transport): the stale try's own requests waited behind the
+	// move it caused (121 ms falling to 82 on the 30 ms path), and the
+	// change test kept that drain's last four (3.1 times the probes),
+	// which no rule retries. (2) A loss burst late
 	// in the window: the burst rule takes the path back at its second
 	// probe, 1.3–1.9 s after the leave (misses 0.33–0.47, 7 of 160 on
 	// both). No probe loss rested the path: the 7 side probes that went
