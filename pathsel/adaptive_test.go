@@ -623,7 +623,7 @@ func TestBurstWindowRule(t *testing.T) {
 	for _, tc := range []struct {
 		name                   string
 		n, m                   int     // the window's samples, the probes since
-		before, window, probes float64 // ms: geometric means
+		before, window, probes float64 // ms: geometric means, the window's its fitted mean (meanLevel)
 		want                   bool
 	}{
 		{"issue 29's lossy path: 75 ms burst, 23 before, probes 20", 6, 2, 23, 75, 20, true},
@@ -694,6 +694,64 @@ func TestAdaptiveBurstWindowAsksOneTry(t *testing.T) {
 			if tasks < tc.min || tasks > tc.max {
 				t.Errorf("path 1 carried %d tasks in 2000 rounds after its try, want %d–%d", tasks, tc.min, tc.max)
 			}
+		})
+	}
+}
+
+// TestAdaptiveBurstAmongRoundTripsAsksOneTry: issue 29's held-out
+// restore/200-30-60 (seed 5150), replayed. Path 1 (30 ms a task) is cut
+// for 0.4 s, shorter than the stall timeout: three requests that spanned
+// the blackout take 260–470 ms, the change test forgets the older window
+// on them and path 0 (60 ms) takes over; a re-probe adds seven tasks of
+// 30 ms. The window's log-mean is then 1.75 times the probes' 30 ms,
+// under burstRatio, but its fitted mean (93 ms) and evaluation (104 ms)
+// are twice path 0's: judged by its log-mean the probes vouched for it,
+// and the path was never tried again. Judged by its fitted mean
+// (meanLevel), the second probe asks one try; a try of 30 ms forgets the
+// burst, one as slow as the window's mean keeps it.
+func TestAdaptiveBurstAmongRoundTripsAsksOneTry(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		try  float64 // the try's task time
+		kept int     // path 1's task samples after it
+	}{
+		{"the blackout is over: the window is forgotten", 30, 1},
+		{"the path is that slow: the window stays", 95, 15},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := mustNew(t, Default(), 1)
+			addPaths(t, s, 0, 1)
+			for r := range 20 {
+				observe(t, s, 0, 60*jitter(r))
+			}
+			for r := range 80 {
+				observe(t, s, 1, 30*jitter(r))
+			}
+			for _, x := range []float64{471, 464, 30, 262} {
+				observe(t, s, 1, x)
+			}
+			if got := choose(t, s); got != 0 {
+				t.Fatalf("after path 1's blackout samples chose %d, want 0", got)
+			}
+			for r := range 7 {
+				observe(t, s, 1, 30*jitter(r)) // a re-probe's tasks
+			}
+			for r := range 10 {
+				observe(t, s, 0, 60*jitter(r))
+			}
+			if got := choose(t, s); got != 0 {
+				t.Fatalf("after path 1's re-probe chose %d, want 0", got)
+			}
+			po := s.(ProbeObserver)
+			for r := range burstProbes - 1 {
+				po.ObserveProbe(1, 30*jitter(r))
+				if got := choose(t, s); got != 0 {
+					t.Fatalf("after %d probes chose %d, want 0", r+1, got)
+				}
+				observe(t, s, 0, 60*jitter(r))
+			}
+			po.ObserveProbe(1, 30)
+			checkTry(t, s, "the second probe of 30 ms", tc.try, tc.kept)
 		})
 	}
 }

@@ -39,7 +39,7 @@ var (
 	heldOutNoLoss = flag.Bool("heldout.noloss", false, "TestHeldOutCuts: no loss (to tell loss's part)")
 	heldOutSeedF  = flag.Uint64("heldout.seed", heldOutSeed, "TestHeldOutCuts: the seed of the generated setups and the loss (other seeds: setups no change was tried on)")
 	heldOutShare  = flag.Bool("heldout.share", false, "TestHeldOutCuts: check the share on the best live path on the rows of heldShareExcepted too")
-	heldOutAlone  = flag.Bool("heldout.alone", false, "TestHeldOutCuts: measure each path's completion time under the load alone and log it beside the row (the best by RTT is not always the best by completion time)")
+	heldOutAlone  = flag.Bool("heldout.alone", false, "TestHeldOutCuts: measure each path's completion time under the load alone, and the default selector's eval of it, and log them beside the row (the best by RTT is not always the best by completion time)")
 	heldOutPolicy = flag.String("heldout.policy", "", "TestHeldOutCuts, Client rows: a trivial selector instead of the default, to show which rows' share check it passes: first (always path 0) or stay (the path of the last response, so the failover's)")
 )
 
@@ -101,12 +101,40 @@ var heldShareExcepted = map[string]string{
 	// apart, which can fall after the share's window (traced on seed
 	// 5150, 2026-11-30: left at 7.60 s, taken back at 9.73 s; its
 	// first probe, landing with its last samples, was dropped as one of
-	// the path in use). So it stays unchecked, with slow-links' loss.
+	// the path in use). Traced again 2026-12-02 (seeds 3721 and 5150, the
+	// selector's calls replayed): two ways off the 30 ms path. (1) Stuck
+	// for good, share 0.00: the change test forgot the 30 ms path's
+	// window on three samples of 260–470 ms among 30 ms ones, and a
+	// re-probe added seven of 30 ms; the window's log-mean lay 1.75 times
+	// its probes, under burstRatio, so the probes vouched for it, while
+	// its fitted mean (93 ms) kept its evaluation twice the 60 ms path's.
+	// A burst's window is now judged by its fitted mean (pathsel's
+	// meanLevel): rows alone, 10 a seed, 2 passes, main and this code
+	// alternated, shares ≤ 0.1 in 14 of 160 rows → 2, misses 21 → 9
+	// (seed 5150's Transport 13 of 20 → 4). The 2 left (seed 5150) were
+	// not traced one by one; one such row traced with this code (seed
+	// 3721, Transport): the stale try's own requests waited behind the
+	// move it caused (121 ms falling to 82 on the 30 ms path), and the
+	// change test kept that drain's last four (3.1 times the probes),
+	// which no rule retries. (2) A loss burst late
+	// in the window: the burst rule takes the path back at its second
+	// probe, 1.3–1.9 s after the leave (misses 0.33–0.47, 7 of 160 on
+	// both). No probe loss rested the path: the 7 side probes that went
+	// unanswered in 40 rows of this row and slow-links (seeds 3721, 4242,
+	// 9001, 5150) were all of cut paths (QUIC resends a lost packet well
+	// within the probe's 1 s). So it stays unchecked, with slow-links'
+	// loss.
 	"restore/200-30-60": "loss: the restored lossy path shares the load",
 	// 80 / 147 / 31 / 23 ms, the unused 80 ms one cut, no failover: the
 	// selector splits the load between the 31 and 23 ms paths (26–35 and
 	// 32–35 ms a request alone: the 23 ms one is the lossier), share on
-	// the 23 ms one 0.21–0.72.
+	// the 23 ms one 0.21–0.72. A tie by the default objective (a·E + b·σ
+	// alone, -heldout.alone's eval) within the selector's 10 % hysteresis
+	// does not settle it: over 4 runs a path the 23 ms one's eval read
+	// 23.4–29.7 ms against 26.2–27.7 for the 31 ms one, a tie in 9 of 15
+	// measurements, and over 16 runs still 4 of 6 (2026-12-02), so a
+	// check on "a path within the tie" would flip with the measurement.
+	// Both trivial selectors would miss such a check (share 0.00).
 	"gen3721/k4/1": "near tie, no failover",
 	// 30 / 45 / 70 / 20 ms: after the cuts of 30 and 45 ms the selector
 	// settled on the lossless 70 ms path (71 ms a request alone) over the
@@ -369,9 +397,15 @@ func heldNet(t *testing.T, s heldSetup, lossStream uint64, cfg Config, only ...i
 // that of heldBatches batch means within each run.
 type pathTime struct {
 	mean, se time.Duration
+	// eval is the default selector's objective (pathsel.Objective: a·E +
+	// b·σ, pathsel.Default's A and spread) over every request of the
+	// runs: what the selector ranks paths by, spread included.
+	eval time.Duration
 }
 
-func (pt pathTime) String() string { return fmt.Sprintf("%.1f±%.1fms", ms1(pt.mean), ms1(pt.se)) }
+func (pt pathTime) String() string {
+	return fmt.Sprintf("%.1f±%.1fms (eval %.1fms)", ms1(pt.mean), ms1(pt.se), ms1(pt.eval))
+}
 
 func ms1(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 
@@ -408,31 +442,33 @@ func heldAlone(t *testing.T, s heldSetup, p int) pathTime {
 	if s.loss[p] == 0 {
 		runs = 1
 	}
-	var means, within []float64
+	var means, within, all []float64
 	for r := range runs {
-		m, se := heldAloneRun(t, s, p, uint64(2+r))
+		m, se, tooks := heldAloneRun(t, s, p, uint64(2+r))
 		means = append(means, m)
 		within = append(within, se*se)
+		all = append(all, tooks...)
 	}
 	m := mean(means)
 	v := mean(within) / float64(runs)
 	if runs > 1 {
 		v += variance(means) / float64(runs)
 	}
-	return pathTime{mean: time.Duration(m * float64(time.Second)), se: time.Duration(math.Sqrt(v) * float64(time.Second))}
+	obj := pathsel.Objective{A: *pathsel.Default().A, Spread: pathsel.Default().Spread}
+	return pathTime{mean: time.Duration(m * float64(time.Second)), se: time.Duration(math.Sqrt(v) * float64(time.Second)),
+		eval: time.Duration(obj.Value(mean(all), variance(all)) * float64(time.Second))}
 }
 
 // heldAloneRun is one run on path p alone, its losses from lossStream:
 // the load for heldAloneWarm, then for heldWindow through a Client
 // given only that path; it returns the mean completion time (seconds)
-// and its standard error from batch means.
-func heldAloneRun(t *testing.T, s heldSetup, p int, lossStream uint64) (m, se float64) {
+// and its standard error from batch means, and every completion time.
+func heldAloneRun(t *testing.T, s heldSetup, p int, lossStream uint64) (m, se float64, tooks []float64) {
 	_, cfg := heldNet(t, s, lossStream, Config{}, p)
 	c := dialConfig(t, cfg)
 	defer c.Close()
 	base := "https://" + memServer.String()
 	heldLoad(c, base, heldAloneWarm, nil)
-	var tooks []float64
 	for _, r := range heldLoad(c, base, heldWindow, nil) {
 		if r.err != nil {
 			t.Fatalf("%s: path %d alone: %v", s.name, p, r.err)
@@ -444,7 +480,7 @@ func heldAloneRun(t *testing.T, s heldSetup, p int, lossStream uint64) (m, se fl
 	for b := range heldBatches {
 		batches = append(batches, mean(tooks[b*per:(b+1)*per]))
 	}
-	return mean(batches), math.Sqrt(variance(batches) / heldBatches)
+	return mean(batches), math.Sqrt(variance(batches) / heldBatches), tooks
 }
 
 // variance is the sample variance of xs.
