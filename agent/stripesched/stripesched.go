@@ -95,8 +95,8 @@ func (p Path) Ahead() Path {
 	return p
 }
 
-// lift is p as the rules that share the end judge a path of the highest
-// rate (lifted): at its upper rate and its least round trip (QueueFree).
+// lift is p as the rules that share the end judge the path of the
+// highest rate (lifted): at its upper rate and its least round trip (QueueFree).
 // Its own estimate still averages its start-up near the end, and its
 // smoothed round trip counts the queue its pieces built, which Queued
 // counts again: a far fast path read 6.1–6.6 of its 10.25 MB/s and
@@ -108,20 +108,6 @@ func (p Path) Ahead() Path {
 // alone; TestStripeLossySlowBesideFarFast).
 func (p Path) lift() Path {
 	p.Rate, p.RTT = p.upper(), QueueFree(p.RTT, p.Least)
-	return p
-}
-
-// recovered is p as the rules that share the end judge a slower path
-// (lifted): a round trip later, what recovering a lost packet adds to its
-// last piece. A slower path's last piece is what the download waits for
-// once the fast path is done, and on a lossy path it is often late by
-// that: a 10 Mbit/s path with 1 % loss loses a packet in about half its
-// 60 kB pieces. Lifting the fast path alone left 120/200 + 10/50
-// Mbit/s/ms with 1 % loss on the near path below the fast path alone in
-// 7 of 40 runs (0.956–0.963 ×, the near path's last piece late), 2 of 40
-// so.
-func (p Path) recovered() Path {
-	p.Queued += int64(p.Rate * p.RTT.Seconds())
 	return p
 }
 
@@ -350,9 +336,9 @@ func NextLambda(lambda float64, blocked bool) float64 {
 // held the window for several round trips while the fast path waited.
 //
 // Rules 4 and 5 and the exemption below judge the path of the highest
-// rate at what it may deliver and every other path a loss's recovery
-// later (lifted): near the end the estimates err, and each so errs on
-// the side where its error costs the download least.
+// rate at what it may deliver (lifted): near the end its own estimate
+// still averages its start-up, and underrated it hands the end to slower
+// paths that finish after it.
 //
 // The path of the highest rate (Swiftest), and while λ is 1 the path
 // that lands the piece first (Fastest), are never refused for the rules
@@ -413,7 +399,7 @@ func take(own Path, others []Path, s Stripe) int64 {
 	if size < least {
 		return 0
 	}
-	if swiftest || (s.Lambda <= 1 && Fastest(lown, lothers, size)) {
+	if swiftest || (s.Lambda <= 1 && Fastest(own, lothers, size)) {
 		return size
 	}
 	rate, _ := othersPath(others)
@@ -426,7 +412,7 @@ func take(own Path, others []Path, s Stripe) int64 {
 		return 0
 	}
 	// Rule 4.
-	if _, sum := othersPath(lothers); lown.Done(size) > sum.Done(s.Left) {
+	if _, sum := othersPath(lothers); own.Done(size) > sum.Done(s.Left) {
 		return 0
 	}
 	return size
@@ -556,40 +542,25 @@ func Swiftest(own Path, others []Path) bool {
 
 // lifted is own (swiftest: of the highest rate) and others as the rules
 // that share the end judge them (Take's 4, 5 and its fastest exemption):
-// a path of the highest rate at what it may deliver (Path.lift), every
-// other with a loss's recovery (Path.recovered). Each path so errs on the
-// side where its error costs the download: the fast path underrated, a
-// slower path takes pieces it lands after the fast path has finished.
-// Every worker judges every path alike, so Balance's shares seen from
-// each path agree: where only the slower path's tail rule judged so, the
-// fast path's Balance left the last 50 kB to it, which refused them, and
-// they waited until both paths were idle (rule 6). The others go into a
-// copy of others in into's array.
+// the path of the highest rate at what it may deliver (Path.lift), from
+// every path's worker alike, so that Balance's shares seen from each path
+// agree: where only the slower path's tail rule judged so, the fast
+// path's Balance left the last 50 kB to the slower path, which refused
+// them, and they waited until both paths were idle (rule 6). A lifted
+// other goes into a copy of others in into's array.
 func lifted(own Path, others, into []Path, swiftest bool) (Path, []Path) {
-	top := 0.0
 	if swiftest {
-		top = own.Rate
+		return own.lift(), others
 	}
-	for _, o := range others {
-		top = max(top, o.Rate)
+	i := 0
+	for j, o := range others {
+		if o.Rate > others[i].Rate {
+			i = j
+		}
 	}
 	into = append(into[:0], others...)
-	for i := range into {
-		into[i] = into[i].judged(top)
-	}
-	if swiftest {
-		return own.lift(), into
-	}
-	return own.recovered(), into
-}
-
-// judged is p lifted if its rate is top, the highest, else recovered
-// (lifted).
-func (p Path) judged(top float64) Path {
-	if p.Rate >= top {
-		return p.lift()
-	}
-	return p.recovered()
+	into[i] = into[i].lift()
+	return own, into
 }
 
 // othersPath sums the other paths into one: their rate (upper: what
