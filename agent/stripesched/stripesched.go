@@ -66,6 +66,9 @@ type Path struct {
 	// none yet). In slow start it is the path's current rate, twice
 	// what the estimate's span averages to; planned ramps from it.
 	Last float64
+	// Least is the least round trip of the path's connection (0: not
+	// known): RTT without the queue at its bottleneck (QueueFree).
+	Least time.Duration
 }
 
 // upper is the path's rate where underrating it lets a slower path's
@@ -89,6 +92,22 @@ func (p Path) Done(size int64) float64 {
 // first byte past the 256 KiB head came 340 ms after the request).
 func (p Path) Ahead() Path {
 	p.Queued = 0
+	return p
+}
+
+// lift is p as the rules that share the end judge the path of the
+// highest rate (lifted): at its upper rate and its least round trip (QueueFree).
+// Its own estimate still averages its start-up near the end, and its
+// smoothed round trip counts the queue its pieces built, which Queued
+// counts again: a far fast path read 6.1–6.6 of its 10.25 MB/s and
+// 300–350 ms of its 229, so Balance gave it less than its share of the
+// end, and a lossy slower path, "fastest" by those views, took the last
+// pieces and delivered them ~0.1 s after the fast path had finished
+// (fake time, 82/229 + 5/49 Mbit/s/ms with 0.9 % loss on the near path:
+// TestStripeSweep seed 7's mix 58, 0.95–1.02 × the time on the fast path
+// alone; TestStripeLossySlowBesideFarFast).
+func (p Path) lift() Path {
+	p.Rate, p.RTT = p.upper(), QueueFree(p.RTT, p.Least)
 	return p
 }
 
@@ -300,7 +319,10 @@ func NextLambda(lambda float64, blocked bool) float64 {
 //  5. End (Balance): no path takes more than its share of what is left
 //     when every path is to finish at once, nor anything when the others
 //     would deliver all that is left before its own queue drains; a
-//     share under MinPiece is rounded up to it.
+//     share under MinPiece is rounded up to it, and one that would leave
+//     less than MinPiece grows to all that is left: a far fast path took
+//     a MinPiece with 35 kB left, and the 3 kB sliver went to a lossy
+//     slower path once its pipeline had room, 0.3 s later.
 //  6. Idle (unstick): when no path has anything in flight and the rules
 //     above give own nothing, own takes MinPiece (or all that is left,
 //     if less) if no other path would land that piece sooner.
@@ -312,6 +334,11 @@ func NextLambda(lambda float64, blocked bool) float64 {
 // look twice as fast as it was and the fast path, its queue full, look
 // slower than that: the slow path's first pieces, sized to the guess,
 // held the window for several round trips while the fast path waited.
+//
+// Rules 4 and 5 and the exemption below judge the path of the highest
+// rate at what it may deliver (lifted): near the end its own estimate
+// still averages its start-up, and underrated it hands the end to slower
+// paths that finish after it.
 //
 // The path of the highest rate (Swiftest), and while λ is 1 the path
 // that lands the piece first (Fastest), are never refused for the rules
@@ -353,11 +380,16 @@ func take(own Path, others []Path, s Stripe) int64 {
 			size = min(GuessProbe, s.Left)
 		}
 	}
-	share := Balance(own, others, s.Left)
+	var lbuf [pacedPaths]Path
+	lown, lothers := lifted(own, others, lbuf[:0], swiftest)
+	share := Balance(lown, lothers, s.Left)
 	if share <= 0 {
 		return 0
 	}
 	size = min(size, max(share, least))
+	if s.Left-size < least { // no sliver left behind (rule 5)
+		size = s.Left
+	}
 	if !swiftest && !farProbe(own) {
 		if h := hidden(own, others, s, size); h >= least {
 			return h
@@ -367,10 +399,10 @@ func take(own Path, others []Path, s Stripe) int64 {
 	if size < least {
 		return 0
 	}
-	if swiftest || (s.Lambda <= 1 && Fastest(own, others, size)) {
+	if swiftest || (s.Lambda <= 1 && Fastest(own, lothers, size)) {
 		return size
 	}
-	rate, sum := othersPath(others)
+	rate, _ := othersPath(others)
 	rate *= max(s.Lambda, 1)
 	// Rule 3: λ × rate × own.Done(size) ≤ room − size, solved for size.
 	room := float64(s.Window - s.Ahead)
@@ -380,7 +412,7 @@ func take(own Path, others []Path, s Stripe) int64 {
 		return 0
 	}
 	// Rule 4.
-	if own.Done(size) > sum.Done(s.Left) {
+	if _, sum := othersPath(lothers); own.Done(size) > sum.Done(s.Left) {
 		return 0
 	}
 	return size
@@ -506,6 +538,29 @@ func Swiftest(own Path, others []Path) bool {
 		}
 	}
 	return true
+}
+
+// lifted is own (swiftest: of the highest rate) and others as the rules
+// that share the end judge them (Take's 4, 5 and its fastest exemption):
+// the path of the highest rate at what it may deliver (Path.lift), from
+// every path's worker alike, so that Balance's shares seen from each path
+// agree: where only the slower path's tail rule judged so, the fast
+// path's Balance left the last 50 kB to the slower path, which refused
+// them, and they waited until both paths were idle (rule 6). A lifted
+// other goes into a copy of others in into's array.
+func lifted(own Path, others, into []Path, swiftest bool) (Path, []Path) {
+	if swiftest {
+		return own.lift(), others
+	}
+	i := 0
+	for j, o := range others {
+		if o.Rate > others[i].Rate {
+			i = j
+		}
+	}
+	into = append(into[:0], others...)
+	into[i] = into[i].lift()
+	return own, into
 }
 
 // othersPath sums the other paths into one: their rate (upper: what

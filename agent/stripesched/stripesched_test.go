@@ -256,6 +256,31 @@ func TestTakeEnd(t *testing.T) {
 	}
 }
 
+// TestTakeEndJudgesFastPathAtItsPeak: the views of TestStripeSweep seed
+// 7's mix 58 (82/229 + 5/49 Mbit/s/ms, 0.9 % loss on the near path)
+// near its end, as logged: the far fast path's own estimate at 6.3–6.5
+// of its 10.25 MB/s (Peak, the client's, at 10.2) and its smoothed round
+// trip at 324–343 ms of its least 229. Judged so, the lossy path took a
+// 55 kB piece 150 kB before the end, the fast path 71 of the last 100 kB
+// (Balance's share), and the lossy path the rest; its last pieces came
+// ~0.1 s after the fast path had finished. Judged at what the fast path
+// may deliver (lifted), the slower path takes nothing there and the fast
+// path all that is left.
+func TestTakeEndJudgesFastPathAtItsPeak(t *testing.T) {
+	fast := Path{RTT: ms(324), Least: ms(229), Rate: 6.31e6, Peak: 10.24e6, Queued: 2757102}
+	slow := Path{RTT: ms(57), Least: ms(49), Rate: 545439, Peak: 687492, Queued: 131598}
+	st := Stripe{Window: 8 << 20, Ahead: 3807416, Left: 154482, Lambda: 1}
+	if got := Take(slow, []Path{fast}, st); got != 0 {
+		t.Errorf("the lossy slower path takes %d of %d left, want 0 (the fast path lands it all sooner)", got, st.Left)
+	}
+	fast = Path{RTT: ms(343), Least: ms(229), Rate: 6.51e6, Peak: 10.24e6, Queued: 2365136}
+	slow = Path{RTT: ms(56), Least: ms(49), Rate: 550720, Peak: 687492, Queued: 177398}
+	st = Stripe{Window: 8 << 20, Ahead: 2780560, Left: 99939, Lambda: 1}
+	if got := Take(fast, []Path{slow}, st); got != st.Left {
+		t.Errorf("the fast path takes %d of %d left, want all", got, st.Left)
+	}
+}
+
 // TestTakeSomeoneTakes pins the progress property: whatever the views,
 // while the window and the pipelines have room the path that would deliver
 // the next piece soonest takes one, or a stripe could stall with bytes
