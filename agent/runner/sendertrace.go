@@ -4,7 +4,9 @@ import (
 	"context"
 	"fmt"
 	"net/netip"
+	"slices"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -12,6 +14,7 @@ import (
 	"github.com/quic-go/quic-go/qlog"
 	"github.com/quic-go/quic-go/qlogwriter"
 
+	"github.com/hetquic/hetquic/agent/wire"
 	"github.com/hetquic/hetquic/emu"
 	"github.com/hetquic/hetquic/emu/udprelay"
 	"github.com/hetquic/hetquic/scenario"
@@ -315,9 +318,10 @@ func (c *connTrace) snapshot() (netip.AddrPort, senderLog) {
 }
 
 // notes are the trace's lines for the striped mode: per path with a rate
-// limit, its idle link time by cause (attribute) and its sender's least
-// congestion window against the path's bandwidth-delay product. relay
-// names each connection's path.
+// limit, its idle link time by cause (attribute), its sender's least
+// congestion window against the path's bandwidth-delay product and the
+// windows at which its connections left slow start without a loss
+// (delayExitsText). relay names each connection's path.
 func (st *senderTrace) notes(sc *scenario.Scenario, relay *udprelay.Relay) []string {
 	st.mu.Lock()
 	conns := append([]*connTrace(nil), st.conns...)
@@ -341,12 +345,7 @@ func (st *senderTrace) notes(sc *scenario.Scenario, relay *udprelay.Relay) []str
 		rtt := p.Up.MeanDelayMs() + p.Down.MeanDelayMs()
 		bdp := p.Down.RateMbps * 1e6 / 8 * rtt / 1e3
 		pct := func(v float64) float64 { return 100 * v / ic.offered }
-		exits := "never"
-		for _, c := range byPath[i] {
-			for _, w := range c.delayExits {
-				exits = fmt.Sprintf("at %.0f kB", float64(w)/1e3)
-			}
-		}
+		exits := delayExitsText(byPath[i])
 		out = append(out, fmt.Sprintf(senderTraceNote+"%s: link idle for %.0f %% of its capacity over the transfer: head %.0f, tail %.0f, process paused %.0f, "+
 			"flow-control blocked %.0f, congestion window full %.0f, sender had nothing to send %.0f; least congestion window %.0f kB (bandwidth-delay product %.0f kB), %d packets lost; "+
 			"slow start left on a round-trip rise without loss (quic-go's hybrid slow start) %s",
@@ -354,4 +353,38 @@ func (st *senderTrace) notes(sc *scenario.Scenario, relay *udprelay.Relay) []str
 			pct(ic.blocked), pct(ic.cwnd), pct(ic.app), float64(ic.minCwnd)/1e3, bdp/1e3, ic.lost, exits))
 	}
 	return out
+}
+
+// maxListedExits is how many hybrid-slow-start exits a path's note lists
+// one by one. Each of the path's connections (ct-client's lanes, at most
+// wire.MaxLanes) leaves slow start once, unless a loss ends it first, so
+// a path normally lists them all; more means a connection fell back into
+// slow start (quic-go does after persistent congestion).
+const maxListedExits = wire.MaxLanes
+
+// delayExitsText says at which congestion windows the path's connections
+// (logs) left slow start without a loss: "never", or each window, by
+// connection in the order they opened, then in time. A reader compares
+// them with the path's bandwidth-delay product to see whether a lane's
+// slow start ended early and held the sender, so every lane's exit
+// counts, not the last one's. Past maxListedExits the note gives their
+// number and the least and the most: the least is the one that held a
+// lane lowest, and with lanes side by side the order says little.
+func delayExitsText(logs []senderLog) string {
+	var all []int
+	for _, l := range logs {
+		all = append(all, l.delayExits...)
+	}
+	kB := func(w int) string { return fmt.Sprintf("%.0f kB", float64(w)/1e3) }
+	switch {
+	case len(all) == 0:
+		return "never"
+	case len(all) > maxListedExits:
+		return fmt.Sprintf("%d times, at %s the least, %s the most", len(all), kB(slices.Min(all)), kB(slices.Max(all)))
+	}
+	parts := make([]string, len(all))
+	for i, w := range all {
+		parts[i] = kB(w)
+	}
+	return "at " + strings.Join(parts, ", ")
 }

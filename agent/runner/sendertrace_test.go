@@ -2,6 +2,7 @@ package runner
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -87,6 +88,37 @@ func TestDelayExits(t *testing.T) {
 	state(qlog.CongestionStateCongestionAvoidance) // after a loss: not a delay exit
 	if _, log := c.snapshot(); len(log.delayExits) != 1 || log.delayExits[0] != 54_000 {
 		t.Errorf("delay exits %v, want [54000]", log.delayExits)
+	}
+}
+
+// TestDelayExitsText: a path's note names every slow-start exit of its
+// connections, not one: a note that keeps the last exit (as it once did)
+// hides the lane whose early exit held the sender when another lane's
+// came later, and one that keeps the first hides a later, lower one.
+// Past maxListedExits it gives their number, the least and the most.
+func TestDelayExitsText(t *testing.T) {
+	exits := func(ws ...int) senderLog { return senderLog{delayExits: ws} }
+	var many []senderLog
+	for i := range maxListedExits + 1 {
+		many = append(many, exits(100_000*(i+1)))
+	}
+	many[3] = exits(40_000)
+	for _, tc := range []struct {
+		name string
+		logs []senderLog
+		want string
+	}{
+		{"no connection", nil, "never"},
+		{"no exit", []senderLog{exits(), exits()}, "never"},
+		{"one lane", []senderLog{exits(54_000)}, "at 54 kB"},
+		{"the early exit first", []senderLog{exits(310_000), exits(), exits(1_200_000)}, "at 310 kB, 1200 kB"},
+		{"the early exit last", []senderLog{exits(1_200_000), exits(73_000)}, "at 1200 kB, 73 kB"},
+		{"slow start again on one connection", []senderLog{exits(54_000, 120_000)}, "at 54 kB, 120 kB"},
+		{"more than listed", many, fmt.Sprintf("%d times, at 40 kB the least, 900 kB the most", maxListedExits+1)},
+	} {
+		if got := delayExitsText(tc.logs); got != tc.want {
+			t.Errorf("%s: got %q, want %q", tc.name, got, tc.want)
+		}
 	}
 }
 
