@@ -335,6 +335,24 @@ func checkTry(t *testing.T, s Selector, what string, y float64, kept int) {
 	}
 }
 
+// probeUntilTry probes idle path 1 of s at probe ms until the burst rule
+// may ask its try: burstProbes-1 probes (jittered), after each of which s
+// must still choose path 0 (one probe may be a jittery path's lowest) and
+// path 0 carries a 60 ms task, then the last probe, of probe ms. Whether
+// that probe asks the try is the caller's check (checkTry).
+func probeUntilTry(t *testing.T, s Selector, probe float64) {
+	t.Helper()
+	po := s.(ProbeObserver)
+	for r := range burstProbes - 1 {
+		po.ObserveProbe(1, probe*jitter(r))
+		if got := choose(t, s); got != 0 {
+			t.Fatalf("after %d probes of %v ms chose %d, want 0 (one probe may be a jittery path's lowest)", r+1, probe, got)
+		}
+		observe(t, s, 0, 60*jitter(r))
+	}
+	po.ObserveProbe(1, probe)
+}
+
 // TestAdaptiveFallenProbeAsksOneTry: a probe whose RTT fell asks for one
 // try of the idle path; the path's task samples are forgotten only if that
 // try's time fell too, so a probe that was only jitter costs one request,
@@ -680,15 +698,7 @@ func TestAdaptiveBurstWindowAsksOneTry(t *testing.T) {
 				t.Fatalf("after path 1's burst chose %d, want 0", got)
 			}
 			observe(t, s, 0, 60)
-			po := s.(ProbeObserver)
-			for r := range burstProbes - 1 {
-				po.ObserveProbe(1, 20*jitter(r))
-				if got := choose(t, s); got != 0 {
-					t.Fatalf("after %d probes chose %d, want 0 (one probe may be a jittery path's lowest)", r+1, got)
-				}
-				observe(t, s, 0, 60*jitter(r))
-			}
-			po.ObserveProbe(1, 20)
+			probeUntilTry(t, s, 20)
 			checkTry(t, s, "the second probe of 20 ms", tc.try, tc.kept)
 			tasks := triesAfter(t, s, tc.try, 20)
 			if tasks < tc.min || tasks > tc.max {
@@ -742,15 +752,7 @@ func TestAdaptiveBurstAmongRoundTripsAsksOneTry(t *testing.T) {
 			if got := choose(t, s); got != 0 {
 				t.Fatalf("after path 1's re-probe chose %d, want 0", got)
 			}
-			po := s.(ProbeObserver)
-			for r := range burstProbes - 1 {
-				po.ObserveProbe(1, 30*jitter(r))
-				if got := choose(t, s); got != 0 {
-					t.Fatalf("after %d probes chose %d, want 0", r+1, got)
-				}
-				observe(t, s, 0, 60*jitter(r))
-			}
-			po.ObserveProbe(1, 30)
+			probeUntilTry(t, s, 30)
 			checkTry(t, s, "the second probe of 30 ms", tc.try, tc.kept)
 		})
 	}
