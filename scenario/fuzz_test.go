@@ -8,9 +8,9 @@ import (
 	"testing/fstest"
 )
 
-// Fuzz targets of the scenario parsers. Seeds: the shipped
-// scenarios and traces, and testdata/fuzz/<target>. An accepted input must
-// keep its promises, and every error is one line.
+// Fuzz targets of the scenario parsers. Seeds: the shipped scenarios
+// (scenarios/ and scenarios/mixes/) and traces, and testdata/fuzz/<target>.
+// An accepted input must keep its promises, and every error is one line.
 
 func oneLine(t *testing.T, err error) {
 	if err != nil && strings.Contains(err.Error(), "\n") {
@@ -36,6 +36,7 @@ var traceFS = fstest.MapFS{
 // FuzzParse: a scenario file. An accepted scenario validates again.
 func FuzzParse(f *testing.F) {
 	addFiles(f, "../scenarios/*.yaml")
+	addFiles(f, "../scenarios/mixes/*.yaml")
 	f.Add([]byte("name: x\npaths:\n  - {name: a, down: {rate_trace: t.mahi, loss_trace: l.txt}}\nevents: [{at_s: 1, path: a, set: {down: {delay_ms: 5}}}]\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		s, err := Parse(traceFS, "s.yaml", data)
