@@ -18,6 +18,11 @@ type experiment struct {
 	scale float64 // default Params.Scale: a run takes under a minute
 	// mptcp, repeat, tcp: it takes Params.MPTCP, Repeat > 1, TCP.
 	mptcp, repeat, tcp bool
+	// rated: its result is goodput against the paths' summed down rate
+	// (downRate, offeredRate: rate_mbps), so every path of its scenario
+	// needs one; without, the sum is short or zero and the ratio
+	// meaningless (stripe read +Inf on a path left unlimited).
+	rated bool
 	// run fills r (Setting, Rows, chart, Notes) from s's Params.
 	run func(ctx context.Context, s *Spec, opt workpool.Options, log *slog.Logger, r *Result) error
 }
@@ -27,10 +32,10 @@ type experiment struct {
 var registry = []experiment{
 	{name: "handshake", scale: 1, tcp: true, run: handshakeExperiment},
 	{name: "loss", scale: 0.1, tcp: true, run: lossExperiment},
-	{name: "aggregate", scale: 0.25, mptcp: true, repeat: true, run: aggregateExperiment},
+	{name: "aggregate", scale: 0.25, mptcp: true, repeat: true, rated: true, run: aggregateExperiment},
 	{name: "outage", scale: 0.25, run: outageExperiment},
 	{name: "prefetch", scale: 0.25, run: prefetchExperiment},
-	{name: "stripe", scale: 0.25, mptcp: true, run: stripeExperiment},
+	{name: "stripe", scale: 0.25, mptcp: true, rated: true, run: stripeExperiment},
 	{name: "matrix", scale: 0.2, mptcp: true, run: matrixExperiment},
 }
 

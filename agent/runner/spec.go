@@ -114,10 +114,20 @@ func Load(fsys fs.FS, name string) (*Spec, error) {
 
 // SetScenario replaces the spec's scenario (a --scenario flag); like
 // Load, it refuses fields the agent backend cannot model
-// (scenario.FieldTable: timed events).
+// (scenario.FieldTable: timed events) and, for an experiment that
+// compares goodput with the paths' rates (experiment.rated), a path
+// without a down rate.
 func (s *Spec) SetScenario(sc *scenario.Scenario) error {
 	if err := sc.Check(scenario.BackendAgent); err != nil {
 		return fmt.Errorf("scenario %s: %w", sc.Name, err)
+	}
+	if e, ok := lookup(s.Agent.Experiment); ok && e.rated {
+		for i, p := range sc.Paths {
+			if !(p.Down.RateMbps > 0) {
+				return fmt.Errorf("scenario %s: paths[%d] (%s).down.rate_mbps: missing; %s compares goodput with the paths' summed down rate",
+					sc.Name, i, p.Name, e.name)
+			}
+		}
 	}
 	s.scenario = sc
 	return nil

@@ -10,6 +10,7 @@ import (
 
 	"github.com/hetquic/hetquic"
 	"github.com/hetquic/hetquic/internal/workpool"
+	"github.com/hetquic/hetquic/scenario"
 )
 
 // Every built-in agent experiment loads, and there is one per §V
@@ -123,5 +124,47 @@ func TestOptionsByExperiment(t *testing.T) {
 	s.Name, s.Mode = "t", "agent"
 	if err := s.Prepare(); err != nil || s.Agent.Scale != 0.1 {
 		t.Errorf("loss's default scale: %g (%v)", s.Agent.Scale, err)
+	}
+}
+
+// TestSetScenarioNeedsRates: an experiment that compares goodput with the
+// paths' summed down rate (stripe, aggregate) refuses a scenario with a
+// path left unlimited, naming the path; one that does not (handshake)
+// takes it. Accepting every scenario (stripe then reported goodput / sum
+// as +Inf) fails the first rows, refusing every unlimited path the last.
+func TestSetScenarioNeedsRates(t *testing.T) {
+	unlimited, err := scenario.Parse(nil, "u.yaml", []byte("name: u\npaths:\n"+
+		"  - {name: a, up: {delay_ms: 5}, down: {delay_ms: 5, rate_mbps: 10, queue_bytes: 12500}}\n"+
+		"  - {name: b, up: {delay_ms: 5}, down: {delay_ms: 5, queue_bytes: 12500}}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rated, err := scenario.Parse(nil, "r.yaml", []byte("name: r\npaths:\n"+
+		"  - {name: a, up: {delay_ms: 5}, down: {delay_ms: 5, rate_mbps: 10, queue_bytes: 12500}}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		exp  string
+		sc   *scenario.Scenario
+		want string // "": accepted
+	}{
+		{"stripe", unlimited, "scenario u: paths[1] (b).down.rate_mbps: missing; stripe compares goodput"},
+		{"aggregate", unlimited, "paths[1] (b).down.rate_mbps: missing; aggregate"},
+		{"stripe", rated, ""},
+		{"handshake", unlimited, ""},
+	} {
+		s := &Spec{Agent: Params{Experiment: c.exp}}
+		s.Name, s.Mode = "t", "agent"
+		if err := s.Prepare(); err != nil {
+			t.Fatal(err)
+		}
+		err := s.SetScenario(c.sc)
+		switch {
+		case c.want == "" && (err != nil || s.scenario != c.sc):
+			t.Errorf("%s on %s: %v, want it taken", c.exp, c.sc.Name, err)
+		case c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)):
+			t.Errorf("%s on %s: %v, want %q", c.exp, c.sc.Name, err, c.want)
+		}
 	}
 }

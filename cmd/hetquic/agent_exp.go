@@ -58,7 +58,7 @@ under a minute (--scale 1: the paper's sizes, minutes per run).`
 func agentExperiment(ctx context.Context, args []string) error {
 	fs := newFlagSet("agent experiment", "agent experiment NAME [--scale F] [--scenario FILE] [--out DIR] [--json FILE] [--png FILE]", agentExpHelp)
 	scale := fs.Float64("scale", 0, "fraction of the paper's sizes (default per experiment: aggregate/outage/prefetch 0.25, loss 0.1)")
-	scFile := fs.String("scenario", "", "scenario YAML file (default: the spec's, the built-in cybertwin-2x2.5)")
+	scFile := fs.String("scenario", "", "scenario YAML file (default: the spec's, the built-in cybertwin-2x2.5); stripe and aggregate need a down rate_mbps on every path")
 	seed := fs.Uint64("seed", 1, "emulator random seed")
 	out := fs.String("out", "", "also write summary.json, the chart and report.md into DIR")
 	jsonFile := fs.String("json", "", "also write summary.json to FILE")

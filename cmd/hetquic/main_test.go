@@ -72,6 +72,9 @@ func TestBadInputIsOneLineAndExitCode2(t *testing.T) {
 		{[]string{"agent", "experiment", "loss", "--conns-per-path", "9"}, "--conns-per-path 9 out of [1, 8]"},
 		{[]string{"agent", "experiment", "matrix", "--mptcp-cc", "cubic"}, "agent.mptcp_cc: only with agent.mptcp"},
 		{[]string{"agent", "experiment", "matrix", "--mptcp", "--mptcp-cc", "CUBIC"}, `agent.mptcp_cc: "CUBIC" is not a congestion control name`},
+		{[]string{"agent", "experiment", "stripe", "--scenario", "testdata/stripe-no-rate.yaml"}, "paths[1] (b).down.rate_mbps: missing; stripe compares goodput"},
+		{[]string{"agent", "experiment", "stripe", "--scenario", "testdata/negative-loss.yaml"}, "negative-loss.yaml: paths[0].down.loss: -0.01 is outside [0, 1]"},
+		{[]string{"agent", "experiment", "stripe", "--scenario", "testdata/scenario-unknown-field.yaml"}, `scenario-unknown-field.yaml:5: unknown field "los"`},
 		{[]string{"agent", "client", "--server", "127.0.0.1:1", "--token", "t", "--paths", "127.0.0.1", "--conns-per-path", "9"}, "connections per path 9: want 1 to 8"},
 	} {
 		_, stderr, code := runCLI(t, tc.args...)
