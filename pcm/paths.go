@@ -1047,6 +1047,12 @@ func (c *Client) moveAwayLocked(ctx context.Context, failed int) (moved bool, un
 				return true, nil
 			}
 			c.cfg.Logf("pcm: failover to %s failed: %v", c.paths[p].Name, err)
+			if !c.migration {
+				// The server refused migration (addPathLocked warned once):
+				// no other path can take the connection, and p was not
+				// unanswered.
+				return false, nil
+			}
 			if c.cutShortLocked(ctx, p, sent) {
 				return false, unanswered
 			}
