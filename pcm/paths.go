@@ -2,6 +2,7 @@ package pcm
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"time"
@@ -336,7 +337,8 @@ func (c *Client) unlockSwitch(owned bool) {
 // raced a failover (it measured two paths) gives neither a sample nor
 // evidence about the server; one that came back on another path is
 // counted (notFollowed) and gives no sample: its time belongs to no single
-// path.
+// path; nor does one whose path rested meanwhile. A complete response is
+// never failed for want of a sample.
 func (c *Client) credit(res *Result) error {
 	if res.Failovers > 0 {
 		return nil
@@ -366,6 +368,12 @@ func (c *Client) credit(res *Result) error {
 	c.selMu.Lock()
 	err := c.sel.Observe(pathsel.PathID(res.Path), res.Sample(c.cfg.PerByte))
 	c.selMu.Unlock()
+	if errors.Is(err, pathsel.ErrUnknownPath) {
+		// The path was rested while the response was in flight: the
+		// selector takes no sample of it, and the response, complete,
+		// is the app's all the same.
+		return nil
+	}
 	res.Credited = err == nil
 	if res.Credited && c.afterFailover.Load() {
 		c.mu.Lock()
@@ -1047,6 +1055,12 @@ func (c *Client) moveAwayLocked(ctx context.Context, failed int) (moved bool, un
 				return true, nil
 			}
 			c.cfg.Logf("pcm: failover to %s failed: %v", c.paths[p].Name, err)
+			if !c.migration {
+				// The server refused migration (addPathLocked warned once):
+				// no other path can take the connection, and p was not
+				// unanswered.
+				return false, nil
+			}
 			if c.cutShortLocked(ctx, p, sent) {
 				return false, unanswered
 			}
