@@ -14,6 +14,7 @@ var (
 	stripeClass     = flag.Int("stripe.class", 0, "TestStripeSweepLossyFar: how many mixes of the class to draw")
 	stripeClassRuns = flag.Int("stripe.classruns", 5, "TestStripeSweepLossyFar: striped runs per mix")
 	stripeClassSeed = flag.Uint64("stripe.classseed", 1, "TestStripeSweepLossyFar: the generator's seed")
+	stripeClassMix  = flag.String("stripe.classmix", "", "TestStripeSweepLossyFar: run this mix only, fast Mbit/s,ms,slow Mbit/s,ms,loss %,MB (e.g. 120,200,10,50,1,20)")
 )
 
 // genLossyFarMix draws a mix of issue 30's last failing class: a far
@@ -33,12 +34,29 @@ func genLossyFarMix(r *rand.Rand) sweepMix {
 // -stripe.classruns times (the runs differ by the order in which
 // goroutines run, not by the loss's draws), logging striped / alone per
 // run: the class's spread, which the sweep's one run per mix does not
-// show. It asserts nothing (the build tag keeps it out of CI).
+// show; with -stripe.sweeptrace it traces each mix once, alone and
+// striped, instead. It asserts nothing (the build tag keeps it out of CI).
 func TestStripeSweepLossyFar(t *testing.T) {
 	r := rand.New(rand.NewPCG(*stripeClassSeed, 0))
-	for i := range *stripeClass {
-		s := genLossyFarMix(r)
+	n, pick := *stripeClass, genLossyFarMix
+	if *stripeClassMix != "" {
+		var f [6]float64
+		if _, err := fmt.Sscanf(*stripeClassMix, "%g,%g,%g,%g,%g,%g", &f[0], &f[1], &f[2], &f[3], &f[4], &f[5]); err != nil {
+			t.Fatalf("-stripe.classmix: %v", err)
+		}
+		ms := func(x float64) time.Duration { return time.Duration(x*float64(time.Millisecond)) - mixServerDelay }
+		n, pick = 1, func(*rand.Rand) sweepMix {
+			return sweepMix{class: "given", size: int64(f[5]) << 20, mix: []mixPath{
+				{rate: f[0] * 1e6 / 8, delay: ms(f[1])}, {rate: f[2] * 1e6 / 8, delay: ms(f[3]), loss: f[4] / 100}}}
+		}
+	}
+	for i := range n {
+		s := pick(r)
 		if *stripeSweepOnly >= 0 && i != *stripeSweepOnly {
+			continue
+		}
+		if *stripeSweepTrace > 0 {
+			sweepTimes(t, s, 0)
 			continue
 		}
 		alone := stripeMixTime(t, s.mix[:1], s.size, false, 0)
