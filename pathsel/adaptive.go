@@ -155,6 +155,10 @@ type apath struct {
 	// before (burstWindow).
 	raised bool
 	before float64
+	// soon says that the probe ObserveProbe last recorded left the path
+	// one probe short of the burst rule (burstShort): ProbeSoon asks the
+	// next one burstRecheck round trips later, not at the path's turn.
+	soon bool
 	// staleTries counts the stale retries whose task found the window
 	// right since the path's samples last changed; staleNext is the
 	// round before which no other is asked (staleWait, doubled per try).
@@ -340,7 +344,7 @@ func (s *adaptive) ObserveProbe(id PathID, rttMs float64) error {
 		return fmt.Errorf("%w (probe RTT %v)", ErrBadSample, rttMs)
 	}
 	p := s.paths[i]
-	p.underWay = false
+	p.underWay, p.soon = false, false
 	if !s.probes {
 		return nil
 	}
@@ -362,8 +366,26 @@ func (s *adaptive) ObserveProbe(id PathID, rttMs float64) error {
 		p.probedOK = false
 	default:
 		p.probedOK = p.probeLosses == 0
+		p.soon = !math.IsInf(rttMs, 1) && p.burstShort(s.round)
 	}
 	return nil
+}
+
+// ProbeSoon says whether the probe of idle path id that ObserveProbe
+// last recorded left it one probe short of a try (burstShort: a window a
+// loss burst left, which burstProbes probes must find unchanged), and if
+// so after how long (ms, from that probe's answer) the next probe should
+// go: burstRecheck times the round trip it found. At the caller's probe
+// period the second probe came a probe turn after the first (a second
+// with two idle paths at DefaultProbesPerSecond), and the load stayed
+// that long on a worse path: issue 29's held-out restore/200-30-60 took
+// its lossy 30 ms path back 1.3–1.9 s after a late loss burst left it.
+func (s *adaptive) ProbeSoon(id PathID) (afterMs float64, ok bool) {
+	i := indexOf(s.paths, id)
+	if i < 0 || !s.paths[i].soon {
+		return 0, false
+	}
+	return burstRecheck * math.Exp(s.paths[i].probes.recent(0)), true
 }
 
 // tried settles the try a probe asked for (retry), whose task took
@@ -397,7 +419,7 @@ func (p *apath) tried(y, z float64, round int) bool {
 // pending, and not before staleNext, after a stale try that found the
 // window right.
 func (p *apath) staleRetry(round int) float64 {
-	if p.n() == 0 || p.probes.n() == 0 || p.retry || round < p.staleNext {
+	if !p.staleMayAsk(round) {
 		return 0
 	}
 	y := p.probes.logMean()
@@ -408,6 +430,23 @@ func (p *apath) staleRetry(round int) float64 {
 		return burstRatio
 	}
 	return 0
+}
+
+// staleMayAsk says whether idle path p's probes may ask a stale try at
+// round: it has task samples and probes, no try pending, and it is not
+// before staleNext.
+func (p *apath) staleMayAsk(round int) bool {
+	return p.n() > 0 && p.probes.n() > 0 && !p.retry && round >= p.staleNext
+}
+
+// burstShort says whether idle path p's probes at round are one short of
+// the burst rule: had burstProbes of them found the round trip as before,
+// staleRetry would ask a try (burstWindow). Only then is the next probe
+// worth asking for before the path's turn (ProbeSoon); a window that
+// staleRatio already judges stale needs no second probe.
+func (p *apath) burstShort(round int) bool {
+	return p.staleMayAsk(round) && p.raised && p.probes.n() == burstProbes-1 &&
+		burstWindow(p.n(), burstProbes, p.before, p.meanLevel(), p.probes.logMean())
 }
 
 // staleLevel is the level of the window that a stale try of ratio
@@ -474,6 +513,16 @@ const (
 	// TestBurstLeftPathTakenBack's 50 / 15 / 35 ms row came back only
 	// after 2.9 s.
 	burstProbes = 2
+	// burstRecheck is how many of a path's round trips after the probe
+	// that left it one short of burstProbes the next is asked for
+	// (ProbeSoon), rather than at the path's next turn: far enough apart
+	// that the two do not see one moment of the path's queue (a sender's
+	// window reacts within a round trip, and a queue it built drains
+	// within a few), so the second still tells a jittery path's lowest
+	// round trip from its usual one; soon enough that the load waits
+	// little on the worse path (120 ms on a 30 ms path, against a
+	// probe turn of 0.5–1.5 s on two to four paths).
+	burstRecheck = 4
 )
 
 // staleWindow says whether a path's task window, of log-mean taskLogMean,
