@@ -60,7 +60,9 @@ import (
 //     probe's RTT is no task sample, but it tells whether an idle path
 //     changed. One whose RTT fell is tried again once, and so is one
 //     whose task window lies staleRatio above its probes (staleWindow),
-//     or burstRatio above them if a loss burst left it (burstWindow);
+//     or burstRatio above them if a loss burst left it (burstWindow,
+//     whose second probe it asks burstRecheck round trips after the
+//     first: ProbeSoon);
 //     one whose RTT is otherwise unchanged ages ProbeStretch times slower
 //     (its re-probes by request grow that much rarer); one whose RTT rose
 //     is not re-tried for its age until it has aged again. The re-probe
@@ -325,7 +327,8 @@ func (s *adaptive) Observe(id PathID, x float64) error {
 //   - unchanged, but staleRatio below the path's task window, or
 //     burstRatio below a window a loss burst left (staleRetry,
 //     burstWindow): tried once as after a fall, and that task forgets
-//     the window if it too lies that ratio below it;
+//     the window if it too lies that ratio below it; one probe short of
+//     the burst rule's burstProbes, it asks the next soon (ProbeSoon);
 //   - unchanged: its re-probe bonus grows ProbeStretch times slower until
 //     its next task sample — unless the path has lost probes since its
 //     probe window began: then its task times are made by loss as much as
