@@ -67,6 +67,14 @@ const (
 	// burst, and the leave measured was not the burst's; with none it
 	// did not leave in half the runs (2026-12-02, 36 of 68 on 17 rows).
 	lateBurstLoss = 0.25
+	// lateBurstRaceTurns is the bound in probe turns under -race. There
+	// the first sample of the path the load moved to can land after the
+	// left path's first probe has come back, and pathsel drops a probe of
+	// the path it last observed as one of the path in use (ObserveProbe),
+	// so the burst rule's probes start at the next turn, as before the
+	// early second probe: [45 / 20 ms]/burst-70ms was back 0.89 s after
+	// the leave in one run of -race -count=20 (2026-12-02, traced).
+	lateBurstRaceTurns = 2
 )
 
 // warmOnto runs the load on c until its last second went on path best
@@ -114,9 +122,13 @@ func lateBurstCase(t *testing.T, rtts []time.Duration, best int, burst time.Dura
 			t.Fatalf("request sent at %v: %v", r.sent, r.err)
 		}
 	}
-	if left >= 0 && back-left > turn+lateBurstSlack {
-		t.Errorf("a %v burst on path %d: the load left it at %v and was back at %v, %v later; want within %v (a probe turn) + %v",
-			burst, best, left, back, back-left, turn, lateBurstSlack)
+	bound := turn
+	if raceEnabled {
+		bound = lateBurstRaceTurns * turn
+	}
+	if left >= 0 && back-left > bound+lateBurstSlack {
+		t.Errorf("a %v burst on path %d: the load left it at %v and was back at %v, %v later; want within %v (probe turns) + %v",
+			burst, best, left, back, back-left, bound, lateBurstSlack)
 	}
 }
 
