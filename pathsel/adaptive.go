@@ -60,7 +60,9 @@ import (
 //     probe's RTT is no task sample, but it tells whether an idle path
 //     changed. One whose RTT fell is tried again once, and so is one
 //     whose task window lies staleRatio above its probes (staleWindow),
-//     or burstRatio above them if a loss burst left it (burstWindow);
+//     or burstRatio above them if a loss burst left it (burstWindow,
+//     whose second probe it asks burstRecheck round trips after the
+//     first: ProbeSoon);
 //     one whose RTT is otherwise unchanged ages ProbeStretch times slower
 //     (its re-probes by request grow that much rarer); one whose RTT rose
 //     is not re-tried for its age until it has aged again. The re-probe
@@ -155,6 +157,10 @@ type apath struct {
 	// before (burstWindow).
 	raised bool
 	before float64
+	// soon says that the probe ObserveProbe last recorded left the path
+	// one probe short of the burst rule (burstShort): ProbeSoon asks the
+	// next one burstRecheck round trips later, not at the path's turn.
+	soon bool
 	// staleTries counts the stale retries whose task found the window
 	// right since the path's samples last changed; staleNext is the
 	// round before which no other is asked (staleWait, doubled per try).
@@ -321,7 +327,8 @@ func (s *adaptive) Observe(id PathID, x float64) error {
 //   - unchanged, but staleRatio below the path's task window, or
 //     burstRatio below a window a loss burst left (staleRetry,
 //     burstWindow): tried once as after a fall, and that task forgets
-//     the window if it too lies that ratio below it;
+//     the window if it too lies that ratio below it; one probe short of
+//     the burst rule's burstProbes, it asks the next soon (ProbeSoon);
 //   - unchanged: its re-probe bonus grows ProbeStretch times slower until
 //     its next task sample — unless the path has lost probes since its
 //     probe window began: then its task times are made by loss as much as
@@ -340,7 +347,7 @@ func (s *adaptive) ObserveProbe(id PathID, rttMs float64) error {
 		return fmt.Errorf("%w (probe RTT %v)", ErrBadSample, rttMs)
 	}
 	p := s.paths[i]
-	p.underWay = false
+	p.underWay, p.soon = false, false
 	if !s.probes {
 		return nil
 	}
@@ -362,8 +369,26 @@ func (s *adaptive) ObserveProbe(id PathID, rttMs float64) error {
 		p.probedOK = false
 	default:
 		p.probedOK = p.probeLosses == 0
+		p.soon = !math.IsInf(rttMs, 1) && p.burstShort(s.round)
 	}
 	return nil
+}
+
+// ProbeSoon says whether the probe of idle path id that ObserveProbe
+// last recorded left it one probe short of a try (burstShort: a window a
+// loss burst left, which burstProbes probes must find unchanged), and if
+// so after how long (ms, from that probe's answer) the next probe should
+// go: burstRecheck times the round trip it found. At the caller's probe
+// period the second probe came a probe turn after the first (a second
+// with two idle paths at DefaultProbesPerSecond), and the load stayed
+// that long on a worse path: issue 29's held-out restore/200-30-60 took
+// its lossy 30 ms path back 1.3–1.9 s after a late loss burst left it.
+func (s *adaptive) ProbeSoon(id PathID) (afterMs float64, ok bool) {
+	i := indexOf(s.paths, id)
+	if i < 0 || !s.paths[i].soon {
+		return 0, false
+	}
+	return burstRecheck * math.Exp(s.paths[i].probes.recent(0)), true
 }
 
 // tried settles the try a probe asked for (retry), whose task took
@@ -397,7 +422,7 @@ func (p *apath) tried(y, z float64, round int) bool {
 // pending, and not before staleNext, after a stale try that found the
 // window right.
 func (p *apath) staleRetry(round int) float64 {
-	if p.n() == 0 || p.probes.n() == 0 || p.retry || round < p.staleNext {
+	if !p.staleMayAsk(round) {
 		return 0
 	}
 	y := p.probes.logMean()
@@ -408,6 +433,23 @@ func (p *apath) staleRetry(round int) float64 {
 		return burstRatio
 	}
 	return 0
+}
+
+// staleMayAsk says whether idle path p's probes may ask a stale try at
+// round: it has task samples and probes, no try pending, and it is not
+// before staleNext.
+func (p *apath) staleMayAsk(round int) bool {
+	return p.n() > 0 && p.probes.n() > 0 && !p.retry && round >= p.staleNext
+}
+
+// burstShort says whether idle path p's probes at round are one short of
+// the burst rule: had burstProbes of them found the round trip as before,
+// staleRetry would ask a try (burstWindow). Only then is the next probe
+// worth asking for before the path's turn (ProbeSoon); a window that
+// staleRatio already judges stale needs no second probe.
+func (p *apath) burstShort(round int) bool {
+	return p.staleMayAsk(round) && p.raised && p.probes.n() == burstProbes-1 &&
+		burstWindow(p.n(), burstProbes, p.before, p.meanLevel(), p.probes.logMean())
 }
 
 // staleLevel is the level of the window that a stale try of ratio
@@ -474,6 +516,16 @@ const (
 	// TestBurstLeftPathTakenBack's 50 / 15 / 35 ms row came back only
 	// after 2.9 s.
 	burstProbes = 2
+	// burstRecheck is how many of a path's round trips after the probe
+	// that left it one short of burstProbes the next is asked for
+	// (ProbeSoon), rather than at the path's next turn: far enough apart
+	// that the two do not see one moment of the path's queue (a sender's
+	// window reacts within a round trip, and a queue it built drains
+	// within a few), so the second still tells a jittery path's lowest
+	// round trip from its usual one; soon enough that the load waits
+	// little on the worse path (120 ms on a 30 ms path, against a
+	// probe turn of 0.5–1.5 s on two to four paths).
+	burstRecheck = 4
 )
 
 // staleWindow says whether a path's task window, of log-mean taskLogMean,

@@ -708,6 +708,89 @@ func TestAdaptiveBurstWindowAsksOneTry(t *testing.T) {
 	}
 }
 
+// TestAdaptiveBurstAsksSecondProbeSoon: the probe that leaves a path one
+// short of the burst rule (burstProbes) asks the next one burstRecheck of
+// its round trips later (ProbeSoon), not at the caller's next turn; no
+// other probe asks one: not the probe that asks the try, nor one of a
+// window that staleRatio already judges stale (one probe decides), nor
+// one that found the round trip risen, nor a timeout, nor one of a path
+// whose window no burst raised. TestAdaptiveBurstWindowAsksOneTry's
+// setup: path 1 (23 ms a task) left on a burst of 75 ms tasks.
+func TestAdaptiveBurstAsksSecondProbeSoon(t *testing.T) {
+	burst := func(t *testing.T, x float64) ProbeAsker {
+		s := mustNew(t, Default(), 1)
+		addPaths(t, s, 0, 1)
+		for r := range 20 {
+			observe(t, s, 0, 60*jitter(r))
+		}
+		for r := range 40 {
+			observe(t, s, 1, 23*jitter(r))
+		}
+		for r := range 8 {
+			observe(t, s, 1, x*jitter(r))
+		}
+		observe(t, s, 0, 60)
+		return s.(ProbeAsker)
+	}
+	soon := func(t *testing.T, s ProbeAsker, rtt float64) (float64, bool) {
+		t.Helper()
+		if err := s.ObserveProbe(1, rtt); err != nil {
+			t.Fatal(err)
+		}
+		return s.ProbeSoon(1)
+	}
+	t.Run("the first probe of a burst's window asks the second soon", func(t *testing.T) {
+		s := burst(t, 75)
+		if ms, ok := soon(t, s, 20); !ok || math.Abs(ms-burstRecheck*20) > 1e-9 {
+			t.Errorf("ProbeSoon after the first probe of 20 ms = %v, %v; want %v ms, true", ms, ok, burstRecheck*20)
+		}
+		if ms, ok := soon(t, s, 20); ok {
+			t.Errorf("the second probe, which asks the try, asks another after %v ms", ms)
+		}
+		if got := choose(t, s); got != 1 {
+			t.Errorf("after the second probe chose %d, want the try of 1", got)
+		}
+	})
+	t.Run("a timeout asks none, and the next answer still does", func(t *testing.T) {
+		s := burst(t, 75)
+		if _, ok := soon(t, s, math.Inf(1)); ok {
+			t.Error("a timed-out probe asks the next soon")
+		}
+		if _, ok := soon(t, s, 20); !ok {
+			t.Error("the first answered probe after a timeout does not ask the next soon")
+		}
+	})
+	t.Run("a window staleRatio above the probes: one probe decides", func(t *testing.T) {
+		s := burst(t, 200)
+		if ms, ok := soon(t, s, 20); ok {
+			t.Errorf("a probe 10 times below the window asks another after %v ms", ms)
+		}
+		if got := choose(t, s); got != 1 {
+			t.Errorf("after one probe 10 times below the window chose %d, want the try of 1", got)
+		}
+	})
+	t.Run("the round trip rose with the tasks", func(t *testing.T) {
+		s := burst(t, 75)
+		if ms, ok := soon(t, s, 70); ok {
+			t.Errorf("a probe of 70 ms under a 75 ms window asks another after %v ms", ms)
+		}
+	})
+	t.Run("no burst: a path left on its own tasks", func(t *testing.T) {
+		s := mustNew(t, Default(), 1)
+		addPaths(t, s, 0, 1)
+		for r := range 40 {
+			observe(t, s, 0, 30*jitter(r))
+			observe(t, s, 1, 45*jitter(r))
+		}
+		if ms, ok := s.(ProbeAsker).ProbeSoon(1); ok {
+			t.Errorf("before any probe: asks after %v ms", ms)
+		}
+		if ms, ok := soon(t, s.(ProbeAsker), 20); ok {
+			t.Errorf("a probe of 20 ms under a window of 45 ms no burst raised asks another after %v ms", ms)
+		}
+	})
+}
+
 // TestAdaptiveBurstAmongRoundTripsAsksOneTry: issue 29's held-out
 // restore/200-30-60 (seed 5150), replayed. Path 1 (30 ms a task) is cut
 // for 0.4 s, shorter than the stall timeout: three requests that spanned

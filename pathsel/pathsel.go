@@ -61,6 +61,19 @@ type ProbeObserver interface {
 	ProbeUnderWay(p PathID, on bool) error
 }
 
+// ProbeAsker is a ProbeObserver that may ask for a path's next probe
+// before its turn in the caller's schedule: when a probe leaves the
+// selector one probe short of a decision it would act on. The selector
+// names the delay; the caller, which owns the clock and the probes, sends
+// the probe (or not: it is a wish, and the path's turn still comes).
+type ProbeAsker interface {
+	ProbeObserver
+	// ProbeSoon says whether the probe of path p that ObserveProbe last
+	// recorded asks for the next probe of p early, and if so how long
+	// after that probe's answer, in ms.
+	ProbeSoon(p PathID) (afterMs float64, ok bool)
+}
+
 var (
 	// ErrNoPaths is returned by Choose when no path is available.
 	ErrNoPaths = errors.New("pathsel: no paths")

@@ -105,11 +105,16 @@ func (c *Client) startProbes() {
 // off; either way the selector hears that the probes still out will not
 // be answered.
 func (c *Client) runProbes(ap *AsyncProber, po pathsel.ProbeObserver) {
-	r := probeRun{c: c, ap: ap, po: po, out: make([]bool, len(c.paths)), giveUp: probeGiveUpAfter(len(c.paths))}
+	r := probeRun{c: c, ap: ap, po: po, out: make([]bool, len(c.paths)), giveUp: probeGiveUpAfter(len(c.paths)),
+		soon: make([]askedProbe, len(c.paths)), early: time.NewTimer(time.Hour)}
+	r.early.Stop()
+	defer r.early.Stop()
 	defer r.callOff()
 	defer ap.Close()
 	sched := pathsel.NewProbeSchedule(c.cfg.Probes.PerSecond)
-	tick := time.NewTicker(time.Duration(sched.EveryMs() * float64(time.Millisecond)))
+	every := time.Duration(sched.EveryMs() * float64(time.Millisecond))
+	r.turn = time.Duration(len(c.paths)-1) * every
+	tick := time.NewTicker(every)
 	defer tick.Stop()
 	for _, q := range sched.Sweep(len(c.paths), c.probeIdle) {
 		r.ask(q)
@@ -130,6 +135,11 @@ func (c *Client) runProbes(ap *AsyncProber, po pathsel.ProbeObserver) {
 			if q := sched.Next(len(c.paths), c.probeIdle); q >= 0 {
 				r.ask(q)
 			}
+		case <-r.early.C:
+			if !r.handOver() {
+				return
+			}
+			r.askEarly()
 		}
 	}
 }
@@ -142,6 +152,21 @@ type probeRun struct {
 	out              []bool // asked, answer not handed over yet
 	timeouts, giveUp int
 	answered         bool
+	// soon is the probe the selector asked of each path ahead of its
+	// turn (pathsel.ProbeAsker), and early fires at the first of them;
+	// turn is the period of a path's turns with every other path idle.
+	soon  []askedProbe
+	early *time.Timer
+	turn  time.Duration
+}
+
+// askedProbe is a probe the selector asked ahead of its path's turn: due
+// at at, again wait later while the path is not idle (the connection on
+// it for a request), and no more after until, one turn after the answer
+// that asked it, by when the path's turn has come (zero: none asked).
+type askedProbe struct {
+	at, until time.Time
+	wait      time.Duration
 }
 
 // ask asks for a probe of path q and tells the selector it is under way,
@@ -177,13 +202,56 @@ func (r *probeRun) handOver() bool {
 		} else {
 			r.answered, r.timeouts = true, 0
 		}
-		c.probeAnswer(r.po, a, r.answered)
+		if d, ok := c.probeAnswer(r.po, a, r.answered); ok {
+			now := time.Now()
+			r.soon[a.Path] = askedProbe{at: now.Add(d), until: now.Add(r.turn), wait: d}
+			r.setEarly()
+		}
 	}
 	if !r.answered && r.timeouts >= r.giveUp && c.s().conn.ConnectionStats().PacketsReceived > 0 {
 		c.cfg.Logf("pcm: WARNING: side probes off: %d probes of %s timed out and none answered", r.timeouts, cmp.Or(c.cfg.Probes.Target, sideTarget))
 		return false
 	}
 	return true
+}
+
+// askEarly asks the probes the selector asked ahead of their turn whose
+// time has come. One whose path is not idle waits again: a re-probe by
+// request takes the connection to a path for a round trip or two, and
+// the answer that asked it may land just then (traced on 50 / 15 / 35
+// ms, TestLateBurstTakenBackSoon: the early probe was dropped, and the
+// second came at the path's turn, 1.9 s after the leave).
+func (r *probeRun) askEarly() {
+	now := time.Now()
+	for q, e := range r.soon {
+		switch {
+		case e.at.IsZero() || e.at.After(now):
+		case now.After(e.until):
+			r.soon[q] = askedProbe{}
+		case r.c.probeIdle(q):
+			r.soon[q] = askedProbe{}
+			r.ask(q)
+		default:
+			r.soon[q].at = now.Add(e.wait)
+		}
+	}
+	r.setEarly()
+}
+
+// setEarly sets the early timer to the first probe asked ahead of its
+// turn, or stops it when none is.
+func (r *probeRun) setEarly() {
+	var first time.Time
+	for _, e := range r.soon {
+		if !e.at.IsZero() && (first.IsZero() || e.at.Before(first)) {
+			first = e.at
+		}
+	}
+	if first.IsZero() {
+		r.early.Stop()
+		return
+	}
+	r.early.Reset(time.Until(first))
 }
 
 // callOff tells the selector that the probes still out will not be
@@ -217,8 +285,9 @@ func (c *Client) probeIdle(q int) bool {
 // is down, brings the path back when the probe was answered and rests it
 // again (doubled) when it was not. A live path whose probe went
 // unanswered rests too (probeLostLocked), once a probe has been answered
-// (trusted: the target answers).
-func (c *Client) probeAnswer(po pathsel.ProbeObserver, a ProbeAnswer, trusted bool) {
+// (trusted: the target answers). It returns how soon the selector asks
+// the live path's next probe, ahead of its turn (probeSoon), if it does.
+func (c *Client) probeAnswer(po pathsel.ProbeObserver, a ProbeAnswer, trusted bool) (time.Duration, bool) {
 	c.mu.Lock()
 	ps := c.paths[a.Path]
 	out, heard := ps.probeOut, ps.probeHeard
@@ -226,13 +295,13 @@ func (c *Client) probeAnswer(po pathsel.ProbeObserver, a ProbeAnswer, trusted bo
 	c.probedLocked(a)
 	if ps.removed {
 		c.mu.Unlock()
-		return
+		return 0, false
 	}
 	if ps.down {
 		if math.IsInf(a.RTTms, 1) {
 			c.markDownLocked(a.Path)
 			c.mu.Unlock()
-			return
+			return 0, false
 		}
 		ps.down = false
 		c.mu.Unlock()
@@ -240,14 +309,29 @@ func (c *Client) probeAnswer(po pathsel.ProbeObserver, a ProbeAnswer, trusted bo
 		c.sel.AddPath(pathsel.PathID(a.Path))
 		po.ObserveProbe(pathsel.PathID(a.Path), a.RTTms)
 		c.selMu.Unlock()
-		return
+		return 0, false
 	}
 	if trusted && c.serverRanSinceLocked(out, heard) && c.probeLostLocked(a) {
 		c.mu.Unlock()
-		return
+		return 0, false
 	}
 	c.mu.Unlock()
 	c.selMu.Lock()
+	defer c.selMu.Unlock()
 	po.ObserveProbe(pathsel.PathID(a.Path), a.RTTms) // an unknown path is no harm
-	c.selMu.Unlock()
+	return probeSoon(po, a.Path)
+}
+
+// probeSoon says whether the selector, having just observed a probe of
+// path q, asks q's next probe ahead of its turn, and how soon
+// (pathsel.ProbeAsker: the default does so when a probe leaves a path one
+// short of its burst rule, whose second probe otherwise came a probe turn
+// later, while the load stayed on a worse path). Called under selMu.
+func probeSoon(po pathsel.ProbeObserver, q int) (time.Duration, bool) {
+	pa, ok := po.(pathsel.ProbeAsker)
+	if !ok {
+		return 0, false
+	}
+	ms, ok := pa.ProbeSoon(pathsel.PathID(q))
+	return time.Duration(ms * float64(time.Millisecond)), ok
 }
