@@ -683,17 +683,7 @@ func TestAdaptiveBurstWindowAsksOneTry(t *testing.T) {
 		{"the path did get that slow: rationed tries", 75, 12, 2, 6},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			s := mustNew(t, Default(), 1)
-			addPaths(t, s, 0, 1)
-			for r := range 20 {
-				observe(t, s, 0, 60*jitter(r))
-			}
-			for r := range 40 {
-				observe(t, s, 1, 23*jitter(r))
-			}
-			for r := range 8 {
-				observe(t, s, 1, 75*jitter(r))
-			}
+			s := leftOnBurst(t, 75)
 			if got := choose(t, s); got != 0 {
 				t.Fatalf("after path 1's burst chose %d, want 0", got)
 			}
@@ -708,6 +698,25 @@ func TestAdaptiveBurstWindowAsksOneTry(t *testing.T) {
 	}
 }
 
+// leftOnBurst is the default selector on two paths whose path 1 (23 ms a
+// task, 40 samples; path 0 60 ms) has just taken eight tasks of x ms: a
+// loss burst, for x well above 23.
+func leftOnBurst(t *testing.T, x float64) Selector {
+	t.Helper()
+	s := mustNew(t, Default(), 1)
+	addPaths(t, s, 0, 1)
+	for r := range 20 {
+		observe(t, s, 0, 60*jitter(r))
+	}
+	for r := range 40 {
+		observe(t, s, 1, 23*jitter(r))
+	}
+	for r := range 8 {
+		observe(t, s, 1, x*jitter(r))
+	}
+	return s
+}
+
 // TestAdaptiveBurstAsksSecondProbeSoon: the probe that leaves a path one
 // short of the burst rule (burstProbes) asks the next one burstRecheck of
 // its round trips later (ProbeSoon), not at the caller's next turn; no
@@ -718,17 +727,7 @@ func TestAdaptiveBurstWindowAsksOneTry(t *testing.T) {
 // setup: path 1 (23 ms a task) left on a burst of 75 ms tasks.
 func TestAdaptiveBurstAsksSecondProbeSoon(t *testing.T) {
 	burst := func(t *testing.T, x float64) ProbeAsker {
-		s := mustNew(t, Default(), 1)
-		addPaths(t, s, 0, 1)
-		for r := range 20 {
-			observe(t, s, 0, 60*jitter(r))
-		}
-		for r := range 40 {
-			observe(t, s, 1, 23*jitter(r))
-		}
-		for r := range 8 {
-			observe(t, s, 1, x*jitter(r))
-		}
+		s := leftOnBurst(t, x)
 		observe(t, s, 0, 60)
 		return s.(ProbeAsker)
 	}

@@ -59,15 +59,10 @@ func TestMigrationRefused(t *testing.T) {
 			srv := startPyOrigin(t, "aioquic", true)
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 			defer cancel()
-			var mu sync.Mutex
-			var warnings []string
+			var logs logLines
 			c, err := Dial(ctx, Config{
 				Server: srv.addr, ServerName: "localhost", TLS: srv.tls, Paths: loopbackPaths(3), Rebind: rebind,
-				Selector: polling(3), Logf: func(f string, a ...any) {
-					mu.Lock()
-					warnings = append(warnings, fmt.Sprintf(f, a...))
-					mu.Unlock()
-				},
+				Selector: polling(3), Logf: logs.logf,
 			})
 			if err != nil {
 				t.Fatal(err)
@@ -84,20 +79,7 @@ func TestMigrationRefused(t *testing.T) {
 					t.Errorf("request %d went on path %d (switched %v), not the dialled path %d, although migration is disabled", i, res.Path, res.Switched, first)
 				}
 			}
-			mu.Lock()
-			defer mu.Unlock()
-			// One warning, wherever it falls: on a busy machine a stall
-			// of the dialled path can come first, and its failover is
-			// what meets the refusal.
-			warned := 0
-			for _, w := range warnings {
-				if strings.Contains(w, "migration unavailable") {
-					warned++
-				}
-			}
-			if warned != 1 {
-				t.Errorf("%d warnings of migration unavailable, want 1: %q", warned, warnings)
-			}
+			logs.checkWarnedOnce(t)
 			if seen := srv.clients(1); len(seen) != 1 {
 				t.Errorf("server saw %v", seen)
 			}
@@ -584,15 +566,10 @@ func TestFailoverMeetsRefusedMigration(t *testing.T) {
 	srv := startPyOrigin(t, "aioquic", true)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	var mu sync.Mutex
-	var warnings []string
+	var logs logLines
 	c, err := Dial(ctx, Config{
 		Server: srv.addr, ServerName: "localhost", TLS: srv.tls, Paths: loopbackPaths(3),
-		Strategy: pathsel.Config{Strategy: pathsel.Fixed}, Logf: func(f string, a ...any) {
-			mu.Lock()
-			warnings = append(warnings, fmt.Sprintf(f, a...))
-			mu.Unlock()
-		},
+		Strategy: pathsel.Config{Strategy: pathsel.Fixed}, Logf: logs.logf,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -606,15 +583,36 @@ func TestFailoverMeetsRefusedMigration(t *testing.T) {
 		t.Errorf("failover moved %v, unanswered %v; want neither: the server refuses migration", moved, unanswered)
 	}
 	getPattern(ctx, t, c, 1, 2000)
-	mu.Lock()
-	defer mu.Unlock()
+	logs.checkWarnedOnce(t)
+}
+
+// logLines collects a client's log lines (its Config.Logf) for a test.
+type logLines struct {
+	mu    sync.Mutex
+	lines []string
+}
+
+func (l *logLines) logf(format string, a ...any) {
+	l.mu.Lock()
+	l.lines = append(l.lines, fmt.Sprintf(format, a...))
+	l.mu.Unlock()
+}
+
+// checkWarnedOnce fails t unless exactly one line says that migration is
+// unavailable, wherever it falls: on a busy machine a stall of the
+// dialled path can come first, and its failover is what meets the
+// refusal.
+func (l *logLines) checkWarnedOnce(t *testing.T) {
+	t.Helper()
+	l.mu.Lock()
+	defer l.mu.Unlock()
 	warned := 0
-	for _, w := range warnings {
+	for _, w := range l.lines {
 		if strings.Contains(w, "migration unavailable") {
 			warned++
 		}
 	}
 	if warned != 1 {
-		t.Errorf("%d warnings of migration unavailable, want 1: %q", warned, warnings)
+		t.Errorf("%d warnings of migration unavailable, want 1: %q", warned, l.lines)
 	}
 }
