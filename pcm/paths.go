@@ -1034,6 +1034,13 @@ func (c *Client) checkPath(i int, lp LocalPath) {
 	cfg.Probes.Off = true
 	c.mu.Lock()
 	m := c.markLocked(i)
+	if len(c.flights) == 0 {
+		// Draws the server's ACK on the connection within the check when
+		// the server runs: without it an idle client's failed check said
+		// nothing (revivalFailedLocked), and a dead path was checked
+		// again every DownBackoff, never backing off.
+		c.poke()
+	}
 	c.mu.Unlock()
 	ctx, cancel := context.WithTimeout(c.life, revivalHandshakes*c.cfg.ProbeTimeout)
 	side, err := Dial(ctx, cfg)

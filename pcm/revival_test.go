@@ -1,6 +1,7 @@
 package pcm
 
 import (
+	"context"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -13,7 +14,9 @@ import (
 // TestRevivalAcrossServerPause: a path rests (its side probe lost while
 // the others' were answered), and the server stops for serverPauseProbed
 // on every path as that path's revival probe goes out, so the probe is
-// lost too. The pause says nothing of the path (the evidence rule:
+// lost too. With the probes off the path rests on a failed switch into
+// it, its revival check is a side handshake (checkPath), and the pause
+// (revivalPauseOff) outlasts that handshake's timeout. The pause says nothing of the path (the evidence rule:
 // silenceTellsLocked).
 //
 //   - "healed": the path is healthy again before its revival probe; it
@@ -31,9 +34,10 @@ func TestRevivalAcrossServerPause(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
 		healed bool
-	}{{"healed", true}, {"dead", false}} {
+		off    bool // probes off: the revival check is a side handshake (checkPath)
+	}{{"healed", true, false}, {"dead", false, false}, {"probes off/healed", true, true}, {"probes off/dead", false, true}} {
 		t.Run(tc.name, func(t *testing.T) {
-			synctest.Test(t, func(t *testing.T) { revivalAcrossPause(t, tc.healed) })
+			synctest.Test(t, func(t *testing.T) { revivalAcrossPause(t, tc.healed, tc.off) })
 		})
 	}
 }
@@ -44,27 +48,42 @@ func TestRevivalAcrossServerPause(t *testing.T) {
 // verdict comes within the pause (a probe's timeout, 1 s, is shorter).
 const revivalBound = 2*time.Second + 2*time.Second/pathsel.DefaultProbesPerSecond
 
-func revivalAcrossPause(t *testing.T, healed bool) {
+// revivalPauseOff is the pause with the probes off: longer than a revival
+// handshake's timeout (revivalHandshakes probe timeouts, 2 s).
+const revivalPauseOff = 2500 * time.Millisecond
+
+func revivalAcrossPause(t *testing.T, healed, off bool) {
 	pastRealClock()
 	n := memnet.New()
 	p := &serverPause{}
 	var logs logCount
-	c := dialConfig(t, memConfig(t, n, 3, Config{Logf: logs.logf}, memServe(t, n, origin.Handler(nil), p.wrap)))
+	cfg := Config{Logf: logs.logf, Probes: Probes{Off: off}}
+	c := dialConfig(t, memConfig(t, n, 3, cfg, memServe(t, n, origin.Handler(nil), p.wrap)))
 	getOK(t, c, 1000)
 	n.SetDrop(memPath(2), true)
+	if off {
+		if _, err := c.GetOn(context.Background(), 2, "/bytes/10", nil); err != nil {
+			t.Fatal(err) // it goes where the connection is
+		}
+	}
 	waitFor(t, 10*time.Second, "path 2 rests", func() bool { return c.Resting()[2] })
 	if healed {
 		n.SetDrop(memPath(2), false)
 	}
-	waitFor(t, 10*time.Second, "path 2's revival probe leaves", func() bool {
+	waitFor(t, 10*time.Second, "path 2's revival check begins", func() bool {
 		c.mu.Lock()
 		defer c.mu.Unlock()
-		return c.paths[2].down && !c.paths[2].probe.out.IsZero()
+		ps := c.paths[2]
+		return ps.down && (!ps.probe.out.IsZero() || ps.checking)
 	})
-	p.set(time.Now(), serverPauseProbed)
-	end := time.Now().Add(serverPauseProbed)
+	pause := serverPauseProbed
+	if off {
+		pause = revivalPauseOff
+	}
+	p.set(time.Now(), pause)
+	end := time.Now().Add(pause)
 	if healed {
-		waitFor(t, serverPauseProbed+revivalBound, "path 2 back after the pause", func() bool { return !c.Resting()[2] })
+		waitFor(t, pause+revivalBound, "path 2 back after the pause", func() bool { return !c.Resting()[2] })
 		t.Logf("back %v after the pause", time.Since(end))
 		return
 	}
@@ -72,15 +91,18 @@ func revivalAcrossPause(t *testing.T, healed bool) {
 	if !c.Resting()[2] {
 		t.Fatalf("a cut path is back %v after a pause of the server; log:\n%s", revivalBound, logs.String())
 	}
-	waitFor(t, 2*time.Second/pathsel.DefaultProbesPerSecond+time.Second, "a cut path's rest doubled", func() bool {
+	waitFor(t, 2*time.Second/pathsel.DefaultProbesPerSecond+2*time.Second, "a cut path's rest doubled", func() bool {
 		c.mu.Lock()
 		defer c.mu.Unlock()
 		return c.paths[2].down && c.paths[2].backoff == 2*c.cfg.DownBackoff
 	})
 }
 
-// waitFor polls cond every 10 ms, in fake time, and fails the test when
-// it has not held within d.
+// waitFor polls cond every millisecond, in fake time, and fails the test
+// when it has not held within d. Finer than memnet's one-way delay
+// (oneWay): the pause begins before what the revival check sent reaches
+// the server (at 10 ms the side handshake's poke was answered before it
+// in 6 of 40 runs, and that answer is the server running).
 func waitFor(t *testing.T, d time.Duration, what string, cond func() bool) {
 	t.Helper()
 	end := time.Now().Add(d)
@@ -88,6 +110,6 @@ func waitFor(t *testing.T, d time.Duration, what string, cond func() bool) {
 		if time.Now().After(end) {
 			t.Fatalf("%s: not within %v", what, d)
 		}
-		time.Sleep(10 * time.Millisecond)
+		time.Sleep(time.Millisecond)
 	}
 }
