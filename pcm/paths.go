@@ -934,19 +934,17 @@ func (c *Client) markDownLocked(p int) {
 // mark m it left (the evidence rule: silenceTellsLocked). When its
 // silence tells of p, p rests again for twice as long (markDownLocked).
 // When the server answered on p meanwhile, p was alive all along and
-// comes back (revive). When the server answered nothing, anywhere (its
-// process paused), the check said nothing: p rests for its backoff again,
-// not doubled. Before, a revival check that met a paused server doubled
-// the rest of a healthy path (TestRevivalAcrossServerPause). c.mu is
-// held, and released when p comes back.
+// comes back (reviveLocked). When the server answered nothing, anywhere
+// (its process paused), the check said nothing: p rests for its backoff
+// again, not doubled. Before, a revival check that met a paused server
+// doubled the rest of a healthy path (TestRevivalAcrossServerPause). c.mu
+// is held.
 func (c *Client) revivalFailedLocked(p int, m pathMark) {
 	switch {
 	case c.silenceTellsLocked(p, m):
 		c.markDownLocked(p)
 	case c.answeredOnSinceLocked(p, m):
-		c.mu.Unlock()
-		c.revive(p, nil)
-		c.mu.Lock()
+		c.reviveLocked(p, nil)
 	default:
 		ps := c.paths[p]
 		ps.retryAt = c.cfg.Now().Add(ps.backoff)
@@ -954,17 +952,11 @@ func (c *Client) revivalFailedLocked(p int, m pathMark) {
 	}
 }
 
-// revive brings path p, down, back to the selector, and calls observe
-// (nil: none) under selMu, with p there. c.mu is not held.
-func (c *Client) revive(p int, observe func()) {
-	c.mu.Lock()
-	ps := c.paths[p]
-	if !ps.down || ps.removed {
-		c.mu.Unlock()
-		return
-	}
-	ps.down = false
-	c.mu.Unlock()
+// reviveLocked brings path p, down, back to the selector, and calls
+// observe (nil: none) under selMu, with p there. c.mu is held (taken
+// before selMu, as markDownLocked does).
+func (c *Client) reviveLocked(p int, observe func()) {
+	c.paths[p].down = false
 	c.selMu.Lock()
 	defer c.selMu.Unlock()
 	c.sel.AddPath(pathsel.PathID(p))
@@ -1057,11 +1049,10 @@ func (c *Client) checkPath(i int, lp LocalPath) {
 	}
 	if err != nil {
 		c.revivalFailedLocked(i, m)
-		c.mu.Unlock()
-		return
+	} else {
+		c.reviveLocked(i, nil)
 	}
 	c.mu.Unlock()
-	c.revive(i, nil)
 }
 
 // moveAwayLocked moves the connection off path failed to the best other

@@ -304,8 +304,8 @@ func (c *Client) probeAnswer(po pathsel.ProbeObserver, a ProbeAnswer, trusted bo
 			c.mu.Unlock()
 			return 0, false
 		}
+		c.reviveLocked(a.Path, func() { po.ObserveProbe(pathsel.PathID(a.Path), a.RTTms) })
 		c.mu.Unlock()
-		c.revive(a.Path, func() { po.ObserveProbe(pathsel.PathID(a.Path), a.RTTms) })
 		return 0, false
 	}
 	if trusted && c.silenceTellsLocked(a.Path, m) && c.probeLostLocked(a) {
