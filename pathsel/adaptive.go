@@ -111,10 +111,6 @@ type adaptive struct {
 	c          float64 // scale of the confidence width (Config.C, default 1)
 	round      int
 	current    *apath
-	// chosen is the path Choose returned last (nil: none, or removed). A
-	// probe is dropped as one of the path in use only when that path is
-	// both current and chosen (ObserveProbe says why).
-	chosen     *apath
 	confident  float64 // κ; 0: the hysteresis always applies
 	probeKappa float64 // κ once probes arrive (probed)
 	probed     bool    // ObserveProbe has been called with probes on
@@ -249,9 +245,6 @@ func (s *adaptive) RemovePath(id PathID) error {
 	if s.current == p {
 		s.current = nil
 	}
-	if s.chosen == p {
-		s.chosen = nil
-	}
 	s.paths = paths
 	return nil
 }
@@ -343,16 +336,8 @@ func (s *adaptive) Observe(id PathID, x float64) error {
 //
 // All probes are ignored when Probes is off. Otherwise the first one
 // switches κ to ProbeConfidentSwitch (the caller probes: idle paths'
-// changes will be seen), and a probe of the path in use teaches nothing
-// more: its task samples are fresher. The path in use is the one both
-// observed last (current) and chosen last: a caller that moves to another
-// path (Choose returned it) keeps observing the old one's last responses
-// until the new one's first lands, and a probe of the old path, idle now,
-// that came back meanwhile is the first of its burst rule's window (it
-// was dropped, and the rule started a probe turn later: burst33's trace,
-// a probe at 1.499 s, the new path's first sample at 1.500 s). A caller
-// that observes every chosen path at once (the offline runner) has the
-// two always equal.
+// changes will be seen), and a probe of the current path teaches nothing
+// more: its task samples are fresher.
 func (s *adaptive) ObserveProbe(id PathID, rttMs float64) error {
 	i := indexOf(s.paths, id)
 	if i < 0 {
@@ -367,7 +352,7 @@ func (s *adaptive) ObserveProbe(id PathID, rttMs float64) error {
 		return nil
 	}
 	s.probed = true
-	if p == s.current && p == s.chosen {
+	if p == s.current {
 		return nil
 	}
 	d := p.probeShift(rttMs, s.probeZ, s.window)
@@ -685,17 +670,7 @@ func (p *apath) waits(sampled bool) bool {
 	return sampled && p.underWay && p.n() == 0 && p.probes.n() == 0
 }
 
-// Choose is choose, noting the path it returns (chosen).
 func (s *adaptive) Choose() (PathID, error) {
-	id, err := s.choose()
-	s.chosen = nil
-	if err == nil {
-		s.chosen = s.paths[indexOf(s.paths, id)]
-	}
-	return id, err
-}
-
-func (s *adaptive) choose() (PathID, error) {
 	if len(s.paths) == 0 {
 		return 0, ErrNoPaths
 	}

@@ -750,19 +750,6 @@ func TestAdaptiveBurstAsksSecondProbeSoon(t *testing.T) {
 			t.Errorf("after the second probe chose %d, want the try of 1", got)
 		}
 	})
-	t.Run("the left path's first probe, back before the new path's first response", func(t *testing.T) {
-		// The caller moved to path 0 (Choose returned it) and observed path
-		// 1's last responses; path 1's first probe lands before path 0's
-		// first response. Dropped as a probe of the path in use, it started
-		// the burst rule a probe turn later (burst33's trace).
-		s := leftOnBurst(t, 75)
-		if got := choose(t, s); got != 0 {
-			t.Fatalf("after the burst chose %d, want 0", got)
-		}
-		if ms, ok := soon(t, s.(ProbeAsker), 20); !ok || math.Abs(ms-burstRecheck*20) > 1e-9 {
-			t.Errorf("ProbeSoon after the left path's first probe = %v, %v; want %v ms, true", ms, ok, burstRecheck*20)
-		}
-	})
 	t.Run("a timeout asks none, and the next answer still does", func(t *testing.T) {
 		s := burst(t, 75)
 		if _, ok := soon(t, s, math.Inf(1)); ok {
