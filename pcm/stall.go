@@ -175,7 +175,7 @@ func (w stallWaits) verdictWait(early *redial) time.Duration {
 func (c *Client) stallWaits() stallWaits {
 	s := c.s()
 	st := s.conn.ConnectionStats()
-	pto := st.SmoothedRTT + max(4*stallDeviation(st), time.Millisecond) + s.moves.peerMaxAckDelay()
+	pto := st.SmoothedRTT + max(ptoDeviations*stallDeviation(st), time.Millisecond) + s.moves.peerMaxAckDelay()
 	return stallWaits{pokeAfter: max(c.cfg.StallTimeout/pokeShare, pto), ackWait: pokeWaits * pto}
 }
 
