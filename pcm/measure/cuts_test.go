@@ -67,7 +67,7 @@ const (
 	cutsTestTimeout = 30 * time.Second
 	// cutsLongest is the longest a GET may take at slowdown 1 (CutRow):
 	// the per-request timeout; no GET comes near it on a quiet
-	// machine (642-1027 ms in pcm/RESULTS.md, whose bar is 2 s), and a
+	// machine (under 1.1 s in pcm/RESULTS.md, whose bar is 2 s), and a
 	// client that waits out a cut until quic-go's idle timeout (30 s)
 	// fails it. The bound grows with the row's slowdown: the failover's
 	// waits grow with the round trips the load stretches.
