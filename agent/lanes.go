@@ -36,6 +36,19 @@ const (
 	// none); about a second at the 4–5 Mbit/s one lane gets there.
 	// Lanes change on two windows in a row that agree (laneTarget).
 	laneMinPackets = 500
+	// laneMinLosses: an interface with only its configured lanes has its
+	// window judged as soon as it holds this many losses, before
+	// laneMinPackets (judge's early): what a full window holds at 1 %, so
+	// its loss is then at least that, over lossyAbove. One connection on a
+	// 2 %-lossy 10 Mbit/s path at 60 ms sends about 100 packets a second
+	// (the Mathis rate), so two full windows took 10 s there, twice the
+	// runner's warm-up (warmFor): on sockets it never got its lanes and
+	// carried 2 % of the bytes, where kernel MPTCP with bbr used most of
+	// the path (agent/RESULTS.md, 0.96 × MPTCP); at 2 % five losses come
+	// in about 250 packets. Growth steps and retirement still judge full
+	// windows: five losses move the rate of a window too much to tell a
+	// step's gain (laneGain).
+	laneMinLosses = 5
 	// lossyAbove: loss at or above which a window counts as lossy. Reno's
 	// own probing of a full drop-tail queue loses about 8/(3W²) of its
 	// packets (W the window in packets): under 0.1 % from W ≈ 50 on, so
@@ -138,9 +151,11 @@ const (
 	laneQueued                      // lossy, but with the queue full: lanes may help or only split the link
 )
 
-// judge is the verdict on window w.
-func judge(w laneWindow) laneVerdict {
-	if w.Sent < laneMinPackets {
+// judge is the verdict on window w; early (an interface with only its
+// configured lanes): a window of laneMinLosses losses is judged before
+// laneMinPackets.
+func judge(w laneWindow, early bool) laneVerdict {
+	if w.Sent < laneMinPackets && (!early || w.Lost < laneMinLosses) {
 		return laneUnjudged
 	}
 	loss := float64(w.Lost) / float64(w.Sent)
@@ -346,7 +361,7 @@ func (k *laneKeeper) check() {
 			continue // each interface once, at its first lane
 		}
 		w, added := k.window[name], k.added[name]
-		v := judge(w)
+		v := judge(w, len(added) == 0)
 		if v == laneUnjudged {
 			continue
 		}
