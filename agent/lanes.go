@@ -196,23 +196,11 @@ const (
 
 // judge is the verdict on window w; early (an interface with only its
 // configured lanes): a window of laneMinLosses losses over at least
-// laneMinLossEvents loss events is judged before laneMinPackets if it
-// reads random loss with the queue empty (laneLossy). Only that verdict
-// is taken early: a full queue's (laneQueued) leads to lanes on trial,
-// whose laneTrialWindows count full windows, and a queue that overflows
-// is what an early verdict must not mistake for a lossy link.
+// laneMinLossEvents loss events is judged before laneMinPackets.
 func judge(w laneWindow, early bool) laneVerdict {
-	if w.Sent < laneMinPackets {
-		if early && w.Lost >= laneMinLosses && w.Events >= laneMinLossEvents && judgeLoss(w) == laneLossy {
-			return laneLossy
-		}
+	if w.Sent < laneMinPackets && (!early || w.Lost < laneMinLosses || w.Events < laneMinLossEvents) {
 		return laneUnjudged
 	}
-	return judgeLoss(w)
-}
-
-// judgeLoss is the verdict on w's loss and queue, whatever its size.
-func judgeLoss(w laneWindow) laneVerdict {
 	loss := float64(w.Lost) / float64(w.Sent)
 	queued := w.MinRTT > 0 && float64(w.SRTT) > queueEmpty*float64(w.MinRTT)
 	switch {

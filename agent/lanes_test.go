@@ -56,15 +56,15 @@ func TestLaneTarget(t *testing.T) {
 
 // TestLaneJudgeEarly: an interface with only its configured lanes has a
 // window judged once it holds laneMinLosses losses over laneMinLossEvents
-// loss events and reads random loss with the queue empty (judge's early),
+// loss events (judge's early),
 // so a slow path's random loss gets its lanes within the runner's
 // warm-up: a 2 %-lossy 10 Mbit/s path at 60 ms sends ~100 packets a
 // second on one connection, and two windows of laneMinPackets took 10 s
-// (a keeper that judges full windows only fails the first row). Losses of
-// one event (a queue's overflow), fewer losses, no loss or a full queue
-// wait for a full window (judging every 5-loss window early fails the
-// second and fourth rows); with lanes added (a growth step to judge) so
-// do windows of any loss.
+// (a keeper that judges full windows only fails the first two rows).
+// Losses of one event (a queue's overflow), fewer losses or no loss wait
+// for a full window (judging every 5-loss window early fails the third
+// row); with lanes added (a growth step to judge) so do windows of any
+// loss.
 func TestLaneJudgeEarly(t *testing.T) {
 	const rtt = 60 * time.Millisecond
 	win := func(sent, lost uint64, events int, srtt time.Duration) laneWindow {
@@ -77,9 +77,9 @@ func TestLaneJudgeEarly(t *testing.T) {
 		want  laneVerdict
 	}{
 		{"2 %, 250 packets in two events, the queue empty: lossy", win(250, laneMinLosses, laneMinLossEvents, 66*time.Millisecond), true, laneLossy},
+		{"5 % in a short window, the queue full: queued", win(100, laneMinLosses, laneMinLosses, 2*rtt), true, laneQueued},
 		{"a burst of 10 in one event: not yet", win(250, 2*laneMinLosses, 1, 66*time.Millisecond), true, laneUnjudged},
 		{"one loss short of laneMinLosses: not yet", win(laneMinPackets-1, laneMinLosses-1, laneMinLosses-1, rtt), true, laneUnjudged},
-		{"5 % in a short window, the queue full: a full window first", win(100, laneMinLosses, laneMinLosses, 2*rtt), true, laneUnjudged},
 		{"no loss: a full window first", win(laneMinPackets-1, 0, 0, rtt), true, laneUnjudged},
 		{"lanes added: a full window first", win(250, 2*laneMinLosses, laneMinLosses, rtt), false, laneUnjudged},
 		{"a full window: judged either way", win(laneMinPackets, laneMinLosses, 1, rtt), false, laneLossy},
