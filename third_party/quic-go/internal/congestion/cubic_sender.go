@@ -168,10 +168,12 @@ func (c *cubicSender) OnPacketSent(
 	bytes protocol.ByteCount,
 	isRetransmittable bool,
 ) {
-	c.pacer.SentPacket(sentTime, bytes, c.pacingRate())
+	// hetquic patch (third_party/quic-go/PATCHES.md): packets containing only ACK frames
+	// are not congestion controlled (RFC 9002, Section 7), so they don't use up the pacing budget.
 	if !isRetransmittable {
 		return
 	}
+	c.pacer.SentPacket(sentTime, bytes, c.pacingRate())
 	c.largestSentPacketNumber = packetNumber
 	c.hybridSlowStart.OnPacketSent(packetNumber)
 }
