@@ -15,7 +15,7 @@ import (
 )
 
 func init() {
-	register(command{name: "serve", summary: "run an origin: HTTP/3 (unmodified quic-go) and/or HTTP/1.1+h2c on TCP (--http): /bytes/{n}, /echo", run: runServe})
+	register(command{name: "serve", summary: "run an origin: HTTP/3 (plain quic-go, no PCM) and/or HTTP/1.1+h2c on TCP (--http): /bytes/{n}, /echo", run: runServe})
 }
 
 func runServe(ctx context.Context, args []string) error {

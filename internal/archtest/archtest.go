@@ -66,7 +66,7 @@ var Rules = []Rule{
 		Why: "the one link model of emu and sim is pure: time passed in, randomness injected (time only for durations)"},
 	{Packages: "emu/...", Deny: []string{"pcm/...", "agent/...", "runner/...", "sim/...", "origin"},
 		Why: "the emulator serves everything above it and knows none of it"},
-	{Packages: "origin", Deny: []string{"pcm/...", "agent/...", "runner/...", "sim/...", "emu/..."}, Why: "an unmodified quic-go origin"},
+	{Packages: "origin", Deny: []string{"pcm/...", "agent/...", "runner/...", "sim/...", "emu/..."}, Why: "a plain quic-go origin, no PCM"},
 	{Packages: "pcm", Deny: []string{"emu/...", "runner/...", "sim/...", "agent/...", "origin"},
 		Why: "the PCM-QUIC client; its measurement harness is pcm/measure"},
 	{Packages: "pcm/measure", Deny: []string{"runner/...", "sim/...", "agent/..."}, Why: "the real-QUIC harness sits beside pcm, below experiments"},

@@ -26,7 +26,7 @@ import (
 
 // realEnv carries out every task as a real HTTP/3 request: PCM-QUIC on
 // quic-go, through hetquic's emulator (the UDP relay on loopback, one
-// client address per scenario path) to an unmodified quic-go origin. Round
+// client address per scenario path) to a plain quic-go origin (no PCM). Round
 // events are applied through the emulator's control API at the start of
 // their round. Each run gets a fresh QUIC connection and the network as at
 // round 0.
