@@ -57,6 +57,16 @@ func (l *rxLedger) lastPath() int {
 	return l.last
 }
 
+// of is the bytes path p received so far.
+func (l *rxLedger) of(p int) int64 {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if p < 0 || p >= len(l.bytes) {
+		return 0
+	}
+	return l.bytes[p]
+}
+
 func (l *rxLedger) snapshot() []int64 { return l.snapshotTo(nil) }
 
 // snapshotTo appends the ledger to buf: a request's own buffer, so that

@@ -369,15 +369,13 @@ type pathState struct {
 	// left the path, which the probes skip while the connection is on it.
 	// A failover moves to the live path of the least (firstChoiceLocked).
 	knownRTT time.Duration
-	// probeOut is when a side probe of it was asked whose answer has not
-	// come back (zero: none); probeLate reads it. probeHeard is the
-	// connection's count of the server's ACKs then (Client.heard), and
-	// probedAt when its latest answered side probe came back: what shows
-	// that the server ran while another path's probe went unanswered
-	// (serverRanSinceLocked).
-	probeOut   time.Time
-	probeHeard uint64
-	probedAt   time.Time
+	// probe is what the side probe of it asked and not answered yet left
+	// (probe.out zero: none); probeLate reads it, and probeAnswer judges
+	// its loss by it (silenceTellsLocked). probedAt is when its latest
+	// answered side probe came back: what shows that the server ran, and
+	// answered on this path, while a probe went unanswered.
+	probe    pathMark
+	probedAt time.Time
 }
 
 // Dial opens one socket per local path and the QUIC connection on

@@ -36,7 +36,7 @@ import (
 // Until the connection moves, the failover listens for failed's answer
 // (a server that did not run: serverSilentLocked says what it does), a
 // PTO of failed (pto) after the new connection when that was slow.
-func (c *Client) failoverLocked(ctx context.Context, failed int, anew bool, early *redial, pto time.Duration) (moved bool, unanswered []int) {
+func (c *Client) failoverLocked(ctx context.Context, failed int, anew bool, early *redial, pto time.Duration) (moved bool, unanswered []probed) {
 	if early != nil && !anew {
 		early.abandon()
 		early = nil
@@ -137,7 +137,7 @@ func (c *Client) firstChoiceLocked(failed int) int {
 // request 1.70–1.78 s, against 1.45 s before knownRTT). The probe's own
 // timeout (Probes.Timeout, 1 s) comes too late for a failover.
 func (ps *pathState) probeLate(now time.Time) bool {
-	return !ps.probeOut.IsZero() && now.Sub(ps.probeOut) > probeLateRTTs*ps.knownRTT
+	return !ps.probe.out.IsZero() && now.Sub(ps.probe.out) > probeLateRTTs*ps.knownRTT
 }
 
 // probeLateRTTs: a probe's answer is due one round trip after it left

@@ -3,6 +3,11 @@ package pcm
 import (
 	"context"
 	"fmt"
+	"net"
+	"net/netip"
+	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -85,4 +90,99 @@ func redialElsewhereCase(t *testing.T, delays [4]time.Duration, visit, probed []
 	if r := c.Resting(); [4]bool(r) != resting {
 		t.Errorf("resting %v, want %v; log:\n%s", r, resting, logs.String())
 	}
+}
+
+// TestFailoverRestsNoPathAnsweredMeanwhile: a failover's probe of a path
+// that answers meanwhile rests it no more (the evidence rule:
+// silenceTellsLocked). The paths and the cut are redialElsewhereCase's
+// "late" row (path 0 cut, the redial wins on path 2 while path 1's probe
+// is late), but path 1 is alive: only the client's sockets it had not
+// used before the failover find it silent (the migration's probe, the
+// redial's handshake: a burst, or a middlebox that drops new flows),
+// while its side connection carries a side probe asked as the failover
+// begins, answered within its round trip (380 ms), before the redial
+// wins (460 ms). Path 1 must stay live; it rested before. The "late" row
+// of TestRedialElsewhereRestsNoCutShortPath is the other half: a path
+// that answers nothing still rests, so a failover that never rests fails
+// that row and the rule before fails this test. Fake time.
+func TestFailoverRestsNoPathAnsweredMeanwhile(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		pastRealClock()
+		n := memnet.New()
+		f := &newFlowDrop{addr: memPath(1), seen: map[uint16]bool{}}
+		var logs logCount
+		roots := memServe(t, n, origin.Handler(nil), f.wrap)
+		var c *Client
+		logf := func(format string, args ...any) {
+			logs.logf(format, args...)
+			if strings.HasSuffix(fmt.Sprintf(format, args...), "; failing over") {
+				f.armed.Store(true)
+				c.prober.Ask(1)
+			}
+		}
+		cfg := memConfig(t, n, 4, Config{Probes: Probes{PerSecond: 0.01}, Logf: logf}, roots)
+		for i, d := range [4]time.Duration{oneWay, 190 * time.Millisecond, 200 * time.Millisecond, 300 * time.Millisecond} {
+			n.SetDelay(memPath(i), d)
+		}
+		c = dialConfig(t, cfg)
+		time.Sleep(time.Second) // the sweep's answers are in
+		n.SetDrop(memPath(0), true)
+		if _, err := c.GetOn(context.Background(), 0, "/bytes/100", nil); err != nil {
+			t.Fatal(err)
+		}
+		if logs.count("failover to p1 failed") != 1 || c.Active() != 2 {
+			t.Fatalf("want path 1's probe failed and the connection on path 2 (the redial's), on %d; log:\n%s", c.Active(), logs.String())
+		}
+		if r := c.Resting(); r[1] {
+			t.Errorf("resting %v: path 1 rested though its side probe was answered during the failover; log:\n%s", r, logs.String())
+		}
+	})
+}
+
+// newFlowDrop wraps a server's socket: once armed, it drops every
+// datagram from or to addr whose client port it had not seen before.
+type newFlowDrop struct {
+	addr  netip.Addr
+	armed atomic.Bool
+	mu    sync.Mutex
+	seen  map[uint16]bool
+}
+
+func (f *newFlowDrop) wrap(pc net.PacketConn) net.PacketConn { return newFlowConn{pc, f} }
+
+// drops says whether a datagram from or to a drops, and notes a's port
+// while not armed.
+func (f *newFlowDrop) drops(a net.Addr) bool {
+	ap := a.(*net.UDPAddr).AddrPort()
+	if ap.Addr().Unmap() != f.addr {
+		return false
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if !f.armed.Load() {
+		f.seen[ap.Port()] = true
+		return false
+	}
+	return !f.seen[ap.Port()]
+}
+
+type newFlowConn struct {
+	net.PacketConn
+	f *newFlowDrop
+}
+
+func (c newFlowConn) ReadFrom(b []byte) (int, net.Addr, error) {
+	for {
+		n, addr, err := c.PacketConn.ReadFrom(b)
+		if err != nil || !c.f.drops(addr) {
+			return n, addr, err
+		}
+	}
+}
+
+func (c newFlowConn) WriteTo(b []byte, addr net.Addr) (int, error) {
+	if c.f.drops(addr) {
+		return len(b), nil
+	}
+	return c.PacketConn.WriteTo(b, addr)
 }

@@ -69,11 +69,14 @@ const (
 	lateBurstLoss = 0.25
 	// lateBurstRaceTurns is the bound in probe turns under -race. There
 	// the first sample of the path the load moved to can land after the
-	// left path's first probe has come back, and pathsel drops a probe of
-	// the path it last observed as one of the path in use (ObserveProbe),
-	// so the burst rule's probes start at the next turn, as before the
-	// early second probe: [45 / 20 ms]/burst-70ms was back 0.89 s after
-	// the leave in one run of -race -count=20 (2026-12-02, traced).
+	// left path's first probe has come back: [45 / 20 ms]/burst-70ms was
+	// back 0.89 s after the leave in one run of -race -count=20
+	// (2026-12-02, traced), that probe dropped as one of the path in use
+	// (pathsel's ObserveProbe drops a probe of the path last observed).
+	// Dropping only a probe of the path both observed and chosen last did
+	// not make one turn hold under -race (the same row back 0.77 s after
+	// the leave, bound 0.75 s, in 1 of 140 runs), and it doubled
+	// TestHeldOutCuts' k4/1 share misses (failover34's note); not landed.
 	lateBurstRaceTurns = 2
 )
 

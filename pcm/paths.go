@@ -219,7 +219,7 @@ func (c *Client) probeEarlyLocked(ctx context.Context, q int) *pendingProbe {
 		return nil
 	}
 	pctx, cancel := context.WithTimeout(ctx, c.validateWait(q))
-	pp := &pendingProbe{q: q, done: make(chan error, 1), cancel: cancel, v: c.startValidationLocked()}
+	pp := &pendingProbe{q: q, done: make(chan error, 1), cancel: cancel, v: c.startValidationLocked(q)}
 	qp := ps.qp
 	go func() { pp.done <- qp.Probe(pctx) }()
 	return pp
@@ -709,14 +709,14 @@ func (c *Client) ensureActiveLocked(ctx context.Context, p int, early earlyProbe
 	if probed {
 		err, v = early.err, early.v
 	} else if c.validatesLocked(p, true) {
-		v = c.startValidationLocked()
+		v = c.startValidationLocked(p)
 	}
 	if err == nil {
 		err = c.switchToLocked(ctx, p, !probed)
 	}
 	if err != nil {
 		c.cfg.Logf("pcm: cannot use path %s, staying on %s: %v", ps.Name, c.paths[c.active].Name, err)
-		if c.migration && !settling && c.failureTellsLocked(v) {
+		if c.migration && !settling && c.failureTellsLocked(p, v) {
 			c.markDownLocked(p)
 		}
 		return false
@@ -929,6 +929,42 @@ func (c *Client) markDownLocked(p int) {
 	c.selMu.Unlock()
 }
 
+// revivalFailedLocked judges a failed revival check of path p, which is
+// down (a side probe: probeAnswer; a side handshake: checkPath), by the
+// mark m it left (the evidence rule: silenceTellsLocked). When its
+// silence tells of p, p rests again for twice as long (markDownLocked).
+// When the server answered on p meanwhile, p was alive all along and
+// comes back (reviveLocked). When the server answered nothing, anywhere
+// (its process paused), the check said nothing: p rests for its backoff
+// again, not doubled. Before, a revival check that met a paused server
+// doubled the rest of a healthy path (TestRevivalAcrossServerPause). c.mu
+// is held.
+func (c *Client) revivalFailedLocked(p int, m pathMark) {
+	switch {
+	case c.silenceTellsLocked(p, m):
+		c.markDownLocked(p)
+	case c.answeredOnSinceLocked(p, m):
+		c.reviveLocked(p, nil)
+	default:
+		ps := c.paths[p]
+		ps.retryAt = c.cfg.Now().Add(ps.backoff)
+		c.wakeDetectorLocked()
+	}
+}
+
+// reviveLocked brings path p, down, back to the selector, and calls
+// observe (nil: none) under selMu, with p there. c.mu is held (taken
+// before selMu, as markDownLocked does).
+func (c *Client) reviveLocked(p int, observe func()) {
+	c.paths[p].down = false
+	c.selMu.Lock()
+	defer c.selMu.Unlock()
+	c.sel.AddPath(pathsel.PathID(p))
+	if observe != nil {
+		observe()
+	}
+}
+
 // downPaths names the paths that are down.
 func (c *Client) downPaths() map[string]bool {
 	c.mu.Lock()
@@ -981,11 +1017,23 @@ const revivalHandshakes = 2
 // checkPath tries a QUIC handshake of its own to the server on path i's
 // address — any HTTP/3 server answers one, and it spends none of the main
 // connection's connection IDs — and returns the path to the selector when
-// it completes; otherwise the path rests again, for twice as long.
+// it completes; otherwise the check's silence is judged
+// (revivalFailedLocked): the path rests again, for twice as long when it
+// tells of the path.
 func (c *Client) checkPath(i int, lp LocalPath) {
 	cfg := c.cfg
 	cfg.Paths, cfg.Selector, cfg.Rebind = []LocalPath{lp}, sideSelector{}, false
 	cfg.Probes.Off = true
+	c.mu.Lock()
+	m := c.markLocked(i)
+	if len(c.flights) == 0 {
+		// Draws the server's ACK on the connection within the check when
+		// the server runs: without it an idle client's failed check said
+		// nothing (revivalFailedLocked), and a dead path was checked
+		// again every DownBackoff, never backing off.
+		c.poke()
+	}
+	c.mu.Unlock()
 	ctx, cancel := context.WithTimeout(c.life, revivalHandshakes*c.cfg.ProbeTimeout)
 	side, err := Dial(ctx, cfg)
 	cancel()
@@ -993,20 +1041,18 @@ func (c *Client) checkPath(i int, lp LocalPath) {
 		side.Close()
 	}
 	c.mu.Lock()
-	defer c.mu.Unlock()
 	ps := c.paths[i]
 	ps.checking = false
 	if ps.removed || c.life.Err() != nil {
+		c.mu.Unlock()
 		return
 	}
 	if err != nil {
-		c.markDownLocked(i)
-		return
+		c.revivalFailedLocked(i, m)
+	} else {
+		c.reviveLocked(i, nil)
 	}
-	ps.down = false
-	c.selMu.Lock()
-	c.sel.AddPath(pathsel.PathID(i))
-	c.selMu.Unlock()
+	c.mu.Unlock()
 }
 
 // moveAwayLocked moves the connection off path failed to the best other
@@ -1015,7 +1061,7 @@ func (c *Client) checkPath(i int, lp LocalPath) {
 // failoverBudget: a dead path that the client had left before it died
 // (so no stall marked it down) must not hold the failover for a probe
 // timeout per round; past the budget the caller dials a new connection.
-func (c *Client) moveAwayLocked(ctx context.Context, failed int) (moved bool, unanswered []int) {
+func (c *Client) moveAwayLocked(ctx context.Context, failed int) (moved bool, unanswered []probed) {
 	if !c.migration || c.s().conn.Context().Err() != nil {
 		return false, nil
 	}
@@ -1049,7 +1095,7 @@ func (c *Client) moveAwayLocked(ctx context.Context, failed int) (moved bool, un
 				continue
 			}
 			tried[p] = true
-			sent := c.cfg.Now()
+			m := c.markLocked(p)
 			err := c.switchLocked(fctx, p)
 			if err == nil {
 				return true, nil
@@ -1061,16 +1107,23 @@ func (c *Client) moveAwayLocked(ctx context.Context, failed int) (moved bool, un
 				// unanswered.
 				return false, nil
 			}
-			if c.cutShortLocked(ctx, p, sent) {
+			if c.cutShortLocked(ctx, p, m.out) {
 				return false, unanswered
 			}
 			if !failedOnce[p] {
 				failedOnce[p] = true
-				unanswered = append(unanswered, p)
+				unanswered = append(unanswered, probed{p, m})
 			}
 		}
 	}
 	return false, unanswered
+}
+
+// probed is a failover's probe of path p that went unanswered, and the
+// mark it left (restUnansweredLocked judges its silence by it).
+type probed struct {
+	p int
+	m pathMark
 }
 
 // backToServersPathLocked moves the connection, without a probe, to the

@@ -179,7 +179,7 @@ func (r *probeRun) ask(q int) {
 	r.out[q] = true
 	r.c.mu.Lock()
 	ps := r.c.paths[q]
-	ps.probeOut, ps.probeHeard = r.c.cfg.Now(), r.c.heard()
+	ps.probe = r.c.markLocked(q)
 	r.c.mu.Unlock()
 	r.c.selMu.Lock()
 	r.po.ProbeUnderWay(pathsel.PathID(q), true) // a path down is unknown: no harm
@@ -260,7 +260,7 @@ func (r *probeRun) setEarly() {
 func (r *probeRun) callOff() {
 	r.c.mu.Lock()
 	for _, ps := range r.c.paths {
-		ps.probeOut = time.Time{}
+		ps.probe = pathMark{}
 	}
 	r.c.mu.Unlock()
 	r.c.selMu.Lock()
@@ -282,16 +282,17 @@ func (c *Client) probeIdle(q int) bool {
 }
 
 // probeAnswer hands a probe's answer to the selector, or, for a path that
-// is down, brings the path back when the probe was answered and rests it
-// again (doubled) when it was not. A live path whose probe went
-// unanswered rests too (probeLostLocked), once a probe has been answered
-// (trusted: the target answers). It returns how soon the selector asks
-// the live path's next probe, ahead of its turn (probeSoon), if it does.
+// is down, brings the path back when the probe was answered and, when
+// not, judges the silence (revivalFailedLocked). A live path whose probe
+// went unanswered rests too (probeLostLocked), once a probe has been
+// answered (trusted: the target answers) and when its silence tells of
+// it (silenceTellsLocked). It returns how soon the selector asks the live
+// path's next probe, ahead of its turn (probeSoon), if it does.
 func (c *Client) probeAnswer(po pathsel.ProbeObserver, a ProbeAnswer, trusted bool) (time.Duration, bool) {
 	c.mu.Lock()
 	ps := c.paths[a.Path]
-	out, heard := ps.probeOut, ps.probeHeard
-	ps.probeOut = time.Time{}
+	m := ps.probe
+	ps.probe = pathMark{}
 	c.probedLocked(a)
 	if ps.removed {
 		c.mu.Unlock()
@@ -299,19 +300,15 @@ func (c *Client) probeAnswer(po pathsel.ProbeObserver, a ProbeAnswer, trusted bo
 	}
 	if ps.down {
 		if math.IsInf(a.RTTms, 1) {
-			c.markDownLocked(a.Path)
+			c.revivalFailedLocked(a.Path, m)
 			c.mu.Unlock()
 			return 0, false
 		}
-		ps.down = false
+		c.reviveLocked(a.Path, func() { po.ObserveProbe(pathsel.PathID(a.Path), a.RTTms) })
 		c.mu.Unlock()
-		c.selMu.Lock()
-		c.sel.AddPath(pathsel.PathID(a.Path))
-		po.ObserveProbe(pathsel.PathID(a.Path), a.RTTms)
-		c.selMu.Unlock()
 		return 0, false
 	}
-	if trusted && c.serverRanSinceLocked(out, heard) && c.probeLostLocked(a) {
+	if trusted && c.silenceTellsLocked(a.Path, m) && c.probeLostLocked(a) {
 		c.mu.Unlock()
 		return 0, false
 	}

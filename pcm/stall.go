@@ -741,13 +741,17 @@ func (c *Client) unrestLocked(p int, rest time.Duration) {
 // failover that ended in a redial (not those whose probe the redial's win
 // cut short: cutShortLocked), but the one the new connection is on:
 // left live, the selector would soon choose one and hold every request
-// for its probe's timeout, as the failover did. A revival check (a side
-// handshake, which needs no connection ID of this connection) brings a
-// healthy one back after DownBackoff.
-func (c *Client) restUnansweredLocked(unanswered []int) {
-	for _, p := range unanswered {
-		if p != c.active && !c.paths[p].down && !c.paths[p].removed {
-			c.markDownLocked(p)
+// for its probe's timeout, as the failover did. Only when the probe's
+// silence tells of its path (silenceTellsLocked; the redial's handshake
+// shows that the server runs): a path that answered meanwhile (a side
+// probe, a response's bytes) lost that probe in a burst, and stays live.
+// A revival check (a side handshake, which needs no connection ID of
+// this connection) brings a rested healthy one back after DownBackoff.
+func (c *Client) restUnansweredLocked(unanswered []probed) {
+	for _, u := range unanswered {
+		ps := c.paths[u.p]
+		if u.p != c.active && !ps.down && !ps.removed && c.silenceTellsLocked(u.p, u.m) {
+			c.markDownLocked(u.p)
 		}
 	}
 }

@@ -96,7 +96,7 @@ func TestFirstChoiceRanks(t *testing.T) {
 			for _, p := range tc.paths {
 				ps := &pathState{knownRTT: p.known, down: p.down}
 				if p.probeOut > 0 {
-					ps.probeOut = now.Add(-p.probeOut)
+					ps.probe.out = now.Add(-p.probeOut)
 				}
 				c.paths = append(c.paths, ps)
 			}

@@ -75,25 +75,62 @@ func (c *Client) probedLocked(a ProbeAnswer) {
 	ps.knownRTT, ps.probedAt = ps.probedRTT, c.cfg.Now()
 }
 
-// serverRanSinceLocked says that the server answered something while a
-// side probe that left at out, when the connection had heard heard
-// (Client.heard), waited: an ACK on the connection, or another side
-// probe's answer. Only then does the probe's loss tell of its path (the
-// caller: probeAnswer). A server that does not run answers on no path
-// (stall.go's failover says the same of the connection's paths): at load
-// 18-28 (2026-12-01, TestLoadCutAioquic on main) a side probe of a healthy
+// The evidence rule. A probe's silence — a side probe, a failover's
+// probe, a switch's validation, a revival check — tells of its path only
+// when the server ran meanwhile (serverRanSinceLocked) and did not answer
+// on that path meanwhile (answeredOnSinceLocked): a path that carried a
+// response, or answered another probe, since the probe left is alive,
+// however its probe fared (a loss burst, a late answer). Every probe that
+// can rest a path, or keep one resting, is judged by silenceTellsLocked,
+// from the pathMark it left.
+
+// pathMark is what a probe of path p leaves as it goes out: when, the
+// connection then and what it had heard of the server (Client.heard),
+// and the bytes the client had received on p (rxLedger).
+type pathMark struct {
+	out   time.Time
+	sess  *session
+	heard uint64
+	rx    int64
+}
+
+// markLocked is a probe of path p leaving now; c.mu is held.
+func (c *Client) markLocked(p int) pathMark {
+	return pathMark{out: c.cfg.Now(), sess: c.s(), heard: c.heard(), rx: c.rx.of(p)}
+}
+
+// silenceTellsLocked says whether the silence of a probe of path p that
+// left m behind tells of p (the evidence rule, above); c.mu is held.
+func (c *Client) silenceTellsLocked(p int, m pathMark) bool {
+	return c.serverRanSinceLocked(m) && !c.answeredOnSinceLocked(p, m)
+}
+
+// answeredOnSinceLocked says that the server answered on path p since m:
+// a side probe of p came back, or the client received bytes on p (a
+// response's, or in rebind mode any datagram). Before, a failover's probe
+// lost in a burst, or a revival check that met a paused server, rested a
+// path that answered all along. c.mu is held.
+func (c *Client) answeredOnSinceLocked(p int, m pathMark) bool {
+	return c.paths[p].probedAt.After(m.out) || c.rx.of(p) > m.rx
+}
+
+// serverRanSinceLocked says that the server answered something, on any
+// path, since m: an ACK on the connection, a new connection (its
+// handshake was answered: a failover's redial), or another side probe's
+// answer. A server that does not run answers on no path (stall.go's
+// failover says the same of the connection's paths): at load 18-28
+// (2026-12-01, TestLoadCutAioquic on main) a side probe of a healthy
 // path went unanswered for its 1 s while aioquic's event loop did not
 // run, and the path rested through the rest of the test in 5 of 16
 // subtests. A path that dies while the server runs loses its probe with
 // the others' answered, or the connection's requests acknowledged, as on
-// TestTwoCutsOnSlowPaths and TestIdlePathDiesQuietly. A switch's failed
-// validation is judged alike (failureTellsLocked). c.mu is held.
-func (c *Client) serverRanSinceLocked(out time.Time, heard uint64) bool {
-	if c.heard() != heard {
+// TestTwoCutsOnSlowPaths and TestIdlePathDiesQuietly. c.mu is held.
+func (c *Client) serverRanSinceLocked(m pathMark) bool {
+	if c.s() != m.sess || c.heard() != m.heard {
 		return true
 	}
 	for _, ps := range c.paths {
-		if ps.probedAt.After(out) {
+		if ps.probedAt.After(m.out) {
 			return true
 		}
 	}
@@ -103,9 +140,8 @@ func (c *Client) serverRanSinceLocked(out time.Time, heard uint64) bool {
 // validation is when a switch's validation of its path on the connection
 // began (ran), and what the connection had heard then (Client.heard).
 type validation struct {
-	ran   bool
-	out   time.Time
-	heard uint64
+	ran bool
+	pathMark
 }
 
 // validatesLocked says whether a switch to path p validates it first
@@ -140,20 +176,20 @@ func (c *Client) validatesLocked(p int, probe bool) bool {
 // a poke under load (a drain's move) delayed the selector's first sample
 // of the new path past heardWithin (TestMoveUnderLoadSamplesItsPath
 // under -race: 281 ms in 5 of 40 runs with it, 0 of 40 without).
-func (c *Client) startValidationLocked() validation {
-	v := validation{ran: true, out: c.cfg.Now(), heard: c.heard()}
+func (c *Client) startValidationLocked(p int) validation {
+	v := validation{ran: true, pathMark: c.markLocked(p)}
 	if len(c.flights) == 0 {
 		c.poke()
 	}
 	return v
 }
 
-// failureTellsLocked says whether a switch whose validation v failed
-// tells of its path: the server answered something meanwhile
-// (startValidationLocked says why), or it made no validation (its own
+// failureTellsLocked says whether a switch to path p whose validation v
+// failed tells of p: its silence does (silenceTellsLocked;
+// startValidationLocked says why), or it made no validation (its own
 // Switch failed). c.mu is held.
-func (c *Client) failureTellsLocked(v validation) bool {
-	return !v.ran || c.serverRanSinceLocked(v.out, v.heard)
+func (c *Client) failureTellsLocked(p int, v validation) bool {
+	return !v.ran || c.silenceTellsLocked(p, v.pathMark)
 }
 
 // probeLostLocked rests idle path a.Path when its side probe went
