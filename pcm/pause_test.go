@@ -2,6 +2,7 @@ package pcm
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"net"
 	"strings"
@@ -203,6 +204,100 @@ func stallAfterPausedCut(t *testing.T, offset time.Duration) time.Duration {
 	s := log.stalls()
 	if len(s) == 0 {
 		t.Fatalf("cut at %v: no stall verdict", offset)
+	}
+	return s[0].Sub(cut)
+}
+
+// jitterLate is how late every other tick of jitterTicker comes: most of
+// a tick (stallTicks to the floor), as a loaded host's scheduler delays a
+// goroutine's timer that the process still runs every few milliseconds.
+const jitterLate = 45 * time.Millisecond
+
+// jitterRate and jitterQueue make TestStallFoundThroughJitter's link: 1 MB/s,
+// so that its 4 MB download outlasts the cut.
+const jitterRate, jitterQueue = 1_000_000, 100_000
+
+// jitterTicker is Config.newTicker for a process that runs but late: every
+// other tick comes jitterLate after it was due, the next on time, so the
+// ticker's grid holds and no tick is dropped.
+func jitterTicker(stop <-chan struct{}) func(time.Duration) pauseclock.Ticker {
+	return func(every time.Duration) pauseclock.Ticker {
+		t := &pausedTicker{Ticker: time.NewTicker(every), c: make(chan time.Time, 1)}
+		go func() {
+			for late := false; ; late = !late {
+				select {
+				case <-stop:
+					return
+				case now := <-t.Ticker.C:
+					if late {
+						select {
+						case <-stop:
+							return
+						case <-time.After(jitterLate):
+						}
+					}
+					select {
+					case t.c <- now:
+					default:
+					}
+				}
+			}
+		}()
+		return t
+	}
+}
+
+// TestStallFoundThroughJitter: a path cut while the detector's ticks come
+// late and on time by turns is given up about as soon as with ticks on
+// time: the process ran, so the silence is the path's. The poke and the
+// verdict may each come a late tick and a tick of the grid later, and
+// the silence they wait for a tick later (250 ms here; 610-660 ms on
+// time, 705-805 ms jittery in 30 runs). Before the detector counted the net lateness of its ticks
+// (lagged), each late tick's lateness was left out of the silence and
+// the catch-up of the next was not, and the verdict came 1.1 s after the
+// cut where on-time ticks found it in 0.55 s; on a host at load 15 that
+// took 862 ms out of a silence whose ticks were 400 ms late in all
+// (loadcut34's notes), while the requests' deadlines ran on the wall
+// clock. A detector that left out no pause at all passes this and fails
+// TestNoFalseStallAfterPause.
+func TestStallFoundThroughJitter(t *testing.T) {
+	var onTime, jittery time.Duration
+	synctest.Test(t, func(t *testing.T) { onTime = verdictAfterDownloadCut(t, nil) })
+	synctest.Test(t, func(t *testing.T) {
+		stop := make(chan struct{})
+		t.Cleanup(func() { close(stop) })
+		jittery = verdictAfterDownloadCut(t, jitterTicker(stop))
+	})
+	tick := DefaultStallTimeout / stallTicks
+	if bound := onTime + 2*(jitterLate+tick) + tick; jittery > bound {
+		t.Errorf("with every other tick %v late the stall verdict came %v after the cut, want at most %v (%v with ticks on time)",
+			jitterLate, jittery, bound, onTime)
+	}
+}
+
+// verdictAfterDownloadCut cuts path 0 under a download whose ACKs flow
+// until the cut, so that the silence begins with it, and returns how long
+// after the cut the stall verdict came; newTicker is the detector's
+// ticker (nil: a time.Ticker).
+func verdictAfterDownloadCut(t *testing.T, newTicker func(time.Duration) pauseclock.Ticker) time.Duration {
+	const rtt = 40 * time.Millisecond
+	n := memnet.New()
+	log := &stallLog{t: t}
+	c := dialConfig(t, memConfig(t, n, 2, Config{Selector: onePath(0), Logf: log.logf, newTicker: newTicker},
+		memServe(t, n, thinkHandler(), nil)))
+	n.SetDelay(memPath(0), rtt-oneWay)
+	getOK(t, c, 1000)
+	n.SetLink(memPath(0), jitterRate, jitterQueue)
+	cut := time.Now().Add(time.Second)
+	time.AfterFunc(time.Until(cut), func() { n.SetDrop(memPath(0), true) })
+	ctx, cancel := context.WithTimeout(context.Background(), giveUp)
+	defer cancel()
+	if _, err := c.GetOn(ctx, 0, fmt.Sprintf("/bytes/%d", 4*jitterRate), io.Discard); err != nil {
+		t.Errorf("download: %v", err)
+	}
+	s := log.stalls()
+	if len(s) == 0 {
+		t.Fatal("no stall verdict")
 	}
 	return s[0].Sub(cut)
 }

@@ -175,7 +175,7 @@ func (w stallWaits) verdictWait(early *redial) time.Duration {
 func (c *Client) stallWaits() stallWaits {
 	s := c.s()
 	st := s.conn.ConnectionStats()
-	pto := st.SmoothedRTT + max(4*stallDeviation(st), time.Millisecond) + s.moves.peerMaxAckDelay()
+	pto := st.SmoothedRTT + max(ptoDeviations*stallDeviation(st), time.Millisecond) + s.moves.peerMaxAckDelay()
 	return stallWaits{pokeAfter: max(c.cfg.StallTimeout/pokeShare, pto), ackWait: pokeWaits * pto}
 }
 
@@ -343,9 +343,9 @@ func (c *Client) detectStalls() {
 	defer tick.Stop()
 	done := c.life.Done()
 	var seen uint64
-	quiet := time.Now()
-	var pokedAt time.Time // zero: no poke since the last new ACK
-	var early *redial     // dialled at the poke (earlyRedialLocked), or nil
+	quiet := lagged{at: time.Now()}
+	var pokedAt lagged // zero: no poke since the last new ACK
+	var early *redial  // dialled at the poke (earlyRedialLocked), or nil
 	drop := func() {
 		if early != nil {
 			early.abandon()
@@ -353,7 +353,7 @@ func (c *Client) detectStalls() {
 		}
 	}
 	defer drop()
-	lastTick := quiet
+	lastTick := quiet.at
 	for {
 		select {
 		case <-done:
@@ -368,9 +368,12 @@ func (c *Client) detectStalls() {
 		// as the pause lasted. On a machine at load 15-19 with -race
 		// compiles beside it (2026-12-01), a stall verdict on a healthy
 		// path had a silence of 670 ms whose ticks came up to 362 ms
-		// apart (TestLoadCutAioquic; loadcut29's notes).
-		p := pauseclock.Late(now, lastTick, every)
-		quiet, pokedAt, lastTick = quiet.Add(p), deferred(pokedAt, p), now
+		// apart (TestLoadCutAioquic; loadcut29's notes). What counts is
+		// the ticks' net lateness (lagged).
+		late := now.Sub(lastTick) - every
+		quiet.tick(late)
+		pokedAt.tick(late)
+		lastTick = now
 		if c.idle() {
 			drop()
 			tick.Stop()
@@ -383,39 +386,55 @@ func (c *Client) detectStalls() {
 			// detector began about now, and nothing before it was waited
 			// for.
 			tick.Reset(every)
-			seen, quiet, pokedAt, lastTick = c.heard(), time.Now(), time.Time{}, time.Now()
+			seen, quiet, pokedAt, lastTick = c.heard(), lagged{at: time.Now()}, lagged{}, time.Now()
 			continue
 		}
 		c.reviveRested()
 		if rx := c.heard(); rx != seen {
-			seen, quiet, pokedAt = rx, now, time.Time{}
+			seen, quiet, pokedAt = rx, lagged{at: now}, lagged{}
 			drop()
 			continue
 		}
-		silence := c.silence(now, quiet)
+		silence := c.silence(now, quiet.start())
 		w := c.stallWaits()
 		switch {
-		case pokedAt.IsZero():
+		case pokedAt.at.IsZero():
 			if silence >= w.pokeAfter {
 				c.poke()
-				pokedAt = now
+				pokedAt = lagged{at: now}
 				early = c.dialAtPoke()
 			}
-		case silence >= c.cfg.StallTimeout && now.Sub(pokedAt) >= w.verdictWait(early):
+		case silence >= c.cfg.StallTimeout && now.Sub(pokedAt.start()) >= w.verdictWait(early):
 			c.failStalled(c.Active(), silence, early, seen)
 			// The failover's own time is no pause either.
-			quiet, pokedAt, early, lastTick = time.Now(), time.Time{}, nil, time.Now()
+			quiet, pokedAt, early, lastTick = lagged{at: time.Now()}, lagged{}, nil, time.Now()
 		}
 	}
 }
 
-// deferred is t moved d later, or the zero time (no poke out) kept.
-func deferred(t time.Time, d time.Duration) time.Time {
-	if t.IsZero() {
-		return t
-	}
-	return t.Add(d)
+// lagged is the start of one of the detector's waits (the silence, the
+// poke's), moved later by the time the process did not run since: the
+// net lateness of the detector's ticks, each tick's gap less its period,
+// summed and never below 0. A tick that came late and the next one, back
+// on the ticker's grid and so early by as much, are the scheduler's
+// jitter, not a pause: the process ran meanwhile and read what came. Each
+// late tick's lateness alone (pauseclock.Late) left that out too: on a
+// host at load 15 it took 862 ms out of a silence whose ticks were 400 ms
+// late in all, and with every other tick 45 ms late a cut was found
+// 1.1 s after it instead of 0.61 s (TestStallFoundThroughJitter). A
+// pause ends with the one tick it held, late by the pause: its lateness
+// counts in full at the tick that comes first after it, before the reads
+// of what queued meanwhile (TestNoFalseStallAfterPause).
+type lagged struct {
+	at  time.Time // zero: no wait
+	lag time.Duration
 }
+
+// tick adds a tick's lateness over its period (negative: early).
+func (l *lagged) tick(late time.Duration) { l.lag = max(l.lag+late, 0) }
+
+// start is when the wait began, less the time the process did not run.
+func (l lagged) start() time.Time { return l.at.Add(l.lag) }
 
 // ticker is Config.newTicker's ticker, or a time.Ticker.
 func (c *Config) ticker(every time.Duration) pauseclock.Ticker {

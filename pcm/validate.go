@@ -310,14 +310,31 @@ func (c *Client) stayAfterFailover() (int, bool) {
 // round trip grew (TestNoFalseStallWhileServerThinks: 400 ms after a
 // handshake at 20 ms, one sample in) the smoothed round trip lags at a
 // fraction of it, and an eighth of that made a live path's poke wait less
-// than one round trip (2 false stalls in 3 of 10 -race runs). With
-// the growth LatestRTT − SmoothedRTT as a floor the PTO is never below the
-// latest sample; right after a move the two are equal (the estimator's
-// first sample), and the cap holds.
+// than one round trip (2 false stalls in 3 of 10 -race runs). With a
+// ptoDeviations-th of the growth LatestRTT − SmoothedRTT as a floor the
+// PTO is never below the latest sample (plus the ACK delay); right after
+// a move the two are equal (the estimator's first sample), and the cap
+// holds.
+//
+// The floor is that, not the whole growth: the PTO multiplies the
+// deviation by ptoDeviations, and a floor of the whole growth made it
+// 4 × latest − 3 × smoothed, not the latest. One late sample — an ACK that
+// waited in the socket while a loaded host did not run the process, as it
+// does every few seconds at load 10-15 — then stretched the detector's
+// waits fourfold: a cut right after one, with a smoothed 132 ms and a
+// latest 604 ms, was poked only after 2.05 s of silence and would have been
+// given up after 6 s: 80 of the row's 106 GETs, each with a 5 s timeout,
+// ran out first (pcm/measure's TestCutsLoseNoRequest, two cuts in a row,
+// -race under a 0.4-CPU quota at load 15, 2026-12-02; loadcut34's notes).
 func stallDeviation(st quic.ConnectionStats) time.Duration {
-	grown := max(st.LatestRTT-st.SmoothedRTT, 0)
+	grown := max(st.LatestRTT-st.SmoothedRTT, 0) / ptoDeviations
 	return max(min(st.MeanDeviation, st.SmoothedRTT/deviationCap), grown)
 }
+
+// ptoDeviations is how many round-trip deviations a probe timeout allows
+// (RFC 9002 §6.2.1: smoothed_rtt + max(4 × rttvar, kGranularity) +
+// max_ack_delay).
+const ptoDeviations = 4
 
 // deviationCap bounds stallDeviation at an eighth of the round trip: the
 // PTO's 4 × deviation is then at most half a round trip, and a poke waits

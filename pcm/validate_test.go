@@ -58,20 +58,31 @@ func TestIdlePathDiesQuietly(t *testing.T) {
 
 // TestStallDeviation: the cap holds right after a move (the estimator's
 // first sample: deviation half the round trip), never under a growth the
-// latest sample shows.
+// latest sample shows; and under a growth the probe timeout's round trip
+// and deviations (smoothed + ptoDeviations × deviation) come to the
+// latest sample, never below it (a false stall on a path whose round
+// trip grew) nor a multiple of it. The last row is a late sample on a
+// loaded machine (loadcut34's trace): the floor of the whole growth made
+// that 2.02 s, and a cut right after it was found only after 6 s.
 func TestStallDeviation(t *testing.T) {
 	ms := time.Millisecond
 	for _, tc := range []struct {
 		srtt, dev, latest, want time.Duration
+		grew                    bool
 	}{
-		{150 * ms, 75 * ms, 150 * ms, 150 * ms / deviationCap}, // after a move: capped
-		{150 * ms, 5 * ms, 152 * ms, 5 * ms},                   // steady: quic-go's own
-		{60 * ms, 95 * ms, 400 * ms, 340 * ms},                 // the round trip grew
-		{400 * ms, 80 * ms, 100 * ms, 400 * ms / deviationCap}, // it shrank: capped
+		{150 * ms, 75 * ms, 150 * ms, 150 * ms / deviationCap, false}, // after a move: capped
+		{150 * ms, 5 * ms, 152 * ms, 5 * ms, false},                   // steady: quic-go's own
+		{60 * ms, 95 * ms, 400 * ms, 85 * ms, true},                   // the round trip grew
+		{400 * ms, 80 * ms, 100 * ms, 400 * ms / deviationCap, false}, // it shrank: capped
+		{132 * ms, 152 * ms, 604 * ms, 118 * ms, true},                // one late sample under load
 	} {
 		st := quic.ConnectionStats{SmoothedRTT: tc.srtt, MeanDeviation: tc.dev, LatestRTT: tc.latest}
-		if got := stallDeviation(st); got != tc.want {
+		got := stallDeviation(st)
+		if got != tc.want {
 			t.Errorf("srtt %v dev %v latest %v: %v, want %v", tc.srtt, tc.dev, tc.latest, got, tc.want)
+		}
+		if rt := tc.srtt + ptoDeviations*got; tc.grew && rt != tc.latest {
+			t.Errorf("srtt %v latest %v: the probe timeout's round trip is %v, want the latest sample", tc.srtt, tc.latest, rt)
 		}
 	}
 }

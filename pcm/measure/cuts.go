@@ -77,6 +77,11 @@ type CutRow struct {
 	// BestShare is of, per path.
 	Cuts    []int
 	PerPath []int
+	// Slowdown is how far the load fell behind its schedule: the GETs
+	// it was to send (one every Every) over those it sent, at least 1.
+	// The sender's ticker drops the ticks of the time the process did
+	// not run, so it is the host's load on this run, as the client felt it.
+	Slowdown float64
 }
 
 // MeasureCuts runs every cut with every API over three paths of the given
@@ -191,6 +196,7 @@ func (r *cutRun) drive(ctx context.Context, rq requester, target string) CutRow 
 		r.row.RecoverMs = ms(r.recover.Sub(r.cutTime))
 	}
 	r.row.BestShare = share(r.after, r.best())
+	r.row.Slowdown = max(1, float64(end/r.load.Every)/float64(max(r.row.Sent, 1)))
 	r.row.PerPath = make([]int, len(r.rtts))
 	for _, p := range r.after {
 		if p >= 0 {
