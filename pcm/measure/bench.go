@@ -1,5 +1,5 @@
 // Package measure is PCM-QUIC's real-network measurement harness: an
-// unmodified quic-go origin behind hetquic's emulator (the UDP relay on
+// plain quic-go origin (no PCM) behind hetquic's emulator (the UDP relay on
 // loopback, one client address per scenario path), and the measurements
 // run through it: switch cost and failover (PCM journal §4). Real-mode
 // experiments (runner/realenv) and the simulator's validation
@@ -21,7 +21,7 @@ import (
 	"github.com/hetquic/hetquic/scenario"
 )
 
-// Bench is an unmodified quic-go origin behind hetquic's emulator (the UDP
+// Bench is a plain quic-go origin (no PCM) behind hetquic's emulator (the UDP
 // relay on loopback, one client address per scenario path): what real runs
 // and the PCM measurements send their requests through.
 type Bench struct {
