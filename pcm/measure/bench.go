@@ -1,4 +1,4 @@
-// Package measure is PCM-QUIC's real-network measurement harness: an
+// Package measure is PCM-QUIC's real-network measurement harness: a
 // plain quic-go origin (no PCM) behind hetquic's emulator (the UDP relay on
 // loopback, one client address per scenario path), and the measurements
 // run through it: switch cost and failover (PCM journal §4). Real-mode
