@@ -216,7 +216,15 @@ func Window(paths []Path, left int64) int64 {
 		if p.Rate <= 0 {
 			continue
 		}
-		q := planned(p, slices.Concat(paths[:i], paths[i+1:]), left)
+		others := slices.Concat(paths[:i], paths[i+1:])
+		q := planned(p, others, left)
+		if Swiftest(p, others) {
+			// As Take keeps it: the swiftest path's pipeline at its Peak where
+			// that is higher, for its estimate still averages its start-up
+			// near the end (6.3–11 MB/s on far paths whose Peak was 15–16.7),
+			// and a pipeline sized from it left the path short.
+			q.Rate = max(q.Rate, p.upper())
+		}
 		rate += p.upper()
 		pipes += pipeline(q)
 		wait = max(wait, held(p, q))
@@ -361,8 +369,8 @@ func take(own Path, others []Path, s Stripe) int64 {
 	var buf [pacedPaths]Path
 	own, others = paced(own, others, buf[:0])
 	swiftest := Swiftest(own, others)
-	if swiftest { // its plan sizes its pipeline only (planned)
-		plan.Rate = max(plan.Rate, own.Rate)
+	if swiftest { // its plan sizes its pipeline only (planned), at its Peak where that is higher (Window)
+		plan.Rate = max(plan.Rate, own.upper())
 	} else {
 		own = plan
 	}

@@ -107,9 +107,12 @@ func TestPieceSizeAndWindow(t *testing.T) {
 		// 93 750 + 2 × 1 875 000 and 2 500 + 2 × 32 768, and 19 MB/s × (10 ms +
 		// 32 768 B / 250 kB/s) = 2 680 368 B behind its piece.
 		{"150 + 2 Mbit/s, 5 / 10 ms: the slow piece's time, not the RTT", []Path{path(150, 5), path(2, 10)}, 6_592_154},
-		// Pipelines from the measured rates, 150 000 + 2 × 750 000 and
-		// 93 750 + 2 × 187 500, and the peak's 20.625 MB/s × 150 ms.
-		{"a path measured below its peak: the window from the peak", []Path{{RTT: ms(20), Rate: mbit(60), Peak: mbit(150)}, path(15, 50)}, 5_212_500},
+		// The swiftest path's pipeline at its peak, 375 000 + 2 × 1 875 000,
+		// the slow path's 93 750 + 2 × 187 500, and the peak's 20.625 MB/s ×
+		// 240 ms: planned above its measured rate, the swiftest path's piece
+		// may hold the window for its round trip and that pipeline at its
+		// peak (held), longer than the slow path's 150 ms.
+		{"a path measured below its peak: the window from the peak", []Path{{RTT: ms(20), Rate: mbit(60), Peak: mbit(150)}, path(15, 50)}, 9_543_750},
 		// 375 000 + 2 × 1 875 000, and 18.75 MB/s × 120 ms.
 		{"a path with no rate is left out", []Path{path(150, 20), {RTT: ms(300)}}, 6_375_000},
 		{"10 Gbit/s: the ceiling", []Path{path(10000, 50)}, MaxWindow},
