@@ -428,15 +428,29 @@ func checkPatternOK(body []byte, n int) bool {
 
 // TestInteropNgtcp2 runs the matrix's checks against ngtcp2's example
 // server (Debian's ngtcp2-server, gtlsserver), which serves files: the
-// test writes the bodies it asks for. ngtcp2 follows every validated
-// switch.
+// test writes the bodies it asks for. ngtcp2 follows a validated switch
+// unless it is validating the path switched to itself (ngtcp2Unfollowed);
+// it never stops following, so the client must never pin.
 func TestInteropNgtcp2(t *testing.T) {
 	addr, roots := startNgtcp2(t, writeBytesDocs)
 	row := interop(t, "ngtcp2", addr, roots, Config{}, true)
-	if row.unfollowed != 0 || row.onChosen != row.requests {
-		t.Errorf("ngtcp2 follows every validated switch, yet %+v", row)
+	if row.unfollowed > ngtcp2Unfollowed || int64(row.onChosen) < int64(row.requests)-row.unfollowed || row.pinned >= 0 {
+		t.Errorf("ngtcp2 follows all but %d of the switches and never stops following, yet %+v", ngtcp2Unfollowed, row)
 	}
 }
+
+// ngtcp2Unfollowed is how many of TestInteropNgtcp2's 29 switches the
+// server may leave unfollowed. ngtcp2 (0.12.1, lib/ngtcp2_conn.c) does not
+// migrate on a packet from a path it is validating itself, and it
+// validates a migration's old path again once the new one is validated,
+// keeping the first old path when a second migration came before the
+// first validation ended. On a busy machine the client's PATH_RESPONSE can
+// come after its next switch (CI, 2026-12-02: one in 29, a switch back to
+// path 0 two switches after it was left, answered on path 2); so a switch
+// back to that path, while the server re-validates it, is answered on the
+// path before. Two allow such a race twice; a server that stops following
+// misses 20 or more (qh3 after its first round) and pins the client.
+const ngtcp2Unfollowed = 2
 
 // startNgtcp2 starts ngtcp2's gtlsserver on a document root that docs
 // writes under a temporary directory, and returns its address and a TLS
