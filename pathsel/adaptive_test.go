@@ -645,8 +645,8 @@ func TestBurstWindowRule(t *testing.T) {
 		want                   bool
 	}{
 		{"issue 29's lossy path: 75 ms burst, 23 before, probes 20", 6, 2, 23, 75, 20, true},
-		{"a burst of 32 samples", 32, 3, 23, 75, 20, true},
-		{"a window that grew past a burst: a lasting change", 33, 3, 23, 75, 20, false},
+		{"a burst of 64 samples", 64, 3, 23, 75, 20, true},
+		{"a window that grew past a burst: a lasting change", 65, 3, 23, 75, 20, false},
 		{"too few probes to say the round trip is as before", 6, 1, 23, 75, 20, false},
 		{"just above burstRatio", 6, 3, 23, 41, 20, true},
 		{"just below burstRatio", 6, 3, 23, 39, 20, false},
