@@ -811,14 +811,7 @@ func TestAdaptiveBurstAmongRoundTripsAsksOneTry(t *testing.T) {
 		{"the path is that slow: the window stays", 95, 15},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			s := mustNew(t, Default(), 1)
-			addPaths(t, s, 0, 1)
-			for r := range 20 {
-				observe(t, s, 0, 60*jitter(r))
-			}
-			for r := range 80 {
-				observe(t, s, 1, 30*jitter(r))
-			}
+			s := settledPair(t)
 			for _, x := range []float64{471, 464, 30, 262} {
 				observe(t, s, 1, x)
 			}
@@ -896,14 +889,7 @@ func TestAdaptiveDrainLeftAsksOneTry(t *testing.T) {
 		{"a drain over several changes: the path is that slow", drained, 100, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			s := mustNew(t, Default(), 1)
-			addPaths(t, s, 0, 1)
-			for r := range 20 {
-				observe(t, s, 0, 60*jitter(r))
-			}
-			for r := range 80 {
-				observe(t, s, 1, 30*jitter(r))
-			}
+			s := settledPair(t)
 			n := tc.left(t, s)
 			for r := range 10 {
 				observe(t, s, 0, 60*jitter(r))
@@ -939,4 +925,19 @@ func triesAfter(t *testing.T, s Selector, try, probe float64) int {
 		}
 	}
 	return tries
+}
+
+// settledPair is the default selector on two paths, path 0 of 60 ms and
+// path 1 of 30 ms, each with its tasks measured (20 and 80): the start of
+// the restore/200-30-60 replays, before path 1's blackout.
+func settledPair(t *testing.T) Selector {
+	s := mustNew(t, Default(), 1)
+	addPaths(t, s, 0, 1)
+	for r := range 20 {
+		observe(t, s, 0, 60*jitter(r))
+	}
+	for r := range 80 {
+		observe(t, s, 1, 30*jitter(r))
+	}
+	return s
 }
