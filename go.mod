@@ -34,3 +34,5 @@ require (
 	golang.org/x/text v0.43.0 // indirect
 	google.golang.org/protobuf v1.36.12 // indirect
 )
+
+replace github.com/quic-go/quic-go => ./third_party/quic-go

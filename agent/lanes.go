@@ -2,6 +2,7 @@ package agent
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 	"time"
@@ -36,6 +37,42 @@ const (
 	// none); about a second at the 4–5 Mbit/s one lane gets there.
 	// Lanes change on two windows in a row that agree (laneTarget).
 	laneMinPackets = 500
+	// laneMinLosses: an interface with only its configured lanes has its
+	// window judged as soon as it holds this many losses in at least
+	// laneMinLossEvents loss events, before laneMinPackets (judge's
+	// early): what a full window holds at 1 %, so its loss is then at
+	// least that, over lossyAbove; a window of 500 packets at lossyAbove
+	// itself holds 5 or more in 11 % of draws, two in a row in about 1 %.
+	// One connection on a 2 %-lossy 10 Mbit/s path at 60 ms sends about
+	// 100 packets a second (the Mathis rate), so two full windows took
+	// 10 s there, twice the runner's warm-up (warmFor): on sockets it
+	// never got its lanes and carried 2 % of the bytes, where kernel MPTCP
+	// with bbr used most of the path (agent/RESULTS.md, 0.96 × MPTCP); at
+	// 2 % five losses come in about 250 packets. Growth steps and
+	// retirement still judge full windows: five losses move the rate of a
+	// window too much to tell a step's gain (laneGain).
+	laneMinLosses = 5
+	// laneMinLossEvents: the loss events (lossEvent) an early window's
+	// losses must be spread over. The count above is a loss rate's only
+	// if the losses are independent draws; a queue that overflows (a slow
+	// start's last round, a link whose rate fell) drops a burst at once,
+	// and one burst split over two windows made them agree: a lossless
+	// 20 Mbit/s 60 ms path got four lanes at 8.7 % "loss" one second into
+	// TestStripeRidesRateDrop. Counting such a burst once (TCP's and
+	// TFRC's loss event, RFC 5348 §5.2: losses within a round trip of the
+	// event's first are one event), two events mean the loss came back
+	// after the burst; random loss at 2 % on 100 packets a second gives
+	// about one event a second, so it costs no time beside the five
+	// losses.
+	laneMinLossEvents = 2
+	// lossEventRTTs: the round trips after its first look in which an
+	// interface's new losses belong to the same loss event. A queue's
+	// overflow drops packets for up to a round (slow start's last one)
+	// and quic-go declares them lost up to about a round later (RFC 9002
+	// §6.1: 3 packets later acknowledged or 9/8 RTT), so its reports
+	// span about two round trips; in looks of laneCheck, at least the
+	// next one (the span may straddle two).
+	lossEventRTTs = 2
 	// lossyAbove: loss at or above which a window counts as lossy. Reno's
 	// own probing of a full drop-tail queue loses about 8/(3W²) of its
 	// packets (W the window in packets): under 0.1 % from W ≈ 50 on, so
@@ -96,6 +133,8 @@ type laneWindow struct {
 	// interface sent: its rate is over that, not over idle seconds
 	// between downloads.
 	Busy time.Duration
+	// Events are the loss events that began in the window (lossEvent).
+	Events int
 }
 
 // add is w with one lane's look folded in: sent packets, lost of them,
@@ -119,6 +158,23 @@ func (w laneWindow) add(sent, lost uint64, st wire.SendStats) laneWindow {
 	return w
 }
 
+// lossEvent is w after a look (the look-th, counted from 1) in which its
+// interface's lanes reported lost new losses, given began, the look the
+// interface's last loss event began at (0: none yet); it returns w and
+// the look the last event began at now. Losses reported within
+// lossEventRTTs round trips (w.SRTT, at least one look) of an event's
+// first look are that event's: a queue's overflow reported over two looks
+// counts once, and so does one that straddles two windows (began outlives
+// them).
+func (w laneWindow) lossEvent(look, began int, lost uint64) (laneWindow, int) {
+	span := max(1, int(math.Ceil(float64(lossEventRTTs*w.SRTT)/float64(laneCheck))))
+	if lost == 0 || (began > 0 && look-began <= span) {
+		return w, began
+	}
+	w.Events++
+	return w, look
+}
+
 // rate is w's delivered packets per busy second (0: it never sent).
 func (w laneWindow) rate() float64 {
 	if w.Busy <= 0 {
@@ -138,9 +194,11 @@ const (
 	laneQueued                      // lossy, but with the queue full: lanes may help or only split the link
 )
 
-// judge is the verdict on window w.
-func judge(w laneWindow) laneVerdict {
-	if w.Sent < laneMinPackets {
+// judge is the verdict on window w; early (an interface with only its
+// configured lanes): a window of laneMinLosses losses over at least
+// laneMinLossEvents loss events is judged before laneMinPackets.
+func judge(w laneWindow, early bool) laneVerdict {
+	if w.Sent < laneMinPackets && (!early || w.Lost < laneMinLosses || w.Events < laneMinLossEvents) {
 		return laneUnjudged
 	}
 	loss := float64(w.Lost) / float64(w.Sent)
@@ -312,12 +370,14 @@ type laneKeeper struct {
 	added  map[string][]string    // interface → names of the lanes added
 	last   map[string]laneVerdict // interface → the verdict on its last window
 	grow   map[string]laneGrowth  // interface → its growth beyond lossyLanes
+	looks  int                    // the looks taken (check), the current one's number
+	event  map[string]int         // interface → the look its last loss event began at (laneWindow.lossEvent)
 }
 
 // keepLanes looks every laneCheck (ClientConfig.FixedLanes turns it off).
 func (c *Client) keepLanes() {
 	k := &laneKeeper{c: c, prev: map[*path]laneCounters{}, window: map[string]laneWindow{}, added: map[string][]string{},
-		last: map[string]laneVerdict{}, grow: map[string]laneGrowth{}}
+		last: map[string]laneVerdict{}, grow: map[string]laneGrowth{}, event: map[string]int{}}
 	t := time.NewTicker(laneCheck)
 	defer t.Stop()
 	for {
@@ -346,7 +406,7 @@ func (k *laneKeeper) check() {
 			continue // each interface once, at its first lane
 		}
 		w, added := k.window[name], k.added[name]
-		v := judge(w)
+		v := judge(w, len(added) == 0)
 		if v == laneUnjudged {
 			continue
 		}
@@ -379,10 +439,12 @@ func (k *laneKeeper) check() {
 }
 
 // accumulate adds each lane's sending since the last look to its
-// interface's window and counts each interface's lanes; it forgets lanes
-// that are gone and added lanes a reload (SIGHUP) removed.
+// interface's window, with the loss events that began in it, and counts
+// each interface's lanes; it forgets lanes that are gone and added lanes a
+// reload (SIGHUP) removed.
 func (k *laneKeeper) accumulate(active []*path) map[string]int {
-	lanes, now, names, busy := map[string]int{}, map[*path]laneCounters{}, map[string]bool{}, map[string]bool{}
+	lanes, now, names, busy, lost := map[string]int{}, map[*path]laneCounters{}, map[string]bool{}, map[string]bool{}, map[string]uint64{}
+	k.looks++
 	for _, p := range active {
 		p.mu.Lock()
 		cur := p.sendStats
@@ -394,11 +456,15 @@ func (k *laneKeeper) accumulate(active []*path) map[string]int {
 		if !ok || old.conn != cur.conn || cur.st.Sent < old.st.Sent {
 			continue // a new connection: it counts from now
 		}
-		sent := cur.st.Sent - old.st.Sent
-		k.window[name] = k.window[name].add(sent, cur.st.Lost-min(old.st.Lost, cur.st.Lost), cur.st)
+		sent, l := cur.st.Sent-old.st.Sent, cur.st.Lost-min(old.st.Lost, cur.st.Lost)
+		k.window[name] = k.window[name].add(sent, l, cur.st)
 		busy[name] = busy[name] || sent > 0
+		lost[name] += l
 	}
 	k.prev = now
+	for name, l := range lost {
+		k.window[name], k.event[name] = k.window[name].lossEvent(k.looks, k.event[name], l)
+	}
 	for name := range busy {
 		w := k.window[name]
 		w.Busy += laneCheck

@@ -178,3 +178,46 @@ func TestLanesNotOnCleanMixes(t *testing.T) {
 
 // lanesQueueOf is a queue of lanesQueue at p's rate (at least 64 KiB).
 func lanesQueueOf(p mixPath) int { return max(64<<10, int(p.rate*lanesQueue.Seconds())) }
+
+// The runner's warm-up (agent/runner: warmFor of warmPiece downloads
+// through the same ct-client before the measured one), which a path's
+// lanes must be judged within to count in `hetquic agent experiment
+// stripe` and the matrix.
+const (
+	runnerWarmFor   = 5 * time.Second
+	runnerWarmPiece = 3 << 20
+)
+
+// TestLossySlowPathGetsLanesInWarmUp: on fake time over memnet, a slow
+// path that loses 2 % at random beside a fast clean one (100 Mbit/s at
+// 20 ms + 10 Mbit/s at 60 ms, queues of one bandwidth-delay product: the
+// sockets mix at 0.96 × kernel MPTCP in agent/RESULTS.md) has its lanes
+// by the end of the runner's warm-up. Its one connection sends about 100
+// packets a second, so two windows of laneMinPackets (a keeper that
+// judges full windows only) took 10 s: on sockets the path never got a
+// lane and carried 2 % of the bytes, 7–8 % with them.
+func TestLossySlowPathGetsLanesInWarmUp(t *testing.T) {
+	ms := func(n int) time.Duration { return time.Duration(n) * time.Millisecond }
+	mix := []mixPath{{12.5e6, ms(15), 0}, {1.25e6, ms(55), 0.02}}
+	bdp := func(p mixPath) int { return int(p.rate * (p.delay + mixServerDelay).Seconds()) }
+	synctest.Test(t, func(t *testing.T) {
+		m := startShapedAgent(t, len(mix), shapeMix(mix, bdp), nil, func(c *ClientConfig) {
+			c.ListenPacket = lossyListen(c.ListenPacket, mix)
+		})
+		start := time.Now()
+		for time.Since(start) < runnerWarmFor {
+			mustGetIntact(t, m, runnerWarmPiece)
+		}
+		lanes := map[string]int{}
+		for _, p := range m.c.activePaths() {
+			lanes[iface(p.Name)]++
+		}
+		t.Logf("after %v of %d-byte downloads: connections %v", time.Since(start), runnerWarmPiece, lanes)
+		if n := lanes[memPath(1).Name]; n < lossyLanes {
+			t.Errorf("the lossy path has %d connections after the warm-up, want at least %d", n, lossyLanes)
+		}
+		if n := lanes[memPath(0).Name]; n != 1 {
+			t.Errorf("the clean path has %d connections, want 1", n)
+		}
+	})
+}

@@ -110,6 +110,36 @@ func memPath(i int) LocalPath {
 	return LocalPath{Name: fmt.Sprintf("m%d", i), Addr: netip.AddrFrom4([4]byte{10, 8, 0, byte(1 + i)})}
 }
 
+// memIfacePath is m's path of interface memPath(i), found by its name:
+// lanes (agent/lanes.go) extend the client's path list, so a place in it
+// is no interface's identity.
+func (m *memAgent) memIfacePath(i int) *path {
+	for _, p := range m.c.pathList() {
+		if p.Name == memPath(i).Name {
+			return p
+		}
+	}
+	return nil
+}
+
+// ifaceBytes is the bytes each of the interfaces memPath(0)…memPath(n-1)
+// has carried, its lanes' (retired ones' too) summed into it by name.
+func (m *memAgent) ifaceBytes(n int) []int64 {
+	bytes := make([]int64, n)
+	for _, p := range m.c.pathList() {
+		for i := range bytes {
+			if iface(p.Name) == memPath(i).Name {
+				bytes[i] += p.bytes.Load()
+			}
+		}
+	}
+	return bytes
+}
+
+// lanesAdded is how many lanes m's client has ever added (agent/lanes.go):
+// the paths it has had beyond the n interfaces it was started with.
+func (m *memAgent) lanesAdded(n int) int { return len(m.c.pathList()) - n }
+
 // startServer starts a ct-server of m's at addr (modS, if set, changes
 // its config) and has m's close stop it.
 func (m *memAgent) startServer(t *testing.T, addr netip.AddrPort, modS func(*server.Config)) *server.Server {

@@ -109,7 +109,8 @@ func checkRateNotFromBurst(t *testing.T, mix []mixPath) {
 			for i := range sumWarm {
 				mustGetIntact(t, m, sumWarmSize)
 				synctest.Wait() // the stripe has ended (its report)
-				for j, p := range m.c.paths {
+				for j := range mix {
+					p := m.memIfacePath(j)
 					p.mu.Lock()
 					got := p.rate / mix[j].rate
 					p.mu.Unlock()

@@ -42,7 +42,8 @@ func stripeMixTime(t *testing.T, mix []mixPath, size int64, stripe bool, halveAt
 
 // stripeMixRun is stripeMixTime with events (run in their own goroutine
 // from the download's start, nil for none) in place of halveAt; it also
-// returns the bytes each path received.
+// returns the bytes each path of mix received, its lanes summed into it
+// (ifaceBytes).
 func stripeMixRun(t *testing.T, mix []mixPath, size int64, stripe bool, events func(m *memAgent)) (time.Duration, []int64) {
 	t.Helper()
 	var took time.Duration
@@ -62,10 +63,10 @@ func stripeMixRun(t *testing.T, mix []mixPath, size int64, stripe bool, events f
 		}
 		mustGetIntact(t, m, size)
 		took = time.Since(start)
-		for _, p := range m.c.paths {
-			t.Logf("path %d: %d bytes, %d requests", p.id, p.bytes.Load(), p.requests.Load())
-			bytes = append(bytes, p.bytes.Load())
+		for _, p := range m.c.pathList() {
+			t.Logf("path %d (%s): %d bytes, %d requests", p.id, p.Name, p.bytes.Load(), p.requests.Load())
 		}
+		bytes = m.ifaceBytes(len(mix))
 		t.Logf("reinjections %d", m.c.reinjections.Load())
 	})
 	return took, bytes
@@ -239,7 +240,7 @@ func TestStripeStaleSlowEstimateRecovers(t *testing.T) {
 		time.Sleep(staleFor)
 		m.n.SetDelay(memPath(1).Addr, mix[1].delay)
 		time.Sleep(staleRecovered - staleFor)
-		at = [2]int64{m.c.paths[0].bytes.Load(), m.c.paths[1].bytes.Load()}
+		at = [2]int64(m.ifaceBytes(2))
 	})
 	share := float64(bytes[1]-at[1]) / float64(bytes[0]+bytes[1]-at[0]-at[1])
 	t.Logf("took %v; the slower path's share after %v: %.2f", took, staleRecovered, share)
@@ -369,7 +370,8 @@ func TestShapedAgentMinRTT(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		m := startShapedAgent(t, len(mix), shapeMix(mix, rttQueue), nil, nil)
 		check := func(when string, upper time.Duration) {
-			for i, p := range m.c.paths {
+			for i := range mix {
+				p := m.memIfacePath(i)
 				want := mix[i].delay + mixServerDelay
 				got := p.current().ConnectionStats().MinRTT
 				t.Logf("%s: path %d MinRTT %v", when, i, got)

@@ -138,8 +138,11 @@ type rateChange struct {
 
 // warmChangeTime is warmStripeTime with change applied during the
 // measured download; it returns the fake time that download took and the
-// bytes each path carried in it. Each path's queue is changeQueue of its
-// first rate, in bytes, before and after the change.
+// bytes each path of mix (its lanes summed into it, ifaceBytes) carried
+// in it. Each path's queue is changeQueue of its first rate, in bytes,
+// before and after the change. mix has no loss, so it fails t if a path
+// got lanes: a queue's overflow, at the slow start or the change, is
+// not random loss (lanes.go, laneMinLossEvents).
 func warmChangeTime(t *testing.T, mix []mixPath, size int64, change rateChange) (time.Duration, []int64) {
 	t.Helper()
 	var took time.Duration
@@ -149,10 +152,7 @@ func warmChangeTime(t *testing.T, mix []mixPath, size int64, change rateChange) 
 		for range sumWarm {
 			mustGetIntact(t, m, sumWarmSize)
 		}
-		var from []int64
-		for _, p := range m.c.paths {
-			from = append(from, p.bytes.Load())
-		}
+		from := m.ifaceBytes(len(mix))
 		start := time.Now()
 		evDone := make(chan struct{})
 		go func() {
@@ -164,8 +164,11 @@ func warmChangeTime(t *testing.T, mix []mixPath, size int64, change rateChange) 
 		mustGetIntact(t, m, size)
 		took = time.Since(start)
 		<-evDone
-		for i, p := range m.c.paths {
-			bytes = append(bytes, p.bytes.Load()-from[i])
+		for i, b := range m.ifaceBytes(len(mix)) {
+			bytes = append(bytes, b-from[i])
+		}
+		if n := m.lanesAdded(len(mix)); n > 0 {
+			t.Errorf("lossless paths got %d lanes", n)
 		}
 	})
 	return took, bytes

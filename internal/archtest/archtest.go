@@ -129,7 +129,9 @@ const (
 )
 
 // Load reads the import clauses of every package under fsys (the module's
-// root), skipping testdata, vendor and hidden directories.
+// root), skipping testdata, vendor and hidden directories, and nested
+// modules (a directory with its own go.mod, such as third_party/quic-go):
+// those are not the module's packages, as go's ./... does not list them.
 func Load(fsys fs.FS, module string) (*Graph, error) {
 	g := &Graph{Module: module, Imports: map[string][]string{}, Files: map[string][]string{}}
 	fset := token.NewFileSet()
@@ -140,6 +142,9 @@ func Load(fsys fs.FS, module string) (*Graph, error) {
 		name := d.Name()
 		if d.IsDir() {
 			if p != "." && (name == "testdata" || name == "vendor" || strings.HasPrefix(name, ".") || strings.HasPrefix(name, "_")) {
+				return fs.SkipDir
+			}
+			if _, err := fs.Stat(fsys, path.Join(p, "go.mod")); p != "." && err == nil {
 				return fs.SkipDir
 			}
 			return nil

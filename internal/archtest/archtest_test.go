@@ -21,7 +21,8 @@ func TestRepositoryImports(t *testing.T) {
 }
 
 // The checker catches each kind of violation (a fixture module whose
-// packages break the rules).
+// packages break the rules), and leaves a nested module alone (emu/nested
+// imports pcm, but it has a go.mod of its own).
 func TestFixtureViolations(t *testing.T) {
 	g, err := Load(os.DirFS("testdata/bad"), "example.com/m")
 	if err != nil {
@@ -43,5 +44,8 @@ func TestFixtureViolations(t *testing.T) {
 	}
 	if strings.Contains(got, "modes.go imports") {
 		t.Errorf("the registration file is flagged:\n%s", got)
+	}
+	if strings.Contains(got, "emu/nested") {
+		t.Errorf("a nested module (its own go.mod) is checked as the module's:\n%s", got)
 	}
 }
