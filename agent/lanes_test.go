@@ -463,3 +463,60 @@ func TestFixedLanes(t *testing.T) {
 		}
 	})
 }
+
+// TestLanesHeldBesideFarFastPath: the keeper's decisions (laneDecide) on
+// a slow interface that loses packets at random beside a far fast one,
+// window after window, with the numbers sockets showed (120/200 + 10/50
+// with 1 % loss, session 34 and 2026-12-02 13:48 UTC): one connection
+// delivered 390 packets a second, four 509, each window lossy with the
+// queue empty. The first step (lossyLanes, on trust) stays; growth past
+// it stops where a lane's MinPiece would land after the fast path would
+// have delivered it (laneLimit): without the limit (laneGrow alone) the
+// path grew to six, as in the sockets draw at 42 Mbit/s. With fake
+// time's delivery at four lanes (1000 packets a second) a step is still
+// taken, and a path that is the swiftest grows as before, so the test
+// also fails a keeper that never grows past lossyLanes. A step judged
+// with the interface above its limit is taken back.
+func TestLanesHeldBesideFarFastPath(t *testing.T) {
+	fast := laneWindow{Sent: 8000, SRTT: 220 * time.Millisecond, MinRTT: 200 * time.Millisecond, Busy: time.Second}
+	// slow is a second's window of the slow interface with lanes, which
+	// deliver 390 packets a second on one connection and four (fourLanes
+	// per second) from lossyLanes on, 2 % of what it sends lost.
+	slow := func(lanes int, four uint64) laneWindow {
+		got := uint64(390)
+		if lanes >= lossyLanes {
+			got = four
+		}
+		return laneWindow{Sent: got + got/50, Lost: got / 50, SRTT: 60 * time.Millisecond, MinRTT: 50 * time.Millisecond,
+			Busy: time.Second, Events: 4}
+	}
+	run := func(four uint64, other laneWindow, ok bool) []int {
+		lanes, prev, g := 1, laneUnjudged, laneGrowth{}
+		var after []int
+		for range 10 {
+			w := slow(lanes, four)
+			v := judge(w, lanes == 1)
+			lanes, g, _ = laneDecide(v, prev, lanes, 1, laneBudget-1-lanes, w, other, ok, g)
+			prev = v
+			after = append(after, lanes)
+		}
+		return after
+	}
+	if got := run(509, fast, true); slices.Max(got) != lossyLanes || got[len(got)-1] != lossyLanes {
+		t.Errorf("sockets' delivery beside a far fast path: lanes after each window %v, want lossyLanes (%d) and no more", got, lossyLanes)
+	}
+	if got := run(1000, fast, true); slices.Max(got) <= lossyLanes {
+		t.Errorf("fake time's delivery beside a far fast path: lanes after each window %v, want growth past lossyLanes (%d)", got, lossyLanes)
+	}
+	if got := run(509, laneWindow{}, false); slices.Max(got) <= lossyLanes {
+		t.Errorf("no other path: lanes after each window %v, want growth past lossyLanes (%d)", got, lossyLanes)
+	}
+	// A step to six judged at 600 packets a second, above the limit there.
+	w, six := slow(lossyLanes, 600), lossyLanes+laneGrowStep
+	if limit := laneLimit(w, fast, true); limit >= six {
+		t.Fatalf("limit %d at %.0f packets a second, want under %d", limit, w.rate(), six)
+	}
+	if got, g := capLanes(six, laneLimit(w, fast, true), six, laneGrowth{added: laneGrowStep, before: 509}, laneGrowth{}); got != lossyLanes || !g.capped {
+		t.Errorf("a step judged above the limit: %d lanes, %+v; want %d, capped", got, g, lossyLanes)
+	}
+}
