@@ -352,22 +352,29 @@ func laneTry(lanes, free int, rate float64) (int, laneGrowth) {
 // head until it lands, while the fast path fills the window behind it. A
 // lane is worth having only while its smallest piece (MinPiece at the
 // interface's delivered rate split over its lanes, after its round trip)
-// lands before the fast path would have delivered those bytes (its round
-// trip and MinPiece at its rate): the ECF rule Take applies to every
-// piece, here to the split that more lanes make, since lanes that share
-// a link each carry less and so hold the window longer. On sockets
-// (120/200 + 10/50 with 1 % loss, session 34) four lanes of the 10
-// Mbit/s path delivered 509 packets a second: at a fifth of that a lane's
-// MinPiece lands 0.31 s after it is asked, the fast path's in 0.2 s; with
-// six lanes the far fast path's link stood idle 41 % behind the window, and the download fell to 42 Mbit/s where the fast
-// path alone read 84-88. An interface at least as fast as every other has
-// no limit: no faster path waits for its lanes.
+// lands no later than the fast path's own piece asked at the same time
+// (its round trip and PieceSize at its rate): the window (stripesched's
+// Window) has room for the fast path's pipeline, so such a lane holds it
+// no longer than the fast path's own pieces do. This is the ECF rule Take
+// applies to each piece, here applied to the split that more lanes make:
+// lanes that share a link each carry less, and each piece of theirs holds
+// the window longer. On sockets (120/200 + 10/50 with 1 % loss, session
+// 34) four lanes of the 10 Mbit/s path delivered 509 packets a second:
+// at a sixth of that a lane's MinPiece lands 0.37 s after it is asked
+// (0.32 at a fifth), the fast path's own piece in 0.32 s; with six lanes the far fast path's
+// link stood idle 41 % behind the window, and the download fell to 42
+// Mbit/s where the fast path alone read 84–88. Against the bytes alone (a
+// MinPiece at the fast path's rate: its round trip) no lane of a path
+// farther than a near fast one could grow, and growth past four had taken
+// the matrix's lossy row from 0.86 to 0.99 × kernel MPTCP on sockets
+// (agent/DESIGN.md). An interface at least as fast as every other has no limit: no
+// faster path waits for its lanes.
 func laneLimit(w, fast laneWindow, ok bool) int {
 	if !ok || fast.rate() <= w.rate() {
 		return wire.MaxLanes
 	}
 	fr := fast.rate() * lanePacket
-	hold := fast.SRTT.Seconds() + float64(stripesched.MinPiece)/fr
+	hold := fast.SRTT.Seconds() + float64(stripesched.PieceSize(stripesched.Path{Rate: fr}))/fr
 	spare := hold - w.SRTT.Seconds()
 	return max(0, int(spare*w.rate()*lanePacket/float64(stripesched.MinPiece)))
 }

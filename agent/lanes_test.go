@@ -470,8 +470,8 @@ func TestFixedLanes(t *testing.T) {
 // with 1 % loss, session 34 and 2026-12-02 13:48 UTC): one connection
 // delivered 390 packets a second, four 509, each window lossy with the
 // queue empty. The first step (lossyLanes, on trust) stays; growth past
-// it stops where a lane's MinPiece would land after the fast path would
-// have delivered it (laneLimit): without the limit (laneGrow alone) the
+// it stops where a lane's MinPiece would land after the fast path's own
+// piece (laneLimit), here at five: without the limit (laneGrow alone) the
 // path grew to six, as in the sockets draw at 42 Mbit/s. With fake
 // time's delivery at four lanes (1000 packets a second) a step is still
 // taken, and a path that is the swiftest grows as before, so the test
@@ -502,8 +502,8 @@ func TestLanesHeldBesideFarFastPath(t *testing.T) {
 		}
 		return after
 	}
-	if got := run(509, fast, true); slices.Max(got) != lossyLanes || got[len(got)-1] != lossyLanes {
-		t.Errorf("sockets' delivery beside a far fast path: lanes after each window %v, want lossyLanes (%d) and no more", got, lossyLanes)
+	if got := run(509, fast, true); slices.Max(got) != lossyLanes+1 || got[len(got)-1] < lossyLanes {
+		t.Errorf("sockets' delivery beside a far fast path: lanes after each window %v, want at least lossyLanes (%d) and at most one more", got, lossyLanes)
 	}
 	if got := run(1000, fast, true); slices.Max(got) <= lossyLanes {
 		t.Errorf("fake time's delivery beside a far fast path: lanes after each window %v, want growth past lossyLanes (%d)", got, lossyLanes)
