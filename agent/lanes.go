@@ -345,30 +345,30 @@ func laneTry(lanes, free int, rate float64) (int, laneGrowth) {
 	return target, laneGrowth{added: target - lanes, before: rate, settle: true, trial: true}
 }
 
-// laneLimit is the most connections an interface whose window is w may
-// have beside the swiftest other interface, whose last judged window is
-// fast (ok false: none), for a striped download to use them. Each lane is
-// a path of the stripe, and a piece one holds is the reorder window's
-// head until it lands, while the fast path fills the window behind it. A
-// lane is worth having only while its smallest piece (MinPiece at the
-// interface's delivered rate split over its lanes, after its round trip)
-// lands no later than the fast path's own piece asked at the same time
-// (its round trip and PieceSize at its rate): the window (stripesched's
-// Window) has room for the fast path's pipeline, so such a lane holds it
-// no longer than the fast path's own pieces do. This is the ECF rule Take
-// applies to each piece, here applied to the split that more lanes make:
-// lanes that share a link each carry less, and each piece of theirs holds
-// the window longer. On sockets (120/200 + 10/50 with 1 % loss, session
-// 34) four lanes of the 10 Mbit/s path delivered 509 packets a second:
-// at a sixth of that a lane's MinPiece lands 0.37 s after it is asked
-// (0.32 at a fifth), the fast path's own piece in 0.32 s; with six lanes the far fast path's
-// link stood idle 41 % behind the window, and the download fell to 42
-// Mbit/s where the fast path alone read 84–88. Against the bytes alone (a
-// MinPiece at the fast path's rate: its round trip) no lane of a path
-// farther than a near fast one could grow, and growth past four had taken
-// the matrix's lossy row from 0.86 to 0.99 × kernel MPTCP on sockets
-// (agent/DESIGN.md). An interface at least as fast as every other has no limit: no
-// faster path waits for its lanes.
+// laneLimit is the most connections an interface whose window is w may have
+// beside the swiftest other interface, whose last judged window is fast (ok
+// false: none), for a striped download to use them. Each lane is a path of
+// the stripe, and a piece one holds is the reorder window's head until it
+// lands, while the fast path fills the window behind it. A lane is worth
+// having only while its smallest piece (MinPiece at the interface's
+// delivered rate split over its lanes, after its round trip) lands no later
+// than the fast path's own piece asked at the same time (its round trip and
+// PieceSize at its rate): the window (stripesched's Window) has room for the
+// fast path's pipeline, so such a lane holds it no longer than the fast
+// path's own pieces do. This is the ECF rule Take applies to each piece,
+// here applied to the split that more lanes make: lanes that share a link
+// each carry less, and each piece of theirs holds the window longer. On
+// sockets (120/200 + 10/50 with 1 % loss, session 34) four lanes of the
+// 10 Mbit/s path delivered 509 packets a second: at a sixth of that a lane's
+// MinPiece lands 0.37 s after it is asked (0.32 at a fifth), the fast path's
+// own piece in 0.32 s; with six lanes the far fast path's link stood idle
+// 41 % behind the window, and the download fell to 42 Mbit/s where the fast
+// path alone read 84–88. Against the bytes alone (a MinPiece at the fast
+// path's rate: its round trip) no lane of a path farther than a near fast
+// one could grow, and growth past four had taken the matrix's lossy row from
+// 0.86 to 0.99 × kernel MPTCP on sockets (agent/DESIGN.md). An interface at
+// least as fast as every other has no limit: no faster path waits for its
+// lanes.
 func laneLimit(w, fast laneWindow, ok bool) int {
 	if !ok || fast.rate() <= w.rate() {
 		return wire.MaxLanes
@@ -524,8 +524,8 @@ func (k *laneKeeper) swiftest(name string) (fast laneWindow, ok bool) {
 
 // accumulate adds each lane's sending since the last look to its
 // interface's window, with the loss events that began in it, and counts
-// each interface's lanes; it forgets lanes that are gone and added lanes a
-// reload (SIGHUP) removed.
+// each interface's lanes; it forgets lanes that are gone, added lanes a
+// reload (SIGHUP) removed and the judged windows of interfaces gone.
 func (k *laneKeeper) accumulate(active []*path) map[string]int {
 	lanes, now, names, busy, lost := map[string]int{}, map[*path]laneCounters{}, map[string]bool{}, map[string]bool{}, map[string]uint64{}
 	k.looks++
