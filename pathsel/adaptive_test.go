@@ -703,14 +703,7 @@ func TestAdaptiveBurstWindowAsksOneTry(t *testing.T) {
 // loss burst, for x well above 23.
 func leftOnBurst(t *testing.T, x float64) Selector {
 	t.Helper()
-	s := mustNew(t, Default(), 1)
-	addPaths(t, s, 0, 1)
-	for r := range 20 {
-		observe(t, s, 0, 60*jitter(r))
-	}
-	for r := range 40 {
-		observe(t, s, 1, 23*jitter(r))
-	}
+	s := measuredPair(t, 23, 40)
 	for r := range 8 {
 		observe(t, s, 1, x*jitter(r))
 	}
@@ -927,17 +920,21 @@ func triesAfter(t *testing.T, s Selector, try, probe float64) int {
 	return tries
 }
 
-// settledPair is the default selector on two paths, path 0 of 60 ms and
-// path 1 of 30 ms, each with its tasks measured (20 and 80): the start of
-// the restore/200-30-60 replays, before path 1's blackout.
-func settledPair(t *testing.T) Selector {
+// settledPair is the start of the restore/200-30-60 replays, before path
+// 1's blackout: path 1 of 30 ms, 80 tasks measured.
+func settledPair(t *testing.T) Selector { return measuredPair(t, 30, 80) }
+
+// measuredPair is the default selector on two paths: path 0 of 60 ms (20
+// tasks measured) and path 1 of ms, n tasks measured (all jittered).
+func measuredPair(t *testing.T, ms float64, n int) Selector {
+	t.Helper()
 	s := mustNew(t, Default(), 1)
 	addPaths(t, s, 0, 1)
 	for r := range 20 {
 		observe(t, s, 0, 60*jitter(r))
 	}
-	for r := range 80 {
-		observe(t, s, 1, 30*jitter(r))
+	for r := range n {
+		observe(t, s, 1, ms*jitter(r))
 	}
 	return s
 }
