@@ -100,30 +100,59 @@ func carrier(before, after []int64) int {
 	return best
 }
 
-// streamEnds keeps, per request stream, the highest offset received, and
-// the ledger counts only the bytes past it: each offset of a response
-// once, on the path of the frame that first reached past it (a gap left
-// by a lost packet goes with the frame after it, and its retransmission
-// adds nothing). A copy of bytes already received (a retransmission that
-// crossed the ACK, a packet delayed on its path) adds nothing. quic-go's server re-sends an earlier response on the
-// path it moves to while the next request is in flight (issue 29:
-// chosen37's trace); counted again, that stale copy outweighed or tied
-// the next response's own bytes and named its path the carrier.
+// streamEnds keeps, per request stream, which offsets have been received,
+// and the ledger counts only the bytes no frame brought before: each
+// offset of a response once, on the path of the frame that first brought
+// it. A copy of bytes already received (a retransmission that crossed the
+// ACK, a packet delayed on its path) adds nothing. quic-go's server
+// re-sends an earlier response on the path it moves to while the next
+// request is in flight (issue 29: chosen37's trace); counted again, that
+// stale copy outweighed or tied the next response's own bytes and named
+// its path the carrier.
+//
+// A frame past a gap counts only its own bytes, and the gap's bytes count
+// for the frame that brings them. The ledger first gave a gap's bytes to
+// the frame past it; then a response split across two paths was credited
+// to whichever path's packets the client happened to handle first: qh3,
+// amplification-limited on the path a request was sent on, sent the
+// last 271 bytes of a 5122-byte response there and the rest on the old
+// path, and when that last packet reached the client before the old
+// path's, the bytes still in flight on the old path counted for the new
+// one (issue 29, CI 2026-12-02; TestCarrierSplitResponse).
 //
 // The streams are a window from below on, one entry per client-initiated
 // bidirectional stream ID (every fourth), which HTTP/3 gives requests in
-// order: a stream that has ended (FIN or RESET_STREAM received) leaves it
-// once every earlier one has, and any later copy of it counts nothing.
+// order: a stream that has ended (all bytes up to its FIN, or
+// RESET_STREAM, received) leaves it once every earlier one has, and any
+// later copy of it counts nothing.
 type streamEnds struct {
 	mu    sync.Mutex
 	below quic.StreamID // the stream of win[0]: every request stream before it has ended
 	win   []streamEnd
+	// gaps holds, for the streams in the window that have any, the
+	// offsets below end not received yet, in order. They live beside the
+	// window, not in its entries, so that an entry holds no pointer and
+	// moving the window stays a plain copy, and the in-order path stays
+	// as small as it was (BenchmarkMoveWatchRecord).
+	gaps map[quic.StreamID][]span
 }
 
 type streamEnd struct {
-	end   int64 // the highest offset received
-	ended bool  // FIN or RESET_STREAM received
+	end    int64 // the highest offset received
+	fin    bool  // the FIN arrived
+	reset  bool  // RESET_STREAM arrived
+	gapped bool  // some offsets below end have not arrived (gaps)
 }
+
+// span is the offsets [from, to).
+type span struct{ from, to int64 }
+
+// ended says that the stream brings no new bytes any more.
+func (e *streamEnd) ended() bool { return e.reset || e.fin && !e.gapped }
+
+// maxHoles bounds a stream's gaps: a peer that scatters a response into
+// more fragments than that has its lowest gaps' bytes count for no path.
+const maxHoles = 64
 
 // maxStreamEnds bounds the window: ten times the 100 request streams
 // quic-go's server lets a client have open at once. Only a stream that
@@ -176,14 +205,85 @@ func (s *streamEnds) add(f any) int64 {
 	var n int64
 	switch f := f.(type) {
 	case *qlog.StreamFrame:
-		n = max(0, f.Offset+f.Length-e.end)
-		e.end += n
-		e.ended = e.ended || f.Fin
+		if to := f.Offset + f.Length; f.Offset <= e.end && !e.gapped { // in order: nearly every frame
+			n = max(0, to-e.end)
+			e.end += n
+		} else {
+			n = s.receive(id, e, f.Offset, to)
+		}
+		e.fin = e.fin || f.Fin
 	case *qlog.ResetStreamFrame:
-		e.ended = true
+		e.reset, e.gapped = true, false
+		delete(s.gaps, id)
 	}
 	s.trim()
 	return n
+}
+
+// receive notes the offsets [from, to) of stream id, whose entry is e,
+// and returns how many of them are new: those past end, and those in a
+// gap below it.
+func (s *streamEnds) receive(id quic.StreamID, e *streamEnd, from, to int64) int64 {
+	for old := range s.gaps { // streams the window's bound passed with gaps (an ended one has none)
+		if old < s.below {
+			delete(s.gaps, old)
+		}
+	}
+	holes := s.gaps[id]
+	var n int64
+	if from < e.end {
+		holes, n = fill(holes, from, min(to, e.end))
+	}
+	if to > e.end {
+		if from > e.end {
+			holes = append(holes, span{e.end, from})
+		}
+		n += to - max(from, e.end)
+		e.end = to
+	}
+	if k := len(holes) - maxHoles; k > 0 { // a frame inside a gap splits it
+		holes = slices.Delete(holes, 0, k)
+	}
+	e.gapped = len(holes) > 0
+	switch {
+	case e.gapped && s.gaps == nil:
+		s.gaps = map[quic.StreamID][]span{id: holes}
+	case e.gapped:
+		s.gaps[id] = holes
+	default:
+		delete(s.gaps, id)
+	}
+	return n
+}
+
+// fill takes the offsets [from, to) out of the gaps holes, and returns
+// the gaps left and how many of the offsets were in one.
+func fill(holes []span, from, to int64) ([]span, int64) {
+	var n int64
+	for i := 0; i < len(holes) && holes[i].from < to; {
+		h := holes[i]
+		lo, hi := max(from, h.from), min(to, h.to)
+		if lo >= hi {
+			i++
+			continue
+		}
+		n += hi - lo
+		switch {
+		case lo > h.from && hi < h.to: // inside the gap: it splits
+			holes[i].to = lo
+			holes = slices.Insert(holes, i+1, span{hi, h.to})
+			i += 2
+		case lo > h.from:
+			holes[i].to = lo
+			i++
+		case hi < h.to:
+			holes[i].from = hi
+			i++
+		default:
+			holes = slices.Delete(holes, i, i+1)
+		}
+	}
+	return holes, n
 }
 
 // at is the entry of stream id, nil for one before the window.
@@ -205,7 +305,7 @@ func (s *streamEnds) at(id quic.StreamID) *streamEnd {
 // trim moves the window past the ended streams at its start.
 func (s *streamEnds) trim() {
 	k := 0
-	for k < len(s.win) && s.win[k].ended {
+	for k < len(s.win) && s.win[k].ended() {
 		k++
 	}
 	if k > 0 {

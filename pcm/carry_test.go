@@ -1,8 +1,10 @@
 package pcm
 
 import (
+	"maps"
 	"net"
 	"net/netip"
+	"slices"
 	"testing"
 
 	"github.com/quic-go/quic-go"
@@ -76,7 +78,9 @@ func TestCarrierIgnoresOtherStreams(t *testing.T) {
 
 // TestStreamEnds: a request stream's bytes count once, on their first
 // copy, whatever order the copies come in; a stream that ended counts
-// nothing more, and leaves the window once every earlier one has; other
+// nothing more, and leaves the window once every earlier one has (a FIN
+// counts as its end once every byte before it came); a frame past a gap
+// counts its own bytes, the gap's bytes count when they come; other
 // streams than requests' count nothing; the window never outgrows its
 // bound; and counting allocates nothing once the window has its array.
 func TestStreamEnds(t *testing.T) {
@@ -94,7 +98,13 @@ func TestStreamEnds(t *testing.T) {
 		{"in order", []frame{{id: 0, n: 100}, {id: 0, off: 100, n: 50, fin: true}}, []int64{100, 50}, 4},
 		{"a copy after the end", []frame{{id: 0, n: 100, fin: true}, {id: 0, n: 100, fin: true}}, []int64{100, 0}, 4},
 		{"a copy of part", []frame{{id: 4, n: 1200}, {id: 4, off: 600, n: 1200}, {id: 4, n: 600}}, []int64{1200, 600, 0}, 0},
-		{"a gap filled late", []frame{{id: 0, off: 1000, n: 200}, {id: 0, n: 1000}}, []int64{1200, 0}, 0},
+		{"a gap filled late", []frame{{id: 0, off: 1000, n: 200}, {id: 0, n: 1000}}, []int64{200, 1000}, 0},
+		{"a gap filled in pieces", []frame{{id: 0, n: 100}, {id: 0, off: 1000, n: 100}, {id: 0, off: 400, n: 200}, {id: 0, off: 50, n: 1000}, {id: 0, n: 1100}},
+			[]int64{100, 100, 200, 700, 0}, 0},
+		{"gaps across frames", []frame{{id: 0, off: 100, n: 100}, {id: 0, off: 300, n: 100}, {id: 0, n: 500}}, []int64{100, 100, 300}, 0},
+		{"the FIN before a gap is filled", []frame{{id: 0, n: 100}, {id: 0, off: 300, n: 100, fin: true}, {id: 0, off: 100, n: 200}, {id: 0, n: 400}},
+			[]int64{100, 100, 200, 0}, 4},
+		{"an empty FIN past a gap", []frame{{id: 0, n: 100}, {id: 0, off: 200, fin: true}, {id: 0, off: 100, n: 100}}, []int64{100, 0, 100}, 4},
 		{"ended out of order", []frame{{id: 4, n: 10, fin: true}, {id: 0, n: 10}, {id: 0, off: 10, n: 0, fin: true}, {id: 4, n: 10}}, []int64{10, 10, 0, 0}, 8},
 		{"reset", []frame{{id: 0, n: 10}, {id: 0, reset: true}, {id: 0, off: 10, n: 10}}, []int64{10, 0, 0}, 4},
 		{"not a request's stream", []frame{{id: 2, n: 10}, {id: 3, n: 10}, {id: 1, n: 10}}, []int64{0, 0, 0}, 0},
@@ -127,5 +137,124 @@ func TestStreamEnds(t *testing.T) {
 	sf := frames[0].Frame.(*qlog.StreamFrame)
 	if n := testing.AllocsPerRun(100, func() { s.fresh(frames); sf.StreamID += 4 }); n != 0 {
 		t.Errorf("a request's response: %v allocations, want 0", n)
+	}
+}
+
+// TestStreamEndsBoundsGaps: a response scattered into more fragments than
+// maxHoles, or a gap split by frames inside it as often, keeps at most
+// that many gaps; filling them all counts the bytes of the gaps kept, the
+// lowest ones' count for no path; and a stream that the window's bound
+// passes leaves its gaps behind.
+func TestStreamEndsBoundsGaps(t *testing.T) {
+	var s streamEnds
+	const frags = 2 * maxHoles
+	for k := range int64(frags) {
+		s.fresh([]qlog.Frame{{Frame: &qlog.StreamFrame{Offset: 20*k + 10, Length: 10}}})
+	}
+	if n := len(s.gaps[0]); n != maxHoles {
+		t.Fatalf("%d gaps kept, want %d", n, maxHoles)
+	}
+	if got, want := s.fresh([]qlog.Frame{{Frame: &qlog.StreamFrame{Length: 20 * frags, Fin: true}}}), int64(10*maxHoles); got != want {
+		t.Errorf("filling every gap: %d new bytes, want %d (the gaps kept)", got, want)
+	}
+	if s.below != 4 {
+		t.Errorf("window from %d, want 4: the stream has all its bytes", s.below)
+	}
+	// Frames inside one gap split it, each in two.
+	var in streamEnds
+	in.fresh([]qlog.Frame{{Frame: &qlog.StreamFrame{Offset: 100 * frags, Length: 1}}})
+	for k := range int64(frags) {
+		in.fresh([]qlog.Frame{{Frame: &qlog.StreamFrame{Offset: 100*k + 50, Length: 1}}})
+	}
+	if n := len(in.gaps[0]); n != maxHoles {
+		t.Errorf("a gap split %d times: %d gaps kept, want %d", frags, n, maxHoles)
+	}
+	// A stream the window's bound passes with gaps leaves them behind.
+	in.fresh([]qlog.Frame{{Frame: &qlog.StreamFrame{StreamID: 4 * maxStreamEnds, Length: 10}}})
+	in.fresh([]qlog.Frame{{Frame: &qlog.StreamFrame{StreamID: 4 * maxStreamEnds, Offset: 20, Length: 10}}})
+	if _, ok := in.gaps[0]; ok || len(in.gaps) != 1 {
+		t.Errorf("gaps of streams %v kept, want only stream %d's", slices.Collect(maps.Keys(in.gaps)), 4*maxStreamEnds)
+	}
+}
+
+// TestCarrierSplitResponse is issue 29's CI failure (TestInteropQh3,
+// 2026-12-02), replayed as the qlog events of the same response: request 2
+// (stream 8) was sent on path 2 right after the switch from path 1; qh3,
+// amplification-limited on path 2, sent the response's first four packets
+// (4864 bytes of the stream) on path 1 and its last (271 bytes, the FIN)
+// on path 2. Path 1 carried it, in whatever order the client handles the
+// packets: its sockets are read by different goroutines, so the last
+// packet can be handled first. The ledger must count each path's own
+// bytes: main gave the gap before the FIN packet to path 2 whenever that
+// packet came before any of path 1's, and so credited the response to
+// the path it was sent on. Caught too: crediting the sent path (2), the
+// active tuple (2), or the path of the latest bytes (lastPath: 2 in the
+// orders that end with the FIN packet).
+func TestCarrierSplitResponse(t *testing.T) {
+	old, cur := netip.MustParseAddrPort("127.0.0.12:40538"), netip.MustParseAddrPort("127.0.0.13:33277")
+	stream := func(tuple string, off, n int64, fin bool) qlog.PacketReceived {
+		e := qlog.PacketReceived{Tuple: tuple, Frames: []qlog.Frame{{Frame: &qlog.StreamFrame{StreamID: 8, Offset: off, Length: n, Fin: fin}}}}
+		e.Header.PacketType = qlog.PacketType1RTT
+		return e
+	}
+	packets := []qlog.PacketReceived{
+		stream("1", 0, 1216, false),
+		stream("1", 1216, 1216, false),
+		stream("1", 2432, 1216, false),
+		stream("1", 3648, 1216, false),
+		stream("", 4864, 271, true),
+	}
+	orders := 0
+	for order := range permutations(len(packets)) {
+		local := &localIndex{}
+		local.set(net.UDPAddrFromAddrPort(netip.MustParseAddrPort("127.0.0.11:53893")), 0)
+		local.set(net.UDPAddrFromAddrPort(old), 1)
+		local.set(net.UDPAddrFromAddrPort(cur), 2)
+		rx := newRxLedger(3)
+		w := newMoveWatch(nil, rx, local, old)
+		// Requests 0 and 1 (streams 0 and 4) have ended; the switch to path
+		// 2 is logged as quic-go logs it (connection.go switchToNewPath).
+		w.ends.below = 8
+		w.record(qlog.TupleAssigned{TupleID: "2", Local: qlog.TupleEndpointInfo{IPv4: cur}})
+		w.record(qlog.TupleAssigned{TupleID: "1", Local: qlog.TupleEndpointInfo{IPv4: old}})
+		w.record(qlog.TupleAssigned{TupleID: "", Local: qlog.TupleEndpointInfo{IPv4: cur}})
+		before := rx.snapshot()
+		for _, i := range order {
+			w.record(packets[i])
+		}
+		if got := rx.carrierSince(before); got != 1 {
+			t.Errorf("packets handled in order %v: carrier %d, want 1; bytes per path %v", order, got, rxDelta(before, rx.snapshot()))
+		} else if d := rxDelta(before, rx.snapshot()); d[1] != 4864 || d[2] != 271 {
+			t.Errorf("packets handled in order %v: bytes per path %v, want [0 4864 271]", order, d)
+		}
+		orders++
+	}
+	if orders != 120 {
+		t.Errorf("%d orders tried, want 120", orders)
+	}
+}
+
+// permutations yields every order of 0..n-1.
+func permutations(n int) func(yield func([]int) bool) {
+	return func(yield func([]int) bool) {
+		p := make([]int, n)
+		for i := range p {
+			p[i] = i
+		}
+		var gen func(k int) bool
+		gen = func(k int) bool {
+			if k == n {
+				return yield(slices.Clone(p))
+			}
+			for i := k; i < n; i++ {
+				p[k], p[i] = p[i], p[k]
+				if !gen(k + 1) {
+					return false
+				}
+				p[k], p[i] = p[i], p[k]
+			}
+			return true
+		}
+		gen(0)
 	}
 }
