@@ -27,7 +27,11 @@ import (
 // while a request awaits its response (Client.begin), the new bytes of
 // requests running beside it arrived on the same paths. One ledger serves
 // Get, GetOn and RoundTrip (Transport) alike: RoundTrip cannot learn its
-// stream's ID (http3 hides it). Rebind mode, which sees datagrams and not
+// stream's ID (http3 hides it). Get does use its stream's ID for one
+// thing: at its body's end it waits until the ledger has counted that
+// stream's last packet (moveWatch.awaitCounted), which quic-go logs only
+// after handling it; RoundTrip cannot, and such a packet, rarely, counts
+// in the next request's window. Rebind mode, which sees datagrams and not
 // streams, cannot tell a re-sent copy from new bytes.
 type rxLedger struct {
 	mu    sync.Mutex
@@ -135,6 +139,9 @@ type streamEnds struct {
 	// moving the window stays a plain copy, and the in-order path stays
 	// as small as it was (BenchmarkMoveWatchRecord).
 	gaps map[quic.StreamID][]span
+	// endCh is closed, and cleared, when a stream ends; made only by a
+	// waiter (endedCh).
+	endCh chan struct{}
 }
 
 type streamEnd struct {
@@ -216,8 +223,29 @@ func (s *streamEnds) add(f any) int64 {
 		e.reset, e.gapped = true, false
 		delete(s.gaps, id)
 	}
+	if s.endCh != nil && e.ended() {
+		close(s.endCh)
+		s.endCh = nil
+	}
 	s.trim()
 	return n
+}
+
+// endedCh returns nil once stream id has ended (every byte up to its FIN
+// counted, or reset), else a channel closed when some stream ends.
+func (s *streamEnds) endedCh(id quic.StreamID) <-chan struct{} {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if id < s.below {
+		return nil
+	}
+	if k := int((id - s.below) / 4); k < len(s.win) && s.win[k].ended() {
+		return nil
+	}
+	if s.endCh == nil {
+		s.endCh = make(chan struct{})
+	}
+	return s.endCh
 }
 
 // receive notes the offsets [from, to) of stream id, whose entry is e,

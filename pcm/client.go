@@ -840,6 +840,9 @@ func (c *Client) fetch(f *flight, active int, target string, offset int64, st **
 	var buf [inlinePaths]int64
 	rx := c.rx.snapshotTo(buf[:0])
 	defer func() {
+		if err == nil { // the body's end has arrived: its last bytes count in this window
+			sess.moves.awaitCounted(res.StreamID, sess.conn.Context().Done(), ctx.Done())
+		}
 		res.Carrier = c.rx.carrierSince(rx)
 		// A request that left before the switch to this path took effect
 		// was carried, and measured, on the old path: say so.

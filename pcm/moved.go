@@ -279,6 +279,33 @@ func (w *moveWatch) received(e *qlog.PacketReceived) {
 	}
 }
 
+// awaitCounted waits until the ledger has counted every byte of stream
+// id, or done or stop closes. quic-go logs a received packet (qlog
+// packet_received, which the ledger counts) after it has handled the
+// packet's frames, so a response's reader can see the FIN, and take its
+// carrier, before the ledger has counted the packet that brought it;
+// that packet then counts in the next request's window. Get waits here
+// for its stream, whose body it has read to the end: the event follows
+// within the same run-loop step, or the connection ends. Nil-safe.
+func (w *moveWatch) awaitCounted(id quic.StreamID, done, stop <-chan struct{}) {
+	if w == nil {
+		return
+	}
+	for {
+		ch := w.ends.endedCh(id)
+		if ch == nil {
+			return
+		}
+		select {
+		case <-ch:
+		case <-done:
+			return
+		case <-stop:
+			return
+		}
+	}
+}
+
 // tuplePath is the path of a qlog tuple, or -1 for an unknown one.
 func (w *moveWatch) tuplePath(tuple string) int {
 	if tuple == "" {
