@@ -1395,21 +1395,42 @@ func (s *Run) origQueue(all map[int]stripesched.Path, outstanding int64) {
 // rates shared: median 102.9 Mbit/s (worst 94.9) of 40 runs, against
 // 102.0 (92.5) without — within the runs' spread, but no estimate of a
 // lane then plans more than its link delivers.
+//
+// Until the stripe has measured the link, the lanes together claim no
+// more than the best of them: the link carries at least what one lane
+// drew from it alone, and whether the others were measured beside it or
+// alone no estimate says. Left to their own estimates, a stripe's lanes
+// were planned at the sum from their first pieces on, which their workers
+// all take at once: on sockets (lowmode36, 120 Mbit/s 200 ms + 10 Mbit/s
+// 50 ms with 1 % loss) four to six lanes of the lossy link summed to
+// 1.6–2.8 × its rate in the draws below the far path alone, 1.2–1.3 × in
+// those above, and their pieces held the app; on fake time
+// (TestStripeStaleLanesBesideFarPath) 1.10–1.14 × the far path alone,
+// 0.94–1.03 × so. A link so underrated still keeps each lane's pipeline
+// of pieces (stripesched.Take's rule 1), which measures the link within
+// its first round trips.
 func (s *Run) shareLinks(all map[int]stripesched.Path) {
-	sum, n := map[string]float64{}, map[string]int{}
+	sum, most, n := map[string]float64{}, map[string]float64{}, map[string]int{}
 	for id, v := range all {
 		if l := s.links[id]; l != "" {
 			sum[l] += v.Rate
+			most[l] = max(most[l], v.Rate)
 			n[l]++
 		}
 	}
 	for id, v := range all {
 		l := s.links[id]
-		m := s.link[l]
-		if n[l] < 2 || m == nil || m.est.rate <= 0 || sum[l] <= m.est.rate {
+		if n[l] < 2 {
 			continue
 		}
-		f := m.est.rate / sum[l]
+		link := most[l] // not measured in this stripe yet: no more than its best lane
+		if m := s.link[l]; m != nil && m.est.rate > 0 {
+			link = m.est.rate
+		}
+		if sum[l] <= link {
+			continue
+		}
+		f := link / sum[l]
 		v.Rate, v.Peak = v.Rate*f, v.Peak*f
 		all[id] = v
 	}
