@@ -505,8 +505,9 @@ func TestStripeOriginalRunsOn(t *testing.T) {
 }
 
 // TestShareLinks: the lanes of one link together claim no more than the
-// link delivered to them; a link that delivers more than they claim, a
-// path alone on its link and a link not yet measured keep their rates.
+// link delivered to them, or, before the stripe measured it, than their
+// best lane's estimate; a link that delivers more than they claim and a
+// path alone on its link keep their rates.
 func TestShareLinks(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
@@ -522,7 +523,9 @@ func TestShareLinks(t *testing.T) {
 			map[int]float64{0: 1e6, 1: 1e6}, map[string]float64{"b": 4e6}, map[int]float64{0: 1e6, 1: 1e6}},
 		{"alone on its link: kept", map[int]string{0: "a"},
 			map[int]float64{0: 10e6}, map[string]float64{"a": 5e6}, map[int]float64{0: 10e6}},
-		{"link not measured: kept", map[int]string{0: "b", 1: "b"},
+		{"link not measured: its best lane's", map[int]string{0: "b", 1: "b", 2: "b"},
+			map[int]float64{0: 2e6, 1: 1e6, 2: 1e6}, nil, map[int]float64{0: 1e6, 1: 0.5e6, 2: 0.5e6}},
+		{"link not measured, one lane: kept", map[int]string{0: "b", 1: "a"},
 			map[int]float64{0: 3e6, 1: 3e6}, nil, map[int]float64{0: 3e6, 1: 3e6}},
 		{"no link named: kept", map[int]string{0: "", 1: ""},
 			map[int]float64{0: 3e6, 1: 3e6}, map[string]float64{"": 1e6}, map[int]float64{0: 3e6, 1: 3e6}},
