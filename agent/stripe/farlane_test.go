@@ -114,8 +114,8 @@ func (h *laneHost) Measured(int, float64) {}
 // 2026-12-02): ct-client had opened four to six connections (lanes) on
 // the lossy link, and each lane still carried the client's estimate from
 // the warm-up, measured while its siblings idled (0.14–0.96 MB/s each;
-// summed 1.6–2.8 × the link's 1.25 MB/s in the draws below the far path
-// alone, 1.2–1.3 × in those above it). The stripe had not measured the
+// summed 1.4–2.8 × the link's 1.25 MB/s in 7 of 8 draws below the far
+// path alone, 1.2–1.3 × in those above it). The stripe had not measured the
 // link yet, so it planned each lane at its own estimate: the lanes'
 // first pieces, taken at once by their workers, came at the lanes' true
 // share hundreds of ms after their estimates, in the middle of the far

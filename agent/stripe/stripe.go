@@ -1402,9 +1402,9 @@ func (s *Run) origQueue(all map[int]stripesched.Path, outstanding int64) {
 // alone no estimate says. Left to their own estimates, a stripe's lanes
 // were planned at the sum from their first pieces on, which their workers
 // all take at once: on sockets (lowmode36, 120 Mbit/s 200 ms + 10 Mbit/s
-// 50 ms with 1 % loss) four to six lanes of the lossy link summed to
-// 1.6–2.8 × its rate in the draws below the far path alone, 1.2–1.3 × in
-// those above, and their pieces held the app; on fake time
+// 50 ms with 1 % loss, at load 4.5–7.6) the lossy link's lanes summed to
+// 1.4–2.8 × its rate in 7 of 8 draws below the far path alone, 1.2–1.3 ×
+// in those above it, and their pieces held the app; on fake time
 // (TestStripeStaleLanesBesideFarPath) 1.10–1.14 × the far path alone,
 // 0.94–1.03 × so. A link so underrated still keeps each lane's pipeline
 // of pieces (stripesched.Take's rule 1), which measures the link within
