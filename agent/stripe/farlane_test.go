@@ -121,8 +121,9 @@ func (h *laneHost) Measured(int, float64) {}
 // share hundreds of ms after their estimates, in the middle of the far
 // path's pieces and at the object's end, and the original, on one lane,
 // was judged at that lane's estimate too. Here four lanes of a
-// 1.25 MB/s link (estimated 0.35, 0.72, 0.43, 0.78 MB/s, as in one such
-// draw) beside 15 MB/s 200 ms away: 1.10–1.14 × the far path alone before
+// 1.25 MB/s link (estimated 0.35, 0.72, 0.43, 0.78 MB/s, near one such
+// draw's 0.42–0.78, 2.3 × the link summed) beside 15 MB/s 200 ms away,
+// the original on the lane rated highest: 1.10–1.14 × the far path alone before
 // the lanes were planned at no more than their best lane's estimate
 // until the stripe measured their link (shareLinks), 0.94–1.03 × since.
 // It catches planning a link's lanes at their summed estimates (too
